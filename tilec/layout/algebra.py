@@ -1,0 +1,186 @@
+"""The core layout algebra: coalesce, filter, composition, complement, inverses.
+
+Each function is CuTe's operation of the same name, over ``Layout`` values. Where
+CuTe would reject an input at compile time (a composition that is not
+admissible, a complement of a non-injective layout) we raise ``ValueError``
+naming the layouts involved.
+"""
+
+from __future__ import annotations
+
+from tilec.layout.int_tuple import IntTuple, ceil_div, flatten, is_int, is_tuple, prefix_product, product
+from tilec.layout.layout import Layout, as_layout, make_layout
+
+# A tiler is what composition and the divides accept on the right: a layout,
+# an int (a compact layout of that size), None (keep the mode as is), or a
+# tuple of tilers applied mode by mode.
+Tiler = "Layout | int | None | tuple[Tiler, ...]"
+
+
+def _from_modes(shapes: list[int], strides: list[int]) -> Layout:
+    """A layout from flat modes: a single mode stays un-tupled, none is ``1:0``."""
+    if not shapes:
+        return Layout(1, 0)
+    if len(shapes) == 1:
+        return Layout(shapes[0], strides[0])
+    return Layout(tuple(shapes), tuple(strides))
+
+
+def _by_mode(fn, layout: Layout, profile: tuple, name: str) -> Layout:
+    """Apply ``fn(mode, profile_mode)`` to the leading modes, keep the others."""
+    if len(profile) > len(layout):
+        raise ValueError(f"{name}: profile {profile} has more modes than layout {layout}")
+    modes = [fn(layout[i], p) for i, p in enumerate(profile)]
+    modes += [layout[i] for i in range(len(profile), len(layout))]
+    return make_layout(*modes)
+
+
+def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
+    """The same function with as few modes as possible.
+
+    With a tuple ``profile`` each leading mode is coalesced on its own, which
+    keeps the rank; otherwise the result is flat.
+    """
+    if is_tuple(profile):
+        return _by_mode(coalesce, layout, profile, "coalesce")
+    shapes: list[int] = []
+    strides: list[int] = []
+    for s, d in zip(flatten(layout.shape), flatten(layout.stride)):
+        if s == 1:
+            continue
+        if shapes and shapes[-1] * strides[-1] == d:
+            shapes[-1] *= s
+        else:
+            shapes.append(s)
+            strides.append(d)
+    return _from_modes(shapes, strides)
+
+
+def filter(layout: Layout, profile: IntTuple | None = None) -> Layout:  # noqa: A001 - CuTe's name
+    """Coalesce after dropping broadcast (stride-0) modes."""
+    if is_tuple(profile):
+        return _by_mode(filter, layout, profile, "filter")
+    kept = [(s, d) for s, d in zip(flatten(layout.shape), flatten(layout.stride)) if d != 0 and s != 1]
+    return coalesce(_from_modes([s for s, _ in kept], [d for _, d in kept]))
+
+
+def filter_zeros(layout: Layout) -> Layout:
+    """Same profile, with every stride-0 mode's extent set to 1."""
+
+    def walk(s: IntTuple, d: IntTuple) -> IntTuple:
+        if is_tuple(s):
+            return tuple(walk(a, b) for a, b in zip(s, d))
+        return 1 if d == 0 else s
+
+    return Layout(walk(layout.shape, layout.stride), layout.stride)
+
+
+def composition(a, b):
+    """``R = A o B``: ``R(i) == A(B(i))`` on the domain of ``B``.
+
+    ``a`` may be a layout, a swizzle or a composed layout; ``b`` a layout, an
+    int, ``None`` or a tuple of those applied by mode.
+    """
+    if not isinstance(a, Layout):
+        return a.compose(b)
+    if b is None:
+        return a
+    if is_int(b):
+        return composition(a, Layout(b))
+    if isinstance(b, tuple):
+        return _by_mode(composition, a, b, "composition")
+    if not isinstance(b, Layout):
+        raise ValueError(f"composition: cannot compose layout {a} with {b!r}")
+    if is_tuple(b.shape):
+        return make_layout(*(composition(a, mode) for mode in b))
+    return _compose_single_mode(a, b)
+
+
+def _compose_single_mode(a: Layout, b: Layout) -> Layout:
+    """``A o (s:d)``: take every ``d``-th element of ``A``, ``s`` times."""
+    s, d = b.shape, b.stride
+    if d == 0:
+        return Layout(s, 0)
+    if d < 0:
+        raise ValueError(f"composition: negative stride in {b} is not supported")
+    flat = coalesce(a)
+    a_shapes, a_strides = flatten(flat.shape), flatten(flat.stride)
+    shapes: list[int] = []
+    strides: list[int] = []
+    rest_s, rest_d = s, d
+    for ms, md in zip(a_shapes[:-1], a_strides[:-1]):
+        if ms % rest_d != 0 and rest_d % ms != 0:
+            raise ValueError(
+                f"composition: {a} o {b} is not admissible: stride {rest_d} and extent {ms} do not divide"
+            )
+        take = min(max(1, ms // rest_d), rest_s)
+        if rest_s % take != 0:
+            raise ValueError(
+                f"composition: {a} o {b} is not admissible: {take} elements of mode {ms} do not divide {rest_s}"
+            )
+        if take != 1:
+            shapes.append(take)
+            strides.append(rest_d * md)
+        rest_s //= take
+        rest_d = ceil_div(rest_d, ms)
+    if rest_s != 1 or not shapes:
+        shapes.append(rest_s)
+        strides.append(rest_d * a_strides[-1])
+    return _from_modes(shapes, strides)
+
+
+def complement(layout: Layout | IntTuple, cotarget: IntTuple = 1) -> Layout:
+    """The layout that fills the gaps of an injective ``layout`` up to ``cotarget``.
+
+    Its modes are sorted by stride and its image is disjoint from ``layout``'s,
+    so that ``(layout, complement)`` is a bijection onto ``[0, cosize)`` with
+    cosize at least ``size(cotarget)``.
+    """
+    layout = as_layout(layout)
+    target = product(cotarget)
+    modes = sorted(
+        (d, s) for s, d in zip(flatten(layout.shape), flatten(layout.stride)) if d != 0 and s != 1
+    )
+    shapes: list[int] = []
+    strides: list[int] = []
+    covered = 1
+    for d, s in modes:
+        if d < 0:
+            raise ValueError(f"complement: negative stride in layout {layout} is not supported")
+        if d < covered:
+            raise ValueError(f"complement: layout {layout} is not injective (stride {d} overlaps)")
+        if d % covered != 0:
+            raise ValueError(
+                f"complement: layout {layout} has no complement: stride {d} is not a multiple of {covered}"
+            )
+        shapes.append(d // covered)
+        strides.append(covered)
+        covered = s * d
+    shapes.append(ceil_div(target, covered))
+    strides.append(covered)
+    return coalesce(_from_modes(shapes, strides))
+
+
+def right_inverse(layout: Layout | IntTuple) -> Layout:
+    """``R`` with ``layout(R(i)) == i`` for every ``i`` in ``R``'s (largest possible) domain."""
+    layout = as_layout(layout)
+    flat_shape, flat_stride = flatten(layout.shape), flatten(layout.stride)
+    compact = flatten(prefix_product(layout.shape))
+    shapes: list[int] = []
+    strides: list[int] = []
+    reached = 1
+    for d, s, cs in sorted(zip(flat_stride, flat_shape, compact)):
+        if s == 1:
+            continue
+        if d != reached:
+            break
+        shapes.append(s)
+        strides.append(cs)
+        reached = s * d
+    return coalesce(_from_modes(shapes, strides))
+
+
+def left_inverse(layout: Layout | IntTuple) -> Layout:
+    """``L`` with ``L(layout(i)) == i`` for every ``i`` in ``layout``'s domain."""
+    layout = as_layout(layout)
+    return right_inverse(make_layout(layout, complement(layout)))

@@ -1,0 +1,87 @@
+"""Thread–value layouts: which thread holds which element of a tile.
+
+A ``TVLayout`` is a rank-2 layout ``(thread, value) -> offset`` whose offsets
+index a tile colexicographically (column-major), exactly like CuTe's TV layouts
+for MMA and copy atoms. The questions a compiler asks of it, "where does
+thread t's value v live" and "who holds element (m, n)", are methods here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from tilec.layout.int_tuple import IntTuple, compact_idx, flatten, idx2crd, product
+from tilec.layout.layout import Layout
+
+
+@dataclass(frozen=True)
+class TVLayout:
+    """``layout``: ``(thread, value) -> offset`` into a tile of shape ``tile``."""
+
+    layout: Layout
+    tile: tuple[int, ...]
+
+    def __post_init__(self):
+        if not isinstance(self.layout, Layout) or len(self.layout) != 2:
+            raise ValueError(f"TV layout {self.layout}: must be a rank-2 layout (thread, value)")
+        tile = tuple(self.tile) if isinstance(self.tile, (tuple, list)) else (self.tile,)
+        object.__setattr__(self, "tile", tile)
+        n = product(tile)
+        bad = [o for o in self._offsets() if not 0 <= o < n]
+        if bad:
+            raise ValueError(f"TV layout {self.layout}: offset {bad[0]} falls outside the tile {tile} of {n} elements")
+
+    def _offsets(self):
+        return (self.layout((t, v)) for v in range(self.num_values) for t in range(self.num_threads))
+
+    @property
+    def num_threads(self) -> int:
+        return self.layout[0].size()
+
+    @property
+    def num_values(self) -> int:
+        return self.layout[1].size()
+
+    def offset(self, thread: int, value: int) -> int:
+        return self.layout((thread, value))
+
+    def coord(self, thread: int, value: int) -> IntTuple:
+        """The tile coordinate (e.g. ``(m, n)``) of ``thread``'s ``value``."""
+        return idx2crd(self.offset(thread, value), self.tile)
+
+    def thread_coords(self, thread: int) -> list[IntTuple]:
+        """Every coordinate ``thread`` holds, in value order."""
+        if not 0 <= thread < self.num_threads:
+            raise ValueError(f"TV layout {self.layout}: thread {thread} is outside 0..{self.num_threads - 1}")
+        return [self.coord(thread, v) for v in range(self.num_values)]
+
+    @cached_property
+    def _owners(self) -> dict[int, list[tuple[int, int]]]:
+        table: dict[int, list[tuple[int, int]]] = {}
+        for t in range(self.num_threads):
+            for v in range(self.num_values):
+                table.setdefault(self.offset(t, v), []).append((t, v))
+        return table
+
+    def owners(self, coord: IntTuple) -> list[tuple[int, int]]:
+        """Every ``(thread, value)`` holding the element at ``coord`` (several under broadcast)."""
+        flat = flatten(coord) if isinstance(coord, tuple) else (coord,)
+        if len(flat) != len(self.tile) or not all(0 <= c < s for c, s in zip(flat, self.tile)):
+            raise ValueError(f"coordinate {coord} is outside the tile {self.tile}")
+        return list(self._owners.get(compact_idx(tuple(flat), self.tile), []))
+
+    def owner(self, coord: IntTuple) -> tuple[int, int]:
+        """The single ``(thread, value)`` holding ``coord`` (for layouts that cover once)."""
+        found = self.owners(coord)
+        if len(found) != 1:
+            raise ValueError(f"TV layout {self.layout}: element {coord} is held {len(found)} times, not once")
+        return found[0]
+
+    def covers_once(self) -> bool:
+        """Whether every tile element is held by exactly one (thread, value)."""
+        n = product(self.tile)
+        return len(self._owners) == n and all(len(o) == 1 for o in self._owners.values())
+
+    def __str__(self) -> str:
+        return f"{self.layout} over {'x'.join(map(str, self.tile))}"
