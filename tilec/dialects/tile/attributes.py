@@ -1,0 +1,205 @@
+"""Attributes of the tile dialect: layouts, swizzles, atoms and launch shapes.
+
+Each attribute wraps an immutable value from ``tilec.layout`` and prints it in
+CuTe's notation, e.g. ``#tile.layout<(8,(4,2)):(4,(1,32))>`` or
+``#tile.layout<Sw<3,3,3> o 0 o (8,64):(64,1)>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import ArrayAttr, IntAttr
+from xdsl.ir import Attribute, Data, ParametrizedAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from tilec.dialects.tile.layout_syntax import parse_any_layout, parse_layout, parse_swizzle_body
+from tilec.layout import COPY_ATOMS, MMA_ATOMS, ComposedLayout, CopyAtom, Layout, MMAAtom, Swizzle, copy_atom, mma_atom
+
+DYNAMIC = -1
+"""A dimension only known at run time, written ``?``."""
+
+MAX_THREADS_PER_BLOCK = 1024
+MAX_SHARED_BYTES = 227 * 1024
+"""Largest dynamic shared memory one block may opt in to on sm_90 (sm_80: 163 KB)."""
+
+
+@irdl_attr_definition
+class LayoutAttr(Data[Layout | ComposedLayout]):
+    """A layout or a swizzled (composed) layout in CuTe notation."""
+
+    name = "tile.layout"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> Layout | ComposedLayout:
+        with parser.in_angle_brackets():
+            return parse_any_layout(parser)
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.data}>")
+
+    @property
+    def layout(self) -> Layout | ComposedLayout:
+        return self.data
+
+
+@irdl_attr_definition
+class SwizzleAttr(Data[Swizzle]):
+    """``#tile.swizzle<B,M,S>``: CuTe's ``Swizzle<B,M,S>`` on element offsets."""
+
+    name = "tile.swizzle"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> Swizzle:
+        return parse_swizzle_body(parser)
+
+    def print_parameter(self, printer: Printer) -> None:
+        sw = self.data
+        printer.print_string(f"<{sw.bits},{sw.base},{sw.shift}>")
+
+
+@irdl_attr_definition
+class TVLayoutAttr(Data[Layout]):
+    """``#tile.tv<(thr,val):(...)>``: a thread–value layout (tile given by the user of it)."""
+
+    name = "tile.tv"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> Layout:
+        pos = parser.pos
+        with parser.in_angle_brackets():
+            layout = parse_layout(parser)
+        if len(layout) != 2:
+            parser.raise_error(f"TV layout {layout} must have two modes (thread, value)", pos, parser.pos)
+        return layout
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.data}>")
+
+
+@irdl_attr_definition
+class MMAAtomAttr(Data[MMAAtom]):
+    """``#tile.mma_atom<mma_m16n8k16_f16>``: one of ``tilec.layout.MMA_ATOMS``."""
+
+    name = "tile.mma_atom"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> MMAAtom:
+        pos = parser.pos
+        with parser.in_angle_brackets():
+            key = parser.parse_identifier(" naming an MMA atom")
+        if key not in MMA_ATOMS:
+            parser.raise_error(f"unknown MMA atom '{key}', expected one of {', '.join(sorted(MMA_ATOMS))}", pos, parser.pos)
+        return mma_atom(key)
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.data.name}>")
+
+
+@irdl_attr_definition
+class CopyAtomAttr(Data[CopyAtom]):
+    """``#tile.copy_atom<ldmatrix_x4_trans>``: one of ``tilec.layout.COPY_ATOMS``."""
+
+    name = "tile.copy_atom"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> CopyAtom:
+        pos = parser.pos
+        with parser.in_angle_brackets():
+            key = parser.parse_identifier(" naming a copy atom")
+        if key not in COPY_ATOMS:
+            parser.raise_error(f"unknown copy atom '{key}', expected one of {', '.join(sorted(COPY_ATOMS))}", pos, parser.pos)
+        return copy_atom(key)
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.data.name}>")
+
+
+def _int_array(values: Sequence[int]) -> ArrayAttr[IntAttr]:
+    return ArrayAttr(IntAttr(v) for v in values)
+
+
+def parse_dims(parser: AttrParser) -> list[int]:
+    """``[?, 64, 1]``: integers or ``?`` for dynamic."""
+
+    def dim() -> int:
+        if parser.parse_optional_punctuation("?") is not None:
+            return DYNAMIC
+        return parser.parse_integer(allow_boolean=False, allow_negative=False)
+
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, dim)
+
+
+def print_dims(printer: Printer, dims: Sequence[int]) -> None:
+    printer.print_string("[" + ", ".join("?" if d == DYNAMIC else str(d) for d in dims) + "]")
+
+
+@irdl_attr_definition
+class LaunchAttr(ParametrizedAttribute):
+    """``#tile.launch<grid = [?, ?, 1], block = [128, 1, 1], smem = 32768>`` on a kernel ``func.func``.
+
+    Grid extents may be dynamic: the host computes them from the problem shape.
+    """
+
+    name = "tile.launch"
+
+    grid: ArrayAttr[IntAttr]
+    block: ArrayAttr[IntAttr]
+    smem: IntAttr
+
+    def __init__(self, grid: Sequence[int], block: Sequence[int], smem: int = 0):
+        super().__init__(_int_array(grid), _int_array(block), IntAttr(smem))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            parser.parse_keyword("grid")
+            parser.parse_punctuation("=")
+            grid = parse_dims(parser)
+            parser.parse_punctuation(",")
+            parser.parse_keyword("block")
+            parser.parse_punctuation("=")
+            block = parse_dims(parser)
+            smem = 0
+            if parser.parse_optional_punctuation(","):
+                parser.parse_keyword("smem")
+                parser.parse_punctuation("=")
+                smem = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        return (_int_array(grid), _int_array(block), IntAttr(smem))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<grid = ")
+        print_dims(printer, self.grid_dims)
+        printer.print_string(", block = ")
+        print_dims(printer, self.block_dims)
+        printer.print_string(f", smem = {self.smem.data}>")
+
+    @property
+    def grid_dims(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.grid.data)
+
+    @property
+    def block_dims(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.block.data)
+
+    @property
+    def threads(self) -> int:
+        x, y, z = self.block_dims
+        return x * y * z
+
+    def verify(self) -> None:
+        if len(self.grid.data) != 3 or len(self.block.data) != 3:
+            raise VerifyException(f"{self.name}: grid and block need 3 extents each, got {len(self.grid.data)} and {len(self.block.data)}")
+        if any(d == DYNAMIC or d <= 0 for d in self.block_dims):
+            raise VerifyException(f"{self.name}: block extents must be static and positive, got {list(self.block_dims)}")
+        if self.threads > MAX_THREADS_PER_BLOCK:
+            raise VerifyException(f"{self.name}: {self.threads} threads per block, the limit is {MAX_THREADS_PER_BLOCK}")
+        if any(d != DYNAMIC and d <= 0 for d in self.grid_dims):
+            raise VerifyException(f"{self.name}: grid extents must be positive or '?', got {list(self.grid_dims)}")
+        if self.smem.data > MAX_SHARED_BYTES:
+            raise VerifyException(
+                f"{self.name}: {self.smem.data} bytes of shared memory, more than the device limit of {MAX_SHARED_BYTES}"
+            )

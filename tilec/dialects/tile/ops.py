@@ -1,0 +1,765 @@
+"""Operations of the tile dialect.
+
+Three groups, all on tiles (thread/block/lane ids and barriers are the
+upstream ``gpu`` dialect's ops; loops and index math are ``scf`` and ``arith``):
+
+- the whole problem: ``tile.matmul`` with an elementwise epilogue region;
+- memory: ``tile.alloc``, ``tile.load``/``tile.store`` between global or
+  shared tiles and register tiles, ``tile.copy`` (a tiled copy, optionally with
+  thread and value layouts) and its ``cp.async`` form ``tile.async_copy`` with
+  ``tile.async_commit``/``tile.async_wait``;
+- compute on register tiles: ``tile.mma``, elementwise maps, row/column
+  reductions into register vectors and broadcasts back.
+
+Reads of a global view outside its run-time shape give zero and writes there
+are dropped: that is how ragged edges are expressed at this level.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    I64,
+    IntegerAttr,
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    IndexType,
+    IntAttr,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    VarConstraint,
+    base,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import HasParent, IsTerminator, MemoryReadEffect, MemoryWriteEffect, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from tilec.dialects.tile.attributes import DYNAMIC, CopyAtomAttr, LayoutAttr, MMAAtomAttr
+from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType
+
+MMA_INPUT_TYPES = (Float16Type, BFloat16Type, Float32Type)
+
+
+def _fail(op: IRDLOperation, message: str) -> None:
+    raise VerifyException(f"'{op.name}' {message}")
+
+
+def _dims_text(dims) -> str:
+    return "x".join("?" if d == DYNAMIC else str(d) for d in dims)
+
+
+# -- kernel structure ----------------------------------------------------------
+
+_AXES = ("x", "y", "z")
+
+
+class _AxisIdOp(IRDLOperation):
+    """An id along one launch axis: ``%i = tile.block_id x``."""
+
+    axis = prop_def(IntAttr)
+    result = result_def(IndexType)
+
+    traits = traits_def(Pure())
+
+    def __init__(self, axis: str | int = "x"):
+        index = _AXES.index(axis) if isinstance(axis, str) else axis
+        super().__init__(properties={"axis": IntAttr(index)}, result_types=[IndexType()])
+
+    @classmethod
+    def parse(cls, parser):
+        pos = parser.pos
+        axis = parser.parse_identifier(" ('x', 'y' or 'z')")
+        if axis not in _AXES:
+            parser.raise_error(f"'{cls.name}' axis must be x, y or z, got '{axis}'", pos, parser.pos)
+        op = cls(axis)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def print(self, printer):
+        printer.print_string(f" {_AXES[self.axis.data]}")
+        printer.print_op_attributes(self.attributes)
+
+    def verify_(self) -> None:
+        if not 0 <= self.axis.data <= 2:
+            _fail(self, f"axis must be 0, 1 or 2 (x, y, z), got {self.axis.data}")
+
+
+@irdl_op_definition
+class BlockIdOp(_AxisIdOp):
+    name = "tile.block_id"
+
+
+@irdl_op_definition
+class ThreadIdOp(_AxisIdOp):
+    name = "tile.thread_id"
+
+
+class _LinearIdOp(IRDLOperation):
+    result = result_def(IndexType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__(result_types=[IndexType()])
+
+
+@irdl_op_definition
+class WarpIdOp(_LinearIdOp):
+    """The warp of the calling thread within its block (linear thread id / 32)."""
+
+    name = "tile.warp_id"
+
+
+@irdl_op_definition
+class LaneIdOp(_LinearIdOp):
+    """The lane of the calling thread within its warp (0..31)."""
+
+    name = "tile.lane_id"
+
+
+@irdl_op_definition
+class BarrierOp(IRDLOperation):
+    """Every thread of the block waits here; shared-memory writes before it are visible after it."""
+
+    name = "tile.barrier"
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+# -- whole problem -----------------------------------------------------------
+
+
+@irdl_op_definition
+class MatmulOp(IRDLOperation):
+    """``c = epilogue(op(a) @ op(b), inputs...)`` over whole global matrices.
+
+    ``a`` is ``M x K`` (``K x M`` with ``transpose_a``), ``b`` is ``K x N``
+    (``N x K`` with ``transpose_b``), accumulation is in f32. The epilogue
+    block receives the f32 accumulator of one element, then one element of
+    each extra input (rank-1 inputs are indexed by column, rank-2 by
+    ``(row, column)``), and yields the value stored to ``c``.
+    """
+
+    name = "tile.matmul"
+
+    a = operand_def(GlobalType)
+    b = operand_def(GlobalType)
+    c = operand_def(GlobalType)
+    inputs = var_operand_def(GlobalType)
+    transpose_a = opt_prop_def(UnitAttr)
+    transpose_b = opt_prop_def(UnitAttr)
+    epilogue = region_def("single_block")
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = (
+        "$a `,` $b `->` $c (`epilogue` `(` $inputs^ `:` type($inputs) `)`)? "
+        "(`transpose_a` $transpose_a^)? (`transpose_b` $transpose_b^)? "
+        "attr-dict `:` type($a) `,` type($b) `->` type($c) $epilogue"
+    )
+
+    def __init__(
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        c: SSAValue,
+        inputs: tuple[SSAValue, ...] = (),
+        epilogue: Region | None = None,
+        transpose_a: bool = False,
+        transpose_b: bool = False,
+    ):
+        if epilogue is None:
+            epilogue = default_epilogue(SSAValue.get(c).type, [SSAValue.get(i).type for i in inputs])
+        props: dict[str, Attribute] = {}
+        if transpose_a:
+            props["transpose_a"] = UnitAttr()
+        if transpose_b:
+            props["transpose_b"] = UnitAttr()
+        super().__init__(operands=[a, b, c, inputs], properties=props, regions=[epilogue])
+
+    def problem_dims(self) -> tuple[int, int, int]:
+        """Static (M, N, K) where known, ``DYNAMIC`` otherwise."""
+        am, ak = self.a.type.dims[::-1] if self.transpose_a else self.a.type.dims
+        bk, bn = self.b.type.dims[::-1] if self.transpose_b else self.b.type.dims
+        return am, bn, ak if ak != DYNAMIC else bk
+
+    def verify_(self) -> None:
+        a, b, c = self.a.type, self.b.type, self.c.type
+        for label, t in (("a", a), ("b", b), ("c", c)):
+            if t.rank != 2:
+                _fail(self, f"operand {label} must be a 2-D global view, got {t}")
+        if not isinstance(a.element_type, MMA_INPUT_TYPES) or a.element_type != b.element_type:
+            _fail(self, f"a and b must share an element type among f16, bf16, f32; got {a.element_type} and {b.element_type}")
+        if not isinstance(c.element_type, MMA_INPUT_TYPES):
+            _fail(self, f"c must have element type f16, bf16 or f32, got {c.element_type}")
+        am, ak = a.dims[::-1] if self.transpose_a else a.dims
+        bk, bn = b.dims[::-1] if self.transpose_b else b.dims
+        cm, cn = c.dims
+        for what, x, y in (("K of a and b", ak, bk), ("M of a and c", am, cm), ("N of b and c", bn, cn)):
+            if DYNAMIC not in (x, y) and x != y:
+                _fail(self, f"{what} differ: {x} vs {y} (a is {_dims_text(a.dims)}, b is {_dims_text(b.dims)}, c is {_dims_text(c.dims)})")
+        for i, inp in enumerate(self.inputs):
+            t = inp.type
+            if t.rank == 1 and DYNAMIC not in (t.dims[0], cn) and t.dims[0] != cn:
+                _fail(self, f"epilogue input {i} has {t.dims[0]} elements, expected N = {cn}")
+            if t.rank == 2 and any(DYNAMIC not in (x, y) and x != y for x, y in zip(t.dims, c.dims)):
+                _fail(self, f"epilogue input {i} is {_dims_text(t.dims)}, expected the shape of c {_dims_text(c.dims)}")
+        block = self.epilogue.block
+        expected = [Float32Type(), *(i.type.element_type for i in self.inputs)]
+        got = [arg.type for arg in block.args]
+        if got != expected:
+            _fail(self, f"epilogue block takes ({', '.join(map(str, got))}), expected ({', '.join(map(str, expected))})")
+        term = block.last_op
+        if not isinstance(term, YieldOp) or len(term.values) != 1 or term.values[0].type != c.element_type:
+            _fail(self, f"epilogue must end with 'tile.yield' of one {c.element_type} value (the element of c)")
+
+
+def default_epilogue(c_type: GlobalType, input_types: list[Attribute]) -> Region:
+    """The epilogue that stores the accumulator converted to ``c``'s element type."""
+    from xdsl.dialects import arith
+
+    block = Block(arg_types=[Float32Type(), *(t.element_type for t in input_types)])
+    value = block.args[0]
+    if c_type.element_type != Float32Type():
+        trunc = arith.TruncFOp(value, c_type.element_type)
+        block.add_op(trunc)
+        value = trunc.result
+    block.add_op(YieldOp(value))
+    return Region(block)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends an epilogue with the value(s) it produces."""
+
+    name = "tile.yield"
+
+    values = var_operand_def()
+
+    traits = traits_def(IsTerminator(), HasParent(MatmulOp), Pure())
+
+    assembly_format = "$values attr-dict `:` type($values)"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+
+# -- memory ------------------------------------------------------------------
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """A shared tile of the block."""
+
+    name = "tile.alloc"
+
+    result = result_def(SharedType)
+
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, tile_type: SharedType):
+        super().__init__(result_types=[tile_type])
+
+
+@irdl_op_definition
+class ZerosOp(IRDLOperation):
+    """A register tile of zeros (an accumulator's start)."""
+
+    name = "tile.zeros"
+
+    result = result_def(RegisterType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, tile_type: RegisterType):
+        super().__init__(result_types=[tile_type])
+
+
+@irdl_op_definition
+class FillOp(IRDLOperation):
+    """A register tile with every element equal to a scalar."""
+
+    name = "tile.fill"
+
+    value = operand_def()
+    result = result_def(RegisterType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$value attr-dict `:` type($value) `->` type($result)"
+
+    def __init__(self, value: SSAValue, tile_type: RegisterType):
+        super().__init__(operands=[value], result_types=[tile_type])
+
+    def verify_(self) -> None:
+        if self.value.type != self.result.type.element_type:
+            _fail(self, f"fills a tile of {self.result.type.element_type} with a {self.value.type} value")
+
+
+def _check_window(op: IRDLOperation, view: Attribute, indices, tile_dims, role: str) -> None:
+    """A global view is addressed by one index per dimension; a shared tile by none."""
+    if isinstance(view, GlobalType):
+        if len(indices) != view.rank:
+            _fail(op, f"{role} {view} needs {view.rank} indices (the tile's origin), got {len(indices)}")
+        if view.rank != len(tile_dims):
+            _fail(op, f"{role} {view} has rank {view.rank}, the tile {_dims_text(tile_dims)} has rank {len(tile_dims)}")
+    elif isinstance(view, SharedType):
+        if indices:
+            _fail(op, f"{role} is a shared tile and takes no indices, got {len(indices)}")
+        if view.dims != tuple(tile_dims):
+            _fail(op, f"{role} {view} is {_dims_text(view.dims)}, expected {_dims_text(tile_dims)}")
+    else:
+        _fail(op, f"{role} must be a !tile.gl or !tile.st, got {view}")
+    for i in indices:
+        if not isinstance(i.type, IndexType):
+            _fail(op, f"indices must be of type index, got {i.type}")
+
+
+def _check_same_element(op: IRDLOperation, x: Attribute, y: Attribute) -> None:
+    if x.element_type != y.element_type:
+        _fail(op, f"element types differ: {x.element_type} vs {y.element_type} (use tile.convert)")
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """Global window or shared tile → register tile."""
+
+    name = "tile.load"
+
+    source = operand_def(GlobalType | SharedType)
+    indices = var_operand_def(IndexType)
+    result = result_def(RegisterType)
+
+    traits = traits_def(MemoryReadEffect())
+
+    assembly_format = "$source (`[` $indices^ `]`)? attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, indices, tile_type: RegisterType):
+        super().__init__(operands=[source, indices], result_types=[tile_type])
+
+    def verify_(self) -> None:
+        _check_window(self, self.source.type, self.indices, self.result.type.dims, "source")
+        _check_same_element(self, self.source.type, self.result.type)
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """Register tile → global window or shared tile."""
+
+    name = "tile.store"
+
+    value = operand_def(RegisterType)
+    dest = operand_def(GlobalType | SharedType)
+    indices = var_operand_def(IndexType)
+
+    traits = traits_def(MemoryWriteEffect())
+
+    assembly_format = "$value `,` $dest (`[` $indices^ `]`)? attr-dict `:` type($value) `->` type($dest)"
+
+    def __init__(self, value: SSAValue, dest: SSAValue, indices=()):
+        super().__init__(operands=[value, dest, indices])
+
+    def verify_(self) -> None:
+        _check_window(self, self.dest.type, self.indices, self.value.type.dims, "destination")
+        _check_same_element(self, self.value.type, self.dest.type)
+
+
+def _check_tiled_copy(op: IRDLOperation, tile: SharedType) -> None:
+    """Thread and value layouts, when given, must tile the shared tile exactly."""
+    thr, val = op.thr, op.val
+    if (thr is None) != (val is None):
+        _fail(op, "takes both 'thr' and 'val' layouts or neither")
+    if thr is None:
+        return
+    t, v = thr.data, val.data
+    if not isinstance(t, type(v)) or t.rank() != len(tile.dims) or v.rank() != len(tile.dims):
+        _fail(op, f"thread layout {t} and value layout {v} must both have the tile's rank {len(tile.dims)}")
+    covered = tuple(t[i].size() * v[i].size() for i in range(len(tile.dims))) if len(tile.dims) > 1 else (t.size() * v.size(),)
+    if any(dim % c for dim, c in zip(tile.dims, covered)):
+        _fail(op, f"thread layout {t} times value layout {v} covers {_dims_text(covered)}, which does not tile {_dims_text(tile.dims)}")
+
+
+@irdl_op_definition
+class CopyOp(IRDLOperation):
+    """A block-wide tiled copy between a global window and a shared tile.
+
+    ``thr`` (threads → tile coordinates) and ``val`` (each thread's values)
+    are CuTe's ``make_tiled_copy`` layouts; without them the tiling pass
+    chooses. Elements of a global window outside the view read as zero and are
+    not written.
+    """
+
+    name = "tile.copy"
+
+    source = operand_def(GlobalType | SharedType)
+    source_indices = var_operand_def(IndexType)
+    dest = operand_def(GlobalType | SharedType)
+    dest_indices = var_operand_def(IndexType)
+    thr = opt_prop_def(LayoutAttr)
+    val = opt_prop_def(LayoutAttr)
+    atom = opt_prop_def(CopyAtomAttr)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    assembly_format = (
+        "$source (`[` $source_indices^ `]`)? `->` $dest (`[` $dest_indices^ `]`)? "
+        "(`thr` $thr^)? (`val` $val^)? (`atom` $atom^)? attr-dict `:` type($source) `->` type($dest)"
+    )
+
+    def __init__(self, source: SSAValue, source_indices, dest: SSAValue, dest_indices=(), thr=None, val=None):
+        props: dict[str, Attribute] = {}
+        if thr is not None:
+            props["thr"], props["val"] = LayoutAttr(thr), LayoutAttr(val)
+        super().__init__(operands=[source, source_indices, dest, dest_indices], properties=props)
+
+    def verify_(self) -> None:
+        src, dst = self.source.type, self.dest.type
+        shared = [t for t in (src, dst) if isinstance(t, SharedType)]
+        if len(shared) != 1:
+            _fail(self, f"copies between a global view and a shared tile, got {src} -> {dst}")
+        tile = shared[0]
+        _check_window(self, src, self.source_indices, tile.dims, "source")
+        _check_window(self, dst, self.dest_indices, tile.dims, "destination")
+        _check_same_element(self, src, dst)
+        _check_tiled_copy(self, tile)
+
+
+@irdl_op_definition
+class AsyncCopyOp(IRDLOperation):
+    """``tile.copy`` from global to shared as ``cp.async``: completes at ``tile.async_wait``."""
+
+    name = "tile.async_copy"
+
+    source = operand_def(GlobalType)
+    indices = var_operand_def(IndexType)
+    dest = operand_def(SharedType)
+    thr = opt_prop_def(LayoutAttr)
+    val = opt_prop_def(LayoutAttr)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = (
+        "$source `[` $indices `]` `->` $dest (`thr` $thr^)? (`val` $val^)? attr-dict `:` type($source) `->` type($dest)"
+    )
+
+    def __init__(self, source: SSAValue, indices, dest: SSAValue, thr=None, val=None):
+        props: dict[str, Attribute] = {}
+        if thr is not None:
+            props["thr"], props["val"] = LayoutAttr(thr), LayoutAttr(val)
+        super().__init__(operands=[source, indices, dest], properties=props)
+
+    def verify_(self) -> None:
+        tile = self.dest.type
+        _check_window(self, self.source.type, self.indices, tile.dims, "source")
+        _check_same_element(self, self.source.type, tile)
+        _check_tiled_copy(self, tile)
+
+
+@irdl_op_definition
+class AsyncCommitOp(IRDLOperation):
+    """Closes the group of async copies issued since the last commit."""
+
+    name = "tile.async_commit"
+
+    traits = traits_def(MemoryWriteEffect())
+
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+@irdl_op_definition
+class AsyncWaitOp(IRDLOperation):
+    """Waits until at most ``pending`` committed groups are still in flight."""
+
+    name = "tile.async_wait"
+
+    pending = prop_def(IntegerAttr[I64])
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = "$pending attr-dict"
+
+    def __init__(self, pending: int = 0):
+        super().__init__(properties={"pending": IntegerAttr(pending, 64)})
+
+    def verify_(self) -> None:
+        if not 0 <= self.pending.value.data <= 7:
+            _fail(self, f"pending must be between 0 and 7 (cp.async.wait_group), got {self.pending.value.data}")
+
+
+# -- compute -----------------------------------------------------------------
+
+
+@irdl_op_definition
+class MmaOp(IRDLOperation):
+    """``d = op(a) @ op(b) + c`` on register tiles (ThunderKittens' mma_AB / ABt / AtB / AtBt)."""
+
+    name = "tile.mma"
+
+    a = operand_def(RegisterType)
+    b = operand_def(RegisterType)
+    c = operand_def(RegisterType)
+    result = result_def(RegisterType)
+    transpose_a = opt_prop_def(UnitAttr)
+    transpose_b = opt_prop_def(UnitAttr)
+    atom = opt_prop_def(MMAAtomAttr)
+
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$a `,` $b `,` $c (`transpose_a` $transpose_a^)? (`transpose_b` $transpose_b^)? (`atom` $atom^)? "
+        "attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($result)"
+    )
+
+    def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue, transpose_a=False, transpose_b=False, atom=None):
+        props: dict[str, Attribute] = {}
+        if transpose_a:
+            props["transpose_a"] = UnitAttr()
+        if transpose_b:
+            props["transpose_b"] = UnitAttr()
+        if atom is not None:
+            props["atom"] = MMAAtomAttr(atom)
+        super().__init__(operands=[a, b, c], result_types=[SSAValue.get(c).type], properties=props)
+
+    def verify_(self) -> None:
+        a, b, c, d = self.a.type, self.b.type, self.c.type, self.result.type
+        m, k = a.dims[::-1] if self.transpose_a else a.dims
+        k2, n = b.dims[::-1] if self.transpose_b else b.dims
+        if k != k2:
+            _fail(self, f"K differs: a gives {k}, b gives {k2} (a is {_dims_text(a.dims)}, b is {_dims_text(b.dims)})")
+        if c.dims != (m, n):
+            _fail(self, f"accumulator is {_dims_text(c.dims)}, expected {m}x{n}")
+        if c.dims != d.dims or c.element_type != d.element_type:
+            _fail(self, f"result {d} must have the accumulator's type {c}")
+        if a.element_type != b.element_type or not isinstance(a.element_type, MMA_INPUT_TYPES):
+            _fail(self, f"a and b must share an element type among f16, bf16, f32; got {a.element_type} and {b.element_type}")
+        if not isinstance(c.element_type, Float32Type):
+            _fail(self, f"accumulates in f32, got {c.element_type}")
+        if self.atom is not None:
+            atom = self.atom.data
+            am, an, ak = atom.shape_mnk
+            if m % am or n % an or k % ak:
+                _fail(self, f"atom {atom.name} ({am}x{an}x{ak}) does not tile {m}x{n}x{k}")
+
+
+class _ElementwiseBinary(IRDLOperation):
+    T: ClassVar = VarConstraint("T", base(RegisterType) | base(RegisterVectorType))
+
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=[SSAValue.get(lhs).type])
+
+
+class _ElementwiseUnary(IRDLOperation):
+    T: ClassVar = VarConstraint("T", base(RegisterType) | base(RegisterVectorType))
+
+    input = operand_def(T)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($result)"
+
+    def __init__(self, value: SSAValue):
+        super().__init__(operands=[value], result_types=[SSAValue.get(value).type])
+
+
+@irdl_op_definition
+class AddOp(_ElementwiseBinary):
+    name = "tile.add"
+
+
+@irdl_op_definition
+class SubOp(_ElementwiseBinary):
+    name = "tile.sub"
+
+
+@irdl_op_definition
+class MulOp(_ElementwiseBinary):
+    name = "tile.mul"
+
+
+@irdl_op_definition
+class DivOp(_ElementwiseBinary):
+    name = "tile.div"
+
+
+@irdl_op_definition
+class MaxOp(_ElementwiseBinary):
+    name = "tile.max"
+
+
+@irdl_op_definition
+class ExpOp(_ElementwiseUnary):
+    name = "tile.exp"
+
+
+@irdl_op_definition
+class Exp2Op(_ElementwiseUnary):
+    name = "tile.exp2"
+
+
+@irdl_op_definition
+class ReluOp(_ElementwiseUnary):
+    name = "tile.relu"
+
+
+@irdl_op_definition
+class ConvertOp(IRDLOperation):
+    """Elementwise change of element type (round to nearest even)."""
+
+    name = "tile.convert"
+
+    input = operand_def(RegisterType | RegisterVectorType)
+    result = result_def(RegisterType | RegisterVectorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, value: SSAValue, result_type: Attribute):
+        super().__init__(operands=[value], result_types=[result_type])
+
+    def verify_(self) -> None:
+        src, dst = self.input.type, self.result.type
+        if type(src) is not type(dst):
+            _fail(self, f"converts {src} to {dst}: both must be register tiles or both register vectors")
+        same_shape = src.dims == dst.dims if isinstance(src, RegisterType) else (src.length, src.orientation) == (dst.length, dst.orientation)
+        if not same_shape:
+            _fail(self, f"converts {src} to {dst}: shapes differ")
+
+
+class _Reduction(IRDLOperation):
+    """Reduce each row (``row_*``: one value per row) or column (``col_*``) of a register tile."""
+
+    input = operand_def(RegisterType)
+    result = result_def(RegisterVectorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    ORIENTATION: ClassVar[str] = "row"
+
+    def __init__(self, value: SSAValue):
+        t = SSAValue.get(value).type
+        length = t.dims[0] if self.ORIENTATION == "row" else t.dims[1]
+        super().__init__(operands=[value], result_types=[RegisterVectorType(length, t.element_type, self.ORIENTATION)])
+
+    def verify_(self) -> None:
+        src, dst = self.input.type, self.result.type
+        length = src.dims[0] if self.ORIENTATION == "row" else src.dims[1]
+        if dst.orientation.data != self.ORIENTATION or dst.length.data != length or dst.element_type != src.element_type:
+            _fail(self, f"reducing {src} gives !tile.rv<{length}x{src.element_type}, {self.ORIENTATION}>, not {dst}")
+
+
+@irdl_op_definition
+class RowSumOp(_Reduction):
+    name = "tile.row_sum"
+
+
+@irdl_op_definition
+class RowMaxOp(_Reduction):
+    name = "tile.row_max"
+
+
+@irdl_op_definition
+class ColSumOp(_Reduction):
+    name = "tile.col_sum"
+    ORIENTATION: ClassVar[str] = "col"
+
+
+@irdl_op_definition
+class ColMaxOp(_Reduction):
+    name = "tile.col_max"
+    ORIENTATION: ClassVar[str] = "col"
+
+
+@irdl_op_definition
+class BroadcastOp(IRDLOperation):
+    """A register vector repeated across a tile: along each row (``row``) or down each column (``col``)."""
+
+    name = "tile.broadcast"
+
+    input = operand_def(RegisterVectorType)
+    result = result_def(RegisterType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, value: SSAValue, tile_type: RegisterType):
+        super().__init__(operands=[value], result_types=[tile_type])
+
+    def verify_(self) -> None:
+        src, dst = self.input.type, self.result.type
+        length = dst.dims[0] if src.is_row else dst.dims[1]
+        if src.length.data != length or src.element_type != dst.element_type:
+            _fail(self, f"a {src.orientation.data} vector {src} does not fit tile {dst}: expected length {length} of {dst.element_type}")
+
+
+TILE_OPS = [
+    BlockIdOp,
+    ThreadIdOp,
+    WarpIdOp,
+    LaneIdOp,
+    BarrierOp,
+    MatmulOp,
+    YieldOp,
+    AllocOp,
+    ZerosOp,
+    FillOp,
+    LoadOp,
+    StoreOp,
+    CopyOp,
+    AsyncCopyOp,
+    AsyncCommitOp,
+    AsyncWaitOp,
+    MmaOp,
+    AddOp,
+    SubOp,
+    MulOp,
+    DivOp,
+    MaxOp,
+    ExpOp,
+    Exp2Op,
+    ReluOp,
+    ConvertOp,
+    RowSumOp,
+    RowMaxOp,
+    ColSumOp,
+    ColMaxOp,
+    BroadcastOp,
+]

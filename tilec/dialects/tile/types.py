@@ -1,0 +1,281 @@
+"""Types of the tile dialect, named after ThunderKittens' tiles.
+
+- ``!tile.gl<f16, [?, ?]>``: a global-memory view, shape (and strides) known at run time.
+- ``!tile.st<128x32xf16, Sw<3,3,3> o 0 o (128,32):(32,1)>``: a shared-memory tile and
+  the layout that places its elements (coordinate -> element offset).
+- ``!tile.rt<16x8xf32>``: a register tile, owned by a warp or a block; after
+  register allocation it carries its fragment, a thread–value layout
+  ``(lane, value) -> offset`` into the tile's column-major coordinates.
+- ``!tile.rv<64xf32, row>``: a register vector, one value per row (``row``) or
+  per column (``col``) of a register tile: what row/column reductions produce.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+from xdsl.dialects.builtin import ArrayAttr, BFloat16Type, Float16Type, Float32Type, Float64Type, IntAttr, NoneAttr, StringAttr
+from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from tilec.dialects.tile.attributes import DYNAMIC, LayoutAttr, TVLayoutAttr, parse_dims, print_dims
+from tilec.dialects.tile.layout_syntax import parse_any_layout, parse_layout
+from tilec.layout import ComposedLayout, Layout, TVLayout
+from tilec.layout.int_tuple import suffix_product
+
+FLOAT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
+
+
+def element_bits(element_type: Attribute) -> int:
+    if isinstance(element_type, Float16Type | BFloat16Type):
+        return 16
+    if isinstance(element_type, Float32Type):
+        return 32
+    if isinstance(element_type, Float64Type):
+        return 64
+    raise ValueError(f"unsupported tile element type {element_type}")
+
+
+def _check_element(owner: str, element_type: Attribute) -> None:
+    if not isinstance(element_type, FLOAT_TYPES):
+        raise VerifyException(f"{owner}: element type must be f16, bf16, f32 or f64, got {element_type}")
+
+
+def _print_shape(printer: Printer, shape: Sequence[int], element_type: Attribute) -> None:
+    """``128x32xf16``, as memref and vector types spell it."""
+    printer.print_string("".join(f"{d}x" for d in shape))
+    printer.print_attribute(element_type)
+
+
+def row_major(shape: Sequence[int]) -> Layout:
+    """The default shared layout: compact, last dimension contiguous."""
+    shape = tuple(shape)
+    return Layout(shape, suffix_product(shape))
+
+
+class _TileShaped:
+    """Static-shape helpers shared by shared and register tiles."""
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    @property
+    def num_elements(self) -> int:
+        n = 1
+        for d in self.dims:
+            n *= d
+        return n
+
+
+@irdl_attr_definition
+class GlobalType(ParametrizedAttribute, TypeAttribute):
+    """``!tile.gl<f16, [?, ?]>``: a strided view of global memory (a kernel argument)."""
+
+    name = "tile.gl"
+
+    element_type: Attribute
+    shape: ArrayAttr[IntAttr]
+
+    def __init__(self, element_type: Attribute, shape: Sequence[int]):
+        super().__init__(element_type, ArrayAttr(IntAttr(d) for d in shape))
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape.data)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            element_type = parser.parse_type()
+            parser.parse_punctuation(",")
+            dims = parse_dims(parser)
+        return (element_type, ArrayAttr(IntAttr(d) for d in dims))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_attribute(self.element_type)
+        printer.print_string(", ")
+        print_dims(printer, self.dims)
+        printer.print_string(">")
+
+    def verify(self) -> None:
+        _check_element(self.name, self.element_type)
+        if not 1 <= self.rank <= 2:
+            raise VerifyException(f"{self.name}: rank must be 1 or 2, got {self.rank}")
+        if any(d != DYNAMIC and d <= 0 for d in self.dims):
+            raise VerifyException(f"{self.name}: extents must be positive or '?', got {list(self.dims)}")
+
+
+@irdl_attr_definition
+class SharedType(_TileShaped, ParametrizedAttribute, TypeAttribute):
+    """``!tile.st<128x32xf16, LAYOUT>``: a shared tile placed by a (possibly swizzled) layout."""
+
+    name = "tile.st"
+
+    shape: ArrayAttr[IntAttr]
+    element_type: Attribute
+    layout_attr: Attribute
+
+    def __init__(self, shape: Sequence[int], element_type: Attribute, layout: Layout | ComposedLayout | None = None):
+        layout = row_major(shape) if layout is None else layout
+        super().__init__(ArrayAttr(IntAttr(d) for d in shape), element_type, LayoutAttr(layout))
+
+    @property
+    def layout(self) -> Layout | ComposedLayout:
+        return self.layout_attr.data
+
+    @property
+    def size_bytes(self) -> int:
+        return self.layout.cosize() * element_bits(self.element_type) // 8
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            dims, element_type = parser.parse_ranked_shape()
+            if parser.parse_optional_punctuation(","):
+                layout = parse_any_layout(parser)
+            else:
+                layout = row_major(dims) if dims and all(d > 0 for d in dims) else Layout(1, 0)
+        return (ArrayAttr(IntAttr(d) for d in dims), element_type, LayoutAttr(layout))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        _print_shape(printer, self.dims, self.element_type)
+        printer.print_string(f", {self.layout}>")
+
+    def verify(self) -> None:
+        _check_element(self.name, self.element_type)
+        _check_static_shape(self.name, self.dims)
+        layout = self.layout
+        if layout.rank() != len(self.dims):
+            raise VerifyException(
+                f"{self.name}: layout {layout} has rank {layout.rank()}, the tile {list(self.dims)} has rank {len(self.dims)}"
+            )
+        mode_sizes = [layout[i].size() for i in range(len(self.dims))] if len(self.dims) > 1 else [layout.size()]
+        if tuple(mode_sizes) != self.dims:
+            raise VerifyException(
+                f"{self.name}: layout {layout} covers {'x'.join(map(str, mode_sizes))} elements, "
+                f"expected the tile's {'x'.join(map(str, self.dims))}"
+            )
+
+
+def _check_static_shape(owner: str, dims: Sequence[int]) -> None:
+    if not dims or any(d <= 0 for d in dims):
+        raise VerifyException(f"{owner}: shape must be static and positive, got {list(dims)}")
+
+
+@lru_cache(maxsize=256)
+def _fragment_problem(layout: Layout, dims: tuple[int, ...]) -> str | None:
+    """Why ``layout`` is not a fragment of a tile of ``dims``, or None if it is."""
+    try:
+        tv = TVLayout(layout, dims)
+    except ValueError as err:
+        return str(err)
+    if not tv.covers_once():
+        return f"fragment {layout} does not cover the {'x'.join(map(str, dims))} tile exactly once"
+    return None
+
+
+@irdl_attr_definition
+class RegisterType(_TileShaped, ParametrizedAttribute, TypeAttribute):
+    """``!tile.rt<64x64xf32>`` or, after register allocation, ``!tile.rt<16x8xf32, FRAGMENT>``."""
+
+    name = "tile.rt"
+
+    shape: ArrayAttr[IntAttr]
+    element_type: Attribute
+    fragment_attr: Attribute
+
+    def __init__(self, shape: Sequence[int], element_type: Attribute, fragment: Layout | None = None):
+        frag = NoneAttr() if fragment is None else TVLayoutAttr(fragment)
+        super().__init__(ArrayAttr(IntAttr(d) for d in shape), element_type, frag)
+
+    @property
+    def fragment(self) -> TVLayout | None:
+        if isinstance(self.fragment_attr, NoneAttr):
+            return None
+        return TVLayout(self.fragment_attr.data, self.dims)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            dims, element_type = parser.parse_ranked_shape()
+            frag: Attribute = NoneAttr()
+            if parser.parse_optional_punctuation(","):
+                frag = TVLayoutAttr(parse_layout(parser))
+        return (ArrayAttr(IntAttr(d) for d in dims), element_type, frag)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        _print_shape(printer, self.dims, self.element_type)
+        if not isinstance(self.fragment_attr, NoneAttr):
+            printer.print_string(f", {self.fragment_attr.data}")
+        printer.print_string(">")
+
+    def verify(self) -> None:
+        _check_element(self.name, self.element_type)
+        _check_static_shape(self.name, self.dims)
+        if len(self.dims) != 2:
+            raise VerifyException(f"{self.name}: register tiles are 2-D, got shape {list(self.dims)}")
+        if isinstance(self.fragment_attr, NoneAttr):
+            return
+        if not isinstance(self.fragment_attr, TVLayoutAttr) or len(self.fragment_attr.data) != 2:
+            raise VerifyException(f"{self.name}: fragment must be a (thread, value) layout, got {self.fragment_attr}")
+        problem = _fragment_problem(self.fragment_attr.data, self.dims)
+        if problem:
+            raise VerifyException(f"{self.name}: {problem}")
+
+    def with_fragment(self, fragment: Layout | None) -> "RegisterType":
+        return RegisterType(self.dims, self.element_type, fragment)
+
+
+@irdl_attr_definition
+class RegisterVectorType(ParametrizedAttribute, TypeAttribute):
+    """``!tile.rv<64xf32, row>``: one value per row (``row``) or column (``col``) of a tile."""
+
+    name = "tile.rv"
+
+    length: IntAttr
+    element_type: Attribute
+    orientation: StringAttr
+
+    def __init__(self, length: int, element_type: Attribute, orientation: str = "row"):
+        super().__init__(IntAttr(length), element_type, StringAttr(orientation))
+
+    @property
+    def is_row(self) -> bool:
+        return self.orientation.data == "row"
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            dims, element_type = parser.parse_ranked_shape()
+            parser.parse_punctuation(",")
+            pos = parser.pos
+            orientation = parser.parse_identifier(" ('row' or 'col')")
+            if orientation not in ("row", "col"):
+                parser.raise_error(f"register vector orientation must be 'row' or 'col', got '{orientation}'", pos, parser.pos)
+            if len(dims) != 1:
+                parser.raise_error(f"register vector must have one dimension, got {dims}", pos)
+        return (IntAttr(dims[0]), element_type, StringAttr(orientation))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        _print_shape(printer, [self.length.data], self.element_type)
+        printer.print_string(f", {self.orientation.data}>")
+
+    def verify(self) -> None:
+        _check_element(self.name, self.element_type)
+        if self.length.data <= 0:
+            raise VerifyException(f"{self.name}: length must be positive, got {self.length.data}")
+        if self.orientation.data not in ("row", "col"):
+            raise VerifyException(f"{self.name}: orientation must be 'row' or 'col', got {self.orientation.data!r}")
