@@ -155,6 +155,16 @@ class LaunchAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
+        params = cls._parse_body(parser)
+        try:
+            cls.new(params)
+        except VerifyException as err:
+            parser.raise_error(str(err), start, parser.pos)
+        return params
+
+    @classmethod
+    def _parse_body(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
             parser.parse_keyword("grid")
             parser.parse_punctuation("=")

@@ -57,6 +57,25 @@ def row_major(shape: Sequence[int]) -> Layout:
     return Layout(shape, suffix_product(shape))
 
 
+class _CheckedAtParse:
+    """Types whose verifier errors point at their text: checked once parsed."""
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        return checked_parameters(cls, parser, cls._parse_body)
+
+
+def checked_parameters(cls, parser: AttrParser, parse_body) -> Sequence[Attribute]:
+    """Parse with ``parse_body`` and report a verifier error at the parsed text."""
+    start = parser.pos
+    params = parse_body(parser)
+    try:
+        cls.new(params)
+    except VerifyException as err:
+        parser.raise_error(str(err), start, parser.pos)
+    return params
+
+
 class _TileShaped:
     """Static-shape helpers shared by shared and register tiles."""
 
@@ -73,7 +92,7 @@ class _TileShaped:
 
 
 @irdl_attr_definition
-class GlobalType(ParametrizedAttribute, TypeAttribute):
+class GlobalType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
     """``!tile.gl<f16, [?, ?]>``: a strided view of global memory (a kernel argument)."""
 
     name = "tile.gl"
@@ -93,7 +112,7 @@ class GlobalType(ParametrizedAttribute, TypeAttribute):
         return len(self.shape.data)
 
     @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+    def _parse_body(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
             element_type = parser.parse_type()
             parser.parse_punctuation(",")
@@ -116,7 +135,7 @@ class GlobalType(ParametrizedAttribute, TypeAttribute):
 
 
 @irdl_attr_definition
-class SharedType(_TileShaped, ParametrizedAttribute, TypeAttribute):
+class SharedType(_CheckedAtParse, _TileShaped, ParametrizedAttribute, TypeAttribute):
     """``!tile.st<128x32xf16, LAYOUT>``: a shared tile placed by a (possibly swizzled) layout."""
 
     name = "tile.st"
@@ -138,7 +157,7 @@ class SharedType(_TileShaped, ParametrizedAttribute, TypeAttribute):
         return self.layout.cosize() * element_bits(self.element_type) // 8
 
     @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+    def _parse_body(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
             dims, element_type = parser.parse_ranked_shape()
             if parser.parse_optional_punctuation(","):
@@ -158,7 +177,7 @@ class SharedType(_TileShaped, ParametrizedAttribute, TypeAttribute):
         layout = self.layout
         if layout.rank() != len(self.dims):
             raise VerifyException(
-                f"{self.name}: layout {layout} has rank {layout.rank()}, the tile {list(self.dims)} has rank {len(self.dims)}"
+                f"{self.name}: layout {layout} has rank {layout.rank()}, the {'x'.join(map(str, self.dims))} tile has rank {len(self.dims)}"
             )
         mode_sizes = [layout[i].size() for i in range(len(self.dims))] if len(self.dims) > 1 else [layout.size()]
         if tuple(mode_sizes) != self.dims:
@@ -186,7 +205,7 @@ def _fragment_problem(layout: Layout, dims: tuple[int, ...]) -> str | None:
 
 
 @irdl_attr_definition
-class RegisterType(_TileShaped, ParametrizedAttribute, TypeAttribute):
+class RegisterType(_CheckedAtParse, _TileShaped, ParametrizedAttribute, TypeAttribute):
     """``!tile.rt<64x64xf32>`` or, after register allocation, ``!tile.rt<16x8xf32, FRAGMENT>``."""
 
     name = "tile.rt"
@@ -206,7 +225,7 @@ class RegisterType(_TileShaped, ParametrizedAttribute, TypeAttribute):
         return TVLayout(self.fragment_attr.data, self.dims)
 
     @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+    def _parse_body(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
             dims, element_type = parser.parse_ranked_shape()
             frag: Attribute = NoneAttr()
@@ -239,7 +258,7 @@ class RegisterType(_TileShaped, ParametrizedAttribute, TypeAttribute):
 
 
 @irdl_attr_definition
-class RegisterVectorType(ParametrizedAttribute, TypeAttribute):
+class RegisterVectorType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
     """``!tile.rv<64xf32, row>``: one value per row (``row``) or column (``col``) of a tile."""
 
     name = "tile.rv"
@@ -256,7 +275,7 @@ class RegisterVectorType(ParametrizedAttribute, TypeAttribute):
         return self.orientation.data == "row"
 
     @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+    def _parse_body(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
             dims, element_type = parser.parse_ranked_shape()
             parser.parse_punctuation(",")

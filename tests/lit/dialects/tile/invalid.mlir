@@ -1,0 +1,158 @@
+// RUN: tile-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// Each verifier error names the op, the numbers and what was expected.
+
+func.func @matmul_k(%a: !tile.gl<f16, [64, 32]>, %b: !tile.gl<f16, [16, 64]>, %c: !tile.gl<f16, [64, 64]>) {
+  tile.matmul %a, %b -> %c : !tile.gl<f16, [64, 32]>, !tile.gl<f16, [16, 64]> -> !tile.gl<f16, [64, 64]> {
+  ^bb0(%acc: f32):
+    %h = arith.truncf %acc : f32 to f16
+    tile.yield %h : f16
+  }
+  func.return
+}
+// CHECK: 'tile.matmul' K of a and b differ: 32 vs 16 (a is 64x32, b is 16x64, c is 64x64)
+
+// -----
+
+func.func @matmul_types(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<bf16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>) {
+  tile.matmul %a, %b -> %c : !tile.gl<f16, [?, ?]>, !tile.gl<bf16, [?, ?]> -> !tile.gl<f32, [?, ?]> {
+  ^bb0(%acc: f32):
+    tile.yield %acc : f32
+  }
+  func.return
+}
+// CHECK: 'tile.matmul' a and b must share an element type among f16, bf16, f32; got f16 and bf16
+
+// -----
+
+func.func @matmul_epilogue(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f16, [?, ?]>) {
+  tile.matmul %a, %b -> %c : !tile.gl<f16, [?, ?]>, !tile.gl<f16, [?, ?]> -> !tile.gl<f16, [?, ?]> {
+  ^bb0(%acc: f32):
+    tile.yield %acc : f32
+  }
+  func.return
+}
+// CHECK: 'tile.matmul' epilogue must end with 'tile.yield' of one f16 value (the element of c)
+
+// -----
+
+func.func @matmul_bias(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, 64]>, %c: !tile.gl<f32, [?, 64]>, %bias: !tile.gl<f32, [32]>) {
+  tile.matmul %a, %b -> %c epilogue(%bias : !tile.gl<f32, [32]>) : !tile.gl<f16, [?, ?]>, !tile.gl<f16, [?, 64]> -> !tile.gl<f32, [?, 64]> {
+  ^bb0(%acc: f32, %x: f32):
+    tile.yield %acc : f32
+  }
+  func.return
+}
+// CHECK: 'tile.matmul' epilogue input 0 has 32 elements, expected N = 64
+
+// -----
+
+func.func @mma_k(%a: !tile.rt<16x16xf16>, %b: !tile.rt<32x8xf16>, %c: !tile.rt<16x8xf32>) {
+  %d = tile.mma %a, %b, %c : !tile.rt<16x16xf16>, !tile.rt<32x8xf16>, !tile.rt<16x8xf32> -> !tile.rt<16x8xf32>
+  func.return
+}
+// CHECK: 'tile.mma' K differs: a gives 16, b gives 32 (a is 16x16, b is 32x8)
+
+// -----
+
+func.func @mma_transposed(%a: !tile.rt<16x16xf16>, %b: !tile.rt<16x8xf16>, %c: !tile.rt<16x8xf32>) {
+  %d = tile.mma %a, %b, %c transpose_b : !tile.rt<16x16xf16>, !tile.rt<16x8xf16>, !tile.rt<16x8xf32> -> !tile.rt<16x8xf32>
+  func.return
+}
+// CHECK: 'tile.mma' K differs: a gives 16, b gives 8 (a is 16x16, b is 16x8)
+
+// -----
+
+func.func @mma_acc(%a: !tile.rt<16x16xf16>, %b: !tile.rt<16x8xf16>, %c: !tile.rt<16x8xf16>) {
+  %d = tile.mma %a, %b, %c : !tile.rt<16x16xf16>, !tile.rt<16x8xf16>, !tile.rt<16x8xf16> -> !tile.rt<16x8xf16>
+  func.return
+}
+// CHECK: 'tile.mma' accumulates in f32, got f16
+
+// -----
+
+func.func @mma_atom(%a: !tile.rt<16x8xf16>, %b: !tile.rt<8x8xf16>, %c: !tile.rt<16x8xf32>) {
+  %d = tile.mma %a, %b, %c atom <mma_m16n8k16_f16> : !tile.rt<16x8xf16>, !tile.rt<8x8xf16>, !tile.rt<16x8xf32> -> !tile.rt<16x8xf32>
+  func.return
+}
+// CHECK: 'tile.mma' atom mma_m16n8k16_f16 (16x8x16) does not tile 16x8x8
+
+// -----
+
+func.func @load_shape(%s: !tile.st<64x32xf16>) {
+  %r = tile.load %s : !tile.st<64x32xf16> -> !tile.rt<32x32xf16>
+  func.return
+}
+// CHECK: 'tile.load' source !tile.st<64x32xf16, (64,32):(32,1)> is 64x32, expected 32x32
+
+// -----
+
+func.func @load_indices(%g: !tile.gl<f16, [?, ?]>, %i: index) {
+  %r = tile.load %g[%i] : !tile.gl<f16, [?, ?]> -> !tile.rt<32x32xf16>
+  func.return
+}
+// CHECK: 'tile.load' source !tile.gl<f16, [?, ?]> needs 2 indices (the tile's origin), got 1
+
+// -----
+
+func.func @store_types(%r: !tile.rt<32x32xf32>, %g: !tile.gl<f16, [?, ?]>, %i: index) {
+  tile.store %r, %g[%i, %i] : !tile.rt<32x32xf32> -> !tile.gl<f16, [?, ?]>
+  func.return
+}
+// CHECK: 'tile.store' element types differ: f32 vs f16 (use tile.convert)
+
+// -----
+
+func.func @copy_global_to_global(%g: !tile.gl<f16, [?, ?]>, %i: index) {
+  tile.copy %g[%i, %i] -> %g[%i, %i] : !tile.gl<f16, [?, ?]> -> !tile.gl<f16, [?, ?]>
+  func.return
+}
+// CHECK: 'tile.copy' copies between a global view and a shared tile, got !tile.gl<f16, [?, ?]> -> !tile.gl<f16, [?, ?]>
+
+// -----
+
+func.func @copy_thread_layout(%g: !tile.gl<f16, [?, ?]>, %s: !tile.st<64x64xf16>, %i: index) {
+  tile.copy %g[%i, %i] -> %s thr <(16,8):(8,1)> val <(1,3):(0,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<64x64xf16>
+  func.return
+}
+// CHECK: 'tile.copy' thread layout (16,8):(8,1) times value layout (1,3):(0,1) covers 16x24, which does not tile 64x64
+
+// -----
+
+func.func @async_wait() {
+  tile.async_wait 9
+  func.return
+}
+// CHECK: 'tile.async_wait' pending must be between 0 and 7 (cp.async.wait_group), got 9
+
+// -----
+
+func.func @reduce(%x: !tile.rt<64x32xf32>) {
+  %r = tile.row_sum %x : !tile.rt<64x32xf32> -> !tile.rv<32xf32, row>
+  func.return
+}
+// CHECK: 'tile.row_sum' reducing !tile.rt<64x32xf32> gives !tile.rv<64xf32, row>, not !tile.rv<32xf32, row>
+
+// -----
+
+func.func @broadcast(%v: !tile.rv<32xf32, col>) {
+  %r = tile.broadcast %v : !tile.rv<32xf32, col> -> !tile.rt<32x64xf32>
+  func.return
+}
+// CHECK: 'tile.broadcast' a col vector !tile.rv<32xf32, col> does not fit tile !tile.rt<32x64xf32>: expected length 64 of f32
+
+// -----
+
+func.func @convert(%x: !tile.rt<64x32xf32>) {
+  %r = tile.convert %x : !tile.rt<64x32xf32> -> !tile.rt<32x64xf16>
+  func.return
+}
+// CHECK: 'tile.convert' converts !tile.rt<64x32xf32> to !tile.rt<32x64xf16>: shapes differ
+
+// -----
+
+func.func @fill(%v: f16) {
+  %r = tile.fill %v : f16 -> !tile.rt<16x16xf32>
+  func.return
+}
+// CHECK: 'tile.fill' fills a tile of f32 with a f16 value
