@@ -13,4 +13,9 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return Tile
 
-    return {"tile": tile}
+    def frag() -> Dialect:
+        from tilec.dialects.frag import Frag
+
+        return Frag
+
+    return {"tile": tile, "frag": frag}

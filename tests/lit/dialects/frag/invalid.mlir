@@ -1,0 +1,63 @@
+// RUN: tile-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+func.func @ldmatrix_space(%p: !llvm.ptr<1>) {
+  %r = frag.ldmatrix %p x 1 : !llvm.ptr<1> -> i32
+  func.return
+}
+// CHECK: 'frag.ldmatrix' address must be a !llvm.ptr<3> address, got !llvm.ptr<1>
+
+// -----
+
+func.func @ldmatrix_count(%p: !llvm.ptr<3>) {
+  %r0, %r1 = frag.ldmatrix %p x 4 : !llvm.ptr<3> -> i32, i32
+  func.return
+}
+// CHECK: 'frag.ldmatrix' x4 gives 4 registers per lane, but has 2 results
+
+// -----
+
+func.func @mma_count(%a: i32, %c: f32) {
+  %d0, %d1, %d2, %d3 = frag.mma <mma_m16n8k16_f16>(%a, %a) (%a, %a) (%c, %c, %c, %c) : (i32, i32) (i32, i32) -> f32, f32, f32, f32
+  func.return
+}
+// CHECK: 'frag.mma' mma_m16n8k16_f16 takes 4 A registers per lane, got 2
+
+// -----
+
+func.func @mma_types(%a: f32, %c: f32) {
+  %d0, %d1, %d2, %d3 = frag.mma <mma_m16n8k8_tf32>(%a, %a, %a, %a) (%a, %a) (%c, %c, %c, %c) : (f32, f32, f32, f32) (f32, f32) -> f32, f32, f32, f32
+  func.return
+}
+// CHECK: 'frag.mma' mma_m16n8k8_tf32 A registers are i32, got f32
+
+// -----
+
+func.func @cp_async_cg(%s: !llvm.ptr<3>, %g: !llvm.ptr<1>) {
+  frag.cp_async "cg" %s, %g, 8 : !llvm.ptr<3>, !llvm.ptr<1>
+  func.return
+}
+// CHECK: 'frag.cp_async' cp.async.cg copies exactly 16 bytes, not 8
+
+// -----
+
+func.func @cp_async_dir(%s: !llvm.ptr<3>, %g: !llvm.ptr<1>) {
+  frag.cp_async "ca" %g, %s, 4 : !llvm.ptr<1>, !llvm.ptr<3>
+  func.return
+}
+// CHECK: 'frag.cp_async' destination must be a !llvm.ptr<3> address, got !llvm.ptr<1>
+
+// -----
+
+func.func @load_width(%g: !llvm.ptr<1>) {
+  %v = frag.load %g : !llvm.ptr<1> -> vector<8xf32>
+  func.return
+}
+// CHECK: 'frag.load' moves 1, 2, 4, 8 or 16 bytes per lane; vector<8xf32> is 32 bytes
+
+// -----
+
+func.func @pack_kind(%x: f32) {
+  %p = frag.pack "f8x4" %x, %x
+  func.return
+}
+// CHECK: 'frag.pack' kind must be f16x2 or bf16x2, got f8x4

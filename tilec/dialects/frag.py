@@ -1,0 +1,456 @@
+"""The fragment dialect: per-thread registers and the GPU's own operations on them.
+
+This is the level after register allocation. A register tile has become the
+registers each lane holds (``i32`` pairs of 16-bit values, ``f32``), shared
+and global memory are ``!llvm.ptr<3>`` / ``!llvm.ptr<1>`` addresses (address
+arithmetic is ``llvm.getelementptr``), and each op here is one PTX
+instruction family: ``ldmatrix``, ``mma.sync``, ``cp.async`` and its groups,
+predicated vector loads and stores, ``shfl.sync``, packing conversions and
+fast math. Kernel structure (ids, ``tile.barrier``) stays in the tile dialect;
+loops and integer math are ``scf`` and ``arith``. ``tile-to-llvm`` lowers each
+op to one NVVM intrinsic or inline-asm instruction.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    I64,
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    UnitAttr,
+    VectorType,
+    f32,
+    i32,
+)
+from xdsl.dialects.llvm import LLVMPointerType
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import (
+    EqAttrConstraint,
+    VarConstraint,
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from tilec.dialects.tile.attributes import MMAAtomAttr
+from tilec.layout import MMAAtom
+
+GLOBAL_SPACE = 1
+SHARED_SPACE = 3
+
+
+def _fail(op: IRDLOperation, message: str) -> None:
+    raise VerifyException(f"'{op.name}' {message}")
+
+
+def _int(value: int) -> IntegerAttr:
+    return IntegerAttr(value, 64)
+
+
+def _space(t: Attribute) -> int | None:
+    if not isinstance(t, LLVMPointerType):
+        return None
+    return t.addr_space.data
+
+
+def _expect_pointer(op: IRDLOperation, what: str, value: SSAValue, *spaces: int) -> None:
+    if _space(value.type) not in spaces:
+        names = " or ".join(f"!llvm.ptr<{s}>" for s in spaces)
+        _fail(op, f"{what} must be a {names} address, got {value.type}")
+
+
+def access_bytes(t: Attribute) -> int | None:
+    """Bytes moved by one load/store of type ``t`` (scalars and vectors of them)."""
+    if isinstance(t, VectorType):
+        inner = access_bytes(t.element_type)
+        return None if inner is None else inner * t.element_count()
+    if isinstance(t, IntegerType):
+        return t.width.data // 8 if t.width.data in (8, 16, 32, 64) else None
+    if isinstance(t, Float16Type | BFloat16Type):
+        return 2
+    if isinstance(t, Float32Type):
+        return 4
+    return None
+
+
+def mma_register_counts(atom: MMAAtom) -> tuple[int, int, int]:
+    """Registers per thread for A, B and C of ``atom`` (16-bit values pair up in one register)."""
+    per = {"f16": 2, "bf16": 2, "tf32": 1, "f32": 1}
+    return (
+        atom.a.num_values // per[atom.a_type],
+        atom.b.num_values // per[atom.b_type],
+        atom.c.num_values,
+    )
+
+
+@irdl_op_definition
+class LdMatrixOp(IRDLOperation):
+    """``ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16``: one i32 per matrix per lane."""
+
+    name = "frag.ldmatrix"
+
+    address = operand_def(LLVMPointerType)
+    num = prop_def(IntegerAttr[I64])
+    trans = opt_prop_def(UnitAttr)
+    results_ = var_result_def(i32)
+
+    traits = traits_def(MemoryReadEffect())
+
+    assembly_format = "$address `x` $num (`trans` $trans^)? attr-dict `:` type($address) `->` type($results_)"
+
+    def __init__(self, address: SSAValue, num: int = 4, trans: bool = False):
+        props: dict[str, Attribute] = {"num": _int(num)}
+        if trans:
+            props["trans"] = UnitAttr()
+        super().__init__(operands=[address], properties=props, result_types=[[i32] * num])
+
+    def verify_(self) -> None:
+        n = self.num.value.data
+        if n not in (1, 2, 4):
+            _fail(self, f"loads x1, x2 or x4 matrices, not x{n}")
+        if len(self.results_) != n:
+            _fail(self, f"x{n} gives {n} registers per lane, but has {len(self.results_)} results")
+        _expect_pointer(self, "address", self.address, SHARED_SPACE)
+
+
+@irdl_op_definition
+class MmaOp(IRDLOperation):
+    """One ``mma.sync`` (or, for ``fma_f32``, one FFMA): ``d = a·b + c`` on a lane's registers."""
+
+    name = "frag.mma"
+
+    a = var_operand_def()
+    b = var_operand_def()
+    c = var_operand_def(f32)
+    atom = prop_def(MMAAtomAttr)
+    d = var_result_def(f32)
+
+    traits = traits_def(Pure())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    assembly_format = (
+        "$atom `(` $a `)` `(` $b `)` `(` $c `)` attr-dict `:` `(` type($a) `)` `(` type($b) `)` `->` type($d)"
+    )
+
+    def __init__(self, atom: MMAAtom, a, b, c):
+        super().__init__(
+            operands=[a, b, c], properties={"atom": MMAAtomAttr(atom)}, result_types=[[f32] * len(c)]
+        )
+
+    def verify_(self) -> None:
+        atom = self.atom.data
+        na, nb, nc = mma_register_counts(atom)
+        for what, values, n in (("A", self.a, na), ("B", self.b, nb), ("C", self.c, nc)):
+            if len(values) != n:
+                _fail(self, f"{atom.name} takes {n} {what} registers per lane, got {len(values)}")
+        if len(self.d) != nc:
+            _fail(self, f"{atom.name} gives {nc} result registers per lane, got {len(self.d)}")
+        reg = f32 if atom.name == "fma_f32" else i32
+        for what, values in (("A", self.a), ("B", self.b)):
+            for v in values:
+                if v.type != reg:
+                    _fail(self, f"{atom.name} {what} registers are {reg}, got {v.type}")
+
+
+@irdl_op_definition
+class CpAsyncOp(IRDLOperation):
+    """``cp.async.{ca,cg}.shared.global [dst], [src], bytes[, src_bytes]``.
+
+    With ``src_bytes`` only that many bytes are read and the rest of the
+    destination is zero-filled: how ragged tiles read zeros past the edge.
+    """
+
+    name = "frag.cp_async"
+
+    dst = operand_def(LLVMPointerType)
+    src = operand_def(LLVMPointerType)
+    src_bytes = opt_operand_def(i32)
+    bytes = prop_def(IntegerAttr[I64])
+    cache = prop_def(StringAttr)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = (
+        "$cache $dst `,` $src `,` $bytes (`,` $src_bytes^)? attr-dict `:` type($dst) `,` type($src)"
+    )
+
+    def __init__(self, dst: SSAValue, src: SSAValue, nbytes: int = 16, src_bytes: SSAValue | None = None, cache: str | None = None):
+        cache = cache or ("cg" if nbytes == 16 else "ca")
+        super().__init__(
+            operands=[dst, src, [] if src_bytes is None else [src_bytes]],
+            properties={"bytes": _int(nbytes), "cache": StringAttr(cache)},
+        )
+
+    def verify_(self) -> None:
+        n, cache = self.bytes.value.data, self.cache.data
+        if n not in (4, 8, 16):
+            _fail(self, f"copies 4, 8 or 16 bytes, not {n}")
+        if cache not in ("ca", "cg"):
+            _fail(self, f"cache mode must be ca or cg, got {cache}")
+        if cache == "cg" and n != 16:
+            _fail(self, f"cp.async.cg copies exactly 16 bytes, not {n}")
+        _expect_pointer(self, "destination", self.dst, SHARED_SPACE)
+        _expect_pointer(self, "source", self.src, GLOBAL_SPACE)
+
+
+@irdl_op_definition
+class CpAsyncCommitOp(IRDLOperation):
+    """``cp.async.commit_group``."""
+
+    name = "frag.cp_async_commit"
+
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+@irdl_op_definition
+class CpAsyncWaitOp(IRDLOperation):
+    """``cp.async.wait_group pending``."""
+
+    name = "frag.cp_async_wait"
+
+    pending = prop_def(IntegerAttr[I64])
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$pending attr-dict"
+
+    def __init__(self, pending: int = 0):
+        super().__init__(properties={"pending": _int(pending)})
+
+    def verify_(self) -> None:
+        if not 0 <= self.pending.value.data <= 7:
+            _fail(self, f"pending must be between 0 and 7, got {self.pending.value.data}")
+
+
+def _check_access(op: IRDLOperation, t: Attribute) -> None:
+    n = access_bytes(t)
+    if n not in (1, 2, 4, 8, 16):
+        _fail(op, f"moves 1, 2, 4, 8 or 16 bytes per lane; {t} is {n} bytes")
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """A (vector) load from global or shared memory; with a false predicate it gives zero."""
+
+    name = "frag.load"
+
+    address = operand_def(LLVMPointerType)
+    pred = opt_operand_def(IntegerType(1))
+    result = result_def()
+
+    traits = traits_def(MemoryReadEffect())
+
+    assembly_format = "$address (`if` $pred^)? attr-dict `:` type($address) `->` type($result)"
+
+    def __init__(self, address: SSAValue, result_type: Attribute, pred: SSAValue | None = None):
+        super().__init__(operands=[address, [] if pred is None else [pred]], result_types=[result_type])
+
+    def verify_(self) -> None:
+        _check_access(self, self.result.type)
+        _expect_pointer(self, "address", self.address, GLOBAL_SPACE, SHARED_SPACE)
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """A (vector) store to global or shared memory, skipped where the predicate is false."""
+
+    name = "frag.store"
+
+    value = operand_def()
+    address = operand_def(LLVMPointerType)
+    pred = opt_operand_def(IntegerType(1))
+
+    traits = traits_def(MemoryWriteEffect())
+
+    assembly_format = "$value `,` $address (`if` $pred^)? attr-dict `:` type($value) `,` type($address)"
+
+    def __init__(self, value: SSAValue, address: SSAValue, pred: SSAValue | None = None):
+        super().__init__(operands=[value, address, [] if pred is None else [pred]])
+
+    def verify_(self) -> None:
+        _check_access(self, self.value.type)
+        _expect_pointer(self, "address", self.address, GLOBAL_SPACE, SHARED_SPACE)
+
+
+@irdl_op_definition
+class SharedOp(IRDLOperation):
+    """The address of a static shared-memory buffer of the kernel (``bytes`` long, aligned).
+
+    ``bytes = 0`` names the dynamic shared memory given at launch.
+    """
+
+    name = "frag.shared"
+
+    sym_name = prop_def(StringAttr)
+    bytes = prop_def(IntegerAttr[I64])
+    align = prop_def(IntegerAttr[I64])
+    result = result_def(LLVMPointerType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$sym_name `,` $bytes `,` `align` $align attr-dict `:` type($result)"
+
+    def __init__(self, name: str, nbytes: int, align: int = 16):
+        super().__init__(
+            properties={"sym_name": StringAttr(name), "bytes": _int(nbytes), "align": _int(align)},
+            result_types=[LLVMPointerType(SHARED_SPACE)],
+        )
+
+    def verify_(self) -> None:
+        a = self.align.value.data
+        if a <= 0 or a & (a - 1):
+            _fail(self, f"alignment must be a power of two, got {a}")
+        if self.bytes.value.data < 0:
+            _fail(self, f"size must be non-negative, got {self.bytes.value.data}")
+        _expect_pointer(self, "result", self.result, SHARED_SPACE)
+
+
+@irdl_op_definition
+class ShflOp(IRDLOperation):
+    """``shfl.sync.{idx,bfly}.b32`` over the full warp."""
+
+    name = "frag.shfl"
+
+    T: ClassVar = VarConstraint("T", EqAttrConstraint(i32) | EqAttrConstraint(f32))
+
+    kind = prop_def(StringAttr)
+    value = operand_def(T)
+    lane = operand_def(i32)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$kind $value `,` $lane attr-dict `:` type($value)"
+
+    def __init__(self, kind: str, value: SSAValue, lane: SSAValue):
+        super().__init__(
+            operands=[value, lane], properties={"kind": StringAttr(kind)}, result_types=[SSAValue.get(value).type]
+        )
+
+    def verify_(self) -> None:
+        if self.kind.data not in ("idx", "bfly"):
+            _fail(self, f"kind must be idx or bfly, got {self.kind.data}")
+
+
+@irdl_op_definition
+class PackOp(IRDLOperation):
+    """``cvt.rn.{f16x2,bf16x2}.f32``: two f32 → one 32-bit register, ``lo`` in the low half."""
+
+    name = "frag.pack"
+
+    kind = prop_def(StringAttr)
+    lo = operand_def(f32)
+    hi = operand_def(f32)
+    result = result_def(i32)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$kind $lo `,` $hi attr-dict"
+
+    def __init__(self, kind: str, lo: SSAValue, hi: SSAValue):
+        super().__init__(operands=[lo, hi], properties={"kind": StringAttr(kind)}, result_types=[i32])
+
+    def verify_(self) -> None:
+        if self.kind.data not in ("f16x2", "bf16x2"):
+            _fail(self, f"kind must be f16x2 or bf16x2, got {self.kind.data}")
+
+
+class _UnaryF32(IRDLOperation):
+    input = operand_def(f32)
+    result = result_def()
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict"
+
+
+@irdl_op_definition
+class ToTF32Op(_UnaryF32):
+    """``cvt.rna.tf32.f32``: the f32 rounded to tf32, as the b32 register mma.sync takes."""
+
+    name = "frag.tf32"
+
+    result = result_def(i32)
+
+    def __init__(self, value: SSAValue):
+        super().__init__(operands=[value], result_types=[i32])
+
+
+@irdl_op_definition
+class Ex2Op(_UnaryF32):
+    """``ex2.approx.f32``: 2^x, the fast exponential of softmax-like epilogues."""
+
+    name = "frag.ex2"
+
+    result = result_def(f32)
+
+    def __init__(self, value: SSAValue):
+        super().__init__(operands=[value], result_types=[f32])
+
+
+class _BinaryF32(IRDLOperation):
+    lhs = operand_def(f32)
+    rhs = operand_def(f32)
+    result = result_def(f32)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$lhs `,` $rhs attr-dict"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=[f32])
+
+
+@irdl_op_definition
+class FMaxOp(_BinaryF32):
+    """``max.f32``."""
+
+    name = "frag.fmax"
+
+
+@irdl_op_definition
+class FMinOp(_BinaryF32):
+    """``min.f32``."""
+
+    name = "frag.fmin"
+
+
+Frag = Dialect(
+    "frag",
+    [
+        LdMatrixOp,
+        MmaOp,
+        CpAsyncOp,
+        CpAsyncCommitOp,
+        CpAsyncWaitOp,
+        LoadOp,
+        StoreOp,
+        SharedOp,
+        ShflOp,
+        PackOp,
+        ToTF32Op,
+        Ex2Op,
+        FMaxOp,
+        FMinOp,
+    ],
+    [],
+)
