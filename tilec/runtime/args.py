@@ -1,0 +1,290 @@
+"""Kernel signatures and the checking of Python arguments against them.
+
+Why: a wrong argument (count, dtype, rank, alignment, a CPU tensor, an
+out-of-range scalar) must be reported with the parameter's name and index
+*before* anything reaches the driver, where it would be a crash or silent
+garbage.  :func:`bind_arguments` is a pure function over the signature and
+the Python values, so all of this is checked and tested without a GPU.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import numbers
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import dtypes
+from .arrays import ArrayInfo, NotAnArray, describe_array
+
+POINTER = "pointer"
+SCALAR = "scalar"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One kernel parameter.
+
+    ``kind`` is ``"pointer"`` (``dtype`` is the element type, None = any) or
+    ``"scalar"`` (``dtype`` e.g. ``"int32"``); a dtype name given as ``kind``
+    is shorthand for a scalar.  For pointers: ``is_output`` marks data the
+    kernel writes (numpy arrays are copied back), ``ndim``/``shape`` (None
+    entries match anything) constrain the array, ``align`` is the required
+    address alignment in bytes (default: the element size) and
+    ``contiguous`` requires C-contiguous memory.
+    """
+
+    name: str
+    kind: str = POINTER
+    dtype: Any = None
+    is_output: bool = False
+    ndim: int | None = None
+    shape: tuple[int | None, ...] | None = None
+    align: int | None = None
+    contiguous: bool = True
+
+    def __post_init__(self):
+        kind, dtype = self.kind, self.dtype
+        if kind not in (POINTER, SCALAR):
+            if dtype is None and dtypes.is_known(dtypes.canonical(kind)):
+                kind, dtype = SCALAR, kind
+            else:
+                raise ValueError(f"parameter {self.name!r}: kind must be 'pointer' or 'scalar', got {kind!r}")
+        if dtype is not None:
+            dtype = dtypes.canonical(dtype)
+        if kind == SCALAR:
+            if dtype is None or not dtypes.is_known(dtype):
+                raise ValueError(
+                    f"parameter {self.name!r}: scalar dtype must be one of {', '.join(dtypes.SCALAR_DTYPES)}, got {dtype!r}"
+                )
+            if self.is_output or self.ndim is not None or self.shape is not None or self.align is not None:
+                raise ValueError(f"parameter {self.name!r}: is_output/ndim/shape/align only apply to pointers")
+        shape = self.shape
+        if shape is not None:
+            shape = tuple(None if d is None else int(d) for d in shape)
+            if self.ndim is not None and self.ndim != len(shape):
+                raise ValueError(f"parameter {self.name!r}: ndim={self.ndim} contradicts shape={shape}")
+        if self.align is not None and (self.align <= 0 or self.align & (self.align - 1)):
+            raise ValueError(f"parameter {self.name!r}: align must be a power of two, got {self.align}")
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "dtype", dtype)
+        object.__setattr__(self, "shape", shape)
+
+    @classmethod
+    def pointer(cls, name: str, dtype=None, *, is_output: bool = False, ndim: int | None = None,
+                shape=None, align: int | None = None, contiguous: bool = True) -> "Param":
+        return cls(name, POINTER, dtype, is_output=is_output, ndim=ndim, shape=shape,
+                   align=align, contiguous=contiguous)
+
+    @classmethod
+    def scalar(cls, name: str, dtype) -> "Param":
+        return cls(name, SCALAR, dtype)
+
+    @property
+    def is_pointer(self) -> bool:
+        return self.kind == POINTER
+
+    def required_alignment(self) -> int:
+        if self.align is not None:
+            return self.align
+        if self.dtype is None:
+            return 1
+        return dtypes.itemsize(self.dtype) or 1
+
+    def describe(self) -> str:
+        if self.kind == SCALAR:
+            return f"{self.dtype} scalar"
+        parts = [self.dtype or "any-dtype"]
+        if self.shape is not None:
+            parts.append("array of shape (" + ", ".join("?" if d is None else str(d) for d in self.shape) + ")")
+        elif self.ndim is not None:
+            parts.append(f"{self.ndim}-d array")
+        else:
+            parts.append("array")
+        return " ".join(parts)
+
+
+# ------------------------------------------------------------ bound values
+
+
+@dataclass
+class DeviceArg:
+    """An array already in device memory: its address is passed as is."""
+
+    param: Param
+    index: int
+    info: ArrayInfo
+
+
+@dataclass
+class HostArg:
+    """A numpy array: copied to the device before, and back after if output."""
+
+    param: Param
+    index: int
+    info: ArrayInfo
+
+
+@dataclass
+class ScalarArg:
+    """A scalar, already converted to the bits of its parameter type."""
+
+    param: Param
+    index: int
+    value: ctypes._SimpleCData
+
+
+Bound = DeviceArg | HostArg | ScalarArg
+
+
+def _where(kernel: str, i: int, p: Param) -> str:
+    return f"kernel {kernel!r}, parameter #{i} {p.name!r}"
+
+
+def _bind_pointer(kernel: str, i: int, p: Param, value, device: int | None, stream: int | None) -> Bound:
+    where = _where(kernel, i, p)
+    try:
+        info = describe_array(value, stream=stream)
+    except NotAnArray:
+        raise TypeError(
+            f"{where}: expected a {p.describe()} (a CUDA tensor such as torch/cupy, or a numpy array), "
+            f"got {type(value).__name__}"
+        ) from None
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{where}: {e}") from None
+    if p.dtype is not None and info.dtype != p.dtype:
+        raise TypeError(f"{where}: expected dtype {p.dtype}, got an array of dtype {info.dtype} ({info.source})")
+    if p.ndim is not None and info.ndim != p.ndim:
+        raise ValueError(f"{where}: expected a {p.ndim}-d array, got {info.ndim}-d with shape {info.shape}")
+    if p.shape is not None:
+        if len(p.shape) != info.ndim or any(e is not None and e != d for e, d in zip(p.shape, info.shape)):
+            want = "(" + ", ".join("?" if d is None else str(d) for d in p.shape) + ")"
+            raise ValueError(f"{where}: expected shape {want}, got {info.shape}")
+    if p.is_output and info.readonly:
+        raise ValueError(f"{where}: is an output, but the array is read-only")
+    if info.on_host:
+        if info.has_negative_strides():
+            raise ValueError(f"{where}: numpy arrays with negative strides cannot be copied to the device "
+                             f"(strides {info.strides}); use np.ascontiguousarray")
+        if p.contiguous and not info.is_c_contiguous():
+            raise ValueError(f"{where}: must be C-contiguous, got a numpy array with shape {info.shape} and "
+                             f"strides {info.strides}; use np.ascontiguousarray")
+        return HostArg(p, i, info)
+    if device is not None and info.device_id is not None and info.device_id != device:
+        raise ValueError(f"{where}: the array is on CUDA device {info.device_id}, the kernel runs on device {device}")
+    if p.contiguous and not info.is_c_contiguous():
+        raise ValueError(f"{where}: must be C-contiguous, got shape {info.shape} with byte strides {info.strides} "
+                         f"({info.source})")
+    align = p.required_alignment()
+    if info.size and info.ptr % align:
+        raise ValueError(f"{where}: address {info.ptr:#x} is not aligned to {align} bytes")
+    return DeviceArg(p, i, info)
+
+
+def _is_array_like(value) -> bool:
+    if isinstance(value, np.generic):  # numpy scalars expose __array_interface__ too
+        return False
+    return isinstance(value, np.ndarray) or hasattr(value, "__cuda_array_interface__") or \
+        hasattr(value, "__dlpack__") or hasattr(value, "__array_interface__")
+
+
+def _bind_scalar(kernel: str, i: int, p: Param, value) -> ScalarArg:
+    where = _where(kernel, i, p)
+    k = dtypes.kind(p.dtype)
+    if _is_array_like(value):
+        raise TypeError(f"{where}: expected a {p.dtype} scalar, got an array ({type(value).__name__})")
+    is_bool = isinstance(value, (bool, np.bool_))
+    is_int = isinstance(value, numbers.Integral) or is_bool
+    is_real = is_int or isinstance(value, numbers.Real)
+    if k in ("int", "uint"):
+        ok = is_int
+    elif k == "bool":
+        ok = is_int
+    else:  # float
+        ok = is_real
+    if not ok:
+        raise TypeError(f"{where}: expected a {p.dtype} scalar, got {type(value).__name__} {value!r}")
+    try:
+        return ScalarArg(p, i, dtypes.scalar_to_ctype(value, p.dtype))
+    except ValueError as e:
+        raise ValueError(f"{where}: {e}") from None
+
+
+def bind_arguments(kernel: str, signature: Sequence[Param], args: Sequence[Any], *,
+                   device: int | None = None, stream: int | None = None) -> list[Bound]:
+    """Check ``args`` against ``signature``; return what the launcher needs.
+
+    Pure: reads the values (and DLPack capsules) but never calls the driver.
+    Raises TypeError (count, Python type, dtype) or ValueError (shape,
+    alignment, device, contiguity, read-only output, scalar range), each
+    naming the kernel, the parameter's index and name, and what was expected.
+    """
+    if len(args) != len(signature):
+        names = ", ".join(p.name for p in signature)
+        raise TypeError(f"kernel {kernel!r} takes {len(signature)} argument(s) ({names}), got {len(args)}")
+    bound: list[Bound] = []
+    for i, (p, value) in enumerate(zip(signature, args)):
+        if p.kind == POINTER:
+            bound.append(_bind_pointer(kernel, i, p, value, device, stream))
+        else:
+            bound.append(_bind_scalar(kernel, i, p, value))
+    return bound
+
+
+# ------------------------------------------------------------ launch config
+
+_GRID_MAX = (2**31 - 1, 65535, 65535)
+_BLOCK_MAX = (1024, 1024, 64)
+
+
+def normalize_dims(value, what: str) -> tuple[int, int, int]:
+    """``int`` or 1-3 ints -> (x, y, z), checked against CUDA's fixed limits."""
+    if isinstance(value, (numbers.Integral,)) and not isinstance(value, bool):
+        dims = [int(value)]
+    elif isinstance(value, (tuple, list)) and 1 <= len(value) <= 3 and all(
+        isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in value
+    ):
+        dims = [int(v) for v in value]
+    else:
+        raise TypeError(f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r}")
+    dims += [1] * (3 - len(dims))
+    limits = _GRID_MAX if what == "grid" else _BLOCK_MAX
+    for axis, (d, lim) in enumerate(zip(dims, limits)):
+        if not 1 <= d <= lim:
+            raise ValueError(f"{what}[{axis}] must be in [1, {lim}], got {d} (from {value!r})")
+    if what == "block" and dims[0] * dims[1] * dims[2] > 1024:
+        raise ValueError(f"block has {dims[0] * dims[1] * dims[2]} threads, more than 1024")
+    return dims[0], dims[1], dims[2]
+
+
+def normalize_shared_mem(value) -> int:
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not 0 <= int(value) < 2**32:
+        raise ValueError(f"shared_mem must be a non-negative int (bytes), got {value!r}")
+    return int(value)
+
+
+def stream_handle(stream) -> int:
+    """The raw ``CUstream`` address of ``stream``; 0 (legacy default) for None.
+
+    Accepts ints, ``cuda.bindings`` ``CUstream``, objects with the
+    ``__cuda_stream__`` protocol (cuda.core), torch streams
+    (``cuda_stream``) and cupy streams (``ptr``).
+    """
+    if stream is None:
+        return 0
+    if isinstance(stream, numbers.Integral) and not isinstance(stream, bool):
+        return int(stream)
+    proto = getattr(stream, "__cuda_stream__", None)
+    if proto is not None:
+        res = proto() if callable(proto) else proto
+        return int(res[1])
+    for attr in ("cuda_stream", "ptr"):
+        v = getattr(stream, attr, None)
+        if isinstance(v, numbers.Integral):
+            return int(v)
+    if type(stream).__name__ == "CUstream":
+        return int(stream)
+    raise TypeError(f"stream must be None, an int handle, a CUstream, or a torch/cupy/cuda.core stream; "
+                    f"got {type(stream).__name__}")

@@ -1,0 +1,210 @@
+"""A loadable, launchable GPU kernel: code image + entry name + signature.
+
+Why: the compiler hands over PTX (or a cubin), the entry name and the
+parameter list; a :class:`Kernel` turns that into something callable like a
+Python function, compiling once through the cubin cache, loading lazily on
+first launch, opting in to more than 48 KB of dynamic shared memory when
+asked, and checking every argument before the driver sees it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from . import args as _args
+from . import driver, jit
+from .args import Bound, Param
+from .cache import CubinCache, cache_key, default_cache
+from .errors import LaunchConfigError
+from .launch import launch as _launch
+
+_ELF_MAGIC = b"\x7fELF"
+
+
+@dataclass
+class _Loaded:
+    module: Any
+    function: Any
+    static_shared: int
+    max_dynamic_shared: int  # the function's current opt-in limit
+
+
+class Kernel:
+    """A kernel made from PTX or a cubin, its entry ``name`` and ``signature``.
+
+    ``image`` is PTX text (str or bytes) or a cubin (bytes starting with the
+    ELF magic).  PTX is compiled on first need with ``backend`` (``auto``:
+    the driver JIT on a GPU, else ptxas) through ``cache`` (None: the
+    default on-disk cache, False: no cache); ``ir``/``pipeline`` let the
+    compiler put its own inputs into the cache key.
+
+    Call it as ``kernel(*args, grid=..., block=..., shared_mem=0, stream=None)``.
+    """
+
+    def __init__(self, image: str | bytes, name: str, signature: Sequence[Param], *,
+                 device: int = 0, backend: str = "auto", cache: CubinCache | None | bool = None,
+                 ir: str | None = None, pipeline: str = "", opt_level: int | None = None):
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"kernel name must be a non-empty str, got {name!r}")
+        sig = tuple(signature)
+        for i, p in enumerate(sig):
+            if not isinstance(p, Param):
+                raise TypeError(f"kernel {name!r}: signature entry #{i} must be a Param, got {type(p).__name__}")
+        names = [p.name for p in sig]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"kernel {name!r}: duplicate parameter names {dupes}")
+        if isinstance(image, (bytes, bytearray, memoryview)) and bytes(image[:4]) == _ELF_MAGIC:
+            self._cubin: bytes | None = bytes(image)
+            self._ptx: str | None = None
+        elif isinstance(image, (str, bytes, bytearray)):
+            self._cubin = None
+            self._ptx = image if isinstance(image, str) else bytes(image).decode()
+        else:
+            raise TypeError(f"kernel {name!r}: image must be PTX text or cubin bytes, got {type(image).__name__}")
+        self.name = name
+        self.signature = sig
+        self.device_ordinal = int(device)
+        self.backend = backend
+        self.opt_level = opt_level
+        self._cache = cache
+        self._ir = ir
+        self._pipeline = pipeline
+        self._loaded: _Loaded | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_ptx(cls, ptx: str | bytes, name: str, signature: Sequence[Param], **kwargs) -> "Kernel":
+        return cls(ptx, name, signature, **kwargs)
+
+    @classmethod
+    def from_cubin(cls, cubin: bytes, name: str, signature: Sequence[Param], **kwargs) -> "Kernel":
+        if bytes(cubin[:4]) != _ELF_MAGIC:
+            raise ValueError(f"kernel {name!r}: not a cubin (no ELF header)")
+        return cls(cubin, name, signature, **kwargs)
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{p.name}: {p.describe()}" for p in self.signature)
+        src = "cubin" if self._cubin is not None else "ptx"
+        return f"Kernel({self.name}({params}), {src})"
+
+    @property
+    def ptx(self) -> str | None:
+        return self._ptx
+
+    # -------------------------------------------------------------- compile
+
+    def _resolved_cache(self) -> CubinCache | None:
+        if self._cache is False:
+            return None
+        if self._cache is None or self._cache is True:
+            return default_cache()
+        return self._cache
+
+    def cubin(self, arch: str | None = None) -> bytes:
+        """The cubin: given, or compiled from the PTX (through the cache).
+
+        ``arch`` matters only for ptxas; the driver JIT compiles for the device.
+        """
+        if self._cubin is not None:
+            return self._cubin
+        backend, arch, compiler = jit.resolve_backend(self.backend, arch, self.device_ordinal)
+        ptx = self._ptx
+
+        def build() -> bytes:
+            return jit.compile_ptx(ptx, backend=backend, arch=arch, device=self.device_ordinal,
+                                   kernel=self.name, opt_level=self.opt_level)
+
+        cache = self._resolved_cache()
+        if cache is None:
+            return build()
+        extra = {"kernel": self.name, "opt_level": self.opt_level}
+        if self._ir is not None:
+            extra["ptx_sha256"] = hashlib.sha256(ptx.encode()).hexdigest()
+        key = cache_key(ir=self._ir if self._ir is not None else ptx, pipeline=self._pipeline,
+                        arch=arch, compiler=compiler, extra=extra)
+        return cache.get_or_build(key, build)
+
+    # ----------------------------------------------------------------- load
+
+    def load(self) -> Any:
+        """Load the module on the device (once) and return the ``CUfunction``."""
+        return self._load(driver.get_device(self.device_ordinal)).function
+
+    def _load(self, dev: driver.Device) -> _Loaded:
+        if self._loaded is not None:
+            return self._loaded
+        with self._lock:
+            if self._loaded is not None:
+                return self._loaded
+            dev.make_current()
+            image = self.cubin()
+            module = driver.call("cuModuleLoadData", image, kernel=self.name)
+            function = driver.call("cuModuleGetFunction", module, self.name.encode(), kernel=self.name)
+            drv = driver.init()
+            attr = drv.CUfunction_attribute
+            static = driver.call("cuFuncGetAttribute", attr.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                 function, kernel=self.name)
+            dynamic = driver.call("cuFuncGetAttribute", attr.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                  function, kernel=self.name)
+            self._loaded = _Loaded(module, function, int(static), int(dynamic))
+            return self._loaded
+
+    def attributes(self) -> dict[str, int]:
+        """Registers, static shared memory, local memory, max threads of the loaded function."""
+        loaded = self._load(driver.get_device(self.device_ordinal))
+        attr = driver.init().CUfunction_attribute
+        names = {
+            "num_regs": attr.CU_FUNC_ATTRIBUTE_NUM_REGS,
+            "static_shared_bytes": attr.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+            "local_bytes": attr.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+            "max_threads_per_block": attr.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            "max_dynamic_shared_bytes": attr.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        }
+        return {k: int(driver.call("cuFuncGetAttribute", a, loaded.function, kernel=self.name))
+                for k, a in names.items()}
+
+    def _ensure_shared_mem(self, loaded: _Loaded, dev: driver.Device, shared_mem: int) -> None:
+        total = shared_mem + loaded.static_shared
+        limit = dev.max_shared_per_block_optin
+        if total > limit:
+            raise LaunchConfigError(
+                f"kernel {self.name!r}: {shared_mem} bytes of dynamic shared memory + {loaded.static_shared} "
+                f"static = {total} bytes per block, more than the device's opt-in maximum of {limit} bytes "
+                f"({dev.name}, {dev.arch})"
+            )
+        if shared_mem > loaded.max_dynamic_shared:
+            drv = driver.init()
+            driver.call("cuFuncSetAttribute", loaded.function,
+                        drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        shared_mem, kernel=self.name)
+            loaded.max_dynamic_shared = shared_mem
+
+    # --------------------------------------------------------------- launch
+
+    def validate(self, *args, stream=None) -> list[Bound]:
+        """Check ``args`` against the signature without touching the driver."""
+        return _args.bind_arguments(self.name, self.signature, args, device=self.device_ordinal,
+                                    stream=_args.stream_handle(stream))
+
+    def launch(self, *args, grid, block, shared_mem: int = 0, stream=None) -> None:
+        """Check the arguments and launch on ``grid`` x ``block`` threads.
+
+        All argument and configuration errors are raised before the driver is
+        touched; without a GPU, a valid call raises :class:`NoDeviceError`.
+        """
+        handle = _args.stream_handle(stream)
+        bound = _args.bind_arguments(self.name, self.signature, args, device=self.device_ordinal, stream=handle)
+        grid3 = _args.normalize_dims(grid, "grid")
+        block3 = _args.normalize_dims(block, "block")
+        smem = _args.normalize_shared_mem(shared_mem)
+        dev = driver.get_device(self.device_ordinal)  # NoDeviceError from here on
+        loaded = self._load(dev)
+        dev.make_current()
+        self._ensure_shared_mem(loaded, dev, smem)
+        _launch(loaded.function, bound, grid3, block3, smem, handle, kernel=self.name)
+
+    __call__ = launch
