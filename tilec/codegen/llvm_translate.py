@@ -1,0 +1,607 @@
+"""xDSL `llvm` dialect → llvmlite IR, filling the gaps of xDSL's converter.
+
+xDSL's `xdsl.backend.llvm.convert_module` handles CPU-style modules. A GPU
+kernel trips over it in the places below; this module is the one place where
+tilec works around them. It drives the translation itself (module, globals,
+functions, blocks, phis) and translates an op by its own function when it
+has one, otherwise by xDSL's `convert_op`. xDSL is never patched.
+
+Gaps filled (xDSL 0.74, llvmlite 0.50 / LLVM 22):
+
+1. GEP on a pointer in address space ≠ 0: xDSL bitcasts the pointer to a
+   typed `elem*` in address space 0 (an invalid cross-address-space bitcast)
+   and returns a typed pointer that later stores reject. Here GEP works on
+   the opaque pointer in its own address space.
+2. Globals (`llvm.mlir.global`): xDSL drops `alignment` and gives globals a
+   typed pointer type (so a store straight to `addressof` fails). Here the
+   alignment is kept, the address is an opaque pointer, and a non-external
+   global without a value gets `undef` (as MLIR does), which is what
+   `.shared` memory needs.
+3. `bf16`: neither xDSL's type converter nor llvmlite knows `bfloat`. Here
+   `BFloatType` is an llvmlite type printing `bfloat`, and every type this
+   module converts (scalars, vectors, arrays, structs, function types) goes
+   through `translate_type`, so `vector<2xbf16>` works in any op translated
+   here: load, alloca, casts, constants, zero/undef, call_intrinsic,
+   inline_asm, fma, phis and function signatures.
+4. Ops missing from xDSL's dialect, defined in `llvm_ops`: extractelement,
+   addrspacecast, fptosi, fptoui, uitofp, atomicrmw (with syncscope and
+   alignment, which llvmlite's own atomicrmw cannot print).
+5. Kernels: xDSL's calling-convention attribute cannot say `ptx_kernel`,
+   and xDSL ignores function linkage. Here, as in MLIR, an `llvm.func` with
+   the discardable attribute `nvvm.kernel` gets the `ptx_kernel` calling
+   convention (PTX `.entry`); `nvvm.maxntid`, `nvvm.minctasm`, `nvvm.maxnreg`
+   become LLVM's string function attributes (PTX `.maxntid`,
+   `.minnctapersm`, `.maxnreg`), which llvmlite cannot express either; the
+   `passthrough` property is honoured; linkage is kept.
+6. `llvm.call_intrinsic` / `llvm.inline_asm`: translated with the types
+   above; a second declaration of one intrinsic name with another signature
+   is an error that names both, instead of a silently wrong call.
+7. Elementwise intrinsics (`llvm.intr.maxnum`, `minnum`, `fabs`, `exp2`,
+   `sqrt`, ... and `fma`): xDSL declares most of them without the type
+   suffix (`llvm.maxnum`), so one module using maxnum on f32 and on
+   vector<2xf16> calls both through one wrongly typed declaration, and its
+   fma mangling asserts on bf16. Here each gets its mangled name
+   (`llvm.maxnum.f32`, `llvm.maxnum.v2f16`, `llvm.fma.v2bf16`). Fast-math
+   flags on them are dropped, as xDSL does (fma refuses them).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from typing import Any
+
+import llvmlite.ir as ir
+from llvmlite.ir import instructions
+from xdsl.backend.llvm.convert_op import CastInstrWithFlags
+from xdsl.backend.llvm.convert_op import convert_op as xdsl_convert_op
+from xdsl.backend.llvm.convert_type import convert_type as xdsl_convert_type
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BFloat16Type,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    VectorType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from tilec.codegen import llvm_ops
+
+NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
+
+KERNEL_ATTR = "nvvm.kernel"
+"""Unit attribute on `llvm.func` marking a kernel (PTX `.entry`), as in MLIR."""
+
+MAXNTID_ATTR = "nvvm.maxntid"
+"""`array<i32: x[, y[, z]]>` on a kernel: the most threads per block (PTX `.maxntid`)."""
+
+MINCTASM_ATTR = "nvvm.minctasm"
+"""`i32` on a kernel: the fewest blocks per SM to aim for (PTX `.minnctapersm`)."""
+
+MAXNREG_ATTR = "nvvm.maxnreg"
+"""`i32` on a kernel: the most registers per thread (PTX `.maxnreg`)."""
+
+ValueMap = dict[SSAValue, ir.Value]
+BlockMap = dict[Block, ir.Block]
+
+
+# ---------------------------------------------------------------- types
+
+
+def _bf16_bits(value: float) -> int:
+    """The bfloat16 bit pattern of `value`, rounded to nearest even."""
+    bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x007FFFFF:
+        return 0x7FC0  # a quiet NaN
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+class BFloatType(ir.Type):
+    """LLVM's `bfloat`, which llvmlite 0.50 lacks."""
+
+    null = "0xR0000"
+    intrinsic_name = "bf16"
+
+    def _to_string(self) -> str:
+        return "bfloat"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BFloatType)
+
+    def __hash__(self) -> int:
+        return hash(BFloatType)
+
+    def format_constant(self, value: float) -> str:
+        return f"0xR{_bf16_bits(float(value)):04X}"
+
+
+def translate_type(type_attr: Attribute) -> ir.Type:
+    """The llvmlite type of an xDSL type, bf16 included at any depth."""
+    match type_attr:
+        case BFloat16Type():
+            return BFloatType()
+        case VectorType():
+            if type_attr.get_num_scalable_dims() or type_attr.get_num_dims() != 1:
+                raise NotImplementedError(
+                    f"only fixed 1-D vectors translate to LLVM IR, got {type_attr}"
+                )
+            return ir.VectorType(
+                translate_type(type_attr.element_type), type_attr.get_shape()[0]
+            )
+        case llvm.LLVMArrayType():
+            return ir.ArrayType(translate_type(type_attr.type), type_attr.size.data)
+        case llvm.LLVMStructType():
+            return ir.LiteralStructType([translate_type(t) for t in type_attr.types])
+        case llvm.LLVMFunctionType():
+            return ir.FunctionType(
+                translate_type(type_attr.output),
+                [translate_type(t) for t in type_attr.inputs],
+                var_arg=type_attr.is_variadic,
+            )
+        case _:
+            return xdsl_convert_type(type_attr)
+
+
+def _constant(type_attr: Attribute, value: Attribute) -> ir.Constant:
+    """An llvmlite constant of `type_attr` from an integer/float/dense attribute."""
+    match value:
+        case IntegerAttr():
+            return ir.Constant(translate_type(type_attr), value.value.data)
+        case FloatAttr():
+            return ir.Constant(translate_type(type_attr), value.value.data)
+        case DenseIntOrFPElementsAttr():
+            return ir.Constant(translate_type(type_attr), list(value.get_values()))
+        case _:
+            raise NotImplementedError(f"unsupported constant attribute {value}")
+
+
+# ---------------------------------------------------------------- functions
+
+
+class _FunctionAttributes(ir.values.FunctionAttributes):
+    """llvmlite's function attributes plus LLVM string attributes `"k"="v"`.
+
+    llvmlite accepts only a fixed list of keyword attributes; kernels need
+    string ones such as `"nvvm.maxntid"="128,1,1"`.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.strings: dict[str, str | None] = {}
+
+    def __bool__(self) -> bool:
+        return bool(len(self)) or bool(self.strings)
+
+    def _to_list(self, ret_type: ir.Type) -> list[str]:
+        words = super()._to_list(ret_type)
+        for key, value in self.strings.items():
+            words.append(f'"{key}"' if value is None else f'"{key}"="{value}"')
+        return words
+
+
+_ARG_FLAGS = {
+    "llvm.noalias": "noalias",
+    "llvm.nonnull": "nonnull",
+    "llvm.noundef": "noundef",
+    "llvm.nofree": "nofree",
+    "llvm.nocapture": "captures(none)",
+}
+_ARG_INTS = {
+    "llvm.align": "align",
+    "llvm.dereferenceable": "dereferenceable",
+    "llvm.dereferenceable_or_null": "dereferenceable_or_null",
+}
+
+
+def _int_list(attr: Attribute, what: str) -> list[int]:
+    match attr:
+        case DenseArrayBase():
+            return [int(v) for v in attr.iter_values()]
+        case ArrayAttr():
+            return [_int_list(a, what)[0] for a in attr]
+        case IntegerAttr():
+            return [attr.value.data]
+        case _:
+            raise ValueError(f"{what}: expected integers, got {attr}")
+
+
+def is_kernel(op: llvm.FuncOp) -> bool:
+    """True when `op` is marked as a kernel entry point."""
+    return KERNEL_ATTR in op.attributes
+
+
+def _function_attributes(op: llvm.FuncOp) -> _FunctionAttributes:
+    attrs = _FunctionAttributes()
+    name = op.sym_name.data
+    if op.no_inline is not None:
+        attrs.add("noinline")
+    if op.passthrough is not None:
+        for entry in op.passthrough:
+            if isinstance(entry, StringAttr):
+                key, value = entry.data, None
+            elif (
+                isinstance(entry, ArrayAttr)
+                and len(entry) == 2
+                and all(isinstance(e, StringAttr) for e in entry)
+            ):
+                key, value = (e.data for e in entry)  # pyright: ignore
+            else:
+                raise ValueError(f"@{name}: unsupported passthrough entry {entry}")
+            if value is None and key in ir.values.FunctionAttributes._known:
+                attrs.add(key)
+            else:
+                attrs.strings[key] = value
+    if MAXNTID_ATTR in op.attributes:
+        dims = _int_list(op.attributes[MAXNTID_ATTR], f"@{name} {MAXNTID_ATTR}")
+        if not 1 <= len(dims) <= 3 or any(d <= 0 for d in dims):
+            raise ValueError(
+                f"@{name}: {MAXNTID_ATTR} must be 1 to 3 positive sizes, got {dims}"
+            )
+        attrs.strings[MAXNTID_ATTR] = ",".join(str(d) for d in dims)
+    for key in (MINCTASM_ATTR, MAXNREG_ATTR):
+        if key in op.attributes:
+            (count,) = _int_list(op.attributes[key], f"@{name} {key}")
+            attrs.strings[key] = str(count)
+    return attrs
+
+
+def _declare_function(op: llvm.FuncOp, module: ir.Module) -> ir.Function:
+    function_type = translate_type(op.function_type)
+    assert isinstance(function_type, ir.FunctionType)
+    fn = ir.Function(module, function_type, name=op.sym_name.data)
+    linkage = op.linkage.linkage.data
+    if is_kernel(op):
+        if linkage != "external":
+            raise ValueError(
+                f"kernel @{op.sym_name.data} must have external linkage, got {linkage}"
+            )
+        fn.calling_convention = "ptx_kernel"
+    else:
+        cconv = op.CConv.cconv_name
+        fn.calling_convention = "" if cconv == "ccc" else cconv
+        if op.body.blocks and linkage != "external":
+            fn.linkage = linkage
+    fn.attributes = _function_attributes(op)
+    if op.arg_attrs is not None:
+        for arg, arg_attrs in zip(fn.args, op.arg_attrs, strict=True):
+            for key, value in arg_attrs.data.items():
+                if key in _ARG_FLAGS:
+                    arg.add_attribute(_ARG_FLAGS[key])
+                elif key in _ARG_INTS and isinstance(value, IntegerAttr):
+                    setattr(arg.attributes, _ARG_INTS[key], value.value.data)
+    return fn
+
+
+def _define_function(op: llvm.FuncOp, fn: ir.Function) -> None:
+    values: ValueMap = {}
+    blocks: BlockMap = {}
+    for index, block in enumerate(op.body.blocks):
+        blocks[block] = fn.append_basic_block(name=block.name_hint or "")
+        if index == 0:
+            values.update(zip(block.args, fn.args, strict=True))
+    for block in list(op.body.blocks)[1:]:
+        builder = ir.IRBuilder(blocks[block])
+        for arg in block.args:
+            values[arg] = builder.phi(translate_type(arg.type))
+    for block in op.body.blocks:
+        builder = ir.IRBuilder(blocks[block])
+        if blocks[block].instructions:
+            builder.position_after(blocks[block].instructions[-1])
+        for inner in block.ops:
+            translate_op(inner, builder, values, blocks)
+
+
+# ---------------------------------------------------------------- globals
+
+
+def _define_global(op: llvm.GlobalOp, module: ir.Module) -> None:
+    addrspace = op.addr_space.value.data
+    gvar = ir.GlobalVariable(
+        module, translate_type(op.global_type), op.sym_name.data, addrspace
+    )
+    # Opaque, like every other pointer here, so loads/stores/GEPs on the
+    # address of a global need no element-type bookkeeping.
+    gvar.type = ir.PointerType(addrspace=addrspace)
+    linkage = op.linkage.linkage.data
+    gvar.linkage = "" if linkage == "external" and op.value is None else linkage
+    gvar.global_constant = op.constant is not None
+    if op.alignment is not None:
+        gvar.align = op.alignment.value.data
+    if isinstance(op.value, StringAttr):
+        raw = op.value.data.encode()
+        array = ir.ArrayType(ir.IntType(8), len(raw))
+        gvar.initializer = ir.Constant(array, bytearray(raw))
+    elif op.value is not None:
+        gvar.initializer = _constant(op.global_type, op.value)
+    # else: llvmlite writes `undef` for non-external linkage, a declaration
+    # for external linkage (e.g. extern dynamic shared memory).
+
+
+# ---------------------------------------------------------------- ops
+
+
+def _gep(op: llvm.GEPOp, b: ir.IRBuilder, values: ValueMap) -> None:
+    ssa = iter(op.ssa_indices)
+    indices = [
+        values[next(ssa)] if index == llvm.GEP_USE_SSA_VAL else ir.IntType(32)(index)
+        for index in op.rawConstantIndices.iter_values()
+    ]
+    ptr = values[op.ptr]
+    result = b.gep(
+        ptr,
+        indices,
+        inbounds=op.inbounds is not None,
+        source_etype=translate_type(op.elem_type),
+    )
+    result.type = ir.PointerType(addrspace=ptr.type.addrspace)
+    values[op.result] = result
+
+
+def _load(op: llvm.LoadOp, b: ir.IRBuilder, values: ValueMap) -> None:
+    load = b.load(values[op.ptr], typ=translate_type(op.dereferenced_value.type))
+    if op.alignment is not None:
+        load.align = op.alignment.value.data
+    values[op.dereferenced_value] = load
+
+
+def _alloca(op: llvm.AllocaOp, b: ir.IRBuilder, values: ValueMap) -> None:
+    alloca = b.alloca(translate_type(op.elem_type), size=values[op.size])
+    if op.alignment is not None:
+        alloca.align = op.alignment.value.data
+    values[op.res] = alloca
+
+
+_CASTS: dict[type[Operation], str] = {
+    llvm.TruncOp: "trunc",
+    llvm.ZExtOp: "zext",
+    llvm.SExtOp: "sext",
+    llvm.PtrToIntOp: "ptrtoint",
+    llvm.IntToPtrOp: "inttoptr",
+    llvm.BitcastOp: "bitcast",
+    llvm.FPExtOp: "fpext",
+    llvm.FPTruncOp: "fptrunc",
+    llvm.SIToFPOp: "sitofp",
+    llvm_ops.FPToSIOp: "fptosi",
+    llvm_ops.FPToUIOp: "fptoui",
+    llvm_ops.UIToFPOp: "uitofp",
+    llvm_ops.AddrSpaceCastOp: "addrspacecast",
+}
+
+
+def _cast(op: Operation, b: ir.IRBuilder, values: ValueMap) -> None:
+    match op:
+        case llvm.IntegerConversionOpOverflow() if op.overflowFlags:
+            flags = [f.value for f in op.overflowFlags.data]
+        case llvm.IntegerConversionOpNNeg() if op.non_neg:
+            flags = ["nneg"]
+        case _:
+            flags = []
+    cast = CastInstrWithFlags(
+        b.block,
+        _CASTS[type(op)],
+        values[op.operands[0]],
+        translate_type(op.results[0].type),
+        flags=flags,
+    )
+    b._insert(cast)  # pyright: ignore[reportPrivateUsage]
+    values[op.results[0]] = cast
+
+
+def _llvm_constant(op: llvm.ConstantOp, b: ir.IRBuilder, values: ValueMap) -> None:
+    values[op.result] = _constant(op.result.type, op.value)
+
+
+def _zero(op: llvm.ZeroOp, b: ir.IRBuilder, values: ValueMap) -> None:
+    values[op.res] = ir.Constant(translate_type(op.res.type), None)
+
+
+def _undef(op: llvm.UndefOp, b: ir.IRBuilder, values: ValueMap) -> None:
+    values[op.res] = ir.Constant(translate_type(op.res.type), ir.Undefined)
+
+
+def _declared(module: ir.Module, name: str, fn_type: ir.FunctionType) -> ir.Function:
+    """The function `name` of type `fn_type`, declared on first use."""
+    existing = module.globals.get(name)
+    if existing is None:
+        return ir.Function(module, fn_type, name=name)
+    if not isinstance(existing, ir.Function) or existing.function_type != fn_type:
+        old = getattr(existing, "function_type", existing.type)
+        raise ValueError(
+            f"intrinsic {name} used as {fn_type} but already declared as {old}"
+        )
+    return existing
+
+
+def _call_intrinsic(op: llvm.CallIntrinsicOp, b: ir.IRBuilder, values: ValueMap) -> None:
+    if op.op_bundle_operands:
+        raise NotImplementedError("llvm.call_intrinsic: operand bundles")
+    args = [values[a] for a in op.args]
+    result_type = translate_type(op.ress.type) if op.ress is not None else ir.VoidType()
+    fn_type = ir.FunctionType(result_type, [a.type for a in args])
+    call = b.call(_declared(b.module, op.intrin.data, fn_type), args)
+    if op.ress is not None:
+        values[op.ress] = call
+
+
+def _inline_asm(op: llvm.InlineAsmOp, b: ir.IRBuilder, values: ValueMap) -> None:
+    args = [values[a] for a in op.operands_]
+    result_type = translate_type(op.res.type) if op.res is not None else ir.VoidType()
+    asm = ir.InlineAsm(
+        ir.FunctionType(result_type, [a.type for a in args]),
+        op.asm_string.data,
+        op.constraints.data,
+        side_effect=op.has_side_effects is not None,
+    )
+    call = b.call(asm, args)
+    if op.res is not None:
+        values[op.res] = call
+
+
+def _suffix(ty: ir.Type) -> str:
+    """LLVM's overload suffix for a type: `f32`, `v2f16`, `bf16`, `v2bf16`."""
+    if isinstance(ty, ir.VectorType):
+        return f"v{ty.count}{ty.element.intrinsic_name}"
+    return ty.intrinsic_name
+
+
+def _overloaded(b: ir.IRBuilder, base: str, ty: ir.Type, arity: int) -> ir.Function:
+    """`base.<suffix>` of type (ty, ...) -> ty, e.g. `llvm.maxnum.v2f16`."""
+    fn_type = ir.FunctionType(ty, [ty] * arity)
+    return _declared(b.module, f"{base}.{_suffix(ty)}", fn_type)
+
+
+def _fma(op: llvm.FMAOp, b: ir.IRBuilder, values: ValueMap) -> None:
+    if any(op.fastmathFlags.data):
+        raise NotImplementedError("llvm.intr.fma: fast-math flags")
+    fn = _overloaded(b, "llvm.fma", translate_type(op.res.type), 3)
+    values[op.res] = b.call(fn, [values[op.a], values[op.b], values[op.c]])
+
+
+_ELEMENTWISE_INTRINSICS: dict[type[Operation], str] = {
+    llvm.FAbsOp: "llvm.fabs",
+    llvm.FCeilOp: "llvm.ceil",
+    llvm.FFloorOp: "llvm.floor",
+    llvm.FSqrtOp: "llvm.sqrt",
+    llvm.FExpOp: "llvm.exp",
+    llvm.FExp2Op: "llvm.exp2",
+    llvm.FLogOp: "llvm.log",
+    llvm.FLog2Op: "llvm.log2",
+    llvm.FSinOp: "llvm.sin",
+    llvm.FCosOp: "llvm.cos",
+    llvm.VectorFMaxOp: "llvm.maxnum",
+    llvm.VectorFMinOp: "llvm.minnum",
+    llvm.FPowOp: "llvm.pow",
+    llvm.FCopySignOp: "llvm.copysign",
+}
+
+
+def _elementwise_intrinsic(op: Operation, b: ir.IRBuilder, values: ValueMap) -> None:
+    args = [values[a] for a in op.operands]
+    fn = _overloaded(b, _ELEMENTWISE_INTRINSICS[type(op)], args[0].type, len(args))
+    values[op.results[0]] = b.call(fn, args)
+
+
+def _extract_element(
+    op: llvm_ops.ExtractElementOp, b: ir.IRBuilder, values: ValueMap
+) -> None:
+    values[op.res] = b.extract_element(values[op.vector], values[op.position])
+
+
+class _AtomicRMWInstr(instructions.AtomicRMW):
+    """llvmlite's atomicrmw, plus the syncscope and alignment it cannot print."""
+
+    def __init__(self, parent: ir.Block, op: str, ptr: ir.Value, val: ir.Value,
+                 ordering: str, syncscope: str | None, align: int | None):
+        super().__init__(parent, op, ptr, val, ordering, name="")
+        self.syncscope = syncscope
+        self.align = align
+
+    def descr(self, buf: list[str]) -> None:
+        ptr, val = self.operands
+        scope = f' syncscope("{self.syncscope}")' if self.syncscope else ""
+        align = f", align {self.align}" if self.align else ""
+        buf.append(
+            f"atomicrmw {self.operation} {ptr.type} {ptr.get_reference()}, "
+            f"{val.type} {val.get_reference()}{scope} {self.ordering}{align}"
+            f"{self._stringify_metadata(leading_comma=True)}\n"
+        )
+
+
+def _atomic_rmw(op: llvm_ops.AtomicRMWOp, b: ir.IRBuilder, values: ValueMap) -> None:
+    instr = _AtomicRMWInstr(
+        b.block,
+        op.bin_op.data,
+        values[op.ptr],
+        values[op.val],
+        op.ordering.data,
+        op.syncscope.data if op.syncscope is not None else None,
+        op.alignment.value.data if op.alignment is not None else None,
+    )
+    b._insert(instr)  # pyright: ignore[reportPrivateUsage]
+    values[op.res] = instr
+
+
+_TRANSLATIONS: dict[type[Operation], Callable[[Any, ir.IRBuilder, ValueMap], None]] = {
+    llvm.GEPOp: _gep,
+    llvm.LoadOp: _load,
+    llvm.AllocaOp: _alloca,
+    llvm.ConstantOp: _llvm_constant,
+    llvm.ZeroOp: _zero,
+    llvm.UndefOp: _undef,
+    llvm.CallIntrinsicOp: _call_intrinsic,
+    llvm.InlineAsmOp: _inline_asm,
+    llvm.FMAOp: _fma,
+    llvm_ops.ExtractElementOp: _extract_element,
+    llvm_ops.AtomicRMWOp: _atomic_rmw,
+    **{cast: _cast for cast in _CASTS},
+    **{op: _elementwise_intrinsic for op in _ELEMENTWISE_INTRINSICS},
+}
+
+
+def translate_op(
+    op: Operation, builder: ir.IRBuilder, values: ValueMap, blocks: BlockMap
+) -> None:
+    """Append `op` to `builder`: our translation if we have one, else xDSL's."""
+    translation = _TRANSLATIONS.get(type(op))
+    if translation is not None:
+        translation(op, builder, values)
+    else:
+        xdsl_convert_op(op, builder, values, blocks)
+
+
+# ---------------------------------------------------------------- module
+
+
+def translate_module(
+    module: ModuleOp, *, triple: str = NVPTX_TRIPLE, data_layout: str = ""
+) -> ir.Module:
+    """The llvmlite module of an xDSL module of `llvm.func`s and `llvm.mlir.global`s.
+
+    The module's `llvm.target_triple` attribute, if any, wins over `triple`.
+    """
+    result = ir.Module()
+    module_triple = module.attributes.get("llvm.target_triple")
+    if isinstance(module_triple, StringAttr):
+        triple = module_triple.data
+    result.triple = triple
+    if data_layout:
+        result.data_layout = data_layout
+    globals_: list[llvm.GlobalOp] = []
+    functions: list[llvm.FuncOp] = []
+    for op in module.ops:
+        match op:
+            case llvm.GlobalOp():
+                globals_.append(op)
+            case llvm.FuncOp():
+                functions.append(op)
+            case _:
+                raise NotImplementedError(
+                    f"cannot translate top-level op {op.name} to LLVM IR: "
+                    "expected llvm.func or llvm.mlir.global"
+                )
+    for global_op in globals_:
+        _define_global(global_op, result)
+    declared = [(f, _declare_function(f, result)) for f in functions]
+    for op, fn in declared:
+        if op.body.blocks:
+            _define_function(op, fn)
+    return result
+
+
+__all__ = [
+    "BFloatType",
+    "KERNEL_ATTR",
+    "MAXNREG_ATTR",
+    "MAXNTID_ATTR",
+    "MINCTASM_ATTR",
+    "NVPTX_TRIPLE",
+    "is_kernel",
+    "translate_module",
+    "translate_op",
+    "translate_type",
+]

@@ -1,0 +1,548 @@
+"""Builders for the GPU's own operations, as xDSL `llvm` ops.
+
+Each builder inserts ops through an xDSL `Builder`, checks the types of its
+operands first (ValueError naming the PTX operation and what it expected),
+and returns the SSA values it produced. NVVM intrinsics of LLVM 22 are used
+through `llvm.call_intrinsic`, by their current (not auto-upgraded) names,
+so LLVM checks their signatures when it parses the IR; `llvm.inline_asm` is
+used only for what LLVM has no intrinsic for (cp.async with an L2 prefetch
+hint). The register conventions are PTX's: f16/bf16 pairs are 32-bit
+registers whose low half is element 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.builder import Builder
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    VectorType,
+    bf16,
+    f16,
+    f32,
+    i1,
+    i32,
+)
+from xdsl.ir import Attribute, Block, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from tilec.codegen.llvm_build import (
+    GLOBAL,
+    SHARED,
+    Value,
+    bitcast,
+    const_i32,
+    expect_count,
+    expect_pointer,
+    expect_type,
+    extract_values,
+    value_of,
+    zero,
+)
+
+F16X2 = VectorType(f16, [2])
+BF16X2 = VectorType(bf16, [2])
+FULL_MASK = 0xFFFFFFFF
+
+
+def call_intrinsic(
+    builder: Builder,
+    name: str,
+    args: Sequence[SSAValue],
+    result_type: Attribute | None = None,
+) -> SSAValue | None:
+    """`llvm.call_intrinsic name(args)`, returning its result if it has one."""
+    op = builder.insert(
+        llvm.CallIntrinsicOp(
+            name, list(args), [result_type] if result_type is not None else []
+        )
+    )
+    return op.ress
+
+
+def _struct(count: int, element: Attribute) -> llvm.LLVMStructType:
+    return llvm.LLVMStructType.from_type_list([element] * count)
+
+
+# ------------------------------------------------------------ thread ids
+
+_DIMS = ("x", "y", "z")
+
+
+def _special_register(builder: Builder, register: str, dim: str) -> SSAValue:
+    if dim not in _DIMS:
+        raise ValueError(f"%{register}: dimension must be x, y or z, got {dim!r}")
+    value = call_intrinsic(builder, f"llvm.nvvm.read.ptx.sreg.{register}.{dim}", [], i32)
+    assert value is not None
+    return value
+
+
+def thread_id(builder: Builder, dim: str = "x") -> SSAValue:
+    """`%tid.{dim}`: the thread's index in its block (i32)."""
+    return _special_register(builder, "tid", dim)
+
+
+def block_id(builder: Builder, dim: str = "x") -> SSAValue:
+    """`%ctaid.{dim}`: the block's index in the grid (i32)."""
+    return _special_register(builder, "ctaid", dim)
+
+
+def block_dim(builder: Builder, dim: str = "x") -> SSAValue:
+    """`%ntid.{dim}`: threads per block along `dim` (i32)."""
+    return _special_register(builder, "ntid", dim)
+
+
+def grid_dim(builder: Builder, dim: str = "x") -> SSAValue:
+    """`%nctaid.{dim}`: blocks per grid along `dim` (i32)."""
+    return _special_register(builder, "nctaid", dim)
+
+
+def lane_id(builder: Builder) -> SSAValue:
+    """`%laneid`: the thread's lane in its warp, 0..31 (i32)."""
+    value = call_intrinsic(builder, "llvm.nvvm.read.ptx.sreg.laneid", [], i32)
+    assert value is not None
+    return value
+
+
+def warp_id(builder: Builder) -> SSAValue:
+    """The warp's index in a 1-D block, `tid.x / 32` (i32).
+
+    Computed rather than read from `%warpid`, which names a hardware warp
+    slot that may change during execution.
+    """
+    tid = thread_id(builder, "x")
+    return builder.insert(llvm.LShrOp(tid, const_i32(builder, 5))).res
+
+
+def barrier(builder: Builder) -> None:
+    """`bar.sync 0`: every thread of the block waits here (`__syncthreads`)."""
+    call_intrinsic(
+        builder, "llvm.nvvm.barrier.cta.sync.aligned.all", [const_i32(builder, 0)]
+    )
+
+
+# ------------------------------------------------------------ ldmatrix / mma
+
+
+def ldmatrix(
+    builder: Builder, ptr: Value, *, count: int = 4, trans: bool = False
+) -> list[SSAValue]:
+    """`ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16`.
+
+    The warp loads `count` 8x8 b16 matrices from shared memory; lanes
+    8i..8i+7 give the row addresses of matrix i. Each thread gets one i32
+    (two b16 values) per matrix; `trans` transposes each matrix.
+    """
+    op = "ldmatrix"
+    if count not in (1, 2, 4):
+        raise ValueError(f"{op}: count must be 1, 2 or 4, got {count}")
+    ptr = expect_pointer(op, "address", ptr, SHARED)
+    layout = ".trans" if trans else ""
+    name = f"llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{count}{layout}.b16.p3"
+    if count == 1:
+        value = call_intrinsic(builder, name, [ptr], i32)
+        assert value is not None
+        return [value]
+    result = call_intrinsic(builder, name, [ptr], _struct(count, i32))
+    assert result is not None
+    return extract_values(builder, result, count)
+
+
+def _fragment(
+    builder: Builder,
+    op: str,
+    what: str,
+    values: Sequence[Value],
+    count: int,
+    register_type: Attribute,
+    also: Attribute,
+) -> list[SSAValue]:
+    """Check a fragment of `count` registers; bitcast those of type `also`."""
+    expect_count(op, what, values, count)
+    checked = [expect_type(op, what, v, register_type, also) for v in values]
+    return [
+        v if v.type == register_type else bitcast(builder, v, register_type)
+        for v in checked
+    ]
+
+
+def _mma(
+    builder: Builder,
+    op: str,
+    name: str,
+    a: list[SSAValue],
+    b: list[SSAValue],
+    c: Sequence[Value],
+) -> list[SSAValue]:
+    expect_count(op, "C", c, 4)
+    acc = [expect_type(op, "C", v, f32) for v in c]
+    result = call_intrinsic(builder, name, [*a, *b, *acc], _struct(4, f32))
+    assert result is not None
+    return extract_values(builder, result, 4)
+
+
+def mma_m16n8k16(
+    builder: Builder,
+    a: Sequence[Value],
+    b: Sequence[Value],
+    c: Sequence[Value],
+    *,
+    dtype: str = "f16",
+) -> list[SSAValue]:
+    """`mma.sync.aligned.m16n8k16.row.col.f32.{dtype}.{dtype}.f32`: D = A·B + C.
+
+    A is 4 registers, B 2, C and the result D 4 f32 per thread. For f16 a
+    register is `vector<2xf16>` (an i32, e.g. from ldmatrix, is bitcast);
+    for bf16 it is an i32 (a `vector<2xbf16>` is bitcast).
+    """
+    op = f"mma.sync.m16n8k16.{dtype}"
+    if dtype == "f16":
+        name = "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+        reg, other = F16X2, i32
+    elif dtype == "bf16":
+        name = "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+        reg, other = i32, BF16X2
+    else:
+        raise ValueError(f"mma.sync.m16n8k16: dtype must be f16 or bf16, got {dtype!r}")
+    a_regs = _fragment(builder, op, "A", a, 4, reg, other)
+    b_regs = _fragment(builder, op, "B", b, 2, reg, other)
+    return _mma(builder, op, name, a_regs, b_regs, c)
+
+
+def mma_m16n8k8_tf32(
+    builder: Builder, a: Sequence[Value], b: Sequence[Value], c: Sequence[Value]
+) -> list[SSAValue]:
+    """`mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`: D = A·B + C.
+
+    A is 4 tf32 registers, B 2, C and D 4 f32 per thread. A tf32 register is
+    an i32 (from `round_tf32`); an f32 is bitcast, and the hardware then
+    ignores its low 13 mantissa bits.
+    """
+    op = "mma.sync.m16n8k8.tf32"
+    a_regs = _fragment(builder, op, "A", a, 4, i32, f32)
+    b_regs = _fragment(builder, op, "B", b, 2, i32, f32)
+    return _mma(builder, op, "llvm.nvvm.mma.m16n8k8.row.col.tf32", a_regs, b_regs, c)
+
+
+# ------------------------------------------------------------ cp.async
+
+
+def inline_asm(
+    builder: Builder,
+    asm: str,
+    constraints: str,
+    operands: Sequence[Value],
+    result_type: Attribute | None = None,
+    *,
+    side_effects: bool = True,
+) -> SSAValue | None:
+    """`llvm.inline_asm` for one PTX instruction LLVM has no intrinsic for.
+
+    The constraint string must list one output per result (`=r`, ...) and
+    one input per operand, so a mismatch fails here, not inside LLVM.
+    """
+    entries = [e for e in constraints.split(",") if e and not e.startswith("~")]
+    outputs = sum(1 for e in entries if e.startswith("="))
+    expected_outputs = (
+        0
+        if result_type is None
+        else len(result_type.types)
+        if isinstance(result_type, llvm.LLVMStructType)
+        else 1
+    )
+    if outputs != expected_outputs or len(entries) - outputs != len(operands):
+        raise ValueError(
+            f"inline asm {asm!r}: constraints {constraints!r} declare {outputs} "
+            f"outputs and {len(entries) - outputs} inputs, expected "
+            f"{expected_outputs} and {len(operands)}"
+        )
+    op = llvm.InlineAsmOp(
+        asm,
+        constraints,
+        [value_of("inline asm", v) for v in operands],
+        [result_type] if result_type is not None else None,
+        has_side_effects=side_effects,
+    )
+    builder.insert(op)
+    return op.res
+
+
+def cp_async(
+    builder: Builder,
+    dst: Value,
+    src: Value,
+    *,
+    size: int = 16,
+    cache: str = "cg",
+    src_size: Value | None = None,
+    l2_prefetch: int | None = None,
+) -> None:
+    """`cp.async.{cache}.shared.global [dst], [src], size[, src_size]`.
+
+    Copies `size` bytes global → shared without passing through registers.
+    `cache` is "ca" (L1 and L2; 4, 8 or 16 bytes) or "cg" (L2 only; 16
+    bytes). With `src_size` (i32, 0..size) only that many bytes are read and
+    the rest of `dst` is zero-filled: the predicated/out-of-bounds form.
+    `l2_prefetch` (64, 128 or 256 bytes) adds PTX's `.L2::{n}B` hint, which
+    LLVM's intrinsics cannot express, so that form is inline asm.
+    """
+    op = f"cp.async.{cache}"
+    if cache not in ("ca", "cg"):
+        raise ValueError(f"cp.async: cache must be 'ca' or 'cg', got {cache!r}")
+    if size not in ((4, 8, 16) if cache == "ca" else (16,)):
+        allowed = "4, 8 or 16" if cache == "ca" else "16"
+        raise ValueError(f"{op}: size must be {allowed} bytes, got {size}")
+    dst = expect_pointer(op, "destination", dst, SHARED)
+    src = expect_pointer(op, "source", src, GLOBAL)
+    args = [dst, src]
+    if src_size is not None:
+        args.append(expect_type(op, "src_size", src_size, i32))
+    if l2_prefetch is None:
+        suffix = ".s" if src_size is not None else ""
+        name = f"llvm.nvvm.cp.async.{cache}.shared.global.{size}{suffix}"
+        call_intrinsic(builder, name, args)
+        return
+    if l2_prefetch not in (64, 128, 256):
+        raise ValueError(f"{op}: l2_prefetch must be 64, 128 or 256, got {l2_prefetch}")
+    tail = ", $2" if src_size is not None else ""
+    asm = f"cp.async.{cache}.shared.global.L2::{l2_prefetch}B [$0], [$1], {size}{tail};"
+    inline_asm(builder, asm, "l,l" + (",r" if src_size is not None else ""), args)
+
+
+def cp_async_commit_group(builder: Builder) -> None:
+    """`cp.async.commit_group`: close the group of cp.async issued so far."""
+    call_intrinsic(builder, "llvm.nvvm.cp.async.commit.group", [])
+
+
+def cp_async_wait_group(builder: Builder, pending: int) -> None:
+    """`cp.async.wait_group N`: wait until at most `pending` groups are in flight."""
+    if not isinstance(pending, int) or not 0 <= pending <= 7:
+        raise ValueError(
+            f"cp.async.wait_group: pending must be an int 0..7, got {pending!r}"
+        )
+    count = const_i32(builder, pending)
+    call_intrinsic(builder, "llvm.nvvm.cp.async.wait.group", [count])
+
+
+def cp_async_wait_all(builder: Builder) -> None:
+    """`cp.async.wait_all`: wait for every cp.async of this thread."""
+    call_intrinsic(builder, "llvm.nvvm.cp.async.wait.all", [])
+
+
+# ------------------------------------------------------------ warp shuffles
+
+_SHFL_MODES = ("idx", "bfly", "up", "down")
+
+
+def shfl_sync(
+    builder: Builder,
+    value: Value,
+    lane: Value | int,
+    *,
+    mode: str = "idx",
+    mask: int = FULL_MASK,
+    width: int = 32,
+) -> SSAValue:
+    """`shfl.sync.{mode}.b32`: read `value` (i32 or f32) from another lane.
+
+    `lane` is the source lane (idx), the XOR mask (bfly) or the delta
+    (up/down), within segments of `width` lanes.
+    """
+    op = f"shfl.sync.{mode}"
+    if mode not in _SHFL_MODES:
+        modes = ", ".join(_SHFL_MODES)
+        raise ValueError(f"shfl.sync: mode must be one of {modes}, got {mode!r}")
+    if width not in (1, 2, 4, 8, 16, 32):
+        raise ValueError(f"{op}: width must be a power of two up to 32, got {width}")
+    value = expect_type(op, "value", value, i32, f32)
+    if isinstance(lane, int):
+        lane_value = const_i32(builder, lane)
+    else:
+        lane_value = expect_type(op, "lane", lane, i32)
+    clamp = ((32 - width) << 8) | (0 if mode == "up" else 0x1F)
+    suffix = "i32" if value.type == i32 else "f32"
+    result = call_intrinsic(
+        builder,
+        f"llvm.nvvm.shfl.sync.{mode}.{suffix}",
+        [const_i32(builder, mask), value, lane_value, const_i32(builder, clamp)],
+        value.type,
+    )
+    assert result is not None
+    return result
+
+
+# ------------------------------------------------------------ math and conversion
+
+
+def ex2_approx(builder: Builder, x: Value, *, ftz: bool = False) -> SSAValue:
+    """`ex2.approx[.ftz].f32`: 2**x, the fast exponential softmax uses."""
+    x = expect_type("ex2.approx.f32", "x", x, f32)
+    name = "llvm.nvvm.ex2.approx.ftz.f32" if ftz else "llvm.nvvm.ex2.approx.f32"
+    result = call_intrinsic(builder, name, [x], f32)
+    assert result is not None
+    return result
+
+
+def pack_f16x2(builder: Builder, lo: Value, hi: Value) -> SSAValue:
+    """`cvt.rn.f16x2.f32`: two f32 → one `vector<2xf16>` register, `lo` as element 0."""
+    lo = expect_type("cvt.rn.f16x2.f32", "lo", lo, f32)
+    hi = expect_type("cvt.rn.f16x2.f32", "hi", hi, f32)
+    # PTX puts the first source in the upper half, so `hi` goes first.
+    result = call_intrinsic(builder, "llvm.nvvm.ff2f16x2.rn", [hi, lo], F16X2)
+    assert result is not None
+    return result
+
+
+def pack_bf16x2(builder: Builder, lo: Value, hi: Value) -> SSAValue:
+    """`cvt.rn.bf16x2.f32`: two f32 → one `vector<2xbf16>`, `lo` as element 0."""
+    lo = expect_type("cvt.rn.bf16x2.f32", "lo", lo, f32)
+    hi = expect_type("cvt.rn.bf16x2.f32", "hi", hi, f32)
+    result = call_intrinsic(builder, "llvm.nvvm.ff2bf16x2.rn", [hi, lo], BF16X2)
+    assert result is not None
+    return result
+
+
+def round_tf32(builder: Builder, x: Value) -> SSAValue:
+    """`cvt.rna.tf32.f32`: f32 rounded to tf32, as the i32 register mma takes."""
+    x = expect_type("cvt.rna.tf32.f32", "x", x, f32)
+    result = call_intrinsic(builder, "llvm.nvvm.f2tf32.rna", [x], i32)
+    assert result is not None
+    return result
+
+
+_FLOATS = (f32, F16X2, BF16X2, f16, bf16)
+
+
+def fmax(builder: Builder, x: Value, y: Value) -> SSAValue:
+    """`max.f32` (and f16/bf16 forms): the larger; a NaN operand is ignored."""
+    x = expect_type("max", "x", x, *_FLOATS)
+    y = expect_type("max", "y", y, x.type)
+    return builder.insert(llvm.VectorFMaxOp(x, y)).res
+
+
+def fmin(builder: Builder, x: Value, y: Value) -> SSAValue:
+    """`min.f32` (and f16/bf16 forms): the smaller; a NaN operand is ignored."""
+    x = expect_type("min", "x", x, *_FLOATS)
+    y = expect_type("min", "y", y, x.type)
+    return builder.insert(llvm.VectorFMinOp(x, y)).res
+
+
+# ------------------------------------------------------------ vector loads / stores
+
+
+def byte_size(type_attr: Attribute) -> int | None:
+    """Size in bytes of a scalar or 1-D vector type, None for other types."""
+    match type_attr:
+        case IntegerType():
+            width = type_attr.width.data
+            return width // 8 if width % 8 == 0 else None
+        case Float16Type() | BFloat16Type():
+            return 2
+        case Float32Type():
+            return 4
+        case Float64Type():
+            return 8
+        case VectorType() if type_attr.get_num_dims() == 1:
+            element = byte_size(type_attr.element_type)
+            return None if element is None else element * type_attr.get_shape()[0]
+        case _:
+            return None
+
+
+def _access_size(op: str, type_attr: Attribute) -> int:
+    size = byte_size(type_attr)
+    if size not in (4, 8, 16):
+        raise ValueError(
+            f"{op}: type must be 4, 8 or 16 bytes, got {type_attr} ({size} bytes)"
+        )
+    return size
+
+
+def _if_then(
+    builder: Builder, pred: SSAValue, join_args: Sequence[SSAValue]
+) -> tuple[Builder, Block]:
+    """Cut the current block at the insertion point into an if-then.
+
+    The current block ends with `cond_br pred, then, join(join_args)`; the
+    ops after the insertion point move to `join`, which gets one argument
+    per value in `join_args` (the values on the skipped path). Returns a
+    builder at the end of the empty `then` block and the `join` block; the
+    caller ends `then` with a branch to `join`.
+    """
+    point = builder.insertion_point
+    current, region = point.block, point.block.parent
+    if region is None:
+        raise ValueError("predicated access: the insertion block must be inside a region")
+    then_block = Block()
+    join_block = Block(arg_types=[v.type for v in join_args])
+    rest = []
+    op = point.insert_before
+    while op is not None:
+        rest.append(op)
+        op = op.next_op
+    for op in rest:
+        op.detach()
+    join_block.add_ops(rest)
+    region.insert_block_after([then_block, join_block], current)
+    builder.insert(
+        llvm.CondBrOp(pred, then_block, [], join_block, list(join_args)),
+        InsertPoint.at_end(current),
+    )
+    return Builder(InsertPoint.at_end(then_block)), join_block
+
+
+def vector_load(
+    builder: Builder,
+    ptr: Value,
+    result_type: Attribute,
+    *,
+    pred: Value | None = None,
+    other: Value | None = None,
+) -> SSAValue:
+    """A 4-, 8- or 16-byte load (`ld.global.v4.u32` and kin), aligned to its size.
+
+    With `pred` (i1) the load happens only where it is true (under a branch,
+    so a false lane never touches memory) and the result is `other` (zero
+    by default) elsewhere; the builder then continues after the branch.
+    `ptr` is a global or shared pointer.
+    """
+    op = "ld.vector"
+    size = _access_size(op, result_type)
+    ptr = expect_pointer(op, "address", ptr, GLOBAL, SHARED)
+    load = llvm.LoadOp(ptr, result_type, alignment=size)
+    if pred is None:
+        return builder.insert(load).dereferenced_value
+    pred = expect_type(op, "predicate", pred, i1)
+    other = expect_type(
+        op, "other", zero(builder, result_type) if other is None else other, result_type
+    )
+    then, join = _if_then(builder, pred, [other])
+    then.insert(load)
+    then.insert(llvm.BrOp(join, load.dereferenced_value))
+    builder.insertion_point = InsertPoint.at_start(join)
+    return join.args[0]
+
+
+def vector_store(
+    builder: Builder, value: Value, ptr: Value, *, pred: Value | None = None
+) -> None:
+    """A 4-, 8- or 16-byte store aligned to its size; with `pred` (i1) only where true."""
+    op = "st.vector"
+    value = value_of(op, value)
+    size = _access_size(op, value.type)
+    ptr = expect_pointer(op, "address", ptr, GLOBAL, SHARED)
+    store = llvm.StoreOp(value, ptr, alignment=size)
+    if pred is None:
+        builder.insert(store)
+        return
+    pred = expect_type(op, "predicate", pred, i1)
+    then, join = _if_then(builder, pred, [])
+    then.insert(store)
+    then.insert(llvm.BrOp(join))
+    builder.insertion_point = InsertPoint.at_start(join)

@@ -1,0 +1,92 @@
+"""PTX from an xDSL `llvm`-dialect module, through llvmlite's NVPTX backend.
+
+The module is translated to LLVM IR (`llvm_translate`), parsed and verified
+by LLVM, optimised with LLVM's standard pipeline for the NVPTX target
+machine, and printed as PTX by LLVM's NVPTX code generator. PTX text is
+never assembled from templates here.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+from xdsl.dialects.builtin import ModuleOp
+
+from tilec.codegen.arch import check_arch
+from tilec.codegen.llvm_translate import NVPTX_TRIPLE, translate_module
+
+PTX_ISA_VERSION = 80
+"""PTX ISA 8.0 (CUDA 12.0): new enough for sm_90 (which needs 7.8) and for
+every instruction we emit, old enough for any CUDA 12 or 13 driver to JIT
+and for ptxas 12.x/13.x to assemble."""
+
+
+@functools.cache
+def _nvptx_target() -> llvm.Target:
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    return llvm.Target.from_triple(NVPTX_TRIPLE)
+
+
+@functools.cache
+def _target_machine(arch: str, opt_level: int) -> llvm.TargetMachine:
+    return _nvptx_target().create_target_machine(
+        cpu=arch,
+        features=f"+ptx{PTX_ISA_VERSION}",
+        opt=opt_level,
+        codemodel="default",
+    )
+
+
+def llvm_ir(module: ModuleOp) -> str:
+    """The LLVM IR text of `module`, as translated, before any optimisation.
+
+    It carries the NVPTX triple and data layout, so it stands on its own
+    (e.g. for LLVM's `opt` or `llc`).
+    """
+    layout = str(_target_machine("sm_80", 0).target_data)  # same for every sm_XY
+    return str(translate_module(module, triple=NVPTX_TRIPLE, data_layout=layout))
+
+
+def ptx_from_llvm_ir(ir_text: str, arch: str = "sm_80", *, opt_level: int = 3) -> str:
+    """PTX for `arch` from LLVM IR text; LLVM verifies the IR first."""
+    check_arch(arch)
+    if not 0 <= opt_level <= 3:
+        raise ValueError(f"opt_level must be 0 to 3, got {opt_level}")
+    machine = _target_machine(arch, opt_level)
+    parsed = llvm.parse_assembly(ir_text)
+    parsed.verify()
+    parsed.triple = NVPTX_TRIPLE
+    parsed.data_layout = str(machine.target_data)
+    if opt_level > 0:
+        tuning = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+        passes = llvm.create_pass_builder(machine, tuning)
+        passes.getModulePassManager().run(parsed, passes)
+    return machine.emit_assembly(parsed)
+
+
+def ptx(module: ModuleOp, arch: str = "sm_80", *, opt_level: int = 3) -> str:
+    """PTX for `arch` (one of `ACCEPTED_ARCHS`) from an xDSL llvm-dialect module."""
+    check_arch(arch)
+    return ptx_from_llvm_ir(llvm_ir(module), arch, opt_level=opt_level)
+
+
+@dataclass(frozen=True)
+class CompiledPTX:
+    """Both texts of one compilation: LLVM IR (for reading) and PTX (to load)."""
+
+    arch: str
+    llvm_ir: str
+    ptx: str
+
+
+def compile_module(
+    module: ModuleOp, arch: str = "sm_80", *, opt_level: int = 3
+) -> CompiledPTX:
+    """Translate `module` once and return its LLVM IR and its PTX for `arch`."""
+    check_arch(arch)
+    ir_text = llvm_ir(module)
+    ptx_text = ptx_from_llvm_ir(ir_text, arch, opt_level=opt_level)
+    return CompiledPTX(arch, ir_text, ptx_text)
