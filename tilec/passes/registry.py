@@ -1,0 +1,294 @@
+"""The one list of tilec's passes, named pipelines and output targets.
+
+``tile-opt``, the Python API and the tests all look passes and targets up here,
+so a pass is registered once and reachable everywhere.
+
+Adding a pass (the pass class lives in its own file ``tilec/passes/<name>.py``,
+is a ``@dataclass(frozen=True)`` ``ModulePass`` whose ``name`` ClassVar equals the
+key)::
+
+    PASSES = {
+        "tile-tiling": "tilec.passes.tiling:TileTilingPass",
+        ...
+    }
+
+Adding a named pipeline without options (any ``-p`` text: passes with options,
+other pipelines)::
+
+    PIPELINES = {
+        "tile-to-ptx": "tile-tiling,tile-swizzle,tile-pipeline{stages=3},...",
+    }
+
+A pipeline that takes options of its own is a :class:`PipelinePass` subclass
+(dataclass fields are its options, :meth:`PipelinePass.pipeline` builds the
+text from them) and is registered in ``PASSES`` like any other pass.
+
+Adding a target (a ``@dataclass(frozen=True)`` ``xdsl.utils.target.Target``
+whose ``name`` equals the key; ``-t ptx{arch=sm_90}`` fills its fields)::
+
+    TARGETS = {
+        "ptx": "tilec.codegen.ptx:PTXTarget",
+    }
+
+Everything is imported lazily: naming a module here costs nothing until the
+pass or target is used, so ``tile-opt`` starts fast however many passes exist.
+xDSL's own passes (``canonicalize``, ``cse``, ...) and targets (``mlir``,
+``llvm``, ...) are included; a tilec name may not shadow one of them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
+from xdsl.utils.arg_spec import PipelineLexer, SpecTokenKind, parse_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
+from xdsl.utils.lexer import Span
+from xdsl.utils.target import Target
+
+# --------------------------------------------------------------------------
+# The registry: one line per pass / pipeline / target.
+# --------------------------------------------------------------------------
+
+PASSES: dict[str, str] = {
+    # "tile-tiling": "tilec.passes.tiling:TileTilingPass",
+}
+"""tilec passes: name -> ``"module:ClassName"`` of a ``ModulePass`` subclass."""
+
+PIPELINES: dict[str, str] = {
+    # "tile-to-ptx": "tile-tiling,tile-swizzle,tile-pipeline,tile-regalloc,tile-to-llvm",
+}
+"""Named pipelines without options: name -> pass-pipeline text."""
+
+TARGETS: dict[str, str] = {
+    # "ptx": "tilec.codegen.ptx:PTXTarget",
+}
+"""tilec output targets: name -> ``"module:ClassName"`` of a ``Target`` subclass."""
+
+
+# --------------------------------------------------------------------------
+# Named pipelines as passes.
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PipelinePass(ModulePass):
+    """A named pipeline: a pass that runs other passes in order.
+
+    Subclasses set ``name`` and either the class attribute ``spec`` (fixed
+    pipeline text) or override :meth:`pipeline` to build the text from their
+    own dataclass fields, e.g.::
+
+        @dataclass(frozen=True)
+        class TileToPTX(PipelinePass):
+            name = "tile-to-ptx"
+            stages: int = 3
+
+            def pipeline(self) -> str:
+                return f"tile-tiling,tile-swizzle,tile-pipeline{{stages={self.stages}}}"
+
+    The IR is verified after every inner pass; a failure names the inner
+    pass (as a note on the exception) so that errors point at the culprit.
+    """
+
+    spec: ClassVar[str] = ""
+
+    def pipeline(self) -> str:
+        """The pass-pipeline text this pass stands for."""
+        return self.spec
+
+    def passes(self) -> tuple[ModulePass, ...]:
+        """The inner passes, parsed against the full registry."""
+        return build_pipeline(self.pipeline()).passes
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for inner in self.passes():
+            stage = f"in pass '{inner.name}'"
+            try:
+                inner.apply(ctx, op)
+                stage = f"after pass '{inner.name}'"
+                op.verify()
+            except Exception as e:
+                e.add_note(f"{stage} of pipeline '{self.name}'")
+                raise
+
+
+def pipeline_pass(name: str, spec: str, doc: str | None = None) -> type[PipelinePass]:
+    """Make a :class:`PipelinePass` subclass named ``name`` running ``spec``."""
+    class_name = "".join(part.capitalize() for part in name.replace("_", "-").split("-"))
+    cls = type(
+        f"{class_name}Pipeline",
+        (PipelinePass,),
+        {
+            "name": name,
+            "spec": spec,
+            "__doc__": doc or f"Named pipeline `{name}`: {spec}",
+            "__module__": __name__,
+        },
+    )
+    return dataclass(frozen=True)(cls)
+
+
+# --------------------------------------------------------------------------
+# Lookup.
+# --------------------------------------------------------------------------
+
+
+class RegistryError(Exception):
+    """A registry entry is broken (wrong name, not a pass, clash with xDSL)."""
+
+
+def _load(ref: str, kind: str, name: str, base: type) -> Any:
+    module_name, _, attr = ref.partition(":")
+    if not attr:
+        raise RegistryError(f"{kind} '{name}': '{ref}' is not of the form 'module:Class'")
+    obj = getattr(importlib.import_module(module_name), attr)
+    if not (isinstance(obj, type) and issubclass(obj, base)):
+        raise RegistryError(f"{kind} '{name}': {ref} is not a {base.__name__} subclass")
+    if getattr(obj, "name", None) != name:
+        raise RegistryError(
+            f"{kind} '{name}': {ref}.name is {getattr(obj, 'name', None)!r}, "
+            f"expected {name!r}"
+        )
+    return obj
+
+
+def _pass_factory(name: str, ref: str) -> Callable[[], type[ModulePass]]:
+    return lambda: _load(ref, "pass", name, ModulePass)
+
+
+def _pipeline_factory(name: str, spec: str) -> Callable[[], type[ModulePass]]:
+    return lambda: pipeline_pass(name, spec)
+
+
+def _target_factory(name: str, ref: str) -> Callable[[], type[Target]]:
+    return lambda: _load(ref, "target", name, Target)
+
+
+def _merge(kind: str, *sources: Mapping[str, Callable[[], Any]]) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for source in sources:
+        for name, factory in source.items():
+            if name in merged:
+                raise RegistryError(f"{kind} name '{name}' is registered twice")
+            merged[name] = factory
+    return merged
+
+
+def get_tilec_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """tilec's own passes and named pipelines (no xDSL passes)."""
+    return _merge(
+        "pass",
+        {name: _pass_factory(name, ref) for name, ref in PASSES.items()},
+        {name: _pipeline_factory(name, spec) for name, spec in PIPELINES.items()},
+    )
+
+
+def get_tilec_targets() -> dict[str, Callable[[], type[Target]]]:
+    """tilec's own targets (no xDSL targets)."""
+    return {name: _target_factory(name, ref) for name, ref in TARGETS.items()}
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Every pass ``tile-opt -p`` accepts: xDSL's, then tilec's and its pipelines."""
+    from xdsl.transforms import get_all_passes as xdsl_passes
+
+    return _merge("pass", xdsl_passes(), get_tilec_passes())
+
+
+def get_all_targets() -> dict[str, Callable[[], type[Target]]]:
+    """Every target ``tile-opt -t`` accepts: xDSL's, then tilec's."""
+    from xdsl.targets import get_all_targets as xdsl_targets
+
+    return _merge("target", xdsl_targets(), get_tilec_targets())
+
+
+# --------------------------------------------------------------------------
+# Pipeline text -> PassPipeline, with diagnostics that point into the text.
+# --------------------------------------------------------------------------
+
+
+class PipelineError(DiagnosticException):
+    """The pass-pipeline text is malformed, names an unknown pass, or gives a
+    pass options it does not accept. The message points into the text."""
+
+
+def _pass_name_spans(spec: str) -> Iterator[Span[str]]:
+    """Spans of the top-level pass names in ``spec`` (in order)."""
+    depth = 0
+    expect_name = True
+    lexer = PipelineLexer(spec)
+    while True:
+        token = lexer.lex()
+        kind = token.kind
+        if kind is SpecTokenKind.EOF:
+            return
+        if kind is SpecTokenKind.L_BRACE:
+            depth += 1
+        elif kind is SpecTokenKind.R_BRACE:
+            depth -= 1
+        elif depth == 0 and kind is SpecTokenKind.COMMA:
+            expect_name = True
+        elif depth == 0 and kind is SpecTokenKind.IDENT and expect_name:
+            expect_name = False
+            yield token.span
+
+
+def format_arg_spec_error(e: ArgSpecParseError) -> str:
+    """xDSL's ``ArgSpecParseError`` text as ``loc: error: msg`` + context lines."""
+    text = str(e).removeprefix("Error parsing pass pipeline specification:\n")
+    lines = text.rstrip("\n").split("\n")
+    if len(lines) < 4:
+        return f"error: {text}"
+    loc, context, msg = lines[0], lines[1:-1], lines[-1].strip()
+    return "\n".join([f"{loc}: error: {msg}", *context])
+
+
+def _point(span: Span[str] | None, msg: str) -> str:
+    if span is None:
+        return f"error: {msg}"
+    loc = span.get_location()
+    lines = span.print_with_context().splitlines()[1:]  # drop the bare location line
+    return "\n".join([f"{loc}: error: {msg}", *lines])
+
+
+def build_pipeline(
+    spec: str,
+    available: Mapping[str, Callable[[], type[ModulePass]]] | None = None,
+    callback: PassPipelineCallbackType | None = None,
+) -> PassPipeline:
+    """Parse ``-p`` text (``a{x=1 y=2,3},b``) into a ``PassPipeline``.
+
+    ``available`` defaults to :func:`get_all_passes`. Raises
+    :class:`PipelineError` with a message pointing at the offending pass.
+    """
+    if available is None:
+        available = get_all_passes()
+    try:
+        specs = list(parse_pipeline(spec))
+    except ArgSpecParseError as e:  # a BaseException in xDSL 0.74
+        raise PipelineError(format_arg_spec_error(e)) from None
+    spans: list[Span[str] | None] = list(_pass_name_spans(spec))
+    if len(spans) != len(specs):  # e.g. mlir-opt[...] elements: no span, still fine
+        spans = [None] * len(specs)
+
+    passes: list[ModulePass] = []
+    for arg_spec, span in zip(specs, spans, strict=True):
+        name = arg_spec.name
+        if name not in available:
+            msg = f"unknown pass '{name}'"
+            close = difflib.get_close_matches(name, list(available), n=3)
+            if close:
+                msg += "; did you mean " + " or ".join(f"'{c}'" for c in close) + "?"
+            raise PipelineError(_point(span, msg))
+        try:
+            passes.append(available[name]().from_pass_spec(arg_spec))
+        except (ValueError, TypeError) as e:
+            raise PipelineError(_point(span, f"invalid options for pass '{name}': {e}")) from None
+    return PassPipeline(tuple(passes), callback)

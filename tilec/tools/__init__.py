@@ -1,0 +1,1 @@
+"""Command-line tools of tilec: ``tile-opt`` (see :mod:`tilec.tools.tile_opt`)."""
