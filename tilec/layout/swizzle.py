@@ -9,6 +9,8 @@ is how a swizzled shared tile is described.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from tilec.layout.algebra import composition
 from tilec.layout.int_tuple import has_none
 from tilec.layout.layout import Layout, as_layout
@@ -72,6 +74,11 @@ class Swizzle:
         return f"Swizzle({self.bits}, {self.base}, {self.shift})"
 
 
+@lru_cache(maxsize=1024)
+def _composed_cosize(layout: "ComposedLayout") -> int:
+    return max(layout(i) for i in range(layout.size())) + 1
+
+
 class ComposedLayout:
     """``inner o offset o layout``: the coordinate function of ``layout``, shifted, then ``inner``."""
 
@@ -129,7 +136,7 @@ class ComposedLayout:
 
     def cosize(self) -> int:
         """One past the largest offset reached (the swizzle permutes within its period)."""
-        return max(self(i) for i in range(self.size())) + 1
+        return _composed_cosize(self)
 
     def rank(self) -> int:
         return self.layout.rank()

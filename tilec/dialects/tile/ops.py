@@ -1,8 +1,9 @@
 """Operations of the tile dialect.
 
-Three groups, all on tiles (thread/block/lane ids and barriers are the
-upstream ``gpu`` dialect's ops; loops and index math are ``scf`` and ``arith``):
+Four groups (loops and index math are ``scf`` and ``arith``):
 
+- kernel structure: ``tile.block_id``/``tile.thread_id`` per axis,
+  ``tile.warp_id``, ``tile.lane_id``, ``tile.barrier``;
 - the whole problem: ``tile.matmul`` with an elementwise epilogue region;
 - memory: ``tile.alloc``, ``tile.load``/``tile.store`` between global or
   shared tiles and register tiles, ``tile.copy`` (a tiled copy, optionally with
@@ -11,8 +12,10 @@ upstream ``gpu`` dialect's ops; loops and index math are ``scf`` and ``arith``):
 - compute on register tiles: ``tile.mma``, elementwise maps, row/column
   reductions into register vectors and broadcasts back.
 
-Reads of a global view outside its run-time shape give zero and writes there
-are dropped: that is how ragged edges are expressed at this level.
+A global view is addressed by the element coordinates of a tile's origin
+(``%g[%row0, %col0]``), not by tile numbers. Reads of a global view outside
+its run-time shape give zero and writes there are dropped: that is how ragged
+edges are expressed at this level.
 """
 
 from __future__ import annotations
@@ -405,9 +408,10 @@ def _check_tiled_copy(op: IRDLOperation, tile: SharedType) -> None:
 class CopyOp(IRDLOperation):
     """A block-wide tiled copy between a global window and a shared tile.
 
-    ``thr`` (threads → tile coordinates) and ``val`` (each thread's values)
-    are CuTe's ``make_tiled_copy`` layouts; without them the tiling pass
-    chooses. Elements of a global window outside the view read as zero and are
+    ``thr`` and ``val`` are CuTe's ``make_tiled_copy`` layouts: ``thr`` maps a
+    thread's coordinate in the thread grid to its thread index, ``val`` is the
+    block of values each thread moves; together they repeat over the tile.
+    Without them the tiling pass chooses. Elements of a global window outside the view read as zero and are
     not written.
     """
 

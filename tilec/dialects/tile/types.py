@@ -25,7 +25,7 @@ from xdsl.utils.exceptions import VerifyException
 from tilec.dialects.tile.attributes import DYNAMIC, LayoutAttr, TVLayoutAttr, parse_dims, print_dims
 from tilec.dialects.tile.layout_syntax import parse_any_layout, parse_layout
 from tilec.layout import ComposedLayout, Layout, TVLayout
-from tilec.layout.int_tuple import suffix_product
+from tilec.layout.int_tuple import flatten, suffix_product
 
 FLOAT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 
@@ -175,6 +175,9 @@ class SharedType(_CheckedAtParse, _TileShaped, ParametrizedAttribute, TypeAttrib
         _check_element(self.name, self.element_type)
         _check_static_shape(self.name, self.dims)
         layout = self.layout
+        strides = flatten((layout.layout if isinstance(layout, ComposedLayout) else layout).stride)
+        if any(d < 0 for d in strides):
+            raise VerifyException(f"{self.name}: layout {layout} has a negative stride; shared offsets must be non-negative")
         if layout.rank() != len(self.dims):
             raise VerifyException(
                 f"{self.name}: layout {layout} has rank {layout.rank()}, the {'x'.join(map(str, self.dims))} tile has rank {len(self.dims)}"

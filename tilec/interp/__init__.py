@@ -1,0 +1,55 @@
+"""CPU reference execution of tile IR on numpy data, with xDSL's interpreter.
+
+The semantics of every tile op live in :class:`TileFunctions` (an xDSL
+``InterpreterFunctions``); ``arith``/``math`` run on numpy scalars and arrays
+(:mod:`tilec.interp.numeric`), ``func``/``scf`` are xDSL's. Passes are checked
+for meaning by running a kernel before and after them and comparing::
+
+    from tilec.interp import run_text
+    run_text(MLIR, "kernel", a, b, c, grid=(4, 4, 1))
+"""
+
+from tilec.interp.dtypes import numpy_dtype, round_bf16, to_element
+from tilec.interp.errors import BarrierError, OpError, TileInterpreterError
+from tilec.interp.launch import make_context, parse_module, run, run_text, uses_per_warp_execution
+from tilec.interp.memory import GlobalView, SharedTile, copy_owner_mask, copy_thread_map, shared_offsets
+from tilec.interp.numeric import NumpyArithFunctions, NumpyMathFunctions
+from tilec.interp.tile_functions import (
+    ASYNC_MODES,
+    WARP_SIZE,
+    AsyncGroups,
+    BlockBarrier,
+    BlockShared,
+    ExecContext,
+    TileFunctions,
+    make_interpreter,
+)
+
+__all__ = [
+    "ASYNC_MODES",
+    "WARP_SIZE",
+    "AsyncGroups",
+    "BarrierError",
+    "BlockBarrier",
+    "BlockShared",
+    "ExecContext",
+    "GlobalView",
+    "NumpyArithFunctions",
+    "NumpyMathFunctions",
+    "OpError",
+    "SharedTile",
+    "TileFunctions",
+    "TileInterpreterError",
+    "copy_owner_mask",
+    "copy_thread_map",
+    "make_context",
+    "make_interpreter",
+    "numpy_dtype",
+    "parse_module",
+    "round_bf16",
+    "run",
+    "run_text",
+    "shared_offsets",
+    "to_element",
+    "uses_per_warp_execution",
+]

@@ -1,0 +1,275 @@
+"""Running a tile function on numpy data: once, or over a whole grid of blocks and warps.
+
+``run(module, "name", *args, grid=(gx, gy, gz))``:
+
+- ``!tile.gl`` parameters take numpy arrays of the element's dtype (bf16: float32
+  arrays), written in place; scalar parameters take Python/numpy scalars;
+  ``!tile.rt``/``!tile.rv``/``!tile.st`` parameters take numpy arrays of the tile's shape.
+- A function without ``tile.launch`` runs once and its results are returned.
+- A kernel (``tile.launch = #tile.launch<grid = [...], block = [...], smem = ...>``)
+  runs for every block of the grid, x fastest, then y, then z, one block after
+  the other. Dynamic grid extents come from ``grid``; static ones must agree.
+  Each block gets fresh shared memory (NaN), at most ``smem`` bytes of it.
+- If the kernel (or a function it calls) uses ``tile.warp_id``, ``tile.lane_id``
+  or ``tile.thread_id``, each block runs once per warp (``ceil(threads / 32)``),
+  each warp in its own Python thread with its own interpreter, and
+  ``tile.barrier`` synchronises them for real (:class:`BlockBarrier`: the warps
+  take turns between barriers in a fixed order, so runs are deterministic and a
+  missing barrier shows on every run). A per-warp execution stands for its
+  warp's first lane: ``tile.lane_id`` is 0 and ``tile.thread_id`` gives the
+  coordinates of thread ``32 * warp``. A ``tile.copy``/``tile.async_copy`` with
+  ``thr``/``val`` layouts then moves only the elements of that warp's threads;
+  without them every warp moves the whole tile. Otherwise (no per-warp ids) the
+  body runs once per block, ``tile.barrier`` is a no-op and copies move whole tiles.
+- Indices of a global window are the element coordinates of the tile's origin
+  (its top-left element), not tile numbers.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func as func_dialect
+from xdsl.dialects import get_all_dialects as xdsl_dialects
+from xdsl.dialects.builtin import IndexType, IntegerType, ModuleOp
+from xdsl.ir import Attribute
+from xdsl.parser import Parser
+from xdsl.traits import SymbolTable
+
+from tilec.dialects import get_all_dialects as tilec_dialects
+from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.attributes import DYNAMIC, LaunchAttr
+from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType
+from tilec.interp.dtypes import is_float_type, to_element
+from tilec.interp.errors import OpError, TileInterpreterError, WarpAborted
+from tilec.interp.memory import GlobalView, SharedTile
+from tilec.interp.tile_functions import AsyncGroups, BlockBarrier, BlockShared, ExecContext, make_interpreter
+
+DEFAULT_BARRIER_TIMEOUT = 30.0
+
+_PER_WARP_OPS = (t.WarpIdOp, t.LaneIdOp, t.ThreadIdOp)
+
+
+def make_context() -> Context:
+    """An xDSL context with xDSL's dialects and ours."""
+    ctx = Context()
+    for name, factory in {**xdsl_dialects(), **tilec_dialects()}.items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+def parse_module(text: str, verify: bool = True) -> ModuleOp:
+    module = Parser(make_context(), text).parse_module()
+    if verify:
+        module.verify()
+    return module
+
+
+# -- arguments -----------------------------------------------------------------------
+
+
+def _bind(value: Any, typ: Attribute, what: str) -> Any:
+    if isinstance(typ, GlobalType):
+        return GlobalView.bind(value, typ, what)
+    if isinstance(typ, IndexType | IntegerType):
+        if isinstance(value, bool | np.bool_) and not (isinstance(typ, IntegerType) and typ.width.data == 1):
+            raise OpError(f"{what} is {typ}: expected an integer, got {value!r}")
+        if not isinstance(value, int | np.integer):
+            raise OpError(f"{what} is {typ}: expected an integer, got {type(value).__name__}")
+        return int(value)
+    if is_float_type(typ):
+        if not isinstance(value, int | float | np.integer | np.floating):
+            raise OpError(f"{what} is {typ}: expected a number, got {type(value).__name__}")
+        return to_element(value, typ)
+    if isinstance(typ, RegisterType | RegisterVectorType | SharedType):
+        shape = (typ.length.data,) if isinstance(typ, RegisterVectorType) else typ.dims
+        if not isinstance(value, np.ndarray) or value.shape != tuple(shape):
+            got = value.shape if isinstance(value, np.ndarray) else type(value).__name__
+            raise OpError(f"{what} is {typ}: expected a numpy array of shape {tuple(shape)}, got {got}")
+        data = to_element(value, typ.element_type)
+        return SharedTile.from_logical(data, typ) if isinstance(typ, SharedType) else data
+    return value
+
+
+def _unbind(value: Any) -> Any:
+    if isinstance(value, SharedTile):
+        return value.read()
+    if isinstance(value, GlobalView):
+        return value.array
+    return value
+
+
+def _lookup(module: ModuleOp, name: str) -> func_dialect.FuncOp:
+    op = SymbolTable.lookup_symbol(module, name)
+    if not isinstance(op, func_dialect.FuncOp):
+        names = [f"@{f.sym_name.data}" for f in module.walk() if isinstance(f, func_dialect.FuncOp)]
+        raise TileInterpreterError(None, f"no function @{name} in the module (it has {', '.join(names) or 'none'})")
+    return op
+
+
+def _uses_per_warp_ids(module: ModuleOp, fn: func_dialect.FuncOp) -> bool:
+    seen: set[str] = set()
+    todo = [fn]
+    while todo:
+        f = todo.pop()
+        if f.sym_name.data in seen:
+            continue
+        seen.add(f.sym_name.data)
+        for op in f.walk():
+            if isinstance(op, _PER_WARP_OPS):
+                return True
+            if isinstance(op, func_dialect.CallOp):
+                callee = SymbolTable.lookup_symbol(module, op.callee)
+                if isinstance(callee, func_dialect.FuncOp):
+                    todo.append(callee)
+    return False
+
+
+def _resolve_grid(fn: func_dialect.FuncOp, launch: LaunchAttr, grid) -> tuple[int, int, int]:
+    static = launch.grid_dims
+    if grid is None:
+        if DYNAMIC in static:
+            raise TileInterpreterError(
+                fn, f"the kernel's grid {_dims(static)} has dynamic extents: pass grid=(gx, gy, gz) to run it"
+            )
+        return static
+    g = (grid,) if isinstance(grid, int | np.integer) else tuple(grid)
+    if not 1 <= len(g) <= 3 or not all(isinstance(x, int | np.integer) and x > 0 for x in g):
+        raise TileInterpreterError(fn, f"grid must be 1 to 3 positive integers, got {grid!r}")
+    g = tuple(int(x) for x in g) + (1,) * (3 - len(g))
+    for axis, (s, d) in enumerate(zip(static, g)):
+        if s != DYNAMIC and s != d:
+            raise TileInterpreterError(
+                fn, f"grid {list(g)} disagrees with the kernel's static grid {_dims(static)} on axis {'xyz'[axis]}"
+            )
+    return g
+
+
+def _dims(dims) -> str:
+    return "[" + ", ".join("?" if d == DYNAMIC else str(d) for d in dims) + "]"
+
+
+# -- executions ----------------------------------------------------------------------
+
+
+def _execute(module: ModuleOp, fn: func_dialect.FuncOp, args: tuple, ctx: ExecContext) -> tuple:
+    interpreter = make_interpreter(module, ctx)
+    with np.errstate(all="ignore"):
+        try:
+            results = interpreter.call_op(fn, args)
+            ctx.async_groups.drain()
+        except TileInterpreterError as err:
+            where = ctx.describe()
+            raise (err.at(where) if where else err) from err.__cause__
+    return results
+
+
+def _run_warps(module, fn, args, block_id, grid, block_dims, shared, async_mode, timeout, order) -> None:
+    probe = ExecContext(block_dims=block_dims)
+    warps = probe.warps
+    barrier = BlockBarrier(warps, timeout, order)
+    errors: list[BaseException | None] = [None] * warps
+
+    def body(warp: int) -> None:
+        ctx = ExecContext(block_id, grid, block_dims, warp, shared, barrier, AsyncGroups(async_mode), launched=True)
+        try:
+            try:
+                barrier.start(warp)
+            except OpError as err:
+                raise TileInterpreterError(fn, str(err), ctx.describe()) from err
+            _execute(module, fn, args, ctx)
+        except BaseException as err:  # noqa: BLE001 - handed to the caller below
+            errors[warp] = err
+            barrier.abort(warp)
+        else:
+            barrier.finish(warp)
+
+    threads = [threading.Thread(target=body, args=(w,), name=f"tilec-warp-{w}", daemon=True) for w in range(warps)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    failed = [e for e in errors if e is not None]
+    if failed:
+        primary = [e for e in failed if not isinstance(e, WarpAborted) and not isinstance(e.__cause__, WarpAborted)]
+        raise (primary or failed)[0]
+
+
+def run(
+    module: ModuleOp,
+    func_name: str,
+    *args: Any,
+    grid: int | Sequence[int] | None = None,
+    async_mode: str = "deferred",
+    barrier_timeout: float = DEFAULT_BARRIER_TIMEOUT,
+    check_smem: bool = True,
+    warp_order: str = "ascending",
+) -> tuple:
+    """Run ``@func_name`` of ``module`` on ``args``; see the module docstring.
+
+    ``async_mode``: ``"deferred"`` (default) lands each ``tile.async_copy`` in
+    shared memory at the ``tile.async_wait`` that completes its group, so a
+    missing wait reads stale (NaN) data; ``"eager"`` lands it at issue.
+    ``check_smem``: a kernel's shared tiles must fit its ``smem``.
+    ``warp_order``: ``"ascending"`` or ``"descending"``, the order in which the
+    warps of a block take turns between barriers (runs are deterministic; try
+    both to shake out assumptions about which warp runs first).
+    ``barrier_timeout``: seconds a warp may wait for its turn before the run is
+    reported as deadlocked.
+    Returns the function's results (numpy values) for a plain function, ``()``
+    for a kernel. Errors are :class:`TileInterpreterError`\\ s naming the op.
+    """
+    fn = _lookup(module, func_name)
+    params = fn.function_type.inputs.data
+    if len(args) != len(params):
+        expected = ", ".join(str(p) for p in params)
+        raise TileInterpreterError(fn, f"takes {len(params)} arguments ({expected}), got {len(args)}")
+    try:
+        bound = tuple(_bind(a, p, f"argument {i} (%{fn.body.block.args[i].name_hint or i})") for i, (a, p) in enumerate(zip(args, params)))
+    except OpError as err:
+        raise TileInterpreterError(fn, str(err)) from err
+    AsyncGroups(async_mode)  # validates the options before anything runs
+    BlockBarrier(1, barrier_timeout, warp_order)
+
+    launch = fn.attributes.get("tile.launch")
+    if launch is None:
+        if grid is not None and tuple(grid if not isinstance(grid, int) else (grid,)) not in ((1,), (1, 1), (1, 1, 1)):
+            raise TileInterpreterError(fn, f"has no tile.launch attribute, so it runs once; got grid={grid!r}")
+        ctx = ExecContext(async_groups=AsyncGroups(async_mode))
+        return tuple(_unbind(r) for r in _execute(module, fn, bound, ctx))
+
+    if not isinstance(launch, LaunchAttr):
+        raise TileInterpreterError(fn, f"tile.launch must be a #tile.launch<...>, got {launch}")
+    if fn.function_type.outputs.data:
+        raise TileInterpreterError(fn, "a kernel (with tile.launch) cannot return values")
+    gx, gy, gz = _resolve_grid(fn, launch, grid)
+    block_dims = launch.block_dims
+    per_warp = _uses_per_warp_ids(module, fn)
+    limit = launch.smem.data if check_smem else None
+    for z in range(gz):
+        for y in range(gy):
+            for x in range(gx):
+                shared = BlockShared(limit)
+                if per_warp:
+                    _run_warps(module, fn, bound, (x, y, z), (gx, gy, gz), block_dims, shared, async_mode, barrier_timeout, warp_order)
+                else:
+                    ctx = ExecContext(
+                        (x, y, z), (gx, gy, gz), block_dims, None, shared, None, AsyncGroups(async_mode), launched=True
+                    )
+                    _execute(module, fn, bound, ctx)
+    return ()
+
+
+def run_text(text: str, func_name: str, *args: Any, grid=None, **options: Any) -> tuple:
+    """Parse and verify ``text``, then :func:`run` it."""
+    return run(parse_module(text), func_name, *args, grid=grid, **options)
+
+
+def uses_per_warp_execution(module: ModuleOp, func_name: str) -> bool:
+    """Whether ``@func_name`` runs once per warp (it uses warp, lane or thread ids)."""
+    return _uses_per_warp_ids(module, _lookup(module, func_name))
+

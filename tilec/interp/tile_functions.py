@@ -1,0 +1,595 @@
+"""The semantics of every tile op, as xDSL ``InterpreterFunctions``.
+
+Values while interpreting:
+
+- ``!tile.gl``  → :class:`~tilec.interp.memory.GlobalView` over the caller's array;
+- ``!tile.st``  → :class:`~tilec.interp.memory.SharedTile` (physical, layout-placed);
+- ``!tile.rt``  → a 2-D numpy array, the logical tile (fragments are not modelled yet);
+- ``!tile.rv``  → a 1-D numpy array;
+- floats → numpy scalars of the element dtype, ``index``/integers → Python ints.
+
+Each interpreter runs one *execution*: one block of a grid (block-level
+programs) or one warp of one block (per-warp programs); :class:`ExecContext`
+says which, and holds what the execution shares with the rest of its block
+(shared memory, the barrier) and what it owns (its pending async copies).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    OpImplResult,
+    PythonValues,
+    ReturnedValues,
+    impl,
+    impl_terminator,
+    register_impls,
+)
+from xdsl.interpreter import _InterpreterFunctionImpls  # noqa: PLC2701 - the hook for error reporting
+from xdsl.interpreters.builtin import BuiltinFunctions
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.interpreters.scf import ScfFunctions
+from xdsl.ir import Operation
+
+from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.types import SharedType
+from tilec.interp.dtypes import numpy_dtype, to_element
+from tilec.interp.errors import BarrierError, OpError, TileInterpreterError, WarpAborted, describe_op
+from tilec.interp.memory import GlobalView, SharedTile, copy_owner_mask
+from tilec.interp.numeric import NumpyArithFunctions, NumpyMathFunctions
+
+WARP_SIZE = 32
+
+WARP_ORDERS = ("ascending", "descending")
+"""The order in which the warps of a block take turns between barriers."""
+
+ASYNC_MODES = ("deferred", "eager")
+"""``deferred``: an async copy lands in shared memory at the ``tile.async_wait`` that
+completes its group (a missing wait reads NaN/old data); ``eager``: at issue."""
+
+
+# -- what a block shares ---------------------------------------------------------
+
+
+class BlockShared:
+    """The shared memory of one block: one tile per ``tile.alloc`` op, shared by all its warps.
+
+    A ``tile.alloc`` executed again (in a loop, or by another warp) returns the
+    same memory, as a static shared allocation would. New memory is NaN.
+    ``limit`` (bytes, None = unchecked) is the kernel's ``smem``.
+    """
+
+    def __init__(self, limit: int | None = None):
+        self.limit = limit
+        self.tiles: dict[Operation, SharedTile] = {}
+        self.bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, op: t.AllocOp) -> SharedTile:
+        with self._lock:
+            tile = self.tiles.get(op)
+            if tile is None:
+                tile_type = op.result.type
+                tile = SharedTile.allocate(tile_type)
+                size = tile.size_bytes
+                if self.limit is not None and self.bytes + size > self.limit:
+                    raise OpError(
+                        f"shared memory out of range: this {size}-byte tile brings the block to "
+                        f"{self.bytes + size} bytes, but the kernel's tile.launch declares smem = {self.limit}"
+                    )
+                self.bytes += size
+                self.tiles[op] = tile
+            return tile
+
+
+class BlockBarrier:
+    """``tile.barrier`` for the warps of one block, each running in its own Python thread.
+
+    The warps are scheduled cooperatively, so a run is deterministic: one warp
+    runs at a time, in ``order`` (ascending or descending warp ids), until it
+    reaches a barrier or finishes, then the next one runs. When every warp waits
+    at the barrier, all are released and the first runs again. So a missing
+    barrier shows up on every run (the first warp reads what the others have not
+    written yet), not by chance.
+
+    Errors, raised in the waiting warps as :class:`BarrierError`: a warp that
+    finishes while others wait (divergence), warps waiting at different barrier
+    ops, or a warp that does not reach a barrier within ``timeout`` seconds.
+    """
+
+    def __init__(self, warps: int, timeout: float, order: str = "ascending"):
+        if order not in WARP_ORDERS:
+            raise ValueError(f"warp order must be one of {WARP_ORDERS}, got {order!r}")
+        self.warps = warps
+        self.timeout = timeout
+        self.order = list(range(warps)) if order == "ascending" else list(range(warps - 1, -1, -1))
+        self._cond = threading.Condition()
+        self._running: int | None = self.order[0] if warps else None
+        self._ready: set[int] = set(range(warps))
+        self._waiting: dict[int, Operation] = {}
+        self._finished: set[int] = set()
+        self._error: OpError | None = None
+        self._turn_since = time.monotonic()
+
+    # the turn --------------------------------------------------------------------
+
+    def _pass_turn(self, warp: int) -> None:
+        """``warp`` stops running: give the turn to the next ready warp, or release the barrier."""
+        self._turn_since = time.monotonic()
+        pos = self.order.index(warp)
+        for w in self.order[pos + 1 :] + self.order[: pos + 1]:
+            if w in self._ready:
+                self._running = w
+                self._cond.notify_all()
+                return
+        self._running = None
+        if self._waiting and self._error is None:
+            if self._finished:
+                self._error = BarrierError(
+                    f"warp(s) {_list(self._waiting)} wait at tile.barrier, but warp(s) {_list(self._finished)} "
+                    "finished without reaching it: the warps diverge on tile.barrier"
+                )
+            elif len({id(o) for o in self._waiting.values()}) > 1:
+                where = "; ".join(f"warp {w} at {describe_op(o)}" for w, o in sorted(self._waiting.items()))
+                self._error = BarrierError(f"the warps of the block reached different barriers: {where}")
+            else:
+                self._ready = set(self._waiting)
+                self._waiting.clear()
+                self._running = next(w for w in self.order if w in self._ready)
+        self._cond.notify_all()
+
+    def _await_turn(self, warp: int, what: str) -> None:
+        # The deadline restarts whenever the turn moves: only a warp that keeps the
+        # turn for ``timeout`` seconds without reaching a barrier is a deadlock.
+        while self._running != warp and self._error is None:
+            remaining = self._turn_since + self.timeout - time.monotonic()
+            if remaining <= 0:
+                self._error = BarrierError(
+                    f"deadlock: warp {warp} waited {self.timeout:g} s {what}; warp {self._running} has been "
+                    "running since without reaching a tile.barrier"
+                )
+                self._cond.notify_all()
+                break
+            self._cond.wait(remaining)
+        self._raise_if_broken()
+
+    def _raise_if_broken(self) -> None:
+        err = self._error
+        if err is not None:
+            raise type(err)(str(err))  # a fresh exception per warp thread
+
+    # what the warps call -------------------------------------------------------------
+
+    def start(self, warp: int) -> None:
+        with self._cond:
+            self._await_turn(warp, "to start")
+
+    def wait(self, warp: int, op: Operation) -> None:
+        """``tile.barrier`` in ``warp``."""
+        with self._cond:
+            self._raise_if_broken()
+            self._ready.discard(warp)
+            self._waiting[warp] = op
+            self._pass_turn(warp)
+            self._await_turn(warp, "at this barrier")
+
+    def finish(self, warp: int) -> None:
+        """``warp`` returned from the kernel."""
+        with self._cond:
+            self._ready.discard(warp)
+            self._finished.add(warp)
+            self._pass_turn(warp)
+
+    def check(self) -> None:
+        """Raise if the block has failed (called before every op of a per-warp execution)."""
+        if self._error is not None:
+            with self._cond:
+                self._raise_if_broken()
+
+    def abort(self, warp: int) -> None:
+        """``warp`` failed: release the others."""
+        with self._cond:
+            if self._error is None:
+                self._error = WarpAborted(f"stopped because warp {warp} of this block failed")
+            self._cond.notify_all()
+
+
+class _StopWhenBlockFails(Interpreter.Listener):
+    """Stops a per-warp execution at its next op once its block has failed (e.g. a deadlock elsewhere)."""
+
+    def __init__(self, barrier: BlockBarrier):
+        self.barrier = barrier
+
+    def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
+        self.barrier.check()
+
+
+def _list(warps) -> str:
+    return ", ".join(str(w) for w in sorted(warps))
+
+
+# -- what one execution owns ------------------------------------------------------
+
+
+class AsyncGroups:
+    """Pending ``tile.async_copy`` writes of one execution (cp.async groups are per thread)."""
+
+    def __init__(self, mode: str = "deferred"):
+        if mode not in ASYNC_MODES:
+            raise ValueError(f"async mode must be one of {ASYNC_MODES}, got {mode!r}")
+        self.mode = mode
+        self.open: list = []
+        self.committed: list[list] = []
+
+    def issue(self, complete) -> None:
+        if self.mode == "eager":
+            complete()
+        else:
+            self.open.append(complete)
+
+    def commit(self) -> None:
+        self.committed.append(self.open)
+        self.open = []
+
+    def wait(self, pending: int) -> None:
+        """Complete every committed group but the newest ``pending`` (copies not yet committed stay in flight)."""
+        while len(self.committed) > pending:
+            for complete in self.committed.pop(0):
+                complete()
+
+    def drain(self) -> None:
+        """At exit everything lands (nobody in the kernel can see it any more)."""
+        self.commit()
+        self.wait(0)
+
+
+@dataclass
+class ExecContext:
+    """Which execution an interpreter runs and what it shares with its block.
+
+    ``warp`` is None for a block-level execution (the program uses no per-warp
+    ids). ``threads`` is the block's thread count.
+    """
+
+    block_id: tuple[int, int, int] = (0, 0, 0)
+    grid: tuple[int, int, int] = (1, 1, 1)
+    block_dims: tuple[int, int, int] = (1, 1, 1)
+    warp: int | None = None
+    shared: BlockShared = field(default_factory=BlockShared)
+    barrier: BlockBarrier | None = None
+    async_groups: AsyncGroups = field(default_factory=AsyncGroups)
+    launched: bool = False
+    """Part of a kernel launch (errors then say which block and warp)."""
+
+    @property
+    def threads(self) -> int:
+        x, y, z = self.block_dims
+        return x * y * z
+
+    @property
+    def warps(self) -> int:
+        return -(-self.threads // WARP_SIZE)
+
+    def describe(self) -> str | None:
+        if not self.launched:
+            return None
+        text = f"block ({', '.join(map(str, self.block_id))})"
+        return text if self.warp is None else f"{text}, warp {self.warp}"
+
+
+# -- helpers ---------------------------------------------------------------------
+
+
+def _indices(values) -> tuple[int, ...]:
+    return tuple(int(v) for v in values)
+
+
+def _read(source: Any, indices, dims: tuple[int, ...]) -> np.ndarray:
+    if isinstance(source, GlobalView):
+        return source.read(indices, dims)
+    if isinstance(source, SharedTile):
+        return source.read()
+    raise OpError(f"expected a global view or a shared tile, got {type(source).__name__}")
+
+
+def _write(dest: Any, indices, values: np.ndarray, mask: np.ndarray | None = None) -> None:
+    if isinstance(dest, GlobalView):
+        dest.write(indices, values, mask)
+    elif isinstance(dest, SharedTile):
+        dest.write(values, mask)
+    else:
+        raise OpError(f"expected a global view or a shared tile, got {type(dest).__name__}")
+
+
+def _register(value: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
+    if not isinstance(value, np.ndarray) or value.shape != shape:
+        got = value.shape if isinstance(value, np.ndarray) else type(value).__name__
+        raise OpError(f"{what} must be a {shape} register value, got {got}")
+    return value
+
+
+def _op_t(value: np.ndarray, transpose: bool) -> np.ndarray:
+    return value.T if transpose else value
+
+
+# -- the op implementations --------------------------------------------------------
+
+
+@register_impls
+@dataclass
+class TileFunctions(InterpreterFunctions):
+    """Implementations of the tile dialect's ops for one execution (``ctx``)."""
+
+    ctx: ExecContext = field(default_factory=ExecContext)
+
+    # structure ------------------------------------------------------------------
+
+    @impl(t.BlockIdOp)
+    def run_block_id(self, interpreter: Interpreter, op: t.BlockIdOp, args: PythonValues):
+        return (self.ctx.block_id[op.axis.data],)
+
+    @impl(t.ThreadIdOp)
+    def run_thread_id(self, interpreter: Interpreter, op: t.ThreadIdOp, args: PythonValues):
+        # A per-warp execution stands for its warp's first lane.
+        linear = (self.ctx.warp or 0) * WARP_SIZE
+        bx, by, _ = self.ctx.block_dims
+        coords = (linear % bx, (linear // bx) % by, linear // (bx * by))
+        return (coords[op.axis.data],)
+
+    @impl(t.WarpIdOp)
+    def run_warp_id(self, interpreter: Interpreter, op: t.WarpIdOp, args: PythonValues):
+        return (self.ctx.warp or 0,)
+
+    @impl(t.LaneIdOp)
+    def run_lane_id(self, interpreter: Interpreter, op: t.LaneIdOp, args: PythonValues):
+        return (0,)
+
+    @impl(t.BarrierOp)
+    def run_barrier(self, interpreter: Interpreter, op: t.BarrierOp, args: PythonValues):
+        if self.ctx.barrier is not None:
+            self.ctx.barrier.wait(self.ctx.warp or 0, op)
+        return ()
+
+    # whole problem ----------------------------------------------------------------
+
+    @impl(t.MatmulOp)
+    def run_matmul(self, interpreter: Interpreter, op: t.MatmulOp, args: PythonValues):
+        a, b, c, *inputs = args
+        av = _op_t(a.array, op.transpose_a is not None)
+        bv = _op_t(b.array, op.transpose_b is not None)
+        (m, k), (k2, n) = av.shape, bv.shape
+        if k != k2:
+            raise OpError(f"K of a and b differ at run time: a is {a.shape}, b is {b.shape}")
+        if c.shape != (m, n):
+            raise OpError(f"c is {c.shape}, expected {(m, n)} from a {a.shape} and b {b.shape}")
+        ra = a.read((0, 0), a.shape)  # element values (bf16 rounded), as stored
+        rb = b.read((0, 0), b.shape)
+        acc = _op_t(ra, op.transpose_a is not None).astype(np.float32) @ _op_t(rb, op.transpose_b is not None).astype(
+            np.float32
+        )
+        extra = []
+        for i, view in enumerate(inputs):
+            data = view.read((0,) * len(view.shape), view.shape)
+            if data.ndim == 1:
+                if data.shape != (n,):
+                    raise OpError(f"epilogue input {i} has {data.shape[0]} elements, expected N = {n}")
+                data = data[None, :]
+            elif data.shape != (m, n):
+                raise OpError(f"epilogue input {i} is {data.shape}, expected the shape of c {(m, n)}")
+            extra.append(data)
+        # The epilogue runs once, on whole arrays (arith/math here work elementwise on numpy).
+        (out,) = interpreter.run_ssacfg_region(op.epilogue, (acc, *extra), "epilogue")
+        out = to_element(np.broadcast_to(out, (m, n)), op.c.type.element_type)
+        c.write((0, 0), out)
+        return ()
+
+    @impl_terminator(t.YieldOp)
+    def run_yield(self, interpreter: Interpreter, op: t.YieldOp, args: PythonValues):
+        return ReturnedValues(args), ()
+
+    # memory -------------------------------------------------------------------------
+
+    @impl(t.AllocOp)
+    def run_alloc(self, interpreter: Interpreter, op: t.AllocOp, args: PythonValues):
+        return (self.ctx.shared.get(op),)
+
+    @impl(t.ZerosOp)
+    def run_zeros(self, interpreter: Interpreter, op: t.ZerosOp, args: PythonValues):
+        rt = op.result.type
+        return (np.zeros(rt.dims, dtype=numpy_dtype(rt.element_type)),)
+
+    @impl(t.FillOp)
+    def run_fill(self, interpreter: Interpreter, op: t.FillOp, args: PythonValues):
+        rt = op.result.type
+        value = to_element(args[0], rt.element_type)
+        return (np.full(rt.dims, value, dtype=numpy_dtype(rt.element_type)),)
+
+    @impl(t.LoadOp)
+    def run_load(self, interpreter: Interpreter, op: t.LoadOp, args: PythonValues):
+        source, *indices = args
+        rt = op.result.type
+        return (np.array(_read(source, _indices(indices), rt.dims), dtype=numpy_dtype(rt.element_type)),)
+
+    @impl(t.StoreOp)
+    def run_store(self, interpreter: Interpreter, op: t.StoreOp, args: PythonValues):
+        value, dest, *indices = args
+        value = _register(value, op.value.type.dims, "the stored value")
+        _write(dest, _indices(indices), value)
+        return ()
+
+    def _owner_mask(self, op: t.CopyOp | t.AsyncCopyOp, tile_type: SharedType) -> np.ndarray | None:
+        """In a per-warp execution a copy with thread/value layouts moves only this warp's elements."""
+        if op.thr is None or self.ctx.warp is None:
+            return None
+        return copy_owner_mask(op.thr.data, op.val.data, tile_type.dims, self.ctx.warp, self.ctx.threads)
+
+    @impl(t.CopyOp)
+    def run_copy(self, interpreter: Interpreter, op: t.CopyOp, args: PythonValues):
+        n_src = len(op.source_indices)
+        source, src_idx = args[0], _indices(args[1 : 1 + n_src])
+        dest, dst_idx = args[1 + n_src], _indices(args[2 + n_src :])
+        tile_type = op.source.type if isinstance(op.source.type, SharedType) else op.dest.type
+        data = _read(source, src_idx, tile_type.dims)
+        _write(dest, dst_idx, data, self._owner_mask(op, tile_type))
+        return ()
+
+    @impl(t.AsyncCopyOp)
+    def run_async_copy(self, interpreter: Interpreter, op: t.AsyncCopyOp, args: PythonValues):
+        source, *indices, dest = args
+        tile_type = op.dest.type
+        data = _read(source, _indices(indices), tile_type.dims)  # the global read happens at issue
+        mask = self._owner_mask(op, tile_type)
+        self.ctx.async_groups.issue(lambda: dest.write(data, mask))
+        return ()
+
+    @impl(t.AsyncCommitOp)
+    def run_async_commit(self, interpreter: Interpreter, op: t.AsyncCommitOp, args: PythonValues):
+        self.ctx.async_groups.commit()
+        return ()
+
+    @impl(t.AsyncWaitOp)
+    def run_async_wait(self, interpreter: Interpreter, op: t.AsyncWaitOp, args: PythonValues):
+        self.ctx.async_groups.wait(op.pending.value.data)
+        return ()
+
+    # compute --------------------------------------------------------------------------
+
+    @impl(t.MmaOp)
+    def run_mma(self, interpreter: Interpreter, op: t.MmaOp, args: PythonValues):
+        a, b, c = args
+        a = _register(a, op.a.type.dims, "operand a")
+        b = _register(b, op.b.type.dims, "operand b")
+        c = _register(c, op.c.type.dims, "the accumulator")
+        a32 = _op_t(a, op.transpose_a is not None).astype(np.float32)
+        b32 = _op_t(b, op.transpose_b is not None).astype(np.float32)
+        return ((a32 @ b32 + c).astype(np.float32),)
+
+    def _binary(self, op, args, fn):
+        lhs, rhs = args
+        if np.shape(lhs) != np.shape(rhs):
+            raise OpError(f"operands have shapes {np.shape(lhs)} and {np.shape(rhs)}")
+        return (to_element(fn(lhs, rhs), op.result.type.element_type),)
+
+    def _transcendental(self, op, args, fn):
+        """Computed in float64 and rounded once: deterministic across CPUs (numpy's f32 SIMD kernels are not)."""
+        return (to_element(fn(args[0].astype(np.float64)), op.result.type.element_type),)
+
+    @impl(t.AddOp)
+    def run_add(self, interpreter, op, args):
+        return self._binary(op, args, np.add)
+
+    @impl(t.SubOp)
+    def run_sub(self, interpreter, op, args):
+        return self._binary(op, args, np.subtract)
+
+    @impl(t.MulOp)
+    def run_mul(self, interpreter, op, args):
+        return self._binary(op, args, np.multiply)
+
+    @impl(t.DivOp)
+    def run_div(self, interpreter, op, args):
+        return self._binary(op, args, np.divide)
+
+    @impl(t.MaxOp)
+    def run_max(self, interpreter, op, args):
+        return self._binary(op, args, np.maximum)
+
+    @impl(t.ExpOp)
+    def run_exp(self, interpreter, op, args):
+        return self._transcendental(op, args, np.exp)
+
+    @impl(t.Exp2Op)
+    def run_exp2(self, interpreter, op, args):
+        return self._transcendental(op, args, np.exp2)
+
+    @impl(t.ReluOp)
+    def run_relu(self, interpreter, op, args):
+        (x,) = args
+        return (np.maximum(x, np.zeros((), dtype=x.dtype)),)  # NaN stays NaN
+
+    @impl(t.ConvertOp)
+    def run_convert(self, interpreter, op, args):
+        return (to_element(args[0], op.result.type.element_type),)
+
+    def _reduce(self, op, args, fn, axis):
+        (x,) = args
+        acc = np.float64 if x.dtype == np.float64 else np.float32
+        return (to_element(fn(x.astype(acc), axis=axis), op.result.type.element_type),)
+
+    @impl(t.RowSumOp)
+    def run_row_sum(self, interpreter, op, args):
+        return self._reduce(op, args, np.sum, 1)
+
+    @impl(t.RowMaxOp)
+    def run_row_max(self, interpreter, op, args):
+        return self._reduce(op, args, np.max, 1)
+
+    @impl(t.ColSumOp)
+    def run_col_sum(self, interpreter, op, args):
+        return self._reduce(op, args, np.sum, 0)
+
+    @impl(t.ColMaxOp)
+    def run_col_max(self, interpreter, op, args):
+        return self._reduce(op, args, np.max, 0)
+
+    @impl(t.BroadcastOp)
+    def run_broadcast(self, interpreter, op: t.BroadcastOp, args):
+        (v,) = args
+        rows, cols = op.result.type.dims
+        tile = np.broadcast_to(v[:, None], (rows, cols)) if op.input.type.is_row else np.broadcast_to(v[None, :], (rows, cols))
+        return (np.array(tile, dtype=numpy_dtype(op.result.type.element_type)),)
+
+
+# -- interpreters ---------------------------------------------------------------------
+
+
+class _ReportingImpls(_InterpreterFunctionImpls):
+    """Op dispatch whose errors name the op once (xDSL's default reprints the whole module per nesting level)."""
+
+    def run(self, interpreter: Interpreter, op: Operation, args: tuple[Any, ...]) -> OpImplResult:
+        entry = self._impl_dict.get(type(op))
+        if entry is None:
+            raise TileInterpreterError(op, f"the interpreter has no implementation of '{op.name}'")
+        ft, fn = entry
+        try:
+            return fn(ft, interpreter, op, args)
+        except TileInterpreterError:
+            raise
+        except (OpError, ArithmeticError, ValueError, TypeError, IndexError, KeyError, AssertionError) as err:
+            detail = str(err) if isinstance(err, OpError) else f"{type(err).__name__}: {err}"
+            raise TileInterpreterError(op, detail) from err
+
+
+def make_interpreter(module: ModuleOp, ctx: ExecContext | None = None) -> Interpreter:
+    """An xDSL interpreter for tile programs: builtin, func, scf, arith and math (numpy) and tile."""
+    interpreter = Interpreter(module, _impls=_ReportingImpls())
+    interpreter.register_implementations(BuiltinFunctions())
+    interpreter.register_implementations(FuncFunctions())
+    interpreter.register_implementations(ScfFunctions())
+    interpreter.register_implementations(NumpyArithFunctions())
+    interpreter.register_implementations(NumpyMathFunctions())
+    ctx = ctx if ctx is not None else ExecContext()
+    interpreter.register_implementations(TileFunctions(ctx))
+    if ctx.barrier is not None:
+        interpreter.listeners = (_StopWhenBlockFails(ctx.barrier),)
+    return interpreter
+
+
+__all__ = [
+    "ASYNC_MODES",
+    "AsyncGroups",
+    "BlockBarrier",
+    "WARP_ORDERS",
+    "BlockShared",
+    "ExecContext",
+    "TileFunctions",
+    "make_interpreter",
+]
