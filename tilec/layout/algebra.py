@@ -92,8 +92,42 @@ def composition(a, b):
     if not isinstance(b, Layout):
         raise ValueError(f"composition: cannot compose layout {a} with {b!r}")
     if is_tuple(b.shape):
-        return make_layout(*(composition(a, mode) for mode in b))
+        result = make_layout(*(composition(a, mode) for mode in b))
+        _check_modes_add(a, b)
+        return result
     return _compose_single_mode(a, b)
+
+
+def _check_modes_add(a: Layout, b: Layout) -> None:
+    """``A o (B0, B1, ...) = (A o B0, A o B1, ...)`` only if ``A(x + y) == A(x) + A(y)``.
+
+    That holds when adding offsets of different modes of ``B`` never carries
+    between the modes of (coalesced) ``A``: digit by digit, the largest digits
+    the modes of ``B`` reach must sum below ``A``'s extent. Tilers whose modes
+    take separate digits of ``A`` pass; ``(2,2):(2,2)`` on ``(4,2):(1,100)``
+    (where ``B(3) = 4`` but ``A(4) != A(2) + A(2)``) does not.
+    """
+    flat = coalesce(a)
+    extents = flatten(flat.shape)[:-1]  # the last mode of A is unbounded: no carry out of it
+    if not extents:
+        return
+    modes = [(s, d) for s, d in zip(flatten(b.shape), flatten(b.stride)) if s != 1 and d != 0]
+    span = 1
+
+    def top_digit(s: int, d: int, span: int, extent: int) -> int:
+        last = d * (s - 1) // span
+        if last < extent:  # no wrap: the digit grows with the coordinate
+            return last
+        return max((d * i // span) % extent for i in range(s))
+
+    for extent in extents:
+        top = sum(top_digit(s, d, span, extent) for s, d in modes)
+        if top >= extent:
+            raise ValueError(
+                f"composition: {a} o {b} is not admissible: offsets of different modes of {b} "
+                f"carry across the mode of extent {extent}"
+            )
+        span *= extent
 
 
 def _compose_single_mode(a: Layout, b: Layout) -> Layout:
@@ -148,7 +182,10 @@ def complement(layout: Layout | IntTuple, cotarget: IntTuple = 1) -> Layout:
         if d < 0:
             raise ValueError(f"complement: negative stride in layout {layout} is not supported")
         if d < covered:
-            raise ValueError(f"complement: layout {layout} is not injective (stride {d} overlaps)")
+            raise ValueError(
+                f"complement: layout {layout} is not injective, or its modes interleave "
+                f"(stride {d} falls inside the span {covered} of the smaller strides)"
+            )
         if d % covered != 0:
             raise ValueError(
                 f"complement: layout {layout} has no complement: stride {d} is not a multiple of {covered}"
@@ -170,7 +207,7 @@ def right_inverse(layout: Layout | IntTuple) -> Layout:
     strides: list[int] = []
     reached = 1
     for d, s, cs in sorted(zip(flat_stride, flat_shape, compact)):
-        if s == 1:
+        if s == 1 or d == 0:  # as CuTe: broadcast modes reach nothing new
             continue
         if d != reached:
             break

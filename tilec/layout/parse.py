@@ -1,12 +1,12 @@
 """Reading CuTe's printed notation back into values.
 
-Grammar (whitespace is ignored; CuTe's ``_8`` static-int spelling is accepted)::
+Grammar (whitespace may separate tokens; CuTe's ``_8`` static-int spelling is accepted)::
 
     value    := layout | swizzle | composed
     composed := (swizzle | layout) "o" int "o" layout
     layout   := inttuple ":" inttuple
     swizzle  := "Sw<" int "," int "," int ">"
-    inttuple := int | "(" inttuple ("," inttuple)* ")"
+    inttuple := int | "(" ")" | "(" inttuple ("," inttuple)* ")"
 
 ``parse(str(x)) == x`` for every layout, swizzle and composed layout.
 """
@@ -21,14 +21,21 @@ from tilec.layout.swizzle import ComposedLayout, Swizzle
 class _Reader:
     def __init__(self, text: str):
         self.text = text
-        self.src = "".join(text.split())
+        self.src = text
         self.pos = 0
 
     def fail(self, expected: str) -> ValueError:
+        self.skip_space()
         got = self.src[self.pos : self.pos + 12] or "end of text"
         return ValueError(f"cannot parse layout {self.text!r}: expected {expected} at {got!r}")
 
+    def skip_space(self) -> None:
+        """Whitespace separates tokens; it never joins the digits of two numbers."""
+        while self.pos < len(self.src) and self.src[self.pos].isspace():
+            self.pos += 1
+
     def peek(self, token: str) -> bool:
+        self.skip_space()
         return self.src.startswith(token, self.pos)
 
     def take(self, token: str) -> bool:
@@ -44,8 +51,9 @@ class _Reader:
     def integer(self) -> int:
         self.take("_")
         start = self.pos
-        self.take("-")
-        while self.pos < len(self.src) and self.src[self.pos].isdigit():
+        if self.src.startswith("-", self.pos):
+            self.pos += 1
+        while self.pos < len(self.src) and self.src[self.pos] in "0123456789":
             self.pos += 1
         digits = self.src[start : self.pos]
         if digits in ("", "-"):
@@ -55,6 +63,8 @@ class _Reader:
 
     def int_tuple(self) -> IntTuple:
         if self.take("("):
+            if self.take(")"):
+                return ()
             modes = [self.int_tuple()]
             while self.take(","):
                 modes.append(self.int_tuple())
@@ -96,6 +106,7 @@ class _Reader:
         return ComposedLayout(first, offset, self.layout())
 
     def done(self) -> None:
+        self.skip_space()
         if self.pos != len(self.src):
             raise self.fail("end of text")
 

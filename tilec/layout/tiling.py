@@ -134,7 +134,8 @@ def local_tile(a, tiler, coord) -> tuple:
     z = zipped_divide(a, tiler)
     if is_tuple(coord):
         coord = tuple(coord) + (None,) * (len(z[1]) - len(coord))
-    return z.slice_and_offset(((None,) * len(z[0]), coord))
+    tile = (None,) * len(z[0]) if is_tuple(z[0].shape) else None  # CuTe's repeat<R0>(_)
+    return z.slice_and_offset((tile, coord))
 
 
 def local_partition(a, thr_layout: Layout, thr_idx: int) -> tuple:
