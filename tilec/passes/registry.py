@@ -33,7 +33,8 @@ whose ``name`` equals the key; ``-t ptx{arch=sm_90}`` fills its fields)::
 Everything is imported lazily: naming a module here costs nothing until the
 pass or target is used, so ``tile-opt`` starts fast however many passes exist.
 xDSL's own passes (``canonicalize``, ``cse``, ...) and targets (``mlir``,
-``llvm``, ...) are included; a tilec name may not shadow one of them.
+...) are included; a tilec name may not shadow one of them, except the
+targets listed in ``REPLACED_XDSL_TARGETS`` (``llvm``), which tilec replaces.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ from xdsl.utils.target import Target
 
 PASSES: dict[str, str] = {
     # "tile-tiling": "tilec.passes.tiling:TileTilingPass",
+    "tile-to-llvm": "tilec.passes.tile_to_llvm:TileToLLVMPass",
 }
 """tilec passes: name -> ``"module:ClassName"`` of a ``ModulePass`` subclass."""
 
@@ -67,9 +69,17 @@ PIPELINES: dict[str, str] = {
 """Named pipelines without options: name -> pass-pipeline text."""
 
 TARGETS: dict[str, str] = {
-    # "ptx": "tilec.codegen.ptx:PTXTarget",
+    "llvm": "tilec.codegen.targets:LLVMIRTarget",
+    "ptx": "tilec.codegen.targets:PTXTarget",
 }
 """tilec output targets: name -> ``"module:ClassName"`` of a ``Target`` subclass."""
+
+REPLACED_XDSL_TARGETS: frozenset[str] = frozenset({"llvm"})
+"""xDSL targets that tilec replaces on purpose (any other clash is an error).
+
+xDSL's ``llvm`` target cannot translate GPU kernels (address-space GEPs,
+bf16, kernels' calling convention: see :mod:`tilec.codegen.llvm_translate`);
+ours (:class:`tilec.codegen.targets.LLVMIRTarget`) prints NVPTX LLVM IR."""
 
 
 # --------------------------------------------------------------------------
@@ -206,7 +216,8 @@ def get_all_targets() -> dict[str, Callable[[], type[Target]]]:
     """Every target ``tile-opt -t`` accepts: xDSL's, then tilec's."""
     from xdsl.targets import get_all_targets as xdsl_targets
 
-    return _merge("target", xdsl_targets(), get_tilec_targets())
+    kept = {k: v for k, v in xdsl_targets().items() if k not in REPLACED_XDSL_TARGETS}
+    return _merge("target", kept, get_tilec_targets())
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,430 @@
+"""The Python API: compile IR to a launchable kernel.
+
+    import tilec
+    k = tilec.compile("examples/kernels/mma_f16.mlir")   # IR text, a path, or a ModuleOp
+    k.asm["ptx"]                                         # also "tile", "llvm"; "cubin" once built
+    k(a, b, d)                                           # grid/block/smem from #tile.launch
+
+:func:`compile` parses the source with tilec's dialects, verifies it, runs a
+pass pipeline (``tile-opt -p`` syntax, default ``tile-to-llvm``) and prints
+PTX for ``arch`` (default: the GPU's architecture, else ``sm_80``). The
+result, a :class:`CompiledKernel`, knows its launch signature (derived from
+the kernel's arguments) and launches through :class:`tilec.runtime.Kernel`;
+its cubin is built once, on first need, through the on-disk cubin cache
+keyed by (source IR text, pipeline, arch, tool versions), so another process
+compiling the same source finds it there.
+
+Every problem with the source (unreadable file, parse error, invalid IR, a
+pass that fails, no or several kernels) raises :class:`CompilationError`
+whose message says what and where (``file:line:col`` for parse errors), not
+a deep traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DictionaryAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    ModuleOp,
+    UnitAttr,
+)
+from xdsl.ir import Attribute
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+from tilec.codegen.arch import ACCEPTED_ARCHS, check_arch
+from tilec.codegen.llvm_ops import load_llvm_extensions
+from tilec.codegen.llvm_translate import KERNEL_ATTR
+from tilec.codegen.ptx import compile_module
+from tilec.dialects.tile.attributes import DYNAMIC, LaunchAttr
+from tilec.passes.lowering.gpu import LAUNCH_ATTR
+from tilec.runtime import CubinCache, Kernel, NoDeviceError, Param, has_device, no_device_reason
+
+DEFAULT_PIPELINE = "tile-to-llvm"
+"""What :func:`compile` runs unless told otherwise: fragment level → llvm."""
+
+DTYPE_ATTR = "tile.dtype"
+"""Argument attribute: the element type behind an ``!llvm.ptr<1>`` (``{tile.dtype = f16}``)."""
+
+OUTPUT_ATTR = "tile.output"
+"""Unit argument attribute: the kernel writes through this pointer (numpy arrays are copied back)."""
+
+
+class CompilationError(Exception):
+    """The source could not be compiled; the message names the problem and where.
+
+    ``stage`` is one of ``read``, ``parse``, ``verify``, ``pipeline``,
+    ``kernel`` (choosing the kernel), ``codegen``.
+    """
+
+    def __init__(self, message: str, stage: str):
+        super().__init__(message)
+        self.stage = stage
+
+
+# ---------------------------------------------------------------- source
+
+
+def make_context() -> Context:
+    """A context that parses every dialect tilec knows, our llvm extensions included."""
+    from tilec.tools.tile_opt import make_context as tool_context
+
+    ctx = tool_context()
+    load_llvm_extensions(ctx)
+    return ctx
+
+
+def _read(source: Any) -> tuple[str, str, ModuleOp | None]:
+    """(IR text, name for messages, module if one was given)."""
+    if isinstance(source, ModuleOp):
+        return str(source), "<module>", source
+    if isinstance(source, bytes):
+        source = source.decode()
+    if isinstance(source, os.PathLike):
+        return _read_file(Path(source))
+    if isinstance(source, str):
+        if "\n" not in source and (source.endswith(".mlir") or Path(source).is_file()):
+            return _read_file(Path(source))
+        return source, "<source>", None
+    raise TypeError(
+        f"tilec.compile: source must be IR text, a path or an xDSL ModuleOp, got {type(source).__name__}"
+    )
+
+
+def _read_file(path: Path) -> tuple[str, str, None]:
+    try:
+        return path.read_text(), str(path), None
+    except OSError as e:
+        raise CompilationError(f"cannot read '{path}': {e.strerror or e}", "read") from None
+
+
+def _parse(ctx: Context, text: str, name: str) -> ModuleOp:
+    from tilec.tools.tile_opt import LocatingParser
+
+    try:
+        return LocatingParser(ctx, text, name).parse_module()
+    except ParseError as e:
+        lines = e.span.print_with_context().splitlines()[1:]
+        message = "\n".join([f"{e.span.get_location()}: error: {e.msg}", *lines])
+        raise CompilationError(message, "parse") from None
+
+
+def _diagnostic(e: DiagnosticException, name: str, what: str) -> str:
+    notes = [n.strip() for n in getattr(e, "__notes__", []) if "\n" not in n.strip()]
+    text = f"{name}: error: {what}{e}"
+    return "\n".join([text, *(f"{name}: note: {n}" for n in notes)])
+
+
+def _run_pipeline(ctx: Context, module: ModuleOp, pipeline: str, name: str) -> None:
+    from tilec.passes.registry import PipelineError, build_pipeline
+
+    running: list[str] = []
+
+    def verify_after(previous: ModulePass | None, op: ModuleOp, next_: ModulePass | None) -> None:
+        running[:] = []
+        if previous is not None:
+            try:
+                op.verify()
+            except DiagnosticException as e:
+                e.add_note(f"the IR produced by pass '{previous.name}' does not verify")
+                raise
+        if next_ is not None:
+            running.append(next_.name)
+
+    try:
+        passes = build_pipeline(pipeline, callback=verify_after)
+    except PipelineError as e:
+        raise CompilationError(f"invalid pipeline '{pipeline}':\n{e}", "pipeline") from None
+    try:
+        passes.apply(ctx, module)
+    except DiagnosticException as e:
+        if running:
+            e.add_note(f"while running pass '{running[0]}'")
+        raise CompilationError(_diagnostic(e, name, ""), "pipeline") from None
+
+
+# ---------------------------------------------------------------- kernel
+
+
+def _kernels(module: ModuleOp) -> list[llvm.FuncOp]:
+    return [op for op in module.ops if isinstance(op, llvm.FuncOp) and KERNEL_ATTR in op.attributes]
+
+
+def _select_kernel(module: ModuleOp, kernel: str | None, name: str) -> llvm.FuncOp:
+    kernels = _kernels(module)
+    names = [k.sym_name.data for k in kernels]
+    if not kernels:
+        raise CompilationError(
+            f"{name}: error: no kernel: a kernel is a func.func with a #tile.launch attribute", "kernel"
+        )
+    if kernel is None:
+        if len(kernels) > 1:
+            raise CompilationError(
+                f"{name}: error: the module has {len(kernels)} kernels ({', '.join(names)}); "
+                "choose one with kernel=...",
+                "kernel",
+            )
+        return kernels[0]
+    for k in kernels:
+        if k.sym_name.data == kernel:
+            return k
+    raise CompilationError(
+        f"{name}: error: no kernel named '{kernel}'; the kernels are: {', '.join(names)}", "kernel"
+    )
+
+
+def _dtype_name(t: Attribute) -> str | None:
+    match t:
+        case IntegerType():
+            return "bool" if t.width.data == 1 else f"int{t.width.data}"
+        case Float16Type():
+            return "float16"
+        case BFloat16Type():
+            return "bfloat16"
+        case Float32Type():
+            return "float32"
+        case Float64Type():
+            return "float64"
+        case _:
+            return None
+
+
+def derive_signature(fn: llvm.FuncOp) -> tuple[Param, ...]:
+    """Launch parameters of a lowered kernel, from its argument types and attributes.
+
+    ``!llvm.ptr<1>`` → a pointer parameter; its element type comes from the
+    argument attribute ``tile.dtype`` (any dtype without it), ``tile.output``
+    marks it written. Integers and floats → scalar parameters.
+    """
+    kernel = fn.sym_name.data
+    inputs = fn.function_type.inputs.data
+    block = fn.body.blocks.first if fn.body.blocks else None
+    arg_attrs = list(fn.arg_attrs.data) if fn.arg_attrs is not None else [DictionaryAttr({})] * len(inputs)
+    params: list[Param] = []
+    for i, (t, attrs) in enumerate(zip(inputs, arg_attrs, strict=True)):
+        hint = block.args[i].name_hint if block is not None else None
+        pname = hint if hint and hint not in [p.name for p in params] else f"arg{i}"
+        attrs = attrs.data
+        if isinstance(t, llvm.LLVMPointerType):
+            dtype_attr = attrs.get(DTYPE_ATTR)
+            dtype = None
+            if dtype_attr is not None:
+                dtype = _dtype_name(dtype_attr)
+                if dtype is None:
+                    raise CompilationError(
+                        f"kernel '{kernel}': argument #{i} '{pname}': {DTYPE_ATTR} = {dtype_attr} "
+                        "is not an element type (e.g. f16, bf16, f32, i32)",
+                        "kernel",
+                    )
+            params.append(Param.pointer(pname, dtype, is_output=isinstance(attrs.get(OUTPUT_ATTR), UnitAttr)))
+            continue
+        dtype = _dtype_name(t)
+        if dtype is None:
+            raise CompilationError(f"kernel '{kernel}': argument #{i} '{pname}' has type {t}, "
+                                   "which cannot be passed from Python", "kernel")
+        params.append(Param.scalar(pname, dtype))
+    return tuple(params)
+
+
+def _shared_memory(module: ModuleOp) -> tuple[int, bool]:
+    """(bytes of static shared memory, whether there is dynamic shared memory)."""
+    static, dynamic = 0, False
+    for op in module.ops:
+        if isinstance(op, llvm.GlobalOp) and op.addr_space.value.data == 3:
+            t = op.global_type
+            size = t.size.data if isinstance(t, llvm.LLVMArrayType) else 0
+            if op.linkage.linkage.data == "external" and size == 0:
+                dynamic = True
+            else:
+                static += size
+    return static, dynamic
+
+
+# ---------------------------------------------------------------- arch
+
+
+def default_arch() -> str:
+    """The GPU's architecture if there is a GPU (the newest we support up to it), else sm_80."""
+    if not has_device():
+        return "sm_80"
+    from tilec.runtime import get_device
+
+    major, minor = get_device(0).compute_capability
+    cc = 10 * major + minor
+    usable = [a for a in ACCEPTED_ARCHS if int(a[3:]) <= cc]
+    if not usable:
+        raise CompilationError(f"the GPU (sm_{cc}) is older than every supported architecture "
+                               f"({', '.join(ACCEPTED_ARCHS)})", "codegen")
+    return max(usable, key=lambda a: int(a[3:]))
+
+
+# ---------------------------------------------------------------- result
+
+
+@dataclass(frozen=True)
+class LaunchDefaults:
+    """What ``#tile.launch`` says: grid (None where dynamic), block, shared memory."""
+
+    grid: tuple[int | None, ...] | None
+    block: tuple[int, ...] | None
+    smem: int
+    static_shared: int
+    dynamic_shared: bool
+
+    @property
+    def shared_mem(self) -> int:
+        """Dynamic shared memory to ask for at launch: ``smem`` is the block's total,
+        so this is what the static buffers leave of it (0 without a dynamic buffer)."""
+        return max(0, self.smem - self.static_shared) if self.dynamic_shared else 0
+
+
+class CompiledKernel:
+    """A compiled kernel: its texts (``asm``), name, signature, and a launcher.
+
+    ``asm`` has ``"tile"`` (the source IR), ``"llvm"`` (LLVM IR), ``"ptx"``,
+    and ``"cubin"`` once :meth:`cubin` has run (it runs on first launch).
+    Call it as ``kernel(*args, grid=None, block=None, shared_mem=None,
+    stream=None)``; the defaults come from ``#tile.launch``.
+    """
+
+    def __init__(self, *, name: str, asm: dict[str, Any], signature: Sequence[Param], arch: str,
+                 launch: LaunchDefaults, pipeline: str, cache: CubinCache | bool | None):
+        self.name = name
+        self.asm = asm
+        self.signature = tuple(signature)
+        self.arch = arch
+        self.launch_defaults = launch
+        self.pipeline = pipeline
+        self._cache = cache
+        self._ptx_kernel = Kernel(asm["ptx"], name, self.signature, cache=cache,
+                                  ir=asm["tile"], pipeline=pipeline)
+        self._runtime: Kernel | None = None
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{p.name}: {p.describe()}{' (out)' if p.is_output else ''}" for p in self.signature)
+        return f"CompiledKernel({self.name}({params}), {self.arch})"
+
+    def cubin(self) -> bytes:
+        """The cubin (driver JIT on a GPU, else ptxas for ``arch``), through the disk cache."""
+        cubin = self.asm.get("cubin")
+        if cubin is None:
+            cubin = self._ptx_kernel.cubin(None if has_device() else self.arch)
+            self.asm["cubin"] = cubin
+        return cubin
+
+    def validate(self, *args: Any, stream: Any = None) -> None:
+        """Check ``args`` against the signature (TypeError/ValueError), touching no GPU."""
+        self._ptx_kernel.validate(*args, stream=stream)
+
+    def _dims(self, grid: Any, block: Any) -> tuple[Any, Any]:
+        d = self.launch_defaults
+        if grid is None:
+            if d.grid is None or any(g is None for g in d.grid):
+                why = "has no #tile.launch" if d.grid is None else f"has a dynamic grid {d.grid}"
+                raise TypeError(f"kernel {self.name!r} {why}: pass grid=...")
+            grid = d.grid
+        if block is None:
+            if d.block is None:
+                raise TypeError(f"kernel {self.name!r} has no #tile.launch: pass block=...")
+            block = d.block
+        return grid, block
+
+    def launch(self, *args: Any, grid: Any = None, block: Any = None, shared_mem: int | None = None,
+               stream: Any = None) -> None:
+        """Check the arguments, then launch (building the cubin on first use)."""
+        grid, block = self._dims(grid, block)
+        if shared_mem is None:
+            shared_mem = self.launch_defaults.shared_mem
+        self.validate(*args, stream=stream)
+        if not has_device():
+            raise NoDeviceError(no_device_reason() or "no GPU")
+        if self._runtime is None:
+            self._runtime = Kernel.from_cubin(self.cubin(), self.name, self.signature, cache=False)
+        self._runtime.launch(*args, grid=grid, block=block, shared_mem=shared_mem, stream=stream)
+
+    __call__ = launch
+
+
+def compile(  # noqa: A001 - the public name the API promises
+    source: str | os.PathLike[str] | bytes | ModuleOp,
+    *,
+    pipeline: str = DEFAULT_PIPELINE,
+    arch: str | None = None,
+    cache: CubinCache | str | os.PathLike[str] | bool | None = None,
+    kernel: str | None = None,
+    opt_level: int = 3,
+) -> CompiledKernel:
+    """Compile ``source`` (IR text, a path to a ``.mlir`` file, or a ModuleOp) to a kernel.
+
+    ``pipeline``: passes in ``tile-opt -p`` syntax; ``arch``: ``sm_80``,
+    ``sm_86``, ``sm_89`` or ``sm_90`` (default: the GPU's, else sm_80);
+    ``cache``: a :class:`~tilec.runtime.CubinCache` or a folder for one, None
+    for the default on-disk cache, False for none; ``kernel``: which kernel,
+    when the module has several. A given ModuleOp is not modified.
+    """
+    if arch is not None:
+        check_arch(arch)
+    if opt_level not in (0, 1, 2, 3):
+        raise ValueError(f"opt_level must be 0 to 3, got {opt_level}")
+    if isinstance(cache, (str, os.PathLike)):
+        cache = CubinCache(cache)
+    text, name, given = _read(source)
+    ctx = make_context()
+    module = given.clone() if given is not None else _parse(ctx, text, name)
+    try:
+        module.verify()
+    except DiagnosticException as e:
+        raise CompilationError(_diagnostic(e, name, "invalid IR: "), "verify") from None
+    _run_pipeline(ctx, module, pipeline, name)
+
+    from tilec.codegen.targets import NotLLVMError, require_llvm_module
+
+    try:
+        require_llvm_module(module, "ptx")
+    except NotLLVMError as e:
+        raise CompilationError(f"{name}: error: after pipeline '{pipeline}': {e}", "codegen") from None
+    fn = _select_kernel(module, kernel, name)
+    signature = derive_signature(fn)
+    launch_attr = fn.attributes.get(LAUNCH_ATTR)
+    static, dynamic = _shared_memory(module)
+    if isinstance(launch_attr, LaunchAttr):
+        grid = tuple(None if g == DYNAMIC else g for g in launch_attr.grid_dims)
+        defaults = LaunchDefaults(grid, launch_attr.block_dims, launch_attr.smem.data, static, dynamic)
+    else:
+        defaults = LaunchDefaults(None, None, 0, static, dynamic)
+    arch = arch or default_arch()
+    compiled = compile_module(module, arch, opt_level=opt_level)
+    asm: dict[str, Any] = {"tile": text, "llvm": compiled.llvm_ir, "ptx": compiled.ptx}
+    return CompiledKernel(
+        name=fn.sym_name.data,
+        asm=asm,
+        signature=signature,
+        arch=arch,
+        launch=defaults,
+        pipeline=f"{pipeline} opt_level={opt_level}",
+        cache=cache,
+    )
+
+
+__all__ = [
+    "DEFAULT_PIPELINE",
+    "CompilationError",
+    "CompiledKernel",
+    "LaunchDefaults",
+    "compile",
+    "default_arch",
+    "derive_signature",
+    "make_context",
+]

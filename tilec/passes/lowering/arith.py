@@ -1,0 +1,345 @@
+"""``arith``, ``math``, ``vector`` and ``cf`` → ``llvm``.
+
+Integer and float arithmetic, comparisons, ``select`` and casts become their
+llvm counterparts one for one (fast-math and overflow flags are dropped: they
+only permit optimisations); the few arith ops without one (``min``/``max`` on
+integers, ``ceildivui``) become short sequences. ``index`` has already been
+retyped to ``i64`` (see :mod:`~tilec.passes.lowering.types`), so
+``index_cast`` is a sign extension, a truncation or nothing.
+
+``math.fma/absf/sqrt/exp2`` become the LLVM intrinsics; ``vector.extract`` /
+``vector.insert`` at static positions of 1-D vectors become
+``llvm.extractelement`` / ``llvm.insertelement``, ``vector.broadcast`` of a
+scalar a chain of inserts, ``vector.bitcast`` a bitcast. ``cf.br`` and
+``cf.cond_br`` become ``llvm.br`` / ``llvm.cond_br`` (``scf`` reaches here
+already lowered to ``cf`` by xDSL's ``convert-scf-to-cf`` patterns).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, cf, llvm, math, vector
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    BFloat16Type,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    VectorType,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.rewriter import InsertPoint
+
+from tilec.codegen import llvm_ops
+from tilec.codegen.llvm_build import const_i32, constant
+
+Lowering = Callable[[Operation, Builder], list[SSAValue]]
+"""Builds the replacement of ``op`` before it; returns the values replacing its results."""
+
+
+def _width(t: Attribute) -> int:
+    """Bit width of an integer or float type, or of a vector's elements."""
+    if isinstance(t, VectorType):
+        t = t.element_type
+    if isinstance(t, IntegerType):
+        return t.width.data
+    assert isinstance(t, AnyFloat)
+    return t.bitwidth
+
+
+# ---------------------------------------------------------------- arith
+
+
+_INT_BINARY: dict[type[Operation], type[Operation]] = {
+    arith.AddiOp: llvm.AddOp,
+    arith.SubiOp: llvm.SubOp,
+    arith.MuliOp: llvm.MulOp,
+    arith.DivSIOp: llvm.SDivOp,
+    arith.DivUIOp: llvm.UDivOp,
+    arith.RemSIOp: llvm.SRemOp,
+    arith.RemUIOp: llvm.URemOp,
+    arith.AndIOp: llvm.AndOp,
+    arith.OrIOp: llvm.OrOp,
+    arith.XOrIOp: llvm.XOrOp,
+    arith.ShLIOp: llvm.ShlOp,
+    arith.ShRSIOp: llvm.AShrOp,
+    arith.ShRUIOp: llvm.LShrOp,
+}
+
+_FLOAT_BINARY: dict[type[Operation], type[Operation]] = {
+    arith.AddfOp: llvm.FAddOp,
+    arith.SubfOp: llvm.FSubOp,
+    arith.MulfOp: llvm.FMulOp,
+    arith.DivfOp: llvm.FDivOp,
+    arith.MaxnumfOp: llvm.VectorFMaxOp,
+    arith.MinnumfOp: llvm.VectorFMinOp,
+}
+
+_CASTS: dict[type[Operation], type[Operation]] = {
+    arith.ExtSIOp: llvm.SExtOp,
+    arith.ExtUIOp: llvm.ZExtOp,
+    arith.TruncIOp: llvm.TruncOp,
+    arith.ExtFOp: llvm.FPExtOp,
+    arith.TruncFOp: llvm.FPTruncOp,
+    arith.SIToFPOp: llvm.SIToFPOp,
+    arith.UIToFPOp: llvm_ops.UIToFPOp,
+    arith.FPToSIOp: llvm_ops.FPToSIOp,
+    arith.FPToUIOp: llvm_ops.FPToUIOp,
+    arith.BitcastOp: llvm.BitcastOp,
+}
+
+_MIN_MAX_INT: dict[type[Operation], str] = {
+    arith.MinSIOp: "slt",
+    arith.MaxSIOp: "sgt",
+    arith.MinUIOp: "ult",
+    arith.MaxUIOp: "ugt",
+}
+
+_NAN_PROPAGATING: dict[type[Operation], str] = {
+    arith.MaximumfOp: "llvm.maximum",
+    arith.MinimumfOp: "llvm.minimum",
+}
+
+
+def _constant(op: arith.ConstantOp, b: Builder) -> list[SSAValue]:
+    t = op.result.type  # already retyped
+    value = op.value
+    match value:
+        case IntegerAttr():
+            attr: Attribute = IntegerAttr(value.value.data, t, truncate_bits=True)
+        case FloatAttr():
+            attr = value
+        case DenseIntOrFPElementsAttr():
+            assert isinstance(t, VectorType)
+            attr = (
+                value
+                if value.get_type() == t
+                else DenseIntOrFPElementsAttr.from_list(t, list(value.get_values()))
+            )
+        case _:
+            raise ValueError(f"arith.constant: cannot lower the value {value}")
+    return [b.insert(llvm.ConstantOp(attr, t)).result]
+
+
+def _icmp(b: Builder, predicate: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+    flag = llvm.ICmpPredicateFlag(predicate)
+    return b.insert(llvm.ICmpOp(lhs, rhs, IntegerAttr(flag.to_int(), i64))).res
+
+
+def _cmpi(op: arith.CmpiOp, b: Builder) -> list[SSAValue]:
+    name = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+    return [_icmp(b, name, op.lhs, op.rhs)]
+
+
+def _cmpf(op: arith.CmpfOp, b: Builder) -> list[SSAValue]:
+    name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+    if name in ("false", "true"):
+        t = op.result.type
+        if isinstance(t, VectorType):
+            count = t.get_shape()[0]
+            dense = DenseIntOrFPElementsAttr.from_list(t, [name == "true"] * count)
+            return [b.insert(llvm.ConstantOp(dense, t)).result]
+        return [constant(b, int(name == "true"), i1)]
+    return [b.insert(llvm.FCmpOp(op.lhs, op.rhs, name)).res]
+
+
+def _select(op: arith.SelectOp, b: Builder) -> list[SSAValue]:
+    return [b.insert(llvm.SelectOp(op.cond, op.lhs, op.rhs)).res]
+
+
+def _index_cast(op: arith.IndexCastOp, b: Builder) -> list[SSAValue]:
+    source, target = op.input.type, op.result.type
+    src_bits, dst_bits = _width(source), _width(target)
+    if src_bits == dst_bits:
+        return [op.input]
+    cast = llvm.SExtOp if dst_bits > src_bits else llvm.TruncOp
+    return [b.insert(cast(op.input, target)).results[0]]
+
+
+def _cast(op: Operation, b: Builder) -> list[SSAValue]:
+    source, target = op.operands[0], op.results[0].type
+    if source.type == target and not isinstance(op, arith.BitcastOp):
+        return [source]
+    return [b.insert(_CASTS[type(op)](source, target)).results[0]]
+
+
+def _int_binary(op: Operation, b: Builder) -> list[SSAValue]:
+    return [b.insert(_INT_BINARY[type(op)](op.operands[0], op.operands[1])).results[0]]
+
+
+def _float_binary(op: Operation, b: Builder) -> list[SSAValue]:
+    return [b.insert(_FLOAT_BINARY[type(op)](op.operands[0], op.operands[1])).results[0]]
+
+
+def _negf(op: arith.NegfOp, b: Builder) -> list[SSAValue]:
+    return [b.insert(llvm.FNegOp(op.operand)).res]
+
+
+def _min_max_int(op: Operation, b: Builder) -> list[SSAValue]:
+    lhs, rhs = op.operands
+    keep_lhs = _icmp(b, _MIN_MAX_INT[type(op)], lhs, rhs)
+    return [b.insert(llvm.SelectOp(keep_lhs, lhs, rhs)).res]
+
+
+def intrinsic_suffix(t: Attribute) -> str:
+    """LLVM's overload suffix of a type: ``f32``, ``bf16``, ``v2f16``, ``i64``."""
+    if isinstance(t, VectorType):
+        return f"v{t.get_shape()[0]}{intrinsic_suffix(t.element_type)}"
+    if isinstance(t, IntegerType):
+        return f"i{t.width.data}"
+    if isinstance(t, BFloat16Type):
+        return "bf16"
+    return f"f{_width(t)}"
+
+
+def _nan_propagating(op: Operation, b: Builder) -> list[SSAValue]:
+    lhs, rhs = op.operands
+    name = f"{_NAN_PROPAGATING[type(op)]}.{intrinsic_suffix(lhs.type)}"
+    call = b.insert(llvm.CallIntrinsicOp(name, [lhs, rhs], [lhs.type]))
+    assert call.ress is not None
+    return [call.ress]
+
+
+def _ceildivui(op: arith.CeilDivUIOp, b: Builder) -> list[SSAValue]:
+    """``a == 0 ? 0 : (a - 1) / b + 1`` (no overflow, unlike ``(a + b - 1) / b``)."""
+    a, d = op.lhs, op.rhs
+    t = a.type
+    if isinstance(t, VectorType):
+        raise ValueError("arith.ceildivui: vectors are not supported")
+    zero, one = constant(b, 0, t), constant(b, 1, t)
+    is_zero = _icmp(b, "eq", a, zero)
+    quotient = b.insert(llvm.UDivOp(b.insert(llvm.SubOp(a, one)).res, d)).res
+    rounded = b.insert(llvm.AddOp(quotient, one)).res
+    return [b.insert(llvm.SelectOp(is_zero, zero, rounded)).res]
+
+
+# ---------------------------------------------------------------- math
+
+
+def _fma(op: math.FmaOp, b: Builder) -> list[SSAValue]:
+    return [b.insert(llvm.FMAOp(op.a, op.b, op.c)).res]
+
+
+def _absf(op: math.AbsFOp, b: Builder) -> list[SSAValue]:
+    return [b.insert(llvm.FAbsOp(op.operand, op.result.type)).results[0]]
+
+
+def _sqrt(op: math.SqrtOp, b: Builder) -> list[SSAValue]:
+    return [b.insert(llvm.FSqrtOp(op.operand)).results[0]]
+
+
+def _exp2(op: math.Exp2Op, b: Builder) -> list[SSAValue]:
+    return [b.insert(llvm.FExp2Op(op.operand)).results[0]]
+
+
+# ---------------------------------------------------------------- vector
+
+
+def _static_position(op: vector.ExtractOp | vector.InsertOp) -> int:
+    positions = list(op.static_position.iter_values())
+    if op.dynamic_position or len(positions) != 1:
+        raise ValueError(f"{op.name}: only one static position into a 1-D vector is supported")
+    return positions[0]
+
+
+def _extract(op: vector.ExtractOp, b: Builder) -> list[SSAValue]:
+    index = const_i32(b, _static_position(op))
+    return [b.insert(llvm_ops.ExtractElementOp(op.vector, index)).res]
+
+
+def _insert(op: vector.InsertOp, b: Builder) -> list[SSAValue]:
+    index = const_i32(b, _static_position(op))
+    return [b.insert(llvm.InsertElementOp(op.dest, op.source, index)).res]
+
+
+def _broadcast(op: vector.BroadcastOp, b: Builder) -> list[SSAValue]:
+    t = op.vector.type
+    assert isinstance(t, VectorType)
+    if op.source.type == t:
+        return [op.source]
+    if isinstance(op.source.type, VectorType):
+        raise ValueError("vector.broadcast: only a scalar can be broadcast at the llvm level")
+    value = b.insert(llvm.UndefOp(t)).res
+    for i in range(t.get_shape()[0]):
+        value = b.insert(llvm.InsertElementOp(value, op.source, const_i32(b, i))).res
+    return [value]
+
+
+def _vector_bitcast(op: vector.BitcastOp, b: Builder) -> list[SSAValue]:
+    return [b.insert(llvm.BitcastOp(op.source, op.result.type)).result]
+
+
+# ---------------------------------------------------------------- cf
+
+
+def _br(op: cf.BranchOp, b: Builder) -> list[SSAValue]:
+    b.insert(llvm.BrOp(op.successor, *op.arguments))
+    return []
+
+
+def _cond_br(op: cf.ConditionalBranchOp, b: Builder) -> list[SSAValue]:
+    b.insert(
+        llvm.CondBrOp(op.cond, op.then_block, op.then_arguments, op.else_block, op.else_arguments)
+    )
+    return []
+
+
+LOWERINGS: dict[type[Operation], Lowering] = {
+    arith.ConstantOp: _constant,
+    arith.CmpiOp: _cmpi,
+    arith.CmpfOp: _cmpf,
+    arith.SelectOp: _select,
+    arith.IndexCastOp: _index_cast,
+    arith.NegfOp: _negf,
+    arith.CeilDivUIOp: _ceildivui,
+    **{t: _int_binary for t in _INT_BINARY},
+    **{t: _float_binary for t in _FLOAT_BINARY},
+    **{t: _cast for t in _CASTS},
+    **{t: _min_max_int for t in _MIN_MAX_INT},
+    **{t: _nan_propagating for t in _NAN_PROPAGATING},
+    math.FmaOp: _fma,
+    math.AbsFOp: _absf,
+    math.SqrtOp: _sqrt,
+    math.Exp2Op: _exp2,
+    vector.ExtractOp: _extract,
+    vector.InsertOp: _insert,
+    vector.BroadcastOp: _broadcast,
+    vector.BitcastOp: _vector_bitcast,
+    cf.BranchOp: _br,
+    cf.ConditionalBranchOp: _cond_br,
+}
+"""Lowering of each supported ``arith``/``math``/``vector``/``cf`` op class."""
+
+
+class TableLowering(RewritePattern):
+    """Rewrite every op whose class has an entry in ``table``."""
+
+    def __init__(self, table: dict[type[Operation], Lowering]):
+        self.table = table
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        lower = self.table.get(type(op))
+        if lower is None:
+            return
+        builder = Builder(InsertPoint.before(op))
+        new_values = lower(op, builder)
+        for old, new in zip(op.results, new_values, strict=True):
+            if new.name_hint is None:
+                new.name_hint = old.name_hint
+        rewriter.replace(op, [], new_values)
+
+
+class ArithToLLVM(TableLowering):
+    """``arith``, ``math``, ``vector`` and ``cf`` ops → ``llvm`` ops."""
+
+    def __init__(self) -> None:
+        super().__init__(LOWERINGS)
+
+
+__all__ = ["LOWERINGS", "ArithToLLVM", "Lowering", "TableLowering", "intrinsic_suffix"]

@@ -1,0 +1,252 @@
+"""The tile dialect's structure ops and every ``frag`` op → NVVM builders.
+
+Each op becomes the ops one builder of :mod:`tilec.codegen.nvvm` makes (an
+NVVM intrinsic, or inline asm where LLVM has none), so the mapping from a
+fragment-level op to its PTX instruction lives in one place:
+
+=========================  =================================================
+``tile.thread_id x``       ``%tid.x`` (i32), zero-extended to i64 (``index``)
+``tile.block_id x``        ``%ctaid.x``, likewise
+``tile.lane_id``           ``%laneid``, likewise
+``tile.warp_id``           ``tid.x >> 5`` (1-D blocks), else the linear id >> 5
+``tile.barrier``           ``bar.sync 0``
+``frag.ldmatrix``          ``ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans]``
+``frag.mma``               ``mma.sync`` m16n8k16 f16/bf16, m16n8k8 tf32;
+                           ``fma_f32`` is ``llvm.intr.fma``
+``frag.cp_async``          ``cp.async.{ca,cg}.shared.global`` (``.s`` form with
+                           ``src_bytes``), ``commit_group``, ``wait_group``
+``frag.load/store``        ``ld/st`` of 1-16 bytes, under a branch when predicated
+``frag.shared``            ``llvm.mlir.addressof`` of an ``addrspace(3)`` global
+``frag.shfl``              ``shfl.sync.{idx,bfly}``
+``frag.pack``              ``cvt.rn.{f16x2,bf16x2}.f32`` (as an i32)
+``frag.tf32``              ``cvt.rna.tf32.f32``
+``frag.ex2``               ``ex2.approx.f32``
+``frag.fmax/fmin``         ``llvm.intr.maxnum/minnum`` (``max/min.f32``)
+=========================  =================================================
+
+The globals of ``frag.shared`` are made by the pass (one per symbol name);
+the pattern here only takes their address.
+"""
+
+from __future__ import annotations
+
+from xdsl.builder import Builder
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import i32, i64
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from tilec.codegen import kernel as K
+from tilec.codegen import nvvm as N
+from tilec.codegen.llvm_build import bitcast, const_i32, zero
+from tilec.dialects import frag
+from tilec.dialects.tile import ops as tile
+from tilec.dialects.tile.attributes import LaunchAttr
+from tilec.passes.lowering.arith import Lowering, TableLowering
+
+_AXES = ("x", "y", "z")
+
+LAUNCH_ATTR = "tile.launch"
+
+
+def _as_index(b: Builder, value: SSAValue) -> SSAValue:
+    """An i32 id as the i64 that ``index`` lowered to (ids are never negative)."""
+    return b.insert(llvm.ZExtOp(value, i64)).res
+
+
+def enclosing_launch(op: Operation) -> LaunchAttr | None:
+    """The ``tile.launch`` of the function around ``op``, if it is a kernel."""
+    parent = op.parent_op()
+    while parent is not None:
+        attr = parent.attributes.get(LAUNCH_ATTR)
+        if isinstance(attr, LaunchAttr):
+            return attr
+        parent = parent.parent_op()
+    return None
+
+
+# ---------------------------------------------------------------- structure
+
+
+def _thread_id(op: tile.ThreadIdOp, b: Builder) -> list[SSAValue]:
+    return [_as_index(b, N.thread_id(b, _AXES[op.axis.data]))]
+
+
+def _block_id(op: tile.BlockIdOp, b: Builder) -> list[SSAValue]:
+    return [_as_index(b, N.block_id(b, _AXES[op.axis.data]))]
+
+
+def _lane_id(op: tile.LaneIdOp, b: Builder) -> list[SSAValue]:
+    return [_as_index(b, N.lane_id(b))]
+
+
+def _warp_id(op: tile.WarpIdOp, b: Builder) -> list[SSAValue]:
+    launch = enclosing_launch(op)
+    if launch is not None and launch.block_dims[1:] == (1, 1):
+        return [_as_index(b, N.warp_id(b))]
+    # (tid.z * ntid.y + tid.y) * ntid.x + tid.x, then / 32.
+    linear = N.thread_id(b, "z")
+    for dim in ("y", "x"):
+        scaled = b.insert(llvm.MulOp(linear, N.block_dim(b, dim))).res
+        linear = b.insert(llvm.AddOp(scaled, N.thread_id(b, dim))).res
+    warp = b.insert(llvm.LShrOp(linear, const_i32(b, 5))).res
+    return [_as_index(b, warp)]
+
+
+def _barrier(op: tile.BarrierOp, b: Builder) -> list[SSAValue]:
+    N.barrier(b)
+    return []
+
+
+# ---------------------------------------------------------------- frag
+
+
+def _ldmatrix(op: frag.LdMatrixOp, b: Builder) -> list[SSAValue]:
+    return N.ldmatrix(b, op.address, count=op.num.value.data, trans=op.trans is not None)
+
+
+def _mma(op: frag.MmaOp, b: Builder) -> list[SSAValue]:
+    name = op.atom.data.name
+    a, bb, c = list(op.a), list(op.b), list(op.c)
+    match name:
+        case "mma_m16n8k16_f16":
+            return N.mma_m16n8k16(b, a, bb, c, dtype="f16")
+        case "mma_m16n8k16_bf16":
+            return N.mma_m16n8k16(b, a, bb, c, dtype="bf16")
+        case "mma_m16n8k8_tf32":
+            return N.mma_m16n8k8_tf32(b, a, bb, c)
+        case "fma_f32":
+            return [b.insert(llvm.FMAOp(a[0], bb[0], c[0])).res]
+        case _:
+            raise ValueError(f"frag.mma: no lowering for the atom {name}")
+
+
+def _cp_async(op: frag.CpAsyncOp, b: Builder) -> list[SSAValue]:
+    N.cp_async(
+        b, op.dst, op.src, size=op.bytes.value.data, cache=op.cache.data, src_size=op.src_bytes
+    )
+    return []
+
+
+def _cp_async_commit(op: frag.CpAsyncCommitOp, b: Builder) -> list[SSAValue]:
+    N.cp_async_commit_group(b)
+    return []
+
+
+def _cp_async_wait(op: frag.CpAsyncWaitOp, b: Builder) -> list[SSAValue]:
+    N.cp_async_wait_group(b, op.pending.value.data)
+    return []
+
+
+def _guarded(b: Builder, pred: SSAValue, join_args: list[SSAValue]) -> tuple[Builder, Block]:
+    """Split the block at the insertion point into ``cond_br pred, then, join``.
+
+    The ops from the insertion point on move to ``join``, which takes one
+    argument per value in ``join_args`` (the values on the skipped path).
+    """
+    point = b.insertion_point
+    assert point.insert_before is not None
+    current = point.block
+    join = current.split_before(point.insert_before, arg_types=[v.type for v in join_args])
+    then = Block()
+    region = current.parent
+    assert region is not None
+    region.insert_block_after(then, current)
+    b.insert(llvm.CondBrOp(pred, then, [], join, join_args), InsertPoint.at_end(current))
+    return Builder(InsertPoint.at_end(then)), join
+
+
+def _load(op: frag.LoadOp, b: Builder) -> list[SSAValue]:
+    t = op.result.type
+    size = frag.access_bytes(t)
+    assert size is not None
+    if size in (4, 8, 16):
+        return [N.vector_load(b, op.address, t, pred=op.pred)]
+    load = llvm.LoadOp(op.address, t, alignment=size)
+    if op.pred is None:
+        return [b.insert(load).dereferenced_value]
+    then, join = _guarded(b, op.pred, [zero(b, t)])
+    then.insert(load)
+    then.insert(llvm.BrOp(join, load.dereferenced_value))
+    return [join.args[0]]
+
+
+def _store(op: frag.StoreOp, b: Builder) -> list[SSAValue]:
+    size = frag.access_bytes(op.value.type)
+    assert size is not None
+    if size in (4, 8, 16):
+        N.vector_store(b, op.value, op.address, pred=op.pred)
+        return []
+    store = llvm.StoreOp(op.value, op.address, alignment=size)
+    if op.pred is None:
+        b.insert(store)
+        return []
+    then, join = _guarded(b, op.pred, [])
+    then.insert(store)
+    then.insert(llvm.BrOp(join))
+    return []
+
+
+def _shared(op: frag.SharedOp, b: Builder) -> list[SSAValue]:
+    return [K.shared_address(b, op.sym_name.data)]
+
+
+def _shfl(op: frag.ShflOp, b: Builder) -> list[SSAValue]:
+    return [N.shfl_sync(b, op.value, op.lane, mode=op.kind.data)]
+
+
+def _pack(op: frag.PackOp, b: Builder) -> list[SSAValue]:
+    pack = N.pack_f16x2 if op.kind.data == "f16x2" else N.pack_bf16x2
+    return [bitcast(b, pack(b, op.lo, op.hi), i32)]
+
+
+def _tf32(op: frag.ToTF32Op, b: Builder) -> list[SSAValue]:
+    return [N.round_tf32(b, op.input)]
+
+
+def _ex2(op: frag.Ex2Op, b: Builder) -> list[SSAValue]:
+    return [N.ex2_approx(b, op.input)]
+
+
+def _fmax(op: frag.FMaxOp, b: Builder) -> list[SSAValue]:
+    return [N.fmax(b, op.lhs, op.rhs)]
+
+
+def _fmin(op: frag.FMinOp, b: Builder) -> list[SSAValue]:
+    return [N.fmin(b, op.lhs, op.rhs)]
+
+
+LOWERINGS: dict[type[Operation], Lowering] = {
+    tile.ThreadIdOp: _thread_id,
+    tile.BlockIdOp: _block_id,
+    tile.LaneIdOp: _lane_id,
+    tile.WarpIdOp: _warp_id,
+    tile.BarrierOp: _barrier,
+    frag.LdMatrixOp: _ldmatrix,
+    frag.MmaOp: _mma,
+    frag.CpAsyncOp: _cp_async,
+    frag.CpAsyncCommitOp: _cp_async_commit,
+    frag.CpAsyncWaitOp: _cp_async_wait,
+    frag.LoadOp: _load,
+    frag.StoreOp: _store,
+    frag.SharedOp: _shared,
+    frag.ShflOp: _shfl,
+    frag.PackOp: _pack,
+    frag.ToTF32Op: _tf32,
+    frag.Ex2Op: _ex2,
+    frag.FMaxOp: _fmax,
+    frag.FMinOp: _fmin,
+}
+"""Lowering of each tile structure op and each frag op."""
+
+SUPPORTED_MMA_ATOMS = ("mma_m16n8k16_f16", "mma_m16n8k16_bf16", "mma_m16n8k8_tf32", "fma_f32")
+
+
+class GPUToLLVM(TableLowering):
+    """Tile structure ops and frag ops → llvm ops through the NVVM builders."""
+
+    def __init__(self) -> None:
+        super().__init__(LOWERINGS)
+
+
+__all__ = ["LAUNCH_ATTR", "LOWERINGS", "SUPPORTED_MMA_ATOMS", "GPUToLLVM", "enclosing_launch"]

@@ -1,0 +1,335 @@
+"""``tile-to-llvm``: fragment-level IR → the xDSL ``llvm`` dialect, ready for PTX.
+
+Input: the fragment level (after register allocation): ``func.func`` kernels
+(marked by ``tile.launch``) and device functions whose bodies hold ``frag``
+ops, the tile dialect's structure ops (ids, ``tile.barrier``), ``arith``,
+``math``, ``vector`` (1-D, static positions), ``scf.for``/``scf.if`` (with
+``iter_args`` and results), ``cf`` and ``llvm`` ops. Output: only
+``llvm.func`` and ``llvm.mlir.global``, which :mod:`tilec.codegen.ptx` turns
+into LLVM IR and PTX.
+
+The pass runs in steps, each over the whole module:
+
+1. **check**: every op must have a lowering and every value an llvm-level
+   type; otherwise a :class:`LoweringError` names the op, where it is, and
+   which pass should have removed it (``tile.mma`` → ``tile-regalloc``), and
+   the module is left untouched;
+2. **scf → cf** with xDSL's own ``convert-scf-to-cf`` patterns (nested
+   loops, ``iter_args``, ``scf.if`` results become block arguments);
+3. **retype**: ``index`` values (op results, block arguments) become ``i64``,
+   so that every pattern after this sees final operand types;
+4. **rewrite** with one greedy walk of the patterns in
+   :mod:`tilec.passes.lowering` (arith/math/vector/cf, tile structure and
+   frag through :mod:`tilec.codegen.nvvm`) and :class:`FuncToLLVM` here;
+5. **globals**: one ``addrspace(3)`` ``llvm.mlir.global`` per ``frag.shared``
+   symbol (the largest size and alignment asked for under that name;
+   ``bytes = 0`` is the ``extern`` dynamic shared memory).
+
+Kernels become ``llvm.func``s with external linkage, ``nvvm.kernel`` and
+``nvvm.maxntid`` (the ``tile.launch`` block); they keep ``tile.launch`` and
+their argument attributes (``tile.dtype``, ``tile.output``), which the Python
+API reads to build the launch signature. Device functions keep their
+visibility (private → internal linkage).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, llvm, vector
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    FileLineColLoc,
+    ModuleOp,
+    UnitAttr,
+    VectorType,
+    i32,
+)
+from xdsl.ir import Attribute, Operation
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
+from xdsl.utils.exceptions import PassFailedException
+
+from tilec.codegen import kernel as K
+from tilec.codegen.llvm_translate import KERNEL_ATTR, MAXNTID_ATTR
+from tilec.dialects import frag
+from tilec.dialects.tile.attributes import LaunchAttr
+from tilec.passes.lowering import arith as arith_lowering
+from tilec.passes.lowering import gpu as gpu_lowering
+from tilec.passes.lowering.types import convert_type, is_llvm_type, retype_module
+
+LAUNCH_ATTR = gpu_lowering.LAUNCH_ATTR
+
+
+class LoweringError(PassFailedException):
+    """``tile-to-llvm`` cannot lower an op. ``op`` is the op, ``location`` its
+    ``file:line:col`` when known; the message names both."""
+
+    def __init__(self, op: Operation, message: str):
+        self.op = op
+        self.location = location_text(op)
+        where = f" at {self.location}" if self.location else ""
+        super().__init__(f"'{op.name}' op{where}: {message}")
+
+
+def location_text(op: Operation) -> str | None:
+    """``file:line:col`` of ``op`` (or of its closest located ancestor)."""
+    current: Operation | None = op
+    while current is not None:
+        loc = current.location
+        if isinstance(loc, FileLineColLoc):
+            return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+        current = current.parent_op()
+    return None
+
+
+# ---------------------------------------------------------------- step 1: check
+
+_TILE_TILING_OPS = ("tile.matmul", "tile.yield")
+"""Whole-problem ops: tiled into block programs by ``tile-tiling``."""
+
+_STRUCTURE_OPS = {op_type.name for op_type in gpu_lowering.LOWERINGS if op_type.name.startswith("tile.")}
+
+_PASS_THROUGH = {"builtin.module", "func.func", "func.return", "func.call", "scf.for", "scf.if", "scf.yield"}
+
+
+def _unlowered_reason(op: Operation) -> str | None:
+    """Why ``op`` cannot be lowered here, or None if it can."""
+    name = op.name
+    if name in _TILE_TILING_OPS:
+        return (
+            "is a whole-problem tile op; it must be lowered first: run tile-tiling, "
+            "then tile-regalloc, before tile-to-llvm"
+        )
+    if name.startswith("tile.") and name not in _STRUCTURE_OPS:
+        return (
+            "is a tile-level op; it must be lowered to fragment-level (frag) ops first: "
+            "run register allocation (tile-regalloc) before tile-to-llvm"
+        )
+    if name.startswith("llvm.") or name in _PASS_THROUGH:
+        return None
+    if type(op) in arith_lowering.LOWERINGS or type(op) in gpu_lowering.LOWERINGS:
+        return None
+    if name.startswith("scf."):
+        return "has no lowering to llvm: only scf.for and scf.if (with scf.yield) are supported"
+    return "has no lowering to llvm in tile-to-llvm"
+
+
+def check_lowerable(module: ModuleOp) -> None:
+    """Raise :class:`LoweringError` for the first op the pass cannot lower.
+
+    Ops without a lowering are reported before values of the wrong type (a
+    ``tile.mma`` says more than the ``!tile.rt`` block argument it uses).
+    """
+    ops = list(module.walk())
+    for op in ops:
+        reason = _unlowered_reason(op)
+        if reason is not None:
+            raise LoweringError(op, reason)
+    for op in ops:
+        _check_op(op)
+
+
+def _check_op(op: Operation) -> None:
+    values = [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
+    for value in values:
+        if not is_llvm_type(value.type):
+            raise LoweringError(
+                op,
+                f"has a value of type {value.type}, which has no llvm-level form; "
+                "tiles and views must be lowered to fragments and pointers first (tile-regalloc)",
+            )
+    match op:
+        case func.FuncOp():
+            launch = op.attributes.get(LAUNCH_ATTR)
+            results = op.function_type.outputs.data
+            if len(results) > 1:
+                raise LoweringError(op, f"@{op.sym_name.data} returns {len(results)} values; llvm.func returns at most one")
+            if launch is not None:
+                if not isinstance(launch, LaunchAttr):
+                    raise LoweringError(op, f"'{LAUNCH_ATTR}' must be a #tile.launch attribute, got {launch}")
+                if results:
+                    raise LoweringError(op, f"kernel @{op.sym_name.data} must not return values")
+                if op.sym_visibility is not None and op.sym_visibility.data == "private":
+                    raise LoweringError(op, f"kernel @{op.sym_name.data} must be public")
+                if not op.body.blocks:
+                    raise LoweringError(op, f"kernel @{op.sym_name.data} has no body")
+        case func.CallOp() if len(op.results) > 1:
+            raise LoweringError(op, "calls a function returning several values; llvm.call returns at most one")
+        case frag.MmaOp() if op.atom.data.name not in gpu_lowering.SUPPORTED_MMA_ATOMS:
+            raise LoweringError(op, f"has no lowering for the MMA atom {op.atom.data.name}")
+        case _:
+            _check_details(op)
+
+
+def _check_details(op: Operation) -> None:
+    """Limits of individual lowerings, checked before anything is rewritten."""
+    match op:
+        case vector.ExtractOp() | vector.InsertOp():
+            source = op.vector if isinstance(op, vector.ExtractOp) else op.dest
+            positions = list(op.static_position.iter_values())
+            if op.dynamic_position or len(positions) != 1 or not isinstance(source.type, VectorType) \
+                    or source.type.get_num_dims() != 1:
+                raise LoweringError(op, "only one static position into a 1-D vector is supported")
+        case vector.BroadcastOp() if isinstance(op.source.type, VectorType) and op.source.type != op.vector.type:
+            raise LoweringError(op, "only a scalar can be broadcast at the llvm level")
+        case arith.CeilDivUIOp() if isinstance(op.lhs.type, VectorType):
+            raise LoweringError(op, "is supported on scalars only")
+        case _:
+            pass
+
+
+def collect_shared(module: ModuleOp) -> dict[str, tuple[int, int]]:
+    """``frag.shared`` symbols: name → (bytes, alignment), the largest asked for.
+
+    A name used both for static (bytes > 0) and dynamic (bytes = 0) shared
+    memory, or already taken by another symbol, is an error.
+    """
+    shared: dict[str, tuple[int, int]] = {}
+    first: dict[str, frag.SharedOp] = {}
+    for op in module.walk():
+        if not isinstance(op, frag.SharedOp):
+            continue
+        name, size, align = op.sym_name.data, op.bytes.value.data, op.align.value.data
+        if name in shared:
+            old_size, old_align = shared[name]
+            if (old_size == 0) != (size == 0):
+                kinds = {True: "dynamic (0 bytes)", False: "static"}
+                raise LoweringError(
+                    op,
+                    f"shared buffer \"{name}\" is {kinds[size == 0]} here but {kinds[old_size == 0]} "
+                    f"at {location_text(first[name]) or 'another frag.shared'}",
+                )
+            shared[name] = (max(size, old_size), max(align, old_align))
+        else:
+            shared[name] = (size, align)
+            first[name] = op
+    taken = {
+        getattr(op, "sym_name").data
+        for op in module.ops
+        if isinstance(op, func.FuncOp | llvm.FuncOp | llvm.GlobalOp)
+    }
+    for name, op in first.items():
+        if name in taken:
+            raise LoweringError(op, f"shared buffer \"{name}\" has the name of another symbol of the module")
+    return shared
+
+
+# ---------------------------------------------------------------- func
+
+
+def _linkage(op: func.FuncOp) -> str:
+    if LAUNCH_ATTR in op.attributes or not op.body.blocks:
+        return "external"
+    private = op.sym_visibility is not None and op.sym_visibility.data == "private"
+    return "internal" if private else "external"
+
+
+class FuncToLLVM(RewritePattern):
+    """``func.func`` → ``llvm.func`` (kernels: ``nvvm.kernel`` + ``nvvm.maxntid``)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter, /) -> None:
+        inputs = [convert_type(t) for t in op.function_type.inputs.data]
+        outputs = [convert_type(t) for t in op.function_type.outputs.data]
+        fn_type = llvm.LLVMFunctionType(inputs, outputs[0] if outputs else None)
+        extra: dict[str, Attribute] = {}
+        launch = op.attributes.get(LAUNCH_ATTR)
+        if isinstance(launch, LaunchAttr):
+            extra[KERNEL_ATTR] = UnitAttr()
+            extra[MAXNTID_ATTR] = DenseArrayBase.from_list(i32, list(launch.block_dims))
+            extra[LAUNCH_ATTR] = launch
+        props: dict[str, Attribute | None] = {}
+        if op.arg_attrs is not None and any(d.data for d in op.arg_attrs):
+            props["arg_attrs"] = ArrayAttr([DictionaryAttr(dict(d.data)) for d in op.arg_attrs])
+        new = llvm.FuncOp(
+            op.sym_name.data,
+            fn_type,
+            linkage=llvm.LinkageAttr(_linkage(op)),
+            body=rewriter.move_region_contents_to_new_regions(op.body),
+            other_props=props,
+            extra_attrs=extra,
+        )
+        new.location = op.location
+        rewriter.replace(op, new)
+
+
+class ReturnToLLVM(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.ReturnOp, rewriter: PatternRewriter, /) -> None:
+        value = op.arguments[0] if op.arguments else None
+        rewriter.replace(op, llvm.ReturnOp(value))
+
+
+class CallToLLVM(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter, /) -> None:
+        result = op.results[0].type if op.results else None
+        call = llvm.CallOp(op.callee.string_value(), *op.arguments, return_type=result)
+        rewriter.replace(op, call)
+
+
+# ---------------------------------------------------------------- the pass
+
+
+def _add_shared_globals(module: ModuleOp, shared: dict[str, tuple[int, int]]) -> None:
+    for name, (size, align) in shared.items():
+        if size == 0:
+            K.dynamic_shared_buffer(module, name, align=align)
+        else:
+            K.shared_buffer(module, name, size, align=align)
+
+
+def _check_lowered(module: ModuleOp) -> None:
+    for op in module.walk():
+        if op is module or op.name.startswith("llvm."):
+            continue
+        raise LoweringError(op, "was left unconverted by tile-to-llvm (a bug in tilec)")
+
+
+@dataclass(frozen=True)
+class TileToLLVMPass(ModulePass):
+    """Lower fragment-level IR (frag, tile structure ops, arith, scf, func) to ``llvm``."""
+
+    name = "tile-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_lowerable(op)
+        shared = collect_shared(op)
+        # No dead-code elimination: a lowering pass keeps every op it is given.
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([IfLowering(), ForLowering()], dce_enabled=False)
+        ).rewrite_module(op)
+        retype_module(op)
+        try:
+            PatternRewriteWalker(
+                GreedyRewritePatternApplier(
+                    [
+                        arith_lowering.ArithToLLVM(),
+                        gpu_lowering.GPUToLLVM(),
+                        FuncToLLVM(),
+                        ReturnToLLVM(),
+                        CallToLLVM(),
+                    ],
+                    dce_enabled=False,
+                ),
+                apply_recursively=False,
+            ).rewrite_module(op)
+        except (ValueError, TypeError) as e:
+            # A builder refused its operands (the walker names the op in a note).
+            raise PassFailedException(f"tile-to-llvm: {e}") from None
+        _add_shared_globals(op, shared)
+        _check_lowered(op)
+
+
+__all__ = ["LoweringError", "TileToLLVMPass", "check_lowerable", "collect_shared", "location_text"]
