@@ -83,9 +83,12 @@ def make_context(*, allow_unregistered: bool = False) -> Context:
     """A context with every dialect tile-opt knows: xDSL's and tilec's."""
     from xdsl.dialects import get_all_dialects as get_xdsl_dialects
 
+    from tilec.codegen.llvm_ops import load_llvm_extensions
+
     ctx = Context(allow_unregistered=allow_unregistered)
     for name, factory in {**get_xdsl_dialects(), **get_tilec_dialects()}.items():
         ctx.register_dialect(name, factory)
+    load_llvm_extensions(ctx)
     return ctx
 
 
@@ -345,6 +348,9 @@ class TileOptMain(xDSLOptMain):
         super().register_all_dialects()  # every dialect xdsl-opt loads
         for name, factory in get_tilec_dialects().items():  # tilec's, lazily
             self.ctx.register_dialect(name, factory)
+        from tilec.codegen.llvm_ops import load_llvm_extensions
+
+        load_llvm_extensions(self.ctx)  # llvm ops xDSL lacks, so lowered IR parses back
 
     def register_all_frontends(self):
         def parse_mlir(io: IO[bytes]) -> ModuleOp:
@@ -584,8 +590,11 @@ class TileOptMain(xDSLOptMain):
         notes: list[str] = list(getattr(e, "__notes__", []))
         diag = Diag(message, "diagnostic", self.get_input_name(), notes=notes)
         stage_note = self._stage.note()
-        op = None
-        if isinstance(e, VerifyException) and module is not None:
+        # A pass that knows the failing op (e.g. tile-to-llvm's LoweringError) says so.
+        op = getattr(e, "op", None)
+        if not isinstance(op, Operation):
+            op = None
+        if op is None and isinstance(e, VerifyException) and module is not None:
             op = _find_invalid_op(module, message, fallback=self._stage.what == "verify")
         if op is not None:
             if not message.startswith(f"'{op.name}'"):  # name the op, as mlir-opt does

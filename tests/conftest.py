@@ -1,0 +1,82 @@
+"""Suite-wide checks.
+
+Every PTX text the test suite produces in this process (all of it passes
+through ``tilec.codegen.ptx.ptx_from_llvm_ir``) is recorded, and at the end
+of the session each one is assembled by ptxas: for sm_90, and also for sm_80
+when it was emitted for sm_80. A PTX that ptxas rejects fails the run with
+ptxas's message, so no test can produce PTX that only looks right.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tilec.codegen.ptxas import PtxasError, assemble, find_ptxas
+
+_produced: dict[str, str] = {}  # PTX text -> the nodeid of the test that made it first
+_current_test = ["(collection)"]
+_TARGET = re.compile(r"^\s*\.target\s+(sm_\d+)", re.MULTILINE)
+
+
+def _recording(original):
+    def wrapper(*args, **kwargs):
+        text = original(*args, **kwargs)
+        _produced.setdefault(text, _current_test[0])
+        return text
+
+    wrapper.__wrapped__ = original
+    return wrapper
+
+
+def pytest_configure(config):
+    # the package re-exports a function named ``ptx``, so take the module itself
+    ptx_module = importlib.import_module("tilec.codegen.ptx")
+    ptx_module.ptx_from_llvm_ir = _recording(ptx_module.ptx_from_llvm_ir)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    _current_test[0] = item.nodeid
+    return (yield)
+
+
+def _assemble_all(ptxas: str) -> list[str]:
+    jobs = []
+    for text, test in _produced.items():
+        match = _TARGET.search(text)
+        archs = ["sm_90"] + (["sm_80"] if match and match.group(1) == "sm_80" else [])
+        jobs += [(text, arch, test) for arch in archs]
+
+    def run(job):
+        text, arch, test = job
+        try:
+            assemble(text, arch, ptxas=ptxas)
+        except PtxasError as err:
+            return f"{test}: ptxas -arch={arch} rejected its PTX:\n{err}"
+        return None
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return [msg for msg in pool.map(run, jobs) if msg]
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if not _produced:
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    ptxas = find_ptxas()
+    if ptxas is None:
+        if reporter:
+            reporter.write_line(f"ptxas not found: {len(_produced)} PTX texts were not assembled", yellow=True)
+        return
+    failures = _assemble_all(str(ptxas))
+    if reporter:
+        reporter.write_line("")
+        reporter.write_line(f"ptxas assembled all {len(_produced)} PTX texts the suite produced" if not failures else "")
+        for msg in failures:
+            reporter.write_line(msg, red=True)
+    if failures:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
