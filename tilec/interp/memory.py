@@ -176,18 +176,28 @@ class SharedTile:
         """Bytes of shared memory the tile occupies on the device (``cosize`` elements)."""
         return self.buffer.size * element_bits(self.tile_type.element_type) // 8
 
-    def read(self) -> np.ndarray:
-        """The logical tile: element ``(i, j)`` read from ``buffer[layout((i, j))]``."""
-        return self.buffer[self.offsets]
+    def _window(self, origin: tuple[int, ...] | None, dims: tuple[int, ...] | None) -> np.ndarray:
+        """The offsets of a window of the tile (the whole tile without an origin)."""
+        if origin is None:
+            return self.offsets
+        dims = tuple(dims)
+        if any(o < 0 or o + d > t for o, d, t in zip(origin, dims, self.dims)):
+            raise OpError(f"window {dims} at {origin} falls outside the shared tile of {self.dims}")
+        return self.offsets[tuple(slice(o, o + d) for o, d in zip(origin, dims))]
 
-    def write(self, values: np.ndarray, mask: np.ndarray | None = None) -> None:
+    def read(self, origin: tuple[int, ...] | None = None, dims: tuple[int, ...] | None = None) -> np.ndarray:
+        """The logical tile (or a window of it): element ``(i, j)`` read from ``buffer[layout((i, j))]``."""
+        return self.buffer[self._window(origin, dims)]
+
+    def write(self, values: np.ndarray, mask: np.ndarray | None = None, origin: tuple[int, ...] | None = None) -> None:
         values = np.asarray(values).astype(self.buffer.dtype, copy=False)
-        if values.shape != self.dims:
+        offsets = self._window(origin, values.shape if origin is not None else None)
+        if values.shape != offsets.shape:
             raise OpError(f"writes a {values.shape} array into a shared tile of {self.dims}")
         if mask is None:
-            self.buffer[self.offsets] = values
+            self.buffer[offsets] = values
         else:
-            self.buffer[self.offsets[mask]] = values[mask]
+            self.buffer[offsets[mask]] = values[mask]
 
     def __repr__(self) -> str:
         return f"SharedTile({self.tile_type})"

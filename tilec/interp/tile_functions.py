@@ -296,7 +296,7 @@ def _read(source: Any, indices, dims: tuple[int, ...]) -> np.ndarray:
     if isinstance(source, GlobalView):
         return source.read(indices, dims)
     if isinstance(source, SharedTile):
-        return source.read()
+        return source.read(indices or None, dims)
     raise OpError(f"expected a global view or a shared tile, got {type(source).__name__}")
 
 
@@ -304,7 +304,7 @@ def _write(dest: Any, indices, values: np.ndarray, mask: np.ndarray | None = Non
     if isinstance(dest, GlobalView):
         dest.write(indices, values, mask)
     elif isinstance(dest, SharedTile):
-        dest.write(values, mask)
+        dest.write(values, mask, indices or None)
     else:
         raise OpError(f"expected a global view or a shared tile, got {type(dest).__name__}")
 
@@ -416,7 +416,19 @@ class TileFunctions(InterpreterFunctions):
     def run_load(self, interpreter: Interpreter, op: t.LoadOp, args: PythonValues):
         source, *indices = args
         rt = op.result.type
-        return (np.array(_read(source, _indices(indices), rt.dims), dtype=numpy_dtype(rt.element_type)),)
+        dims = (rt.length.data,) if isinstance(rt, t.RegisterVectorType) else rt.dims
+        return (np.array(_read(source, _indices(indices), dims), dtype=numpy_dtype(rt.element_type)),)
+
+    @impl(t.DimOp)
+    def run_dim(self, interpreter: Interpreter, op: t.DimOp, args: PythonValues):
+        return (int(args[0].shape[op.dim.value.data]),)
+
+    @impl(t.MapOp)
+    def run_map(self, interpreter: Interpreter, op: t.MapOp, args: PythonValues):
+        """The body runs once on whole arrays (arith/math here work elementwise on numpy)."""
+        (out,) = interpreter.run_ssacfg_region(op.body, tuple(args), "map")
+        rt = op.result.type
+        return (to_element(np.broadcast_to(out, rt.dims), rt.element_type).astype(numpy_dtype(rt.element_type)),)
 
     @impl(t.StoreOp)
     def run_store(self, interpreter: Interpreter, op: t.StoreOp, args: PythonValues):

@@ -252,6 +252,44 @@ def default_epilogue(c_type: GlobalType, input_types: list[Attribute]) -> Region
 
 
 @irdl_op_definition
+class MapOp(IRDLOperation):
+    """An elementwise function of register tiles of one shape: the region maps scalars to a scalar.
+
+    This is how a whole-problem epilogue survives tiling: the block argument
+    types are the operands' element types, ``tile.yield`` gives the result's.
+    """
+
+    name = "tile.map"
+
+    inputs = var_operand_def(RegisterType)
+    result = result_def(RegisterType)
+    body = region_def("single_block")
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$inputs attr-dict `:` type($inputs) `->` type($result) $body"
+
+    def __init__(self, inputs, result_type: RegisterType, body: Region):
+        super().__init__(operands=[inputs], result_types=[result_type], regions=[body])
+
+    def verify_(self) -> None:
+        if not self.inputs:
+            _fail(self, "needs at least one input tile")
+        dims = self.result.type.dims
+        for i, v in enumerate(self.inputs):
+            if v.type.dims != dims:
+                _fail(self, f"input {i} is {_dims_text(v.type.dims)}, the result is {_dims_text(dims)}")
+        block = self.body.block
+        expected = [v.type.element_type for v in self.inputs]
+        got = [a.type for a in block.args]
+        if got != expected:
+            _fail(self, f"body takes ({', '.join(map(str, got))}), expected ({', '.join(map(str, expected))})")
+        term = block.last_op
+        if not isinstance(term, YieldOp) or len(term.values) != 1 or term.values[0].type != self.result.type.element_type:
+            _fail(self, f"body must end with 'tile.yield' of one {self.result.type.element_type} value")
+
+
+@irdl_op_definition
 class YieldOp(IRDLOperation):
     """Ends an epilogue with the value(s) it produces."""
 
@@ -259,12 +297,35 @@ class YieldOp(IRDLOperation):
 
     values = var_operand_def()
 
-    traits = traits_def(IsTerminator(), HasParent(MatmulOp), Pure())
+    traits = traits_def(IsTerminator(), HasParent(MatmulOp, MapOp), Pure())
 
     assembly_format = "$values attr-dict `:` type($values)"
 
     def __init__(self, *values: SSAValue):
         super().__init__(operands=[values])
+
+
+@irdl_op_definition
+class DimOp(IRDLOperation):
+    """The run-time extent of one dimension of a global view (``memref.dim``'s counterpart)."""
+
+    name = "tile.dim"
+
+    view = operand_def(GlobalType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(IndexType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$view `,` $dim attr-dict `:` type($view)"
+
+    def __init__(self, view: SSAValue, dim: int):
+        super().__init__(operands=[view], properties={"dim": IntegerAttr(dim, 64)}, result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        rank = self.view.type.rank
+        if not 0 <= self.dim.value.data < rank:
+            _fail(self, f"dimension {self.dim.value.data} is out of range for {self.view.type} of rank {rank}")
 
 
 # -- memory ------------------------------------------------------------------
@@ -322,17 +383,23 @@ class FillOp(IRDLOperation):
 
 
 def _check_window(op: IRDLOperation, view: Attribute, indices, tile_dims, role: str) -> None:
-    """A global view is addressed by one index per dimension; a shared tile by none."""
+    """A global view is addressed by one index per dimension (the window's origin).
+
+    A shared tile is used whole (no indices, same shape) or through a window
+    (one index per dimension, a window that fits inside the tile).
+    """
     if isinstance(view, GlobalType):
         if len(indices) != view.rank:
             _fail(op, f"{role} {view} needs {view.rank} indices (the tile's origin), got {len(indices)}")
         if view.rank != len(tile_dims):
             _fail(op, f"{role} {view} has rank {view.rank}, the tile {_dims_text(tile_dims)} has rank {len(tile_dims)}")
     elif isinstance(view, SharedType):
-        if indices:
-            _fail(op, f"{role} is a shared tile and takes no indices, got {len(indices)}")
-        if view.dims != tuple(tile_dims):
+        if not indices and view.dims != tuple(tile_dims):
             _fail(op, f"{role} {view} is {_dims_text(view.dims)}, expected {_dims_text(tile_dims)}")
+        if indices and len(indices) != len(view.dims):
+            _fail(op, f"{role} {view} needs {len(view.dims)} indices for a window, or none, got {len(indices)}")
+        if indices and (len(tile_dims) != len(view.dims) or any(t > d for t, d in zip(tile_dims, view.dims))):
+            _fail(op, f"a {_dims_text(tile_dims)} window does not fit in {role} {view}")
     else:
         _fail(op, f"{role} must be a !tile.gl or !tile.st, got {view}")
     for i in indices:
@@ -347,13 +414,13 @@ def _check_same_element(op: IRDLOperation, x: Attribute, y: Attribute) -> None:
 
 @irdl_op_definition
 class LoadOp(IRDLOperation):
-    """Global window or shared tile → register tile."""
+    """Global or shared window → register tile; a rank-1 global window → a column vector."""
 
     name = "tile.load"
 
     source = operand_def(GlobalType | SharedType)
     indices = var_operand_def(IndexType)
-    result = result_def(RegisterType)
+    result = result_def(RegisterType | RegisterVectorType)
 
     traits = traits_def(MemoryReadEffect())
 
@@ -363,8 +430,15 @@ class LoadOp(IRDLOperation):
         super().__init__(operands=[source, indices], result_types=[tile_type])
 
     def verify_(self) -> None:
-        _check_window(self, self.source.type, self.indices, self.result.type.dims, "source")
-        _check_same_element(self, self.source.type, self.result.type)
+        result = self.result.type
+        if isinstance(result, RegisterVectorType):
+            src = self.source.type
+            if not isinstance(src, GlobalType) or src.rank != 1 or result.is_row:
+                _fail(self, f"loads a register vector only as a 'col' vector from a rank-1 global view, got {src} -> {result}")
+            _check_window(self, src, self.indices, (result.length.data,), "source")
+        else:
+            _check_window(self, self.source.type, self.indices, result.dims, "source")
+        _check_same_element(self, self.source.type, result)
 
 
 @irdl_op_definition
@@ -742,6 +816,8 @@ TILE_OPS = [
     BarrierOp,
     MatmulOp,
     YieldOp,
+    DimOp,
+    MapOp,
     AllocOp,
     ZerosOp,
     FillOp,

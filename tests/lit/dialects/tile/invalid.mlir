@@ -156,3 +156,38 @@ func.func @fill(%v: f16) {
   func.return
 }
 // CHECK: 'tile.fill' fills a tile of f32 with a f16 value
+
+// -----
+
+func.func @dim_range(%g: !tile.gl<f16, [?, ?]>) {
+  %d = tile.dim %g, 2 : !tile.gl<f16, [?, ?]>
+  func.return
+}
+// CHECK: 'tile.dim' dimension 2 is out of range for !tile.gl<f16, [?, ?]> of rank 2
+
+// -----
+
+func.func @window(%s: !tile.st<64x32xf16>, %i: index) {
+  %r = tile.load %s[%i, %i] : !tile.st<64x32xf16> -> !tile.rt<32x64xf16>
+  func.return
+}
+// CHECK: 'tile.load' a 32x64 window does not fit in source !tile.st<64x32xf16, (64,32):(32,1)>
+
+// -----
+
+func.func @row_vector(%g: !tile.gl<f32, [?]>, %i: index) {
+  %r = tile.load %g[%i] : !tile.gl<f32, [?]> -> !tile.rv<32xf32, row>
+  func.return
+}
+// CHECK: 'tile.load' loads a register vector only as a 'col' vector from a rank-1 global view
+
+// -----
+
+func.func @map_body(%x: !tile.rt<16x16xf32>) {
+  %y = tile.map %x : !tile.rt<16x16xf32> -> !tile.rt<16x16xf16> {
+  ^bb0(%v: f32):
+    tile.yield %v : f32
+  }
+  func.return
+}
+// CHECK: 'tile.map' body must end with 'tile.yield' of one f16 value
