@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerType
-from xdsl.interpreter import Interpreter, PythonValues, impl, register_impls
+from xdsl.interpreter import InterpreterFunctions, Interpreter, PythonValues, impl, register_impls
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.math import MathFunctions
 from xdsl.ir import Attribute, Operation
@@ -165,6 +165,41 @@ class NumpyArithFunctions(ArithFunctions):
         if np.ndim(cond) == 0:
             return (lhs if cond else rhs,)
         return _result(op, np.where(cond, lhs, rhs))
+
+
+def _unsigned_binary(fn):
+    """An unsigned integer op on index/iN values (Python ints or int64 arrays, non-negative here)."""
+
+    def run(self, interpreter, op, args):
+        lhs, rhs = (_to_int(a) for a in args)
+        if np.any(np.asarray(lhs) < 0) or np.any(np.asarray(rhs) < 0):
+            raise ValueError(f"'{op.name}' on a negative value: {lhs}, {rhs}")
+        out = fn(lhs, rhs)
+        return (int(out) if np.ndim(out) == 0 else out,)
+
+    return run
+
+
+def _signed_binary(fn):
+    def run(self, interpreter, op, args):
+        out = fn(*(_to_int(a) for a in args))
+        return (int(out) if np.ndim(out) == 0 else out,)
+
+    return run
+
+
+@register_impls
+class NumpyIntegerFunctions(InterpreterFunctions):
+    """The integer ``arith`` ops index math needs that xDSL's interpreter lacks."""
+
+    run_divui = impl(arith.DivUIOp)(_unsigned_binary(lambda a, b: a // b))
+    run_remui = impl(arith.RemUIOp)(_unsigned_binary(lambda a, b: a % b))
+    run_ceildivui = impl(arith.CeilDivUIOp)(_unsigned_binary(lambda a, b: -(-a // b)))
+    run_minui = impl(arith.MinUIOp)(_unsigned_binary(np.minimum))
+    run_maxui = impl(arith.MaxUIOp)(_unsigned_binary(np.maximum))
+    run_minsi = impl(arith.MinSIOp)(_signed_binary(np.minimum))
+    run_maxsi = impl(arith.MaxSIOp)(_signed_binary(np.maximum))
+    run_ceildivsi = impl(arith.CeilDivSIOp)(_signed_binary(lambda a, b: -(-a // b)))
 
 
 def _unary(fn):

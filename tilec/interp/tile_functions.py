@@ -44,7 +44,7 @@ from tilec.dialects.tile.types import SharedType
 from tilec.interp.dtypes import numpy_dtype, to_element
 from tilec.interp.errors import BarrierError, OpError, TileInterpreterError, WarpAborted, describe_op
 from tilec.interp.memory import GlobalView, SharedTile, copy_owner_mask
-from tilec.interp.numeric import NumpyArithFunctions, NumpyMathFunctions
+from tilec.interp.numeric import NumpyArithFunctions, NumpyMathFunctions, NumpyIntegerFunctions
 
 WARP_SIZE = 32
 
@@ -588,6 +588,7 @@ def make_interpreter(module: ModuleOp, ctx: ExecContext | None = None) -> Interp
     interpreter.register_implementations(ScfFunctions())
     interpreter.register_implementations(NumpyArithFunctions())
     interpreter.register_implementations(NumpyMathFunctions())
+    interpreter.register_implementations(NumpyIntegerFunctions())
     ctx = ctx if ctx is not None else ExecContext()
     interpreter.register_implementations(TileFunctions(ctx))
     if ctx.barrier is not None:
