@@ -60,6 +60,7 @@ from xdsl.utils.target import Target
 PASSES: dict[str, str] = {
     # "tile-tiling": "tilec.passes.tiling:TileTilingPass",
     "tile-to-llvm": "tilec.passes.tile_to_llvm:TileToLLVMPass",
+    "tile-swizzle": "tilec.passes.swizzle:TileSwizzlePass",
 }
 """tilec passes: name -> ``"module:ClassName"`` of a ``ModulePass`` subclass."""
 
