@@ -59,6 +59,7 @@ from xdsl.utils.target import Target
 
 PASSES: dict[str, str] = {
     # "tile-tiling": "tilec.passes.tiling:TileTilingPass",
+    "tile-tiling": "tilec.passes.tiling:TileTilingPass",
     "tile-to-llvm": "tilec.passes.tile_to_llvm:TileToLLVMPass",
     "tile-swizzle": "tilec.passes.swizzle:TileSwizzlePass",
 }
