@@ -53,8 +53,8 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
   %sb = tile.alloc : !tile.st<32x64xf16, (32,64):(64,1)>
   %zero = tile.zeros : !tile.rt<32x32xf32>
   %acc = scf.for %k = %c0 to %K step %c32 iter_args(%acc_i = %zero) -> (!tile.rt<32x32xf32>) {
-XX
-    tile.copy %a[%row0, %k] -> %sa thr <(16,4):(4,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<64x32xf16, (64,32):(32,1)>
+    // 128 threads, 8 f16 (16 bytes) each: A's 64x32 tile in 2 passes of 32x32, B's 32x64 in 2 of 16x64.
+    tile.copy %a[%row0, %k] -> %sa thr <(32,4):(4,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<64x32xf16, (64,32):(32,1)>
     tile.copy %b[%k, %col0] -> %sb thr <(16,8):(8,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<32x64xf16, (32,64):(64,1)>
     tile.barrier
     %ra = tile.load %sa[%wrow, %c0] : !tile.st<64x32xf16, (64,32):(32,1)> -> !tile.rt<32x32xf16>
