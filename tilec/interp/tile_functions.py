@@ -472,6 +472,24 @@ class TileFunctions(InterpreterFunctions):
         self.ctx.async_groups.wait(op.pending.value.data)
         return ()
 
+    @impl(t.StageOp)
+    def run_stage(self, interpreter: Interpreter, op: t.StageOp, args: PythonValues):
+        """A view of stage ``i`` of a multi-stage buffer: the buffer's memory from offset ``i * P``
+        on, placed by the stage's own layout (as codegen addresses it). The stage must be what the
+        buffer's layout says at stage coordinate ``i``, element for element."""
+        from tilec.interp.memory import shared_offsets
+
+        buf, i = args[0], int(args[1])
+        stages = op.buffer.type.dims[0]
+        if not 0 <= i < stages:
+            raise OpError(f"stage {i} is out of range: the buffer has {stages} stages")
+        stage_type = op.result.type
+        offsets = shared_offsets(stage_type.layout, stage_type.dims)
+        start = int(buf.offsets[i].flat[0]) - int(offsets.flat[0])
+        if start < 0 or not np.array_equal(buf.offsets[i], offsets + start):
+            raise OpError(f"stage {i} of {op.buffer.type} is not {stage_type.layout} moved by a constant offset")
+        return (SharedTile(stage_type, buf.buffer[start : start + int(offsets.max()) + 1], offsets),)
+
     # compute --------------------------------------------------------------------------
 
     @impl(t.MmaOp)

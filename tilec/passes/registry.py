@@ -61,6 +61,7 @@ PASSES: dict[str, str] = {
     # "tile-tiling": "tilec.passes.tiling:TileTilingPass",
     "tile-tiling": "tilec.passes.tiling:TileTilingPass",
     "tile-to-llvm": "tilec.passes.tile_to_llvm:TileToLLVMPass",
+    "tile-pipeline": "tilec.passes.pipeline:TilePipelinePass",
     "tile-swizzle": "tilec.passes.swizzle:TileSwizzlePass",
 }
 """tilec passes: name -> ``"module:ClassName"`` of a ``ModulePass`` subclass."""

@@ -808,6 +808,87 @@ class BroadcastOp(IRDLOperation):
             _fail(self, f"a {src.orientation.data} vector {src} does not fit tile {dst}: expected length {length} of {dst.element_type}")
 
 
+# -- multi-stage shared buffers (tile-pipeline) ---------------------------------
+
+
+def stage_layout(buffer_layout) -> tuple[object, int]:
+    """The layout of one stage of a multi-stage shared buffer, and the stage stride ``P``.
+
+    The buffer's layout is ``(N, ...):(P, ...)`` (a plain layout) or
+    ``Sw<B,M,S> o 0 o (N, ...):(P, ...)``: its first mode, a single ``N:P``,
+    is the stage. Stage ``i`` starts at element offset ``i * P``; its layout
+    is the buffer's with that mode dropped, keeping the swizzle. That is exact
+    only when ``P`` is a multiple of the swizzle's period ``2^(B+M+|S|)``: the
+    swizzle reads and flips bits below that, so ``Sw(i*P + o) = i*P + Sw(o)``.
+    Raises ``ValueError`` saying why a layout has no such stages.
+    """
+    from tilec.layout import ComposedLayout, Layout, Swizzle
+
+    composed = isinstance(buffer_layout, ComposedLayout)
+    base = buffer_layout.layout if composed else buffer_layout
+    if composed and (not isinstance(buffer_layout.inner, Swizzle) or buffer_layout.offset != 0):
+        raise ValueError(f"layout {buffer_layout} is not Sw<B,M,S> o 0 o layout: its stages are not layouts of their own")
+    if not isinstance(base.shape, tuple) or len(base.shape) < 2:
+        raise ValueError(f"layout {buffer_layout} needs a stage mode and the stage's modes")
+    stages, stride = base.shape[0], base.stride[0]
+    if isinstance(stages, tuple) or isinstance(stride, tuple):
+        raise ValueError(f"the stage mode {stages}:{stride} of {buffer_layout} must be a single N:P")
+    rest = base[1] if len(base.shape) == 2 else Layout(base.shape[1:], base.stride[1:])
+    if not composed:
+        return rest, stride
+    sw = buffer_layout.inner
+    if stride % sw.size():
+        raise ValueError(
+            f"stage stride {stride} of {buffer_layout} is not a multiple of the period {sw.size()} of {sw}: "
+            "the swizzle would not be the same in every stage"
+        )
+    return ComposedLayout(sw, 0, rest), stride
+
+
+@irdl_op_definition
+class StageOp(IRDLOperation):
+    """One stage of a multi-stage shared buffer: ``%s = tile.stage %buf[%i]``.
+
+    ``%buf`` is an ``N x R x C`` shared tile whose layout's first mode ``N:P``
+    is the stage (see :func:`stage_layout`); ``%s`` is the ``R x C`` tile at
+    element offset ``i * P`` (``0 <= i < N``), with the buffer's layout minus
+    that mode, e.g. ``!tile.st<3x64x32xf16, Sw<3,3,3> o 0 o (3,64,32):(2048,32,1)>``
+    → ``!tile.st<64x32xf16, Sw<3,3,3> o 0 o (64,32):(32,1)>``. The stages may
+    not overlap (``P`` at least the stage's cosize). A view, not a copy:
+    codegen adds ``i * P`` elements to the buffer's address.
+    """
+
+    name = "tile.stage"
+
+    buffer = operand_def(SharedType)
+    index = operand_def(IndexType)
+    result = result_def(SharedType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$buffer `[` $index `]` attr-dict `:` type($buffer) `->` type($result)"
+
+    def __init__(self, buffer: SSAValue, index: SSAValue, stage_type: SharedType | None = None):
+        if stage_type is None:
+            buf = SSAValue.get(buffer).type
+            stage_type = SharedType(buf.dims[1:], buf.element_type, stage_layout(buf.layout)[0])
+        super().__init__(operands=[buffer, index], result_types=[stage_type])
+
+    def verify_(self) -> None:
+        buf, stage = self.buffer.type, self.result.type
+        if len(buf.dims) < 2 or buf.dims[1:] != stage.dims:
+            _fail(self, f"a stage of {_dims_text(buf.dims)} is {_dims_text(buf.dims[1:])}, not {_dims_text(stage.dims)}")
+        _check_same_element(self, buf, stage)
+        try:
+            expected, stride = stage_layout(buf.layout)
+        except ValueError as err:
+            _fail(self, f"buffer {buf} has no stages: {err}")
+        if str(stage.layout) != str(expected):
+            _fail(self, f"a stage of {buf} has layout {expected}, not {stage.layout}")
+        if stride < stage.layout.cosize():
+            _fail(self, f"stages of {buf} overlap: stride {stride} is less than the stage's cosize {stage.layout.cosize()}")
+
+
 TILE_OPS = [
     BlockIdOp,
     ThreadIdOp,
@@ -842,4 +923,5 @@ TILE_OPS = [
     ColSumOp,
     ColMaxOp,
     BroadcastOp,
+    StageOp,
 ]

@@ -1,0 +1,607 @@
+"""``tile-pipeline{stages=N}``: multi-stage ``cp.async`` software pipelining of K loops.
+
+Input: the warp-level program of ``tile-tiling`` (see
+``examples/levels/gemm_warp_level.mlir``), optionally swizzled by
+``tile-swizzle``. A *K loop* is an ``scf.for`` whose body starts with
+block-wide global→shared ``tile.copy``\\ s into whole shared tiles, then a
+``tile.barrier``, then the computation on those tiles, usually closed by a
+second ``tile.barrier``::
+
+    scf.for %k = %lb to %ub step %bk iter_args(%acc_i = %acc0) {
+      tile.copy %a[%row0, %k] -> %sa ...          // global -> shared, synchronous
+      tile.copy %b[%k, %col0] -> %sb ...
+      tile.barrier
+      ... tile.load %sa[...], tile.load %sb[...], tile.mma ...
+      tile.barrier                                // nobody reads %sa/%sb any more
+      scf.yield ...
+    }
+
+Output (CUTLASS's sm80 "multistage" mainloop, Triton's pipeliner): every
+shared tile ``!tile.st<RxC, L>`` the loop copies into becomes one buffer of
+``N`` stages ``!tile.st<NxRxC, L3>`` addressed through ``tile.stage``; the
+copies become ``tile.async_copy`` (``cp.async``), issued ``N-1`` K tiles
+ahead::
+
+    // prologue: K tiles 0 .. N-2 into stages 0 .. N-2, one commit group each
+    scf.if (%lb + s*%bk < %ub) { tile.async_copy ... -> stage s }   // s = 0 .. N-2
+    tile.async_commit
+    scf.for %k ... iter_args(%acc_i = %acc0, %rs = 0, %ws = N-1) {
+      tile.async_wait N-2          // K tile i (in stage %rs) has landed for this thread
+      tile.barrier                 // ... for every thread, and every warp is done with tile i-1
+      scf.if (%k + (N-1)*%bk < %ub) {
+        tile.async_copy ... -> stage %ws      // K tile i+N-1 into the stage tile i-1 used
+      }
+      tile.async_commit            // one group per iteration, even when empty
+      ... the computation on stage %rs ...
+      scf.yield ..., (%rs + 1) mod N, %rs
+    }
+    tile.async_wait 0              // drain (only empty groups are left)
+    tile.barrier                   // the loop ended with a barrier before: keep that
+
+Why it is right. Group ``g`` (0-based, in commit order) holds K tile ``g``:
+the prologue commits groups 0 .. N-2, iteration ``i`` commits group
+``i+N-1``. At the wait of iteration ``i``, ``N-1+i`` groups have been
+committed; ``tile.async_wait N-2`` leaves at most the newest ``N-2`` in
+flight, so groups ``0 .. i`` (tile ``i`` included) are complete in this
+thread, and the barrier after it makes every thread's part visible. The
+stage written in iteration ``i``, ``(i-1) mod N``, was last read by the
+computation of iteration ``i-1``, which every warp has finished once it is
+past the barrier of iteration ``i``: one barrier per iteration protects both
+directions, so the loop's trailing barrier is removed. K tiles past the end
+(``%k + (N-1)*%bk >= %ub``) are skipped, but their (empty) group is still
+committed, so the group count, and with it the wait arithmetic, is the same
+in every iteration: ragged K (a last partial tile, read as zeros by the
+copy) and K smaller than ``(N-1)*BK`` (even K = 0) need nothing special.
+Nothing is peeled: the epilogue is one ``tile.async_wait 0``.
+
+Choices:
+
+- **One rank-3 buffer and ``tile.stage``, not N allocs and a select.** The
+  stage is the first mode ``N:P`` of the buffer's layout, so the address of
+  stage ``%i`` is ``base + %i*P`` (one multiply-add, as CUTLASS's
+  ``smem_pipe_read`` indexing), whereas N separate allocs need an
+  ``scf.index_switch``/select chain of N shared tiles in the loop, which
+  ``tile-regalloc`` and ``tile-to-llvm`` would then have to see through. A
+  swizzled tile ``Sw<B,M,S> o 0 o (R,C):(C,1)`` becomes
+  ``Sw<B,M,S> o 0 o (N,R,C):(P,C,1)`` with ``P`` the tile's cosize rounded up
+  to a multiple of the swizzle's period ``2^(B+M+|S|)`` (and of 128 bytes):
+  the swizzle only reads and flips bits below its period, so
+  ``Sw(i*P + o) = i*P + Sw(o)`` and every stage has exactly the layout the
+  tile had (``tile.stage``'s verifier checks the multiple, the interpreter
+  checks stage offsets element by element). For the contract's 64x32 f16
+  tiles and ``Sw<3,3,3>`` (period 512) ``P = 2048``: no padding.
+- **Stage indices are loop-carried** (``%rs``, ``%ws``), advanced with an
+  add, a compare and a select: no division by N in the loop. The write stage
+  of the next iteration is the read stage of this one.
+- **``stages=1`` leaves the K loops synchronous** (the IR is unchanged except
+  for the register double-buffering below): one stage has nothing to overlap.
+  ``stages=2`` is double buffering. ``stages`` must be 1 .. 9
+  (``cp.async.wait_group`` takes at most 7 pending groups: ``N-2 <= 7``).
+- The kernel's ``tile.launch`` ``smem`` grows by the extra stages; more than
+  the device limit is an error naming the numbers.
+
+**Register double-buffering of the fragments** (option
+``reg-double-buffer``, on by default). A ``tile.mma`` whose operands are
+``tile.load``\\ s of shared windows, with a warp K tile of several atom K
+steps (the contract: warp K 32, ``m16n8k16`` K 16), is split into atom-K
+sub-steps, and the loads of step ``s+1`` are issued before the mma of step
+``s``::
+
+    %ra0 = tile.load %sa_r[%wrow, %c0]  : ... -> !tile.rt<32x16xf16>
+    %rb0 = tile.load %sb_r[%c0, %wcol]  : ... -> !tile.rt<16x32xf16>
+    %ra1 = tile.load %sa_r[%wrow, %c16] ...
+    %rb1 = tile.load %sb_r[%c16, %wcol] ...
+    %d0 = tile.mma %ra0, %rb0, %acc_i
+    %d1 = tile.mma %ra1, %rb1, %d0        // (ra2, rb2 would come before this one)
+
+so two fragment sets are live, and the ``ldmatrix`` of step ``s+1`` overlaps
+the ``mma.sync`` of step ``s`` (CUTLASS's warp-level ``warp_frag[2]``).
+If the warp K tile is one atom step there is nothing to split, and the SIMT
+FMA atom (one thread, K = 1) is never split. This fixes the order and the
+fragment granularity at the tile level; whether it pays is decided by the
+schedule after ``tile-regalloc`` (ptxas may reorder independent ``ldmatrix``
+and ``mma.sync`` anyway). Carrying the
+first fragments of the *next* K tile across the loop back-edge (CUTLASS
+loads them before the last mma of the current tile, which moves the wait and
+barrier into the middle of the k-group loop) is not done here: at this level
+it would need the next stage's data before the current tile's last mma, and
+``tile-regalloc`` owns fragment placement. The split keeps the same products
+and sums them in the same K order, but in f32 per atom step rather than
+once per warp tile, so results differ from the unsplit loop by f32 rounding
+only; ``reg-double-buffer=false`` makes the pass bit-exact.
+
+Loops that have no global→shared ``tile.copy`` before their first barrier are
+left alone. A loop that has such copies but cannot be pipelined (a copied
+tile used outside the loop, copy indices computed from loop-carried values
+or by ops with effects, other memory ops before the first barrier) is an
+error that names the op and says why; every loop is checked before any is
+changed. A ``tile.copy``'s optional ``atom`` is not carried over
+(``tile.async_copy`` has none: ``cp.async`` is the atom); ``tile-tiling``
+sets none.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import is_side_effect_free
+from xdsl.utils.exceptions import PassFailedException
+
+from tilec.dialects.tile.attributes import MAX_SHARED_BYTES, LaunchAttr
+from tilec.dialects.tile.ops import (
+    AllocOp,
+    AsyncCommitOp,
+    AsyncCopyOp,
+    AsyncWaitOp,
+    BarrierOp,
+    CopyOp,
+    LoadOp,
+    MmaOp,
+    StageOp,
+)
+from tilec.dialects.tile.types import GlobalType, RegisterType, SharedType, element_bits
+from tilec.layout import ComposedLayout, Layout, Swizzle
+
+MAX_STAGES = 9
+"""``tile.async_wait N-2`` must fit ``cp.async.wait_group`` (0 .. 7)."""
+
+STAGE_ALIGN_BYTES = 128
+"""Stages start at multiples of this many bytes (cp.async needs 16)."""
+
+LAUNCH_ATTR = "tile.launch"
+
+
+class PipelineError(PassFailedException):
+    """``tile-pipeline`` cannot pipeline a loop, or its options are wrong; ``op`` is the culprit."""
+
+    def __init__(self, message: str, op: Operation | None = None):
+        self.op = op
+        super().__init__(message)
+
+
+# ---------------------------------------------------------------- layouts
+
+
+def staged_layout(layout: Layout | ComposedLayout, stages: int, elem_bytes: int) -> tuple[Layout | ComposedLayout, int]:
+    """The layout of ``stages`` copies of a shared tile laid out by ``layout``, and the stage stride.
+
+    ``(R,C):(s,t)`` → ``(N,R,C):(P,s,t)``; ``Sw<B,M,S> o 0 o (R,C):(s,t)`` →
+    ``Sw<B,M,S> o 0 o (N,R,C):(P,s,t)``. ``P`` is the tile's cosize rounded up
+    to a multiple of :data:`STAGE_ALIGN_BYTES` and of the swizzle's period, so
+    that every stage is the original tile moved by ``i*P`` elements.
+    """
+    if isinstance(layout, ComposedLayout):
+        if not isinstance(layout.inner, Swizzle) or layout.offset != 0:
+            raise ValueError(f"layout {layout} is not Sw<B,M,S> o 0 o layout")
+        base, swizzle = layout.layout, layout.inner
+    else:
+        base, swizzle = layout, None
+    align = max(1, STAGE_ALIGN_BYTES // elem_bytes)
+    if swizzle is not None:
+        align = math.lcm(align, swizzle.size())
+    stride = -(-layout.cosize() // align) * align
+    shape = base.shape if isinstance(base.shape, tuple) else (base.shape,)
+    strides = base.stride if isinstance(base.stride, tuple) else (base.stride,)
+    staged = Layout((stages, *shape), (stride, *strides))
+    return (ComposedLayout(swizzle, 0, staged) if swizzle is not None else staged), stride
+
+
+# ---------------------------------------------------------------- analysis
+
+
+@dataclass
+class _Plan:
+    """What :func:`_analyze` found in a K loop."""
+
+    loop: scf.ForOp
+    copies: list[CopyOp]
+    allocs: list[AllocOp]  # allocs[i] is the destination of copies[i]
+    prefix: list[Operation]  # side-effect-free ops before the first barrier (index math)
+    first_barrier: BarrierOp
+    last_barrier: BarrierOp | None
+    slices: list[list[Operation]] = field(default_factory=list)  # prefix ops each copy needs
+
+
+def _defined_in(x: SSAValue | Operation, region: Region) -> bool:
+    """Whether the value (its definition) or the op is nested in ``region``."""
+    owner = x.owner if isinstance(x, SSAValue) else x
+    block = owner if isinstance(owner, Block) else owner.parent_block()
+    while block is not None:
+        if block.parent_region() is region:
+            return True
+        parent = block.parent_op()
+        block = parent.parent_block() if parent is not None else None
+    return False
+
+
+def _analyze(loop: scf.ForOp) -> _Plan | None:
+    """The plan for pipelining ``loop``, or None if it is not a K loop (no copies before a barrier).
+
+    Raises :class:`PipelineError` for a K loop that cannot be pipelined.
+    """
+    body = loop.body.block
+    ops = list(body.ops)
+    first = next((i for i, o in enumerate(ops) if isinstance(o, BarrierOp)), None)
+    if first is None:
+        return None
+    head = ops[:first]
+    copies = [
+        o
+        for o in head
+        if isinstance(o, CopyOp) and isinstance(o.source.type, GlobalType) and isinstance(o.dest.type, SharedType)
+    ]
+    if not copies:
+        return None
+
+    def fail(op: Operation, why: str):
+        raise PipelineError(f"tile-pipeline cannot pipeline this K loop: {why}", op)
+
+    prefix: list[Operation] = []
+    for o in head:
+        if o in copies:
+            continue
+        if o.regions or not is_side_effect_free(o):
+            fail(o, f"'{o.name}' before the loop's first tile.barrier is neither a global->shared tile.copy nor side-effect-free index math")
+        prefix.append(o)
+
+    allocs: list[AllocOp] = []
+    for c in copies:
+        if c.dest_indices:
+            fail(c, "the copy writes a window of a shared tile; only whole-tile copies are pipelined")
+        dest = c.dest.owner
+        if not isinstance(dest, AllocOp) or _defined_in(c.dest, loop.body):
+            fail(c, "the copy's shared tile must come from a tile.alloc outside the loop")
+        if dest in allocs:
+            fail(c, "two copies write the same shared tile")
+        for use in dest.result.uses:
+            user = use.operation
+            if user is not c and (user in head or not _defined_in(user, loop.body)):
+                fail(user, f"shared tile %{dest.result.name_hint or '?'} is used outside the K loop (or before its first barrier) by '{user.name}'; it cannot be given stages")
+        allocs.append(dest)
+
+    # The copies' operands: the induction variable, values from outside the loop, or prefix ops of those.
+    iv = body.args[0]
+    slices: list[list[Operation]] = []
+    prefix_set = set(prefix)
+    for c in copies:
+        needed: set[Operation] = set()
+        work = list(c.operands)
+        while work:
+            v = work.pop()
+            if v is iv or not _defined_in(v, loop.body):
+                continue
+            owner = v.owner
+            if isinstance(owner, Block):
+                fail(c, f"copy operand %{v.name_hint or '?'} is loop-carried; the copy of a later K tile cannot be computed ahead")
+            if owner not in prefix_set:
+                fail(c, f"copy operand %{v.name_hint or '?'} is computed by '{owner.name}' inside the loop")
+            if owner not in needed:
+                needed.add(owner)
+                work.extend(owner.operands)
+        slices.append([o for o in prefix if o in needed])
+
+    last = ops[-2] if len(ops) >= 2 and isinstance(ops[-2], BarrierOp) and len(ops) - 2 > first else None
+    return _Plan(loop, copies, allocs, prefix, ops[first], last, slices)
+
+
+# ---------------------------------------------------------------- building
+
+
+def _int_value(v: SSAValue) -> int | None:
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr) and isinstance(v.type, IndexType):
+        return owner.value.value.data
+    return None
+
+
+class _Consts:
+    """Index constants visible at ``anchor`` (earlier in its block and its ancestors' blocks),
+    and new ones, collected in :attr:`new` for the caller to insert before ``anchor``."""
+
+    def __init__(self, anchor: Operation):
+        self.known: dict[int, SSAValue] = {}
+        self.new: list[Operation] = []
+        op: Operation | None = anchor
+        while op is not None and not isinstance(op, func.FuncOp) and op.parent_block() is not None:
+            block = op.parent_block()
+            for o in block.ops:
+                if o is op:
+                    break
+                if o.results and (v := _int_value(o.results[0])) is not None:
+                    self.known.setdefault(v, o.results[0])
+            op = block.parent_op()
+
+    def __call__(self, value: int) -> SSAValue:
+        if value not in self.known:
+            c = arith.ConstantOp(IntegerAttr(value, IndexType()))
+            c.result.name_hint = f"c{value}"
+            self.new.append(c)
+            self.known[value] = c.result
+        return self.known[value]
+
+
+def _offset_index(base: SSAValue, delta: int, consts: _Consts, ops: list[Operation], name: str | None = None) -> SSAValue:
+    """``base + delta`` (a constant when ``base`` is one)."""
+    if delta == 0:
+        return base
+    known = _int_value(base)
+    if known is not None:
+        return consts(known + delta)
+    add = arith.AddiOp(base, consts(delta))
+    add.result.name_hint = name
+    ops.append(add)
+    return add.result
+
+
+def _k_ahead(k: SSAValue, step: SSAValue, ahead: int, consts: _Consts, ops: list[Operation], name: str) -> SSAValue:
+    """``k + ahead*step``."""
+    if ahead == 0:
+        return k
+    s = _int_value(step)
+    if s is not None:
+        return _offset_index(k, ahead * s, consts, ops, name)
+    mul = arith.MuliOp(step, consts(ahead))
+    add = arith.AddiOp(k, mul.result)
+    add.result.name_hint = name
+    ops += [mul, add]
+    return add.result
+
+
+def _guarded_copies(
+    plan: _Plan, bufs: list[SSAValue], k: SSAValue, stage: SSAValue, ub: SSAValue, ops: list[Operation], suffix: str
+) -> None:
+    """``scf.if (k < ub) { async copies of K tile k into stage }`` then ``tile.async_commit``."""
+    cond = arith.CmpiOp(k, ub, "slt")
+    cond.result.name_hint = f"more{suffix}"
+    inner: list[Operation] = []
+    iv = plan.loop.body.block.args[0]
+    for copy, buf, slice_ops in zip(plan.copies, bufs, plan.slices):
+        mapping: dict[SSAValue, SSAValue] = {iv: k}
+        for o in slice_ops:
+            inner.append(o.clone(value_mapper=mapping))
+        view = StageOp(buf, stage)
+        view.result.name_hint = f"{buf.name_hint or 'buf'}_w{suffix}"
+        inner.append(view)
+        thr = copy.thr.data if copy.thr is not None else None
+        val = copy.val.data if copy.val is not None else None
+        indices = [mapping.get(i, i) for i in copy.source_indices]
+        inner.append(AsyncCopyOp(mapping.get(copy.source, copy.source), indices, view.result, thr, val))
+    inner.append(scf.YieldOp())
+    ops += [cond, scf.IfOp(cond.result, [], Region(Block(inner)))]
+    ops.append(AsyncCommitOp())
+
+
+def _launch_of(op: Operation) -> tuple[func.FuncOp, LaunchAttr] | None:
+    while op is not None and not isinstance(op, func.FuncOp):
+        op = op.parent_op()
+    if op is None:
+        return None
+    launch = op.attributes.get(LAUNCH_ATTR)
+    return (op, launch) if isinstance(launch, LaunchAttr) else None
+
+
+def _pipeline(plan: _Plan, stages: int) -> None:
+    loop = plan.loop
+    body = loop.body.block
+    n = stages
+
+    # 1. The staged buffers replace the allocs (checked against the smem limit before any change).
+    staged: list[tuple[AllocOp, SharedType]] = []
+    extra_bytes = 0
+    for alloc in plan.allocs:
+        tile: SharedType = alloc.result.type
+        eb = element_bits(tile.element_type) // 8
+        try:
+            layout, stride = staged_layout(tile.layout, n, eb)
+        except ValueError as err:
+            raise PipelineError(f"tile-pipeline cannot give the shared tile stages: {err}", alloc) from None
+        staged.append((alloc, SharedType((n, *tile.dims), tile.element_type, layout)))
+        extra_bytes += ((n - 1) * stride + tile.layout.cosize()) * eb - tile.size_bytes
+    found = _launch_of(loop)
+    if found is not None:
+        kernel, launch = found
+        smem = launch.smem.data + extra_bytes
+        if smem > MAX_SHARED_BYTES:
+            raise PipelineError(
+                f"tile-pipeline: {n} stages need {smem} bytes of shared memory ({launch.smem.data} + {extra_bytes} "
+                f"for the extra stages), more than the device limit of {MAX_SHARED_BYTES}; use fewer stages",
+                kernel,
+            )
+        kernel.attributes[LAUNCH_ATTR] = LaunchAttr(launch.grid_dims, launch.block_dims, smem)
+    bufs: list[SSAValue] = []
+    for alloc, buf_type in staged:
+        new = AllocOp(buf_type)
+        new.result.name_hint = alloc.result.name_hint
+        Rewriter.insert_op(new, InsertPoint.before(alloc))
+        bufs.append(new.result)
+
+    # 2. Prologue: K tiles 0 .. N-2.
+    lb, ub, step = loop.lb, loop.ub, loop.step
+    consts = _Consts(loop)
+    pro: list[Operation] = []
+    for s in range(n - 1):
+        k_s = _k_ahead(lb, step, s, consts, pro, f"k{s}")
+        _guarded_copies(plan, bufs, k_s, consts(s), ub, pro, str(s))
+    rs0, ws0 = consts(0), consts(n - 1)
+
+    # 3. The steady state, in the loop's own block (two more iter_args: read and write stage).
+    rs = body.insert_arg(IndexType(), len(body.args))
+    rs.name_hint = "rs"
+    ws = body.insert_arg(IndexType(), len(body.args))
+    ws.name_hint = "ws"
+    iv = body.args[0]
+    top: list[Operation] = [AsyncWaitOp(n - 2), BarrierOp()]
+    Rewriter.insert_op(top, InsertPoint.at_start(body))
+    issue: list[Operation] = []
+    k_next = _k_ahead(iv, step, n - 1, consts, issue, "k_next")
+    _guarded_copies(plan, bufs, k_next, ws, ub, issue, "")
+    reads: list[SSAValue] = []
+    for buf in bufs:
+        view = StageOp(buf, rs)
+        view.result.name_hint = f"{buf.name_hint or 'buf'}_r"
+        issue.append(view)
+        reads.append(view.result)
+    Rewriter.insert_op(issue, InsertPoint.after(plan.first_barrier))
+    for copy in plan.copies:
+        copy.detach()
+        copy.erase()
+    for alloc, view in zip(plan.allocs, reads):
+        alloc.result.replace_all_uses_with(view)
+        alloc.detach()
+        alloc.erase()
+    plan.first_barrier.detach()
+    plan.first_barrier.erase()
+    if plan.last_barrier is not None:
+        plan.last_barrier.detach()
+        plan.last_barrier.erase()
+    for o in reversed(plan.prefix):  # index math only the copies used is now dead
+        if all(not r.uses for r in o.results):
+            o.detach()
+            o.erase()
+
+    yield_op = body.last_op
+    assert isinstance(yield_op, scf.YieldOp)
+    inc = arith.AddiOp(rs, consts(1))
+    inc.result.name_hint = "rs_inc"
+    wrap = arith.CmpiOp(inc.result, consts(n), "eq")
+    wrap.result.name_hint = "wrap"
+    rs_next = arith.SelectOp(wrap.result, consts(0), inc.result)
+    rs_next.result.name_hint = "rs_next"
+    adv: list[Operation] = [inc, wrap, rs_next]
+    Rewriter.insert_op(adv, InsertPoint.before(yield_op))
+    Rewriter.replace_op(yield_op, scf.YieldOp(*yield_op.operands, rs_next.result, rs))
+
+    # 4. The new loop, then the drain.
+    loop.body.detach_block(body)
+    new_loop = scf.ForOp(lb, ub, step, [*loop.iter_args, rs0, ws0], Region(body))
+    for old, new in zip(loop.results, new_loop.results):
+        new.name_hint = old.name_hint
+    new_loop.results[-2].name_hint, new_loop.results[-1].name_hint = "rs_end", "ws_end"
+    Rewriter.insert_op([*consts.new, *pro], InsertPoint.before(loop))
+    Rewriter.insert_op(new_loop, InsertPoint.before(loop))
+    for old, new in zip(loop.results, new_loop.results):
+        old.replace_all_uses_with(new)
+    loop.detach()
+    loop.erase()
+    Rewriter.insert_op([AsyncWaitOp(0), BarrierOp()], InsertPoint.after(new_loop))
+
+
+# ---------------------------------------------------------------- register double-buffering
+
+
+def _shared_window(v: SSAValue, mma: MmaOp) -> LoadOp | None:
+    load = v.owner
+    if not isinstance(load, LoadOp) or not isinstance(load.source.type, SharedType):
+        return None
+    if not v.has_one_use() or load.parent_block() is not mma.parent_block():
+        return None
+    return load
+
+
+def split_k_steps(mma: MmaOp) -> bool:
+    """Split ``mma`` into atom-K steps, loading the fragments of step ``s+1`` before the mma of step ``s``.
+
+    Applies to warp-wide (tensor-core) atoms when both operands are
+    ``tile.load``\\ s of shared tiles used only
+    by this mma, in its block, with only side-effect-free ops or other loads
+    between them and the mma, and the mma's atom K divides the warp K tile
+    more than once. Returns whether it changed anything.
+    """
+    if mma.atom is None or mma.atom.data.threads < 32:
+        return False  # no atom, or the SIMT FMA atom: no warp-wide fragments to double-buffer
+    a_t, b_t = mma.a.type, mma.b.type
+    if a_t.fragment is not None or b_t.fragment is not None:
+        return False
+    ta, tb = mma.transpose_a is not None, mma.transpose_b is not None
+    a_axis, b_axis = (0 if ta else 1), (1 if tb else 0)
+    k = a_t.dims[a_axis]
+    ak = mma.atom.data.shape_mnk[2]
+    if k <= ak or k % ak:
+        return False
+    la, lb = _shared_window(mma.a, mma), _shared_window(mma.b, mma)
+    if la is None or lb is None or la is lb:
+        return False
+    block = mma.parent_block()
+    first = min(block.get_operation_index(la), block.get_operation_index(lb))
+    between = list(block.ops)[first + 1 : block.get_operation_index(mma)]
+    if any(not (isinstance(o, LoadOp) or is_side_effect_free(o)) for o in between):
+        return False
+
+    ops: list[Operation] = []
+    consts = _Consts(mma)
+
+    def indices(load: LoadOp, axis: int, delta: int) -> list[SSAValue]:
+        idx = list(load.indices) or [consts(0)] * len(load.source.type.dims)
+        idx[axis] = _offset_index(idx[axis], delta, consts, ops)
+        return idx
+
+    def load_step(s: int) -> tuple[SSAValue, SSAValue]:
+        out = []
+        for load, t, axis, tag in ((la, a_t, a_axis, "a"), (lb, b_t, b_axis, "b")):
+            dims = list(t.dims)
+            dims[axis] = ak
+            new = LoadOp(load.source, indices(load, axis, s * ak), RegisterType(dims, t.element_type))
+            new.result.name_hint = f"{load.result.name_hint or 'r' + tag}{s}"
+            ops.append(new)
+            out.append(new.result)
+        return out[0], out[1]
+
+    steps = k // ak
+    frags = [load_step(0)]
+    acc = mma.c
+    for s in range(steps):
+        if s + 1 < steps:
+            frags.append(load_step(s + 1))  # the next step's fragments, before this step's mma
+        a, b = frags[s]
+        step = MmaOp(a, b, acc, transpose_a=ta, transpose_b=tb, atom=mma.atom.data)
+        step.attributes.update(mma.attributes)
+        step.result.name_hint = f"{mma.result.name_hint or 'd'}{s}" if s + 1 < steps else mma.result.name_hint
+        ops.append(step)
+        acc = step.result
+    Rewriter.insert_op([*consts.new, *ops], InsertPoint.before(mma))
+    mma.result.replace_all_uses_with(acc)
+    for o in (mma, la, lb):
+        o.detach()
+        o.erase()
+    return True
+
+
+# ---------------------------------------------------------------- the pass
+
+
+@dataclass(frozen=True)
+class TilePipelinePass(ModulePass):
+    """Multi-stage ``cp.async`` pipelining of K loops (see the module docstring).
+
+    ``stages``: 1 (leave K loops synchronous), 2 (double buffering) .. 9.
+    ``reg_double_buffer``: split warp-level mmas into atom-K steps with the next
+    step's fragment loads before each mma.
+    """
+
+    name: ClassVar[str] = "tile-pipeline"
+
+    stages: int = 3
+    reg_double_buffer: bool = True
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not 1 <= self.stages <= MAX_STAGES:
+            raise PipelineError(
+                f"tile-pipeline: stages must be 1 .. {MAX_STAGES} (tile.async_wait N-2 must fit cp.async.wait_group's 0 .. 7), got {self.stages}"
+            )
+        if self.stages >= 2:
+            # Every K loop is checked before any is changed: an error leaves the module as it was
+            # (but for the smem limit, checked per loop as it is pipelined).
+            loops = [o for o in op.walk() if isinstance(o, scf.ForOp)]
+            for plan in [p for p in map(_analyze, loops) if p is not None]:
+                _pipeline(plan, self.stages)
+        if self.reg_double_buffer:
+            for mma in [o for o in op.walk() if isinstance(o, MmaOp)]:
+                split_k_steps(mma)
