@@ -7,11 +7,16 @@ for meaning by running a kernel before and after them and comparing::
 
     from tilec.interp import run_text
     run_text(MLIR, "kernel", a, b, c, grid=(4, 4, 1))
+
+Fragment-level kernels (after ``tile-regalloc``) go through the same ``run``:
+they execute lane by lane, vectorised over each warp's 32 lanes
+(:mod:`tilec.interp.lanes`).
 """
 
 from tilec.interp.dtypes import numpy_dtype, round_bf16, to_element
 from tilec.interp.errors import BarrierError, OpError, TileInterpreterError
 from tilec.interp.launch import make_context, parse_module, run, run_text, uses_per_warp_execution
+from tilec.interp.lanes import LaneState, Ptr, is_fragment_level, make_lane_interpreter, run_fragment
 from tilec.interp.memory import GlobalView, SharedTile, copy_owner_mask, copy_thread_map, shared_offsets
 from tilec.interp.numeric import NumpyArithFunctions, NumpyMathFunctions
 from tilec.interp.tile_functions import (
@@ -34,20 +39,25 @@ __all__ = [
     "BlockShared",
     "ExecContext",
     "GlobalView",
+    "LaneState",
     "NumpyArithFunctions",
     "NumpyMathFunctions",
     "OpError",
+    "Ptr",
     "SharedTile",
     "TileFunctions",
     "TileInterpreterError",
     "copy_owner_mask",
     "copy_thread_map",
+    "is_fragment_level",
+    "make_lane_interpreter",
     "make_context",
     "make_interpreter",
     "numpy_dtype",
     "parse_module",
     "round_bf16",
     "run",
+    "run_fragment",
     "run_text",
     "shared_offsets",
     "to_element",

@@ -23,6 +23,8 @@
   body runs once per block, ``tile.barrier`` is a no-op and copies move whole tiles.
 - Indices of a global window are the element coordinates of the tile's origin
   (its top-left element), not tile numbers.
+- Fragment-level functions (``frag``/``llvm`` ops, ``!llvm.ptr`` arguments) run
+  lane by lane instead: see :mod:`tilec.interp.lanes` for their arguments and semantics.
 """
 
 from __future__ import annotations
@@ -224,6 +226,15 @@ def run(
     for a kernel. Errors are :class:`TileInterpreterError`\\ s naming the op.
     """
     fn = _lookup(module, func_name)
+    # Fragment-level functions (after tile-regalloc: frag/llvm ops, !llvm.ptr arguments)
+    # run lane by lane in tilec.interp.lanes, with the same options.
+    from tilec.interp import lanes
+
+    if lanes.is_fragment_level(module, fn):
+        return lanes.run_fragment(
+            module, fn, args, grid=grid, async_mode=async_mode, barrier_timeout=barrier_timeout,
+            check_smem=check_smem, warp_order=warp_order,
+        )
     params = fn.function_type.inputs.data
     if len(args) != len(params):
         expected = ", ".join(str(p) for p in params)
