@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
     Float32Type,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     StringAttr,
@@ -312,7 +313,7 @@ class SharedOp(IRDLOperation):
     def __init__(self, name: str, nbytes: int, align: int = 16):
         super().__init__(
             properties={"sym_name": StringAttr(name), "bytes": _int(nbytes), "align": _int(align)},
-            result_types=[LLVMPointerType(SHARED_SPACE)],
+            result_types=[LLVMPointerType(IntAttr(SHARED_SPACE))],
         )
 
     def verify_(self) -> None:

@@ -58,16 +58,16 @@ from xdsl.utils.target import Target
 # --------------------------------------------------------------------------
 
 PASSES: dict[str, str] = {
-    # "tile-tiling": "tilec.passes.tiling:TileTilingPass",
     "tile-tiling": "tilec.passes.tiling:TileTilingPass",
     "tile-to-llvm": "tilec.passes.tile_to_llvm:TileToLLVMPass",
+    "tile-regalloc": "tilec.passes.regalloc:TileRegallocPass",
     "tile-pipeline": "tilec.passes.pipeline:TilePipelinePass",
     "tile-swizzle": "tilec.passes.swizzle:TileSwizzlePass",
+    "tile-to-ptx": "tilec.passes.pipelines:TileToPTX",
 }
 """tilec passes: name -> ``"module:ClassName"`` of a ``ModulePass`` subclass."""
 
 PIPELINES: dict[str, str] = {
-    # "tile-to-ptx": "tile-tiling,tile-swizzle,tile-pipeline,tile-regalloc,tile-to-llvm",
 }
 """Named pipelines without options: name -> pass-pipeline text."""
 

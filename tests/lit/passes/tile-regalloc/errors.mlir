@@ -1,0 +1,48 @@
+// RUN: not tile-opt %s -p tile-regalloc --split-input-file 2>&1 | filecheck %s
+
+// What tile-regalloc cannot do is an error naming the kernel or the op.
+
+// A 128x128 f32 accumulator in one warp is 512 registers per lane.
+func.func @big(%a: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 8192>} {
+  %c0 = arith.constant 0 : index
+  %sa = tile.alloc : !tile.st<128x16xf16>
+  %sb = tile.alloc : !tile.st<16x128xf16>
+  %acc = tile.zeros : !tile.rt<128x128xf32>
+  %ra = tile.load %sa : !tile.st<128x16xf16> -> !tile.rt<128x16xf16>
+  %rb = tile.load %sb : !tile.st<16x128xf16> -> !tile.rt<16x128xf16>
+  %d = tile.mma %ra, %rb, %acc atom <mma_m16n8k16_f16> : !tile.rt<128x16xf16>, !tile.rt<16x128xf16>, !tile.rt<128x128xf32> -> !tile.rt<128x128xf32>
+  tile.store %d, %c[%c0, %c0] : !tile.rt<128x128xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK: error: tile-regalloc: @big: the fragments need about {{[0-9]+}} registers per thread, more than 255: the largest is accumulator !tile.rt<128x128xf32> (%acc) with 512
+
+// -----
+
+// Reductions need shuffles between lanes: not yet.
+func.func @rows(%c: !tile.gl<f32, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %z = tile.zeros : !tile.rt<16x16xf32>
+  %s = tile.row_sum %z : !tile.rt<16x16xf32> -> !tile.rv<16xf32, row>
+  %b = tile.broadcast %s : !tile.rv<16xf32, row> -> !tile.rt<16x16xf32>
+  tile.store %b, %c[%c0, %c0] : !tile.rt<16x16xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK: error: tile-regalloc: 'tile.row_sum' at {{.*}}errors.mlir:{{[0-9]+}}:8: is not supported by tile-regalloc yet
+
+// -----
+
+// An mma result used as the A operand of another mma needs a fragment conversion.
+func.func @chain(%c: !tile.gl<f32, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %x = tile.zeros : !tile.rt<16x8xf32>
+  %a = tile.zeros : !tile.rt<16x8xf32>
+  %b = tile.zeros : !tile.rt<8x8xf32>
+  %d = tile.mma %a, %b, %x atom <mma_m16n8k8_tf32> : !tile.rt<16x8xf32>, !tile.rt<8x8xf32>, !tile.rt<16x8xf32> -> !tile.rt<16x8xf32>
+  %e = tile.mma %d, %b, %x atom <mma_m16n8k8_tf32> : !tile.rt<16x8xf32>, !tile.rt<8x8xf32>, !tile.rt<16x8xf32> -> !tile.rt<16x8xf32>
+  tile.store %e, %c[%c0, %c0] : !tile.rt<16x8xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK: error: tile-regalloc: register tile %d needs two fragments

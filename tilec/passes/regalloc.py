@@ -1,0 +1,773 @@
+"""``tile-regalloc``: warp-level tile IR → fragment-level IR (per-lane registers).
+
+Input: the warp-level program ``tile-tiling`` produces (see
+``examples/levels/gemm_warp_level.mlir``), possibly after ``tile-swizzle``
+(swizzled shared layouts ``Sw<B,M,S> o 0 o L``) and ``tile-pipeline``
+(``tile.async_copy`` + ``tile.async_commit``/``tile.async_wait``, several
+stage buffers). Output: the fragment level that ``tile-to-llvm`` takes
+(``examples/kernels/mma_*.mlir``): ``frag`` ops on ``!llvm.ptr`` addresses and
+per-lane registers, ``arith``/``scf``, and the tile dialect's structure ops.
+
+**Fragments.** Every register tile gets the fragment (a TV layout over the 32
+lanes of its warp) of the MMA atom it feeds, built with the layout algebra
+(:mod:`tilec.passes.regalloc_fragments`): the C atom tiled over the
+accumulator (32x32 → 2x4 atoms of 16x8, 32 f32 per lane), the A atom over
+the WM x BK operand, the B atom over BK x WN (a K x N tile holds the atom's
+N x K B transposed). Tiles that must agree (loop-carried values, mma
+accumulators, elementwise operands) share one fragment
+(:mod:`tilec.passes.regalloc_analysis`). A tile then is its registers: i32
+pairs for 16-bit operands (ThunderKittens' ``rt_base``), one f32 per value
+for accumulators; ``scf.for`` ``iter_args`` are expanded into them.
+
+**Per op.** ``tile.zeros``/``fill`` → constants; ``tile.load`` of a shared
+window → ``frag.ldmatrix`` (x4, ``.trans`` for a K x N B) with addresses
+through the shared layout and its swizzle (``arith`` xor/and/shift), or
+element loads where ldmatrix does not apply; ``tile.mma`` → one ``frag.mma``
+per (m, n, k) atom; ``tile.copy`` → per-thread 16-byte ``frag.load`` +
+``frag.store`` (element loads at ragged edges), ``tile.async_copy`` →
+``frag.cp_async`` with ``src_bytes`` zero-fill; ``tile.async_commit/wait`` →
+``frag.cp_async_commit/wait``; ``tile.map``/elementwise ops → their scalar
+body once per value; ``tile.broadcast`` of a column vector → the values of
+the columns the lane holds (loaded once each, predicated); ``tile.store`` →
+predicated per-lane stores, adjacent columns packed into one 4/8/16-byte
+store. Details of bounds and vectors: :mod:`tilec.passes.regalloc_memory`.
+
+**SIMT.** A ``tile.mma`` with atom ``fma_f32`` (and ``tile.thread_tile =
+array<i64: TM, TN>`` from tile-tiling) gives its accumulator the FMA
+fragment: the warp's lanes in a row-major ``(M/TM) x (N/TN)`` grid, each
+holding a ``TM x TN`` block of C. Its A and B tiles are not materialised
+(a lane would need ``TM * K`` registers of A): when they are loaded from
+shared memory only for such mmas, the mma loads each k's ``TM`` values of A
+and ``TN`` of B where it needs them (vector loads along contiguous runs) and
+issues ``TM * TN`` ``frag.mma <fma_f32>`` per k.
+
+``tile-regalloc{fragments_only=true}`` stops after choosing fragments and
+writes them into the register tile types (``!tile.rt<32x32xf32,
+((4,8),((2,2),(2,4))):((64,1),((32,8),(16,256)))>``): the choice, readable.
+
+**Kernel ABI.** Each ``!tile.gl<T, [d0, ..]>`` argument ``%x`` of rank r
+becomes 1 + 2r arguments, in this order::
+
+    %x:         !llvm.ptr<1> {tile.dtype = T, tile.gl = "x" [, tile.output]}
+    %x_dim<i>:  i64 {tile.gl = "x", tile.dim = i}      (i = 0 .. r-1, extents)
+    %x_stride<i>: i64 {tile.gl = "x", tile.stride = i} (i = 0 .. r-1, in elements)
+
+``"x"`` is the argument's name (its SSA name, else ``argN``); ``tile.output``
+marks views the kernel writes. ``tile.dim %x, i`` becomes ``%x_dim<i>`` (or
+the constant of a static extent); element (i, j) is at ``%x + i * stride0 +
+j * stride1`` elements, so strided (non-contiguous) views work; nothing is
+asked of strides or alignment beyond the element size: the kernel checks in
+its prologue whether a view allows 4/8/16-byte vectors and takes the element
+paths where it does not. Other arguments are kept. The kernel gets ``tile.registers = N``, the estimated
+32-bit registers per thread (loop-carried fragments + the largest mma's
+operand fragments + an allowance for addresses); more than 255 is an error
+that names the largest tile.
+
+Shared tiles become ``frag.shared "<kernel>_<name>"`` buffers (static; one
+dynamic buffer with offsets when they exceed 48 KB together).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, math, scf
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ArrayAttr,
+    DictionaryAttr,
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    UnitAttr,
+    i32,
+    i64,
+)
+from xdsl.dialects.llvm import LLVMPointerType
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from tilec.dialects import frag
+from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.attributes import LaunchAttr
+from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType, element_bits
+from tilec.layout import MMAAtom
+from tilec.passes.regalloc_analysis import (
+    FragmentAssignment,
+    VectorFragment,
+    estimate_registers,
+    mma_atom_of,
+)
+from tilec.passes.regalloc_emit import Emitter
+from tilec.passes.regalloc_fragments import Fragment, FragmentError
+from tilec.passes.regalloc_memory import MemoryLowering, RegallocError
+from tilec.passes.regalloc_values import GlobalArg, Regs, SharedBuf
+
+LAUNCH_ATTR = "tile.launch"
+REGISTERS_ATTR = "tile.registers"
+MAX_REGISTERS = 255
+STATIC_SHARED_LIMIT = 48 * 1024
+SHARED_ALIGN = 128
+"""Alignment (bytes) of every shared buffer the pass allocates."""
+
+GL_ATTR, DIM_ATTR, STRIDE_ATTR, DTYPE_ATTR, OUTPUT_ATTR = "tile.gl", "tile.dim", "tile.stride", "tile.dtype", "tile.output"
+
+
+def _where(op: Operation) -> str:
+    from tilec.passes.tile_to_llvm import location_text
+
+    loc = location_text(op)
+    return f" at {loc}" if loc else ""
+
+
+def _stage_align(base: int, op: Operation) -> int:
+    """Alignment of ``tile.stage %buf[%i]``: the buffer's, and its stage stride's in bytes."""
+    from math import gcd
+
+    _, stride = t.stage_layout(op.buffer.type.layout)
+    nbytes = stride * element_bits(op.buffer.type.element_type) // 8
+    return gcd(base, nbytes) if nbytes else base
+
+
+def _shared_op(name: str, nbytes: int, align: int = SHARED_ALIGN) -> frag.SharedOp:
+    """``frag.shared`` (built directly: ``frag.SharedOp.__init__`` passes a bare int as the address space)."""
+    return frag.SharedOp.create(
+        properties={"sym_name": StringAttr(name), "bytes": IntegerAttr(nbytes, 64), "align": IntegerAttr(align, 64)},
+        result_types=[LLVMPointerType(IntAttr(3))],
+    )
+
+
+class _Mapper(dict):
+    """A clone's value map that falls back to the lowering's map of old values to new ones."""
+
+    def __init__(self, lookup):
+        super().__init__()
+        self.lookup = lookup
+
+    def get(self, key, default=None):
+        if dict.__contains__(self, key):
+            return dict.__getitem__(self, key)
+        found = self.lookup(key)
+        return default if found is None else found
+
+    def __contains__(self, key):
+        return dict.__contains__(self, key) or self.lookup(key) is not None
+
+    def __getitem__(self, key):
+        if dict.__contains__(self, key):
+            return dict.__getitem__(self, key)
+        found = self.lookup(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+
+_ELEMENTWISE = {
+    t.AddOp: arith.AddfOp,
+    t.SubOp: arith.SubfOp,
+    t.MulOp: arith.MulfOp,
+    t.DivOp: arith.DivfOp,
+    t.MaxOp: arith.MaximumfOp,
+}
+
+
+class KernelLowering(MemoryLowering):
+    """Rewrites one kernel ``func.func`` into its fragment-level form."""
+
+    def __init__(self, fn: func.FuncOp, module: ModuleOp):
+        self.fn = fn
+        self.module = module
+        self.name = fn.sym_name.data
+        launch = fn.attributes.get(LAUNCH_ATTR)
+        if not isinstance(launch, LaunchAttr):
+            raise RegallocError(f"@{self.name} uses tile values but is not a kernel (no {LAUNCH_ATTR})")
+        self.launch = launch
+        self.block_dims = launch.block_dims
+        self.threads = launch.threads
+        if self.threads % 32:
+            raise RegallocError(f"@{self.name}: {self.threads} threads per block is not a whole number of warps")
+        self.assignment = FragmentAssignment(fn)
+        self.vmap: dict[SSAValue, object] = {}
+
+    # ------------------------------------------------------------ values
+
+    def lookup(self, v: SSAValue):
+        got = self.vmap.get(v)
+        return got if isinstance(got, SSAValue) else None
+
+    def get(self, v: SSAValue):
+        try:
+            return self.vmap[v]
+        except KeyError:
+            raise RegallocError(f"value {v} used before it was lowered (a bug in tilec)") from None
+
+    def lane(self, ty: Attribute = i32) -> SSAValue:
+        def make():
+            lane = self.em.insert(t.LaneIdOp()).results[0]
+            lane.name_hint = "lane"
+            return lane
+
+        idx = self.em.hoisted("lane-index", make)
+        return self.em.hoisted(("lane", ty), lambda: self.em.cast(idx, ty))
+
+    def tid(self) -> SSAValue:
+        em = self.em
+
+        def make():
+            x = em.cast(em.insert(t.ThreadIdOp("x")).results[0], i32)
+            bx, by, bz = self.block_dims
+            if by == bz == 1:
+                return x
+            y = em.cast(em.insert(t.ThreadIdOp("y")).results[0], i32)
+            z = em.cast(em.insert(t.ThreadIdOp("z")).results[0], i32)
+            return em.add(x, em.mul(em.add(y, em.mul(z, by, i32), i32), bx, i32), i32)
+
+        tid = em.hoisted("tid", make)
+        tid.name_hint = "tid"
+        return tid
+
+    # ------------------------------------------------------------ the signature
+
+    def _signature(self) -> tuple[Block, list[Attribute], list[DictionaryAttr]]:
+        written = set()
+        for op in self.fn.walk():
+            if isinstance(op, t.StoreOp):
+                written.add(op.dest)
+            elif isinstance(op, t.CopyOp) and isinstance(op.dest.type, GlobalType):
+                written.add(op.dest)
+        types: list[Attribute] = []
+        attrs: list[DictionaryAttr] = []
+        names: list[str] = []
+        old_attrs = list(self.fn.arg_attrs.data) if self.fn.arg_attrs is not None else [DictionaryAttr({})] * len(
+            self.fn.args
+        )
+        plan = []
+        for i, arg in enumerate(self.fn.args):
+            name = arg.name_hint or f"arg{i}"
+            ty = arg.type
+            if isinstance(ty, GlobalType):
+                base = {DTYPE_ATTR: ty.element_type, GL_ATTR: StringAttr(name)}
+                if arg in written:
+                    base[OUTPUT_ATTR] = UnitAttr()
+                types.append(LLVMPointerType(IntAttr(1)))
+                attrs.append(DictionaryAttr(base))
+                names.append(name)
+                for d in range(ty.rank):
+                    types.append(i64)
+                    attrs.append(DictionaryAttr({GL_ATTR: StringAttr(name), DIM_ATTR: IntegerAttr(d, i64)}))
+                    names.append(f"{name}_dim{d}")
+                for d in range(ty.rank):
+                    types.append(i64)
+                    attrs.append(DictionaryAttr({GL_ATTR: StringAttr(name), STRIDE_ATTR: IntegerAttr(d, i64)}))
+                    names.append(f"{name}_stride{d}")
+                plan.append(("gl", arg, name, arg in written))
+            elif isinstance(ty, IndexType | IntegerType | AnyFloat):
+                types.append(ty)
+                attrs.append(old_attrs[i])
+                names.append(name)
+                plan.append(("keep", arg, name, False))
+            else:
+                raise RegallocError(f"@{self.name}: argument #{i} of type {ty} cannot be a kernel argument")
+        block = Block(arg_types=types)
+        for a, n in zip(block.args, names):
+            a.name_hint = n
+        pos = 0
+        for kind, arg, name, out in plan:
+            if kind == "gl":
+                ty = arg.type
+                r = ty.rank
+                self.vmap[arg] = GlobalArg(
+                    name, block.args[pos], ty.element_type, ty.dims,
+                    list(block.args[pos + 1 : pos + 1 + r]), list(block.args[pos + 1 + r : pos + 1 + 2 * r]), out
+                )
+                pos += 1 + 2 * r
+            else:
+                self.vmap[arg] = block.args[pos]
+                pos += 1
+        return block, types, attrs
+
+    # ------------------------------------------------------------ driver
+
+    def run(self) -> func.FuncOp:
+        estimate = estimate_registers(self.fn, self.assignment)
+        if estimate.total > MAX_REGISTERS:
+            raise RegallocError(
+                f"@{self.name}: the fragments need about {estimate.total} registers per thread, more than "
+                f"{MAX_REGISTERS}: the largest is {estimate.largest} with {estimate.largest_count} "
+                f"(loop-carried {estimate.carried}, mma operands {estimate.operands}, addresses ~40); "
+                "use a smaller warp tile or more warps"
+            )
+        entry, types, attrs = self._signature()
+        self.em = Emitter(entry)
+        self._shared = self._plan_shared()
+        # what any shared address of the kernel is aligned to (for loop-carried / selected tiles)
+        self._shared_floor = SHARED_ALIGN
+        for op in self.fn.walk():
+            if op.name == "tile.stage":
+                self._shared_floor = min(self._shared_floor, _stage_align(SHARED_ALIGN, op))
+        self.emit_block(self.fn.body.block)
+        self.em.finish()
+        new = func.FuncOp(
+            self.name,
+            (types, []),
+            Region(entry),
+            self.fn.sym_visibility,
+            arg_attrs=ArrayAttr(attrs),
+        )
+        for k, v in self.fn.attributes.items():
+            if k not in ("sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs"):
+                new.attributes[k] = v
+        launch = self.launch
+        if self._shared_total > launch.smem.data:
+            new.attributes[LAUNCH_ATTR] = LaunchAttr(launch.grid_dims, launch.block_dims, self._shared_total)
+        new.attributes[REGISTERS_ATTR] = IntegerAttr(estimate.total, i64)
+        return new
+
+    def _plan_shared(self) -> dict[Operation, tuple[str, int, int]]:
+        """Each tile.alloc → (symbol, byte offset, bytes); one dynamic buffer past 48 KB."""
+        allocs = [op for op in self.fn.walk() if isinstance(op, t.AllocOp)]
+        plan, offset, used = {}, 0, set()
+        for i, op in enumerate(allocs):
+            size = op.result.type.size_bytes
+            hint = op.result.name_hint or f"smem{i}"
+            sym = f"{self.name}_{hint}"
+            while sym in used:
+                sym += "_"
+            used.add(sym)
+            offset = (offset + SHARED_ALIGN - 1) // SHARED_ALIGN * SHARED_ALIGN
+            plan[op] = (sym, offset, size)
+            offset += size
+        self._shared_total = offset
+        self._dynamic = offset > STATIC_SHARED_LIMIT
+        return plan
+
+    def emit_block(self, block: Block) -> None:
+        for op in block.ops:
+            self.emit(op)
+
+    def emit(self, op: Operation) -> None:
+        try:
+            self._emit(op)
+        except (RegallocError, FragmentError) as e:
+            if getattr(e, "located", False):
+                raise
+            err = RegallocError(f"'{op.name}'{_where(op)}: {e}")
+            err.located = True  # type: ignore[attr-defined]
+            raise err from None
+
+    def _emit(self, op: Operation) -> None:
+        em = self.em
+        match op:
+            case t.DimOp():
+                g = self.get(op.view)
+                ext = g.extent(op.dim.value.data)
+                self.vmap[op.result] = em.value(ext, IndexType()) if isinstance(ext, int) else em.cast(ext, IndexType())
+            case t.AllocOp():
+                sym, offset, size = self._shared[op]
+                if self._dynamic:
+                    base = em.hoisted("dynamic-smem", lambda: em.insert(_shared_op(f"{self.name}_smem", 0)).results[0])
+                    ptr = em.gep(base, offset, IntegerType(8), i32)
+                else:
+                    ptr = em.insert(_shared_op(sym, size)).results[0]
+                ptr.name_hint = op.result.name_hint
+                self.vmap[op.result] = SharedBuf(ptr, op.result.type, SHARED_ALIGN)
+            case _ if type(op).__name__ == "StageOp" and op.name == "tile.stage":
+                buf = self.get(op.buffer)
+                _, stride = t.stage_layout(op.buffer.type.layout)
+                index = em.cast(self.get(op.index), i32)
+                ptr = em.gep(buf.ptr, em.mul(index, stride, i32), op.buffer.type.element_type, i32)
+                self.vmap[op.result] = SharedBuf(ptr, op.result.type, _stage_align(buf.align, op))
+            case t.ZerosOp() | t.FillOp():
+                fr = self.assignment.of(op.result)
+                elem = op.result.type.element_type
+                if isinstance(op, t.FillOp):
+                    x = self.get(op.value)
+                else:
+                    x = em.const(0.0, elem)
+                self.vmap[op.result] = Regs(fr, elem, [x] * fr.num_values) if fr.packing == 1 else \
+                    Regs(fr, elem, self.pack_registers(fr, elem, [x] * fr.num_values))
+            case t.LoadOp():
+                self._load(op)
+            case t.StoreOp():
+                self._store_op(op)
+            case t.CopyOp():
+                self._copy(op, is_async=False)
+            case t.AsyncCopyOp():
+                self._copy(op, is_async=True)
+            case t.AsyncCommitOp():
+                em.insert(frag.CpAsyncCommitOp())
+            case t.AsyncWaitOp():
+                em.insert(frag.CpAsyncWaitOp(op.pending.value.data))
+            case t.MmaOp():
+                self._mma(op)
+            case t.MapOp():
+                self._map(op)
+            case t.BroadcastOp():
+                src = self.get(op.input)
+                fr = self.assignment.of(op.result)
+                vf = src.frag
+                assert isinstance(vf, VectorFragment)
+                self.vmap[op.result] = Regs(fr, src.element_type, [src.values[i] for i in vf.of_value])
+            case t.ConvertOp():
+                src = self.get(op.input)
+                dst = op.result.type.element_type
+                self.vmap[op.result] = Regs(src.frag, dst, [self._convert(x, dst) for x in self.scalars(src)])
+            case t.ReluOp():
+                src = self.get(op.input)
+                zero = em.const(0.0, src.element_type)
+                vals = [em.insert(arith.MaximumfOp(x, zero)).results[0] for x in self.scalars(src)]
+                self.vmap[op.result] = Regs(src.frag, src.element_type, vals)
+            case t.ExpOp() | t.Exp2Op():
+                src = self.get(op.input)
+                cls = math.ExpOp if isinstance(op, t.ExpOp) else math.Exp2Op
+                vals = [em.insert(cls(x)).results[0] for x in self.scalars(src)]
+                self.vmap[op.result] = Regs(src.frag, src.element_type, vals)
+            case _ if type(op) in _ELEMENTWISE:
+                lhs, rhs = self.get(op.lhs), self.get(op.rhs)
+                cls = _ELEMENTWISE[type(op)]
+                vals = [em.insert(cls(x, y)).results[0] for x, y in zip(self.scalars(lhs), self.scalars(rhs))]
+                self.vmap[op.result] = Regs(lhs.frag, lhs.element_type, vals)
+            case scf.ForOp():
+                self._for(op)
+            case scf.IfOp():
+                self._if(op)
+            case scf.YieldOp():
+                em.insert(scf.YieldOp(*self.flatten(op.operands)))
+            case func.ReturnOp():
+                em.insert(func.ReturnOp(*[self.get(v) for v in op.arguments]))
+            case _:
+                if op.name.startswith("tile.") and not isinstance(
+                    op, t.BlockIdOp | t.ThreadIdOp | t.WarpIdOp | t.LaneIdOp | t.BarrierOp
+                ):
+                    raise RegallocError("is not supported by tile-regalloc yet")
+                for v in (*op.operands, *op.results):
+                    if isinstance(v.type, GlobalType | SharedType | RegisterType | RegisterVectorType):
+                        raise RegallocError(f"takes or gives a tile value ({v.type}); only tile ops and scf may")
+                new = op.clone(value_mapper=_Mapper(self.lookup))
+                em.insert(new)
+                for old, nv in zip(op.results, new.results):
+                    self.vmap[old] = nv
+
+    # ------------------------------------------------------------ control flow
+
+    def flatten(self, values) -> list[SSAValue]:
+        out: list[SSAValue] = []
+        for v in values:
+            x = self.get(v)
+            if isinstance(x, Regs):
+                out += x.values
+            elif isinstance(x, SharedBuf):
+                out.append(x.ptr)
+            elif isinstance(x, GlobalArg):
+                raise RegallocError("global views cannot be loop-carried or yielded")
+            else:
+                out.append(x)
+        return out
+
+    def _shape_of(self, old: SSAValue):
+        """(types of the flattened registers, rebuild(values) -> new value)."""
+        ty = old.type
+        if isinstance(ty, RegisterType | RegisterVectorType):
+            fr = self.assignment.of(old)
+            elem = ty.element_type
+            if isinstance(fr, Fragment) and fr.packing == 2:
+                n, rt = fr.num_registers, i32
+            else:
+                n, rt = fr.num_values, elem
+            return [rt] * n, lambda vals, fr=fr, elem=elem: Regs(fr, elem, list(vals))
+        if isinstance(ty, SharedType):
+            return [LLVMPointerType(IntAttr(3))], lambda vals, ty=ty: SharedBuf(vals[0], ty, self._shared_floor)
+        if isinstance(ty, GlobalType):
+            raise RegallocError("global views cannot be loop-carried or yielded")
+        return [ty], lambda vals: vals[0]
+
+    def _for(self, op: scf.ForOp) -> None:
+        em = self.em
+        shapes = [self._shape_of(v) for v in op.iter_args]
+        inits = self.flatten(op.iter_args)
+        types = [IndexType()] + [ty for tys, _ in shapes for ty in tys]
+        body = Block(arg_types=types)
+        new = scf.ForOp(self.get(op.lb), self.get(op.ub), self.get(op.step), inits, body)
+        em.insert(new)
+        old_body = op.body.block
+        body.args[0].name_hint = old_body.args[0].name_hint
+        self.vmap[old_body.args[0]] = body.args[0]
+        pos = 1
+        for old_arg, (tys, make) in zip(old_body.args[1:], shapes):
+            vals = body.args[pos : pos + len(tys)]
+            for i, v in enumerate(vals):
+                if old_arg.name_hint:
+                    v.name_hint = old_arg.name_hint
+            self.vmap[old_arg] = make(vals)
+            pos += len(tys)
+        from xdsl.rewriter import InsertPoint
+
+        with em.at(InsertPoint.at_end(body)):
+            self.emit_block(old_body)
+        pos = 0
+        for old_res, (tys, make) in zip(op.results, shapes):
+            vals = new.results[pos : pos + len(tys)]
+            for v in vals:
+                if old_res.name_hint:
+                    v.name_hint = old_res.name_hint
+            self.vmap[old_res] = make(list(vals))
+            pos += len(tys)
+
+    def _if(self, op: scf.IfOp) -> None:
+        from xdsl.rewriter import InsertPoint
+
+        em = self.em
+        shapes = [self._shape_of(v) for v in op.results]
+        types = [ty for tys, _ in shapes for ty in tys]
+        regions = []
+        for region in op.regions:
+            if not region.blocks:
+                regions.append(Region())
+                continue
+            block = Block()
+            with em.at(InsertPoint.at_end(block)):
+                self.emit_block(region.block)
+            regions.append(Region(block))
+        new = em.insert(scf.IfOp(self.get(op.cond), types, regions[0], regions[1]))
+        pos = 0
+        for old_res, (tys, make) in zip(op.results, shapes):
+            self.vmap[old_res] = make(list(new.results[pos : pos + len(tys)]))
+            pos += len(tys)
+
+    # ------------------------------------------------------------ memory ops
+
+    def _load(self, op: t.LoadOp) -> None:
+        src = self.get(op.source)
+        idx_new = [self.get(i) for i in op.indices]
+        elem = op.result.type.element_type
+        fr = self.assignment.of(op.result)
+        if isinstance(src, SharedBuf) and _streamed_fma_operand(op):
+            origin, div = self.shared_origin(list(op.indices), idx_new)
+            self.vmap[op.result] = LazyShared(src, origin, div, fr, elem)
+        elif isinstance(src, SharedBuf):
+            self.vmap[op.result] = self.load_shared_fragment(src, list(op.indices), idx_new, fr, elem)
+        elif isinstance(fr, VectorFragment):
+            self.vmap[op.result] = self.load_global_vector(src, idx_new, fr, elem)
+        else:
+            self.vmap[op.result] = self.load_global_fragment(src, list(op.indices), idx_new, fr, elem)
+
+    def _store_op(self, op: t.StoreOp) -> None:
+        value = self.get(op.value)
+        dst = self.get(op.dest)
+        idx_new = [self.get(i) for i in op.indices]
+        if isinstance(dst, SharedBuf):
+            self.store_shared_fragment(value, dst, list(op.indices), idx_new)
+        else:
+            self.store_global_fragment(value, dst, list(op.indices), idx_new)
+
+    def _copy(self, op, is_async: bool) -> None:
+        if is_async:
+            src, src_idx, dst, dst_idx = op.source, op.indices, op.dest, getattr(op, "dest_indices", ())
+        else:
+            src, src_idx, dst, dst_idx = op.source, op.source_indices, op.dest, op.dest_indices
+        if not isinstance(src.type, GlobalType) or not isinstance(dst.type, SharedType):
+            raise RegallocError("only copies from a global view to a shared tile are supported")
+        thr = op.thr.data if op.thr is not None else None
+        val = op.val.data if op.val is not None else None
+        self.lower_copy_to_shared(
+            op, self.get(src), list(src_idx), [self.get(i) for i in src_idx],
+            self.get(dst), list(dst_idx), [self.get(i) for i in dst_idx], thr, val, is_async,
+        )
+
+    # ------------------------------------------------------------ compute
+
+    def _mma(self, op: t.MmaOp) -> None:
+        em = self.em
+        a, b, c = self.get(op.a), self.get(op.b), self.get(op.c)
+        atom = mma_atom_of(op)
+        acc = list(c.values)
+        if atom.name == "fma_f32":
+            self._fma(op, a, b, acc)
+            return
+        fa, fb, fc = a.frag, b.frag, c.frag
+        mi_n, ki_n = fa.tiles
+        ni_n, ki_n2 = fb.tiles
+        assert ki_n == ki_n2 and fc.tiles == (mi_n, ni_n)
+        for ki in range(ki_n):
+            for mi in range(mi_n):
+                a_regs = self._operand_regs(a, mi, ki, atom)
+                for ni in range(ni_n):
+                    b_regs = self._operand_regs(b, ni, ki, atom)
+                    rng = fc.atom_value_range(mi, ni)
+                    mma = em.insert(frag.MmaOp(atom, a_regs, b_regs, acc[rng.start : rng.stop]))
+                    for i, r in zip(rng, mma.results):
+                        r.name_hint = "acc"
+                        acc[i] = r
+        self.vmap[op.result] = Regs(fc, c.element_type, acc)
+
+    def _operand_regs(self, x: Regs, tp: int, tq: int, atom: MMAAtom) -> list[SSAValue]:
+        fr = x.frag
+        rng = fr.atom_value_range(tp, tq)
+        regs = x.values[rng.start // fr.packing : rng.stop // fr.packing]
+        if atom.a_type == "tf32":
+            out = []
+            for r in regs:
+                key = ("tf32", r)
+                if key not in x.cache:
+                    x.cache[key] = self.em.insert(frag.ToTF32Op(r)).results[0]
+                out.append(x.cache[key])
+            return out
+        return list(regs)
+
+    def _fma(self, op: t.MmaOp, a, b, acc: list[SSAValue]) -> None:
+        """SIMT: per k, the lane's TM values of A and TN of B (loaded from shared right here when
+        the operands are streamed), then TM x TN fused multiply-adds."""
+        from tilec.layout import FMA_F32
+
+        em = self.em
+        fc = self.assignment.of(op.c)
+        tm, tn = fc.layout[1].shape
+        k = a.frag.num_values // tm
+        for kk in range(k):
+            xs = self._operand_values(a, [i + tm * kk for i in range(tm)])
+            ys = self._operand_values(b, [j + tn * kk for j in range(tn)])
+            for i in range(tm):
+                for j in range(tn):
+                    r = em.insert(frag.MmaOp(FMA_F32, [xs[i]], [ys[j]], [acc[i + tm * j]])).results[0]
+                    r.name_hint = "acc"
+                    acc[i + tm * j] = r
+        self.vmap[op.result] = Regs(fc, Float32Type(), acc)
+
+    def _operand_values(self, x, values: list[int]) -> list[SSAValue]:
+        if isinstance(x, LazyShared):
+            vals = self.load_shared_values(x.buf, x.origin, x.div, x.frag, values, x.element_type)
+            if x.element_type != Float32Type():
+                vals = [self._convert(v, Float32Type()) for v in vals]
+            return vals
+        scalars = self.scalars(x)
+        return [scalars[v] if scalars[v].type == Float32Type() else self._convert(scalars[v], Float32Type())
+                for v in values]
+
+    def _convert(self, x: SSAValue, dst: Attribute) -> SSAValue:
+        src = x.type
+        if src == dst:
+            return x
+        width = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
+        if width.get(str(src), 0) < width.get(str(dst), 0):
+            return self.em.insert(arith.ExtFOp(x, dst)).results[0]
+        return self.em.insert(arith.TruncFOp(x, dst)).results[0]
+
+    def _map(self, op: t.MapOp) -> None:
+        em = self.em
+        inputs = [self.scalars(self.get(v)) for v in op.inputs]
+        fr = self.assignment.of(op.result)
+        block = op.body.block
+        consts: dict[Operation, SSAValue] = {}
+        out = []
+        for v in range(fr.num_values):
+            local = _Mapper(self.lookup)
+            for arg, values in zip(block.args, inputs):
+                local[arg] = values[v]
+            for body_op in block.ops:
+                if isinstance(body_op, t.YieldOp):
+                    out.append(local.get(body_op.values[0]))
+                    break
+                if isinstance(body_op, arith.ConstantOp):
+                    if body_op not in consts:
+                        value = body_op.value
+                        consts[body_op] = (
+                            em.const(value.value.data, value.type)
+                            if isinstance(value, IntegerAttr | FloatAttr)
+                            else em.insert(body_op.clone()).results[0]
+                        )
+                    local[body_op.result] = consts[body_op]
+                    continue
+                new = body_op.clone(value_mapper=local)
+                em.insert(new)
+        self.vmap[op.result] = Regs(fr, op.result.type.element_type, out)
+
+
+@dataclass(eq=False)
+class LazyShared:
+    """An FMA operand tile left in shared memory: ``tile.mma`` loads each k's values when it needs them."""
+
+    buf: SharedBuf
+    origin: list
+    div: list[int]
+    frag: Fragment
+    element_type: Attribute
+
+
+def _streamed_fma_operand(op: t.LoadOp) -> bool:
+    """A shared → register load used only as the A or B operand of ``fma_f32`` mmas."""
+    uses = list(op.result.uses)
+    if not uses:
+        return False
+    for use in uses:
+        user = use.operation
+        if not isinstance(user, t.MmaOp) or mma_atom_of(user).name != "fma_f32" or use.index > 1:
+            return False
+    return True
+
+
+def _uses_tiles(fn: func.FuncOp) -> bool:
+    for op in fn.walk():
+        for v in (*op.operands, *op.results):
+            if isinstance(v.type, GlobalType | SharedType | RegisterType | RegisterVectorType):
+                return True
+        if op.name.startswith("tile.") and op.name not in (
+            "tile.block_id", "tile.thread_id", "tile.warp_id", "tile.lane_id", "tile.barrier"
+        ):
+            return True
+    return any(isinstance(a.type, GlobalType) for a in fn.args)
+
+
+def annotate_fragments(fn: func.FuncOp) -> None:
+    """Give every register tile its fragment in its type: ``!tile.rt<32x32xf32, ((4,8),...):(...)>``.
+
+    Fragments where several lanes hold one element (the SIMT A and B operands)
+    are not register tile types; those tiles keep their type.
+    """
+    from xdsl.rewriter import Rewriter
+
+    assignment = FragmentAssignment(fn)
+    for v, fr in assignment.tile.items():
+        if not fr.tv.covers_once() or v.type.fragment is not None:
+            continue
+        Rewriter.replace_value_with_new_type(v, v.type.with_fragment(fr.layout))
+
+
+@dataclass(frozen=True)
+class TileRegallocPass(ModulePass):
+    """Warp-level tile IR → fragment-level IR (per-lane registers, frag ops, kernel ABI of pointers).
+
+    ``fragments_only=true`` stops after choosing the fragments: register tile
+    types get them (``!tile.rt<..., FRAGMENT>``) and nothing else changes.
+    """
+
+    name = "tile-regalloc"
+
+    fragments_only: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in list(op.ops):
+            if not isinstance(fn, func.FuncOp) or not fn.body.blocks or not _uses_tiles(fn):
+                continue
+            if self.fragments_only:
+                try:
+                    annotate_fragments(fn)
+                except (RegallocError, FragmentError) as e:
+                    raise PassFailedException(f"tile-regalloc: {e}") from None
+                continue
+            try:
+                new = KernelLowering(fn, op).run()
+            except (RegallocError, FragmentError) as e:
+                raise PassFailedException(f"tile-regalloc: {e}") from None
+            op.body.block.insert_op_before(new, fn)
+            fn.detach()
+            fn.erase()
+
+
+__all__ = ["KernelLowering", "RegallocError", "TileRegallocPass"]

@@ -1,0 +1,405 @@
+"""Fragments for ``tile-regalloc``: which lane holds which element of a register tile.
+
+Everything here is plain Python on :mod:`tilec.layout` values (no IR), so it
+can be tested lane by lane against the PTX ISA's fragment tables.
+
+A :class:`Fragment` is a warp-level thread–value layout ``(lane, value) ->
+offset`` into a register tile's column-major coordinates, built with the
+layout algebra from the MMA atom the tile feeds:
+
+- the atom's TV layout (``tilec.layout.atoms``) is composed with the
+  embedding of the atom's tile into the register tile (``(P,Q):(1,M)``, or
+  ``(P,Q):(N,1)`` when the tile holds the operand transposed, e.g. a ``K x N``
+  B tile for the atom's ``N x K`` B);
+- the atom repeats over the tile: the value mode becomes
+  ``(atom values, (TP, TQ))`` with the strides of the atom origins.
+
+So a 32x32 f32 accumulator of ``mma_m16n8k16`` is the C atom tiled 2x4: each
+lane holds 4 * 8 = 32 values; a 32x32 f16 A operand is the A atom tiled 2x2:
+32 values = 16 registers (two 16-bit values per 32-bit register, ``packing =
+2``, the pair being consecutive values).
+
+For code generation a fragment is split into a lane part and a value part:
+``coord(lane, v) = lane_coord(lane) + value_coord(v)`` (checked for every lane
+and value), where each coordinate of ``lane_coord`` is a sum of bit fields of
+the lane id (``((lane >> s) & (2^w - 1)) * scale``); see :class:`BitField`.
+
+:func:`plan_ldmatrix` finds the ``ldmatrix`` instructions that fill an
+operand fragment from a shared tile: which registers form each 8x8 matrix,
+whether ``.trans`` is needed, and the row each lane points at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+
+import numpy as np
+
+from tilec.layout import ComposedLayout, Layout, MMAAtom, Swizzle, TVLayout, composition, make_layout
+from tilec.layout.int_tuple import flatten
+
+WARP = 32
+
+
+class FragmentError(ValueError):
+    """A register tile has no fragment the pass can build or use."""
+
+
+# ---------------------------------------------------------------- lane functions
+
+
+@dataclass(frozen=True)
+class BitField:
+    """``((lane >> shift) & (2**width - 1)) * scale``: one term of a lane coordinate."""
+
+    shift: int
+    width: int
+    scale: int
+
+    def __call__(self, lane: int) -> int:
+        return ((lane >> self.shift) & ((1 << self.width) - 1)) * self.scale
+
+
+def linear_fields(values: list[int]) -> tuple[int, tuple[BitField, ...]] | None:
+    """``values[t] == base + sum(fields(t))`` for t < 2**n: (base, fields), or None if not bit-linear."""
+    n = len(values).bit_length() - 1
+    if n < 0 or 1 << n != len(values):
+        return None
+    base = values[0]
+    coef = [values[1 << b] - base for b in range(n)]
+    for t, v in enumerate(values):
+        if base + sum(c for b, c in enumerate(coef) if t >> b & 1) != v:
+            return None
+    fields: list[BitField] = []
+    b = 0
+    while b < n:
+        if coef[b] == 0:
+            b += 1
+            continue
+        w = 1
+        while b + w < n and coef[b + w] == coef[b] << w:
+            w += 1
+        fields.append(BitField(b, w, coef[b]))
+        b += w
+    return base, tuple(fields)
+
+
+def bit_fields(values: list[int]) -> tuple[BitField, ...] | None:
+    """Bit fields of a lane function that is 0 at lane 0 (None if it is not bit-linear)."""
+    found = linear_fields(values)
+    if found is None or found[0] != 0:
+        return None
+    return found[1]
+
+
+# ---------------------------------------------------------------- fragments
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """A warp-level fragment of a ``dims`` register tile.
+
+    ``tv`` maps (lane, value) to the tile's column-major offset. ``packing``
+    values share one 32-bit register (2 for 16-bit mma operands, else 1).
+    ``atom``/``operand``/``tiles``/``transposed`` record where it came from:
+    value ``v`` of atom tile ``(tp, tq)`` is ``a + atom_values * (tp + TP * tq)``.
+    """
+
+    dims: tuple[int, int]
+    tv: TVLayout
+    packing: int = 1
+    atom: MMAAtom | None = None
+    operand: str = ""
+    tiles: tuple[int, int] = (1, 1)
+    transposed: bool = False
+    name: str = field(default="", compare=False)
+
+    @property
+    def layout(self) -> Layout:
+        return self.tv.layout
+
+    @property
+    def num_values(self) -> int:
+        return self.tv.num_values
+
+    @property
+    def num_registers(self) -> int:
+        return self.num_values // self.packing
+
+    @property
+    def atom_values(self) -> int:
+        return self.num_values // (self.tiles[0] * self.tiles[1])
+
+    def atom_value_range(self, tp: int, tq: int) -> range:
+        """The values (in order) of atom tile ``(tp, tq)``."""
+        n = self.atom_values
+        start = n * (tp + self.tiles[0] * tq)
+        return range(start, start + n)
+
+    def coord(self, lane: int, value: int) -> tuple[int, int]:
+        m, n = self.tv.coord(lane, value)
+        return int(m), int(n)
+
+    @cached_property
+    def value_coords(self) -> tuple[tuple[int, int], ...]:
+        """The static part of each value's coordinate (lane 0's coordinates)."""
+        return tuple(self.coord(0, v) for v in range(self.num_values))
+
+    @cached_property
+    def lane_fields(self) -> tuple[tuple[BitField, ...], tuple[BitField, ...]]:
+        """Bit fields of the lane giving the row and column offsets of its values."""
+        split = self._split()
+        if split is None:
+            raise FragmentError(f"fragment {self.layout} of a {self.dims[0]}x{self.dims[1]} tile is not "
+                                "lane + value additive with bit-linear lanes")
+        return split
+
+    @cached_property
+    def is_additive(self) -> bool:
+        return self._split() is not None
+
+    def _split(self):
+        if self.tv.num_threads != WARP:
+            return None
+        lane_m = [self.coord(t, 0)[0] for t in range(WARP)]
+        lane_n = [self.coord(t, 0)[1] for t in range(WARP)]
+        vm0, vn0 = self.value_coords[0]
+        lane_m = [m - vm0 for m in lane_m]
+        lane_n = [n - vn0 for n in lane_n]
+        for t in range(WARP):
+            for v, (vm, vn) in enumerate(self.value_coords):
+                if self.coord(t, v) != (lane_m[t] + vm, lane_n[t] + vn):
+                    return None
+        fm, fn = bit_fields(lane_m), bit_fields(lane_n)
+        if fm is None or fn is None:
+            return None
+        return fm, fn
+
+    def lane_coord(self, lane: int) -> tuple[int, int]:
+        fm, fn = self.lane_fields
+        return sum(f(lane) for f in fm), sum(f(lane) for f in fn)
+
+    def register_values(self, r: int) -> range:
+        return range(r * self.packing, (r + 1) * self.packing)
+
+    def describe(self) -> str:
+        return f"{self.layout} over {self.dims[0]}x{self.dims[1]}"
+
+
+def _atom_layouts(atom: MMAAtom, operand: str) -> tuple[TVLayout, tuple[int, int]]:
+    m, n, k = atom.shape_mnk
+    return {"A": (atom.a, (m, k)), "B": (atom.b, (n, k)), "C": (atom.c, (m, n))}[operand]
+
+
+def mma_fragment(atom: MMAAtom, operand: str, dims: tuple[int, int], transposed: bool = False, name: str = "") -> Fragment:
+    """The fragment of a ``dims`` register tile that is operand ``operand`` (A, B or C) of ``atom``.
+
+    The tile holds the operand in the atom's coordinates (A: M x K, B: N x K,
+    C: M x N), or transposed (``transposed``: e.g. B as K x N).
+    """
+    atom_tv, (p, q) = _atom_layouts(atom, operand)
+    rows, cols = dims
+    pt, qt = (cols, rows) if transposed else (rows, cols)
+    if pt % p or qt % q:
+        shape = f"{rows}x{cols}"
+        raise FragmentError(f"the {shape} {operand} tile is not a multiple of {atom.name}'s {p}x{q} {operand} atom"
+                            + (" (transposed)" if transposed else ""))
+    tp, tq = pt // p, qt // q
+    # atom tile (col-major p + P*q) -> register tile (col-major r + rows*c)
+    emb = Layout((p, q), (rows, 1)) if transposed else Layout((p, q), (1, rows))
+    frag_atom = composition(emb, atom_tv.layout)
+    reps = Layout((tp, tq), (rows * p, q)) if transposed else Layout((tp, tq), (p, rows * q))
+    layout = make_layout(frag_atom[0], make_layout(frag_atom[1], reps))
+    packing = 2 if operand in "AB" and _type_bits(atom.a_type if operand == "A" else atom.b_type) == 16 else 1
+    tv = TVLayout(layout, dims)
+    if not tv.covers_once() and atom.name != "fma_f32":
+        raise FragmentError(f"fragment {layout} does not cover the {rows}x{cols} tile once (a bug in tilec)")
+    return Fragment(tuple(dims), tv, packing, atom, operand, (tp, tq), transposed, name)
+
+
+def _type_bits(name: str) -> int:
+    return {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32}[name]
+
+
+def fma_fragment(operand: str, dims: tuple[int, int], lanes: tuple[int, int], thread_tile: tuple[int, int],
+                 transposed: bool = False, name: str = "") -> Fragment:
+    """A SIMT (``fma_f32``) fragment: an ``LM x LN`` grid of lanes numbered row-major
+    (lane ``i * LN + j``), each owning a ``TM x TN`` block of C.
+
+    C (M x N): lane (i, j) holds rows ``i*TM ..``, columns ``j*TN ..``; value
+    ``a + TM*b`` is element ``(i*TM + a, j*TN + b)``. A (M x K, or K x M
+    ``transposed``): the lane's TM rows at every k (value ``a + TM*k``; the LN
+    lanes of a row hold the same values: stride 0). B (N x K in the atom's
+    coordinates; a K x N tile is ``transposed``): its TN columns at every k
+    (value ``b + TN*k``).
+    """
+    lm, ln = lanes
+    tm, tn = thread_tile
+    rows, cols = dims
+    if lm * ln != WARP:
+        raise FragmentError(f"fma lanes {lm}x{ln} are not a warp")
+    if operand == "C":
+        if (rows, cols) != (lm * tm, ln * tn):
+            raise FragmentError(f"fma C tile {rows}x{cols} is not {lm}x{ln} lanes of {tm}x{tn}")
+        thr = Layout((ln, lm), (rows * tn, tm))
+        val = Layout((tm, tn), (1, rows))
+    else:
+        # the operand's coordinates (p, k): p is m for A, n for B
+        pt, kt = (cols, rows) if transposed else (rows, cols)
+        sp, sk = (rows, 1) if transposed else (1, rows)
+        if operand == "A":
+            if pt != lm * tm:
+                raise FragmentError(f"fma A tile {rows}x{cols}: {lm} lane rows x {tm} != {pt}")
+            thr = Layout((ln, lm), (0, tm * sp))
+            val = Layout((tm, kt), (sp, sk))
+        else:
+            if pt != ln * tn:
+                raise FragmentError(f"fma B tile {rows}x{cols}: {ln} lane columns x {tn} != {pt}")
+            thr = Layout((ln, lm), (tn * sp, 0))
+            val = Layout((tn, kt), (sp, sk))
+    return Fragment(tuple(dims), TVLayout(make_layout(thr, val), dims), 1, None, operand, (1, 1), transposed, name)
+
+
+def default_fragment(dims: tuple[int, int], name: str = "") -> Fragment:
+    """The fragment of a tile that feeds no mma: the f16 m16n8k16 C atom tiled over it."""
+    from tilec.layout import MMA_M16N8K16_F16
+
+    try:
+        return mma_fragment(MMA_M16N8K16_F16, "C", dims, name=name)
+    except FragmentError:
+        raise FragmentError(f"register tile {name or ''} of {dims[0]}x{dims[1]} feeds no mma and is not a "
+                            "multiple of 16x8: no fragment for it") from None
+
+
+# ---------------------------------------------------------------- shared layouts
+
+
+@lru_cache(maxsize=256)
+def offset_table(layout: Layout | ComposedLayout, dims: tuple[int, int]) -> np.ndarray:
+    """``table[i, j] == layout((i, j))`` for every coordinate of a ``dims`` tile."""
+    out = np.zeros(dims, dtype=np.int64)
+    for i in range(dims[0]):
+        for j in range(dims[1]):
+            out[i, j] = layout((i, j))
+    out.setflags(write=False)
+    return out
+
+
+def contiguous_runs(layout: Layout | ComposedLayout, dims: tuple[int, int], dim: int, width: int) -> bool:
+    """Whether every aligned run of ``width`` elements along ``dim`` is contiguous and ``width``-aligned."""
+    if dims[dim] % width:
+        return False
+    t = offset_table(layout, dims)
+    if dim == 0:
+        t = t.T
+    runs = t.reshape(t.shape[0], t.shape[1] // width, width)
+    return bool(np.all(runs == runs[..., :1] + np.arange(width)) and np.all(runs[..., 0] % width == 0))
+
+
+def shared_swizzle(layout: Layout | ComposedLayout) -> tuple[Layout, int, Swizzle | None]:
+    """(outer layout, offset, swizzle) of a shared layout ``Sw o off o L`` (or a plain ``L``)."""
+    if isinstance(layout, Layout):
+        return layout, 0, None
+    if not isinstance(layout.inner, Swizzle):
+        raise FragmentError(f"shared layout {layout}: only a swizzle may be composed with the layout")
+    return layout.layout, layout.offset, layout.inner
+
+
+# ---------------------------------------------------------------- ldmatrix
+
+
+@dataclass(frozen=True)
+class LdMatrix:
+    """One ``ldmatrix.x{num}[.trans]``: matrix ``i`` fills register ``registers[i]``.
+
+    ``rows[i]`` is the tile coordinate of row 0 of matrix ``i``; row ``j`` is
+    ``rows[i] + j * step`` (``step`` the unit vector across memory rows).
+    Lane ``8 i + j`` points at row ``j`` of matrix ``i``.
+    """
+
+    num: int
+    trans: bool
+    registers: tuple[int, ...]
+    rows: tuple[tuple[int, int], ...]
+    step: tuple[int, int]
+
+    def lane_row(self, lane: int) -> tuple[int, int]:
+        i, j = (lane // 8) % self.num, lane % 8
+        (x, y), (sx, sy) = self.rows[i], self.step
+        return x + j * sx, y + j * sy
+
+
+def _matrix_of(frag: Fragment, reg: int, contig: int) -> tuple[bool, tuple[int, int]] | None:
+    """(trans, origin) if register ``reg`` of all lanes is one 8x8 ldmatrix matrix, else None."""
+    other = 1 - contig
+    pts = {(t, h): frag.coord(t, v) for t in range(WARP) for h, v in enumerate(frag.register_values(reg))}
+    origin = (min(c[0] for c in pts.values()), min(c[1] for c in pts.values()))
+    if origin[contig] % 8:
+        return None
+    for trans in (False, True):
+        ok = True
+        for (t, h), c in pts.items():
+            along = c[contig] - origin[contig]
+            across = c[other] - origin[other]
+            want = (t // 4, 2 * (t % 4) + h) if not trans else (2 * (t % 4) + h, t // 4)
+            if (across, along) != want:
+                ok = False
+                break
+        if ok:
+            return trans, origin
+    return None
+
+
+def plan_ldmatrix(frag: Fragment, contig: int) -> list[LdMatrix] | None:
+    """The ldmatrix instructions that fill ``frag`` (16-bit, packing 2) from a tile contiguous along ``contig``.
+
+    Registers are taken four at a time in order (x4), the rest by x2/x1; None
+    if some register is not an ldmatrix matrix.
+    """
+    if frag.packing != 2:
+        return None
+    mats = []
+    for r in range(frag.num_registers):
+        found = _matrix_of(frag, r, contig)
+        if found is None:
+            return None
+        mats.append((r, *found))
+    step = (1, 0) if contig == 1 else (0, 1)
+    plan: list[LdMatrix] = []
+    i = 0
+    while i < len(mats):
+        trans = mats[i][1]
+        n = 1
+        while n < 4 and i + n < len(mats) and mats[i + n][1] == trans:
+            n += 1
+        num = 4 if n == 4 else 2 if n >= 2 else 1
+        group = mats[i : i + num]
+        plan.append(LdMatrix(num, trans, tuple(g[0] for g in group), tuple(g[2] for g in group), step))
+        i += num
+    return plan
+
+
+def check_ldmatrix(frag: Fragment, plan: list[LdMatrix]) -> None:
+    """Simulate the plan lane by lane: each lane receives exactly its fragment's registers."""
+    for ld in plan:
+        for i, reg in enumerate(ld.registers):
+            for t in range(WARP):
+                got = []
+                for h in range(2):
+                    if not ld.trans:
+                        src_lane, col = 8 * i + t // 4, 2 * (t % 4) + h
+                    else:
+                        src_lane, col = 8 * i + 2 * (t % 4) + h, t // 4
+                    row = ld.lane_row(src_lane)
+                    c = [row[0], row[1]]
+                    c[1 if ld.step == (1, 0) else 0] += col
+                    got.append(tuple(c))
+                want = [frag.coord(t, v) for v in frag.register_values(reg)]
+                if got != want:
+                    raise FragmentError(f"ldmatrix plan does not reproduce register {reg} of lane {t}: {got} != {want}")
+
+
+def flat_modes(layout: Layout) -> list[tuple[int, int]]:
+    """(shape, stride) leaves of a layout mode, innermost first."""
+    return list(zip(flatten(layout.shape), flatten(layout.stride)))

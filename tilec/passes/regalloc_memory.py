@@ -1,0 +1,595 @@
+"""Memory ops of ``tile-regalloc``: copies, loads and stores at the lane level.
+
+Bounds. A global window reads zero past the view's edges and drops writes
+there. Every access is predicated on ``row < extent0`` and ``col < extent1``
+(unsigned, so a negative coordinate is out of bounds too).
+
+Vectors. A thread's run of ``v`` elements along a row of a global view can
+be one 4/8/16-byte access only if the view is row-contiguous (``stride1 ==
+1``), every row starts on a ``v``-element boundary (``stride0 % v == 0``) and
+the base pointer is aligned; none of this is known before launch (a 17x65
+f16 matrix has 65-element rows), so each kernel computes one predicate per
+view and vector width in its prologue (``vec_ok``) and takes the vector path
+only where it holds and the whole vector is inside the view. Elsewhere (a
+run that straddles the right edge, or a view that is not vector-aligned)
+the run is moved one element at a time, each element predicated: exactly the
+zero-fill semantics, for any shape and strides.
+
+- ``tile.copy`` global → shared: per thread (CuTe's thr/val layouts), per
+  run: ``scf.if (vec_ok & in bounds) { 16-byte frag.load } else { element
+  loads }``, then one vector store to shared (or element stores where the
+  shared layout is not contiguous for the run).
+- ``tile.async_copy``: with ``vec_ok``, one ``cp.async`` per run whose
+  ``src_bytes`` is the part of the run inside the view (16, 0 past the edge,
+  or 2..14 for the run that straddles it: cp.async zero-fills the rest);
+  otherwise the synchronous element path above (which is one legal schedule
+  of an async copy: the data is there before the wait).
+- ``tile.load`` shared → register operand: ``ldmatrix`` (x4, x2, x1;
+  ``.trans`` when the tile's memory rows run across the fragment's register
+  pairs) when every 8-element row is contiguous and 16-byte aligned in the
+  shared layout and the window origin provably keeps it so; else element
+  loads. Addresses go through the shared layout, swizzle included.
+- ``tile.store`` register tile → global: pairs of adjacent columns as one
+  32/64-bit store when ``vec_ok`` (2 elements) holds and both are inside,
+  else one predicated store per element.
+- ``tile.load`` rank-1 global → column vector: one predicated load per
+  column the lane's fragment holds.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, llvm, scf, vector
+from xdsl.dialects.builtin import Float32Type, IntegerType, VectorType, i32, i64
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from tilec.dialects import frag
+from tilec.dialects.tile.types import element_bits
+from tilec.layout import Layout, right_inverse
+from tilec.passes.regalloc_analysis import VectorFragment, known_divisor
+from tilec.passes.regalloc_emit import Bool, Int
+from tilec.passes.regalloc_fragments import (
+    WARP,
+    Fragment,
+    FragmentError,
+    check_ldmatrix,
+    contiguous_runs,
+    linear_fields,
+    plan_ldmatrix,
+    shared_swizzle,
+)
+from tilec.passes.regalloc_values import GlobalArg, Regs, SharedBuf
+
+
+class RegallocError(ValueError):
+    """The pass cannot lower an op; the message names it."""
+
+
+def _bytes(t: Attribute) -> int:
+    return element_bits(t) // 8
+
+
+class MemoryLowering:
+    """Mixin of the lowering driver (:class:`tilec.passes.regalloc.KernelLowering`)."""
+
+    # ------------------------------------------------------------ lanes and threads
+
+    def lane_value(self, fields, t: Attribute = i32) -> Int:
+        """``sum(field(lane))`` as a ``t`` value, computed once in the prologue."""
+        em = self.em
+
+        def make():
+            lane = self.lane(t)
+            terms = []
+            for f in fields:
+                x = em.shr(lane, f.shift, t)
+                if f.shift + f.width < 5:  # lanes have 5 bits
+                    x = em.and_(x, (1 << f.width) - 1, t)
+                terms.append(em.mul(x, f.scale, t))
+            return em.sum(terms, t)
+
+        return em.hoisted(("lane-fields", fields, t), make)
+
+    def lane_coords(self, fr: Fragment, t: Attribute = i32) -> tuple[Int, Int]:
+        fm, fn = fr.lane_fields
+        return self.lane_value(fm, t), self.lane_value(fn, t)
+
+    def value_coord(self, fr: Fragment, v: int, t: Attribute = i32) -> tuple[Int, Int]:
+        lm, ln = self.lane_coords(fr, t)
+        vm, vn = fr.value_coords[v]
+        return self.em.add(lm, vm, t), self.em.add(ln, vn, t)
+
+    # ------------------------------------------------------------ shared memory
+
+    def shared_ptr(self, buf: SharedBuf, row: Int, col: Int) -> SSAValue:
+        """Address of element (row, col) of a shared tile: through its layout and swizzle (i32 math)."""
+        em = self.em
+        layout, off, sw = shared_swizzle(buf.type.layout)
+        if len(buf.type.dims) != 2:
+            raise RegallocError(f"shared tiles must be 2-D, got {buf.type}")
+        o = em.sum([off, em.layout_apply(layout[0], row, i32), em.layout_apply(layout[1], col, i32)], i32)
+        o = em.swizzle(sw, o, i32)
+        return em.gep(buf.ptr, o, buf.element_type, i32)
+
+    def shared_origin(self, indices_old, indices_new) -> tuple[list[Int], list[int]]:
+        """A shared window's origin (i32) and a known divisor of each coordinate."""
+        if not indices_old:
+            return [0, 0], [1 << 30, 1 << 30]
+        return [self.em.cast(v, i32) for v in indices_new], [known_divisor(v) for v in indices_old]
+
+    # ------------------------------------------------------------ global memory
+
+    def global_ptr(self, g: GlobalArg, coords: list[Int]) -> SSAValue:
+        em = self.em
+        off = em.sum([em.mul(c, s, i64) for c, s in zip(coords, g.strides)], i64)
+        return em.gep(g.ptr, off, g.element_type, i64)
+
+    def next_ptr(self, g: GlobalArg, ptr: SSAValue, dim: int, j: int) -> SSAValue:
+        """``ptr`` moved by ``j`` elements along dimension ``dim`` (its stride)."""
+        return self.em.gep(ptr, self.em.mul(g.strides[dim], j, i64), g.element_type, i64)
+
+    def in_bounds(self, g: GlobalArg, i: int, c: Int) -> Bool:
+        return self.em.cmp("ult", c, g.extent(i), i64)
+
+    def vec_ok(self, g: GlobalArg, n: int) -> Bool:
+        """Runs of ``n`` elements of each row are aligned ``n * size`` -byte vectors (once per kernel)."""
+        if n == 1:
+            return True
+        em = self.em
+
+        def make():
+            nbytes = n * g.element_bytes
+            s = g.strides
+            unit = em.cmp("eq", s[-1], 1, i64)
+            rows = True if g.rank == 1 else em.cmp("eq", em.urem(s[0], n, i64), 0, i64)
+            addr = em.insert(llvm.PtrToIntOp(g.ptr, i64)).results[0]
+            aligned = em.cmp("eq", em.and_(addr, nbytes - 1, i64), 0, i64)
+            ok = em.all([unit, rows, aligned])
+            if isinstance(ok, SSAValue):
+                ok.name_hint = f"{g.name}_vec{n}"
+            return ok
+
+        return em.hoisted(("vec-ok", id(g), n), make)
+
+    def _origin_aligned(self, old: SSAValue, new: Int, n: int) -> Bool:
+        if n == 1 or known_divisor(old) % n == 0:
+            return True
+        em = self.em
+        return em.cmp("eq", em.urem(em.cast(new, i64), n, i64), 0, i64)
+
+    # ------------------------------------------------------------ structured control flow
+
+    def if_then(self, cond: Bool, then, otherwise=None, result_types=()):
+        """``scf.if``: ``then()``/``otherwise()`` build each branch and return the values it yields."""
+        em = self.em
+        if isinstance(cond, bool):
+            fn = then if cond else otherwise
+            return fn() if fn is not None else []
+        two = otherwise is not None or bool(result_types)
+        blocks = [Block(), Block()] if two else [Block()]
+        for block, fn in zip(blocks, (then, otherwise)):
+            with em.at(InsertPoint.at_end(block)):
+                vals = fn() if fn is not None else []
+                em.insert(scf.YieldOp(*vals))
+        op = em.insert(scf.IfOp(em.boolean(cond), list(result_types), Region(blocks[0]),
+                                Region(blocks[1]) if two else None))
+        return list(op.results)
+
+    # ------------------------------------------------------------ tile.copy / tile.async_copy
+
+    def thread_coords(self, thr: Layout, threads: int) -> tuple[Int, Int, Bool]:
+        """(tm, tn, active) of this thread in a copy's thread layout ``(TM, TN) -> tid``."""
+        em = self.em
+        tm_n, tn_n = thr[0].size(), thr[1].size()
+        size = tm_n * tn_n
+        table = {}
+        for a in range(tm_n):
+            for b in range(tn_n):
+                table.setdefault(thr((a, b)), (a, b))
+        if sorted(table) != list(range(size)):
+            raise RegallocError(f"thread layout {thr} is not a bijection onto threads 0..{size - 1}")
+        if size > threads:
+            raise RegallocError(f"thread layout {thr} uses {size} threads, the block has {threads}")
+
+        def make():
+            tid = self.tid()
+            fm = linear_fields([table[x][0] for x in range(size)])
+            fn = linear_fields([table[x][1] for x in range(size)])
+            if fm is not None and fn is not None and fm[0] == fn[0] == 0:
+                def fields(fs):
+                    terms = [em.mul(em.and_(em.shr(tid, f.shift, i32), (1 << f.width) - 1, i32), f.scale, i32)
+                             for f in fs]
+                    return em.sum(terms, i32)
+                tm, tn = fields(fm[1]), fields(fn[1])
+            else:
+                inv = right_inverse(thr)
+                if any(thr(_crd(inv(x), tm_n)) != x for x in range(size)):
+                    raise RegallocError(f"thread layout {thr} has no inverse over its threads")
+                idx = em.layout_apply(inv, tid, i32)
+                tm, tn = em.urem(idx, tm_n, i32), em.udiv(idx, tm_n, i32)
+            active = True if size == threads else em.cmp("ult", tid, size, i32)
+            for v, hint in ((tm, "tm"), (tn, "tn"), (active, "copying")):
+                if isinstance(v, SSAValue):
+                    v.name_hint = hint
+            return tm, tn, active
+
+        return em.hoisted(("thread-coords", thr, threads), make)
+
+    def default_copy_layouts(self, dims: tuple[int, int], element_type: Attribute) -> tuple[Layout, Layout]:
+        rows, cols = dims
+        threads = self.threads
+        vec = max(1, 16 // _bytes(element_type))
+        while cols % vec:
+            vec //= 2
+        tn = cols // vec
+        while tn > threads or threads % tn:
+            vec *= 2
+            if cols % vec:
+                raise RegallocError(f"no default copy layout for a {rows}x{cols} tile and {threads} threads")
+            tn = cols // vec
+        tm = threads // tn
+        while tm > 1 and rows % tm:
+            tm //= 2
+        return Layout((tm, tn), (tn, 1)), Layout((1, vec), (1, 1))
+
+    def lower_copy_to_shared(self, op, src: GlobalArg, src_old, src_new, dst: SharedBuf, dst_old, dst_new,
+                             thr: Layout | None, val: Layout | None, is_async: bool) -> None:
+        em = self.em
+        dims = dst.type.dims
+        elem = dst.element_type
+        size = _bytes(elem)
+        if src.rank != 2:
+            raise RegallocError(f"'{op.name}': copies from rank-{src.rank} views are not supported")
+        if thr is None:
+            thr, val = self.default_copy_layouts(dims, elem)
+        tm_n, tn_n = thr[0].size(), thr[1].size()
+        vm_n, vn_n = val[0].size(), val[1].size()
+        reps_m, reps_n = dims[0] // (tm_n * vm_n), dims[1] // (tn_n * vn_n)
+        tm, tn, active = self.thread_coords(thr, self.threads)
+        # runs of `ce` contiguous elements along a row
+        ce = min(vn_n, 16 // size)
+        while ce > 1 and vn_n % ce:
+            ce //= 2
+        if ce * size < 4:
+            ce = 1
+        d_origin, d_div = self.shared_origin(dst_old, dst_new)
+        shared_vec = (
+            ce > 1 and contiguous_runs(dst.type.layout, dims, 1, ce) and d_div[1] % ce == 0
+            and dst.align % (ce * size) == 0
+        )
+        o_row = em.cast(src_new[0], i64)
+        o_col = em.cast(src_new[1], i64)
+        fast: Bool = False
+        if ce > 1:
+            fast = em.land(self.vec_ok(src, ce), self._origin_aligned(src_old[1], src_new[1], ce))
+        runs = []
+        for rm in range(reps_m):
+            for vm in range(vm_n):
+                for rn in range(reps_n):
+                    for ch in range(vn_n // ce):
+                        runs.append((rm * tm_n * vm_n + vm, rn * tn_n * vn_n + ch * ce))
+        t_row = em.mul(tm, vm_n, i32)
+        t_col = em.mul(tn, vn_n, i32)
+        t_row64, t_col64 = em.cast(t_row, i64), em.cast(t_col, i64)
+        N = src.extent(1)
+        vtype = VectorType(elem, [ce]) if ce > 1 else elem
+
+        def place(r_static, c_static):
+            g_row = em.sum([o_row, t_row64, r_static], i64)
+            g_col = em.sum([o_col, t_col64, c_static], i64)
+            s_row = em.sum([d_origin[0], t_row, r_static], i32)
+            s_col = em.sum([d_origin[1], t_col, c_static], i32)
+            return g_row, g_col, s_row, s_col
+
+        def elementwise(g_row, g_col) -> list[SSAValue]:
+            in_row = self.in_bounds(src, 0, g_row)
+            base = self.global_ptr(src, [g_row, g_col])
+            out = []
+            for j in range(ce):
+                p = em.land(in_row, self.in_bounds(src, 1, em.add(g_col, j, i64)))
+                ptr = self.next_ptr(src, base, 1, j)
+                out.append(em.insert(frag.LoadOp(ptr, elem, None if p is True else em.boolean(p))).results[0])
+            return out
+
+        def to_shared(values: list[SSAValue] | SSAValue, s_row, s_col) -> None:
+            if isinstance(values, SSAValue):
+                if shared_vec:
+                    em.insert(frag.StoreOp(values, self.shared_ptr(dst, s_row, s_col)))
+                    return
+                values = [em.insert(vector.ExtractOp(values, [j], elem)).results[0] for j in range(ce)]
+            if shared_vec:
+                em.insert(frag.StoreOp(self.pack_vector(values, vtype), self.shared_ptr(dst, s_row, s_col)))
+            else:
+                for j, x in enumerate(values):
+                    em.insert(frag.StoreOp(x, self.shared_ptr(dst, s_row, em.add(s_col, j, i32))))
+
+        def sync_runs(use_fast: bool):
+            for r_static, c_static in runs:
+                g_row, g_col, s_row, s_col = place(r_static, c_static)
+                if use_fast and ce > 1:
+                    inside = em.all([fast, self.in_bounds(src, 0, g_row),
+                                     self.in_bounds(src, 1, em.add(g_col, ce - 1, i64))])
+                    (v,) = self.if_then(
+                        inside,
+                        lambda: [em.insert(frag.LoadOp(self.global_ptr(src, [g_row, g_col]), vtype)).results[0]],
+                        lambda: [self.pack_vector(elementwise(g_row, g_col), vtype)],
+                        [vtype],
+                    )
+                    to_shared(v, s_row, s_col)
+                else:
+                    to_shared(elementwise(g_row, g_col), s_row, s_col)
+            return []
+
+        def async_runs():
+            nbytes = ce * size
+            for r_static, c_static in runs:
+                g_row, g_col, s_row, s_col = place(r_static, c_static)
+                left = em.smax(em.sub(N, g_col, i64), 0, i64)
+                avail = em.umin(left, ce, i64)
+                avail = em.select(self.in_bounds(src, 0, g_row), avail, 0, i64)
+                nsrc = em.cast(em.mul(avail, size, i64), i32)
+                ptr = self.global_ptr(src, [g_row, g_col])
+                some = em.cmp("ne", nsrc, 0, i32)
+                if not isinstance(some, bool):
+                    ptr = em.insert(arith.SelectOp(some, ptr, src.ptr)).results[0]
+                dptr = self.shared_ptr(dst, s_row, s_col)
+                em.insert(frag.CpAsyncOp(dptr, ptr, nbytes, em.value(nsrc, i32)))
+            return []
+
+        def body():
+            if is_async and ce > 1 and shared_vec:
+                self.if_then(fast, async_runs, lambda: sync_runs(False))
+            else:
+                sync_runs(True)
+            return []
+
+        self.if_then(active, body)
+
+    def pack_vector(self, values: list[SSAValue], vtype: Attribute) -> SSAValue:
+        em = self.em
+        if not isinstance(vtype, VectorType):
+            (x,) = values
+            return x
+        out = em.zero_vector(vtype)
+        for j, x in enumerate(values):
+            out = em.insert(vector.InsertOp(x, out, [j])).results[0]
+        return out
+
+    # ------------------------------------------------------------ shared -> registers
+
+    def load_shared_fragment(self, src: SharedBuf, idx_old, idx_new, fr: Fragment, elem: Attribute) -> Regs:
+        em = self.em
+        origin, div = self.shared_origin(idx_old, idx_new)
+        dims = src.type.dims
+        if fr.packing == 2 and element_bits(elem) == 16:
+            for contig in (1, 0):
+                if div[contig] % 8 or src.align % 16 or not contiguous_runs(src.type.layout, dims, contig, 8):
+                    continue
+                plan = plan_ldmatrix(fr, contig)
+                if plan is None:
+                    continue
+                check_ldmatrix(fr, plan)
+                regs: list[SSAValue | None] = [None] * fr.num_registers
+                for ld in plan:
+                    lanes = [ld.lane_row(lane) for lane in range(WARP)]
+                    fx = linear_fields([x for x, _ in lanes])
+                    fy = linear_fields([y for _, y in lanes])
+                    if fx is None or fy is None:
+                        raise FragmentError("ldmatrix lane rows are not bit-linear (a bug in tilec)")
+                    row = em.sum([origin[0], fx[0], self.lane_value(fx[1])], i32)
+                    col = em.sum([origin[1], fy[0], self.lane_value(fy[1])], i32)
+                    ptr = self.shared_ptr(src, row, col)
+                    got = em.insert(frag.LdMatrixOp(ptr, ld.num, ld.trans)).results
+                    for r, v in zip(ld.registers, got):
+                        regs[r] = v
+                return Regs(fr, elem, regs)  # type: ignore[arg-type]
+        # element by element (vectors where runs are contiguous)
+        scalars = self.load_shared_values(src, origin, div, fr, list(range(fr.num_values)), elem)
+        return Regs(fr, elem, self.pack_registers(fr, elem, scalars))
+
+    def load_shared_values(self, src: SharedBuf, origin: list[Int], div: list[int], fr: Fragment,
+                           values: list[int], elem: Attribute) -> list[SSAValue]:
+        """The lane's ``values`` of ``fr`` from a shared window, as vector loads where they form
+        aligned runs along a contiguous dimension of the shared layout, else one load each."""
+        em = self.em
+        dims = src.type.dims
+        out: dict[int, SSAValue] = {}
+        for run in self._runs(fr, values, elem, lambda d, w: div[d] % w == 0 and src.align % (w * _bytes(elem)) == 0
+                              and contiguous_runs(src.type.layout, dims, d, w)):
+            v0, d, w = run
+            m, n = self.value_coord(fr, v0)
+            ptr = self.shared_ptr(src, em.add(origin[0], m, i32), em.add(origin[1], n, i32))
+            if w == 1:
+                out[v0] = em.insert(frag.LoadOp(ptr, elem)).results[0]
+                continue
+            vec = em.insert(frag.LoadOp(ptr, VectorType(elem, [w]))).results[0]
+            for j, v in enumerate(self._run_values(fr, v0, d, w)):
+                out[v] = em.insert(vector.ExtractOp(vec, [j], elem)).results[0]
+        return [out[v] for v in values]
+
+    @staticmethod
+    def _lane_divisor(fr: Fragment, d: int) -> int:
+        div = 1 << 30
+        for f in fr.lane_fields[d]:
+            div = min(div, f.scale & -f.scale)
+        return div
+
+    @staticmethod
+    def _run_values(fr: Fragment, v0: int, d: int, w: int) -> list[int]:
+        where = {c: v for v, c in enumerate(fr.value_coords)}
+        m, n = fr.value_coords[v0]
+        return [where[(m + j, n) if d == 0 else (m, n + j)] for j in range(w)]
+
+    def _runs(self, fr: Fragment, values: list[int], elem: Attribute, allowed) -> list[tuple[int, int, int]]:
+        """Split ``values`` into runs (first value, dimension, width) of consecutive elements.
+
+        A run of width w > 1 lies along dimension d, starts at a static offset
+        and lane offset divisible by w, moves 4, 8 or 16 bytes and ``allowed(d,
+        w)`` holds; everything else is a run of width 1.
+        """
+        size = _bytes(elem)
+        where = {fr.value_coords[v]: v for v in values}
+        done: set[int] = set()
+        runs = []
+        for v in values:
+            if v in done:
+                continue
+            found = None
+            for w in (16 // size, 8 // size, 4 // size):
+                if w < 2 or found:
+                    continue
+                for d in (1, 0):
+                    start = fr.value_coords[v]
+                    if start[d] % w or self._lane_divisor(fr, d) % w:
+                        continue
+                    coords = [(start[0] + j, start[1]) if d == 0 else (start[0], start[1] + j) for j in range(w)]
+                    if all(c in where and where[c] not in done for c in coords) and allowed(d, w):
+                        found = (v, d, w)
+                        break
+            run = found or (v, 1, 1)
+            runs.append(run)
+            done.update(self._run_values(fr, v, run[1], run[2]) if run[2] > 1 else [v])
+        return runs
+
+    def pack_registers(self, fr: Fragment, elem: Attribute, scalars: list[SSAValue]) -> list[SSAValue]:
+        """Scalars → the fragment's registers (16-bit pairs packed into i32 with ``frag.pack``)."""
+        if fr.packing == 1:
+            return scalars
+        em = self.em
+        kind = "bf16x2" if "bf16" in str(elem) else "f16x2"
+        out = []
+        for r in range(fr.num_registers):
+            lo, hi = (em.insert(arith.ExtFOp(scalars[v], Float32Type())).results[0] for v in fr.register_values(r))
+            out.append(em.insert(frag.PackOp(kind, lo, hi)).results[0])
+        return out
+
+    # ------------------------------------------------------------ registers <-> global
+
+    def load_global_fragment(self, src: GlobalArg, idx_old, idx_new, fr: Fragment, elem: Attribute) -> Regs:
+        em = self.em
+        o = [em.cast(i, i64) for i in idx_new]
+        out: dict[int, SSAValue] = {}
+        for v0, _, w in self._global_runs(fr, list(range(fr.num_values)), elem, src, idx_old, idx_new):
+            m, n = self.value_coord(fr, v0, i64)
+            r, c = em.add(o[0], m, i64), em.add(o[1], n, i64)
+            vals = self._run_values(fr, v0, 1, w) if w > 1 else [v0]
+
+            def elementwise(r=r, c=c, w=w):
+                got = []
+                row_in = self.in_bounds(src, 0, r)
+                base = self.global_ptr(src, [r, c])
+                for j in range(w):
+                    p = em.land(row_in, self.in_bounds(src, 1, em.add(c, j, i64)))
+                    got.append(em.insert(frag.LoadOp(self.next_ptr(src, base, 1, j), elem,
+                                                     None if p is True else em.boolean(p))).results[0])
+                return got
+
+            if w == 1:
+                (out[v0],) = elementwise()
+                continue
+            vt = VectorType(elem, [w])
+            fast = em.all([self._run_fast(src, idx_old, idx_new, w), self.in_bounds(src, 0, r),
+                           self.in_bounds(src, 1, em.add(c, w - 1, i64))])
+            (vec,) = self.if_then(
+                fast,
+                lambda r=r, c=c, vt=vt: [em.insert(frag.LoadOp(self.global_ptr(src, [r, c]), vt)).results[0]],
+                lambda w=w, vt=vt, ew=elementwise: [self.pack_vector(ew(), vt)],
+                [vt],
+            )
+            for j, v in enumerate(vals):
+                out[v] = em.insert(vector.ExtractOp(vec, [j], elem)).results[0]
+        scalars = [out[v] for v in range(fr.num_values)]
+        return Regs(fr, elem, self.pack_registers(fr, elem, scalars))
+
+    def _run_fast(self, g: GlobalArg, idx_old, idx_new, w: int) -> Bool:
+        return self.em.land(self.vec_ok(g, w), self._origin_aligned(idx_old[1], idx_new[1], w))
+
+    def _global_runs(self, fr: Fragment, values: list[int], elem: Attribute, g: GlobalArg, idx_old, idx_new):
+        """Runs along the columns of a global window (row-contiguous views; checked at run time)."""
+        return self._runs(fr, values, elem, lambda d, w: d == 1)
+
+    def load_global_vector(self, src: GlobalArg, idx_new, vf: VectorFragment, elem: Attribute) -> Regs:
+        """A column vector from a rank-1 view: the columns this lane's tile fragment holds."""
+        em = self.em
+        axis = 0 if vf.orientation == "row" else 1
+        base = self.lane_coords(vf.tile, i64)[axis]
+        o = em.cast(idx_new[0], i64)
+        values = []
+        for pos in vf.positions:
+            c = em.sum([o, base, pos], i64)
+            p = self.in_bounds(src, 0, c)
+            ptr = self.global_ptr(src, [c])
+            values.append(em.insert(frag.LoadOp(ptr, elem, em.boolean(p) if p is not True else None)).results[0])
+        return Regs(vf, elem, values)
+
+    def store_global_fragment(self, value: Regs, dst: GlobalArg, idx_old, idx_new) -> None:
+        em = self.em
+        fr = value.frag
+        assert isinstance(fr, Fragment)
+        elem = value.element_type
+        scalars = self.scalars(value)
+        o = [em.cast(i, i64) for i in idx_new]
+        for v0, _, w in self._global_runs(fr, list(range(fr.num_values)), elem, dst, idx_old, idx_new):
+            m, n = self.value_coord(fr, v0, i64)
+            r, c = em.add(o[0], m, i64), em.add(o[1], n, i64)
+            vals = [scalars[v] for v in (self._run_values(fr, v0, 1, w) if w > 1 else [v0])]
+            row_in = self.in_bounds(dst, 0, r)
+            ptr = self.global_ptr(dst, [r, c])
+
+            def elementwise(r=r, c=c, vals=vals, row_in=row_in, base=ptr):
+                for j, x in enumerate(vals):
+                    p = em.land(row_in, self.in_bounds(dst, 1, em.add(c, j, i64)))
+                    self._store(x, self.next_ptr(dst, base, 1, j), p)
+                return []
+
+            if w == 1:
+                elementwise()
+                continue
+            fast = em.all([self._run_fast(dst, idx_old, idx_new, w), row_in,
+                           self.in_bounds(dst, 1, em.add(c, w - 1, i64))])
+
+            def vector_store(vals=vals, w=w, ptr=ptr):
+                em.insert(frag.StoreOp(self.pack_vector(vals, VectorType(elem, [w])), ptr))
+                return []
+
+            self.if_then(fast, vector_store, elementwise)
+
+    def _store(self, x: SSAValue, ptr: SSAValue, p: Bool) -> None:
+        if p is False:
+            return
+        self.em.insert(frag.StoreOp(x, ptr, None if p is True else p))
+
+    def store_shared_fragment(self, value: Regs, dst: SharedBuf, idx_old, idx_new) -> None:
+        em = self.em
+        fr = value.frag
+        assert isinstance(fr, Fragment)
+        origin, _ = self.shared_origin(idx_old, idx_new)
+        for v, x in enumerate(self.scalars(value)):
+            m, n = self.value_coord(fr, v)
+            em.insert(frag.StoreOp(x, self.shared_ptr(dst, em.add(origin[0], m, i32), em.add(origin[1], n, i32))))
+
+    def scalars(self, value: Regs) -> list[SSAValue]:
+        """One value of the element type per fragment value (16-bit pairs unpacked)."""
+        if value.packing == 1:
+            return value.values
+        if "scalars" not in value.cache:
+            em = self.em
+            out = []
+            pair = VectorType(value.element_type, [2])
+            for r in value.values:
+                vec = em.insert(vector.BitcastOp(_as_vec1(em, r), pair)).results[0]
+                out += [em.insert(vector.ExtractOp(vec, [j], value.element_type)).results[0] for j in range(2)]
+            value.cache["scalars"] = out
+        return value.cache["scalars"]
+
+
+def _as_vec1(em, r: SSAValue) -> SSAValue:
+    z = em.zero_vector(VectorType(IntegerType(32), [1]))
+    return em.insert(vector.InsertOp(r, z, [0])).results[0]
+
+
+def _crd(i: int, m: int) -> tuple[int, int]:
+    return i % m, i // m
+
+
+__all__ = ["MemoryLowering", "RegallocError"]

@@ -1,0 +1,75 @@
+"""What tile-level values become in ``tile-regalloc``'s output.
+
+- a global view ``!tile.gl<T, [d0, d1]>`` → :class:`GlobalArg`: a
+  ``!llvm.ptr<1>`` and ``i64`` extents and strides (kernel arguments);
+- a shared tile ``!tile.st`` → :class:`SharedBuf`: a ``!llvm.ptr<3>`` and
+  the tile's type (layout, swizzle);
+- a register tile or vector → :class:`Regs`: its fragment and the lane's
+  registers (32-bit ``i32`` pairs for 16-bit mma operands, else one scalar of
+  the element type per value).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import i64
+from xdsl.ir import Attribute, SSAValue
+
+from tilec.dialects.tile.attributes import DYNAMIC
+from tilec.dialects.tile.types import SharedType, element_bits
+from tilec.passes.regalloc_analysis import VectorFragment
+from tilec.passes.regalloc_emit import Int
+from tilec.passes.regalloc_fragments import Fragment
+
+
+@dataclass(eq=False)
+class GlobalArg:
+    name: str
+    ptr: SSAValue
+    element_type: Attribute
+    static_dims: tuple[int, ...]
+    dims: list[SSAValue]
+    strides: list[SSAValue]
+    written: bool = False
+
+    @property
+    def rank(self) -> int:
+        return len(self.static_dims)
+
+    @property
+    def element_bytes(self) -> int:
+        return element_bits(self.element_type) // 8
+
+    def extent(self, i: int) -> Int:
+        """Extent ``i`` (i64): the static value where the type has one, else the argument."""
+        d = self.static_dims[i]
+        return self.dims[i] if d == DYNAMIC else d
+
+
+@dataclass(eq=False)
+class SharedBuf:
+    """A shared tile: its address and type; ``align`` is what is known of the address's alignment (bytes)."""
+
+    ptr: SSAValue
+    type: SharedType
+    align: int = 16
+
+    @property
+    def element_type(self) -> Attribute:
+        return self.type.element_type
+
+
+@dataclass(eq=False)
+class Regs:
+    frag: Fragment | VectorFragment
+    element_type: Attribute
+    values: list[SSAValue]
+    cache: dict = field(default_factory=dict)
+
+    @property
+    def packing(self) -> int:
+        return self.frag.packing if isinstance(self.frag, Fragment) else 1
+
+
+__all__ = ["GlobalArg", "Regs", "SharedBuf", "i64"]
