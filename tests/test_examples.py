@@ -25,3 +25,15 @@ def test_example_rejects_unknown_arch_without_traceback():
         capture_output=True, text=True, timeout=120,
     )
     assert out.returncode == 2 and "invalid choice: 'sm_75'" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_gemm_example_compiles_the_whole_pipeline(tmp_path):
+    env = {"TILEC_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "gemm.py"), "--arch", "sm_80", "--stages", "2"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "compiled gemm with tile-to-ptx{block=128,128,32 stages=2} for sm_80" in out.stdout
+    assert "64 x mma.sync.aligned.m16n8k16" in out.stdout
+    assert ("not run: no CUDA device" in out.stdout) or ("relative error" in out.stdout)
