@@ -85,7 +85,8 @@ from xdsl.traits import SymbolTable
 from tilec.dialects import frag
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
-from tilec.interp.errors import OpError, TileInterpreterError, WarpAborted
+from tilec.interp.errors import OpError, TileInterpreterError
+from tilec.interp.launch import run_block_warps
 from tilec.interp.lane_arith import LaneArithFunctions, LaneMathFunctions, LaneVectorFunctions, select
 from tilec.interp.lane_frag import FragFunctions
 from tilec.interp.lane_memory import GLOBAL, SHARED, Memory, Ptr, read, write
@@ -585,36 +586,12 @@ def _execute(module: ModuleOp, fn: func.FuncOp, args: Sequence[Any], state: Lane
 
 def _run_block(module, fn, args, block_id, grid, block_dims, shared, async_mode, timeout, order) -> None:
     threads = block_dims[0] * block_dims[1] * block_dims[2]
-    warps = -(-threads // LANES)
-    barrier = BlockBarrier(warps, timeout, order)
-    errors: list[BaseException | None] = [None] * warps
 
-    def body(warp: int) -> None:
+    def run_warp(warp: int, barrier: BlockBarrier) -> None:
         state = LaneState(block_id, grid, block_dims, warp, shared, barrier, AsyncGroups(async_mode), launched=True)
-        try:
-            try:
-                barrier.start(warp)
-            except OpError as err:
-                raise TileInterpreterError(fn, str(err), state.describe()) from err
-            _execute(module, fn, args, state)
-        except BaseException as err:  # noqa: BLE001 - handed to the caller below
-            errors[warp] = err
-            barrier.abort(warp)
-        else:
-            barrier.finish(warp)
+        _execute(module, fn, args, state)
 
-    if warps == 1:
-        body(0)
-    else:
-        pool = [threading.Thread(target=body, args=(w,), name=f"tilec-lanes-warp-{w}", daemon=True) for w in range(warps)]
-        for th in pool:
-            th.start()
-        for th in pool:
-            th.join()
-    failed = [e for e in errors if e is not None]
-    if failed:
-        primary = [e for e in failed if not isinstance(e, WarpAborted) and not isinstance(e.__cause__, WarpAborted)]
-        raise (primary or failed)[0]
+    run_block_warps(-(-threads // LANES), timeout, order, fn, run_warp)
 
 
 def _result(value: Any) -> Any:

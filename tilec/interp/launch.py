@@ -170,35 +170,51 @@ def _execute(module: ModuleOp, fn: func_dialect.FuncOp, args: tuple, ctx: ExecCo
     return results
 
 
-def _run_warps(module, fn, args, block_id, grid, block_dims, shared, async_mode, timeout, order) -> None:
-    probe = ExecContext(block_dims=block_dims)
-    warps = probe.warps
+def run_block_warps(warps: int, timeout: float, order: str, fn, run_warp) -> None:
+    """Run ``run_warp(warp, barrier)`` for every warp of one block, each in its own thread.
+
+    The warps share one ``BlockBarrier`` (so ``tile.barrier`` really
+    synchronises them); a failing warp aborts the others, and the error
+    reported is the root cause, not a warp that was stopped because of it.
+    ``run_warp`` returns a function ``describe() -> str`` for error messages
+    before it starts executing.
+    """
     barrier = BlockBarrier(warps, timeout, order)
     errors: list[BaseException | None] = [None] * warps
 
     def body(warp: int) -> None:
-        ctx = ExecContext(block_id, grid, block_dims, warp, shared, barrier, AsyncGroups(async_mode), launched=True)
         try:
             try:
                 barrier.start(warp)
             except OpError as err:
-                raise TileInterpreterError(fn, str(err), ctx.describe()) from err
-            _execute(module, fn, args, ctx)
+                raise TileInterpreterError(fn, str(err), f"warp {warp}") from err
+            run_warp(warp, barrier)
         except BaseException as err:  # noqa: BLE001 - handed to the caller below
             errors[warp] = err
             barrier.abort(warp)
         else:
             barrier.finish(warp)
 
-    threads = [threading.Thread(target=body, args=(w,), name=f"tilec-warp-{w}", daemon=True) for w in range(warps)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    if warps == 1:
+        body(0)
+    else:
+        threads = [threading.Thread(target=body, args=(w,), name=f"tilec-warp-{w}", daemon=True) for w in range(warps)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
     failed = [e for e in errors if e is not None]
     if failed:
         primary = [e for e in failed if not isinstance(e, WarpAborted) and not isinstance(e.__cause__, WarpAborted)]
         raise (primary or failed)[0]
+
+
+def _run_warps(module, fn, args, block_id, grid, block_dims, shared, async_mode, timeout, order) -> None:
+    def run_warp(warp: int, barrier: BlockBarrier) -> None:
+        ctx = ExecContext(block_id, grid, block_dims, warp, shared, barrier, AsyncGroups(async_mode), launched=True)
+        _execute(module, fn, args, ctx)
+
+    run_block_warps(ExecContext(block_dims=block_dims).warps, timeout, order, fn, run_warp)
 
 
 def run(
