@@ -17,7 +17,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from tilec.dialects.tile.layout_syntax import parse_any_layout, parse_layout, parse_swizzle_body
-from tilec.layout import COPY_ATOMS, MMA_ATOMS, ComposedLayout, CopyAtom, Layout, MMAAtom, Swizzle, copy_atom, mma_atom
+from tilec.layout import COPY_ATOMS, MMA_ATOMS, ComposedLayout, CopyAtom, Layout, MMAAtom, Swizzle
 
 DYNAMIC = -1
 """A dimension only known at run time, written ``?``."""
@@ -80,6 +80,16 @@ class TVLayoutAttr(Data[Layout]):
         printer.print_string(f"<{self.data}>")
 
 
+def _parse_atom_name(parser: AttrParser, table: dict, what: str):
+    """``<name>``: an atom of ``table``; an unknown name is an error listing the known ones."""
+    pos = parser.pos
+    with parser.in_angle_brackets():
+        key = parser.parse_identifier(f" naming {what}")
+    if key not in table:
+        parser.raise_error(f"unknown {what} '{key}', expected one of {', '.join(sorted(table))}", pos, parser.pos)
+    return table[key]
+
+
 @irdl_attr_definition
 class MMAAtomAttr(Data[MMAAtom]):
     """``#tile.mma_atom<mma_m16n8k16_f16>``: one of ``tilec.layout.MMA_ATOMS``."""
@@ -88,12 +98,7 @@ class MMAAtomAttr(Data[MMAAtom]):
 
     @classmethod
     def parse_parameter(cls, parser: AttrParser) -> MMAAtom:
-        pos = parser.pos
-        with parser.in_angle_brackets():
-            key = parser.parse_identifier(" naming an MMA atom")
-        if key not in MMA_ATOMS:
-            parser.raise_error(f"unknown MMA atom '{key}', expected one of {', '.join(sorted(MMA_ATOMS))}", pos, parser.pos)
-        return mma_atom(key)
+        return _parse_atom_name(parser, MMA_ATOMS, "MMA atom")
 
     def print_parameter(self, printer: Printer) -> None:
         printer.print_string(f"<{self.data.name}>")
@@ -107,12 +112,7 @@ class CopyAtomAttr(Data[CopyAtom]):
 
     @classmethod
     def parse_parameter(cls, parser: AttrParser) -> CopyAtom:
-        pos = parser.pos
-        with parser.in_angle_brackets():
-            key = parser.parse_identifier(" naming a copy atom")
-        if key not in COPY_ATOMS:
-            parser.raise_error(f"unknown copy atom '{key}', expected one of {', '.join(sorted(COPY_ATOMS))}", pos, parser.pos)
-        return copy_atom(key)
+        return _parse_atom_name(parser, COPY_ATOMS, "copy atom")
 
     def print_parameter(self, printer: Printer) -> None:
         printer.print_string(f"<{self.data.name}>")
