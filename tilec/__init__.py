@@ -8,10 +8,13 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from tilec.api import CompilationError, CompiledKernel, compile
+    from tilec.matmul import matmul, matmul_kernel  # tilec.matmul: the module, callable as the function
+    from tilec.matmul_config import MatmulConfig
 
-__all__ = ["CompilationError", "CompiledKernel", "__version__", "compile"]
+__all__ = ["CompilationError", "CompiledKernel", "MatmulConfig", "__version__", "compile", "matmul", "matmul_kernel"]
 
 _API = ("compile", "CompiledKernel", "CompilationError")
+_MATMUL = ("matmul", "matmul_kernel")
 
 
 def __getattr__(name: str) -> Any:
@@ -21,4 +24,15 @@ def __getattr__(name: str) -> Any:
         from tilec import api
 
         return getattr(api, name)
+    if name in _MATMUL:
+        # tilec.matmul is the module tilec/matmul.py, callable as the function (importing
+        # a submodule sets the package attribute, so the two names could not differ)
+        import importlib
+
+        module = importlib.import_module("tilec.matmul")
+        return module if name == "matmul" else getattr(module, name)
+    if name == "MatmulConfig":
+        from tilec.matmul_config import MatmulConfig
+
+        return MatmulConfig
     raise AttributeError(f"module 'tilec' has no attribute {name!r}")

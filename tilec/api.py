@@ -61,6 +61,9 @@ DTYPE_ATTR = "tile.dtype"
 OUTPUT_ATTR = "tile.output"
 """Unit argument attribute: the kernel writes through this pointer (numpy arrays are copied back)."""
 
+GL_ATTR = "tile.gl"
+"""Argument attribute of tile-regalloc's gl ABI: the pointer, extents and strides of one global view."""
+
 
 class CompilationError(Exception):
     """The source could not be compiled; the message names the problem and where.
@@ -206,7 +209,9 @@ def derive_signature(fn: llvm.FuncOp) -> tuple[Param, ...]:
 
     ``!llvm.ptr<1>`` → a pointer parameter; its element type comes from the
     argument attribute ``tile.dtype`` (any dtype without it), ``tile.output``
-    marks it written. Integers and floats → scalar parameters.
+    marks it written; a pointer with ``tile.gl`` (a global view, passed with
+    its extents and strides) takes any strides, others must be C-contiguous.
+    Integers and floats → scalar parameters.
     """
     kernel = fn.sym_name.data
     inputs = fn.function_type.inputs.data
@@ -228,7 +233,10 @@ def derive_signature(fn: llvm.FuncOp) -> tuple[Param, ...]:
                         "is not an element type (e.g. f16, bf16, f32, i32)",
                         "kernel",
                     )
-            params.append(Param.pointer(pname, dtype, is_output=isinstance(attrs.get(OUTPUT_ATTR), UnitAttr)))
+            # a gl view (tile-regalloc's ABI) comes with its extents and strides: any strides will do
+            contiguous = GL_ATTR not in attrs
+            params.append(Param.pointer(pname, dtype, is_output=isinstance(attrs.get(OUTPUT_ATTR), UnitAttr),
+                                        contiguous=contiguous))
             continue
         dtype = _dtype_name(t)
         if dtype is None:
@@ -297,11 +305,18 @@ class CompiledKernel:
     and ``"cubin"`` once :meth:`cubin` has run (it runs on first launch).
     Call it as ``kernel(*args, grid=None, block=None, shared_mem=None,
     stream=None)``; the defaults come from ``#tile.launch``.
+
+    ``gl_params`` lists the kernel's global views (tile-regalloc's ABI:
+    pointer + extents + strides, :class:`tilec.gl_args.GlParam`);
+    ``tilec.gl_args.expand(kernel, a, b, c)`` makes the flat arguments from
+    one array per view.
     """
 
     def __init__(self, *, name: str, asm: dict[str, Any], signature: Sequence[Param], arch: str,
-                 launch: LaunchDefaults, pipeline: str, cache: CubinCache | bool | None):
+                 launch: LaunchDefaults, pipeline: str, cache: CubinCache | bool | None,
+                 gl_params: Sequence[Any] = ()):
         self.name = name
+        self.gl_params = tuple(gl_params)
         self.asm = asm
         self.signature = tuple(signature)
         self.arch = arch
@@ -397,6 +412,12 @@ def compile(  # noqa: A001 - the public name the API promises
         raise CompilationError(f"{name}: error: after pipeline '{pipeline}': {e}", "codegen") from None
     fn = _select_kernel(module, kernel, name)
     signature = derive_signature(fn)
+    from tilec.gl_args import gl_params as _gl_params
+
+    try:
+        views = _gl_params(fn)
+    except ValueError as e:
+        raise CompilationError(f"{name}: error: {e}", "kernel") from None
     launch_attr = fn.attributes.get(LAUNCH_ATTR)
     static, dynamic = _shared_memory(module)
     if isinstance(launch_attr, LaunchAttr):
@@ -415,6 +436,7 @@ def compile(  # noqa: A001 - the public name the API promises
         launch=defaults,
         pipeline=f"{pipeline} opt_level={opt_level}",
         cache=cache,
+        gl_params=views,
     )
 
 

@@ -1,0 +1,588 @@
+"""tilec.matmul without a GPU: argument checks, config choice, the IR, PTX, and meaning.
+
+- errors: every bad argument is a TypeError/ValueError naming the argument
+  and the numbers, raised before anything is compiled or launched;
+- config: the heuristic's choice per (M, N, K, dtype); every configuration
+  of the table assembles with ptxas for sm_80 and sm_90 without spills (with
+  the heaviest epilogue, bias + ReLU);
+- layouts: row-major operands are passed as is, column-major ones as their
+  transpose with ``transpose_a/b``, other strides as strided views (never
+  copied), composed with ``trans_a/trans_b``;
+- IR: the whole-problem ``tile.matmul`` and its epilogue for each option;
+- meaning: the kernel at fragment level (pipeline up to tile-regalloc) runs
+  in the lane interpreter on ragged shapes with the very arguments
+  ``tilec.matmul`` would launch it with, against float64; and the whole
+  ``tilec.matmul`` call (numpy in, numpy out) runs on the runtime's fake
+  driver, whose launch runs that kernel in the interpreter on the staged
+  device memory.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.dialects import arith, func
+
+import tilec
+import tilec.matmul as mm
+from tilec.api import make_context
+from tilec.codegen.ptxas import find_ptxas, kernel_resources
+from tilec.dialects.tile.ops import MatmulOp, YieldOp
+from tilec.gl_args import GlView, expand, gl_params
+from tilec.matmul_config import CONFIGS, MatmulConfig, choose_config
+from tilec.runtime import NoDeviceError, has_device
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch):
+    """Cubins go to a fresh folder, never the user's ~/.cache/tilec."""
+    d = tmp_path / "tilec-cache"
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(d))
+    return d
+
+
+def f16(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float16)
+
+
+# ---------------------------------------------------------------- stand-ins for device arrays
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32), ("dtype", _DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+_capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
+    ("PyCapsule_New", ctypes.pythonapi))
+_DL_CODES = {"float16": (2, 16), "bfloat16": (4, 16), "float32": (2, 32)}
+
+
+class FakeCudaArray:
+    """A CUDA array exported through DLPack at a made-up address (only described, never touched)."""
+
+    def __init__(self, shape, dtype="float16", *, strides=None, device_id=0, address=0x7F0000100000):
+        self.shape = tuple(shape)
+        self._shape = (ctypes.c_int64 * len(shape))(*shape)
+        self._strides = None if strides is None else (ctypes.c_int64 * len(shape))(*strides)
+        self._managed = _DLManagedTensor()
+        t = self._managed.dl_tensor
+        t.data, t.device, t.ndim = address, _DLDevice(2, device_id), len(shape)
+        code, bits = _DL_CODES[dtype]
+        t.dtype, t.shape, t.strides, t.byte_offset = _DLDataType(code, bits, 1), self._shape, self._strides, 0
+
+    def __dlpack_device__(self):
+        return (2, self._managed.dl_tensor.device.device_id)
+
+    def __dlpack__(self, stream=None):
+        return _capsule_new(ctypes.addressof(self._managed), b"dltensor", None)
+
+
+class _CpuDevice:
+    type, index = "cpu", None
+
+    def __str__(self):
+        return "cpu"
+
+
+class CpuTorchTensor:
+    """What the runtime sees of a torch tensor on the CPU (no torch on this machine)."""
+
+    __module__ = "torch"
+
+    def __init__(self, shape):
+        self.shape = shape
+        self.device = _CpuDevice()
+
+    def data_ptr(self):
+        return 0
+
+
+# ---------------------------------------------------------------- argument errors
+
+
+def _no_compile(fn, *args, **kwargs):
+    before = len(mm.cached_kernels())
+    try:
+        fn(*args, **kwargs)
+    finally:
+        assert len(mm.cached_kernels()) == before, "an argument error must come before any compile"
+
+
+ERRORS = [
+    ("K differs", dict(a=f16(4, 5), b=f16(6, 3)), ValueError,
+     r"K differs: op\(a\) is 4x5 .*op\(b\) is 6x3"),
+    ("K with trans", dict(a=f16(4, 5), b=f16(6, 3), trans_a=True), ValueError,
+     r"op\(a\) is 5x4 \(a has shape \(4, 5\), trans_a=True\)"),
+    ("bias length", dict(a=f16(4, 5), b=f16(5, 3), bias=np.zeros(4, np.float32)), ValueError,
+     r"bias has 4 elements, expected N = 3"),
+    ("bias rank", dict(a=f16(4, 5), b=f16(5, 3), bias=np.zeros((1, 3), np.float32)), ValueError,
+     r"bias must be 1-D with N = 3 elements.*\(1, 3\)"),
+    ("bias dtype", dict(a=f16(4, 5), b=f16(5, 3), bias=np.zeros(3, np.float64)), TypeError,
+     r"bias has dtype float64; expected one of float16, float32"),
+    ("mixed dtypes", dict(a=f16(4, 5), b=np.ones((5, 3), np.float32)), TypeError,
+     r"a has dtype float16 but b has dtype float32"),
+    ("int inputs", dict(a=np.ones((4, 5), np.int32), b=np.ones((5, 3), np.int32)), TypeError,
+     r"a has dtype int32; expected float16, bfloat16 or float32"),
+    ("rank", dict(a=f16(4), b=f16(4, 3)), ValueError, r"a must be a 2-D matrix, got shape \(4,\)"),
+    ("not an array", dict(a=[[1.0]], b=f16(1, 1)), TypeError, r"a must be an array .* got list"),
+    ("out shape", dict(a=f16(4, 5), b=f16(5, 3), out=np.zeros((3, 4), np.float16)), ValueError,
+     r"out has shape \(3, 4\), expected \(4, 3\)"),
+    ("out dtype", dict(a=f16(4, 5), b=f16(5, 3), out=np.zeros((4, 3), np.float32)), TypeError,
+     r"out has dtype float32, expected float16 .*out_dtype='float32'"),
+    ("out dtype given", dict(a=f16(4, 5), b=f16(5, 3), out=np.zeros((4, 3), np.float16), out_dtype="float32"),
+     TypeError, r"out has dtype float16, expected float32$"),
+    ("out overlaps", dict(a=f16(4, 5), b=f16(5, 3),
+                          out=np.lib.stride_tricks.as_strided(np.zeros(3, np.float16), (4, 3), (0, 2))),
+     ValueError, r"out: shape \(4, 3\) with element strides \(0, 1\) has elements that share memory"),
+    ("out dtype name", dict(a=f16(4, 5), b=f16(5, 3), out_dtype="int8"), TypeError, r"out_dtype='int8'"),
+    ("activation", dict(a=f16(4, 5), b=f16(5, 3), activation="gelu"), ValueError,
+     r"activation='gelu' is not supported; expected None or 'relu'"),
+    ("negative strides", dict(a=f16(4, 5)[::-1], b=f16(5, 3)), ValueError, r"a: negative strides \(-5, 1\)"),
+    ("numpy bf16 result", dict(a=f16(4, 5), b=f16(5, 3), out_dtype="bfloat16"), TypeError,
+     r"numpy has no bfloat16"),
+    ("torch cpu with cuda", dict(a=CpuTorchTensor((4, 5)), b=FakeCudaArray((5, 3))), ValueError,
+     r"tilec.matmul: a: got a torch tensor on device 'cpu', but kernels need CUDA memory"),
+    ("devices", dict(a=FakeCudaArray((4, 5)), b=FakeCudaArray((5, 3), device_id=1)), ValueError,
+     r"different CUDA devices \(a on cuda:0, b on cuda:1\)"),
+    ("bf16 with f16", dict(a=FakeCudaArray((4, 5), "bfloat16"), b=FakeCudaArray((5, 3))), TypeError,
+     r"a has dtype bfloat16 but b has dtype float16"),
+    ("config for f32", dict(a=f16(4, 5), b=f16(5, 3), config=CONFIGS[("simt", "small")]), ValueError,
+     r"config: 64x64x8, 3 stages, SIMT thread tile 4x4 is for float32 inputs, a and b are float16"),
+    ("bool flag", dict(a=f16(4, 5), b=f16(5, 3), trans_a=1), TypeError, r"trans_a must be a bool"),
+]
+
+
+@pytest.mark.parametrize("kwargs,error,match", [e[1:] for e in ERRORS], ids=[e[0] for e in ERRORS])
+def test_bad_arguments_fail_before_compiling(kwargs, error, match):
+    kwargs = dict(kwargs)
+    a, b = kwargs.pop("a"), kwargs.pop("b")
+    with pytest.raises(error, match=match):
+        _no_compile(tilec.matmul, a, b, **kwargs)
+    with pytest.raises(error, match=match):
+        _no_compile(tilec.matmul_kernel, a, b, **kwargs)
+
+
+@pytest.mark.skipif(has_device(), reason="a GPU is present")
+def test_without_a_gpu_valid_calls_raise_no_device_after_checking():
+    with pytest.raises(NoDeviceError, match="no CUDA device: .*tilec.matmul_kernel"):
+        _no_compile(tilec.matmul, f16(4, 5), f16(5, 3))
+    with pytest.raises(ValueError, match="K differs"):  # the checks come first
+        tilec.matmul(f16(4, 5), f16(4, 3))
+
+
+def test_tilec_matmul_is_the_module_and_the_function():
+    import inspect
+
+    assert tilec.matmul is sys.modules["tilec.matmul"] is mm
+    assert "activation" in inspect.signature(tilec.matmul).parameters
+    assert tilec.matmul_kernel is mm.matmul_kernel and tilec.MatmulConfig is MatmulConfig
+
+
+# ---------------------------------------------------------------- config choice
+
+
+@pytest.mark.parametrize("m,n,k,dtype,tf32,expected", [
+    (4096, 4096, 4096, "float16", False, ("mma", "large")),
+    (4096, 4096, 4096, "bfloat16", False, ("mma", "large")),
+    (1000, 1000, 1000, "float16", False, ("mma", "small")),  # 64 large blocks < 132 SMs
+    (17, 33, 65, "float16", False, ("mma", "small")),
+    (1, 1, 1, "float16", False, ("mma", "small")),
+    (127, 129, 1000, "bfloat16", False, ("mma", "small")),
+    (1536, 1536, 64, "float16", False, ("mma", "large")),  # 144 blocks
+    (4096, 4096, 4096, "float32", False, ("simt", "large")),
+    (1000, 1000, 1000, "float32", False, ("simt", "small")),
+    (4096, 4096, 4096, "float32", True, ("tf32", "large")),
+    (17, 33, 65, "float32", True, ("tf32", "small")),
+])
+def test_config_choice(m, n, k, dtype, tf32, expected):
+    assert choose_config(m, n, k, dtype, allow_tf32=tf32, sm_count=132) is CONFIGS[expected]
+
+
+def test_config_follows_the_sm_count_and_pipeline_text():
+    assert choose_config(1000, 1000, 1000, "float16", sm_count=64) is CONFIGS[("mma", "large")]
+    large = CONFIGS[("mma", "large")]
+    assert large.pipeline() == "tile-to-ptx{block=128,128,32 group=8 stages=4 warps=4,2}"
+    assert large.grid(4096, 4096) == 1024 and large.grid(129, 1) == 2
+    assert CONFIGS[("tf32", "small")].pipeline() == "tile-to-ptx{block=64,64,16 group=8 stages=3 warps=2,2 tf32=true}"
+    assert CONFIGS[("simt", "large")].pipeline() == "tile-to-ptx{block=128,128,8 group=8 stages=3 thread_tile=8,8}"
+    assert CONFIGS[("simt", "small")].pipeline_to("tile-regalloc") == (
+        "tile-tiling{block=64,64,8 group=8 thread_tile=4,4},tile-swizzle,tile-pipeline{stages=3},tile-regalloc")
+    with pytest.raises(ValueError, match="tf32 .* and thread_tile .* exclude"):
+        MatmulConfig((64, 64, 8), tf32=True, thread_tile=(4, 4))
+    with pytest.raises(ValueError, match="no matmul for inputs of dtype int8"):
+        choose_config(1, 1, 1, "int8")
+
+
+# ---------------------------------------------------------------- layouts
+
+
+def _plan(a, b, **kw):
+    return mm.plan_matmul(a, b, sm_count=132, **kw)
+
+
+def test_layouts_row_col_strided():
+    x = f16(64, 96)
+    y = f16(96, 48)
+    p = _plan(x, y)
+    assert (p.m, p.n, p.k, p.layouts) == (64, 48, 96, "row/row")
+    assert (p.a.shape, p.a.strides, p.b.shape, p.b.strides) == ((64, 96), (96, 1), (96, 48), (48, 1))
+    assert (p.spec.transpose_a, p.spec.transpose_b) == (False, False)
+
+    # x.T of a contiguous array is column-major: the kernel reads the array itself, transposed
+    xt = f16(96, 64)
+    p = _plan(xt.T, y)
+    assert p.layouts == "col/row" and p.spec.transpose_a and not p.spec.transpose_b
+    assert (p.a.shape, p.a.strides) == ((96, 64), (64, 1)) and p.a.operand.value.base is xt
+
+    yt = f16(48, 96)
+    p = _plan(x, yt.T)
+    assert p.layouts == "row/col" and p.spec.transpose_b and (p.b.shape, p.b.strides) == ((48, 96), (96, 1))
+
+    # a non-contiguous view: strides, no copy
+    wide = f16(64, 192)
+    p = _plan(wide[:, ::2], y)
+    assert p.layouts == "strided/row" and (p.a.shape, p.a.strides) == ((64, 96), (192, 2))
+    assert not p.spec.transpose_a and p.a.operand.value.base is wide
+
+
+def test_trans_flags_compose_with_layouts():
+    x = f16(96, 64)  # K x M, contiguous
+    p = _plan(x, f16(96, 48), trans_a=True)  # op(A) = x.T: column-major
+    assert (p.m, p.k, p.layouts, p.spec.transpose_a) == (64, 96, "col/row", True)
+    assert (p.a.shape, p.a.strides) == ((96, 64), (64, 1))
+    p = _plan(x.T, f16(64, 48), trans_a=True)  # op(A) = x, row-major again
+    assert (p.m, p.k, p.layouts, p.spec.transpose_a) == (96, 64, "row/row", False)
+    p = _plan(f16(64, 96), f16(48, 96), trans_b=True)  # the usual A @ W.T
+    assert (p.n, p.layouts, p.spec.transpose_b) == (48, "row/col", True)
+    assert (p.b.shape, p.b.strides) == ((48, 96), (96, 1))
+    p = _plan(f16(64, 96), f16(96, 48).T, trans_b=True)
+    assert (p.n, p.layouts, p.spec.transpose_b) == (48, "row/row", False)
+
+
+def test_vectors_and_single_elements():
+    p = _plan(f16(1, 1), f16(1, 1))
+    assert (p.m, p.n, p.k, p.layouts, p.grid) == (1, 1, 1, "row/row", 1)
+    assert p.a.strides == (8, 1)  # the unused stride of one row: a whole number of vectors
+    p = _plan(f16(1, 40), f16(40, 1))  # GEMV-like: one row times one column
+    assert p.layouts == "row/col" and (p.b.shape, p.b.strides) == ((1, 40), (40, 1))
+    p = _plan(f16(40, 1).T, f16(5, 40).T)  # a 1 x 40 row with unit strides, B column-major
+    assert (p.m, p.k, p.n, p.layouts) == (1, 40, 5, "row/col") and p.a.strides == (40, 1)
+    wide = f16(3, 80)
+    p = _plan(wide[:1, ::2], f16(40, 2))  # a row whose elements are not adjacent: its transpose, one stride
+    assert (p.layouts, p.a.shape, p.a.strides, p.spec.transpose_a) == ("col/row", (40, 1), (2, 1), True)
+
+
+def test_device_arrays_and_bias_views():
+    a = FakeCudaArray((32, 64), "bfloat16")
+    b = FakeCudaArray((48, 64), "bfloat16")  # N x K contiguous, used as B.T
+    bias = FakeCudaArray((48,), "float32", strides=(2,))  # every other element of a longer vector
+    out = FakeCudaArray((32, 48), "bfloat16")
+    p = _plan(a, b, trans_b=True, bias=bias, out=out, activation="relu")
+    assert p.spec == mm.MatmulSpec("bfloat16", "bfloat16", transpose_b=True, bias_dtype="float32", activation="relu")
+    assert (p.bias.shape, p.bias.strides) == ((48,), (2,))
+    with pytest.raises(TypeError, match="cannot allocate the output like a FakeCudaArray; pass out="):
+        _plan(a, b, trans_b=True)
+
+
+# ---------------------------------------------------------------- the IR
+
+
+def _ops(module):
+    (fn,) = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    (mat,) = [op for op in fn.walk() if isinstance(op, MatmulOp)]
+    return fn, mat, list(mat.epilogue.block.ops)
+
+
+def test_ir_plain():
+    fn, mat, body = _ops(mm.build_module(mm.MatmulSpec("float16", "float16")))
+    assert fn.sym_name.data == "matmul_f16_nn_f16"
+    assert [a.name_hint for a in fn.args] == ["a", "b", "c"]
+    assert [str(a.type) for a in fn.args] == ["!tile.gl<f16, [?, ?]>"] * 3
+    assert mat.transpose_a is None and mat.transpose_b is None and not mat.inputs
+    assert [type(op) for op in body] == [arith.TruncFOp, YieldOp]
+
+
+def test_ir_transposes_bias_relu_out_dtype():
+    spec = mm.MatmulSpec("bfloat16", "float32", transpose_a=True, transpose_b=True, bias_dtype="bfloat16",
+                         activation="relu")
+    module = mm.build_module(spec)
+    fn, mat, body = _ops(module)
+    assert fn.sym_name.data == "matmul_bf16_tt_f32_bias_bf16_relu"
+    assert [str(a.type) for a in fn.args] == ["!tile.gl<bf16, [?, ?]>"] * 2 + ["!tile.gl<f32, [?, ?]>",
+                                                                               "!tile.gl<bf16, [?]>"]
+    assert mat.transpose_a is not None and mat.transpose_b is not None and list(mat.inputs) == [fn.args[3]]
+    assert [type(op) for op in body] == [arith.ExtFOp, arith.AddfOp, arith.ConstantOp, arith.MaximumfOp, YieldOp]
+    ext, add, zero, relu, yld = body
+    acc, bv = mat.epilogue.block.args
+    assert ext.input is bv and add.lhs is acc and add.rhs is ext.result
+    assert zero.value.value.data == 0.0 and relu.lhs is add.result and relu.rhs is zero.result
+    assert yld.values[0] is relu.result and str(relu.result.type) == "f32"
+    text = str(module)
+    assert "transpose_a transpose_b" in text and "arith.maximumf" in text
+
+
+def test_ir_f32_bias_needs_no_extension_and_f16_output_truncates():
+    _, _, body = _ops(mm.build_module(mm.MatmulSpec("float32", "float16", bias_dtype="float32")))
+    assert [type(op) for op in body] == [arith.AddfOp, arith.TruncFOp, YieldOp]
+    assert str(body[1].result.type) == "f16"
+    _, _, body = _ops(mm.build_module(mm.MatmulSpec("float32", "float32", activation="relu")))
+    assert [type(op) for op in body] == [arith.ConstantOp, arith.MaximumfOp, YieldOp]
+
+
+def test_kernel_signature_is_the_gl_abi():
+    k = mm.compile_matmul(mm.MatmulSpec("float16", "float16", bias_dtype="float32", activation="relu"),
+                          CONFIGS[("mma", "small")], arch="sm_80")
+    assert [g.name for g in k.gl_params] == ["a", "b", "c", "bias"]
+    assert [(g.pointer, g.dims, g.strides, g.is_output) for g in k.gl_params] == [
+        (0, (1, 2), (3, 4), False), (5, (6, 7), (8, 9), False), (10, (11, 12), (13, 14), True),
+        (15, (16,), (17,), False)]
+    sig = k.signature
+    assert sig[0].dtype == "float16" and not sig[0].contiguous and sig[10].is_output and sig[15].dtype == "float32"
+    assert all(p.kind == "scalar" and p.dtype == "int64" for i, p in enumerate(sig) if i not in (0, 5, 10, 15))
+    a, b = f16(40, 30), f16(20, 30)
+    c = np.empty((40, 20), np.float16)
+    bias = np.zeros(64, np.float32)[::2][:20]
+    args = expand(k, a, GlView(b, (20, 30), (30, 1)), c, bias)
+    assert args[1:5] == [40, 30, 30, 1] and args[6:10] == [20, 30, 30, 1] and args[16:] == [20, 2]
+    assert args[0] is a and args[5] is b and args[15] is bias
+    k.validate(*args)  # strided views pass the runtime's checks
+    with pytest.raises(TypeError, match=r"expected 4 argument\(s\) \(a, b, c, bias\)"):
+        expand(k, a, b, c)
+
+
+# ---------------------------------------------------------------- PTX of every configuration
+
+
+@pytest.fixture(scope="module")
+def ptxas():
+    found = find_ptxas()
+    if found is None:
+        pytest.skip("ptxas not found: install 'nvidia-cuda-nvcc>=13'")
+    return str(found)
+
+
+_KIND_DTYPE = {"mma": "float16", "tf32": "float32", "simt": "float32"}
+_INSTRUCTIONS = {
+    "mma": ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "ldmatrix.sync.aligned.m8n8.x4",
+            "cp.async.cg.shared.global"),
+    "tf32": ("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "cp.async.cg.shared.global"),
+    "simt": ("fma.rn.f32", "cp.async.cg.shared.global"),
+}
+
+
+@pytest.mark.parametrize("kind,size", sorted(CONFIGS), ids=lambda x: x)
+def test_every_config_assembles_without_spills(kind, size, ptxas):
+    """Each entry's heaviest variant of the sweep in tilec/matmul_config.py (bias + ReLU; SIMT: B
+    given N x K with an f16 output, 248 registers on sm_80; else both transposed, f32 out), sm_80 and sm_90."""
+    dtype = _KIND_DTYPE[kind]
+    if kind == "simt":
+        spec = mm.MatmulSpec(dtype, "float16", transpose_b=True, bias_dtype="float32", activation="relu")
+    else:
+        spec = mm.MatmulSpec(dtype, "float32", transpose_a=True, transpose_b=True, bias_dtype="float32",
+                             activation="relu")
+    k = mm.compile_matmul(spec, CONFIGS[(kind, size)], arch="sm_80")
+    ptx = k.asm["ptx"]
+    for instruction in _INSTRUCTIONS[kind]:
+        assert instruction in ptx, f"{kind} {size}: no {instruction}"
+    if kind == "simt":
+        assert "mma.sync" not in ptx
+    for arch in ("sm_80", "sm_90"):
+        used = kernel_resources(ptx, arch, ptxas=ptxas)[k.name]
+        print(f"{kind} {size} {CONFIGS[(kind, size)].describe()} {arch}: {used.registers} registers")
+        assert (used.spill_stores, used.spill_loads, used.stack_frame) == (0, 0, 0), used
+    threads = {("mma", "small"): 128, ("tf32", "small"): 128}.get((kind, size), 256)
+    assert k.launch_defaults.block == (threads, 1, 1)
+
+
+def test_bf16_kernel_and_matmul_kernel_without_gpu():
+    a, b = FakeCudaArray((100, 70), "bfloat16"), FakeCudaArray((70, 45), "bfloat16")
+    out = FakeCudaArray((100, 45), "bfloat16")
+    k = tilec.matmul_kernel(a, b, out=out, arch="sm_80")
+    assert k.name == "matmul_bf16_nn_bf16" and "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in k.asm["ptx"]
+    assert tilec.matmul_kernel(a, b, out=out, arch="sm_80") is k  # compiled once per process
+    k2 = tilec.matmul_kernel(np.ones((8, 8), np.float32), np.ones((8, 8), np.float32), allow_tf32=True, arch="sm_80")
+    assert "tf32" in k2.asm["ptx"]
+
+
+# ---------------------------------------------------------------- meaning, in the lane interpreter
+
+
+def _fragment_level(plan):
+    """The kernel of ``plan`` after tile-regalloc (fragment level), and its function."""
+    from tilec.passes.registry import build_pipeline
+
+    module = mm.build_module(plan.spec)
+    build_pipeline(plan.config.pipeline_to("tile-regalloc")).apply(make_context(), module)
+    (fn,) = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    return module, fn
+
+
+def _reference(a, b, trans_a=False, trans_b=False, bias=None, activation=None):
+    ref = (a.T if trans_a else a).astype(np.float64) @ (b.T if trans_b else b).astype(np.float64)
+    if bias is not None:
+        ref = ref + bias.astype(np.float64)
+    return np.maximum(ref, 0) if activation == "relu" else ref
+
+
+def _rel_error(got, ref):
+    return float(np.linalg.norm(got.astype(np.float64) - ref) / max(np.linalg.norm(ref), 1e-30))
+
+
+MEANING = [
+    # name, dtype, (m, n, k), how A and B are given, bias, activation[, config]
+    ("f16 row/row", np.float16, (17, 33, 65), "row", "row", None, None),
+    ("f16 1x1x1", np.float16, (1, 1, 1), "row", "col", None, None),
+    ("f16 col/col bias relu", np.float16, (17, 33, 65), "col", "col", np.float32, "relu"),
+    ("f16 strided/trans_b f16 bias", np.float16, (100, 70, 45), "strided", "trans", np.float16, None),
+    ("f16 trans_a/strided relu", np.float16, (70, 100, 45), "trans", "strided", None, "relu"),
+    ("f16 K=0 bias", np.float16, (9, 10, 0), "row", "row", np.float32, None),
+    ("f16 large config col/row bias relu", np.float16, (130, 129, 40), "col", "row", np.float16, "relu",
+     ("mma", "large")),
+    ("f32 simt row/col bias relu", np.float32, (17, 33, 65), "row", "col", np.float32, "relu"),
+    ("f32 simt strided/row", np.float32, (40, 20, 19), "strided", "row", None, None),
+    ("f32 simt large config", np.float32, (130, 20, 19), "row", "row", None, None, ("simt", "large")),
+    ("tf32 col/row", np.float32, (17, 33, 65), "col", "row", None, None, ("tf32", "small")),
+]
+
+
+def _operand(rng, rows, cols, how, dtype):
+    """(array to pass, trans flag): op(x) is rows x cols, given as ``how``."""
+    x = rng.standard_normal((rows, cols)).astype(dtype)
+    if how == "row":
+        return x, False
+    if how == "col":  # the transpose of a contiguous array
+        return np.ascontiguousarray(x.T).T, False
+    if how == "trans":  # stored transposed, trans flag set
+        return np.ascontiguousarray(x.T), True
+    wide = np.zeros((rows, 2 * cols + 1), dtype)  # a strided view of a wider array
+    wide[:, 1::2] = x
+    return wide[:, 1::2], False
+
+
+@pytest.mark.parametrize("case", MEANING, ids=[c[0] for c in MEANING])
+def test_meaning_in_the_interpreter(case):
+    from tilec.interp import run
+
+    name, dtype, (m, n, k), how_a, how_b, bias_dtype, activation, *config = case
+    config = CONFIGS[config[0]] if config else None
+    rng = np.random.default_rng(m * 131 + n * 7 + k)
+    a, ta = _operand(rng, m, k, how_a, dtype)
+    b, tb = _operand(rng, k, n, how_b, dtype)
+    bias = None if bias_dtype is None else rng.standard_normal(n).astype(bias_dtype)
+    tf32 = config is not None and config.tf32
+    plan = _plan(a, b, trans_a=ta, trans_b=tb, bias=bias, activation=activation, config=config, allow_tf32=tf32)
+    if how_a == "strided":
+        assert plan.a.layout == "strided" and plan.a.operand.value.base is not None
+    module, fn = _fragment_level(plan)
+    out = np.full((m, n), np.nan, dtype)
+    args = expand(gl_params(fn), *plan.views(out), signature_length=len(fn.args))
+    run(module, fn.sym_name.data, *args, grid=(plan.grid, 1, 1))
+    ref = _reference(a, b, ta, tb, bias, activation)
+    err = _rel_error(out, ref)
+    print(f"{name}: {plan.spec.kernel_name} {plan.layouts} {m}x{n}x{k} {plan.config.describe()}: rel error {err:.1e}")
+    assert not np.isnan(out).any()
+    assert err < (2e-3 if dtype == np.float16 else 2e-3 if tf32 else 1e-6)
+
+
+# ---------------------------------------------------------------- the whole call, on the fake driver
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    sys.path.insert(0, str(HERE / "runtime"))
+    try:
+        from cuda.bindings import driver as cu
+        from runtime_fake_driver import FakeDriver
+    finally:
+        sys.path.remove(str(HERE / "runtime"))
+    from tilec.runtime import driver
+
+    fake = FakeDriver(cu)
+    driver._reset_for_tests()
+    monkeypatch.setattr(driver, "_import_bindings", lambda: fake)
+    yield fake
+    monkeypatch.undo()
+    driver._reset_for_tests()
+
+
+def _emulate_with_interpreter(fake, plan):
+    """Make the fake driver's launch run ``plan``'s kernel (fragment level) in the lane interpreter,
+    on the device memory the runtime staged, reading the parameters as the GPU would."""
+    from tilec.interp import run
+
+    module, fn = _fragment_level(plan)
+    params = gl_params(fn)
+    pointers = {g.pointer: g for g in params}
+    original = fake.cuLaunchKernel
+
+    def memory_at(address, dtype):
+        for buf in fake.memory.values():
+            start = ctypes.addressof(buf)
+            if start <= address < start + len(buf):
+                n = (start + len(buf) - address) // np.dtype(dtype).itemsize
+                return np.frombuffer((ctypes.c_uint8 * (n * np.dtype(dtype).itemsize)).from_address(address), dtype)
+        raise AssertionError(f"address {address:#x} is not in the fake device memory")
+
+    def launch(f, gx, gy, gz, bx, by, bz, smem, stream, params_addr, extra):
+        result = original(f, gx, gy, gz, bx, by, bz, smem, stream, params_addr, extra)
+        slots = (ctypes.c_void_p * len(fn.args)).from_address(params_addr)
+        args = []
+        for i, arg in enumerate(fn.args):
+            if i in pointers:
+                dtype = {"f16": np.float16, "f32": np.float32}[str(fn.arg_attrs.data[i].data["tile.dtype"])]
+                args.append(memory_at(ctypes.c_uint64.from_address(slots[i]).value, dtype))
+            else:
+                args.append(ctypes.c_int64.from_address(slots[i]).value)
+        run(module, fn.sym_name.data, *args, grid=(gx, gy, gz))
+        return result
+
+    fake.cuLaunchKernel = launch
+
+
+def test_matmul_end_to_end_on_the_fake_driver(fake_gpu):
+    """numpy in, numpy out: staging, the gl arguments, the grid, the copy back — and the kernel's answer."""
+    rng = np.random.default_rng(5)
+    m, n, k = 70, 45, 33
+    base_a = rng.standard_normal((k, m)).astype(np.float16)
+    a = base_a.T  # column-major: handed over as transpose_a
+    wide_b = rng.standard_normal((k, 2 * n)).astype(np.float16)
+    b = wide_b[:, ::2]  # strided
+    bias = rng.standard_normal(n).astype(np.float16)
+    plan = mm.plan_matmul(a, b, bias=bias, activation="relu")
+    assert plan.layouts == "col/strided" and plan.config is CONFIGS[("mma", "small")]
+    _emulate_with_interpreter(fake_gpu, plan)
+    c = tilec.matmul(a, b, bias=bias, activation="relu")
+    assert isinstance(c, np.ndarray) and c.shape == (m, n) and c.dtype == np.float16
+    err = _rel_error(c, _reference(a, b, bias=bias, activation="relu"))
+    print(f"fake-driver tilec.matmul {m}x{n}x{k} col/strided bias relu: rel error {err:.1e}")
+    assert err < 2e-3
+    (launch,) = fake_gpu.launches
+    assert launch["name"] == "matmul_f16_tn_f16_bias_f16_relu"
+    assert launch["grid"] == (plan.grid, 1, 1) == (2, 1, 1) and launch["block"] == (128, 1, 1)
+    assert fake_gpu.memory == {}, "device memory leaked"
+    # into a given output, strided: only its elements are written
+    wide_c = np.full((m, 2 * n), np.nan, np.float16)
+    fake_gpu.launches.clear()
+    assert tilec.matmul(a, b, bias=bias, activation="relu", out=wide_c[:, ::2]) is not None
+    assert np.isnan(wide_c[:, 1::2]).all() and _rel_error(wide_c[:, ::2], _reference(a, b, bias=bias, activation="relu")) < 2e-3
+    assert len(fake_gpu.launches) == 1

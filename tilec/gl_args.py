@@ -1,0 +1,158 @@
+"""Launching kernels with the gl ABI: one array → pointer, extents, strides.
+
+After ``tile-regalloc`` every ``!tile.gl<T, [d0, ..]>`` argument ``%x`` of a
+kernel is ``1 + 2r`` parameters (see :mod:`tilec.passes.regalloc`)::
+
+    %x            !llvm.ptr<1> {tile.dtype = T, tile.gl = "x" [, tile.output]}
+    %x_dim<i>     i64 {tile.gl = "x", tile.dim = i}       extents
+    %x_stride<i>  i64 {tile.gl = "x", tile.stride = i}    strides, in elements
+
+:func:`gl_params` reads those groups from a lowered kernel's argument
+attributes (``tilec.compile`` stores them as ``CompiledKernel.gl_params``),
+and :func:`expand` turns one Python value per group into the flat argument
+list the launcher takes::
+
+    k = tilec.compile("examples/gemm.mlir", pipeline="tile-to-ptx")
+    k(*expand(k, a, b, c), grid=(blocks, 1, 1))     # a, b, c: torch/cupy/numpy arrays
+
+An array's own shape and strides are used (any strides, so transposed and
+sliced views need no copy); :class:`GlView` gives the extents and strides
+explicitly (e.g. a transposed view of an array whose library cannot make
+one). Parameters outside the groups (scalars) take the next value as is.
+Nothing here touches the GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, UnitAttr
+
+from tilec.runtime.arrays import NotAnArray, describe_array
+
+GL_ATTR, DIM_ATTR, STRIDE_ATTR, OUTPUT_ATTR = "tile.gl", "tile.dim", "tile.stride", "tile.output"
+
+
+@dataclass(frozen=True)
+class GlParam:
+    """One ``!tile.gl`` argument of a lowered kernel: where its parameters are."""
+
+    name: str
+    pointer: int
+    """Index of the pointer parameter in the kernel's signature."""
+    dims: tuple[int, ...]
+    """Indices of the extent parameters, dimension 0 first."""
+    strides: tuple[int, ...]
+    """Indices of the stride parameters, dimension 0 first."""
+    is_output: bool
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+
+@dataclass(frozen=True)
+class GlView:
+    """An array with explicit extents and strides (in elements) for a gl parameter."""
+
+    array: Any
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+
+
+def gl_params(fn: llvm.FuncOp) -> tuple[GlParam, ...]:
+    """The gl groups of a lowered kernel, from ``tile.gl``/``tile.dim``/``tile.stride`` attributes."""
+    if fn.arg_attrs is None:
+        return ()
+    pointers: dict[str, int] = {}
+    dims: dict[str, dict[int, int]] = {}
+    strides: dict[str, dict[int, int]] = {}
+    outputs: set[str] = set()
+    for i, attrs in enumerate(fn.arg_attrs.data):
+        d = attrs.data
+        gl = d.get(GL_ATTR)
+        if not isinstance(gl, StringAttr):
+            continue
+        name = gl.data
+        if isinstance(d.get(DIM_ATTR), IntegerAttr):
+            dims.setdefault(name, {})[d[DIM_ATTR].value.data] = i
+        elif isinstance(d.get(STRIDE_ATTR), IntegerAttr):
+            strides.setdefault(name, {})[d[STRIDE_ATTR].value.data] = i
+        else:
+            pointers[name] = i
+            if isinstance(d.get(OUTPUT_ATTR), UnitAttr):
+                outputs.add(name)
+    out = []
+    for name, ptr in pointers.items():
+        ds, ss = dims.get(name, {}), strides.get(name, {})
+        rank = len(ds)
+        if sorted(ds) != list(range(rank)) or sorted(ss) != list(range(rank)):
+            raise ValueError(f"kernel '{fn.sym_name.data}': gl argument '{name}' has extents {sorted(ds)} "
+                             f"and strides {sorted(ss)}; expected 0..r-1 of each")
+        out.append(GlParam(name, ptr, tuple(ds[i] for i in range(rank)), tuple(ss[i] for i in range(rank)),
+                           name in outputs))
+    return tuple(sorted(out, key=lambda g: g.pointer))
+
+
+def view_of(value: Any, what: str = "argument") -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(extents, strides in elements) of an array, or of a :class:`GlView`."""
+    if isinstance(value, GlView):
+        return tuple(int(d) for d in value.shape), tuple(int(s) for s in value.strides)
+    try:
+        info = describe_array(value)
+    except NotAnArray:
+        raise TypeError(f"{what}: expected an array (torch/cupy/numpy), got {type(value).__name__}") from None
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{what}: {e}") from None
+    strides = []
+    for s in info.byte_strides():
+        if s % info.itemsize:
+            raise ValueError(f"{what}: byte strides {info.byte_strides()} are not whole elements of {info.itemsize} bytes")
+        strides.append(s // info.itemsize)
+    return info.shape, tuple(strides)
+
+
+def expand(kernel_or_params: Any, *args: Any, signature_length: int | None = None) -> list[Any]:
+    """The flat launch arguments: each gl group's value → array, extents..., strides...
+
+    ``kernel_or_params``: a :class:`~tilec.api.CompiledKernel` (its
+    ``gl_params`` and ``signature``) or a sequence of :class:`GlParam` (then
+    ``signature_length`` is the number of kernel parameters). ``args``: one
+    value per gl group and one per other parameter, in signature order.
+    """
+    params: Sequence[GlParam]
+    if hasattr(kernel_or_params, "gl_params"):
+        params = kernel_or_params.gl_params
+        n = len(kernel_or_params.signature)
+    else:
+        params = tuple(kernel_or_params)
+        if signature_length is None:
+            raise TypeError("expand: give signature_length with a list of GlParam")
+        n = signature_length
+    by_pointer = {g.pointer: g for g in params}
+    skipped = {i for g in params for i in (*g.dims, *g.strides)}
+    slots = [i for i in range(n) if i not in skipped]
+    if len(args) != len(slots):
+        names = [by_pointer[i].name if i in by_pointer else f"#{i}" for i in slots]
+        raise TypeError(f"expected {len(slots)} argument(s) ({', '.join(names)}): one array per gl view "
+                        f"and one value per other parameter; got {len(args)}")
+    flat: list[Any] = [None] * n
+    for i, value in zip(slots, args):
+        g = by_pointer.get(i)
+        if g is None:
+            flat[i] = value
+            continue
+        shape, strides = view_of(value, f"gl argument '{g.name}'")
+        if len(shape) != g.rank:
+            raise ValueError(f"gl argument '{g.name}': expected a {g.rank}-d array, got shape {shape}")
+        flat[i] = value.array if isinstance(value, GlView) else value
+        for j in range(g.rank):
+            flat[g.dims[j]] = shape[j]
+            flat[g.strides[j]] = strides[j]
+    return flat
+
+
+__all__ = ["GlParam", "GlView", "expand", "gl_params", "view_of"]

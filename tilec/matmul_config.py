@@ -1,0 +1,177 @@
+"""Which ``tile-to-ptx`` configuration :func:`tilec.matmul` compiles for a problem.
+
+A :class:`MatmulConfig` is the pipeline's options (block tile, warps, stages,
+group, tf32, SIMT thread tile); :func:`choose_config` picks one per
+(M, N, K, dtype) from a small table, two entries per kind of math:
+
+==========  ============================================  =========================  =============
+kind        config                                        ptxas regs sm_80 / sm_90   shared memory
+==========  ============================================  =========================  =============
+mma large   128x128x32, warps 4x2, 4 stages (f16, bf16)   161-169 / 161-169          64 KB
+mma small   64x64x32, warps 2x2, 3 stages                 96-122 / 96-118            24 KB
+tf32 large  128x128x16, warps 4x2, 3 stages               184-200 / 192-210          48 KB
+tf32 small  64x64x16, warps 2x2, 3 stages                 124-145 / 119-122          24 KB
+simt large  128x128x8, thread tile 8x8 (4x2 warps), 3 st  165-248 / 163-225          24 KB
+simt small  64x64x8, thread tile 4x4 (4x2 warps), 3 st    80-127 / 79-125            12 KB
+==========  ============================================  =========================  =============
+
+(``ptxas -v``; no spills and no stack in any of the 96 kernels swept: every
+entry x the four kernel transposes x {plain; bias + ReLU with f32 output;
+bias + ReLU with f16 output}, f16 and bf16 for mma. The SIMT large tile's
+248 is B given N x K, whose thread tile is read from shared memory with
+scalar loads. ``tests/test_matmul.py`` re-checks each entry on its heaviest
+variant for sm_80 and sm_90.)
+
+**Large vs small.** The large tile is used when the grid of large tiles
+already has a block for every SM (``ceil(M/BM) * ceil(N/BN) >= SMs``: 4096²
+→ 1024 blocks); otherwise the small tile quarters the block size so that
+more SMs get work (1000² → 64 large blocks but 256 small ones; 17x33 → 1).
+The SM count is the GPU's, or 132 (an H100 SXM) without one, so that the
+choice is deterministic on machines with no GPU.
+
+Configurations that were tried and rejected: f16 128x128x32 with 2x2 warps
+(226 registers with the plain epilogue, but 253-255 with a bias and ReLU,
+and an f32 output with both operands transposed spills on sm_90), tf32
+128x128x32 with 2x2 warps (spills 400 bytes), tf32 64x64x32 with 3 stages
+(spills on sm_90). 4 stages for the large f16 tile: ``bench/NOTES.md``
+measured 3 → 4 stages as +29% at 4096³ (with 2x2 warps).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MMA_DTYPES = ("float16", "bfloat16")
+FLOAT_DTYPES = ("float16", "bfloat16", "float32")
+DEFAULT_SM_COUNT = 132
+
+
+def _text(values) -> str:
+    return ",".join(str(v) for v in values)
+
+
+@dataclass(frozen=True)
+class MatmulConfig:
+    """The ``tile-to-ptx`` options of one matmul kernel."""
+
+    block: tuple[int, int, int]
+    warps: tuple[int, int] | None = None
+    """None: tile-tiling's default (2x2, or as many as the SIMT thread tile needs)."""
+    stages: int = 3
+    group: int = 8
+    tf32: bool = False
+    thread_tile: tuple[int, int] | None = None
+    """SIMT only (f32 without tf32): each lane computes a TM x TN block of C."""
+
+    def __post_init__(self):
+        if len(self.block) != 3 or any(not isinstance(v, int) or v <= 0 for v in self.block):
+            raise ValueError(f"MatmulConfig: block must be three positive ints BM,BN,BK, got {self.block!r}")
+        if self.warps is not None and (len(self.warps) != 2 or any(v <= 0 for v in self.warps)):
+            raise ValueError(f"MatmulConfig: warps must be two positive ints WM,WN, got {self.warps!r}")
+        if self.stages < 1:
+            raise ValueError(f"MatmulConfig: stages must be >= 1, got {self.stages}")
+        if self.tf32 and self.thread_tile is not None:
+            raise ValueError("MatmulConfig: tf32 (tensor cores) and thread_tile (SIMT) exclude each other")
+        object.__setattr__(self, "block", tuple(self.block))
+        if self.warps is not None:
+            object.__setattr__(self, "warps", tuple(self.warps))
+        if self.thread_tile is not None:
+            object.__setattr__(self, "thread_tile", tuple(self.thread_tile))
+
+    @property
+    def is_simt(self) -> bool:
+        return self.thread_tile is not None
+
+    def grid(self, m: int, n: int) -> int:
+        """Blocks of the 1-D grid: ``ceil(M/BM) * ceil(N/BN)``."""
+        return -(-m // self.block[0]) * -(-n // self.block[1])
+
+    def pipeline(self) -> str:
+        """The ``tile-to-ptx{...}`` pipeline text for these options."""
+        opts = [f"block={_text(self.block)}", f"group={self.group}", f"stages={self.stages}"]
+        if self.warps is not None:
+            opts.append(f"warps={_text(self.warps)}")
+        if self.tf32:
+            opts.append("tf32=true")
+        if self.thread_tile is not None:
+            opts.append(f"thread_tile={_text(self.thread_tile)}")
+        return f"tile-to-ptx{{{' '.join(opts)}}}"
+
+    def pipeline_to(self, last: str = "tile-regalloc") -> str:
+        """The same passes, stopping after ``last`` (e.g. fragment level for the CPU interpreter)."""
+        from tilec.passes.pipelines import TileToPTX
+
+        text = TileToPTX(block=self.block, warps=self.warps, group=self.group, stages=self.stages,
+                         tf32=self.tf32, thread_tile=self.thread_tile or (8, 8)).pipeline()
+        passes = _split_passes(text)
+        names = [p.split("{", 1)[0] for p in passes]
+        if last not in names:
+            raise ValueError(f"no pass {last!r} in {text}")
+        return ",".join(passes[: names.index(last) + 1])
+
+    def describe(self) -> str:
+        bm, bn, bk = self.block
+        if self.is_simt:
+            kind = f"SIMT thread tile {self.thread_tile[0]}x{self.thread_tile[1]}"
+        else:
+            kind = "tf32 mma" if self.tf32 else "mma"
+        warps = f", warps {self.warps[0]}x{self.warps[1]}" if self.warps else ""
+        return f"{bm}x{bn}x{bk}{warps}, {self.stages} stages, {kind}"
+
+
+def _split_passes(text: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+            continue
+        depth += ch == "{"
+        depth -= ch == "}"
+        cur += ch
+    return [*out, cur] if cur else out
+
+
+CONFIGS: dict[tuple[str, str], MatmulConfig] = {
+    ("mma", "large"): MatmulConfig(block=(128, 128, 32), warps=(4, 2), stages=4),
+    ("mma", "small"): MatmulConfig(block=(64, 64, 32), warps=(2, 2), stages=3),
+    ("tf32", "large"): MatmulConfig(block=(128, 128, 16), warps=(4, 2), stages=3, tf32=True),
+    ("tf32", "small"): MatmulConfig(block=(64, 64, 16), warps=(2, 2), stages=3, tf32=True),
+    ("simt", "large"): MatmulConfig(block=(128, 128, 8), stages=3, thread_tile=(8, 8)),
+    ("simt", "small"): MatmulConfig(block=(64, 64, 8), stages=3, thread_tile=(4, 4)),
+}
+"""(kind, size) → config; kind is ``mma`` (f16/bf16), ``tf32`` or ``simt`` (f32)."""
+
+
+def math_kind(dtype: str, allow_tf32: bool = False) -> str:
+    """``mma`` for f16/bf16 inputs, ``tf32`` or ``simt`` for f32."""
+    if dtype in MMA_DTYPES:
+        return "mma"
+    if dtype == "float32":
+        return "tf32" if allow_tf32 else "simt"
+    raise ValueError(f"no matmul for inputs of dtype {dtype}; expected one of {', '.join(FLOAT_DTYPES)}")
+
+
+def device_sm_count() -> int:
+    """The GPU's SM count, or :data:`DEFAULT_SM_COUNT` without a GPU."""
+    from tilec.runtime import get_device, has_device
+
+    if not has_device():
+        return DEFAULT_SM_COUNT
+    try:
+        return get_device(0).sm_count
+    except Exception:
+        return DEFAULT_SM_COUNT
+
+
+def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = False,
+                  sm_count: int | None = None) -> MatmulConfig:
+    """The configuration for an ``M x N x K`` matmul of ``dtype`` inputs (see the module docstring)."""
+    kind = math_kind(dtype, allow_tf32)
+    sms = device_sm_count() if sm_count is None else sm_count
+    large = CONFIGS[(kind, "large")]
+    size = "large" if large.grid(m, n) >= sms else "small"
+    return CONFIGS[(kind, size)]
+
+
+__all__ = ["CONFIGS", "DEFAULT_SM_COUNT", "MatmulConfig", "choose_config", "device_sm_count", "math_kind"]
