@@ -80,13 +80,12 @@ from xdsl.interpreter import (
 from xdsl.interpreters.builtin import BuiltinFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Operation
-from xdsl.traits import SymbolTable
 
 from tilec.dialects import frag
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.interp.errors import OpError, TileInterpreterError
-from tilec.interp.launch import run_block_warps
+from tilec.interp.launch import any_reachable_op, run_block_warps
 from tilec.interp.lane_arith import LaneArithFunctions, LaneMathFunctions, LaneVectorFunctions, select
 from tilec.interp.lane_frag import FragFunctions
 from tilec.interp.lane_memory import GLOBAL, SHARED, Memory, Ptr, read, write
@@ -427,21 +426,7 @@ def is_fragment_level(module: ModuleOp, fn: func.FuncOp) -> bool:
     function it calls) uses ``frag`` or ``llvm`` ops."""
     if any(isinstance(p, llvm.LLVMPointerType) for p in fn.function_type.inputs.data):
         return True
-    seen: set[str] = set()
-    todo = [fn]
-    while todo:
-        f = todo.pop()
-        if f.sym_name.data in seen:
-            continue
-        seen.add(f.sym_name.data)
-        for op in f.walk():
-            if op.name.startswith(("frag.", "llvm.")):
-                return True
-            if isinstance(op, func.CallOp):
-                callee = SymbolTable.lookup_symbol(module, op.callee)
-                if isinstance(callee, func.FuncOp):
-                    todo.append(callee)
-    return False
+    return any_reachable_op(module, fn, lambda op: op.name.startswith(("frag.", "llvm.")))
 
 
 # -- arguments ---------------------------------------------------------------------------

@@ -113,7 +113,8 @@ def _lookup(module: ModuleOp, name: str) -> func_dialect.FuncOp:
     return op
 
 
-def _uses_per_warp_ids(module: ModuleOp, fn: func_dialect.FuncOp) -> bool:
+def any_reachable_op(module: ModuleOp, fn: func_dialect.FuncOp, predicate) -> bool:
+    """Whether ``fn`` or a function it calls (transitively) has an op satisfying ``predicate``."""
     seen: set[str] = set()
     todo = [fn]
     while todo:
@@ -122,13 +123,17 @@ def _uses_per_warp_ids(module: ModuleOp, fn: func_dialect.FuncOp) -> bool:
             continue
         seen.add(f.sym_name.data)
         for op in f.walk():
-            if isinstance(op, _PER_WARP_OPS):
+            if predicate(op):
                 return True
             if isinstance(op, func_dialect.CallOp):
                 callee = SymbolTable.lookup_symbol(module, op.callee)
                 if isinstance(callee, func_dialect.FuncOp):
                     todo.append(callee)
     return False
+
+
+def _uses_per_warp_ids(module: ModuleOp, fn: func_dialect.FuncOp) -> bool:
+    return any_reachable_op(module, fn, lambda op: isinstance(op, _PER_WARP_OPS))
 
 
 def _resolve_grid(fn: func_dialect.FuncOp, launch: LaunchAttr, grid) -> tuple[int, int, int]:
