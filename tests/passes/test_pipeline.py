@@ -245,21 +245,54 @@ def test_structure(stages):
     assert len([o for o in pre if isinstance(o, t.AsyncCommitOp)]) == stages - 1
     for guard in [o for o in pre if isinstance(o, scf.IfOp)]:
         assert len([o for o in guard.walk() if isinstance(o, t.AsyncCopyOp)]) == 2
-    # steady state: wait N-2, barrier, guarded issue, commit, then compute on the read stage
+    # before the loop: the first tile's wait and barrier, then its first-step fragments
+    assert [type(o) for o in pre[-6:]] == [t.AsyncWaitOp, t.BarrierOp, t.StageOp, t.LoadOp, t.StageOp, t.LoadOp]
+    assert pre[-6].pending.value.data == stages - 2
+    # steady state: guarded issue, commit, mma of step 0 (carried fragments), then the wait N-2 and
+    # barrier for the next tile, its first-step loads, and the last mma
     body = list(loop.body.block.ops)
     kinds = [type(o) for o in body if isinstance(o, (t.AsyncWaitOp, t.BarrierOp, scf.IfOp, t.AsyncCommitOp, t.MmaOp))]
-    assert kinds == [t.AsyncWaitOp, t.BarrierOp, scf.IfOp, t.AsyncCommitOp, t.MmaOp, t.MmaOp]
-    assert body[0].pending.value.data == stages - 2
-    assert len(loop.results) == 3  # the accumulator, the read and write stages
+    assert kinds == [scf.IfOp, t.AsyncCommitOp, t.MmaOp, t.AsyncWaitOp, t.BarrierOp, t.MmaOp]
+    wait = next(o for o in body if isinstance(o, t.AsyncWaitOp))
+    assert wait.pending.value.data == stages - 2
+    assert len(loop.results) == 5  # the accumulator, the read and write stages, the carried A and B fragments
     # epilogue: drain, then a barrier
     assert isinstance(post[0], t.AsyncWaitOp) and post[0].pending.value.data == 0
     assert isinstance(post[1], t.BarrierOp)
     assert fn.attributes["tile.launch"].smem.data == stages * 8192
-    # register double-buffering: both k-steps' loads come before the first mma
+    # register double-buffering: step 1's loads come before the first mma, the next tile's step 0
+    # loads after the barrier and before the last mma, and they are yielded
     mmas = [o for o in body if isinstance(o, t.MmaOp)]
     loads = [o for o in body if isinstance(o, t.LoadOp)]
+    barrier = body.index(next(o for o in body if isinstance(o, t.BarrierOp)))
     assert [m.a.type.dims for m in mmas] == [(32, 16), (32, 16)]
-    assert max(body.index(ld) for ld in loads) < body.index(mmas[0])
+    assert mmas[0].a is loop.body.block.args[-2] and mmas[0].b is loop.body.block.args[-1]
+    early, late = loads[:2], loads[2:]
+    assert max(body.index(ld) for ld in early) < body.index(mmas[0])
+    assert len(late) == 2 and all(barrier < body.index(ld) < body.index(mmas[1]) for ld in late)
+    assert list(body[-1].operands[-2:]) == [ld.result for ld in late]
+
+
+def test_carry_fragments_off_keeps_the_barrier_on_top():
+    module = transformed("tile-pipeline{stages=3 carry-fragments=false}")
+    body = list(loop_of(module).body.block.ops)
+    assert isinstance(body[0], t.AsyncWaitOp) and isinstance(body[1], t.BarrierOp)
+    assert len(loop_of(module).results) == 3
+    c, ref = gemm(module, 100, 70, 45)
+    assert rel_err(c, ref) < 2e-3
+
+
+def test_loading_the_next_tile_before_the_barrier_gives_nan():
+    """The carried fragments of tile i+1 may be loaded only once every thread's copies of it landed."""
+    module = transformed("tile-pipeline{stages=3}")
+    (barrier,) = _loop_ops(module, t.BarrierOp)
+    (wait,) = _loop_ops(module, t.AsyncWaitOp)
+    last_mma = _loop_ops(module, t.MmaOp)[-1]
+    for o in (wait, barrier):
+        o.detach()
+        last_mma.parent_block().insert_op_before(o, last_mma)
+    c, _ = gemm(module, 100, 70, 45)
+    assert np.isnan(c).any()
 
 
 def test_stages_1_leaves_the_loop_synchronous():

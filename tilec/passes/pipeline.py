@@ -388,7 +388,7 @@ def _launch_of(op: Operation) -> tuple[func.FuncOp, LaunchAttr] | None:
     return (op, launch) if isinstance(launch, LaunchAttr) else None
 
 
-def _pipeline(plan: _Plan, stages: int) -> None:
+def _pipeline(plan: _Plan, stages: int) -> scf.ForOp:
     loop = plan.loop
     body = loop.body.block
     n = stages
@@ -492,6 +492,7 @@ def _pipeline(plan: _Plan, stages: int) -> None:
     loop.detach()
     loop.erase()
     Rewriter.insert_op([AsyncWaitOp(0), BarrierOp()], InsertPoint.after(new_loop))
+    return new_loop
 
 
 # ---------------------------------------------------------------- register double-buffering
@@ -574,6 +575,123 @@ def split_k_steps(mma: MmaOp) -> bool:
     return True
 
 
+# ---------------------------------------------------------------- carrying fragments across the back-edge
+
+
+def _slice_in(v: SSAValue, block: Block) -> list[Operation]:
+    """The ops of ``block`` that compute ``v`` (its backward slice inside ``block``), in block order."""
+    needed: set[Operation] = set()
+    work = [v]
+    while work:
+        owner = work.pop().owner
+        if isinstance(owner, Operation) and owner.parent_block() is block and owner not in needed:
+            needed.add(owner)
+            work.extend(owner.operands)
+    return [o for o in block.ops if o in needed]
+
+
+def carry_first_fragments(loop: scf.ForOp) -> scf.ForOp | None:
+    """Load the next K tile's first fragments before this tile's last mma; carry them across the back-edge.
+
+    ``loop`` is a K loop as :func:`_pipeline` left it (wait and barrier first,
+    the read and write stages as its last two ``iter_args``), with its mmas
+    split by :func:`split_k_steps`. The wait and barrier move from the top of
+    the body to just before the last mma, followed by the loads of the next
+    tile's first step (from stage ``%rs_next``), which become ``iter_args``;
+    the first tile's are loaded before the loop, after its own wait and
+    barrier. Returns the new loop, or None when the loop is not of that form.
+    """
+    body = loop.body.block
+    ops = list(body.ops)
+    if len(ops) < 3 or not isinstance(ops[0], AsyncWaitOp) or not isinstance(ops[1], BarrierOp):
+        return None
+    wait = ops[0]
+    if sum(isinstance(o, BarrierOp) for o in loop.body.walk()) != 1:
+        return None  # another barrier in the body: its placement is someone else's protocol
+    rs = body.args[-2]
+    views = [o for o in ops if isinstance(o, StageOp) and o.index is rs]
+    mmas = [o for o in ops if isinstance(o, MmaOp)]
+    if not views or not mmas:
+        return None
+    first, last = mmas[0], mmas[-1]
+    carried: list[LoadOp] = []
+    for v in (first.a, first.b):
+        load = v.owner
+        if not isinstance(load, LoadOp) or load.source.owner not in views or not v.has_one_use():
+            return None
+        if any(_defined_in(i, loop.body) for i in load.indices):
+            return None
+        carried.append(load)
+    if carried[0] is carried[1]:
+        return None
+    at = ops.index(last)
+    for view in views:
+        for use in view.result.uses:
+            user = use.operation
+            if not isinstance(user, LoadOp) or user.parent_block() is not body:
+                return None
+            if user not in carried and ops.index(user) > at:
+                return None  # a load of this tile after the barrier would race with the next copies
+    yield_op = ops[-1]
+    assert isinstance(yield_op, scf.YieldOp)
+    rs_next = yield_op.operands[-2]
+    advance = _slice_in(rs_next, body)
+    if any(not is_side_effect_free(o) or o.regions for o in advance) or any(ops.index(o) < 2 for o in advance):
+        return None
+
+    def loads(stage: SSAValue, out: list[Operation], tag: str) -> list[SSAValue]:
+        new_views: dict[StageOp, StageOp] = {}
+        values = []
+        for load in carried:
+            view = load.source.owner
+            if view not in new_views:
+                nv = StageOp(view.buffer, stage)
+                nv.result.name_hint = f"{(view.result.name_hint or 'buf').removesuffix('_r')}_{tag}"
+                new_views[view] = nv
+                out.append(nv)
+            new = LoadOp(new_views[view].result, list(load.indices), load.result.type)
+            new.result.name_hint = f"{load.result.name_hint or 'r'}_{tag}"
+            out.append(new)
+            values.append(new.result)
+        return values
+
+    # Before the loop: the first tile's wait and barrier, then its first fragments.
+    pending = wait.pending.value.data
+    pre: list[Operation] = [AsyncWaitOp(pending), BarrierOp()]
+    inits = loads(loop.iter_args[-2], pre, "first")
+    # In the body: the carried values replace the loads of the first step ...
+    args = []
+    for load in carried:
+        arg = body.insert_arg(load.result.type, len(body.args))
+        arg.name_hint = f"{load.result.name_hint or 'r'}_c"
+        load.result.replace_all_uses_with(arg)
+        load.detach()
+        load.erase()
+        args.append(arg)
+    # ... and the wait, barrier and next tile's first loads go before the last mma.
+    for o in advance:
+        o.detach()
+    ops[1].detach()
+    wait.detach()
+    mid: list[Operation] = [*advance, wait, ops[1]]
+    nexts = loads(rs_next, mid, "next")
+    Rewriter.insert_op(mid, InsertPoint.before(last))
+    Rewriter.replace_op(yield_op, scf.YieldOp(*yield_op.operands, *nexts))
+
+    loop.body.detach_block(body)
+    new_loop = scf.ForOp(loop.lb, loop.ub, loop.step, [*loop.iter_args, *inits], Region(body))
+    for old, new in zip(loop.results, new_loop.results):
+        new.name_hint = old.name_hint
+    for load, new in zip(carried, new_loop.results[len(loop.results):]):
+        new.name_hint = f"{load.result.name_hint or 'r'}_end"
+    Rewriter.insert_op([*pre, new_loop], InsertPoint.before(loop))
+    for old, new in zip(loop.results, new_loop.results):
+        old.replace_all_uses_with(new)
+    loop.detach()
+    loop.erase()
+    return new_loop
+
+
 # ---------------------------------------------------------------- the pass
 
 
@@ -590,18 +708,23 @@ class TilePipelinePass(ModulePass):
 
     stages: int = 3
     reg_double_buffer: bool = True
+    carry_fragments: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not 1 <= self.stages <= MAX_STAGES:
             raise PipelineError(
                 f"tile-pipeline: stages must be 1 .. {MAX_STAGES} (tile.async_wait N-2 must fit cp.async.wait_group's 0 .. 7), got {self.stages}"
             )
+        pipelined: list[scf.ForOp] = []
         if self.stages >= 2:
             # Every K loop is checked before any is changed: an error leaves the module as it was
             # (but for the smem limit, checked per loop as it is pipelined).
             loops = [o for o in op.walk() if isinstance(o, scf.ForOp)]
             for plan in [p for p in map(_analyze, loops) if p is not None]:
-                _pipeline(plan, self.stages)
+                pipelined.append(_pipeline(plan, self.stages))
         if self.reg_double_buffer:
             for mma in [o for o in op.walk() if isinstance(o, MmaOp)]:
                 split_k_steps(mma)
+            if self.carry_fragments:
+                for loop in pipelined:
+                    carry_first_fragments(loop)

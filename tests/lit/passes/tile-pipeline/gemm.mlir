@@ -2,6 +2,7 @@
 // RUN: tile-opt %s -p 'tile-pipeline{stages=2 reg-double-buffer=false}' | filecheck %s --check-prefix=S2
 // RUN: tile-opt %s -p 'tile-pipeline{stages=1 reg-double-buffer=false}' | filecheck %s --check-prefix=S1
 // RUN: tile-opt %s -p 'tile-pipeline{stages=3},tile-pipeline{stages=3}' | filecheck %s --check-prefix=S3
+// RUN: tile-opt %s -p 'tile-pipeline{stages=3 carry-fragments=false}' | filecheck %s --check-prefix=NC
 
 // Input: the warp-level GEMM of examples/levels/gemm_warp_level.mlir (the
 // contract between tile-tiling and the later passes). Its K loop copies A and
@@ -15,9 +16,12 @@
 // synchronises once, issues K tile i+N-1 into the stage the previous
 // iteration read, commits, and computes on its stage; the loop carries the
 // read and write stage. With register double-buffering (default) the warp's
-// 32-wide K tile is two m16n8k16 K steps and both steps' loads come before
-// the first mma. stages=1 leaves the loop synchronous; running the pass
-// twice changes nothing more.
+// 32-wide K tile is two m16n8k16 K steps and the second step's loads come before
+// the first mma; the first step's fragments of the next K tile are loaded
+// before the last mma of this one (the wait and barrier move there) and are
+// carried across the back-edge as iter_args, the first tile's loaded before
+// the loop. stages=1 leaves the loop synchronous; running the pass twice
+// changes nothing more.
 
 func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f16, [?, ?]>, %bias: !tile.gl<f32, [?]>)
     attributes {tile.launch = #tile.launch<grid = [?, 1, 1], block = [128, 1, 1], smem = 8192>} {
@@ -90,8 +94,6 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
 }
 
 // stages=3: three stages of each tile (smem 3 x 8192), K tiles 0 and 1 in flight before the loop.
-// S3-LABEL: func.func @gemm
-// S3-SAME: smem = 24576
 // S3:  %sa = tile.alloc : !tile.st<3x64x32xf16, (3,64,32):(2048,32,1)>
 // S3-NEXT:  %sb = tile.alloc : !tile.st<3x32x64xf16, (3,32,64):(2048,64,1)>
 // S3-NEXT:  %zero = tile.zeros : !tile.rt<32x32xf32>
@@ -112,9 +114,13 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
 // S3-NEXT:  tile.async_copy %b[%c32, %col0] -> %sb_w1 thr <(16,8):(8,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<32x64xf16, (32,64):(64,1)>
 // S3-NEXT:  }
 // S3-NEXT:  tile.async_commit
-// S3-NEXT:  %acc, %rs_end, %ws_end = scf.for %k = %c0 to %K step %c32 iter_args(%acc_i = %zero, %rs = %c0, %ws = %c2) -> (!tile.rt<32x32xf32>, index, index) {
 // S3-NEXT:  tile.async_wait 1
 // S3-NEXT:  tile.barrier
+// S3-NEXT:  %sa_first = tile.stage %sa[%c0] : !tile.st<3x64x32xf16, (3,64,32):(2048,32,1)> -> !tile.st<64x32xf16, (64,32):(32,1)>
+// S3-NEXT:  %ra0_first = tile.load %sa_first[%wrow, %c0] : !tile.st<64x32xf16, (64,32):(32,1)> -> !tile.rt<32x16xf16>
+// S3-NEXT:  %sb_first = tile.stage %sb[%c0] : !tile.st<3x32x64xf16, (3,32,64):(2048,64,1)> -> !tile.st<32x64xf16, (32,64):(64,1)>
+// S3-NEXT:  %rb0_first = tile.load %sb_first[%c0, %wcol] : !tile.st<32x64xf16, (32,64):(64,1)> -> !tile.rt<16x32xf16>
+// S3-NEXT:  %acc, %rs_end, %ws_end, %ra0_end, %rb0_end = scf.for %k = %c0 to %K step %c32 iter_args(%acc_i = %zero, %rs = %c0, %ws = %c2, %ra0_c = %ra0_first, %rb0_c = %rb0_first) -> (!tile.rt<32x32xf32>, index, index, !tile.rt<32x16xf16>, !tile.rt<16x32xf16>) {
 // S3-NEXT:  %k_next = arith.addi %k, %c64 : index
 // S3-NEXT:  %more = arith.cmpi slt, %k_next, %K : index
 // S3-NEXT:  scf.if %more {
@@ -127,22 +133,82 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
 // S3-NEXT:  %sa_r = tile.stage %sa[%rs] : !tile.st<3x64x32xf16, (3,64,32):(2048,32,1)> -> !tile.st<64x32xf16, (64,32):(32,1)>
 // S3-NEXT:  %sb_r = tile.stage %sb[%rs] : !tile.st<3x32x64xf16, (3,32,64):(2048,64,1)> -> !tile.st<32x64xf16, (32,64):(64,1)>
 // S3-NEXT:  %c16 = arith.constant 16 : index
-// S3-NEXT:  %ra0 = tile.load %sa_r[%wrow, %c0] : !tile.st<64x32xf16, (64,32):(32,1)> -> !tile.rt<32x16xf16>
-// S3-NEXT:  %rb0 = tile.load %sb_r[%c0, %wcol] : !tile.st<32x64xf16, (32,64):(64,1)> -> !tile.rt<16x32xf16>
 // S3-NEXT:  %ra1 = tile.load %sa_r[%wrow, %c16] : !tile.st<64x32xf16, (64,32):(32,1)> -> !tile.rt<32x16xf16>
 // S3-NEXT:  %rb1 = tile.load %sb_r[%c16, %wcol] : !tile.st<32x64xf16, (32,64):(64,1)> -> !tile.rt<16x32xf16>
-// S3-NEXT:  %d0 = tile.mma %ra0, %rb0, %acc_i atom <mma_m16n8k16_f16> : !tile.rt<32x16xf16>, !tile.rt<16x32xf16>, !tile.rt<32x32xf32> -> !tile.rt<32x32xf32>
-// S3-NEXT:  %d = tile.mma %ra1, %rb1, %d0 atom <mma_m16n8k16_f16> : !tile.rt<32x16xf16>, !tile.rt<16x32xf16>, !tile.rt<32x32xf32> -> !tile.rt<32x32xf32>
+// S3-NEXT:  %d0 = tile.mma %ra0_c, %rb0_c, %acc_i atom <mma_m16n8k16_f16> : !tile.rt<32x16xf16>, !tile.rt<16x32xf16>, !tile.rt<32x32xf32> -> !tile.rt<32x32xf32>
 // S3-NEXT:  %rs_inc = arith.addi %rs, %c1 : index
 // S3-NEXT:  %wrap = arith.cmpi eq, %rs_inc, %c3 : index
 // S3-NEXT:  %rs_next = arith.select %wrap, %c0, %rs_inc : index
-// S3-NEXT:  scf.yield %d, %rs_next, %rs : !tile.rt<32x32xf32>, index, index
+// S3-NEXT:  tile.async_wait 1
+// S3-NEXT:  tile.barrier
+// S3-NEXT:  %sa_next = tile.stage %sa[%rs_next] : !tile.st<3x64x32xf16, (3,64,32):(2048,32,1)> -> !tile.st<64x32xf16, (64,32):(32,1)>
+// S3-NEXT:  %ra0_next = tile.load %sa_next[%wrow, %c0] : !tile.st<64x32xf16, (64,32):(32,1)> -> !tile.rt<32x16xf16>
+// S3-NEXT:  %sb_next = tile.stage %sb[%rs_next] : !tile.st<3x32x64xf16, (3,32,64):(2048,64,1)> -> !tile.st<32x64xf16, (32,64):(64,1)>
+// S3-NEXT:  %rb0_next = tile.load %sb_next[%c0, %wcol] : !tile.st<32x64xf16, (32,64):(64,1)> -> !tile.rt<16x32xf16>
+// S3-NEXT:  %d = tile.mma %ra1, %rb1, %d0 atom <mma_m16n8k16_f16> : !tile.rt<32x16xf16>, !tile.rt<16x32xf16>, !tile.rt<32x32xf32> -> !tile.rt<32x32xf32>
+// S3-NEXT:  scf.yield %d, %rs_next, %rs, %ra0_next, %rb0_next : !tile.rt<32x32xf32>, index, index, !tile.rt<32x16xf16>, !tile.rt<16x32xf16>
 // S3-NEXT:  }
 // S3-NEXT:  tile.async_wait 0
 // S3-NEXT:  tile.barrier
 // S3-NOT: tile.copy
 // S3-NOT: tile.barrier
 // S3: func.return
+
+// carry-fragments=false: the wait and barrier stay at the top of the body and
+// both K steps are loaded inside the iteration (before the carried form existed).
+// NC-LABEL: func.func @gemm
+// NC-SAME: smem = 24576
+// NC:  %sa = tile.alloc : !tile.st<3x64x32xf16, (3,64,32):(2048,32,1)>
+// NC-NEXT:  %sb = tile.alloc : !tile.st<3x32x64xf16, (3,32,64):(2048,64,1)>
+// NC-NEXT:  %zero = tile.zeros : !tile.rt<32x32xf32>
+// NC-NEXT:  %c3 = arith.constant 3 : index
+// NC-NEXT:  %more0 = arith.cmpi slt, %c0, %K : index
+// NC-NEXT:  scf.if %more0 {
+// NC-NEXT:  %sa_w0 = tile.stage %sa[%c0] : !tile.st<3x64x32xf16, (3,64,32):(2048,32,1)> -> !tile.st<64x32xf16, (64,32):(32,1)>
+// NC-NEXT:  tile.async_copy %a[%row0, %c0] -> %sa_w0 thr <(32,4):(4,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<64x32xf16, (64,32):(32,1)>
+// NC-NEXT:  %sb_w0 = tile.stage %sb[%c0] : !tile.st<3x32x64xf16, (3,32,64):(2048,64,1)> -> !tile.st<32x64xf16, (32,64):(64,1)>
+// NC-NEXT:  tile.async_copy %b[%c0, %col0] -> %sb_w0 thr <(16,8):(8,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<32x64xf16, (32,64):(64,1)>
+// NC-NEXT:  }
+// NC-NEXT:  tile.async_commit
+// NC-NEXT:  %more1 = arith.cmpi slt, %c32, %K : index
+// NC-NEXT:  scf.if %more1 {
+// NC-NEXT:  %sa_w1 = tile.stage %sa[%c1] : !tile.st<3x64x32xf16, (3,64,32):(2048,32,1)> -> !tile.st<64x32xf16, (64,32):(32,1)>
+// NC-NEXT:  tile.async_copy %a[%row0, %c32] -> %sa_w1 thr <(32,4):(4,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<64x32xf16, (64,32):(32,1)>
+// NC-NEXT:  %sb_w1 = tile.stage %sb[%c1] : !tile.st<3x32x64xf16, (3,32,64):(2048,64,1)> -> !tile.st<32x64xf16, (32,64):(64,1)>
+// NC-NEXT:  tile.async_copy %b[%c32, %col0] -> %sb_w1 thr <(16,8):(8,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<32x64xf16, (32,64):(64,1)>
+// NC-NEXT:  }
+// NC-NEXT:  tile.async_commit
+// NC-NEXT:  %acc, %rs_end, %ws_end = scf.for %k = %c0 to %K step %c32 iter_args(%acc_i = %zero, %rs = %c0, %ws = %c2) -> (!tile.rt<32x32xf32>, index, index) {
+// NC-NEXT:  tile.async_wait 1
+// NC-NEXT:  tile.barrier
+// NC-NEXT:  %k_next = arith.addi %k, %c64 : index
+// NC-NEXT:  %more = arith.cmpi slt, %k_next, %K : index
+// NC-NEXT:  scf.if %more {
+// NC-NEXT:  %sa_w = tile.stage %sa[%ws] : !tile.st<3x64x32xf16, (3,64,32):(2048,32,1)> -> !tile.st<64x32xf16, (64,32):(32,1)>
+// NC-NEXT:  tile.async_copy %a[%row0, %k_next] -> %sa_w thr <(32,4):(4,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<64x32xf16, (64,32):(32,1)>
+// NC-NEXT:  %sb_w = tile.stage %sb[%ws] : !tile.st<3x32x64xf16, (3,32,64):(2048,64,1)> -> !tile.st<32x64xf16, (32,64):(64,1)>
+// NC-NEXT:  tile.async_copy %b[%k_next, %col0] -> %sb_w thr <(16,8):(8,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<32x64xf16, (32,64):(64,1)>
+// NC-NEXT:  }
+// NC-NEXT:  tile.async_commit
+// NC-NEXT:  %sa_r = tile.stage %sa[%rs] : !tile.st<3x64x32xf16, (3,64,32):(2048,32,1)> -> !tile.st<64x32xf16, (64,32):(32,1)>
+// NC-NEXT:  %sb_r = tile.stage %sb[%rs] : !tile.st<3x32x64xf16, (3,32,64):(2048,64,1)> -> !tile.st<32x64xf16, (32,64):(64,1)>
+// NC-NEXT:  %c16 = arith.constant 16 : index
+// NC-NEXT:  %ra0 = tile.load %sa_r[%wrow, %c0] : !tile.st<64x32xf16, (64,32):(32,1)> -> !tile.rt<32x16xf16>
+// NC-NEXT:  %rb0 = tile.load %sb_r[%c0, %wcol] : !tile.st<32x64xf16, (32,64):(64,1)> -> !tile.rt<16x32xf16>
+// NC-NEXT:  %ra1 = tile.load %sa_r[%wrow, %c16] : !tile.st<64x32xf16, (64,32):(32,1)> -> !tile.rt<32x16xf16>
+// NC-NEXT:  %rb1 = tile.load %sb_r[%c16, %wcol] : !tile.st<32x64xf16, (32,64):(64,1)> -> !tile.rt<16x32xf16>
+// NC-NEXT:  %d0 = tile.mma %ra0, %rb0, %acc_i atom <mma_m16n8k16_f16> : !tile.rt<32x16xf16>, !tile.rt<16x32xf16>, !tile.rt<32x32xf32> -> !tile.rt<32x32xf32>
+// NC-NEXT:  %d = tile.mma %ra1, %rb1, %d0 atom <mma_m16n8k16_f16> : !tile.rt<32x16xf16>, !tile.rt<16x32xf16>, !tile.rt<32x32xf32> -> !tile.rt<32x32xf32>
+// NC-NEXT:  %rs_inc = arith.addi %rs, %c1 : index
+// NC-NEXT:  %wrap = arith.cmpi eq, %rs_inc, %c3 : index
+// NC-NEXT:  %rs_next = arith.select %wrap, %c0, %rs_inc : index
+// NC-NEXT:  scf.yield %d, %rs_next, %rs : !tile.rt<32x32xf32>, index, index
+// NC-NEXT:  }
+// NC-NEXT:  tile.async_wait 0
+// NC-NEXT:  tile.barrier
+// NC-NOT: tile.copy
+// NC-NOT: tile.barrier
+// NC: func.return
 
 // stages=2 (double buffering), no register double-buffering: one K tile in
 // flight before the loop, tile.async_wait 0 in it, the mma untouched.
