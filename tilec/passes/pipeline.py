@@ -100,13 +100,36 @@ If the warp K tile is one atom step there is nothing to split, and the SIMT
 FMA atom (one thread, K = 1) is never split. This fixes the order and the
 fragment granularity at the tile level; whether it pays is decided by the
 schedule after ``tile-regalloc`` (ptxas may reorder independent ``ldmatrix``
-and ``mma.sync`` anyway). Carrying the
-first fragments of the *next* K tile across the loop back-edge (CUTLASS
-loads them before the last mma of the current tile, which moves the wait and
-barrier into the middle of the k-group loop) is not done here: at this level
-it would need the next stage's data before the current tile's last mma, and
-``tile-regalloc`` owns fragment placement. The split keeps the same products
-and sums them in the same K order, but in f32 per atom step rather than
+and ``mma.sync`` anyway).
+
+**Carrying the next K tile's first fragments** (option ``carry-fragments``,
+on by default with register double-buffering and ``stages >= 2``; CUTLASS's
+sm80 mainloop). Without it every iteration starts with the wait and barrier
+and its first mma waits for its own ``ldmatrix``. With it the wait and
+barrier move to just before the *last* mma of the iteration, followed by the
+loads of the next K tile's first step from stage ``%rs_next``; those are
+yielded and come back as ``iter_args``, and the first tile's are loaded
+before the loop (after its own wait and barrier)::
+
+    tile.async_wait N-2; tile.barrier; %fa0, %fb0 = loads of tile 0, step 0
+    scf.for ... iter_args(..., %fa = %fa0, %fb = %fb0) {
+      issue K tile i+N-1 into stage %ws; tile.async_commit
+      loads of steps 1 .. S-1 from stage %rs
+      mma steps 0 .. S-2              (step 0 on %fa, %fb)
+      tile.async_wait N-2; tile.barrier   // tile i+1 landed everywhere; tile i's loads are done
+      %na, %nb = loads of tile i+1, step 0, from stage %rs_next
+      mma step S-1
+      scf.yield ..., %na, %nb
+    }
+
+The barrier still protects both directions: every load of tile ``i`` is
+before it (the next copies into that stage are issued in iteration ``i+1``),
+and after it tile ``i+1`` is complete in every thread (at that wait ``N+i``
+groups are committed and the newest ``N-2`` may be pending). The last
+iteration loads fragments of a tile past the end from a stage that holds old
+data; they are never used.
+
+The split keeps the same products and sums them in the same K order, but in f32 per atom step rather than
 once per warp tile, so results differ from the unsplit loop by f32 rounding
 only; ``reg-double-buffer=false`` makes the pass bit-exact.
 
