@@ -1,7 +1,11 @@
 """Time several matmul configurations on one shape (GPU), to see which knob matters.
 
     python bench/sweep_configs.py [--shape 4096,4096,4096] [--dtype float16]
-        [--config 128x128x32/4x2/4 ...] [--json out.json]
+        [--config 128x128x32/4x2/4[+aligned] ...] [--cublas] [--json out.json]
+
+``+aligned`` compiles the kernel with ``tile.aligned_rows = 16`` on every
+view (the specialisation ``tilec.matmul`` picks for aligned, row-contiguous
+operands).
 
 Each configuration is compiled through tilec's pipeline, checked once against
 a float64 reference (NaN-poisoned output first), then timed: the median of
@@ -28,9 +32,22 @@ def parse_config(text: str):
     """``BMxBNxBK/WMxWN/stages`` → MatmulConfig."""
     from tilec.matmul_config import MatmulConfig
 
-    block, warps, stages = text.split("/")
+    block, warps, stages = text.removesuffix("+aligned").split("/")
     return MatmulConfig(block=tuple(int(v) for v in block.split("x")),
                         warps=tuple(int(v) for v in warps.split("x")), stages=int(stages))
+
+
+def aligned_kernel(dtype: str, config):
+    """The row-major matmul kernel with ``tile.aligned_rows = 16`` on A, B and C (torch tensors are)."""
+    from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, i64
+
+    import tilec
+    from tilec.matmul import MatmulSpec, build_module
+
+    module = build_module(MatmulSpec(dtype, dtype))
+    fn = next(iter(module.ops))
+    fn.arg_attrs = ArrayAttr([DictionaryAttr({"tile.aligned_rows": IntegerAttr(16, i64)})] * 3)
+    return tilec.compile(module, pipeline=config.pipeline())
 
 
 def time_kernel(launch, reps: int = 50) -> float:
@@ -59,13 +76,14 @@ def measure(config_text: str, m: int, n: int, k: int, dtype: str) -> dict:
     from tilec.matmul import plan_matmul
 
     config = parse_config(config_text)
+    aligned = config_text.endswith("+aligned")
     tdtype = getattr(torch, dtype)
     a = torch.randn(m, k, device="cuda", dtype=tdtype)
     b = torch.randn(k, n, device="cuda", dtype=tdtype)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=tdtype)
     row = {"config": config_text}
     try:
-        kernel = tilec.matmul_kernel(a, b, out=c, config=config)
+        kernel = aligned_kernel(dtype, config) if aligned else tilec.matmul_kernel(a, b, out=c, config=config)
         res = kernel_resources(kernel.asm["ptx"], kernel.arch)[kernel.name]
         row.update(registers=res.registers, spill_bytes=res.spill_stores + res.spill_loads)
     except Exception as e:  # a configuration the pipeline refuses is a result too

@@ -214,13 +214,18 @@ def test_removing_the_barrier_gives_nan():
     assert np.isnan(c).any()
 
 
-def test_issuing_before_the_barrier_is_wrong():
-    """The next K tile goes into the stage the previous iteration read: only after the barrier."""
+def test_reading_this_tile_after_the_barrier_is_wrong():
+    """Stage i%N is written again by the copies at the top of iteration i+1, before that
+    iteration's barrier: every read of tile i must come before the barrier of iteration i."""
     module = transformed("tile-pipeline{stages=3}")
     (barrier,) = _loop_ops(module, t.BarrierOp)
-    (commit,) = _loop_ops(module, t.AsyncCommitOp)
-    barrier.detach()
-    commit.parent_block().insert_op_after(barrier, commit)
+    body = barrier.parent_block()
+    ops = list(body.ops)
+    early = [o for o in ops[: ops.index(barrier)] if isinstance(o, t.LoadOp)]
+    assert len(early) == 2  # the second K step's A and B fragments of tile i
+    for o in reversed(early):
+        o.detach()
+        body.insert_op_after(o, barrier)
     c, ref = gemm(module, 64, 64, 200, async_mode="eager")  # 7 K tiles: issues in the loop
     assert np.isnan(c).any() or rel_err(c, ref) > 1e-2
 
@@ -252,7 +257,11 @@ def test_structure(stages):
     # barrier for the next tile, its first-step loads, and the last mma
     body = list(loop.body.block.ops)
     kinds = [type(o) for o in body if isinstance(o, (t.AsyncWaitOp, t.BarrierOp, scf.IfOp, t.AsyncCommitOp, t.MmaOp))]
-    assert kinds == [scf.IfOp, t.AsyncCommitOp, t.MmaOp, t.AsyncWaitOp, t.BarrierOp, t.MmaOp]
+    assert kinds == [t.AsyncCommitOp, t.MmaOp, t.AsyncWaitOp, t.BarrierOp, t.MmaOp]
+    # the copies of K tile i+N-1 are issued unguarded (past the end they read zeros)
+    copies = [o for o in body if isinstance(o, t.AsyncCopyOp)]
+    assert len(copies) == 2 and max(body.index(c) for c in copies) < body.index(mmas_first := next(o for o in body if isinstance(o, t.MmaOp)))
+    assert not [o for o in body if isinstance(o, scf.IfOp)]
     wait = next(o for o in body if isinstance(o, t.AsyncWaitOp))
     assert wait.pending.value.data == stages - 2
     assert len(loop.results) == 5  # the accumulator, the read and write stages, the carried A and B fragments

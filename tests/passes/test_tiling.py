@@ -200,21 +200,21 @@ def test_form_is_the_contract():
 def test_default_output_text():
     text = str(tiled(CONTRACT_INPUT, "tile-tiling"))
     for line in (
-        "tile.launch = #tile.launch<grid = [?, 1, 1], block = [128, 1, 1], smem = 16384>",
-        "tile.tiling = {block = array<i64: 128, 128, 32>, warps = array<i64: 2, 2>, group = 8 : i64, "
-        "warp_tile = array<i64: 64, 64>, warp_layout = #tile.layout<(2,2):(2,1)>, "
-        "atom = #tile.mma_atom<mma_m16n8k16_f16>, atoms = array<i64: 4, 8, 2>}",
+        "tile.launch = #tile.launch<grid = [?, 1, 1], block = [256, 1, 1], smem = 16384>",
+        "tile.tiling = {block = array<i64: 128, 128, 32>, warps = array<i64: 4, 2>, group = 8 : i64, "
+        "warp_tile = array<i64: 32, 64>, warp_layout = #tile.layout<(4,2):(2,1)>, "
+        "atom = #tile.mma_atom<mma_m16n8k16_f16>, atoms = array<i64: 2, 8, 2>}",
         "%wm = arith.divui %warp, %c2 : index",
-        "%wrow = arith.muli %wm, %c64 : index",
+        "%wrow = arith.muli %wm, %c32 : index",
         "%wn = arith.remui %warp, %c2 : index",
         "%wcol = arith.muli %wn, %c64 : index",
         "%sa = tile.alloc : !tile.st<128x32xf16, (128,32):(32,1)>",
         "%sb = tile.alloc : !tile.st<32x128xf16, (32,128):(128,1)>",
-        "tile.copy %a[%row0, %k] -> %sa thr <(32,4):(4,1)> val <(1,8):(1,1)>",
-        "tile.copy %b[%k, %col0] -> %sb thr <(8,16):(16,1)> val <(1,8):(1,1)>",
-        "%d = tile.mma %ra, %rb, %acc_i atom <mma_m16n8k16_f16> : !tile.rt<64x32xf16>, !tile.rt<32x64xf16>",
+        "tile.copy %a[%row0, %k] -> %sa thr <(64,4):(4,1)> val <(1,8):(1,1)>",
+        "tile.copy %b[%k, %col0] -> %sb thr <(16,16):(16,1)> val <(1,8):(1,1)>",
+        "%d = tile.mma %ra, %rb, %acc_i atom <mma_m16n8k16_f16> : !tile.rt<32x32xf16>, !tile.rt<32x64xf16>",
         "%bias_v = tile.load %bias[%col] : !tile.gl<f32, [?]> -> !tile.rv<64xf32, col>",
-        "tile.store %out, %c[%row, %col] : !tile.rt<64x64xf16> -> !tile.gl<f16, [?, ?]>",
+        "tile.store %out, %c[%row, %col] : !tile.rt<32x64xf16> -> !tile.gl<f16, [?, ?]>",
     ):
         assert line in text, line
     assert "tile.matmul" not in text

@@ -27,6 +27,10 @@ and for ptxas 12.x/13.x to assemble."""
 def _nvptx_target() -> llvm.Target:
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
+    # 32-bit shared/local/constant addresses (the data layout gets p3:32:32): shared memory
+    # is < 4 GB, and 64-bit addresses would double the registers and adds of every
+    # ldmatrix/cp.async address. It must be set before the first target machine exists.
+    llvm.set_option("", "--nvptx-short-ptr")
     return llvm.Target.from_triple(NVPTX_TRIPLE)
 
 

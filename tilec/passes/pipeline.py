@@ -28,10 +28,8 @@ ahead::
     scf.for %k ... iter_args(%acc_i = %acc0, %rs = 0, %ws = N-1) {
       tile.async_wait N-2          // K tile i (in stage %rs) has landed for this thread
       tile.barrier                 // ... for every thread, and every warp is done with tile i-1
-      scf.if (%k + (N-1)*%bk < %ub) {
-        tile.async_copy ... -> stage %ws      // K tile i+N-1 into the stage tile i-1 used
-      }
-      tile.async_commit            // one group per iteration, even when empty
+      tile.async_copy ... -> stage %ws        // K tile i+N-1 into the stage tile i-1 used
+      tile.async_commit            // one group per iteration
       ... the computation on stage %rs ...
       scf.yield ..., (%rs + 1) mod N, %rs
     }
@@ -48,10 +46,14 @@ stage written in iteration ``i``, ``(i-1) mod N``, was last read by the
 computation of iteration ``i-1``, which every warp has finished once it is
 past the barrier of iteration ``i``: one barrier per iteration protects both
 directions, so the loop's trailing barrier is removed. K tiles past the end
-(``%k + (N-1)*%bk >= %ub``) are skipped, but their (empty) group is still
-committed, so the group count, and with it the wait arithmetic, is the same
+(``%k + (N-1)*%bk >= %ub``) are skipped in the prologue, but their (empty)
+group is still committed, so the group count, and with it the wait arithmetic, is the same
 in every iteration: ragged K (a last partial tile, read as zeros by the
 copy) and K smaller than ``(N-1)*BK`` (even K = 0) need nothing special.
+In the loop the copies are not guarded at all: a K tile past the end reads
+as zeros (a copy zero-fills outside its view, ``cp.async`` with a source
+size of 0) into a stage that is never read, and the body keeps no branch
+around its copies for the scheduler to stop at.
 Nothing is peeled: the epilogue is one ``tile.async_wait 0``.
 
 Choices:
@@ -379,11 +381,15 @@ def _k_ahead(k: SSAValue, step: SSAValue, ahead: int, consts: _Consts, ops: list
 
 
 def _guarded_copies(
-    plan: _Plan, bufs: list[SSAValue], k: SSAValue, stage: SSAValue, ub: SSAValue, ops: list[Operation], suffix: str
+    plan: _Plan, bufs: list[SSAValue], k: SSAValue, stage: SSAValue, ub: SSAValue, ops: list[Operation], suffix: str,
+    guard: bool = True,
 ) -> None:
-    """``scf.if (k < ub) { async copies of K tile k into stage }`` then ``tile.async_commit``."""
-    cond = arith.CmpiOp(k, ub, "slt")
-    cond.result.name_hint = f"more{suffix}"
+    """``scf.if (k < ub) { async copies of K tile k into stage }`` then ``tile.async_commit``.
+
+    ``guard=False`` issues the copies unconditionally: a K tile past the end
+    then reads as zeros (a copy zero-fills outside its view) into a stage
+    nobody reads, and the loop body has no branch around its copies.
+    """
     inner: list[Operation] = []
     iv = plan.loop.body.block.args[0]
     for copy, buf, slice_ops in zip(plan.copies, bufs, plan.slices):
@@ -397,8 +403,13 @@ def _guarded_copies(
         val = copy.val.data if copy.val is not None else None
         indices = [mapping.get(i, i) for i in copy.source_indices]
         inner.append(AsyncCopyOp(mapping.get(copy.source, copy.source), indices, view.result, thr, val))
-    inner.append(scf.YieldOp())
-    ops += [cond, scf.IfOp(cond.result, [], Region(Block(inner)))]
+    if guard:
+        cond = arith.CmpiOp(k, ub, "slt")
+        cond.result.name_hint = f"more{suffix}"
+        inner.append(scf.YieldOp())
+        ops += [cond, scf.IfOp(cond.result, [], Region(Block(inner)))]
+    else:
+        ops += inner
     ops.append(AsyncCommitOp())
 
 
@@ -465,7 +476,7 @@ def _pipeline(plan: _Plan, stages: int) -> scf.ForOp:
     Rewriter.insert_op(top, InsertPoint.at_start(body))
     issue: list[Operation] = []
     k_next = _k_ahead(iv, step, n - 1, consts, issue, "k_next")
-    _guarded_copies(plan, bufs, k_next, ws, ub, issue, "")
+    _guarded_copies(plan, bufs, k_next, ws, ub, issue, "", guard=False)
     reads: list[SSAValue] = []
     for buf in bufs:
         view = StageOp(buf, rs)
@@ -700,6 +711,17 @@ def carry_first_fragments(loop: scf.ForOp) -> scf.ForOp | None:
     nexts = loads(rs_next, mid, "next")
     Rewriter.insert_op(mid, InsertPoint.before(last))
     Rewriter.replace_op(yield_op, scf.YieldOp(*yield_op.operands, *nexts))
+    # The second step's loads of this tile go to the top of the body, ahead of the copies: ptxas
+    # cannot move an ldmatrix above a cp.async (both touch shared memory), and issued late
+    # they stall the mmas that follow.
+    order = list(body.ops)
+    early = [o for o in order[: order.index(first)] if isinstance(o, LoadOp) and o.source.owner in views]
+    hoist = {o for load in early for o in _slice_in(load.result, body)}
+    if all(is_side_effect_free(o) or isinstance(o, LoadOp) for o in hoist):
+        ordered = [o for o in body.ops if o in hoist]
+        for o in ordered:
+            o.detach()
+        Rewriter.insert_op(ordered, InsertPoint.at_start(body))
 
     loop.body.detach_block(body)
     new_loop = scf.ForOp(loop.lb, loop.ub, loop.step, [*loop.iter_args, *inits], Region(body))

@@ -58,7 +58,18 @@ the constant of a static extent); element (i, j) is at ``%x + i * stride0 +
 j * stride1`` elements, so strided (non-contiguous) views work; nothing is
 asked of strides or alignment beyond the element size: the kernel checks in
 its prologue whether a view allows 4/8/16-byte vectors and takes the element
-paths where it does not. Other arguments are kept. The kernel gets ``tile.registers = N``, the estimated
+paths where it does not.
+
+**Specialising on alignment** (Triton's ``tt.divisibility``). A ``!tile.gl``
+argument of the tile-level function may carry ``tile.aligned_rows = A``
+(bytes, a power of two at least the element size): *every row of the view
+is contiguous (innermost stride 1) and starts at a multiple of A bytes*
+(pointer and outer strides included). The kernel then knows every run of up
+to A bytes is a vector, drops the prologue checks and the element paths,
+and keeps only bounds predicates; the attribute goes onto the pointer
+parameter (``tile.aligned_rows = A``) so that the launcher checks the facts
+before each launch (:func:`tilec.gl_args.check_aligned_rows`) and refuses a
+view that breaks them. Other arguments are kept. The kernel gets ``tile.registers = N``, the estimated
 32-bit registers per thread (loop-carried fragments + the largest mma's
 operand fragments + an allowance for addresses); more than 255 is an error
 that names the largest tile.
@@ -118,6 +129,22 @@ SHARED_ALIGN = 128
 """Alignment (bytes) of every shared buffer the pass allocates."""
 
 GL_ATTR, DIM_ATTR, STRIDE_ATTR, DTYPE_ATTR, OUTPUT_ATTR = "tile.gl", "tile.dim", "tile.stride", "tile.dtype", "tile.output"
+ALIGNED_ROWS_ATTR = "tile.aligned_rows"
+
+
+def _aligned_rows(fn_name: str, index: int, attrs: DictionaryAttr, ty: GlobalType) -> int:
+    """The argument's ``tile.aligned_rows`` in bytes (0 when absent), checked."""
+    attr = attrs.data.get(ALIGNED_ROWS_ATTR)
+    if attr is None:
+        return 0
+    elem = element_bits(ty.element_type) // 8
+    value = attr.value.data if isinstance(attr, IntegerAttr) else None
+    if value is None or value < elem or value & (value - 1):
+        raise RegallocError(
+            f"@{fn_name}: argument #{index} ({ty}): {ALIGNED_ROWS_ATTR} must be an integer number of bytes, a power "
+            f"of two and at least the element size {elem}, got {attr}"
+        )
+    return value
 
 
 def _where(op: Operation) -> str:
@@ -256,6 +283,9 @@ class KernelLowering(MemoryLowering):
                 base = {DTYPE_ATTR: ty.element_type, GL_ATTR: StringAttr(name)}
                 if arg in written:
                     base[OUTPUT_ATTR] = UnitAttr()
+                aligned = _aligned_rows(self.name, i, old_attrs[i], ty)
+                if aligned:
+                    base[ALIGNED_ROWS_ATTR] = IntegerAttr(aligned, i64)
                 types.append(LLVMPointerType(IntAttr(1)))
                 attrs.append(DictionaryAttr(base))
                 names.append(name)
@@ -267,25 +297,26 @@ class KernelLowering(MemoryLowering):
                     types.append(i64)
                     attrs.append(DictionaryAttr({GL_ATTR: StringAttr(name), STRIDE_ATTR: IntegerAttr(d, i64)}))
                     names.append(f"{name}_stride{d}")
-                plan.append(("gl", arg, name, arg in written))
+                plan.append(("gl", arg, name, arg in written, aligned))
             elif isinstance(ty, IndexType | IntegerType | AnyFloat):
                 types.append(ty)
                 attrs.append(old_attrs[i])
                 names.append(name)
-                plan.append(("keep", arg, name, False))
+                plan.append(("keep", arg, name, False, 0))
             else:
                 raise RegallocError(f"@{self.name}: argument #{i} of type {ty} cannot be a kernel argument")
         block = Block(arg_types=types)
         for a, n in zip(block.args, names):
             a.name_hint = n
         pos = 0
-        for kind, arg, name, out in plan:
+        for kind, arg, name, out, aligned in plan:
             if kind == "gl":
                 ty = arg.type
                 r = ty.rank
                 self.vmap[arg] = GlobalArg(
                     name, block.args[pos], ty.element_type, ty.dims,
-                    list(block.args[pos + 1 : pos + 1 + r]), list(block.args[pos + 1 + r : pos + 1 + 2 * r]), out
+                    list(block.args[pos + 1 : pos + 1 + r]), list(block.args[pos + 1 + r : pos + 1 + 2 * r]), out,
+                    aligned,
                 )
                 pos += 1 + 2 * r
             else:

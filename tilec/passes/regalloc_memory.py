@@ -46,6 +46,7 @@ from xdsl.rewriter import InsertPoint
 from tilec.dialects import frag
 from tilec.dialects.tile.types import element_bits
 from tilec.layout import Layout, right_inverse
+from tilec.layout.int_tuple import flatten, is_tuple
 from tilec.passes.regalloc_analysis import VectorFragment, known_divisor
 from tilec.passes.regalloc_emit import Bool, Int
 from tilec.passes.regalloc_fragments import (
@@ -119,22 +120,27 @@ class MemoryLowering:
 
     # ------------------------------------------------------------ global memory
 
+    @staticmethod
+    def stride(g: GlobalArg, dim: int) -> Int:
+        """Stride ``dim`` of ``g``: 1 for the rows that ``tile.aligned_rows`` promises contiguous."""
+        return 1 if g.aligned_rows and dim == g.rank - 1 else g.strides[dim]
+
     def global_ptr(self, g: GlobalArg, coords: list[Int]) -> SSAValue:
         em = self.em
-        off = em.sum([em.mul(c, s, i64) for c, s in zip(coords, g.strides)], i64)
+        off = em.sum([em.mul(c, self.stride(g, d), i64) for d, c in enumerate(coords)], i64)
         return em.gep(g.ptr, off, g.element_type, i64)
 
     def next_ptr(self, g: GlobalArg, ptr: SSAValue, dim: int, j: int) -> SSAValue:
         """``ptr`` moved by ``j`` elements along dimension ``dim`` (its stride)."""
-        return self.em.gep(ptr, self.em.mul(g.strides[dim], j, i64), g.element_type, i64)
+        return self.em.gep(ptr, self.em.mul(self.stride(g, dim), j, i64), g.element_type, i64)
 
     def in_bounds(self, g: GlobalArg, i: int, c: Int) -> Bool:
         return self.em.cmp("ult", c, g.extent(i), i64)
 
     def vec_ok(self, g: GlobalArg, n: int) -> Bool:
         """Runs of ``n`` elements of each row are aligned ``n * size`` -byte vectors (once per kernel)."""
-        if n == 1:
-            return True
+        if n == 1 or (g.aligned_rows and g.aligned_rows % (n * g.element_bytes) == 0):
+            return True  # promised by tile.aligned_rows (checked by the launcher)
         em = self.em
 
         def make():
@@ -370,15 +376,20 @@ class MemoryLowering:
                     continue
                 check_ldmatrix(fr, plan)
                 regs: list[SSAValue | None] = [None] * fr.num_registers
+                bases: list[tuple[int, SSAValue]] = []
                 for ld in plan:
                     lanes = [ld.lane_row(lane) for lane in range(WARP)]
                     fx = linear_fields([x for x, _ in lanes])
                     fy = linear_fields([y for _, y in lanes])
                     if fx is None or fy is None:
                         raise FragmentError("ldmatrix lane rows are not bit-linear (a bug in tilec)")
-                    row = em.sum([origin[0], fx[0], self.lane_value(fx[1])], i32)
-                    col = em.sum([origin[1], fy[0], self.lane_value(fy[1])], i32)
-                    ptr = self.shared_ptr(src, row, col)
+                    ptr = self._translated(src, bases, fx[0], fy[0])
+                    if ptr is None:
+                        row = em.sum([origin[0], fx[0], self.lane_value(fx[1])], i32)
+                        col = em.sum([origin[1], fy[0], self.lane_value(fy[1])], i32)
+                        ptr = self.shared_ptr(src, row, col)
+                        if (delta := _linear_offset(src, fx[0], fy[0])) is not None:
+                            bases.append((delta, ptr))
                     got = em.insert(frag.LdMatrixOp(ptr, ld.num, ld.trans)).results
                     for r, v in zip(ld.registers, got):
                         regs[r] = v
@@ -386,6 +397,24 @@ class MemoryLowering:
         # element by element (vectors where runs are contiguous)
         scalars = self.load_shared_values(src, origin, div, fr, list(range(fr.num_values)), elem)
         return Regs(fr, elem, self.pack_registers(fr, elem, scalars))
+
+    def _translated(self, src: SharedBuf, bases: list[tuple[int, SSAValue]], row: int, col: int) -> SSAValue | None:
+        """The address of a lane's element at static offset (row, col), as an earlier address plus a constant.
+
+        ``Sw(o + d) = Sw(o) + d`` when ``d`` is a multiple of the swizzle's
+        period (the XOR reads and writes only bits below it), so the
+        ``ldmatrix`` of another 16-row block reuses the first one's address
+        with an immediate offset instead of a register of its own.
+        """
+        delta = _linear_offset(src, row, col)
+        if delta is None:
+            return None
+        _, _, sw = shared_swizzle(src.type.layout)
+        period = sw.size() if sw is not None else 1
+        for base_delta, base in bases:
+            if (delta - base_delta) % period == 0:
+                return self.em.gep(base, delta - base_delta, src.element_type, i32)
+        return None
 
     def load_shared_values(self, src: SharedBuf, origin: list[Int], div: list[int], fr: Fragment,
                            values: list[int], elem: Attribute) -> list[SSAValue]:
@@ -581,6 +610,17 @@ class MemoryLowering:
                 out += [em.insert(vector.ExtractOp(vec, [j], value.element_type)).results[0] for j in range(2)]
             value.cache["scalars"] = out
         return value.cache["scalars"]
+
+
+def _linear_offset(buf: SharedBuf, row: int, col: int) -> int | None:
+    """``L(row, col) - L(0, 0)`` before the swizzle when both modes of the shared layout are single
+    leaves (then ``L`` is linear in each coordinate), else None."""
+    layout, _, _ = shared_swizzle(buf.type.layout)
+    modes = [layout[0], layout[1]]
+    if any(is_tuple(m.shape) and len(flatten(m.shape)) != 1 for m in modes):
+        return None
+    strides = [flatten(m.stride)[0] if is_tuple(m.stride) else m.stride for m in modes]
+    return row * strides[0] + col * strides[1]
 
 
 def _as_vec1(em, r: SSAValue) -> SSAValue:

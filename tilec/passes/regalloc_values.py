@@ -32,6 +32,8 @@ class GlobalArg:
     dims: list[SSAValue]
     strides: list[SSAValue]
     written: bool = False
+    aligned_rows: int = 0
+    """Bytes every row is known to be contiguous and aligned to (``tile.aligned_rows``), 0 if unknown."""
 
     @property
     def rank(self) -> int:

@@ -66,6 +66,11 @@ VECTOR_BYTES = 16
 
 DEFAULT_BLOCK = (128, 128, 32)
 DEFAULT_WARPS = (2, 2)
+LARGE_BLOCK_WARPS = (4, 2)
+MAX_DEFAULT_WARP_TILE = 32 * 64
+"""Default warps: 2x2, or 4x2 once 2x2 would give warp tiles above 32x64 elements: a 64x64 f32
+accumulator, its fragments and the carried next-tile fragments of tile-pipeline do not fit in 255
+registers without spilling on every epilogue, so the default (128x128 blocks) takes 8 warps."""
 DEFAULT_THREAD_TILE = (8, 8)
 
 
@@ -300,7 +305,11 @@ def plan_tiling(
     simt = chosen is FMA_F32
     tt = _positive("thread_tile", thread_tile, 2, "TM,TN") if simt else None
     if warps is None:
-        warps = _simt_warps(block, tt) if simt else DEFAULT_WARPS
+        if simt:
+            warps = _simt_warps(block, tt)
+        else:
+            big = block[0] * block[1] // (DEFAULT_WARPS[0] * DEFAULT_WARPS[1]) > MAX_DEFAULT_WARP_TILE
+            warps = LARGE_BLOCK_WARPS if big and block[0] % 64 == 0 else DEFAULT_WARPS
     warps = _positive("warps", warps, 2, "WM,WN")
     bm, bn, bk = block
     wm, wn = warps

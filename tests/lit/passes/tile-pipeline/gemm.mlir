@@ -14,10 +14,10 @@
 // (tile.async_copy, one commit group per K tile, skipped past K but still
 // committed); every iteration waits for its stage (tile.async_wait N-2),
 // synchronises once, issues K tile i+N-1 into the stage the previous
-// iteration read, commits, and computes on its stage; the loop carries the
+// iteration read (unguarded: past K it reads zeros), commits, and computes on its stage; the loop carries the
 // read and write stage. With register double-buffering (default) the warp's
-// 32-wide K tile is two m16n8k16 K steps and the second step's loads come before
-// the first mma; the first step's fragments of the next K tile are loaded
+// 32-wide K tile is two m16n8k16 K steps and the second step's loads come first
+// in the body (ahead of the copies); the first step's fragments of the next K tile are loaded
 // before the last mma of this one (the wait and barrier move there) and are
 // carried across the back-edge as iter_args, the first tile's loaded before
 // the loop. stages=1 leaves the loop synchronous; running the pass twice
@@ -121,20 +121,17 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
 // S3-NEXT:  %sb_first = tile.stage %sb[%c0] : !tile.st<3x32x64xf16, (3,32,64):(2048,64,1)> -> !tile.st<32x64xf16, (32,64):(64,1)>
 // S3-NEXT:  %rb0_first = tile.load %sb_first[%c0, %wcol] : !tile.st<32x64xf16, (32,64):(64,1)> -> !tile.rt<16x32xf16>
 // S3-NEXT:  %acc, %rs_end, %ws_end, %ra0_end, %rb0_end = scf.for %k = %c0 to %K step %c32 iter_args(%acc_i = %zero, %rs = %c0, %ws = %c2, %ra0_c = %ra0_first, %rb0_c = %rb0_first) -> (!tile.rt<32x32xf32>, index, index, !tile.rt<32x16xf16>, !tile.rt<16x32xf16>) {
-// S3-NEXT:  %k_next = arith.addi %k, %c64 : index
-// S3-NEXT:  %more = arith.cmpi slt, %k_next, %K : index
-// S3-NEXT:  scf.if %more {
-// S3-NEXT:  %sa_w = tile.stage %sa[%ws] : !tile.st<3x64x32xf16, (3,64,32):(2048,32,1)> -> !tile.st<64x32xf16, (64,32):(32,1)>
-// S3-NEXT:  tile.async_copy %a[%row0, %k_next] -> %sa_w thr <(32,4):(4,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<64x32xf16, (64,32):(32,1)>
-// S3-NEXT:  %sb_w = tile.stage %sb[%ws] : !tile.st<3x32x64xf16, (3,32,64):(2048,64,1)> -> !tile.st<32x64xf16, (32,64):(64,1)>
-// S3-NEXT:  tile.async_copy %b[%k_next, %col0] -> %sb_w thr <(16,8):(8,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<32x64xf16, (32,64):(64,1)>
-// S3-NEXT:  }
-// S3-NEXT:  tile.async_commit
 // S3-NEXT:  %sa_r = tile.stage %sa[%rs] : !tile.st<3x64x32xf16, (3,64,32):(2048,32,1)> -> !tile.st<64x32xf16, (64,32):(32,1)>
 // S3-NEXT:  %sb_r = tile.stage %sb[%rs] : !tile.st<3x32x64xf16, (3,32,64):(2048,64,1)> -> !tile.st<32x64xf16, (32,64):(64,1)>
 // S3-NEXT:  %c16 = arith.constant 16 : index
 // S3-NEXT:  %ra1 = tile.load %sa_r[%wrow, %c16] : !tile.st<64x32xf16, (64,32):(32,1)> -> !tile.rt<32x16xf16>
 // S3-NEXT:  %rb1 = tile.load %sb_r[%c16, %wcol] : !tile.st<32x64xf16, (32,64):(64,1)> -> !tile.rt<16x32xf16>
+// S3-NEXT:  %k_next = arith.addi %k, %c64 : index
+// S3-NEXT:  %sa_w = tile.stage %sa[%ws] : !tile.st<3x64x32xf16, (3,64,32):(2048,32,1)> -> !tile.st<64x32xf16, (64,32):(32,1)>
+// S3-NEXT:  tile.async_copy %a[%row0, %k_next] -> %sa_w thr <(32,4):(4,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<64x32xf16, (64,32):(32,1)>
+// S3-NEXT:  %sb_w = tile.stage %sb[%ws] : !tile.st<3x32x64xf16, (3,32,64):(2048,64,1)> -> !tile.st<32x64xf16, (32,64):(64,1)>
+// S3-NEXT:  tile.async_copy %b[%k_next, %col0] -> %sb_w thr <(16,8):(8,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<32x64xf16, (32,64):(64,1)>
+// S3-NEXT:  tile.async_commit
 // S3-NEXT:  %d0 = tile.mma %ra0_c, %rb0_c, %acc_i atom <mma_m16n8k16_f16> : !tile.rt<32x16xf16>, !tile.rt<16x32xf16>, !tile.rt<32x32xf32> -> !tile.rt<32x32xf32>
 // S3-NEXT:  %rs_inc = arith.addi %rs, %c1 : index
 // S3-NEXT:  %wrap = arith.cmpi eq, %rs_inc, %c3 : index
@@ -182,13 +179,10 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
 // NC-NEXT:  tile.async_wait 1
 // NC-NEXT:  tile.barrier
 // NC-NEXT:  %k_next = arith.addi %k, %c64 : index
-// NC-NEXT:  %more = arith.cmpi slt, %k_next, %K : index
-// NC-NEXT:  scf.if %more {
 // NC-NEXT:  %sa_w = tile.stage %sa[%ws] : !tile.st<3x64x32xf16, (3,64,32):(2048,32,1)> -> !tile.st<64x32xf16, (64,32):(32,1)>
 // NC-NEXT:  tile.async_copy %a[%row0, %k_next] -> %sa_w thr <(32,4):(4,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<64x32xf16, (64,32):(32,1)>
 // NC-NEXT:  %sb_w = tile.stage %sb[%ws] : !tile.st<3x32x64xf16, (3,32,64):(2048,64,1)> -> !tile.st<32x64xf16, (32,64):(64,1)>
 // NC-NEXT:  tile.async_copy %b[%k_next, %col0] -> %sb_w thr <(16,8):(8,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<32x64xf16, (32,64):(64,1)>
-// NC-NEXT:  }
 // NC-NEXT:  tile.async_commit
 // NC-NEXT:  %sa_r = tile.stage %sa[%rs] : !tile.st<3x64x32xf16, (3,64,32):(2048,32,1)> -> !tile.st<64x32xf16, (64,32):(32,1)>
 // NC-NEXT:  %sb_r = tile.stage %sb[%rs] : !tile.st<3x32x64xf16, (3,32,64):(2048,64,1)> -> !tile.st<32x64xf16, (32,64):(64,1)>
@@ -224,13 +218,10 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
 // S2-NEXT:    tile.async_wait 0
 // S2-NEXT:    tile.barrier
 // S2-NEXT:    %k_next = arith.addi %k, %c32 : index
-// S2-NEXT:    %more = arith.cmpi slt, %k_next, %K : index
-// S2-NEXT:    scf.if %more {
-// S2-NEXT:      %sa_w = tile.stage %sa[%ws]
-// S2-NEXT:      tile.async_copy %a[%row0, %k_next] -> %sa_w
-// S2-NEXT:      %sb_w = tile.stage %sb[%ws]
-// S2-NEXT:      tile.async_copy %b[%k_next, %col0] -> %sb_w
-// S2-NEXT:    }
+// S2-NEXT:    %sa_w = tile.stage %sa[%ws]
+// S2-NEXT:    tile.async_copy %a[%row0, %k_next] -> %sa_w
+// S2-NEXT:    %sb_w = tile.stage %sb[%ws]
+// S2-NEXT:    tile.async_copy %b[%k_next, %col0] -> %sb_w
 // S2-NEXT:    tile.async_commit
 // S2-NEXT:    %sa_r = tile.stage %sa[%rs]
 // S2-NEXT:    %sb_r = tile.stage %sb[%rs]
