@@ -46,3 +46,12 @@ func.func @chain(%c: !tile.gl<f32, [?, ?]>)
   func.return
 }
 // CHECK: error: tile-regalloc: register tile %d needs two fragments
+
+// -----
+
+// tile.aligned_rows must be a power-of-two number of bytes, at least the element size.
+func.func @odd(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 3 : i64})
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+  func.return
+}
+// CHECK: error: tile-regalloc: @odd: argument #0 (!tile.gl<f16, [?, ?]>): tile.aligned_rows must be an integer number of bytes, a power of two and at least the element size 2, got 3 : i64

@@ -1,0 +1,27 @@
+// RUN: tile-opt %s -p tile-regalloc | filecheck %s
+
+// tile.aligned_rows = 16 on a !tile.gl argument promises that every row of the
+// view is contiguous and starts on a 16-byte boundary (checked by the launcher).
+// The copy of a 16x16 f16 window then needs no prologue check (no ptrtoint of
+// the base pointer, no urem of the stride) and no element path: each run of
+// 8 elements is one cp.async whose source size comes from the bounds only,
+// and the inner stride is the constant 1 (no multiply by %a_stride1).
+// The promise goes onto the pointer parameter, for the launcher.
+func.func @copy(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %c: !tile.gl<f16, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 512>} {
+  %c0 = arith.constant 0 : index
+  %s = tile.alloc : !tile.st<16x16xf16>
+  tile.async_copy %a[%c0, %c0] -> %s thr <(16,2):(2,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<16x16xf16>
+  tile.async_commit
+  tile.async_wait 0
+  tile.barrier
+  %r = tile.load %s : !tile.st<16x16xf16> -> !tile.rt<16x16xf16>
+  tile.store %r, %c[%c0, %c0] : !tile.rt<16x16xf16> -> !tile.gl<f16, [?, ?]>
+  func.return
+}
+// CHECK:      func.func @copy(%a: !llvm.ptr<1> {tile.dtype = f16, tile.gl = "a", tile.aligned_rows = 16 : i64}{{.*}}
+// CHECK-NOT:  ptrtoint %a
+// CHECK-NOT:  scf.if
+// CHECK-NOT:  %a_stride1
+// CHECK:      frag.cp_async "cg" {{.*}}, 16, %{{[0-9]+}} : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK-NEXT: frag.cp_async_commit
