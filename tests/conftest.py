@@ -5,17 +5,25 @@ through ``tilec.codegen.ptx.ptx_from_llvm_ir``) is recorded, and at the end
 of the session each one is assembled by ptxas: for sm_90, and also for sm_80
 when it was emitted for sm_80. A PTX that ptxas rejects fails the run with
 ptxas's message, so no test can produce PTX that only looks right.
+
+``TILEC_VERIFY_EACH=1`` is set for the whole run (see below).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from tilec.codegen.ptxas import PtxasError, assemble, find_ptxas
+
+# tilec.compile verifies the IR once, after the whole pipeline; the tests verify it after
+# every pass (also in the tools and scripts they start), so that a pass that breaks the IR
+# fails the test that ran it, naming the pass.
+os.environ.setdefault("TILEC_VERIFY_EACH", "1")
 
 _produced: dict[str, str] = {}  # PTX text -> the nodeid of the test that made it first
 _current_test = ["(collection)"]

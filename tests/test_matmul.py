@@ -19,6 +19,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import ctypes
 import sys
 from pathlib import Path
@@ -33,7 +35,7 @@ from tilec.api import make_context
 from tilec.codegen.ptxas import find_ptxas, kernel_resources
 from tilec.dialects.tile.ops import MatmulOp, YieldOp
 from tilec.gl_args import GlView, expand, gl_params
-from tilec.matmul_config import CONFIGS, MatmulConfig, choose_config
+from tilec.matmul_config import ALIGNED_CONFIGS, CONFIGS, MatmulConfig, choose_config
 from tilec.runtime import NoDeviceError, has_device
 
 HERE = Path(__file__).resolve().parent
@@ -586,3 +588,75 @@ def test_matmul_end_to_end_on_the_fake_driver(fake_gpu):
     assert tilec.matmul(a, b, bias=bias, activation="relu", out=wide_c[:, ::2]) is not None
     assert np.isnan(wide_c[:, 1::2]).all() and _rel_error(wide_c[:, ::2], _reference(a, b, bias=bias, activation="relu")) < 2e-3
     assert len(fake_gpu.launches) == 1
+
+
+# ---------------------------------------------------------------- the aligned-rows specialisation
+
+
+@pytest.mark.parametrize("case,aligned", [
+    (dict(a=FakeCudaArray((64, 32)), b=FakeCudaArray((32, 48)), out=FakeCudaArray((64, 48))), True),
+    (dict(a=FakeCudaArray((64, 32)), b=FakeCudaArray((48, 32)), trans_b=True, out=FakeCudaArray((64, 48))), True),
+    (dict(a=FakeCudaArray((64, 30)), b=FakeCudaArray((30, 48)), out=FakeCudaArray((64, 48))), False),  # K*2 bytes
+    (dict(a=FakeCudaArray((64, 32), address=0x7F0000100008), b=FakeCudaArray((32, 48)),
+          out=FakeCudaArray((64, 48))), False),  # address
+    (dict(a=FakeCudaArray((64, 32), strides=(36, 1)), b=FakeCudaArray((32, 48)), out=FakeCudaArray((64, 48))),
+     False),  # row stride of 72 bytes
+    (dict(a=FakeCudaArray((64, 32)), b=FakeCudaArray((32, 48)), out=FakeCudaArray((64, 48)),
+          bias=FakeCudaArray((48,), "float32", strides=(2,))), False),  # bias not contiguous
+    (dict(a=np.zeros((64, 32), np.float16), b=np.zeros((32, 48), np.float16)), False),  # host arrays
+])
+def test_aligned_specialisation_is_chosen_only_when_every_view_allows_it(case, aligned):
+    plan = _plan(**case)
+    assert plan.spec.aligned is aligned
+    assert plan.spec.kernel_name.endswith("_a16") is aligned
+    if aligned:
+        assert plan.config == choose_config(64, 48, 32, "float16", aligned=True)
+
+
+def test_aligned_kernel_carries_and_checks_the_promise():
+    from tilec.gl_args import aligned_rows_problem, check_aligned_rows
+
+    spec = mm.MatmulSpec("float16", "float16", aligned=True)
+    (fn,) = [op for op in mm.build_module(spec).ops if isinstance(op, func.FuncOp)]
+    assert [str(d) for d in fn.arg_attrs.data] == ["{tile.aligned_rows = 16 : i64}"] * 3
+    kernel = mm.compile_matmul(spec, CONFIGS[("mma", "small")], arch="sm_80")
+    assert [(g.name, g.aligned_rows, g.element_bytes) for g in kernel.gl_params] == [
+        ("a", 16, 2), ("b", 16, 2), ("c", 16, 2)]
+    a, b, c = (np.zeros((64, 64), np.float16) for _ in range(3))
+    check_aligned_rows(kernel.gl_params, expand(kernel, a, b, c), kernel.name)  # fine
+    g = kernel.gl_params[0]
+    assert aligned_rows_problem(g, 0x1000, (64, 64), (64, 1)) is None
+    assert "innermost stride is 2" in aligned_rows_problem(g, 0x1000, (64, 64), (128, 2))
+    assert "not a multiple of 16 bytes" in aligned_rows_problem(g, 0x1008, (64, 64), (64, 1))
+    assert "stride 0 is 60 elements = 120 bytes" in aligned_rows_problem(g, 0x1000, (64, 60), (60, 1))
+    assert "rows are 60 elements = 120 bytes" in aligned_rows_problem(g, 0x1000, (64, 60), (64, 1))
+    wide = np.zeros((64, 68), np.float16)[:, :64]  # rows of 64 elements, 136 bytes apart
+    with pytest.raises(ValueError, match=r"kernel 'matmul_f16_nn_f16_a16': gl argument 'a' was compiled with "
+                                         r"tile.aligned_rows = 16 .* but stride 0 is 68 elements"):
+        kernel.validate(*expand(kernel, wide, b, c))
+
+
+@pytest.mark.parametrize("shape,how_a,how_b,bias_dtype,size", [
+    ((72, 40, 56), "row", "row", None, "medium"),
+    ((40, 24, 136), "col", "trans", np.float32, "short"),
+    ((8, 16, 264), "row", "col", np.float16, "decode"),
+    ((136, 72, 72), "row", "row", np.float32, "large"),
+])
+def test_aligned_kernels_mean_the_same_in_the_interpreter(shape, how_a, how_b, bias_dtype, size):
+    """Ragged shapes that keep every row a whole number of 16-byte vectors, through each aligned config."""
+    from tilec.interp import run
+
+    m, n, k = shape
+    rng = np.random.default_rng(m + 3 * n + 7 * k)
+    a, ta = _operand(rng, m, k, how_a, np.float16)
+    b, tb = _operand(rng, k, n, how_b, np.float16)
+    bias = None if bias_dtype is None else rng.standard_normal(n).astype(bias_dtype)
+    plan = _plan(a, b, trans_a=ta, trans_b=tb, bias=bias, activation="relu", config=ALIGNED_CONFIGS[size])
+    plan = dataclasses.replace(plan, spec=dataclasses.replace(plan.spec, aligned=True))
+    module, fn = _fragment_level(plan)
+    out = np.full((m, n), np.nan, np.float16)
+    args = expand(gl_params(fn), *plan.views(out), signature_length=len(fn.args))
+    run(module, fn.sym_name.data, *args, grid=(plan.grid, 1, 1))
+    ref = _reference(a, b, ta, tb, bias, "relu")
+    assert not np.isnan(out).any()
+    assert _rel_error(out, ref) < 2e-3

@@ -8,13 +8,15 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from tilec.api import CompilationError, CompiledKernel, compile
+    from tilec.autotune import autotune  # tilec.autotune: the module, callable as the function
     from tilec.matmul import matmul, matmul_kernel  # tilec.matmul: the module, callable as the function
     from tilec.matmul_config import MatmulConfig
 
-__all__ = ["CompilationError", "CompiledKernel", "MatmulConfig", "__version__", "compile", "matmul", "matmul_kernel"]
+__all__ = ["CompilationError", "CompiledKernel", "MatmulConfig", "__version__", "autotune", "compile", "matmul",
+           "matmul_kernel"]
 
 _API = ("compile", "CompiledKernel", "CompilationError")
-_MATMUL = ("matmul", "matmul_kernel")
+_SUBMODULE_FUNCTIONS = ("matmul", "autotune")
 
 
 def __getattr__(name: str) -> Any:
@@ -24,13 +26,17 @@ def __getattr__(name: str) -> Any:
         from tilec import api
 
         return getattr(api, name)
-    if name in _MATMUL:
-        # tilec.matmul is the module tilec/matmul.py, callable as the function (importing
-        # a submodule sets the package attribute, so the two names could not differ)
+    if name in _SUBMODULE_FUNCTIONS:
+        # tilec.matmul and tilec.autotune are the modules tilec/matmul.py and tilec/autotune.py,
+        # callable as their functions (importing a submodule sets the package attribute, so the
+        # two names could not differ)
         import importlib
 
-        module = importlib.import_module("tilec.matmul")
-        return module if name == "matmul" else getattr(module, name)
+        return importlib.import_module(f"tilec.{name}")
+    if name == "matmul_kernel":
+        from tilec.matmul import matmul_kernel
+
+        return matmul_kernel
     if name == "MatmulConfig":
         from tilec.matmul_config import MatmulConfig
 

@@ -14,6 +14,17 @@ its cubin is built once, on first need, through the on-disk cubin cache
 keyed by (source IR text, pipeline, arch, tool versions), so another process
 compiling the same source finds it there.
 
+The result itself is cached on disk too (:mod:`tilec.compile_cache`, next
+to the cubins): compiling a source that was compiled before, by this
+process or another, with the same pipeline, arch, opt level and kernel
+choice and the same tilec sources, reads one file instead of running the
+passes and LLVM (milliseconds instead of about a second).
+
+The IR is verified as given and once after the whole pipeline (while LLVM
+runs, in another thread); ``TILEC_VERIFY_EACH=1`` verifies it after every
+pass instead (the test suite does), so that a pass that breaks the IR is
+named.
+
 Every problem with the source (unreadable file, parse error, invalid IR, a
 pass that fails, no or several kernels) raises :class:`CompilationError`
 whose message says what and where (``file:line:col`` for parse errors), not
@@ -48,8 +59,13 @@ from tilec.codegen.arch import ACCEPTED_ARCHS, check_arch
 from tilec.codegen.llvm_ops import load_llvm_extensions
 from tilec.codegen.llvm_translate import KERNEL_ATTR
 from tilec.codegen.ptx import compile_module
+from tilec.compile_cache import CompileCache, compile_key
+from tilec.compile_cache import enabled_by_env as compile_cache_enabled
+from tilec.compile_cache import encode as encode_entry
 from tilec.dialects.tile.attributes import DYNAMIC, LaunchAttr
+from tilec.gl_args import check_aligned_rows
 from tilec.passes.lowering.gpu import LAUNCH_ATTR
+from tilec.passes.registry import VERIFY_EACH_ENV, verify_each_requested
 from tilec.runtime import CubinCache, Kernel, NoDeviceError, Param, has_device, no_device_reason
 
 DEFAULT_PIPELINE = "tile-to-llvm"
@@ -130,19 +146,28 @@ def _diagnostic(e: DiagnosticException, name: str, what: str) -> str:
     return "\n".join([text, *(f"{name}: note: {n}" for n in notes)])
 
 
-def _run_pipeline(ctx: Context, module: ModuleOp, pipeline: str, name: str) -> None:
-    from tilec.passes.registry import PipelineError, build_pipeline
+def _run_pipeline(ctx: Context, module: ModuleOp, pipeline: str, name: str, verify_each: bool) -> str | None:
+    """Run the passes; with ``verify_each`` verify the IR after each (inner passes too).
+
+    Returns what produced the IR that is not verified yet (``"pass 'x'"`` or
+    ``"pipeline 'x,y'"``; None with ``verify_each``): see :func:`_verify_output`.
+    """
+    from tilec.passes.registry import PipelineError, PipelinePass, build_pipeline, verifying_inner_passes
 
     running: list[str] = []
+    ran: list[str] = []
 
     def verify_after(previous: ModulePass | None, op: ModuleOp, next_: ModulePass | None) -> None:
         running[:] = []
-        if previous is not None:
+        # a pipeline pass that verifies its inner passes has verified its output already
+        if previous is not None and verify_each and not isinstance(previous, PipelinePass):
             try:
                 op.verify()
             except DiagnosticException as e:
                 e.add_note(f"the IR produced by pass '{previous.name}' does not verify")
                 raise
+        if previous is not None:
+            ran.append(previous.name)
         if next_ is not None:
             running.append(next_.name)
 
@@ -151,10 +176,27 @@ def _run_pipeline(ctx: Context, module: ModuleOp, pipeline: str, name: str) -> N
     except PipelineError as e:
         raise CompilationError(f"invalid pipeline '{pipeline}':\n{e}", "pipeline") from None
     try:
-        passes.apply(ctx, module)
+        with verifying_inner_passes(verify_each):
+            passes.apply(ctx, module)
     except DiagnosticException as e:
         if running:
             e.add_note(f"while running pass '{running[0]}'")
+        raise CompilationError(_diagnostic(e, name, ""), "pipeline") from None
+    if verify_each or not ran:
+        return None
+    return f"pass '{ran[0]}'" if len(ran) == 1 else f"pipeline '{pipeline}'"
+
+
+def _verify_output(module: ModuleOp, producer: str | None, name: str) -> None:
+    """Verify what the pipeline produced (unless it was verified pass by pass): a
+    :class:`CompilationError` of stage ``pipeline`` naming ``producer`` if it does not verify."""
+    if producer is None:
+        return
+    try:
+        module.verify()
+    except DiagnosticException as e:
+        e.add_note(f"the IR produced by {producer} does not verify "
+                   f"(set {VERIFY_EACH_ENV}=1 to verify after every pass)")
         raise CompilationError(_diagnostic(e, name, ""), "pipeline") from None
 
 
@@ -317,6 +359,7 @@ class CompiledKernel:
                  gl_params: Sequence[Any] = ()):
         self.name = name
         self.gl_params = tuple(gl_params)
+        self._aligned = tuple(g for g in self.gl_params if getattr(g, "aligned_rows", 0))
         self.asm = asm
         self.signature = tuple(signature)
         self.arch = arch
@@ -342,8 +385,13 @@ class CompiledKernel:
     def validate(self, *args: Any, stream: Any = None) -> None:
         """Check ``args`` against the signature (TypeError/ValueError), touching no GPU."""
         self._ptx_kernel.validate(*args, stream=stream)
+        if self._aligned:
+            check_aligned_rows(self._aligned, args, self.name)
 
     def _dims(self, grid: Any, block: Any) -> tuple[Any, Any]:
+        """(grid, block): the given ones, else ``#tile.launch``'s (a TypeError when there are none)."""
+        if grid is not None and block is not None:
+            return grid, block
         d = self.launch_defaults
         if grid is None:
             if d.grid is None or any(g is None for g in d.grid):
@@ -358,16 +406,25 @@ class CompiledKernel:
 
     def launch(self, *args: Any, grid: Any = None, block: Any = None, shared_mem: int | None = None,
                stream: Any = None) -> None:
-        """Check the arguments, then launch (building the cubin on first use)."""
+        """Check the arguments, then launch (building the cubin on first use).
+
+        Until the kernel is loaded, the arguments are checked here first, so
+        that a bad call fails before a cubin is built and before
+        :class:`NoDeviceError`. After that the runtime kernel's launch checks
+        them (once: on its fast path for torch tensors and Python numbers).
+        """
         grid, block = self._dims(grid, block)
         if shared_mem is None:
             shared_mem = self.launch_defaults.shared_mem
-        self.validate(*args, stream=stream)
-        if not has_device():
-            raise NoDeviceError(no_device_reason() or "no GPU")
-        if self._runtime is None:
-            self._runtime = Kernel.from_cubin(self.cubin(), self.name, self.signature, cache=False)
-        self._runtime.launch(*args, grid=grid, block=block, shared_mem=shared_mem, stream=stream)
+        if self._aligned:
+            check_aligned_rows(self._aligned, args, self.name)
+        runtime = self._runtime
+        if runtime is None:
+            self.validate(*args, stream=stream)
+            if not has_device():
+                raise NoDeviceError(no_device_reason() or "no GPU")
+            runtime = self._runtime = Kernel.from_cubin(self.cubin(), self.name, self.signature, cache=False)
+        runtime.launch(*args, grid=grid, block=block, shared_mem=shared_mem, stream=stream)
 
     __call__ = launch
 
@@ -386,8 +443,10 @@ def compile(  # noqa: A001 - the public name the API promises
     ``pipeline``: passes in ``tile-opt -p`` syntax; ``arch``: ``sm_80``,
     ``sm_86``, ``sm_89`` or ``sm_90`` (default: the GPU's, else sm_80);
     ``cache``: a :class:`~tilec.runtime.CubinCache` or a folder for one, None
-    for the default on-disk cache, False for none; ``kernel``: which kernel,
-    when the module has several. A given ModuleOp is not modified.
+    for the default on-disk cache, False for none (the compile cache of
+    :mod:`tilec.compile_cache` lives in the same folder and is off with it);
+    ``kernel``: which kernel, when the module has several. A given ModuleOp
+    is not modified (its printed text is the cache key's source).
     """
     if arch is not None:
         check_arch(arch)
@@ -396,39 +455,67 @@ def compile(  # noqa: A001 - the public name the API promises
     if isinstance(cache, (str, os.PathLike)):
         cache = CubinCache(cache)
     text, name, given = _read(source)
+    arch = arch or default_arch()
+    kernels = _compile_cache(cache)
+    key = None
+    if kernels is not None:
+        key = compile_key(source=text, pipeline=pipeline, arch=arch, opt_level=opt_level, kernel=kernel)
+        entry = kernels.load(key)
+        if entry is not None:
+            return CompiledKernel(
+                name=entry["name"],
+                asm={"tile": text, "llvm": entry["llvm"], "ptx": entry["ptx"]},
+                signature=entry["signature"],
+                arch=arch,
+                launch=entry["launch"],
+                pipeline=f"{pipeline} opt_level={opt_level}",
+                cache=cache,
+                gl_params=entry["gl_params"],
+            )
     ctx = make_context()
     module = given.clone() if given is not None else _parse(ctx, text, name)
     try:
         module.verify()
     except DiagnosticException as e:
         raise CompilationError(_diagnostic(e, name, "invalid IR: "), "verify") from None
-    _run_pipeline(ctx, module, pipeline, name)
+    producer = _run_pipeline(ctx, module, pipeline, name, verify_each_requested())
+    pending = [producer is not None]
+
+    def verify_output() -> None:
+        # once: the pipeline's output when it was not verified pass by pass
+        if pending[0]:
+            pending[0] = False
+            _verify_output(module, producer, name)
 
     from tilec.codegen.targets import NotLLVMError, require_llvm_module
-
-    try:
-        require_llvm_module(module, "ptx")
-    except NotLLVMError as e:
-        raise CompilationError(f"{name}: error: after pipeline '{pipeline}': {e}", "codegen") from None
-    fn = _select_kernel(module, kernel, name)
-    signature = derive_signature(fn)
     from tilec.gl_args import gl_params as _gl_params
 
     try:
-        views = _gl_params(fn)
-    except ValueError as e:
-        raise CompilationError(f"{name}: error: {e}", "kernel") from None
-    launch_attr = fn.attributes.get(LAUNCH_ATTR)
-    static, dynamic = _shared_memory(module)
-    if isinstance(launch_attr, LaunchAttr):
-        grid = tuple(None if g == DYNAMIC else g for g in launch_attr.grid_dims)
-        defaults = LaunchDefaults(grid, launch_attr.block_dims, launch_attr.smem.data, static, dynamic)
-    else:
-        defaults = LaunchDefaults(None, None, 0, static, dynamic)
-    arch = arch or default_arch()
-    compiled = compile_module(module, arch, opt_level=opt_level)
+        try:
+            require_llvm_module(module, "ptx")
+        except NotLLVMError as e:
+            raise CompilationError(f"{name}: error: after pipeline '{pipeline}': {e}", "codegen") from None
+        fn = _select_kernel(module, kernel, name)
+        signature = derive_signature(fn)
+        try:
+            views = _gl_params(fn)
+        except ValueError as e:
+            raise CompilationError(f"{name}: error: {e}", "kernel") from None
+        launch_attr = fn.attributes.get(LAUNCH_ATTR)
+        static, dynamic = _shared_memory(module)
+        if isinstance(launch_attr, LaunchAttr):
+            grid = tuple(None if g == DYNAMIC else g for g in launch_attr.grid_dims)
+            defaults = LaunchDefaults(grid, launch_attr.block_dims, launch_attr.smem.data, static, dynamic)
+        else:
+            defaults = LaunchDefaults(None, None, 0, static, dynamic)
+        # LLVM runs in another thread meanwhile the output is verified (once, here)
+        compiled = compile_module(module, arch, opt_level=opt_level,
+                                  alongside=verify_output if pending[0] else None)
+    except Exception:
+        verify_output()  # invalid IR explains whatever failed on it
+        raise
     asm: dict[str, Any] = {"tile": text, "llvm": compiled.llvm_ir, "ptx": compiled.ptx}
-    return CompiledKernel(
+    result = CompiledKernel(
         name=fn.sym_name.data,
         asm=asm,
         signature=signature,
@@ -438,6 +525,19 @@ def compile(  # noqa: A001 - the public name the API promises
         cache=cache,
         gl_params=views,
     )
+    if kernels is not None:
+        kernels.store(key, encode_entry(key, name=result.name, asm=asm, signature=signature, launch=defaults,
+                                        gl_params=views))
+    return result
+
+
+def _compile_cache(cache: CubinCache | bool | None) -> CompileCache | None:
+    """The compile cache next to the cubin cache ``cache`` (None: off)."""
+    if cache is False or not compile_cache_enabled():
+        return None
+    if isinstance(cache, CubinCache):
+        return CompileCache(cache.directory)
+    return CompileCache()
 
 
 __all__ = [

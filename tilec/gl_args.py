@@ -31,9 +31,11 @@ from typing import Any
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, UnitAttr
 
-from tilec.runtime.arrays import NotAnArray, describe_array
+from tilec.dialects.tile.types import element_bits
+from tilec.runtime.arrays import NotAnArray, describe_array, is_torch_tensor
 
 GL_ATTR, DIM_ATTR, STRIDE_ATTR, OUTPUT_ATTR = "tile.gl", "tile.dim", "tile.stride", "tile.output"
+ALIGNED_ROWS_ATTR, DTYPE_ATTR = "tile.aligned_rows", "tile.dtype"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,10 @@ class GlParam:
     strides: tuple[int, ...]
     """Indices of the stride parameters, dimension 0 first."""
     is_output: bool
+    aligned_rows: int = 0
+    """``tile.aligned_rows`` in bytes (0: none): what the kernel assumes of every row, checked at launch."""
+    element_bytes: int = 0
+    """Bytes per element (from ``tile.dtype``; 0 when unknown)."""
 
     @property
     def rank(self) -> int:
@@ -71,6 +77,8 @@ def gl_params(fn: llvm.FuncOp) -> tuple[GlParam, ...]:
     dims: dict[str, dict[int, int]] = {}
     strides: dict[str, dict[int, int]] = {}
     outputs: set[str] = set()
+    aligned: dict[str, int] = {}
+    elem_bytes: dict[str, int] = {}
     for i, attrs in enumerate(fn.arg_attrs.data):
         d = attrs.data
         gl = d.get(GL_ATTR)
@@ -85,6 +93,11 @@ def gl_params(fn: llvm.FuncOp) -> tuple[GlParam, ...]:
             pointers[name] = i
             if isinstance(d.get(OUTPUT_ATTR), UnitAttr):
                 outputs.add(name)
+            if isinstance(d.get(ALIGNED_ROWS_ATTR), IntegerAttr):
+                aligned[name] = d[ALIGNED_ROWS_ATTR].value.data
+            dtype = d.get(DTYPE_ATTR)
+            if dtype is not None:
+                elem_bytes[name] = element_bits(dtype) // 8
     out = []
     for name, ptr in pointers.items():
         ds, ss = dims.get(name, {}), strides.get(name, {})
@@ -93,7 +106,7 @@ def gl_params(fn: llvm.FuncOp) -> tuple[GlParam, ...]:
             raise ValueError(f"kernel '{fn.sym_name.data}': gl argument '{name}' has extents {sorted(ds)} "
                              f"and strides {sorted(ss)}; expected 0..r-1 of each")
         out.append(GlParam(name, ptr, tuple(ds[i] for i in range(rank)), tuple(ss[i] for i in range(rank)),
-                           name in outputs))
+                           name in outputs, aligned.get(name, 0), elem_bytes.get(name, 0)))
     return tuple(sorted(out, key=lambda g: g.pointer))
 
 
@@ -101,6 +114,9 @@ def view_of(value: Any, what: str = "argument") -> tuple[tuple[int, ...], tuple[
     """(extents, strides in elements) of an array, or of a :class:`GlView`."""
     if isinstance(value, GlView):
         return tuple(int(d) for d in value.shape), tuple(int(s) for s in value.strides)
+    if is_torch_tensor(value) and getattr(value, "is_cuda", False):
+        # torch gives element strides itself: no ArrayInfo per call (a CPU tensor goes on to the error below)
+        return tuple(value.shape), tuple(value.stride())
     try:
         info = describe_array(value)
     except NotAnArray:
@@ -155,4 +171,54 @@ def expand(kernel_or_params: Any, *args: Any, signature_length: int | None = Non
     return flat
 
 
-__all__ = ["GlParam", "GlView", "expand", "gl_params", "view_of"]
+def _address(value: Any) -> int:
+    if is_torch_tensor(value):
+        return int(value.data_ptr())
+    if isinstance(value, int):
+        return value
+    return describe_array(value).ptr
+
+
+def aligned_rows_problem(g: GlParam, address: int, shape: Sequence[int], strides: Sequence[int]) -> str | None:
+    """What breaks ``g``'s ``tile.aligned_rows`` promise for a view, or None when it holds.
+
+    The promise: the innermost stride is 1, and the address, every outer
+    stride and the row length are whole multiples of ``aligned_rows`` bytes.
+    """
+    align, size = g.aligned_rows, g.element_bytes
+    if not align:
+        return None
+    if strides[-1] != 1:
+        return f"its innermost stride is {strides[-1]} elements, not 1"
+    if address % align:
+        return f"its address {address:#x} is not a multiple of {align} bytes"
+    for d, s in enumerate(strides[:-1]):
+        if (s * size) % align:
+            return f"stride {d} is {s} elements = {s * size} bytes, not a multiple of {align}"
+    if (shape[-1] * size) % align:
+        return f"its rows are {shape[-1]} elements = {shape[-1] * size} bytes, not a multiple of {align}"
+    return None
+
+
+def check_aligned_rows(params: Sequence[GlParam], args: Sequence[Any], kernel: str) -> None:
+    """Raise ValueError naming the argument when a flat launch breaks a ``tile.aligned_rows`` promise."""
+    for g in params:
+        if not g.aligned_rows or max(g.pointer, *g.dims, *g.strides) >= len(args) \
+                or isinstance(args[g.pointer], GlView):
+            continue
+        try:
+            address = _address(args[g.pointer])
+            shape = [int(args[i]) for i in g.dims]
+            strides = [int(args[i]) for i in g.strides]
+        except (NotAnArray, TypeError, ValueError, IndexError):
+            continue  # not an array, or too few arguments: the signature check names that
+        problem = aligned_rows_problem(g, address, shape, strides)
+        if problem is not None:
+            raise ValueError(
+                f"kernel '{kernel}': gl argument '{g.name}' was compiled with tile.aligned_rows = {g.aligned_rows} "
+                f"(contiguous rows, {g.aligned_rows}-byte aligned and a whole number of {g.aligned_rows}-byte "
+                f"vectors) but {problem}; pass such a view or compile without tile.aligned_rows"
+            )
+
+
+__all__ = ["GlParam", "GlView", "aligned_rows_problem", "check_aligned_rows", "expand", "gl_params", "view_of"]

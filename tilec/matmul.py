@@ -37,6 +37,18 @@ How a call runs:
 6. **Launch** on ``ceil(M/BM) * ceil(N/BN)`` blocks; each array becomes
    pointer + extents + strides (the gl ABI, :mod:`tilec.gl_args`). torch
    inputs run on torch's current stream unless ``stream=`` is given.
+7. **Again, faster**: when every array is a torch tensor, the checked call
+   is kept, keyed by what steps 1-5 decided from (each tensor's class,
+   shape, strides, dtype and device, and every option; :func:`_fast_key`),
+   with its launch prepared (:meth:`tilec.runtime.Kernel.prepare`: grid,
+   block, shared memory, extents and strides in place). A later call with
+   the same key only reads the tensors' addresses (each checked for
+   alignment), gets torch's current stream and launches: a few
+   microseconds of Python instead of a few hundred. Any other call, or a
+   new key, takes steps 1-6 (which also give every error its message).
+
+``autotune=True`` replaces the table of step 3 by :func:`tilec.autotune`
+(timed once per problem and GPU, then remembered in memory and on disk).
 
 ``tilec.matmul`` is this module, made callable: ``tilec.matmul(a, b)`` is
 :func:`matmul` and ``tilec.matmul.plan_matmul`` etc. are the parts.
@@ -48,6 +60,9 @@ after the checks; :func:`matmul_kernel` (same arguments) still returns the
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import importlib
 import inspect
 import sys
 import threading
@@ -57,10 +72,13 @@ from typing import Any
 
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     BFloat16Type,
+    DictionaryAttr,
     Float16Type,
     Float32Type,
     FloatAttr,
+    IntegerAttr,
     ModuleOp,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
@@ -68,15 +86,19 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from tilec.dialects.tile.attributes import DYNAMIC
 from tilec.dialects.tile.ops import MatmulOp, YieldOp
 from tilec.dialects.tile.types import GlobalType
-from tilec.gl_args import GlView, expand
+from tilec.gl_args import ALIGNED_ROWS_ATTR, GlView, expand
 from tilec.matmul_config import FLOAT_DTYPES, MatmulConfig, choose_config, math_kind
 from tilec.runtime import dtypes as _dtypes
-from tilec.runtime.arrays import ArrayInfo, NotAnArray, describe_array
+from tilec.runtime.args import stream_handle
+from tilec.runtime.arrays import ArrayInfo, NotAnArray, describe_array, is_torch_tensor
 
 ACTIVATIONS = (None, "relu")
+ALIGN_BYTES = 16
+"""``tile.aligned_rows`` of the specialised kernels: one cp.async / ldmatrix vector."""
 
 _IR_TYPES: dict[str, type[Attribute]] = {"float16": Float16Type, "bfloat16": BFloat16Type, "float32": Float32Type}
 _SHORT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
+_ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4}
 
 
 def _where(name: str) -> str:
@@ -92,7 +114,10 @@ class MatmulSpec:
 
     ``dtype``/``out_dtype``/``bias_dtype`` are canonical names (``float16``,
     ``bfloat16``, ``float32``); ``transpose_a``/``transpose_b`` are the
-    kernel's (A given K x M, B given N x K); ``activation`` None or ``relu``.
+    kernel's (A given K x M, B given N x K); ``activation`` None or ``relu``;
+    ``aligned``: every view's rows are contiguous, 16-byte aligned and a whole
+    number of 16-byte vectors (the kernel is specialised with
+    ``tile.aligned_rows = 16``; its launches check it).
     """
 
     dtype: str
@@ -101,6 +126,7 @@ class MatmulSpec:
     transpose_b: bool = False
     bias_dtype: str | None = None
     activation: str | None = None
+    aligned: bool = False
 
     def __post_init__(self):
         for what, d in (("dtype", self.dtype), ("out_dtype", self.out_dtype), ("bias_dtype", self.bias_dtype)):
@@ -119,6 +145,8 @@ class MatmulSpec:
             parts += ["bias", _SHORT[self.bias_dtype]]
         if self.activation is not None:
             parts.append(self.activation)
+        if self.aligned:
+            parts.append(f"a{ALIGN_BYTES}")
         return "_".join(parts)
 
 
@@ -175,7 +203,10 @@ def build_module(spec: MatmulSpec) -> ModuleOp:
     body.add_op(MatmulOp(a, b, c, tuple(inputs), build_epilogue(spec),
                          transpose_a=spec.transpose_a, transpose_b=spec.transpose_b))
     body.add_op(func.ReturnOp())
-    fn = func.FuncOp(spec.kernel_name, (arg_types, []), Region(body))
+    arg_attrs = None
+    if spec.aligned:
+        arg_attrs = ArrayAttr([DictionaryAttr({ALIGNED_ROWS_ATTR: IntegerAttr(ALIGN_BYTES, 64)})] * len(arg_types))
+    fn = func.FuncOp(spec.kernel_name, (arg_types, []), Region(body), arg_attrs=arg_attrs)
     module = ModuleOp([fn])
     module.verify()
     return module
@@ -210,9 +241,10 @@ def cached_kernels() -> dict[tuple, Any]:
 
 
 def clear_cache() -> None:
-    """Forget the compiled kernels of this process (the disk cubin cache stays)."""
+    """Forget the compiled kernels and the prepared calls of this process (the disk cubin cache stays)."""
     with _KERNELS_LOCK:
         _KERNELS.clear()
+    _FAST.clear()
 
 
 # ---------------------------------------------------------------- arguments
@@ -463,13 +495,31 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
     va = orient(A, m, k, a_strides)
     # op(B) is K x N; the kernel's B without transpose is K x N, with transpose_b N x K
     vb = orient(B, k, n, b_strides)
+    out_ok = _rows_aligned(out_view) if out_view is not None else (n * _ITEMSIZE[out_dt]) % ALIGN_BYTES == 0
+    aligned = out_ok and all(_rows_aligned(v) for v in (va, vb, bias_view) if v is not None)
     spec = MatmulSpec(dtype, out_dt, transpose_a=va.transposed, transpose_b=vb.transposed,
-                      bias_dtype=bias_dtype, activation=activation)
+                      bias_dtype=bias_dtype, activation=activation, aligned=aligned)
     if config is None:
-        config = choose_config(m, n, k, dtype, allow_tf32=allow_tf32, sm_count=sm_count)
+        config = choose_config(m, n, k, dtype, allow_tf32=allow_tf32, sm_count=sm_count, aligned=aligned)
     else:
         _check_config(config, dtype, allow_tf32)
     return MatmulPlan(m, n, k, spec, config, va, vb, out_view, bias_view, tuple(operands))
+
+
+def _rows_aligned(view: KernelView) -> bool:
+    """Whether the kernel may assume ``tile.aligned_rows = 16`` of a view (see :class:`MatmulSpec`).
+
+    Only device arrays qualify (numpy arrays are staged into fresh memory by
+    the launcher). An output still to be allocated is a fresh row-major
+    array: only its row length matters (checked by the caller).
+    """
+    op = view.operand
+    size = _ITEMSIZE[op.dtype]
+    if op.on_host or op.info.ptr % ALIGN_BYTES or view.strides[-1] != 1:
+        return False
+    if (view.shape[-1] * size) % ALIGN_BYTES:
+        return False
+    return all((s * size) % ALIGN_BYTES == 0 for s in view.strides[:-1])
 
 
 def _check_config(config: MatmulConfig, dtype: str, allow_tf32: bool) -> None:
@@ -555,7 +605,7 @@ def matmul_kernel(a: Any, b: Any, *, out: Any = None, bias: Any = None, activati
 
 def matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str | None = None,
            out_dtype: Any = None, trans_a: bool = False, trans_b: bool = False, allow_tf32: bool = False,
-           config: MatmulConfig | None = None, stream: Any = None) -> Any:
+           config: MatmulConfig | None = None, stream: Any = None, autotune: bool = False) -> Any:
     """``act(op(a) @ op(b) + bias)`` with f32 accumulation; returns ``out`` (allocated when None).
 
     ``a``, ``b``: 2-D torch/cupy CUDA tensors or numpy arrays (copied to the
@@ -567,14 +617,45 @@ def matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str
     ``out_dtype``: float16, bfloat16 or float32 (default: the inputs');
     ``out``: an M x N array of that dtype to write into; ``config``: a
     :class:`~tilec.matmul_config.MatmulConfig` instead of the heuristic's;
-    ``stream``: a CUDA stream (default: torch's current stream for torch
-    inputs, else the default stream).
+    ``autotune``: choose the config by timing candidates on the GPU
+    (:func:`tilec.autotune`; once per problem, then remembered in memory
+    and on disk); ``stream``: a CUDA stream (default: torch's current stream
+    for torch inputs, else the default stream).
 
     Raises TypeError/ValueError for bad arguments before compiling or
     launching, and :class:`~tilec.runtime.NoDeviceError` without a GPU.
+
+    A call whose torch tensors have the class, shape, strides, dtype and
+    device of an earlier successful call, with the same options, replays
+    that call's checked plan (:class:`_FastCall`): only the addresses and the
+    stream are new.
     """
+    key = _fast_key(a, b, out, bias, activation, out_dtype, trans_a, trans_b, allow_tf32, config, autotune)
+    if key is not None:
+        try:
+            fast = _FAST.get(key)
+        except TypeError:  # an unhashable option: the checked path says what is wrong with it
+            key = fast = None
+        if fast is not None:
+            result = fast(a, b, out, bias, stream)
+            if result is not None:
+                return result
+    return _matmul_checked(key, a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype,
+                           trans_a=trans_a, trans_b=trans_b, allow_tf32=allow_tf32, config=config, stream=stream,
+                           autotune=autotune)
+
+
+def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, activation: str | None,
+                    out_dtype: Any, trans_a: bool, trans_b: bool, allow_tf32: bool, config: MatmulConfig | None,
+                    stream: Any, autotune: bool) -> Any:
+    """:func:`matmul` with every check; remembers the call for the fast path when ``key`` is given."""
     from tilec.runtime import NoDeviceError, has_device, no_device_reason
 
+    if not isinstance(autotune, bool):
+        raise TypeError(f"{_where('autotune')} must be a bool, got {autotune!r}")
+    if autotune and config is not None:
+        raise ValueError(f"{_where('autotune')}=True chooses the config itself; pass config= or autotune=True, "
+                         "not both")
     plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
                        trans_b=trans_b, allow_tf32=allow_tf32, config=config)
     if not has_device():
@@ -583,19 +664,133 @@ def matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str
     result = out if out is not None else _allocate_output(plan)
     if plan.m == 0 or plan.n == 0:
         return result
+    if autotune:
+        tuned = importlib.import_module("tilec.autotune").autotune(
+            a, b, out=result, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
+            trans_b=trans_b, allow_tf32=allow_tf32)
+        plan = dataclasses.replace(plan, config=tuned.config)
     kernel = compile_matmul(plan.spec, plan.config)
-    if stream is None:
-        stream = _default_stream(plan)
-    kernel(*plan.kernel_args(kernel, result), grid=(plan.grid, 1, 1), stream=stream)
+    flat = plan.kernel_args(kernel, result)
+    kernel(*flat, grid=(plan.grid, 1, 1), stream=_default_stream(plan) if stream is None else stream)
+    if key is not None:
+        try:
+            _remember(key, plan, kernel, flat, result)
+        except Exception:  # the product is launched; without a prepared call the next one is checked again
+            pass
     return result
+
+
+# ---------------------------------------------------------------- the fast path
+
+
+_FAST: dict[tuple, "_FastCall"] = {}
+_FAST_LIMIT = 1024
+"""Prepared calls kept; the dict is emptied when full (a workload has a few shapes, not thousands)."""
+
+
+def _tensor_key(x: Any) -> tuple | None:
+    """What :func:`plan_matmul` reads from a torch tensor, minus its address; None for other arrays."""
+    if not is_torch_tensor(x):
+        return None
+    try:
+        return (type(x), x.shape, x.stride(), x.dtype, x.device)
+    except Exception:  # not quite a tensor: the checked path describes it, or says why not
+        return None
+
+
+def _fast_key(a: Any, b: Any, out: Any, bias: Any, activation: Any, out_dtype: Any, trans_a: Any, trans_b: Any,
+              allow_tf32: Any, config: Any, autotune: Any) -> tuple | None:
+    """The key of a call in :data:`_FAST`, or None when the call has to take the checked path.
+
+    Everything :func:`plan_matmul` decides from is in it: per array its class,
+    shape, strides, dtype and device (torch tensors only), and every option.
+    The flags must be real bools: ``1 == True`` would otherwise find the entry
+    of a call that checked ``trans_a=True``. An unhashable option (e.g. a
+    list) makes a key that the dict lookup rejects; :func:`matmul` then checks.
+    """
+    if type(trans_a) is not bool or type(trans_b) is not bool or type(allow_tf32) is not bool \
+            or type(autotune) is not bool:
+        return None
+    ka, kb = _tensor_key(a), _tensor_key(b)
+    if ka is None or kb is None:
+        return None
+    ko = kbias = None
+    if out is not None and (ko := _tensor_key(out)) is None:
+        return None
+    if bias is not None and (kbias := _tensor_key(bias)) is None:
+        return None
+    return (ka, kb, ko, kbias, activation, out_dtype, trans_a, trans_b, allow_tf32, config, autotune)
+
+
+class _FastCall:
+    """A checked :func:`matmul` call, replayed for new tensors of the same kinds.
+
+    Holds the kernel's :class:`~tilec.runtime.launch.PreparedLaunch` (grid,
+    block, shared memory, extents and strides in place), the alignment each
+    address needs, how to get torch's current stream, and how to allocate the
+    output. Per call: the addresses (an unaligned one sends the call back to
+    the checked path, which names it), the stream, one driver call.
+    """
+
+    __slots__ = ("prepared", "masks", "current_stream", "allocate")
+
+    def __init__(self, prepared: Any, masks: tuple[int, ...], current_stream: Any, allocate: Any):
+        self.prepared = prepared
+        self.masks = masks
+        self.current_stream = current_stream
+        self.allocate = allocate
+
+    def __call__(self, a: Any, b: Any, out: Any, bias: Any, stream: Any) -> Any:
+        result = out if out is not None else self.allocate()
+        if bias is None:
+            pointers = (a.data_ptr(), b.data_ptr(), result.data_ptr())
+        else:
+            pointers = (a.data_ptr(), b.data_ptr(), result.data_ptr(), bias.data_ptr())
+        for pointer, mask in zip(pointers, self.masks):
+            if pointer & mask:
+                return None
+        self.prepared.launch(self.current_stream() if stream is None else stream_handle(stream), pointers)
+        return result
+
+
+def _torch_current_stream(torch: Any, device: Any) -> int:
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+def _remember(key: tuple, plan: MatmulPlan, kernel: Any, flat: list[Any], result: Any) -> None:
+    """Prepare ``plan``'s launch for the fast path, when every array is a torch tensor."""
+    if not all(op.info.source == "torch" for op in plan.operands) or not is_torch_tensor(result):
+        return
+    runtime = getattr(kernel, "_runtime", None)  # the loaded runtime Kernel, set by the launch just made
+    expected = ["a", "b", "c"] + (["bias"] if plan.bias is not None else [])
+    if runtime is None or [g.name for g in kernel.gl_params] != expected:
+        return
+    defaults = kernel.launch_defaults
+    prepared = runtime.prepare(*flat, grid=(plan.grid, 1, 1), block=defaults.block, shared_mem=defaults.shared_mem)
+    itemsizes = [plan.a.operand.info.itemsize, plan.b.operand.info.itemsize, result.element_size()]
+    if plan.bias is not None:
+        itemsizes.append(plan.bias.operand.info.itemsize)
+    if plan.spec.aligned:  # the kernel assumes 16-byte aligned rows: a new address must be too
+        itemsizes = [ALIGN_BYTES] * len(itemsizes)
+    torch = sys.modules["torch"]
+    device = plan.a.operand.value.device
+    raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+    if raw is not None and device.index is not None:
+        current_stream = functools.partial(raw, device.index)
+    else:
+        current_stream = functools.partial(_torch_current_stream, torch, device)
+    allocate = functools.partial(torch.empty, (plan.m, plan.n), dtype=getattr(torch, plan.spec.out_dtype),
+                                 device=device)
+    if len(_FAST) >= _FAST_LIMIT:
+        _FAST.clear()
+    _FAST[key] = _FastCall(prepared, tuple(i - 1 for i in itemsizes), current_stream, allocate)
 
 
 class _CallableModule(types.ModuleType):
     """``tilec.matmul`` is this module (so ``import tilec.matmul`` and ``tilec.matmul.plan_matmul``
     work in any order) and calling it calls :func:`matmul`."""
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return matmul(*args, **kwargs)
+    __call__ = staticmethod(matmul)  # no extra frame per call
 
 
 sys.modules[__name__].__class__ = _CallableModule

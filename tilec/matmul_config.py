@@ -15,6 +15,21 @@ simt large  128x128x8, thread tile 8x8 (4x2 warps), 3 st  165-248 / 163-225     
 simt small  64x64x8, thread tile 4x4 (4x2 warps), 3 st    80-127 / 79-125            12 KB
 ==========  ============================================  =========================  =============
 
+**Aligned operands** (every row contiguous, 16-byte aligned and a whole
+number of 16-byte vectors: :func:`tilec.matmul` checks and then compiles the
+kernel with ``tile.aligned_rows = 16``, which has no element paths and
+needs fewer registers) get their own f16/bf16 table, :data:`ALIGNED_CONFIGS`,
+measured on an H100 (``bench/sweep_configs.py``, ``bench/NOTES.md``):
+
+=======  =========================================  ==============================================
+size     config                                     when (and what it measured, f16)
+=======  =========================================  ==============================================
+large    128x128x64, warps 2x2, 3 stages (255 regs)  the grid of large tiles fills the SMs (4096³: 427 TFLOP/s)
+medium   64x64x64, warps 2x2, 4 stages              M > 128, fewer large tiles than SMs
+short    32x64x64, warps 1x2, 4 stages              16 < M <= 128 (128x4096x4096: 174 TFLOP/s)
+decode   16x64x128, warps 1x2, 4 stages             M <= 16 (16x4096x4096: 20 TFLOP/s, memory bound)
+=======  =========================================  ==============================================
+
 (``ptxas -v``; no spills and no stack in any of the 96 kernels swept: every
 entry x the four kernel transposes x {plain; bias + ReLU with f32 output;
 bias + ReLU with f16 output}, f16 and bf16 for mma. The SIMT large tile's
@@ -132,6 +147,14 @@ def _split_passes(text: str) -> list[str]:
     return [*out, cur] if cur else out
 
 
+ALIGNED_CONFIGS: dict[str, MatmulConfig] = {
+    "large": MatmulConfig(block=(128, 128, 64), warps=(2, 2), stages=3),
+    "medium": MatmulConfig(block=(64, 64, 64), warps=(2, 2), stages=4),
+    "short": MatmulConfig(block=(32, 64, 64), warps=(1, 2), stages=4),
+    "decode": MatmulConfig(block=(16, 64, 128), warps=(1, 2), stages=4),
+}
+"""f16/bf16 configs for aligned operands (``tile.aligned_rows``): size → config (see the module docstring)."""
+
 CONFIGS: dict[tuple[str, str], MatmulConfig] = {
     ("mma", "large"): MatmulConfig(block=(128, 128, 32), warps=(4, 2), stages=4),
     ("mma", "small"): MatmulConfig(block=(64, 64, 32), warps=(2, 2), stages=3),
@@ -162,13 +185,22 @@ def device_sm_count() -> int:
 
 
 def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = False,
-                  sm_count: int | None = None) -> MatmulConfig:
-    """The configuration for an ``M x N x K`` matmul of ``dtype`` inputs (see the module docstring)."""
+                  sm_count: int | None = None, aligned: bool = False) -> MatmulConfig:
+    """The configuration for an ``M x N x K`` matmul of ``dtype`` inputs (see the module docstring).
+
+    ``aligned``: the kernel is specialised for row-aligned operands (``tile.aligned_rows``).
+    """
     kind = math_kind(dtype, allow_tf32)
     sms = device_sm_count() if sm_count is None else sm_count
+    if kind == "mma" and aligned:
+        if ALIGNED_CONFIGS["large"].grid(m, n) >= sms:
+            return ALIGNED_CONFIGS["large"]
+        if m <= 16:
+            return ALIGNED_CONFIGS["decode"]
+        return ALIGNED_CONFIGS["short" if m <= 128 else "medium"]
     large = CONFIGS[(kind, "large")]
     size = "large" if large.grid(m, n) >= sms else "small"
     return CONFIGS[(kind, size)]
 
 
-__all__ = ["CONFIGS", "DEFAULT_SM_COUNT", "MatmulConfig", "choose_config", "device_sm_count", "math_kind"]
+__all__ = ["ALIGNED_CONFIGS", "CONFIGS", "DEFAULT_SM_COUNT", "MatmulConfig", "choose_config", "device_sm_count", "math_kind"]

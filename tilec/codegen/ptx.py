@@ -9,6 +9,8 @@ never assembled from templates here.
 from __future__ import annotations
 
 import functools
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
@@ -87,10 +89,38 @@ class CompiledPTX:
 
 
 def compile_module(
-    module: ModuleOp, arch: str = "sm_80", *, opt_level: int = 3
+    module: ModuleOp,
+    arch: str = "sm_80",
+    *,
+    opt_level: int = 3,
+    alongside: Callable[[], object] | None = None,
 ) -> CompiledPTX:
-    """Translate `module` once and return its LLVM IR and its PTX for `arch`."""
+    """Translate `module` once and return its LLVM IR and its PTX for `arch`.
+
+    `alongside`, if given, is called in this thread while LLVM optimises and
+    emits the PTX in another one (LLVM does not hold the GIL): work that
+    does not touch LLVM, e.g. verifying `module`, then costs no wall time on
+    a machine with a free core. An exception from it is raised once LLVM has
+    finished (before LLVM's own exception, if both fail).
+    """
     check_arch(arch)
     ir_text = llvm_ir(module)
-    ptx_text = ptx_from_llvm_ir(ir_text, arch, opt_level=opt_level)
-    return CompiledPTX(arch, ir_text, ptx_text)
+    if alongside is None:
+        return CompiledPTX(arch, ir_text, ptx_from_llvm_ir(ir_text, arch, opt_level=opt_level))
+    outcome: dict[str, object] = {}
+
+    def emit() -> None:
+        try:
+            outcome["ptx"] = ptx_from_llvm_ir(ir_text, arch, opt_level=opt_level)
+        except BaseException as e:  # re-raised in the calling thread
+            outcome["error"] = e
+
+    worker = threading.Thread(target=emit, name="tilec-llvm", daemon=True)
+    worker.start()
+    try:
+        alongside()
+    finally:
+        worker.join()
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return CompiledPTX(arch, ir_text, outcome["ptx"])  # type: ignore[arg-type]

@@ -111,17 +111,26 @@ class ConflictReport:
 
 
 def phase_cost(addresses: Iterable[int], access_bytes: int) -> tuple[int, int | None]:
-    """``(cost, bank)`` of one phase: the most distinct words one bank serves, and that bank."""
-    words_of_bank: dict[int, set[int]] = {}
+    """``(cost, bank)`` of one phase: the most distinct words one bank serves, and that bank
+    (the lowest-numbered one on a tie)."""
+    words: set[int] = set()
     for addr in addresses:
         first = addr // BANK_BYTES
         last = (addr + access_bytes - 1) // BANK_BYTES
-        for w in range(first, last + 1):
-            words_of_bank.setdefault(w % BANKS, set()).add(w)
-    if not words_of_bank:
+        if first == last:
+            words.add(first)
+        else:
+            words.update(range(first, last + 1))
+    if not words:
         return 0, None
-    bank = max(sorted(words_of_bank), key=lambda b: len(words_of_bank[b]))
-    return len(words_of_bank[bank]), bank
+    banks = {w % BANKS for w in words}
+    if len(banks) == len(words):  # one word per bank: no conflict
+        return 1, min(banks)
+    count: dict[int, int] = {}
+    for w in words:
+        count[w % BANKS] = count.get(w % BANKS, 0) + 1
+    cost = max(count.values())
+    return cost, min(b for b, n in count.items() if n == cost)
 
 
 def conflicts(byte_addresses_per_lane: Sequence[int | None], access_bytes: int) -> ConflictReport:
@@ -133,7 +142,10 @@ def conflicts(byte_addresses_per_lane: Sequence[int | None], access_bytes: int) 
     if len(byte_addresses_per_lane) > WARP_SIZE:
         raise ValueError(f"bank model: a warp has {WARP_SIZE} lanes, got {len(byte_addresses_per_lane)} addresses")
     per_phase = lanes_per_phase(access_bytes)
-    report = ConflictReport()
+    # the sum of one report per phase (see ConflictReport.__add__), accumulated in place
+    phases = wavefronts = ways = 0
+    worst_phase: int | None = None
+    worst_bank: int | None = None
     for start in range(0, WARP_SIZE, per_phase):
         lanes = [a for a in byte_addresses_per_lane[start : start + per_phase] if a is not None]
         for a in lanes:
@@ -142,8 +154,11 @@ def conflicts(byte_addresses_per_lane: Sequence[int | None], access_bytes: int) 
         cost, bank = phase_cost(lanes, access_bytes)
         if cost == 0:
             continue
-        report = report + ConflictReport(1, cost, 1, cost, 0, bank)
-    return report
+        if cost > ways:
+            ways, worst_phase, worst_bank = cost, phases, bank
+        phases += 1
+        wavefronts += cost
+    return ConflictReport(phases, wavefronts, phases, ways, worst_phase, worst_bank)
 
 
 @dataclass(frozen=True)
@@ -209,7 +224,12 @@ def offset_table(layout: AnyLayout, dims: tuple[int, int]) -> tuple[tuple[int, .
     rows = [[i * s0 + j * s1 for j in range(c)] for i in range(r)]
     if isinstance(layout, ComposedLayout):
         inner, off = layout.inner, layout.offset
-        rows = [[inner(off + o) for o in row] for row in rows]
+        if isinstance(inner, Swizzle) and inner.shift >= 0:
+            # Swizzle.__call__ inlined: o ^ ((o & yyy) >> S)
+            mask, shift = inner.yyy_mask, inner.shift
+            rows = [[(off + o) ^ (((off + o) & mask) >> shift) for o in row] for row in rows]
+        else:
+            rows = [[inner(off + o) for o in row] for row in rows]
     return tuple(tuple(row) for row in rows)
 
 
@@ -228,6 +248,8 @@ class _Lines:
         self.length = self.dims[self.axis]
         self.count = self.dims[1 - self.axis]
         self.table = offset_table(layout, self.dims)
+        # the offsets line by line (the table's rows, or its columns for axis 0)
+        self.lines = self.table if self.axis == 1 else tuple(zip(*self.table))
 
     def coord(self, line: int, pos: int) -> tuple[int, int]:
         return (line, pos) if self.axis == 1 else (pos, line)
@@ -240,6 +262,11 @@ class _Lines:
 
     def vector_address(self, line: int, pos: int, n: int) -> int:
         """Byte address of the ``n`` elements at ``(line, pos..pos+n-1)``; they must be one aligned vector."""
+        if line >= 0 and pos >= 0:
+            run = self.lines[line]
+            first = run[pos]
+            if not first % n and run[pos : pos + n] == tuple(range(first, first + n)):
+                return first * self.elem_bytes
         first = self.offset(line, pos)
         if first % n or any(self.offset(line, pos + i) != first + i for i in range(1, n)):
             raise ValueError(

@@ -43,7 +43,7 @@ class Layout:
     coordinate holding ``None`` (CuTe's ``_``) slices out the sub-layout.
     """
 
-    __slots__ = ("shape", "stride", "_hash")
+    __slots__ = ("shape", "stride", "_hash", "_values", "_mode_values")
 
     shape: IntTuple
     stride: IntTuple
@@ -59,16 +59,64 @@ class Layout:
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "stride", stride)
         object.__setattr__(self, "_hash", hash((shape, stride)))
+        object.__setattr__(self, "_values", None)
+        object.__setattr__(self, "_mode_values", None)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Layout is immutable")
 
     # -- the function ---------------------------------------------------------
     def __call__(self, *coord: object) -> int | "Layout":
-        crd = coord[0] if len(coord) == 1 else tuple(coord)
+        crd = coord[0] if len(coord) == 1 else coord
+        # Fast paths (same values as crd2idx): an int index in the domain, or one int
+        # per top-level mode, each in its mode's domain, read from tables of the
+        # layout's values built once (compilers evaluate the same layout many times).
+        kind = type(crd)
+        if kind is int:
+            values = self._values
+            if values is None:
+                values = self._table()
+            if 0 <= crd < len(values):
+                return values[crd]
+        elif kind is tuple:
+            modes = self._mode_values
+            if modes is None:
+                modes = self._mode_tables()
+            if modes and len(crd) == len(modes):
+                total = 0
+                for c, values in zip(crd, modes):
+                    if type(c) is not int or not 0 <= c < len(values):
+                        break
+                    total += values[c]
+                else:
+                    return total
         if has_none(crd):
             return self.slice(crd)
         return crd2idx(crd, self.shape, self.stride)
+
+    def _table(self) -> list[int] | tuple[()]:
+        """Every value in colexicographic order (empty if the domain is too large to tabulate)."""
+        values = _tabulate(self.shape, self.stride)
+        object.__setattr__(self, "_values", values)
+        return values
+
+    def _mode_tables(self) -> tuple[list[int] | tuple[()], ...]:
+        """Each top-level mode's values (none for a rank-1 layout, whose ints use :meth:`_table`)."""
+        if is_tuple(self.shape):
+            tables = tuple(_tabulate(s, d) for s, d in zip(self.shape, self.stride))
+        else:
+            tables = ()
+        object.__setattr__(self, "_mode_values", tables)
+        return tables
+
+    def values(self) -> list[int]:
+        """``[self(i) for i in range(self.size())]``, computed once and shared: do not modify it."""
+        values = self._values
+        if values is None:
+            values = self._table()
+        if len(values) != self.size():
+            return [self(i) for i in range(self.size())]
+        return values
 
     def slice(self, crd: object) -> "Layout":
         """The sub-layout over the modes where ``crd`` is ``None``."""
@@ -105,7 +153,7 @@ class Layout:
 
     def cosize(self) -> int:
         """One past the offset of the last coordinate: the codomain size for non-negative strides."""
-        return self(self.size() - 1) + 1
+        return crd2idx(self.size() - 1, self.shape, self.stride) + 1
 
     def rank(self) -> int:
         return len(self)
@@ -131,6 +179,27 @@ class Layout:
         from tilec.layout.parse import parse_layout
 
         return parse_layout(text)
+
+
+_TABLE_LIMIT = 1 << 14
+"""Layouts (and modes) with more elements than this are evaluated without a table."""
+
+
+def _tabulate(shape: IntTuple, stride: IntTuple) -> list[int] | tuple[()]:
+    """``[crd2idx(i, shape, stride) for i in range(size)]``, or ``()`` past :data:`_TABLE_LIMIT`."""
+    leaves = list(zip(flatten(shape), flatten(stride)))
+    size = 1
+    for s, _ in leaves:
+        size *= s
+    if size > _TABLE_LIMIT:
+        return ()
+    values = [0]
+    for s, d in leaves:
+        if s == 1:
+            continue
+        # colexicographic: the modes seen so far vary fastest
+        values = [v + c * d for c in range(s) for v in values] if d else values * s
+    return values
 
 
 def make_layout(*layouts: Layout | IntTuple) -> Layout:

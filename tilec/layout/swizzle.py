@@ -13,13 +13,13 @@ from functools import lru_cache
 
 from tilec.layout.algebra import composition
 from tilec.layout.int_tuple import has_none
-from tilec.layout.layout import Layout, as_layout
+from tilec.layout.layout import Layout, _tabulate, as_layout
 
 
 class Swizzle:
     """CuTe's ``Swizzle<B, M, S>`` (bits, base, shift) as a function on offsets."""
 
-    __slots__ = ("bits", "base", "shift")
+    __slots__ = ("bits", "base", "shift", "_yyy")
 
     def __init__(self, bits: int, base: int, shift: int):
         if bits < 0 or base < 0:
@@ -29,6 +29,7 @@ class Swizzle:
         object.__setattr__(self, "bits", bits)
         object.__setattr__(self, "base", base)
         object.__setattr__(self, "shift", shift)
+        object.__setattr__(self, "_yyy", ((1 << bits) - 1) << (base + max(0, shift)))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Swizzle is immutable")
@@ -44,9 +45,9 @@ class Swizzle:
         return ((1 << self.bits) - 1) << (self.base - min(0, self.shift))
 
     def __call__(self, offset: int) -> int:
-        moved = offset & self.yyy_mask
-        moved = moved >> self.shift if self.shift >= 0 else moved << -self.shift
-        return offset ^ moved
+        moved = offset & self._yyy
+        shift = self.shift
+        return offset ^ (moved >> shift if shift >= 0 else moved << -shift)
 
     def size(self) -> int:
         """The period of the swizzle pattern."""
@@ -76,7 +77,17 @@ class Swizzle:
 
 @lru_cache(maxsize=1024)
 def _composed_cosize(layout: "ComposedLayout") -> int:
-    return max(layout(i) for i in range(layout.size())) + 1
+    inner, base = layout.inner, layout.offset
+    outer = layout.layout
+    # the outer layout's values, not kept (this cache would hold them)
+    values = _tabulate(outer.shape, outer.stride) or [outer(i) for i in range(outer.size())]
+    if isinstance(inner, Swizzle):
+        # the same maximum, the swizzle inlined
+        mask, shift = inner.yyy_mask, inner.shift
+        if shift >= 0:
+            return max((base + o) ^ (((base + o) & mask) >> shift) for o in values) + 1
+        return max((base + o) ^ (((base + o) & mask) << -shift) for o in values) + 1
+    return max(inner(base + o) for o in values) + 1
 
 
 class ComposedLayout:
@@ -106,8 +117,8 @@ class ComposedLayout:
         return self.inner if isinstance(self.inner, Swizzle) else None
 
     def __call__(self, *coord):
-        crd = coord[0] if len(coord) == 1 else tuple(coord)
-        if has_none(crd):
+        crd = coord[0] if len(coord) == 1 else coord
+        if type(crd) is not int and has_none(crd):
             return self.slice(crd)
         return self.inner(self.offset + self.layout(crd))
 

@@ -28,18 +28,19 @@ class TVLayout:
         tile = tuple(self.tile) if isinstance(self.tile, (tuple, list)) else (self.tile,)
         object.__setattr__(self, "tile", tile)
         n = product(tile)
-        bad = [o for o in self._offsets() if not 0 <= o < n]
+        bad = [o for o in self._offset_list() if not 0 <= o < n]
         if bad:
             raise ValueError(f"TV layout {self.layout}: offset {bad[0]} falls outside the tile {tile} of {n} elements")
 
-    def _offsets(self):
-        return (self.layout((t, v)) for v in range(self.num_values) for t in range(self.num_threads))
+    def _offset_list(self) -> list[int]:
+        """Every offset, ``(t, v)`` at ``t + num_threads * v`` (the layout's own colexicographic order)."""
+        return self.layout.values()
 
-    @property
+    @cached_property
     def num_threads(self) -> int:
         return self.layout[0].size()
 
-    @property
+    @cached_property
     def num_values(self) -> int:
         return self.layout[1].size()
 
@@ -48,7 +49,21 @@ class TVLayout:
 
     def coord(self, thread: int, value: int) -> IntTuple:
         """The tile coordinate (e.g. ``(m, n)``) of ``thread``'s ``value``."""
+        if type(thread) is int and type(value) is int:
+            threads = self.num_threads
+            if 0 <= thread < threads and 0 <= value < self.num_values:
+                return self._coords[thread + threads * value]
         return idx2crd(self.offset(thread, value), self.tile)
+
+    @cached_property
+    def _coords(self) -> list[IntTuple]:
+        """``coord(t, v)`` at ``t + num_threads * v``, computed once."""
+        tile = self.tile
+        offsets = self._offset_list()
+        if len(tile) == 2 and all(type(s) is int for s in tile):
+            rows = tile[0]
+            return [(o % rows, o // rows) for o in offsets]
+        return [idx2crd(o, tile) for o in offsets]
 
     def thread_coords(self, thread: int) -> list[IntTuple]:
         """Every coordinate ``thread`` holds, in value order."""
@@ -59,9 +74,11 @@ class TVLayout:
     @cached_property
     def _owners(self) -> dict[int, list[tuple[int, int]]]:
         table: dict[int, list[tuple[int, int]]] = {}
-        for t in range(self.num_threads):
+        offsets = self._offset_list()
+        threads = self.num_threads
+        for t in range(threads):
             for v in range(self.num_values):
-                table.setdefault(self.offset(t, v), []).append((t, v))
+                table.setdefault(offsets[t + threads * v], []).append((t, v))
         return table
 
     def owners(self, coord: IntTuple) -> list[tuple[int, int]]:
@@ -81,7 +98,9 @@ class TVLayout:
     def covers_once(self) -> bool:
         """Whether every tile element is held by exactly one (thread, value)."""
         n = product(self.tile)
-        return len(self._owners) == n and all(len(o) == 1 for o in self._owners.values())
+        # every offset is in the tile (checked at construction): once each <=> n offsets, n distinct
+        offsets = self._offset_list()
+        return len(offsets) == n and len(set(offsets)) == n
 
     def __str__(self) -> str:
         return f"{self.layout} over {'x'.join(map(str, self.tile))}"

@@ -63,10 +63,11 @@ paths where it does not.
 **Specialising on alignment** (Triton's ``tt.divisibility``). A ``!tile.gl``
 argument of the tile-level function may carry ``tile.aligned_rows = A``
 (bytes, a power of two at least the element size): *every row of the view
-is contiguous (innermost stride 1) and starts at a multiple of A bytes*
-(pointer and outer strides included). The kernel then knows every run of up
-to A bytes is a vector, drops the prologue checks and the element paths,
-and keeps only bounds predicates; the attribute goes onto the pointer
+is contiguous (innermost stride 1), starts at a multiple of A bytes and is
+a multiple of A bytes long* (pointer, outer strides and the last extent
+included). The kernel then knows every run of up to A bytes is a vector
+that lies wholly inside or wholly outside the view, drops the prologue
+checks and the element paths, and keeps one bounds predicate per run; the attribute goes onto the pointer
 parameter (``tile.aligned_rows = A``) so that the launcher checks the facts
 before each launch (:func:`tilec.gl_args.check_aligned_rows`) and refuses a
 view that breaks them. Other arguments are kept. The kernel gets ``tile.registers = N``, the estimated

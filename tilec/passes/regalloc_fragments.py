@@ -278,11 +278,34 @@ def default_fragment(dims: tuple[int, int], name: str = "") -> Fragment:
 @lru_cache(maxsize=256)
 def offset_table(layout: Layout | ComposedLayout, dims: tuple[int, int]) -> np.ndarray:
     """``table[i, j] == layout((i, j))`` for every coordinate of a ``dims`` tile."""
-    out = np.zeros(dims, dtype=np.int64)
-    for i in range(dims[0]):
-        for j in range(dims[1]):
-            out[i, j] = layout((i, j))
+    out = _additive_table(layout, dims)
+    if out is None:
+        out = np.zeros(dims, dtype=np.int64)
+        for i in range(dims[0]):
+            for j in range(dims[1]):
+                out[i, j] = layout((i, j))
     out.setflags(write=False)
+    return out
+
+
+def _additive_table(layout: Layout | ComposedLayout, dims: tuple[int, int]) -> np.ndarray | None:
+    """:func:`offset_table` of a rank-2 layout (bare or under a swizzle) from its two modes:
+    ``L((i, j)) == L((i, 0)) + L((0, j))``, then the swizzle on whole arrays (None: not such a layout)."""
+    base, offset, swizzle = layout, 0, None
+    if isinstance(layout, ComposedLayout):
+        if not isinstance(layout.inner, Swizzle):
+            return None
+        base, offset, swizzle = layout.layout, layout.offset, layout.inner
+    if not isinstance(base, Layout) or base.rank() != 2:
+        return None
+    rows = [base((i, 0)) + offset for i in range(dims[0])]
+    cols = [base((0, j)) for j in range(dims[1])]
+    if max(map(abs, rows), default=0) + max(map(abs, cols), default=0) >= 1 << 61:
+        return None  # not int64 arithmetic
+    out = np.add.outer(np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))
+    if swizzle is not None:
+        moved = out & swizzle.yyy_mask
+        out = out ^ (moved >> swizzle.shift if swizzle.shift >= 0 else moved << -swizzle.shift)
     return out
 
 

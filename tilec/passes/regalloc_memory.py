@@ -326,10 +326,21 @@ class MemoryLowering:
                     to_shared(elementwise(g_row, g_col), s_row, s_col)
             return []
 
+        whole = src.aligned_rows and src.aligned_rows % (ce * size) == 0
+
         def async_runs():
             nbytes = ce * size
             for r_static, c_static in runs:
                 g_row, g_col, s_row, s_col = place(r_static, c_static)
+                dptr = self.shared_ptr(dst, s_row, s_col)
+                if whole:
+                    # rows are whole aligned vectors: a run is all inside or all outside, and with
+                    # a source size of 0 cp.async reads nothing (Triton's masked cp.async)
+                    inside = em.land(self.in_bounds(src, 0, g_row), self.in_bounds(src, 1, g_col))
+                    nsrc = em.select(inside, nbytes, 0, i32)
+                    ptr = self.global_ptr(src, [g_row, g_col])
+                    em.insert(frag.CpAsyncOp(dptr, ptr, nbytes, em.value(nsrc, i32)))
+                    continue
                 left = em.smax(em.sub(N, g_col, i64), 0, i64)
                 avail = em.umin(left, ce, i64)
                 avail = em.select(self.in_bounds(src, 0, g_row), avail, 0, i64)
@@ -338,7 +349,6 @@ class MemoryLowering:
                 some = em.cmp("ne", nsrc, 0, i32)
                 if not isinstance(some, bool):
                     ptr = em.insert(arith.SelectOp(some, ptr, src.ptr)).results[0]
-                dptr = self.shared_ptr(dst, s_row, s_col)
                 em.insert(frag.CpAsyncOp(dptr, ptr, nbytes, em.value(nsrc, i32)))
             return []
 

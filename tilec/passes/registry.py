@@ -41,7 +41,10 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import os
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -86,6 +89,42 @@ ours (:class:`tilec.codegen.targets.LLVMIRTarget`) prints NVPTX LLVM IR."""
 
 
 # --------------------------------------------------------------------------
+# Verification between passes.
+# --------------------------------------------------------------------------
+
+VERIFY_EACH_ENV = "TILEC_VERIFY_EACH"
+"""Environment variable: ``1`` makes :func:`tilec.compile` verify the IR after every pass
+(``0`` or unset: once, at the end of the pipeline). The test suite sets it."""
+
+
+def verify_each_requested() -> bool:
+    """Whether ``$TILEC_VERIFY_EACH`` asks to verify after every pass (read at each call)."""
+    return os.environ.get(VERIFY_EACH_ENV, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+_verify_inner: ContextVar[bool] = ContextVar("tilec_verify_inner_passes", default=True)
+
+
+@contextmanager
+def verifying_inner_passes(enabled: bool) -> Iterator[None]:
+    """Within the block, :class:`PipelinePass` verifies after each inner pass only if ``enabled``.
+
+    Outside any such block it does (``tile-opt``); :func:`tilec.compile` turns it
+    off unless ``$TILEC_VERIFY_EACH`` is set, and verifies the pipeline's output once.
+    """
+    token = _verify_inner.set(enabled)
+    try:
+        yield
+    finally:
+        _verify_inner.reset(token)
+
+
+def verifies_inner_passes() -> bool:
+    """Whether a :class:`PipelinePass` run now verifies after each of its passes."""
+    return _verify_inner.get()
+
+
+# --------------------------------------------------------------------------
 # Named pipelines as passes.
 # --------------------------------------------------------------------------
 
@@ -106,8 +145,10 @@ class PipelinePass(ModulePass):
             def pipeline(self) -> str:
                 return f"tile-tiling,tile-swizzle,tile-pipeline{{stages={self.stages}}}"
 
-    The IR is verified after every inner pass; a failure names the inner
-    pass (as a note on the exception) so that errors point at the culprit.
+    The IR is verified after every inner pass (unless inside
+    ``verifying_inner_passes(False)``, as :func:`tilec.compile` runs it by
+    default); a failure names the inner pass (as a note on the exception) so
+    that errors point at the culprit.
     """
 
     spec: ClassVar[str] = ""
@@ -121,12 +162,14 @@ class PipelinePass(ModulePass):
         return build_pipeline(self.pipeline()).passes
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        verify = verifies_inner_passes()
         for inner in self.passes():
             stage = f"in pass '{inner.name}'"
             try:
                 inner.apply(ctx, op)
-                stage = f"after pass '{inner.name}'"
-                op.verify()
+                if verify:
+                    stage = f"after pass '{inner.name}'"
+                    op.verify()
             except Exception as e:
                 e.add_note(f"{stage} of pipeline '{self.name}'")
                 raise

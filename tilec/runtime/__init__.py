@@ -20,6 +20,7 @@ from .errors import (
 )
 from .jit import compile_with_driver, compile_with_ptxas, find_ptxas, ptxas_version
 from .kernel import Kernel
+from .launch import PreparedLaunch
 
 __all__ = [
     "ArrayInfo",
@@ -33,6 +34,7 @@ __all__ = [
     "LaunchConfigError",
     "NoDeviceError",
     "Param",
+    "PreparedLaunch",
     "PtxasError",
     "RuntimeFailure",
     "bind_arguments",

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import dtypes
-from .arrays import ArrayInfo, NotAnArray, describe_array
+from .arrays import ArrayInfo, NotAnArray, describe_array, is_torch_tensor, torch_dtype_name
 
 POINTER = "pointer"
 SCALAR = "scalar"
@@ -231,6 +231,84 @@ def bind_arguments(kernel: str, signature: Sequence[Param], args: Sequence[Any],
         else:
             bound.append(_bind_scalar(kernel, i, p, value))
     return bound
+
+
+# ------------------------------------------------------------ the fast path
+
+
+_INT_KINDS = ("int", "uint")
+
+
+class FastArgs:
+    """The per-call check of :func:`bind_arguments`, for calls it can decide cheaply.
+
+    Why: a launch of a compiled kernel with torch tensors and Python numbers
+    should not build an :class:`ArrayInfo` and a ctypes value per argument.
+    The classes of the arguments (``tuple(map(type, args))``) are judged once:
+    every scalar must be a Python ``int`` (integer parameters) or
+    ``int``/``float`` (float parameters) and every pointer a torch tensor;
+    any other mix (numpy arrays to stage, cupy, numpy scalars, a wrong count,
+    ...) answers None and the caller takes :func:`bind_arguments`, which also
+    raises the precise errors. Per call, each tensor is checked for the
+    facts :func:`bind_arguments` checks: device, dtype, rank and contiguity
+    where required, address alignment; scalar ranges are checked when
+    :class:`~tilec.runtime.launch.ParamBuffer` packs them.
+    """
+
+    def __init__(self, signature: Sequence[Param], device: int):
+        self.signature = tuple(signature)
+        self.device = device
+        self._by_classes: dict[tuple, tuple | None] = {}
+
+    @classmethod
+    def for_signature(cls, signature: Sequence[Param], device: int) -> "FastArgs | None":
+        """None when a parameter has constraints this path does not check (shape, bool/bf16 scalars)."""
+        for p in signature:
+            if p.is_pointer and p.shape is not None:
+                return None
+            if not p.is_pointer and (dtypes.kind(p.dtype) == "bool" or p.dtype == "bfloat16"):
+                return None
+        return cls(signature, device)
+
+    def _judge(self, classes: tuple, args: Sequence[Any]) -> tuple | None:
+        """The pointer checks to run for arguments of these classes, or None (checked path)."""
+        if len(classes) != len(self.signature):
+            return None
+        pointers = []
+        for i, (p, c) in enumerate(zip(self.signature, classes)):
+            if p.is_pointer:
+                if not is_torch_tensor(args[i]):
+                    return None
+                pointers.append((i, p.dtype, p.required_alignment(), p.contiguous, p.ndim))
+            elif dtypes.kind(p.dtype) in _INT_KINDS:
+                if c is not int:
+                    return None
+            elif c is not float and c is not int:
+                return None
+        return tuple(pointers)
+
+    def values(self, args: Sequence[Any]) -> list[Any] | None:
+        """The parameter values (tensors replaced by their addresses), or None for the checked path."""
+        classes = tuple(map(type, args))
+        try:
+            pointers = self._by_classes[classes]
+        except KeyError:
+            pointers = self._by_classes[classes] = self._judge(classes, args)
+        if pointers is None:
+            return None
+        values = list(args)
+        device = self.device
+        for i, dtype, align, contiguous, ndim in pointers:
+            t = values[i]
+            if t.get_device() != device or (dtype is not None and torch_dtype_name(t.dtype) != dtype):
+                return None
+            if (contiguous and not t.is_contiguous()) or (ndim is not None and t.dim() != ndim):
+                return None
+            address = t.data_ptr()
+            if address % align:
+                return None
+            values[i] = address
+        return values
 
 
 # ------------------------------------------------------------ launch config

@@ -111,6 +111,31 @@ def _is_torch_tensor(value) -> bool:
     return type(value).__module__.startswith("torch") and hasattr(value, "data_ptr") and hasattr(value, "device")
 
 
+_TORCH_TYPES: dict[type, bool] = {}
+_TORCH_DTYPE_NAMES: dict[Any, str] = {}
+
+
+def is_torch_tensor(value) -> bool:
+    """Whether ``value`` is a torch tensor, decided once per class (from its first instance).
+
+    Why: the launch fast paths ask this for every array of every call; the
+    module-name test of :func:`describe_array` costs more than a dict lookup.
+    """
+    cls = type(value)
+    known = _TORCH_TYPES.get(cls)
+    if known is None:
+        known = _TORCH_TYPES[cls] = _is_torch_tensor(value)
+    return known
+
+
+def torch_dtype_name(dtype) -> str:
+    """The canonical name of a torch dtype (``torch.float16`` -> ``float16``), cached per dtype object."""
+    name = _TORCH_DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _TORCH_DTYPE_NAMES[dtype] = dtypes.canonical(dtype)
+    return name
+
+
 def _from_torch(t) -> ArrayInfo:
     dev = t.device
     if dev.type != "cuda":

@@ -18,6 +18,7 @@ import os
 import tempfile
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import Callable, Mapping
@@ -43,7 +44,13 @@ def _version_of(dist: str) -> str:
 
 def tool_versions() -> dict[str, str]:
     """Versions of the packages whose change must invalidate cached cubins."""
-    return {name: _version_of(name) for name in ("tilec", "xdsl", "llvmlite", "cuda-bindings")}
+    return dict(_tool_versions())
+
+
+@lru_cache(maxsize=1)
+def _tool_versions() -> tuple[tuple[str, str], ...]:
+    # looked up once per process: importlib.metadata scans sys.path (milliseconds per package)
+    return tuple((name, _version_of(name)) for name in ("tilec", "xdsl", "llvmlite", "cuda-bindings"))
 
 
 def cache_key(*, ir: str | bytes, pipeline: str, arch: str, compiler: str,
@@ -63,6 +70,30 @@ def cache_key(*, ir: str | bytes, pipeline: str, arch: str, compiler: str,
     }
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8", errors="surrogateescape")
     return hashlib.sha256(blob).hexdigest()
+
+
+def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
+    """Write ``data`` to ``path`` so that no reader ever sees a partial file.
+
+    The bytes go to a temporary file in the same folder (created if needed),
+    which ``os.replace`` then publishes; concurrent writers of the same path
+    leave one complete file. ``fsync`` also flushes it to disk first.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:16]}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def default_directory() -> Path:
@@ -137,20 +168,7 @@ class CubinCache:
     def store(self, key: str, data: bytes) -> Path:
         """Publish ``data`` under ``key`` atomically (temp file + ``os.replace``)."""
         path = self.path_for(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        atomic_write(path, data)
         return path
 
     def get_or_build(self, key: str, build: Callable[[], bytes]) -> bytes:

@@ -10,15 +10,17 @@ asked, and checking every argument before the driver sees it.
 from __future__ import annotations
 
 import hashlib
+import struct
 import threading
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from . import args as _args
 from . import driver, jit
-from .args import Bound, Param
+from .args import Bound, FastArgs, HostArg, Param
 from .cache import CubinCache, cache_key, default_cache
 from .errors import LaunchConfigError
+from .launch import ParamBuffer, PreparedLaunch, launch_raw, param_values
 from .launch import launch as _launch
 
 _ELF_MAGIC = b"\x7fELF"
@@ -30,6 +32,59 @@ class _Loaded:
     function: Any
     static_shared: int
     max_dynamic_shared: int  # the function's current opt-in limit
+
+
+_MAX_DIMS = 64  # launch shapes remembered per kernel by the fast path
+
+
+class _FastPath:
+    """What a repeated :meth:`Kernel.launch` needs, made after the first checked launch.
+
+    The function handle, its device, the driver's ``cuLaunchKernel``, one
+    :class:`ParamBuffer`, the :class:`FastArgs` check, and the (grid, block)
+    values already normalised by a checked launch. :meth:`launch` answers
+    False whenever the call is not one it can check (the caller then takes
+    the checked path, which raises the precise error or stages numpy arrays).
+    A grid or block is looked up by equality, so one equal to a checked one
+    (``2.0`` for ``2``) launches as that one instead of raising.
+    """
+
+    def __init__(self, kernel: "Kernel", loaded: _Loaded, device: driver.Device, check: FastArgs):
+        self.name = kernel.name
+        self.loaded = loaded
+        self.device = device
+        self.check = check
+        self.buffer = ParamBuffer(kernel.signature)
+        self.dims: dict[tuple, tuple] = {}
+        self.cu_launch = driver.init().cuLaunchKernel
+
+    def remember_dims(self, grid, block, dims: tuple) -> None:
+        try:
+            if len(self.dims) < _MAX_DIMS:
+                self.dims[(grid, block)] = dims
+        except TypeError:  # a list: unhashable, normalised on every call
+            pass
+
+    def launch(self, args, grid, block, shared_mem, stream) -> bool:
+        try:
+            dims = self.dims.get((grid, block))
+        except TypeError:
+            return False
+        if dims is None or type(shared_mem) is not int or not 0 <= shared_mem <= self.loaded.max_dynamic_shared:
+            return False
+        values = self.check.values(args)
+        if values is None:
+            return False
+        handle = stream if type(stream) is int else _args.stream_handle(stream)
+        buffer = self.buffer
+        with buffer.lock:
+            try:
+                buffer.pack(values)
+            except (struct.error, OverflowError):  # out of range: the checked path says which
+                return False
+            launch_raw(self.cu_launch, self.loaded.function, dims[0], dims[1], shared_mem, handle,
+                       buffer.address, self.device, kernel=self.name)
+        return True
 
 
 class Kernel:
@@ -75,6 +130,8 @@ class Kernel:
         self._pipeline = pipeline
         self._loaded: _Loaded | None = None
         self._lock = threading.Lock()
+        self._fast: _FastPath | None = None
+        self._fast_checked = False  # whether the fast path was set up (or found impossible)
 
     @classmethod
     def from_ptx(cls, ptx: str | bytes, name: str, signature: Sequence[Param], **kwargs) -> "Kernel":
@@ -195,7 +252,19 @@ class Kernel:
 
         All argument and configuration errors are raised before the driver is
         touched; without a GPU, a valid call raises :class:`NoDeviceError`.
+        After the first launch, calls with torch tensors and Python numbers
+        take a fast path that checks the same facts per call (see
+        :class:`~tilec.runtime.args.FastArgs`) and packs them into one
+        prepared buffer; anything else takes the checked path.
         """
+        fast = self._fast
+        if fast is not None and fast.launch(args, grid, block, shared_mem, stream):
+            return
+        self._launch_checked(args, grid, block, shared_mem, stream)
+
+    __call__ = launch
+
+    def _launch_checked(self, args, grid, block, shared_mem, stream) -> None:
         handle = _args.stream_handle(stream)
         bound = _args.bind_arguments(self.name, self.signature, args, device=self.device_ordinal, stream=handle)
         grid3 = _args.normalize_dims(grid, "grid")
@@ -206,5 +275,36 @@ class Kernel:
         dev.make_current()
         self._ensure_shared_mem(loaded, dev, smem)
         _launch(loaded.function, bound, grid3, block3, smem, handle, kernel=self.name)
+        if not self._fast_checked:
+            check = FastArgs.for_signature(self.signature, self.device_ordinal)
+            self._fast = None if check is None else _FastPath(self, loaded, dev, check)
+            self._fast_checked = True
+        if self._fast is not None:
+            self._fast.remember_dims(grid, block, (grid3, block3))
 
-    __call__ = launch
+    def prepare(self, *args, grid, block, shared_mem: int = 0) -> PreparedLaunch:
+        """Check a launch once and make it repeatable with new pointers only.
+
+        ``args`` are checked as by :meth:`launch` (device arrays only: there is
+        nothing to stage in a prepared launch), the function is loaded and its
+        shared memory set up; the result's ``launch(stream, pointers)``
+        rewrites the pointer parameters, in signature order, and launches.
+        Why: ``tilec.matmul`` repeats a call with the same shapes; everything
+        but the addresses is then known to be valid.
+        """
+        bound = _args.bind_arguments(self.name, self.signature, args, device=self.device_ordinal)
+        staged = [b for b in bound if isinstance(b, HostArg)]
+        if staged:
+            raise ValueError(f"kernel {self.name!r}: a prepared launch takes device arrays only; "
+                             f"parameter #{staged[0].index} {staged[0].param.name!r} is a numpy array")
+        grid3 = _args.normalize_dims(grid, "grid")
+        block3 = _args.normalize_dims(block, "block")
+        smem = _args.normalize_shared_mem(shared_mem)
+        dev = driver.get_device(self.device_ordinal)
+        loaded = self._load(dev)
+        dev.make_current()
+        self._ensure_shared_mem(loaded, dev, smem)
+        buffer = ParamBuffer(self.signature)
+        buffer.fill(param_values(bound, {}))
+        slots = [i for i, p in enumerate(self.signature) if p.is_pointer]
+        return PreparedLaunch(self.name, loaded.function, grid3, block3, smem, buffer, slots, dev)

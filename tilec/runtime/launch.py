@@ -5,15 +5,31 @@ Why separate from argument checking: everything here needs the driver
 back), while :mod:`args` is pure.  Kernel parameters are packed here as the
 C API wants them: an array of pointers, one per parameter, each pointing at
 the parameter's bytes.
+
+Two ways to launch:
+
+- :func:`launch`: any checked arguments (numpy arrays are staged), fresh
+  ctypes values per call: the general path;
+- :class:`ParamBuffer` + :func:`launch_raw`: the per-call fast path. The
+  ``void* params[n]`` array and the n 8-byte slots it points at are made once
+  per kernel; a call only writes the values into the slots (one
+  ``struct.pack_into``, or one store per pointer) and calls the driver.
+  ``cuLaunchKernel`` copies the parameter bytes before it returns, so the
+  buffer can be rewritten by the next call; a lock keeps two threads from
+  writing it at once. :class:`PreparedLaunch` goes one step further for a
+  launch repeated with the same shapes (``tilec.matmul``): grid, block,
+  shared memory and every scalar are fixed, a call writes the pointers.
 """
 
 from __future__ import annotations
 
 import ctypes
+import struct
+import threading
 from typing import Any, Sequence
 
 from . import driver
-from .args import Bound, DeviceArg, HostArg, ScalarArg
+from .args import Bound, DeviceArg, HostArg, Param, ScalarArg
 
 
 def pack_params(values: Sequence[ctypes._SimpleCData]) -> tuple[int | None, Any]:
@@ -88,3 +104,111 @@ def launch(function, bound: Sequence[Bound], grid: tuple[int, int, int], block: 
                 except Exception:
                     if ok:
                         raise
+
+
+# ------------------------------------------------------------ the fast path
+
+SLOT_BYTES = 8
+"""Every parameter gets one 8-byte slot (all parameter types are at most 8 bytes)."""
+
+_SLOT_FORMATS = {  # dtype -> struct format of one slot, little-endian, padded to 8 bytes
+    "int8": "b7x", "int16": "h6x", "int32": "i4x", "int64": "q",
+    "uint8": "B7x", "uint16": "H6x", "uint32": "I4x", "uint64": "Q",
+    "float16": "e6x", "float32": "f4x", "float64": "d",
+}
+
+
+def slot_format(param: Param) -> str | None:
+    """The ``struct`` format of ``param``'s slot, or None where ``struct`` cannot check and pack it
+    exactly as :func:`tilec.runtime.args.bind_arguments` would (bool, bfloat16)."""
+    if param.is_pointer:
+        return "Q"
+    return _SLOT_FORMATS.get(param.dtype)
+
+
+class ParamBuffer:
+    """``void* params[n]`` pointing at n 8-byte slots, made once per kernel.
+
+    ``packer`` (None when a parameter has no :func:`slot_format`) writes all
+    values at once and raises ``struct.error``/``OverflowError`` for a value
+    that does not fit its type, like the checked path's range checks.
+    ``words`` views the slots as unsigned 64-bit ints, for pointer stores.
+    """
+
+    def __init__(self, signature: Sequence[Param]):
+        n = len(signature)
+        self._slots = (ctypes.c_uint64 * max(n, 1))()
+        base = ctypes.addressof(self._slots)
+        self._pointers = (ctypes.c_void_p * max(n, 1))(*(base + SLOT_BYTES * i for i in range(n)))
+        self.address: int | None = ctypes.addressof(self._pointers) if n else None
+        self.words = memoryview(self._slots).cast("B").cast("Q")
+        formats = [slot_format(p) for p in signature]
+        self.packer = struct.Struct("<" + "".join(formats)) if all(f is not None for f in formats) else None
+        self.lock = threading.Lock()
+
+    def pack(self, values: Sequence[Any]) -> None:
+        """Write every parameter (pointers as ints); the caller holds :attr:`lock`."""
+        self.packer.pack_into(self._slots, 0, *values)
+
+    def fill(self, values: Sequence[ctypes._SimpleCData]) -> None:
+        """Copy already converted C values (from :func:`param_values`) into the slots."""
+        base = ctypes.addressof(self._slots)
+        for i, v in enumerate(values):
+            ctypes.memmove(base + SLOT_BYTES * i, ctypes.addressof(v), ctypes.sizeof(v))
+
+
+_RETRY_ERRORS = frozenset({201, 400, 709})
+"""CUDA_ERROR_INVALID_CONTEXT, _INVALID_HANDLE, _CONTEXT_IS_DESTROYED: what a launch returns when
+the calling thread does not have the kernel's context current (a new thread, or another context)."""
+
+
+def launch_raw(cu_launch, function, grid: tuple[int, int, int], block: tuple[int, int, int], shared_mem: int,
+               stream: int, params: int | None, device: driver.Device, *, kernel: str) -> None:
+    """``cuLaunchKernel`` with packed parameters; the caller holds the buffer's lock.
+
+    The context is not made current before every launch (a driver call each
+    time): a launch that fails because this thread has no or another context
+    current makes the kernel's context current and is tried once more.
+    """
+    result = cu_launch(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_mem, stream,
+                       params, 0)
+    if result[0]:
+        if int(result[0]) in _RETRY_ERRORS:
+            device.make_current()
+            result = cu_launch(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_mem,
+                               stream, params, 0)
+        driver.check(result, "cuLaunchKernel", kernel)
+
+
+class PreparedLaunch:
+    """One launch made ready: function, grid, block, shared memory and every scalar in place.
+
+    Made by :meth:`tilec.runtime.Kernel.prepare` from a fully checked call;
+    :meth:`launch` then takes only the pointers (in the order of
+    ``pointer_slots``) and a stream handle, so a repeated launch costs a few
+    stores and the driver call. The caller vouches that the new pointers are
+    arrays of the same kinds (dtype, shape, strides, device) as the checked
+    ones, e.g. by keying prepared launches on those facts.
+    """
+
+    def __init__(self, kernel: str, function: Any, grid: tuple[int, int, int], block: tuple[int, int, int],
+                 shared_mem: int, buffer: ParamBuffer, pointer_slots: Sequence[int], device: driver.Device):
+        self.kernel = kernel
+        self.grid = grid
+        self.block = block
+        self.shared_mem = shared_mem
+        self.pointer_slots = tuple(pointer_slots)
+        self._function = function
+        self._buffer = buffer
+        self._device = device
+        self._cu_launch = driver.init().cuLaunchKernel
+
+    def launch(self, stream: int, pointers: Sequence[int]) -> None:
+        """Write ``pointers`` into the pointer slots and launch on ``stream`` (a raw handle)."""
+        buffer = self._buffer
+        with buffer.lock:
+            words = buffer.words
+            for slot, pointer in zip(self.pointer_slots, pointers):
+                words[slot] = pointer
+            launch_raw(self._cu_launch, self._function, self.grid, self.block, self.shared_mem, stream,
+                       buffer.address, self._device, kernel=self.kernel)

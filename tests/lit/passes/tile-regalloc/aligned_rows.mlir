@@ -1,12 +1,13 @@
 // RUN: tile-opt %s -p tile-regalloc | filecheck %s
 
 // tile.aligned_rows = 16 on a !tile.gl argument promises that every row of the
-// view is contiguous and starts on a 16-byte boundary (checked by the launcher).
-// The copy of a 16x16 f16 window then needs no prologue check (no ptrtoint of
-// the base pointer, no urem of the stride) and no element path: each run of
-// 8 elements is one cp.async whose source size comes from the bounds only,
-// and the inner stride is the constant 1 (no multiply by %a_stride1).
-// The promise goes onto the pointer parameter, for the launcher.
+// view is contiguous, starts on a 16-byte boundary and is a whole number of
+// 16-byte vectors long (checked by the launcher). The copy of a 16x16 f16
+// window then needs no prologue check (no ptrtoint of the base pointer, no
+// urem of the stride) and no element path: each run of 8 elements is one
+// cp.async of 16 or 0 bytes (all inside or all outside the view), and the
+// inner stride is the constant 1 (no multiply by %a_stride1). The promise
+// goes onto the pointer parameter, for the launcher.
 func.func @copy(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %c: !tile.gl<f16, [?, ?]>)
     attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 512>} {
   %c0 = arith.constant 0 : index

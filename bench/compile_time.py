@@ -1,0 +1,273 @@
+"""Compile time of one GEMM configuration: tilec against Triton, side by side on this machine.
+
+    python bench/compile_time.py                 # 5 fresh processes per measurement
+    python bench/compile_time.py --runs 3 --json compile_time.json
+    python bench/compile_time.py --no-triton
+
+Every measurement runs in a fresh Python process (this script started again
+with ``--worker``) with empty caches: a new temporary ``TILEC_CACHE_DIR``
+and ``TRITON_CACHE_DIR`` per cold run (Python's ``.pyc`` files are not such
+a cache: an untimed warm-up run writes them first, as installing a package
+does). Measured, as medians over the runs:
+
+- **tilec cold**: ``tilec.compile(build_module(f16 GEMM), pipeline=<128x128x32,
+  warps 4x2, 4 stages>, arch="sm_80")`` and ``.cubin()`` (ptxas), from
+  building the module to holding the cubin; ``import tilec`` is timed
+  separately (``import``).
+- **tilec warm**: the same call in another fresh process whose cache folder
+  the cold run filled (the compile cache and the cubin cache both hit);
+  ``warm, 2nd call`` is a second identical call in that process. The first
+  call includes what a process does once: the CUDA driver probe
+  (``has_device``, about 35 ms here without a GPU, most of it importing
+  cuda-python), ``ptxas --version`` for the cubin cache key (5 ms), and
+  tilec's source fingerprint and package versions for the compile cache key
+  (7 ms).
+- **CPU time**: user + system seconds of the worker and its children
+  (ptxas) over the same span, which another load on the machine disturbs
+  less than wall time (tilec's LLVM runs in a second thread meanwhile its IR
+  is verified, so on a free core its wall time is below its CPU time).
+- **Triton cold**: ``triton.compile(ASTSource(matmul_kernel, ...),
+  target=GPUTarget("cuda", 80, 32))`` of the usual Triton GEMM (below)
+  with the same block sizes (BLOCK 128x128x32, GROUP_M 8, 4 stages, f16,
+  unit strides specialised as Triton's launcher does) for ``num_warps=8``
+  (256 threads, as tilec's 4x2 warps) and ``num_warps=4``; the result holds
+  the cubin (Triton runs its own ptxas). No GPU is needed. Skipped with a
+  message if ``triton`` cannot be imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BLOCK = (128, 128, 32)
+WARPS = (4, 2)
+STAGES = 4
+ARCH = "sm_80"
+
+
+# ---------------------------------------------------------------- the Triton kernel
+
+tl = None  # triton.language, set by the Triton worker (this module must import without Triton)
+
+
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+                  stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: "tl.constexpr", BLOCK_N: "tl.constexpr", BLOCK_K: "tl.constexpr",
+                  GROUP_M: "tl.constexpr"):
+    """C = A @ B, the usual Triton GEMM: grouped tile order, masked edges, f32 accumulation
+    (the tutorial's kernel; wrapped with ``triton.jit`` by the worker)."""
+    pid = tl.program_id(0)
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    per_group = GROUP_M * tiles_n
+    group_first_m = (pid // per_group) * GROUP_M
+    group_rows = tl.minimum(tiles_m - group_first_m, GROUP_M)
+    in_group = pid % per_group
+    tm = group_first_m + in_group % group_rows
+    tn = in_group // group_rows
+    rows = tm * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tn * BLOCK_N + tl.arange(0, BLOCK_N)
+    ks = tl.arange(0, BLOCK_K)
+    row_ok = rows[:, None] < M
+    col_ok = cols[None, :] < N
+    a_tile = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
+    b_tile = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        k_left = K - k0
+        a = tl.load(a_tile, mask=row_ok & (ks[None, :] < k_left), other=0.0)
+        b = tl.load(b_tile, mask=(ks[:, None] < k_left) & col_ok, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_tile += BLOCK_K * stride_ak
+        b_tile += BLOCK_K * stride_bk
+    c_tile = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
+    tl.store(c_tile, acc.to(c_ptr.dtype.element_ty), mask=row_ok & col_ok)
+
+
+# ---------------------------------------------------------------- workers (run in a fresh process)
+
+
+def _worker_tilec(repeat: int) -> dict:
+    t0 = time.perf_counter()
+    from tilec.api import compile as tilec_compile
+    from tilec.matmul import MatmulSpec, build_module
+    from tilec.matmul_config import MatmulConfig
+
+    t1 = time.perf_counter()
+    spec = MatmulSpec("float16", "float16")
+    config = MatmulConfig(BLOCK, WARPS, STAGES)
+    times, cpu = [], []
+    for _ in range(repeat):
+        c = _cpu()
+        t = time.perf_counter()
+        kernel = tilec_compile(build_module(spec), pipeline=config.pipeline(), arch=ARCH)
+        cubin = kernel.cubin()
+        times.append(time.perf_counter() - t)
+        cpu.append(_cpu() - c)
+        assert cubin[:4] == b"\x7fELF"
+    return {"import": t1 - t0, "compile": times, "cpu": cpu, "ptx_bytes": len(kernel.asm["ptx"]),
+            "cubin_bytes": len(cubin)}
+
+
+def _worker_triton(num_warps: int, repeat: int) -> dict:
+    global tl
+    t0 = time.perf_counter()
+    import triton
+    import triton.language
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    t1 = time.perf_counter()
+    tl = triton.language
+    fn = triton.jit(matmul_kernel)
+    bm, bn, bk = BLOCK
+    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+                 "stride_am": "i32", "stride_ak": "constexpr", "stride_bk": "i32", "stride_bn": "constexpr",
+                 "stride_cm": "i32", "stride_cn": "constexpr",
+                 "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "GROUP_M": "constexpr"}
+    constexprs = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1,
+                  "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8}
+    # what Triton's launcher specialises for a 16-aligned problem: pointers and ints divisible by 16
+    aligned = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm")
+    attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n in aligned}
+    target = GPUTarget("cuda", 80, 32)
+    times, cpu = [], []
+    for _ in range(repeat):
+        c = _cpu()
+        t = time.perf_counter()
+        src = ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
+        compiled = triton.compile(src, target=target, options={"num_warps": num_warps, "num_stages": STAGES})
+        cubin = compiled.asm["cubin"]
+        times.append(time.perf_counter() - t)
+        cpu.append(_cpu() - c)
+        assert cubin[:4] == b"\x7fELF"
+    return {"import": t1 - t0, "compile": times, "cpu": cpu, "ptx_bytes": len(compiled.asm["ptx"]),
+            "cubin_bytes": len(cubin), "triton": triton.__version__}
+
+
+def _cpu() -> float:
+    """CPU seconds (user + system) of this process and its finished children (ptxas) so far."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _worker(argv: list[str]) -> None:
+    kind, repeat = argv[0], int(argv[1])
+    if kind == "tilec":
+        out = _worker_tilec(repeat)
+    else:
+        out = _worker_triton(int(kind.removeprefix("triton")), repeat)
+    print("RESULT " + json.dumps(out))
+
+
+# ---------------------------------------------------------------- driver
+
+
+def _spawn(kind: str, repeat: int, cache: Path) -> dict:
+    env = dict(os.environ, TILEC_CACHE_DIR=str(cache / "tilec"), TRITON_CACHE_DIR=str(cache / "triton"))
+    # Python's own bytecode cache is not one of the caches measured: let it be written (once, by
+    # the untimed warm-up run) as for any installed package
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    for name in ("TILEC_COMPILE_CACHE", "TILEC_VERIFY_EACH"):  # the defaults are measured
+        env.pop(name, None)
+    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton 3.9's default, without its warning
+    proc = subprocess.run([sys.executable, __file__, "--worker", kind, str(repeat)], env=env,
+                          capture_output=True, text=True)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"worker {kind} failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def _triton_available() -> str | None:
+    proc = subprocess.run([sys.executable, "-c", "import triton; print(triton.__version__)"],
+                          capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        _worker(sys.argv[2:])
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=5, help="fresh processes per measurement (default 5)")
+    ap.add_argument("--json", type=Path, help="write the results here")
+    ap.add_argument("--no-triton", action="store_true", help="measure tilec only")
+    args = ap.parse_args()
+
+    results: dict[str, dict] = {}
+    samples: dict[str, list[float]] = {}
+    version = None if args.no_triton else _triton_available()
+    # untimed warm-up runs: Python writes the .pyc files of tilec (and Triton) once
+    with tempfile.TemporaryDirectory(prefix="compile-time-") as tmp:
+        _spawn("tilec", 1, Path(tmp))
+        if version is not None:
+            _spawn("triton8", 1, Path(tmp))
+
+    def add(name: str, value: float) -> None:
+        samples.setdefault(name, []).append(value)
+
+    if args.no_triton:
+        print("Triton: skipped (--no-triton)")
+    elif version is None:
+        print("Triton: skipped (cannot import triton in this Python; pip install triton to compare)")
+    paired: dict[int, list[float]] = {8: [], 4: []}  # tilec cold / Triton cold, run by run
+    # the measurements interleaved, run by run, so that a change of load on the machine meets all alike
+    for _ in range(args.runs):
+        with tempfile.TemporaryDirectory(prefix="compile-time-") as tmp:
+            cold = _spawn("tilec", 1, Path(tmp))
+            warm = _spawn("tilec", 2, Path(tmp))
+        add("tilec import", cold["import"])
+        add("tilec cold", cold["compile"][0])
+        add("tilec cold, CPU time", cold["cpu"][0])
+        add("tilec warm", warm["compile"][0])
+        add("tilec warm, 2nd call", warm["compile"][1])
+        if version is None:
+            continue
+        for warps in (8, 4):
+            with tempfile.TemporaryDirectory(prefix="compile-time-") as tmp:
+                cold = _spawn(f"triton{warps}", 1, Path(tmp))
+                warm = _spawn(f"triton{warps}", 1, Path(tmp))
+            add("triton import", cold["import"])
+            add(f"triton cold, num_warps={warps}", cold["compile"][0])
+            add(f"triton cold, num_warps={warps}, CPU time", cold["cpu"][0])
+            add(f"triton warm, num_warps={warps}", warm["compile"][0])
+            paired[warps].append(samples["tilec cold"][-1] / cold["compile"][0])
+
+    for name, values in samples.items():
+        results[name] = {"median_s": statistics.median(values), "min_s": min(values), "max_s": max(values),
+                         "runs": len(values)}
+    print(f"GEMM f16 {BLOCK[0]}x{BLOCK[1]}x{BLOCK[2]}, warps {WARPS[0]}x{WARPS[1]}, {STAGES} stages, {ARCH} "
+          f"(medians of {args.runs} fresh processes; Triton {version or '-'})")
+    print(f"{'measurement':36s} {'median':>10s} {'min':>10s} {'max':>10s}")
+    for name, r in results.items():
+        print(f"{name:36s} {r['median_s'] * 1e3:8.1f}ms {r['min_s'] * 1e3:8.1f}ms {r['max_s'] * 1e3:8.1f}ms")
+    ratios = {}
+    if "triton cold, num_warps=8" in results:
+        for warps in (8, 4):
+            ratios[f"tilec cold / triton cold (num_warps={warps})"] = (
+                results["tilec cold"]["median_s"] / results[f"triton cold, num_warps={warps}"]["median_s"])
+            ratios[f"  the same in CPU time (num_warps={warps})"] = (
+                results["tilec cold, CPU time"]["median_s"]
+                / results[f"triton cold, num_warps={warps}, CPU time"]["median_s"])
+            ratios[f"  median of the ratios of each run (num_warps={warps})"] = statistics.median(paired[warps])
+        for name, r in ratios.items():
+            print(f"{name}: {r:.2f}  (goal <= 0.5)")
+    print(f"tilec warm: {results['tilec warm']['median_s'] * 1e3:.1f} ms  (goal <= 20 ms)")
+    if args.json:
+        args.json.write_text(json.dumps({"config": {"block": BLOCK, "warps": WARPS, "stages": STAGES, "arch": ARCH},
+                                         "triton": version, "results": results, "ratios": ratios}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

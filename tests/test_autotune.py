@@ -1,0 +1,408 @@
+"""tilec.autotune: candidates, the winners file, the choice, the progress bar; and one GPU run.
+
+Without a GPU, :func:`tilec.autotune` runs with ``measure=`` (a function
+config -> seconds standing in for compile + check + CUDA-event timing), on
+numpy arrays (only their shapes and dtypes matter then); the GPU test at
+the end tunes a 512^3 f16 problem for real.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import tilec
+import tilec.autotune as at
+import tilec.matmul as mm
+from tilec.matmul_config import CONFIGS, MatmulConfig
+from tilec.runtime import NoDeviceError, has_device, no_device_reason
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch):
+    """The winners file (and cubins) go to a fresh folder; nothing is remembered across tests."""
+    d = tmp_path / "tilec-cache"
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(d))
+    at.forget()
+    yield d
+    at.forget()
+
+
+@pytest.fixture
+def no_tqdm(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # `from tqdm import tqdm` raises ImportError
+
+
+def f16(*shape):
+    return np.random.default_rng(0).standard_normal(shape).astype(np.float16)
+
+
+class Clock:
+    """A ``measure``: seconds per config from a table (by ``describe()``), counting calls."""
+
+    def __init__(self, times: dict[str, float] | None = None, default: float = 1e-3):
+        self.times, self.default, self.calls = times or {}, default, []
+
+    def __call__(self, config: MatmulConfig) -> float:
+        self.calls.append(config)
+        value = self.times.get(config.describe(), self.default)
+        if isinstance(value, Exception):
+            raise value
+        return value
+
+
+LARGE, SMALL = CONFIGS[("mma", "large")], CONFIGS[("mma", "small")]
+
+
+# ---------------------------------------------------------------- candidates
+
+
+def test_candidate_sets_are_valid_configs_of_their_kind():
+    for dtype, tf32, pool in (("float16", False, at.MMA_CANDIDATES), ("float32", True, at.TF32_CANDIDATES),
+                              ("float32", False, at.SIMT_CANDIDATES)):
+        assert len(set(pool)) == len(pool) >= 5
+        for c in pool:
+            mm._check_config(c, dtype, tf32)
+            assert at.config_kind(c) == at.math_kind(dtype, tf32)
+            assert at.shared_memory_bytes(c, dtype) <= at.SMEM_LIMIT
+    # the heuristic's table entries are candidates too
+    assert {LARGE, SMALL} <= set(at.MMA_CANDIDATES)
+    assert {CONFIGS[("tf32", "large")], CONFIGS[("tf32", "small")]} <= set(at.TF32_CANDIDATES)
+    assert {CONFIGS[("simt", "large")], CONFIGS[("simt", "small")]} <= set(at.SIMT_CANDIDATES)
+
+
+def test_candidates_drop_what_cannot_fit_or_is_too_big():
+    assert at.candidates("float16", 512, 512, 512, smem_limit=at.SMEM_LIMIT) == list(at.MMA_CANDIDATES)
+    assert at.candidates("bfloat16", 4096, 4096, 4096, smem_limit=at.SMEM_LIMIT) == list(at.MMA_CANDIDATES)
+    tiny = at.candidates("float16", 17, 33, 65, smem_limit=at.SMEM_LIMIT)
+    assert tiny and all(c.block[:2] == (64, 64) for c in tiny) and SMALL in tiny
+    assert all(c.block[2] == 32 for c in at.candidates("float16", 1, 1, 1, smem_limit=at.SMEM_LIMIT))
+    # a short K keeps wide tiles but not deep ones
+    assert all(c.block[2] == 32 for c in at.candidates("float16", 4096, 4096, 16, smem_limit=at.SMEM_LIMIT))
+    # shared memory: 48 KB leaves only the tiles whose stages fit
+    fits = at.candidates("float16", 4096, 4096, 4096, smem_limit=48 * 1024)
+    assert fits and all(at.shared_memory_bytes(c, "float16") <= 48 * 1024 for c in fits)
+    assert LARGE not in fits and at.shared_memory_bytes(LARGE, "float16") == 64 * 1024
+    assert at.candidates("float32", 2048, 2048, 2048, allow_tf32=True, smem_limit=at.SMEM_LIMIT) == \
+        list(at.TF32_CANDIDATES)
+    assert at.candidates("float32", 2048, 2048, 2048, smem_limit=at.SMEM_LIMIT) == list(at.SIMT_CANDIDATES)
+    with pytest.raises(ValueError, match="no matmul for inputs of dtype int8"):
+        at.candidates("int8", 8, 8, 8)
+
+
+def test_the_heuristic_comes_first():
+    plan = mm.plan_matmul(f16(1000, 64), f16(64, 1000), sm_count=132)
+    assert plan.config == SMALL
+    found = at.candidates_for(plan, False, at.SMEM_LIMIT)
+    assert found[0] == SMALL and found.count(SMALL) == 1 and len(found) == len(at.MMA_CANDIDATES)
+
+
+# ---------------------------------------------------------------- keys and the file format
+
+
+def test_key_names_the_problem():
+    plan = mm.plan_matmul(f16(64, 96).T, f16(32, 64), trans_b=True, bias=np.zeros(32, np.float32),
+                          activation="relu", out_dtype="float32")
+    key = at.tune_key(plan, "GPU X", False)
+    assert key.text == "GPU X|float16|float32|col/col|bias_f32_relu|mma|96x32x64"
+    assert at.tune_key(mm.plan_matmul(f16(8, 8), f16(8, 8)), "G", False).epilogue == "none"
+    f32 = np.ones((8, 8), np.float32)
+    assert at.tune_key(mm.plan_matmul(f32, f32, allow_tf32=True), "G", True).math == "tf32"
+    assert at.tune_key(mm.plan_matmul(f32, f32), "G", False).math == "simt"
+
+
+def test_config_json_round_trip_and_validation():
+    for c in (*at.MMA_CANDIDATES, *at.TF32_CANDIDATES, *at.SIMT_CANDIDATES):
+        data = json.loads(json.dumps(at.config_to_json(c)))
+        assert at.config_from_json(data) == c
+    good = at.config_to_json(LARGE)
+    bad = [
+        None, [], {**good, "extra": 1}, {k: v for k, v in good.items() if k != "stages"},
+        {**good, "block": [128, 128]}, {**good, "block": [128, 128, "32"]}, {**good, "block": [128, 128, 0]},
+        {**good, "warps": [4]}, {**good, "stages": 0}, {**good, "stages": 4.0}, {**good, "group": 0},
+        {**good, "tf32": 1}, {**good, "tf32": True, "thread_tile": [4, 4]},
+    ]
+    for data in bad:
+        with pytest.raises(ValueError):
+            at.config_from_json(data)
+
+
+# ---------------------------------------------------------------- the choice
+
+
+def test_select_takes_the_fastest_and_notes_the_skipped(no_tqdm):
+    a, b, c, d = at.MMA_CANDIDATES[:4]
+    clock = Clock({a.describe(): 3e-5, b.describe(): 2e-5, c.describe(): at.SkipCandidate("does not compile: x"),
+                   d.describe(): float("nan")})
+    winner, timings = at.select([a, b, c, d], clock, progress=False)
+    assert winner == b and clock.calls == [a, b, c, d]
+    assert [t.seconds for t in timings] == [3e-5, 2e-5, None, None]
+    assert timings[2].note == "does not compile: x" and "the timer returned nan" in timings[3].note
+    # ties: the earlier one (the heuristic's, first) wins
+    assert at.select([a, b], Clock(default=1e-5), progress=False)[0] == a
+    with pytest.raises(at.AutotuneError, match=r"no candidate could be used \(.*: spills; .*: spills\)"):
+        at.select([a, b], Clock(default=at.SkipCandidate("spills")), progress=False)
+
+
+def test_progress_line_on_stderr(capsys, no_tqdm):
+    configs = list(at.MMA_CANDIDATES[:3])
+    at.select(configs, Clock({configs[1].describe(): 5e-6}, default=1e-5), progress=True, title="tune X")
+    err = capsys.readouterr().err
+    assert "\r" in err and err.endswith("\n") and err.count("\n") == 1
+    assert "tune X: [1/3]" in err and "tune X: [3/3]" in err
+    assert f"best {configs[1].describe()}: 5.0 us" in err.rsplit("\r", 1)[-1]
+    at.select(configs, Clock(), progress=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_progress_uses_tqdm_when_installed(monkeypatch, capsys):
+    made = []
+
+    class FakeTqdm:
+        def __init__(self, total, desc, file, unit, leave):
+            self.total, self.desc, self.updates, self.postfix, self.closed = total, desc, 0, [], False
+            made.append(self)
+
+        def update(self, n):
+            self.updates += n
+
+        def set_postfix_str(self, s):
+            self.postfix.append(s)
+
+        def close(self):
+            self.closed = True
+
+    monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=FakeTqdm))
+    at.select(list(at.MMA_CANDIDATES[:2]), Clock(), progress=True, title="tune Y")
+    (bar,) = made
+    assert (bar.total, bar.desc, bar.updates, bar.closed) == (2, "tune Y", 2, True)
+    assert bar.postfix[-1].startswith("best ") and capsys.readouterr().err == ""
+
+
+def test_event_timer_batches_short_kernels():
+    """The timing loop with a fake clock: each run takes 2 µs of 'GPU' time."""
+    now = [0.0]
+    runs = []
+
+    def run():
+        runs.append(1)
+        now[0] += 2e-6
+
+    class Event:
+        t = None
+
+    def record(e):
+        e.t = now[0]
+
+    seconds = at._event_median(run, 3, 5, Event, record, lambda: None, lambda s, e: e.t - s.t)
+    assert math.isclose(seconds, 2e-6)
+    assert len(runs) == 3 + 1 + 5 * 100  # warmup, one to size the batch, 5 reps of 100 launches
+
+
+def test_reference_error_against_float64():
+    a, b = f16(40, 24), f16(24, 16)
+    bias = np.linspace(-1, 1, 16).astype(np.float32)
+    exact = np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0)
+    assert at.reference_error(exact.astype(np.float16), a, b, bias=bias, activation="relu") < 1e-3
+    assert at.reference_error(exact.astype(np.float16), a.T.copy(), b, trans_a=True, bias=bias,
+                              activation="relu") < 1e-3
+    wrong = exact.copy()
+    wrong[-1, 3] += 10  # the last rows are checked too
+    assert at.reference_error(wrong, a, b, bias=bias, activation="relu") > 1e-2
+    poisoned = exact.copy()
+    poisoned[0, 0] = np.nan
+    assert not at.reference_error(poisoned, a, b, bias=bias, activation="relu") <= 1.0
+
+
+# ---------------------------------------------------------------- autotune() and the file
+
+
+def test_autotune_times_stores_and_remembers(cache_dir, no_tqdm):
+    a, b = f16(512, 256), f16(256, 512)
+    clock = Clock({at.MMA_CANDIDATES[4].describe(): 1e-6})
+    r = tilec.autotune(a, b, measure=clock, progress=False)
+    assert r.source == "timed" and r.config == at.MMA_CANDIDATES[4]
+    assert len(clock.calls) == len(r.timings) == len(at.MMA_CANDIDATES)
+    assert r.path == cache_dir / "autotune" / "matmul.json" == at.winners_path()
+    data = json.loads(r.path.read_text())
+    assert data["format"] == at.FORMAT and list(data["entries"]) == [r.key.text]
+    record = data["entries"][r.key.text]
+    assert record["config"] == at.config_to_json(at.MMA_CANDIDATES[4]) and record["seconds"] == 1e-6
+    assert {k: record[k] for k in r.key.fields()} == r.key.fields() and record["candidates"] == 9
+    assert r.key.gpu == at.gpu_name()
+
+    again = tilec.autotune(a, b, measure=clock, progress=False)  # remembered in this process
+    assert (again.source, again.config, len(clock.calls)) == ("memory", r.config, 9)
+    at.forget()
+    from_disk = tilec.autotune(a, b, measure=clock, progress=False)  # e.g. the next process
+    assert (from_disk.source, from_disk.config, len(clock.calls)) == ("disk", r.config, 9)
+    retuned = tilec.autotune(a, b, measure=Clock(), progress=False, retune=True)
+    assert retuned.source == "timed" and retuned.config == SMALL  # all equal: the heuristic's (first) wins
+
+
+def test_other_problems_keep_their_records(no_tqdm):
+    tilec.autotune(f16(64, 64), f16(64, 64), measure=Clock(), progress=False)
+    tilec.autotune(f16(64, 64), f16(64, 64), measure=Clock(), progress=False, activation="relu")
+    tilec.autotune(f16(64, 64), f16(64, 64).T, measure=Clock(), progress=False)
+    entries = at.read_winners(at.winners_path())
+    assert sorted(k.split("|", 3)[3] for k in entries) == [
+        "row/col|none|mma|64x64x64", "row/row|none|mma|64x64x64", "row/row|relu|mma|64x64x64"]
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "other format", "bad config", "wrong kind",
+                                    "wrong key fields", "too much shared memory", "not a dict"])
+def test_a_damaged_record_is_ignored_and_rewritten(damage, no_tqdm):
+    a, b = f16(256, 128), f16(128, 256)
+    first = tilec.autotune(a, b, measure=Clock({SMALL.describe(): 1e-6}), progress=False)
+    path, key = first.path, first.key.text
+    data = json.loads(path.read_text())
+    record = data["entries"][key]
+    if damage == "garbage":
+        path.write_text("this is not json {")
+    elif damage == "truncated":
+        path.write_text(path.read_text()[:40])
+    elif damage == "other format":
+        path.write_text(json.dumps({**data, "format": 99}))
+    else:
+        if damage == "bad config":
+            record["config"]["block"] = [128, 128, 0]
+        elif damage == "wrong kind":
+            record["config"] = at.config_to_json(CONFIGS[("simt", "small")])
+        elif damage == "wrong key fields":
+            record["m"] = 4096
+        elif damage == "too much shared memory":
+            record["config"] = at.config_to_json(MatmulConfig((256, 256, 64), (4, 2), 8))
+        elif damage == "not a dict":
+            data["entries"][key] = [1, 2, 3]
+        path.write_text(json.dumps(data))
+    at.forget()
+    clock = Clock({LARGE.describe(): 1e-6})
+    r = tilec.autotune(a, b, measure=clock, progress=False)
+    assert r.source == "timed" and r.config == LARGE and len(clock.calls) > 1
+    assert at.read_winners(path)[key]["config"] == at.config_to_json(LARGE)
+
+
+def test_given_candidates_are_checked(no_tqdm):
+    a, b = f16(64, 64), f16(64, 64)
+    clock = Clock()
+    r = tilec.autotune(a, b, candidates=[SMALL, at.MMA_CANDIDATES[7]], measure=clock, progress=False)
+    assert clock.calls == [SMALL, at.MMA_CANDIDATES[7]] and r.config == SMALL
+    with pytest.raises(ValueError, match="is for float32 inputs, a and b are float16"):
+        tilec.autotune(a, b, candidates=[CONFIGS[("simt", "small")]], measure=clock, progress=False, retune=True)
+    f32 = np.ones((8, 8), np.float32)
+    with pytest.raises(ValueError, match="does tf32 math, but the problem does simt"):
+        tilec.autotune(f32, f32, candidates=[CONFIGS[("tf32", "small")]], measure=clock, progress=False)
+    with pytest.raises(ValueError, match="candidates is empty"):
+        tilec.autotune(a, b, candidates=[], measure=clock, progress=False)
+    with pytest.raises(ValueError, match="K differs"):  # the matmul's own checks come first
+        tilec.autotune(a, f16(32, 8), measure=clock, progress=False)
+    with pytest.raises(ValueError, match="reps must be a non-negative int"):
+        tilec.autotune(a, b, measure=clock, progress=False, reps=-1)
+
+
+def test_an_empty_problem_needs_no_tuning():
+    r = tilec.autotune(f16(0, 8), f16(8, 8), measure=Clock(), progress=False)
+    assert r.source == "trivial" and r.config == SMALL and not at.winners_path().exists()
+
+
+@pytest.mark.skipif(has_device(), reason="checks the no-GPU path")
+def test_without_a_gpu_autotune_needs_a_measure():
+    with pytest.raises(NoDeviceError, match="pass measure= to tune without a GPU"):
+        tilec.autotune(f16(8, 8), f16(8, 8), progress=False)
+    with pytest.raises(NoDeviceError):
+        tilec.matmul(f16(8, 8), f16(8, 8), autotune=True)
+
+
+def test_tilec_autotune_is_the_module_and_the_function():
+    import inspect
+
+    assert tilec.autotune is sys.modules["tilec.autotune"] is at and callable(tilec.autotune)
+    assert "candidates" in inspect.signature(tilec.autotune).parameters
+    assert "autotune" in tilec.__all__
+    with pytest.raises(ValueError, match="pass config= or autotune=True, not both"):
+        tilec.matmul(f16(8, 8), f16(8, 8), autotune=True, config=SMALL)
+
+
+def test_matmul_autotune_uses_the_winner_once(monkeypatch):
+    """tilec.matmul(..., autotune=True) on the fake GPU (stand-ins of test_launch_overhead): tuned once,
+    the winner's kernel launched, later calls straight from the prepared call."""
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here))
+    try:
+        import test_launch_overhead as lo
+    finally:
+        sys.path.remove(str(here))
+    from tilec.runtime import driver
+
+    FakeDriver, cu = lo.load_fake_driver()
+    fake = FakeDriver(cu)
+    lo.instrument(fake)
+    saved = mm.cached_kernels()
+    monkeypatch.setattr(driver, "_import_bindings", lambda: fake)
+    monkeypatch.setitem(sys.modules, "torch", lo.fake_torch())
+    driver._reset_for_tests()
+    mm.clear_cache()
+    winner = at.MMA_CANDIDATES[7]  # 64x64x32, 4 stages: not what the heuristic picks
+    tuned = []
+
+    def fake_autotune(a, b, **kwargs):
+        tuned.append(kwargs)
+        plan = mm.plan_matmul(a, b, out=kwargs["out"])
+        return at.TuneResult(winner, at.tune_key(plan, "Fake GPU", False), "timed")
+
+    monkeypatch.setattr(at, "autotune", fake_autotune)
+    try:
+        a, b = lo.f16(100, 64), lo.f16(64, 130)
+        for _ in range(3):
+            c = lo.f16(100, 130)
+            assert tilec.matmul(a, b, out=c, autotune=True) is c
+        assert len(tuned) == 1 and tuned[0]["out"] is not None
+        assert [launch["grid"] for launch in fake.launches] == [(winner.grid(100, 130), 1, 1)] * 3
+        (kernel,) = mm.cached_kernels().values()
+        assert [key[1] for key in mm.cached_kernels()] == [winner] and kernel.launch_defaults.smem == 32768
+    finally:
+        mm.clear_cache()
+        mm._KERNELS.update(saved)
+        monkeypatch.undo()
+        driver._reset_for_tests()
+
+
+# ---------------------------------------------------------------- on the GPU
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_device(), reason=f"no CUDA device: {no_device_reason()}")
+def test_autotune_512_f16_on_the_gpu(capsys):
+    torch = pytest.importorskip("torch", reason="the GPU autotune test makes its inputs with torch")
+    torch.manual_seed(0)
+    a = torch.randn(512, 512, device="cuda", dtype=torch.float16)
+    b = torch.randn(512, 512, device="cuda", dtype=torch.float16)
+    out = torch.full((512, 512), float("nan"), device="cuda", dtype=torch.float16)
+    pair = [at.MMA_CANDIDATES[0], at.MMA_CANDIDATES[6]]  # 128x128x32 4 stages, 64x64x32 3 stages
+    r = tilec.autotune(a, b, out=out, candidates=pair, reps=10, progress=True)
+    print(f"\n{r.key.text}: {[(t.config.describe(), t.seconds, t.note) for t in r.timings]}")
+    assert r.source == "timed" and r.config in pair and r.key.gpu == torch.cuda.get_device_name()
+    assert [t.config for t in r.timings] == pair and all(t.seconds and t.seconds < 1e-2 for t in r.timings)
+    assert "tilec.autotune 512x512x512 f16 row/row" in capsys.readouterr().err
+    ref = a.double() @ b.double()
+    for use in ("config", "autotune=True"):
+        out.fill_(float("nan"))
+        if use == "config":
+            tilec.matmul(a, b, out=out, config=r.config)
+        else:  # the stored winner, found in memory: nothing is timed again
+            tilec.matmul(a, b, out=out, autotune=True)
+        torch.cuda.synchronize()
+        assert int(torch.isnan(out).sum()) == 0, f"{use}: elements of C were never written"
+        err = ((out.double() - ref).norm() / ref.norm()).item()
+        assert err < 1e-2, f"{use}: relative error {err:.2e}"
+    at.forget()
+    assert tilec.autotune(a, b, out=out, progress=False).source == "disk"
+    record = at.read_winners(at.winners_path())[r.key.text]
+    assert at.config_from_json(record["config"]) == r.config and record["candidates"] == 2

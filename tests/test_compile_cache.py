@@ -1,0 +1,211 @@
+"""tilec.compile's on-disk compile cache (tilec.compile_cache) and when it verifies the IR.
+
+No GPU and no ptxas needed: nothing here builds a cubin.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import tilec
+from tilec import api, compile_cache
+from tilec.api import CompilationError
+from tilec.compile_cache import compile_key
+from tilec.matmul import MatmulSpec, build_module
+from tilec.matmul_config import MatmulConfig
+from tilec.passes import registry
+from tilec.runtime import CubinCache
+
+REPO = Path(__file__).resolve().parents[1]
+F16 = REPO / "examples" / "kernels" / "mma_f16.mlir"
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh cache folder per test (never ~/.cache/tilec), the compile cache on, counters at 0."""
+    d = tmp_path / "tilec-cache"
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(d))
+    monkeypatch.delenv(compile_cache.ENV, raising=False)
+    compile_cache.reset_stats()
+    return d
+
+
+def entries(cache_dir: Path) -> list[Path]:
+    return sorted((cache_dir / "kernels").rglob("*.json"))
+
+
+def counts() -> tuple[int, int, int]:
+    s = compile_cache.stats()
+    return s.hits, s.misses, s.compiles
+
+
+def same_kernel(a: api.CompiledKernel, b: api.CompiledKernel) -> None:
+    assert a.asm == b.asm
+    assert (a.name, a.arch, a.pipeline) == (b.name, b.arch, b.pipeline)
+    assert a.signature == b.signature
+    assert a.gl_params == b.gl_params
+    assert a.launch_defaults == b.launch_defaults
+
+
+def _fail(*args, **kwargs):
+    raise AssertionError("a cache hit must not compile")
+
+
+def test_hit_returns_the_same_kernel_without_compiling(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = tilec.compile(F16, arch="sm_80")
+    assert counts() == (0, 1, 1) and len(entries(cache_dir)) == 1
+    monkeypatch.setattr(api, "_run_pipeline", _fail)
+    monkeypatch.setattr(api, "compile_module", _fail)
+    again = tilec.compile(F16, arch="sm_80")
+    assert counts() == (1, 1, 1)
+    same_kernel(first, again)
+    # IR text, a path to it and the parsed module are one source
+    assert tilec.compile(F16.read_text(), arch="sm_80").asm["ptx"] == first.asm["ptx"]
+    assert counts()[0] == 2
+
+
+def test_matmul_kernel_round_trips(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gl parameters, a dynamic grid and a ModuleOp source (keyed by its printed text)."""
+    module = build_module(MatmulSpec("float32", "float32", bias_dtype="float32", activation="relu"))
+    pipeline = MatmulConfig((64, 64, 8), stages=2, thread_tile=(4, 4)).pipeline()
+    first = tilec.compile(module, pipeline=pipeline, arch="sm_80")
+    assert first.gl_params and first.launch_defaults.grid[0] is None
+    monkeypatch.setattr(api, "_run_pipeline", _fail)
+    again = tilec.compile(module, pipeline=pipeline, arch="sm_80")
+    same_kernel(first, again)
+    assert tilec.compile(str(module), pipeline=pipeline, arch="sm_80").asm["ptx"] == first.asm["ptx"]
+    assert counts() == (2, 1, 1)
+
+
+def test_cache_false_bypasses_it(cache_dir: Path) -> None:
+    a = tilec.compile(F16, arch="sm_80", cache=False)
+    b = tilec.compile(F16, arch="sm_80", cache=False)
+    assert a.asm["ptx"] == b.asm["ptx"]
+    assert counts() == (0, 0, 0) and not entries(cache_dir)
+
+
+def test_environment_turns_it_off(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(compile_cache.ENV, "0")
+    tilec.compile(F16, arch="sm_80")
+    tilec.compile(F16, arch="sm_80")
+    assert counts() == (0, 0, 0) and not entries(cache_dir)
+
+
+def test_a_cubin_cache_object_brings_its_folder(tmp_path: Path, cache_dir: Path) -> None:
+    other = tmp_path / "other"
+    tilec.compile(F16, arch="sm_80", cache=CubinCache(other))
+    assert not entries(cache_dir) and len(entries(other)) == 1
+    tilec.compile(F16, arch="sm_80", cache=str(other))
+    assert counts() == (1, 1, 1)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "other key", "other format"])
+def test_a_damaged_entry_is_compiled_again(cache_dir: Path, damage: str) -> None:
+    first = tilec.compile(F16, arch="sm_80")
+    (path,) = entries(cache_dir)
+    data = path.read_bytes()
+    if damage == "garbage":
+        path.write_bytes(b"\x00\xff not json")
+    elif damage == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    else:
+        entry = json.loads(data)
+        if damage == "other key":
+            entry["key"] = "0" * 64
+        else:
+            entry["format"] = -1
+        path.write_text(json.dumps(entry))
+    again = tilec.compile(F16, arch="sm_80")
+    same_kernel(first, again)
+    assert counts() == (0, 2, 2)
+    assert json.loads(path.read_bytes())["ptx"] == first.asm["ptx"]  # rewritten whole
+    tilec.compile(F16, arch="sm_80")
+    assert counts() == (1, 2, 2)
+
+
+def test_every_input_is_in_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    base = {"source": "module {}", "pipeline": "tile-to-llvm", "arch": "sm_80", "opt_level": 3, "kernel": None}
+    key = compile_key(**base)
+    assert compile_key(**base) == key
+    for change in [{"source": "module { }"}, {"pipeline": "tile-to-llvm,cse"}, {"arch": "sm_90"},
+                   {"opt_level": 2}, {"kernel": "k"}]:
+        assert compile_key(**{**base, **change}) != key, change
+    monkeypatch.setattr(compile_cache, "compiler_fingerprint", lambda: "another tilec")
+    assert compile_key(**base) != key
+
+
+def test_different_pipelines_are_different_entries(cache_dir: Path) -> None:
+    a = tilec.compile(F16, arch="sm_80")
+    b = tilec.compile(F16, arch="sm_80", pipeline="tile-to-llvm,canonicalize")
+    c = tilec.compile(F16, arch="sm_80", opt_level=2)
+    assert counts() == (0, 3, 3) and len(entries(cache_dir)) == 3
+    assert b.pipeline != a.pipeline and c.pipeline != a.pipeline
+
+
+def test_fingerprint_covers_the_sources() -> None:
+    fp = compile_cache.compiler_fingerprint()
+    assert len(fp) == 64 and compile_cache.compiler_fingerprint() is fp  # once per process
+
+
+# ---------------------------------------------------------------- verification
+
+
+BREAK_PASS = '''
+from dataclasses import dataclass
+
+from xdsl.dialects import llvm
+from xdsl.passes import ModulePass
+
+
+@dataclass(frozen=True)
+class BreakLLVM(ModulePass):
+    """Leaves invalid IR: an llvm.return first in every llvm.func."""
+
+    name = "test-break-llvm"
+
+    def apply(self, ctx, op):
+        for fn in [o for o in op.walk() if isinstance(o, llvm.FuncOp)]:
+            block = fn.body.blocks.first
+            block.insert_op_before(llvm.ReturnOp(), block.first_op)
+'''
+
+
+@pytest.fixture
+def break_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "tilec_test_break_llvm.py").write_text(BREAK_PASS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(registry.PASSES, "test-break-llvm", "tilec_test_break_llvm:BreakLLVM")
+
+
+@pytest.mark.parametrize("each", ["0", "1"])
+def test_broken_output_is_a_pipeline_error(break_pass: None, monkeypatch: pytest.MonkeyPatch, each: str) -> None:
+    monkeypatch.setenv(registry.VERIFY_EACH_ENV, each)
+    pipeline = "tile-to-llvm,test-break-llvm,canonicalize"
+    with pytest.raises(CompilationError) as info:
+        tilec.compile(F16, arch="sm_80", pipeline=pipeline, cache=False)
+    assert info.value.stage == "pipeline"
+    message = str(info.value)
+    assert "'llvm.return' must be the last operation in its parent block" in message
+    if each == "1":
+        assert "the IR produced by pass 'test-break-llvm' does not verify" in message
+    else:
+        assert f"the IR produced by pipeline '{pipeline}' does not verify" in message
+        assert "TILEC_VERIFY_EACH=1" in message
+
+
+def test_verifying_once_or_after_each_pass_gives_the_same_ptx(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = []
+    for each in ("0", "1"):
+        monkeypatch.setenv(registry.VERIFY_EACH_ENV, each)
+        texts.append(tilec.compile(F16, arch="sm_80", cache=False).asm["ptx"])
+    assert texts[0] == texts[1]
+
+
+def test_pipeline_passes_verify_inner_passes_unless_told() -> None:
+    assert registry.verifies_inner_passes()  # tile-opt's default
+    with registry.verifying_inner_passes(False):
+        assert not registry.verifies_inner_passes()
+    assert registry.verifies_inner_passes()

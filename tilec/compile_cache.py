@@ -1,0 +1,224 @@
+"""On-disk cache of :func:`tilec.compile` results: a warm compile reads one file.
+
+Why: compiling a GEMM runs every pass and LLVM (about a second); the same
+source is compiled again in every process (``tilec.matmul`` compiles its
+kernels on first use). An entry holds everything a
+:class:`~tilec.api.CompiledKernel` is made of except the cubin, which the
+cubin cache (:mod:`tilec.runtime.cache`) keeps under its own key: the name,
+the LLVM IR and PTX texts, the launch signature, the gl parameters and the
+``#tile.launch`` defaults.
+
+The key is a sha256 over the source IR text as given (a ModuleOp: its
+printed form), the pipeline text, the arch, the LLVM opt level, the kernel
+name asked for, and a fingerprint of the compiler itself: the contents of
+every ``.py`` file of the ``tilec`` package (hashed once per process, a few
+milliseconds) and the xDSL and llvmlite versions. Any change of either is a
+miss, so a stale entry is never used.
+
+Entries live next to the cubins, ``<cache dir>/kernels/<key[:2]>/<key>.json``
+(the cache dir is ``$TILEC_CACHE_DIR``, else ``~/.cache/tilec``), written to
+a temporary file and published with ``os.replace``, so readers never see a
+torn file. An entry that cannot be read back (damaged, another format, a
+different key inside) is removed and counts as a miss: the kernel is
+compiled again. ``TILEC_COMPILE_CACHE=0`` turns this cache off (the cubin
+cache stays on); ``tilec.compile(..., cache=False)`` turns both off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from dataclasses import fields
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from tilec.runtime.cache import CacheStats, atomic_write, default_directory, tool_versions
+
+FORMAT = 1
+"""Version of the entry format (part of the key)."""
+
+ENV = "TILEC_COMPILE_CACHE"
+"""``0`` (or ``false``/``no``/``off``) disables the compile cache."""
+
+SUBDIR = "kernels"
+
+
+def enabled_by_env() -> bool:
+    """False when ``$TILEC_COMPILE_CACHE`` turns the compile cache off (read at each call)."""
+    return os.environ.get(ENV, "").strip().lower() not in ("0", "false", "no", "off")
+
+
+@lru_cache(maxsize=1)
+def compiler_fingerprint() -> str:
+    """sha256 over tilec's own sources (relative path and bytes of each ``.py``) and the
+    versions of xDSL and llvmlite: what a compile's result depends on besides its inputs."""
+    root = Path(__file__).resolve().parent
+    files: list[str] = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+        files += [os.path.join(folder, n) for n in names if n.endswith(".py")]
+    h = hashlib.sha256()
+    for path in sorted(files):
+        data = Path(path).read_bytes()
+        h.update(os.path.relpath(path, root).encode())
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    versions = tool_versions()
+    h.update(f"xdsl={versions['xdsl']} llvmlite={versions['llvmlite']}".encode())
+    return h.hexdigest()
+
+
+def compile_key(*, source: str, pipeline: str, arch: str, opt_level: int, kernel: str | None) -> str:
+    """The sha256 hex key of one :func:`tilec.compile` call."""
+    header = json.dumps({"format": FORMAT, "pipeline": pipeline, "arch": arch, "opt_level": opt_level,
+                         "kernel": kernel, "compiler": compiler_fingerprint()}, sort_keys=True)
+    h = hashlib.sha256(header.encode())
+    h.update(b"\0")
+    h.update(source.encode("utf-8", errors="surrogateescape"))
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------- entries
+
+
+def encode(key: str, *, name: str, asm: dict[str, Any], signature, launch, gl_params) -> bytes:
+    """The JSON bytes of one entry (``asm``: its ``llvm`` and ``ptx`` texts are kept)."""
+    entry = {
+        "format": FORMAT,
+        "key": key,
+        "name": name,
+        "llvm": asm["llvm"],
+        "ptx": asm["ptx"],
+        "signature": [{f.name: getattr(p, f.name) for f in fields(p)} for p in signature],
+        "launch": {f.name: getattr(launch, f.name) for f in fields(launch)},
+        "gl_params": [{f.name: getattr(g, f.name) for f in fields(g)} for g in gl_params],
+    }
+    return json.dumps(entry, ensure_ascii=False).encode("utf-8", errors="surrogateescape")
+
+
+def _tuples(value: Any) -> Any:
+    """JSON's lists back to the tuples they were written from (the dataclasses hold tuples)."""
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    return value
+
+
+def _fields(record: dict[str, Any]) -> dict[str, Any]:
+    return {name: _tuples(value) for name, value in record.items()}
+
+
+def decode(data: bytes, key: str) -> dict[str, Any]:
+    """The fields of a :class:`~tilec.api.CompiledKernel` (but the source text and caches) from an entry.
+
+    Raises ValueError (or KeyError/TypeError) if the entry is not one this
+    version wrote for ``key``.
+    """
+    from tilec.api import LaunchDefaults
+    from tilec.gl_args import GlParam
+    from tilec.runtime import Param
+
+    entry = json.loads(data.decode("utf-8", errors="surrogateescape"))
+    if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != key:
+        raise ValueError("not an entry of this format for this key")
+    if not isinstance(entry["ptx"], str) or not isinstance(entry["llvm"], str) or not isinstance(entry["name"], str):
+        raise ValueError("damaged entry")
+    return {
+        "name": entry["name"],
+        "llvm": entry["llvm"],
+        "ptx": entry["ptx"],
+        "signature": tuple(Param(**_fields(p)) for p in entry["signature"]),
+        "launch": LaunchDefaults(**_fields(entry["launch"])),
+        "gl_params": tuple(GlParam(**_fields(g)) for g in entry["gl_params"]),
+    }
+
+
+# ---------------------------------------------------------------- the folder
+
+
+_stats = CacheStats()
+_stats_lock = threading.Lock()
+
+
+def stats() -> CacheStats:
+    """Process-wide counts: ``hits``, ``misses``, ``compiles`` (entries stored)."""
+    return _stats
+
+
+def reset_stats() -> None:
+    with _stats_lock:
+        _stats.hits = _stats.misses = _stats.compiles = 0
+
+
+def _count(field: str) -> None:
+    with _stats_lock:
+        setattr(_stats, field, getattr(_stats, field) + 1)
+
+
+class CompileCache:
+    """A folder of ``kernels/<key[:2]>/<key>.json`` entries under a cache directory.
+
+    ``directory=None`` follows ``$TILEC_CACHE_DIR`` (else ``~/.cache/tilec``)
+    at every access, like the default cubin cache.
+    """
+
+    def __init__(self, directory: str | os.PathLike | None = None):
+        self._directory = Path(directory) if directory is not None else None
+
+    @property
+    def directory(self) -> Path:
+        return (self._directory if self._directory is not None else default_directory()) / SUBDIR
+
+    def path_for(self, key: str) -> Path:
+        if len(key) < 3 or not all(c in "0123456789abcdef" for c in key):
+            raise ValueError(f"not a cache key: {key!r}")
+        return self.directory / key[:2] / f"{key}.json"
+
+    def load(self, key: str) -> dict[str, Any] | None:
+        """The decoded entry (see :func:`decode`), or None; a damaged entry is removed."""
+        path = self.path_for(key)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            _count("misses")
+            return None
+        try:
+            entry = decode(data, key)
+        except Exception:
+            self._discard(path)
+            _count("misses")
+            return None
+        _count("hits")
+        return entry
+
+    def store(self, key: str, data: bytes) -> None:
+        """Publish an :func:`encode`\\ d entry; an unwritable folder is not an error."""
+        try:
+            atomic_write(self.path_for(key), data, fsync=False)
+        except OSError:
+            return
+        _count("compiles")
+
+    @staticmethod
+    def _discard(path: Path) -> None:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+    def clear(self) -> None:
+        """Remove every entry (and stray temporary files)."""
+        root = self.directory
+        if not root.is_dir():
+            return
+        for sub in root.iterdir():
+            if sub.is_dir() and len(sub.name) == 2:
+                for f in sub.iterdir():
+                    if f.suffix in (".json", ".tmp"):
+                        self._discard(f)
+
+
+__all__ = ["ENV", "FORMAT", "CompileCache", "compile_key", "compiler_fingerprint", "decode", "encode",
+           "enabled_by_env", "reset_stats", "stats"]
