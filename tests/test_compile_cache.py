@@ -5,6 +5,7 @@ No GPU and no ptxas needed: nothing here builds a cubin.
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -209,3 +210,18 @@ def test_pipeline_passes_verify_inner_passes_unless_told() -> None:
     with registry.verifying_inner_passes(False):
         assert not registry.verifies_inner_passes()
     assert registry.verifies_inner_passes()
+
+
+def test_the_gc_thresholds_come_back(break_pass: None) -> None:
+    before = gc.get_threshold()
+    tilec.compile(F16, arch="sm_80", cache=False)
+    assert gc.get_threshold() == before
+    with pytest.raises(CompilationError):
+        tilec.compile(F16, arch="sm_80", pipeline="tile-to-llvm,test-break-llvm", cache=False)
+    assert gc.get_threshold() == before
+    with api.fewer_gc_pauses():
+        assert gc.get_threshold()[0] == api.GC_THRESHOLD
+        with api.fewer_gc_pauses():
+            assert gc.get_threshold()[0] == api.GC_THRESHOLD
+        assert gc.get_threshold()[0] == api.GC_THRESHOLD
+    assert gc.get_threshold() == before
