@@ -56,41 +56,8 @@ ARCH = "sm_80"
 
 # ---------------------------------------------------------------- the Triton kernel
 
-tl = None  # triton.language, set by the Triton worker (this module must import without Triton)
-
-
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
-                  stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_M: "tl.constexpr", BLOCK_N: "tl.constexpr", BLOCK_K: "tl.constexpr",
-                  GROUP_M: "tl.constexpr"):
-    """C = A @ B, the usual Triton GEMM: grouped tile order, masked edges, f32 accumulation
-    (the tutorial's kernel; wrapped with ``triton.jit`` by the worker)."""
-    pid = tl.program_id(0)
-    tiles_m = tl.cdiv(M, BLOCK_M)
-    tiles_n = tl.cdiv(N, BLOCK_N)
-    per_group = GROUP_M * tiles_n
-    group_first_m = (pid // per_group) * GROUP_M
-    group_rows = tl.minimum(tiles_m - group_first_m, GROUP_M)
-    in_group = pid % per_group
-    tm = group_first_m + in_group % group_rows
-    tn = in_group // group_rows
-    rows = tm * BLOCK_M + tl.arange(0, BLOCK_M)
-    cols = tn * BLOCK_N + tl.arange(0, BLOCK_N)
-    ks = tl.arange(0, BLOCK_K)
-    row_ok = rows[:, None] < M
-    col_ok = cols[None, :] < N
-    a_tile = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
-    b_tile = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k0 in range(0, K, BLOCK_K):
-        k_left = K - k0
-        a = tl.load(a_tile, mask=row_ok & (ks[None, :] < k_left), other=0.0)
-        b = tl.load(b_tile, mask=(ks[:, None] < k_left) & col_ok, other=0.0)
-        acc = tl.dot(a, b, acc)
-        a_tile += BLOCK_K * stride_ak
-        b_tile += BLOCK_K * stride_bk
-    c_tile = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
-    tl.store(c_tile, acc.to(c_ptr.dtype.element_ty), mask=row_ok & col_ok)
+# The Triton side compiles bench/triton_matmul.py's kernel (the one bench/gemm.py times), without
+# its autotuner: one configuration, the same block sizes as tilec's.
 
 
 # ---------------------------------------------------------------- workers (run in a fresh process)
@@ -119,16 +86,15 @@ def _worker_tilec(repeat: int) -> dict:
 
 
 def _worker_triton(num_warps: int, repeat: int) -> dict:
-    global tl
     t0 = time.perf_counter()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     import triton
-    import triton.language
+    import triton_matmul
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
     t1 = time.perf_counter()
-    tl = triton.language
-    fn = triton.jit(matmul_kernel)
+    fn = triton_matmul.matmul_kernel.fn  # the @triton.jit function under the autotuner
     bm, bn, bk = BLOCK
     signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
                  "stride_am": "i32", "stride_ak": "constexpr", "stride_bk": "i32", "stride_bn": "constexpr",

@@ -63,7 +63,6 @@ import math
 import os
 import statistics
 import sys
-import tempfile
 import threading
 import types
 from dataclasses import dataclass
@@ -73,6 +72,7 @@ from typing import Any, Callable, Sequence
 from tilec.matmul_config import MatmulConfig, math_kind
 from tilec.runtime import dtypes as _dtypes
 from tilec.runtime.arrays import is_torch_tensor
+from tilec.runtime.cache import atomic_write
 
 FORMAT = 1
 SMEM_LIMIT = 227 * 1024
@@ -289,20 +289,8 @@ def store_winner(path: Path, key: TuneKey, config: MatmulConfig, seconds: float 
     entries = read_winners(path)
     entries[key.text] = {**key.fields(), "config": config_to_json(config), "seconds": seconds,
                          "candidates": count, "tilec": tilec.__version__}
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".matmul.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump({"format": FORMAT, "entries": entries}, f, indent=1, sort_keys=True)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    text = json.dumps({"format": FORMAT, "entries": entries}, indent=1, sort_keys=True) + "\n"
+    atomic_write(Path(path), text.encode(), fsync=False)
 
 
 _MEMORY: dict[tuple[str, str], MatmulConfig] = {}

@@ -260,7 +260,8 @@ def test_structure(stages):
     assert kinds == [t.AsyncCommitOp, t.MmaOp, t.AsyncWaitOp, t.BarrierOp, t.MmaOp]
     # the copies of K tile i+N-1 are issued unguarded (past the end they read zeros)
     copies = [o for o in body if isinstance(o, t.AsyncCopyOp)]
-    assert len(copies) == 2 and max(body.index(c) for c in copies) < body.index(mmas_first := next(o for o in body if isinstance(o, t.MmaOp)))
+    first_mma = next(o for o in body if isinstance(o, t.MmaOp))
+    assert len(copies) == 2 and max(body.index(c) for c in copies) < body.index(first_mma)
     assert not [o for o in body if isinstance(o, scf.IfOp)]
     wait = next(o for o in body if isinstance(o, t.AsyncWaitOp))
     assert wait.pending.value.data == stages - 2
