@@ -220,6 +220,19 @@ def test_config_choice(m, n, k, dtype, tf32, expected):
     assert choose_config(m, n, k, dtype, allow_tf32=tf32, sm_count=132) is CONFIGS[expected]
 
 
+@pytest.mark.parametrize("m,n,k,expected", [
+    (4096, 4096, 4096, "wide"),
+    (8192, 1024, 8192, "wide"),  # 256 wide blocks
+    (8192, 8192, 1024, "large"),  # K below WIDE_MIN_K
+    (2048, 2048, 2048, "large"),  # 128 wide blocks < 132 SMs, 256 large ones
+    (1000, 1000, 1000, "medium"),
+    (128, 4096, 4096, "short"),
+    (16, 4096, 4096, "decode"),
+])
+def test_aligned_config_choice(m, n, k, expected):
+    assert choose_config(m, n, k, "float16", sm_count=132, aligned=True) is ALIGNED_CONFIGS[expected]
+
+
 def test_config_follows_the_sm_count_and_pipeline_text():
     assert choose_config(1000, 1000, 1000, "float16", sm_count=64) is CONFIGS[("mma", "large")]
     large = CONFIGS[("mma", "large")]
@@ -641,6 +654,7 @@ def test_aligned_kernel_carries_and_checks_the_promise():
     ((40, 24, 136), "col", "trans", np.float32, "short"),
     ((8, 16, 264), "row", "col", np.float16, "decode"),
     ((136, 72, 72), "row", "row", np.float32, "large"),
+    ((136, 264, 72), "col", "row", None, "wide"),
 ])
 def test_aligned_kernels_mean_the_same_in_the_interpreter(shape, how_a, how_b, bias_dtype, size):
     """Ragged shapes that keep every row a whole number of 16-byte vectors, through each aligned config."""

@@ -31,7 +31,7 @@ from typing import Any
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, UnitAttr
 
-from tilec.dialects.tile.types import element_bits
+from tilec.dialects.tile.types import EXTENT_LIMIT, element_bits
 from tilec.runtime.arrays import NotAnArray, describe_array, is_torch_tensor
 
 GL_ATTR, DIM_ATTR, STRIDE_ATTR, OUTPUT_ATTR = "tile.gl", "tile.dim", "tile.stride", "tile.output"
@@ -67,6 +67,11 @@ class GlView:
     array: Any
     shape: tuple[int, ...]
     strides: tuple[int, ...]
+
+    def __post_init__(self):
+        for d in self.shape:
+            if not 0 <= int(d) < EXTENT_LIMIT:
+                raise ValueError(f"GlView: extent {d} of shape {tuple(self.shape)} must be in [0, 2^62)")
 
 
 def gl_params(fn: llvm.FuncOp) -> tuple[GlParam, ...]:

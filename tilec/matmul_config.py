@@ -24,7 +24,11 @@ measured on an H100 (``bench/sweep_configs.py``, ``bench/NOTES.md``):
 =======  =========================================  ==============================================
 size     config                                     when (and what it measured, f16)
 =======  =========================================  ==============================================
-large    128x128x64, warps 2x2, 3 stages (255 regs)  the grid of large tiles fills the SMs (4096³: 427 TFLOP/s)
+wide     128x256x64, warps 2x4, 3 stages (254 regs)  K >= 2048 and the grid of wide tiles fills the SMs
+                                                    (8192³: 436 vs 407 for large; on an H200
+                                                    8192x1024x8192: 483 vs 461)
+large    128x128x64, warps 2x2, 3 stages (254 regs)  the grid of large tiles fills the SMs (4096³: 446;
+                                                    on an H200 8192x8192x1024: 404 vs 332 for wide)
 medium   64x64x64, warps 2x2, 4 stages              M > 128, fewer large tiles than SMs
 short    32x64x64, warps 1x2, 4 stages              16 < M <= 128 (128x4096x4096: 174 TFLOP/s)
 decode   16x64x128, warps 1x2, 4 stages             M <= 16 (16x4096x4096: 20 TFLOP/s, memory bound)
@@ -148,12 +152,18 @@ def _split_passes(text: str) -> list[str]:
 
 
 ALIGNED_CONFIGS: dict[str, MatmulConfig] = {
+    "wide": MatmulConfig(block=(128, 256, 64), warps=(2, 4), stages=3),
     "large": MatmulConfig(block=(128, 128, 64), warps=(2, 2), stages=3),
     "medium": MatmulConfig(block=(64, 64, 64), warps=(2, 2), stages=4),
     "short": MatmulConfig(block=(32, 64, 64), warps=(1, 2), stages=4),
     "decode": MatmulConfig(block=(16, 64, 128), warps=(1, 2), stages=4),
 }
 """f16/bf16 configs for aligned operands (``tile.aligned_rows``): size → config (see the module docstring)."""
+
+WIDE_MIN_K = 2048
+"""The wide aligned tile (half the global and shared traffic per flop of the large one)
+pays for its longer prologue and epilogue from this K on (8192x8192x1024 is faster with
+the large tile)."""
 
 CONFIGS: dict[tuple[str, str], MatmulConfig] = {
     ("mma", "large"): MatmulConfig(block=(128, 128, 32), warps=(4, 2), stages=4),
@@ -193,6 +203,8 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
     kind = math_kind(dtype, allow_tf32)
     sms = device_sm_count() if sm_count is None else sm_count
     if kind == "mma" and aligned:
+        if k >= WIDE_MIN_K and ALIGNED_CONFIGS["wide"].grid(m, n) >= sms:
+            return ALIGNED_CONFIGS["wide"]
         if ALIGNED_CONFIGS["large"].grid(m, n) >= sms:
             return ALIGNED_CONFIGS["large"]
         if m <= 16:

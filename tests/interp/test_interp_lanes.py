@@ -504,6 +504,25 @@ def test_cp_async_src_bytes_out_of_range_is_an_error() -> None:
         run_text(CP_ASYNC, "k", np.zeros(128, np.int32), n, np.zeros(128, np.int32), np.zeros(128, np.int32))
 
 
+
+CP_ASYNC_IGNORE = CP_ASYNC.replace(
+    "frag.cp_async \"cg\" %sd, %gs, 16, %nb",
+    "%c0 = arith.constant 0 : i32\n  %out = arith.cmpi eq, %nb, %c0 : i32\n"
+    "  frag.cp_async \"cg\" %sd, %gs, 16 ignore_src %out",
+)
+
+
+def test_cp_async_ignore_src_writes_zeros_and_reads_nothing(rng) -> None:
+    """Lanes whose ignore_src is true write 16 zero bytes and may point past the end (lane 31)."""
+    src = rng.integers(1, 1 << 31, 31 * 4).astype(np.int32)
+    n = rng.choice([0, 16], 32).astype(np.int32)
+    n[31] = 0
+    n[0] = 16
+    before, after = np.zeros((32, 4), np.int32), np.zeros((32, 4), np.int32)
+    run_text(CP_ASYNC_IGNORE, "k", src, n, before, after)
+    padded = np.concatenate([src, np.zeros(4, np.int32)]).reshape(32, 4)
+    assert np.array_equal(after, np.where((n > 0)[:, None], padded, 0))
+
 # ------------------------------------------------------------------ memory errors
 
 STORE_LANE = f"""

@@ -282,15 +282,18 @@ def cp_async(
     cache: str = "cg",
     src_size: Value | None = None,
     l2_prefetch: int | None = None,
+    ignore_src: Value | None = None,
 ) -> None:
-    """`cp.async.{cache}.shared.global [dst], [src], size[, src_size]`.
+    """`cp.async.{cache}.shared.global [dst], [src], size[, src_size | ignore_src]`.
 
     Copies `size` bytes global → shared without passing through registers.
     `cache` is "ca" (L1 and L2; 4, 8 or 16 bytes) or "cg" (L2 only; 16
     bytes). With `src_size` (i32, 0..size) only that many bytes are read and
     the rest of `dst` is zero-filled: the predicated/out-of-bounds form.
     `l2_prefetch` (64, 128 or 256 bytes) adds PTX's `.L2::{n}B` hint, which
-    LLVM's intrinsics cannot express, so that form is inline asm.
+    LLVM's intrinsics cannot express, so that form is inline asm. So is
+    `ignore_src` (an i1: where true nothing is read and `dst` is zero-filled),
+    PTX's predicate operand, which ptxas uses as the copy's own predicate.
     """
     op = f"cp.async.{cache}"
     if cache not in ("ca", "cg"):
@@ -301,18 +304,31 @@ def cp_async(
     dst = expect_pointer(op, "destination", dst, SHARED)
     src = expect_pointer(op, "source", src, GLOBAL)
     args = [dst, src]
+    if src_size is not None and ignore_src is not None:
+        raise ValueError(f"{op}: takes src_size or ignore_src, not both")
     if src_size is not None:
         args.append(expect_type(op, "src_size", src_size, i32))
+    if ignore_src is not None:
+        args.append(expect_type(op, "ignore_src", ignore_src, i1))
+        hint = "" if l2_prefetch is None else f".L2::{_prefetch_bytes(op, l2_prefetch)}B"
+        asm = f"cp.async.{cache}.shared.global{hint} [$0], [$1], {size}, $2;"
+        # "r": a shared address is 32 bits (PTX accepts it for .shared), "b": a predicate
+        inline_asm(builder, asm, "r,l,b", args)
+        return
     if l2_prefetch is None:
         suffix = ".s" if src_size is not None else ""
         name = f"llvm.nvvm.cp.async.{cache}.shared.global.{size}{suffix}"
         call_intrinsic(builder, name, args)
         return
+    tail = ", $2" if src_size is not None else ""
+    asm = f"cp.async.{cache}.shared.global.L2::{_prefetch_bytes(op, l2_prefetch)}B [$0], [$1], {size}{tail};"
+    inline_asm(builder, asm, "l,l" + (",r" if src_size is not None else ""), args)
+
+
+def _prefetch_bytes(op: str, l2_prefetch: int) -> int:
     if l2_prefetch not in (64, 128, 256):
         raise ValueError(f"{op}: l2_prefetch must be 64, 128 or 256, got {l2_prefetch}")
-    tail = ", $2" if src_size is not None else ""
-    asm = f"cp.async.{cache}.shared.global.L2::{l2_prefetch}B [$0], [$1], {size}{tail};"
-    inline_asm(builder, asm, "l,l" + (",r" if src_size is not None else ""), args)
+    return l2_prefetch
 
 
 def cp_async_commit_group(builder: Builder) -> None:

@@ -171,10 +171,15 @@ class MmaOp(IRDLOperation):
 
 @irdl_op_definition
 class CpAsyncOp(IRDLOperation):
-    """``cp.async.{ca,cg}.shared.global [dst], [src], bytes[, src_bytes]``.
+    """``cp.async.{ca,cg}.shared.global [dst], [src], bytes[, src_bytes | ignore_src]``.
 
     With ``src_bytes`` only that many bytes are read and the rest of the
     destination is zero-filled: how ragged tiles read zeros past the edge.
+    With ``ignore_src`` (an ``i1``) nothing is read where it is true and the
+    whole destination is zero-filled: the all-or-nothing copy of a vector
+    that is wholly inside or wholly outside, which ptxas turns into the
+    copy's own predicate (a ``src_bytes`` of ``select(p, 16, 0)`` costs a
+    select and a compare per copy once LLVM has merged the selects).
     """
 
     name = "frag.cp_async"
@@ -182,19 +187,23 @@ class CpAsyncOp(IRDLOperation):
     dst = operand_def(LLVMPointerType)
     src = operand_def(LLVMPointerType)
     src_bytes = opt_operand_def(i32)
+    ignore_src = opt_operand_def(IntegerType(1))
     bytes = prop_def(IntegerAttr[I64])
     cache = prop_def(StringAttr)
 
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
     assembly_format = (
-        "$cache $dst `,` $src `,` $bytes (`,` $src_bytes^)? attr-dict `:` type($dst) `,` type($src)"
+        "$cache $dst `,` $src `,` $bytes (`,` $src_bytes^)? (`ignore_src` $ignore_src^)? attr-dict "
+        "`:` type($dst) `,` type($src)"
     )
 
-    def __init__(self, dst: SSAValue, src: SSAValue, nbytes: int = 16, src_bytes: SSAValue | None = None, cache: str | None = None):
+    def __init__(self, dst: SSAValue, src: SSAValue, nbytes: int = 16, src_bytes: SSAValue | None = None,
+                 cache: str | None = None, ignore_src: SSAValue | None = None):
         cache = cache or ("cg" if nbytes == 16 else "ca")
         super().__init__(
-            operands=[dst, src, [] if src_bytes is None else [src_bytes]],
+            operands=[dst, src, [] if src_bytes is None else [src_bytes], [] if ignore_src is None else [ignore_src]],
             properties={"bytes": _int(nbytes), "cache": StringAttr(cache)},
         )
 
@@ -206,6 +215,8 @@ class CpAsyncOp(IRDLOperation):
             _fail(self, f"cache mode must be ca or cg, got {cache}")
         if cache == "cg" and n != 16:
             _fail(self, f"cp.async.cg copies exactly 16 bytes, not {n}")
+        if self.src_bytes is not None and self.ignore_src is not None:
+            _fail(self, "takes src_bytes or ignore_src, not both")
         _expect_pointer(self, "destination", self.dst, SHARED_SPACE)
         _expect_pointer(self, "source", self.src, GLOBAL_SPACE)
 

@@ -17,8 +17,8 @@
 - ``frag.cp_async``: reads ``src_bytes`` (default: all) bytes of the source at
   issue, zero-fills the rest, and writes the destination when a
   ``frag.cp_async_wait`` completes its group (``async_mode="deferred"``) or at
-  once (``"eager"``). Lanes with ``src_bytes = 0`` read nothing (their source
-  address may point anywhere). Both addresses must be aligned to the copy size.
+  once (``"eager"``). Lanes with ``src_bytes = 0`` or a true ``ignore_src``
+  read nothing (their source address may point anywhere) and write zeros. Both addresses must be aligned to the copy size.
 - ``frag.load``/``frag.store``: aligned to their size; a false predicate (or an
   inactive lane) loads zero / stores nothing.
 - ``frag.shfl``: ``idx`` reads lane ``b & 31``, ``bfly`` lane ``l ^ (b & 31)``
@@ -195,7 +195,9 @@ class FragFunctions(InterpreterFunctions):
         src = _expect_space(args[1], GLOBAL, "the source")
         lanes = self.state.mask.copy()
         counts = None
-        if len(args) > 2:
+        if op.ignore_src is not None:
+            counts = np.where(np.asarray(args[2]).astype(bool), 0, n)
+        elif op.src_bytes is not None:
             counts = signed(np.asarray(args[2]), 32)
             bad = lanes & ((counts < 0) | (counts > n))
             if bad.any():

@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 
 from tilec.dialects.tile import ops as t
-from tilec.dialects.tile.types import RegisterType, RegisterVectorType, element_bits
+from tilec.dialects.tile.types import EXTENT_LIMIT, RegisterType, RegisterVectorType, element_bits
 from tilec.layout import MMA_ATOMS, MMAAtom
 from tilec.passes.regalloc_fragments import (
     WARP,
@@ -304,6 +304,74 @@ def known_divisor(v: SSAValue, depth: int = 0) -> int:
         if isinstance(parent, scf.ForOp) and v.index == 0:
             return gcd(known_divisor(parent.lb, d), known_divisor(parent.step, d))
     return 1
+
+
+# ---------------------------------------------------------------- ranges
+
+_I64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def known_range(v: SSAValue, depth: int = 0) -> tuple[int, int] | None:
+    """Bounds ``(lo, hi)`` that provably hold for the (index) value ``v``, or None.
+
+    Interval arithmetic over the ops that make window origins (block and
+    warp ids, extents, loop counters, ``+ - *``, unsigned ``/ % min``); any
+    step that could wrap around 64 bits gives None.
+    """
+    if depth > 32:
+        return None
+    d = depth + 1
+    if isinstance(v, BlockArgument):
+        parent = v.block.parent_op()
+        if isinstance(parent, scf.ForOp) and v.index == 0:
+            lb, ub = known_range(parent.lb, d), known_range(parent.ub, d)
+            if lb is not None and ub is not None and lb[0] <= ub[1] - 1:
+                return lb[0], ub[1] - 1  # lb <= iv < ub (scf.for steps are positive)
+        return None
+    if not isinstance(v, OpResult):
+        return None
+    op = v.op
+    match op:
+        case arith.ConstantOp():
+            value = op.value
+            return (value.value.data,) * 2 if isinstance(value, IntegerAttr) else None
+        case t.DimOp():
+            return 0, EXTENT_LIMIT - 1
+        case t.BlockIdOp() | t.ThreadIdOp() | t.WarpIdOp():
+            return 0, (1 << 31) - 1
+        case arith.IndexCastOp():
+            return known_range(op.input, d)
+        case arith.AddiOp() | arith.SubiOp() | arith.MuliOp():
+            a, b = known_range(op.lhs, d), known_range(op.rhs, d)
+            if a is None or b is None:
+                return None
+            if isinstance(op, arith.AddiOp):
+                r = a[0] + b[0], a[1] + b[1]
+            elif isinstance(op, arith.SubiOp):
+                r = a[0] - b[1], a[1] - b[0]
+            else:
+                corners = [x * y for x in a for y in b]
+                r = min(corners), max(corners)
+            return r if _I64[0] <= r[0] and r[1] <= _I64[1] else None
+        case arith.SelectOp():
+            a, b = known_range(op.lhs, d), known_range(op.rhs, d)
+            return None if a is None or b is None else (min(a[0], b[0]), max(a[1], b[1]))
+    # unsigned ops: bounded by a nonnegative operand
+    a = known_range(op.operands[0], d) if op.operands else None
+    b = known_range(op.operands[1], d) if len(op.operands) > 1 else None
+    a_ok, b_ok = a is not None and a[0] >= 0, b is not None and b[0] >= 0
+    match op:
+        case arith.DivUIOp() if a_ok:
+            return (a[0] // b[1], a[1] // b[0]) if b_ok and b[0] >= 1 else (0, a[1])
+        case arith.RemUIOp() if a_ok:
+            return (0, min(a[1], b[1] - 1)) if b_ok and b[0] >= 1 else (0, a[1])
+        case arith.MinUIOp() if a_ok or b_ok:
+            if a_ok and b_ok:
+                return min(a[0], b[0]), min(a[1], b[1])
+            return 0, (a if a_ok else b)[1]
+        case arith.MaxUIOp() if a_ok and b_ok:
+            return max(a[0], b[0]), max(a[1], b[1])
+    return None
 
 
 # ---------------------------------------------------------------- registers

@@ -257,6 +257,11 @@ class Emitter:
             return a
         return self.insert(arith.AndIOp(a, b)).results[0]
 
+    def lnot(self, a: Bool) -> Bool:
+        if isinstance(a, bool):
+            return not a
+        return self.insert(arith.XOrIOp(a, self.const(1, a.type))).results[0]
+
     def all(self, preds) -> Bool:
         out: Bool = True
         for p in preds:

@@ -47,7 +47,7 @@ from tilec.dialects import frag
 from tilec.dialects.tile.types import element_bits
 from tilec.layout import Layout, right_inverse
 from tilec.layout.int_tuple import flatten, is_tuple
-from tilec.passes.regalloc_analysis import VectorFragment, known_divisor
+from tilec.passes.regalloc_analysis import VectorFragment, known_divisor, known_range
 from tilec.passes.regalloc_emit import Bool, Int
 from tilec.passes.regalloc_fragments import (
     WARP,
@@ -136,6 +136,22 @@ class MemoryLowering:
 
     def in_bounds(self, g: GlobalArg, i: int, c: Int) -> Bool:
         return self.em.cmp("ult", c, g.extent(i), i64)
+
+    def window_bounds(self, g: GlobalArg, dim: int, origin_old: SSAValue | None, origin: Int, offset: Int):
+        """``s -> origin + offset + s < extent`` along ``dim`` as one i32 compare per static ``s``, or None.
+
+        For the runs of one copy when the origin is provably nonnegative
+        (:func:`known_range`): ``hi = extent - origin``, clamped to ``[0,
+        2^31 - 1]`` once per copy, against this thread's small ``offset + s``.
+        The i64 test costs a 64-bit add and two compares per run where the
+        origin moves with the K loop.
+        """
+        if origin_old is None or (r := known_range(origin_old)) is None or r[0] < 0:
+            return None
+        em = self.em
+        hi = em.sub(g.extent(dim), em.cast(origin, i64), i64)
+        hi = em.cast(em.umin(em.smax(hi, 0, i64), (1 << 31) - 1, i64), i32)
+        return lambda s: em.cmp("ult", em.add(offset, s, i32), hi, i32)
 
     def vec_ok(self, g: GlobalArg, n: int) -> Bool:
         """Runs of ``n`` elements of each row are aligned ``n * size`` -byte vectors (once per kernel)."""
@@ -330,16 +346,33 @@ class MemoryLowering:
 
         def async_runs():
             nbytes = ce * size
+            bases: list[tuple[int, SSAValue]] = []
+            tests = [None, None]
+            if whole and src_old:
+                tests = [self.window_bounds(src, d, src_old[d], src_new[d], (t_row, t_col)[d]) for d in (0, 1)]
+
+            def inside_at(g_row, g_col, r_static, c_static) -> Bool:
+                row = tests[0](r_static) if tests[0] else self.in_bounds(src, 0, g_row)
+                col = tests[1](c_static) if tests[1] else self.in_bounds(src, 1, g_col)
+                return em.land(row, col)
+
             for r_static, c_static in runs:
                 g_row, g_col, s_row, s_col = place(r_static, c_static)
-                dptr = self.shared_ptr(dst, s_row, s_col)
+                dptr = self._translated(dst, bases, r_static, c_static)
+                if dptr is None:
+                    dptr = self.shared_ptr(dst, s_row, s_col)
+                    if (delta := _linear_offset(dst, r_static, c_static)) is not None:
+                        bases.append((delta, dptr))
                 if whole:
-                    # rows are whole aligned vectors: a run is all inside or all outside, and with
-                    # a source size of 0 cp.async reads nothing (Triton's masked cp.async)
-                    inside = em.land(self.in_bounds(src, 0, g_row), self.in_bounds(src, 1, g_col))
-                    nsrc = em.select(inside, nbytes, 0, i32)
+                    # rows are whole aligned vectors: a run is all inside or all outside, and
+                    # outside cp.async reads nothing and writes zeros (its ignore-src predicate)
+                    inside = inside_at(g_row, g_col, r_static, c_static)
                     ptr = self.global_ptr(src, [g_row, g_col])
-                    em.insert(frag.CpAsyncOp(dptr, ptr, nbytes, em.value(nsrc, i32)))
+                    if inside is True:
+                        em.insert(frag.CpAsyncOp(dptr, ptr, nbytes))
+                    else:
+                        ignore = em.boolean(em.lnot(inside))
+                        em.insert(frag.CpAsyncOp(dptr, ptr, nbytes, ignore_src=ignore))
                     continue
                 left = em.smax(em.sub(N, g_col, i64), 0, i64)
                 avail = em.umin(left, ce, i64)

@@ -91,9 +91,18 @@ class _TileShaped:
         return n
 
 
+EXTENT_LIMIT = 1 << 62
+"""Every extent of a ``!tile.gl`` view is below this (no array is that large; the
+launcher rejects a view that claims it), so index math on origins inside a view
+cannot wrap around 64 bits (see ``known_range`` in ``tile-regalloc``)."""
+
+
 @irdl_attr_definition
 class GlobalType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
-    """``!tile.gl<f16, [?, ?]>``: a strided view of global memory (a kernel argument)."""
+    """``!tile.gl<f16, [?, ?]>``: a strided view of global memory (a kernel argument).
+
+    Its extents are below :data:`EXTENT_LIMIT`.
+    """
 
     name = "tile.gl"
 

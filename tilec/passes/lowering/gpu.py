@@ -14,7 +14,8 @@ fragment-level op to its PTX instruction lives in one place:
 ``frag.mma``               ``mma.sync`` m16n8k16 f16/bf16, m16n8k8 tf32;
                            ``fma_f32`` is ``llvm.intr.fma``
 ``frag.cp_async``          ``cp.async.{ca,cg}.shared.global`` (``.s`` form with
-                           ``src_bytes``), ``commit_group``, ``wait_group``
+                           ``src_bytes``, inline asm with ``ignore_src``),
+                           ``commit_group``, ``wait_group``
 ``frag.load/store``        ``ld/st`` of 1-16 bytes, under a branch when predicated
 ``frag.shared``            ``llvm.mlir.addressof`` of an ``addrspace(3)`` global
 ``frag.shfl``              ``shfl.sync.{idx,bfly}``
@@ -123,7 +124,8 @@ def _mma(op: frag.MmaOp, b: Builder) -> list[SSAValue]:
 
 def _cp_async(op: frag.CpAsyncOp, b: Builder) -> list[SSAValue]:
     N.cp_async(
-        b, op.dst, op.src, size=op.bytes.value.data, cache=op.cache.data, src_size=op.src_bytes
+        b, op.dst, op.src, size=op.bytes.value.data, cache=op.cache.data, src_size=op.src_bytes,
+        ignore_src=op.ignore_src,
     )
     return []
 

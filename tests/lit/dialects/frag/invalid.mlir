@@ -48,6 +48,14 @@ func.func @cp_async_dir(%s: !llvm.ptr<3>, %g: !llvm.ptr<1>) {
 
 // -----
 
+func.func @cp_async_both(%s: !llvm.ptr<3>, %g: !llvm.ptr<1>, %n: i32, %p: i1) {
+  frag.cp_async "cg" %s, %g, 16, %n ignore_src %p : !llvm.ptr<3>, !llvm.ptr<1>
+  func.return
+}
+// CHECK: 'frag.cp_async' takes src_bytes or ignore_src, not both
+
+// -----
+
 func.func @load_width(%g: !llvm.ptr<1>) {
   %v = frag.load %g : !llvm.ptr<1> -> vector<8xf32>
   func.return

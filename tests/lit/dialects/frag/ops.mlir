@@ -4,10 +4,11 @@
 
 // Every fragment-level op: per-lane registers and one PTX instruction family each.
 
-func.func @k(%a: !llvm.ptr<1>, %d: !llvm.ptr<1>, %n: i32, %x: f32) attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 1024>} {
+func.func @k(%a: !llvm.ptr<1>, %d: !llvm.ptr<1>, %n: i32, %x: f32, %out: i1) attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 1024>} {
   %sa = frag.shared "sa", 512, align 128 : !llvm.ptr<3>
   frag.cp_async "cg" %sa, %a, 16, %n : !llvm.ptr<3>, !llvm.ptr<1>
   frag.cp_async "ca" %sa, %a, 8 : !llvm.ptr<3>, !llvm.ptr<1>
+  frag.cp_async "cg" %sa, %a, 16 ignore_src %out : !llvm.ptr<3>, !llvm.ptr<1>
   frag.cp_async_commit
   frag.cp_async_wait 0
   tile.barrier
@@ -29,10 +30,11 @@ func.func @k(%a: !llvm.ptr<1>, %d: !llvm.ptr<1>, %n: i32, %x: f32) attributes {t
   func.return
 }
 
-// CHECK:      func.func @k(%a: !llvm.ptr<1>, %d: !llvm.ptr<1>, %n: i32, %x: f32) attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 1024>} {
+// CHECK:      func.func @k(%a: !llvm.ptr<1>, %d: !llvm.ptr<1>, %n: i32, %x: f32, %out: i1) attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 1024>} {
 // CHECK-NEXT:   %sa = frag.shared "sa", 512, align 128 : !llvm.ptr<3>
 // CHECK-NEXT:   frag.cp_async "cg" %sa, %a, 16, %n : !llvm.ptr<3>, !llvm.ptr<1>
 // CHECK-NEXT:   frag.cp_async "ca" %sa, %a, 8 : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK-NEXT:   frag.cp_async "cg" %sa, %a, 16 ignore_src %out : !llvm.ptr<3>, !llvm.ptr<1>
 // CHECK-NEXT:   frag.cp_async_commit
 // CHECK-NEXT:   frag.cp_async_wait 0
 // CHECK-NEXT:   tile.barrier

@@ -5,9 +5,13 @@
 // 16-byte vectors long (checked by the launcher). The copy of a 16x16 f16
 // window then needs no prologue check (no ptrtoint of the base pointer, no
 // urem of the stride) and no element path: each run of 8 elements is one
-// cp.async of 16 or 0 bytes (all inside or all outside the view), and the
-// inner stride is the constant 1 (no multiply by %a_stride1). The promise
-// goes onto the pointer parameter, for the launcher.
+// cp.async that is all inside or all outside the view, so its bounds test
+// becomes cp.async's ignore-src predicate (outside: read nothing, write
+// zeros), and the inner stride is the constant 1 (no multiply by
+// %a_stride1). The origin is provably nonnegative, so each test is one i32
+// compare of the thread's coordinate with the extent left after the origin,
+// clamped to 2^31 - 1 once per copy. The promise goes onto the pointer
+// parameter, for the launcher.
 func.func @copy(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %c: !tile.gl<f16, [?, ?]>)
     attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 512>} {
   %c0 = arith.constant 0 : index
@@ -24,5 +28,15 @@ func.func @copy(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %c: !t
 // CHECK-NOT:  ptrtoint %a
 // CHECK-NOT:  scf.if
 // CHECK-NOT:  %a_stride1
-// CHECK:      frag.cp_async "cg" {{.*}}, 16, %{{[0-9]+}} : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK:      %[[M0:.*]] = arith.maxsi %a_dim0, %{{.*}} : i64
+// CHECK-NEXT: %[[M1:.*]] = arith.minui %[[M0]], %{{.*}} : i64
+// CHECK-NEXT: %[[M:.*]] = arith.trunci %[[M1]] : i64 to i32
+// CHECK-NEXT: %[[K0:.*]] = arith.maxsi %a_dim1, %{{.*}} : i64
+// CHECK-NEXT: %[[K1:.*]] = arith.minui %[[K0]], %{{.*}} : i64
+// CHECK-NEXT: %[[K:.*]] = arith.trunci %[[K1]] : i64 to i32
+// CHECK:      %[[ROW:.*]] = arith.cmpi ult, %tm, %[[M]] : i32
+// CHECK-NEXT: %[[COL:.*]] = arith.cmpi ult, %{{.*}}, %[[K]] : i32
+// CHECK-NEXT: %[[IN:.*]] = arith.andi %[[ROW]], %[[COL]] : i1
+// CHECK:      %[[OUT:.*]] = arith.xori %[[IN]], %{{.*}} : i1
+// CHECK-NEXT: frag.cp_async "cg" %{{.*}}, %{{.*}}, 16 ignore_src %[[OUT]] : !llvm.ptr<3>, !llvm.ptr<1>
 // CHECK-NEXT: frag.cp_async_commit

@@ -10,6 +10,7 @@ func.func @k(%a: !llvm.ptr<1>, %d: !llvm.ptr<1>, %n: i32, %x: f32, %p: i1) attri
   frag.cp_async "cg" %sa, %a, 16 : !llvm.ptr<3>, !llvm.ptr<1>
   frag.cp_async "cg" %sa, %a, 16, %n : !llvm.ptr<3>, !llvm.ptr<1>
   frag.cp_async "ca" %dyn, %a, 8 : !llvm.ptr<3>, !llvm.ptr<1>
+  frag.cp_async "cg" %sa, %a, 16 ignore_src %p : !llvm.ptr<3>, !llvm.ptr<1>
   frag.cp_async_commit
   frag.cp_async_wait 1
   %r0, %r1, %r2, %r3 = frag.ldmatrix %sa x 4 : !llvm.ptr<3> -> i32, i32, i32, i32
@@ -44,6 +45,7 @@ func.func @k(%a: !llvm.ptr<1>, %d: !llvm.ptr<1>, %n: i32, %x: f32, %p: i1) attri
 // CHECK-NEXT:   llvm.call_intrinsic "llvm.nvvm.cp.async.cg.shared.global.16"(%sa, %a) : (!llvm.ptr<3>, !llvm.ptr<1>) -> ()
 // CHECK-NEXT:   llvm.call_intrinsic "llvm.nvvm.cp.async.cg.shared.global.16.s"(%sa, %a, %n) : (!llvm.ptr<3>, !llvm.ptr<1>, i32) -> ()
 // CHECK-NEXT:   llvm.call_intrinsic "llvm.nvvm.cp.async.ca.shared.global.8"(%dyn, %a) : (!llvm.ptr<3>, !llvm.ptr<1>) -> ()
+// CHECK-NEXT:   llvm.inline_asm has_side_effects "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,b" %sa, %a, %p : (!llvm.ptr<3>, !llvm.ptr<1>, i1) -> ()
 // CHECK-NEXT:   llvm.call_intrinsic "llvm.nvvm.cp.async.commit.group"() : () -> ()
 // CHECK-NEXT:   %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:   llvm.call_intrinsic "llvm.nvvm.cp.async.wait.group"(%[[ONE]]) : (i32) -> ()
