@@ -14,6 +14,11 @@ does). Measured, as medians over the runs:
   warps 4x2, 4 stages>, arch="sm_80")`` and ``.cubin()`` (ptxas), from
   building the module to holding the cubin; ``import tilec`` is timed
   separately (``import``).
+- **tilec cold, aligned**: the same for the kernel specialised with
+  ``tile.aligned_rows = 16`` (``MatmulSpec(..., aligned=True)``, what
+  ``tilec.matmul`` runs on 16-byte aligned rows): the counterpart of the
+  Triton compile below, which is specialised for pointers and sizes divisible
+  by 16 as Triton's launcher does for such arguments.
 - **tilec warm**: the same call in another fresh process whose cache folder
   the cold run filled (the compile cache and the cubin cache both hit);
   ``warm, 2nd call`` is a second identical call in that process. The first
@@ -63,14 +68,14 @@ ARCH = "sm_80"
 # ---------------------------------------------------------------- workers (run in a fresh process)
 
 
-def _worker_tilec(repeat: int) -> dict:
+def _worker_tilec(repeat: int, aligned: bool = False) -> dict:
     t0 = time.perf_counter()
     from tilec.api import compile as tilec_compile
     from tilec.matmul import MatmulSpec, build_module
     from tilec.matmul_config import MatmulConfig
 
     t1 = time.perf_counter()
-    spec = MatmulSpec("float16", "float16")
+    spec = MatmulSpec("float16", "float16", aligned=aligned)
     config = MatmulConfig(BLOCK, WARPS, STAGES)
     times, cpu = [], []
     for _ in range(repeat):
@@ -128,8 +133,8 @@ def _cpu() -> float:
 
 def _worker(argv: list[str]) -> None:
     kind, repeat = argv[0], int(argv[1])
-    if kind == "tilec":
-        out = _worker_tilec(repeat)
+    if kind in ("tilec", "tilec_a16"):
+        out = _worker_tilec(repeat, aligned=kind == "tilec_a16")
     else:
         out = _worker_triton(int(kind.removeprefix("triton")), repeat)
     print("RESULT " + json.dumps(out))
@@ -187,6 +192,7 @@ def main() -> int:
     elif version is None:
         print("Triton: skipped (cannot import triton in this Python; pip install triton to compare)")
     paired: dict[int, list[float]] = {8: [], 4: []}  # tilec cold / Triton cold, run by run
+    paired_aligned: dict[int, list[float]] = {8: [], 4: []}  # the same for tilec's aligned kernel
     # the measurements interleaved, run by run, so that a change of load on the machine meets all alike
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory(prefix="compile-time-") as tmp:
@@ -197,6 +203,8 @@ def main() -> int:
         add("tilec cold, CPU time", cold["cpu"][0])
         add("tilec warm", warm["compile"][0])
         add("tilec warm, 2nd call", warm["compile"][1])
+        with tempfile.TemporaryDirectory(prefix="compile-time-") as tmp:
+            add("tilec cold, aligned", _spawn("tilec_a16", 1, Path(tmp))["compile"][0])
         if version is None:
             continue
         for warps in (8, 4):
@@ -208,6 +216,7 @@ def main() -> int:
             add(f"triton cold, num_warps={warps}, CPU time", cold["cpu"][0])
             add(f"triton warm, num_warps={warps}", warm["compile"][0])
             paired[warps].append(samples["tilec cold"][-1] / cold["compile"][0])
+            paired_aligned[warps].append(samples["tilec cold, aligned"][-1] / cold["compile"][0])
 
     for name, values in samples.items():
         results[name] = {"median_s": statistics.median(values), "min_s": min(values), "max_s": max(values),
@@ -226,6 +235,10 @@ def main() -> int:
                 results["tilec cold, CPU time"]["median_s"]
                 / results[f"triton cold, num_warps={warps}, CPU time"]["median_s"])
             ratios[f"  median of the ratios of each run (num_warps={warps})"] = statistics.median(paired[warps])
+            ratios[f"tilec cold, aligned / triton cold (num_warps={warps})"] = (
+                results["tilec cold, aligned"]["median_s"] / results[f"triton cold, num_warps={warps}"]["median_s"])
+            ratios[f"  median of the ratios of each run, aligned (num_warps={warps})"] = (
+                statistics.median(paired_aligned[warps]))
         for name, r in ratios.items():
             print(f"{name}: {r:.2f}  (goal <= 0.5)")
     print(f"tilec warm: {results['tilec warm']['median_s'] * 1e3:.1f} ms  (goal <= 20 ms)")

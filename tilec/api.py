@@ -70,6 +70,7 @@ from tilec.gl_args import check_aligned_rows
 from tilec.passes.lowering.gpu import LAUNCH_ATTR
 from tilec.passes.registry import VERIFY_EACH_ENV, verify_each_requested
 from tilec.runtime import CubinCache, Kernel, NoDeviceError, Param, has_device, no_device_reason
+from tilec.xdsl_fixes import verify
 
 DEFAULT_PIPELINE = "tile-to-llvm"
 """What :func:`compile` runs unless told otherwise: fragment level → llvm."""
@@ -165,7 +166,7 @@ def _run_pipeline(ctx: Context, module: ModuleOp, pipeline: str, name: str, veri
         # a pipeline pass that verifies its inner passes has verified its output already
         if previous is not None and verify_each and not isinstance(previous, PipelinePass):
             try:
-                op.verify()
+                verify(op)
             except DiagnosticException as e:
                 e.add_note(f"the IR produced by pass '{previous.name}' does not verify")
                 raise
@@ -196,7 +197,7 @@ def _verify_output(module: ModuleOp, producer: str | None, name: str) -> None:
     if producer is None:
         return
     try:
-        module.verify()
+        verify(module)
     except DiagnosticException as e:
         e.add_note(f"the IR produced by {producer} does not verify "
                    f"(set {VERIFY_EACH_ENV}=1 to verify after every pass)")
@@ -490,7 +491,7 @@ def _compile_uncached(text: str, name: str, given: ModuleOp | None, *, pipeline:
     ctx = make_context()
     module = given.clone() if given is not None else _parse(ctx, text, name)
     try:
-        module.verify()
+        verify(module)
     except DiagnosticException as e:
         raise CompilationError(_diagnostic(e, name, "invalid IR: "), "verify") from None
     producer = _run_pipeline(ctx, module, pipeline, name, verify_each_requested())

@@ -14,19 +14,17 @@ from xdsl.builder import Builder
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     AnyFloat,
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntAttr,
-    IntegerAttr,
     IntegerType,
     VectorType,
     i8,
     i32,
-    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from tilec.codegen import llvm_fast as fast
 from tilec.codegen import llvm_ops
 
 GENERIC = 0
@@ -90,12 +88,12 @@ def expect_count(op_name: str, what: str, values: Sequence[Value], count: int) -
 def constant(builder: Builder, value: int | float, type_attr: Attribute) -> SSAValue:
     """An `llvm.mlir.constant` of an integer or float type."""
     if isinstance(type_attr, IntegerType):
-        attr: Attribute = IntegerAttr(int(value), type_attr, truncate_bits=True)
+        attr: Attribute = fast.int_attr(int(value), type_attr)
     elif isinstance(type_attr, AnyFloat):
         attr = FloatAttr(float(value), type_attr)
     else:
         raise ValueError(f"llvm.mlir.constant: unsupported type {type_attr}")
-    return builder.insert(llvm.ConstantOp(attr, type_attr)).result
+    return builder.insert(fast.constant_op(attr, type_attr)).result
 
 
 def zero(builder: Builder, type_attr: Attribute) -> SSAValue:
@@ -129,7 +127,7 @@ def offset(
 
 def bitcast(builder: Builder, value: Value, type_attr: Attribute) -> SSAValue:
     """Reinterpret the bits of `value` as `type_attr` (same size)."""
-    return builder.insert(llvm.BitcastOp(value, type_attr)).result
+    return builder.insert(fast.cast_op(llvm.BitcastOp, SSAValue.get(value), type_attr)).result
 
 
 def addrspace_cast(builder: Builder, ptr: Value, space: int) -> SSAValue:
@@ -144,23 +142,15 @@ def extract_element(builder: Builder, vector: Value, index: int) -> SSAValue:
     if not isinstance(vector.type, VectorType):
         raise ValueError(f"llvm.extractelement: expected a vector, got {vector.type}")
     position = const_i32(builder, index)
-    return builder.insert(llvm_ops.ExtractElementOp(vector, position)).res
+    return builder.insert(fast.extract_element_op(vector, position)).res
 
 
 def extract_values(builder: Builder, struct: Value, count: int) -> list[SSAValue]:
     """The first `count` members of a struct value (e.g. an intrinsic's results)."""
     struct = value_of("llvm.extractvalue", struct)
     assert isinstance(struct.type, llvm.LLVMStructType)
-    return [
-        builder.insert(
-            llvm.ExtractValueOp(
-                DenseArrayBase.from_list(i64, [i]),
-                struct,
-                struct.type.types.data[i],
-            )
-        ).res
-        for i in range(count)
-    ]
+    members = struct.type.types.data
+    return [builder.insert(fast.extract_value_op(struct, i, members[i])).res for i in range(count)]
 
 
 def icmp(builder: Builder, predicate: str, lhs: Value, rhs: Value) -> SSAValue:
@@ -173,4 +163,4 @@ def icmp(builder: Builder, predicate: str, lhs: Value, rhs: Value) -> SSAValue:
             f"llvm.icmp: unknown predicate {predicate!r}, expected one of {names}"
         ) from None
     lhs, rhs = value_of("llvm.icmp", lhs), value_of("llvm.icmp", rhs)
-    return builder.insert(llvm.ICmpOp(lhs, rhs, IntegerAttr(flag.to_int(), i64))).res
+    return builder.insert(fast.icmp_op(flag.value, lhs, rhs)).res

@@ -4,7 +4,7 @@ xDSL's `xdsl.backend.llvm.convert_module` handles CPU-style modules. A GPU
 kernel trips over it in the places below; this module is the one place where
 tilec works around them. It drives the translation itself (module, globals,
 functions, blocks, phis) and translates an op by its own function when it
-has one, otherwise by xDSL's `convert_op`. xDSL is never patched.
+has one, otherwise by xDSL's `convert_op`. xDSL's converter is never patched.
 
 Gaps filled (xDSL 0.74, llvmlite 0.50 / LLVM 22):
 

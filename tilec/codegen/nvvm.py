@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from tilec.codegen import llvm_fast as fast
 from tilec.codegen.llvm_build import (
     GLOBAL,
     SHARED,
@@ -59,9 +60,7 @@ def call_intrinsic(
 ) -> SSAValue | None:
     """`llvm.call_intrinsic name(args)`, returning its result if it has one."""
     op = builder.insert(
-        llvm.CallIntrinsicOp(
-            name, list(args), [result_type] if result_type is not None else []
-        )
+        fast.call_intrinsic_op(name, args, [result_type] if result_type is not None else [])
     )
     return op.ress
 
@@ -480,7 +479,7 @@ def _access_size(op: str, type_attr: Attribute) -> int:
     return size
 
 
-def _if_then(
+def if_then(
     builder: Builder, pred: SSAValue, join_args: Sequence[SSAValue]
 ) -> tuple[Builder, Block]:
     """Cut the current block at the insertion point into an if-then.
@@ -507,7 +506,7 @@ def _if_then(
     join_block.add_ops(rest)
     region.insert_block_after([then_block, join_block], current)
     builder.insert(
-        llvm.CondBrOp(pred, then_block, [], join_block, list(join_args)),
+        fast.cond_br_op(pred, then_block, [], join_block, list(join_args)),
         InsertPoint.at_end(current),
     )
     return Builder(InsertPoint.at_end(then_block)), join_block
@@ -531,16 +530,16 @@ def vector_load(
     op = "ld.vector"
     size = _access_size(op, result_type)
     ptr = expect_pointer(op, "address", ptr, GLOBAL, SHARED)
-    load = llvm.LoadOp(ptr, result_type, alignment=size)
+    load = fast.load_op(ptr, result_type, alignment=size)
     if pred is None:
         return builder.insert(load).dereferenced_value
     pred = expect_type(op, "predicate", pred, i1)
     other = expect_type(
         op, "other", zero(builder, result_type) if other is None else other, result_type
     )
-    then, join = _if_then(builder, pred, [other])
+    then, join = if_then(builder, pred, [other])
     then.insert(load)
-    then.insert(llvm.BrOp(join, load.dereferenced_value))
+    then.insert(fast.br_op(join, [load.dereferenced_value]))
     builder.insertion_point = InsertPoint.at_start(join)
     return join.args[0]
 
@@ -553,12 +552,12 @@ def vector_store(
     value = value_of(op, value)
     size = _access_size(op, value.type)
     ptr = expect_pointer(op, "address", ptr, GLOBAL, SHARED)
-    store = llvm.StoreOp(value, ptr, alignment=size)
+    store = fast.store_op(value, ptr, alignment=size)
     if pred is None:
         builder.insert(store)
         return
     pred = expect_type(op, "predicate", pred, i1)
-    then, join = _if_then(builder, pred, [])
+    then, join = if_then(builder, pred, [])
     then.insert(store)
-    then.insert(llvm.BrOp(join))
+    then.insert(fast.br_op(join))
     builder.insertion_point = InsertPoint.at_start(join)

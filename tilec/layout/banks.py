@@ -45,6 +45,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
+
 from tilec.layout.layout import Layout
 from tilec.layout.swizzle import ComposedLayout, Swizzle
 
@@ -233,6 +235,45 @@ def offset_table(layout: AnyLayout, dims: tuple[int, int]) -> tuple[tuple[int, .
     return tuple(tuple(row) for row in rows)
 
 
+@lru_cache(maxsize=64)
+def offset_array(layout: AnyLayout, dims: tuple[int, int]) -> np.ndarray:
+    """:func:`offset_table` as a read-only ``int64`` array, computed on whole arrays where it can be.
+
+    A rank-2 layout is additive in its modes (``L((i, j)) == L((i, 0)) + L((0, j))``),
+    so a bare one, or one under a swizzle with a non-negative shift, takes
+    ``R + C`` calls (shared by every swizzle of one layout) and the swizzle's
+    formula on the array; anything else, or offsets near the ``int64`` limit,
+    is :func:`offset_table`'s values.
+    """
+    base, offset, swizzle = layout, 0, None
+    if isinstance(layout, ComposedLayout) and isinstance(layout.inner, Swizzle) and layout.inner.shift >= 0:
+        base, offset, swizzle = layout.layout, layout.offset, layout.inner
+    out = None
+    modes = _mode_offsets(base, dims) if isinstance(base, Layout) and base.rank() == 2 else None
+    if modes is not None and abs(offset) < _SMALL:
+        out = np.add.outer(modes[0] + offset, modes[1])
+        if swizzle is not None:
+            out ^= (out & swizzle.yyy_mask) >> swizzle.shift
+    if out is None:
+        out = np.asarray(offset_table(layout, dims), dtype=np.int64).reshape(dims)
+    out.setflags(write=False)
+    return out
+
+
+_SMALL = 1 << 60
+"""Offsets below this in magnitude, sums of three of them fit ``int64``."""
+
+
+@lru_cache(maxsize=64)
+def _mode_offsets(base: Layout, dims: tuple[int, int]) -> tuple[np.ndarray, np.ndarray] | None:
+    """``L((i, 0))`` and ``L((0, j))`` over the tile (shared by every swizzle of ``base``); None if too large."""
+    rows = [base((i, 0)) for i in range(dims[0])]
+    cols = [base((0, j)) for j in range(dims[1])]
+    if any(abs(o) >= _SMALL for o in rows + cols):
+        return None
+    return np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+
+
 class _Lines:
     """A tile seen as lines (runs along the contiguous axis) of ``length`` elements."""
 
@@ -247,26 +288,18 @@ class _Lines:
             raise ValueError(f"bank model: axis must be 0 or 1, got {axis}")
         self.length = self.dims[self.axis]
         self.count = self.dims[1 - self.axis]
-        self.table = offset_table(layout, self.dims)
-        # the offsets line by line (the table's rows, or its columns for axis 0)
-        self.lines = self.table if self.axis == 1 else tuple(zip(*self.table))
+        array = offset_array(layout, self.dims)
+        # the offsets line by line: runs[line, pos] (the table's rows, or its columns for axis 0)
+        self.runs = array if self.axis == 1 else array.T
 
     def coord(self, line: int, pos: int) -> tuple[int, int]:
         return (line, pos) if self.axis == 1 else (pos, line)
 
     def offset(self, line: int, pos: int) -> int:
-        return self.table[line][pos] if self.axis == 1 else self.table[pos][line]
-
-    def address(self, line: int, pos: int) -> int:
-        return self.offset(line, pos) * self.elem_bytes
+        return int(self.runs[line, pos])
 
     def vector_address(self, line: int, pos: int, n: int) -> int:
         """Byte address of the ``n`` elements at ``(line, pos..pos+n-1)``; they must be one aligned vector."""
-        if line >= 0 and pos >= 0:
-            run = self.lines[line]
-            first = run[pos]
-            if not first % n and run[pos : pos + n] == tuple(range(first, first + n)):
-                return first * self.elem_bytes
         first = self.offset(line, pos)
         if first % n or any(self.offset(line, pos + i) != first + i for i in range(1, n)):
             raise ValueError(
@@ -283,8 +316,136 @@ class _Lines:
         return n
 
 
-def _warps(addresses: list[int | None], nbytes: int) -> list[WarpAccess]:
-    return [WarpAccess(tuple(addresses[i : i + WARP_SIZE]), nbytes) for i in range(0, len(addresses), WARP_SIZE)]
+Coord = tuple[int, int] | None
+"""A lane's vector as ``(line, pos)`` of a :class:`_Lines`, or None for an idle lane."""
+
+
+class _Plan:
+    """Warp instructions as coordinates, independent of the layout they run on.
+
+    Lane ``l`` of instruction ``k`` accesses the ``n``-element vector at
+    ``(line[k, l], pos[k, l])`` of the tile's lines (``nbytes`` bytes; idle
+    where ``active`` is false); ``widths[k]`` is how many lanes instruction
+    ``k`` has (the last warp of a copy may have fewer than 32). Evaluated on
+    a layout it gives every address at once (:meth:`addresses`), the
+    :class:`WarpAccess` list the builders return (:meth:`accesses`), or the
+    summed :class:`ConflictReport` without making that list (:meth:`report`).
+    """
+
+    def __init__(self, instructions: Sequence[Sequence[Coord]], n: int, nbytes: int):
+        self.n, self.nbytes = n, nbytes
+        self.widths = tuple(len(lanes) for lanes in instructions)
+        k = len(instructions)
+        line = np.zeros((k, WARP_SIZE), dtype=np.int64)
+        pos = np.zeros((k, WARP_SIZE), dtype=np.int64)
+        active = np.zeros((k, WARP_SIZE), dtype=bool)
+        for i, lanes in enumerate(instructions):
+            for lane, coord in enumerate(lanes):
+                if coord is not None:
+                    line[i, lane], pos[i, lane] = coord
+                    active[i, lane] = True
+        self.line, self.pos, self.active = line, pos, active
+
+    def addresses(self, lines: _Lines) -> np.ndarray:
+        """Byte address of every lane (anything where idle); the :meth:`_Lines.vector_address`
+        error of the first lane whose elements are not one aligned vector."""
+        runs, n = lines.runs, self.n
+        first = runs[self.line, self.pos]
+        ok = first % n == 0
+        for i in range(1, n):
+            ok &= runs[self.line, self.pos + i] == first + i
+        bad = self.active & ~ok
+        if bad.any():
+            k, lane = np.argwhere(bad)[0]
+            lines.vector_address(int(self.line[k, lane]), int(self.pos[k, lane]), n)  # raises
+        return first * lines.elem_bytes
+
+    def accesses(self, lines: _Lines) -> list[WarpAccess]:
+        addresses = self.addresses(lines).tolist()
+        active = self.active.tolist()
+        return [
+            WarpAccess(tuple(a if on else None for a, on in zip(row[:width], flags)), self.nbytes)
+            for row, flags, width in zip(addresses, active, self.widths)
+        ]
+
+    def report(self, lines: _Lines) -> ConflictReport:
+        """``analyze(self.accesses(lines))``, counted on whole arrays."""
+        nbytes = self.nbytes
+        addresses = self.addresses(lines)
+        misaligned = self.active & ((addresses < 0) | (addresses % nbytes != 0))
+        if misaligned.any():
+            k, lane = np.argwhere(misaligned)[0]
+            raise ValueError(f"bank model: a {nbytes}-byte access at byte {addresses[k, lane]} is not aligned")
+        per_phase = lanes_per_phase(nbytes)
+        # An aligned access covers whole units: one word (4 bytes or fewer) or nbytes / 4
+        # consecutive banks. Distinct units of a phase in the same bank group are distinct
+        # words of the same banks, so a phase costs the most distinct units of one group.
+        unit = max(BANK_BYTES, nbytes)
+        groups = PHASE_BYTES // unit
+        shape = (len(self.widths), WARP_SIZE // per_phase, per_phase)
+        units = np.where(self.active, addresses // unit, -1).reshape(shape)
+        units.sort(axis=-1)
+        distinct = units >= 0
+        distinct[..., 1:] &= units[..., 1:] != units[..., :-1]
+        in_group = (units % groups)[..., None] == np.arange(groups)
+        counts = (in_group & distinct[..., None]).sum(axis=-2)
+        costs = counts.max(axis=-1)
+        banks = counts.argmax(axis=-1) * (unit // BANK_BYTES)
+        ran = costs > 0
+        costs, banks = costs[ran], banks[ran]
+        if not len(costs):
+            return ConflictReport()
+        worst = int(costs.argmax())
+        phases = len(costs)
+        return ConflictReport(phases, int(costs.sum()), phases, int(costs[worst]), worst, int(banks[worst]))
+
+
+def _warp_chunks(lanes: list[Coord]) -> list[list[Coord]]:
+    return [lanes[i : i + WARP_SIZE] for i in range(0, len(lanes), WARP_SIZE)]
+
+
+class AccessPattern:
+    """One builder (:func:`copy_stores`, :func:`ldmatrix_reads`, :func:`fragment_reads_32`)
+    bound to everything but the layout.
+
+    Called on a layout it returns what the builder returns; :meth:`report` is
+    ``analyze`` of that, counted on whole arrays without making the list
+    (what :func:`choose_swizzle_for` scores every candidate with).
+    """
+
+    def __init__(self, builder: Callable[..., list[WarpAccess]], *args: object, **kwargs: object):
+        if builder not in _PLANNERS:
+            raise ValueError(f"AccessPattern: {getattr(builder, '__name__', builder)} is not a pattern builder")
+        self.builder, self.args, self.kwargs = builder, args, kwargs
+
+    def __call__(self, layout: AnyLayout) -> list[WarpAccess]:
+        return self.builder(layout, *self.args, **self.kwargs)
+
+    def report(self, layout: AnyLayout) -> ConflictReport:
+        plan, lines = _PLANNERS[self.builder](layout, *self.args, **self.kwargs)
+        return plan.report(lines)
+
+
+class Patterns:
+    """Several patterns issued one after the other, as one pattern (the same callable/report pair)."""
+
+    def __init__(self, patterns: Sequence[Callable[[AnyLayout], list[WarpAccess]]]):
+        self.patterns = tuple(patterns)
+
+    def __call__(self, layout: AnyLayout) -> list[WarpAccess]:
+        return [a for p in self.patterns for a in p(layout)]
+
+    def report(self, layout: AnyLayout) -> ConflictReport:
+        total = ConflictReport()
+        for p in self.patterns:
+            total = total + report_of(p, layout)
+        return total
+
+
+def report_of(pattern: Callable[[AnyLayout], list[WarpAccess]], layout: AnyLayout) -> ConflictReport:
+    """``analyze(pattern(layout))``, through the pattern's own ``report`` when it has one."""
+    fast = getattr(pattern, "report", None)
+    return fast(layout) if fast is not None else analyze(pattern(layout))
 
 
 def copy_stores(
@@ -310,59 +471,81 @@ def copy_stores(
     ``layout``, and the ``j``-th vector of every lane of a warp is one
     instruction.
     """
+    plan, lines = _copy_stores(layout, elem_bytes, dims, thr=thr, val=val, vector_bytes=vector_bytes, axis=axis)
+    return plan.accesses(lines)
+
+
+def _copy_stores(
+    layout: AnyLayout,
+    elem_bytes: int,
+    dims: Sequence[int] | None = None,
+    *,
+    thr: Layout | None = None,
+    val: Layout | None = None,
+    vector_bytes: int = VECTOR_BYTES,
+    axis: int | None = None,
+) -> tuple[_Plan, _Lines]:
     lines = _Lines(layout, elem_bytes, dims, axis)
     if (thr is None) != (val is None):
         raise ValueError("copy_stores: give both thr and val layouts or neither")
     if thr is None:
-        n = lines.vector_elems(vector_bytes)
-        addrs: list[int | None] = [
-            lines.vector_address(line, pos, n) for line in range(lines.count) for pos in range(0, lines.length, n)
-        ]
-        return _warps(addrs, n * elem_bytes)
-    return _tiled_copy(lines, thr, val, vector_bytes)
+        plan = _row_copy_plan(lines.count, lines.length, lines.vector_elems(vector_bytes), elem_bytes)
+    else:
+        plan = _tiled_copy_plan(thr, val, lines.dims, lines.axis, elem_bytes, vector_bytes)
+    return plan, lines
 
 
-def _tiled_copy(lines: _Lines, thr: Layout, val: Layout, vector_bytes: int) -> list[WarpAccess]:
+@lru_cache(maxsize=64)
+def _row_copy_plan(count: int, length: int, n: int, elem_bytes: int) -> _Plan:
+    coords: list[Coord] = [(line, pos) for line in range(count) for pos in range(0, length, n)]
+    return _Plan(_warp_chunks(coords), n, n * elem_bytes)
+
+
+@lru_cache(maxsize=64)
+def _tiled_copy_plan(
+    thr: Layout, val: Layout, dims: tuple[int, int], axis: int, elem_bytes: int, vector_bytes: int
+) -> _Plan:
     if thr.rank() != 2 or val.rank() != 2:
         raise ValueError(f"copy_stores: thr {thr} and val {val} must be rank 2")
     tshape = (thr[0].size(), thr[1].size())
     vshape = (val[0].size(), val[1].size())
     block = (tshape[0] * vshape[0], tshape[1] * vshape[1])
-    dims = lines.dims
     if dims[0] % block[0] or dims[1] % block[1]:
         raise ValueError(f"copy_stores: thr {thr} × val {val} covers {block}, which does not tile {dims}")
     threads = max(thr(i) for i in range(thr.size())) + 1
     owner = {thr((tm, tn)): (tm, tn) for tm in range(tshape[0]) for tn in range(tshape[1])}
     # A thread's block as (line, pos) runs along the contiguous axis.
-    v_along = vshape[lines.axis]
-    v_lines = vshape[1 - lines.axis]
-    n = max(1, vector_bytes // lines.elem_bytes)
+    v_along = vshape[axis]
+    v_lines = vshape[1 - axis]
+    n = max(1, vector_bytes // elem_bytes)
     while n > 1 and v_along % n:
         n //= 2
-    accesses: list[WarpAccess] = []
+    instructions: list[list[Coord]] = []
     for rm in range(dims[0] // block[0]):
         for rn in range(dims[1] // block[1]):
             for j_line in range(v_lines):
                 for j_pos in range(0, v_along, n):
-                    addrs: list[int | None] = []
-                    width = n
+                    coords: list[Coord] = []
                     for t in range(threads):
                         if t not in owner:
-                            addrs.append(None)
+                            coords.append(None)
                             continue
                         tm, tn = owner[t]
                         row0, col0 = rm * block[0] + tm * vshape[0], rn * block[1] + tn * vshape[1]
-                        if lines.axis == 1:
-                            line, pos = row0 + j_line, col0 + j_pos
+                        if axis == 1:
+                            coords.append((row0 + j_line, col0 + j_pos))
                         else:
-                            line, pos = col0 + j_line, row0 + j_pos
-                        addrs.append(lines.vector_address(line, pos, width))
-                    accesses.extend(_warps(addrs, width * lines.elem_bytes))
-    return accesses
+                            coords.append((col0 + j_line, row0 + j_pos))
+                    instructions.extend(_warp_chunks(coords))
+    return _Plan(instructions, n, n * elem_bytes)
 
 
 def ldmatrix_reads(
-    layout: AnyLayout, elem_bytes: int = 2, dims: Sequence[int] | None = None, *, axis: int | None = None
+    layout: AnyLayout,
+    elem_bytes: int = 2,
+    dims: Sequence[int] | None = None,
+    *,
+    axis: int | None = None,
 ) -> list[WarpAccess]:
     """``ldmatrix.x4`` over every 16-line × 32-byte sub-tile of the tile (each 8-lane phase: 8 lines × 16 bytes).
 
@@ -375,6 +558,13 @@ def ldmatrix_reads(
     16-bit ones are counted in 16-byte rows too (``ldmatrix`` b16 loads the tf32
     A fragment that way).
     """
+    plan, lines = _ldmatrix_reads(layout, elem_bytes, dims, axis=axis)
+    return plan.accesses(lines)
+
+
+def _ldmatrix_reads(
+    layout: AnyLayout, elem_bytes: int = 2, dims: Sequence[int] | None = None, *, axis: int | None = None
+) -> tuple[_Plan, _Lines]:
     lines = _Lines(layout, elem_bytes, dims, axis)
     n = VECTOR_BYTES // elem_bytes if elem_bytes <= VECTOR_BYTES else 0
     if n == 0 or lines.length % n or lines.count % 8:
@@ -382,28 +572,35 @@ def ldmatrix_reads(
             f"ldmatrix: needs lines of a multiple of 16 bytes and a multiple of 8 lines; "
             f"the tile has {lines.count} lines of {lines.length * elem_bytes} bytes"
         )
-    blocks = lines.length // n
-    h = 16 if lines.count % 16 == 0 else 8
+    return _ldmatrix_plan(lines.count, lines.length, n), lines
+
+
+@lru_cache(maxsize=64)
+def _ldmatrix_plan(count: int, length: int, n: int) -> _Plan:
+    blocks = length // n
+    h = 16 if count % 16 == 0 else 8
     w = 2 if blocks % 2 == 0 else 1
     matrices = (h // 8) * w
-    accesses = []
-    for line0 in range(0, lines.count, h):
+    instructions = []
+    for line0 in range(0, count, h):
         for block0 in range(0, blocks, w):
-            addrs: list[int | None] = []
+            coords: list[Coord] = []
             for lane in range(WARP_SIZE):
                 i = lane // 8
                 if i >= matrices:
-                    addrs.append(None)
+                    coords.append(None)
                     continue
-                line = line0 + 8 * (i % (h // 8)) + lane % 8
-                pos = (block0 + i // (h // 8)) * n
-                addrs.append(lines.vector_address(line, pos, n))
-            accesses.append(WarpAccess(tuple(addrs), VECTOR_BYTES))
-    return accesses
+                coords.append((line0 + 8 * (i % (h // 8)) + lane % 8, (block0 + i // (h // 8)) * n))
+            instructions.append(coords)
+    return _Plan(instructions, n, VECTOR_BYTES)
 
 
 def fragment_reads_32(
-    layout: AnyLayout, elem_bytes: int = 4, dims: Sequence[int] | None = None, *, axis: int | None = None
+    layout: AnyLayout,
+    elem_bytes: int = 4,
+    dims: Sequence[int] | None = None,
+    *,
+    axis: int | None = None,
 ) -> list[WarpAccess]:
     """mma.sync fragments read with 32-bit loads: per 8-line × 16-byte block, lane ``4g+q`` reads word ``q`` of line ``g``.
 
@@ -412,24 +609,41 @@ def fragment_reads_32(
     for f16 it is the ``m16n8k16`` fragment loaded without ``ldmatrix``
     (lane holds ``(g, 2q..2q+1)``).
     """
+    plan, lines = _fragment_reads_32(layout, elem_bytes, dims, axis=axis)
+    return plan.accesses(lines)
+
+
+def _fragment_reads_32(
+    layout: AnyLayout, elem_bytes: int = 4, dims: Sequence[int] | None = None, *, axis: int | None = None
+) -> tuple[_Plan, _Lines]:
     lines = _Lines(layout, elem_bytes, dims, axis)
     if elem_bytes > BANK_BYTES:
         raise ValueError(f"fragment_reads_32: {elem_bytes}-byte elements do not fit a 32-bit load")
     n = VECTOR_BYTES // elem_bytes
-    per_word = BANK_BYTES // elem_bytes
     if lines.length % n or lines.count % 8:
         raise ValueError(
             f"fragment_reads_32: needs lines of a multiple of 16 bytes and a multiple of 8 lines; "
             f"the tile has {lines.count} lines of {lines.length * elem_bytes} bytes"
         )
-    accesses = []
-    for line0 in range(0, lines.count, 8):
-        for pos0 in range(0, lines.length, n):
-            addrs = tuple(
-                lines.vector_address(line0 + lane // 4, pos0 + per_word * (lane % 4), per_word) for lane in range(WARP_SIZE)
-            )
-            accesses.append(WarpAccess(addrs, BANK_BYTES))
-    return accesses
+    return _fragment_plan(lines.count, lines.length, n, BANK_BYTES // elem_bytes), lines
+
+
+@lru_cache(maxsize=64)
+def _fragment_plan(count: int, length: int, n: int, per_word: int) -> _Plan:
+    instructions = [
+        [(line0 + lane // 4, pos0 + per_word * (lane % 4)) for lane in range(WARP_SIZE)]
+        for line0 in range(0, count, 8)
+        for pos0 in range(0, length, n)
+    ]
+    return _Plan(instructions, per_word, BANK_BYTES)
+
+
+_PLANNERS: dict[Callable[..., list[WarpAccess]], Callable[..., tuple[_Plan, _Lines]]] = {
+    copy_stores: _copy_stores,
+    ldmatrix_reads: _ldmatrix_reads,
+    fragment_reads_32: _fragment_reads_32,
+}
+"""Each builder → the same checks, returning its plan and the tile's lines instead of the list."""
 
 
 def warp_reads(
@@ -465,7 +679,8 @@ def warp_reads(
 # -- choosing a swizzle --------------------------------------------------------------
 
 Pattern = Callable[[AnyLayout], list[WarpAccess]]
-"""A layout → the warp instructions a kernel issues on it (elem width and dims bound)."""
+"""A layout → the warp instructions a kernel issues on it (elem width and dims bound).
+An :class:`AccessPattern` (or :class:`Patterns` of them) is scored without making the list."""
 
 
 def default_patterns(elem_bytes: int, dims: Sequence[int], axis: int) -> dict[str, Pattern]:
@@ -476,13 +691,13 @@ def default_patterns(elem_bytes: int, dims: Sequence[int], axis: int) -> dict[st
     32-bit fragment reads; wider: the stores.
     """
     dims = tuple(dims)
-    patterns: dict[str, Pattern] = {"stores": lambda L: copy_stores(L, elem_bytes, dims, axis=axis)}
+    patterns: dict[str, Pattern] = {"stores": AccessPattern(copy_stores, elem_bytes, dims, axis=axis)}
     lines, length = dims[1 - axis], dims[axis]
     rows_ok = lines % 8 == 0 and elem_bytes <= VECTOR_BYTES and (length * elem_bytes) % VECTOR_BYTES == 0
     if elem_bytes <= 4 and rows_ok:
-        patterns["ldmatrix"] = lambda L: ldmatrix_reads(L, elem_bytes, dims, axis=axis)
+        patterns["ldmatrix"] = AccessPattern(ldmatrix_reads, elem_bytes, dims, axis=axis)
     if elem_bytes == 4 and rows_ok:
-        patterns["lds32"] = lambda L: fragment_reads_32(L, elem_bytes, dims, axis=axis)
+        patterns["lds32"] = AccessPattern(fragment_reads_32, elem_bytes, dims, axis=axis)
     return patterns
 
 
@@ -568,7 +783,7 @@ def swizzled(swizzle: Swizzle, base: Layout) -> AnyLayout:
 
 def score(layout: AnyLayout, patterns: Mapping[str, Pattern]) -> dict[str, ConflictReport]:
     """The report of each named pattern on ``layout``."""
-    return {name: analyze(pattern(layout)) for name, pattern in patterns.items()}
+    return {name: report_of(pattern, layout) for name, pattern in patterns.items()}
 
 
 @dataclass(frozen=True)
@@ -651,10 +866,12 @@ def choose_swizzle(rows: int, cols: int, elem_bytes: int, order: str = "row") ->
 
 
 __all__ = [
+    "AccessPattern",
     "BANKS",
     "BANK_BYTES",
     "ConflictReport",
     "Pattern",
+    "Patterns",
     "SwizzleChoice",
     "WarpAccess",
     "analyze",
@@ -670,6 +887,7 @@ __all__ = [
     "lanes_per_phase",
     "ldmatrix_reads",
     "phase_cost",
+    "report_of",
     "score",
     "swizzle_candidates",
     "swizzled",

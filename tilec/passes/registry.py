@@ -56,6 +56,8 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 from xdsl.utils.lexer import Span
 from xdsl.utils.target import Target
 
+from tilec.xdsl_fixes import verify as verify_op
+
 # --------------------------------------------------------------------------
 # The registry: one line per pass / pipeline / target.
 # --------------------------------------------------------------------------
@@ -169,7 +171,7 @@ class PipelinePass(ModulePass):
                 inner.apply(ctx, op)
                 if verify:
                     stage = f"after pass '{inner.name}'"
-                    op.verify()
+                    verify_op(op)
             except Exception as e:
                 e.add_note(f"{stage} of pipeline '{self.name}'")
                 raise

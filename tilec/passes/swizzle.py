@@ -34,7 +34,6 @@ or ``"kept: ..."`` with the counts of a tile left alone, or why it was.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -86,23 +85,17 @@ def _patterns(uses: tuple[Use, ...], e: int, dims: tuple[int, int], axis: int) -
     if all(u == ("stores", None, None, banks.VECTOR_BYTES) for u in uses):
         # Only plain copies in, or no modelled use at all: a GEMM operand tile.
         return banks.default_patterns(e, dims, axis)
-    builders: dict[str, list[Callable]] = {}
+    builders: dict[str, list[banks.Pattern]] = {}
     for name, thr, val, vector in uses:
         if name in ("stores", "copy-out"):
-            fn = lambda L, thr=thr, val=val, vector=vector: banks.copy_stores(  # noqa: E731
-                L, e, dims, thr=thr, val=val, vector_bytes=vector, axis=axis
-            )
+            fn = banks.AccessPattern(banks.copy_stores, e, dims, thr=thr, val=val, vector_bytes=vector, axis=axis)
         elif name == "ldmatrix":
-            fn = lambda L: banks.ldmatrix_reads(L, e, dims, axis=axis)  # noqa: E731
+            fn = banks.AccessPattern(banks.ldmatrix_reads, e, dims, axis=axis)
         else:
-            fn = lambda L: banks.fragment_reads_32(L, e, dims, axis=axis)  # noqa: E731
+            fn = banks.AccessPattern(banks.fragment_reads_32, e, dims, axis=axis)
         builders.setdefault(name, []).append(fn)
-
-    def combined(fns):
-        return lambda L: [a for fn in fns for a in fn(L)]
-
     order = ("stores", "copy-out", "ldmatrix", "lds32")
-    return {name: combined(builders[name]) for name in order if name in builders}
+    return {name: banks.Patterns(builders[name]) for name in order if name in builders}
 
 
 def _applicable(patterns: dict[str, banks.Pattern], layout) -> dict[str, banks.Pattern]:
@@ -110,7 +103,7 @@ def _applicable(patterns: dict[str, banks.Pattern], layout) -> dict[str, banks.P
     ok = {}
     for name, fn in patterns.items():
         try:
-            fn(layout)
+            banks.report_of(fn, layout)
         except ValueError:
             continue
         ok[name] = fn

@@ -18,9 +18,10 @@ The pass runs in steps, each over the whole module:
    loops, ``iter_args``, ``scf.if`` results become block arguments);
 3. **retype**: ``index`` values (op results, block arguments) become ``i64``,
    so that every pattern after this sees final operand types;
-4. **rewrite** with one greedy walk of the patterns in
+4. **rewrite** in one walk, last op first, with the patterns in
    :mod:`tilec.passes.lowering` (arith/math/vector/cf, tile structure and
-   frag through :mod:`tilec.codegen.nvvm`) and :class:`FuncToLLVM` here;
+   frag through :mod:`tilec.codegen.nvvm`) and :class:`FuncToLLVM` here,
+   each op offered to the one pattern for its class (:class:`ByOpType`);
 5. **globals**: one ``addrspace(3)`` ``llvm.mlir.global`` per ``frag.shared``
    symbol (the largest size and alignment asked for under that name;
    ``bytes = 0`` is the ``extern`` dynamic shared memory).
@@ -37,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, llvm, vector
+from xdsl.dialects import arith, func, llvm, scf, vector
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
@@ -51,7 +52,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -141,7 +141,9 @@ def check_lowerable(module: ModuleOp) -> None:
 
 
 def _check_op(op: Operation) -> None:
-    values = [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
+    values = list(op.results)
+    if op.regions:
+        values += [a for r in op.regions for b in r.blocks for a in b.args]
     for value in values:
         if not is_llvm_type(value.type):
             raise LoweringError(
@@ -297,6 +299,46 @@ def _check_lowered(module: ModuleOp) -> None:
         raise LoweringError(op, "was left unconverted by tile-to-llvm (a bug in tilec)")
 
 
+class ByOpType(RewritePattern):
+    """Apply to each op the one pattern given for its class, if any.
+
+    What ``GreedyRewritePatternApplier(..., dce_enabled=False)`` does when no two
+    patterns match one class, without offering every op to every pattern: the
+    walks below visit thousands of ops, most of which one pattern or none takes.
+    """
+
+    def __init__(self, patterns: dict[type[Operation], RewritePattern]):
+        self.patterns = patterns
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        pattern = self.patterns.get(type(op))
+        if pattern is not None:
+            pattern.match_and_rewrite(op, rewriter)
+
+
+def _scf_to_cf(module: ModuleOp) -> None:
+    """xDSL's ``convert-scf-to-cf`` patterns, in one walk: the scf ops are all on the
+    worklist from the start and the patterns insert no scf (a second walk finds nothing)."""
+    patterns: dict[type[Operation], RewritePattern] = {scf.IfOp: IfLowering(), scf.ForOp: ForLowering()}
+    PatternRewriteWalker(ByOpType(patterns), apply_recursively=False).rewrite_module(module)
+
+
+def _to_llvm(module: ModuleOp) -> None:
+    """Every op to llvm ops, in one walk (the patterns insert only llvm ops).
+
+    Last op first: lowering a predicated load or store splits its block, moving
+    the ops after it to a new block; visited in reverse, those are only the ops
+    up to the next split, not the rest of the block again and again. Each op
+    is rewritten on its own (see :mod:`tilec.passes.lowering`), so the order
+    changes nothing in the result.
+    """
+    patterns: dict[type[Operation], RewritePattern] = {}
+    for table_pattern in (arith_lowering.ArithToLLVM(), gpu_lowering.GPUToLLVM()):
+        patterns.update(dict.fromkeys(table_pattern.table, table_pattern))
+    patterns.update({func.FuncOp: FuncToLLVM(), func.ReturnOp: ReturnToLLVM(), func.CallOp: CallToLLVM()})
+    PatternRewriteWalker(ByOpType(patterns), apply_recursively=False, walk_reverse=True).rewrite_module(module)
+
+
 @dataclass(frozen=True)
 class TileToLLVMPass(ModulePass):
     """Lower fragment-level IR (frag, tile structure ops, arith, scf, func) to ``llvm``."""
@@ -307,24 +349,10 @@ class TileToLLVMPass(ModulePass):
         check_lowerable(op)
         shared = collect_shared(op)
         # No dead-code elimination: a lowering pass keeps every op it is given.
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier([IfLowering(), ForLowering()], dce_enabled=False)
-        ).rewrite_module(op)
+        _scf_to_cf(op)
         retype_module(op)
         try:
-            PatternRewriteWalker(
-                GreedyRewritePatternApplier(
-                    [
-                        arith_lowering.ArithToLLVM(),
-                        gpu_lowering.GPUToLLVM(),
-                        FuncToLLVM(),
-                        ReturnToLLVM(),
-                        CallToLLVM(),
-                    ],
-                    dce_enabled=False,
-                ),
-                apply_recursively=False,
-            ).rewrite_module(op)
+            _to_llvm(op)
         except (ValueError, TypeError) as e:
             # A builder refused its operands (the walker names the op in a note).
             raise PassFailedException(f"tile-to-llvm: {e}") from None
@@ -332,4 +360,4 @@ class TileToLLVMPass(ModulePass):
         _check_lowered(op)
 
 
-__all__ = ["LoweringError", "TileToLLVMPass", "check_lowerable", "collect_shared", "location_text"]
+__all__ = ["ByOpType", "LoweringError", "TileToLLVMPass", "check_lowerable", "collect_shared", "location_text"]

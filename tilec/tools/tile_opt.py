@@ -75,6 +75,7 @@ from tilec.passes.registry import (
     get_all_passes,
     get_all_targets,
 )
+from tilec.xdsl_fixes import verify as verify_op
 
 PROG = "tile-opt"
 
@@ -414,7 +415,7 @@ class TileOptMain(xDSLOptMain):
                 print(f"Pass {previous.name} took {time.perf_counter() - start_timer} seconds")
             if not self.args.disable_verify:
                 self._stage = _Stage("verify", previous)
-                module.verify()
+                verify_op(module)
             if previous and next_ and self.args.print_between_passes:
                 print(f"IR after {previous.name}:")
                 Printer(stream=sys.stdout).print_op(module)

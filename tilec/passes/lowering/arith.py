@@ -30,12 +30,12 @@ from xdsl.dialects.builtin import (
     IntegerType,
     VectorType,
     i1,
-    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 
+from tilec.codegen import llvm_fast as fast
 from tilec.codegen import llvm_ops
 from tilec.codegen.llvm_build import const_i32, constant
 
@@ -112,7 +112,7 @@ def _constant(op: arith.ConstantOp, b: Builder) -> list[SSAValue]:
     value = op.value
     match value:
         case IntegerAttr():
-            attr: Attribute = IntegerAttr(value.value.data, t, truncate_bits=True)
+            attr: Attribute = fast.int_attr(value.value.data, t)
         case FloatAttr():
             attr = value
         case DenseIntOrFPElementsAttr():
@@ -124,12 +124,11 @@ def _constant(op: arith.ConstantOp, b: Builder) -> list[SSAValue]:
             )
         case _:
             raise ValueError(f"arith.constant: cannot lower the value {value}")
-    return [b.insert(llvm.ConstantOp(attr, t)).result]
+    return [b.insert(fast.constant_op(attr, t)).result]
 
 
 def _icmp(b: Builder, predicate: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-    flag = llvm.ICmpPredicateFlag(predicate)
-    return b.insert(llvm.ICmpOp(lhs, rhs, IntegerAttr(flag.to_int(), i64))).res
+    return b.insert(fast.icmp_op(predicate, lhs, rhs)).res
 
 
 def _cmpi(op: arith.CmpiOp, b: Builder) -> list[SSAValue]:
@@ -150,7 +149,7 @@ def _cmpf(op: arith.CmpfOp, b: Builder) -> list[SSAValue]:
 
 
 def _select(op: arith.SelectOp, b: Builder) -> list[SSAValue]:
-    return [b.insert(llvm.SelectOp(op.cond, op.lhs, op.rhs)).res]
+    return [b.insert(fast.select_op(op.cond, op.lhs, op.rhs)).res]
 
 
 def _index_cast(op: arith.IndexCastOp, b: Builder) -> list[SSAValue]:
@@ -159,22 +158,22 @@ def _index_cast(op: arith.IndexCastOp, b: Builder) -> list[SSAValue]:
     if src_bits == dst_bits:
         return [op.input]
     cast = llvm.SExtOp if dst_bits > src_bits else llvm.TruncOp
-    return [b.insert(cast(op.input, target)).results[0]]
+    return [b.insert(fast.cast_op(cast, op.input, target)).results[0]]
 
 
 def _cast(op: Operation, b: Builder) -> list[SSAValue]:
     source, target = op.operands[0], op.results[0].type
     if source.type == target and not isinstance(op, arith.BitcastOp):
         return [source]
-    return [b.insert(_CASTS[type(op)](source, target)).results[0]]
+    return [b.insert(fast.cast_op(_CASTS[type(op)], source, target)).results[0]]
 
 
 def _int_binary(op: Operation, b: Builder) -> list[SSAValue]:
-    return [b.insert(_INT_BINARY[type(op)](op.operands[0], op.operands[1])).results[0]]
+    return [b.insert(fast.binary_op(_INT_BINARY[type(op)], op.operands[0], op.operands[1])).results[0]]
 
 
 def _float_binary(op: Operation, b: Builder) -> list[SSAValue]:
-    return [b.insert(_FLOAT_BINARY[type(op)](op.operands[0], op.operands[1])).results[0]]
+    return [b.insert(fast.binary_op(_FLOAT_BINARY[type(op)], op.operands[0], op.operands[1])).results[0]]
 
 
 def _negf(op: arith.NegfOp, b: Builder) -> list[SSAValue]:
@@ -184,7 +183,7 @@ def _negf(op: arith.NegfOp, b: Builder) -> list[SSAValue]:
 def _min_max_int(op: Operation, b: Builder) -> list[SSAValue]:
     lhs, rhs = op.operands
     keep_lhs = _icmp(b, _MIN_MAX_INT[type(op)], lhs, rhs)
-    return [b.insert(llvm.SelectOp(keep_lhs, lhs, rhs)).res]
+    return [b.insert(fast.select_op(keep_lhs, lhs, rhs)).res]
 
 
 def intrinsic_suffix(t: Attribute) -> str:
@@ -250,12 +249,12 @@ def _static_position(op: vector.ExtractOp | vector.InsertOp) -> int:
 
 def _extract(op: vector.ExtractOp, b: Builder) -> list[SSAValue]:
     index = const_i32(b, _static_position(op))
-    return [b.insert(llvm_ops.ExtractElementOp(op.vector, index)).res]
+    return [b.insert(fast.extract_element_op(op.vector, index)).res]
 
 
 def _insert(op: vector.InsertOp, b: Builder) -> list[SSAValue]:
     index = const_i32(b, _static_position(op))
-    return [b.insert(llvm.InsertElementOp(op.dest, op.source, index)).res]
+    return [b.insert(fast.insert_element_op(op.dest, op.source, index)).res]
 
 
 def _broadcast(op: vector.BroadcastOp, b: Builder) -> list[SSAValue]:
@@ -267,7 +266,7 @@ def _broadcast(op: vector.BroadcastOp, b: Builder) -> list[SSAValue]:
         raise ValueError("vector.broadcast: only a scalar can be broadcast at the llvm level")
     value = b.insert(llvm.UndefOp(t)).res
     for i in range(t.get_shape()[0]):
-        value = b.insert(llvm.InsertElementOp(value, op.source, const_i32(b, i))).res
+        value = b.insert(fast.insert_element_op(value, op.source, const_i32(b, i))).res
     return [value]
 
 
@@ -279,14 +278,12 @@ def _vector_bitcast(op: vector.BitcastOp, b: Builder) -> list[SSAValue]:
 
 
 def _br(op: cf.BranchOp, b: Builder) -> list[SSAValue]:
-    b.insert(llvm.BrOp(op.successor, *op.arguments))
+    b.insert(fast.br_op(op.successor, op.arguments))
     return []
 
 
 def _cond_br(op: cf.ConditionalBranchOp, b: Builder) -> list[SSAValue]:
-    b.insert(
-        llvm.CondBrOp(op.cond, op.then_block, op.then_arguments, op.else_block, op.else_arguments)
-    )
+    b.insert(fast.cond_br_op(op.cond, op.then_block, op.then_arguments, op.else_block, op.else_arguments))
     return []
 
 
@@ -327,8 +324,9 @@ class TableLowering(RewritePattern):
         lower = self.table.get(type(op))
         if lower is None:
             return
-        builder = Builder(InsertPoint.before(op))
-        new_values = lower(op, builder)
+        # The rewriter is a builder too, inserting before ``op`` (the walker's insertion point).
+        rewriter.insertion_point = InsertPoint.before(op)
+        new_values = lower(op, rewriter)
         for old, new in zip(op.results, new_values, strict=True):
             if new.name_hint is None:
                 new.name_hint = old.name_hint

@@ -34,10 +34,10 @@ from __future__ import annotations
 from xdsl.builder import Builder
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i32, i64
-from xdsl.ir import Block, Operation, SSAValue
-from xdsl.rewriter import InsertPoint
+from xdsl.ir import Operation, SSAValue
 
 from tilec.codegen import kernel as K
+from tilec.codegen import llvm_fast as fast
 from tilec.codegen import nvvm as N
 from tilec.codegen.llvm_build import bitcast, const_i32, zero
 from tilec.dialects import frag
@@ -52,7 +52,7 @@ LAUNCH_ATTR = "tile.launch"
 
 def _as_index(b: Builder, value: SSAValue) -> SSAValue:
     """An i32 id as the i64 that ``index`` lowered to (ids are never negative)."""
-    return b.insert(llvm.ZExtOp(value, i64)).res
+    return b.insert(fast.cast_op(llvm.ZExtOp, value, i64)).res
 
 
 def enclosing_launch(op: Operation) -> LaunchAttr | None:
@@ -140,36 +140,18 @@ def _cp_async_wait(op: frag.CpAsyncWaitOp, b: Builder) -> list[SSAValue]:
     return []
 
 
-def _guarded(b: Builder, pred: SSAValue, join_args: list[SSAValue]) -> tuple[Builder, Block]:
-    """Split the block at the insertion point into ``cond_br pred, then, join``.
-
-    The ops from the insertion point on move to ``join``, which takes one
-    argument per value in ``join_args`` (the values on the skipped path).
-    """
-    point = b.insertion_point
-    assert point.insert_before is not None
-    current = point.block
-    join = current.split_before(point.insert_before, arg_types=[v.type for v in join_args])
-    then = Block()
-    region = current.parent
-    assert region is not None
-    region.insert_block_after(then, current)
-    b.insert(llvm.CondBrOp(pred, then, [], join, join_args), InsertPoint.at_end(current))
-    return Builder(InsertPoint.at_end(then)), join
-
-
 def _load(op: frag.LoadOp, b: Builder) -> list[SSAValue]:
     t = op.result.type
     size = frag.access_bytes(t)
     assert size is not None
     if size in (4, 8, 16):
         return [N.vector_load(b, op.address, t, pred=op.pred)]
-    load = llvm.LoadOp(op.address, t, alignment=size)
+    load = fast.load_op(op.address, t, alignment=size)
     if op.pred is None:
         return [b.insert(load).dereferenced_value]
-    then, join = _guarded(b, op.pred, [zero(b, t)])
+    then, join = N.if_then(b, op.pred, [zero(b, t)])
     then.insert(load)
-    then.insert(llvm.BrOp(join, load.dereferenced_value))
+    then.insert(fast.br_op(join, [load.dereferenced_value]))
     return [join.args[0]]
 
 
@@ -179,13 +161,13 @@ def _store(op: frag.StoreOp, b: Builder) -> list[SSAValue]:
     if size in (4, 8, 16):
         N.vector_store(b, op.value, op.address, pred=op.pred)
         return []
-    store = llvm.StoreOp(op.value, op.address, alignment=size)
+    store = fast.store_op(op.value, op.address, alignment=size)
     if op.pred is None:
         b.insert(store)
         return []
-    then, join = _guarded(b, op.pred, [])
+    then, join = N.if_then(b, op.pred, [])
     then.insert(store)
-    then.insert(llvm.BrOp(join))
+    then.insert(fast.br_op(join))
     return []
 
 

@@ -61,11 +61,11 @@ def retype_module(module: ModuleOp) -> None:
     for op in module.walk():
         for result in list(op.results):
             new = convert_type(result.type)
-            if new != result.type:
+            if new is not result.type:  # convert_type returns an unchanged type itself
                 Rewriter.replace_value_with_new_type(result, new)
         for region in op.regions:
             for block in region.blocks:
                 for arg in list(block.args):
                     new = convert_type(arg.type)
-                    if new != arg.type:
+                    if new is not arg.type:
                         Rewriter.replace_value_with_new_type(arg, new)

@@ -1,0 +1,180 @@
+"""tilec.codegen.llvm_fast: each constructor makes exactly the op its `__init__` makes."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntAttr,
+    IntegerAttr,
+    VectorType,
+    bf16,
+    f16,
+    f32,
+    i1,
+    i8,
+    i16,
+    i32,
+    i64,
+)
+from xdsl.ir import Block, Operation
+
+from tilec.codegen import llvm_fast as F
+from tilec.codegen import llvm_ops
+
+V4I32 = VectorType(i32, [4])
+V2F16 = VectorType(f16, [2])
+V4F32 = VectorType(f32, [4])
+GLOBAL_PTR = llvm.LLVMPointerType(IntAttr(1))
+SHARED_PTR = llvm.LLVMPointerType(IntAttr(3))
+
+BLOCK = Block(arg_types=[i1, i8, i16, i32, i64, f16, bf16, f32, V4I32, V2F16, V4F32, GLOBAL_PTR, SHARED_PTR])
+ARG = {str(a.type): a for a in BLOCK.args}
+
+
+def value(t) -> object:
+    return ARG[str(t)]
+
+
+def assert_same(fast: Operation, slow: Operation) -> None:
+    assert type(fast) is type(slow)
+    assert list(fast.operands) == list(slow.operands)
+    assert [r.type for r in fast.results] == [r.type for r in slow.results]
+    assert list(fast.properties.items()) == list(slow.properties.items())
+    assert fast.attributes == slow.attributes
+    assert list(fast.successors) == list(slow.successors)
+    assert not fast.regions and not slow.regions
+    assert str(fast) == str(slow)
+
+
+def _subclasses(*bases):
+    found = {c for base in bases for c in base.__subclasses__() if getattr(c, "name", "").startswith("llvm.")}
+    return sorted(found, key=lambda c: c.name)
+
+
+INT_BINARY = _subclasses(
+    llvm.ArithmeticBinOpOverflow, llvm.ArithmeticBinOpExact, llvm.ArithmeticBinOpDisjoint, llvm.ArithmeticBinOperation
+)
+FLOAT_BINARY = _subclasses(llvm.AbstractFloatArithOp)
+
+
+def test_the_families_are_found():
+    names = {c.name for c in INT_BINARY + FLOAT_BINARY}
+    assert {"llvm.add", "llvm.and", "llvm.or", "llvm.udiv", "llvm.lshr", "llvm.fadd", "llvm.fmul"} <= names
+
+
+@pytest.mark.parametrize("op_type", INT_BINARY, ids=lambda c: c.name)
+@pytest.mark.parametrize("t", [i32, i64, V4I32], ids=str)
+def test_int_binary(op_type, t):
+    assert_same(F.binary_op(op_type, value(t), value(t)), op_type(value(t), value(t)))
+
+
+@pytest.mark.parametrize("op_type", FLOAT_BINARY + [llvm.VectorFMaxOp, llvm.VectorFMinOp], ids=lambda c: c.name)
+@pytest.mark.parametrize("t", [f32, V2F16], ids=str)
+def test_float_binary(op_type, t):
+    assert_same(F.binary_op(op_type, value(t), value(t)), op_type(value(t), value(t)))
+
+
+CASTS = [
+    (llvm.SExtOp, i32, i64),
+    (llvm.ZExtOp, i32, i64),
+    (llvm.TruncOp, i64, i32),
+    (llvm.FPExtOp, f16, f32),
+    (llvm.FPTruncOp, f32, bf16),
+    (llvm.BitcastOp, V2F16, i32),
+    (llvm.SIToFPOp, i32, f32),
+    (llvm.PtrToIntOp, GLOBAL_PTR, i64),
+    (llvm_ops.UIToFPOp, i32, f32),
+    (llvm_ops.FPToSIOp, f32, i32),
+    (llvm_ops.FPToUIOp, f32, i32),
+    (llvm_ops.AddrSpaceCastOp, SHARED_PTR, llvm.LLVMPointerType()),
+]
+
+
+@pytest.mark.parametrize("op_type, source, target", CASTS, ids=lambda x: getattr(x, "name", str(x)))
+def test_casts(op_type, source, target):
+    assert_same(F.cast_op(op_type, value(source), target), op_type(value(source), target))
+
+
+@pytest.mark.parametrize(
+    "attr, t",
+    [
+        (IntegerAttr(5, i32), i32),
+        (IntegerAttr(-1, i64), i64),
+        (FloatAttr(1.5, f32), f32),
+        (DenseIntOrFPElementsAttr.from_list(V2F16, [0.0, 0.0]), V2F16),
+    ],
+    ids=str,
+)
+def test_constant(attr, t):
+    assert_same(F.constant_op(attr, t), llvm.ConstantOp(attr, t))
+
+
+def test_int_attr_is_made_once_and_truncates():
+    assert F.int_attr(7, i32) is F.int_attr(7, i32)
+    assert F.int_attr(0xFFFFFFFF, i32) == IntegerAttr(0xFFFFFFFF, i32, truncate_bits=True)
+
+
+@pytest.mark.parametrize("predicate", [f.value for f in llvm.ICmpPredicateFlag])
+@pytest.mark.parametrize("t", [i32, V4I32], ids=str)
+def test_icmp(predicate, t):
+    flag = IntegerAttr(llvm.ICmpPredicateFlag(predicate).to_int(), i64)
+    assert_same(F.icmp_op(predicate, value(t), value(t)), llvm.ICmpOp(value(t), value(t), flag))
+
+
+def test_select():
+    assert_same(F.select_op(value(i1), value(f32), value(f32)), llvm.SelectOp(value(i1), value(f32), value(f32)))
+
+
+@pytest.mark.parametrize("args", [(), (i32,), (i32, f32)], ids=str)
+def test_br(args):
+    dest = Block()
+    values = [value(t) for t in args]
+    assert_same(F.br_op(dest, values), llvm.BrOp(dest, *values))
+
+
+@pytest.mark.parametrize(
+    "then_args, else_args", [((), ()), ((), (i32,)), ((f32, i32), ()), ((i64,), (i32, f32))], ids=str
+)
+def test_cond_br(then_args, else_args):
+    then_block, else_block = Block(), Block()
+    then_values, else_values = [value(t) for t in then_args], [value(t) for t in else_args]
+    assert_same(
+        F.cond_br_op(value(i1), then_block, then_values, else_block, else_values),
+        llvm.CondBrOp(value(i1), then_block, then_values, else_block, else_values),
+    )
+
+
+@pytest.mark.parametrize("alignment", [None, 2, 16])
+def test_load_store(alignment):
+    ptr = value(GLOBAL_PTR)
+    assert_same(F.load_op(ptr, V4I32, alignment), llvm.LoadOp(ptr, V4I32, alignment=alignment))
+    assert_same(F.store_op(value(f16), ptr, alignment), llvm.StoreOp(value(f16), ptr, alignment=alignment))
+
+
+def test_extract_value():
+    struct_type = llvm.LLVMStructType.from_type_list([f32] * 4)
+    struct = Block(arg_types=[struct_type]).args[0]
+    for i in range(4):
+        slow = llvm.ExtractValueOp(DenseArrayBase.from_list(i64, [i]), struct, f32)
+        assert_same(F.extract_value_op(struct, i, f32), slow)
+
+
+def test_insert_and_extract_element():
+    vec, index = value(V4F32), value(i32)
+    assert_same(F.insert_element_op(vec, value(f32), index), llvm.InsertElementOp(vec, value(f32), index))
+    assert_same(F.extract_element_op(vec, index), llvm_ops.ExtractElementOp(vec, index))
+    with pytest.raises(ValueError, match="expected a vector operand"):
+        F.extract_element_op(value(f32), index)
+
+
+@pytest.mark.parametrize(
+    "args, results", [((), ()), ((), (i32,)), ((SHARED_PTR,), (V4I32,)), ((i32, f32, i32), ())], ids=str
+)
+def test_call_intrinsic(args, results):
+    values = [value(t) for t in args]
+    name = "llvm.nvvm.some.intrinsic"
+    assert_same(F.call_intrinsic_op(name, values, results), llvm.CallIntrinsicOp(name, values, list(results)))

@@ -1,0 +1,220 @@
+"""Direct constructors of the `llvm` ops that tile-to-llvm makes by the thousand.
+
+An xDSL op's `__init__` goes through irdl's generic builder
+(`irdl_op_init`: it normalises every operand, result, region and
+successor list against the op definition and computes segment sizes):
+about 20 µs per op, three to four times the cost of the op itself, and a
+GEMM kernel's lowering makes some 3,500 ops. Each function here makes the
+very op that the named `__init__` call makes (same operands, result types,
+properties in the same order, successors) through `Operation.create`,
+which skips that step; `tests/codegen/test_llvm_fast.py` checks each one
+against the `__init__` it stands for. Neither way checks operand types:
+the verifier does, on the whole module after the pipeline.
+
+The small attributes these ops carry (predicates, alignments, constants,
+segment sizes) are immutable values, so each distinct one is made once
+(`IntegerAttr` construction alone costs about 10 µs).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    VectorType,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from tilec.codegen import llvm_ops
+
+_NO_OVERFLOW = {"overflowFlags": IntegerAttr(0, 32)}
+_NO_FASTMATH = {"fastmathFlags": llvm.FastMathAttr(None)}
+_NO_OVERFLOW_CAST = {"overflowFlags": llvm.OverflowAttr(None)}
+_NO_BUNDLES = DenseArrayBase.from_list(i32, ())
+_NONE: dict[str, Attribute] = {}
+
+_BINARY_PROPERTIES: tuple[tuple[type[Operation], dict[str, Attribute]], ...] = (
+    (llvm.ArithmeticBinOpOverflow, _NO_OVERFLOW),
+    (llvm.ArithmeticBinOpExact, _NONE),
+    (llvm.ArithmeticBinOpDisjoint, _NONE),
+    (llvm.ArithmeticBinOperation, _NONE),
+    (llvm.AbstractFloatArithOp, _NO_FASTMATH),
+)
+"""Properties of `op_type(lhs, rhs)` by op family: the default flags (none set)."""
+
+_CAST_PROPERTIES: tuple[tuple[type[Operation], dict[str, Attribute]], ...] = (
+    (llvm.IntegerConversionOpOverflow, _NO_OVERFLOW_CAST),
+    (llvm.IntegerConversionOpNNeg, _NONE),
+    (llvm.IntegerConversionOp, _NONE),
+    (llvm.GenericCastOp, _NONE),
+)
+"""Properties of `op_type(value, type)` by op family."""
+
+
+@functools.cache
+def int_attr(value: int, type_attr: IntegerType) -> IntegerAttr:
+    """`IntegerAttr(value, type_attr, truncate_bits=True)`, made once per distinct value."""
+    return IntegerAttr(value, type_attr, truncate_bits=True)
+
+
+@functools.cache
+def _segments(sizes: tuple[int, ...]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i32, sizes)
+
+
+@functools.cache
+def _position(index: int) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, [index])
+
+
+@functools.cache
+def _intrinsic(name: str) -> StringAttr:
+    return StringAttr(name)
+
+
+def _family(op_type: type[Operation], table: tuple[tuple[type[Operation], dict[str, Attribute]], ...]):
+    for base, properties in table:
+        if issubclass(op_type, base):
+            return properties
+    return None
+
+
+@functools.cache
+def _binary_properties(op_type: type[Operation]) -> dict[str, Attribute] | None:
+    return _family(op_type, _BINARY_PROPERTIES)
+
+
+@functools.cache
+def _cast_properties(op_type: type[Operation]) -> dict[str, Attribute] | None:
+    return _family(op_type, _CAST_PROPERTIES)
+
+
+def binary_op(op_type: type[Operation], lhs: SSAValue, rhs: SSAValue) -> Operation:
+    """`op_type(lhs, rhs)` for an integer or float binary op (`llvm.add`, `llvm.fadd`, ...)."""
+    properties = _binary_properties(op_type)
+    if properties is None:
+        return op_type(lhs, rhs)
+    return op_type.create(operands=(lhs, rhs), result_types=(lhs.type,), properties=properties)
+
+
+def cast_op(op_type: type[Operation], value: SSAValue, target: Attribute) -> Operation:
+    """`op_type(value, target)` for a cast (`llvm.sext`, `llvm.trunc`, `llvm.bitcast`, ...)."""
+    properties = _cast_properties(op_type)
+    if properties is None:
+        return op_type(value, target)
+    return op_type.create(operands=(value,), result_types=(target,), properties=properties)
+
+
+def constant_op(value: Attribute, type_attr: Attribute) -> llvm.ConstantOp:
+    """`llvm.ConstantOp(value, type_attr)`."""
+    return llvm.ConstantOp.create(result_types=(type_attr,), properties={"value": value})
+
+
+def icmp_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> llvm.ICmpOp:
+    """`llvm.ICmpOp(lhs, rhs, IntegerAttr(<predicate>, i64))`."""
+    flag = int_attr(llvm.ICmpPredicateFlag(predicate).to_int(), i64)
+    t = lhs.type
+    result = VectorType(i1, t.shape) if isinstance(t, VectorType) else i1
+    return llvm.ICmpOp.create(operands=(lhs, rhs), result_types=(result,), properties={"predicate": flag})
+
+
+def select_op(cond: SSAValue, lhs: SSAValue, rhs: SSAValue) -> llvm.SelectOp:
+    """`llvm.SelectOp(cond, lhs, rhs)`."""
+    return llvm.SelectOp.create(operands=(cond, lhs, rhs), result_types=(lhs.type,))
+
+
+def br_op(dest: Block, args: Sequence[SSAValue] = ()) -> llvm.BrOp:
+    """`llvm.BrOp(dest, *args)`."""
+    return llvm.BrOp.create(operands=tuple(args), successors=(dest,))
+
+
+def cond_br_op(
+    cond: SSAValue,
+    then_block: Block,
+    then_args: Sequence[SSAValue],
+    else_block: Block,
+    else_args: Sequence[SSAValue],
+) -> llvm.CondBrOp:
+    """`llvm.CondBrOp(cond, then_block, then_args, else_block, else_args)`."""
+    sizes = _segments((1, len(then_args), len(else_args)))
+    return llvm.CondBrOp.create(
+        operands=(cond, *then_args, *else_args),
+        properties={"operandSegmentSizes": sizes},
+        successors=(then_block, else_block),
+    )
+
+
+def load_op(ptr: SSAValue, result_type: Attribute, alignment: int | None = None) -> llvm.LoadOp:
+    """`llvm.LoadOp(ptr, result_type, alignment=alignment)`."""
+    properties: dict[str, Attribute] = {"ordering": int_attr(0, i64)}
+    if alignment is not None:
+        properties["alignment"] = int_attr(alignment, i64)
+    return llvm.LoadOp.create(operands=(ptr,), result_types=(result_type,), properties=properties)
+
+
+def store_op(value: SSAValue, ptr: SSAValue, alignment: int | None = None) -> llvm.StoreOp:
+    """`llvm.StoreOp(value, ptr, alignment=alignment)`."""
+    properties: dict[str, Attribute] = {"ordering": int_attr(0, i64)}
+    if alignment is not None:
+        properties["alignment"] = int_attr(alignment, i64)
+    return llvm.StoreOp.create(operands=(value, ptr), properties=properties)
+
+
+def extract_value_op(struct: SSAValue, index: int, result_type: Attribute) -> llvm.ExtractValueOp:
+    """`llvm.ExtractValueOp(DenseArrayBase.from_list(i64, [index]), struct, result_type)`."""
+    return llvm.ExtractValueOp.create(
+        operands=(struct,), result_types=(result_type,), properties={"position": _position(index)}
+    )
+
+
+def insert_element_op(vector: SSAValue, value: SSAValue, index: SSAValue) -> llvm.InsertElementOp:
+    """`llvm.InsertElementOp(vector, value, index)`."""
+    return llvm.InsertElementOp.create(operands=(vector, value, index), result_types=(vector.type,))
+
+
+def extract_element_op(vector: SSAValue, index: SSAValue) -> llvm_ops.ExtractElementOp:
+    """`llvm_ops.ExtractElementOp(vector, index)` (which also insists on a vector)."""
+    t = vector.type
+    if not isinstance(t, VectorType):
+        return llvm_ops.ExtractElementOp(vector, index)  # its error message
+    return llvm_ops.ExtractElementOp.create(operands=(vector, index), result_types=(t.element_type,))
+
+
+def call_intrinsic_op(name: str, args: Sequence[SSAValue], result_types: Sequence[Attribute]) -> llvm.CallIntrinsicOp:
+    """`llvm.CallIntrinsicOp(name, args, result_types)`."""
+    return llvm.CallIntrinsicOp.create(
+        operands=tuple(args),
+        result_types=tuple(result_types),
+        properties={
+            "intrin": _intrinsic(name),
+            "op_bundle_sizes": _NO_BUNDLES,
+            "operandSegmentSizes": _segments((len(args), 0)),
+        },
+    )
+
+
+__all__ = [
+    "binary_op",
+    "br_op",
+    "call_intrinsic_op",
+    "cast_op",
+    "cond_br_op",
+    "constant_op",
+    "extract_element_op",
+    "extract_value_op",
+    "icmp_op",
+    "insert_element_op",
+    "int_attr",
+    "load_op",
+    "select_op",
+    "store_op",
+]
