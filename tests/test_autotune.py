@@ -341,8 +341,9 @@ def test_matmul_autotune_uses_the_winner_once(monkeypatch):
         sys.path.remove(str(here))
     from tilec.runtime import driver
 
-    FakeDriver, cu = lo.load_fake_driver()
-    fake = FakeDriver(cu)
+    from cuda.bindings import driver as cu
+
+    fake = lo.load_fake_driver().FakeDriver(cu)
     lo.instrument(fake)
     saved = mm.cached_kernels()
     monkeypatch.setattr(driver, "_import_bindings", lambda: fake)

@@ -163,14 +163,13 @@ def fake_torch() -> types.ModuleType:
 
 
 def load_fake_driver():
-    """The runtime tests' FakeDriver class and cuda.bindings' driver module."""
+    """The runtime tests' fake driver module (``FakeDriver``, ``installed``), from ``tests/runtime``."""
     sys.path.insert(0, str(HERE / "runtime"))
     try:
-        from cuda.bindings import driver as cu
-        from runtime_fake_driver import FakeDriver
+        import runtime_fake_driver
     finally:
         sys.path.remove(str(HERE / "runtime"))
-    return FakeDriver, cu
+    return runtime_fake_driver
 
 
 def instrument(fake) -> None:
@@ -203,8 +202,9 @@ def instrument(fake) -> None:
 @pytest.fixture(scope="module")
 def fake_gpu(tmp_path_factory):
     """The fake driver and a fake torch for the whole module; kernels compiled here are forgotten after."""
-    FakeDriver, cu = load_fake_driver()
-    fake = FakeDriver(cu)
+    from cuda.bindings import driver as cu
+
+    fake = load_fake_driver().FakeDriver(cu)
     instrument(fake)
     saved = mm.cached_kernels()
     with pytest.MonkeyPatch.context() as mp:

@@ -38,6 +38,8 @@ from tilec.gl_args import GlView, expand, gl_params
 from tilec.matmul_config import ALIGNED_CONFIGS, CONFIGS, MatmulConfig, choose_config
 from tilec.runtime import NoDeviceError, has_device
 
+from test_launch_overhead import load_fake_driver
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -524,20 +526,8 @@ def test_meaning_in_the_interpreter(case):
 
 @pytest.fixture
 def fake_gpu(monkeypatch):
-    sys.path.insert(0, str(HERE / "runtime"))
-    try:
-        from cuda.bindings import driver as cu
-        from runtime_fake_driver import FakeDriver
-    finally:
-        sys.path.remove(str(HERE / "runtime"))
-    from tilec.runtime import driver
-
-    fake = FakeDriver(cu)
-    driver._reset_for_tests()
-    monkeypatch.setattr(driver, "_import_bindings", lambda: fake)
-    yield fake
-    monkeypatch.undo()
-    driver._reset_for_tests()
+    with load_fake_driver().installed(monkeypatch) as fake:
+        yield fake
 
 
 def _emulate_with_interpreter(fake, plan):

@@ -57,18 +57,17 @@ is :func:`autotune` and ``tilec.autotune.candidates`` etc. are the parts.
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import os
 import statistics
 import sys
 import threading
-import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from tilec.callable_module import make_module_callable
 from tilec.matmul_config import MatmulConfig, math_kind
 from tilec.runtime import dtypes as _dtypes
 from tilec.runtime.arrays import is_torch_tensor
@@ -699,15 +698,7 @@ def _gpu_measure(plan, a, b, out, bias, activation, out_dtype, trans_a, trans_b,
                                           activation=activation))
 
 
-class _CallableModule(types.ModuleType):
-    """``tilec.autotune`` is this module (so ``import tilec.autotune`` and ``tilec.autotune.candidates``
-    work in any order) and calling it calls :func:`autotune`."""
-
-    __call__ = staticmethod(autotune)
-
-
-sys.modules[__name__].__class__ = _CallableModule
-__signature__ = inspect.signature(autotune)
+make_module_callable(__name__, autotune)
 
 __all__ = [
     "AutotuneError",

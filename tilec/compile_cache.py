@@ -35,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from tilec.runtime.cache import CacheStats, atomic_write, default_directory, tool_versions
+from tilec.runtime.cache import CacheStats, atomic_write, default_directory, remove_entries, tool_versions
 
 FORMAT = 1
 """Version of the entry format (part of the key)."""
@@ -210,14 +210,7 @@ class CompileCache:
 
     def clear(self) -> None:
         """Remove every entry (and stray temporary files)."""
-        root = self.directory
-        if not root.is_dir():
-            return
-        for sub in root.iterdir():
-            if sub.is_dir() and len(sub.name) == 2:
-                for f in sub.iterdir():
-                    if f.suffix in (".json", ".tmp"):
-                        self._discard(f)
+        remove_entries(self.directory, (".json", ".tmp"))
 
 
 __all__ = ["ENV", "FORMAT", "CompileCache", "compile_key", "compiler_fingerprint", "decode", "encode",

@@ -63,10 +63,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
-import inspect
 import sys
 import threading
-import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +81,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
+from tilec.callable_module import make_module_callable
 from tilec.dialects.tile.attributes import DYNAMIC
 from tilec.dialects.tile.ops import MatmulOp, YieldOp
 from tilec.dialects.tile.types import GlobalType
@@ -786,15 +785,7 @@ def _remember(key: tuple, plan: MatmulPlan, kernel: Any, flat: list[Any], result
     _FAST[key] = _FastCall(prepared, tuple(i - 1 for i in itemsizes), current_stream, allocate)
 
 
-class _CallableModule(types.ModuleType):
-    """``tilec.matmul`` is this module (so ``import tilec.matmul`` and ``tilec.matmul.plan_matmul``
-    work in any order) and calling it calls :func:`matmul`."""
-
-    __call__ = staticmethod(matmul)  # no extra frame per call
-
-
-sys.modules[__name__].__class__ = _CallableModule
-__signature__ = inspect.signature(matmul)
+make_module_callable(__name__, matmul)
 
 __all__ = [
     "ACTIVATIONS",

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ctypes
 import inspect
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 _ENTRY_RE = re.compile(rb"\.entry\s+(\w+)\s*\(")
 
@@ -276,3 +278,20 @@ class FakeDriver:
         for t in range(block[0]):
             ctypes.c_float.from_address(out + 4 * t).value = float(block[0] - t)
         return self._ok()
+
+
+@contextmanager
+def installed(monkeypatch) -> Iterator["FakeDriver"]:
+    """A :class:`FakeDriver` over ``cuda.bindings``' driver module as tilec's driver, within the block."""
+    from cuda.bindings import driver as cu
+
+    from tilec.runtime import driver
+
+    fake = FakeDriver(cu)
+    driver._reset_for_tests()
+    monkeypatch.setattr(driver, "_import_bindings", lambda: fake)
+    try:
+        yield fake
+    finally:
+        monkeypatch.undo()
+        driver._reset_for_tests()

@@ -9,20 +9,16 @@ import numpy as np
 import pytest
 from cuda.bindings import driver as cu
 
-from tilec.runtime import CubinCache, CudaError, JitError, Kernel, LaunchConfigError, Param, driver, get_device
+from tilec.runtime import CubinCache, CudaError, JitError, Kernel, LaunchConfigError, Param, get_device
 
-from runtime_fake_driver import FakeDriver
+from runtime_fake_driver import FakeDriver, installed
 from runtime_kernels import AXPY_PTX, AXPY_SIGNATURE, BROKEN_PTX, SMEM_PROBE_PTX, SMEM_PROBE_SIGNATURE
 
 
 @pytest.fixture
 def fake(monkeypatch):
-    fake = FakeDriver(cu)
-    driver._reset_for_tests()
-    monkeypatch.setattr(driver, "_import_bindings", lambda: fake)
-    yield fake
-    monkeypatch.undo()
-    driver._reset_for_tests()
+    with installed(monkeypatch) as fake:
+        yield fake
 
 
 class DevArray:

@@ -186,17 +186,21 @@ class CubinCache:
 
     def clear(self) -> None:
         """Remove every cached cubin (and stray temporary files)."""
-        root = self.directory
-        if not root.is_dir():
-            return
-        for sub in root.iterdir():
-            if sub.is_dir() and len(sub.name) == 2:
-                for f in sub.iterdir():
-                    if f.suffix in (".cubin", ".tmp"):
-                        try:
-                            f.unlink()
-                        except OSError:
-                            pass
+        remove_entries(self.directory, (".cubin", ".tmp"))
+
+
+def remove_entries(root: Path, suffixes: tuple[str, ...]) -> None:
+    """Delete the files ending in ``suffixes`` of a cache laid out as ``root/<2 hex>/<key><suffix>``."""
+    if not root.is_dir():
+        return
+    for sub in root.iterdir():
+        if sub.is_dir() and len(sub.name) == 2:
+            for f in sub.iterdir():
+                if f.suffix in suffixes:
+                    try:
+                        f.unlink()
+                    except OSError:
+                        pass  # another process removed it, or it is not ours to remove
 
 
 _default: CubinCache | None = None
