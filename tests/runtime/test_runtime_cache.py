@@ -175,3 +175,17 @@ def test_concurrent_writers_leave_one_valid_file(tmp_path, same_content):
     if same_content:
         assert data == _payload(0)
     assert os.path.getsize(folder / f"{key}.cubin") == len(_payload(0))
+
+
+def test_versions_come_from_imported_packages(monkeypatch):
+    """An imported package's __version__ is used (importlib.metadata costs milliseconds)."""
+    import sys
+    import types
+
+    from tilec.runtime.cache import _version_of
+
+    fake = types.ModuleType("xdsl")
+    fake.__version__ = "9.9.9-test"
+    monkeypatch.setitem(sys.modules, "xdsl", fake)
+    assert _version_of("xdsl") == "9.9.9-test"
+    assert _version_of("no-such-distribution-tilec-test") == "unknown"

@@ -147,3 +147,22 @@ def test_host_args_get_their_staged_address():
     bound = bind_arguments("k", sig, [np.zeros(4, np.float32)])
     (v,) = param_values(bound, {0: 0xABC000})
     assert v.value == 0xABC000
+
+
+def test_missing_driver_library_is_no_device_without_cuda_python(monkeypatch):
+    """Without the driver library the probe stops at a failed dlopen, before importing cuda-python."""
+    import sys
+
+    monkeypatch.setitem(driver._DRIVER_LIBRARY, sys.platform, "libtilec-no-such-driver.so.1")
+    monkeypatch.setitem(sys.modules, "cuda.bindings", None)  # importing it would now fail loudly
+    driver._reset_for_tests()
+    try:
+        with pytest.raises(driver.DriverLibraryMissing):
+            driver._import_bindings()
+        assert not driver.has_device()
+        assert driver.no_device_reason().startswith("the NVIDIA driver library cannot be loaded (")
+        with pytest.raises(NoDeviceError, match="driver library cannot be loaded"):
+            driver.init()
+    finally:
+        monkeypatch.undo()
+        driver._reset_for_tests()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -27,19 +28,20 @@ KEY_FORMAT = 1
 _ELF_MAGIC = b"\x7fELF"
 
 
+_MODULE_OF = {"tilec": "tilec", "xdsl": "xdsl", "llvmlite": "llvmlite", "cuda-bindings": "cuda.bindings"}
+
+
 def _version_of(dist: str) -> str:
+    # An imported package's own __version__ first: importlib.metadata scans sys.path,
+    # a few milliseconds per package on the first (warm-cache) compile of a process.
+    module = sys.modules.get(_MODULE_OF.get(dist, dist))
+    version = getattr(module, "__version__", None)
+    if isinstance(version, str) and version:
+        return version
     try:
         return metadata.version(dist)
     except Exception:
-        pass
-    if dist == "tilec":
-        try:
-            import tilec
-
-            return str(getattr(tilec, "__version__", "unknown"))
-        except Exception:
-            pass
-    return "unknown"
+        return "unknown"
 
 
 def tool_versions() -> dict[str, str]:
