@@ -23,10 +23,10 @@ does). Measured, as medians over the runs:
   the cold run filled (the compile cache and the cubin cache both hit);
   ``warm, 2nd call`` is a second identical call in that process. The first
   call includes what a process does once: the CUDA driver probe
-  (``has_device``, about 35 ms here without a GPU, most of it importing
-  cuda-python), ``ptxas --version`` for the cubin cache key (5 ms), and
-  tilec's source fingerprint and package versions for the compile cache key
-  (7 ms).
+  (``has_device``: a failed ``dlopen`` of the driver library, about 1 ms,
+  on a machine without a GPU; with one, ``cuInit``), ``ptxas --version`` for
+  the cubin cache key (5 ms), and tilec's source fingerprint for the compile
+  cache key (a few ms).
 - **CPU time**: user + system seconds of the worker and its children
   (ptxas) over the same span, which another load on the machine disturbs
   less than wall time (tilec's LLVM runs in a second thread meanwhile its IR
