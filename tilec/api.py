@@ -50,8 +50,10 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    IntAttr,
     IntegerType,
     ModuleOp,
+    StringAttr,
     UnitAttr,
 )
 from xdsl.ir import Attribute
@@ -66,7 +68,7 @@ from tilec.compile_cache import CompileCache, compile_key
 from tilec.compile_cache import enabled_by_env as compile_cache_enabled
 from tilec.compile_cache import encode as encode_entry
 from tilec.dialects.tile.attributes import DYNAMIC, LaunchAttr
-from tilec.gl_args import check_aligned_rows
+from tilec.gl_args import TENSOR_MAP_ATTR, check_aligned_rows, is_view_pointer, tensor_map_attrs
 from tilec.passes.lowering.gpu import LAUNCH_ATTR
 from tilec.passes.registry import VERIFY_EACH_ENV, verify_each_requested
 from tilec.runtime import CubinCache, Kernel, NoDeviceError, Param, has_device, no_device_reason
@@ -257,17 +259,37 @@ def derive_signature(fn: llvm.FuncOp) -> tuple[Param, ...]:
     argument attribute ``tile.dtype`` (any dtype without it), ``tile.output``
     marks it written; a pointer with ``tile.gl`` (a global view, passed with
     its extents and strides) takes any strides, others must be C-contiguous.
-    Integers and floats → scalar parameters.
+    Integers and floats → scalar parameters. A generic ``!llvm.ptr`` with
+    ``tile.tensor_map`` (and ``tile.gl``, ``tile.box``, ``tile.swizzle``) →
+    a tensor-map parameter (a ``CUtensorMap`` by value) of that gl view,
+    whose element type is its pointer's ``tile.dtype``.
     """
     kernel = fn.sym_name.data
     inputs = fn.function_type.inputs.data
     block = fn.body.blocks.first if fn.body.blocks else None
     arg_attrs = list(fn.arg_attrs.data) if fn.arg_attrs is not None else [DictionaryAttr({})] * len(inputs)
+    views = {a.data[GL_ATTR].data: j for j, a in enumerate(arg_attrs) if is_view_pointer(a.data)}
     params: list[Param] = []
     for i, (t, attrs) in enumerate(zip(inputs, arg_attrs, strict=True)):
         hint = block.args[i].name_hint if block is not None else None
         pname = hint if hint and hint not in [p.name for p in params] else f"arg{i}"
         attrs = attrs.data
+        if isinstance(t, llvm.LLVMPointerType) and TENSOR_MAP_ATTR in attrs:
+            where, gl, space = f"kernel '{kernel}': argument #{i} '{pname}'", attrs.get(GL_ATTR), t.addr_space
+            if isinstance(space, IntAttr) and space.data != 0:
+                raise CompilationError(f"{where}: a tensor map is a generic !llvm.ptr, not !llvm.ptr<{space.data}>",
+                                       "kernel")
+            if not isinstance(gl, StringAttr) or gl.data not in views:
+                raise CompilationError(f"{where}: a tensor map needs {GL_ATTR} naming a gl view with a pointer "
+                                       f"argument, got {gl}", "kernel")
+            view_dtype = _dtype_name(arg_attrs[views[gl.data]].data.get(DTYPE_ATTR, UnitAttr()))
+            try:
+                _, box, swizzle = tensor_map_attrs(attrs)
+                params.append(Param.tensor_map(pname, gl.data, view_dtype or "none", box, swizzle,
+                                               view_index=views[gl.data]))
+            except ValueError as e:
+                raise CompilationError(f"{where}: {e}", "kernel") from None
+            continue
         if isinstance(t, llvm.LLVMPointerType):
             dtype_attr = attrs.get(DTYPE_ATTR)
             dtype = None

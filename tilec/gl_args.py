@@ -20,6 +20,17 @@ sliced views need no copy); :class:`GlView` gives the extents and strides
 explicitly (e.g. a transposed view of an array whose library cannot make
 one). Parameters outside the groups (scalars) take the next value as is.
 Nothing here touches the GPU.
+
+A view may also come with tensor maps (sm_90 TMA descriptors), each one
+more parameter of the group::
+
+    %x_map<k>   !llvm.ptr {tile.gl = "x", tile.tensor_map = k, tile.box = array<i64: R, C>,
+                           tile.swizzle = S}
+
+(k = 0, 1, ..: the view's maps; a box of R x C elements, C along the
+contiguous last dimension; S = 0/32/64/128 bytes). :func:`expand` gives
+each a :class:`~tilec.runtime.tensor_map.TensorMapArg` of the same array
+as the view's pointer, extents and strides; the launcher encodes it.
 """
 
 from __future__ import annotations
@@ -29,13 +40,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import IntegerAttr, StringAttr, UnitAttr
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    IntegerAttr,
+    StringAttr,
+    UnitAttr,
+)
 
 from tilec.dialects.tile.types import EXTENT_LIMIT, element_bits
 from tilec.runtime.arrays import NotAnArray, describe_array, is_torch_tensor
+from tilec.runtime.tensor_map import TensorMapArg
 
 GL_ATTR, DIM_ATTR, STRIDE_ATTR, OUTPUT_ATTR = "tile.gl", "tile.dim", "tile.stride", "tile.output"
 ALIGNED_ROWS_ATTR, DTYPE_ATTR = "tile.aligned_rows", "tile.dtype"
+TENSOR_MAP_ATTR, BOX_ATTR, SWIZZLE_ATTR = "tile.tensor_map", "tile.box", "tile.swizzle"
 
 
 @dataclass(frozen=True)
@@ -54,6 +75,10 @@ class GlParam:
     """``tile.aligned_rows`` in bytes (0: none): what the kernel assumes of every row, checked at launch."""
     element_bytes: int = 0
     """Bytes per element (from ``tile.dtype``; 0 when unknown)."""
+    tensor_maps: tuple[tuple[int, int, int, int], ...] = ()
+    """The view's tensor maps, map 0 first: (parameter index, box rows, box inner, swizzle bytes)."""
+    dtype: str | None = None
+    """The element type's runtime name (``float16``, ``bfloat16``, ``float32``) when a tensor map needs it."""
 
     @property
     def rank(self) -> int:
@@ -74,23 +99,74 @@ class GlView:
                 raise ValueError(f"GlView: extent {d} of shape {tuple(self.shape)} must be in [0, 2^62)")
 
 
+_MAP_DTYPES = ((Float16Type, "float16"), (BFloat16Type, "bfloat16"), (Float32Type, "float32"))
+
+
+def map_dtype(attr: Any) -> str | None:
+    """The runtime name of a ``tile.dtype`` a tensor map can describe (f16, bf16, f32), else None."""
+    for cls, name in _MAP_DTYPES:
+        if isinstance(attr, cls):
+            return name
+    return None
+
+
+def tensor_map_attrs(attrs: dict[str, Any]) -> tuple[int, tuple[int, ...], int] | None:
+    """(map number, box, swizzle) of a tensor-map argument's attributes; None for other arguments.
+
+    Raises ValueError when ``tile.tensor_map`` is there but ``tile.box`` is
+    not an ``array<i64: ...>`` or ``tile.swizzle`` not an integer.
+    """
+    number = attrs.get(TENSOR_MAP_ATTR)
+    if number is None:
+        return None
+    box, swizzle = attrs.get(BOX_ATTR), attrs.get(SWIZZLE_ATTR, None)
+    if not isinstance(number, IntegerAttr):
+        raise ValueError(f"{TENSOR_MAP_ATTR} = {number} must be an integer")
+    if not isinstance(box, DenseArrayBase):
+        raise ValueError(f"a tensor map needs {BOX_ATTR} = array<i64: rows, inner>, got {box}")
+    if swizzle is not None and not isinstance(swizzle, IntegerAttr):
+        raise ValueError(f"{SWIZZLE_ATTR} = {swizzle} must be an integer (bytes)")
+    return number.value.data, tuple(int(v) for v in box.get_values()), swizzle.value.data if swizzle else 0
+
+
+def is_view_pointer(attrs: dict[str, Any]) -> bool:
+    """Whether an argument is a gl view's pointer: ``tile.gl`` without dim, stride or tensor map."""
+    return isinstance(attrs.get(GL_ATTR), StringAttr) and not any(
+        k in attrs for k in (DIM_ATTR, STRIDE_ATTR, TENSOR_MAP_ATTR))
+
+
 def gl_params(fn: llvm.FuncOp) -> tuple[GlParam, ...]:
-    """The gl groups of a lowered kernel, from ``tile.gl``/``tile.dim``/``tile.stride`` attributes."""
+    """The gl groups of a lowered kernel, from ``tile.gl``/``tile.dim``/``tile.stride``/``tile.tensor_map``."""
     if fn.arg_attrs is None:
         return ()
+    kernel = fn.sym_name.data
     pointers: dict[str, int] = {}
     dims: dict[str, dict[int, int]] = {}
     strides: dict[str, dict[int, int]] = {}
+    maps: dict[str, dict[int, tuple[int, int, int, int]]] = {}
     outputs: set[str] = set()
     aligned: dict[str, int] = {}
     elem_bytes: dict[str, int] = {}
+    map_dtypes: dict[str, str | None] = {}
     for i, attrs in enumerate(fn.arg_attrs.data):
         d = attrs.data
         gl = d.get(GL_ATTR)
         if not isinstance(gl, StringAttr):
             continue
         name = gl.data
-        if isinstance(d.get(DIM_ATTR), IntegerAttr):
+        try:
+            tensor_map = tensor_map_attrs(d)
+        except ValueError as e:
+            raise ValueError(f"kernel '{kernel}': argument #{i} of gl view '{name}': {e}") from None
+        if tensor_map is not None:
+            number, box, swizzle = tensor_map
+            if len(box) != 2:
+                raise ValueError(f"kernel '{kernel}': tensor map {number} of gl view '{name}' has box {box}; "
+                                 "expected (rows, inner)")
+            if number in maps.get(name, {}):
+                raise ValueError(f"kernel '{kernel}': gl view '{name}' has two tensor maps numbered {number}")
+            maps.setdefault(name, {})[number] = (i, box[0], box[1], swizzle)
+        elif isinstance(d.get(DIM_ATTR), IntegerAttr):
             dims.setdefault(name, {})[d[DIM_ATTR].value.data] = i
         elif isinstance(d.get(STRIDE_ATTR), IntegerAttr):
             strides.setdefault(name, {})[d[STRIDE_ATTR].value.data] = i
@@ -103,15 +179,23 @@ def gl_params(fn: llvm.FuncOp) -> tuple[GlParam, ...]:
             dtype = d.get(DTYPE_ATTR)
             if dtype is not None:
                 elem_bytes[name] = element_bits(dtype) // 8
+            map_dtypes[name] = map_dtype(dtype)
+    for name in maps:
+        if name not in pointers:
+            raise ValueError(f"kernel '{kernel}': tensor maps of gl view '{name}', which has no pointer argument")
     out = []
     for name, ptr in pointers.items():
-        ds, ss = dims.get(name, {}), strides.get(name, {})
+        ds, ss, ms = dims.get(name, {}), strides.get(name, {}), maps.get(name, {})
         rank = len(ds)
         if sorted(ds) != list(range(rank)) or sorted(ss) != list(range(rank)):
-            raise ValueError(f"kernel '{fn.sym_name.data}': gl argument '{name}' has extents {sorted(ds)} "
+            raise ValueError(f"kernel '{kernel}': gl argument '{name}' has extents {sorted(ds)} "
                              f"and strides {sorted(ss)}; expected 0..r-1 of each")
+        if ms and (sorted(ms) != list(range(len(ms))) or rank != 2 or map_dtypes.get(name) is None):
+            raise ValueError(f"kernel '{kernel}': gl argument '{name}' has tensor maps {sorted(ms)}; expected "
+                             "maps 0..k-1 of a 2-d view of f16, bf16 or f32")
         out.append(GlParam(name, ptr, tuple(ds[i] for i in range(rank)), tuple(ss[i] for i in range(rank)),
-                           name in outputs, aligned.get(name, 0), elem_bytes.get(name, 0)))
+                           name in outputs, aligned.get(name, 0), elem_bytes.get(name, 0),
+                           tuple(ms[k] for k in range(len(ms))), map_dtypes.get(name) if ms else None))
     return tuple(sorted(out, key=lambda g: g.pointer))
 
 
@@ -154,7 +238,7 @@ def expand(kernel_or_params: Any, *args: Any, signature_length: int | None = Non
             raise TypeError("expand: give signature_length with a list of GlParam")
         n = signature_length
     by_pointer = {g.pointer: g for g in params}
-    skipped = {i for g in params for i in (*g.dims, *g.strides)}
+    skipped = {i for g in params for i in (*g.dims, *g.strides, *(m[0] for m in g.tensor_maps))}
     slots = [i for i in range(n) if i not in skipped]
     if len(args) != len(slots):
         names = [by_pointer[i].name if i in by_pointer else f"#{i}" for i in slots]
@@ -173,6 +257,13 @@ def expand(kernel_or_params: Any, *args: Any, signature_length: int | None = Non
         for j in range(g.rank):
             flat[g.dims[j]] = shape[j]
             flat[g.strides[j]] = strides[j]
+        if g.tensor_maps:
+            try:
+                address = _address(flat[i])
+            except NotAnArray:
+                raise TypeError(f"gl argument '{g.name}': expected an array, got {type(flat[i]).__name__}") from None
+            for index, rows, inner, swizzle in g.tensor_maps:
+                flat[index] = TensorMapArg.of(address, g.dtype, shape, strides, (rows, inner), swizzle)
     return flat
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import inspect
 import re
+import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -38,6 +39,11 @@ class FakeDriver:
         self.CUjitInputType = real.CUjitInputType
         self.CUfunction_attribute = real.CUfunction_attribute
         self.CUdevice_attribute = real.CUdevice_attribute
+        for name in ("CUtensorMapDataType", "CUtensorMapInterleave", "CUtensorMapSwizzle", "CUtensorMapL2promotion",
+                     "CUtensorMapFloatOOBfill", "cuuint32_t", "cuuint64_t"):
+            setattr(self, name, getattr(real, name))
+        self.tensor_maps: list[dict] = []  # the arguments of each cuTensorMapEncodeTiled, as plain ints
+        self.context_current = True  # False: cuTensorMapEncodeTiled fails until cuCtxSetCurrent
         self.optin = optin
         self.cc = cc
         self.version = driver_version
@@ -128,6 +134,7 @@ class FakeDriver:
 
     def cuCtxSetCurrent(self, ctx):
         self._enter("cuCtxSetCurrent", (ctx,))
+        self.context_current = True
         return self._ok()
 
     def cuCtxSynchronize(self):
@@ -241,6 +248,25 @@ class FakeDriver:
         self._enter("cuStreamSynchronize", (stream,))
         return self._ok()
 
+    # -------------------------------------------------------- tensor maps
+
+    def cuTensorMapEncodeTiled(self, dtype, rank, address, dims, strides, box, element_strides, interleave, swizzle,
+                               l2, oob):
+        args = (dtype, rank, address, dims, strides, box, element_strides, interleave, swizzle, l2, oob)
+        self._enter("cuTensorMapEncodeTiled", args)
+        if not self.context_current:
+            return self._err("CUDA_ERROR_INVALID_CONTEXT")
+        record = {"dtype": dtype, "rank": rank, "address": int(address), "dims": [int(d) for d in dims],
+                  "strides": [int(s) for s in strides], "box": [int(b) for b in box],
+                  "element_strides": [int(e) for e in element_strides], "interleave": interleave,
+                  "swizzle": swizzle, "l2": l2, "oob": oob}
+        self.tensor_maps.append(record)
+        if 0 in record["dims"] or int(address) % 16:
+            return self._err("CUDA_ERROR_INVALID_VALUE")
+        tensor_map = self._real.CUtensorMap()
+        ctypes.memmove(tensor_map.getPtr(), fake_map_bytes(record), 128)
+        return self._ok(tensor_map)
+
     # ------------------------------------------------------------- launch
 
     def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
@@ -280,18 +306,27 @@ class FakeDriver:
         return self._ok()
 
 
+def fake_map_bytes(record: dict) -> bytes:
+    """The 128 bytes the fake driver encodes for a map: its inputs, so tests can tell maps apart."""
+    words = [record["address"], int(record["dtype"]), *record["dims"], *record["strides"], *record["box"],
+             int(record["swizzle"]), int(record["l2"]), int(record["oob"]), int(record["interleave"])]
+    return struct.pack("<16Q", *(words + [0xFEED] * (16 - len(words))))
+
+
 @contextmanager
 def installed(monkeypatch) -> Iterator["FakeDriver"]:
     """A :class:`FakeDriver` over ``cuda.bindings``' driver module as tilec's driver, within the block."""
     from cuda.bindings import driver as cu
 
-    from tilec.runtime import driver
+    from tilec.runtime import driver, tensor_map
 
     fake = FakeDriver(cu)
     driver._reset_for_tests()
+    tensor_map.clear_cache()  # maps are keyed by their inputs, not by driver: none made before is this one's
     monkeypatch.setattr(driver, "_import_bindings", lambda: fake)
     try:
         yield fake
     finally:
         monkeypatch.undo()
         driver._reset_for_tests()
+        tensor_map.clear_cache()

@@ -254,3 +254,53 @@ def test_second_process_with_warm_cache_compiles_nothing(tmp_path, subprocess_en
 
     assert run() == {"hits": 0, "misses": 1, "compiles": 1}
     assert run() == {"hits": 1, "misses": 0, "compiles": 0}
+
+
+MAP_ECHO_PTX = r"""
+.version 8.0
+.target sm_90
+.address_size 64
+
+// out[0..15] = the 128 bytes of the tensor map m (passed by value)
+.visible .entry map_echo(.param .u64 map_echo_a, .param .u64 map_echo_out, .param .align 64 .b8 map_echo_m[128])
+{
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [map_echo_out];
+    cvta.to.global.u64 %rd1, %rd1;
+""" + "".join(f"    ld.param.b64 %rd2, [map_echo_m+{8 * i}];\n    st.global.b64 [%rd1+{8 * i}], %rd2;\n"
+              for i in range(16)) + """    ret;
+}
+"""
+
+
+def test_tensor_map_of_a_torch_tensor_is_encoded_and_passed_by_value():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA support here")
+    if get_device(0).compute_capability < (9, 0):
+        pytest.skip("tensor maps need sm_90")
+    from tilec.runtime.tensor_map import TensorMapArg, encode
+
+    a = torch.empty((256, 192), dtype=torch.float16, device="cuda")[:, :128]  # row stride 192 elements
+    arg = TensorMapArg.of(a.data_ptr(), "float16", a.shape, a.stride(), (64, 64), 128)
+    data = arg.encode()
+    assert len(data) == 128 and data != bytes(128)
+    for dtype, box, swizzle in (("bfloat16", (128, 32), 64), ("float32", (8, 8), 32), ("float32", (16, 4), 0)):
+        assert len(TensorMapArg.of(a.data_ptr(), dtype, (256, 96), (96, 1), box, swizzle).encode()) == 128
+    empty = torch.empty((0, 128), dtype=torch.float16, device="cuda")  # data_ptr() is 0
+    assert len(TensorMapArg.of(empty.data_ptr(), "float16", empty.shape, empty.stride(), (64, 64), 128).encode()) \
+        == 128
+
+    sig = (Param.pointer("a", "float16", contiguous=False), Param.pointer("out", "uint8", is_output=True),
+           Param.tensor_map("m", "a", "float16", (64, 64), 128, view_index=0))
+    k = Kernel(MAP_ECHO_PTX, "map_echo", sig)
+    out = torch.zeros(128, dtype=torch.uint8, device="cuda")
+    k(a, out, arg, grid=1, block=1)
+    torch.cuda.synchronize()
+    assert bytes(out.cpu().numpy()) == data
+    # the prepared launch re-encodes for a new address of the view
+    prepared = k.prepare(a, out, arg, grid=1, block=1)
+    b = torch.empty((256, 192), dtype=torch.float16, device="cuda")[:, :128]
+    prepared.launch(torch.cuda.current_stream().cuda_stream, (b.data_ptr(), out.data_ptr()))
+    torch.cuda.synchronize()
+    assert bytes(out.cpu().numpy()) == encode(arg.spec, b.data_ptr()) != data

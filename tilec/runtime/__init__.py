@@ -21,6 +21,7 @@ from .errors import (
 from .jit import compile_with_driver, compile_with_ptxas, find_ptxas, ptxas_version
 from .kernel import Kernel
 from .launch import PreparedLaunch
+from .tensor_map import TensorMapArg, TensorMapSpec
 
 __all__ = [
     "ArrayInfo",
@@ -37,6 +38,8 @@ __all__ = [
     "PreparedLaunch",
     "PtxasError",
     "RuntimeFailure",
+    "TensorMapArg",
+    "TensorMapSpec",
     "bind_arguments",
     "cache_key",
     "compile_with_driver",

@@ -18,9 +18,11 @@ import numpy as np
 
 from . import dtypes
 from .arrays import ArrayInfo, NotAnArray, describe_array, is_torch_tensor, torch_dtype_name
+from .tensor_map import TensorMapArg, box_problem
 
 POINTER = "pointer"
 SCALAR = "scalar"
+TENSOR_MAP = "tensor_map"
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,13 @@ class Param:
     entries match anything) constrain the array, ``align`` is the required
     address alignment in bytes (default: the element size) and
     ``contiguous`` requires C-contiguous memory.
+
+    ``"tensor_map"``: a ``CUtensorMap`` passed by value (128 bytes), of the
+    gl view ``view`` whose pointer is parameter ``view_index``; ``dtype`` is
+    the view's element type, ``box`` (rows, inner) and ``swizzle`` (bytes)
+    the tile it loads. Its value is a
+    :class:`~tilec.runtime.tensor_map.TensorMapArg` (``tilec.gl_args.expand``
+    makes it).
     """
 
     name: str
@@ -44,16 +53,25 @@ class Param:
     shape: tuple[int | None, ...] | None = None
     align: int | None = None
     contiguous: bool = True
+    view: str | None = None
+    view_index: int | None = None
+    box: tuple[int, ...] | None = None
+    swizzle: int = 0
 
     def __post_init__(self):
         kind, dtype = self.kind, self.dtype
-        if kind not in (POINTER, SCALAR):
+        if kind not in (POINTER, SCALAR, TENSOR_MAP):
             if dtype is None and dtypes.is_known(dtypes.canonical(kind)):
                 kind, dtype = SCALAR, kind
             else:
-                raise ValueError(f"parameter {self.name!r}: kind must be 'pointer' or 'scalar', got {kind!r}")
+                raise ValueError(
+                    f"parameter {self.name!r}: kind must be 'pointer' or 'scalar' (or 'tensor_map'), got {kind!r}")
         if dtype is not None:
             dtype = dtypes.canonical(dtype)
+        if kind == TENSOR_MAP:
+            self._check_tensor_map(dtype)
+        elif self.view is not None or self.view_index is not None or self.box is not None or self.swizzle:
+            raise ValueError(f"parameter {self.name!r}: view/view_index/box/swizzle only apply to tensor maps")
         if kind == SCALAR:
             if dtype is None or not dtypes.is_known(dtype):
                 raise ValueError(
@@ -71,6 +89,25 @@ class Param:
         object.__setattr__(self, "kind", kind)
         object.__setattr__(self, "dtype", dtype)
         object.__setattr__(self, "shape", shape)
+
+    def _check_tensor_map(self, dtype) -> None:
+        where = f"parameter {self.name!r}"
+        if not isinstance(self.view, str) or not self.view:
+            raise ValueError(f"{where}: a tensor map needs the name of its gl view, got view={self.view!r}")
+        if self.view_index is not None and (not isinstance(self.view_index, int) or self.view_index < 0):
+            raise ValueError(f"{where}: view_index must be a parameter index, got {self.view_index!r}")
+        if self.is_output or self.ndim is not None or self.shape is not None or self.align is not None:
+            raise ValueError(f"{where}: is_output/ndim/shape/align only apply to pointers")
+        box = tuple(int(b) for b in self.box) if self.box is not None else None
+        problem = "it has no box" if box is None else box_problem(dtype, box, self.swizzle)
+        if problem is not None:
+            raise ValueError(f"{where}: tensor map of gl view {self.view!r}: {problem}")
+        object.__setattr__(self, "box", box)
+
+    @classmethod
+    def tensor_map(cls, name: str, view: str, dtype, box, swizzle: int = 0, *,
+                   view_index: int | None = None) -> "Param":
+        return cls(name, TENSOR_MAP, dtype, view=view, view_index=view_index, box=box, swizzle=swizzle)
 
     @classmethod
     def pointer(cls, name: str, dtype=None, *, is_output: bool = False, ndim: int | None = None,
@@ -93,9 +130,16 @@ class Param:
             return 1
         return dtypes.itemsize(self.dtype) or 1
 
+    @property
+    def is_tensor_map(self) -> bool:
+        return self.kind == TENSOR_MAP
+
     def describe(self) -> str:
         if self.kind == SCALAR:
             return f"{self.dtype} scalar"
+        if self.kind == TENSOR_MAP:
+            return (f"tensor map of gl view {self.view!r} ({self.dtype}, box {self.box[0]}x{self.box[1]}, "
+                    f"swizzle {self.swizzle})")
         parts = [self.dtype or "any-dtype"]
         if self.shape is not None:
             parts.append("array of shape (" + ", ".join("?" if d is None else str(d) for d in self.shape) + ")")
@@ -136,7 +180,17 @@ class ScalarArg:
     value: ctypes._SimpleCData
 
 
-Bound = DeviceArg | HostArg | ScalarArg
+@dataclass
+class TensorMapBound:
+    """A tensor map, checked; the launcher encodes it (``base``: index of its view's pointer, or None)."""
+
+    param: Param
+    index: int
+    value: TensorMapArg
+    base: int | None
+
+
+Bound = DeviceArg | HostArg | ScalarArg | TensorMapBound
 
 
 def _where(kernel: str, i: int, p: Param) -> str:
@@ -228,9 +282,34 @@ def bind_arguments(kernel: str, signature: Sequence[Param], args: Sequence[Any],
     for i, (p, value) in enumerate(zip(signature, args)):
         if p.kind == POINTER:
             bound.append(_bind_pointer(kernel, i, p, value, device, stream))
+        elif p.kind == TENSOR_MAP:
+            bound.append(TensorMapBound(p, i, value, p.view_index))
         else:
             bound.append(_bind_scalar(kernel, i, p, value))
+    for b in bound:
+        if isinstance(b, TensorMapBound):
+            _check_tensor_map(kernel, b, bound)
     return bound
+
+
+def _check_tensor_map(kernel: str, b: TensorMapBound, bound: Sequence[Bound]) -> None:
+    """The value is a TensorMapArg of the parameter's dtype/box/swizzle, encodable, over its view's array."""
+    p, value, where = b.param, b.value, _where(kernel, b.index, b.param)
+    if not isinstance(value, TensorMapArg):
+        raise TypeError(f"{where}: expected a {p.describe()} (a tilec.runtime.tensor_map.TensorMapArg, as "
+                        f"tilec.gl_args.expand makes), got {type(value).__name__}")
+    for field in ("dtype", "box", "swizzle"):
+        if getattr(value.spec, field) != getattr(p, field):
+            raise ValueError(f"{where}: expected a {p.describe()}, got a map with {field} "
+                             f"{getattr(value.spec, field)!r}")
+    base = bound[b.base] if b.base is not None and b.base < len(bound) else None
+    if b.base is not None and not isinstance(base, (DeviceArg, HostArg)):
+        raise TypeError(f"{where}: its view's pointer, parameter #{b.base}, is not a pointer parameter")
+    # a staged numpy view gets its device address at launch: only the device address is checked
+    value.spec.check(None if isinstance(base, HostArg) else value.address, where)
+    if isinstance(base, DeviceArg) and base.info.size and base.info.ptr != value.address:
+        raise ValueError(f"{where}: the map is of address {value.address:#x}, but its view's pointer, "
+                         f"parameter #{b.base} {base.param.name!r}, is at {base.info.ptr:#x}")
 
 
 # ------------------------------------------------------------ the fast path
@@ -262,9 +341,10 @@ class FastArgs:
 
     @classmethod
     def for_signature(cls, signature: Sequence[Param], device: int) -> "FastArgs | None":
-        """None when a parameter has constraints this path does not check (shape, bool/bf16 scalars)."""
+        """None when a parameter has constraints this path does not check (shape, bool/bf16 scalars),
+        or is a tensor map (the checked path encodes it, through the cache of encoded maps)."""
         for p in signature:
-            if p.is_pointer and p.shape is not None:
+            if (p.is_pointer and p.shape is not None) or p.kind == TENSOR_MAP:
                 return None
             if not p.is_pointer and (dtypes.kind(p.dtype) == "bool" or p.dtype == "bfloat16"):
                 return None

@@ -17,10 +17,10 @@ from typing import Any, Sequence
 
 from . import args as _args
 from . import driver, jit
-from .args import Bound, FastArgs, HostArg, Param
+from .args import Bound, FastArgs, HostArg, Param, TensorMapBound
 from .cache import CubinCache, cache_key, default_cache
 from .errors import LaunchConfigError
-from .launch import ParamBuffer, PreparedLaunch, launch_raw, param_values
+from .launch import ParamBuffer, PreparedLaunch, PreparedMap, launch_raw, param_values
 from .launch import launch as _launch
 
 _ELF_MAGIC = b"\x7fELF"
@@ -112,6 +112,11 @@ class Kernel:
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"kernel {name!r}: duplicate parameter names {dupes}")
+        for i, p in enumerate(sig):
+            if p.is_tensor_map and p.view_index is not None and not (
+                    p.view_index < len(sig) and sig[p.view_index].is_pointer):
+                raise ValueError(f"kernel {name!r}: tensor map #{i} {p.name!r} names parameter #{p.view_index} "
+                                 "as its view's pointer, which is not a pointer parameter")
         if isinstance(image, (bytes, bytearray, memoryview)) and bytes(image[:4]) == _ELF_MAGIC:
             self._cubin: bytes | None = bytes(image)
             self._ptx: str | None = None
@@ -290,7 +295,9 @@ class Kernel:
         shared memory set up; the result's ``launch(stream, pointers)``
         rewrites the pointer parameters, in signature order, and launches.
         Why: ``tilec.matmul`` repeats a call with the same shapes; everything
-        but the addresses is then known to be valid.
+        but the addresses is then known to be valid. A tensor map follows its
+        view's pointer (``Param.view_index``): it is re-encoded when that
+        pointer changes; a map without ``view_index`` stays as prepared.
         """
         bound = _args.bind_arguments(self.name, self.signature, args, device=self.device_ordinal)
         staged = [b for b in bound if isinstance(b, HostArg)]
@@ -305,6 +312,9 @@ class Kernel:
         dev.make_current()
         self._ensure_shared_mem(loaded, dev, smem)
         buffer = ParamBuffer(self.signature)
-        buffer.fill(param_values(bound, {}))
+        buffer.fill(param_values(bound, {}, kernel=self.name, device=self.device_ordinal))
         slots = [i for i, p in enumerate(self.signature) if p.is_pointer]
-        return PreparedLaunch(self.name, loaded.function, grid3, block3, smem, buffer, slots, dev)
+        maps = [PreparedMap(slots.index(b.base), buffer.map_address(b.index), b.value.spec, b.value.address,
+                            f"kernel {self.name!r}, parameter #{b.index} {b.param.name!r}")
+                for b in bound if isinstance(b, TensorMapBound) and b.base is not None]
+        return PreparedLaunch(self.name, loaded.function, grid3, block3, smem, buffer, slots, dev, maps)

@@ -19,6 +19,11 @@ Two ways to launch:
   writing it at once. :class:`PreparedLaunch` goes one step further for a
   launch repeated with the same shapes (``tilec.matmul``): grid, block,
   shared memory and every scalar are fixed, a call writes the pointers.
+
+A tensor-map parameter (:mod:`tensor_map`) is 128 bytes passed by value:
+its ``params`` entry points at a 64-byte aligned copy of the encoded map
+(encoded through the map cache). A :class:`PreparedLaunch` re-encodes a map
+only when its view's pointer changed since the previous call.
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ import threading
 from typing import Any, Sequence
 
 from . import driver
-from .args import Bound, DeviceArg, HostArg, Param, ScalarArg
+from .args import TENSOR_MAP, Bound, DeviceArg, HostArg, Param, ScalarArg, TensorMapBound
+from .tensor_map import MAP_ALIGN, MAP_BYTES, TensorMapSpec, aligned_map_buffer, encode
 
 
 def pack_params(values: Sequence[ctypes._SimpleCData]) -> tuple[int | None, Any]:
@@ -45,9 +51,14 @@ def pack_params(values: Sequence[ctypes._SimpleCData]) -> tuple[int | None, Any]
     return ctypes.addressof(array), (array, values)
 
 
-def param_values(bound: Sequence[Bound], staged: dict[int, int]) -> list[ctypes._SimpleCData]:
-    """The C value of each parameter; ``staged`` maps host-arg index -> device address."""
-    out: list[ctypes._SimpleCData] = []
+def param_values(bound: Sequence[Bound], staged: dict[int, int], *, kernel: str = "?",
+                 device: int = 0) -> list[Any]:
+    """The C value of each parameter; ``staged`` maps host-arg index -> device address.
+
+    A tensor map is encoded (cached) over its view's address (the staged copy
+    for a numpy view) into a 64-byte aligned 128-byte ctypes buffer.
+    """
+    out: list[Any] = []
     for b in bound:
         if isinstance(b, ScalarArg):
             out.append(b.value)
@@ -55,6 +66,10 @@ def param_values(bound: Sequence[Bound], staged: dict[int, int]) -> list[ctypes.
             out.append(ctypes.c_uint64(b.info.ptr))
         elif isinstance(b, HostArg):
             out.append(ctypes.c_uint64(staged[b.index]))
+        elif isinstance(b, TensorMapBound):
+            address = staged.get(b.base, b.value.address) if b.base is not None else b.value.address
+            what = f"kernel {kernel!r}, parameter #{b.index} {b.param.name!r}"
+            out.append(aligned_map_buffer(encode(b.value.spec, address, what=what, device=device)))
         else:  # pragma: no cover - bind_arguments makes only these
             raise TypeError(f"unexpected bound argument {b!r}")
     return out
@@ -81,7 +96,7 @@ def launch(function, bound: Sequence[Bound], grid: tuple[int, int, int], block: 
                 staged[b.index] = int(dptr)
                 if span:
                     driver.call("cuMemcpyHtoDAsync", dptr, b.info.ptr, span, stream, kernel=kernel)
-        addr, keepalive = pack_params(param_values(bound, staged))
+        addr, keepalive = pack_params(param_values(bound, staged, kernel=kernel))
         driver.call("cuLaunchKernel", function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                     shared_mem, stream, addr, 0, kernel=kernel)
         del keepalive  # the driver copied the parameter bytes
@@ -109,7 +124,8 @@ def launch(function, bound: Sequence[Bound], grid: tuple[int, int, int], block: 
 # ------------------------------------------------------------ the fast path
 
 SLOT_BYTES = 8
-"""Every parameter gets one 8-byte slot (all parameter types are at most 8 bytes)."""
+"""Every parameter gets one 8-byte slot (all scalar and pointer types are at most 8 bytes); a tensor
+map's entry points at its own 128-byte slot instead (its 8-byte slot is unused)."""
 
 _SLOT_FORMATS = {  # dtype -> struct format of one slot, little-endian, padded to 8 bytes
     "int8": "b7x", "int16": "h6x", "int32": "i4x", "int64": "q",
@@ -123,6 +139,8 @@ def slot_format(param: Param) -> str | None:
     exactly as :func:`tilec.runtime.args.bind_arguments` would (bool, bfloat16)."""
     if param.is_pointer:
         return "Q"
+    if param.kind == TENSOR_MAP:
+        return None
     return _SLOT_FORMATS.get(param.dtype)
 
 
@@ -133,28 +151,41 @@ class ParamBuffer:
     values at once and raises ``struct.error``/``OverflowError`` for a value
     that does not fit its type, like the checked path's range checks.
     ``words`` views the slots as unsigned 64-bit ints, for pointer stores.
+    A tensor-map parameter's entry points at a 64-byte aligned 128-byte slot
+    of its own (:meth:`map_address`).
     """
 
     def __init__(self, signature: Sequence[Param]):
         n = len(signature)
         self._slots = (ctypes.c_uint64 * max(n, 1))()
         base = ctypes.addressof(self._slots)
-        self._pointers = (ctypes.c_void_p * max(n, 1))(*(base + SLOT_BYTES * i for i in range(n)))
+        addresses = [base + SLOT_BYTES * i for i in range(n)]
+        maps = [i for i, p in enumerate(signature) if p.kind == TENSOR_MAP]
+        if maps:
+            self._maps = (ctypes.c_uint8 * (MAP_BYTES * len(maps) + MAP_ALIGN))()
+            first = ctypes.addressof(self._maps) + (-ctypes.addressof(self._maps) % MAP_ALIGN)
+            for k, i in enumerate(maps):
+                addresses[i] = first + MAP_BYTES * k
+        self._addresses = addresses
+        self._pointers = (ctypes.c_void_p * max(n, 1))(*addresses)
         self.address: int | None = ctypes.addressof(self._pointers) if n else None
         self.words = memoryview(self._slots).cast("B").cast("Q")
         formats = [slot_format(p) for p in signature]
         self.packer = struct.Struct("<" + "".join(formats)) if all(f is not None for f in formats) else None
         self.lock = threading.Lock()
 
+    def map_address(self, index: int) -> int:
+        """Where parameter ``index``'s bytes are (a tensor map's 128-byte slot)."""
+        return self._addresses[index]
+
     def pack(self, values: Sequence[Any]) -> None:
         """Write every parameter (pointers as ints); the caller holds :attr:`lock`."""
         self.packer.pack_into(self._slots, 0, *values)
 
-    def fill(self, values: Sequence[ctypes._SimpleCData]) -> None:
+    def fill(self, values: Sequence[Any]) -> None:
         """Copy already converted C values (from :func:`param_values`) into the slots."""
-        base = ctypes.addressof(self._slots)
-        for i, v in enumerate(values):
-            ctypes.memmove(base + SLOT_BYTES * i, ctypes.addressof(v), ctypes.sizeof(v))
+        for address, v in zip(self._addresses, values):
+            ctypes.memmove(address, ctypes.addressof(v), ctypes.sizeof(v))
 
 
 _RETRY_ERRORS = frozenset({201, 400, 709})
@@ -189,10 +220,16 @@ class PreparedLaunch:
     stores and the driver call. The caller vouches that the new pointers are
     arrays of the same kinds (dtype, shape, strides, device) as the checked
     ones, e.g. by keying prepared launches on those facts.
+
+    ``maps``: one :class:`PreparedMap` per tensor map whose view's pointer is
+    among the pointers; a call re-encodes (through the cache) the map of a
+    view whose pointer changed since the previous call. Without maps,
+    :meth:`launch` does exactly what it did before maps existed.
     """
 
     def __init__(self, kernel: str, function: Any, grid: tuple[int, int, int], block: tuple[int, int, int],
-                 shared_mem: int, buffer: ParamBuffer, pointer_slots: Sequence[int], device: driver.Device):
+                 shared_mem: int, buffer: ParamBuffer, pointer_slots: Sequence[int], device: driver.Device,
+                 maps: Sequence["PreparedMap"] = ()):
         self.kernel = kernel
         self.grid = grid
         self.block = block
@@ -202,6 +239,9 @@ class PreparedLaunch:
         self._buffer = buffer
         self._device = device
         self._cu_launch = driver.init().cuLaunchKernel
+        self.maps = tuple(maps)
+        if self.maps:
+            self.launch = self._launch_with_maps  # type: ignore[method-assign]
 
     def launch(self, stream: int, pointers: Sequence[int]) -> None:
         """Write ``pointers`` into the pointer slots and launch on ``stream`` (a raw handle)."""
@@ -212,3 +252,32 @@ class PreparedLaunch:
                 words[slot] = pointer
             launch_raw(self._cu_launch, self._function, self.grid, self.block, self.shared_mem, stream,
                        buffer.address, self._device, kernel=self.kernel)
+
+    def _launch_with_maps(self, stream: int, pointers: Sequence[int]) -> None:
+        """:meth:`launch` for a kernel with tensor maps: re-encode those whose view moved."""
+        buffer = self._buffer
+        with buffer.lock:
+            words = buffer.words
+            for slot, pointer in zip(self.pointer_slots, pointers):
+                words[slot] = pointer
+            for m in self.maps:
+                pointer = pointers[m.position]
+                if pointer != m.pointer:
+                    ctypes.memmove(m.address, encode(m.spec, pointer, what=m.what, device=self._device.ordinal),
+                                   MAP_BYTES)
+                    m.pointer = pointer
+            launch_raw(self._cu_launch, self._function, self.grid, self.block, self.shared_mem, stream,
+                       buffer.address, self._device, kernel=self.kernel)
+
+
+class PreparedMap:
+    """A tensor map of a :class:`PreparedLaunch`: its slot, its spec, which pointer is its view's."""
+
+    __slots__ = ("position", "address", "spec", "pointer", "what")
+
+    def __init__(self, position: int, address: int, spec: TensorMapSpec, pointer: int, what: str):
+        self.position = position  # index into the pointers of PreparedLaunch.launch
+        self.address = address  # the 128-byte slot in the ParamBuffer
+        self.spec = spec
+        self.pointer = pointer  # the address the slot's map was encoded for
+        self.what = what
