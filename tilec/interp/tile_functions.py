@@ -40,9 +40,10 @@ from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Operation
 
 from tilec.dialects.tile import ops as t
-from tilec.dialects.tile.types import SharedType
+from tilec.dialects.tile.types import SharedType, element_bits
 from tilec.interp.dtypes import numpy_dtype, to_element
 from tilec.interp.errors import BarrierError, OpError, TileInterpreterError, WarpAborted, describe_op
+from tilec.interp.mbarriers import BarrierArray
 from tilec.interp.memory import GlobalView, SharedTile, copy_owner_mask
 from tilec.interp.numeric import NumpyArithFunctions, NumpyMathFunctions, NumpyIntegerFunctions
 
@@ -70,8 +71,17 @@ class BlockShared:
     def __init__(self, limit: int | None = None):
         self.limit = limit
         self.tiles: dict[Operation, SharedTile] = {}
+        self.barriers: dict[Operation, BarrierArray] = {}
         self.bytes = 0
         self._lock = threading.Lock()
+
+    def barriers_of(self, op: t.MbarInitOp, deferred: bool) -> BarrierArray:
+        """The block's barriers of one ``tile.mbar_init`` (made at its first execution, in any warp)."""
+        with self._lock:
+            bars = self.barriers.get(op)
+            if bars is None:
+                bars = self.barriers[op] = BarrierArray(op.result.type.count.data, deferred)
+            return bars
 
     def get(self, op: t.AllocOp) -> SharedTile:
         with self._lock:
@@ -116,6 +126,7 @@ class BlockBarrier:
         self._ready: set[int] = set(range(warps))
         self._waiting: dict[int, Operation] = {}
         self._finished: set[int] = set()
+        self._spinning: set[int] = set()  # warps waiting at a transaction barrier since the last progress
         self._error: OpError | None = None
         self._turn_since = time.monotonic()
 
@@ -178,14 +189,34 @@ class BlockBarrier:
             self._raise_if_broken()
             self._ready.discard(warp)
             self._waiting[warp] = op
+            self._spinning.clear()
             self._pass_turn(warp)
             self._await_turn(warp, "at this barrier")
+
+    def yield_turn(self, warp: int) -> bool:
+        """``warp`` waits for another warp to make progress (a transaction barrier's phase that
+        the issuing warp has not reached yet): it stays ready but lets the next ready warp run.
+        False when no other warp could run (then the wait would never end)."""
+        with self._cond:
+            self._raise_if_broken()
+            self._spinning.add(warp)
+            if self._ready <= self._spinning:
+                return False  # every warp that could run spins: nobody will arrive
+            self._pass_turn(warp)
+            self._await_turn(warp, "at a transaction barrier")
+            return True
+
+    def progress(self) -> None:
+        """Something a spinning warp may wait for happened (an arrival, a copy, a completed phase)."""
+        with self._cond:
+            self._spinning.clear()
 
     def finish(self, warp: int) -> None:
         """``warp`` returned from the kernel."""
         with self._cond:
             self._ready.discard(warp)
             self._finished.add(warp)
+            self._spinning.clear()
             self._pass_turn(warp)
 
     def check(self) -> None:
@@ -471,6 +502,53 @@ class TileFunctions(InterpreterFunctions):
     def run_async_wait(self, interpreter: Interpreter, op: t.AsyncWaitOp, args: PythonValues):
         self.ctx.async_groups.wait(op.pending.value.data)
         return ()
+
+    # bulk copies and their barriers: the block's first thread issues, every thread waits
+
+    @property
+    def _issuer(self) -> bool:
+        """Whether this execution holds the block's first thread (which issues bulk copies)."""
+        return self.ctx.warp in (None, 0)
+
+    @impl(t.MbarInitOp)
+    def run_mbar_init(self, interpreter: Interpreter, op: t.MbarInitOp, args: PythonValues):
+        return (self.ctx.shared.barriers_of(op, self.ctx.async_groups.mode == "deferred"),)
+
+    @impl(t.MbarExpectOp)
+    def run_mbar_expect(self, interpreter: Interpreter, op: t.MbarExpectOp, args: PythonValues):
+        bars, index = args
+        if self._issuer:
+            bars[int(index)].expect(op.bytes.value.data)
+            self._progress()
+        return ()
+
+    @impl(t.BulkCopyOp)
+    def run_bulk_copy(self, interpreter: Interpreter, op: t.BulkCopyOp, args: PythonValues):
+        source, *indices, dest, bars, index = args
+        if not self._issuer:
+            return ()
+        tile_type = op.dest.type
+        data = _read(source, _indices(indices), tile_type.dims)  # the global read happens at issue
+        nbytes = data.size * element_bits(tile_type.element_type) // 8
+        bars[int(index)].copy(nbytes, lambda: dest.write(data))
+        self._progress()
+        return ()
+
+    @impl(t.MbarWaitOp)
+    def run_mbar_wait(self, interpreter: Interpreter, op: t.MbarWaitOp, args: PythonValues):
+        bars, index, parity = args
+        barrier = bars[int(index)]
+        while not barrier.try_wait(int(parity)):
+            # The phase has no arrival yet: on the GPU this warp spins while the issuing warp
+            # runs on; here the other warps take their turns. Nobody left to arrive: a hang.
+            if self.ctx.barrier is None or not self.ctx.barrier.yield_turn(self.ctx.warp):
+                raise OpError(barrier.never_arrived(int(parity)))
+        self._progress()
+        return ()
+
+    def _progress(self) -> None:
+        if self.ctx.barrier is not None:
+            self.ctx.barrier.progress()
 
     @impl(t.StageOp)
     def run_stage(self, interpreter: Interpreter, op: t.StageOp, args: PythonValues):

@@ -167,21 +167,31 @@ from tilec.dialects.tile.ops import (
     AsyncCopyOp,
     AsyncWaitOp,
     BarrierOp,
+    BulkCopyOp,
     CopyOp,
     LoadOp,
+    MbarExpectOp,
+    MbarInitOp,
+    MbarWaitOp,
     MmaOp,
     StageOp,
 )
 from tilec.dialects.tile.types import GlobalType, RegisterType, SharedType, element_bits
 from tilec.layout import ComposedLayout, Layout, Swizzle
+from tilec.layout.bulk import BulkBox, box_layout, choose_box
 
 MAX_STAGES = 9
+MBAR_BYTES = 8
+"""Shared memory of one transaction barrier (an ``mbarrier`` object is 64 bits)."""
 """``tile.async_wait N-2`` must fit ``cp.async.wait_group`` (0 .. 7)."""
 
 STAGE_ALIGN_BYTES = 128
 """Stages start at multiples of this many bytes (cp.async needs 16)."""
 
 LAUNCH_ATTR = "tile.launch"
+ALIGNED_ROWS_ATTR = "tile.aligned_rows"
+BULK_MIN_ALIGN = 16
+"""A tensor map needs 16-byte aligned rows (address and row strides): ``tile.aligned_rows >= 16``."""
 
 
 class PipelineError(PassFailedException):
@@ -317,6 +327,34 @@ def _analyze(loop: scf.ForOp) -> _Plan | None:
     return _Plan(loop, copies, allocs, prefix, ops[first], last, slices)
 
 
+def _aligned_rows(view: SSAValue) -> int:
+    """``tile.aligned_rows`` of a kernel argument (0 for anything else)."""
+    owner = view.owner
+    if not isinstance(owner, Block) or not isinstance(fn := owner.parent_op(), func.FuncOp) or fn.arg_attrs is None:
+        return 0
+    attr = fn.arg_attrs.data[view.index].data.get(ALIGNED_ROWS_ATTR)
+    return attr.value.data if isinstance(attr, IntegerAttr) else 0
+
+
+def bulk_boxes(plan: _Plan) -> list[BulkBox] | None:
+    """The box of each copy of ``plan`` when all can be bulk tensor copies, else None.
+
+    A copy can when its source is a 2-D kernel argument whose rows are
+    promised 16-byte aligned (``tile.aligned_rows``, checked at launch) and a
+    box fits its tile (:func:`tilec.layout.bulk.choose_box`).
+    """
+    boxes = []
+    for copy in plan.copies:
+        tile: SharedType = copy.dest.type
+        if len(tile.dims) != 2 or copy.source.type.rank != 2 or _aligned_rows(copy.source) < BULK_MIN_ALIGN:
+            return None
+        box = choose_box(tuple(tile.dims), element_bits(tile.element_type) // 8)
+        if box is None:
+            return None
+        boxes.append(box)
+    return boxes
+
+
 # ---------------------------------------------------------------- building
 
 
@@ -382,15 +420,20 @@ def _k_ahead(k: SSAValue, step: SSAValue, ahead: int, consts: _Consts, ops: list
 
 def _guarded_copies(
     plan: _Plan, bufs: list[SSAValue], k: SSAValue, stage: SSAValue, ub: SSAValue, ops: list[Operation], suffix: str,
-    guard: bool = True,
+    guard: bool = True, bars: SSAValue | None = None, bulk_bytes: int = 0,
 ) -> None:
     """``scf.if (k < ub) { async copies of K tile k into stage }`` then ``tile.async_commit``.
 
     ``guard=False`` issues the copies unconditionally: a K tile past the end
     then reads as zeros (a copy zero-fills outside its view) into a stage
     nobody reads, and the loop body has no branch around its copies.
+    With barriers ``bars`` the copies are bulk copies completing on the
+    stage's barrier, announced by one ``tile.mbar_expect`` of ``bulk_bytes``,
+    and nothing is committed.
     """
     inner: list[Operation] = []
+    if bars is not None:
+        inner.append(MbarExpectOp(bars, stage, bulk_bytes))
     iv = plan.loop.body.block.args[0]
     for copy, buf, slice_ops in zip(plan.copies, bufs, plan.slices):
         mapping: dict[SSAValue, SSAValue] = {iv: k}
@@ -402,7 +445,11 @@ def _guarded_copies(
         thr = copy.thr.data if copy.thr is not None else None
         val = copy.val.data if copy.val is not None else None
         indices = [mapping.get(i, i) for i in copy.source_indices]
-        inner.append(AsyncCopyOp(mapping.get(copy.source, copy.source), indices, view.result, thr, val))
+        source = mapping.get(copy.source, copy.source)
+        if bars is not None:
+            inner.append(BulkCopyOp(source, indices, view.result, bars, stage))
+        else:
+            inner.append(AsyncCopyOp(source, indices, view.result, thr, val))
     if guard:
         cond = arith.CmpiOp(k, ub, "slt")
         cond.result.name_hint = f"more{suffix}"
@@ -410,7 +457,8 @@ def _guarded_copies(
         ops += [cond, scf.IfOp(cond.result, [], Region(Block(inner)))]
     else:
         ops += inner
-    ops.append(AsyncCommitOp())
+    if bars is None:
+        ops.append(AsyncCommitOp())
 
 
 def _launch_of(op: Operation) -> tuple[func.FuncOp, LaunchAttr] | None:
@@ -422,17 +470,22 @@ def _launch_of(op: Operation) -> tuple[func.FuncOp, LaunchAttr] | None:
     return (op, launch) if isinstance(launch, LaunchAttr) else None
 
 
-def _pipeline(plan: _Plan, stages: int) -> scf.ForOp:
+def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None) -> scf.ForOp:
+    """Pipeline one K loop with ``cp.async``, or with bulk copies of ``boxes`` (one per copy)."""
     loop = plan.loop
     body = loop.body.block
     n = stages
+    bulk = boxes is not None
 
     # 1. The staged buffers replace the allocs (checked against the smem limit before any change).
+    #    Bulk copies lay their tiles out as the tensor map writes them.
     staged: list[tuple[AllocOp, SharedType]] = []
-    extra_bytes = 0
-    for alloc in plan.allocs:
+    extra_bytes = n * MBAR_BYTES if bulk else 0
+    for i, alloc in enumerate(plan.allocs):
         tile: SharedType = alloc.result.type
         eb = element_bits(tile.element_type) // 8
+        if bulk:
+            tile = SharedType(tile.dims, tile.element_type, box_layout(boxes[i], tile.dims[1]))
         try:
             layout, stride = staged_layout(tile.layout, n, eb)
         except ValueError as err:
@@ -456,6 +509,14 @@ def _pipeline(plan: _Plan, stages: int) -> scf.ForOp:
         new.result.name_hint = alloc.result.name_hint
         Rewriter.insert_op(new, InsertPoint.before(alloc))
         bufs.append(new.result)
+    bars: SSAValue | None = None
+    bulk_bytes = 0
+    if bulk:
+        init = MbarInitOp(n)
+        init.result.name_hint = "bars"
+        Rewriter.insert_op(init, InsertPoint.before(plan.allocs[-1]))
+        bars = init.result
+        bulk_bytes = sum(math.prod(c.dest.type.dims) * element_bits(c.dest.type.element_type) // 8 for c in plan.copies)
 
     # 2. Prologue: K tiles 0 .. N-2.
     lb, ub, step = loop.lb, loop.ub, loop.step
@@ -463,20 +524,26 @@ def _pipeline(plan: _Plan, stages: int) -> scf.ForOp:
     pro: list[Operation] = []
     for s in range(n - 1):
         k_s = _k_ahead(lb, step, s, consts, pro, f"k{s}")
-        _guarded_copies(plan, bufs, k_s, consts(s), ub, pro, str(s))
+        _guarded_copies(plan, bufs, k_s, consts(s), ub, pro, str(s), bars=bars, bulk_bytes=bulk_bytes)
     rs0, ws0 = consts(0), consts(n - 1)
 
-    # 3. The steady state, in the loop's own block (two more iter_args: read and write stage).
+    # 3. The steady state, in the loop's own block (two more iter_args: read and write stage;
+    #    with bulk copies a third before them, the parity of the read stage's barrier phase).
+    ph = body.insert_arg(IndexType(), len(body.args)) if bulk else None
+    if ph is not None:
+        ph.name_hint = "ph"
     rs = body.insert_arg(IndexType(), len(body.args))
     rs.name_hint = "rs"
     ws = body.insert_arg(IndexType(), len(body.args))
     ws.name_hint = "ws"
     iv = body.args[0]
-    top: list[Operation] = [AsyncWaitOp(n - 2), BarrierOp()]
+    top: list[Operation] = [MbarWaitOp(bars, rs, ph) if bulk else AsyncWaitOp(n - 2), BarrierOp()]
     Rewriter.insert_op(top, InsertPoint.at_start(body))
     issue: list[Operation] = []
     k_next = _k_ahead(iv, step, n - 1, consts, issue, "k_next")
-    _guarded_copies(plan, bufs, k_next, ws, ub, issue, "", guard=False)
+    # Bulk copies are guarded: every phase a copy completes is waited for in the loop, so none
+    # is still writing shared memory when the block exits.
+    _guarded_copies(plan, bufs, k_next, ws, ub, issue, "", guard=bulk, bars=bars, bulk_bytes=bulk_bytes)
     reads: list[SSAValue] = []
     for buf in bufs:
         view = StageOp(buf, rs)
@@ -510,22 +577,33 @@ def _pipeline(plan: _Plan, stages: int) -> scf.ForOp:
     rs_next = arith.SelectOp(wrap.result, consts(0), inc.result)
     rs_next.result.name_hint = "rs_next"
     adv: list[Operation] = [inc, wrap, rs_next]
+    phase: list[SSAValue] = []
+    if ph is not None:  # the parity flips each time the read stage wraps around
+        flip = arith.SubiOp(consts(1), ph)
+        flip.result.name_hint = "ph_flip"
+        ph_next = arith.SelectOp(wrap.result, flip.result, ph)
+        ph_next.result.name_hint = "ph_next"
+        adv += [flip, ph_next]
+        phase.append(ph_next.result)
     Rewriter.insert_op(adv, InsertPoint.before(yield_op))
-    Rewriter.replace_op(yield_op, scf.YieldOp(*yield_op.operands, rs_next.result, rs))
+    Rewriter.replace_op(yield_op, scf.YieldOp(*yield_op.operands, *phase, rs_next.result, rs))
 
     # 4. The new loop, then the drain.
     loop.body.detach_block(body)
-    new_loop = scf.ForOp(lb, ub, step, [*loop.iter_args, rs0, ws0], Region(body))
+    new_loop = scf.ForOp(lb, ub, step, [*loop.iter_args, *([consts(0)] if bulk else []), rs0, ws0], Region(body))
     for old, new in zip(loop.results, new_loop.results):
         new.name_hint = old.name_hint
     new_loop.results[-2].name_hint, new_loop.results[-1].name_hint = "rs_end", "ws_end"
+    if bulk:
+        new_loop.results[-3].name_hint = "ph_end"
     Rewriter.insert_op([*consts.new, *pro], InsertPoint.before(loop))
     Rewriter.insert_op(new_loop, InsertPoint.before(loop))
     for old, new in zip(loop.results, new_loop.results):
         old.replace_all_uses_with(new)
     loop.detach()
     loop.erase()
-    Rewriter.insert_op([AsyncWaitOp(0), BarrierOp()], InsertPoint.after(new_loop))
+    drain: list[Operation] = [BarrierOp()] if bulk else [AsyncWaitOp(0), BarrierOp()]
+    Rewriter.insert_op(drain, InsertPoint.after(new_loop))
     return new_loop
 
 
@@ -624,6 +702,14 @@ def _slice_in(v: SSAValue, block: Block) -> list[Operation]:
     return [o for o in block.ops if o in needed]
 
 
+def _wait_if_exists(wait: MbarWaitOp, k: SSAValue, ub: SSAValue, ops: list[Operation]) -> None:
+    """``scf.if (k < ub) { wait }``: the phase of a K tile past the end never completes (nothing was
+    issued for it), so its wait must not run (the barrier array's phases are not those of empty groups)."""
+    cond = arith.CmpiOp(k, ub, "slt")
+    cond.result.name_hint = "exists"
+    ops += [cond, scf.IfOp(cond.result, [], Region(Block([wait, scf.YieldOp()])))]
+
+
 def carry_first_fragments(loop: scf.ForOp) -> scf.ForOp | None:
     """Load the next K tile's first fragments before this tile's last mma; carry them across the back-edge.
 
@@ -637,7 +723,7 @@ def carry_first_fragments(loop: scf.ForOp) -> scf.ForOp | None:
     """
     body = loop.body.block
     ops = list(body.ops)
-    if len(ops) < 3 or not isinstance(ops[0], AsyncWaitOp) or not isinstance(ops[1], BarrierOp):
+    if len(ops) < 3 or not isinstance(ops[0], AsyncWaitOp | MbarWaitOp) or not isinstance(ops[1], BarrierOp):
         return None
     wait = ops[0]
     if sum(isinstance(o, BarrierOp) for o in loop.body.walk()) != 1:
@@ -669,7 +755,13 @@ def carry_first_fragments(loop: scf.ForOp) -> scf.ForOp | None:
     yield_op = ops[-1]
     assert isinstance(yield_op, scf.YieldOp)
     rs_next = yield_op.operands[-2]
+    bulk = isinstance(wait, MbarWaitOp)
+    if bulk and (wait.index is not rs or wait.parity is not body.args[-3]):
+        return None
+    ph_next = yield_op.operands[-3] if bulk else None
     advance = _slice_in(rs_next, body)
+    if ph_next is not None:
+        advance = [o for o in body.ops if o in {*advance, *_slice_in(ph_next, body)}]
     if any(not is_side_effect_free(o) or o.regions for o in advance) or any(ops.index(o) < 2 for o in advance):
         return None
 
@@ -690,8 +782,12 @@ def carry_first_fragments(loop: scf.ForOp) -> scf.ForOp | None:
         return values
 
     # Before the loop: the first tile's wait and barrier, then its first fragments.
-    pending = wait.pending.value.data
-    pre: list[Operation] = [AsyncWaitOp(pending), BarrierOp()]
+    if isinstance(wait, MbarWaitOp):
+        pre: list[Operation] = []
+        _wait_if_exists(MbarWaitOp(wait.barriers, loop.iter_args[-2], loop.iter_args[-3]), loop.lb, loop.ub, pre)
+        pre.append(BarrierOp())
+    else:
+        pre = [AsyncWaitOp(wait.pending.value.data), BarrierOp()]
     inits = loads(loop.iter_args[-2], pre, "first")
     # In the body: the carried values replace the loads of the first step ...
     args = []
@@ -707,7 +803,17 @@ def carry_first_fragments(loop: scf.ForOp) -> scf.ForOp | None:
         o.detach()
     ops[1].detach()
     wait.detach()
-    mid: list[Operation] = [*advance, wait, ops[1]]
+    mid: list[Operation] = [*advance]
+    if isinstance(wait, MbarWaitOp):  # the next tile's phase, in the next read stage, if there is a next tile
+        bars = wait.barriers
+        wait.erase()
+        k_next = arith.AddiOp(body.args[0], loop.step)
+        k_next.result.name_hint = "k_after"
+        mid.append(k_next)
+        _wait_if_exists(MbarWaitOp(bars, rs_next, ph_next), k_next.result, loop.ub, mid)
+    else:
+        mid.append(wait)
+    mid.append(ops[1])
     nexts = loads(rs_next, mid, "next")
     Rewriter.insert_op(mid, InsertPoint.before(last))
     Rewriter.replace_op(yield_op, scf.YieldOp(*yield_op.operands, *nexts))
@@ -746,7 +852,9 @@ class TilePipelinePass(ModulePass):
 
     ``stages``: 1 (leave K loops synchronous), 2 (double buffering) .. 9.
     ``reg_double_buffer``: split warp-level mmas into atom-K steps with the next
-    step's fragment loads before each mma.
+    step's fragment loads before each mma. ``bulk`` (sm_90): K loops whose
+    copies allow it take bulk tensor copies and transaction barriers instead
+    of ``cp.async`` (see the module docstring).
     """
 
     name: ClassVar[str] = "tile-pipeline"
@@ -754,6 +862,7 @@ class TilePipelinePass(ModulePass):
     stages: int = 3
     reg_double_buffer: bool = True
     carry_fragments: bool = True
+    bulk: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not 1 <= self.stages <= MAX_STAGES:
@@ -766,7 +875,7 @@ class TilePipelinePass(ModulePass):
             # (but for the smem limit, checked per loop as it is pipelined).
             loops = [o for o in op.walk() if isinstance(o, scf.ForOp)]
             for plan in [p for p in map(_analyze, loops) if p is not None]:
-                pipelined.append(_pipeline(plan, self.stages))
+                pipelined.append(_pipeline(plan, self.stages, bulk_boxes(plan) if self.bulk else None))
         if self.reg_double_buffer:
             for mma in [o for o in op.walk() if isinstance(o, MmaOp)]:
                 split_k_steps(mma)

@@ -13,7 +13,7 @@ from tilec.dialects.tile.attributes import (
 )
 from tilec.dialects.tile.ops import *  # noqa: F403 - the op classes are the dialect's API
 from tilec.dialects.tile.ops import TILE_OPS
-from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType
+from tilec.dialects.tile.types import GlobalType, MbarType, RegisterType, RegisterVectorType, SharedType
 
 Tile = Dialect(
     "tile",
@@ -29,5 +29,6 @@ Tile = Dialect(
         SharedType,
         RegisterType,
         RegisterVectorType,
+        MbarType,
     ],
 )

@@ -8,7 +8,9 @@ Four groups (loops and index math are ``scf`` and ``arith``):
 - memory: ``tile.alloc``, ``tile.load``/``tile.store`` between global or
   shared tiles and register tiles, ``tile.copy`` (a tiled copy, optionally with
   thread and value layouts) and its ``cp.async`` form ``tile.async_copy`` with
-  ``tile.async_commit``/``tile.async_wait``;
+  ``tile.async_commit``/``tile.async_wait``, and sm_90's bulk tensor copy
+  ``tile.bulk_copy`` with its transaction barriers (``tile.mbar_init``,
+  ``tile.mbar_expect``, ``tile.mbar_wait``);
 - compute on register tiles: ``tile.mma``, elementwise maps, row/column
   reductions into register vectors and broadcasts back.
 
@@ -51,7 +53,7 @@ from xdsl.traits import HasParent, IsTerminator, MemoryReadEffect, MemoryWriteEf
 from xdsl.utils.exceptions import VerifyException
 
 from tilec.dialects.tile.attributes import DYNAMIC, CopyAtomAttr, LayoutAttr, MMAAtomAttr
-from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType
+from tilec.dialects.tile.types import GlobalType, MbarType, RegisterType, RegisterVectorType, SharedType, element_bits
 
 MMA_INPUT_TYPES = (Float16Type, BFloat16Type, Float32Type)
 
@@ -590,6 +592,120 @@ class AsyncWaitOp(IRDLOperation):
             _fail(self, f"pending must be between 0 and 7 (cp.async.wait_group), got {self.pending.value.data}")
 
 
+# -- bulk tensor copies (sm_90) ------------------------------------------------
+
+
+@irdl_op_definition
+class MbarInitOp(IRDLOperation):
+    """``%bars = tile.mbar_init : !tile.mbar<N>``: N transaction barriers in shared memory.
+
+    Block-wide, like ``tile.alloc``: every barrier is initialised for one
+    arrival per phase, and every thread sees them initialised once past the op.
+    """
+
+    name = "tile.mbar_init"
+
+    result = result_def(MbarType)
+
+    traits = traits_def(MemoryWriteEffect())
+
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, count: int):
+        super().__init__(result_types=[MbarType(count)])
+
+
+@irdl_op_definition
+class MbarExpectOp(IRDLOperation):
+    """``tile.mbar_expect %bars[%i], 49152``: the block arrives on barrier ``%i`` (by one thread),
+    announcing the bytes this phase's ``tile.bulk_copy``\\ s bring."""
+
+    name = "tile.mbar_expect"
+
+    barriers = operand_def(MbarType)
+    index = operand_def(IndexType)
+    bytes = prop_def(IntegerAttr[I64])
+
+    traits = traits_def(MemoryWriteEffect())
+
+    assembly_format = "$barriers `[` $index `]` `,` $bytes attr-dict `:` type($barriers)"
+
+    def __init__(self, barriers: SSAValue, index: SSAValue, nbytes: int):
+        super().__init__(operands=[barriers, index], properties={"bytes": IntegerAttr(nbytes, 64)})
+
+    def verify_(self) -> None:
+        if not 0 < self.bytes.value.data < 1 << 20:
+            _fail(self, f"expects 1 .. 2^20-1 bytes per phase (the mbarrier's transaction count), got {self.bytes.value.data}")
+
+
+@irdl_op_definition
+class BulkCopyOp(IRDLOperation):
+    """``tile.bulk_copy %g[%r, %c] -> %dst, %bars[%i]``: a global window to a whole shared tile,
+    issued by one thread of the block as bulk tensor copies (TMA boxes).
+
+    It completes with the phase of barrier ``%i`` (whose ``tile.mbar_expect``
+    counts its bytes); elements outside the view arrive as zeros. The shared
+    tile's layout must be one a tensor map writes (:mod:`tilec.layout.bulk`:
+    row-major boxes, side by side, under the tensor map's swizzle).
+    """
+
+    name = "tile.bulk_copy"
+
+    source = operand_def(GlobalType)
+    indices = var_operand_def(IndexType)
+    dest = operand_def(SharedType)
+    barriers = operand_def(MbarType)
+    barrier = operand_def(IndexType)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = (
+        "$source `[` $indices `]` `->` $dest `,` $barriers `[` $barrier `]` attr-dict "
+        "`:` type($source) `->` type($dest) `,` type($barriers)"
+    )
+
+    def __init__(self, source: SSAValue, indices, dest: SSAValue, barriers: SSAValue, barrier: SSAValue):
+        super().__init__(operands=[source, indices, dest, barriers, barrier])
+
+    def box(self):
+        """The :class:`~tilec.layout.bulk.BulkBox` of the destination's layout (None if there is none)."""
+        from tilec.layout.bulk import bulk_box
+
+        tile = self.dest.type
+        if len(tile.dims) != 2:
+            return None
+        return bulk_box(tile.layout, tuple(tile.dims), element_bits(tile.element_type) // 8)
+
+    def verify_(self) -> None:
+        tile = self.dest.type
+        _check_window(self, self.source.type, self.indices, tile.dims, "source")
+        _check_same_element(self, self.source.type, tile)
+        if len(tile.dims) != 2:
+            _fail(self, f"copies 2-D tiles, got {_dims_text(tile.dims)}")
+        if self.box() is None:
+            _fail(self, f"a tensor map cannot write the layout {tile.layout} of {tile}: expected row-major boxes of "
+                        "32, 64 or 128-byte rows side by side under the matching swizzle (see tilec.layout.bulk)")
+
+
+@irdl_op_definition
+class MbarWaitOp(IRDLOperation):
+    """``tile.mbar_wait %bars[%i], %parity``: every thread waits for the phase of barrier ``%i``
+    with parity ``%parity`` (0 or 1) to complete; that phase's bulk copies are then visible to it."""
+
+    name = "tile.mbar_wait"
+
+    barriers = operand_def(MbarType)
+    index = operand_def(IndexType)
+    parity = operand_def(IndexType)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = "$barriers `[` $index `]` `,` $parity attr-dict `:` type($barriers)"
+
+    def __init__(self, barriers: SSAValue, index: SSAValue, parity: SSAValue):
+        super().__init__(operands=[barriers, index, parity])
+
+
 # -- compute -----------------------------------------------------------------
 
 
@@ -908,6 +1024,10 @@ TILE_OPS = [
     AsyncCopyOp,
     AsyncCommitOp,
     AsyncWaitOp,
+    MbarInitOp,
+    MbarExpectOp,
+    BulkCopyOp,
+    MbarWaitOp,
     MmaOp,
     AddOp,
     SubOp,

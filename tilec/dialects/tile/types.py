@@ -310,3 +310,35 @@ class RegisterVectorType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
             raise VerifyException(f"{self.name}: length must be positive, got {self.length.data}")
         if self.orientation.data not in ("row", "col"):
             raise VerifyException(f"{self.name}: orientation must be 'row' or 'col', got {self.orientation.data!r}")
+
+
+@irdl_attr_definition
+class MbarType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
+    """``!tile.mbar<3>``: transaction barriers (sm_90 ``mbarrier`` objects) in shared memory.
+
+    Each barrier expects one arrival per phase (``tile.mbar_expect``, which also
+    names the bytes its bulk copies will bring) and completes the phase when
+    that arrival and those bytes are in; ``tile.mbar_wait`` waits for a phase
+    by its parity. A ``tile.bulk_copy`` into a multi-stage buffer uses the
+    barrier of its stage.
+    """
+
+    name = "tile.mbar"
+
+    count: IntAttr
+
+    def __init__(self, count: int):
+        super().__init__(IntAttr(count))
+
+    @classmethod
+    def _parse_body(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            count = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        return (IntAttr(count),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.count.data}>")
+
+    def verify(self) -> None:
+        if self.count.data <= 0:
+            raise VerifyException(f"{self.name}: needs at least one barrier, got {self.count.data}")
