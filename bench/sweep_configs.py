@@ -1,11 +1,12 @@
 """Time several matmul configurations on one shape (GPU), to see which knob matters.
 
     python bench/sweep_configs.py [--shape 4096,4096,4096] [--dtype float16]
-        [--config 128x128x32/4x2/4[+aligned] ...] [--cublas] [--json out.json]
+        [--config 128x128x32/4x2/4[+aligned][+bulk] ...] [--cublas] [--json out.json]
 
 ``+aligned`` compiles the kernel with ``tile.aligned_rows = 16`` on every
 view (the specialisation ``tilec.matmul`` picks for aligned, row-contiguous
-operands).
+operands); ``+bulk`` (sm_90, implies ``+aligned``) loads the K tiles with
+bulk tensor copies (TMA) instead of ``cp.async``.
 
 Each configuration is compiled through tilec's pipeline, checked once against
 a float64 reference (NaN-poisoned output first), then timed: the median of
@@ -32,9 +33,10 @@ def parse_config(text: str):
     """``BMxBNxBK/WMxWN/stages`` → MatmulConfig."""
     from tilec.matmul_config import MatmulConfig
 
-    block, warps, stages = text.removesuffix("+aligned").split("/")
+    base, *flags = text.split("+")
+    block, warps, stages = base.split("/")
     return MatmulConfig(block=tuple(int(v) for v in block.split("x")),
-                        warps=tuple(int(v) for v in warps.split("x")), stages=int(stages))
+                        warps=tuple(int(v) for v in warps.split("x")), stages=int(stages), bulk="bulk" in flags)
 
 
 def aligned_kernel(dtype: str, config):
@@ -76,7 +78,7 @@ def measure(config_text: str, m: int, n: int, k: int, dtype: str) -> dict:
     from tilec.matmul import plan_matmul
 
     config = parse_config(config_text)
-    aligned = config_text.endswith("+aligned")
+    aligned = "+aligned" in config_text or "+bulk" in config_text  # bulk copies need aligned rows
     tdtype = getattr(torch, dtype)
     a = torch.randn(m, k, device="cuda", dtype=tdtype)
     b = torch.randn(k, n, device="cuda", dtype=tdtype)

@@ -86,7 +86,7 @@ from tilec.dialects.tile.attributes import DYNAMIC
 from tilec.dialects.tile.ops import MatmulOp, YieldOp
 from tilec.dialects.tile.types import GlobalType
 from tilec.gl_args import ALIGNED_ROWS_ATTR, GlView, expand
-from tilec.matmul_config import FLOAT_DTYPES, MatmulConfig, choose_config, math_kind
+from tilec.matmul_config import FLOAT_DTYPES, MatmulConfig, choose_config, has_bulk_copies, math_kind
 from tilec.runtime import dtypes as _dtypes
 from tilec.runtime.args import stream_handle
 from tilec.runtime.arrays import ArrayInfo, NotAnArray, describe_array, is_torch_tensor
@@ -224,6 +224,9 @@ def compile_matmul(spec: MatmulSpec, config: MatmulConfig, *, arch: str | None =
     from tilec.api import default_arch
 
     arch = arch or default_arch()
+    if config.bulk and not has_bulk_copies(arch):
+        raise ValueError(f"tilec.matmul: config {config.describe()} uses bulk tensor copies, which need sm_90; "
+                         f"the target is {arch}")
     key = (spec, config, arch)
     with _KERNELS_LOCK:
         kernel = _KERNELS.get(key)
@@ -426,8 +429,11 @@ def _check_devices(operands: list[Operand]) -> None:
 
 def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str | None = None,
                 out_dtype: Any = None, trans_a: bool = False, trans_b: bool = False, allow_tf32: bool = False,
-                config: MatmulConfig | None = None, sm_count: int | None = None) -> MatmulPlan:
-    """Check a :func:`matmul` call and decide everything about it, without a GPU or a compile."""
+                config: MatmulConfig | None = None, sm_count: int | None = None, arch: str | None = None) -> MatmulPlan:
+    """Check a :func:`matmul` call and decide everything about it, without a GPU or a compile.
+
+    ``arch`` is the target the configuration is chosen for (default: the GPU's, else sm_80).
+    """
     if activation not in ACTIVATIONS:
         raise ValueError(f"{_where('activation')}={activation!r} is not supported; expected None or 'relu'")
     for flag, v in (("trans_a", trans_a), ("trans_b", trans_b), ("allow_tf32", allow_tf32)):
@@ -499,7 +505,11 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
     spec = MatmulSpec(dtype, out_dt, transpose_a=va.transposed, transpose_b=vb.transposed,
                       bias_dtype=bias_dtype, activation=activation, aligned=aligned)
     if config is None:
-        config = choose_config(m, n, k, dtype, allow_tf32=allow_tf32, sm_count=sm_count, aligned=aligned)
+        if arch is None:
+            from tilec.api import default_arch
+
+            arch = default_arch()
+        config = choose_config(m, n, k, dtype, allow_tf32=allow_tf32, sm_count=sm_count, aligned=aligned, arch=arch)
     else:
         _check_config(config, dtype, allow_tf32)
     return MatmulPlan(m, n, k, spec, config, va, vb, out_view, bias_view, tuple(operands))
@@ -598,7 +608,7 @@ def matmul_kernel(a: Any, b: Any, *, out: Any = None, bias: Any = None, activati
     shapes and dtypes); ``arch`` defaults to the GPU's, else sm_80.
     """
     plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
-                       trans_b=trans_b, allow_tf32=allow_tf32, config=config)
+                       trans_b=trans_b, allow_tf32=allow_tf32, config=config, arch=arch)
     return compile_matmul(plan.spec, plan.config, arch=arch)
 
 

@@ -34,6 +34,11 @@ short    32x64x64, warps 1x2, 4 stages              16 < M <= 128 (128x4096x4096
 decode   16x64x128, warps 1x2, 4 stages             M <= 16 (16x4096x4096: 20 TFLOP/s, memory bound)
 =======  =========================================  ==============================================
 
+**On sm_90** (``arch`` given to :func:`choose_config`), an aligned f16/bf16
+problem whose grid of 128x128 tiles fills the SMs takes :data:`BULK_CONFIG`:
+the large tile with its K tiles loaded by bulk tensor copies (TMA, one
+thread per block issues them, ``tile-pipeline{bulk=true}``), 225 registers.
+
 (``ptxas -v``; no spills and no stack in any of the 96 kernels swept: every
 entry x the four kernel transposes x {plain; bias + ReLU with f32 output;
 bias + ReLU with f16 output}, f16 and bf16 for mma. The SIMT large tile's
@@ -81,6 +86,8 @@ class MatmulConfig:
     tf32: bool = False
     thread_tile: tuple[int, int] | None = None
     """SIMT only (f32 without tf32): each lane computes a TM x TN block of C."""
+    bulk: bool = False
+    """sm_90: the K loop's copies are bulk tensor copies (TMA) where the operands allow (``tile-pipeline{bulk}``)."""
 
     def __post_init__(self):
         if len(self.block) != 3 or any(not isinstance(v, int) or v <= 0 for v in self.block):
@@ -114,6 +121,8 @@ class MatmulConfig:
             opts.append("tf32=true")
         if self.thread_tile is not None:
             opts.append(f"thread_tile={_text(self.thread_tile)}")
+        if self.bulk:
+            opts.append("bulk=true")
         return f"tile-to-ptx{{{' '.join(opts)}}}"
 
     def pipeline_to(self, last: str = "tile-regalloc") -> str:
@@ -121,7 +130,7 @@ class MatmulConfig:
         from tilec.passes.pipelines import TileToPTX
 
         text = TileToPTX(block=self.block, warps=self.warps, group=self.group, stages=self.stages,
-                         tf32=self.tf32, thread_tile=self.thread_tile or (8, 8)).pipeline()
+                         tf32=self.tf32, thread_tile=self.thread_tile or (8, 8), bulk=self.bulk).pipeline()
         passes = _split_passes(text)
         names = [p.split("{", 1)[0] for p in passes]
         if last not in names:
@@ -135,7 +144,8 @@ class MatmulConfig:
         else:
             kind = "tf32 mma" if self.tf32 else "mma"
         warps = f", warps {self.warps[0]}x{self.warps[1]}" if self.warps else ""
-        return f"{bm}x{bn}x{bk}{warps}, {self.stages} stages, {kind}"
+        copies = ", bulk copies" if self.bulk else ""
+        return f"{bm}x{bn}x{bk}{warps}, {self.stages} stages{copies}, {kind}"
 
 
 def _split_passes(text: str) -> list[str]:
@@ -159,6 +169,11 @@ ALIGNED_CONFIGS: dict[str, MatmulConfig] = {
     "decode": MatmulConfig(block=(16, 64, 128), warps=(1, 2), stages=4),
 }
 """f16/bf16 configs for aligned operands (``tile.aligned_rows``): size → config (see the module docstring)."""
+
+BULK_CONFIG = MatmulConfig(block=(128, 128, 64), warps=(2, 2), stages=3, bulk=True)
+"""sm_90, aligned f16/bf16, at least one block per SM: the large tile fed by bulk tensor copies
+(TMA). Measured on the H100 (bench/NOTES.md, session 5): 477 TFLOP/s at 4096^3 against 442-451
+for the cp.async kernels; three stages keep two blocks per SM (four stages: 391)."""
 
 WIDE_MIN_K = 2048
 """The wide aligned tile (half the global and shared traffic per flop of the large one)
@@ -194,14 +209,22 @@ def device_sm_count() -> int:
     return get_device(0).sm_count  # a failing query on a present GPU is an error worth seeing
 
 
+def has_bulk_copies(arch: str | None) -> bool:
+    """Whether ``arch`` (``sm_XY``) has bulk tensor copies (TMA): sm_90 and later."""
+    return arch is not None and arch.startswith("sm_") and int(arch[3:5]) >= 90
+
+
 def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = False,
-                  sm_count: int | None = None, aligned: bool = False) -> MatmulConfig:
+                  sm_count: int | None = None, aligned: bool = False, arch: str | None = None) -> MatmulConfig:
     """The configuration for an ``M x N x K`` matmul of ``dtype`` inputs (see the module docstring).
 
     ``aligned``: the kernel is specialised for row-aligned operands (``tile.aligned_rows``).
+    ``arch``: the target; on sm_90 large aligned problems take bulk tensor copies.
     """
     kind = math_kind(dtype, allow_tf32)
     sms = device_sm_count() if sm_count is None else sm_count
+    if kind == "mma" and aligned and has_bulk_copies(arch) and BULK_CONFIG.grid(m, n) >= sms:
+        return BULK_CONFIG
     if kind == "mma" and aligned:
         if k >= WIDE_MIN_K and ALIGNED_CONFIGS["wide"].grid(m, n) >= sms:
             return ALIGNED_CONFIGS["wide"]
@@ -215,4 +238,4 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
     return CONFIGS[(kind, size)]
 
 
-__all__ = ["ALIGNED_CONFIGS", "CONFIGS", "DEFAULT_SM_COUNT", "MatmulConfig", "choose_config", "device_sm_count", "math_kind"]
+__all__ = ["ALIGNED_CONFIGS", "BULK_CONFIG", "CONFIGS", "DEFAULT_SM_COUNT", "MatmulConfig", "choose_config", "device_sm_count", "has_bulk_copies", "math_kind"]

@@ -12,7 +12,8 @@ output poisoned with NaN first, so an unwritten element fails):
   transpose, never copied); shapes 1x1x1, 17x33x65, 127x129x1000,
   1000x1000x1000 (all ragged against the 64x64 and 128x128 tiles);
 - 4096^3 for f16 and bf16 (the large 128x128x32 configuration), row/row;
-- the large configurations forced on the ragged 1000^3 (``config=``);
+- the large configurations forced on the ragged 1000^3 (``config=``), and
+  the sm_90 bulk-copy (TMA) configuration with every transpose of A and B;
 - non-contiguous strided views (``x[:, ::2]``) for A and for B, a strided
   output (the elements between must stay NaN);
 - bias + ReLU per dtype, f16 in with f32 bias and f32 out, the output
@@ -37,7 +38,7 @@ import numpy as np
 import pytest
 
 import tilec
-from tilec.matmul_config import CONFIGS
+from tilec.matmul_config import BULK_CONFIG, CONFIGS, has_bulk_copies
 from tilec.runtime import has_device, no_device_reason
 
 pytestmark = [
@@ -105,6 +106,11 @@ CASES += [
     Case("f16", (1000, 1000, 1000), config=("mma", "large")),
     Case("tf32", (1000, 1000, 1000), config=("tf32", "large")),
     Case("f32", (1000, 1000, 1000), config=("simt", "large")),
+    # sm_90's bulk tensor copies (TMA), forced on ragged tiles, every transpose (tilec.matmul picks them
+    # itself on an H100 for the 4096^3 cases above)
+    *(Case(dt, (1000, 1000, 1000), a, b, config=("mma", "bulk")) for dt in ("f16", "bf16")
+      for a, b in product(("row", "col"), repeat=2)),
+    Case("f16", (1000, 1032, 1000), bias="float32", relu=True, out_dtype="float32", config=("mma", "bulk")),
     Case("f16", (127, 129, 1000), "col", "row", bias="float32", relu=True, out_dtype="float32"),
     Case("f16", (127, 129, 1000), out="alloc"),
     Case("f16", (17, 33, 65), out="strided"),
@@ -112,6 +118,8 @@ CASES += [
     Case("f32", (17, 33, 65), "row", "col", bias="float32", relu=True, numpy=True),
 ]
 
+
+FORCED = {**CONFIGS, ("mma", "bulk"): BULK_CONFIG}
 
 # ---------------------------------------------------------------- fixtures
 
@@ -196,7 +204,9 @@ def _check(torch, case: Case, report: list[dict]) -> None:
     else:
         out = None
     kwargs = dict(bias=bias, activation="relu" if case.relu else None, out_dtype=case.out_dtype,
-                  allow_tf32=case.dtype == "tf32", config=CONFIGS[case.config] if case.config else None)
+                  allow_tf32=case.dtype == "tf32", config=FORCED[case.config] if case.config else None)
+    if case.config == ("mma", "bulk") and not has_bulk_copies(tilec.api.default_arch()):
+        pytest.skip(f"bulk tensor copies need sm_90; this GPU is {tilec.api.default_arch()}")
 
     if case.numpy:
         args = [_to_numpy(a), _to_numpy(b)]

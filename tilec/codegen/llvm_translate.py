@@ -68,7 +68,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     VectorType,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue, TypeAttribute
 
 from tilec.codegen import llvm_ops
 
@@ -198,6 +198,31 @@ _ARG_INTS = {
 }
 
 
+GRID_CONSTANT_ATTR = "nvvm.grid_constant"
+"""Unit attribute on a kernel's `llvm.byval` parameter: read in place, never written (as in MLIR's NVVM)."""
+
+
+class _ArgumentAttributes(ir.values.ArgumentAttributes):
+    """llvmlite's parameter attributes plus `byval(<type>)` on an opaque pointer and LLVM
+    string attributes: llvmlite prints `byval` from the pointee type, which opaque pointers
+    lack, and has no string attributes (`"nvvm.grid_constant"`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.byval: ir.Type | None = None
+        self.strings: list[str] = []
+
+    def __bool__(self) -> bool:
+        return bool(len(self)) or self.byval is not None or bool(self.strings) or bool(self.align)
+
+    def _to_list(self, typ: ir.Type) -> list[str]:
+        words = super()._to_list(typ)
+        if self.byval is not None:
+            words.insert(0, f"byval({self.byval})")
+        words += [f'"{key}"' for key in self.strings]
+        return words
+
+
 def _int_list(attr: Attribute, what: str) -> list[int]:
     match attr:
         case DenseArrayBase():
@@ -269,8 +294,13 @@ def _declare_function(op: llvm.FuncOp, module: ir.Module) -> ir.Function:
     fn.attributes = _function_attributes(op)
     if op.arg_attrs is not None:
         for arg, arg_attrs in zip(fn.args, op.arg_attrs, strict=True):
+            arg.attributes = _ArgumentAttributes()
             for key, value in arg_attrs.data.items():
-                if key in _ARG_FLAGS:
+                if key == "llvm.byval" and isinstance(value, TypeAttribute):
+                    arg.attributes.byval = translate_type(value)
+                elif key == GRID_CONSTANT_ATTR:
+                    arg.attributes.strings.append(GRID_CONSTANT_ATTR)
+                elif key in _ARG_FLAGS:
                     arg.add_attribute(_ARG_FLAGS[key])
                 elif key in _ARG_INTS and isinstance(value, IntegerAttr):
                     setattr(arg.attributes, _ARG_INTS[key], value.value.data)

@@ -355,6 +355,72 @@ def cp_async_wait_all(builder: Builder) -> None:
 _SHFL_MODES = ("idx", "bfly", "up", "down")
 
 
+# ------------------------------------------------------------ bulk tensor copies (sm_90)
+
+
+def mbarrier_init(builder: Builder, bar: Value, count: int) -> None:
+    """`mbarrier.init.shared.b64 [bar], count`: a barrier expecting `count` arrivals per phase."""
+    bar = expect_pointer("mbarrier.init", "barrier", bar, SHARED)
+    call_intrinsic(builder, "llvm.nvvm.mbarrier.init.shared", [bar, const_i32(builder, count)])
+
+
+def mbarrier_init_fence(builder: Builder) -> None:
+    """`fence.mbarrier_init.release.cluster` then `fence.proxy.async.shared::cta`: the
+    initialised barriers are visible to the bulk copies (async proxy) that complete on them."""
+    inline_asm(builder, "fence.mbarrier_init.release.cluster;\n\tfence.proxy.async.shared::cta;", "~{memory}", [])
+
+
+def mbarrier_arrive_expect_tx(builder: Builder, bar: Value, nbytes: int) -> None:
+    """`mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], nbytes`: arrive, announcing the phase's bytes.
+
+    Inline asm: LLVM 22's expect-tx intrinsics return the barrier state this
+    arrival has no use for; PTX's sink `_` needs no register.
+    """
+    bar = expect_pointer("mbarrier.arrive.expect_tx", "barrier", bar, SHARED)
+    inline_asm(builder, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}",
+               [bar, const_i32(builder, nbytes)])
+
+
+def tma_load(builder: Builder, dst: Value, tensor_map: Value, bar: Value, coords: Sequence[Value]) -> None:
+    """`cp.async.bulk.tensor.{n}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`.
+
+    One box of the tensor map at `coords` (i32, innermost first) into shared
+    memory at `dst`, completing on `bar`. Inline asm with the CTA's own
+    32-bit shared addresses (valid `.shared::cluster` addresses of the
+    executing CTA): the NVVM intrinsic takes an `addrspace(7)` destination,
+    whose conversion from a shared pointer costs three `cvta` per copy.
+    """
+    op = "cp.async.bulk.tensor"
+    n = len(coords)
+    if not 1 <= n <= 5:
+        raise ValueError(f"{op}: takes 1 to 5 coordinates, got {n}")
+    dst = expect_pointer(op, "destination", dst, SHARED)
+    bar = expect_pointer(op, "barrier", bar, SHARED)
+    tmap = value_of(op, tensor_map)
+    args = [dst, tmap, *(expect_type(op, f"coordinate {i}", c, i32) for i, c in enumerate(coords)), bar]
+    places = ", ".join(f"${i + 2}" for i in range(n))
+    asm = (f"cp.async.bulk.tensor.{n}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+           f"[$0], [$1, {{{places}}}], [${n + 2}];")
+    inline_asm(builder, asm, "r,l," + "r," * n + "r,~{memory}", args)
+
+
+def mbarrier_wait(builder: Builder, bar: Value, parity: Value) -> None:
+    """Spin on `mbarrier.try_wait.parity.shared::cta.b64` until the phase of `parity` has completed.
+
+    One inline-asm loop (as CUTLASS's `ClusterBarrier::wait`): LLVM has no
+    intrinsic that waits, and a loop built from `try_wait` in IR would split
+    the kernel's blocks around every wait. `${:uid}` keeps each copy's label unique.
+    """
+    op = "mbarrier.try_wait.parity"
+    bar = expect_pointer(op, "barrier", bar, SHARED)
+    parity = expect_type(op, "parity", parity, i32)
+    asm = ("{\n\t.reg .pred done;\n"
+           "tilec_wait_${:uid}:\n\t"
+           "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n\t"
+           "@!done bra tilec_wait_${:uid};\n}")
+    inline_asm(builder, asm, "r,r,~{memory}", [bar, parity])
+
+
 def shfl_sync(
     builder: Builder,
     value: Value,

@@ -5,6 +5,7 @@ registers each lane holds (``i32`` pairs of 16-bit values, ``f32``), shared
 and global memory are ``!llvm.ptr<3>`` / ``!llvm.ptr<1>`` addresses (address
 arithmetic is ``llvm.getelementptr``), and each op here is one PTX
 instruction family: ``ldmatrix``, ``mma.sync``, ``cp.async`` and its groups,
+sm_90's bulk tensor copy and its transaction barriers (``mbarrier``),
 predicated vector loads and stores, ``shfl.sync``, packing conversions and
 fast math. Kernel structure (ids, ``tile.barrier``) stays in the tile dialect;
 loops and integer math are ``scf`` and ``arith``. ``tile-to-llvm`` lowers each
@@ -67,7 +68,8 @@ def _int(value: int) -> IntegerAttr:
 def _space(t: Attribute) -> int | None:
     if not isinstance(t, LLVMPointerType):
         return None
-    return t.addr_space.data
+    space = t.addr_space
+    return space.data if isinstance(space, IntAttr) else 0  # no address space: generic (0)
 
 
 def _expect_pointer(op: IRDLOperation, what: str, value: SSAValue, *spaces: int) -> None:
@@ -251,6 +253,115 @@ class CpAsyncWaitOp(IRDLOperation):
     def verify_(self) -> None:
         if not 0 <= self.pending.value.data <= 7:
             _fail(self, f"pending must be between 0 and 7, got {self.pending.value.data}")
+
+
+# ------------------------------------------------------------ bulk tensor copies (sm_90)
+
+GENERIC_SPACE = 0
+
+
+@irdl_op_definition
+class MbarInitOp(IRDLOperation):
+    """``mbarrier.init.shared.b64 [bar], count``: a transaction barrier expecting ``count`` arrivals per phase."""
+
+    name = "frag.mbar_init"
+
+    bar = operand_def(LLVMPointerType)
+    count = prop_def(IntegerAttr[I64])
+
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "$bar `,` $count attr-dict `:` type($bar)"
+
+    def __init__(self, bar: SSAValue, count: int = 1):
+        super().__init__(operands=[bar], properties={"count": _int(count)})
+
+    def verify_(self) -> None:
+        if not 0 < self.count.value.data < 1 << 20:
+            _fail(self, f"arrival count must be 1 .. 2^20-1, got {self.count.value.data}")
+        _expect_pointer(self, "barrier", self.bar, SHARED_SPACE)
+
+
+@irdl_op_definition
+class MbarInitFenceOp(IRDLOperation):
+    """``fence.mbarrier_init`` and ``fence.proxy.async.shared::cta``: initialised barriers are
+    visible to the bulk copies (the async proxy) that complete on them."""
+
+    name = "frag.mbar_init_fence"
+
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+@irdl_op_definition
+class MbarExpectTxOp(IRDLOperation):
+    """``mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], bytes``: arrive, announcing the phase's bytes."""
+
+    name = "frag.mbar_expect_tx"
+
+    bar = operand_def(LLVMPointerType)
+    bytes = prop_def(IntegerAttr[I64])
+
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "$bar `,` $bytes attr-dict `:` type($bar)"
+
+    def __init__(self, bar: SSAValue, nbytes: int):
+        super().__init__(operands=[bar], properties={"bytes": _int(nbytes)})
+
+    def verify_(self) -> None:
+        if not 0 < self.bytes.value.data < 1 << 20:
+            _fail(self, f"transaction bytes must be 1 .. 2^20-1, got {self.bytes.value.data}")
+        _expect_pointer(self, "barrier", self.bar, SHARED_SPACE)
+
+
+@irdl_op_definition
+class TmaLoadOp(IRDLOperation):
+    """``cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+    [dst], [tensor_map, {coords}], [bar]``: one box of the tensor map's tensor at ``coords``
+    (i32, innermost dimension first) into shared memory, completing on ``bar``."""
+
+    name = "frag.tma_load"
+
+    dst = operand_def(LLVMPointerType)
+    tensor_map = operand_def(LLVMPointerType)
+    bar = operand_def(LLVMPointerType)
+    coords = var_operand_def(i32)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$dst `,` $tensor_map `[` $coords `]` `,` $bar attr-dict `:` type($dst) `,` type($tensor_map) `,` type($bar)"
+    )
+
+    def __init__(self, dst: SSAValue, tensor_map: SSAValue, bar: SSAValue, coords):
+        super().__init__(operands=[dst, tensor_map, bar, coords])
+
+    def verify_(self) -> None:
+        if not 1 <= len(self.coords) <= 5:
+            _fail(self, f"takes 1 .. 5 coordinates, got {len(self.coords)}")
+        _expect_pointer(self, "destination", self.dst, SHARED_SPACE)
+        _expect_pointer(self, "barrier", self.bar, SHARED_SPACE)
+        _expect_pointer(self, "tensor map", self.tensor_map, GENERIC_SPACE)
+
+
+@irdl_op_definition
+class MbarWaitOp(IRDLOperation):
+    """``mbarrier.try_wait.parity`` until it succeeds: the phase of parity ``parity`` (i32) has completed."""
+
+    name = "frag.mbar_wait"
+
+    bar = operand_def(LLVMPointerType)
+    parity = operand_def(i32)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$bar `,` $parity attr-dict `:` type($bar)"
+
+    def __init__(self, bar: SSAValue, parity: SSAValue):
+        super().__init__(operands=[bar, parity])
+
+    def verify_(self) -> None:
+        _expect_pointer(self, "barrier", self.bar, SHARED_SPACE)
 
 
 def _check_access(op: IRDLOperation, t: Attribute) -> None:
@@ -454,6 +565,11 @@ Frag = Dialect(
         CpAsyncOp,
         CpAsyncCommitOp,
         CpAsyncWaitOp,
+        MbarInitOp,
+        MbarInitFenceOp,
+        MbarExpectTxOp,
+        TmaLoadOp,
+        MbarWaitOp,
         LoadOp,
         StoreOp,
         SharedOp,

@@ -7,7 +7,8 @@
     tile-opt examples/gemm.mlir -p 'tile-to-ptx{block=64,128,32 warps=2,2 stages=4}' -t ptx
 
 Its options are the tiling's (``block``, ``warps``, ``group``, ``tf32``,
-``thread_tile``) and the pipeline's ``stages``; ``stages=1`` skips
+``thread_tile``) and the pipeline's ``stages`` and ``bulk`` (sm_90 bulk
+tensor copies for views with ``tile.aligned_rows``); ``stages=1`` skips
 software pipelining, the swizzle always runs.
 """
 
@@ -36,6 +37,7 @@ class TileToPTX(PipelinePass):
     stages: int = 3
     tf32: bool = False
     thread_tile: tuple[int, ...] = DEFAULT_THREAD_TILE
+    bulk: bool = False
 
     def pipeline(self) -> str:
         tiling = [f"block={_tuple(self.block)}", f"group={self.group}", f"thread_tile={_tuple(self.thread_tile)}"]
@@ -43,7 +45,8 @@ class TileToPTX(PipelinePass):
             tiling.append(f"warps={_tuple(self.warps)}")
         if self.tf32:
             tiling.append("tf32=true")
+        pipeline = f"stages={self.stages}" + (" bulk=true" if self.bulk else "")
         return (
-            f"tile-tiling{{{' '.join(tiling)}}},tile-swizzle,tile-pipeline{{stages={self.stages}}},"
+            f"tile-tiling{{{' '.join(tiling)}}},tile-swizzle,tile-pipeline{{{pipeline}}},"
             "tile-regalloc,tile-to-llvm"
         )

@@ -84,7 +84,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, math, scf
+from xdsl.dialects import arith, func, llvm, math, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
@@ -116,6 +116,14 @@ from tilec.passes.regalloc_analysis import (
     VectorFragment,
     estimate_registers,
     mma_atom_of,
+)
+from tilec.passes.regalloc_bulk import (
+    MBAR_BYTES,
+    MIN_ALIGNED_ROWS,
+    BulkLowering,
+    boxes_by_view,
+    bulk_alignment,
+    tensor_map_params,
 )
 from tilec.passes.regalloc_emit import Emitter
 from tilec.passes.regalloc_fragments import Fragment, FragmentError
@@ -206,7 +214,7 @@ _ELEMENTWISE = {
 }
 
 
-class KernelLowering(MemoryLowering):
+class KernelLowering(MemoryLowering, BulkLowering):
     """Rewrites one kernel ``func.func`` into its fragment-level form."""
 
     def __init__(self, fn: func.FuncOp, module: ModuleOp):
@@ -277,6 +285,8 @@ class KernelLowering(MemoryLowering):
             self.fn.args
         )
         plan = []
+        bulk_views = boxes_by_view(self.fn)
+        self.tensor_maps = {}
         for i, arg in enumerate(self.fn.args):
             name = arg.name_hint or f"arg{i}"
             ty = arg.type
@@ -298,19 +308,29 @@ class KernelLowering(MemoryLowering):
                     types.append(i64)
                     attrs.append(DictionaryAttr({GL_ATTR: StringAttr(name), STRIDE_ATTR: IntegerAttr(d, i64)}))
                     names.append(f"{name}_stride{d}")
-                plan.append(("gl", arg, name, arg in written, aligned))
+                boxes = bulk_views.get(arg, [])
+                if boxes and aligned < MIN_ALIGNED_ROWS:
+                    raise RegallocError(
+                        f"@{self.name}: argument #{i} ({ty}) is read by tile.bulk_copy, whose tensor map needs "
+                        f"16-byte aligned rows: give it {ALIGNED_ROWS_ATTR} = 16 (or more), got {aligned or 'none'}"
+                    )
+                for pty, pattrs, pname in tensor_map_params(name, boxes):
+                    types.append(pty)
+                    attrs.append(pattrs)
+                    names.append(pname)
+                plan.append(("gl", arg, name, arg in written, aligned, boxes))
             elif isinstance(ty, IndexType | IntegerType | AnyFloat):
                 types.append(ty)
                 attrs.append(old_attrs[i])
                 names.append(name)
-                plan.append(("keep", arg, name, False, 0))
+                plan.append(("keep", arg, name, False, 0, []))
             else:
                 raise RegallocError(f"@{self.name}: argument #{i} of type {ty} cannot be a kernel argument")
         block = Block(arg_types=types)
         for a, n in zip(block.args, names):
             a.name_hint = n
         pos = 0
-        for kind, arg, name, out, aligned in plan:
+        for kind, arg, name, out, aligned, boxes in plan:
             if kind == "gl":
                 ty = arg.type
                 r = ty.rank
@@ -320,6 +340,9 @@ class KernelLowering(MemoryLowering):
                     aligned,
                 )
                 pos += 1 + 2 * r
+                for box in boxes:
+                    self.tensor_maps[(arg, box)] = block.args[pos]
+                    pos += 1
             else:
                 self.vmap[arg] = block.args[pos]
                 pos += 1
@@ -364,21 +387,38 @@ class KernelLowering(MemoryLowering):
 
     def _plan_shared(self) -> dict[Operation, tuple[str, int, int]]:
         """Each tile.alloc → (symbol, byte offset, bytes); one dynamic buffer past 48 KB."""
-        allocs = [op for op in self.fn.walk() if isinstance(op, t.AllocOp)]
+        allocs = [op for op in self.fn.walk() if isinstance(op, t.AllocOp | t.MbarInitOp)]
+        self._align = bulk_alignment(self.fn)
         plan, offset, used = {}, 0, set()
         for i, op in enumerate(allocs):
-            size = op.result.type.size_bytes
+            if isinstance(op, t.MbarInitOp):
+                size = op.result.type.count.data * MBAR_BYTES
+            else:
+                size = op.result.type.size_bytes
             hint = op.result.name_hint or f"smem{i}"
             sym = f"{self.name}_{hint}"
             while sym in used:
                 sym += "_"
             used.add(sym)
-            offset = (offset + SHARED_ALIGN - 1) // SHARED_ALIGN * SHARED_ALIGN
+            align = self._align.get(op, SHARED_ALIGN)
+            offset = (offset + align - 1) // align * align
             plan[op] = (sym, offset, size)
             offset += size
-        self._shared_total = offset
         self._dynamic = offset > STATIC_SHARED_LIMIT
+        # a dynamic buffer's base is only 16-byte aligned: rounding it up may take this much more
+        self._base_align = max(self._align.values(), default=SHARED_ALIGN) if self._dynamic else SHARED_ALIGN
+        self._shared_total = offset + (self._base_align - SHARED_ALIGN if self._base_align > SHARED_ALIGN else 0)
         return plan
+
+    def _dynamic_base(self) -> SSAValue:
+        """The dynamic buffer's address, rounded up to :attr:`_base_align` when that is more than 128."""
+        em = self.em
+        base = em.insert(_shared_op(f"{self.name}_smem", 0)).results[0]
+        if self._base_align <= SHARED_ALIGN:
+            return base
+        addr = em.insert(llvm.PtrToIntOp(base, i32)).results[0]
+        pad = em.and_(em.sub(0, addr, i32), self._base_align - 1, i32)
+        return em.gep(base, pad, IntegerType(8), i32)
 
     def emit_block(self, block: Block) -> None:
         for op in block.ops:
@@ -401,15 +441,25 @@ class KernelLowering(MemoryLowering):
                 g = self.get(op.view)
                 ext = g.extent(op.dim.value.data)
                 self.vmap[op.result] = em.value(ext, IndexType()) if isinstance(ext, int) else em.cast(ext, IndexType())
-            case t.AllocOp():
+            case t.AllocOp() | t.MbarInitOp():
                 sym, offset, size = self._shared[op]
+                align = self._align.get(op, SHARED_ALIGN)
                 if self._dynamic:
-                    base = em.hoisted("dynamic-smem", lambda: em.insert(_shared_op(f"{self.name}_smem", 0)).results[0])
+                    base = em.hoisted("dynamic-smem", self._dynamic_base)
                     ptr = em.gep(base, offset, IntegerType(8), i32)
                 else:
-                    ptr = em.insert(_shared_op(sym, size)).results[0]
+                    ptr = em.insert(_shared_op(sym, size, align)).results[0]
                 ptr.name_hint = op.result.name_hint
-                self.vmap[op.result] = SharedBuf(ptr, op.result.type, SHARED_ALIGN)
+                if isinstance(op, t.MbarInitOp):
+                    self.mbar_init(op, ptr)
+                else:
+                    self.vmap[op.result] = SharedBuf(ptr, op.result.type, align)
+            case t.MbarExpectOp():
+                self.mbar_expect(op)
+            case t.BulkCopyOp():
+                self.bulk_copy(op)
+            case t.MbarWaitOp():
+                self.mbar_wait(op)
             case _ if type(op).__name__ == "StageOp" and op.name == "tile.stage":
                 buf = self.get(op.buffer)
                 _, stride = t.stage_layout(op.buffer.type.layout)

@@ -44,10 +44,13 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DictionaryAttr,
     FileLineColLoc,
+    IntegerAttr,
+    IntegerType,
     ModuleOp,
     UnitAttr,
     VectorType,
     i32,
+    i64,
 )
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
@@ -237,6 +240,21 @@ def _linkage(op: func.FuncOp) -> str:
     return "internal" if private else "external"
 
 
+TENSOR_MAP_ATTR = "tile.tensor_map"
+TENSOR_MAP_BYTES, TENSOR_MAP_ALIGN = 128, 64
+
+
+def _param_attrs(attrs: dict[str, Attribute]) -> dict[str, Attribute]:
+    """A tensor-map parameter (``tile.tensor_map``) is passed by value and read in place, as in
+    MLIR's NVVM: ``llvm.byval = !llvm.array<128 x i8>``, ``llvm.align = 64``, ``nvvm.grid_constant``
+    (PTX ``.param .align 64 .b8 [128]``, whose address the bulk copies take with ``cvta.param``)."""
+    if TENSOR_MAP_ATTR in attrs:
+        attrs["llvm.byval"] = llvm.LLVMArrayType(TENSOR_MAP_BYTES, IntegerType(8))
+        attrs["llvm.align"] = IntegerAttr(TENSOR_MAP_ALIGN, i64)
+        attrs["nvvm.grid_constant"] = UnitAttr()
+    return attrs
+
+
 class FuncToLLVM(RewritePattern):
     """``func.func`` → ``llvm.func`` (kernels: ``nvvm.kernel`` + ``nvvm.maxntid``)."""
 
@@ -253,7 +271,7 @@ class FuncToLLVM(RewritePattern):
             extra[LAUNCH_ATTR] = launch
         props: dict[str, Attribute | None] = {}
         if op.arg_attrs is not None and any(d.data for d in op.arg_attrs):
-            props["arg_attrs"] = ArrayAttr([DictionaryAttr(dict(d.data)) for d in op.arg_attrs])
+            props["arg_attrs"] = ArrayAttr([DictionaryAttr(_param_attrs(dict(d.data))) for d in op.arg_attrs])
         new = llvm.FuncOp(
             op.sym_name.data,
             fn_type,

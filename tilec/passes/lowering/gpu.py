@@ -16,6 +16,9 @@ fragment-level op to its PTX instruction lives in one place:
 ``frag.cp_async``          ``cp.async.{ca,cg}.shared.global`` (``.s`` form with
                            ``src_bytes``, inline asm with ``ignore_src``),
                            ``commit_group``, ``wait_group``
+``frag.mbar_*``            ``mbarrier.init``/``fence.mbarrier_init``,
+                           ``mbarrier.arrive.expect_tx``, a ``try_wait.parity`` loop
+``frag.tma_load``          ``cp.async.bulk.tensor.Nd...mbarrier::complete_tx::bytes``
 ``frag.load/store``        ``ld/st`` of 1-16 bytes, under a branch when predicated
 ``frag.shared``            ``llvm.mlir.addressof`` of an ``addrspace(3)`` global
 ``frag.shfl``              ``shfl.sync.{idx,bfly}``
@@ -140,6 +143,31 @@ def _cp_async_wait(op: frag.CpAsyncWaitOp, b: Builder) -> list[SSAValue]:
     return []
 
 
+def _mbar_init(op: frag.MbarInitOp, b: Builder) -> list[SSAValue]:
+    N.mbarrier_init(b, op.bar, op.count.value.data)
+    return []
+
+
+def _mbar_init_fence(op: frag.MbarInitFenceOp, b: Builder) -> list[SSAValue]:
+    N.mbarrier_init_fence(b)
+    return []
+
+
+def _mbar_expect_tx(op: frag.MbarExpectTxOp, b: Builder) -> list[SSAValue]:
+    N.mbarrier_arrive_expect_tx(b, op.bar, op.bytes.value.data)
+    return []
+
+
+def _tma_load(op: frag.TmaLoadOp, b: Builder) -> list[SSAValue]:
+    N.tma_load(b, op.dst, op.tensor_map, op.bar, list(op.coords))
+    return []
+
+
+def _mbar_wait(op: frag.MbarWaitOp, b: Builder) -> list[SSAValue]:
+    N.mbarrier_wait(b, op.bar, op.parity)
+    return []
+
+
 def _load(op: frag.LoadOp, b: Builder) -> list[SSAValue]:
     t = op.result.type
     size = frag.access_bytes(t)
@@ -211,6 +239,11 @@ LOWERINGS: dict[type[Operation], Lowering] = {
     frag.CpAsyncOp: _cp_async,
     frag.CpAsyncCommitOp: _cp_async_commit,
     frag.CpAsyncWaitOp: _cp_async_wait,
+    frag.MbarInitOp: _mbar_init,
+    frag.MbarInitFenceOp: _mbar_init_fence,
+    frag.MbarExpectTxOp: _mbar_expect_tx,
+    frag.TmaLoadOp: _tma_load,
+    frag.MbarWaitOp: _mbar_wait,
     frag.LoadOp: _load,
     frag.StoreOp: _store,
     frag.SharedOp: _shared,

@@ -1,0 +1,126 @@
+"""tile-regalloc and codegen of bulk tensor copies (sm_90): ABI, one issuing thread, PTX that ptxas takes.
+
+The GPU check of the same kernels is ``tests/gpu/test_gemm.py`` (the bulk
+configuration forced on ragged shapes, every transpose, bf16, bias + ReLU).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, i64
+
+import tilec
+from tilec.dialects import frag
+from tilec.matmul import MatmulSpec, build_module, compile_matmul
+from tilec.matmul_config import ALIGNED_CONFIGS, BULK_CONFIG, choose_config, has_bulk_copies
+from tilec.passes.registry import build_pipeline
+from tilec.api import make_context
+
+
+def _module(dtype: str = "float16", aligned: bool = True):
+    return build_module(MatmulSpec(dtype, dtype, aligned=aligned))
+
+
+@pytest.fixture(scope="module")
+def bulk_kernel():
+    return compile_matmul(MatmulSpec("float16", "float16", aligned=True), BULK_CONFIG, arch="sm_90")
+
+
+def test_signature_has_a_tensor_map_per_operand(bulk_kernel):
+    maps = [p for p in bulk_kernel.signature if p.kind == "tensor_map"]
+    assert [(p.name, p.view, p.box, p.swizzle) for p in maps] == [
+        ("a_map0", "a", (128, 64), 128),  # A's 128x64 tile: one box of 128-byte rows
+        ("b_map0", "b", (64, 64), 128),  # B's 64x128 tile: two 64x64 boxes side by side
+    ]
+
+
+def test_ptx_issues_bulk_copies_from_one_thread(bulk_kernel):
+    ptx = bulk_kernel.asm["ptx"]
+    assert len(re.findall(r"\.param \.align 64 \.b8 \w+\[128\]", ptx)) == 2
+    assert ptx.count("cvta.param") == 2
+    copies = re.findall(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes", ptx)
+    # prologue: 2 stages x (1 box of A + 2 of B); loop: 3 boxes
+    assert len(copies) == 9
+    assert "mbarrier.arrive.expect_tx.shared::cta.b64" in ptx and "mbarrier.try_wait.parity" in ptx
+    assert "cp.async.cg" not in ptx and "cp.async.wait_group" not in ptx  # no per-thread copies are left
+    assert bulk_kernel.launch_defaults.shared_mem >= 3 * (128 * 64 + 64 * 128) * 2 + 3 * 8
+
+
+def test_ptxas_assembles_without_spills(bulk_kernel):
+    from tilec.codegen.ptxas import find_ptxas, kernel_resources
+
+    if find_ptxas() is None:
+        pytest.skip("ptxas is not installed (pip install -e '.[test]' brings it)")
+    res = kernel_resources(bulk_kernel.asm["ptx"], "sm_90")[bulk_kernel.name]
+    assert res.spill_stores == res.spill_loads == 0
+    assert res.registers < 255  # the cp.async kernel of the same tile needs 254
+
+
+def test_the_leader_thread_issues_and_every_thread_waits():
+    module = _module()
+    build_pipeline(BULK_CONFIG.pipeline_to("tile-regalloc")).apply(make_context(), module)
+    ops = list(module.walk())
+    loads = [o for o in ops if isinstance(o, frag.TmaLoadOp)]
+    expects = [o for o in ops if isinstance(o, frag.MbarExpectTxOp)]
+    assert loads and expects and all(o.parent_op().name == "scf.if" for o in loads + expects)
+    assert {o.bytes.value.data for o in expects} == {(128 * 64 + 64 * 128) * 2}
+    inits = [o for o in ops if isinstance(o, frag.MbarInitOp)]
+    assert len(inits) == 3 and all(o.count.value.data == 1 for o in inits)
+    # the boxes of B go to consecutive 8 KB blocks of its stage: coordinates col0 and col0 + 64
+    assert all(len(o.coords) == 2 for o in loads)
+
+
+def test_bulk_copy_needs_aligned_rows():
+    module = _module(aligned=False)
+    fn = next(iter(module.ops))
+    fn.arg_attrs = ArrayAttr([DictionaryAttr({})] * 3)
+    # without tile.aligned_rows the pipeline keeps cp.async: nothing to refuse
+    build_pipeline(BULK_CONFIG.pipeline_to("tile-regalloc")).apply(make_context(), module)
+    assert not any(isinstance(o, frag.TmaLoadOp) for o in module.walk())
+
+
+def test_regalloc_refuses_a_bulk_copy_of_an_unaligned_view():
+    from tilec.interp import parse_module
+    from tilec.passes.regalloc_memory import RegallocError
+
+    text = """
+    func.func @k(%a: !tile.gl<f16, [?, ?]>) attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 4096>} {
+      %c0 = arith.constant 0 : index
+      %bars = tile.mbar_init : !tile.mbar<1>
+      %s = tile.alloc : !tile.st<32x64xf16, Sw<3,3,3> o 0 o (32,64):(64,1)>
+      tile.mbar_expect %bars[%c0], 4096 : !tile.mbar<1>
+      tile.bulk_copy %a[%c0, %c0] -> %s, %bars[%c0] : !tile.gl<f16, [?, ?]> -> !tile.st<32x64xf16, Sw<3,3,3> o 0 o (32,64):(64,1)>, !tile.mbar<1>
+      tile.mbar_wait %bars[%c0], %c0 : !tile.mbar<1>
+      func.return
+    }
+    """
+    module = parse_module(text)
+    with pytest.raises(Exception, match="tile.aligned_rows = 16") as err:
+        build_pipeline("tile-regalloc").apply(make_context(), module)
+    assert isinstance(err.value, RegallocError) or "RegallocError" in type(err.value).__name__ or "tile-regalloc" in str(err.value)
+
+
+def test_bulk_config_needs_sm_90():
+    with pytest.raises(ValueError, match="need sm_90; the target is sm_80"):
+        compile_matmul(MatmulSpec("float16", "float16", aligned=True), BULK_CONFIG, arch="sm_80")
+
+
+def test_choose_config_takes_bulk_copies_on_sm_90_only():
+    assert has_bulk_copies("sm_90") and not has_bulk_copies("sm_80") and not has_bulk_copies(None)
+    assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == BULK_CONFIG
+    assert choose_config(4096, 4096, 4096, "bfloat16", sm_count=132, aligned=True, arch="sm_90") == BULK_CONFIG
+    assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_80") == ALIGNED_CONFIGS["wide"]
+    assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=False, arch="sm_90").bulk is False
+    assert choose_config(128, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90").bulk is False  # few tiles
+    assert "bulk=true" in BULK_CONFIG.pipeline() and "bulk copies" in BULK_CONFIG.describe()
+
+
+def test_plan_matmul_chooses_for_the_target():
+    a = np.zeros((4096, 4096), np.float16)
+    for arch in ("sm_90", "sm_80"):
+        plan = tilec.matmul.plan_matmul(a, a, sm_count=132, arch=arch)
+        assert plan.config == choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=plan.spec.aligned,
+                                            arch=arch)

@@ -1,0 +1,150 @@
+"""``tile-regalloc`` for bulk tensor copies: tensor-map parameters, barriers, one issuing thread.
+
+- **ABI.** A ``!tile.gl`` argument that ``tile.bulk_copy`` reads gets one more
+  kernel parameter per box shape, after its strides::
+
+      %a_map<j>: !llvm.ptr {tile.gl = "a", tile.tensor_map = j, tile.box = array<i64: R, I>, tile.swizzle = W}
+
+  a CUDA tensor map (128 bytes, by value: ``.param .align 64 .b8 [128]``)
+  of the view for boxes of ``R x I`` elements and a ``W``-byte swizzle, which
+  the launcher encodes from the view (:mod:`tilec.runtime.tensor_map`). The
+  view must promise ``tile.aligned_rows >= 16`` (what a tensor map needs of
+  addresses and strides; checked at launch).
+- **Barriers.** ``tile.mbar_init`` → ``N * 8`` bytes of shared memory; thread 0
+  inits each barrier for one arrival and fences, then ``tile.barrier``.
+- **One thread issues.** ``tile.mbar_expect`` → ``frag.mbar_expect_tx`` and
+  ``tile.bulk_copy`` → one ``frag.tma_load`` per box (boxes side by side in
+  shared memory, :mod:`tilec.layout.bulk`), each under ``scf.if tid == 0``.
+- **Everyone waits.** ``tile.mbar_wait`` → ``frag.mbar_wait`` in every thread.
+- **Alignment.** A tensor map's swizzle works on address bits, so a
+  destination must start at a multiple of its swizzle's period (1024 bytes
+  for 128-byte rows): static buffers are declared with that alignment, and
+  the dynamic buffer's base is rounded up to it at run time (the launch
+  reserves the extra bytes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, StringAttr, i32, i64
+from xdsl.dialects.llvm import LLVMPointerType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from tilec.dialects import frag
+from tilec.dialects.tile import ops as t
+from tilec.layout.bulk import BulkBox
+
+TENSOR_MAP_ATTR, BOX_ATTR, SWIZZLE_ATTR = "tile.tensor_map", "tile.box", "tile.swizzle"
+MBAR_BYTES = 8
+MIN_ALIGNED_ROWS = 16
+
+
+@dataclass(frozen=True)
+class Mbars:
+    """The barriers of one ``tile.mbar_init``: their shared address (8 bytes each)."""
+
+    ptr: SSAValue
+    count: int
+
+
+def boxes_by_view(fn) -> dict[SSAValue, list[BulkBox]]:
+    """Each kernel argument that bulk copies read → its distinct boxes, in order of first use."""
+    out: dict[SSAValue, list[BulkBox]] = {}
+    for op in fn.walk():
+        if isinstance(op, t.BulkCopyOp):
+            box = op.box()
+            boxes = out.setdefault(op.source, [])
+            if box not in boxes:
+                boxes.append(box)
+    return out
+
+
+def tensor_map_params(name: str, boxes: list[BulkBox]) -> list[tuple[Attribute, DictionaryAttr, str]]:
+    """(type, attributes, name) of each tensor-map parameter of the view ``name``."""
+    return [
+        (
+            LLVMPointerType(),
+            DictionaryAttr({
+                "tile.gl": StringAttr(name),
+                TENSOR_MAP_ATTR: IntegerAttr(j, i64),
+                BOX_ATTR: DenseArrayBase.from_list(i64, [box.rows, box.inner]),
+                SWIZZLE_ATTR: IntegerAttr(box.swizzle, i64),
+            }),
+            f"{name}_map{j}",
+        )
+        for j, box in enumerate(boxes)
+    ]
+
+
+def bulk_alignment(fn) -> dict[Operation, int]:
+    """The ``tile.alloc`` of each bulk copy's destination → the alignment its boxes need (bytes)."""
+    out: dict[Operation, int] = {}
+    for op in fn.walk():
+        if isinstance(op, t.BulkCopyOp):
+            root = op.dest
+            while isinstance(root.owner, t.StageOp):
+                root = root.owner.buffer
+            alloc = root.owner
+            if isinstance(alloc, t.AllocOp):
+                out[alloc] = max(out.get(alloc, 0), op.box().alignment())
+    return out
+
+
+class BulkLowering:
+    """The four ops, for :class:`tilec.passes.regalloc.KernelLowering` (``self.em``, ``self.get``, ``self.tid``)."""
+
+    tensor_maps: dict[tuple[SSAValue, BulkBox], SSAValue]
+
+    def _leader(self, build) -> None:
+        """``scf.if tid == 0 { build() }``."""
+
+        def then() -> list:
+            build()
+            return []
+
+        self.if_then(self.em.cmp("eq", self.tid(), 0, i32), then)
+
+    def _barrier_at(self, bars: Mbars, index: SSAValue) -> SSAValue:
+        """The address of barrier ``index`` (``i64``-sized elements: 8 bytes each)."""
+        return self.em.gep(bars.ptr, self.em.cast(index, i32), i64, i32)
+
+    def mbar_init(self, op: t.MbarInitOp, ptr: SSAValue) -> None:
+        count = op.result.type.count.data
+        bars = Mbars(ptr, count)
+        em = self.em
+
+        def init():
+            for i in range(count):
+                em.insert(frag.MbarInitOp(em.gep(ptr, i, i64, i32), 1))
+            em.insert(frag.MbarInitFenceOp())
+
+        self._leader(init)
+        em.insert(t.BarrierOp())
+        self.vmap[op.result] = bars
+
+    def mbar_expect(self, op: t.MbarExpectOp) -> None:
+        bar = self._barrier_at(self.get(op.barriers), self.get(op.index))
+        self._leader(lambda: self.em.insert(frag.MbarExpectTxOp(bar, op.bytes.value.data)))
+
+    def bulk_copy(self, op: t.BulkCopyOp) -> None:
+        em = self.em
+        box = op.box()
+        tmap = self.tensor_maps[(op.source, box)]
+        dst = self.get(op.dest)
+        bar = self._barrier_at(self.get(op.barriers), self.get(op.barrier))
+        row0, col0 = (em.cast(self.get(i), i32) for i in op.indices)
+        cols = op.dest.type.dims[1]
+
+        def issue():
+            for j in range(cols // box.inner):
+                at = em.gep(dst.ptr, j * box.rows * box.inner, dst.type.element_type, i32)
+                coords = [em.value(em.add(col0, j * box.inner, i32), i32), em.value(row0, i32)]
+                em.insert(frag.TmaLoadOp(at, tmap, bar, coords))
+
+        self._leader(issue)
+
+    def mbar_wait(self, op: t.MbarWaitOp) -> None:
+        em = self.em
+        bar = self._barrier_at(self.get(op.barriers), self.get(op.index))
+        em.insert(frag.MbarWaitOp(bar, em.value(em.cast(self.get(op.parity), i32), i32)))
