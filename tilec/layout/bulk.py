@@ -35,6 +35,9 @@ SWIZZLE_BYTES = (0, 32, 64, 128)
 MAX_BOX = 256
 """A box has at most this many elements along each dimension."""
 
+MBARRIER_BYTES = 8
+"""Shared memory of one transaction barrier (an ``mbarrier`` object is 64 bits)."""
+
 
 @dataclass(frozen=True)
 class BulkBox:

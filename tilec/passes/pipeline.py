@@ -178,11 +178,9 @@ from tilec.dialects.tile.ops import (
 )
 from tilec.dialects.tile.types import GlobalType, RegisterType, SharedType, element_bits
 from tilec.layout import ComposedLayout, Layout, Swizzle
-from tilec.layout.bulk import BulkBox, box_layout, choose_box
+from tilec.layout.bulk import MBARRIER_BYTES, BulkBox, box_layout, choose_box
 
 MAX_STAGES = 9
-MBAR_BYTES = 8
-"""Shared memory of one transaction barrier (an ``mbarrier`` object is 64 bits)."""
 """``tile.async_wait N-2`` must fit ``cp.async.wait_group`` (0 .. 7)."""
 
 STAGE_ALIGN_BYTES = 128
@@ -480,7 +478,7 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None) -> s
     # 1. The staged buffers replace the allocs (checked against the smem limit before any change).
     #    Bulk copies lay their tiles out as the tensor map writes them.
     staged: list[tuple[AllocOp, SharedType]] = []
-    extra_bytes = n * MBAR_BYTES if bulk else 0
+    extra_bytes = n * MBARRIER_BYTES if bulk else 0
     for i, alloc in enumerate(plan.allocs):
         tile: SharedType = alloc.result.type
         eb = element_bits(tile.element_type) // 8

@@ -33,10 +33,9 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from tilec.dialects import frag
 from tilec.dialects.tile import ops as t
-from tilec.layout.bulk import BulkBox
+from tilec.layout.bulk import MBARRIER_BYTES as MBAR_BYTES, BulkBox
 
 TENSOR_MAP_ATTR, BOX_ATTR, SWIZZLE_ATTR = "tile.tensor_map", "tile.box", "tile.swizzle"
-MBAR_BYTES = 8
 MIN_ALIGNED_ROWS = 16
 
 
