@@ -1,0 +1,45 @@
+// RUN: tile-opt %s -p tile-regalloc | filecheck %s
+// RUN: tile-opt %s -p tile-regalloc,tile-to-llvm | filecheck %s --check-prefix=LLVM
+// RUN: tile-opt %s -p tile-regalloc,tile-to-llvm -t 'ptx{arch=sm_90}' | filecheck %s --check-prefix=PTX
+
+// Bulk tensor copies at fragment level. The view %a, read by tile.bulk_copy,
+// gets a tensor-map parameter after its strides (box 32x64, 128-byte swizzle:
+// the layout of %s); thread 0 initialises the barrier, announces the bytes and
+// issues one box; every thread waits. The destination is 1024-byte aligned
+// (the swizzle's period). In LLVM the map is passed by value and read in place
+// (byval, align 64, nvvm.grid_constant): PTX `.param .align 64 .b8 [128]`.
+
+func.func @k(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}) attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 4096>} {
+  %c0 = arith.constant 0 : index
+  %bars = tile.mbar_init : !tile.mbar<1>
+  %s = tile.alloc : !tile.st<32x64xf16, Sw<3,3,3> o 0 o (32,64):(64,1)>
+  tile.mbar_expect %bars[%c0], 4096 : !tile.mbar<1>
+  tile.bulk_copy %a[%c0, %c0] -> %s, %bars[%c0] : !tile.gl<f16, [?, ?]> -> !tile.st<32x64xf16, Sw<3,3,3> o 0 o (32,64):(64,1)>, !tile.mbar<1>
+  tile.mbar_wait %bars[%c0], %c0 : !tile.mbar<1>
+  func.return
+}
+
+// CHECK-LABEL: func.func @k
+// CHECK-SAME:  %a_map0: !llvm.ptr {tile.gl = "a", tile.tensor_map = 0 : i64, tile.box = array<i64: 32, 64>, tile.swizzle = 128 : i64}
+// CHECK:       scf.if
+// CHECK-NEXT:    frag.mbar_init %{{.*}}, 1 : !llvm.ptr<3>
+// CHECK-NEXT:    frag.mbar_init_fence
+// CHECK:       tile.barrier
+// CHECK:       frag.shared "k_s", 4096, align 1024
+// CHECK:       scf.if
+// CHECK-NEXT:    frag.mbar_expect_tx %{{.*}}, 4096 : !llvm.ptr<3>
+// CHECK:       scf.if
+// CHECK:         frag.tma_load %s, %a_map0[%{{.*}}, %{{.*}}], %{{.*}} : !llvm.ptr<3>, !llvm.ptr, !llvm.ptr<3>
+// CHECK:       frag.mbar_wait %{{.*}}, %{{.*}} : !llvm.ptr<3>
+
+// LLVM:        llvm.func @k
+// LLVM-SAME:   llvm.byval = !llvm.array<128 x i8>
+// LLVM-SAME:   nvvm.grid_constant
+
+// PTX:         .param .align 64 .b8 k_param_5[128]
+// PTX:         cvta.param.u64
+// PTX:         mbarrier.init.shared.b64
+// PTX:         fence.mbarrier_init.release.cluster;
+// PTX:         mbarrier.arrive.expect_tx.shared::cta.b64 _,
+// PTX:         cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// PTX:         mbarrier.try_wait.parity.shared::cta.b64
