@@ -1,20 +1,27 @@
 """Time several matmul configurations on one shape (GPU), to see which knob matters.
 
     python bench/sweep_configs.py [--shape 4096,4096,4096] [--dtype float16]
-        [--config 128x128x32/4x2/4[+aligned][+bulk] ...] [--cublas] [--json out.json]
+        [--config 128x128x32/4x2/4[+aligned][+bulk|+bulksync][+gN] ...] [--cublas] [--json out.json]
 
-``+aligned`` compiles the kernel with ``tile.aligned_rows = 16`` on every
-view (the specialisation ``tilec.matmul`` picks for aligned, row-contiguous
-operands); ``+bulk`` (sm_90, implies ``+aligned``) loads the K tiles with
-bulk tensor copies (TMA) instead of ``cp.async``.
+Every kernel is the one ``tilec.matmul`` picks for these row-major torch
+operands: the specialisation for rows aligned to 16 bytes (``+aligned`` is
+accepted and changes nothing). ``+bulk`` (sm_90) loads the K tiles with
+bulk tensor copies (TMA) instead of ``cp.async``, the warps releasing stages
+on empty barriers; ``+bulksync`` is the same with a block barrier per K tile
+instead (``tile-pipeline{release=false}``). ``+gN`` groups N block rows
+along M for L2 reuse (default 8).
 
 Each configuration is compiled through tilec's pipeline, checked once against
 a float64 reference (NaN-poisoned output first), then timed: the median of
-many CUDA-event-timed launches of the compiled kernel itself (the launcher's
-host overhead is hidden by queueing launches back to back).  ``ptxas -v``'s
+many CUDA-event-timed calls of ``tilec.matmul`` with that configuration (its
+prepared launch; the host overhead of a few microseconds is hidden by
+queueing calls back to back, except on the smallest problems).  ``ptxas -v``'s
 registers/spills are reported beside each time so a slow entry can be told
-apart from a spilling one.  The mma.sync ceiling and the issue's targets live
-in ``bench/gemm.py``; this is the quick lever-finding tool.
+apart from a spilling one. ``--repeat R`` times every configuration R times,
+round-robin, and reports the median with the range: differences smaller
+than a kernel's own range are noise (clocks move by several percent). The
+mma.sync ceiling and the issue's targets live in ``bench/gemm.py``; this is
+the quick lever-finding tool.
 """
 
 from __future__ import annotations
@@ -35,21 +42,10 @@ def parse_config(text: str):
 
     base, *flags = text.split("+")
     block, warps, stages = base.split("/")
+    group = next((int(f[1:]) for f in flags if f[:1] == "g" and f[1:].isdigit()), 8)
     return MatmulConfig(block=tuple(int(v) for v in block.split("x")),
-                        warps=tuple(int(v) for v in warps.split("x")), stages=int(stages), bulk="bulk" in flags)
-
-
-def aligned_kernel(dtype: str, config):
-    """The row-major matmul kernel with ``tile.aligned_rows = 16`` on A, B and C (torch tensors are)."""
-    from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, i64
-
-    import tilec
-    from tilec.matmul import MatmulSpec, build_module
-
-    module = build_module(MatmulSpec(dtype, dtype))
-    fn = next(iter(module.ops))
-    fn.arg_attrs = ArrayAttr([DictionaryAttr({"tile.aligned_rows": IntegerAttr(16, i64)})] * 3)
-    return tilec.compile(module, pipeline=config.pipeline())
+                        warps=tuple(int(v) for v in warps.split("x")), stages=int(stages), group=group,
+                        bulk="bulk" in flags or "bulksync" in flags, release="bulksync" not in flags)
 
 
 def time_kernel(launch, reps: int = 50) -> float:
@@ -70,39 +66,40 @@ def time_kernel(launch, reps: int = 50) -> float:
     return statistics.median(s.elapsed_time(e) for s, e in times)
 
 
-def measure(config_text: str, m: int, n: int, k: int, dtype: str) -> dict:
+def prepare(config_text: str, m: int, n: int, k: int, dtype: str):
+    """Compile and check one configuration: its result row, and a function timing one round (None on error).
+
+    The kernel is the one ``tilec.matmul`` runs for these operands (torch
+    tensors with 16-byte aligned rows: the aligned specialisation), and it is
+    timed through ``tilec.matmul`` itself, whose prepared launch costs a few
+    microseconds of host time per call (the checked ``kernel(*args)`` launch
+    binds every argument and encodes tensor maps: on a small problem it, not
+    the GPU, would be timed).
+    """
     import torch
 
     import tilec
     from tilec.codegen.ptxas import kernel_resources
-    from tilec.matmul import plan_matmul
 
     config = parse_config(config_text)
-    aligned = "+aligned" in config_text or "+bulk" in config_text  # bulk copies need aligned rows
     tdtype = getattr(torch, dtype)
     a = torch.randn(m, k, device="cuda", dtype=tdtype)
     b = torch.randn(k, n, device="cuda", dtype=tdtype)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=tdtype)
     row = {"config": config_text}
     try:
-        kernel = aligned_kernel(dtype, config) if aligned else tilec.matmul_kernel(a, b, out=c, config=config)
+        kernel = tilec.matmul_kernel(a, b, out=c, config=config)
         res = kernel_resources(kernel.asm["ptx"], kernel.arch)[kernel.name]
         row.update(registers=res.registers, spill_bytes=res.spill_stores + res.spill_loads)
+        tilec.matmul(a, b, out=c, config=config)
     except Exception as e:  # a configuration the pipeline refuses is a result too
         row["error"] = f"{type(e).__name__}: {e}"[:300]
-        return row
-    plan = plan_matmul(a, b, out=c, config=config)
-    args = plan.kernel_args(kernel, c)
-    grid = (plan.grid, 1, 1)
-    kernel(*args, grid=grid)
+        return row, None
     torch.cuda.synchronize()
     rows = torch.randint(0, m, (256,), device="cuda")
     ref = a[rows].double() @ b.double()
     row["rel_error"] = ((c[rows].double() - ref).norm() / ref.norm()).item()
-    ms = time_kernel(lambda: kernel(*args, grid=grid))
-    row["ms"] = ms
-    row["tflops"] = 2 * m * n * k / ms / 1e9
-    return row
+    return row, lambda: time_kernel(lambda: tilec.matmul(a, b, out=c, config=config))
 
 
 def main() -> None:
@@ -110,30 +107,40 @@ def main() -> None:
     p.add_argument("--shape", default="4096,4096,4096")
     p.add_argument("--dtype", default="float16")
     p.add_argument("--config", action="append")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="rounds over all configurations, interleaved (a kernel's spread between rounds is the noise)")
     p.add_argument("--cublas", action="store_true", help="also time torch.matmul")
     p.add_argument("--json")
     args = p.parse_args()
     m, n, k = (int(v) for v in args.shape.split(","))
-    out = []
-    for text in args.config or DEFAULT_CONFIGS:
-        row = measure(text, m, n, k, args.dtype)
-        out.append(row)
-        if "error" in row:
-            print(f"{text:20s} ERROR {row['error']}", flush=True)
-        else:
-            print(f"{text:20s} {row['tflops']:7.1f} TFLOP/s  {row['ms']:.3f} ms  regs {row['registers']}"
-                  f"  spills {row['spill_bytes']}  err {row['rel_error']:.1e}", flush=True)
+    flop = 2 * m * n * k
+    entries = [(text, *prepare(text, m, n, k, args.dtype)) for text in args.config or DEFAULT_CONFIGS]
     if args.cublas:
         import torch
 
         a = torch.randn(m, k, device="cuda", dtype=getattr(torch, args.dtype))
         b = torch.randn(k, n, device="cuda", dtype=getattr(torch, args.dtype))
-        ms = time_kernel(lambda: torch.matmul(a, b))
-        print(f"{'cuBLAS':20s} {2 * m * n * k / ms / 1e9:7.1f} TFLOP/s  {ms:.3f} ms", flush=True)
-        out.append({"config": "cublas", "ms": ms, "tflops": 2 * m * n * k / ms / 1e9})
+        entries.append(("cuBLAS", {"config": "cublas"}, lambda: time_kernel(lambda: torch.matmul(a, b))))
+    for _ in range(args.repeat):
+        for _, row, timer in entries:
+            if timer is not None:
+                row.setdefault("ms_rounds", []).append(timer())
+    out = []
+    for text, row, timer in entries:
+        out.append(row)
+        if timer is None:
+            print(f"{text:28s} ERROR {row['error']}", flush=True)
+            continue
+        runs = row["ms_rounds"]
+        row["ms"] = statistics.median(runs)
+        row["tflops"] = flop / row["ms"] / 1e9
+        spread = f"  [{flop / max(runs) / 1e9:.1f} .. {flop / min(runs) / 1e9:.1f}]" if len(runs) > 1 else ""
+        detail = (f"  regs {row['registers']}  spills {row['spill_bytes']}  err {row['rel_error']:.1e}"
+                  if "registers" in row else "")
+        print(f"{text:28s} {row['tflops']:7.1f} TFLOP/s{spread}  {row['ms']:.3f} ms{detail}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"shape": [m, n, k], "dtype": args.dtype, "rows": out}, f, indent=1)
+            json.dump({"shape": [m, n, k], "dtype": args.dtype, "repeat": args.repeat, "rows": out}, f, indent=1)
 
 
 if __name__ == "__main__":

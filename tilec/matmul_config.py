@@ -88,6 +88,9 @@ class MatmulConfig:
     """SIMT only (f32 without tf32): each lane computes a TM x TN block of C."""
     bulk: bool = False
     """sm_90: the K loop's copies are bulk tensor copies (TMA) where the operands allow (``tile-pipeline{bulk}``)."""
+    release: bool = True
+    """With ``bulk``: warps release stages on empty barriers (no block barrier in the K loop);
+    False keeps one block barrier per K tile (``tile-pipeline{release=false}``)."""
 
     def __post_init__(self):
         if len(self.block) != 3 or any(not isinstance(v, int) or v <= 0 for v in self.block):
@@ -123,6 +126,8 @@ class MatmulConfig:
             opts.append(f"thread_tile={_text(self.thread_tile)}")
         if self.bulk:
             opts.append("bulk=true")
+            if not self.release:
+                opts.append("release=false")
         return f"tile-to-ptx{{{' '.join(opts)}}}"
 
     def pipeline_to(self, last: str = "tile-regalloc") -> str:
@@ -130,7 +135,8 @@ class MatmulConfig:
         from tilec.passes.pipelines import TileToPTX
 
         text = TileToPTX(block=self.block, warps=self.warps, group=self.group, stages=self.stages,
-                         tf32=self.tf32, thread_tile=self.thread_tile or (8, 8), bulk=self.bulk).pipeline()
+                         tf32=self.tf32, thread_tile=self.thread_tile or (8, 8), bulk=self.bulk,
+                         release=self.release).pipeline()
         passes = _split_passes(text)
         names = [p.split("{", 1)[0] for p in passes]
         if last not in names:
@@ -144,7 +150,7 @@ class MatmulConfig:
         else:
             kind = "tf32 mma" if self.tf32 else "mma"
         warps = f", warps {self.warps[0]}x{self.warps[1]}" if self.warps else ""
-        copies = ", bulk copies" if self.bulk else ""
+        copies = (", bulk copies" + ("" if self.release else ", block barrier")) if self.bulk else ""
         return f"{bm}x{bn}x{bk}{warps}, {self.stages} stages{copies}, {kind}"
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from itertools import product
 
 import numpy as np
@@ -111,6 +111,9 @@ CASES += [
     *(Case(dt, (1000, 1000, 1000), a, b, config=("mma", "bulk")) for dt in ("f16", "bf16")
       for a, b in product(("row", "col"), repeat=2)),
     Case("f16", (1000, 1032, 1000), bias="float32", relu=True, out_dtype="float32", config=("mma", "bulk")),
+    # the same with a block barrier per K tile instead of empty barriers, and with 8 warps releasing
+    Case("f16", (1000, 1032, 1000), "col", "row", config=("mma", "bulk-sync")),
+    *(Case(dt, (1000, 1032, 2000), config=("mma", "bulk-8-warps")) for dt in ("f16", "bf16")),
     Case("f16", (127, 129, 1000), "col", "row", bias="float32", relu=True, out_dtype="float32"),
     Case("f16", (127, 129, 1000), out="alloc"),
     Case("f16", (17, 33, 65), out="strided"),
@@ -119,7 +122,12 @@ CASES += [
 ]
 
 
-FORCED = {**CONFIGS, ("mma", "bulk"): BULK_CONFIG}
+FORCED = {
+    **CONFIGS,
+    ("mma", "bulk"): BULK_CONFIG,
+    ("mma", "bulk-sync"): replace(BULK_CONFIG, release=False),
+    ("mma", "bulk-8-warps"): replace(BULK_CONFIG, block=(128, 256, 64), warps=(2, 4)),
+}
 
 # ---------------------------------------------------------------- fixtures
 
@@ -205,7 +213,7 @@ def _check(torch, case: Case, report: list[dict]) -> None:
         out = None
     kwargs = dict(bias=bias, activation="relu" if case.relu else None, out_dtype=case.out_dtype,
                   allow_tf32=case.dtype == "tf32", config=FORCED[case.config] if case.config else None)
-    if case.config == ("mma", "bulk") and not has_bulk_copies(tilec.api.default_arch()):
+    if case.config and case.config[1].startswith("bulk") and not has_bulk_copies(tilec.api.default_arch()):
         pytest.skip(f"bulk tensor copies need sm_90; this GPU is {tilec.api.default_arch()}")
 
     if case.numpy:

@@ -28,7 +28,8 @@ ALIGNED = KERNEL.replace(
 # Rows of A (K) and B (N) a whole number of 16-byte vectors, as tile.aligned_rows promises.
 SHAPES = [(64, 64, 32), (100, 72, 48), (17, 40, 200), (64, 64, 8), (20, 32, 0)]
 SPECS = ["tile-pipeline{stages=2 bulk=true}", "tile-pipeline{stages=3 bulk=true}", "tile-pipeline{stages=4 bulk=true}",
-         "tile-pipeline{stages=3 bulk=true reg-double-buffer=false}", "tile-swizzle,tile-pipeline{stages=3 bulk=true}"]
+         "tile-pipeline{stages=3 bulk=true reg-double-buffer=false}", "tile-swizzle,tile-pipeline{stages=3 bulk=true}",
+         "tile-pipeline{stages=3 bulk=true release=false}", "tile-pipeline{stages=2 bulk=true release=false reg-double-buffer=false}"]
 
 
 def bulk(spec: str):
@@ -57,8 +58,9 @@ def test_other_schedules(options):
 
 def test_structure():
     module = bulk("tile-pipeline{stages=3 bulk=true}")
-    (init,) = ops_of(module, t.MbarInitOp)
-    assert init.result.type.count.data == 3
+    full, empty = ops_of(module, t.MbarInitOp)
+    assert full.result.type.count.data == 3 and not full.result.type.per_warp
+    assert empty.result.type.count.data == 3 and empty.result.type.per_warp
     # A 64x32 f16 tile: 64-byte rows, the 64-byte swizzle; B 32x64: 128-byte rows, the 128-byte one.
     layouts = sorted(str(o.result.type.layout) for o in ops_of(module, t.AllocOp))
     assert layouts == ["Sw<2,3,3> o 0 o (3,64,32):(2048,32,1)", "Sw<3,3,3> o 0 o (3,32,64):(2048,64,1)"]
@@ -66,14 +68,37 @@ def test_structure():
     assert {e.bytes.value.data for e in expects} == {64 * 32 * 2 + 32 * 64 * 2}
     loop = loop_of(module)
     body = list(loop.body.block.ops)
+    # no block barrier in the loop: the warps release stages on the empty barriers
+    assert not [o for o in loop.walk() if isinstance(o, t.BarrierOp)]
+    (arrive,) = [o for o in body if isinstance(o, t.MbarArriveOp)]
+    assert arrive.barriers is empty.result and arrive.index.name_hint == "rs"
+    # ... right after the last read of the stage (the second step's loads, hoisted to the top)
+    assert isinstance(body[body.index(arrive) - 1], t.LoadOp)
+    later = body[body.index(arrive):]
+    assert not any(isinstance(o, t.LoadOp) and o.source.owner.index is arrive.index for o in later)
+    # the loop's copies are guarded: the issuer first waits for the stage's release, then announces the bytes
+    issue = [o for o in loop.walk() if isinstance(o, t.BulkCopyOp)]
+    assert issue and all(o.parent_op() is not loop for o in issue)
+    guard = list(issue[0].parent_block().ops)
+    assert isinstance(guard[0], t.MbarWaitOp) and guard[0].issuer is not None and guard[0].barriers is empty.result
+    assert isinstance(guard[1], t.MbarExpectOp)
+    # the wait for the next tile (carried fragments) runs only if there is a next tile
+    (wait,) = [o for o in loop.walk() if isinstance(o, t.MbarWaitOp) and o.issuer is None]
+    assert isinstance(wait.parent_op(), scf.IfOp) and wait.barriers is full.result
+    assert not ops_of(module, t.AsyncWaitOp) and not ops_of(module, t.AsyncCommitOp)
+
+
+def test_structure_with_a_block_barrier():
+    module = bulk("tile-pipeline{stages=3 bulk=true release=false}")
+    (init,) = ops_of(module, t.MbarInitOp)
+    assert init.result.type.count.data == 3
+    loop = loop_of(module)
+    body = list(loop.body.block.ops)
     # the wait for the next tile (carried fragments) runs only if there is a next tile, then the barrier
     (wait,) = [o for o in loop.walk() if isinstance(o, t.MbarWaitOp)]
     guard = wait.parent_op()
     assert isinstance(guard, scf.IfOp) and isinstance(body[body.index(guard) + 1], t.BarrierOp)
-    # the loop's copies are guarded: every phase a copy completes is waited for
-    issue = [o for o in loop.walk() if isinstance(o, t.BulkCopyOp)]
-    assert issue and all(o.parent_op() is not loop for o in issue)
-    assert not ops_of(module, t.AsyncWaitOp) and not ops_of(module, t.AsyncCommitOp)
+    assert not ops_of(module, t.MbarArriveOp)
 
 
 def test_unaligned_views_keep_cp_async():
@@ -116,6 +141,51 @@ def test_waiting_on_the_write_stage_gives_nan_or_an_error():
     except TileInterpreterError:
         return
     assert np.isnan(c).any()
+
+
+def _issuer_wait(module):
+    (wait,) = [o for o in loop_of(module).walk() if isinstance(o, t.MbarWaitOp) and o.issuer is not None]
+    return wait
+
+
+def test_refilling_a_stage_before_its_release_is_wrong():
+    """Without the issuer's wait on the empty barrier, a copy overwrites a stage slow warps still read."""
+    module = bulk("tile-pipeline{stages=3 bulk=true reg-double-buffer=false}")
+    wait = _issuer_wait(module)
+    wait.detach()
+    wait.erase()
+    try:
+        c, ref = gemm(module, 64, 64, 200)
+    except TileInterpreterError:
+        return
+    assert np.isnan(c).any() or rel_err(c, ref) > 1e-2
+
+
+def test_a_missing_release_is_a_hang():
+    module = bulk("tile-pipeline{stages=3 bulk=true}")
+    (arrive,) = ops_of(module, t.MbarArriveOp)
+    arrive.detach()
+    arrive.erase()
+    with pytest.raises(TileInterpreterError, match="never ends"):
+        gemm(module, 64, 64, 200)
+
+
+def test_first_write_parity_must_pass_on_a_fresh_barrier():
+    """The first refill of stage N-1 waits with parity 1, which a fresh barrier passes; parity 0
+    would wait for the stage's first release, which needs that very refill: a hang."""
+    module = bulk("tile-pipeline{stages=3 bulk=true reg-double-buffer=false}")
+    loop = loop_of(module)
+    args = loop.body.block.args
+    at = [a.name_hint for a in args].index("wph") - 1  # iter_args start after the induction variable
+    assert _int(loop.iter_args[at]) == 1
+    zero = loop.iter_args[at + 1]  # %ph's initial 0
+    loop.operands = [*loop.operands[: 3 + at], zero, *loop.operands[4 + at:]]
+    with pytest.raises(TileInterpreterError, match="never ends"):
+        gemm(module, 64, 64, 200)
+
+
+def _int(v):
+    return v.owner.value.value.data
 
 
 def test_removing_the_loop_wait_gives_nan():

@@ -45,8 +45,11 @@ def test_ptx_issues_bulk_copies_from_one_thread(bulk_kernel):
     # prologue: 2 stages x (1 box of A + 2 of B); loop: 3 boxes
     assert len(copies) == 9
     assert "mbarrier.arrive.expect_tx.shared::cta.b64" in ptx and "mbarrier.try_wait.parity" in ptx
+    # the warps release stages on empty barriers: no block barrier in the K loop
+    assert "bar.warp.sync" in ptx and "@lead mbarrier.arrive.shared::cta.b64 _" in ptx
+    assert ptx.count("bar.sync") == 3  # after the barriers' init, after the K loop, before the epilogue's reuse
     assert "cp.async.cg" not in ptx and "cp.async.wait_group" not in ptx  # no per-thread copies are left
-    assert bulk_kernel.launch_defaults.shared_mem >= 3 * (128 * 64 + 64 * 128) * 2 + 3 * 8
+    assert bulk_kernel.launch_defaults.shared_mem >= 3 * (128 * 64 + 64 * 128) * 2 + 2 * 3 * 8
 
 
 def test_ptxas_assembles_without_spills(bulk_kernel):
@@ -68,7 +71,13 @@ def test_the_leader_thread_issues_and_every_thread_waits():
     assert loads and expects and all(o.parent_op().name == "scf.if" for o in loads + expects)
     assert {o.bytes.value.data for o in expects} == {(128 * 64 + 64 * 128) * 2}
     inits = [o for o in ops if isinstance(o, frag.MbarInitOp)]
-    assert len(inits) == 3 and all(o.count.value.data == 1 for o in inits)
+    # 3 full barriers (one arrival: the issuing thread's expect_tx), 3 empty ones (one arrival per warp)
+    assert sorted(o.count.value.data for o in inits) == [1, 1, 1, 4, 4, 4]
+    # the issuing thread alone waits for a stage's release; every warp releases, once
+    waits = [o for o in ops if isinstance(o, frag.MbarWaitOp)]
+    assert sum(o.parent_op().name == "scf.if" and o.parent_op().parent_op().name == "scf.if" for o in waits) == 1
+    arrives = [o for o in ops if isinstance(o, frag.MbarArriveWarpOp)]
+    assert len(arrives) == 1 and arrives[0].parent_op().name == "scf.for"
     # the boxes of B go to consecutive 8 KB blocks of its stage: coordinates col0 and col0 + 64
     assert all(len(o.coords) == 2 for o in loads)
 

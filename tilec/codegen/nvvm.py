@@ -421,6 +421,18 @@ def mbarrier_wait(builder: Builder, bar: Value, parity: Value) -> None:
     inline_asm(builder, asm, "r,r,~{memory}", [bar, parity])
 
 
+def mbarrier_arrive_warp(builder: Builder, bar: Value) -> None:
+    """The warp arrives once on `bar`: `bar.warp.sync` (which orders its lanes' memory
+    accesses), then lane 0's `mbarrier.arrive` (release semantics) carries them all."""
+    bar = expect_pointer("mbarrier.arrive", "barrier", bar, SHARED)
+    asm = ("{\n\t.reg .pred lead;\n\t.reg .b32 lane;\n\t"
+           "bar.warp.sync -1;\n\t"
+           "mov.u32 lane, %laneid;\n\t"
+           "setp.eq.u32 lead, lane, 0;\n\t"
+           "@lead mbarrier.arrive.shared::cta.b64 _, [$0];\n}")
+    inline_asm(builder, asm, "r,~{memory}", [bar])
+
+
 def shfl_sync(
     builder: Builder,
     value: Value,

@@ -364,6 +364,25 @@ class MbarWaitOp(IRDLOperation):
         _expect_pointer(self, "barrier", self.bar, SHARED_SPACE)
 
 
+@irdl_op_definition
+class MbarArriveWarpOp(IRDLOperation):
+    """The warp arrives once on ``bar``: ``bar.warp.sync`` (its lanes' earlier memory accesses are
+    ordered before lane 0's), then ``mbarrier.arrive`` (release) by lane 0. Warp-collective."""
+
+    name = "frag.mbar_arrive_warp"
+
+    bar = operand_def(LLVMPointerType)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$bar attr-dict `:` type($bar)"
+
+    def __init__(self, bar: SSAValue):
+        super().__init__(operands=[bar])
+
+    def verify_(self) -> None:
+        _expect_pointer(self, "barrier", self.bar, SHARED_SPACE)
+
+
 def _check_access(op: IRDLOperation, t: Attribute) -> None:
     n = access_bytes(t)
     if n not in (1, 2, 4, 8, 16):
@@ -570,6 +589,7 @@ Frag = Dialect(
         MbarExpectTxOp,
         TmaLoadOp,
         MbarWaitOp,
+        MbarArriveWarpOp,
         LoadOp,
         StoreOp,
         SharedOp,

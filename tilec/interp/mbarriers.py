@@ -1,9 +1,12 @@
 """Transaction barriers (sm_90 ``mbarrier``) for the interpreters: phases, arrivals, bytes.
 
-One :class:`TransactionBarrier` models one barrier object as the bulk copies
-use it: each phase expects one arrival (which announces the bytes the phase's
-copies bring) and completes when that arrival and those bytes are in; a wait
-names the phase by its parity and passes once that phase has completed.
+One :class:`TransactionBarrier` models one barrier object. A transaction
+("full") barrier expects one arrival per phase, which announces the bytes the
+phase's bulk copies bring, and completes when that arrival and those bytes are
+in; a per-warp ("empty") barrier expects ``arrivals`` plain arrivals (one per
+warp) and no bytes. A wait names the phase by its parity and passes once that
+phase has completed; as on the GPU, the phase before the first counts as
+completed (a parity-1 wait on a fresh barrier passes).
 
 Why a model and not a no-op: the interpreter lands a bulk copy in shared
 memory only when a wait completes its phase (``deferred``), so a read before
@@ -23,9 +26,11 @@ from tilec.interp.errors import OpError
 class TransactionBarrier:
     """One barrier: the number of completed phases, and the open phase's arrival and copies."""
 
-    def __init__(self, name: str, deferred: bool = True):
+    def __init__(self, name: str, deferred: bool = True, arrivals: int = 1):
         self.name = name
         self.deferred = deferred
+        self.arrivals = arrivals  # per phase; 1 for a transaction barrier
+        self.arrived = 0
         self.completed = 0
         self.expected: int | None = None  # bytes announced by this phase's arrival (None: no arrival yet)
         self.brought = 0
@@ -40,9 +45,24 @@ class TransactionBarrier:
     def expect(self, nbytes: int) -> None:
         """The phase's one arrival, announcing ``nbytes`` of copies."""
         with self._lock:
-            if self.expected is not None:
-                raise OpError(f"{self.name}: a second arrival in phase {self.completed} (each phase expects one)")
+            if self.expected is not None or self.arrivals != 1:
+                raise OpError(f"{self.name}: an arrival with bytes in phase {self.completed}, which "
+                              + ("already had one (each phase expects one)" if self.expected is not None
+                                 else f"expects {self.arrivals} plain arrivals"))
             self.expected = nbytes
+            self.arrived = 1
+
+    def arrive(self, count: int = 1) -> None:
+        """``count`` plain arrivals (no bytes); the phase completes with its last expected arrival."""
+        with self._lock:
+            if self.expected is not None or self.arrived + count > self.arrivals:
+                raise OpError(f"{self.name}: {self.arrived + count} arrivals in phase {self.completed}, which "
+                              f"expects {self.arrivals}" + (" (a transaction barrier's arrival brings bytes)"
+                                                            if self.arrivals == 1 else ""))
+            self.arrived += count
+            if self.arrived == self.arrivals:
+                self.completed += 1
+                self.arrived = 0
 
     def copy(self, nbytes: int, land: Callable[[], None]) -> None:
         """A bulk copy of ``nbytes`` that completes on this barrier; ``land`` writes it."""
@@ -54,13 +74,14 @@ class TransactionBarrier:
         land()
 
     def never_arrived(self, parity: int) -> str:
-        return (f"{self.name}: waits for phase {self.completed} (parity {parity}), which nothing has arrived at: "
+        got = "nothing has arrived at" if not self.arrived else f"has {self.arrived} of its {self.arrivals} arrivals"
+        return (f"{self.name}: waits for phase {self.completed} (parity {parity}), which {got}: "
                 "on the GPU this wait never ends")
 
     def try_wait(self, parity: int) -> bool:
         """Whether the phase of parity ``parity`` has completed, completing the open phase if it can.
 
-        False while the open phase has no arrival (the caller waits for another
+        False while the open phase lacks arrivals (the caller waits for another
         warp, or reports :meth:`never_arrived`); a byte count the copies do not
         match is an error at once.
         """
@@ -69,7 +90,7 @@ class TransactionBarrier:
         with self._lock:
             if self.parity != parity:
                 return True  # that phase completed earlier
-            if self.expected is None:
+            if self.arrived < self.arrivals:
                 return False
             if self.brought != self.expected:
                 raise OpError(
@@ -78,7 +99,7 @@ class TransactionBarrier:
                 )
             landing, self.landing = self.landing, []
             self.completed += 1
-            self.expected, self.brought = None, 0
+            self.expected, self.brought, self.arrived = None, 0, 0
         for land in landing:
             land()
         return True
@@ -87,8 +108,8 @@ class TransactionBarrier:
 class BarrierArray:
     """The ``N`` barriers of one ``tile.mbar_init`` (or one ``frag.mbar_init`` address range)."""
 
-    def __init__(self, count: int, deferred: bool = True, what: str = "barrier"):
-        self.barriers = [TransactionBarrier(f"{what} {i}", deferred) for i in range(count)]
+    def __init__(self, count: int, deferred: bool = True, what: str = "barrier", arrivals: int = 1):
+        self.barriers = [TransactionBarrier(f"{what} {i}", deferred, arrivals) for i in range(count)]
 
     def __getitem__(self, index: int) -> TransactionBarrier:
         if not 0 <= index < len(self.barriers):

@@ -75,12 +75,17 @@ class BlockShared:
         self.bytes = 0
         self._lock = threading.Lock()
 
-    def barriers_of(self, op: t.MbarInitOp, deferred: bool) -> BarrierArray:
-        """The block's barriers of one ``tile.mbar_init`` (made at its first execution, in any warp)."""
+    def barriers_of(self, op: t.MbarInitOp, deferred: bool, warps: int) -> BarrierArray:
+        """The block's barriers of one ``tile.mbar_init`` (made at its first execution, in any warp);
+        per-warp barriers expect ``warps`` arrivals per phase."""
         with self._lock:
             bars = self.barriers.get(op)
             if bars is None:
-                bars = self.barriers[op] = BarrierArray(op.result.type.count.data, deferred)
+                kind = op.result.type
+                bars = self.barriers[op] = BarrierArray(
+                    kind.count.data, deferred, "empty barrier" if kind.per_warp else "barrier",
+                    warps if kind.per_warp else 1,
+                )
             return bars
 
     def get(self, op: t.AllocOp) -> SharedTile:
@@ -512,7 +517,15 @@ class TileFunctions(InterpreterFunctions):
 
     @impl(t.MbarInitOp)
     def run_mbar_init(self, interpreter: Interpreter, op: t.MbarInitOp, args: PythonValues):
-        return (self.ctx.shared.barriers_of(op, self.ctx.async_groups.mode == "deferred"),)
+        return (self.ctx.shared.barriers_of(op, self.ctx.async_groups.mode == "deferred", self.ctx.warps),)
+
+    @impl(t.MbarArriveOp)
+    def run_mbar_arrive(self, interpreter: Interpreter, op: t.MbarArriveOp, args: PythonValues):
+        bars, index = args
+        # A block-level execution stands for every warp of the block.
+        bars[int(index)].arrive(1 if self.ctx.warp is not None else self.ctx.warps)
+        self._progress()
+        return ()
 
     @impl(t.MbarExpectOp)
     def run_mbar_expect(self, interpreter: Interpreter, op: t.MbarExpectOp, args: PythonValues):
@@ -537,6 +550,8 @@ class TileFunctions(InterpreterFunctions):
     @impl(t.MbarWaitOp)
     def run_mbar_wait(self, interpreter: Interpreter, op: t.MbarWaitOp, args: PythonValues):
         bars, index, parity = args
+        if op.issuer is not None and not self._issuer:
+            return ()
         barrier = bars[int(index)]
         while not barrier.try_wait(int(parity)):
             # The phase has no arrival yet: on the GPU this warp spins while the issuing warp

@@ -170,13 +170,14 @@ from tilec.dialects.tile.ops import (
     BulkCopyOp,
     CopyOp,
     LoadOp,
+    MbarArriveOp,
     MbarExpectOp,
     MbarInitOp,
     MbarWaitOp,
     MmaOp,
     StageOp,
 )
-from tilec.dialects.tile.types import GlobalType, RegisterType, SharedType, element_bits
+from tilec.dialects.tile.types import MBAR_WARPS, GlobalType, RegisterType, SharedType, element_bits
 from tilec.layout import ComposedLayout, Layout, Swizzle
 from tilec.layout.bulk import MBARRIER_BYTES, BulkBox, box_layout, choose_box
 
@@ -419,6 +420,7 @@ def _k_ahead(k: SSAValue, step: SSAValue, ahead: int, consts: _Consts, ops: list
 def _guarded_copies(
     plan: _Plan, bufs: list[SSAValue], k: SSAValue, stage: SSAValue, ub: SSAValue, ops: list[Operation], suffix: str,
     guard: bool = True, bars: SSAValue | None = None, bulk_bytes: int = 0,
+    released: tuple[SSAValue, SSAValue] | None = None,
 ) -> None:
     """``scf.if (k < ub) { async copies of K tile k into stage }`` then ``tile.async_commit``.
 
@@ -427,9 +429,13 @@ def _guarded_copies(
     nobody reads, and the loop body has no branch around its copies.
     With barriers ``bars`` the copies are bulk copies completing on the
     stage's barrier, announced by one ``tile.mbar_expect`` of ``bulk_bytes``,
-    and nothing is committed.
+    and nothing is committed. ``released = (empty, parity)``: the issuing
+    thread first waits for the phase of ``empty[stage]`` that every warp's
+    release of the stage's previous K tile completes.
     """
     inner: list[Operation] = []
+    if released is not None:
+        inner.append(MbarWaitOp(released[0], stage, released[1], issuer=True))
     if bars is not None:
         inner.append(MbarExpectOp(bars, stage, bulk_bytes))
     iv = plan.loop.body.block.args[0]
@@ -468,17 +474,19 @@ def _launch_of(op: Operation) -> tuple[func.FuncOp, LaunchAttr] | None:
     return (op, launch) if isinstance(launch, LaunchAttr) else None
 
 
-def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None) -> scf.ForOp:
-    """Pipeline one K loop with ``cp.async``, or with bulk copies of ``boxes`` (one per copy)."""
+def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, release: bool = False) -> scf.ForOp:
+    """Pipeline one K loop with ``cp.async``, or with bulk copies of ``boxes`` (one per copy);
+    with ``release`` (bulk only) the warps release stages through empty barriers, not a block barrier."""
     loop = plan.loop
     body = loop.body.block
     n = stages
     bulk = boxes is not None
+    release = release and bulk
 
     # 1. The staged buffers replace the allocs (checked against the smem limit before any change).
     #    Bulk copies lay their tiles out as the tensor map writes them.
     staged: list[tuple[AllocOp, SharedType]] = []
-    extra_bytes = n * MBARRIER_BYTES if bulk else 0
+    extra_bytes = n * MBARRIER_BYTES * ((2 if release else 1) if bulk else 0)
     for i, alloc in enumerate(plan.allocs):
         tile: SharedType = alloc.result.type
         eb = element_bits(tile.element_type) // 8
@@ -508,12 +516,18 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None) -> s
         Rewriter.insert_op(new, InsertPoint.before(alloc))
         bufs.append(new.result)
     bars: SSAValue | None = None
+    empty: SSAValue | None = None
     bulk_bytes = 0
     if bulk:
         init = MbarInitOp(n)
-        init.result.name_hint = "bars"
+        init.result.name_hint = "full"
         Rewriter.insert_op(init, InsertPoint.before(plan.allocs[-1]))
         bars = init.result
+        if release:
+            init = MbarInitOp(n, MBAR_WARPS)
+            init.result.name_hint = "empty"
+            Rewriter.insert_op(init, InsertPoint.before(plan.allocs[-1]))
+            empty = init.result
         bulk_bytes = sum(math.prod(c.dest.type.dims) * element_bits(c.dest.type.element_type) // 8 for c in plan.copies)
 
     # 2. Prologue: K tiles 0 .. N-2.
@@ -526,7 +540,11 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None) -> s
     rs0, ws0 = consts(0), consts(n - 1)
 
     # 3. The steady state, in the loop's own block (two more iter_args: read and write stage;
-    #    with bulk copies a third before them, the parity of the read stage's barrier phase).
+    #    with bulk copies a third before them, the parity of the read stage's barrier phase;
+    #    with releases a fourth before that, the parity of the write stage's empty barrier).
+    wph = body.insert_arg(IndexType(), len(body.args)) if release else None
+    if wph is not None:
+        wph.name_hint = "wph"
     ph = body.insert_arg(IndexType(), len(body.args)) if bulk else None
     if ph is not None:
         ph.name_hint = "ph"
@@ -535,13 +553,16 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None) -> s
     ws = body.insert_arg(IndexType(), len(body.args))
     ws.name_hint = "ws"
     iv = body.args[0]
-    top: list[Operation] = [MbarWaitOp(bars, rs, ph) if bulk else AsyncWaitOp(n - 2), BarrierOp()]
+    top: list[Operation] = [MbarWaitOp(bars, rs, ph) if bulk else AsyncWaitOp(n - 2)]
+    if not release:
+        top.append(BarrierOp())
     Rewriter.insert_op(top, InsertPoint.at_start(body))
     issue: list[Operation] = []
     k_next = _k_ahead(iv, step, n - 1, consts, issue, "k_next")
     # Bulk copies are guarded: every phase a copy completes is waited for in the loop, so none
     # is still writing shared memory when the block exits.
-    _guarded_copies(plan, bufs, k_next, ws, ub, issue, "", guard=bulk, bars=bars, bulk_bytes=bulk_bytes)
+    _guarded_copies(plan, bufs, k_next, ws, ub, issue, "", guard=bulk, bars=bars, bulk_bytes=bulk_bytes,
+                    released=(empty, wph) if release else None)
     reads: list[SSAValue] = []
     for buf in bufs:
         view = StageOp(buf, rs)
@@ -583,17 +604,24 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None) -> s
         ph_next.result.name_hint = "ph_next"
         adv += [flip, ph_next]
         phase.append(ph_next.result)
+    if release:  # every warp is done with stage %rs (moved up to its last read by _release_early)
+        adv.insert(0, MbarArriveOp(empty, rs))
     Rewriter.insert_op(adv, InsertPoint.before(yield_op))
-    Rewriter.replace_op(yield_op, scf.YieldOp(*yield_op.operands, *phase, rs_next.result, rs))
+    # The next write stage and its empty barrier's parity are this iteration's read stage and parity.
+    Rewriter.replace_op(yield_op, scf.YieldOp(*yield_op.operands, *([ph] if release else []), *phase, rs_next.result, rs))
 
     # 4. The new loop, then the drain.
     loop.body.detach_block(body)
-    new_loop = scf.ForOp(lb, ub, step, [*loop.iter_args, *([consts(0)] if bulk else []), rs0, ws0], Region(body))
+    # A fresh barrier's "previous" phase counts as complete: the first write stage's parity 1 passes.
+    parities = ([consts(1)] if release else []) + ([consts(0)] if bulk else [])
+    new_loop = scf.ForOp(lb, ub, step, [*loop.iter_args, *parities, rs0, ws0], Region(body))
     for old, new in zip(loop.results, new_loop.results):
         new.name_hint = old.name_hint
     new_loop.results[-2].name_hint, new_loop.results[-1].name_hint = "rs_end", "ws_end"
     if bulk:
         new_loop.results[-3].name_hint = "ph_end"
+    if release:
+        new_loop.results[-4].name_hint = "wph_end"
     Rewriter.insert_op([*consts.new, *pro], InsertPoint.before(loop))
     Rewriter.insert_op(new_loop, InsertPoint.before(loop))
     for old, new in zip(loop.results, new_loop.results):
@@ -721,11 +749,15 @@ def carry_first_fragments(loop: scf.ForOp) -> scf.ForOp | None:
     """
     body = loop.body.block
     ops = list(body.ops)
-    if len(ops) < 3 or not isinstance(ops[0], AsyncWaitOp | MbarWaitOp) or not isinstance(ops[1], BarrierOp):
+    if len(ops) < 3 or not isinstance(ops[0], AsyncWaitOp | MbarWaitOp):
         return None
     wait = ops[0]
-    if sum(isinstance(o, BarrierOp) for o in loop.body.walk()) != 1:
+    sync = ops[1] if isinstance(ops[1], BarrierOp) else None  # None: stages are released by empty barriers
+    if sync is None and not any(isinstance(o, MbarArriveOp) for o in ops):
+        return None
+    if sum(isinstance(o, BarrierOp) for o in loop.body.walk()) != (1 if sync else 0):
         return None  # another barrier in the body: its placement is someone else's protocol
+    head = 2 if sync else 1  # the wait (and the barrier) the body starts with
     rs = body.args[-2]
     views = [o for o in ops if isinstance(o, StageOp) and o.index is rs]
     mmas = [o for o in ops if isinstance(o, MmaOp)]
@@ -760,7 +792,7 @@ def carry_first_fragments(loop: scf.ForOp) -> scf.ForOp | None:
     advance = _slice_in(rs_next, body)
     if ph_next is not None:
         advance = [o for o in body.ops if o in {*advance, *_slice_in(ph_next, body)}]
-    if any(not is_side_effect_free(o) or o.regions for o in advance) or any(ops.index(o) < 2 for o in advance):
+    if any(not is_side_effect_free(o) or o.regions for o in advance) or any(ops.index(o) < head for o in advance):
         return None
 
     def loads(stage: SSAValue, out: list[Operation], tag: str) -> list[SSAValue]:
@@ -783,7 +815,8 @@ def carry_first_fragments(loop: scf.ForOp) -> scf.ForOp | None:
     if isinstance(wait, MbarWaitOp):
         pre: list[Operation] = []
         _wait_if_exists(MbarWaitOp(wait.barriers, loop.iter_args[-2], loop.iter_args[-3]), loop.lb, loop.ub, pre)
-        pre.append(BarrierOp())
+        if sync:
+            pre.append(BarrierOp())
     else:
         pre = [AsyncWaitOp(wait.pending.value.data), BarrierOp()]
     inits = loads(loop.iter_args[-2], pre, "first")
@@ -799,7 +832,8 @@ def carry_first_fragments(loop: scf.ForOp) -> scf.ForOp | None:
     # ... and the wait, barrier and next tile's first loads go before the last mma.
     for o in advance:
         o.detach()
-    ops[1].detach()
+    if sync:
+        sync.detach()
     wait.detach()
     mid: list[Operation] = [*advance]
     if isinstance(wait, MbarWaitOp):  # the next tile's phase, in the next read stage, if there is a next tile
@@ -811,7 +845,8 @@ def carry_first_fragments(loop: scf.ForOp) -> scf.ForOp | None:
         _wait_if_exists(MbarWaitOp(bars, rs_next, ph_next), k_next.result, loop.ub, mid)
     else:
         mid.append(wait)
-    mid.append(ops[1])
+    if sync:
+        mid.append(sync)
     nexts = loads(rs_next, mid, "next")
     Rewriter.insert_op(mid, InsertPoint.before(last))
     Rewriter.replace_op(yield_op, scf.YieldOp(*yield_op.operands, *nexts))
@@ -841,6 +876,32 @@ def carry_first_fragments(loop: scf.ForOp) -> scf.ForOp | None:
     return new_loop
 
 
+# ---------------------------------------------------------------- releasing a stage early
+
+
+def release_early(loop: scf.ForOp) -> None:
+    """Move the loop's ``tile.mbar_arrive`` (the warps' release of the read stage) up to just after
+    the last op that reads the stage: the issuing thread may refill it as soon as every warp is past
+    that point, not only at the end of the iteration."""
+    body = loop.body.block
+    arrive = next((o for o in body.ops if isinstance(o, MbarArriveOp)), None)
+    if arrive is None:
+        return
+    rs = arrive.index
+    readers: set[Operation] = set()
+    for view in [o for o in body.ops if isinstance(o, StageOp) and o.index is rs]:
+        readers.add(view)
+        for use in view.result.uses:
+            op = use.operation
+            while op.parent_block() is not body:
+                op = op.parent_op()
+            readers.add(op)
+    last = max(readers, key=body.get_operation_index, default=None)
+    if last is not None and body.get_operation_index(last) < body.get_operation_index(arrive):
+        arrive.detach()
+        Rewriter.insert_op(arrive, InsertPoint.after(last))
+
+
 # ---------------------------------------------------------------- the pass
 
 
@@ -852,7 +913,10 @@ class TilePipelinePass(ModulePass):
     ``reg_double_buffer``: split warp-level mmas into atom-K steps with the next
     step's fragment loads before each mma. ``bulk`` (sm_90): K loops whose
     copies allow it take bulk tensor copies and transaction barriers instead
-    of ``cp.async`` (see the module docstring).
+    of ``cp.async`` (see the module docstring). ``release`` (with ``bulk``):
+    the warps release each stage on an empty barrier after their last read of
+    it, and the issuing thread waits for that before refilling the stage, so
+    the K loop has no block barrier (``release=false``: one per K tile).
     """
 
     name: ClassVar[str] = "tile-pipeline"
@@ -861,6 +925,7 @@ class TilePipelinePass(ModulePass):
     reg_double_buffer: bool = True
     carry_fragments: bool = True
     bulk: bool = False
+    release: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not 1 <= self.stages <= MAX_STAGES:
@@ -873,10 +938,11 @@ class TilePipelinePass(ModulePass):
             # (but for the smem limit, checked per loop as it is pipelined).
             loops = [o for o in op.walk() if isinstance(o, scf.ForOp)]
             for plan in [p for p in map(_analyze, loops) if p is not None]:
-                pipelined.append(_pipeline(plan, self.stages, bulk_boxes(plan) if self.bulk else None))
+                pipelined.append(_pipeline(plan, self.stages, bulk_boxes(plan) if self.bulk else None, self.release))
         if self.reg_double_buffer:
             for mma in [o for o in op.walk() if isinstance(o, MmaOp)]:
                 split_k_steps(mma)
             if self.carry_fragments:
-                for loop in pipelined:
-                    carry_first_fragments(loop)
+                pipelined = [carry_first_fragments(loop) or loop for loop in pipelined]
+        for loop in pipelined:
+            release_early(loop)

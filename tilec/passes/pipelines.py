@@ -7,9 +7,10 @@
     tile-opt examples/gemm.mlir -p 'tile-to-ptx{block=64,128,32 warps=2,2 stages=4}' -t ptx
 
 Its options are the tiling's (``block``, ``warps``, ``group``, ``tf32``,
-``thread_tile``) and the pipeline's ``stages`` and ``bulk`` (sm_90 bulk
-tensor copies for views with ``tile.aligned_rows``); ``stages=1`` skips
-software pipelining, the swizzle always runs.
+``thread_tile``) and the pipeline's ``stages``, ``bulk`` (sm_90 bulk
+tensor copies for views with ``tile.aligned_rows``) and ``release`` (with
+``bulk``: stages released on empty barriers, no block barrier in the K loop);
+``stages=1`` skips software pipelining, the swizzle always runs.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class TileToPTX(PipelinePass):
     tf32: bool = False
     thread_tile: tuple[int, ...] = DEFAULT_THREAD_TILE
     bulk: bool = False
+    release: bool = True
 
     def pipeline(self) -> str:
         tiling = [f"block={_tuple(self.block)}", f"group={self.group}", f"thread_tile={_tuple(self.thread_tile)}"]
@@ -46,6 +48,8 @@ class TileToPTX(PipelinePass):
         if self.tf32:
             tiling.append("tf32=true")
         pipeline = f"stages={self.stages}" + (" bulk=true" if self.bulk else "")
+        if self.bulk and not self.release:
+            pipeline += " release=false"
         return (
             f"tile-tiling{{{' '.join(tiling)}}},tile-swizzle,tile-pipeline{{{pipeline}}},"
             "tile-regalloc,tile-to-llvm"

@@ -460,6 +460,8 @@ class KernelLowering(MemoryLowering, BulkLowering):
                 self.bulk_copy(op)
             case t.MbarWaitOp():
                 self.mbar_wait(op)
+            case t.MbarArriveOp():
+                self.mbar_arrive(op)
             case _ if type(op).__name__ == "StageOp" and op.name == "tile.stage":
                 buf = self.get(op.buffer)
                 _, stride = t.stage_layout(op.buffer.type.layout)

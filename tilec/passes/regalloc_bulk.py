@@ -11,11 +11,15 @@
   view must promise ``tile.aligned_rows >= 16`` (what a tensor map needs of
   addresses and strides; checked at launch).
 - **Barriers.** ``tile.mbar_init`` → ``N * 8`` bytes of shared memory; thread 0
-  inits each barrier for one arrival and fences, then ``tile.barrier``.
+  inits each barrier for one arrival (a per-warp ``!tile.mbar<N, warps>``: one
+  per warp of the block) and fences, then ``tile.barrier``.
 - **One thread issues.** ``tile.mbar_expect`` → ``frag.mbar_expect_tx`` and
   ``tile.bulk_copy`` → one ``frag.tma_load`` per box (boxes side by side in
   shared memory, :mod:`tilec.layout.bulk`), each under ``scf.if tid == 0``.
-- **Everyone waits.** ``tile.mbar_wait`` → ``frag.mbar_wait`` in every thread.
+- **Everyone waits.** ``tile.mbar_wait`` → ``frag.mbar_wait`` in every thread
+  (with ``issuer``: in thread 0 only).
+- **Warps release.** ``tile.mbar_arrive`` → ``frag.mbar_arrive_warp`` (one
+  arrival per warp, after ``bar.warp.sync``).
 - **Alignment.** A tensor map's swizzle works on address bits, so a
   destination must start at a multiple of its swizzle's period (1024 bytes
   for 128-byte rows): static buffers are declared with that alignment, and
@@ -91,7 +95,7 @@ def bulk_alignment(fn) -> dict[Operation, int]:
 
 
 class BulkLowering:
-    """The four ops, for :class:`tilec.passes.regalloc.KernelLowering` (``self.em``, ``self.get``, ``self.tid``)."""
+    """The bulk-copy and barrier ops, for :class:`tilec.passes.regalloc.KernelLowering` (``self.em``, ``self.get``, ``self.tid``, ``self.threads``)."""
 
     tensor_maps: dict[tuple[SSAValue, BulkBox], SSAValue]
 
@@ -110,12 +114,13 @@ class BulkLowering:
 
     def mbar_init(self, op: t.MbarInitOp, ptr: SSAValue) -> None:
         count = op.result.type.count.data
+        arrivals = self.threads // 32 if op.result.type.per_warp else 1
         bars = Mbars(ptr, count)
         em = self.em
 
         def init():
             for i in range(count):
-                em.insert(frag.MbarInitOp(em.gep(ptr, i, i64, i32), 1))
+                em.insert(frag.MbarInitOp(em.gep(ptr, i, i64, i32), arrivals))
             em.insert(frag.MbarInitFenceOp())
 
         self._leader(init)
@@ -146,4 +151,11 @@ class BulkLowering:
     def mbar_wait(self, op: t.MbarWaitOp) -> None:
         em = self.em
         bar = self._barrier_at(self.get(op.barriers), self.get(op.index))
-        em.insert(frag.MbarWaitOp(bar, em.value(em.cast(self.get(op.parity), i32), i32)))
+        parity = em.value(em.cast(self.get(op.parity), i32), i32)
+        if op.issuer is not None:
+            self._leader(lambda: em.insert(frag.MbarWaitOp(bar, parity)))
+        else:
+            em.insert(frag.MbarWaitOp(bar, parity))
+
+    def mbar_arrive(self, op: t.MbarArriveOp) -> None:
+        self.em.insert(frag.MbarArriveWarpOp(self._barrier_at(self.get(op.barriers), self.get(op.index))))

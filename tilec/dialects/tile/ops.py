@@ -53,7 +53,7 @@ from xdsl.traits import HasParent, IsTerminator, MemoryReadEffect, MemoryWriteEf
 from xdsl.utils.exceptions import VerifyException
 
 from tilec.dialects.tile.attributes import DYNAMIC, CopyAtomAttr, LayoutAttr, MMAAtomAttr
-from tilec.dialects.tile.types import GlobalType, MbarType, RegisterType, RegisterVectorType, SharedType, element_bits
+from tilec.dialects.tile.types import MBAR_TX, MBAR_WARPS, GlobalType, MbarType, RegisterType, RegisterVectorType, SharedType, element_bits
 
 MMA_INPUT_TYPES = (Float16Type, BFloat16Type, Float32Type)
 
@@ -597,10 +597,11 @@ class AsyncWaitOp(IRDLOperation):
 
 @irdl_op_definition
 class MbarInitOp(IRDLOperation):
-    """``%bars = tile.mbar_init : !tile.mbar<N>``: N transaction barriers in shared memory.
+    """``%bars = tile.mbar_init : !tile.mbar<N>`` (or ``!tile.mbar<N, warps>``): N barriers in shared memory.
 
-    Block-wide, like ``tile.alloc``: every barrier is initialised for one
-    arrival per phase, and every thread sees them initialised once past the op.
+    Block-wide, like ``tile.alloc``: every barrier is initialised for the
+    arrivals its kind counts per phase (one, or one per warp of the block),
+    and every thread sees them initialised once past the op.
     """
 
     name = "tile.mbar_init"
@@ -611,8 +612,14 @@ class MbarInitOp(IRDLOperation):
 
     assembly_format = "attr-dict `:` type($result)"
 
-    def __init__(self, count: int):
-        super().__init__(result_types=[MbarType(count)])
+    def __init__(self, count: int, arrivals: str = MBAR_TX):
+        super().__init__(result_types=[MbarType(count, arrivals)])
+
+
+def _check_kind(op: IRDLOperation, bars: SSAValue, per_warp: bool) -> None:
+    if bars.type.per_warp != per_warp:
+        want = MbarType(bars.type.count.data, MBAR_WARPS if per_warp else MBAR_TX)
+        _fail(op, f"expects {'per-warp' if per_warp else 'transaction'} barriers ({want}), got {bars.type}")
 
 
 @irdl_op_definition
@@ -634,6 +641,7 @@ class MbarExpectOp(IRDLOperation):
         super().__init__(operands=[barriers, index], properties={"bytes": IntegerAttr(nbytes, 64)})
 
     def verify_(self) -> None:
+        _check_kind(self, self.barriers, per_warp=False)
         if not 0 < self.bytes.value.data < 1 << 20:
             _fail(self, f"expects 1 .. 2^20-1 bytes per phase (the mbarrier's transaction count), got {self.bytes.value.data}")
 
@@ -678,6 +686,7 @@ class BulkCopyOp(IRDLOperation):
 
     def verify_(self) -> None:
         tile = self.dest.type
+        _check_kind(self, self.barriers, per_warp=False)
         _check_window(self, self.source.type, self.indices, tile.dims, "source")
         _check_same_element(self, self.source.type, tile)
         if len(tile.dims) != 2:
@@ -690,20 +699,48 @@ class BulkCopyOp(IRDLOperation):
 @irdl_op_definition
 class MbarWaitOp(IRDLOperation):
     """``tile.mbar_wait %bars[%i], %parity``: every thread waits for the phase of barrier ``%i``
-    with parity ``%parity`` (0 or 1) to complete; that phase's bulk copies are then visible to it."""
+    with parity ``%parity`` (0 or 1) to complete; that phase's bulk copies are then visible to it.
+
+    With ``issuer`` only the thread that issues the block's bulk copies waits
+    (the others go on): a producer waiting for a stage to be released before
+    it refills it. A parity of 1 on a barrier that has completed no phase
+    passes at once (the phase before the first counts as complete), as on the GPU.
+    """
 
     name = "tile.mbar_wait"
 
     barriers = operand_def(MbarType)
     index = operand_def(IndexType)
     parity = operand_def(IndexType)
+    issuer = opt_prop_def(UnitAttr)
 
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
-    assembly_format = "$barriers `[` $index `]` `,` $parity attr-dict `:` type($barriers)"
+    assembly_format = "$barriers `[` $index `]` `,` $parity (`issuer` $issuer^)? attr-dict `:` type($barriers)"
 
-    def __init__(self, barriers: SSAValue, index: SSAValue, parity: SSAValue):
-        super().__init__(operands=[barriers, index, parity])
+    def __init__(self, barriers: SSAValue, index: SSAValue, parity: SSAValue, issuer: bool = False):
+        super().__init__(operands=[barriers, index, parity], properties={"issuer": UnitAttr()} if issuer else {})
+
+
+@irdl_op_definition
+class MbarArriveOp(IRDLOperation):
+    """``tile.mbar_arrive %bars[%i] : !tile.mbar<N, warps>``: each warp arrives once on barrier ``%i``,
+    after all its threads' earlier shared-memory reads (the consumer's release of a stage)."""
+
+    name = "tile.mbar_arrive"
+
+    barriers = operand_def(MbarType)
+    index = operand_def(IndexType)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = "$barriers `[` $index `]` attr-dict `:` type($barriers)"
+
+    def __init__(self, barriers: SSAValue, index: SSAValue):
+        super().__init__(operands=[barriers, index])
+
+    def verify_(self) -> None:
+        _check_kind(self, self.barriers, per_warp=True)
 
 
 # -- compute -----------------------------------------------------------------
@@ -1028,6 +1065,7 @@ TILE_OPS = [
     MbarExpectOp,
     BulkCopyOp,
     MbarWaitOp,
+    MbarArriveOp,
     MmaOp,
     AddOp,
     SubOp,

@@ -312,33 +312,54 @@ class RegisterVectorType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
             raise VerifyException(f"{self.name}: orientation must be 'row' or 'col', got {self.orientation.data!r}")
 
 
+MBAR_TX, MBAR_WARPS = "tx", "warps"
+"""The two kinds of ``!tile.mbar``: transaction (full) barriers and per-warp (empty) barriers."""
+
+
 @irdl_attr_definition
 class MbarType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
-    """``!tile.mbar<3>``: transaction barriers (sm_90 ``mbarrier`` objects) in shared memory.
+    """``!tile.mbar<3>`` / ``!tile.mbar<3, warps>``: sm_90 ``mbarrier`` objects in shared memory.
 
-    Each barrier expects one arrival per phase (``tile.mbar_expect``, which also
-    names the bytes its bulk copies will bring) and completes the phase when
-    that arrival and those bytes are in; ``tile.mbar_wait`` waits for a phase
-    by its parity. A ``tile.bulk_copy`` into a multi-stage buffer uses the
-    barrier of its stage.
+    Two kinds, by what completes a phase (the second parameter, ``tx`` by default):
+
+    - ``tx`` (transaction barriers, the stages' "full" barriers): one arrival
+      per phase (``tile.mbar_expect``, which also names the bytes its bulk
+      copies will bring); the phase completes when that arrival and those
+      bytes are in. A ``tile.bulk_copy`` into a multi-stage buffer uses the
+      barrier of its stage.
+    - ``warps`` (the stages' "empty" barriers): one arrival per warp of the
+      block (``tile.mbar_arrive``, a warp saying it is done reading a stage).
+
+    ``tile.mbar_wait`` waits for a phase of either kind by its parity.
     """
 
     name = "tile.mbar"
 
     count: IntAttr
+    arrivals: StringAttr
 
-    def __init__(self, count: int):
-        super().__init__(IntAttr(count))
+    def __init__(self, count: int, arrivals: str = MBAR_TX):
+        super().__init__(IntAttr(count), StringAttr(arrivals))
+
+    @property
+    def per_warp(self) -> bool:
+        return self.arrivals.data == MBAR_WARPS
 
     @classmethod
     def _parse_body(cls, parser: AttrParser) -> Sequence[Attribute]:
         with parser.in_angle_brackets():
             count = parser.parse_integer(allow_boolean=False, allow_negative=False)
-        return (IntAttr(count),)
+            arrivals = MBAR_TX
+            if parser.parse_optional_punctuation(","):
+                arrivals = parser.parse_identifier()
+        return (IntAttr(count), StringAttr(arrivals))
 
     def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.count.data}>")
+        kind = "" if self.arrivals.data == MBAR_TX else f", {self.arrivals.data}"
+        printer.print_string(f"<{self.count.data}{kind}>")
 
     def verify(self) -> None:
+        if self.arrivals.data not in (MBAR_TX, MBAR_WARPS):
+            raise VerifyException(f"{self.name}: arrivals must be '{MBAR_TX}' or '{MBAR_WARPS}', got {self.arrivals.data!r}")
         if self.count.data <= 0:
             raise VerifyException(f"{self.name}: needs at least one barrier, got {self.count.data}")

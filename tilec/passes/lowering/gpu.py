@@ -168,6 +168,11 @@ def _mbar_wait(op: frag.MbarWaitOp, b: Builder) -> list[SSAValue]:
     return []
 
 
+def _mbar_arrive_warp(op: frag.MbarArriveWarpOp, b: Builder) -> list[SSAValue]:
+    N.mbarrier_arrive_warp(b, op.bar)
+    return []
+
+
 def _load(op: frag.LoadOp, b: Builder) -> list[SSAValue]:
     t = op.result.type
     size = frag.access_bytes(t)
@@ -244,6 +249,7 @@ LOWERINGS: dict[type[Operation], Lowering] = {
     frag.MbarExpectTxOp: _mbar_expect_tx,
     frag.TmaLoadOp: _tma_load,
     frag.MbarWaitOp: _mbar_wait,
+    frag.MbarArriveWarpOp: _mbar_arrive_warp,
     frag.LoadOp: _load,
     frag.StoreOp: _store,
     frag.SharedOp: _shared,

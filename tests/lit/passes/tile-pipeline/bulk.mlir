@@ -1,17 +1,25 @@
 // RUN: tile-opt %s -p 'tile-pipeline{stages=3 bulk=true reg-double-buffer=false}' | filecheck %s
 // RUN: tile-opt %s -p 'tile-pipeline{stages=3 bulk=true}' | filecheck %s --check-prefix=CARRY
+// RUN: tile-opt %s -p 'tile-pipeline{stages=3 bulk=true release=false reg-double-buffer=false}' | filecheck %s --check-prefix=SYNC
 
 // tile-pipeline{bulk=true} (sm_90): the K loop's copies from views whose rows
 // are promised 16-byte aligned become bulk tensor copies (tile.bulk_copy, one
 // thread per block issues them) completing on one transaction barrier per
-// stage (tile.mbar_init). Each shared tile takes the layout a tensor map
-// writes: A's 64x32 f16 tile has 64-byte rows, so the 64-byte swizzle
-// Sw<2,3,3>; B's 32x64 tile 128-byte rows, Sw<3,3,3>. The prologue announces
-// the bytes of K tiles 0 and 1 (tile.mbar_expect, 8192 = 2 * 4096) and issues
-// their copies, skipped past K; each iteration waits for the phase of its read
-// stage (the parity %ph flips when the stage wraps around), synchronises once
-// (so nobody still reads the stage the next copy overwrites), and issues K tile
-// i+2, guarded: every phase a copy completes is waited for. No drain is left.
+// stage (%full). Each shared tile takes the layout a tensor map writes: A's
+// 64x32 f16 tile has 64-byte rows, so the 64-byte swizzle Sw<2,3,3>; B's 32x64
+// tile 128-byte rows, Sw<3,3,3>. The prologue announces the bytes of K tiles 0
+// and 1 (tile.mbar_expect, 8192 = 2 * 4096) and issues their copies, skipped
+// past K; each iteration waits for the phase of its read stage (the parity %ph
+// flips when the stage wraps around) and issues K tile i+2, guarded: every
+// phase a copy completes is waited for. No drain is left.
+//
+// Nobody may overwrite a stage that a warp still reads. By default (CUTLASS's
+// sm90 producer/consumer pipeline) each warp releases the read stage on its
+// per-warp "empty" barrier (tile.mbar_arrive) right after its last read of it,
+// and the issuing thread alone waits for the stage's release before refilling
+// it (tile.mbar_wait ... issuer), with the parity of the previous iteration's
+// read (%wph; 1 at first, which a fresh barrier passes): the loop has no block
+// barrier. With release=false every iteration synchronises the block once instead.
 // With carried fragments the wait for the next tile moves before the last mma
 // and runs only if there is a next tile (a phase nobody arrives at never completes).
 
@@ -88,29 +96,56 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %b: !t
 // CHECK-LABEL: func.func @gemm
 // CHECK:       %sa = tile.alloc : !tile.st<3x64x32xf16, Sw<2,3,3> o 0 o (3,64,32):(2048,32,1)>
 // CHECK-NEXT:  %sb = tile.alloc : !tile.st<3x32x64xf16, Sw<3,3,3> o 0 o (3,32,64):(2048,64,1)>
-// CHECK-NEXT:  %bars = tile.mbar_init : !tile.mbar<3>
+// CHECK-NEXT:  %full = tile.mbar_init : !tile.mbar<3>
+// CHECK-NEXT:  %empty = tile.mbar_init : !tile.mbar<3, warps>
 // CHECK:       scf.if %more0 {
-// CHECK-NEXT:    tile.mbar_expect %bars[%c0], 8192 : !tile.mbar<3>
-// CHECK:         tile.bulk_copy %a[%row0, %c0] -> %sa_w0, %bars[%c0]
-// CHECK:         tile.bulk_copy %b[%c0, %col0] -> %sb_w0, %bars[%c0]
-// CHECK:       scf.for %k = %c0 to %K step %c32 iter_args(%acc_i = %zero, %ph = %c0, %rs = %c0, %ws = %c2)
-// CHECK-NEXT:    tile.mbar_wait %bars[%rs], %ph : !tile.mbar<3>
-// CHECK-NEXT:    tile.barrier
+// CHECK-NEXT:    tile.mbar_expect %full[%c0], 8192 : !tile.mbar<3>
+// CHECK:         tile.bulk_copy %a[%row0, %c0] -> %sa_w0, %full[%c0]
+// CHECK:         tile.bulk_copy %b[%c0, %col0] -> %sb_w0, %full[%c0]
+// CHECK:       scf.for %k = %c0 to %K step %c32 iter_args(%acc_i = %zero, %wph = %c1, %ph = %c0, %rs = %c0, %ws = %c2)
+// CHECK-NEXT:    tile.mbar_wait %full[%rs], %ph : !tile.mbar<3>
+// CHECK-NOT:     tile.barrier
 // CHECK:         scf.if %more {
-// CHECK-NEXT:      tile.mbar_expect %bars[%ws], 8192
+// CHECK-NEXT:      tile.mbar_wait %empty[%ws], %wph issuer : !tile.mbar<3, warps>
+// CHECK-NEXT:      tile.mbar_expect %full[%ws], 8192
+// CHECK:         %ra = tile.load %sa_r
+// CHECK-NEXT:    %rb = tile.load %sb_r
+// CHECK-NEXT:    tile.mbar_arrive %empty[%rs] : !tile.mbar<3, warps>
+// CHECK-NEXT:    %d = tile.mma %ra, %rb, %acc_i
 // CHECK:         %ph_flip = arith.subi %c1, %ph : index
 // CHECK-NEXT:    %ph_next = arith.select %wrap, %ph_flip, %ph : index
-// CHECK-NEXT:    scf.yield %{{.*}}, %ph_next, %rs_next, %rs
+// CHECK-NEXT:    scf.yield %d, %ph, %ph_next, %rs_next, %rs
 // CHECK-NEXT:  }
 // CHECK-NEXT:  tile.barrier
 // CHECK-NOT:   tile.async
 // CHECK:       tile.store
 
-// CARRY:       tile.mbar_wait %bars[%c0], %c0
+// CARRY:       tile.mbar_wait %full[%c0], %c0
+// CARRY-NOT:   tile.barrier
 // CARRY:       scf.for
+// CARRY:         %ra1 = tile.load %sa_r
+// CARRY-NEXT:    %rb1 = tile.load %sb_r
+// CARRY-NEXT:    tile.mbar_arrive %empty[%rs]
+// CARRY:         tile.mbar_wait %empty[%ws], %wph issuer
 // CARRY:         %k_after = arith.addi %k, %c32 : index
 // CARRY-NEXT:    %[[E:.*]] = arith.cmpi slt, %k_after, %K : index
 // CARRY-NEXT:    scf.if %[[E]] {
-// CARRY-NEXT:      tile.mbar_wait %bars[%rs_next], %ph_next : !tile.mbar<3>
+// CARRY-NEXT:      tile.mbar_wait %full[%rs_next], %ph_next : !tile.mbar<3>
 // CARRY-NEXT:    }
-// CARRY-NEXT:    tile.barrier
+// CARRY-NEXT:    %sa_next = tile.stage %sa[%rs_next]
+// CARRY-NOT:     tile.barrier
+// CARRY:         scf.yield
+// CARRY-NEXT:  }
+// CARRY-NEXT:  tile.barrier
+
+// SYNC:        %full = tile.mbar_init : !tile.mbar<3>
+// SYNC-NOT:    tile.mbar_init
+// SYNC:        scf.for %k = %c0 to %K step %c32 iter_args(%acc_i = %zero, %ph = %c0, %rs = %c0, %ws = %c2)
+// SYNC-NEXT:     tile.mbar_wait %full[%rs], %ph : !tile.mbar<3>
+// SYNC-NEXT:     tile.barrier
+// SYNC:          scf.if %more {
+// SYNC-NEXT:       tile.mbar_expect %full[%ws], 8192
+// SYNC-NOT:      tile.mbar_arrive
+// SYNC:          scf.yield %{{.*}}, %ph_next, %rs_next, %rs
+// SYNC-NEXT:   }
+// SYNC-NEXT:   tile.barrier
