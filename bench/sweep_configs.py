@@ -1,7 +1,8 @@
 """Time several matmul configurations on one shape (GPU), to see which knob matters.
 
     python bench/sweep_configs.py [--shape 4096,4096,4096] [--dtype float16]
-        [--config 128x128x32/4x2/4[+aligned][+bulk|+bulksync][+gN] ...] [--cublas] [--json out.json]
+        [--config 128x128x32/4x2/4[+aligned][+bulk|+bulksync][+gN] ...] [--repeat R] [--flush]
+        [--cublas] [--json out.json]
 
 Every kernel is the one ``tilec.matmul`` picks for these row-major torch
 operands: the specialisation for rows aligned to 16 bytes (``+aligned`` is
@@ -48,8 +49,14 @@ def parse_config(text: str):
                         bulk="bulk" in flags or "bulksync" in flags, release="bulksync" not in flags)
 
 
-def time_kernel(launch, reps: int = 50) -> float:
-    """Median milliseconds of ``reps`` launches, each between two CUDA events."""
+def time_kernel(launch, reps: int = 50, flush=None) -> float:
+    """Median milliseconds of ``reps`` launches, each between two CUDA events.
+
+    ``flush`` (a large device tensor): zeroed before each launch, outside the
+    events, as ``bench/gemm.py`` and ``triton.testing.do_bench`` do. The L2 is
+    then cold, and the GPU is busy with the memset while the host submits the
+    launch, so a small problem's time is the kernel's, not the host's.
+    """
     import torch
 
     for _ in range(5):
@@ -58,6 +65,8 @@ def time_kernel(launch, reps: int = 50) -> float:
     times = []
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if flush is not None:
+            flush.zero_()
         start.record()
         launch()
         end.record()
@@ -66,7 +75,7 @@ def time_kernel(launch, reps: int = 50) -> float:
     return statistics.median(s.elapsed_time(e) for s, e in times)
 
 
-def prepare(config_text: str, m: int, n: int, k: int, dtype: str):
+def prepare(config_text: str, m: int, n: int, k: int, dtype: str, flush=None):
     """Compile and check one configuration: its result row, and a function timing one round (None on error).
 
     The kernel is the one ``tilec.matmul`` runs for these operands (torch
@@ -99,7 +108,7 @@ def prepare(config_text: str, m: int, n: int, k: int, dtype: str):
     rows = torch.randint(0, m, (256,), device="cuda")
     ref = a[rows].double() @ b.double()
     row["rel_error"] = ((c[rows].double() - ref).norm() / ref.norm()).item()
-    return row, lambda: time_kernel(lambda: tilec.matmul(a, b, out=c, config=config))
+    return row, lambda: time_kernel(lambda: tilec.matmul(a, b, out=c, config=config), flush=flush)
 
 
 def main() -> None:
@@ -110,17 +119,24 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=1,
                    help="rounds over all configurations, interleaved (a kernel's spread between rounds is the noise)")
     p.add_argument("--cublas", action="store_true", help="also time torch.matmul")
+    p.add_argument("--flush", action="store_true",
+                   help="zero 256 MB before each launch (cold L2, host cost hidden: for small problems)")
     p.add_argument("--json")
     args = p.parse_args()
     m, n, k = (int(v) for v in args.shape.split(","))
     flop = 2 * m * n * k
-    entries = [(text, *prepare(text, m, n, k, args.dtype)) for text in args.config or DEFAULT_CONFIGS]
+    flush = None
+    if args.flush:
+        import torch
+
+        flush = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device="cuda")
+    entries = [(text, *prepare(text, m, n, k, args.dtype, flush)) for text in args.config or DEFAULT_CONFIGS]
     if args.cublas:
         import torch
 
         a = torch.randn(m, k, device="cuda", dtype=getattr(torch, args.dtype))
         b = torch.randn(k, n, device="cuda", dtype=getattr(torch, args.dtype))
-        entries.append(("cuBLAS", {"config": "cublas"}, lambda: time_kernel(lambda: torch.matmul(a, b))))
+        entries.append(("cuBLAS", {"config": "cublas"}, lambda: time_kernel(lambda: torch.matmul(a, b), flush=flush)))
     for _ in range(args.repeat):
         for _, row, timer in entries:
             if timer is not None:
@@ -140,7 +156,8 @@ def main() -> None:
         print(f"{text:28s} {row['tflops']:7.1f} TFLOP/s{spread}  {row['ms']:.3f} ms{detail}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"shape": [m, n, k], "dtype": args.dtype, "repeat": args.repeat, "rows": out}, f, indent=1)
+            json.dump({"shape": [m, n, k], "dtype": args.dtype, "repeat": args.repeat, "flush": args.flush,
+                       "rows": out}, f, indent=1)
 
 
 if __name__ == "__main__":

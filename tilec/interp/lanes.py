@@ -1,10 +1,11 @@
 """Fragment-level kernels on the CPU, lane by lane (vectorised over the 32 lanes of a warp).
 
 After ``tile-regalloc`` a kernel is per-thread code: ``frag`` ops (ldmatrix,
-mma.sync, cp.async, predicated loads and stores, shuffles, conversions),
-``llvm.getelementptr`` address arithmetic on ``!llvm.ptr<1>`` (global) and
-``!llvm.ptr<3>`` (shared) pointers, integer ``arith``, ``scf``, and the tile
-dialect's ids and ``tile.barrier``. :func:`run_fragment` runs such a kernel;
+mma.sync, cp.async, sm_90 bulk tensor copies and their mbarriers, predicated
+loads and stores, shuffles, conversions), ``llvm.getelementptr`` address
+arithmetic on ``!llvm.ptr<1>`` (global) and ``!llvm.ptr<3>`` (shared)
+pointers, integer ``arith``, ``scf``, and the tile dialect's ids and
+``tile.barrier``. :func:`run_fragment` runs such a kernel;
 ``tilec.interp.run`` / ``run_text`` dispatch here by themselves when the
 function is fragment-level (:func:`is_fragment_level`)::
 
@@ -30,6 +31,20 @@ active lane (warp-uniform control flow), else the same. A block whose thread
 count is not a multiple of 32 has a last warp with fewer lanes (the others
 are inactive from the start).
 
+**Bulk copies** (:mod:`tilec.interp.lane_bulk`). ``frag.mbar_init`` makes a
+barrier of the block at its shared address (``count`` arrivals per phase;
+``frag.mbar_init_fence`` does nothing here); ``frag.mbar_expect_tx`` is one
+arrival per active lane announcing the phase's bytes; ``frag.tma_load`` reads
+its box at issue (zeros outside the view) and lands it, swizzled as the
+tensor map says, when a ``frag.mbar_wait`` completes the barrier's phase (at
+once with ``async_mode="eager"``); its destination must be a multiple of the
+swizzle's period. ``frag.mbar_wait`` lets the block's other warps run until
+the phase of its parity has completed (parity 1 on a fresh barrier passes);
+when no warp can run on, or the copies bring other bytes than announced, the
+wait never ends on the GPU and the run stops with that error.
+``frag.mbar_arrive_warp`` (all 32 lanes) arrives once for the warp. A barrier
+op at an address where no barrier was made is an error.
+
 **Arguments.** ``!llvm.ptr<1>``: a numpy array; the pointer addresses its
 first element, and the memory is the bytes of the whole allocation under it
 (the array itself, or the base array a slice or transpose is a view of: a
@@ -43,6 +58,12 @@ hold that element type: ``f16`` float16 (or uint16 bits), ``f32`` float32,
 bits (used in place) or float32 arrays of values (rounded to bf16, nearest
 even, into a staging buffer; after the run the elements whose bits the kernel
 changed are copied back). Without ``tile.dtype`` any dtype is raw bytes.
+A tensor-map parameter (``!llvm.ptr {tile.gl = "a", tile.tensor_map = j, ...}``)
+is made from its view's pointer, extents and strides arguments: pass the
+``TensorMapArg`` :func:`tilec.gl_args.expand` gives (it must describe that
+view), ``None``, or leave every tensor-map parameter out. The view must be
+one a tensor map can describe (16-byte aligned address and row stride,
+innermost stride 1).
 Scalars (``iN``, ``index``, floats) take Python/numpy numbers, the same in
 every lane; a plain function (no ``tile.launch``) may also take per-lane
 ``(32,)`` arrays, and returns its results as per-lane arrays.
@@ -50,7 +71,8 @@ every lane; a plain function (no ``tile.launch``) may also take per-lane
 **Memory.** Accesses outside an argument's allocation or a shared buffer, or
 misaligned for their size, raise an error naming the op, lane, byte offset
 and the memory. Shared memory: one buffer per ``frag.shared`` symbol and
-block (its largest size in the module), and one dynamic buffer for every
+block (its largest size in the module, at a made-up address that is a
+multiple of its ``align``), and one dynamic buffer for every
 ``bytes = 0`` symbol, of ``smem`` minus the static buffers' bytes; all filled
 with ``0xFF`` (NaN for f16/bf16/f32) so that reading unwritten memory shows.
 The static buffers must fit the kernel's ``smem`` (``check_smem``).
@@ -85,6 +107,7 @@ from tilec.dialects import frag
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.interp.errors import OpError, TileInterpreterError
+from tilec.interp.lane_bulk import BulkFunctions, Mbarriers, bind_tensor_maps, tensor_map_indices
 from tilec.interp.launch import any_reachable_op, run_block_warps
 from tilec.interp.lane_arith import LaneArithFunctions, LaneMathFunctions, LaneVectorFunctions, select
 from tilec.interp.lane_frag import FragFunctions
@@ -136,22 +159,39 @@ def shared_symbols(module: ModuleOp) -> tuple[dict[str, int], set[str]]:
     return static, dynamic
 
 
+def shared_alignments(module: ModuleOp) -> dict[str, int]:
+    """The largest ``align`` of each ``frag.shared`` symbol: bulk copies check their swizzle's period."""
+    align: dict[str, int] = {}
+    for op in module.walk():
+        if isinstance(op, frag.SharedOp):
+            name = op.sym_name.data
+            align[name] = max(op.align.value.data, align.get(name, 1))
+    return align
+
+
 class SharedBuffers:
     """The shared memory of one block: one buffer per static symbol, one for all dynamic ones (0xFF-filled)."""
 
-    def __init__(self, static: dict[str, int], dynamic_bytes: int):
+    def __init__(self, static: dict[str, int], dynamic_bytes: int, align: dict[str, int] | None = None,
+                 deferred: bool = True):
         self.static = static
         self.dynamic_bytes = dynamic_bytes
         self._buffers: dict[str, Memory] = {}
         self._dynamic: Memory | None = None
         self._lock = threading.Lock()
-        # made-up shared-window addresses: static buffers in module order, then the dynamic one
+        self.mbarriers = Mbarriers(deferred)
+        """The block's ``mbarrier`` objects (:mod:`tilec.interp.lane_bulk`)."""
+        # made-up shared-window addresses: static buffers in module order (each at a multiple of
+        # its alignment, 128 at least), then the dynamic one
+        align = align or {}
         self._address: dict[str, int] = {}
         top = 0
         for name, size in static.items():
+            top = _round_up(top, max(128, align.get(name, 1)))
             self._address[name] = top
-            top += -(-size // 128) * 128
-        self._dynamic_address = top
+            top += size
+        dynamic_align = max([128] + [a for n, a in align.items() if n not in static])
+        self._dynamic_address = _round_up(top, dynamic_align)
 
     def get(self, op: frag.SharedOp) -> Memory:
         name = op.sym_name.data
@@ -164,6 +204,10 @@ class SharedBuffers:
             if mem is None:
                 mem = self._buffers[name] = Memory.fresh_shared(name, self.static[name], self._address[name])
             return mem
+
+
+def _round_up(x: int, multiple: int) -> int:
+    return -(-x // multiple) * multiple
 
 
 @dataclass
@@ -413,6 +457,7 @@ def make_lane_interpreter(module: ModuleOp, state: LaneState) -> Interpreter:
     interpreter.register_implementations(LaneMathFunctions())
     interpreter.register_implementations(LaneVectorFunctions())
     interpreter.register_implementations(FragFunctions(state))
+    interpreter.register_implementations(BulkFunctions(state))
     if state.barrier is not None:
         interpreter.listeners = (_StopWhenBlockFails(state.barrier),)
     return interpreter
@@ -527,17 +572,25 @@ def _scalar(value: Any, typ: Attribute, what: str, per_lane: bool) -> np.ndarray
 def bind_arguments(fn: func.FuncOp, args: Sequence[Any], per_lane: bool) -> tuple[list, list[_Staged]]:
     """Lane values for ``fn``'s parameters, and the staged (bf16 float32) arrays to copy back."""
     params = fn.function_type.inputs.data
+    maps = tensor_map_indices(fn)
+    if maps and len(args) == len(params) - len(maps):  # tensor maps left out: made from their views
+        given = iter(args)
+        args = [None if i in maps else next(given) for i in range(len(params))]
     if len(args) != len(params):
         expected = ", ".join(str(p) for p in params)
-        raise TileInterpreterError(fn, f"takes {len(params)} arguments ({expected}), got {len(args)}")
+        left_out = f" (or {len(params) - len(maps)}, without the tensor maps)" if maps else ""
+        raise TileInterpreterError(fn, f"takes {len(params)} arguments{left_out} ({expected}), got {len(args)}")
     attrs = [d.data for d in fn.arg_attrs.data] if fn.arg_attrs is not None else [{}] * len(params)
     block = fn.body.blocks.first
-    values, staged = [], []
+    values, staged, names = [], [], []
     for i, (value, typ) in enumerate(zip(args, params)):
         hint = block.args[i].name_hint if block is not None else None
         what = f"argument {i}" + (f" (%{hint})" if hint else "")
+        names.append(what)
         try:
-            if isinstance(typ, llvm.LLVMPointerType):
+            if i in maps:
+                values.append(None)  # bound below, once its view is
+            elif isinstance(typ, llvm.LLVMPointerType):
                 space = typ.addr_space.data if isinstance(typ.addr_space, IntAttr) else 0
                 if space == SHARED:
                     raise OpError(f"{what} is a shared-memory pointer, which cannot be passed from Python")
@@ -549,6 +602,11 @@ def bind_arguments(fn: func.FuncOp, args: Sequence[Any], per_lane: bool) -> tupl
                 values.append(_scalar(value, typ, what, per_lane))
             else:
                 raise OpError(f"{what} has type {typ}, which cannot be passed from Python")
+        except OpError as err:
+            raise TileInterpreterError(fn, str(err)) from err
+    if maps:
+        try:
+            bind_tensor_maps(fn, args, values, names)
         except OpError as err:
             raise TileInterpreterError(fn, str(err)) from err
     return values, staged
@@ -609,13 +667,15 @@ def run_fragment(
     BlockBarrier(1, barrier_timeout, warp_order)
     launch = fn.attributes.get("tile.launch")
     static, dynamic = shared_symbols(module)
+    align = shared_alignments(module)
     static_bytes = sum(static.values())
     values, staged = bind_arguments(fn, args, per_lane=launch is None)
 
     if launch is None:
         if grid is not None and tuple(grid if not isinstance(grid, int) else (grid,)) not in ((1,), (1, 1), (1, 1, 1)):
             raise TileInterpreterError(fn, f"has no tile.launch attribute, so it runs once; got grid={grid!r}")
-        state = LaneState(shared=SharedBuffers(static, 0), async_groups=AsyncGroups(async_mode))
+        shared = SharedBuffers(static, 0, align, async_mode == "deferred")
+        state = LaneState(shared=shared, async_groups=AsyncGroups(async_mode))
         results = _execute(module, fn, values, state)
         for s in staged:
             s.copy_back()
@@ -637,7 +697,7 @@ def run_fragment(
     for z in range(gz):
         for y in range(gy):
             for x in range(gx):
-                shared = SharedBuffers(static, dynamic_bytes)
+                shared = SharedBuffers(static, dynamic_bytes, align, async_mode == "deferred")
                 _run_block(
                     module, fn, values, (x, y, z), (gx, gy, gz), block_dims, shared, async_mode, barrier_timeout, warp_order
                 )

@@ -1,0 +1,305 @@
+"""sm_90 bulk tensor copies (TMA) and ``mbarrier`` objects on lane values, per the PTX ISA.
+
+What ``tile-regalloc`` emits for ``tile.bulk_copy`` and its barriers
+(:mod:`tilec.passes.regalloc_bulk`), for one warp at a time:
+
+- ``frag.mbar_init %bar, count``: each active lane makes a barrier at its
+  (8-byte aligned) shared address, expecting ``count`` arrivals per phase.
+  Barriers belong to the block (:class:`Mbarriers`), keyed by their shared
+  address; a barrier op on an address without one is an error.
+- ``frag.mbar_init_fence``: nothing to model.
+- ``frag.mbar_expect_tx %bar, bytes``: each active lane arrives once,
+  announcing ``bytes`` of copies for the open phase.
+- ``frag.tma_load %dst, %map[%c0, %c1], %bar``: each active lane copies the
+  box at column ``c0``, row ``c1`` of the map's view (elements outside the
+  view's extents are zeros) into shared memory at ``%dst``: ``R`` rows of
+  ``I`` elements, row ``r`` at byte ``r * I * e``, with the map's swizzle
+  applied to the shared address (:func:`swizzle_address`). The global read
+  happens at issue; the bytes land when a wait completes the barrier's phase
+  (``async_mode="deferred"``) or at once (``"eager"``). ``%dst`` must be a
+  multiple of the swizzle's period (1024 bytes for 128-byte swizzle, 512 for
+  64, 256 for 32, else 128).
+- ``frag.mbar_wait %bar, %parity``: each active lane waits until the phase of
+  that parity has completed (parity 1 on a fresh barrier passes). A warp that
+  cannot pass lets the other warps of its block run
+  (:meth:`~tilec.interp.tile_functions.BlockBarrier.yield_turn`); when none
+  can, the wait never ends on the GPU, and that is the error.
+- ``frag.mbar_arrive_warp %bar``: the warp (all 32 lanes) arrives once, at
+  lane 0's address.
+
+The phases, arrivals and byte counts are :mod:`tilec.interp.mbarriers`'.
+
+**Tensor-map parameters** (``!llvm.ptr {tile.gl = "a", tile.tensor_map = j,
+tile.box, tile.swizzle}``) are modelled by :class:`TensorMap`: the view's
+own memory, extents and strides, as the kernel's pointer, ``dim`` and
+``stride`` parameters of the same view are bound. The caller passes what
+:func:`tilec.gl_args.expand` gives (a ``TensorMapArg``, checked against the
+view), ``None``, or leaves the tensor-map parameters out altogether.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
+
+from tilec.dialects import frag
+from tilec.interp.errors import OpError
+from tilec.interp.lane_memory import GLOBAL, SHARED, Memory, Ptr, check_write, read
+from tilec.interp.mbarriers import TransactionBarrier
+from tilec.layout.bulk import MBARRIER_BYTES, BulkBox
+
+# -- where a box lands ---------------------------------------------------------------
+
+
+def swizzle_address(address: np.ndarray, swizzle: int) -> np.ndarray:
+    """The shared byte address a tensor map with a ``swizzle``-byte swizzle (0, 32, 64, 128) writes
+    for ``address``: the 16-byte chunk index (bits 4..) XORed with as many bits from bit 7 on (the
+    128-byte line), per the PTX ISA's tensor-map swizzle modes."""
+    if not swizzle:
+        return address
+    chunks = swizzle // 16 - 1  # 1, 3 or 7: the chunk bits a W-byte span has
+    return address ^ (((address >> 7) & chunks) << 4)
+
+
+@dataclass(frozen=True)
+class TensorMap:
+    """The lane interpreter's value of a tensor-map parameter: a 2-D view and its box."""
+
+    what: str
+    """The parameter, for errors (``argument 5 (%a_map0)``)."""
+    memory: Memory
+    origin: int
+    """Byte offset of element (0, 0) in ``memory``."""
+    shape: tuple[int, int]
+    strides: tuple[int, int]
+    box: BulkBox
+
+    def read_box(self, col: int, row: int) -> np.ndarray:
+        """The box's bytes, rows first (``R * I * e`` uint8); elements outside the view are zeros."""
+        box, e = self.box, self.box.elem_bytes
+        rows = row + np.arange(box.rows, dtype=np.int64)[:, None]
+        cols = col + np.arange(box.inner, dtype=np.int64)[None, :]
+        inside = (rows >= 0) & (rows < self.shape[0]) & (cols >= 0) & (cols < self.shape[1])
+        start = self.origin + (rows * self.strides[0] + cols * self.strides[1]) * e
+        offsets = start[..., None] + np.arange(e, dtype=np.int64)
+        wanted = offsets[inside]
+        if wanted.size and (wanted.min() < 0 or wanted.max() >= self.memory.size):
+            raise OpError(f"{self.what}: the box at column {col}, row {row} reads outside {self.memory.name} "
+                          f"({self.memory.extent()}): its extents or strides do not fit the array")
+        out = np.zeros(offsets.shape, dtype=np.uint8)
+        out[inside] = self.memory.data[wanted]
+        return out.reshape(-1)
+
+    def landing(self, dst: Ptr, lane: int) -> np.ndarray:
+        """The byte offsets into ``dst.memory`` where the box's bytes go (checked: in bounds, aligned)."""
+        mem, at, n = dst.memory, int(dst.offsets[lane]), self.box.nbytes
+        align = self.box.alignment()
+        if (mem.address + at) % align:
+            why = f"a {self.box.swizzle}-byte swizzle" if self.box.swizzle else "a bulk copy"
+            raise OpError(f"lane {lane}: the destination, byte offset {at} of {mem.name} (shared address "
+                          f"{mem.address + at:#x}), is not {align}-byte aligned, as {why} needs")
+        if at < 0 or at + n > mem.size:
+            raise OpError(f"lane {lane}: the {n}-byte box at byte offset {at} of {mem.name} is out of bounds "
+                          f"({mem.extent()})")
+        linear = mem.address + at + np.arange(n, dtype=np.int64)
+        return swizzle_address(linear, self.box.swizzle) - mem.address
+
+
+def _land(memory: Memory, offsets: np.ndarray, data: np.ndarray) -> None:
+    memory.data[offsets] = data
+    memory.written = True
+
+
+# -- binding tensor-map parameters ---------------------------------------------------------
+
+
+def tensor_map_indices(fn) -> list[int]:
+    """The positions of ``fn``'s tensor-map parameters."""
+    from tilec.gl_args import TENSOR_MAP_ATTR
+
+    if fn.arg_attrs is None:
+        return []
+    return [i for i, d in enumerate(fn.arg_attrs.data) if TENSOR_MAP_ATTR in d.data]
+
+
+def _first(value: Any) -> int:
+    return int(np.asarray(value).reshape(-1)[0])
+
+
+def bind_tensor_maps(fn, args: Sequence[Any], values: list, names: Sequence[str]) -> None:
+    """Replace each tensor-map parameter's entry of ``values`` by its :class:`TensorMap`, made from
+    the bound pointer, extents and strides of its view (``args`` are the caller's values)."""
+    from tilec.gl_args import gl_params
+    from tilec.runtime.tensor_map import TensorMapSpec, element_bytes
+
+    try:
+        groups = gl_params(fn)
+    except ValueError as err:
+        raise OpError(str(err)) from None
+    for g in groups:
+        ptr = values[g.pointer]
+        for index, rows, inner, swizzle in g.tensor_maps:
+            what = names[index]
+            if not isinstance(ptr, Ptr) or ptr.memory.space != GLOBAL:
+                raise OpError(f"{what} is a tensor map of the view '{g.name}', whose pointer {names[g.pointer]} "
+                              "is not a global pointer")
+            shape = tuple(_first(values[i]) for i in g.dims)
+            strides = tuple(_first(values[i]) for i in g.strides)
+            spec = TensorMapSpec(g.dtype, shape, strides, (rows, inner), swizzle)
+            origin = _first(ptr.offsets)
+            try:
+                spec.check(ptr.memory.address + origin, what)
+                box = BulkBox(rows, inner, element_bytes(g.dtype), swizzle)
+            except ValueError as err:
+                raise OpError(str(err)) from None
+            _check_given(args[index], spec, args[g.pointer], what, names[g.pointer])
+            values[index] = TensorMap(what, ptr.memory, origin, shape, strides, box)
+
+
+def _check_given(given: Any, spec, view: Any, what: str, view_name: str) -> None:
+    """A ``TensorMapArg`` the caller passed must describe the view it belongs to."""
+    if given is None:
+        return
+    got = getattr(given, "spec", None)
+    if got is None or not hasattr(given, "address"):
+        raise OpError(f"{what} is a tensor map: pass the TensorMapArg tilec.gl_args.expand makes, or None "
+                      f"(the interpreter makes it from {view_name}), got {type(given).__name__}")
+    host = view.__array_interface__["data"][0]  # bound as the view's pointer: a numpy array
+    if got != spec or given.address != host:
+        raise OpError(f"{what} describes {got} at {given.address:#x}, but {view_name} is {spec} at "
+                      f"{host:#x}: a tensor map must describe its own view")
+
+
+# -- barriers of a block -------------------------------------------------------------------
+
+
+@dataclass
+class Mbarriers:
+    """The ``mbarrier`` objects of one block, by shared address."""
+
+    deferred: bool = True
+    barriers: dict[int, TransactionBarrier] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def init(self, ptr: Ptr, lane: int, arrivals: int) -> None:
+        at = int(ptr.offsets[lane])
+        name = f"the mbarrier at byte {at} of {ptr.memory.name}"
+        with self._lock:
+            self.barriers[ptr.memory.address + at] = TransactionBarrier(name, self.deferred, arrivals)
+
+    def at(self, ptr: Ptr, lane: int) -> TransactionBarrier:
+        at = int(ptr.offsets[lane])
+        with self._lock:
+            barrier = self.barriers.get(ptr.memory.address + at)
+        if barrier is None:
+            raise OpError(f"lane {lane}: no mbarrier at byte offset {at} of {ptr.memory.name}: "
+                          "frag.mbar_init has not made one there")
+        return barrier
+
+
+# -- the ops ------------------------------------------------------------------------------
+
+
+def _shared(ptr: Any, what: str) -> Ptr:
+    if not isinstance(ptr, Ptr) or ptr.memory.space != SHARED:
+        got = ptr.memory.name if isinstance(ptr, Ptr) else type(ptr).__name__
+        raise OpError(f"{what} must point into shared memory, got {got}")
+    return ptr
+
+
+@register_impls
+@dataclass
+class BulkFunctions(InterpreterFunctions):
+    """The bulk-copy and ``mbarrier`` ops for one warp; ``state`` is its :class:`~tilec.interp.lanes.LaneState`."""
+
+    state: Any = field(default=None)
+
+    @property
+    def _mbarriers(self) -> Mbarriers:
+        return self.state.shared.mbarriers
+
+    def _barrier_lanes(self, ptr: Any, verb: str = "write") -> tuple[Ptr, np.ndarray]:
+        """The barrier pointer and the active lanes, after their 8-byte objects are checked."""
+        bar = _shared(ptr, "the barrier")
+        lanes = self.state.mask
+        if verb == "write":
+            check_write(bar, MBARRIER_BYTES, lanes, align=MBARRIER_BYTES)
+        else:
+            read(bar, MBARRIER_BYTES, lanes, align=MBARRIER_BYTES)
+        return bar, np.flatnonzero(lanes)
+
+    def _progress(self) -> None:
+        if self.state.barrier is not None:
+            self.state.barrier.progress()
+
+    @impl(frag.MbarInitOp)
+    def run_mbar_init(self, interpreter: Interpreter, op: frag.MbarInitOp, args: PythonValues):
+        bar, lanes = self._barrier_lanes(args[0])
+        for lane in lanes:
+            self._mbarriers.init(bar, int(lane), op.count.value.data)
+        return ()
+
+    @impl(frag.MbarInitFenceOp)
+    def run_mbar_init_fence(self, interpreter, op, args):
+        return ()
+
+    @impl(frag.MbarExpectTxOp)
+    def run_mbar_expect_tx(self, interpreter, op: frag.MbarExpectTxOp, args):
+        bar, lanes = self._barrier_lanes(args[0])
+        for lane in lanes:
+            self._mbarriers.at(bar, int(lane)).expect(op.bytes.value.data)
+        self._progress()
+        return ()
+
+    @impl(frag.TmaLoadOp)
+    def run_tma_load(self, interpreter, op: frag.TmaLoadOp, args):
+        dst, tmap, bar_ptr, *coords = args
+        dst = _shared(dst, "the destination")
+        if not isinstance(tmap, TensorMap):
+            raise OpError(f"the tensor map is not a tensor-map parameter of the kernel: {type(tmap).__name__}")
+        if len(coords) != 2:
+            raise OpError(f"{tmap.what} is 2-d: it takes 2 coordinates (column, row), got {len(coords)}")
+        bar, lanes = self._barrier_lanes(bar_ptr)
+        for lane in (int(x) for x in lanes):
+            col, row = (int(np.asarray(c)[lane]) for c in coords)
+            data = tmap.read_box(col, row)
+            where = tmap.landing(dst, lane)
+            barrier = self._mbarriers.at(bar, lane)
+            barrier.copy(data.size, lambda m=dst.memory, w=where, d=data: _land(m, w, d))
+        self._progress()
+        return ()
+
+    @impl(frag.MbarWaitOp)
+    def run_mbar_wait(self, interpreter, op: frag.MbarWaitOp, args):
+        bar, lanes = self._barrier_lanes(args[0], "read")
+        parity = np.asarray(args[1])
+        waits = {}
+        for lane in (int(x) for x in lanes):
+            waits.setdefault((int(bar.offsets[lane]), int(parity[lane])), lane)
+        for (_, p), lane in waits.items():
+            self._wait(self._mbarriers.at(bar, lane), p)
+        return ()
+
+    def _wait(self, barrier: TransactionBarrier, parity: int) -> None:
+        """Spin as the GPU does: let the block's other warps run until the phase completes."""
+        block = self.state.barrier
+        while not barrier.try_wait(parity):
+            if block is None or not block.yield_turn(self.state.warp):
+                raise OpError(barrier.never_arrived(parity))
+        self._progress()
+
+    @impl(frag.MbarArriveWarpOp)
+    def run_mbar_arrive_warp(self, interpreter, op, args):
+        self.state.require_all_lanes()
+        bar, _ = self._barrier_lanes(args[0])
+        self._mbarriers.at(bar, 0).arrive()
+        self._progress()
+        return ()
+
+
+__all__ = ["BulkFunctions", "Mbarriers", "TensorMap", "bind_tensor_maps", "swizzle_address", "tensor_map_indices"]
