@@ -35,7 +35,7 @@ from tilec.api import make_context
 from tilec.codegen.ptxas import find_ptxas, kernel_resources
 from tilec.dialects.tile.ops import MatmulOp, YieldOp
 from tilec.gl_args import GlView, expand, gl_params
-from tilec.matmul_config import ALIGNED_CONFIGS, CONFIGS, MatmulConfig, choose_config
+from tilec.matmul_config import ALIGNED_CONFIGS, BULK_CONFIG, BULK_MEDIUM_CONFIG, CONFIGS, MatmulConfig, choose_config
 from tilec.runtime import NoDeviceError, has_device
 
 from test_launch_overhead import load_fake_driver
@@ -429,6 +429,22 @@ def test_every_config_assembles_without_spills(kind, size, ptxas):
         assert (used.spill_stores, used.spill_loads, used.stack_frame) == (0, 0, 0), used
     threads = {("mma", "small"): 128, ("tf32", "small"): 128}.get((kind, size), 256)
     assert k.launch_defaults.block == (threads, 1, 1)
+
+
+_ALIGNED_ENTRIES = {**{(size, "sm_80"): c for size, c in ALIGNED_CONFIGS.items()},
+                    **{(size, "sm_90"): c for size, c in ALIGNED_CONFIGS.items()},
+                    ("bulk", "sm_90"): BULK_CONFIG, ("bulk-medium", "sm_90"): BULK_MEDIUM_CONFIG}
+
+
+@pytest.mark.parametrize("size,arch", sorted(_ALIGNED_ENTRIES), ids=lambda x: x)
+def test_every_aligned_config_assembles_without_spills(size, arch, ptxas):
+    """The aligned f16 table and the sm_90 bulk configs, on their heaviest variant (both operands
+    transposed, bias + ReLU, f32 output), for the arch they are chosen for."""
+    spec = mm.MatmulSpec("float16", "float32", transpose_a=True, transpose_b=True, bias_dtype="float32",
+                         activation="relu", aligned=True)
+    k = mm.compile_matmul(spec, _ALIGNED_ENTRIES[(size, arch)], arch=arch)
+    used = kernel_resources(k.asm["ptx"], arch, ptxas=ptxas)[k.name]
+    assert (used.spill_stores, used.spill_loads, used.stack_frame) == (0, 0, 0), used
 
 
 def test_bf16_kernel_and_matmul_kernel_without_gpu():

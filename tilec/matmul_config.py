@@ -30,14 +30,17 @@ wide     128x256x64, warps 2x4, 3 stages (254 regs)  K >= 2048 and the grid of w
 large    128x128x64, warps 2x2, 3 stages (254 regs)  the grid of large tiles fills the SMs (4096³: 446;
                                                     on an H200 8192x8192x1024: 404 vs 332 for wide)
 medium   64x64x64, warps 2x2, 4 stages              M > 128, fewer large tiles than SMs
-short    32x64x64, warps 1x2, 4 stages              16 < M <= 128 (128x4096x4096: 174 TFLOP/s)
+short    32x64x128, warps 1x2, 4 stages             16 < M <= 128 (128x4096x4096, cold L2: 157.5
+                                                    TFLOP/s vs 137.0 for 32x64x64)
 decode   16x64x128, warps 1x2, 4 stages             M <= 16 (16x4096x4096: 20 TFLOP/s, memory bound)
 =======  =========================================  ==============================================
 
 **On sm_90** (``arch`` given to :func:`choose_config`), an aligned f16/bf16
 problem whose grid of 128x128 tiles fills the SMs takes :data:`BULK_CONFIG`:
 the large tile with its K tiles loaded by bulk tensor copies (TMA, one
-thread per block issues them, ``tile-pipeline{bulk=true}``), 225 registers.
+thread per block issues them, ``tile-pipeline{bulk=true}``), 225 registers;
+a problem that takes the medium tile takes :data:`BULK_MEDIUM_CONFIG`, the
+same tile fed by bulk copies (1024³, cold L2: 165 TFLOP/s vs 152).
 
 (``ptxas -v``; no spills and no stack in any of the 96 kernels swept: every
 entry x the four kernel transposes x {plain; bias + ReLU with f32 output;
@@ -171,15 +174,21 @@ ALIGNED_CONFIGS: dict[str, MatmulConfig] = {
     "wide": MatmulConfig(block=(128, 256, 64), warps=(2, 4), stages=3),
     "large": MatmulConfig(block=(128, 128, 64), warps=(2, 2), stages=3),
     "medium": MatmulConfig(block=(64, 64, 64), warps=(2, 2), stages=4),
-    "short": MatmulConfig(block=(32, 64, 64), warps=(1, 2), stages=4),
+    "short": MatmulConfig(block=(32, 64, 128), warps=(1, 2), stages=4),
     "decode": MatmulConfig(block=(16, 64, 128), warps=(1, 2), stages=4),
 }
 """f16/bf16 configs for aligned operands (``tile.aligned_rows``): size → config (see the module docstring)."""
 
-BULK_CONFIG = MatmulConfig(block=(128, 128, 64), warps=(2, 2), stages=3, bulk=True)
+BULK_CONFIG = MatmulConfig(block=(128, 128, 64), warps=(2, 2), stages=3, bulk=True, release=False)
 """sm_90, aligned f16/bf16, at least one block per SM: the large tile fed by bulk tensor copies
 (TMA). Measured on the H100 (bench/NOTES.md, session 5): 477 TFLOP/s at 4096^3 against 442-451
-for the cp.async kernels; three stages keep two blocks per SM (four stages: 391)."""
+for the cp.async kernels; three stages keep two blocks per SM (four stages: 391). One block
+barrier per K tile, not empty barriers (session 6: a tie at 2048^3-8192^3 for this 4-warp tile,
+and 416 vs 391 TFLOP/s at 8192x8192x1024; the empty barriers pay for 8-warp tiles, +9%)."""
+
+BULK_MEDIUM_CONFIG = MatmulConfig(block=(64, 64, 64), warps=(2, 2), stages=4, bulk=True)
+"""sm_90, aligned f16/bf16, the medium tile fed by bulk tensor copies (session 6, H100, cold L2:
+1024^3 165 TFLOP/s against 152 for its cp.async kernel)."""
 
 WIDE_MIN_K = 2048
 """The wide aligned tile (half the global and shared traffic per flop of the large one)
@@ -238,10 +247,12 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
             return ALIGNED_CONFIGS["large"]
         if m <= 16:
             return ALIGNED_CONFIGS["decode"]
-        return ALIGNED_CONFIGS["short" if m <= 128 else "medium"]
+        if m <= 128:
+            return ALIGNED_CONFIGS["short"]
+        return BULK_MEDIUM_CONFIG if has_bulk_copies(arch) else ALIGNED_CONFIGS["medium"]
     large = CONFIGS[(kind, "large")]
     size = "large" if large.grid(m, n) >= sms else "small"
     return CONFIGS[(kind, size)]
 
 
-__all__ = ["ALIGNED_CONFIGS", "BULK_CONFIG", "CONFIGS", "DEFAULT_SM_COUNT", "MatmulConfig", "choose_config", "device_sm_count", "has_bulk_copies", "math_kind"]
+__all__ = ["ALIGNED_CONFIGS", "BULK_CONFIG", "BULK_MEDIUM_CONFIG", "CONFIGS", "DEFAULT_SM_COUNT", "MatmulConfig", "choose_config", "device_sm_count", "has_bulk_copies", "math_kind"]

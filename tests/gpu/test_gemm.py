@@ -111,8 +111,8 @@ CASES += [
     *(Case(dt, (1000, 1000, 1000), a, b, config=("mma", "bulk")) for dt in ("f16", "bf16")
       for a, b in product(("row", "col"), repeat=2)),
     Case("f16", (1000, 1032, 1000), bias="float32", relu=True, out_dtype="float32", config=("mma", "bulk")),
-    # the same with a block barrier per K tile instead of empty barriers, and with 8 warps releasing
-    Case("f16", (1000, 1032, 1000), "col", "row", config=("mma", "bulk-sync")),
+    # the same with empty barriers instead of a block barrier per K tile, and with 8 warps releasing
+    Case("f16", (1000, 1032, 1000), "col", "row", config=("mma", "bulk-release")),
     *(Case(dt, (1000, 1032, 2000), config=("mma", "bulk-8-warps")) for dt in ("f16", "bf16")),
     Case("f16", (127, 129, 1000), "col", "row", bias="float32", relu=True, out_dtype="float32"),
     Case("f16", (127, 129, 1000), out="alloc"),
@@ -125,8 +125,8 @@ CASES += [
 FORCED = {
     **CONFIGS,
     ("mma", "bulk"): BULK_CONFIG,
-    ("mma", "bulk-sync"): replace(BULK_CONFIG, release=False),
-    ("mma", "bulk-8-warps"): replace(BULK_CONFIG, block=(128, 256, 64), warps=(2, 4)),
+    ("mma", "bulk-release"): replace(BULK_CONFIG, release=True),
+    ("mma", "bulk-8-warps"): replace(BULK_CONFIG, block=(128, 256, 64), warps=(2, 4), release=True),
 }
 
 # ---------------------------------------------------------------- fixtures

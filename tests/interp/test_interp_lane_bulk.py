@@ -118,16 +118,20 @@ def test_a_tensor_map_of_another_view_is_an_error(rng):
         run(module, "gemm", *args, grid=(1, 1, 1))
 
 
-def test_matmul_bulk_config(rng):
-    """tilec.matmul's sm_90 kernel (128x128x64 tiles, 3 stages, two 64x64 boxes of B) on a ragged shape."""
+@pytest.mark.parametrize("release", [False, True], ids=["block-barrier", "empty-barriers"])
+def test_matmul_bulk_config(rng, release):
+    """tilec.matmul's sm_90 kernel (128x128x64 tiles, 3 stages, two 64x64 boxes of B) on a ragged shape,
+    as chosen (a block barrier per K tile) and with stages released on empty barriers."""
+    from dataclasses import replace
+
     from tilec.api import make_context
     from tilec.matmul import MatmulSpec, build_module
     from tilec.matmul_config import BULK_CONFIG
     from tilec.passes.registry import build_pipeline
 
     module = build_module(MatmulSpec("float16", "float16", aligned=True))
-    build_pipeline(BULK_CONFIG.pipeline_to("tile-regalloc")).apply(make_context(), module)
-    assert ops_of(module, frag.TmaLoadOp) and ops_of(module, frag.MbarArriveWarpOp)
+    build_pipeline(replace(BULK_CONFIG, release=release).pipeline_to("tile-regalloc")).apply(make_context(), module)
+    assert ops_of(module, frag.TmaLoadOp) and bool(ops_of(module, frag.MbarArriveWarpOp)) == release
     fn = kernel_of(module)
     m, n, k = 130, 136, 200
     a = rng.standard_normal((m, k)).astype(np.float16)

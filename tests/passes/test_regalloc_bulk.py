@@ -15,7 +15,9 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, i64
 import tilec
 from tilec.dialects import frag
 from tilec.matmul import MatmulSpec, build_module, compile_matmul
-from tilec.matmul_config import ALIGNED_CONFIGS, BULK_CONFIG, choose_config, has_bulk_copies
+from dataclasses import replace
+
+from tilec.matmul_config import ALIGNED_CONFIGS, BULK_CONFIG, BULK_MEDIUM_CONFIG, choose_config, has_bulk_copies
 from tilec.passes.registry import build_pipeline
 from tilec.api import make_context
 
@@ -24,9 +26,19 @@ def _module(dtype: str = "float16", aligned: bool = True):
     return build_module(MatmulSpec(dtype, dtype, aligned=aligned))
 
 
+RELEASE = replace(BULK_CONFIG, release=True)
+"""The large bulk tile with stages released on empty barriers (no block barrier in the K loop)."""
+
+
 @pytest.fixture(scope="module")
 def bulk_kernel():
-    return compile_matmul(MatmulSpec("float16", "float16", aligned=True), BULK_CONFIG, arch="sm_90")
+    return compile_matmul(MatmulSpec("float16", "float16", aligned=True), RELEASE, arch="sm_90")
+
+
+def test_the_chosen_bulk_kernel_synchronises_once_per_k_tile():
+    ptx = compile_matmul(MatmulSpec("float16", "float16", aligned=True), BULK_CONFIG, arch="sm_90").asm["ptx"]
+    # barrier init, after the first tile's wait, once per K tile, after the loop
+    assert "bar.warp.sync" not in ptx and ptx.count("bar.sync") == 4
 
 
 def test_signature_has_a_tensor_map_per_operand(bulk_kernel):
@@ -64,7 +76,7 @@ def test_ptxas_assembles_without_spills(bulk_kernel):
 
 def test_the_leader_thread_issues_and_every_thread_waits():
     module = _module()
-    build_pipeline(BULK_CONFIG.pipeline_to("tile-regalloc")).apply(make_context(), module)
+    build_pipeline(RELEASE.pipeline_to("tile-regalloc")).apply(make_context(), module)
     ops = list(module.walk())
     loads = [o for o in ops if isinstance(o, frag.TmaLoadOp)]
     expects = [o for o in ops if isinstance(o, frag.MbarExpectTxOp)]
@@ -124,6 +136,10 @@ def test_choose_config_takes_bulk_copies_on_sm_90_only():
     assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=False, arch="sm_90").bulk is False
     assert choose_config(128, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90").bulk is False  # few tiles
     assert "bulk=true" in BULK_CONFIG.pipeline() and "bulk copies" in BULK_CONFIG.describe()
+    assert "release=false" in BULK_CONFIG.pipeline() and "release" not in RELEASE.pipeline()
+    # fewer large tiles than SMs: the medium tile, fed by bulk copies on sm_90
+    assert choose_config(1024, 1024, 1024, "float16", sm_count=132, aligned=True, arch="sm_90") == BULK_MEDIUM_CONFIG
+    assert choose_config(1024, 1024, 1024, "float16", sm_count=132, aligned=True, arch="sm_80") == ALIGNED_CONFIGS["medium"]
 
 
 def test_plan_matmul_chooses_for_the_target():
