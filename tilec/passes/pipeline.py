@@ -1,4 +1,4 @@
-"""``tile-pipeline{stages=N}``: multi-stage ``cp.async`` software pipelining of K loops.
+"""``tile-pipeline{stages=N}``: multi-stage ``cp.async`` (or sm_90 bulk-copy) software pipelining of K loops.
 
 Input: the warp-level program of ``tile-tiling`` (see
 ``examples/levels/gemm_warp_level.mlir``), optionally swizzled by
@@ -134,6 +134,38 @@ data; they are never used.
 The split keeps the same products and sums them in the same K order, but in f32 per atom step rather than
 once per warp tile, so results differ from the unsplit loop by f32 rounding
 only; ``reg-double-buffer=false`` makes the pass bit-exact.
+
+**Bulk tensor copies** (option ``bulk``, sm_90; CUTLASS's sm90 TMA
+mainloop). A loop whose copies read 2-D kernel arguments with
+``tile.aligned_rows >= 16`` takes ``tile.bulk_copy`` (one thread issues a
+whole tile as TMA boxes) instead of ``cp.async``; each shared tile takes the
+layout a tensor map writes (:mod:`tilec.layout.bulk`). Every stage gets a
+transaction barrier (``%full``, ``!tile.mbar<N>``): the issuer announces the
+stage's bytes (``tile.mbar_expect``), the copies complete on it, every
+thread waits for its phase, whose parity ``%ph`` flips each time the read
+stage wraps around. Copies are guarded by ``k < ub``, so every phase a copy
+completes is waited for and none is in flight when the block exits::
+
+    scf.for ... iter_args(..., %wph = 1, %ph = 0, %rs = 0, %ws = N-1) {
+      tile.mbar_wait %full[%rs], %ph                      // K tile i has landed
+      scf.if (k + (N-1)*bk < ub) {
+        tile.mbar_wait %empty[%ws], %wph issuer           // every warp is done with the stage's last tile
+        tile.mbar_expect %full[%ws], bytes; tile.bulk_copy ... -> stage %ws, %full[%ws]
+      }
+      ... loads of stage %rs ...
+      tile.mbar_arrive %empty[%rs]                        // this warp is done with stage %rs
+      ... mmas ...
+      scf.yield ..., %ph, %ph_next, %rs_next, %rs
+    }
+
+With ``release`` (the default) nobody overwrites a stage a warp still reads
+because each warp releases it on a per-warp "empty" barrier
+(``!tile.mbar<N, warps>``) right after its last read, and the issuing thread
+alone waits for that release before refilling it: the loop has no block
+barrier. The parity of that wait is the previous iteration's read parity
+(the stage's last tile was read then), 1 at first, which a fresh barrier
+passes. ``release=false`` keeps one ``tile.barrier`` per iteration after the
+wait, as the ``cp.async`` loop does.
 
 Loops that have no global→shared ``tile.copy`` before their first barrier are
 left alone. A loop that has such copies but cannot be pipelined (a copied
