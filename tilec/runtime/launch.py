@@ -23,7 +23,9 @@ Two ways to launch:
 A tensor-map parameter (:mod:`tensor_map`) is 128 bytes passed by value:
 its ``params`` entry points at a 64-byte aligned copy of the encoded map
 (encoded through the map cache). A :class:`PreparedLaunch` re-encodes a map
-only when its view's pointer changed since the previous call.
+only when its view's pointer changed since the previous call; the per-call
+fast path gets each map's bytes from the cache and :meth:`ParamBuffer.pack`
+copies them into the map's slot when they differ from the slot's.
 """
 
 from __future__ import annotations
@@ -153,6 +155,15 @@ class ParamBuffer:
     ``words`` views the slots as unsigned 64-bit ints, for pointer stores.
     A tensor-map parameter's entry points at a 64-byte aligned 128-byte slot
     of its own (:meth:`map_address`).
+
+    A tensor map has no :func:`slot_format`, so ``packer`` is None for a
+    signature with maps; :meth:`pack` then takes each map's encoded 128
+    bytes as its value (:meth:`tilec.runtime.args.FastArgs.values` gives
+    them), copies them into the map's slot unless that slot already holds
+    the same ``bytes`` object (the map cache hands out one object per
+    (spec, address): a repeated launch copies nothing), and packs the other
+    parameters with a second struct whose ``8s`` item for a map writes the
+    first 8 bytes of its value into the map's unused 8-byte slot.
     """
 
     def __init__(self, signature: Sequence[Param]):
@@ -173,19 +184,38 @@ class ParamBuffer:
         formats = [slot_format(p) for p in signature]
         self.packer = struct.Struct("<" + "".join(formats)) if all(f is not None for f in formats) else None
         self.lock = threading.Lock()
+        self._map_slots = tuple((i, addresses[i]) for i in maps)
+        self._written: list[Any] = [None] * len(maps)  # the bytes object each map slot holds
+        if maps and all(f is not None for i, f in enumerate(formats) if i not in maps):
+            self._map_packer = struct.Struct("<" + "".join("8s" if i in maps else f for i, f in enumerate(formats)))
+            self.pack = self._pack_with_maps  # type: ignore[method-assign]
 
     def map_address(self, index: int) -> int:
         """Where parameter ``index``'s bytes are (a tensor map's 128-byte slot)."""
         return self._addresses[index]
 
     def pack(self, values: Sequence[Any]) -> None:
-        """Write every parameter (pointers as ints); the caller holds :attr:`lock`."""
+        """Write every parameter (pointers as ints, tensor maps as their 128 encoded bytes); the caller
+        holds :attr:`lock`."""
         self.packer.pack_into(self._slots, 0, *values)
+
+    def _pack_with_maps(self, values: Sequence[Any]) -> None:
+        """:meth:`pack` for a signature with tensor maps (``values[i]``: the map's ``bytes``)."""
+        written = self._written
+        for k, (i, address) in enumerate(self._map_slots):
+            data = values[i]
+            if data is not written[k]:
+                if type(data) is not bytes or len(data) != MAP_BYTES:
+                    raise TypeError(f"parameter #{i}: a tensor map's value must be its {MAP_BYTES} encoded bytes")
+                ctypes.memmove(address, data, MAP_BYTES)
+                written[k] = data
+        self._map_packer.pack_into(self._slots, 0, *values)
 
     def fill(self, values: Sequence[Any]) -> None:
         """Copy already converted C values (from :func:`param_values`) into the slots."""
         for address, v in zip(self._addresses, values):
             ctypes.memmove(address, ctypes.addressof(v), ctypes.sizeof(v))
+        self._written[:] = [None] * len(self._written)  # the map slots hold copies now
 
 
 _RETRY_ERRORS = frozenset({201, 400, 709})
