@@ -87,3 +87,12 @@ func.func @tv_rank() attributes {t = #tile.tv<32:1>} {
   func.return
 }
 // CHECK: TV layout 32:1 must have two modes (thread, value)
+
+// -----
+
+func.func @barrier_kind() {
+  %b = tile.mbar_init : !tile.mbar<2, lanes>
+  func.return
+}
+// CHECK: invalid_types.mlir:{{[0-9]+}}:{{[0-9]+}}
+// CHECK: tile.mbar: arrivals must be 'tx' or 'warps', got 'lanes'
