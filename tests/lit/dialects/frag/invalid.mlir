@@ -69,3 +69,11 @@ func.func @pack_kind(%x: f32) {
   func.return
 }
 // CHECK: 'frag.pack' kind must be f16x2 or bf16x2, got f8x4
+
+// -----
+
+func.func @arrive_space(%p: !llvm.ptr<1>) {
+  frag.mbar_arrive_warp %p : !llvm.ptr<1>
+  func.return
+}
+// CHECK: 'frag.mbar_arrive_warp' barrier must be a !llvm.ptr<3> address, got !llvm.ptr<1>
