@@ -21,7 +21,10 @@ GPU waits for the host and the host's cost is what is measured):
 ``--stub`` runs the first three with the stand-ins of
 ``tests/test_launch_overhead.py`` (a fake driver whose launch does nothing,
 a fake torch): the cost of tilec's Python alone, comparable across
-machines without a GPU.
+machines without a GPU; plus ``CompiledKernel(*args)`` of the sm_90
+bulk-copy kernel (1024^3 f16 on the fake sm_90 device: two tensor-map
+parameters, their encoded maps from the map cache), on its fast path and,
+for comparison, on the checked path (``bind_arguments`` every call).
 """
 
 from __future__ import annotations
@@ -123,15 +126,43 @@ def stub_rows(n: int) -> list[tuple[str, float]]:
     spec = importlib.util.spec_from_file_location("launch_overhead_fakes", REPO / "tests" / "test_launch_overhead.py")
     fakes = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fakes)
+    from cuda.bindings import driver as cu
+
     from tilec.runtime import driver
 
-    FakeDriver, cu = fakes.load_fake_driver()
-    fake = FakeDriver(cu)
+    fake = fakes.load_fake_driver().FakeDriver(cu)
     fakes.instrument(fake)
     driver._reset_for_tests()
     driver._import_bindings = lambda: fake
     sys.modules["torch"] = fakes.fake_torch()
-    return fakes.overhead_table(fake, n)
+    rows = fakes.overhead_table(fake, n)
+    rows[3:3] = _stub_tensor_map_rows(fakes, fake, n)
+    return rows
+
+
+def _stub_tensor_map_rows(fakes, fake, n: int) -> list[tuple[str, float]]:
+    """``CompiledKernel(*args)`` of the bulk-copy kernel (tensor-map parameters): fast and checked path."""
+    import tilec.matmul as mm
+
+    a, b, c = fakes.f16(1024, 1024), fakes.f16(1024, 1024), fakes.f16(1024, 1024)
+    plan = mm.plan_matmul(a, b, out=c)
+    assert plan.config.bulk, f"1024^3 f16 on the fake sm_90 device took {plan.config.describe()}"
+    kernel = mm.compile_matmul(plan.spec, plan.config)
+    flat = plan.kernel_args(kernel, c)
+    grid = (plan.grid, 1, 1)
+    kernel(*flat, grid=grid)  # checked: loads, encodes the maps
+    fake._enter = lambda name, args: None  # as overhead_table: no arity check, a launch that does nothing
+    fake.timing = True
+    try:
+        fast = fakes.microseconds(lambda: kernel(*flat, grid=grid), n)
+        runtime = kernel._runtime
+        runtime._fast = None  # every call takes the checked path from here on
+        checked = fakes.microseconds(lambda: kernel(*flat, grid=grid), max(1, n // 7))
+    finally:
+        del fake._enter
+        fake.timing = False
+    return [("CompiledKernel, tensor maps, fast path", fast),
+            ("CompiledKernel, tensor maps, checked", checked)]
 
 
 def main() -> None:

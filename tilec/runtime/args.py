@@ -18,7 +18,9 @@ import numpy as np
 
 from . import dtypes
 from .arrays import ArrayInfo, NotAnArray, describe_array, is_torch_tensor, torch_dtype_name
+from .errors import CudaError
 from .tensor_map import TensorMapArg, box_problem
+from .tensor_map import encode as encode_map
 
 POINTER = "pointer"
 SCALAR = "scalar"
@@ -325,28 +327,49 @@ class FastArgs:
     should not build an :class:`ArrayInfo` and a ctypes value per argument.
     The classes of the arguments (``tuple(map(type, args))``) are judged once:
     every scalar must be a Python ``int`` (integer parameters) or
-    ``int``/``float`` (float parameters) and every pointer a torch tensor;
-    any other mix (numpy arrays to stage, cupy, numpy scalars, a wrong count,
+    ``int``/``float`` (float parameters), every pointer a torch tensor and
+    every tensor map a :class:`~tilec.runtime.tensor_map.TensorMapArg`; any
+    other mix (numpy arrays to stage, cupy, numpy scalars, a wrong count,
     ...) answers None and the caller takes :func:`bind_arguments`, which also
     raises the precise errors. Per call, each tensor is checked for the
     facts :func:`bind_arguments` checks: device, dtype, rank and contiguity
     where required, address alignment; scalar ranges are checked when
     :class:`~tilec.runtime.launch.ParamBuffer` packs them.
+
+    A tensor map (sm_90 TMA descriptor) is checked per call as
+    :func:`_check_tensor_map` checks it: its spec's dtype, box and swizzle
+    are the parameter's, and its address is that of its view's pointer
+    (parameter ``view_index``) in this same call; its 128 bytes then come
+    from :func:`~tilec.runtime.tensor_map.encode` (a cache hit for a view
+    launched before), which also refuses a view the driver cannot describe.
+    Any mismatch (or an encoding error) answers None: the checked path says
+    what is wrong. The only difference left: an empty view's map of another
+    address than its pointer's, which :func:`bind_arguments` accepts, takes
+    the checked path every call.
     """
 
     def __init__(self, signature: Sequence[Param], device: int):
         self.signature = tuple(signature)
         self.device = device
         self._by_classes: dict[tuple, tuple | None] = {}
+        self._maps = tuple((i, p.view_index, p.dtype, p.box, p.swizzle)
+                           for i, p in enumerate(self.signature) if p.kind == TENSOR_MAP)
 
     @classmethod
     def for_signature(cls, signature: Sequence[Param], device: int) -> "FastArgs | None":
         """None when a parameter has constraints this path does not check (shape, bool/bf16 scalars),
-        or is a tensor map (the checked path encodes it, through the cache of encoded maps)."""
+        or is a tensor map whose ``view_index`` is not a pointer parameter of the signature (a
+        :class:`~tilec.runtime.Kernel` refuses those; a map without ``view_index`` is encoded at its own
+        address, as the checked path does)."""
+        signature = tuple(signature)
         for p in signature:
-            if (p.is_pointer and p.shape is not None) or p.kind == TENSOR_MAP:
+            if p.is_pointer and p.shape is not None:
                 return None
-            if not p.is_pointer and (dtypes.kind(p.dtype) == "bool" or p.dtype == "bfloat16"):
+            if p.kind == TENSOR_MAP:
+                if p.view_index is not None and not (
+                        p.view_index < len(signature) and signature[p.view_index].is_pointer):
+                    return None
+            elif not p.is_pointer and (dtypes.kind(p.dtype) == "bool" or p.dtype == "bfloat16"):
                 return None
         return cls(signature, device)
 
@@ -360,6 +383,9 @@ class FastArgs:
                 if not is_torch_tensor(args[i]):
                     return None
                 pointers.append((i, p.dtype, p.required_alignment(), p.contiguous, p.ndim))
+            elif p.kind == TENSOR_MAP:
+                if c is not TensorMapArg:
+                    return None
             elif dtypes.kind(p.dtype) in _INT_KINDS:
                 if c is not int:
                     return None
@@ -368,7 +394,8 @@ class FastArgs:
         return tuple(pointers)
 
     def values(self, args: Sequence[Any]) -> list[Any] | None:
-        """The parameter values (tensors replaced by their addresses), or None for the checked path."""
+        """The parameter values (tensors replaced by their addresses, tensor maps by their 128 encoded
+        bytes), or None for the checked path."""
         classes = tuple(map(type, args))
         try:
             pointers = self._by_classes[classes]
@@ -388,6 +415,16 @@ class FastArgs:
             if address % align:
                 return None
             values[i] = address
+        for i, base, dtype, box, swizzle in self._maps:
+            value = values[i]  # a TensorMapArg (judged above); values[base] is already an address
+            spec, address = value.spec, value.address
+            if (base is not None and values[base] != address) or spec.dtype != dtype or spec.box != box \
+                    or spec.swizzle != swizzle:
+                return None
+            try:
+                values[i] = encode_map(spec, address, device=device)
+            except (TypeError, ValueError, CudaError):  # unencodable: the checked path says why
+                return None
         return values
 
 

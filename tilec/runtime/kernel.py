@@ -42,9 +42,13 @@ class _FastPath:
 
     The function handle, its device, the driver's ``cuLaunchKernel``, one
     :class:`ParamBuffer`, the :class:`FastArgs` check, and the (grid, block)
-    values already normalised by a checked launch. :meth:`launch` answers
-    False whenever the call is not one it can check (the caller then takes
-    the checked path, which raises the precise error or stages numpy arrays).
+    values already normalised by a checked launch. A tensor-map parameter's
+    value comes out of :meth:`FastArgs.values` as its encoded 128 bytes
+    (checked against its view's pointer in the same call, from the map
+    cache), which :meth:`ParamBuffer.pack` copies into the map's slot.
+    :meth:`launch` answers False whenever the call is not one it can check
+    (the caller then takes the checked path, which raises the precise error
+    or stages numpy arrays).
     A grid or block is looked up by equality, so one equal to a checked one
     (``2.0`` for ``2``) launches as that one instead of raising.
     """
@@ -257,10 +261,10 @@ class Kernel:
 
         All argument and configuration errors are raised before the driver is
         touched; without a GPU, a valid call raises :class:`NoDeviceError`.
-        After the first launch, calls with torch tensors and Python numbers
-        take a fast path that checks the same facts per call (see
-        :class:`~tilec.runtime.args.FastArgs`) and packs them into one
-        prepared buffer; anything else takes the checked path.
+        After the first launch, calls with torch tensors, Python numbers and
+        tensor maps (``TensorMapArg``) take a fast path that checks the same
+        facts per call (see :class:`~tilec.runtime.args.FastArgs`) and packs
+        them into one prepared buffer; anything else takes the checked path.
         """
         fast = self._fast
         if fast is not None and fast.launch(args, grid, block, shared_mem, stream):
