@@ -76,6 +76,30 @@ def test_candidate_sets_are_valid_configs_of_their_kind():
     assert {CONFIGS[("simt", "large")], CONFIGS[("simt", "small")]} <= set(at.SIMT_CANDIDATES)
 
 
+def test_bulk_candidates_on_sm_90_with_aligned_operands():
+    with_bulk = at.candidates("float16", 4096, 4096, 4096, smem_limit=at.SMEM_LIMIT, bulk=True)
+    assert with_bulk == list(at.MMA_CANDIDATES) + list(at.BULK_CANDIDATES)
+    assert all(c.bulk for c in at.BULK_CANDIDATES) and any(not c.release for c in at.BULK_CANDIDATES)
+    # f32 has no bulk configurations; a small problem keeps the small bulk tiles only
+    assert at.candidates("float32", 4096, 4096, 4096, smem_limit=at.SMEM_LIMIT, bulk=True) == list(at.SIMT_CANDIDATES)
+    small = [c for c in at.candidates("float16", 64, 64, 64, smem_limit=at.SMEM_LIMIT, bulk=True) if c.bulk]
+    assert small and all(c.block[:2] == (64, 64) for c in small)
+
+
+@pytest.mark.parametrize("config", at.BULK_CANDIDATES, ids=lambda c: c.describe())
+def test_bulk_candidates_assemble_without_spills(config):
+    from tilec.codegen.ptxas import find_ptxas, kernel_resources
+    from tilec.matmul import MatmulSpec, compile_matmul
+
+    if find_ptxas() is None:
+        pytest.skip("ptxas is not installed (pip install -e '.[test]' brings it)")
+    spec = MatmulSpec("float16", "float32", transpose_a=True, transpose_b=True, bias_dtype="float32",
+                      activation="relu", aligned=True)
+    kernel = compile_matmul(spec, config, arch="sm_90")
+    used = kernel_resources(kernel.asm["ptx"], "sm_90")[kernel.name]
+    assert (used.spill_stores, used.spill_loads, used.stack_frame) == (0, 0, 0), used
+
+
 def test_candidates_drop_what_cannot_fit_or_is_too_big():
     assert at.candidates("float16", 512, 512, 512, smem_limit=at.SMEM_LIMIT) == list(at.MMA_CANDIDATES)
     assert at.candidates("bfloat16", 4096, 4096, 4096, smem_limit=at.SMEM_LIMIT) == list(at.MMA_CANDIDATES)

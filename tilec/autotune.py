@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from tilec.callable_module import make_module_callable
-from tilec.matmul_config import MatmulConfig, math_kind
+from tilec.matmul_config import BULK_CONFIG, BULK_MEDIUM_CONFIG, MatmulConfig, has_bulk_copies, math_kind
 from tilec.runtime import dtypes as _dtypes
 from tilec.runtime.arrays import is_torch_tensor
 from tilec.runtime.cache import atomic_write
@@ -91,6 +91,19 @@ MMA_CANDIDATES: tuple[MatmulConfig, ...] = (
 )
 """f16/bf16 (mma.sync m16n8k16). No spills on sm_80 or sm_90 with the plain and the heaviest epilogue
 (``ptxas -v``, 2026-11); rejected: 128x128x32 with 2x2 warps and 256x128x32 with 4x2 (spill on sm_90)."""
+
+BULK_CANDIDATES: tuple[MatmulConfig, ...] = (
+    BULK_CONFIG,
+    _C((128, 128, 64), (2, 2), 3, bulk=True),
+    _C((128, 256, 64), (2, 4), 3, bulk=True),
+    _C((256, 128, 64), (4, 2), 3, bulk=True),
+    BULK_MEDIUM_CONFIG,
+    _C((128, 64, 64), (2, 2), 3, bulk=True),
+    _C((64, 128, 64), (2, 2), 4, bulk=True),
+)
+"""f16/bf16 on sm_90 with aligned operands: K tiles by bulk tensor copies (TMA); the large tile with a
+block barrier per K tile and with empty barriers, the 8-warp tiles (empty barriers), smaller ones for
+grids that do not fill the SMs (``bench/NOTES.md``, session 6). No spills on sm_90."""
 
 TF32_CANDIDATES: tuple[MatmulConfig, ...] = (
     _C((128, 128, 16), (4, 2), 3, tf32=True),
@@ -138,7 +151,7 @@ def _pow2_at_least(x: int) -> int:
 
 
 def candidates(dtype: Any, m: int, n: int, k: int, *, allow_tf32: bool = False,
-               smem_limit: int | None = None) -> list[MatmulConfig]:
+               smem_limit: int | None = None, bulk: bool = False) -> list[MatmulConfig]:
     """The configurations worth timing for an ``M x N x K`` matmul of ``dtype`` inputs.
 
     The set of the math's kind (:data:`MMA_CANDIDATES`, :data:`TF32_CANDIDATES`,
@@ -147,9 +160,11 @@ def candidates(dtype: Any, m: int, n: int, k: int, *, allow_tf32: bool = False,
     and those with a block dimension larger than the problem needs: BM beyond
     both M rounded up to a power of two and the smallest BM of the set (the
     same for BN with N and BK with K), so tiny problems time small tiles only.
+    ``bulk`` (sm_90, aligned operands): f16/bf16 also time :data:`BULK_CANDIDATES`.
     """
     name = _dtypes.canonical(dtype)
-    pool = _BY_KIND[math_kind(name, allow_tf32)]
+    kind = math_kind(name, allow_tf32)
+    pool = _BY_KIND[kind] + (BULK_CANDIDATES if bulk and kind == "mma" else ())
     limit = _smem_limit() if smem_limit is None else smem_limit
     floor = [min(c.block[i] for c in pool) for i in range(3)]
     need = [max(floor[i], _pow2_at_least(x)) for i, x in enumerate((m, n, k))]
@@ -676,7 +691,11 @@ def autotune(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: s
 
 def candidates_for(plan: Any, allow_tf32: bool, smem_limit: int) -> list[MatmulConfig]:
     """:func:`candidates` for a checked call, the heuristic's config first."""
-    found = candidates(plan.spec.dtype, plan.m, plan.n, plan.k, allow_tf32=allow_tf32, smem_limit=smem_limit)
+    from tilec.api import default_arch
+
+    bulk = plan.spec.aligned and has_bulk_copies(default_arch())
+    found = candidates(plan.spec.dtype, plan.m, plan.n, plan.k, allow_tf32=allow_tf32, smem_limit=smem_limit,
+                       bulk=bulk)
     return [plan.config] + [c for c in found if c != plan.config]
 
 
