@@ -228,6 +228,33 @@ def test_event_timer_batches_short_kernels():
     assert len(runs) == 3 + 1 + 5 * 100  # warmup, one to size the batch, 5 reps of 100 launches
 
 
+def test_event_timer_holds_the_gpu_before_each_repetition():
+    """With a host slower than the kernel, a hold before each repetition lets the events time the GPU."""
+    gpu, host, holds = [0.0], [0.0], []
+
+    def run():  # 10 µs of host time per launch, 2 µs of GPU time, the GPU never ahead of the host
+        host[0] += 10e-6
+        gpu[0] = max(gpu[0], host[0]) + 2e-6
+
+    class Event:
+        t = None
+
+    def record(e):
+        e.t = gpu[0] = max(gpu[0], host[0])
+
+    def hold(seconds):
+        holds.append(seconds)
+        gpu[0] = max(gpu[0], host[0]) + seconds  # the GPU busy that long: the launches queue up behind it
+
+    def late_record(e):  # the GPU reaches the event once it has run what was queued before it
+        e.t = gpu[0] = max(gpu[0], host[0]) if not holds else gpu[0]
+
+    unheld = at._event_median(run, 1, 3, Event, record, lambda: None, lambda s, e: e.t - s.t)
+    assert unheld > 9e-6  # the host's pace
+    held = at._event_median(run, 1, 3, Event, late_record, lambda: None, lambda s, e: e.t - s.t, hold)
+    assert len(holds) == 3 and math.isclose(held, 2e-6, rel_tol=1e-6)
+
+
 def test_reference_error_against_float64():
     a, b = f16(40, 24), f16(24, 16)
     bias = np.linspace(-1, 1, 16).astype(np.float32)

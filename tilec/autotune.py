@@ -473,11 +473,14 @@ _REFERENCE_TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "simt": 1e-5, "tf32":
 
 
 def torch_event_timer(run: Callable[[], None], warmup: int, reps: int) -> float:
-    """Median seconds of ``run`` by torch CUDA events on torch's current stream."""
+    """Median seconds of ``run`` by torch CUDA events on torch's current stream (held busy by
+    ``torch.cuda._sleep`` before each repetition where torch has it)."""
     import torch
 
+    sleep = getattr(torch.cuda, "_sleep", None)
+    hold = None if sleep is None else (lambda seconds: sleep(int(seconds * GPU_CYCLES_PER_SECOND)))
     return _event_median(run, warmup, reps, lambda: torch.cuda.Event(enable_timing=True),
-                         lambda e: e.record(), torch.cuda.synchronize, lambda s, e: s.elapsed_time(e) / 1e3)
+                         lambda e: e.record(), torch.cuda.synchronize, lambda s, e: s.elapsed_time(e) / 1e3, hold)
 
 
 def driver_event_timer(run: Callable[[], None], warmup: int, reps: int) -> float:
@@ -501,9 +504,21 @@ def driver_event_timer(run: Callable[[], None], warmup: int, reps: int) -> float
             driver.call("cuEventDestroy", e)
 
 
-def _event_median(run, warmup, reps, make_event, record, synchronize, elapsed) -> float:
+GPU_CYCLES_PER_SECOND = 2e9
+"""An upper bound of the GPU clock, to turn a hold time into ``torch.cuda._sleep`` cycles."""
+
+HOLD_LIMIT_S = 5e-3
+
+
+def _event_median(run, warmup, reps, make_event, record, synchronize, elapsed, hold=None) -> float:
     """Median per-launch seconds; each repetition times enough back-to-back launches to last ~0.2 ms,
-    so that the host's time to launch one does not hide the kernel's."""
+    so that the host's time to launch one does not hide the kernel's.
+
+    A kernel that takes about as long as the host needs to launch it (a 1024³ GEMM: ~13 µs) would
+    still be timed at the host's pace: ``hold(seconds)``, when given, keeps the GPU busy that long
+    before each repetition's first event, while the host queues the repetition's launches, so that
+    the events time them back to back on the GPU.
+    """
     for _ in range(max(warmup, 1)):
         run()
     start, end = make_event(), make_event()
@@ -515,6 +530,8 @@ def _event_median(run, warmup, reps, make_event, record, synchronize, elapsed) -
     inner = max(1, min(100, math.ceil(2e-4 / once)))
     pairs = [(make_event(), make_event()) for _ in range(max(reps, 1))]
     for start, end in pairs:
+        if hold is not None:
+            hold(min(HOLD_LIMIT_S, 2 * inner * once))  # at least what queueing the launches took
         record(start)
         for _ in range(inner):
             run()
