@@ -636,7 +636,7 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
         ph_next.result.name_hint = "ph_next"
         adv += [flip, ph_next]
         phase.append(ph_next.result)
-    if release:  # every warp is done with stage %rs (moved up to its last read by _release_early)
+    if release:  # every warp is done with stage %rs (moved up to its last read by release_early)
         adv.insert(0, MbarArriveOp(empty, rs))
     Rewriter.insert_op(adv, InsertPoint.before(yield_op))
     # The next write stage and its empty barrier's parity are this iteration's read stage and parity.
