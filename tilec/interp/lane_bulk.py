@@ -49,6 +49,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, im
 
 from tilec.dialects import frag
 from tilec.interp.errors import OpError
+from tilec.interp.lane_frag import expect_space
 from tilec.interp.lane_memory import GLOBAL, SHARED, Memory, Ptr, check_write, read
 from tilec.interp.mbarriers import TransactionBarrier
 from tilec.layout.bulk import MBARRIER_BYTES, BulkBox
@@ -205,13 +206,6 @@ class Mbarriers:
 # -- the ops ------------------------------------------------------------------------------
 
 
-def _shared(ptr: Any, what: str) -> Ptr:
-    if not isinstance(ptr, Ptr) or ptr.memory.space != SHARED:
-        got = ptr.memory.name if isinstance(ptr, Ptr) else type(ptr).__name__
-        raise OpError(f"{what} must point into shared memory, got {got}")
-    return ptr
-
-
 @register_impls
 @dataclass
 class BulkFunctions(InterpreterFunctions):
@@ -225,7 +219,7 @@ class BulkFunctions(InterpreterFunctions):
 
     def _barrier_lanes(self, ptr: Any, verb: str = "write") -> tuple[Ptr, np.ndarray]:
         """The barrier pointer and the active lanes, after their 8-byte objects are checked."""
-        bar = _shared(ptr, "the barrier")
+        bar = expect_space(ptr, SHARED, "the barrier")
         lanes = self.state.mask
         if verb == "write":
             check_write(bar, MBARRIER_BYTES, lanes, align=MBARRIER_BYTES)
@@ -259,7 +253,7 @@ class BulkFunctions(InterpreterFunctions):
     @impl(frag.TmaLoadOp)
     def run_tma_load(self, interpreter, op: frag.TmaLoadOp, args):
         dst, tmap, bar_ptr, *coords = args
-        dst = _shared(dst, "the destination")
+        dst = expect_space(dst, SHARED, "the destination")
         if not isinstance(tmap, TensorMap):
             raise OpError(f"the tensor map is not a tensor-map parameter of the kernel: {type(tmap).__name__}")
         if len(coords) != 2:

@@ -144,7 +144,8 @@ def _fmax(x, y, largest: bool):
 # -- the ops ---------------------------------------------------------------------------
 
 
-def _expect_space(ptr: Any, space: int, what: str) -> Ptr:
+def expect_space(ptr: Any, space: int, what: str) -> Ptr:
+    """``ptr`` if it points into memory of ``space`` (GLOBAL or SHARED), else an OpError naming ``what``."""
     if not isinstance(ptr, Ptr):
         raise OpError(f"{what} is not a pointer: {type(ptr).__name__}")
     if ptr.memory.space != space:
@@ -168,7 +169,7 @@ class FragFunctions(InterpreterFunctions):
     def run_ldmatrix(self, interpreter, op: frag.LdMatrixOp, args):
         self.state.require_all_lanes()
         num, trans = op.num.value.data, op.trans is not None
-        ptr = _expect_space(args[0], SHARED, "the address")
+        ptr = expect_space(args[0], SHARED, "the address")
         rows = read(ptr, 16, LANE_IDS < 8 * num, align=16)[: 8 * num]
         m = rows.view(np.uint16).reshape(num, 8, 8).astype(np.uint32)  # [matrix, row, column]
         if trans:
@@ -191,8 +192,8 @@ class FragFunctions(InterpreterFunctions):
     @impl(frag.CpAsyncOp)
     def run_cp_async(self, interpreter, op: frag.CpAsyncOp, args):
         n = op.bytes.value.data
-        dst = _expect_space(args[0], SHARED, "the destination")
-        src = _expect_space(args[1], GLOBAL, "the source")
+        dst = expect_space(args[0], SHARED, "the destination")
+        src = expect_space(args[1], GLOBAL, "the source")
         lanes = self.state.mask.copy()
         counts = None
         if op.ignore_src is not None:
