@@ -8,6 +8,7 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp, f32
 
 from tilec.codegen import ACCEPTED_ARCHS
+from tilec.codegen.arch import ARCH_SPECIFIC
 from tilec.codegen import kernel as K
 from tilec.codegen import llvm_build as L
 from tilec.codegen import nvvm as N
@@ -34,7 +35,7 @@ def _small_kernel(max_threads: int | None = 128) -> ModuleOp:
     return module
 
 
-@pytest.mark.parametrize("arch", ACCEPTED_ARCHS)
+@pytest.mark.parametrize("arch", ACCEPTED_ARCHS + ARCH_SPECIFIC)
 def test_every_accepted_arch_emits_an_entry_with_launch_bounds(arch, ptxas_path):
     text = ptx(_small_kernel(), arch)
     assert f".target {arch}" in text
@@ -51,7 +52,7 @@ def test_no_launch_bounds_without_max_threads():
 @pytest.mark.parametrize("bad", ["sm_75", "sm_100", "compute_80", ""])
 def test_unknown_arch_is_refused_with_the_accepted_list(bad):
     module = _small_kernel()
-    expected = rf"unsupported GPU architecture '{bad}': expected one of sm_80, sm_86, sm_89, sm_90"
+    expected = rf"unsupported GPU architecture '{bad}': expected one of sm_80, sm_86, sm_89, sm_90, sm_90a"
     with pytest.raises(ValueError, match=expected):
         ptx(module, bad)
     with pytest.raises(ValueError, match=expected):

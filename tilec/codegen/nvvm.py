@@ -39,6 +39,7 @@ from tilec.codegen.llvm_build import (
     Value,
     bitcast,
     const_i32,
+    constant,
     expect_count,
     expect_pointer,
     expect_type,
@@ -431,6 +432,80 @@ def mbarrier_arrive_warp(builder: Builder, bar: Value) -> None:
            "setp.eq.u32 lead, lane, 0;\n\t"
            "@lead mbarrier.arrive.shared::cta.b64 _, [$0];\n}")
     inline_asm(builder, asm, "r,~{memory}", [bar])
+
+
+# ------------------------------------------------------------ warpgroup MMA (sm_90a)
+
+
+def wgmma_desc(builder: Builder, base: Value, high: int) -> SSAValue:
+    """A wgmma matrix descriptor: the 14-bit start field (shared address / 16) of `base`, OR `high`."""
+    base = expect_pointer("wgmma descriptor", "base", base, SHARED)
+    address = builder.insert(llvm.PtrToIntOp(base, IntegerType(64))).results[0]
+    field = builder.insert(llvm.LShrOp(address, constant(builder, 4, IntegerType(64)))).res
+    field = builder.insert(llvm.AndOp(field, constant(builder, (1 << 14) - 1, IntegerType(64)))).res
+    return builder.insert(llvm.OrOp(field, constant(builder, high, IntegerType(64)))).res
+
+
+def wgmma_fence(builder: Builder) -> None:
+    """`wgmma.fence.sync.aligned`."""
+    call_intrinsic(builder, "llvm.nvvm.wgmma.fence.sync.aligned", [])
+
+
+def wgmma_commit(builder: Builder) -> None:
+    """`wgmma.commit_group.sync.aligned`."""
+    call_intrinsic(builder, "llvm.nvvm.wgmma.commit_group.sync.aligned", [])
+
+
+def wgmma(
+    builder: Builder,
+    desc_a: Value,
+    desc_b: Value,
+    c: Sequence[Value],
+    *,
+    n: int,
+    dtype: str,
+    trans_a: bool = False,
+    trans_b: bool = False,
+) -> list[SSAValue]:
+    """`wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype}`: D = A·B + C, scale-d = 1.
+
+    Inline asm (LLVM 22 has no intrinsic for it): the `n / 2` accumulators are
+    outputs tied to their inputs, so they stay in the same registers.
+    """
+    op = f"wgmma.m64n{n}k16.{dtype}"
+    if dtype not in ("f16", "bf16"):
+        raise ValueError(f"{op}: dtype must be f16 or bf16, got {dtype!r}")
+    count = n // 2
+    expect_count(op, "C", c, count)
+    acc = [expect_type(op, "C", v, f32) for v in c]
+    da = expect_type(op, "A descriptor", desc_a, IntegerType(64))
+    db = expect_type(op, "B descriptor", desc_b, IntegerType(64))
+    regs = ", ".join(f"${i}" for i in range(count))
+    asm = ("{\n\t.reg .pred p;\n\t"
+           f"setp.ne.b32 p, ${count + 2}, 0;\n\t"
+           f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype} "
+           f"{{{regs}}}, ${count}, ${count + 1}, p, 1, 1, {int(trans_a)}, {int(trans_b)};\n}}")
+    constraints = ",".join(["=f"] * count + ["l", "l", "r"] + [str(i) for i in range(count)]) + ",~{memory}"
+    result = inline_asm(builder, asm, constraints, [da, db, const_i32(builder, 1), *acc], _struct(count, f32))
+    assert result is not None
+    return extract_values(builder, result, count)
+
+
+def wgmma_wait(builder: Builder, c: Sequence[Value], pending: int) -> list[SSAValue]:
+    """`wgmma.wait_group.sync.aligned pending`, passing the accumulators through (tied operands):
+    their later readers depend on the wait, so LLVM cannot move a read above it."""
+    op = "wgmma.wait_group"
+    acc = [expect_type(op, "C", v, f32) for v in c]
+    if not acc:
+        call_intrinsic(builder, "llvm.nvvm.wgmma.wait_group.sync.aligned",
+                       [constant(builder, pending, IntegerType(64))])
+        return []
+    count = len(acc)
+    constraints = ",".join(["=f"] * count + [str(i) for i in range(count)]) + ",~{memory}"
+    result = inline_asm(builder, f"wgmma.wait_group.sync.aligned {pending};", constraints, acc,
+                        _struct(count, f32))
+    assert result is not None
+    return extract_values(builder, result, count)
 
 
 def shfl_sync(

@@ -576,6 +576,133 @@ class FMinOp(_BinaryF32):
     name = "frag.fmin"
 
 
+# ---------------------------------------------------------------- warpgroup MMA (sm_90a)
+
+WGMMA_TYPES = {"f16": Float16Type, "bf16": BFloat16Type}
+"""Operand element types of ``frag.wgmma`` (f32 accumulators), by their PTX names."""
+
+WGMMA_MAX_N = 256
+
+
+@irdl_op_definition
+class WgmmaDescOp(IRDLOperation):
+    """The 64-bit shared-memory matrix descriptor of an operand starting at ``base``:
+    ``(address(base) >> 4) & 0x3FFF | high`` where ``high`` holds the strides and the swizzle mode
+    (:meth:`tilec.layout.gmma.GmmaDescriptor.high_bits`). Stepping an operand along K adds the step's
+    bytes / 16 to the descriptor (``arith.addi``)."""
+
+    name = "frag.wgmma_desc"
+
+    base = operand_def(LLVMPointerType)
+    high = prop_def(IntegerAttr[I64])
+    result = result_def(IntegerType(64))
+
+    traits = traits_def(Pure())
+    assembly_format = "$base `,` $high attr-dict `:` type($base)"
+
+    def __init__(self, base: SSAValue, high: int):
+        super().__init__(operands=[base], properties={"high": _int(high)}, result_types=[IntegerType(64)])
+
+    def verify_(self) -> None:
+        _expect_pointer(self, "base", self.base, SHARED_SPACE)
+        if self.high.value.data & ((1 << 14) - 1):
+            _fail(self, f"high bits {self.high.value.data:#x} overlap the 14-bit start address field")
+
+
+@irdl_op_definition
+class WgmmaFenceOp(IRDLOperation):
+    """``wgmma.fence.sync.aligned``: register and shared-memory writes before it are seen by the
+    warpgroup's next ``wgmma``. Warpgroup-collective."""
+
+    name = "frag.wgmma_fence"
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+@irdl_op_definition
+class WgmmaOp(IRDLOperation):
+    """``wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t}``: ``d = A·B + c``, A and B in shared
+    memory (descriptors), ``c``/``d`` this lane's ``n / 2`` accumulator registers (the m16n8 C
+    fragment of its warp's 16 rows, repeated along N). ``trans_a``/``trans_b``: the operand is
+    MN-major. Asynchronous: ``d`` may be read only after ``frag.wgmma_wait`` returns it."""
+
+    name = "frag.wgmma"
+
+    desc_a = operand_def(IntegerType(64))
+    desc_b = operand_def(IntegerType(64))
+    c = var_operand_def(f32)
+    n = prop_def(IntegerAttr[I64])
+    dtype = prop_def(StringAttr)
+    trans_a = opt_prop_def(UnitAttr)
+    trans_b = opt_prop_def(UnitAttr)
+    d = var_result_def(f32)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$dtype `n` $n $desc_a `,` $desc_b (`trans_a` $trans_a^)? (`trans_b` $trans_b^)? `(` $c `)` "
+        "attr-dict `:` type($d)"
+    )
+
+    def __init__(self, desc_a: SSAValue, desc_b: SSAValue, c, *, n: int, dtype: str,
+                 trans_a: bool = False, trans_b: bool = False):
+        props: dict[str, Attribute] = {"n": _int(n), "dtype": StringAttr(dtype)}
+        if trans_a:
+            props["trans_a"] = UnitAttr()
+        if trans_b:
+            props["trans_b"] = UnitAttr()
+        super().__init__(operands=[desc_a, desc_b, c], properties=props, result_types=[[f32] * len(c)])
+
+    def verify_(self) -> None:
+        n, dtype = self.n.value.data, self.dtype.data
+        if dtype not in WGMMA_TYPES:
+            _fail(self, f"dtype must be one of {', '.join(WGMMA_TYPES)}, got {dtype!r}")
+        if not (8 <= n <= WGMMA_MAX_N and n % 8 == 0):
+            _fail(self, f"n must be a multiple of 8 from 8 to {WGMMA_MAX_N}, got {n}")
+        if len(self.c) != n // 2 or len(self.d) != n // 2:
+            _fail(self, f"m64n{n} takes and gives {n // 2} accumulator registers per lane, got {len(self.c)} and {len(self.d)}")
+
+
+@irdl_op_definition
+class WgmmaCommitOp(IRDLOperation):
+    """``wgmma.commit_group.sync.aligned``: the ``wgmma`` issued since the last commit form a group."""
+
+    name = "frag.wgmma_commit"
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+@irdl_op_definition
+class WgmmaWaitOp(IRDLOperation):
+    """``wgmma.wait_group.sync.aligned pending``: at most ``pending`` groups are still running. It
+    passes the accumulators through (``d = c``), so that nothing reads them before the wait."""
+
+    name = "frag.wgmma_wait"
+
+    c = var_operand_def(f32)
+    pending = prop_def(IntegerAttr[I64])
+    d = var_result_def(f32)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$pending `(` $c `)` attr-dict `:` type($d)"
+
+    def __init__(self, c, pending: int):
+        super().__init__(operands=[c], properties={"pending": _int(pending)}, result_types=[[f32] * len(c)])
+
+    def verify_(self) -> None:
+        if not 0 <= self.pending.value.data <= 7:
+            _fail(self, f"pending must be 0 to 7, got {self.pending.value.data}")
+        if len(self.c) != len(self.d):
+            _fail(self, f"passes {len(self.c)} accumulators through, gives {len(self.d)}")
+
+
 Frag = Dialect(
     "frag",
     [
@@ -599,6 +726,11 @@ Frag = Dialect(
         Ex2Op,
         FMaxOp,
         FMinOp,
+        WgmmaDescOp,
+        WgmmaFenceOp,
+        WgmmaOp,
+        WgmmaCommitOp,
+        WgmmaWaitOp,
     ],
     [],
 )

@@ -52,19 +52,9 @@ from tilec.interp.errors import OpError
 from tilec.interp.lane_frag import expect_space
 from tilec.interp.lane_memory import GLOBAL, SHARED, Memory, Ptr, check_write, read
 from tilec.interp.mbarriers import TransactionBarrier
-from tilec.layout.bulk import MBARRIER_BYTES, BulkBox
+from tilec.layout.bulk import MBARRIER_BYTES, BulkBox, swizzle_address
 
 # -- where a box lands ---------------------------------------------------------------
-
-
-def swizzle_address(address: np.ndarray, swizzle: int) -> np.ndarray:
-    """The shared byte address a tensor map with a ``swizzle``-byte swizzle (0, 32, 64, 128) writes
-    for ``address``: the 16-byte chunk index (bits 4..) XORed with as many bits from bit 7 on (the
-    128-byte line), per the PTX ISA's tensor-map swizzle modes."""
-    if not swizzle:
-        return address
-    chunks = swizzle // 16 - 1  # 1, 3 or 7: the chunk bits a W-byte span has
-    return address ^ (((address >> 7) & chunks) << 4)
 
 
 @dataclass(frozen=True)

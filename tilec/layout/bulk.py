@@ -75,6 +75,17 @@ class BulkBox:
         return max(128, sw.size() * self.elem_bytes) if sw is not None else 128
 
 
+def swizzle_address(address, swizzle: int):
+    """The shared byte address a tensor map with a ``swizzle``-byte swizzle (0, 32, 64, 128)
+    writes for ``address`` (an int or numpy array): the 16-byte chunk index (bits 4..) XORed
+    with as many bits from bit 7 on (the 128-byte line), per the PTX ISA's tensor-map swizzle
+    modes. A wgmma descriptor's swizzle reads shared memory the same way."""
+    if not swizzle:
+        return address
+    chunks = swizzle // 16 - 1  # 1, 3 or 7: the chunk bits a W-byte span has
+    return address ^ (((address >> 7) & chunks) << 4)
+
+
 def box_layout(box: BulkBox, cols: int) -> Layout | ComposedLayout:
     """The layout of a ``box.rows x cols`` tile written as ``cols / box.inner`` boxes side by side."""
     if cols % box.inner:

@@ -233,6 +233,29 @@ def _fmin(op: frag.FMinOp, b: Builder) -> list[SSAValue]:
     return [N.fmin(b, op.lhs, op.rhs)]
 
 
+def _wgmma_desc(op: frag.WgmmaDescOp, b: Builder) -> list[SSAValue]:
+    return [N.wgmma_desc(b, op.base, op.high.value.data)]
+
+
+def _wgmma_fence(op: frag.WgmmaFenceOp, b: Builder) -> list[SSAValue]:
+    N.wgmma_fence(b)
+    return []
+
+
+def _wgmma(op: frag.WgmmaOp, b: Builder) -> list[SSAValue]:
+    return N.wgmma(b, op.desc_a, op.desc_b, list(op.c), n=op.n.value.data, dtype=op.dtype.data,
+                   trans_a=op.trans_a is not None, trans_b=op.trans_b is not None)
+
+
+def _wgmma_commit(op: frag.WgmmaCommitOp, b: Builder) -> list[SSAValue]:
+    N.wgmma_commit(b)
+    return []
+
+
+def _wgmma_wait(op: frag.WgmmaWaitOp, b: Builder) -> list[SSAValue]:
+    return N.wgmma_wait(b, list(op.c), op.pending.value.data)
+
+
 LOWERINGS: dict[type[Operation], Lowering] = {
     tile.ThreadIdOp: _thread_id,
     tile.BlockIdOp: _block_id,
@@ -259,6 +282,11 @@ LOWERINGS: dict[type[Operation], Lowering] = {
     frag.Ex2Op: _ex2,
     frag.FMaxOp: _fmax,
     frag.FMinOp: _fmin,
+    frag.WgmmaDescOp: _wgmma_desc,
+    frag.WgmmaFenceOp: _wgmma_fence,
+    frag.WgmmaOp: _wgmma,
+    frag.WgmmaCommitOp: _wgmma_commit,
+    frag.WgmmaWaitOp: _wgmma_wait,
 }
 """Lowering of each tile structure op and each frag op."""
 

@@ -77,3 +77,43 @@ func.func @arrive_space(%p: !llvm.ptr<1>) {
   func.return
 }
 // CHECK: 'frag.mbar_arrive_warp' barrier must be a !llvm.ptr<3> address, got !llvm.ptr<1>
+
+// -----
+
+func.func @wgmma_count(%d: i64, %x: f32) {
+  %r:2 = frag.wgmma "f16" n 8 %d, %d (%x, %x) : f32, f32
+  func.return
+}
+// CHECK: 'frag.wgmma' m64n8 takes and gives 4 accumulator registers per lane, got 2 and 2
+
+// -----
+
+func.func @wgmma_n(%d: i64, %x: f32) {
+  %r:6 = frag.wgmma "f16" n 12 %d, %d (%x, %x, %x, %x, %x, %x) : f32, f32, f32, f32, f32, f32
+  func.return
+}
+// CHECK: 'frag.wgmma' n must be a multiple of 8 from 8 to 256, got 12
+
+// -----
+
+func.func @wgmma_dtype(%d: i64, %x: f32) {
+  %r:4 = frag.wgmma "f32" n 8 %d, %d (%x, %x, %x, %x) : f32, f32, f32, f32
+  func.return
+}
+// CHECK: 'frag.wgmma' dtype must be one of f16, bf16, got 'f32'
+
+// -----
+
+func.func @wgmma_desc_overlap(%p: !llvm.ptr<3>) {
+  %d = frag.wgmma_desc %p, 4611686293305294849 : !llvm.ptr<3>
+  func.return
+}
+// CHECK: 'frag.wgmma_desc' high bits 0x4000004000000001 overlap the 14-bit start address field
+
+// -----
+
+func.func @wgmma_wait_pending(%x: f32) {
+  %r = frag.wgmma_wait 9(%x) : f32
+  func.return
+}
+// CHECK: 'frag.wgmma_wait' pending must be 0 to 7, got 9
