@@ -595,6 +595,21 @@ class TileFunctions(InterpreterFunctions):
         b32 = _op_t(b, op.transpose_b is not None).astype(np.float32)
         return ((a32 @ b32 + c).astype(np.float32),)
 
+    @impl(t.WgmmaOp)
+    def run_wgmma(self, interpreter: Interpreter, op: t.WgmmaOp, args: PythonValues):
+        """This warp's 16 rows of its warpgroup's 64-row band of A, times B's band (see tile.wgmma)."""
+        a, row, b, col, c = args
+        row, col = int(row), int(col)
+        (_, k), n = op.a.type.dims, op.c.type.dims[1]
+        if row % t.WGMMA_ROWS or col % n:
+            raise OpError(f"the band of a starts at row {row} (must be a multiple of {t.WGMMA_ROWS}) and of b "
+                          f"at column {col} (must be a multiple of N = {n})")
+        rows = row + t.WGMMA_WARP_ROWS * ((self.ctx.warp or 0) % 4)
+        a32 = _read(a, (rows, 0), (t.WGMMA_WARP_ROWS, k)).astype(np.float32)
+        b32 = _read(b, (0, col), (k, n)).astype(np.float32)
+        c = _register(c, op.c.type.dims, "the accumulator")
+        return ((a32 @ b32 + c).astype(np.float32),)
+
     def _binary(self, op, args, fn):
         lhs, rhs = args
         if np.shape(lhs) != np.shape(rhs):

@@ -128,6 +128,7 @@ from tilec.passes.regalloc_bulk import (
 from tilec.passes.regalloc_emit import Emitter
 from tilec.passes.regalloc_fragments import Fragment, FragmentError
 from tilec.passes.regalloc_memory import MemoryLowering, RegallocError
+from tilec.passes.regalloc_wgmma import WgmmaLowering
 from tilec.passes.regalloc_values import GlobalArg, Regs, SharedBuf
 
 LAUNCH_ATTR = "tile.launch"
@@ -214,7 +215,7 @@ _ELEMENTWISE = {
 }
 
 
-class KernelLowering(MemoryLowering, BulkLowering):
+class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
     """Rewrites one kernel ``func.func`` into its fragment-level form."""
 
     def __init__(self, fn: func.FuncOp, module: ModuleOp):
@@ -491,6 +492,8 @@ class KernelLowering(MemoryLowering, BulkLowering):
                 em.insert(frag.CpAsyncWaitOp(op.pending.value.data))
             case t.MmaOp():
                 self._mma(op)
+            case t.WgmmaOp():
+                self.wgmma(op)
             case t.MapOp():
                 self._map(op)
             case t.BroadcastOp():

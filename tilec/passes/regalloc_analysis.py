@@ -199,6 +199,11 @@ class FragmentAssignment:
                 self._anchor(op.a, a, op)
                 self._anchor(op.b, b, op)
                 self._anchor(op.c, c, op)
+            case t.WgmmaOp():
+                # a warp's part of a wgmma accumulator is the m16n8 C fragment of its 16 rows
+                uf.union(op.c, op.result)
+                self._anchor(op.c, mma_fragment(MMA_ATOMS["mma_m16n8k16_f16"], "C", op.c.type.dims, False,
+                                                value_name(op.c)), op)
             case t.MapOp() | t.ConvertOp() | t.AddOp() | t.SubOp() | t.MulOp() | t.DivOp() | t.MaxOp() \
                     | t.ExpOp() | t.Exp2Op() | t.ReluOp():
                 if isinstance(op.results[0].type, RegisterType):

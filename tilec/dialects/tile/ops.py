@@ -798,6 +798,66 @@ class MmaOp(IRDLOperation):
                 _fail(self, f"atom {atom.name} ({am}x{an}x{ak}) does not tile {m}x{n}x{k}")
 
 
+WGMMA_ROWS = 64
+"""Rows of A one warpgroup multiplies (wgmma's M); each of its 4 warps holds 16 of them."""
+
+WGMMA_WARP_ROWS = 16
+
+
+@irdl_op_definition
+class WgmmaOp(IRDLOperation):
+    """sm_90a's warpgroup MMA on shared tiles: ``%d = tile.wgmma %sa[%row], %sb[%col], %acc``.
+
+    The four warps ``4g .. 4g+3`` of a warpgroup multiply together the 64-row
+    band of ``%sa`` at ``%row`` (all of its K columns) by the ``K x N`` band of
+    ``%sb`` at column ``%col``; warp ``w`` holds rows ``16 (w mod 4) ..`` of the
+    ``64 x N`` product in its ``16 x N`` accumulator. ``%row`` must be a
+    multiple of 64 and ``%col`` of ``N``, the same across the warpgroup (the
+    interpreter checks the multiples). Operands stay in shared memory (the
+    layouts must be ones a wgmma descriptor describes: what bulk tensor copies
+    write, checked by ``tile-regalloc``); the op completes before it returns.
+    """
+
+    name = "tile.wgmma"
+
+    a = operand_def(SharedType)
+    row = operand_def(IndexType)
+    b = operand_def(SharedType)
+    col = operand_def(IndexType)
+    c = operand_def(RegisterType)
+    result = result_def(RegisterType)
+
+    traits = traits_def(MemoryReadEffect())
+
+    assembly_format = (
+        "$a `[` $row `]` `,` $b `[` $col `]` `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($result)"
+    )
+
+    def __init__(self, a: SSAValue, row: SSAValue, b: SSAValue, col: SSAValue, c: SSAValue):
+        super().__init__(operands=[a, row, b, col, c], result_types=[SSAValue.get(c).type])
+
+    def verify_(self) -> None:
+        a, b, c, d = self.a.type, self.b.type, self.c.type, self.result.type
+        (ra, k), (k2, nb) = a.dims, b.dims
+        if k != k2:
+            _fail(self, f"K differs: a is {_dims_text(a.dims)} (K = {k}), b is {_dims_text(b.dims)} (K = {k2})")
+        if k % 16:
+            _fail(self, f"K = {k} is not a multiple of 16 (wgmma's K)")
+        if ra % WGMMA_ROWS:
+            _fail(self, f"a has {ra} rows, not a multiple of {WGMMA_ROWS} (one warpgroup's band)")
+        if len(c.dims) != 2 or c.dims[0] != WGMMA_WARP_ROWS:
+            _fail(self, f"a warp's accumulator is {WGMMA_WARP_ROWS}xN, got {_dims_text(c.dims)}")
+        n = c.dims[1]
+        if n % 8 or n > nb or nb % n:
+            _fail(self, f"N = {n} must be a multiple of 8 that divides b's {nb} columns")
+        if c.dims != d.dims or c.element_type != d.element_type:
+            _fail(self, f"result {d} must have the accumulator's type {c}")
+        if a.element_type != b.element_type or not isinstance(a.element_type, (Float16Type, BFloat16Type)):
+            _fail(self, f"a and b must both be f16 or both bf16, got {a.element_type} and {b.element_type}")
+        if not isinstance(c.element_type, Float32Type):
+            _fail(self, f"accumulates in f32, got {c.element_type}")
+
+
 class _ElementwiseBinary(IRDLOperation):
     T: ClassVar = VarConstraint("T", base(RegisterType) | base(RegisterVectorType))
 
@@ -1067,6 +1127,7 @@ TILE_OPS = [
     MbarWaitOp,
     MbarArriveOp,
     MmaOp,
+    WgmmaOp,
     AddOp,
     SubOp,
     MulOp,

@@ -1,0 +1,53 @@
+"""sm_90a's warpgroup MMA on the GPU: ``examples/kernels/wgmma_f16.mlir`` (and its bf16 twin)
+against float64, with fresh random inputs and a NaN-poisoned output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tilec
+from tilec.api import default_arch
+from tilec.gl_args import expand
+from tilec.runtime import has_device, no_device_reason
+
+KERNEL = Path(__file__).resolve().parents[2] / "examples" / "kernels" / "wgmma_f16.mlir"
+
+pytestmark = pytest.mark.gpu
+
+
+def _sm90() -> str | None:
+    if not has_device():
+        return f"no CUDA device: {no_device_reason()}"
+    if default_arch() != "sm_90":
+        return f"wgmma needs sm_90a (an H100/H200); this GPU is {default_arch()}"
+    return None
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    d = tmp_path / "tilec-cache"
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(d))
+    return d
+
+
+@pytest.mark.skipif(_sm90() is not None, reason=str(_sm90()))
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_one_block_wgmma(dtype):
+    torch = pytest.importorskip("torch")
+    text = KERNEL.read_text()
+    if dtype == "bfloat16":
+        text = text.replace("f16", "bf16").replace("wgmma_bbf16", "wgmma_bf16")
+    kernel = tilec.compile(text.encode(), pipeline="tile-regalloc,tile-to-llvm", arch="sm_90a")
+    g = torch.Generator().manual_seed(7)
+    tdt = getattr(torch, dtype)
+    a = torch.randn(128, 64, generator=g).to(tdt).cuda()
+    b = torch.randn(64, 128, generator=g).to(tdt).cuda()
+    c = torch.full((128, 128), float("nan"), device="cuda")
+    kernel(*expand(kernel, a, b, c))
+    torch.cuda.synchronize()
+    ref = a.double().cpu().numpy() @ b.double().cpu().numpy()
+    err = float(np.abs(c.double().cpu().numpy() - ref).max() / np.abs(ref).max())
+    assert err < 1e-5, f"relative error {err}"

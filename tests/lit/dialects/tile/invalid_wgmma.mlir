@@ -1,0 +1,41 @@
+// RUN: tile-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// tile.wgmma's verifier names the operand and the shape it expects.
+
+func.func @k_differs(%sa: !tile.st<64x64xf16>, %sb: !tile.st<32x64xf16>, %i: index, %acc: !tile.rt<16x64xf32>) {
+  %d = tile.wgmma %sa[%i], %sb[%i], %acc : !tile.st<64x64xf16>, !tile.st<32x64xf16>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' K differs: a is 64x64 (K = 64), b is 32x64 (K = 32)
+
+// -----
+
+func.func @band(%sa: !tile.st<32x64xf16>, %sb: !tile.st<64x64xf16>, %i: index, %acc: !tile.rt<16x64xf32>) {
+  %d = tile.wgmma %sa[%i], %sb[%i], %acc : !tile.st<32x64xf16>, !tile.st<64x64xf16>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' a has 32 rows, not a multiple of 64 (one warpgroup's band)
+
+// -----
+
+func.func @warp_rows(%sa: !tile.st<64x64xf16>, %sb: !tile.st<64x64xf16>, %i: index, %acc: !tile.rt<32x64xf32>) {
+  %d = tile.wgmma %sa[%i], %sb[%i], %acc : !tile.st<64x64xf16>, !tile.st<64x64xf16>, !tile.rt<32x64xf32> -> !tile.rt<32x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' a warp's accumulator is 16xN, got 32x64
+
+// -----
+
+func.func @n_divides(%sa: !tile.st<64x64xf16>, %sb: !tile.st<64x64xf16>, %i: index, %acc: !tile.rt<16x48xf32>) {
+  %d = tile.wgmma %sa[%i], %sb[%i], %acc : !tile.st<64x64xf16>, !tile.st<64x64xf16>, !tile.rt<16x48xf32> -> !tile.rt<16x48xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' N = 48 must be a multiple of 8 that divides b's 64 columns
+
+// -----
+
+func.func @f32_inputs(%sa: !tile.st<64x16xf32>, %sb: !tile.st<16x64xf32>, %i: index, %acc: !tile.rt<16x64xf32>) {
+  %d = tile.wgmma %sa[%i], %sb[%i], %acc : !tile.st<64x16xf32>, !tile.st<16x64xf32>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' a and b must both be f16 or both bf16, got f32 and f32

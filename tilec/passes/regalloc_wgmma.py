@@ -1,0 +1,146 @@
+"""``tile-regalloc`` for ``tile.wgmma``: shared-memory descriptors and the warpgroup MMA (sm_90a).
+
+``%d = tile.wgmma %sa[%row], %sb[%col], %acc`` becomes, per K step of 16:
+one ``frag.wgmma`` m64nN on descriptors of A's ``64 x 16`` window at
+``(%row, 16 s)`` and B's ``16 x N`` window at ``(16 s, %col)``, between a
+``frag.wgmma_fence`` and ``frag.wgmma_commit``, then ``frag.wgmma_wait 0``,
+which hands back the accumulators (the op is complete when it returns).
+
+- **The accumulator** is this warp's ``16 x N`` register tile in the m16n8 C
+  fragment (:data:`tilec.layout.atoms.MMA_M16N8K16_F16`'s C, repeated along
+  N): the register order of a wgmma's ``d`` for the warp's 16 rows.
+- **Descriptors are proven.** For every band a warpgroup may use (``%row`` a
+  multiple of 64, ``%col`` of N, as tile.wgmma promises) and every K step,
+  :func:`tilec.layout.gmma.describe` checks the descriptor against the tile's
+  layout element by element; the bands must sit at equally spaced byte
+  offsets (then ``%row``, ``%col`` only scale a stride) and share one
+  descriptor. The tile must start at a multiple of its swizzle's period
+  (bulk-copy stages do). Otherwise a :class:`RegallocError` says which window
+  and element do not fit.
+- **Descriptor arithmetic**: one ``frag.wgmma_desc`` per operand and band
+  (the start address / 16 in the low 14 bits); each K step adds its byte
+  offset / 16 (``arith.addi`` on i64).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerType, i32, i64
+from xdsl.ir import SSAValue
+
+from tilec.dialects import frag
+from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.types import element_bits
+from tilec.layout.gmma import Described, GmmaLayoutError, describe
+from tilec.passes.regalloc_memory import RegallocError
+from tilec.passes.regalloc_values import Regs
+
+WGMMA_K = 16
+_I8 = IntegerType(8)
+
+
+@lru_cache(maxsize=64)
+def _bands(layout, dims: tuple[int, int], elem_bytes: int, role: str, band: int, step: int):
+    """(major, stride between bands in bytes, [Described per K step]) for an operand, proven for every band.
+
+    ``role`` "A": bands of ``band`` rows, K along columns; "B": bands of ``band`` columns, K along rows.
+    """
+    rows, cols = dims
+    k = cols if role == "A" else rows
+    count = (rows if role == "A" else cols) // band
+    errors = []
+    for major in (("K", "MN") if role == "A" else ("MN", "K")):
+        try:
+            per_band = []
+            for i in range(count):
+                if role == "A":
+                    windows = [(i * band, s, band, step) for s in range(0, k, step)]
+                else:
+                    windows = [(s, i * band, step, band) for s in range(0, k, step)]
+                per_band.append([describe(layout, w, elem_bytes, major, mn_first=role == "A") for w in windows])
+        except GmmaLayoutError as e:
+            errors.append(str(e))
+            continue
+        first = per_band[0]
+        stride = per_band[1][0].offset - first[0].offset if count > 1 else 0
+        for i, steps in enumerate(per_band):
+            for s, d in enumerate(steps):
+                if d.desc != first[s].desc or d.offset != first[s].offset + i * stride:
+                    raise GmmaLayoutError(
+                        f"band {i} of {role} ({layout}) is not band 0 moved by {stride} bytes: K step {s} "
+                        f"is at byte {d.offset} with {d.desc}, expected {first[s].offset + i * stride} with {first[s].desc}"
+                    )
+        return major, stride, first
+    raise GmmaLayoutError("; ".join(dict.fromkeys(errors)))
+
+
+class WgmmaLowering:
+    """Mixin of :class:`tilec.passes.regalloc.KernelLowering`: lowers ``tile.wgmma``."""
+
+    def wgmma(self, op: t.WgmmaOp) -> None:
+        em = self.em
+        a, b, c = self.get(op.a), self.get(op.b), self.get(op.c)
+        (_, k), n = op.a.type.dims, op.c.type.dims[1]
+        elem = op.a.type.element_type
+        eb = element_bits(elem) // 8
+        dtype = "bf16" if elem.name == "bf16" else "f16"
+        try:
+            major_a, stride_a, steps_a = _bands(op.a.type.layout, tuple(op.a.type.dims), eb, "A", t.WGMMA_ROWS,
+                                                WGMMA_K)
+            major_b, stride_b, steps_b = _bands(op.b.type.layout, tuple(op.b.type.dims), eb, "B", n, WGMMA_K)
+        except GmmaLayoutError as e:
+            raise RegallocError(f"no wgmma descriptor describes the operands: {e}") from None
+        for x, what in ((a, "a"), (b, "b")):
+            period = _period(x.type.layout, eb)
+            if x.align < period:
+                raise RegallocError(f"shared tile {what} is only known to be {x.align}-byte aligned; its swizzle "
+                                    f"needs {period} (wgmma descriptors swizzle absolute addresses)")
+        base_a = self._band_pointer(a.ptr, self.get(op.row), t.WGMMA_ROWS, stride_a)
+        base_b = self._band_pointer(b.ptr, self.get(op.col), n, stride_b)
+        desc_a = self._step_descriptors(base_a, steps_a)
+        desc_b = self._step_descriptors(base_b, steps_b)
+        fc = c.frag
+        ranges = [fc.atom_value_range(0, j) for j in range(n // 8)]
+        regs = [c.values[i] for r in ranges for i in r]
+        em.insert(frag.WgmmaFenceOp())
+        for da, db in zip(desc_a, desc_b):
+            regs = list(em.insert(frag.WgmmaOp(da, db, regs, n=n, dtype=dtype, trans_a=major_a == "MN",
+                                               trans_b=major_b == "MN")).results)
+        em.insert(frag.WgmmaCommitOp())
+        regs = list(em.insert(frag.WgmmaWaitOp(regs, 0)).results)
+        acc = list(c.values)
+        for i, r in zip((i for rng in ranges for i in rng), regs):
+            r.name_hint = "acc"
+            acc[i] = r
+        self.vmap[op.result] = Regs(fc, c.element_type, acc)
+
+    def _band_pointer(self, ptr: SSAValue, start: SSAValue, band: int, stride: int) -> SSAValue:
+        """``ptr`` advanced to the band at element ``start`` (a multiple of ``band``): ``start / band * stride`` bytes."""
+        em = self.em
+        if stride == 0:
+            return ptr
+        index = em.udiv(em.cast(start, i32), band, i32)
+        return em.gep(ptr, em.mul(index, stride, i32), _I8, i32)
+
+    def _step_descriptors(self, base: SSAValue, steps: list[Described]) -> list[SSAValue]:
+        em = self.em
+        desc = em.insert(frag.WgmmaDescOp(base, _signed64(steps[0].desc.high_bits()))).results[0]
+        out = []
+        for d in steps:
+            delta = d.offset // 16
+            out.append(desc if delta == 0 else em.insert(arith.AddiOp(desc, em.const(delta, i64))).result)
+        return out
+
+
+def _period(layout, elem_bytes: int) -> int:
+    sw = getattr(layout, "inner", None)
+    return sw.size() * elem_bytes if sw is not None else 16
+
+
+def _signed64(value: int) -> int:
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+__all__ = ["WgmmaLowering"]
