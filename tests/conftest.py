@@ -3,7 +3,7 @@
 Every PTX text the test suite produces in this process (all of it passes
 through ``tilec.codegen.ptx.ptx_from_llvm_ir``) is recorded, and at the end
 of the session each one is assembled by ptxas: for sm_90, and also for sm_80
-when it was emitted for sm_80. A PTX that ptxas rejects fails the run with
+when it was emitted for sm_80 (PTX for sm_90a, whose wgmma only sm_90a has, for sm_90a). A PTX that ptxas rejects fails the run with
 ptxas's message, so no test can produce PTX that only looks right.
 
 ``TILEC_VERIFY_EACH=1`` is set for the whole run (see below).
@@ -27,7 +27,7 @@ os.environ.setdefault("TILEC_VERIFY_EACH", "1")
 
 _produced: dict[str, str] = {}  # PTX text -> the nodeid of the test that made it first
 _current_test = ["(collection)"]
-_TARGET = re.compile(r"^\s*\.target\s+(sm_\d+)", re.MULTILINE)
+_TARGET = re.compile(r"^\s*\.target\s+(sm_\d+a?)", re.MULTILINE)
 
 
 def _recording(original):
@@ -55,8 +55,8 @@ def pytest_runtest_call(item):
 def _assemble_all(ptxas: str) -> list[str]:
     jobs = []
     for text, test in _produced.items():
-        match = _TARGET.search(text)
-        archs = ["sm_90"] + (["sm_80"] if match and match.group(1) == "sm_80" else [])
+        target = (m := _TARGET.search(text)) and m.group(1)
+        archs = ["sm_90a"] if target == "sm_90a" else ["sm_90"] + (["sm_80"] if target == "sm_80" else [])
         jobs += [(text, arch, test) for arch in archs]
 
     def run(job):

@@ -224,6 +224,11 @@ def compile_matmul(spec: MatmulSpec, config: MatmulConfig, *, arch: str | None =
     from tilec.api import default_arch
 
     arch = arch or default_arch()
+    if config.wgmma and arch == "sm_90":
+        arch = "sm_90a"  # the warpgroup MMA is an sm_90a instruction
+    if config.wgmma and arch != "sm_90a":
+        raise ValueError(f"tilec.matmul: config {config.describe()} uses the warpgroup MMA, which needs sm_90a; "
+                         f"the target is {arch}")
     if config.bulk and not has_bulk_copies(arch):
         raise ValueError(f"tilec.matmul: config {config.describe()} uses bulk tensor copies, which need sm_90; "
                          f"the target is {arch}")
@@ -509,7 +514,8 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
             from tilec.api import default_arch
 
             arch = default_arch()
-        config = choose_config(m, n, k, dtype, allow_tf32=allow_tf32, sm_count=sm_count, aligned=aligned, arch=arch)
+        config = choose_config(m, n, k, dtype, allow_tf32=allow_tf32, sm_count=sm_count, aligned=aligned, arch=arch,
+                               transposed=va.transposed or vb.transposed)
     else:
         _check_config(config, dtype, allow_tf32)
     return MatmulPlan(m, n, k, spec, config, va, vb, out_view, bias_view, tuple(operands))

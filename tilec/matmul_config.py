@@ -94,6 +94,8 @@ class MatmulConfig:
     release: bool = True
     """With ``bulk``: warps release stages on empty barriers (no block barrier in the K loop);
     False keeps one block barrier per K tile (``tile-pipeline{release=false}``)."""
+    wgmma: bool = False
+    """With ``bulk``, sm_90a: the warpgroup MMA on shared tiles (``tile-tiling{wgmma}``): warps ``BM/16 x 1``."""
 
     def __post_init__(self):
         if len(self.block) != 3 or any(not isinstance(v, int) or v <= 0 for v in self.block):
@@ -104,6 +106,8 @@ class MatmulConfig:
             raise ValueError(f"MatmulConfig: stages must be >= 1, got {self.stages}")
         if self.tf32 and self.thread_tile is not None:
             raise ValueError("MatmulConfig: tf32 (tensor cores) and thread_tile (SIMT) exclude each other")
+        if self.wgmma and not self.bulk:
+            raise ValueError("MatmulConfig: wgmma reads shared tiles in the layouts bulk copies write: it needs bulk=True")
         object.__setattr__(self, "block", tuple(self.block))
         if self.warps is not None:
             object.__setattr__(self, "warps", tuple(self.warps))
@@ -131,6 +135,8 @@ class MatmulConfig:
             opts.append("bulk=true")
             if not self.release:
                 opts.append("release=false")
+        if self.wgmma:
+            opts.append("wgmma=true")
         return f"tile-to-ptx{{{' '.join(opts)}}}"
 
     def pipeline_to(self, last: str = "tile-regalloc") -> str:
@@ -139,7 +145,7 @@ class MatmulConfig:
 
         text = TileToPTX(block=self.block, warps=self.warps, group=self.group, stages=self.stages,
                          tf32=self.tf32, thread_tile=self.thread_tile or (8, 8), bulk=self.bulk,
-                         release=self.release).pipeline()
+                         release=self.release, wgmma=self.wgmma).pipeline()
         passes = _split_passes(text)
         names = [p.split("{", 1)[0] for p in passes]
         if last not in names:
@@ -151,7 +157,7 @@ class MatmulConfig:
         if self.is_simt:
             kind = f"SIMT thread tile {self.thread_tile[0]}x{self.thread_tile[1]}"
         else:
-            kind = "tf32 mma" if self.tf32 else "mma"
+            kind = "wgmma" if self.wgmma else "tf32 mma" if self.tf32 else "mma"
         warps = f", warps {self.warps[0]}x{self.warps[1]}" if self.warps else ""
         copies = (", bulk copies" + ("" if self.release else ", block barrier")) if self.bulk else ""
         return f"{bm}x{bn}x{bk}{warps}, {self.stages} stages{copies}, {kind}"
@@ -189,6 +195,12 @@ and 416 vs 391 TFLOP/s at 8192x8192x1024; the empty barriers pay for 8-warp tile
 BULK_MEDIUM_CONFIG = MatmulConfig(block=(64, 64, 64), warps=(2, 2), stages=4, bulk=True)
 """sm_90, aligned f16/bf16, the medium tile fed by bulk tensor copies (session 6, H100, cold L2:
 1024^3 165 TFLOP/s against 152 for its cp.async kernel)."""
+
+WGMMA_CONFIG = MatmulConfig(block=(128, 256, 64), stages=3, bulk=True, wgmma=True)
+"""sm_90(a), aligned f16/bf16 A (M x K) and B (K x N) row-major, at least one block per SM: the
+warpgroup MMA on shared tiles fed by bulk tensor copies, two warpgroups of 64 x 256, stages
+released on empty barriers. Session 7 (H200, 4096^3): 606 TFLOP/s against 421 for BULK_CONFIG;
+128x128x64 wgmma tiles 440-471."""
 
 WIDE_MIN_K = 2048
 """The wide aligned tile (half the global and shared traffic per flop of the large one)
@@ -230,14 +242,19 @@ def has_bulk_copies(arch: str | None) -> bool:
 
 
 def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = False,
-                  sm_count: int | None = None, aligned: bool = False, arch: str | None = None) -> MatmulConfig:
+                  sm_count: int | None = None, aligned: bool = False, arch: str | None = None,
+                  transposed: bool = False) -> MatmulConfig:
     """The configuration for an ``M x N x K`` matmul of ``dtype`` inputs (see the module docstring).
 
     ``aligned``: the kernel is specialised for row-aligned operands (``tile.aligned_rows``).
-    ``arch``: the target; on sm_90 large aligned problems take bulk tensor copies.
+    ``arch``: the target; on sm_90 large aligned problems take bulk tensor copies, and without
+    ``transposed`` operands (A stored K x M or B N x K) the warpgroup MMA.
     """
     kind = math_kind(dtype, allow_tf32)
     sms = device_sm_count() if sm_count is None else sm_count
+    if (kind == "mma" and aligned and not transposed and arch in ("sm_90", "sm_90a")
+            and WGMMA_CONFIG.grid(m, n) >= sms):
+        return WGMMA_CONFIG
     if kind == "mma" and aligned and has_bulk_copies(arch) and BULK_CONFIG.grid(m, n) >= sms:
         return BULK_CONFIG
     if kind == "mma" and aligned:
@@ -255,4 +272,4 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
     return CONFIGS[(kind, size)]
 
 
-__all__ = ["ALIGNED_CONFIGS", "BULK_CONFIG", "BULK_MEDIUM_CONFIG", "CONFIGS", "DEFAULT_SM_COUNT", "MatmulConfig", "choose_config", "device_sm_count", "has_bulk_copies", "math_kind"]
+__all__ = ["ALIGNED_CONFIGS", "BULK_CONFIG", "BULK_MEDIUM_CONFIG", "WGMMA_CONFIG", "CONFIGS", "DEFAULT_SM_COUNT", "MatmulConfig", "choose_config", "device_sm_count", "has_bulk_copies", "math_kind"]

@@ -51,3 +51,27 @@ def test_one_block_wgmma(dtype):
     ref = a.double().cpu().numpy() @ b.double().cpu().numpy()
     err = float(np.abs(c.double().cpu().numpy() - ref).max() / np.abs(ref).max())
     assert err < 1e-5, f"relative error {err}"
+
+
+@pytest.mark.skipif(_sm90() is not None, reason=str(_sm90()))
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("block,stages,release", [((128, 128, 64), 4, True), ((128, 256, 64), 3, False)])
+@pytest.mark.parametrize("shape", [(256, 512, 1024), (200, 136, 200), (1000, 264, 72)])
+def test_matmul_with_wgmma(dtype, block, stages, release, shape):
+    """tilec.matmul forced onto the wgmma configuration, ragged shapes included (rows a multiple of 8
+    elements, what the bulk copies' 16-byte aligned rows need)."""
+    torch = pytest.importorskip("torch")
+    from tilec.matmul_config import MatmulConfig
+
+    m, n, k = shape
+    config = MatmulConfig(block, None, stages, bulk=True, release=release, wgmma=True)
+    g = torch.Generator(device="cuda").manual_seed(11)
+    tdt = getattr(torch, dtype)
+    a = torch.randn(m, k, device="cuda", generator=g).to(tdt)
+    b = torch.randn(k, n, device="cuda", generator=g).to(tdt)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=tdt)
+    tilec.matmul(a, b, out=c, config=config)
+    torch.cuda.synchronize()
+    ref = a.double() @ b.double()
+    err = ((c.double() - ref).abs().max() / ref.abs().max()).item()
+    assert err < (1e-2 if dtype == "bfloat16" else 2e-3), f"relative error {err}"

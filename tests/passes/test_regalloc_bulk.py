@@ -17,7 +17,7 @@ from tilec.dialects import frag
 from tilec.matmul import MatmulSpec, build_module, compile_matmul
 from dataclasses import replace
 
-from tilec.matmul_config import ALIGNED_CONFIGS, BULK_CONFIG, BULK_MEDIUM_CONFIG, choose_config, has_bulk_copies
+from tilec.matmul_config import ALIGNED_CONFIGS, BULK_CONFIG, BULK_MEDIUM_CONFIG, WGMMA_CONFIG, choose_config, has_bulk_copies
 from tilec.passes.registry import build_pipeline
 from tilec.api import make_context
 
@@ -130,8 +130,13 @@ def test_bulk_config_needs_sm_90():
 
 def test_choose_config_takes_bulk_copies_on_sm_90_only():
     assert has_bulk_copies("sm_90") and not has_bulk_copies("sm_80") and not has_bulk_copies(None)
-    assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == BULK_CONFIG
-    assert choose_config(4096, 4096, 4096, "bfloat16", sm_count=132, aligned=True, arch="sm_90") == BULK_CONFIG
+    assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == WGMMA_CONFIG
+    assert choose_config(4096, 4096, 4096, "bfloat16", sm_count=132, aligned=True, arch="sm_90") == WGMMA_CONFIG
+    # the warpgroup MMA takes row-major A and B only; transposed operands keep the mma.sync tile
+    assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90",
+                         transposed=True) == BULK_CONFIG
+    # fewer 128x256 tiles than SMs: the mma.sync bulk tile
+    assert choose_config(2048, 2048, 2048, "float16", sm_count=132, aligned=True, arch="sm_90") == BULK_CONFIG
     assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_80") == ALIGNED_CONFIGS["wide"]
     assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=False, arch="sm_90").bulk is False
     assert choose_config(128, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90").bulk is False  # few tiles

@@ -10,7 +10,8 @@ Its options are the tiling's (``block``, ``warps``, ``group``, ``tf32``,
 ``thread_tile``) and the pipeline's ``stages``, ``bulk`` (sm_90 bulk
 tensor copies for views with ``tile.aligned_rows``) and ``release`` (with
 ``bulk``: stages released on empty barriers, no block barrier in the K loop);
-``stages=1`` skips software pipelining, the swizzle always runs.
+``stages=1`` skips software pipelining, the swizzle always runs. ``wgmma``
+(sm_90a, with ``bulk``) multiplies with the warpgroup MMA on shared tiles.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class TileToPTX(PipelinePass):
     thread_tile: tuple[int, ...] = DEFAULT_THREAD_TILE
     bulk: bool = False
     release: bool = True
+    wgmma: bool = False
 
     def pipeline(self) -> str:
         tiling = [f"block={_tuple(self.block)}", f"group={self.group}", f"thread_tile={_tuple(self.thread_tile)}"]
@@ -47,6 +49,8 @@ class TileToPTX(PipelinePass):
             tiling.append(f"warps={_tuple(self.warps)}")
         if self.tf32:
             tiling.append("tf32=true")
+        if self.wgmma:
+            tiling.append("wgmma=true")
         pipeline = f"stages={self.stages}" + (" bulk=true" if self.bulk else "")
         if self.bulk and not self.release:
             pipeline += " release=false"

@@ -10,7 +10,12 @@ Options (``tile-tiling{block=128,128,32 warps=2,2 group=8 atom=... tf32=false th
 - ``atom=NAME`` one of ``tilec.layout.MMA_ATOMS``; default from the element
   type: ``mma_m16n8k16_f16``, ``mma_m16n8k16_bf16``, for f32
   ``mma_m16n8k8_tf32`` with ``tf32=true``, else ``fma_f32`` (SIMT);
-- ``thread_tile=TM,TN`` SIMT only: each lane computes a ``TM x TN`` block of C (default 8,8).
+- ``thread_tile=TM,TN`` SIMT only: each lane computes a ``TM x TN`` block of C (default 8,8);
+- ``wgmma=true`` sm_90a's warpgroup MMA (f16/bf16, A row-major M x K, B row-major K x N,
+  BM a multiple of 64, BN at most 256): warps ``BM/16 x 1``, warp ``w`` holds rows
+  ``16w ..`` and all BN columns; the K loop's ``tile.load``/``tile.mma`` become one
+  ``tile.wgmma %sa[64 * (warp / 4)], %sb[0], %acc`` (operands stay in shared memory, in
+  the layouts bulk tensor copies write: use ``tile-pipeline{bulk=true}``).
 
 Input: ``func.func``\\ s whose body is one ``tile.matmul`` (any transposes,
 f16/bf16/f32 in, f16/bf16/f32 out, epilogue inputs of rank 1 (per column) or
@@ -73,6 +78,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     ModuleOp,
+    UnitAttr,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -238,6 +244,7 @@ class TileTilingPass(ModulePass):
     atom: str | None = None
     tf32: bool = False
     thread_tile: tuple[int, ...] = DEFAULT_THREAD_TILE
+    wgmma: bool = False
 
     def plan(self, mm: t.MatmulOp) -> TilingPlan:
         return plan_tiling(
@@ -250,6 +257,7 @@ class TileTilingPass(ModulePass):
             atom=self.atom,
             tf32=self.tf32,
             thread_tile=self.thread_tile,
+            wgmma=self.wgmma,
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -323,14 +331,18 @@ def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan) -> None:
     e.emit(t.CopyOp(a, a_idx, sa, (), plan.copy_a.thr, plan.copy_a.val))
     e.emit(t.CopyOp(b, b_idx, sb, (), plan.copy_b.thr, plan.copy_b.val))
     e.emit(t.BarrierOp())
-    ra_type = RegisterType((bk, wtm) if ta else (wtm, bk), elem)
-    rb_type = RegisterType((wtn, bk) if tb else (bk, wtn), elem)
-    ra = e.value(t.LoadOp(sa, [c0, wrow] if ta else [wrow, c0], ra_type), "ra")
-    rb = e.value(t.LoadOp(sb, [wcol, c0] if tb else [c0, wcol], rb_type), "rb")
-    mma = t.MmaOp(ra, rb, acc_i, transpose_a=ta, transpose_b=tb, atom=plan.atom)
-    if plan.is_simt:
-        mma.attributes[THREAD_TILE_ATTR] = _array(plan.thread_tile)
-    d = e.value(mma, "d")
+    if plan.wgmma:  # the warpgroup's 64-row band of A times all of B, operands in shared memory
+        band = e.mul(e.div(warp, e.const(4), "wg"), e.const(64), "wg_row")
+        d = e.value(t.WgmmaOp(sa, band, sb, c0, acc_i), "d")
+    else:
+        ra_type = RegisterType((bk, wtm) if ta else (wtm, bk), elem)
+        rb_type = RegisterType((wtn, bk) if tb else (bk, wtn), elem)
+        ra = e.value(t.LoadOp(sa, [c0, wrow] if ta else [wrow, c0], ra_type), "ra")
+        rb = e.value(t.LoadOp(sb, [wcol, c0] if tb else [c0, wcol], rb_type), "rb")
+        mma = t.MmaOp(ra, rb, acc_i, transpose_a=ta, transpose_b=tb, atom=plan.atom)
+        if plan.is_simt:
+            mma.attributes[THREAD_TILE_ATTR] = _array(plan.thread_tile)
+        d = e.value(mma, "d")
     e.emit(t.BarrierOp())
     e.emit(scf.YieldOp(d))
     e.block, e.anchor = outer_block, outer_anchor
@@ -376,4 +388,6 @@ def _tiling_attr(plan: TilingPlan) -> DictionaryAttr:
     if plan.is_simt:
         entries["thread_tile"] = _array(plan.thread_tile)
         entries["lane_layout"] = LayoutAttr(plan.lane_layout)
+    if plan.wgmma:
+        entries["wgmma"] = UnitAttr()
     return DictionaryAttr(entries)

@@ -167,6 +167,9 @@ class TilingPlan:
     lane_layout: Layout | None
     copy_a: CopyPlan
     copy_b: CopyPlan
+    wgmma: bool = False
+    """sm_90a warpgroup MMA: warp ``w`` holds rows ``16w ..`` of the block tile, all ``BN`` columns;
+    the warps ``4g .. 4g+3`` multiply A's rows ``64g ..`` by B in shared memory (``tile.wgmma``)."""
 
     @property
     def threads(self) -> int:
@@ -285,6 +288,26 @@ def _copy_plan(dims: tuple[int, int], bits: int, threads: int, operand: str, blo
     return CopyPlan(dims, vector, thr, val, tv)
 
 
+WGMMA_MAX_N = 256
+"""The widest wgmma (m64n256k16): a block tile's BN with ``wgmma``."""
+
+
+def _wgmma_warps(block, warps, element_type, transpose_a: bool, transpose_b: bool, atom, tf32: bool) -> tuple[int, int]:
+    """The warps of a ``wgmma`` tiling, ``(BM/16, 1)``, after checking what it supports."""
+    bm, bn, bk = block
+    if not isinstance(element_type, (Float16Type, BFloat16Type)) or atom is not None or tf32:
+        _fail(f"wgmma=true: needs f16 or bf16 operands and no atom or tf32 option, got {element_type}")
+    if transpose_a or transpose_b:
+        _fail("wgmma=true: A must be M x K and B K x N in memory (row-major); transposed operands are not supported yet")
+    if bm % 64 or bn % 8 or bn > WGMMA_MAX_N or bk % 16:
+        _fail(f"block={_text(block)}: wgmma=true needs BM a multiple of 64 (warpgroups of 64 rows), "
+              f"BN a multiple of 8 up to {WGMMA_MAX_N} and BK a multiple of 16")
+    expected = (bm // 16, 1)
+    if warps is not None and tuple(warps) != expected:
+        _fail(f"warps={_text(warps)}: with wgmma=true each warp holds 16 rows of the block tile: warps={_text(expected)}")
+    return expected
+
+
 def plan_tiling(
     *,
     element_type: Attribute,
@@ -296,9 +319,12 @@ def plan_tiling(
     atom: str | None = None,
     tf32: bool = False,
     thread_tile=DEFAULT_THREAD_TILE,
+    wgmma: bool = False,
 ) -> TilingPlan:
     """Check the options against each other and the device, and derive every constant of the tiling."""
     block = _positive("block", block, 3, "BM,BN,BK")
+    if wgmma:
+        warps = _wgmma_warps(block, warps, element_type, transpose_a, transpose_b, atom, tf32)
     if not isinstance(group, int) or group <= 0:
         _fail(f"group={group}: expected a positive number of block rows per group")
     chosen = _pick_atom(atom, element_type, tf32)
@@ -380,6 +406,7 @@ def plan_tiling(
         lane_layout=lane_layout,
         copy_a=_copy_plan(shared_a, bits, threads, "A", block),
         copy_b=_copy_plan(shared_b, bits, threads, "B", block),
+        wgmma=wgmma,
     )
     if plan.smem_bytes > MAX_SHARED_BYTES:
         _fail(
