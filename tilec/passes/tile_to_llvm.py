@@ -52,14 +52,11 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Operation
+from xdsl.builder import Builder
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 from xdsl.utils.exceptions import PassFailedException
 
@@ -69,6 +66,7 @@ from tilec.dialects import frag
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.passes.lowering import arith as arith_lowering
 from tilec.passes.lowering import gpu as gpu_lowering
+from tilec.passes.lowering.arith import Lowering, lower_op
 from tilec.passes.lowering.types import convert_type, is_llvm_type, retype_module
 
 LAUNCH_ATTR = gpu_lowering.LAUNCH_ATTR
@@ -255,48 +253,45 @@ def _param_attrs(attrs: dict[str, Attribute]) -> dict[str, Attribute]:
     return attrs
 
 
-class FuncToLLVM(RewritePattern):
-    """``func.func`` → ``llvm.func`` (kernels: ``nvvm.kernel`` + ``nvvm.maxntid``)."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter, /) -> None:
-        inputs = [convert_type(t) for t in op.function_type.inputs.data]
-        outputs = [convert_type(t) for t in op.function_type.outputs.data]
-        fn_type = llvm.LLVMFunctionType(inputs, outputs[0] if outputs else None)
-        extra: dict[str, Attribute] = {}
-        launch = op.attributes.get(LAUNCH_ATTR)
-        if isinstance(launch, LaunchAttr):
-            extra[KERNEL_ATTR] = UnitAttr()
-            extra[MAXNTID_ATTR] = DenseArrayBase.from_list(i32, list(launch.block_dims))
-            extra[LAUNCH_ATTR] = launch
-        props: dict[str, Attribute | None] = {}
-        if op.arg_attrs is not None and any(d.data for d in op.arg_attrs):
-            props["arg_attrs"] = ArrayAttr([DictionaryAttr(_param_attrs(dict(d.data))) for d in op.arg_attrs])
-        new = llvm.FuncOp(
-            op.sym_name.data,
-            fn_type,
-            linkage=llvm.LinkageAttr(_linkage(op)),
-            body=rewriter.move_region_contents_to_new_regions(op.body),
-            other_props=props,
-            extra_attrs=extra,
-        )
-        new.location = op.location
-        rewriter.replace(op, new)
+def _func(op: func.FuncOp, b: Builder) -> list[SSAValue]:
+    """``func.func`` → ``llvm.func`` (kernels: ``nvvm.kernel`` + ``nvvm.maxntid``); the body moves over."""
+    inputs = [convert_type(t) for t in op.function_type.inputs.data]
+    outputs = [convert_type(t) for t in op.function_type.outputs.data]
+    fn_type = llvm.LLVMFunctionType(inputs, outputs[0] if outputs else None)
+    extra: dict[str, Attribute] = {}
+    launch = op.attributes.get(LAUNCH_ATTR)
+    if isinstance(launch, LaunchAttr):
+        extra[KERNEL_ATTR] = UnitAttr()
+        extra[MAXNTID_ATTR] = DenseArrayBase.from_list(i32, list(launch.block_dims))
+        extra[LAUNCH_ATTR] = launch
+    props: dict[str, Attribute | None] = {}
+    if op.arg_attrs is not None and any(d.data for d in op.arg_attrs):
+        props["arg_attrs"] = ArrayAttr([DictionaryAttr(_param_attrs(dict(d.data))) for d in op.arg_attrs])
+    new = llvm.FuncOp(
+        op.sym_name.data,
+        fn_type,
+        linkage=llvm.LinkageAttr(_linkage(op)),
+        body=Rewriter.move_region_contents_to_new_regions(op.body),
+        other_props=props,
+        extra_attrs=extra,
+    )
+    new.location = op.location
+    b.insert(new)
+    return []
 
 
-class ReturnToLLVM(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: func.ReturnOp, rewriter: PatternRewriter, /) -> None:
-        value = op.arguments[0] if op.arguments else None
-        rewriter.replace(op, llvm.ReturnOp(value))
+def _return(op: func.ReturnOp, b: Builder) -> list[SSAValue]:
+    b.insert(llvm.ReturnOp(op.arguments[0] if op.arguments else None))
+    return []
 
 
-class CallToLLVM(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter, /) -> None:
-        result = op.results[0].type if op.results else None
-        call = llvm.CallOp(op.callee.string_value(), *op.arguments, return_type=result)
-        rewriter.replace(op, call)
+def _call(op: func.CallOp, b: Builder) -> list[SSAValue]:
+    result = op.results[0].type if op.results else None
+    call = b.insert(llvm.CallOp(op.callee.string_value(), *op.arguments, return_type=result))
+    return list(call.results)
+
+
+FUNC_LOWERINGS: dict[type[Operation], Lowering] = {func.FuncOp: _func, func.ReturnOp: _return, func.CallOp: _call}
 
 
 # ---------------------------------------------------------------- the pass
@@ -342,19 +337,30 @@ def _scf_to_cf(module: ModuleOp) -> None:
 
 
 def _to_llvm(module: ModuleOp) -> None:
-    """Every op to llvm ops, in one walk (the patterns insert only llvm ops).
+    """Every op to llvm ops, in one walk over the ops as they are now (the lowerings
+    insert only llvm ops, which need no visit).
+
+    A direct walk, not xDSL's pattern walker: the walker's worklist, listeners and
+    rewriter bookkeeping cost more than most lowerings themselves (one ``arith``
+    op becomes one llvm op, thousands of times per kernel).
 
     Last op first: lowering a predicated load or store splits its block, moving
     the ops after it to a new block; visited in reverse, those are only the ops
     up to the next split, not the rest of the block again and again. Each op
     is rewritten on its own (see :mod:`tilec.passes.lowering`), so the order
-    changes nothing in the result.
+    changes nothing in the result. A lowering that fails is reported as the
+    pattern walker does (its message, the module printed with the op marked).
     """
-    patterns: dict[type[Operation], RewritePattern] = {}
-    for table_pattern in (arith_lowering.ArithToLLVM(), gpu_lowering.GPUToLLVM()):
-        patterns.update(dict.fromkeys(table_pattern.table, table_pattern))
-    patterns.update({func.FuncOp: FuncToLLVM(), func.ReturnOp: ReturnToLLVM(), func.CallOp: CallToLLVM()})
-    PatternRewriteWalker(ByOpType(patterns), apply_recursively=False, walk_reverse=True).rewrite_module(module)
+    lowerings = {**arith_lowering.LOWERINGS, **gpu_lowering.LOWERINGS, **FUNC_LOWERINGS}
+    builder = Builder(InsertPoint(module.body.block))
+    for op in reversed(list(module.body.walk(region_first=True))):
+        lowering = lowerings.get(type(op))
+        if lowering is None:
+            continue
+        try:
+            lower_op(op, lowering, builder)
+        except Exception as err:
+            op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
 
 
 @dataclass(frozen=True)
@@ -378,4 +384,4 @@ class TileToLLVMPass(ModulePass):
         _check_lowered(op)
 
 
-__all__ = ["ByOpType", "LoweringError", "TileToLLVMPass", "check_lowerable", "collect_shared", "location_text"]
+__all__ = ["FUNC_LOWERINGS", "ByOpType", "LoweringError", "TileToLLVMPass", "check_lowerable", "collect_shared", "location_text"]

@@ -33,7 +33,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilec.codegen import llvm_fast as fast
 from tilec.codegen import llvm_ops
@@ -314,8 +314,20 @@ LOWERINGS: dict[type[Operation], Lowering] = {
 """Lowering of each supported ``arith``/``math``/``vector``/``cf`` op class."""
 
 
+def lower_op(op: Operation, lowering: Lowering, builder: Builder) -> None:
+    """Replace ``op`` by what ``lowering`` builds before it with ``builder`` (whose
+    insertion point is set here); each new value takes the name of the result it replaces."""
+    builder.insertion_point = InsertPoint.before(op)
+    new_values = lowering(op, builder)
+    for old, new in zip(op.results, new_values, strict=True):
+        if new.name_hint is None:
+            new.name_hint = old.name_hint
+        old.replace_all_uses_with(new)
+    Rewriter.erase_op(op)  # from the block it is in now: a lowering may have split the block
+
+
 class TableLowering(RewritePattern):
-    """Rewrite every op whose class has an entry in ``table``."""
+    """Rewrite every op whose class has an entry in ``table`` (:func:`lower_op` as a pattern)."""
 
     def __init__(self, table: dict[type[Operation], Lowering]):
         self.table = table
@@ -324,7 +336,7 @@ class TableLowering(RewritePattern):
         lower = self.table.get(type(op))
         if lower is None:
             return
-        # The rewriter is a builder too, inserting before ``op`` (the walker's insertion point).
+        # The rewriter is a builder too; it sees the rewrite as its own (replace) for its listeners.
         rewriter.insertion_point = InsertPoint.before(op)
         new_values = lower(op, rewriter)
         for old, new in zip(op.results, new_values, strict=True):
@@ -340,4 +352,4 @@ class ArithToLLVM(TableLowering):
         super().__init__(LOWERINGS)
 
 
-__all__ = ["LOWERINGS", "ArithToLLVM", "Lowering", "TableLowering", "intrinsic_suffix"]
+__all__ = ["LOWERINGS", "ArithToLLVM", "Lowering", "TableLowering", "intrinsic_suffix", "lower_op"]
