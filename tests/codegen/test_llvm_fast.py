@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from xdsl.dialects import llvm
+from xdsl.dialects import arith, llvm, scf, vector
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
+    IndexType,
     IntAttr,
     IntegerAttr,
     VectorType,
@@ -20,7 +21,8 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Block, Operation
+from xdsl.ir import Block, Operation, Region
+from xdsl.utils.exceptions import VerifyException
 
 from tilec.codegen import llvm_fast as F
 from tilec.codegen import llvm_ops
@@ -31,7 +33,8 @@ V4F32 = VectorType(f32, [4])
 GLOBAL_PTR = llvm.LLVMPointerType(IntAttr(1))
 SHARED_PTR = llvm.LLVMPointerType(IntAttr(3))
 
-BLOCK = Block(arg_types=[i1, i8, i16, i32, i64, f16, bf16, f32, V4I32, V2F16, V4F32, GLOBAL_PTR, SHARED_PTR])
+BLOCK = Block(arg_types=[i1, i8, i16, i32, i64, f16, bf16, f32, V4I32, V2F16, V4F32, GLOBAL_PTR, SHARED_PTR,
+                         IndexType()])
 ARG = {str(a.type): a for a in BLOCK.args}
 
 
@@ -178,3 +181,108 @@ def test_call_intrinsic(args, results):
     values = [value(t) for t in args]
     name = "llvm.nvvm.some.intrinsic"
     assert_same(F.call_intrinsic_op(name, values, results), llvm.CallIntrinsicOp(name, values, list(results)))
+
+
+# ---------------------------------------------------------------- arith, vector, scf (tile-regalloc)
+
+ARITH_INT_BINARY = sorted(
+    {c for base in (arith.SignlessIntegerBinaryOperation, arith.SignlessIntegerBinaryOperationWithOverflow)
+     for c in base.__subclasses__() if getattr(c, "name", "").startswith("arith.")},
+    key=lambda c: c.name,
+)
+
+
+def test_the_arith_families_are_found():
+    names = {c.name for c in ARITH_INT_BINARY}
+    assert {"arith.addi", "arith.subi", "arith.muli", "arith.andi", "arith.xori", "arith.shli", "arith.shrui",
+            "arith.divui", "arith.remui", "arith.minui", "arith.maxsi"} <= names
+
+
+@pytest.mark.parametrize("op_type", ARITH_INT_BINARY, ids=lambda c: c.name)
+@pytest.mark.parametrize("t", [i1, i32, i64, IndexType(), V4I32], ids=str)
+def test_arith_int_binary(op_type, t):
+    a = value(t)
+    assert_same(F.arith_binary_op(op_type, a, a), op_type(a, a))
+
+
+def test_arith_binary_falls_back_to_init():
+    a = value(f32)
+    assert_same(F.arith_binary_op(arith.AddfOp, a, a), arith.AddfOp(a, a))
+
+
+@pytest.mark.parametrize("predicate", ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"])
+@pytest.mark.parametrize("t", [i32, i64, IndexType()], ids=str)
+def test_cmpi(predicate, t):
+    assert_same(F.cmpi_op(predicate, value(t), value(t)), arith.CmpiOp(value(t), value(t), predicate))
+
+
+@pytest.mark.parametrize(
+    "op_type, source, target",
+    [(arith.IndexCastOp, IndexType(), i32), (arith.IndexCastOp, i64, IndexType()), (arith.ExtSIOp, i32, i64),
+     (arith.TruncIOp, i64, i32)],
+    ids=str,
+)
+def test_arith_casts(op_type, source, target):
+    assert_same(F.arith_cast_op(op_type, value(source), target), op_type(value(source), target))
+
+
+@pytest.mark.parametrize(
+    "attr", [IntegerAttr(5, i32), IntegerAttr(-1, i64), IntegerAttr(7, IndexType()), IntegerAttr(1, i1),
+             FloatAttr(1.5, f32), FloatAttr(0.0, f16)],
+    ids=str,
+)
+def test_arith_constant(attr):
+    assert_same(F.arith_constant_op(attr), arith.ConstantOp(attr))
+
+
+def test_index_attr_is_made_once_and_checks_its_range():
+    assert F.index_attr(7, IndexType()) is F.index_attr(7, IndexType())
+    assert F.index_attr(-3, i32) == IntegerAttr(-3, i32)
+    with pytest.raises(VerifyException):
+        F.index_attr(1 << 40, i32)
+
+
+def test_arith_select():
+    assert_same(F.arith_select_op(value(i1), value(i32), value(i32)),
+                arith.SelectOp(value(i1), value(i32), value(i32)))
+
+
+@pytest.mark.parametrize("elem, index_type", [(f16, i32), (i8, i64), (f32, i64)], ids=str)
+@pytest.mark.parametrize("ptr_type", [GLOBAL_PTR, SHARED_PTR], ids=str)
+def test_gep(elem, index_type, ptr_type):
+    ptr, index = value(ptr_type), value(index_type)
+    slow = llvm.GEPOp.from_mixed_indices(ptr, [index], elem, result_type=ptr.type)
+    assert_same(F.gep_op(ptr, index, elem, ptr.type), slow)
+
+
+@pytest.mark.parametrize("position", [0, 3])
+def test_vector_insert_extract(position):
+    vec = value(V4I32)
+    assert_same(F.vector_insert_op(value(i32), vec, position), vector.InsertOp(value(i32), vec, [position]))
+    assert_same(F.vector_extract_op(vec, position, i32), vector.ExtractOp(vec, [position], i32))
+
+
+@pytest.mark.parametrize("types", [(), (i32,), (i32, f32)], ids=str)
+def test_scf_yield(types):
+    values = [value(t) for t in types]
+    assert_same(F.scf_yield_op(values), scf.YieldOp(*values))
+
+
+def _same_if(fast: scf.IfOp, slow: scf.IfOp) -> None:
+    assert type(fast) is type(slow)
+    assert list(fast.operands) == list(slow.operands)
+    assert [r.type for r in fast.results] == [r.type for r in slow.results]
+    assert list(fast.properties.items()) == list(slow.properties.items()) and fast.attributes == slow.attributes
+    assert len(fast.regions) == len(slow.regions) == 2
+    assert str(fast) == str(slow)
+
+
+@pytest.mark.parametrize("types, two", [((), False), ((), True), ((i32,), True), ((V4I32, f32), True)], ids=str)
+def test_scf_if(types, two):
+    def region(op_values=()):
+        return Region(Block([scf.YieldOp(*op_values)]))
+
+    values = [value(t) for t in types]
+    fast = F.scf_if_op(value(i1), list(types), region(values), region(values) if two else None)
+    slow = scf.IfOp(value(i1), list(types), region(values), region(values) if two else None)
+    _same_if(fast, slow)

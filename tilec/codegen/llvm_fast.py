@@ -1,4 +1,7 @@
-"""Direct constructors of the `llvm` ops that tile-to-llvm makes by the thousand.
+"""Direct constructors of the ops that tilec's passes make by the thousand.
+
+The `llvm` ops of tile-to-llvm, and the `arith`/`vector`/`scf` ops and the
+`llvm.getelementptr` of tile-regalloc's address arithmetic.
 
 An xDSL op's `__init__` goes through irdl's generic builder
 (`irdl_op_init`: it normalises every operand, result, region and
@@ -8,8 +11,9 @@ GEMM kernel's lowering makes some 3,500 ops. Each function here makes the
 very op that the named `__init__` call makes (same operands, result types,
 properties in the same order, successors) through `Operation.create`,
 which skips that step; `tests/codegen/test_llvm_fast.py` checks each one
-against the `__init__` it stands for. Neither way checks operand types:
-the verifier does, on the whole module after the pipeline.
+against the `__init__` it stands for. Neither way checks operand types
+(except `arith.cmpi`'s `__init__`, which insists on equal ones): the
+verifier does, on the whole module after the pipeline.
 
 The small attributes these ops carry (predicates, alignments, constants,
 segment sizes) are immutable values, so each distinct one is made once
@@ -21,10 +25,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
-from xdsl.dialects import llvm
+from xdsl.dialects import arith, llvm, scf, vector
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     IntegerAttr,
+    IndexType,
     IntegerType,
     StringAttr,
     VectorType,
@@ -32,7 +37,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from tilec.codegen import llvm_ops
 
@@ -202,19 +207,125 @@ def call_intrinsic_op(name: str, args: Sequence[SSAValue], result_types: Sequenc
     )
 
 
+# ---------------------------------------------------------------- arith, vector, scf (tile-regalloc)
+
+_ARITH_NO_OVERFLOW = {"overflowFlags": arith.IntegerOverflowAttr("none")}
+_I1 = IntegerType(1)
+_GEP_NO_WRAP = {"noWrapFlags": IntegerAttr(0, 32)}
+
+
+@functools.cache
+def _arith_binary_properties(op_type: type[Operation]) -> dict[str, Attribute] | None:
+    if issubclass(op_type, arith.SignlessIntegerBinaryOperationWithOverflow):
+        return _ARITH_NO_OVERFLOW
+    if issubclass(op_type, arith.SignlessIntegerBinaryOperation):
+        return _NONE
+    return None
+
+
+def arith_binary_op(op_type: type[Operation], lhs: SSAValue, rhs: SSAValue) -> Operation:
+    """`op_type(lhs, rhs)` for arith's integer binary ops (`arith.addi`, `arith.andi`, `arith.maxsi`, ...)."""
+    properties = _arith_binary_properties(op_type)
+    if properties is None:
+        return op_type(lhs, rhs)
+    return op_type.create(operands=(lhs, rhs), result_types=(lhs.type,), properties=properties)
+
+
+_CMPI_PREDICATES = {name: i for i, name in enumerate(("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"))}
+
+
+def cmpi_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> arith.CmpiOp:
+    """`arith.CmpiOp(lhs, rhs, predicate)` for a predicate name (`ult`, `eq`, ...)."""
+    return arith.CmpiOp.create(
+        operands=(lhs, rhs),
+        result_types=(_I1,),
+        properties={"predicate": int_attr(_CMPI_PREDICATES[predicate], i64)},
+    )
+
+
+def arith_cast_op(op_type: type[Operation], value: SSAValue, target: Attribute) -> Operation:
+    """`op_type(value, target)` for `arith.index_cast`, `arith.extsi`, `arith.trunci`."""
+    return op_type.create(operands=(value,), result_types=(target,))
+
+
+def arith_constant_op(value: Attribute) -> arith.ConstantOp:
+    """`arith.ConstantOp(value)` for an `IntegerAttr` or `FloatAttr`."""
+    return arith.ConstantOp.create(result_types=(value.type,), properties={"value": value})
+
+
+@functools.cache
+def index_attr(value: int, type_attr: IntegerType | IndexType) -> IntegerAttr:
+    """`IntegerAttr(value, type_attr)` (no truncation: an out-of-range value raises), made once per value."""
+    return IntegerAttr(value, type_attr)
+
+
+def arith_select_op(cond: SSAValue, lhs: SSAValue, rhs: SSAValue) -> arith.SelectOp:
+    """`arith.SelectOp(cond, lhs, rhs)`."""
+    return arith.SelectOp.create(operands=(cond, lhs, rhs), result_types=(lhs.type,))
+
+
+def gep_op(ptr: SSAValue, index: SSAValue, elem_type: Attribute, result_type: Attribute) -> llvm.GEPOp:
+    """`llvm.GEPOp.from_mixed_indices(ptr, [index], elem_type, result_type=result_type)` for one SSA index."""
+    return llvm.GEPOp.create(
+        operands=(ptr, index),
+        result_types=(result_type,),
+        properties={"rawConstantIndices": _GEP_SSA_INDEX, "elem_type": elem_type, **_GEP_NO_WRAP},
+    )
+
+
+_GEP_SSA_INDEX = DenseArrayBase.from_list(i32, [llvm.GEP_USE_SSA_VAL])
+
+
+def vector_insert_op(source: SSAValue, dest: SSAValue, position: int) -> vector.InsertOp:
+    """`vector.InsertOp(source, dest, [position])`."""
+    return vector.InsertOp.create(
+        operands=(source, dest), result_types=(dest.type,), properties={"static_position": _position(position)}
+    )
+
+
+def vector_extract_op(source: SSAValue, position: int, result_type: Attribute) -> vector.ExtractOp:
+    """`vector.ExtractOp(source, [position], result_type)`."""
+    return vector.ExtractOp.create(
+        operands=(source,), result_types=(result_type,), properties={"static_position": _position(position)}
+    )
+
+
+def scf_yield_op(values: Sequence[SSAValue]) -> scf.YieldOp:
+    """`scf.YieldOp(*values)`."""
+    return scf.YieldOp.create(operands=tuple(values))
+
+
+def scf_if_op(cond: SSAValue, result_types: Sequence[Attribute], then: Region, otherwise: Region | None) -> scf.IfOp:
+    """`scf.IfOp(cond, result_types, then, otherwise)` (no `else` region: an empty one)."""
+    return scf.IfOp.create(
+        operands=(cond,), result_types=tuple(result_types), regions=(then, Region() if otherwise is None else otherwise)
+    )
+
+
 __all__ = [
+    "arith_binary_op",
+    "arith_cast_op",
+    "arith_constant_op",
+    "arith_select_op",
     "binary_op",
     "br_op",
     "call_intrinsic_op",
     "cast_op",
+    "cmpi_op",
     "cond_br_op",
     "constant_op",
     "extract_element_op",
     "extract_value_op",
+    "gep_op",
     "icmp_op",
+    "index_attr",
     "insert_element_op",
     "int_attr",
     "load_op",
+    "scf_if_op",
+    "scf_yield_op",
     "select_op",
     "store_op",
+    "vector_extract_op",
+    "vector_insert_op",
 ]

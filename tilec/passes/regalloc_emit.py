@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable
 from typing import Union
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, llvm
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from tilec.codegen import llvm_fast as fast
 from tilec.layout import Layout, Swizzle
 from tilec.layout.int_tuple import flatten, is_tuple
 
@@ -87,9 +88,9 @@ class Emitter:
         key = (value, t)
         if key not in self._consts:
             if isinstance(t, IntegerType | IndexType):
-                op = arith.ConstantOp(IntegerAttr(int(value), t))
+                op = fast.arith_constant_op(fast.index_attr(int(value), t))
             else:
-                op = arith.ConstantOp(FloatAttr(float(value), t))
+                op = fast.arith_constant_op(FloatAttr(float(value), t))
             self.constants.add_op(op)
             self._consts[key] = op.result
         return self._consts[key]
@@ -126,7 +127,7 @@ class Emitter:
     # ------------------------------------------------------------ integers
 
     def _bin(self, cls, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.insert(cls(a, b)).results[0]
+        return self.insert(fast.arith_binary_op(cls, a, b)).results[0]
 
     def add(self, a: Int, b: Int, t: Attribute) -> Int:
         a, b = self.known(a), self.known(b)
@@ -228,10 +229,9 @@ class Emitter:
         if isinstance(a, int) or a.type == t:
             return a
         if isinstance(a.type, IntegerType) and isinstance(t, IntegerType):
-            if a.type.width.data > t.width.data:
-                return self.insert(arith.TruncIOp(a, t)).results[0]
-            return self.insert(arith.ExtSIOp(a, t)).results[0]
-        return self.insert(arith.IndexCastOp(a, t)).results[0]
+            cls = arith.TruncIOp if a.type.width.data > t.width.data else arith.ExtSIOp
+            return self.insert(fast.arith_cast_op(cls, a, t)).results[0]
+        return self.insert(fast.arith_cast_op(arith.IndexCastOp, a, t)).results[0]
 
     # ------------------------------------------------------------ predicates
 
@@ -246,7 +246,7 @@ class Emitter:
                 "eq": lambda: a == b,
                 "ne": lambda: a != b,
             }[pred]()
-        return self.insert(arith.CmpiOp(self.value(a, t), self.value(b, t), pred)).results[0]
+        return self.insert(fast.cmpi_op(pred, self.value(a, t), self.value(b, t))).results[0]
 
     def land(self, a: Bool, b: Bool) -> Bool:
         if isinstance(a, bool):
@@ -255,12 +255,12 @@ class Emitter:
             return a if b else False
         if a is b:
             return a
-        return self.insert(arith.AndIOp(a, b)).results[0]
+        return self._bin(arith.AndIOp, a, b)
 
     def lnot(self, a: Bool) -> Bool:
         if isinstance(a, bool):
             return not a
-        return self.insert(arith.XOrIOp(a, self.const(1, a.type))).results[0]
+        return self._bin(arith.XOrIOp, a, self.const(1, a.type))
 
     def all(self, preds) -> Bool:
         out: Bool = True
@@ -273,7 +273,7 @@ class Emitter:
             return a if c else b
         if isinstance(a, int) and isinstance(b, int) and a == b:
             return a
-        return self.insert(arith.SelectOp(c, self.value(a, t), self.value(b, t))).results[0]
+        return self.insert(fast.arith_select_op(c, self.value(a, t), self.value(b, t))).results[0]
 
     # ------------------------------------------------------------ layouts
 
@@ -315,8 +315,7 @@ class Emitter:
         """``ptr + index * sizeof(elem)``."""
         if isinstance(index, int) and index == 0:
             return ptr
-        op = llvm.GEPOp.from_mixed_indices(ptr, [self.value(index, t)], elem, result_type=ptr.type)
-        return self.insert(op).results[0]
+        return self.insert(fast.gep_op(ptr, self.value(index, t), elem, ptr.type)).results[0]
 
 
 class _At:
