@@ -1,8 +1,8 @@
 """Fragment-level kernels on the CPU, lane by lane (vectorised over the 32 lanes of a warp).
 
 After ``tile-regalloc`` a kernel is per-thread code: ``frag`` ops (ldmatrix,
-mma.sync, cp.async, sm_90 bulk tensor copies and their mbarriers, predicated
-loads and stores, shuffles, conversions), ``llvm.getelementptr`` address
+mma.sync, cp.async, sm_90 bulk tensor copies and their mbarriers, sm_90a
+warpgroup MMA, predicated loads and stores, shuffles, conversions), ``llvm.getelementptr`` address
 arithmetic on ``!llvm.ptr<1>`` (global) and ``!llvm.ptr<3>`` (shared)
 pointers, integer ``arith``, ``scf``, and the tile dialect's ids and
 ``tile.barrier``. :func:`run_fragment` runs such a kernel;
@@ -44,6 +44,16 @@ when no warp can run on, or the copies bring other bytes than announced, the
 wait never ends on the GPU and the run stops with that error.
 ``frag.mbar_arrive_warp`` (all 32 lanes) arrives once for the warp. A barrier
 op at an address where no barrier was made is an error.
+
+**Warpgroup MMA** (:mod:`tilec.interp.lane_wgmma`). ``frag.wgmma_desc`` encodes
+its base's shared address (the made-up address of its buffer plus the
+offset, as the bulk copies swizzle it); ``frag.wgmma`` reads A and B where
+its descriptors say (:func:`tilec.layout.gmma.operand_offsets`) and computes
+at issue each warp's 16 rows of the warpgroup's 64; its results are pending
+until ``frag.wgmma_commit`` and a ``frag.wgmma_wait`` complete their group:
+reading them earlier (other than by ``frag.wgmma``/``frag.wgmma_wait``), or a
+``frag.wgmma`` on accumulators written by other instructions since the last
+``frag.wgmma_fence``, is an error. All four need the whole warpgroup.
 
 **Arguments.** ``!llvm.ptr<1>``: a numpy array; the pointer addresses its
 first element, and the memory is the bytes of the whole allocation under it
@@ -128,6 +138,7 @@ from tilec.interp.lane_values import (
     vector_shape,
     wrap,
 )
+from tilec.interp.lane_wgmma import WgmmaFunctions
 from tilec.interp.tile_functions import (
     AsyncGroups,
     BlockBarrier,
@@ -204,6 +215,11 @@ class SharedBuffers:
             if mem is None:
                 mem = self._buffers[name] = Memory.fresh_shared(name, self.static[name], self._address[name])
             return mem
+
+    def memories(self) -> list[Memory]:
+        """The buffers made so far (a ``frag.shared`` of some warp made each): where wgmma descriptors point."""
+        with self._lock:
+            return [*self._buffers.values(), *([self._dynamic] if self._dynamic is not None else [])]
 
 
 def _round_up(x: int, multiple: int) -> int:
@@ -448,7 +464,9 @@ class LaneStructureFunctions(InterpreterFunctions):
 
 def make_lane_interpreter(module: ModuleOp, state: LaneState) -> Interpreter:
     """An xDSL interpreter that runs one warp of fragment-level IR (``func``, ``arith``, ``math``,
-    ``vector``, ``scf``, ``cf``, ``llvm`` addressing, tile ids and barrier, ``frag``)."""
+    ``vector``, ``scf``, ``cf``, ``llvm`` addressing, tile ids and barrier, ``frag``); its listeners
+    stop it when the block fails and follow the warp's wgmma results
+    (:class:`~tilec.interp.lane_wgmma.WgmmaTracker`)."""
     interpreter = Interpreter(module, _impls=_ReportingImpls())
     interpreter.register_implementations(BuiltinFunctions())
     interpreter.register_implementations(FuncFunctions())
@@ -458,8 +476,10 @@ def make_lane_interpreter(module: ModuleOp, state: LaneState) -> Interpreter:
     interpreter.register_implementations(LaneVectorFunctions())
     interpreter.register_implementations(FragFunctions(state))
     interpreter.register_implementations(BulkFunctions(state))
-    if state.barrier is not None:
-        interpreter.listeners = (_StopWhenBlockFails(state.barrier),)
+    wgmma = WgmmaFunctions(state)
+    interpreter.register_implementations(wgmma)
+    stop = (_StopWhenBlockFails(state.barrier),) if state.barrier is not None else ()
+    interpreter.listeners = (*stop, wgmma.tracker)
     return interpreter
 
 
