@@ -33,7 +33,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 
 from tilec.codegen import llvm_fast as fast
 from tilec.codegen import llvm_ops
@@ -316,14 +316,16 @@ LOWERINGS: dict[type[Operation], Lowering] = {
 
 def lower_op(op: Operation, lowering: Lowering, builder: Builder) -> None:
     """Replace ``op`` by what ``lowering`` builds before it with ``builder`` (whose
-    insertion point is set here); each new value takes the name of the result it replaces."""
+    insertion point is set here); each new value without a name takes the name of
+    the result it replaces (``replace_all_uses_with`` does that)."""
     builder.insertion_point = InsertPoint.before(op)
     new_values = lowering(op, builder)
     for old, new in zip(op.results, new_values, strict=True):
-        if new.name_hint is None:
-            new.name_hint = old.name_hint
         old.replace_all_uses_with(new)
-    Rewriter.erase_op(op)  # from the block it is in now: a lowering may have split the block
+    # Its results have no uses left: detached and dropped, ``op`` is gone (xDSL's ``erase``
+    # would also check that and give each result an ``ErasedSSAValue`` that nothing uses).
+    op.detach()  # from the block it is in now: a lowering may have split the block
+    op.drop_all_references()
 
 
 class TableLowering(RewritePattern):
