@@ -199,8 +199,12 @@ BULK_MEDIUM_CONFIG = MatmulConfig(block=(64, 64, 64), warps=(2, 2), stages=4, bu
 WGMMA_CONFIG = MatmulConfig(block=(128, 256, 64), stages=3, bulk=True, wgmma=True)
 """sm_90(a), aligned f16/bf16 A (M x K) and B (K x N) row-major, at least one block per SM: the
 warpgroup MMA on shared tiles fed by bulk tensor copies, two warpgroups of 64 x 256, stages
-released on empty barriers. Session 7 (H200, 4096^3): 606 TFLOP/s against 421 for BULK_CONFIG;
-128x128x64 wgmma tiles 440-471."""
+released on empty barriers. Session 7: H200 4096^3 606 TFLOP/s against 421 for BULK_CONFIG
+(128x128x64 wgmma tiles 440-471); H100 4096^3 588/616 (f16/bf16) in bench/gemm.py, and at
+2048^3 (128 blocks, 132 SMs) 321 against 254 for BULK_CONFIG in bench/sweep_configs.py."""
+
+WGMMA_MIN_FILL = 0.75
+"""WGMMA_CONFIG is taken from this many blocks per SM on (2048^3: 128 blocks on 132 SMs pays)."""
 
 WIDE_MIN_K = 2048
 """The wide aligned tile (half the global and shared traffic per flop of the large one)
@@ -253,7 +257,7 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
     kind = math_kind(dtype, allow_tf32)
     sms = device_sm_count() if sm_count is None else sm_count
     if (kind == "mma" and aligned and not transposed and arch in ("sm_90", "sm_90a")
-            and WGMMA_CONFIG.grid(m, n) >= sms):
+            and WGMMA_CONFIG.grid(m, n) >= WGMMA_MIN_FILL * sms):
         return WGMMA_CONFIG
     if kind == "mma" and aligned and has_bulk_copies(arch) and BULK_CONFIG.grid(m, n) >= sms:
         return BULK_CONFIG

@@ -135,8 +135,9 @@ def test_choose_config_takes_bulk_copies_on_sm_90_only():
     # the warpgroup MMA takes row-major A and B only; transposed operands keep the mma.sync tile
     assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90",
                          transposed=True) == BULK_CONFIG
-    # fewer 128x256 tiles than SMs: the mma.sync bulk tile
-    assert choose_config(2048, 2048, 2048, "float16", sm_count=132, aligned=True, arch="sm_90") == BULK_CONFIG
+    # 2048^3 is 128 such tiles (of 132 SMs): still the warpgroup MMA; 1536^3 (72 tiles) the mma.sync bulk tile
+    assert choose_config(2048, 2048, 2048, "float16", sm_count=132, aligned=True, arch="sm_90") == WGMMA_CONFIG
+    assert choose_config(1536, 1536, 1536, "float16", sm_count=132, aligned=True, arch="sm_90") == BULK_CONFIG
     assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_80") == ALIGNED_CONFIGS["wide"]
     assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=False, arch="sm_90").bulk is False
     assert choose_config(128, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90").bulk is False  # few tiles
