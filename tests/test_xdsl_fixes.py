@@ -94,3 +94,92 @@ def test_other_threads_count_by_walking():
         worker.join()
     assert seen == [3]
     assert len(region.blocks) == 3
+
+
+# ---------------------------------------------------------------- verify_memoized
+
+from xdsl.dialects import llvm  # noqa: E402
+from xdsl.dialects.builtin import i32, i64  # noqa: E402
+from xdsl.ir import Region  # noqa: E402
+from xdsl.traits import NoMemoryEffect, Pure, SameOperandsAndResultType  # noqa: E402
+
+from tilec.codegen import llvm_fast as fast  # noqa: E402
+from tilec.xdsl_fixes import LOCALLY_VERIFIED, verify_memoized  # noqa: E402
+
+
+def _kernel(make_ops, blocks: int = 1) -> ModuleOp:
+    """``llvm.func @f(i32, i32, i64)``: ``make_ops(args)`` then ``llvm.return`` (in the last of ``blocks``)."""
+    entry = Block(arg_types=[i32, i32, i64])
+    entry.add_ops(make_ops(entry.args))
+    region = Region(entry)
+    for _ in range(blocks - 1):
+        region.add_block(Block())
+    region.blocks.last.add_op(llvm.ReturnOp())
+    return ModuleOp([llvm.FuncOp("f", llvm.LLVMFunctionType([i32, i32, i64]), body=region)])
+
+
+def _same_verdict(module: ModuleOp) -> str | None:
+    """Run both verifiers; they must agree (both pass, or both raise the same error); the error text."""
+    try:
+        verify(module)
+    except (VerifyException, ValueError) as e:
+        with pytest.raises(type(e)) as memo:
+            verify_memoized(module)
+        assert str(memo.value) == str(e)
+        return str(e)
+    verify_memoized(module)
+    return None
+
+
+def test_locally_verified_ops_read_nothing_but_their_signature():
+    local_traits = (NoMemoryEffect, Pure, SameOperandsAndResultType)
+    for op_type in LOCALLY_VERIFIED:
+        definition = op_type.get_irdl_definition()
+        assert not definition.regions and not definition.successors, op_type.name
+        assert all(isinstance(t, local_traits) for t in definition.traits), (op_type.name, definition.traits)
+
+
+def test_memoized_verifies_each_signature_once(monkeypatch):
+    module = _kernel(lambda a: [fast.binary_op(llvm.AddOp, a[0], a[1]) for _ in range(50)]
+                     + [fast.binary_op(llvm.AddOp, a[2], a[2]) for _ in range(50)])
+    calls = []
+    plain = llvm.AddOp.verify
+    monkeypatch.setattr(llvm.AddOp, "verify", lambda self, *args, **kw: calls.append(1) or plain(self, *args, **kw))
+    assert _same_verdict(module) is None
+    calls.clear()
+    verify_memoized(module)
+    assert len(calls) == 2  # i32 and i64
+
+
+def test_memoized_rejects_a_bad_op_after_good_ones():
+    def ops(a):
+        good = [fast.binary_op(llvm.AddOp, a[0], a[1]) for _ in range(3)]
+        return [*good, llvm.AddOp.create(operands=(a[0], a[2]), result_types=(i32,),
+                                         properties=dict(good[0].properties))]
+    assert _same_verdict(_kernel(ops)) is not None
+
+
+def test_memoized_checks_the_last_op_of_a_block():
+    message = _same_verdict(_kernel(lambda a: [fast.binary_op(llvm.AddOp, a[0], a[1]) for _ in range(3)], blocks=2))
+    assert message is not None and "is not a terminator" in message
+
+
+def test_memoized_rejects_an_erased_operand_of_a_known_signature():
+    def ops(a):
+        first = fast.binary_op(llvm.AddOp, a[0], a[1])
+        used = fast.binary_op(llvm.AddOp, a[0], a[1])
+        user = fast.binary_op(llvm.AddOp, used.results[0], a[1])
+        return [first, fast.binary_op(llvm.AddOp, first.results[0], a[1]), used, user]
+
+    module = _kernel(ops)
+    used = list(module.walk())[4]
+    used.detach()
+    used.erase(safe_erase=False)  # its user now reads an ErasedSSAValue
+    message = _same_verdict(module)
+    assert message is not None and "Erased SSA value" in message
+
+
+def test_memoized_checks_empty_single_block_regions():
+    module = ModuleOp([llvm.FuncOp("f", llvm.LLVMFunctionType([]), body=Region(Block()))])
+    message = _same_verdict(module)
+    assert message is not None and "empty block" in message
