@@ -97,6 +97,15 @@ def test_compile_from_text_path_string_and_module(f16: CompiledKernel) -> None:
     assert k.asm["tile"] == before
 
 
+def test_make_context_knows_what_tile_opt_knows() -> None:
+    from tilec.api import make_context
+    from tilec.tools.tile_opt import make_context as tool_context
+
+    ours, tools = make_context(), tool_context()
+    assert sorted(ours.registered_dialect_names) == sorted(tools.registered_dialect_names)
+    assert {op.name for op in ours.loaded_ops} == {op.name for op in tools.loaded_ops}
+
+
 def test_default_arch() -> None:
     from tilec.api import default_arch
 
