@@ -48,7 +48,7 @@ Gaps filled (xDSL 0.74, llvmlite 0.50 / LLVM 22):
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import llvmlite.ir as ir
@@ -121,7 +121,21 @@ class BFloatType(ir.Type):
 
 
 def translate_type(type_attr: Attribute) -> ir.Type:
-    """The llvmlite type of an xDSL type, bf16 included at any depth."""
+    """The llvmlite type of an xDSL type, bf16 included at any depth.
+
+    Made once per type (a kernel asks for a handful of types thousands of
+    times); llvmlite types are values that nothing here modifies.
+    """
+    found = _TYPES.get(type_attr)
+    if found is None:
+        found = _TYPES[type_attr] = _translate_type(type_attr)
+    return found
+
+
+_TYPES: dict[Attribute, ir.Type] = {}
+
+
+def _translate_type(type_attr: Attribute) -> ir.Type:
     match type_attr:
         case BFloat16Type():
             return BFloatType()
@@ -556,7 +570,105 @@ def _atomic_rmw(op: llvm_ops.AtomicRMWOp, b: ir.IRBuilder, values: ValueMap) -> 
     values[op.res] = instr
 
 
+# The ops below are translated as xDSL's `convert_op` does (same llvmlite calls, same flags,
+# same phi incoming order), without its dispatch through a chain of `match` cases.
+
+_BINARY: dict[type[Operation], str] = {
+    llvm.AddOp: "add", llvm.SubOp: "sub", llvm.MulOp: "mul", llvm.UDivOp: "udiv", llvm.SDivOp: "sdiv",
+    llvm.URemOp: "urem", llvm.SRemOp: "srem", llvm.ShlOp: "shl", llvm.LShrOp: "lshr", llvm.AShrOp: "ashr",
+    llvm.AndOp: "and_", llvm.OrOp: "or_", llvm.XOrOp: "xor",
+    llvm.FAddOp: "fadd", llvm.FSubOp: "fsub", llvm.FMulOp: "fmul", llvm.FDivOp: "fdiv", llvm.FRemOp: "frem",
+}
+"""`llvm` binary op → the `ir.IRBuilder` method that makes its instruction."""
+
+
+def _binary_flags(op: Operation) -> list[str]:
+    match op:
+        case llvm.ArithmeticBinOpOverflow() if op.overflowFlags:
+            return [f.value for f in llvm.OverflowAttr.from_int(op.overflowFlags.value.data).data]
+        case llvm.AbstractFloatArithOp() if op.fastmathFlags:
+            return [f.value for f in op.fastmathFlags.data]
+        case llvm.ArithmeticBinOpExact() if op.is_exact:
+            return ["exact"]
+        case llvm.ArithmeticBinOpDisjoint() if op.is_disjoint:
+            return ["disjoint"]
+        case _:
+            return []
+
+
+def _binary(op: Operation, b: ir.IRBuilder, values: ValueMap) -> None:
+    flags = _binary_flags(op)
+    make = getattr(b, _BINARY[type(op)])
+    lhs, rhs = op.operands
+    result = make(values[lhs], values[rhs], flags=flags) if flags else make(values[lhs], values[rhs])
+    values[op.results[0]] = result
+
+
+_ICMP: dict[int, tuple[str, bool]] = {
+    llvm.ICmpPredicateFlag(name).to_int(): (cmp, signed)
+    for name, cmp, signed in (("eq", "==", True), ("ne", "!=", True), ("slt", "<", True), ("sle", "<=", True),
+                              ("ult", "<", False), ("ule", "<=", False), ("sgt", ">", True), ("sge", ">=", True),
+                              ("ugt", ">", False), ("uge", ">=", False))
+}
+"""`llvm.icmp` predicate → (llvmlite comparison, signed)."""
+
+
+def _icmp(op: llvm.ICmpOp, b: ir.IRBuilder, values: ValueMap) -> None:
+    cmp, signed = _ICMP[op.predicate.value.data]
+    compare = b.icmp_signed if signed else b.icmp_unsigned
+    values[op.res] = compare(cmp, values[op.lhs], values[op.rhs])
+
+
+def _extract_value(op: llvm.ExtractValueOp, b: ir.IRBuilder, values: ValueMap) -> None:
+    values[op.res] = b.extract_value(values[op.container], list(op.position.iter_values()))
+
+
+def _insert_element(op: llvm.InsertElementOp, b: ir.IRBuilder, values: ValueMap) -> None:
+    values[op.res] = b.insert_element(values[op.vector], values[op.value], values[op.index])
+
+
+def _store(op: llvm.StoreOp, b: ir.IRBuilder, values: ValueMap) -> None:
+    store = b.store(values[op.value], values[op.ptr])
+    if op.alignment:
+        store.align = op.alignment.value.data
+
+
+def _select(op: llvm.SelectOp, b: ir.IRBuilder, values: ValueMap) -> None:
+    values[op.res] = b.select(values[op.cond], values[op.lhs], values[op.rhs])
+
+
+def _add_incoming(dest: Block, args: Sequence[SSAValue], source: ir.Block, values: ValueMap) -> None:
+    for arg, value in zip(dest.args, args):
+        phi = values[arg]
+        assert isinstance(phi, instructions.PhiInstr)
+        phi.add_incoming(values[value], source)
+
+
+def _br(op: llvm.BrOp, b: ir.IRBuilder, values: ValueMap, blocks: BlockMap) -> None:
+    _add_incoming(op.successor, op.arguments, blocks[op.parent], values)
+    b.branch(blocks[op.successor])
+
+
+def _cond_br(op: llvm.CondBrOp, b: ir.IRBuilder, values: ValueMap, blocks: BlockMap) -> None:
+    source = blocks[op.parent]
+    _add_incoming(op.then_block, op.then_arguments, source, values)
+    _add_incoming(op.else_block, op.else_arguments, source, values)
+    b.cbranch(values[op.cond], blocks[op.then_block], blocks[op.else_block])
+
+
+_BRANCHES: dict[type[Operation], Callable[[Any, ir.IRBuilder, ValueMap, BlockMap], None]] = {
+    llvm.BrOp: _br,
+    llvm.CondBrOp: _cond_br,
+}
+
+
 _TRANSLATIONS: dict[type[Operation], Callable[[Any, ir.IRBuilder, ValueMap], None]] = {
+    **{binary: _binary for binary in _BINARY},
+    llvm.ICmpOp: _icmp,
+    llvm.ExtractValueOp: _extract_value,
+    llvm.InsertElementOp: _insert_element,
+    llvm.StoreOp: _store,
+    llvm.SelectOp: _select,
     llvm.GEPOp: _gep,
     llvm.LoadOp: _load,
     llvm.AllocaOp: _alloca,
@@ -580,6 +692,8 @@ def translate_op(
     translation = _TRANSLATIONS.get(type(op))
     if translation is not None:
         translation(op, builder, values)
+    elif (branch := _BRANCHES.get(type(op))) is not None:
+        branch(op, builder, values, blocks)
     else:
         xdsl_convert_op(op, builder, values, blocks)
 
