@@ -18,10 +18,10 @@ The pass runs in steps, each over the whole module:
    loops, ``iter_args``, ``scf.if`` results become block arguments);
 3. **retype**: ``index`` values (op results, block arguments) become ``i64``,
    so that every pattern after this sees final operand types;
-4. **rewrite** in one walk, last op first, with the patterns in
-   :mod:`tilec.passes.lowering` (arith/math/vector/cf, tile structure and
-   frag through :mod:`tilec.codegen.nvvm`) and :class:`FuncToLLVM` here,
-   each op offered to the one pattern for its class (:class:`ByOpType`);
+4. **rewrite** in one walk, last op first, each op by the lowering of its
+   class: those of :mod:`tilec.passes.lowering` (arith/math/vector/cf, tile
+   structure and frag through :mod:`tilec.codegen.nvvm`) and
+   :data:`FUNC_LOWERINGS` here (``func.func`` → ``llvm.func``, return, call);
 5. **globals**: one ``addrspace(3)`` ``llvm.mlir.global`` per ``frag.shared``
    symbol (the largest size and alignment asked for under that name;
    ``bytes = 0`` is the ``extern`` dynamic shared memory).
@@ -55,7 +55,7 @@ from xdsl.dialects.builtin import (
 from xdsl.builder import Builder
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 from xdsl.utils.exceptions import PassFailedException
@@ -312,28 +312,18 @@ def _check_lowered(module: ModuleOp) -> None:
         raise LoweringError(op, "was left unconverted by tile-to-llvm (a bug in tilec)")
 
 
-class ByOpType(RewritePattern):
-    """Apply to each op the one pattern given for its class, if any.
-
-    What ``GreedyRewritePatternApplier(..., dce_enabled=False)`` does when no two
-    patterns match one class, without offering every op to every pattern: the
-    walks below visit thousands of ops, most of which one pattern or none takes.
-    """
-
-    def __init__(self, patterns: dict[type[Operation], RewritePattern]):
-        self.patterns = patterns
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
-        pattern = self.patterns.get(type(op))
-        if pattern is not None:
-            pattern.match_and_rewrite(op, rewriter)
-
-
 def _scf_to_cf(module: ModuleOp) -> None:
-    """xDSL's ``convert-scf-to-cf`` patterns, in one walk: the scf ops are all on the
-    worklist from the start and the patterns insert no scf (a second walk finds nothing)."""
+    """xDSL's ``convert-scf-to-cf`` patterns, each ``scf.if``/``scf.for`` given to its pattern
+    once, in the order xDSL's walker would take them (the patterns insert no scf), without the
+    walker: it would offer every other op of the module to the patterns too."""
     patterns: dict[type[Operation], RewritePattern] = {scf.IfOp: IfLowering(), scf.ForOp: ForLowering()}
-    PatternRewriteWalker(ByOpType(patterns), apply_recursively=False).rewrite_module(module)
+    # the walker's worklist is this walk, taken from its end
+    ops = [op for op in module.body.walk(reverse=True, region_first=True) if type(op) in patterns]
+    for op in reversed(ops):
+        try:
+            patterns[type(op)].match_and_rewrite(op, PatternRewriter(op))
+        except Exception as err:
+            op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
 
 
 def _to_llvm(module: ModuleOp) -> None:
@@ -384,4 +374,4 @@ class TileToLLVMPass(ModulePass):
         _check_lowered(op)
 
 
-__all__ = ["FUNC_LOWERINGS", "ByOpType", "LoweringError", "TileToLLVMPass", "check_lowerable", "collect_shared", "location_text"]
+__all__ = ["FUNC_LOWERINGS", "LoweringError", "TileToLLVMPass", "check_lowerable", "collect_shared", "location_text"]
