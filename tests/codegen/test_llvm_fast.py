@@ -286,3 +286,49 @@ def test_scf_if(types, two):
     fast = F.scf_if_op(value(i1), list(types), region(values), region(values) if two else None)
     slow = scf.IfOp(value(i1), list(types), region(values), region(values) if two else None)
     _same_if(fast, slow)
+
+
+# ---------------------------------------------------------------- frag (tile-regalloc)
+
+from tilec.dialects import frag  # noqa: E402
+from tilec.layout import FMA_F32, MMA_M16N8K8_TF32, MMA_M16N8K16_F16  # noqa: E402
+
+
+@pytest.mark.parametrize("atom, counts", [(MMA_M16N8K16_F16, (4, 2, 4)), (MMA_M16N8K8_TF32, (4, 2, 4)),
+                                          (FMA_F32, (1, 1, 1))], ids=lambda x: getattr(x, "name", str(x)))
+def test_frag_mma(atom, counts):
+    reg = f32 if atom is FMA_F32 else i32
+    a, b, c = ([value(reg)] * counts[0], [value(reg)] * counts[1], [value(f32)] * counts[2])
+    assert_same(F.frag_mma(atom, a, b, c), frag.MmaOp(atom, a, b, c))
+
+
+@pytest.mark.parametrize("nbytes, extra, cache", [(16, {}, None), (8, {}, None), (16, {"src_bytes": i32}, None),
+                                                  (16, {"ignore_src": i1}, "ca"), (4, {}, "cg")], ids=str)
+def test_frag_cp_async(nbytes, extra, cache):
+    dst, src = value(SHARED_PTR), value(GLOBAL_PTR)
+    kw = {k: value(t) for k, t in extra.items()}
+    assert_same(F.frag_cp_async(dst, src, nbytes, cache=cache, **kw),
+                frag.CpAsyncOp(dst, src, nbytes, cache=cache, **kw))
+
+
+@pytest.mark.parametrize("num, trans", [(1, False), (2, True), (4, False), (4, True)])
+def test_frag_ldmatrix(num, trans):
+    assert_same(F.frag_ldmatrix(value(SHARED_PTR), num, trans), frag.LdMatrixOp(value(SHARED_PTR), num, trans))
+
+
+@pytest.mark.parametrize("pred", [False, True])
+@pytest.mark.parametrize("t", [f16, V4I32], ids=str)
+def test_frag_load_store(pred, t):
+    p = value(i1) if pred else None
+    assert_same(F.frag_load(value(GLOBAL_PTR), t, p), frag.LoadOp(value(GLOBAL_PTR), t, p))
+    assert_same(F.frag_store(value(t), value(GLOBAL_PTR), p), frag.StoreOp(value(t), value(GLOBAL_PTR), p))
+
+
+@pytest.mark.parametrize("kind", ["f16x2", "bf16x2"])
+def test_frag_pack(kind):
+    assert_same(F.frag_pack(kind, value(f32), value(f32)), frag.PackOp(kind, value(f32), value(f32)))
+
+
+def test_vector_type_is_made_once():
+    assert F.vector_type(f16, 8) is F.vector_type(f16, 8)
+    assert F.vector_type(f16, 8) == VectorType(f16, [8])

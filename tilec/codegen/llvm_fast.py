@@ -1,7 +1,7 @@
 """Direct constructors of the ops that tilec's passes make by the thousand.
 
-The `llvm` ops of tile-to-llvm, and the `arith`/`vector`/`scf` ops and the
-`llvm.getelementptr` of tile-regalloc's address arithmetic.
+The `llvm` ops of tile-to-llvm; the `arith`/`vector`/`scf` ops, the
+`llvm.getelementptr` and the `frag` ops of tile-regalloc.
 
 An xDSL op's `__init__` goes through irdl's generic builder
 (`irdl_op_init`: it normalises every operand, result, region and
@@ -28,10 +28,12 @@ from collections.abc import Sequence
 from xdsl.dialects import arith, llvm, scf, vector
 from xdsl.dialects.builtin import (
     DenseArrayBase,
-    IntegerAttr,
+    Float32Type,
     IndexType,
+    IntegerAttr,
     IntegerType,
     StringAttr,
+    UnitAttr,
     VectorType,
     i1,
     i32,
@@ -40,6 +42,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from tilec.codegen import llvm_ops
+from tilec.dialects import frag
+from tilec.layout import MMAAtom
+
+_F32 = Float32Type()
 
 _NO_OVERFLOW = {"overflowFlags": IntegerAttr(0, 32)}
 _NO_FASTMATH = {"fastmathFlags": llvm.FastMathAttr(None)}
@@ -231,7 +237,9 @@ def arith_binary_op(op_type: type[Operation], lhs: SSAValue, rhs: SSAValue) -> O
     return op_type.create(operands=(lhs, rhs), result_types=(lhs.type,), properties=properties)
 
 
-_CMPI_PREDICATES = {name: i for i, name in enumerate(("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"))}
+_CMPI_PREDICATES = {
+    name: i for i, name in enumerate(("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"))
+}
 
 
 def cmpi_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> arith.CmpiOp:
@@ -302,6 +310,70 @@ def scf_if_op(cond: SSAValue, result_types: Sequence[Attribute], then: Region, o
     )
 
 
+# ---------------------------------------------------------------- frag (tile-regalloc)
+# Same arguments as the ops' `__init__`s in `tilec.dialects.frag`.
+
+
+@functools.cache
+def _mma_atom(atom: MMAAtom) -> frag.MMAAtomAttr:
+    return frag.MMAAtomAttr(atom)
+
+
+@functools.cache
+def _string(text: str) -> StringAttr:
+    return StringAttr(text)
+
+
+def frag_mma(atom: MMAAtom, a: Sequence[SSAValue], b: Sequence[SSAValue], c: Sequence[SSAValue]) -> frag.MmaOp:
+    """`frag.MmaOp(atom, a, b, c)`."""
+    return frag.MmaOp.create(
+        operands=(*a, *b, *c),
+        result_types=(_F32,) * len(c),
+        properties={"atom": _mma_atom(atom), "operandSegmentSizes": _segments((len(a), len(b), len(c)))},
+    )
+
+
+def frag_cp_async(dst: SSAValue, src: SSAValue, nbytes: int = 16, src_bytes: SSAValue | None = None,
+                  cache: str | None = None, ignore_src: SSAValue | None = None) -> frag.CpAsyncOp:
+    """`frag.CpAsyncOp(dst, src, nbytes, src_bytes, cache, ignore_src)`."""
+    optional = [v for v in (src_bytes, ignore_src) if v is not None]
+    sizes = (1, 1, int(src_bytes is not None), int(ignore_src is not None))
+    return frag.CpAsyncOp.create(
+        operands=(dst, src, *optional),
+        properties={"bytes": index_attr(nbytes, i64), "cache": _string(cache or ("cg" if nbytes == 16 else "ca")),
+                    "operandSegmentSizes": _segments(sizes)},
+    )
+
+
+def frag_ldmatrix(address: SSAValue, num: int = 4, trans: bool = False) -> frag.LdMatrixOp:
+    """`frag.LdMatrixOp(address, num, trans)`."""
+    properties: dict[str, Attribute] = {"num": index_attr(num, i64)}
+    if trans:
+        properties["trans"] = UnitAttr()
+    return frag.LdMatrixOp.create(operands=(address,), result_types=(i32,) * num, properties=properties)
+
+
+def frag_load(address: SSAValue, result_type: Attribute, pred: SSAValue | None = None) -> frag.LoadOp:
+    """`frag.LoadOp(address, result_type, pred)`."""
+    return frag.LoadOp.create(operands=(address,) if pred is None else (address, pred), result_types=(result_type,))
+
+
+def frag_store(value: SSAValue, address: SSAValue, pred: SSAValue | None = None) -> frag.StoreOp:
+    """`frag.StoreOp(value, address, pred)`."""
+    return frag.StoreOp.create(operands=(value, address) if pred is None else (value, address, pred))
+
+
+def frag_pack(kind: str, lo: SSAValue, hi: SSAValue) -> frag.PackOp:
+    """`frag.PackOp(kind, lo, hi)`."""
+    return frag.PackOp.create(operands=(lo, hi), result_types=(i32,), properties={"kind": _string(kind)})
+
+
+@functools.cache
+def vector_type(element_type: Attribute, count: int) -> VectorType:
+    """`VectorType(element_type, [count])`, made once."""
+    return VectorType(element_type, [count])
+
+
 __all__ = [
     "arith_binary_op",
     "arith_cast_op",
@@ -316,6 +388,12 @@ __all__ = [
     "constant_op",
     "extract_element_op",
     "extract_value_op",
+    "frag_cp_async",
+    "frag_ldmatrix",
+    "frag_load",
+    "frag_mma",
+    "frag_pack",
+    "frag_store",
     "gep_op",
     "icmp_op",
     "index_attr",
@@ -328,4 +406,5 @@ __all__ = [
     "store_op",
     "vector_extract_op",
     "vector_insert_op",
+    "vector_type",
 ]

@@ -106,6 +106,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from tilec.codegen import llvm_fast as fast
 from tilec.dialects import frag
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
@@ -688,7 +689,7 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
                 for ni in range(ni_n):
                     b_regs = self._operand_regs(b, ni, ki, atom)
                     rng = fc.atom_value_range(mi, ni)
-                    mma = em.insert(frag.MmaOp(atom, a_regs, b_regs, acc[rng.start : rng.stop]))
+                    mma = em.insert(fast.frag_mma(atom, a_regs, b_regs, acc[rng.start : rng.stop]))
                     for i, r in zip(rng, mma.results):
                         r.name_hint = "acc"
                         acc[i] = r
@@ -722,7 +723,7 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
             ys = self._operand_values(b, [j + tn * kk for j in range(tn)])
             for i in range(tm):
                 for j in range(tn):
-                    r = em.insert(frag.MmaOp(FMA_F32, [xs[i]], [ys[j]], [acc[i + tm * j]])).results[0]
+                    r = em.insert(fast.frag_mma(FMA_F32, [xs[i]], [ys[j]], [acc[i + tm * j]])).results[0]
                     r.name_hint = "acc"
                     acc[i + tm * j] = r
         self.vmap[op.result] = Regs(fc, Float32Type(), acc)

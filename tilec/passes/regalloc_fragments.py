@@ -423,6 +423,17 @@ def check_ldmatrix(frag: Fragment, plan: list[LdMatrix]) -> None:
                     raise FragmentError(f"ldmatrix plan does not reproduce register {reg} of lane {t}: {got} != {want}")
 
 
+@lru_cache(maxsize=256)
+def checked_ldmatrix_plan(frag: Fragment, contig: int) -> tuple[LdMatrix, ...] | None:
+    """:func:`plan_ldmatrix`, checked by :func:`check_ldmatrix`, once per fragment and ``contig``
+    (a GEMM loads the same A and B fragments at every K step)."""
+    plan = plan_ldmatrix(frag, contig)
+    if plan is None:
+        return None
+    check_ldmatrix(frag, plan)
+    return tuple(plan)
+
+
 def flat_modes(layout: Layout) -> list[tuple[int, int]]:
     """(shape, stride) leaves of a layout mode, innermost first."""
     return list(zip(flatten(layout.shape), flatten(layout.stride)))

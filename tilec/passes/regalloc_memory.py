@@ -38,12 +38,12 @@ zero-fill semantics, for any shape and strides.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, llvm, scf, vector
+from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import Float32Type, IntegerType, VectorType, i32, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from tilec.dialects import frag
+from tilec.codegen import llvm_fast
 from tilec.dialects.tile.types import element_bits
 from tilec.layout import Layout, right_inverse
 from tilec.layout.int_tuple import flatten, is_tuple
@@ -53,10 +53,9 @@ from tilec.passes.regalloc_fragments import (
     WARP,
     Fragment,
     FragmentError,
-    check_ldmatrix,
+    checked_ldmatrix_plan,
     contiguous_runs,
     linear_fields,
-    plan_ldmatrix,
     shared_swizzle,
 )
 from tilec.passes.regalloc_values import GlobalArg, Regs, SharedBuf
@@ -192,9 +191,9 @@ class MemoryLowering:
         for block, fn in zip(blocks, (then, otherwise)):
             with em.at(InsertPoint.at_end(block)):
                 vals = fn() if fn is not None else []
-                em.insert(scf.YieldOp(*vals))
-        op = em.insert(scf.IfOp(em.boolean(cond), list(result_types), Region(blocks[0]),
-                                Region(blocks[1]) if two else None))
+                em.insert(llvm_fast.scf_yield_op(vals))
+        op = em.insert(llvm_fast.scf_if_op(em.boolean(cond), list(result_types), Region(blocks[0]),
+                                      Region(blocks[1]) if two else None))
         return list(op.results)
 
     # ------------------------------------------------------------ tile.copy / tile.async_copy
@@ -294,7 +293,7 @@ class MemoryLowering:
         t_col = em.mul(tn, vn_n, i32)
         t_row64, t_col64 = em.cast(t_row, i64), em.cast(t_col, i64)
         N = src.extent(1)
-        vtype = VectorType(elem, [ce]) if ce > 1 else elem
+        vtype = llvm_fast.vector_type(elem, ce) if ce > 1 else elem
 
         def place(r_static, c_static):
             g_row = em.sum([o_row, t_row64, r_static], i64)
@@ -310,20 +309,20 @@ class MemoryLowering:
             for j in range(ce):
                 p = em.land(in_row, self.in_bounds(src, 1, em.add(g_col, j, i64)))
                 ptr = self.next_ptr(src, base, 1, j)
-                out.append(em.insert(frag.LoadOp(ptr, elem, None if p is True else em.boolean(p))).results[0])
+                out.append(em.insert(llvm_fast.frag_load(ptr, elem, None if p is True else em.boolean(p))).results[0])
             return out
 
         def to_shared(values: list[SSAValue] | SSAValue, s_row, s_col) -> None:
             if isinstance(values, SSAValue):
                 if shared_vec:
-                    em.insert(frag.StoreOp(values, self.shared_ptr(dst, s_row, s_col)))
+                    em.insert(llvm_fast.frag_store(values, self.shared_ptr(dst, s_row, s_col)))
                     return
-                values = [em.insert(vector.ExtractOp(values, [j], elem)).results[0] for j in range(ce)]
+                values = [em.insert(llvm_fast.vector_extract_op(values, j, elem)).results[0] for j in range(ce)]
             if shared_vec:
-                em.insert(frag.StoreOp(self.pack_vector(values, vtype), self.shared_ptr(dst, s_row, s_col)))
+                em.insert(llvm_fast.frag_store(self.pack_vector(values, vtype), self.shared_ptr(dst, s_row, s_col)))
             else:
                 for j, x in enumerate(values):
-                    em.insert(frag.StoreOp(x, self.shared_ptr(dst, s_row, em.add(s_col, j, i32))))
+                    em.insert(llvm_fast.frag_store(x, self.shared_ptr(dst, s_row, em.add(s_col, j, i32))))
 
         def sync_runs(use_fast: bool):
             for r_static, c_static in runs:
@@ -333,7 +332,8 @@ class MemoryLowering:
                                      self.in_bounds(src, 1, em.add(g_col, ce - 1, i64))])
                     (v,) = self.if_then(
                         inside,
-                        lambda: [em.insert(frag.LoadOp(self.global_ptr(src, [g_row, g_col]), vtype)).results[0]],
+                        lambda: [em.insert(llvm_fast.frag_load(self.global_ptr(src, [g_row, g_col]),
+                                                               vtype)).results[0]],
                         lambda: [self.pack_vector(elementwise(g_row, g_col), vtype)],
                         [vtype],
                     )
@@ -369,10 +369,10 @@ class MemoryLowering:
                     inside = inside_at(g_row, g_col, r_static, c_static)
                     ptr = self.global_ptr(src, [g_row, g_col])
                     if inside is True:
-                        em.insert(frag.CpAsyncOp(dptr, ptr, nbytes))
+                        em.insert(llvm_fast.frag_cp_async(dptr, ptr, nbytes))
                     else:
                         ignore = em.boolean(em.lnot(inside))
-                        em.insert(frag.CpAsyncOp(dptr, ptr, nbytes, ignore_src=ignore))
+                        em.insert(llvm_fast.frag_cp_async(dptr, ptr, nbytes, ignore_src=ignore))
                     continue
                 left = em.smax(em.sub(N, g_col, i64), 0, i64)
                 avail = em.umin(left, ce, i64)
@@ -382,7 +382,7 @@ class MemoryLowering:
                 some = em.cmp("ne", nsrc, 0, i32)
                 if not isinstance(some, bool):
                     ptr = em.insert(arith.SelectOp(some, ptr, src.ptr)).results[0]
-                em.insert(frag.CpAsyncOp(dptr, ptr, nbytes, em.value(nsrc, i32)))
+                em.insert(llvm_fast.frag_cp_async(dptr, ptr, nbytes, em.value(nsrc, i32)))
             return []
 
         def body():
@@ -401,7 +401,7 @@ class MemoryLowering:
             return x
         out = em.zero_vector(vtype)
         for j, x in enumerate(values):
-            out = em.insert(vector.InsertOp(x, out, [j])).results[0]
+            out = em.insert(llvm_fast.vector_insert_op(x, out, j)).results[0]
         return out
 
     # ------------------------------------------------------------ shared -> registers
@@ -414,10 +414,9 @@ class MemoryLowering:
             for contig in (1, 0):
                 if div[contig] % 8 or src.align % 16 or not contiguous_runs(src.type.layout, dims, contig, 8):
                     continue
-                plan = plan_ldmatrix(fr, contig)
+                plan = checked_ldmatrix_plan(fr, contig)
                 if plan is None:
                     continue
-                check_ldmatrix(fr, plan)
                 regs: list[SSAValue | None] = [None] * fr.num_registers
                 bases: list[tuple[int, SSAValue]] = []
                 for ld in plan:
@@ -433,7 +432,7 @@ class MemoryLowering:
                         ptr = self.shared_ptr(src, row, col)
                         if (delta := _linear_offset(src, fx[0], fy[0])) is not None:
                             bases.append((delta, ptr))
-                    got = em.insert(frag.LdMatrixOp(ptr, ld.num, ld.trans)).results
+                    got = em.insert(llvm_fast.frag_ldmatrix(ptr, ld.num, ld.trans)).results
                     for r, v in zip(ld.registers, got):
                         regs[r] = v
                 return Regs(fr, elem, regs)  # type: ignore[arg-type]
@@ -472,11 +471,11 @@ class MemoryLowering:
             m, n = self.value_coord(fr, v0)
             ptr = self.shared_ptr(src, em.add(origin[0], m, i32), em.add(origin[1], n, i32))
             if w == 1:
-                out[v0] = em.insert(frag.LoadOp(ptr, elem)).results[0]
+                out[v0] = em.insert(llvm_fast.frag_load(ptr, elem)).results[0]
                 continue
-            vec = em.insert(frag.LoadOp(ptr, VectorType(elem, [w]))).results[0]
+            vec = em.insert(llvm_fast.frag_load(ptr, llvm_fast.vector_type(elem, w))).results[0]
             for j, v in enumerate(self._run_values(fr, v0, d, w)):
-                out[v] = em.insert(vector.ExtractOp(vec, [j], elem)).results[0]
+                out[v] = em.insert(llvm_fast.vector_extract_op(vec, j, elem)).results[0]
         return [out[v] for v in values]
 
     @staticmethod
@@ -532,7 +531,7 @@ class MemoryLowering:
         out = []
         for r in range(fr.num_registers):
             lo, hi = (em.insert(arith.ExtFOp(scalars[v], Float32Type())).results[0] for v in fr.register_values(r))
-            out.append(em.insert(frag.PackOp(kind, lo, hi)).results[0])
+            out.append(em.insert(llvm_fast.frag_pack(kind, lo, hi)).results[0])
         return out
 
     # ------------------------------------------------------------ registers <-> global
@@ -552,24 +551,24 @@ class MemoryLowering:
                 base = self.global_ptr(src, [r, c])
                 for j in range(w):
                     p = em.land(row_in, self.in_bounds(src, 1, em.add(c, j, i64)))
-                    got.append(em.insert(frag.LoadOp(self.next_ptr(src, base, 1, j), elem,
+                    got.append(em.insert(llvm_fast.frag_load(self.next_ptr(src, base, 1, j), elem,
                                                      None if p is True else em.boolean(p))).results[0])
                 return got
 
             if w == 1:
                 (out[v0],) = elementwise()
                 continue
-            vt = VectorType(elem, [w])
+            vt = llvm_fast.vector_type(elem, w)
             fast = em.all([self._run_fast(src, idx_old, idx_new, w), self.in_bounds(src, 0, r),
                            self.in_bounds(src, 1, em.add(c, w - 1, i64))])
             (vec,) = self.if_then(
                 fast,
-                lambda r=r, c=c, vt=vt: [em.insert(frag.LoadOp(self.global_ptr(src, [r, c]), vt)).results[0]],
+                lambda r=r, c=c, vt=vt: [em.insert(llvm_fast.frag_load(self.global_ptr(src, [r, c]), vt)).results[0]],
                 lambda w=w, vt=vt, ew=elementwise: [self.pack_vector(ew(), vt)],
                 [vt],
             )
             for j, v in enumerate(vals):
-                out[v] = em.insert(vector.ExtractOp(vec, [j], elem)).results[0]
+                out[v] = em.insert(llvm_fast.vector_extract_op(vec, j, elem)).results[0]
         scalars = [out[v] for v in range(fr.num_values)]
         return Regs(fr, elem, self.pack_registers(fr, elem, scalars))
 
@@ -591,7 +590,8 @@ class MemoryLowering:
             c = em.sum([o, base, pos], i64)
             p = self.in_bounds(src, 0, c)
             ptr = self.global_ptr(src, [c])
-            values.append(em.insert(frag.LoadOp(ptr, elem, em.boolean(p) if p is not True else None)).results[0])
+            pred = em.boolean(p) if p is not True else None
+            values.append(em.insert(llvm_fast.frag_load(ptr, elem, pred)).results[0])
         return Regs(vf, elem, values)
 
     def store_global_fragment(self, value: Regs, dst: GlobalArg, idx_old, idx_new) -> None:
@@ -621,7 +621,7 @@ class MemoryLowering:
                            self.in_bounds(dst, 1, em.add(c, w - 1, i64))])
 
             def vector_store(vals=vals, w=w, ptr=ptr):
-                em.insert(frag.StoreOp(self.pack_vector(vals, VectorType(elem, [w])), ptr))
+                em.insert(llvm_fast.frag_store(self.pack_vector(vals, llvm_fast.vector_type(elem, w)), ptr))
                 return []
 
             self.if_then(fast, vector_store, elementwise)
@@ -629,7 +629,7 @@ class MemoryLowering:
     def _store(self, x: SSAValue, ptr: SSAValue, p: Bool) -> None:
         if p is False:
             return
-        self.em.insert(frag.StoreOp(x, ptr, None if p is True else p))
+        self.em.insert(llvm_fast.frag_store(x, ptr, None if p is True else p))
 
     def store_shared_fragment(self, value: Regs, dst: SharedBuf, idx_old, idx_new) -> None:
         em = self.em
@@ -638,7 +638,8 @@ class MemoryLowering:
         origin, _ = self.shared_origin(idx_old, idx_new)
         for v, x in enumerate(self.scalars(value)):
             m, n = self.value_coord(fr, v)
-            em.insert(frag.StoreOp(x, self.shared_ptr(dst, em.add(origin[0], m, i32), em.add(origin[1], n, i32))))
+            ptr = self.shared_ptr(dst, em.add(origin[0], m, i32), em.add(origin[1], n, i32))
+            em.insert(llvm_fast.frag_store(x, ptr))
 
     def scalars(self, value: Regs) -> list[SSAValue]:
         """One value of the element type per fragment value (16-bit pairs unpacked)."""
@@ -647,10 +648,10 @@ class MemoryLowering:
         if "scalars" not in value.cache:
             em = self.em
             out = []
-            pair = VectorType(value.element_type, [2])
+            pair = llvm_fast.vector_type(value.element_type, 2)
             for r in value.values:
                 vec = em.insert(vector.BitcastOp(_as_vec1(em, r), pair)).results[0]
-                out += [em.insert(vector.ExtractOp(vec, [j], value.element_type)).results[0] for j in range(2)]
+                out += [em.insert(llvm_fast.vector_extract_op(vec, j, value.element_type)).results[0] for j in range(2)]
             value.cache["scalars"] = out
         return value.cache["scalars"]
 
@@ -668,7 +669,7 @@ def _linear_offset(buf: SharedBuf, row: int, col: int) -> int | None:
 
 def _as_vec1(em, r: SSAValue) -> SSAValue:
     z = em.zero_vector(VectorType(IntegerType(32), [1]))
-    return em.insert(vector.InsertOp(r, z, [0])).results[0]
+    return em.insert(llvm_fast.vector_insert_op(r, z, 0)).results[0]
 
 
 def _crd(i: int, m: int) -> tuple[int, int]:
