@@ -116,23 +116,45 @@ addrspacecast) check only those."""
 def verify_memoized(op: Operation) -> None:
     """:func:`verify`, verifying each signature of the ops of :data:`LOCALLY_VERIFIED` once."""
     with counting_blocks_once():
-        _verify_op(op, set())
+        _verify_op(op, _Passed())
 
 
-def _verify_op(op: Operation, passed: set[tuple]) -> None:
+class _Passed:
+    """The signatures verified so far: by the identity of their attributes (cheap to hash, and
+    never wrong: the attributes live as long as the IR), else by their values (hashing nested
+    attributes costs more than most verifications, so it is done once per identity)."""
+
+    def __init__(self) -> None:
+        self.ids: set[tuple] = set()
+        self.values: set[tuple] = set()
+
+    def check(self, op: Operation) -> None:
+        """Verify ``op`` (of :data:`LOCALLY_VERIFIED`) unless an op of its signature passed."""
+        ids = _identities(op)
+        if ids in self.ids and not any(isinstance(v, ErasedSSAValue) for v in op.operands):
+            return
+        key = _signature(op)
+        if key is None or key not in self.values or any(isinstance(v, ErasedSSAValue) for v in op.operands):
+            op.verify()
+            if key is not None:
+                self.values.add(key)
+        self.ids.add(ids)
+
+
+def _verify_op(op: Operation, passed: _Passed) -> None:
     if type(op) in LOCALLY_VERIFIED and not op.regions and not op.successors:
         block = op.parent
         if block is None or block.last_op is not op:  # a block's last op: xDSL's terminator checks
-            key = _signature(op)
-            if key is not None and key in passed and not any(isinstance(v, ErasedSSAValue) for v in op.operands):
-                return
-            op.verify()
-            if key is not None:
-                passed.add(key)
+            passed.check(op)
             return
     for region in op.regions:  # as xDSL: the nested ops before the op's own verify_ (and traits)
         _verify_region(region, passed)
     op.verify(verify_nested_ops=False)
+
+
+def _identities(op: Operation) -> tuple:
+    return (type(op), *[id(v.type) for v in op.operands], None, *[id(r.type) for r in op.results], None,
+            *[(k, id(v)) for k, v in op.properties.items()], None, *[(k, id(v)) for k, v in op.attributes.items()])
 
 
 def _signature(op: Operation) -> tuple | None:
@@ -146,7 +168,7 @@ def _signature(op: Operation) -> tuple | None:
     return key
 
 
-def _verify_region(region: Region, passed: set[tuple]) -> None:
+def _verify_region(region: Region, passed: _Passed) -> None:
     """xDSL's ``Region.verify`` and ``Block.verify``, each op checked by :func:`_verify_op`."""
     for block in region.blocks:
         _verify_block(block, passed)
@@ -154,7 +176,7 @@ def _verify_region(region: Region, passed: set[tuple]) -> None:
             raise ValueError("Parent pointer of block does not refer to containing region")
 
 
-def _verify_block(block: Block, passed: set[tuple]) -> None:
+def _verify_block(block: Block, passed: _Passed) -> None:
     for child in block.ops:
         if child.parent != block:
             raise ValueError("Parent pointer of operation does not refer to containing region")
