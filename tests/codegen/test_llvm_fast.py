@@ -49,6 +49,7 @@ def assert_same(fast: Operation, slow: Operation) -> None:
     assert list(fast.properties.items()) == list(slow.properties.items())
     assert fast.attributes == slow.attributes
     assert list(fast.successors) == list(slow.successors)
+    assert fast.location == slow.location
     assert not fast.regions and not slow.regions
     assert str(fast) == str(slow)
 
@@ -273,7 +274,7 @@ def _same_if(fast: scf.IfOp, slow: scf.IfOp) -> None:
     assert list(fast.operands) == list(slow.operands)
     assert [r.type for r in fast.results] == [r.type for r in slow.results]
     assert list(fast.properties.items()) == list(slow.properties.items()) and fast.attributes == slow.attributes
-    assert len(fast.regions) == len(slow.regions) == 2
+    assert len(fast.regions) == len(slow.regions) == 2 and fast.location == slow.location
     assert str(fast) == str(slow)
 
 

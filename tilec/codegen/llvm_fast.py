@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import TypeVar
 
 from xdsl.dialects import arith, llvm, scf, vector
 from xdsl.dialects.builtin import (
+    UNKNOWN_LOC,
     DenseArrayBase,
     Float32Type,
     IndexType,
@@ -52,6 +54,7 @@ _NO_FASTMATH = {"fastmathFlags": llvm.FastMathAttr(None)}
 _NO_OVERFLOW_CAST = {"overflowFlags": llvm.OverflowAttr(None)}
 _NO_BUNDLES = DenseArrayBase.from_list(i32, ())
 _NONE: dict[str, Attribute] = {}
+OpT = TypeVar("OpT", bound=Operation)
 
 _BINARY_PROPERTIES: tuple[tuple[type[Operation], dict[str, Attribute]], ...] = (
     (llvm.ArithmeticBinOpOverflow, _NO_OVERFLOW),
@@ -69,6 +72,15 @@ _CAST_PROPERTIES: tuple[tuple[type[Operation], dict[str, Attribute]], ...] = (
     (llvm.GenericCastOp, _NONE),
 )
 """Properties of `op_type(value, type)` by op family."""
+
+
+def _create(op_type: type[OpT], operands: Sequence[SSAValue] = (), result_types: Sequence[Attribute] = (),
+            properties: dict[str, Attribute] = _NONE, successors: Sequence[Block] = (),
+            regions: Sequence[Region] = ()) -> OpT:
+    """`op_type.create(...)` at xDSL's unknown location, given here: `Operation.__init__` would look
+    it up with an import statement per op (a quarter of the cost of `create`)."""
+    return op_type.create(operands=operands, result_types=result_types, properties=properties,
+                          successors=successors, regions=regions, location=UNKNOWN_LOC)
 
 
 @functools.cache
@@ -114,7 +126,7 @@ def binary_op(op_type: type[Operation], lhs: SSAValue, rhs: SSAValue) -> Operati
     properties = _binary_properties(op_type)
     if properties is None:
         return op_type(lhs, rhs)
-    return op_type.create(operands=(lhs, rhs), result_types=(lhs.type,), properties=properties)
+    return _create(op_type, operands=(lhs, rhs), result_types=(lhs.type,), properties=properties)
 
 
 def cast_op(op_type: type[Operation], value: SSAValue, target: Attribute) -> Operation:
@@ -122,12 +134,12 @@ def cast_op(op_type: type[Operation], value: SSAValue, target: Attribute) -> Ope
     properties = _cast_properties(op_type)
     if properties is None:
         return op_type(value, target)
-    return op_type.create(operands=(value,), result_types=(target,), properties=properties)
+    return _create(op_type, operands=(value,), result_types=(target,), properties=properties)
 
 
 def constant_op(value: Attribute, type_attr: Attribute) -> llvm.ConstantOp:
     """`llvm.ConstantOp(value, type_attr)`."""
-    return llvm.ConstantOp.create(result_types=(type_attr,), properties={"value": value})
+    return _create(llvm.ConstantOp, result_types=(type_attr,), properties={"value": value})
 
 
 def icmp_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> llvm.ICmpOp:
@@ -135,17 +147,17 @@ def icmp_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> llvm.ICmpOp:
     flag = int_attr(llvm.ICmpPredicateFlag(predicate).to_int(), i64)
     t = lhs.type
     result = VectorType(i1, t.shape) if isinstance(t, VectorType) else i1
-    return llvm.ICmpOp.create(operands=(lhs, rhs), result_types=(result,), properties={"predicate": flag})
+    return _create(llvm.ICmpOp, operands=(lhs, rhs), result_types=(result,), properties={"predicate": flag})
 
 
 def select_op(cond: SSAValue, lhs: SSAValue, rhs: SSAValue) -> llvm.SelectOp:
     """`llvm.SelectOp(cond, lhs, rhs)`."""
-    return llvm.SelectOp.create(operands=(cond, lhs, rhs), result_types=(lhs.type,))
+    return _create(llvm.SelectOp, operands=(cond, lhs, rhs), result_types=(lhs.type,))
 
 
 def br_op(dest: Block, args: Sequence[SSAValue] = ()) -> llvm.BrOp:
     """`llvm.BrOp(dest, *args)`."""
-    return llvm.BrOp.create(operands=tuple(args), successors=(dest,))
+    return _create(llvm.BrOp, operands=tuple(args), successors=(dest,))
 
 
 def cond_br_op(
@@ -157,7 +169,8 @@ def cond_br_op(
 ) -> llvm.CondBrOp:
     """`llvm.CondBrOp(cond, then_block, then_args, else_block, else_args)`."""
     sizes = _segments((1, len(then_args), len(else_args)))
-    return llvm.CondBrOp.create(
+    return _create(
+        llvm.CondBrOp,
         operands=(cond, *then_args, *else_args),
         properties={"operandSegmentSizes": sizes},
         successors=(then_block, else_block),
@@ -169,7 +182,7 @@ def load_op(ptr: SSAValue, result_type: Attribute, alignment: int | None = None)
     properties: dict[str, Attribute] = {"ordering": int_attr(0, i64)}
     if alignment is not None:
         properties["alignment"] = int_attr(alignment, i64)
-    return llvm.LoadOp.create(operands=(ptr,), result_types=(result_type,), properties=properties)
+    return _create(llvm.LoadOp, operands=(ptr,), result_types=(result_type,), properties=properties)
 
 
 def store_op(value: SSAValue, ptr: SSAValue, alignment: int | None = None) -> llvm.StoreOp:
@@ -177,19 +190,19 @@ def store_op(value: SSAValue, ptr: SSAValue, alignment: int | None = None) -> ll
     properties: dict[str, Attribute] = {"ordering": int_attr(0, i64)}
     if alignment is not None:
         properties["alignment"] = int_attr(alignment, i64)
-    return llvm.StoreOp.create(operands=(value, ptr), properties=properties)
+    return _create(llvm.StoreOp, operands=(value, ptr), properties=properties)
 
 
 def extract_value_op(struct: SSAValue, index: int, result_type: Attribute) -> llvm.ExtractValueOp:
     """`llvm.ExtractValueOp(DenseArrayBase.from_list(i64, [index]), struct, result_type)`."""
-    return llvm.ExtractValueOp.create(
-        operands=(struct,), result_types=(result_type,), properties={"position": _position(index)}
+    return _create(
+        llvm.ExtractValueOp, operands=(struct,), result_types=(result_type,), properties={"position": _position(index)}
     )
 
 
 def insert_element_op(vector: SSAValue, value: SSAValue, index: SSAValue) -> llvm.InsertElementOp:
     """`llvm.InsertElementOp(vector, value, index)`."""
-    return llvm.InsertElementOp.create(operands=(vector, value, index), result_types=(vector.type,))
+    return _create(llvm.InsertElementOp, operands=(vector, value, index), result_types=(vector.type,))
 
 
 def extract_element_op(vector: SSAValue, index: SSAValue) -> llvm_ops.ExtractElementOp:
@@ -197,12 +210,13 @@ def extract_element_op(vector: SSAValue, index: SSAValue) -> llvm_ops.ExtractEle
     t = vector.type
     if not isinstance(t, VectorType):
         return llvm_ops.ExtractElementOp(vector, index)  # its error message
-    return llvm_ops.ExtractElementOp.create(operands=(vector, index), result_types=(t.element_type,))
+    return _create(llvm_ops.ExtractElementOp, operands=(vector, index), result_types=(t.element_type,))
 
 
 def call_intrinsic_op(name: str, args: Sequence[SSAValue], result_types: Sequence[Attribute]) -> llvm.CallIntrinsicOp:
     """`llvm.CallIntrinsicOp(name, args, result_types)`."""
-    return llvm.CallIntrinsicOp.create(
+    return _create(
+        llvm.CallIntrinsicOp,
         operands=tuple(args),
         result_types=tuple(result_types),
         properties={
@@ -234,7 +248,7 @@ def arith_binary_op(op_type: type[Operation], lhs: SSAValue, rhs: SSAValue) -> O
     properties = _arith_binary_properties(op_type)
     if properties is None:
         return op_type(lhs, rhs)
-    return op_type.create(operands=(lhs, rhs), result_types=(lhs.type,), properties=properties)
+    return _create(op_type, operands=(lhs, rhs), result_types=(lhs.type,), properties=properties)
 
 
 _CMPI_PREDICATES = {
@@ -244,7 +258,8 @@ _CMPI_PREDICATES = {
 
 def cmpi_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> arith.CmpiOp:
     """`arith.CmpiOp(lhs, rhs, predicate)` for a predicate name (`ult`, `eq`, ...)."""
-    return arith.CmpiOp.create(
+    return _create(
+        arith.CmpiOp,
         operands=(lhs, rhs),
         result_types=(_I1,),
         properties={"predicate": int_attr(_CMPI_PREDICATES[predicate], i64)},
@@ -253,12 +268,12 @@ def cmpi_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> arith.CmpiOp:
 
 def arith_cast_op(op_type: type[Operation], value: SSAValue, target: Attribute) -> Operation:
     """`op_type(value, target)` for `arith.index_cast`, `arith.extsi`, `arith.trunci`."""
-    return op_type.create(operands=(value,), result_types=(target,))
+    return _create(op_type, operands=(value,), result_types=(target,))
 
 
 def arith_constant_op(value: Attribute) -> arith.ConstantOp:
     """`arith.ConstantOp(value)` for an `IntegerAttr` or `FloatAttr`."""
-    return arith.ConstantOp.create(result_types=(value.type,), properties={"value": value})
+    return _create(arith.ConstantOp, result_types=(value.type,), properties={"value": value})
 
 
 @functools.cache
@@ -269,12 +284,13 @@ def index_attr(value: int, type_attr: IntegerType | IndexType) -> IntegerAttr:
 
 def arith_select_op(cond: SSAValue, lhs: SSAValue, rhs: SSAValue) -> arith.SelectOp:
     """`arith.SelectOp(cond, lhs, rhs)`."""
-    return arith.SelectOp.create(operands=(cond, lhs, rhs), result_types=(lhs.type,))
+    return _create(arith.SelectOp, operands=(cond, lhs, rhs), result_types=(lhs.type,))
 
 
 def gep_op(ptr: SSAValue, index: SSAValue, elem_type: Attribute, result_type: Attribute) -> llvm.GEPOp:
     """`llvm.GEPOp.from_mixed_indices(ptr, [index], elem_type, result_type=result_type)` for one SSA index."""
-    return llvm.GEPOp.create(
+    return _create(
+        llvm.GEPOp,
         operands=(ptr, index),
         result_types=(result_type,),
         properties={"rawConstantIndices": _GEP_SSA_INDEX, "elem_type": elem_type, **_GEP_NO_WRAP},
@@ -286,27 +302,36 @@ _GEP_SSA_INDEX = DenseArrayBase.from_list(i32, [llvm.GEP_USE_SSA_VAL])
 
 def vector_insert_op(source: SSAValue, dest: SSAValue, position: int) -> vector.InsertOp:
     """`vector.InsertOp(source, dest, [position])`."""
-    return vector.InsertOp.create(
-        operands=(source, dest), result_types=(dest.type,), properties={"static_position": _position(position)}
+    return _create(
+        vector.InsertOp,
+        operands=(source, dest),
+        result_types=(dest.type,),
+        properties={"static_position": _position(position)},
     )
 
 
 def vector_extract_op(source: SSAValue, position: int, result_type: Attribute) -> vector.ExtractOp:
     """`vector.ExtractOp(source, [position], result_type)`."""
-    return vector.ExtractOp.create(
-        operands=(source,), result_types=(result_type,), properties={"static_position": _position(position)}
+    return _create(
+        vector.ExtractOp,
+        operands=(source,),
+        result_types=(result_type,),
+        properties={"static_position": _position(position)},
     )
 
 
 def scf_yield_op(values: Sequence[SSAValue]) -> scf.YieldOp:
     """`scf.YieldOp(*values)`."""
-    return scf.YieldOp.create(operands=tuple(values))
+    return _create(scf.YieldOp, operands=tuple(values))
 
 
 def scf_if_op(cond: SSAValue, result_types: Sequence[Attribute], then: Region, otherwise: Region | None) -> scf.IfOp:
     """`scf.IfOp(cond, result_types, then, otherwise)` (no `else` region: an empty one)."""
-    return scf.IfOp.create(
-        operands=(cond,), result_types=tuple(result_types), regions=(then, Region() if otherwise is None else otherwise)
+    return _create(
+        scf.IfOp,
+        operands=(cond,),
+        result_types=tuple(result_types),
+        regions=(then, Region() if otherwise is None else otherwise),
     )
 
 
@@ -326,7 +351,8 @@ def _string(text: str) -> StringAttr:
 
 def frag_mma(atom: MMAAtom, a: Sequence[SSAValue], b: Sequence[SSAValue], c: Sequence[SSAValue]) -> frag.MmaOp:
     """`frag.MmaOp(atom, a, b, c)`."""
-    return frag.MmaOp.create(
+    return _create(
+        frag.MmaOp,
         operands=(*a, *b, *c),
         result_types=(_F32,) * len(c),
         properties={"atom": _mma_atom(atom), "operandSegmentSizes": _segments((len(a), len(b), len(c)))},
@@ -338,7 +364,8 @@ def frag_cp_async(dst: SSAValue, src: SSAValue, nbytes: int = 16, src_bytes: SSA
     """`frag.CpAsyncOp(dst, src, nbytes, src_bytes, cache, ignore_src)`."""
     optional = [v for v in (src_bytes, ignore_src) if v is not None]
     sizes = (1, 1, int(src_bytes is not None), int(ignore_src is not None))
-    return frag.CpAsyncOp.create(
+    return _create(
+        frag.CpAsyncOp,
         operands=(dst, src, *optional),
         properties={"bytes": index_attr(nbytes, i64), "cache": _string(cache or ("cg" if nbytes == 16 else "ca")),
                     "operandSegmentSizes": _segments(sizes)},
@@ -350,22 +377,22 @@ def frag_ldmatrix(address: SSAValue, num: int = 4, trans: bool = False) -> frag.
     properties: dict[str, Attribute] = {"num": index_attr(num, i64)}
     if trans:
         properties["trans"] = UnitAttr()
-    return frag.LdMatrixOp.create(operands=(address,), result_types=(i32,) * num, properties=properties)
+    return _create(frag.LdMatrixOp, operands=(address,), result_types=(i32,) * num, properties=properties)
 
 
 def frag_load(address: SSAValue, result_type: Attribute, pred: SSAValue | None = None) -> frag.LoadOp:
     """`frag.LoadOp(address, result_type, pred)`."""
-    return frag.LoadOp.create(operands=(address,) if pred is None else (address, pred), result_types=(result_type,))
+    return _create(frag.LoadOp, operands=(address,) if pred is None else (address, pred), result_types=(result_type,))
 
 
 def frag_store(value: SSAValue, address: SSAValue, pred: SSAValue | None = None) -> frag.StoreOp:
     """`frag.StoreOp(value, address, pred)`."""
-    return frag.StoreOp.create(operands=(value, address) if pred is None else (value, address, pred))
+    return _create(frag.StoreOp, operands=(value, address) if pred is None else (value, address, pred))
 
 
 def frag_pack(kind: str, lo: SSAValue, hi: SSAValue) -> frag.PackOp:
     """`frag.PackOp(kind, lo, hi)`."""
-    return frag.PackOp.create(operands=(lo, hi), result_types=(i32,), properties={"kind": _string(kind)})
+    return _create(frag.PackOp, operands=(lo, hi), result_types=(i32,), properties={"kind": _string(kind)})
 
 
 @functools.cache
