@@ -66,6 +66,7 @@ from tilec.dialects import frag
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.passes.lowering import arith as arith_lowering
 from tilec.passes.lowering import gpu as gpu_lowering
+from tilec.passes.lowering import walk_ops
 from tilec.passes.lowering.arith import Lowering, lower_op
 from tilec.passes.lowering.types import convert_type, is_llvm_type, retype_module
 
@@ -132,7 +133,7 @@ def check_lowerable(module: ModuleOp) -> None:
     Ops without a lowering are reported before values of the wrong type (a
     ``tile.mma`` says more than the ``!tile.rt`` block argument it uses).
     """
-    ops = list(module.walk())
+    ops = walk_ops(module)
     for op in ops:
         reason = _unlowered_reason(op)
         if reason is not None:
@@ -200,7 +201,7 @@ def collect_shared(module: ModuleOp) -> dict[str, tuple[int, int]]:
     """
     shared: dict[str, tuple[int, int]] = {}
     first: dict[str, frag.SharedOp] = {}
-    for op in module.walk():
+    for op in walk_ops(module):
         if not isinstance(op, frag.SharedOp):
             continue
         name, size, align = op.sym_name.data, op.bytes.value.data, op.align.value.data
@@ -306,7 +307,7 @@ def _add_shared_globals(module: ModuleOp, shared: dict[str, tuple[int, int]]) ->
 
 
 def _check_lowered(module: ModuleOp) -> None:
-    for op in module.walk():
+    for op in walk_ops(module):
         if op is module or op.name.startswith("llvm."):
             continue
         raise LoweringError(op, "was left unconverted by tile-to-llvm (a bug in tilec)")
@@ -317,9 +318,10 @@ def _scf_to_cf(module: ModuleOp) -> None:
     once, in the order xDSL's walker would take them (the patterns insert no scf), without the
     walker: it would offer every other op of the module to the patterns too."""
     patterns: dict[type[Operation], RewritePattern] = {scf.IfOp: IfLowering(), scf.ForOp: ForLowering()}
-    # the walker's worklist is this walk, taken from its end
-    ops = [op for op in module.body.walk(reverse=True, region_first=True) if type(op) in patterns]
-    for op in reversed(ops):
+    # the walker's worklist is module.body.walk(reverse=True, region_first=True) taken from its
+    # end: each op before the ops nested in it, in order
+    ops = [op for op in walk_ops(module) if type(op) in patterns]
+    for op in ops:
         try:
             patterns[type(op)].match_and_rewrite(op, PatternRewriter(op))
         except Exception as err:
@@ -343,7 +345,8 @@ def _to_llvm(module: ModuleOp) -> None:
     """
     lowerings = {**arith_lowering.LOWERINGS, **gpu_lowering.LOWERINGS, **FUNC_LOWERINGS}
     builder = Builder(InsertPoint(module.body.block))
-    for op in reversed(list(module.body.walk(region_first=True))):
+    # each op before the ops nested in it, the last op of a block first
+    for op in walk_ops(module, reverse=True):
         lowering = lowerings.get(type(op))
         if lowering is None:
             continue

@@ -22,6 +22,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.rewriter import Rewriter
 
+from tilec.passes.lowering import walk_ops
+
 INDEX_BITS = 64
 """``index`` lowers to ``i64``: addresses on NVPTX64 are 64-bit."""
 
@@ -58,7 +60,7 @@ def is_llvm_type(t: Attribute) -> bool:
 
 def retype_module(module: ModuleOp) -> None:
     """Give every op result and block argument of ``module`` its llvm-level type."""
-    for op in module.walk():
+    for op in walk_ops(module):
         for result in list(op.results):
             new = convert_type(result.type)
             if new is not result.type:  # convert_type returns an unchanged type itself
