@@ -169,18 +169,23 @@ def _signature(op: Operation) -> tuple | None:
 
 
 def _verify_region(region: Region, passed: _Passed) -> None:
-    """xDSL's ``Region.verify`` and ``Block.verify``, each op checked by :func:`_verify_op`."""
-    for block in region.blocks:
+    """xDSL's ``Region.verify`` and ``Block.verify``, each op checked by :func:`_verify_op` (blocks
+    and ops followed through their linked lists, which xDSL's iterators walk more slowly)."""
+    block = region.first_block
+    while block is not None:
         _verify_block(block, passed)
         if block.parent != region:
             raise ValueError("Parent pointer of block does not refer to containing region")
+        block = block.next_block
 
 
 def _verify_block(block: Block, passed: _Passed) -> None:
-    for child in block.ops:
+    child = block.first_op
+    while child is not None:
         if child.parent != block:
             raise ValueError("Parent pointer of operation does not refer to containing region")
         _verify_op(child, passed)
+        child = child.next_op
     if block.first_op is None and (region := block.parent) is not None and (parent := region.parent) is not None:
         if len(region.blocks) == 1 and not parent.has_trait(NoTerminator):
             raise VerifyException(
