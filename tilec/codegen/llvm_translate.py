@@ -417,14 +417,18 @@ _CASTS: dict[type[Operation], str] = {
 }
 
 
-def _cast(op: Operation, b: ir.IRBuilder, values: ValueMap) -> None:
+def _cast_flags(op: Operation) -> list[str]:
     match op:
         case llvm.IntegerConversionOpOverflow() if op.overflowFlags:
-            flags = [f.value for f in op.overflowFlags.data]
+            return [f.value for f in op.overflowFlags.data]
         case llvm.IntegerConversionOpNNeg() if op.non_neg:
-            flags = ["nneg"]
+            return ["nneg"]
         case _:
-            flags = []
+            return []
+
+
+def _cast(op: Operation, b: ir.IRBuilder, values: ValueMap) -> None:
+    flags = _cast_flags(op)
     cast = CastInstrWithFlags(
         b.block,
         _CASTS[type(op)],
@@ -708,6 +712,17 @@ def translate_module(
 
     The module's `llvm.target_triple` attribute, if any, wins over `triple`.
     """
+    result, declared = _module_shell(module, triple, data_layout)
+    for op, fn in declared:
+        if op.body.blocks:
+            _define_function(op, fn)
+    return result
+
+
+def _module_shell(
+    module: ModuleOp, triple: str, data_layout: str
+) -> tuple[ir.Module, list[tuple[llvm.FuncOp, ir.Function]]]:
+    """The llvmlite module with the globals and the functions declared: everything but the bodies."""
     result = ir.Module()
     module_triple = module.attributes.get("llvm.target_triple")
     if isinstance(module_triple, StringAttr):
@@ -730,11 +745,260 @@ def translate_module(
                 )
     for global_op in globals_:
         _define_global(global_op, result)
-    declared = [(f, _declare_function(f, result)) for f in functions]
-    for op, fn in declared:
-        if op.body.blocks:
-            _define_function(op, fn)
-    return result
+    return result, [(f, _declare_function(f, result)) for f in functions]
+
+
+# ---------------------------------------------------------------- the text, written directly
+
+
+def module_text(module: ModuleOp, *, triple: str = NVPTX_TRIPLE, data_layout: str = "") -> str:
+    """`str(translate_module(module, ...))`, the function bodies written as text directly.
+
+    Building llvmlite's instruction objects and then printing them costs about
+    as much as all of tile-to-llvm's lowering; here each op of a body becomes
+    its line of text at once, formatted as llvmlite prints that instruction and
+    named as llvmlite names it (the tests compare both texts on every sample
+    kernel). The module's globals, the prototypes and the intrinsic
+    declarations are still llvmlite's. A body with an op or a block that the
+    writer does not know (`_BodyWriter.OPS`) is translated by llvmlite instead.
+    """
+    shell, declared = _module_shell(module, triple, data_layout)
+    bodies: dict[ir.Function, str] = {}
+    try:
+        for op, fn in declared:
+            if op.body.blocks:
+                bodies[fn] = _BodyWriter(fn).write(op)
+    except _NotDirect:
+        return str(translate_module(module, triple=triple, data_layout=data_layout))
+    lines = ['; ModuleID = "%s"' % (shell.name,), 'target triple = "%s"' % (shell.triple,),
+             'target datalayout = "%s"' % (shell.data_layout,), ""]
+    for value in shell.globals.values():
+        body = bodies.get(value)  # type: ignore[call-overload]
+        lines.append(str(value) if body is None else _prototype(value) + "{\n" + body + "}\n")
+    return "\n".join(lines)  # no metadata: translate_module makes none
+
+
+class _NotDirect(Exception):
+    """An op or block that :class:`_BodyWriter` leaves to llvmlite."""
+
+
+def _prototype(fn: ir.Function) -> str:
+    """llvmlite's `Function.descr_prototype` of a defined function (no metadata, no section)."""
+    if fn.ftype.var_arg or fn.section or fn.metadata:
+        raise _NotDirect
+    attrs = " " + " ".join(fn.attributes._to_list(fn.ftype.return_type)) if fn.attributes else ""
+    prefix = " ".join(str(x) for x in ["define", fn.linkage, fn.calling_convention, fn.return_value] if x)
+    args = ", ".join(str(a) for a in fn.args)
+    return f"{prefix} {fn.get_reference()}({args}){attrs}\n"
+
+
+_TYPE_TEXT: dict[Attribute, str] = {}
+
+
+def _type_text(type_attr: Attribute) -> str:
+    found = _TYPE_TEXT.get(type_attr)
+    if found is None:
+        found = _TYPE_TEXT[type_attr] = str(translate_type(type_attr))
+    return found
+
+
+class _BodyWriter:
+    """The text of one function body, as `_define_function` and llvmlite would print it.
+
+    llvmlite names every unnamed value of a function `.N` in creation order:
+    the arguments, the return value, then (as `_define_function` creates them)
+    every block, the phis of the block arguments, and one instruction per op
+    (constants and addresses of globals are operands, not instructions).
+    """
+
+    def __init__(self, fn: ir.Function):
+        self.fn = fn
+        self.count = len(fn.args) + 1  # llvmlite's names so far: the arguments and the return value
+        self.refs: dict[SSAValue, str] = {}
+        self.phis: dict[Block, list[tuple[str, str, list[str]]]] = {}  # block -> (name, type, incomings)
+        self.labels: dict[Block, str] = {}
+        self.types: dict[int, str] = {}  # by identity: hashing a type attribute costs more than the line
+
+    def _type(self, type_attr: Attribute) -> str:
+        found = self.types.get(id(type_attr))
+        if found is None:
+            found = self.types[id(type_attr)] = _type_text(type_attr)  # the attribute outlives the writer
+        return found
+
+    def _name(self) -> str:
+        self.count += 1
+        return f".{self.count}"
+
+    def _typed(self, value: SSAValue) -> str:
+        return f"{self._type(value.type)} {self.refs[value]}"
+
+    def write(self, op: llvm.FuncOp) -> str:
+        blocks = list(op.body.blocks)
+        if any(block.name_hint for block in blocks):
+            raise _NotDirect
+        for block in blocks:
+            self.labels[block] = self._name()
+        self.refs.update((arg, a.get_reference()) for arg, a in zip(blocks[0].args, self.fn.args, strict=True))
+        for block in blocks[1:]:
+            phis = self.phis[block] = []
+            for arg in block.args:
+                name = self._name()
+                self.refs[arg] = f'%"{name}"'
+                phis.append((name, self._type(arg.type), []))
+        bodies = [self._block(block) for block in blocks]  # the phis' incomings are known after all blocks
+        out: list[str] = []
+        for block, lines in zip(blocks, bodies):
+            out.append(f"{self.labels[block]}:\n")
+            for name, ty, incoming in self.phis.get(block, ()):
+                out.append(f'  %"{name}" = phi  {ty} {", ".join(incoming)}\n')
+            out += [f"  {line}\n" for line in lines]
+        return "".join(out)
+
+    def _block(self, block: Block) -> list[str]:
+        lines: list[str] = []
+        for op in block.ops:
+            write = self.OPS.get(type(op))
+            if write is None:
+                raise _NotDirect
+            line = write(self, op)
+            if line is None:
+                continue  # an operand, not an instruction
+            name = self._name()
+            if op.results and not isinstance(op.results[0].type, llvm.LLVMVoidType):
+                self.refs[op.results[0]] = f'%"{name}"'
+                line = f'%"{name}" = {line}'
+            lines.append(line)
+        return lines
+
+    # one function per op kind: the instruction's text after `%".N" = `, or None for an operand
+
+    def _binary(self, op: Operation) -> str:
+        lhs, rhs = op.operands
+        opname = _BINARY[type(op)].rstrip("_")
+        flags = _binary_flags(op)
+        if flags:
+            opname = " ".join([opname, *flags])
+        return f"{opname} {self._type(lhs.type)} {self.refs[lhs]}, {self.refs[rhs]}"
+
+    def _icmp(self, op: llvm.ICmpOp) -> str:
+        name = llvm.ICmpPredicateFlag.from_int(op.predicate.value.data).value
+        return f"icmp {name} {self._type(op.lhs.type)} {self.refs[op.lhs]}, {self.refs[op.rhs]}"
+
+    def _cast(self, op: Operation) -> str:
+        opname = " ".join([_CASTS[type(op)], *_cast_flags(op)])
+        return f"{opname} {self._typed(op.operands[0])} to {self._type(op.results[0].type)}"
+
+    def _select(self, op: llvm.SelectOp) -> str:
+        return f"select  {self._typed(op.cond)}, {self._typed(op.lhs)}, {self._typed(op.rhs)}"
+
+    def _constant(self, op: llvm.ConstantOp) -> None:
+        self.refs[op.result] = _constant(op.result.type, op.value).get_reference()
+
+    def _zero(self, op: llvm.ZeroOp) -> None:
+        self.refs[op.res] = ir.Constant(translate_type(op.res.type), None).get_reference()
+
+    def _undef(self, op: llvm.UndefOp) -> None:
+        self.refs[op.res] = ir.Constant(translate_type(op.res.type), ir.Undefined).get_reference()
+
+    def _address_of(self, op: llvm.AddressOfOp) -> None:
+        self.refs[op.result] = self.fn.module.get_global(op.global_name.root_reference.data).get_reference()
+
+    def _gep(self, op: llvm.GEPOp) -> str:
+        ssa = iter(op.ssa_indices)
+        indices = [self._typed(next(ssa)) if index == llvm.GEP_USE_SSA_VAL else f"i32 {index}"
+                   for index in op.rawConstantIndices.iter_values()]
+        opname = "getelementptr inbounds" if op.inbounds is not None else "getelementptr"
+        return f"{opname} {self._type(op.elem_type)}, {self._typed(op.ptr)}, {', '.join(indices)}"
+
+    def _load(self, op: llvm.LoadOp) -> str:
+        align = f", align {op.alignment.value.data}" if op.alignment is not None else ""
+        return f"load {self._type(op.dereferenced_value.type)}, {self._typed(op.ptr)}{align}"
+
+    def _store(self, op: llvm.StoreOp) -> str:
+        align = f", align {op.alignment.value.data}" if op.alignment else ""
+        return f"store {self._typed(op.value)}, {self._typed(op.ptr)}{align}"
+
+    def _extract_value(self, op: llvm.ExtractValueOp) -> str:
+        indices = ", ".join(str(i) for i in op.position.iter_values())
+        return f"extractvalue {self._typed(op.container)}, {indices}"
+
+    def _insert_element(self, op: llvm.InsertElementOp) -> str:
+        return f"insertelement {self._typed(op.vector)}, {self._typed(op.value)}, {self._typed(op.index)}"
+
+    def _extract_element(self, op: llvm_ops.ExtractElementOp) -> str:
+        return f"extractelement {self._typed(op.vector)}, {self._typed(op.position)}"
+
+    def _call(self, callee: ir.Function, args: Sequence[SSAValue]) -> str:
+        ret = callee.function_type.return_type
+        return f"call {ret} {callee.get_reference()}({', '.join(self._typed(a) for a in args)})"
+
+    def _call_intrinsic(self, op: llvm.CallIntrinsicOp) -> str:
+        if op.op_bundle_operands:
+            raise _NotDirect
+        result_type = translate_type(op.ress.type) if op.ress is not None else ir.VoidType()
+        fn_type = ir.FunctionType(result_type, [translate_type(a.type) for a in op.args])
+        return self._call(_declared(self.fn.module, op.intrin.data, fn_type), op.args)
+
+    def _fma(self, op: llvm.FMAOp) -> str:
+        if any(op.fastmathFlags.data):
+            raise _NotDirect
+        ty = translate_type(op.res.type)
+        return self._call(_declared(self.fn.module, f"llvm.fma.{_suffix(ty)}", ir.FunctionType(ty, [ty] * 3)),
+                          [op.a, op.b, op.c])
+
+    def _elementwise_intrinsic(self, op: Operation) -> str:
+        ty = translate_type(op.operands[0].type)
+        name = f"{_ELEMENTWISE_INTRINSICS[type(op)]}.{_suffix(ty)}"
+        return self._call(_declared(self.fn.module, name, ir.FunctionType(ty, [ty] * len(op.operands))), op.operands)
+
+    def _inline_asm(self, op: llvm.InlineAsmOp) -> str:
+        result_type = translate_type(op.res.type) if op.res is not None else ir.VoidType()
+        fn_type = ir.FunctionType(result_type, [translate_type(a.type) for a in op.operands_])
+        asm = ir.InlineAsm(fn_type, op.asm_string.data, op.constraints.data,
+                           side_effect=op.has_side_effects is not None)
+        return f"call {result_type} {asm.get_reference()}({', '.join(self._typed(a) for a in op.operands_)})"
+
+    def _incoming(self, dest: Block, args: Sequence[SSAValue], source: Block) -> None:
+        for (_, _, incoming), value in zip(self.phis.get(dest, ()), args):
+            incoming.append(f'[{self.refs[value]}, %"{self.labels[source]}"]')
+
+    def _br(self, op: llvm.BrOp) -> str:
+        self._incoming(op.successor, op.arguments, op.parent)
+        return f'br label %"{self.labels[op.successor]}"'
+
+    def _cond_br(self, op: llvm.CondBrOp) -> str:
+        self._incoming(op.then_block, op.then_arguments, op.parent)
+        self._incoming(op.else_block, op.else_arguments, op.parent)
+        return (f'br {self._typed(op.cond)}, label %"{self.labels[op.then_block]}", '
+                f'label %"{self.labels[op.else_block]}"')
+
+    def _return(self, op: llvm.ReturnOp) -> str:
+        return f"ret {self._typed(op.arg)}" if op.arg is not None else "ret void"
+
+    OPS: dict[type[Operation], Callable[[Any, Any], str | None]] = {
+        **dict.fromkeys(_BINARY, _binary),
+        llvm.ICmpOp: _icmp,
+        **dict.fromkeys(_CASTS, _cast),
+        llvm.SelectOp: _select,
+        llvm.ConstantOp: _constant,
+        llvm.ZeroOp: _zero,
+        llvm.UndefOp: _undef,
+        llvm.AddressOfOp: _address_of,
+        llvm.GEPOp: _gep,
+        llvm.LoadOp: _load,
+        llvm.StoreOp: _store,
+        llvm.ExtractValueOp: _extract_value,
+        llvm.InsertElementOp: _insert_element,
+        llvm_ops.ExtractElementOp: _extract_element,
+        llvm.CallIntrinsicOp: _call_intrinsic,
+        llvm.FMAOp: _fma,
+        **dict.fromkeys(_ELEMENTWISE_INTRINSICS, _elementwise_intrinsic),
+        llvm.InlineAsmOp: _inline_asm,
+        llvm.BrOp: _br,
+        llvm.CondBrOp: _cond_br,
+        llvm.ReturnOp: _return,
+    }
+    """The ops written directly: those tile-to-llvm makes (others: llvmlite)."""
 
 
 __all__ = [
@@ -745,6 +1009,7 @@ __all__ = [
     "MINCTASM_ATTR",
     "NVPTX_TRIPLE",
     "is_kernel",
+    "module_text",
     "translate_module",
     "translate_op",
     "translate_type",

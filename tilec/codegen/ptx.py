@@ -19,7 +19,7 @@ import llvmlite.binding as llvm
 from xdsl.dialects.builtin import ModuleOp
 
 from tilec.codegen.arch import check_arch
-from tilec.codegen.llvm_translate import NVPTX_TRIPLE, translate_module
+from tilec.codegen.llvm_translate import NVPTX_TRIPLE, module_text
 
 PTX_ISA_VERSION = 80
 """PTX ISA 8.0 (CUDA 12.0): new enough for sm_90 (which needs 7.8) and for
@@ -55,7 +55,7 @@ def llvm_ir(module: ModuleOp) -> str:
     (e.g. for LLVM's `opt` or `llc`).
     """
     layout = str(_target_machine("sm_80", 0).target_data)  # same for every sm_XY
-    return str(translate_module(module, triple=NVPTX_TRIPLE, data_layout=layout))
+    return module_text(module, triple=NVPTX_TRIPLE, data_layout=layout)
 
 
 def ptx_from_llvm_ir(ir_text: str, arch: str = "sm_80", *, opt_level: int = 3) -> str:
