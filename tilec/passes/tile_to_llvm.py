@@ -134,25 +134,43 @@ def check_lowerable(module: ModuleOp) -> None:
     ``tile.mma`` says more than the ``!tile.rt`` block argument it uses).
     """
     ops = walk_ops(module)
+    reasons: dict[tuple[type[Operation], str], str | None] = {}  # the same for every op of a kind
     for op in ops:
-        reason = _unlowered_reason(op)
-        if reason is not None:
-            raise LoweringError(op, reason)
+        kind = (type(op), op.name)
+        if kind not in reasons:
+            reasons[kind] = _unlowered_reason(op)
+        if reasons[kind] is not None:
+            raise LoweringError(op, reasons[kind])
+    llvm_types: dict[int, bool] = {}  # by the identity of the type attributes, which outlive the check
     for op in ops:
-        _check_op(op)
+        _check_op(op, llvm_types)
 
 
-def _check_op(op: Operation) -> None:
+_DETAILED = (func.FuncOp, func.CallOp, frag.MmaOp, vector.ExtractOp, vector.InsertOp, vector.BroadcastOp,
+             arith.CeilDivUIOp)
+"""The ops whose lowerings have limits of their own (:func:`_check_details`)."""
+
+
+def _check_op(op: Operation, llvm_types: dict[int, bool]) -> None:
     values = list(op.results)
     if op.regions:
         values += [a for r in op.regions for b in r.blocks for a in b.args]
     for value in values:
-        if not is_llvm_type(value.type):
+        ok = llvm_types.get(id(value.type))
+        if ok is None:
+            ok = llvm_types[id(value.type)] = is_llvm_type(value.type)
+        if not ok:
             raise LoweringError(
                 op,
                 f"has a value of type {value.type}, which has no llvm-level form; "
                 "tiles and views must be lowered to fragments and pointers first (tile-regalloc)",
             )
+    if isinstance(op, _DETAILED):
+        _check_details(op)
+
+
+def _check_details(op: Operation) -> None:
+    """Limits of individual lowerings, checked before anything is rewritten."""
     match op:
         case func.FuncOp():
             launch = op.attributes.get(LAUNCH_ATTR)
@@ -172,13 +190,6 @@ def _check_op(op: Operation) -> None:
             raise LoweringError(op, "calls a function returning several values; llvm.call returns at most one")
         case frag.MmaOp() if op.atom.data.name not in gpu_lowering.SUPPORTED_MMA_ATOMS:
             raise LoweringError(op, f"has no lowering for the MMA atom {op.atom.data.name}")
-        case _:
-            _check_details(op)
-
-
-def _check_details(op: Operation) -> None:
-    """Limits of individual lowerings, checked before anything is rewritten."""
-    match op:
         case vector.ExtractOp() | vector.InsertOp():
             source = op.vector if isinstance(op, vector.ExtractOp) else op.dest
             positions = list(op.static_position.iter_values())
