@@ -479,3 +479,41 @@ def test_sample_kernel_computes_the_product_in_a_warp_simulator(kernel: str) -> 
     assert not np.isnan(got).any(), got
     err = np.abs(got - ref).max() / np.abs(ref).max()
     assert err < tol, f"{kernel}: relative error {err:.2e}\n{got}\n{ref}"
+
+
+# ---------------------------------------------------------------- scf -> branches, against xDSL's patterns
+
+
+def _xdsl_scf_to_cf(module: ModuleOp) -> None:
+    """The reference: xDSL's convert-scf-to-cf patterns (cf.br/cf.cond_br, lowered in step 4)."""
+    from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
+    from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
+
+    walker = PatternRewriteWalker(GreedyRewritePatternApplier([IfLowering(), ForLowering()], dce_enabled=False),
+                                  apply_recursively=False)
+    walker.rewrite_module(module)
+
+
+@pytest.mark.parametrize("config", ["64x64x32/2x2/3", "128x128x8/simt", "64x64x64/2x2/4/aligned"])
+def test_scf_lowering_matches_xdsls_patterns(config, monkeypatch):
+    from tilec.matmul import MatmulSpec, build_module
+    from tilec.matmul_config import MatmulConfig
+    from tilec.passes import tile_to_llvm
+    from tilec.passes.registry import build_pipeline
+
+    block, rest = config.split("/", 1)
+    dims = tuple(int(x) for x in block.split("x"))
+    if rest == "simt":
+        spec = MatmulSpec("float32", "float32", bias_dtype="float32", activation="relu")
+        cfg = MatmulConfig(dims, stages=3, thread_tile=(8, 8))
+    else:
+        warps, stages, *aligned = rest.split("/")
+        spec = MatmulSpec("float16", "float32", transpose_b=True, aligned=bool(aligned))
+        cfg = MatmulConfig(dims, tuple(int(x) for x in warps.split("x")), int(stages))
+    module = build_module(spec)
+    build_pipeline(cfg.pipeline_to("tile-regalloc")).apply(make_context(), module)
+    ours, reference = module.clone(), module.clone()
+    TileToLLVMPass().apply(make_context(), ours)
+    monkeypatch.setattr(tile_to_llvm, "_scf_to_cf", _xdsl_scf_to_cf)
+    TileToLLVMPass().apply(make_context(), reference)
+    assert str(ours) == str(reference)

@@ -14,8 +14,9 @@ The pass runs in steps, each over the whole module:
    type; otherwise a :class:`LoweringError` names the op, where it is, and
    which pass should have removed it (``tile.mma`` → ``tile-regalloc``), and
    the module is left untouched;
-2. **scf → cf** with xDSL's own ``convert-scf-to-cf`` patterns (nested
-   loops, ``iter_args``, ``scf.if`` results become block arguments);
+2. **scf → branches** as xDSL's ``convert-scf-to-cf`` patterns lower them
+   (nested loops, ``iter_args``, ``scf.if`` results become block arguments),
+   branching with ``llvm.br``/``llvm.cond_br`` at once;
 3. **retype**: ``index`` values (op results, block arguments) become ``i64``,
    so that every pattern after this sees final operand types;
 4. **rewrite** in one walk, last op first, each op by the lowering of its
@@ -35,6 +36,7 @@ visibility (private → internal linkage).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -53,14 +55,13 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.builder import Builder
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
-from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
+from xdsl.rewriter import BlockInsertPoint, InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from tilec.codegen import kernel as K
+from tilec.codegen import llvm_fast as fast
 from tilec.codegen.llvm_translate import KERNEL_ATTR, MAXNTID_ATTR
 from tilec.dialects import frag
 from tilec.dialects.tile.attributes import LaunchAttr
@@ -325,18 +326,85 @@ def _check_lowered(module: ModuleOp) -> None:
 
 
 def _scf_to_cf(module: ModuleOp) -> None:
-    """xDSL's ``convert-scf-to-cf`` patterns, each ``scf.if``/``scf.for`` given to its pattern
-    once, in the order xDSL's walker would take them (the patterns insert no scf), without the
-    walker: it would offer every other op of the module to the patterns too."""
-    patterns: dict[type[Operation], RewritePattern] = {scf.IfOp: IfLowering(), scf.ForOp: ForLowering()}
-    # the walker's worklist is module.body.walk(reverse=True, region_first=True) taken from its
-    # end: each op before the ops nested in it, in order
-    ops = [op for op in walk_ops(module) if type(op) in patterns]
-    for op in ops:
-        try:
-            patterns[type(op)].match_and_rewrite(op, PatternRewriter(op))
-        except Exception as err:
-            op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
+    """Every ``scf.if``/``scf.for`` to branches, each op before the ops nested in it (the
+    order of xDSL's ``convert-scf-to-cf`` walker; the lowerings insert no scf)."""
+    lowerings = {scf.IfOp: _lower_if, scf.ForOp: _lower_for}
+    for op in [op for op in walk_ops(module) if type(op) in lowerings]:
+        lowerings[type(op)](op)
+
+
+# xDSL's IfLowering and ForLowering (xdsl.transforms.convert_scf_to_cf), step for step, with two
+# differences that change nothing in the pass's result: the branches are llvm.br/llvm.cond_br at
+# once (xDSL's cf.br/cf.cond_br would become exactly those in step 4), and every op is built by
+# the fast constructors (tests/passes/test_tile_to_llvm.py compares the lowered modules).
+
+
+def _lower_if(if_op: scf.IfOp) -> None:
+    """Split the block at ``scf.if``, inline both regions before the continuation, branch."""
+    condition_block = if_op.parent_block()
+    assert condition_block is not None
+    remaining = condition_block.split_before(if_op)
+    if if_op.results:
+        continue_block = Block(arg_types=if_op.result_types)
+        region = condition_block.parent
+        assert region is not None
+        region.insert_block_before(continue_block, remaining)
+        continue_block.add_op(fast.br_op(remaining))
+    else:
+        continue_block = remaining
+    then_block = _inline_branch(if_op.true_region, continue_block)
+    else_block = _inline_branch(if_op.false_region, continue_block) or continue_block
+    condition_block.add_op(fast.cond_br_op(if_op.cond, then_block, (), else_block, ()))
+    _replace(if_op, continue_block.args)
+
+
+def _inline_branch(region: Region, continue_block: Block) -> Block | None:
+    """Inline ``region`` before ``continue_block``, its ``scf.yield`` a branch there; its first block."""
+    first = region.first_block
+    if first is None:
+        return None
+    last = region.last_block
+    assert last is not None and last.last_op is not None
+    terminator = last.last_op
+    last.add_op(fast.br_op(continue_block, terminator.operands))
+    Rewriter.erase_op(terminator)
+    Rewriter.inline_region(region, BlockInsertPoint.before(continue_block))
+    return first
+
+
+def _lower_for(for_op: scf.ForOp) -> None:
+    """The loop's first body block becomes the condition block (induction variable and carried
+    values as its arguments), the body follows it, the last body block steps and branches back."""
+    init_block = for_op.parent_block()
+    assert init_block is not None
+    end_block = init_block.split_before(for_op)
+    condition_block = for_op.body.first_block
+    assert condition_block is not None and condition_block.first_op is not None
+    first_body_block = condition_block.split_before(condition_block.first_op)
+    last_body_block = for_op.body.last_block
+    assert last_body_block is not None and last_body_block.last_op is not None
+    Rewriter.inline_region(for_op.body, BlockInsertPoint.before(end_block))
+    iv = condition_block.args[0]
+    terminator = last_body_block.last_op
+    stepped = fast.arith_binary_op(arith.AddiOp, iv, for_op.step)
+    last_body_block.insert_op_before(stepped, terminator)
+    last_body_block.insert_op_before(fast.br_op(condition_block, (stepped.results[0], *terminator.operands)),
+                                     terminator)
+    Rewriter.erase_op(terminator)
+    init_block.add_op(fast.br_op(condition_block, (for_op.lb, *for_op.iter_args)))
+    comparison = fast.cmpi_op("slt", iv, for_op.ub)
+    condition_block.add_op(comparison)
+    condition_block.add_op(fast.cond_br_op(comparison.results[0], first_body_block, (), end_block, ()))
+    _replace(for_op, condition_block.args[1:])
+
+
+def _replace(op: Operation, values: Sequence[SSAValue]) -> None:
+    """``PatternRewriter.replace(op, [], values)``: uses and names move to ``values``; ``op`` goes."""
+    for old, new in zip(op.results, values, strict=True):
+        old.replace_all_uses_with(new)
+        if not new.name_hint:
+            new.name_hint = old.name_hint
+    Rewriter.erase_op(op)
 
 
 def _to_llvm(module: ModuleOp) -> None:
