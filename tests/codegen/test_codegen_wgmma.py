@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import llvmlite.binding as llvm
 import pytest
-from xdsl.dialects.builtin import IntegerType, f32
+from xdsl.dialects.builtin import f32
 
 from tilec.codegen import kernel as K
 from tilec.codegen import llvm_build as L
@@ -55,4 +55,3 @@ def test_wgmma_checks_its_operands(new_kernel):
         N.wgmma(b, x, d, [x] * 4, n=8, dtype="f16")
     with pytest.raises(ValueError, match="wgmma descriptor"):
         N.wgmma_desc(b, x, 0)
-    assert IntegerType(64) == d.type

@@ -7,7 +7,6 @@ import pytest
 
 from tilec.layout.bulk import BulkBox, box_layout, swizzle_address
 from tilec.layout.gmma import GmmaDescriptor, GmmaLayoutError, decode, describe, operand_offsets
-from tilec.layout.layout import Layout
 from tilec.layout.parse import parse
 
 TILE_BASE = 4096  # a shared address that is a multiple of every swizzle's period
@@ -99,4 +98,3 @@ def test_descriptor_fields_are_checked():
         GmmaDescriptor("MN", 128, 8, 1024)
     with pytest.raises(ValueError, match="start address"):
         GmmaDescriptor("K", 128, 0, 1024).encode(8)
-    assert isinstance(Layout((1,), (1,)), Layout)

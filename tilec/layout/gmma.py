@@ -119,7 +119,7 @@ class Described:
 
 
 def _split(layout) -> tuple[Layout, int]:
-    """The swizzle's width in bytes-per-row units and the unswizzled layout."""
+    """The layout under the swizzle and the offset between them (0 for the layouts bulk copies write)."""
     if isinstance(layout, ComposedLayout):
         return layout.layout, layout.offset
     return layout, 0

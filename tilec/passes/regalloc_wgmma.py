@@ -126,7 +126,7 @@ class WgmmaLowering:
 
     def _step_descriptors(self, base: SSAValue, steps: list[Described]) -> list[SSAValue]:
         em = self.em
-        desc = em.insert(frag.WgmmaDescOp(base, _signed64(steps[0].desc.high_bits()))).results[0]
+        desc = em.insert(frag.WgmmaDescOp(base, steps[0].desc.high_bits())).results[0]
         out = []
         for d in steps:
             delta = d.offset // 16
@@ -137,10 +137,6 @@ class WgmmaLowering:
 def _period(layout, elem_bytes: int) -> int:
     sw = getattr(layout, "inner", None)
     return sw.size() * elem_bytes if sw is not None else 16
-
-
-def _signed64(value: int) -> int:
-    return value - (1 << 64) if value >= 1 << 63 else value
 
 
 __all__ = ["WgmmaLowering"]

@@ -308,6 +308,9 @@ def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan) -> None:
     warp = e.value(t.WarpIdOp(), "warp")
     wrow, wcol = e.layouts(warp, (plan.warp_row, "wm", "wrow"), (plan.warp_col, "wn", "wcol"))
 
+    if plan.wgmma:  # warps 4g .. 4g+3 multiply A's rows 64g ..
+        band = e.mul(e.div(warp, e.const(4), "wg"), e.const(64), "wg_row")
+
     # 4. shared tiles, accumulator, K loop
     st_a = SharedType(plan.shared_a, elem)
     st_b = SharedType(plan.shared_b, elem)
@@ -332,7 +335,6 @@ def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan) -> None:
     e.emit(t.CopyOp(b, b_idx, sb, (), plan.copy_b.thr, plan.copy_b.val))
     e.emit(t.BarrierOp())
     if plan.wgmma:  # the warpgroup's 64-row band of A times all of B, operands in shared memory
-        band = e.mul(e.div(warp, e.const(4), "wg"), e.const(64), "wg_row")
         d = e.value(t.WgmmaOp(sa, band, sb, c0, acc_i), "d")
     else:
         ra_type = RegisterType((bk, wtm) if ta else (wtm, bk), elem)

@@ -838,6 +838,9 @@ class WgmmaOp(IRDLOperation):
 
     def verify_(self) -> None:
         a, b, c, d = self.a.type, self.b.type, self.c.type, self.result.type
+        for what, x in (("a", a), ("b", b)):
+            if len(x.dims) != 2:
+                _fail(self, f"{what} must be a 2-D shared tile, got {x}")
         (ra, k), (k2, nb) = a.dims, b.dims
         if k != k2:
             _fail(self, f"K differs: a is {_dims_text(a.dims)} (K = {k}), b is {_dims_text(b.dims)} (K = {k2})")

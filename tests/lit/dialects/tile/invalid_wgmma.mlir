@@ -39,3 +39,11 @@ func.func @f32_inputs(%sa: !tile.st<64x16xf32>, %sb: !tile.st<16x64xf32>, %i: in
   func.return
 }
 // CHECK: 'tile.wgmma' a and b must both be f16 or both bf16, got f32 and f32
+
+// -----
+
+func.func @staged(%sa: !tile.st<2x64x64xf16>, %sb: !tile.st<64x64xf16>, %i: index, %acc: !tile.rt<16x64xf32>) {
+  %d = tile.wgmma %sa[%i], %sb[%i], %acc : !tile.st<2x64x64xf16>, !tile.st<64x64xf16>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' a must be a 2-D shared tile, got !tile.st<2x64x64xf16

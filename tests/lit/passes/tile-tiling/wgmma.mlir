@@ -22,11 +22,11 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %b: !t
 // CHECK-SAME:  wgmma
 // CHECK:       %warp = tile.warp_id
 // CHECK-NEXT:  %wrow = arith.muli %warp, %c16 : index
+// CHECK-NEXT:  %wg = arith.divui %warp, %c4 : index
+// CHECK-NEXT:  %wg_row = arith.muli %wg, %c64 : index
 // CHECK:       %zero = tile.zeros : !tile.rt<16x256xf32>
 // CHECK:       scf.for
 // CHECK:         tile.barrier
-// CHECK-NEXT:    %wg = arith.divui %warp, %c4 : index
-// CHECK-NEXT:    %wg_row = arith.muli %wg, %c64 : index
 // CHECK-NEXT:    %d = tile.wgmma %sa[%wg_row], %sb[%c0], %acc_i : !tile.st<128x64xf16, (128,64):(64,1)>, !tile.st<64x256xf16, (64,256):(256,1)>, !tile.rt<16x256xf32> -> !tile.rt<16x256xf32>
 // CHECK-NEXT:    tile.barrier
 // CHECK:       tile.store %out, %c[%row, %col0] : !tile.rt<16x256xf16> -> !tile.gl<f16, [?, ?]>
