@@ -24,9 +24,8 @@ does). Measured, as medians over the runs:
   ``warm, 2nd call`` is a second identical call in that process. The first
   call includes what a process does once: the CUDA driver probe
   (``has_device``: a failed ``dlopen`` of the driver library, about 1 ms,
-  on a machine without a GPU; with one, ``cuInit``), ``ptxas --version`` for
-  the cubin cache key (5 ms), and tilec's source fingerprint for the compile
-  cache key (a few ms).
+  on a machine without a GPU; with one, ``cuInit``), and the stat calls of
+  the ptxas binary and of tilec's sources for the cache keys (a millisecond).
 - **CPU time**: user + system seconds of the worker and its children
   (ptxas) over the same span, which another load on the machine disturbs
   less than wall time (tilec's LLVM runs in a second thread meanwhile its IR

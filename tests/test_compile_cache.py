@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -225,3 +226,21 @@ def test_the_gc_thresholds_come_back(break_pass: None) -> None:
             assert gc.get_threshold()[0] == api.GC_THRESHOLD
         assert gc.get_threshold()[0] == api.GC_THRESHOLD
     assert gc.get_threshold() == before
+
+
+def test_sources_fingerprint_sees_an_edit(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__pycache__").mkdir()
+    source = tmp_path / "pkg" / "m.py"
+    source.write_text("x = 1\n")
+    before = compile_cache.sources_fingerprint(tmp_path)
+    (tmp_path / "pkg" / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"ignored")
+    (tmp_path / "notes.txt").write_text("not a source")
+    assert compile_cache.sources_fingerprint(tmp_path) == before
+    os.utime(source, ns=(0, source.stat().st_mtime_ns + 1))  # same size, another time
+    assert compile_cache.sources_fingerprint(tmp_path) != before
+    touched = compile_cache.sources_fingerprint(tmp_path)
+    source.write_text("x = 10\n")  # another size
+    assert compile_cache.sources_fingerprint(tmp_path) != touched
+    (tmp_path / "pkg" / "n.py").write_text("")
+    assert compile_cache.sources_fingerprint(tmp_path) not in (before, touched)

@@ -410,6 +410,46 @@ def test_meaning_of_strided_views(lanes):
     assert np.isnan(c[:, n:]).all()  # nothing written past the view
 
 
+ROWS = """
+func.func @rows(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %c: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %z: !tile.gl<f16, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %r = tile.load %a[%c0, %c16] : !tile.gl<f16, [?, ?]> -> !tile.rt<16x16xf16>
+  tile.store %r, %c[%c0, %c16] : !tile.rt<16x16xf16> -> !tile.gl<f16, [?, ?]>
+  tile.store %r, %z[%c0, %c0] : !tile.rt<16x16xf16> -> !tile.gl<f16, [?, ?]>
+  func.return
+}
+"""
+
+
+def test_meaning_of_aligned_rows(lanes):
+    """Register tiles to and from views with tile.aligned_rows: each run of two f16 moves as one
+    predicated vector or not at all (tests/lit/passes/tile-regalloc/aligned_rows.mlir), which is
+    what the tile interpreter does element by element on a view whose window is cut off at
+    row 13 and column 24: what lies outside reads as zeros and is never written."""
+    from tilec.interp import run
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((13, 24)).astype(np.float16)
+    expected_z = np.zeros((16, 16), np.float16)
+    expected_z[:13, :8] = a[:, 16:]
+
+    def outputs():
+        return np.full((13, 24), np.nan, np.float16), np.full((16, 16), np.nan, np.float16)
+
+    c, z = outputs()
+    run(_parse(ROWS), "rows", a, c, z)
+    lowered = _parse(ROWS)
+    TileRegallocPass().apply(make_context(), lowered)
+    c_after, z_after = outputs()
+    run(lowered, "rows", *_view(a), *_view(c_after), *_view(z_after))
+    for got_c, got_z in ((c, z), (c_after, z_after)):
+        np.testing.assert_array_equal(got_c[:, 16:], a[:, 16:])
+        assert np.isnan(got_c[:, :16]).all()
+        np.testing.assert_array_equal(got_z, expected_z)
+
+
 MISC = """
 func.func @misc(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %r: !tile.gl<f32, [?, ?]>, %c: !tile.gl<f32, [?, ?]>)
     attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [64, 1, 1], smem = 4096>} {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -123,3 +124,19 @@ def test_second_process_with_warm_cache_compiles_nothing(tmp_path, subprocess_en
     assert run() == {"hits": 0, "misses": 1, "compiles": 1}
     assert run() == {"hits": 1, "misses": 0, "compiles": 0}
     assert len(list(cache_dir.rglob("*.cubin"))) == 1
+
+
+def test_ptxas_identity_names_the_binary_without_running_it(tmp_path):
+    exe = tmp_path / "ptxas"
+    exe.write_text("#!/bin/sh\nexit 1\n")  # running it would fail
+    exe.chmod(0o755)
+    first = jit.ptxas_identity(str(exe))
+    assert first.startswith(str(exe.resolve()))
+    link = tmp_path / "bin" / "ptxas"
+    link.parent.mkdir()
+    link.symlink_to(exe)
+    assert jit.ptxas_identity(str(link)) == first  # the same binary under another name
+    jit.ptxas_identity.cache_clear()
+    exe.write_text("#!/bin/sh\nexit 2\n")  # another binary, same size
+    os.utime(exe, ns=(0, exe.stat().st_mtime_ns + 1))
+    assert jit.ptxas_identity(str(exe)) != first

@@ -12,6 +12,8 @@ registers whose low half is element 0.
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Sequence
 
 from xdsl.builder import Builder
@@ -66,7 +68,9 @@ def call_intrinsic(
     return op.ress
 
 
+@functools.cache
 def _struct(count: int, element: Attribute) -> llvm.LLVMStructType:
+    """The literal struct of ``count`` ``element``s, made once (xDSL's constructor verifies each)."""
     return llvm.LLVMStructType.from_type_list([element] * count)
 
 

@@ -6,7 +6,11 @@ integer type, so address arithmetic written once works for static and dynamic
 parts alike and only what is really dynamic reaches the IR. Constants go to
 the top of the entry block (one per value and type), and values that depend
 only on the lane id and the kernel arguments can be computed once in the
-*prologue* (:meth:`Emitter.hoisted`), right after the constants.
+*prologue* (:meth:`Emitter.hoisted`), right after the constants. Integer
+and predicate ops are numbered by value within their block: asking for the
+same op on the same operands again in that block returns the first result
+(address arithmetic is written per access and repeats itself: a quarter of
+a GEMM's ops).
 """
 
 from __future__ import annotations
@@ -37,7 +41,12 @@ Bool = Union[bool, SSAValue]
 
 
 class Emitter:
-    """Builds ops at ``builder``'s point; constants and hoisted values go to the entry block's top."""
+    """Builds ops at ``builder``'s point; constants and hoisted values go to the entry block's top.
+
+    The emitter only appends to blocks (:meth:`at` takes block ends), so an op
+    built earlier in the current block dominates the point: :meth:`_pure`
+    reuses it.
+    """
 
     def __init__(self, entry: Block):
         self.entry = entry
@@ -48,6 +57,7 @@ class Emitter:
         self._consts: dict[tuple, SSAValue] = {}
         self._hoisted: dict[Hashable, object] = {}
         self._in_prologue = False
+        self._numbered: dict[tuple, SSAValue] = {}
 
     # ------------------------------------------------------------ placement
 
@@ -57,8 +67,20 @@ class Emitter:
         return self.builder.insert(op)
 
     def at(self, point: InsertPoint) -> "_At":
-        """Temporarily build at ``point`` (a context manager)."""
+        """Temporarily build at ``point``, the end of a block (a context manager)."""
+        if point.insert_before is not None:
+            raise ValueError("the emitter appends to blocks: build at InsertPoint.at_end(block)")
         return _At(self, point)
+
+    def _pure(self, key: tuple, make: Callable[[], Operation]) -> SSAValue:
+        """The result of ``make()``, an op without side effects whose operands and attributes
+        ``key`` names: built once per block, found again by later requests in that block."""
+        block = self.prologue if self._in_prologue else self.builder.insertion_point.block
+        numbered = (block, *key)
+        value = self._numbered.get(numbered)
+        if value is None:
+            value = self._numbered[numbered] = self.insert(make()).results[0]
+        return value
 
     def hoisted(self, key: Hashable, make: Callable[[], object]) -> object:
         """``make()`` built once in the prologue (it may use only arguments, constants and hoisted values)."""
@@ -127,7 +149,7 @@ class Emitter:
     # ------------------------------------------------------------ integers
 
     def _bin(self, cls, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.insert(fast.arith_binary_op(cls, a, b)).results[0]
+        return self._pure((cls, a, b), lambda: fast.arith_binary_op(cls, a, b))
 
     def add(self, a: Int, b: Int, t: Attribute) -> Int:
         a, b = self.known(a), self.known(b)
@@ -230,8 +252,9 @@ class Emitter:
             return a
         if isinstance(a.type, IntegerType) and isinstance(t, IntegerType):
             cls = arith.TruncIOp if a.type.width.data > t.width.data else arith.ExtSIOp
-            return self.insert(fast.arith_cast_op(cls, a, t)).results[0]
-        return self.insert(fast.arith_cast_op(arith.IndexCastOp, a, t)).results[0]
+        else:
+            cls = arith.IndexCastOp
+        return self._pure((cls, a, t), lambda: fast.arith_cast_op(cls, a, t))
 
     # ------------------------------------------------------------ predicates
 
@@ -246,7 +269,8 @@ class Emitter:
                 "eq": lambda: a == b,
                 "ne": lambda: a != b,
             }[pred]()
-        return self.insert(fast.cmpi_op(pred, self.value(a, t), self.value(b, t))).results[0]
+        a, b = self.value(a, t), self.value(b, t)
+        return self._pure(("cmpi", pred, a, b), lambda: fast.cmpi_op(pred, a, b))
 
     def land(self, a: Bool, b: Bool) -> Bool:
         if isinstance(a, bool):
@@ -273,7 +297,8 @@ class Emitter:
             return a if c else b
         if isinstance(a, int) and isinstance(b, int) and a == b:
             return a
-        return self.insert(fast.arith_select_op(c, self.value(a, t), self.value(b, t))).results[0]
+        a, b = self.value(a, t), self.value(b, t)
+        return self._pure(("select", c, a, b), lambda: fast.arith_select_op(c, a, b))
 
     # ------------------------------------------------------------ layouts
 
@@ -315,7 +340,8 @@ class Emitter:
         """``ptr + index * sizeof(elem)``."""
         if isinstance(index, int) and index == 0:
             return ptr
-        return self.insert(fast.gep_op(ptr, self.value(index, t), elem, ptr.type)).results[0]
+        index = self.value(index, t)
+        return self._pure(("gep", ptr, index, elem), lambda: fast.gep_op(ptr, index, elem, ptr.type))
 
 
 class _At:

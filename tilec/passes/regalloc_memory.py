@@ -559,8 +559,15 @@ class MemoryLowering:
                 (out[v0],) = elementwise()
                 continue
             vt = llvm_fast.vector_type(elem, w)
-            fast = em.all([self._run_fast(src, idx_old, idx_new, w), self.in_bounds(src, 0, r),
-                           self.in_bounds(src, 1, em.add(c, w - 1, i64))])
+            run_fast = self._run_fast(src, idx_old, idx_new, w)
+            if run_fast is True:  # a whole run: one vector load, zeros outside (as elementwise)
+                inside = em.land(self.in_bounds(src, 0, r), self.in_bounds(src, 1, c))
+                vec = em.insert(llvm_fast.frag_load(self.global_ptr(src, [r, c]), vt,
+                                                    None if inside is True else em.boolean(inside))).results[0]
+                for j, v in enumerate(vals):
+                    out[v] = em.insert(llvm_fast.vector_extract_op(vec, j, elem)).results[0]
+                continue
+            fast = em.all([run_fast, self.in_bounds(src, 0, r), self.in_bounds(src, 1, em.add(c, w - 1, i64))])
             (vec,) = self.if_then(
                 fast,
                 lambda r=r, c=c, vt=vt: [em.insert(llvm_fast.frag_load(self.global_ptr(src, [r, c]), vt)).results[0]],
@@ -573,6 +580,10 @@ class MemoryLowering:
         return Regs(fr, elem, self.pack_registers(fr, elem, scalars))
 
     def _run_fast(self, g: GlobalArg, idx_old, idx_new, w: int) -> Bool:
+        """Whether a run of ``w`` columns (:meth:`_runs`: at a multiple of ``w`` in the window) may
+        move as one vector. Statically True when the rows are whole aligned vectors of ``w``
+        (``tile.aligned_rows``) and the window's origin is a multiple of ``w``: then the run is
+        all inside the view's columns or all outside, and one bounds test decides it."""
         return self.em.land(self.vec_ok(g, w), self._origin_aligned(idx_old[1], idx_new[1], w))
 
     def _global_runs(self, fr: Fragment, values: list[int], elem: Attribute, g: GlobalArg, idx_old, idx_new):
@@ -617,8 +628,12 @@ class MemoryLowering:
             if w == 1:
                 elementwise()
                 continue
-            fast = em.all([self._run_fast(dst, idx_old, idx_new, w), row_in,
-                           self.in_bounds(dst, 1, em.add(c, w - 1, i64))])
+            run_fast = self._run_fast(dst, idx_old, idx_new, w)
+            if run_fast is True:  # a whole run: one vector store, or none
+                vec = self.pack_vector(vals, llvm_fast.vector_type(elem, w))
+                self._store(vec, ptr, em.land(row_in, self.in_bounds(dst, 1, c)))
+                continue
+            fast = em.all([run_fast, row_in, self.in_bounds(dst, 1, em.add(c, w - 1, i64))])
 
             def vector_store(vals=vals, w=w, ptr=ptr):
                 em.insert(llvm_fast.frag_store(self.pack_vector(vals, llvm_fast.vector_type(elem, w)), ptr))

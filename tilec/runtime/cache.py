@@ -4,7 +4,7 @@ Why: turning PTX into a cubin costs 0.1 s to seconds per kernel, and the same
 kernel is compiled again in every process.  A cubin is stored under a sha256
 key over everything that could change it (IR text, pipeline and options,
 arch, the versions of tilec/xdsl/llvmlite, and the compiler: driver version
-or ptxas version), so any change is a miss and a stale cubin is never used.
+or the ptxas binary), so any change is a miss and a stale cubin is never used.
 Writes go to a temporary file in the same folder and are published with
 ``os.replace``, so concurrent writers (threads or processes) can never leave
 a torn file behind.  Hit/miss/compile counters make reuse observable.

@@ -75,6 +75,16 @@ def ptxas_version(ptxas: str) -> str:
     return m.group(1) if m else out.strip().replace("\n", " ")
 
 
+@functools.lru_cache(maxsize=None)
+def ptxas_identity(ptxas: str) -> str:
+    """What names a ``ptxas`` binary in cache keys, without running it: its real path, size and
+    modification time (another or an upgraded ptxas changes one of them). ``ptxas --version``
+    would start a process, 5-20 ms of every cold compile on a machine without a GPU."""
+    real = os.path.realpath(ptxas)
+    st = os.stat(real)
+    return f"{real}:{st.st_size}:{st.st_mtime_ns}"
+
+
 def _ptx_bytes(ptx: str | bytes) -> bytes:
     data = ptx.encode() if isinstance(ptx, str) else bytes(ptx)
     return data.rstrip(b"\0")
@@ -193,7 +203,7 @@ def resolve_backend(backend: str = "auto", arch: str | None = None,
     exe = find_ptxas()
     if exe is None:
         raise PtxasError("ptxas not found: put it on PATH, install the nvidia-cuda-nvcc wheel, or set TILEC_PTXAS")
-    return "ptxas", arch, f"ptxas/{ptxas_version(exe)}"
+    return "ptxas", arch, f"ptxas/{ptxas_identity(exe)}"
 
 
 def compile_ptx(ptx: str | bytes, *, backend: str = "driver", arch: str | None = None,

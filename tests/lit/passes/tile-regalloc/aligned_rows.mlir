@@ -40,3 +40,34 @@ func.func @copy(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %c: !t
 // CHECK:      %[[OUT:.*]] = arith.xori %[[IN]], %{{.*}} : i1
 // CHECK-NEXT: frag.cp_async "cg" %{{.*}}, %{{.*}}, 16 ignore_src %[[OUT]] : !llvm.ptr<3>, !llvm.ptr<1>
 // CHECK-NEXT: frag.cp_async_commit
+
+// A register tile loaded from and stored to aligned rows. Each lane's values
+// are runs of two f16 at even columns; the window's origin (16) is a multiple
+// of two and every row is a whole number of 16-byte vectors, so a run is all
+// inside the view or all outside: one predicated 4-byte access per run, no
+// element path (no scf.if). %z makes no promise: its runs test the vector
+// alignment at run time (%z_vec2) and keep an element path.
+func.func @rows(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %c: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %z: !tile.gl<f16, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %r = tile.load %a[%c0, %c16] : !tile.gl<f16, [?, ?]> -> !tile.rt<16x16xf16>
+  tile.store %r, %c[%c0, %c16] : !tile.rt<16x16xf16> -> !tile.gl<f16, [?, ?]>
+  tile.store %r, %z[%c0, %c0] : !tile.rt<16x16xf16> -> !tile.gl<f16, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @rows
+// CHECK-NOT:   scf.if
+// CHECK:       %[[ROW:.*]] = arith.cmpi ult, %{{.*}}, %a_dim0 : i64
+// CHECK-NEXT:  %[[COL:.*]] = arith.cmpi ult, %{{.*}}, %a_dim1 : i64
+// CHECK-NEXT:  %[[IN:.*]] = arith.andi %[[ROW]], %[[COL]] : i1
+// CHECK:       %[[P:.*]] = llvm.getelementptr %a[%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f16
+// CHECK-NEXT:  %{{.*}} = frag.load %[[P]] if %[[IN]] : !llvm.ptr<1> -> vector<2xf16>
+// CHECK-NOT:   scf.if
+// CHECK:       %[[CROW:.*]] = arith.cmpi ult, %{{.*}}, %c_dim0 : i64
+// CHECK:       %[[CCOL:.*]] = arith.cmpi ult, %{{.*}}, %c_dim1 : i64
+// CHECK-NEXT:  %[[CIN:.*]] = arith.andi %[[CROW]], %[[CCOL]] : i1
+// CHECK-NEXT:  frag.store %{{.*}}, %{{.*}} if %[[CIN]] : vector<2xf16>, !llvm.ptr<1>
+// CHECK-NOT:   scf.if
+// CHECK:       arith.andi %z_vec2, %{{.*}} : i1
+// CHECK:       scf.if

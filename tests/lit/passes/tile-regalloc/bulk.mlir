@@ -10,7 +10,8 @@
 // (byval, align 64, nvvm.grid_constant): PTX `.param .align 64 .b8 [128]`.
 // A per-warp (empty) barrier is initialised for one arrival per warp (2 here);
 // tile.mbar_arrive is one arrival per warp (bar.warp.sync, then lane 0), and a
-// wait with `issuer` runs in thread 0 only.
+// wait with `issuer` runs in thread 0 only. The test tid == 0 is built once in
+// the block and shared by every thread-0 region (the emitter numbers values).
 
 func.func @k(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}) attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [64, 1, 1], smem = 4096>} {
   %c0 = arith.constant 0 : index
@@ -27,7 +28,8 @@ func.func @k(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}) attribute
 
 // CHECK-LABEL: func.func @k
 // CHECK-SAME:  %a_map0: !llvm.ptr {tile.gl = "a", tile.tensor_map = 0 : i64, tile.box = array<i64: 32, 64>, tile.swizzle = 128 : i64}
-// CHECK:       scf.if
+// CHECK:       %[[T:.*]] = arith.cmpi eq, %tid, %{{.*}} : i32
+// CHECK-NEXT:  scf.if %[[T]] {
 // CHECK-NEXT:    frag.mbar_init %{{.*}}, 1 : !llvm.ptr<3>
 // CHECK-NEXT:    frag.mbar_init_fence
 // CHECK:       tile.barrier
@@ -41,7 +43,6 @@ func.func @k(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}) attribute
 // CHECK:         frag.tma_load %s, %a_map0[%{{.*}}, %{{.*}}], %{{.*}} : !llvm.ptr<3>, !llvm.ptr, !llvm.ptr<3>
 // CHECK:       frag.mbar_wait %bars, %{{.*}} : !llvm.ptr<3>
 // CHECK-NEXT:  frag.mbar_arrive_warp %empty : !llvm.ptr<3>
-// CHECK-NEXT:  %[[T:.*]] = arith.cmpi eq, %tid, %{{.*}} : i32
 // CHECK-NEXT:  scf.if %[[T]] {
 // CHECK-NEXT:    frag.mbar_wait %empty, %{{.*}} : !llvm.ptr<3>
 
