@@ -39,18 +39,21 @@ from tilec.codegen.llvm_build import (
     GLOBAL,
     SHARED,
     Value,
+    address_space,
     bitcast,
     const_i32,
     constant,
     expect_count,
     expect_pointer,
     expect_type,
+    extract_element,
     extract_values,
     value_of,
     zero,
 )
 
 F16X2 = VectorType(f16, [2])
+_I32X4 = VectorType(i32, [4])
 BF16X2 = VectorType(bf16, [2])
 FULL_MASK = 0xFFFFFFFF
 
@@ -682,7 +685,9 @@ def vector_load(
     With `pred` (i1) the load happens only where it is true (under a branch,
     so a false lane never touches memory) and the result is `other` (zero
     by default) elsewhere; the builder then continues after the branch.
-    `ptr` is a global or shared pointer.
+    `ptr` is a global or shared pointer. (A predicated PTX load in inline
+    asm, as :func:`predicated_store` does for stores, made ptxas spill in
+    kernels whose branchy form it allocates without spills.)
     """
     op = "ld.vector"
     size = _access_size(op, result_type)
@@ -709,12 +714,41 @@ def vector_store(
     value = value_of(op, value)
     size = _access_size(op, value.type)
     ptr = expect_pointer(op, "address", ptr, GLOBAL, SHARED)
-    store = fast.store_op(value, ptr, alignment=size)
     if pred is None:
-        builder.insert(store)
+        builder.insert(fast.store_op(value, ptr, alignment=size))
         return
+    predicated_store(builder, value, ptr, expect_type(op, "predicate", pred, i1))
+
+
+# A predicated store is one PTX instruction under a predicate (`@p st.global.b32`), as Triton
+# writes its masked stores, not a branch around an LLVM store: LLVM's passes and ptxas see
+# straight-line code (the GEMM epilogue's bounds-checked stores cost no control flow), and ptxas
+# predicates the store itself, as it would the branch.
+_PREDICATED_BITS = {2: (16, "h"), 4: (32, "r"), 8: (64, "l"), 16: (32, "r")}
+"""Access size in bytes -> (register bits, inline asm constraint); 16 bytes are four b32 registers."""
+
+
+def _space_operand(ptr: SSAValue) -> tuple[str, str]:
+    """PTX state space and constraint of an address (shared addresses are 32 bits, --nvptx-short-ptr)."""
+    return ("global", "l") if address_space(ptr.type) == GLOBAL else ("shared", "r")
+
+
+def predicated_store(builder: Builder, value: Value, ptr: Value, pred: Value) -> None:
+    """`@pred st.{global,shared}` of a 2-, 4-, 8- or 16-byte `value`, aligned to its size."""
+    op = "st.predicated"
+    value = value_of(op, value)
+    size = byte_size(value.type)
+    if size not in _PREDICATED_BITS:
+        raise ValueError(f"{op}: type must be 2, 4, 8 or 16 bytes, got {value.type} ({size} bytes)")
+    ptr = expect_pointer(op, "address", ptr, GLOBAL, SHARED)
     pred = expect_type(op, "predicate", pred, i1)
-    then, join = if_then(builder, pred, [])
-    then.insert(store)
-    then.insert(fast.br_op(join))
-    builder.insertion_point = InsertPoint.at_start(join)
+    space, address = _space_operand(ptr)
+    bits, reg = _PREDICATED_BITS[size]
+    if size == 16:
+        words = value if value.type == _I32X4 else bitcast(builder, value, _I32X4)
+        parts = [extract_element(builder, words, i) for i in range(4)]
+        asm = f"@$0 st.{space}.v4.b32 [$1], {{$2, $3, $4, $5}};"
+        inline_asm(builder, asm, f"b,{address},r,r,r,r", [pred, ptr, *parts])
+        return
+    raw = value if value.type == IntegerType(bits) else bitcast(builder, value, IntegerType(bits))
+    inline_asm(builder, f"@$0 st.{space}.b{bits} [$1], $2;", f"b,{address},{reg}", [pred, ptr, raw])

@@ -177,8 +177,6 @@ def _load(op: frag.LoadOp, b: Builder) -> list[SSAValue]:
     t = op.result.type
     size = frag.access_bytes(t)
     assert size is not None
-    if size in (4, 8, 16):
-        return [N.vector_load(b, op.address, t, pred=op.pred)]
     load = fast.load_op(op.address, t, alignment=size)
     if op.pred is None:
         return [b.insert(load).dereferenced_value]
@@ -191,8 +189,11 @@ def _load(op: frag.LoadOp, b: Builder) -> list[SSAValue]:
 def _store(op: frag.StoreOp, b: Builder) -> list[SSAValue]:
     size = frag.access_bytes(op.value.type)
     assert size is not None
+    if op.pred is not None and size > 1:
+        N.predicated_store(b, op.value, op.address, op.pred)
+        return []
     if size in (4, 8, 16):
-        N.vector_store(b, op.value, op.address, pred=op.pred)
+        N.vector_store(b, op.value, op.address)
         return []
     store = fast.store_op(op.value, op.address, alignment=size)
     if op.pred is None:

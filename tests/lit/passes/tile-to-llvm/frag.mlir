@@ -81,11 +81,11 @@ func.func @k(%a: !llvm.ptr<1>, %d: !llvm.ptr<1>, %n: i32, %x: f32, %p: i1) attri
 // CHECK-NEXT:   %[[L2:.*]] = llvm.load %a {alignment = 2 : i64} : !llvm.ptr<1> -> f16
 // CHECK-NEXT:   llvm.br ^[[JOIN2]](%[[L2]] : f16)
 // CHECK-NEXT: ^[[JOIN2]](%h: f16):
-// CHECK-NEXT:   llvm.cond_br %p, ^[[THEN3:.*]], ^[[JOIN3:.*]]
-// CHECK-NEXT: ^[[THEN3]]:
-// CHECK-NEXT:   llvm.store %v, %d {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
-// CHECK-NEXT:   llvm.br ^[[JOIN3]]
-// CHECK-NEXT: ^[[JOIN3]]:
+// A predicated store is one predicated PTX store (inline asm), no branch: a 16-byte
+// one takes its value as four b32 registers.
+// CHECK-NEXT:   %[[W:.*]] = llvm.bitcast %v : vector<4xf32> to vector<4xi32>
+// CHECK-COUNT-4: llvm.extractelement %[[W]]
+// CHECK-NEXT:   llvm.inline_asm has_side_effects "@$0 st.global.v4.b32 [$1], {$2, $3, $4, $5};", "b,l,r,r,r,r" %p, %d, {{.*}} : (i1, !llvm.ptr<1>, i32, i32, i32, i32) -> ()
 // CHECK-NEXT:   llvm.store %h, %sa {alignment = 2 : i64} : f16, !llvm.ptr<3>
 // CHECK-NEXT:   %[[MASK:.*]] = llvm.mlir.constant(-1 : i32) : i32
 // CHECK-NEXT:   %[[CLAMP:.*]] = llvm.mlir.constant(31 : i32) : i32
