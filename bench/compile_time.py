@@ -15,10 +15,15 @@ does). Measured, as medians over the runs:
   building the module to holding the cubin; ``import tilec`` is timed
   separately (``import``).
 - **tilec cold, aligned**: the same for the kernel specialised with
-  ``tile.aligned_rows = 16`` (``MatmulSpec(..., aligned=True)``, what
+  ``tile.aligned_rows = 16`` (``MatmulSpec(..., align=16)``, what
   ``tilec.matmul`` runs on 16-byte aligned rows): the counterpart of the
   Triton compile below, which is specialised for pointers and sizes divisible
   by 16 as Triton's launcher does for such arguments.
+- **tilec cold, 2-byte rows**: the kernel specialised with
+  ``tile.aligned_rows = 2`` (``align=2``: contiguous rows, nothing known of
+  their alignment beyond the element's; what ``tilec.matmul`` runs on rows
+  of an odd number of f16): element loads, synchronous copies. The
+  counterpart of Triton's unhinted compile below.
 - **tilec warm**: the same call in another fresh process whose cache folder
   the cold run filled (the compile cache and the cubin cache both hit);
   ``warm, 2nd call`` is a second identical call in that process. The first
@@ -39,13 +44,15 @@ does). Measured, as medians over the runs:
   message if ``triton`` cannot be imported.
 - **Triton cold, no hints**: the same with ``num_warps=8`` but without the
   divisibility-16 hints (what Triton compiles for sizes or pointers that
-  are not multiples of 16): the counterpart of tilec's generic kernel, which
-  takes any strides and alignment and chooses its vector or element paths
-  at run time.
+  are not multiples of 16; the unit inner strides stay specialised): the
+  counterpart of tilec's 2-byte-rows kernel. tilec's generic kernel (any
+  strides and alignment, its vector or element paths chosen at run time:
+  what ``tilec.matmul`` runs on views without a unit stride) is measured
+  against it too.
 
 The goal (issue 6) is tilec cold <= 0.5 x Triton cold with the same block
 sizes; the like-for-like pairs are the aligned kernel against the hinted
-Triton compile and the generic kernel against the unhinted one.
+Triton compile and the 2-byte-rows kernel against the unhinted one.
 """
 
 from __future__ import annotations
@@ -76,14 +83,14 @@ ARCH = "sm_80"
 # ---------------------------------------------------------------- workers (run in a fresh process)
 
 
-def _worker_tilec(repeat: int, aligned: bool = False) -> dict:
+def _worker_tilec(repeat: int, align: int = 0) -> dict:
     t0 = time.perf_counter()
     from tilec.api import compile as tilec_compile
     from tilec.matmul import MatmulSpec, build_module
     from tilec.matmul_config import MatmulConfig
 
     t1 = time.perf_counter()
-    spec = MatmulSpec("float16", "float16", aligned=aligned)
+    spec = MatmulSpec("float16", "float16", align=align)
     config = MatmulConfig(BLOCK, WARPS, STAGES)
     times, cpu = [], []
     for _ in range(repeat):
@@ -141,8 +148,8 @@ def _cpu() -> float:
 
 def _worker(argv: list[str]) -> None:
     kind, repeat = argv[0], int(argv[1])
-    if kind in ("tilec", "tilec_a16"):
-        out = _worker_tilec(repeat, aligned=kind == "tilec_a16")
+    if kind.startswith("tilec"):
+        out = _worker_tilec(repeat, align=int(kind.removeprefix("tilec").removeprefix("_a") or 0))
     else:
         generic = kind.endswith("g")  # no divisibility hints: what a launch with odd sizes compiles
         out = _worker_triton(int(kind.removeprefix("triton").removesuffix("g")), repeat, hints=not generic)
@@ -203,6 +210,7 @@ def main() -> int:
     paired: dict[int, list[float]] = {8: [], 4: []}  # tilec cold / Triton cold, run by run
     paired_aligned: dict[int, list[float]] = {8: [], 4: []}  # the same for tilec's aligned kernel
     paired_generic: list[float] = []  # tilec cold / Triton cold without divisibility hints (8 warps)
+    paired_rows2: list[float] = []  # the same for tilec's 2-byte-rows kernel
     # the measurements interleaved, run by run, so that a change of load on the machine meets all alike
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory(prefix="compile-time-") as tmp:
@@ -217,12 +225,16 @@ def main() -> int:
             aligned = _spawn("tilec_a16", 1, Path(tmp))
         add("tilec cold, aligned", aligned["compile"][0])
         add("tilec cold, aligned, CPU time", aligned["cpu"][0])
+        with tempfile.TemporaryDirectory(prefix="compile-time-") as tmp:
+            rows2 = _spawn("tilec_a2", 1, Path(tmp))
+        add("tilec cold, 2-byte rows", rows2["compile"][0])
         if version is None:
             continue
         with tempfile.TemporaryDirectory(prefix="compile-time-") as tmp:
             generic = _spawn("triton8g", 1, Path(tmp))
         add("triton cold, num_warps=8, no hints", generic["compile"][0])
         paired_generic.append(samples["tilec cold"][-1] / generic["compile"][0])
+        paired_rows2.append(samples["tilec cold, 2-byte rows"][-1] / generic["compile"][0])
         for warps in (8, 4):
             with tempfile.TemporaryDirectory(prefix="compile-time-") as tmp:
                 cold = _spawn(f"triton{warps}", 1, Path(tmp))
@@ -256,6 +268,9 @@ def main() -> int:
             if warps == 8:
                 ratios["  the same in CPU time, aligned (num_warps=8)"] = ratio(
                     "tilec cold, aligned, CPU time", "triton cold, num_warps=8, CPU time")
+        ratios["tilec cold, 2-byte rows / triton cold without hints (num_warps=8)"] = ratio(
+            "tilec cold, 2-byte rows", "triton cold, num_warps=8, no hints")
+        ratios["  median of the ratios of each run, 2-byte rows (num_warps=8)"] = statistics.median(paired_rows2)
         ratios["tilec cold / triton cold without hints (num_warps=8)"] = ratio(
             "tilec cold", "triton cold, num_warps=8, no hints")
         ratios["  median of the ratios of each run, generic (num_warps=8)"] = statistics.median(paired_generic)

@@ -17,7 +17,10 @@ the inputs' dtype, A and B row-major: A is M x K, B is K x N):
   the instruction tilec uses). The PTX of each winning kernel says which.
 
 Shapes: square 1024-8192; LLM-like M=8192 with (N, K) = (8192, 1024),
-(1024, 8192), (28672, 4096); decode M = 16 and 128 with N = K = 4096. Then
+(1024, 8192), (28672, 4096); decode M = 16 and 128 with N = K = 4096;
+ragged: near 4096 with rows that are not whole 16-byte vectors (tilec.matmul
+compiles for the alignment each operand's rows have; ``tilec_generic`` beside
+it is the kernel that tests alignment at run time). Then
 f32 without tf32 (tilec's SIMT path vs cuBLAS sgemm with
 ``torch.backends.cuda.matmul.allow_tf32 = False``), the mma.sync ceiling of
 ``bench/mma_ceiling.py`` on the same GPU, and the host cost of one call on a
@@ -65,6 +68,9 @@ SHAPES = {
     "square": [(s, s, s) for s in (1024, 2048, 4096, 8192)],
     "llm": [(8192, 8192, 1024), (8192, 1024, 8192), (8192, 28672, 4096)],
     "decode": [(16, 4096, 4096), (128, 4096, 4096)],
+    # rows that are not whole 16-byte vectors: A's rows 8200 B (8-aligned), B's and C's 8200 B, A's 8196 B
+    # (4-aligned), and odd sizes (2-aligned rows everywhere); tilec's generic kernel is timed beside
+    "ragged": [(4096, 4096, 4100), (4096, 4100, 4096), (4096, 4096, 4098), (4095, 4095, 4095)],
 }
 QUICK_SHAPES = [("square", (4096, 4096, 4096)), ("decode", (16, 4096, 4096))]
 F32_SIZES = (1024, 2048, 4096)
@@ -262,7 +268,7 @@ def tilec_plan_info(a, b, c, autotune: bool, **kw) -> dict:
     plan = plan_matmul(a, b, out=c, **kw)
     config = plan.config
     info = {"config": config.describe(), "heuristic_config": config.describe(), "grid": plan.grid,
-            "layouts": plan.layouts}
+            "layouts": plan.layouts, "kernel": plan.spec.kernel_name}
     if autotune:
         try:  # tilec.matmul(autotune=True) asks tilec.autotune.autotune, which remembers its choice
             import importlib
@@ -287,6 +293,25 @@ def tilec_bare_launch(a, b, c) -> Callable[[], Any]:
 
     plan = plan_matmul(a, b, out=c)
     kernel = compile_matmul(plan.spec, plan.config)
+    args = plan.kernel_args(kernel, c)
+    grid = (plan.grid, 1, 1)
+    stream = torch.cuda.current_stream().cuda_stream
+    return lambda: kernel(*args, grid=grid, stream=stream)
+
+
+def tilec_generic_launch(a, b, c) -> Callable[[], Any]:
+    """:func:`tilec_bare_launch` of the generic kernel (no ``tile.aligned_rows``: alignment tested at run
+    time), with the configuration ``tilec.matmul`` chose: what tilec.matmul ran before it specialised on
+    the alignment of each operand's rows."""
+    import dataclasses
+
+    torch = _torch()
+    from tilec.matmul import compile_matmul, plan_matmul
+
+    plan = plan_matmul(a, b, out=c)
+    if plan.spec.aligned:
+        raise ValueError("the rows are 16-byte aligned: tilec.matmul runs the aligned kernel, not a generic one")
+    kernel = compile_matmul(dataclasses.replace(plan.spec, align=()), plan.config)
     args = plan.kernel_args(kernel, c)
     grid = (plan.grid, 1, 1)
     stream = torch.cuda.current_stream().cuda_stream
@@ -325,6 +350,9 @@ def tilec_and_cublas(group: str, m: int, n: int, k: int, dtype: str, timing: Tim
         tilec_call(a, b, c, autotune, **kw), c, rows, ref, tol, timing, flop))
     if "error" not in tl:
         tl.update(guarded("tilec config", lambda: tilec_plan_info(a, b, c, autotune, **kw)))
+    if group == "ragged":
+        row["impls"]["tilec_generic"] = guarded(f"tilec generic {label}", lambda: measure(
+            tilec_generic_launch(a, b, c), c, rows, ref, tol, timing, flop))
     row["impls"]["cublas"] = guarded(f"cuBLAS {label}", lambda: measure(
         lambda: torch.matmul(a, b, out=c), c, rows, ref, tol, timing, flop))
     log(f"  {label}: " + ", ".join(f"{name} {_fmt_tflops(r)}" for name, r in row["impls"].items()))
@@ -573,6 +601,15 @@ def print_table(rows: list[dict], ceiling: float | None, f32_rows: list[dict], o
               f"{_fmt_ratio(ra.get('tilec/triton_mma_sync')):>7} {_fmt_ratio(ra.get('tilec/ceiling')):>6}  "
               f"{(im.get('tilec') or {}).get('config', '-')[:38]:<38} {_triton_cfg(im.get('triton')):<28} "
               f"{_triton_cfg(im.get('triton_mma_sync'))}")
+    ragged = [row for row in rows if "tilec_generic" in row["impls"]]
+    if ragged:
+        print("\nragged rows: tilec.matmul (kernel for each operand's row alignment) vs tilec's generic kernel")
+        print(f"{'shape (MxNxK)':<18} {'dt':<4} {'tilec':>7} {'generic':>7} {'ratio':>6}  kernel")
+        for row in ragged:
+            im = row["impls"]
+            print(f"{shape_text(row):<18} {SHORT[row['dtype']]:<4} {_fmt_tflops(im.get('tilec')):>7} "
+                  f"{_fmt_tflops(im.get('tilec_generic')):>7} {_fmt_ratio(_ratio(im.get('tilec'), im.get('tilec_generic'))):>6}  "
+                  f"{(im.get('tilec') or {}).get('kernel', '-')}")
     if f32_rows:
         print("\nf32 without tf32: tilec SIMT vs cuBLAS sgemm (torch.backends.cuda.matmul.allow_tf32 = False)")
         print(f"{'shape (MxNxK)':<18} {'tilec':>7} {'cuBLAS':>7} {'t/cuB':>6}  tilec config")
@@ -651,7 +688,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="only 4096^3 and 16x4096x4096 (f16 unless --dtypes; f32 4096^3 only if --shapes "
                         "names f32), fewer runs")
     p.add_argument("--shapes", default=None,
-                   help="comma-separated groups: square, llm, decode, f32 (default: all)")
+                   help="comma-separated groups: square, llm, decode, ragged, f32 (default: all)")
     p.add_argument("--dtypes", default=None,
                    help="comma-separated: float16, bfloat16 (default: both; float16 with --quick)")
     p.add_argument("--f32-8192", action="store_true", help="add 8192^3 to the f32 section")
@@ -667,10 +704,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--triton-worker", metavar="SPEC", help=argparse.SUPPRESS)
     p.add_argument("--worker-out", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    groups = [g.strip() for g in (args.shapes or "square,llm,decode,f32").split(",") if g.strip()]
+    groups = [g.strip() for g in (args.shapes or "square,llm,decode,ragged,f32").split(",") if g.strip()]
     bad = [g for g in groups if g not in (*SHAPES, "f32")]
     if bad:
-        p.error(f"--shapes: unknown group(s) {', '.join(bad)}; expected square, llm, decode, f32")
+        p.error(f"--shapes: unknown group(s) {', '.join(bad)}; expected square, llm, decode, ragged, f32")
     dtypes = [d.strip() for d in (args.dtypes or ",".join(DTYPES)).split(",") if d.strip()]
     bad = [d for d in dtypes if d not in DTYPES]
     if bad:

@@ -94,7 +94,7 @@ def test_bulk_candidates_assemble_without_spills(config):
     if find_ptxas() is None:
         pytest.skip("ptxas is not installed (pip install -e '.[test]' brings it)")
     spec = MatmulSpec("float16", "float32", transpose_a=True, transpose_b=True, bias_dtype="float32",
-                      activation="relu", aligned=True)
+                      activation="relu", align=16)
     kernel = compile_matmul(spec, config, arch="sm_90")
     used = kernel_resources(kernel.asm["ptx"], "sm_90")[kernel.name]
     assert (used.spill_stores, used.spill_loads, used.stack_frame) == (0, 0, 0), used

@@ -296,7 +296,7 @@ def test_fast_path_with_bias_transposes_and_strides(gpu, monkeypatch):
     kwargs = dict(trans_b=True, bias=bias, activation="relu")
     tilec.matmul(a, w, out=out, **kwargs)
     checked = gpu.params[-1]
-    assert gpu.launches[-1]["name"] == "matmul_f16_nt_f16_bias_f32_relu"
+    assert gpu.launches[-1]["name"] == "matmul_f16_nt_f16_bias_f32_relu_a0_16_16_16"
     no_planning(monkeypatch)
     bias2, out2 = FakeTensor((32,), FLOAT32), f16(64, 32)
     tilec.matmul(a, w, out=out2, bias=bias2, trans_b=True, activation="relu")

@@ -315,7 +315,8 @@ def test_device_arrays_and_bias_views():
     bias = FakeCudaArray((48,), "float32", strides=(2,))  # every other element of a longer vector
     out = FakeCudaArray((32, 48), "bfloat16")
     p = _plan(a, b, trans_b=True, bias=bias, out=out, activation="relu")
-    assert p.spec == mm.MatmulSpec("bfloat16", "bfloat16", transpose_b=True, bias_dtype="float32", activation="relu")
+    assert p.spec == mm.MatmulSpec("bfloat16", "bfloat16", transpose_b=True, bias_dtype="float32", activation="relu",
+                                   align=(16, 16, 16, 0))
     assert (p.bias.shape, p.bias.strides) == ((48,), (2,))
     with pytest.raises(TypeError, match="cannot allocate the output like a FakeCudaArray; pass out="):
         _plan(a, b, trans_b=True)
@@ -441,7 +442,7 @@ def test_every_aligned_config_assembles_without_spills(size, arch, ptxas):
     """The aligned f16 table and the sm_90 bulk configs, on their heaviest variant (both operands
     transposed, bias + ReLU, f32 output), for the arch they are chosen for."""
     spec = mm.MatmulSpec("float16", "float32", transpose_a=True, transpose_b=True, bias_dtype="float32",
-                         activation="relu", aligned=True)
+                         activation="relu", align=16)
     k = mm.compile_matmul(spec, _ALIGNED_ENTRIES[(size, arch)], arch=arch)
     used = kernel_resources(k.asm["ptx"], arch, ptxas=ptxas)[k.name]
     assert (used.spill_stores, used.spill_loads, used.stack_frame) == (0, 0, 0), used
@@ -451,7 +452,7 @@ def test_bf16_kernel_and_matmul_kernel_without_gpu():
     a, b = FakeCudaArray((100, 70), "bfloat16"), FakeCudaArray((70, 45), "bfloat16")
     out = FakeCudaArray((100, 45), "bfloat16")
     k = tilec.matmul_kernel(a, b, out=out, arch="sm_80")
-    assert k.name == "matmul_bf16_nn_bf16" and "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in k.asm["ptx"]
+    assert k.name == "matmul_bf16_nn_bf16_a4_2_2" and "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in k.asm["ptx"]
     assert tilec.matmul_kernel(a, b, out=out, arch="sm_80") is k  # compiled once per process
     k2 = tilec.matmul_kernel(np.ones((8, 8), np.float32), np.ones((8, 8), np.float32), allow_tf32=True, arch="sm_80")
     assert "tf32" in k2.asm["ptx"]
@@ -546,14 +547,12 @@ def fake_gpu(monkeypatch):
         yield fake
 
 
-def _emulate_with_interpreter(fake, plan):
-    """Make the fake driver's launch run ``plan``'s kernel (fragment level) in the lane interpreter,
-    on the device memory the runtime staged, reading the parameters as the GPU would."""
+def _emulate_with_interpreter(fake, *plans):
+    """Make the fake driver's launches run the kernels of ``plans`` (fragment level, found by name) in
+    the lane interpreter, on the device memory the runtime staged, reading the parameters as the GPU would."""
     from tilec.interp import run
 
-    module, fn = _fragment_level(plan)
-    params = gl_params(fn)
-    pointers = {g.pointer: g for g in params}
+    kernels = {plan.spec.kernel_name: _fragment_level(plan) for plan in plans}
     original = fake.cuLaunchKernel
 
     def memory_at(address, dtype):
@@ -566,6 +565,8 @@ def _emulate_with_interpreter(fake, plan):
 
     def launch(f, gx, gy, gz, bx, by, bz, smem, stream, params_addr, extra):
         result = original(f, gx, gy, gz, bx, by, bz, smem, stream, params_addr, extra)
+        module, fn = kernels[fake.launches[-1]["name"]]
+        pointers = {g.pointer for g in gl_params(fn)}
         slots = (ctypes.c_void_p * len(fn.args)).from_address(params_addr)
         args = []
         for i, arg in enumerate(fn.args):
@@ -591,18 +592,20 @@ def test_matmul_end_to_end_on_the_fake_driver(fake_gpu):
     bias = rng.standard_normal(n).astype(np.float16)
     plan = mm.plan_matmul(a, b, bias=bias, activation="relu")
     assert plan.layouts == "col/strided" and plan.config is CONFIGS[("mma", "small")]
-    _emulate_with_interpreter(fake_gpu, plan)
+    wide_c = np.full((m, 2 * n), np.nan, np.float16)  # a strided output: the generic kernel for c
+    strided_out = mm.plan_matmul(a, b, bias=bias, activation="relu", out=wide_c[:, ::2])
+    assert strided_out.spec.align == (0, 0, 0, 0)
+    _emulate_with_interpreter(fake_gpu, plan, strided_out)
     c = tilec.matmul(a, b, bias=bias, activation="relu")
     assert isinstance(c, np.ndarray) and c.shape == (m, n) and c.dtype == np.float16
     err = _rel_error(c, _reference(a, b, bias=bias, activation="relu"))
     print(f"fake-driver tilec.matmul {m}x{n}x{k} col/strided bias relu: rel error {err:.1e}")
     assert err < 2e-3
     (launch,) = fake_gpu.launches
-    assert launch["name"] == "matmul_f16_tn_f16_bias_f16_relu"
+    assert launch["name"] == "matmul_f16_tn_f16_bias_f16_relu_a0_0_2_0"
     assert launch["grid"] == (plan.grid, 1, 1) == (2, 1, 1) and launch["block"] == (128, 1, 1)
     assert fake_gpu.memory == {}, "device memory leaked"
     # into a given output, strided: only its elements are written
-    wide_c = np.full((m, 2 * n), np.nan, np.float16)
     fake_gpu.launches.clear()
     assert tilec.matmul(a, b, bias=bias, activation="relu", out=wide_c[:, ::2]) is not None
     assert np.isnan(wide_c[:, 1::2]).all() and _rel_error(wide_c[:, ::2], _reference(a, b, bias=bias, activation="relu")) < 2e-3
@@ -612,30 +615,56 @@ def test_matmul_end_to_end_on_the_fake_driver(fake_gpu):
 # ---------------------------------------------------------------- the aligned-rows specialisation
 
 
-@pytest.mark.parametrize("case,aligned", [
-    (dict(a=FakeCudaArray((64, 32)), b=FakeCudaArray((32, 48)), out=FakeCudaArray((64, 48))), True),
-    (dict(a=FakeCudaArray((64, 32)), b=FakeCudaArray((48, 32)), trans_b=True, out=FakeCudaArray((64, 48))), True),
-    (dict(a=FakeCudaArray((64, 30)), b=FakeCudaArray((30, 48)), out=FakeCudaArray((64, 48))), False),  # K*2 bytes
+@pytest.mark.parametrize("case,align", [
+    (dict(a=FakeCudaArray((64, 32)), b=FakeCudaArray((32, 48)), out=FakeCudaArray((64, 48))), (16, 16, 16)),
+    (dict(a=FakeCudaArray((64, 32)), b=FakeCudaArray((48, 32)), trans_b=True, out=FakeCudaArray((64, 48))),
+     (16, 16, 16)),
+    (dict(a=FakeCudaArray((64, 30)), b=FakeCudaArray((30, 48)), out=FakeCudaArray((64, 48))), (4, 16, 16)),  # 60 B
+    (dict(a=FakeCudaArray((64, 31)), b=FakeCudaArray((31, 48)), out=FakeCudaArray((64, 48))), (2, 16, 16)),  # 62 B
     (dict(a=FakeCudaArray((64, 32), address=0x7F0000100008), b=FakeCudaArray((32, 48)),
-          out=FakeCudaArray((64, 48))), False),  # address
+          out=FakeCudaArray((64, 48))), (8, 16, 16)),  # address
     (dict(a=FakeCudaArray((64, 32), strides=(36, 1)), b=FakeCudaArray((32, 48)), out=FakeCudaArray((64, 48))),
-     False),  # row stride of 72 bytes
+     (8, 16, 16)),  # row stride of 72 bytes
+    (dict(a=FakeCudaArray((64, 32), strides=(1, 64)), b=FakeCudaArray((32, 48)), out=FakeCudaArray((64, 48))),
+     (16, 16, 16)),  # column-major A: the kernel reads it as its transpose, rows of 64 elements
+    (dict(a=FakeCudaArray((64, 32), strides=(64, 2)), b=FakeCudaArray((32, 48)), out=FakeCudaArray((64, 48))),
+     (0, 16, 16)),  # no contiguous dimension: the generic path for A
     (dict(a=FakeCudaArray((64, 32)), b=FakeCudaArray((32, 48)), out=FakeCudaArray((64, 48)),
-          bias=FakeCudaArray((48,), "float32", strides=(2,))), False),  # bias not contiguous
-    (dict(a=np.zeros((64, 32), np.float16), b=np.zeros((32, 48), np.float16)), False),  # host arrays
+          bias=FakeCudaArray((48,), "float32", strides=(2,))), (16, 16, 16, 0)),  # bias not contiguous
+    (dict(a=np.zeros((64, 32), np.float16), b=np.zeros((32, 48), np.float16)), (0, 0, 16)),  # host arrays
+    (dict(a=FakeCudaArray((64, 32)), b=FakeCudaArray((32, 45)), out=FakeCudaArray((64, 45))), (16, 2, 2)),  # 90 B
 ])
-def test_aligned_specialisation_is_chosen_only_when_every_view_allows_it(case, aligned):
+def test_each_view_gets_the_widest_alignment_it_allows(case, align):
     plan = _plan(**case)
+    assert plan.spec.align == align
+    aligned = min(align) == 16
     assert plan.spec.aligned is aligned
     assert plan.spec.kernel_name.endswith("_a16") is aligned
     if aligned:
         assert plan.config == choose_config(64, 48, 32, "float16", aligned=True)
+    else:
+        assert plan.spec.kernel_name.endswith("_a" + "_".join(map(str, align)))
+    (fn,) = [op for op in mm.build_module(plan.spec).ops if isinstance(op, func.FuncOp)]
+    promised = [d.data.get("tile.aligned_rows") for d in fn.arg_attrs.data]
+    assert [0 if p is None else p.value.data for p in promised] == list(align)
+
+
+def test_matmul_spec_checks_its_alignments():
+    assert mm.MatmulSpec("float16", "float32", bias_dtype="float32", align=8).align == (8, 8, 8, 8)
+    assert mm.MatmulSpec("float16", "float16", align=0).align == ()
+    with pytest.raises(ValueError, match=r"align=\(16, 16\) has 2 entries; expected one per argument \(a, b, c\)"):
+        mm.MatmulSpec("float16", "float16", align=(16, 16))
+    with pytest.raises(ValueError, match=r"align of 'c' is 2; expected 0 or a power of two from its element size "
+                                         r"\(4\) to 16"):
+        mm.MatmulSpec("float16", "float32", align=(16, 16, 2))
+    with pytest.raises(ValueError, match=r"align of 'a' is 12"):
+        mm.MatmulSpec("float16", "float16", align=(12, 16, 16))
 
 
 def test_aligned_kernel_carries_and_checks_the_promise():
     from tilec.gl_args import aligned_rows_problem, check_aligned_rows
 
-    spec = mm.MatmulSpec("float16", "float16", aligned=True)
+    spec = mm.MatmulSpec("float16", "float16", align=16)
     (fn,) = [op for op in mm.build_module(spec).ops if isinstance(op, func.FuncOp)]
     assert [str(d) for d in fn.arg_attrs.data] == ["{tile.aligned_rows = 16 : i64}"] * 3
     kernel = mm.compile_matmul(spec, CONFIGS[("mma", "small")], arch="sm_80")
@@ -672,7 +701,7 @@ def test_aligned_kernels_mean_the_same_in_the_interpreter(shape, how_a, how_b, b
     b, tb = _operand(rng, k, n, how_b, np.float16)
     bias = None if bias_dtype is None else rng.standard_normal(n).astype(bias_dtype)
     plan = _plan(a, b, trans_a=ta, trans_b=tb, bias=bias, activation="relu", config=ALIGNED_CONFIGS[size])
-    plan = dataclasses.replace(plan, spec=dataclasses.replace(plan.spec, aligned=True))
+    plan = dataclasses.replace(plan, spec=dataclasses.replace(plan.spec, align=16))
     module, fn = _fragment_level(plan)
     out = np.full((m, n), np.nan, np.float16)
     args = expand(gl_params(fn), *plan.views(out), signature_length=len(fn.args))

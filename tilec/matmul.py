@@ -93,7 +93,7 @@ from tilec.runtime.arrays import ArrayInfo, NotAnArray, describe_array, is_torch
 
 ACTIVATIONS = (None, "relu")
 ALIGN_BYTES = 16
-"""``tile.aligned_rows`` of the specialised kernels: one cp.async / ldmatrix vector."""
+"""The widest ``tile.aligned_rows`` a matmul kernel is specialised for: one cp.async / ldmatrix vector."""
 
 _IR_TYPES: dict[str, type[Attribute]] = {"float16": Float16Type, "bfloat16": BFloat16Type, "float32": Float32Type}
 _SHORT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
@@ -113,10 +113,16 @@ class MatmulSpec:
 
     ``dtype``/``out_dtype``/``bias_dtype`` are canonical names (``float16``,
     ``bfloat16``, ``float32``); ``transpose_a``/``transpose_b`` are the
-    kernel's (A given K x M, B given N x K); ``activation`` None or ``relu``;
-    ``aligned``: every view's rows are contiguous, 16-byte aligned and a whole
-    number of 16-byte vectors (the kernel is specialised with
-    ``tile.aligned_rows = 16``; its launches check it).
+    kernel's (A given K x M, B given N x K); ``activation`` None or ``relu``.
+
+    ``align``: per kernel argument (a, b, c[, bias]; one int for all) the ``tile.aligned_rows``
+    the kernel is specialised for, in bytes: its rows are contiguous, start at
+    multiples of that many bytes and are whole multiples of it long (the
+    launcher checks), so the kernel moves them in vectors of up to that size
+    and has no run-time alignment tests or other paths; 0 (or an empty tuple,
+    for every argument) compiles the generic kernel, which takes any strides
+    and alignment and picks its paths at run time. This is Triton's
+    specialisation on divisibility, with 2/4/8/16-byte steps.
     """
 
     dtype: str
@@ -125,7 +131,7 @@ class MatmulSpec:
     transpose_b: bool = False
     bias_dtype: str | None = None
     activation: str | None = None
-    aligned: bool = False
+    align: tuple[int, ...] = ()
 
     def __post_init__(self):
         for what, d in (("dtype", self.dtype), ("out_dtype", self.out_dtype), ("bias_dtype", self.bias_dtype)):
@@ -135,6 +141,25 @@ class MatmulSpec:
                 raise ValueError(f"MatmulSpec: {what}={d!r}; expected one of {', '.join(FLOAT_DTYPES)}")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"MatmulSpec: activation={self.activation!r}; expected None or 'relu'")
+        names = ("a", "b", "c", "bias")[:3 + (self.bias_dtype is not None)]
+        if isinstance(self.align, int):  # one alignment for every argument
+            object.__setattr__(self, "align", (self.align,) * len(names) if self.align else ())
+        if not self.align:
+            return
+        dtypes = (self.dtype, self.dtype, self.out_dtype, self.bias_dtype)
+        if len(self.align) != len(names):
+            raise ValueError(f"MatmulSpec: align={self.align!r} has {len(self.align)} entries; expected one per "
+                             f"argument ({', '.join(names)})")
+        for name, dt, a in zip(names, dtypes, self.align):
+            size = _ITEMSIZE[dt]
+            if a and (a < size or a > ALIGN_BYTES or a & (a - 1)):
+                raise ValueError(f"MatmulSpec: align of '{name}' is {a!r}; expected 0 or a power of two from its "
+                                 f"element size ({size}) to {ALIGN_BYTES}")
+
+    @property
+    def aligned(self) -> bool:
+        """Every argument is specialised for 16-byte aligned rows (the kernels of ``ALIGNED_CONFIGS``)."""
+        return bool(self.align) and min(self.align) >= ALIGN_BYTES
 
     @property
     def kernel_name(self) -> str:
@@ -146,6 +171,8 @@ class MatmulSpec:
             parts.append(self.activation)
         if self.aligned:
             parts.append(f"a{ALIGN_BYTES}")
+        elif any(self.align):
+            parts.append("a" + "_".join(str(a) for a in self.align))
         return "_".join(parts)
 
 
@@ -203,8 +230,9 @@ def build_module(spec: MatmulSpec) -> ModuleOp:
                          transpose_a=spec.transpose_a, transpose_b=spec.transpose_b))
     body.add_op(func.ReturnOp())
     arg_attrs = None
-    if spec.aligned:
-        arg_attrs = ArrayAttr([DictionaryAttr({ALIGNED_ROWS_ATTR: IntegerAttr(ALIGN_BYTES, 64)})] * len(arg_types))
+    if any(spec.align):
+        arg_attrs = ArrayAttr([DictionaryAttr({ALIGNED_ROWS_ATTR: IntegerAttr(a, 64)} if a else {})
+                               for a in spec.align])
     fn = func.FuncOp(spec.kernel_name, (arg_types, []), Region(body), arg_attrs=arg_attrs)
     module = ModuleOp([fn])
     module.verify()
@@ -505,10 +533,13 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
     va = orient(A, m, k, a_strides)
     # op(B) is K x N; the kernel's B without transpose is K x N, with transpose_b N x K
     vb = orient(B, k, n, b_strides)
-    out_ok = _rows_aligned(out_view) if out_view is not None else (n * _ITEMSIZE[out_dt]) % ALIGN_BYTES == 0
-    aligned = out_ok and all(_rows_aligned(v) for v in (va, vb, bias_view) if v is not None)
+    out_align = _row_alignment(out_view) if out_view is not None else _fresh_row_alignment(n, _ITEMSIZE[out_dt])
+    align = (_row_alignment(va), _row_alignment(vb), out_align)
+    if bias_view is not None:
+        align += (_row_alignment(bias_view),)
     spec = MatmulSpec(dtype, out_dt, transpose_a=va.transposed, transpose_b=vb.transposed,
-                      bias_dtype=bias_dtype, activation=activation, aligned=aligned)
+                      bias_dtype=bias_dtype, activation=activation, align=align)
+    aligned = spec.aligned
     if config is None:
         if arch is None:
             from tilec.api import default_arch
@@ -521,20 +552,32 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
     return MatmulPlan(m, n, k, spec, config, va, vb, out_view, bias_view, tuple(operands))
 
 
-def _rows_aligned(view: KernelView) -> bool:
-    """Whether the kernel may assume ``tile.aligned_rows = 16`` of a view (see :class:`MatmulSpec`).
+def _row_alignment(view: KernelView) -> int:
+    """The ``tile.aligned_rows`` the kernel may assume of a view (see :class:`MatmulSpec`), 0 for none.
 
-    Only device arrays qualify (numpy arrays are staged into fresh memory by
-    the launcher). An output still to be allocated is a fresh row-major
-    array: only its row length matters (checked by the caller).
+    The largest of 16, 8, 4 and 2 bytes (at least the element size) that the
+    address, the outer strides and the row length are multiples of, when the
+    rows are contiguous. Only device arrays qualify (numpy arrays are staged
+    into fresh memory by the launcher, with strides of their own).
     """
     op = view.operand
     size = _ITEMSIZE[op.dtype]
-    if op.on_host or op.info.ptr % ALIGN_BYTES or view.strides[-1] != 1:
-        return False
-    if (view.shape[-1] * size) % ALIGN_BYTES:
-        return False
-    return all((s * size) % ALIGN_BYTES == 0 for s in view.strides[:-1])
+    if op.on_host or view.strides[-1] != 1:
+        return 0
+    return _largest_alignment(size, op.info.ptr, view.shape[-1] * size, *(s * size for s in view.strides[:-1]))
+
+
+def _fresh_row_alignment(n: int, size: int) -> int:
+    """:func:`_row_alignment` of an output still to be allocated: a fresh row-major array of rows of ``n``."""
+    return _largest_alignment(size, n * size)
+
+
+def _largest_alignment(size: int, *byte_counts: int) -> int:
+    """The largest power of two from ``size`` to 16 dividing every count, 0 if ``size`` does not."""
+    align = ALIGN_BYTES
+    while align >= size and any(x % align for x in byte_counts):
+        align //= 2
+    return align if align >= size else 0
 
 
 def _check_config(config: MatmulConfig, dtype: str, allow_tf32: bool) -> None:
@@ -700,6 +743,8 @@ def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, a
 
 _FAST: dict[tuple, "_FastCall"] = {}
 _FAST_LIMIT = 1024
+_LOW_MASK = ALIGN_BYTES - 1
+"""The address bits that, with the shape and strides in the key, decide a kernel's ``align``."""
 """Prepared calls kept; the dict is emptied when full (a workload has a few shapes, not thousands)."""
 
 
@@ -741,17 +786,18 @@ class _FastCall:
     """A checked :func:`matmul` call, replayed for new tensors of the same kinds.
 
     Holds the kernel's :class:`~tilec.runtime.launch.PreparedLaunch` (grid,
-    block, shared memory, extents and strides in place), the alignment each
-    address needs, how to get torch's current stream, and how to allocate the
-    output. Per call: the addresses (an unaligned one sends the call back to
-    the checked path, which names it), the stream, one driver call.
+    block, shared memory, extents and strides in place), the low four bits of
+    each address it was planned for (they decide the kernel's ``align``), how
+    to get torch's current stream, and how to allocate the output. Per call:
+    the addresses (other low bits send the call back to the checked path,
+    which plans the kernel for them), the stream, one driver call.
     """
 
-    __slots__ = ("prepared", "masks", "current_stream", "allocate")
+    __slots__ = ("prepared", "low_bits", "current_stream", "allocate")
 
-    def __init__(self, prepared: Any, masks: tuple[int, ...], current_stream: Any, allocate: Any):
+    def __init__(self, prepared: Any, low_bits: tuple[int, ...], current_stream: Any, allocate: Any):
         self.prepared = prepared
-        self.masks = masks
+        self.low_bits = low_bits
         self.current_stream = current_stream
         self.allocate = allocate
 
@@ -761,8 +807,8 @@ class _FastCall:
             pointers = (a.data_ptr(), b.data_ptr(), result.data_ptr())
         else:
             pointers = (a.data_ptr(), b.data_ptr(), result.data_ptr(), bias.data_ptr())
-        for pointer, mask in zip(pointers, self.masks):
-            if pointer & mask:
+        for pointer, low in zip(pointers, self.low_bits):
+            if pointer & _LOW_MASK != low:
                 return None
         self.prepared.launch(self.current_stream() if stream is None else stream_handle(stream), pointers)
         return result
@@ -782,11 +828,9 @@ def _remember(key: tuple, plan: MatmulPlan, kernel: Any, flat: list[Any], result
         return
     defaults = kernel.launch_defaults
     prepared = runtime.prepare(*flat, grid=(plan.grid, 1, 1), block=defaults.block, shared_mem=defaults.shared_mem)
-    itemsizes = [plan.a.operand.info.itemsize, plan.b.operand.info.itemsize, result.element_size()]
+    pointers = [plan.a.operand.info.ptr, plan.b.operand.info.ptr, result.data_ptr()]
     if plan.bias is not None:
-        itemsizes.append(plan.bias.operand.info.itemsize)
-    if plan.spec.aligned:  # the kernel assumes 16-byte aligned rows: a new address must be too
-        itemsizes = [ALIGN_BYTES] * len(itemsizes)
+        pointers.append(plan.bias.operand.info.ptr)
     torch = sys.modules["torch"]
     device = plan.a.operand.value.device
     raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
@@ -798,7 +842,7 @@ def _remember(key: tuple, plan: MatmulPlan, kernel: Any, flat: list[Any], result
                                  device=device)
     if len(_FAST) >= _FAST_LIMIT:
         _FAST.clear()
-    _FAST[key] = _FastCall(prepared, tuple(i - 1 for i in itemsizes), current_stream, allocate)
+    _FAST[key] = _FastCall(prepared, tuple(p & _LOW_MASK for p in pointers), current_stream, allocate)
 
 
 make_module_callable(__name__, matmul)

@@ -41,9 +41,9 @@ def test_sample_kernels(name, monkeypatch):
 
 GEMMS = [
     (MatmulSpec("float16", "float16"), CONFIGS[("mma", "small")]),
-    (MatmulSpec("bfloat16", "float32", transpose_a=True, bias_dtype="float32", activation="relu", aligned=True),
+    (MatmulSpec("bfloat16", "float32", transpose_a=True, bias_dtype="float32", activation="relu", align=16),
      MatmulConfig((64, 64, 64), (2, 2), 4)),
-    (MatmulSpec("float16", "float16", aligned=True), BULK_CONFIG),  # tensor-map parameters, mbarriers
+    (MatmulSpec("float16", "float16", align=16), BULK_CONFIG),  # tensor-map parameters, mbarriers
     (MatmulSpec("float32", "float32"), CONFIGS[("tf32", "small")]),
     (MatmulSpec("float32", "float32", transpose_b=True, bias_dtype="float32", activation="relu"),
      CONFIGS[("simt", "small")]),

@@ -14,6 +14,9 @@ output poisoned with NaN first, so an unwritten element fails):
 - 4096^3 for f16 and bf16 (the large 128x128x32 configuration), row/row;
 - the large configurations forced on the ragged 1000^3 (``config=``), and
   the sm_90 bulk-copy (TMA) configuration with every transpose of A and B;
+- rows of every alignment: 16 bytes (1000^3), 8 and 4 (130x132x1002), 2
+  (17x33x65): ``tilec.matmul`` compiles a kernel per alignment of each
+  operand's rows;
 - non-contiguous strided views (``x[:, ::2]``) for A and for B, a strided
   output (the elements between must stay NaN);
 - bias + ReLU per dtype, f16 in with f32 bias and f32 out, the output
@@ -115,6 +118,11 @@ CASES += [
     Case("f16", (1000, 1032, 1000), "col", "row", config=("mma", "bulk-release")),
     *(Case(dt, (1000, 1032, 2000), config=("mma", "bulk-8-warps")) for dt in ("f16", "bf16")),
     Case("f16", (127, 129, 1000), "col", "row", bias="float32", relu=True, out_dtype="float32"),
+    # rows of 4 and 8 bytes (A 2004 B, B and C 264 B): kernels with 4- and 8-byte cp.async
+    Case("f16", (130, 132, 1002)),
+    Case("bf16", (130, 132, 1002), "col", "col", bias="float32", relu=True),
+    Case("f32", (130, 132, 1002)),
+    Case("tf32", (130, 130, 1002)),
     Case("f16", (127, 129, 1000), out="alloc"),
     Case("f16", (17, 33, 65), out="strided"),
     Case("f16", (17, 33, 65), "col", "row", numpy=True),

@@ -129,7 +129,7 @@ def test_matmul_bulk_config(rng, release):
     from tilec.matmul_config import BULK_CONFIG
     from tilec.passes.registry import build_pipeline
 
-    module = build_module(MatmulSpec("float16", "float16", aligned=True))
+    module = build_module(MatmulSpec("float16", "float16", align=16))
     build_pipeline(replace(BULK_CONFIG, release=release).pipeline_to("tile-regalloc")).apply(make_context(), module)
     assert ops_of(module, frag.TmaLoadOp) and bool(ops_of(module, frag.MbarArriveWarpOp)) == release
     fn = kernel_of(module)

@@ -450,6 +450,43 @@ def test_meaning_of_aligned_rows(lanes):
         np.testing.assert_array_equal(got_z, expected_z)
 
 
+NARROW = """
+func.func @narrow(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = ALIGN : i64}, %c: !tile.gl<f16, [?, ?]> {tile.aligned_rows = ALIGN : i64})
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 512>} {
+  %c0 = arith.constant 0 : index
+  %s = tile.alloc : !tile.st<16x16xf16>
+  tile.async_copy %a[%c0, %c0] -> %s thr <(16,2):(2,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<16x16xf16>
+  tile.async_commit
+  tile.async_wait 0
+  tile.barrier
+  %r = tile.load %s : !tile.st<16x16xf16> -> !tile.rt<16x16xf16>
+  tile.store %r, %c[%c0, %c0] : !tile.rt<16x16xf16> -> !tile.gl<f16, [?, ?]>
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("align,cols", [(8, 12), (4, 14), (2, 13)])
+def test_meaning_of_narrow_rows(lanes, align, cols):
+    """A 16x16 window of a 13 x ``cols`` view with ``tile.aligned_rows = align`` below 16 bytes
+    (tests/lit/passes/tile-regalloc/narrow_rows.mlir): cp.async of ``align`` bytes, or element loads
+    for 2, and element stores; the same result as the tile interpreter's, zeros outside not written."""
+    from tilec.interp import run
+
+    text = NARROW.replace("ALIGN", str(align))
+    a = np.random.default_rng(align).standard_normal((13, cols)).astype(np.float16)
+    c = np.full((13, cols), np.nan, np.float16)
+    run(_parse(text), "narrow", a, c)
+    np.testing.assert_array_equal(c, a)
+    lowered = _parse(text)
+    TileRegallocPass().apply(make_context(), lowered)
+    wanted = {8: "8 ignore_src", 4: "4 ignore_src", 2: "frag.load"}[align]
+    assert wanted in str(lowered)
+    c = np.full((13, cols), np.nan, np.float16)
+    run(lowered, "narrow", *_view(a), *_view(c))
+    np.testing.assert_array_equal(c, a)
+
+
 MISC = """
 func.func @misc(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %r: !tile.gl<f32, [?, ?]>, %c: !tile.gl<f32, [?, ?]>)
     attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [64, 1, 1], smem = 4096>} {

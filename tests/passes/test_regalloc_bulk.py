@@ -23,7 +23,7 @@ from tilec.api import make_context
 
 
 def _module(dtype: str = "float16", aligned: bool = True):
-    return build_module(MatmulSpec(dtype, dtype, aligned=aligned))
+    return build_module(MatmulSpec(dtype, dtype, align=16 if aligned else 0))
 
 
 RELEASE = replace(BULK_CONFIG, release=True)
@@ -32,11 +32,11 @@ RELEASE = replace(BULK_CONFIG, release=True)
 
 @pytest.fixture(scope="module")
 def bulk_kernel():
-    return compile_matmul(MatmulSpec("float16", "float16", aligned=True), RELEASE, arch="sm_90")
+    return compile_matmul(MatmulSpec("float16", "float16", align=16), RELEASE, arch="sm_90")
 
 
 def test_the_chosen_bulk_kernel_synchronises_once_per_k_tile():
-    ptx = compile_matmul(MatmulSpec("float16", "float16", aligned=True), BULK_CONFIG, arch="sm_90").asm["ptx"]
+    ptx = compile_matmul(MatmulSpec("float16", "float16", align=16), BULK_CONFIG, arch="sm_90").asm["ptx"]
     # barrier init, after the first tile's wait, once per K tile, after the loop
     assert "bar.warp.sync" not in ptx and ptx.count("bar.sync") == 4
 
@@ -125,7 +125,7 @@ def test_regalloc_refuses_a_bulk_copy_of_an_unaligned_view():
 
 def test_bulk_config_needs_sm_90():
     with pytest.raises(ValueError, match="need sm_90; the target is sm_80"):
-        compile_matmul(MatmulSpec("float16", "float16", aligned=True), BULK_CONFIG, arch="sm_80")
+        compile_matmul(MatmulSpec("float16", "float16", align=16), BULK_CONFIG, arch="sm_80")
 
 
 def test_choose_config_takes_bulk_copies_on_sm_90_only():

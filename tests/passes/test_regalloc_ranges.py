@@ -33,7 +33,7 @@ def test_matmul_origins_are_nonnegative():
     from tilec.api import _run_pipeline, make_context
     from tilec.matmul_config import MatmulConfig
 
-    module = build_module(MatmulSpec("float16", "float16", aligned=True))
+    module = build_module(MatmulSpec("float16", "float16", align=16))
     _run_pipeline(make_context(), module, MatmulConfig((128, 128, 64), (2, 2), 3).pipeline_to("tile-pipeline"),
                   "matmul", False)
     origins = [i for op in module.walk() if isinstance(op, t.AsyncCopyOp) for i in op.indices]

@@ -508,7 +508,7 @@ def test_scf_lowering_matches_xdsls_patterns(config, monkeypatch):
         cfg = MatmulConfig(dims, stages=3, thread_tile=(8, 8))
     else:
         warps, stages, *aligned = rest.split("/")
-        spec = MatmulSpec("float16", "float32", transpose_b=True, aligned=bool(aligned))
+        spec = MatmulSpec("float16", "float32", transpose_b=True, align=16 if aligned else 0)
         cfg = MatmulConfig(dims, tuple(int(x) for x in warps.split("x")), int(stages))
     module = build_module(spec)
     build_pipeline(cfg.pipeline_to("tile-regalloc")).apply(make_context(), module)

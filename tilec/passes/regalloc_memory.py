@@ -154,8 +154,10 @@ class MemoryLowering:
 
     def vec_ok(self, g: GlobalArg, n: int) -> Bool:
         """Runs of ``n`` elements of each row are aligned ``n * size`` -byte vectors (once per kernel)."""
-        if n == 1 or (g.aligned_rows and g.aligned_rows % (n * g.element_bytes) == 0):
-            return True  # promised by tile.aligned_rows (checked by the launcher)
+        if g.aligned_rows:  # the launcher checked A-byte rows; wider vectors are not tried (as Triton's
+            return g.aligned_rows % (n * g.element_bytes) == 0  # launcher specialises on divisibility)
+        if n == 1:
+            return True
         em = self.em
 
         def make():
@@ -269,6 +271,8 @@ class MemoryLowering:
         tm, tn, active = self.thread_coords(thr, self.threads)
         # runs of `ce` contiguous elements along a row
         ce = min(vn_n, 16 // size)
+        if 4 <= src.aligned_rows < ce * size:  # runs as wide as the promise: cp.async of 4 or 8 bytes
+            ce = src.aligned_rows // size
         while ce > 1 and vn_n % ce:
             ce //= 2
         if ce * size < 4:
