@@ -400,6 +400,7 @@ def ptxas():
 
 
 _KIND_DTYPE = {"mma": "float16", "tf32": "float32", "simt": "float32"}
+_ITEMSIZE = {"float16": 2, "float32": 4}
 _INSTRUCTIONS = {
     "mma": ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "ldmatrix.sync.aligned.m8n8.x4",
             "cp.async.cg.shared.global"),
@@ -409,18 +410,26 @@ _INSTRUCTIONS = {
 
 
 @pytest.mark.parametrize("kind,size", sorted(CONFIGS), ids=lambda x: x)
-def test_every_config_assembles_without_spills(kind, size, ptxas):
+@pytest.mark.parametrize("rows", ["generic", "element"])
+def test_every_config_assembles_without_spills(kind, size, rows, ptxas):
     """Each entry's heaviest variant of the sweep in tilec/matmul_config.py (bias + ReLU; SIMT: B
-    given N x K with an f16 output, 248 registers on sm_80; else both transposed, f32 out), sm_80 and sm_90."""
+    given N x K with an f16 output, 248 registers on sm_80; else both transposed, f32 out), sm_80 and sm_90,
+    as the generic kernel and as the kernel for rows aligned only to their element size."""
     dtype = _KIND_DTYPE[kind]
     if kind == "simt":
-        spec = mm.MatmulSpec(dtype, "float16", transpose_b=True, bias_dtype="float32", activation="relu")
+        spec = mm.MatmulSpec(dtype, "float16", transpose_b=True, bias_dtype="float32", activation="relu",
+                             align=(4, 4, 2, 4) if rows == "element" else ())
     else:
         spec = mm.MatmulSpec(dtype, "float32", transpose_a=True, transpose_b=True, bias_dtype="float32",
-                             activation="relu")
+                             activation="relu", align=(_ITEMSIZE[dtype],) * 2 + (4, 4) if rows == "element" else ())
     k = mm.compile_matmul(spec, CONFIGS[(kind, size)], arch="sm_80")
     ptx = k.asm["ptx"]
     for instruction in _INSTRUCTIONS[kind]:
+        if rows == "element" and instruction.startswith("cp.async"):
+            # 4-byte rows (f32) take 4-byte cp.async ("ca"); 2-byte rows (f16) are copied element by element
+            assert ("cp.async.ca.shared.global" in ptx) == (dtype == "float32"), f"{kind} {size}"
+            assert "cp.async.cg" not in ptx
+            continue
         assert instruction in ptx, f"{kind} {size}: no {instruction}"
     if kind == "simt":
         assert "mma.sync" not in ptx
@@ -438,11 +447,16 @@ _ALIGNED_ENTRIES = {**{(size, "sm_80"): c for size, c in ALIGNED_CONFIGS.items()
 
 
 @pytest.mark.parametrize("size,arch", sorted(_ALIGNED_ENTRIES), ids=lambda x: x)
-def test_every_aligned_config_assembles_without_spills(size, arch, ptxas):
+@pytest.mark.parametrize("align", [16, 8])
+def test_every_aligned_config_assembles_without_spills(size, arch, align, ptxas):
     """The aligned f16 table and the sm_90 bulk configs, on their heaviest variant (both operands
-    transposed, bias + ReLU, f32 output), for the arch they are chosen for."""
+    transposed, bias + ReLU, f32 output), for the arch they are chosen for; the table also with rows
+    aligned to 8 bytes (8-byte cp.async), which it is chosen for too (4-byte rows are not: the large
+    entry spills 4 bytes at 255 registers with them)."""
+    if align < 16 and size.startswith("bulk"):
+        pytest.skip("bulk tensor copies need 16-byte aligned rows: never chosen for 8")
     spec = mm.MatmulSpec("float16", "float32", transpose_a=True, transpose_b=True, bias_dtype="float32",
-                         activation="relu", align=16)
+                         activation="relu", align=align)
     k = mm.compile_matmul(spec, _ALIGNED_ENTRIES[(size, arch)], arch=arch)
     used = kernel_resources(k.asm["ptx"], arch, ptxas=ptxas)[k.name]
     assert (used.spill_stores, used.spill_loads, used.stack_frame) == (0, 0, 0), used

@@ -539,14 +539,13 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
         align += (_row_alignment(bias_view),)
     spec = MatmulSpec(dtype, out_dt, transpose_a=va.transposed, transpose_b=vb.transposed,
                       bias_dtype=bias_dtype, activation=activation, align=align)
-    aligned = spec.aligned
     if config is None:
         if arch is None:
             from tilec.api import default_arch
 
             arch = default_arch()
-        config = choose_config(m, n, k, dtype, allow_tf32=allow_tf32, sm_count=sm_count, aligned=aligned, arch=arch,
-                               transposed=va.transposed or vb.transposed)
+        config = choose_config(m, n, k, dtype, allow_tf32=allow_tf32, sm_count=sm_count, row_align=min(align),
+                               arch=arch, transposed=va.transposed or vb.transposed)
     else:
         _check_config(config, dtype, allow_tf32)
     return MatmulPlan(m, n, k, spec, config, va, vb, out_view, bias_view, tuple(operands))

@@ -19,7 +19,11 @@ simt small  64x64x8, thread tile 4x4 (4x2 warps), 3 st    80-127 / 79-125       
 number of 16-byte vectors: :func:`tilec.matmul` checks and then compiles the
 kernel with ``tile.aligned_rows = 16``, which has no element paths and
 needs fewer registers) get their own f16/bf16 table, :data:`ALIGNED_CONFIGS`,
-measured on an H100 (``bench/sweep_configs.py``, ``bench/NOTES.md``):
+measured on an H100 (``bench/sweep_configs.py``, ``bench/NOTES.md``). So do
+rows of A, B and C aligned to 8 bytes (``tile.aligned_rows = 8``: cp.async
+of 8 bytes, no element paths either; the table assembles without spills,
+``tests/test_matmul.py``; 4-byte rows take the general table), but not the
+bulk copies and warpgroup MMA below, which need 16:
 
 =======  =========================================  ==============================================
 size     config                                     when (and what it measured, f16)
@@ -71,6 +75,10 @@ from dataclasses import dataclass
 MMA_DTYPES = ("float16", "bfloat16")
 FLOAT_DTYPES = ("float16", "bfloat16", "float32")
 DEFAULT_SM_COUNT = 132
+ALIGNED_TABLE_MIN_ROWS = 8
+"""The fewest bytes the rows of A, B and C must be aligned to (``tile.aligned_rows``) for
+:data:`ALIGNED_CONFIGS`: 8-byte rows assemble without spills there; with 4-byte rows (twice the
+cp.async) the large entry spills 4 bytes at 255 registers on its heaviest variant."""
 
 
 def _text(values) -> str:
@@ -246,22 +254,26 @@ def has_bulk_copies(arch: str | None) -> bool:
 
 
 def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = False,
-                  sm_count: int | None = None, aligned: bool = False, arch: str | None = None,
+                  sm_count: int | None = None, aligned: bool = False, row_align: int = 0, arch: str | None = None,
                   transposed: bool = False) -> MatmulConfig:
     """The configuration for an ``M x N x K`` matmul of ``dtype`` inputs (see the module docstring).
 
-    ``aligned``: the kernel is specialised for row-aligned operands (``tile.aligned_rows``).
+    ``row_align``: the smallest ``tile.aligned_rows`` of A, B and C the kernel is specialised for
+    (bytes; ``aligned`` means 16). From :data:`ALIGNED_TABLE_MIN_ROWS` bytes the aligned table applies;
+    bulk copies and the warpgroup MMA need 16.
     ``arch``: the target; on sm_90 large aligned problems take bulk tensor copies, and without
     ``transposed`` operands (A stored K x M or B N x K) the warpgroup MMA.
     """
     kind = math_kind(dtype, allow_tf32)
     sms = device_sm_count() if sm_count is None else sm_count
+    row_align = max(row_align, 16 if aligned else 0)
+    aligned = row_align >= 16
     if (kind == "mma" and aligned and not transposed and arch in ("sm_90", "sm_90a")
             and WGMMA_CONFIG.grid(m, n) >= WGMMA_MIN_FILL * sms):
         return WGMMA_CONFIG
     if kind == "mma" and aligned and has_bulk_copies(arch) and BULK_CONFIG.grid(m, n) >= sms:
         return BULK_CONFIG
-    if kind == "mma" and aligned:
+    if kind == "mma" and row_align >= ALIGNED_TABLE_MIN_ROWS:
         if k >= WIDE_MIN_K and ALIGNED_CONFIGS["wide"].grid(m, n) >= sms:
             return ALIGNED_CONFIGS["wide"]
         if ALIGNED_CONFIGS["large"].grid(m, n) >= sms:
@@ -276,4 +288,4 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
     return CONFIGS[(kind, size)]
 
 
-__all__ = ["ALIGNED_CONFIGS", "BULK_CONFIG", "BULK_MEDIUM_CONFIG", "WGMMA_CONFIG", "CONFIGS", "DEFAULT_SM_COUNT", "MatmulConfig", "choose_config", "device_sm_count", "has_bulk_copies", "math_kind"]
+__all__ = ["ALIGNED_CONFIGS", "ALIGNED_TABLE_MIN_ROWS", "BULK_CONFIG", "BULK_MEDIUM_CONFIG", "WGMMA_CONFIG", "CONFIGS", "DEFAULT_SM_COUNT", "MatmulConfig", "choose_config", "device_sm_count", "has_bulk_copies", "math_kind"]

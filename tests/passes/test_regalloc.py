@@ -466,23 +466,25 @@ func.func @narrow(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = ALIGN : i64}, %
 """
 
 
-@pytest.mark.parametrize("align,cols", [(8, 12), (4, 14), (2, 13)])
-def test_meaning_of_narrow_rows(lanes, align, cols):
+@pytest.mark.parametrize("elem,align,cols", [("f16", 8, 12), ("f16", 4, 14), ("f16", 2, 13), ("f32", 4, 13)])
+def test_meaning_of_narrow_rows(lanes, elem, align, cols):
     """A 16x16 window of a 13 x ``cols`` view with ``tile.aligned_rows = align`` below 16 bytes
-    (tests/lit/passes/tile-regalloc/narrow_rows.mlir): cp.async of ``align`` bytes, or element loads
-    for 2, and element stores; the same result as the tile interpreter's, zeros outside not written."""
+    (tests/lit/passes/tile-regalloc/narrow_rows.mlir): cp.async of ``align`` bytes (one per f32
+    element for 4-byte f32 rows), or element loads for 2, and element stores; the same result as
+    the tile interpreter's, zeros outside not written."""
     from tilec.interp import run
 
-    text = NARROW.replace("ALIGN", str(align))
-    a = np.random.default_rng(align).standard_normal((13, cols)).astype(np.float16)
-    c = np.full((13, cols), np.nan, np.float16)
+    text = NARROW.replace("ALIGN", str(align)).replace("f16", elem).replace("smem = 512", "smem = 1024")
+    dtype = {"f16": np.float16, "f32": np.float32}[elem]
+    a = np.random.default_rng(align).standard_normal((13, cols)).astype(dtype)
+    c = np.full((13, cols), np.nan, dtype)
     run(_parse(text), "narrow", a, c)
     np.testing.assert_array_equal(c, a)
     lowered = _parse(text)
     TileRegallocPass().apply(make_context(), lowered)
     wanted = {8: "8 ignore_src", 4: "4 ignore_src", 2: "frag.load"}[align]
     assert wanted in str(lowered)
-    c = np.full((13, cols), np.nan, np.float16)
+    c = np.full((13, cols), np.nan, dtype)
     run(lowered, "narrow", *_view(a), *_view(c))
     np.testing.assert_array_equal(c, a)
 

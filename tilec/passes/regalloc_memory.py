@@ -285,7 +285,7 @@ class MemoryLowering:
         o_row = em.cast(src_new[0], i64)
         o_col = em.cast(src_new[1], i64)
         fast: Bool = False
-        if ce > 1:
+        if ce * size >= 4:  # runs of 4, 8 or 16 bytes: one cp.async or vector access each where allowed
             fast = em.land(self.vec_ok(src, ce), self._origin_aligned(src_old[1], src_new[1], ce))
         runs = []
         for rm in range(reps_m):
@@ -390,7 +390,7 @@ class MemoryLowering:
             return []
 
         def body():
-            if is_async and ce > 1 and shared_vec:
+            if is_async and ce * size >= 4 and (ce == 1 or shared_vec):
                 self.if_then(fast, async_runs, lambda: sync_runs(False))
             else:
                 sync_runs(True)

@@ -62,3 +62,20 @@ func.func @rows2(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 2 : i64})
 // CHECK:       frag.store %{{.*}}, %{{.*}} : vector<8xf16>, !llvm.ptr<3>
 // CHECK-NOT:   frag.cp_async "
 // CHECK:       frag.cp_async_commit
+
+// f32 rows aligned to 4 bytes (the element size): one 4-byte cp.async per
+// element, each its own ignore-src bounds test; no element loads.
+func.func @rows4f32(%a: !tile.gl<f32, [?, ?]> {tile.aligned_rows = 4 : i64})
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 1024>} {
+  %c0 = arith.constant 0 : index
+  %s = tile.alloc : !tile.st<16x16xf32>
+  tile.async_copy %a[%c0, %c0] -> %s thr <(16,2):(2,1)> val <(1,8):(1,1)> : !tile.gl<f32, [?, ?]> -> !tile.st<16x16xf32>
+  tile.async_commit
+  tile.async_wait 0
+  tile.barrier
+  func.return
+}
+// CHECK-LABEL: func.func @rows4f32
+// CHECK-NOT:   frag.load
+// CHECK-COUNT-8: frag.cp_async "ca" %{{.*}}, %{{.*}}, 4 ignore_src %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK-NEXT:  frag.cp_async_commit
