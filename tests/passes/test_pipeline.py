@@ -118,6 +118,28 @@ def test_meaning_preserved(spec, shape):
         np.testing.assert_allclose(c.astype(np.float32), before(shape).astype(np.float32), rtol=2e-3, atol=2e-3)
 
 
+ODD_ROWS = KERNEL.replace(
+    "func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>,",
+    "func.func @gemm(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 2 : i64}, "
+    "%b: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 2 : i64},",
+)
+
+
+@pytest.mark.parametrize("shape", [(17, 33, 65), (64, 64, 200)], ids=lambda s: "x".join(map(str, s)))
+def test_element_copies_get_two_stages(shape):
+    """Copies of 2-byte rows (tests/lit/passes/tile-pipeline/element_copies.mlir): stages=4 gives their
+    loop two, and the kernel means what the synchronous one does (the whole pipeline on such rows:
+    tests/test_matmul.py::test_odd_rows_kernel_means_the_same_in_the_interpreter)."""
+    assert ODD_ROWS != KERNEL
+    module = transformed("tile-pipeline{stages=4 reg-double-buffer=false}", ODD_ROWS)
+    staged = [o.result.type for o in module.walk() if isinstance(o, t.AllocOp)]
+    assert [ty.dims[0] for ty in staged[:2]] == [2, 2]
+    m, n, k = shape
+    c, ref = gemm(module, *shape)
+    np.testing.assert_array_equal(c, before(shape))
+    assert rel_err(c, ref) < 2e-3
+
+
 SWIZZLED = KERNEL.replace("(64,32):(32,1)", "Sw<3,3,3> o 0 o (64,32):(32,1)").replace(
     "(32,64):(64,1)", "Sw<3,3,3> o 0 o (32,64):(64,1)"
 )

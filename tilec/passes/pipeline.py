@@ -79,6 +79,15 @@ Choices:
   for the register double-buffering below): one stage has nothing to overlap.
   ``stages=2`` is double buffering. ``stages`` must be 1 .. 9
   (``cp.async.wait_group`` takes at most 7 pending groups: ``N-2 <= 7``).
+- **Element copies get two stages at most.** A loop whose copies all read
+  views promised aligned to fewer bytes than a ``cp.async`` moves
+  (``0 < tile.aligned_rows < 4``: f16 rows of an odd length, what
+  ``tilec.matmul`` compiles for odd K or N) is copied element by element
+  through registers (``tile-regalloc``): each copy has landed in shared
+  memory before the next op, so deeper stages only repeat the copy's code in
+  the prologue (Triton likewise pipelines only the loads it can make
+  ``cp.async``). Such a loop is double buffered: one barrier per K tile,
+  the copy of tile ``i+1`` before the computation on tile ``i``.
 - The kernel's ``tile.launch`` ``smem`` grows by the extra stages; more than
   the device limit is an error naming the numbers.
 
@@ -222,6 +231,10 @@ STAGE_ALIGN_BYTES = 128
 LAUNCH_ATTR = "tile.launch"
 ALIGNED_ROWS_ATTR = "tile.aligned_rows"
 BULK_MIN_ALIGN = 16
+CP_ASYNC_MIN_BYTES = 4
+"""The smallest ``cp.async`` (4, 8 or 16 bytes)."""
+SYNC_COPY_STAGES = 2
+"""Stages of a K loop whose copies can only be element copies (:func:`element_copies_only`)."""
 """A tensor map needs 16-byte aligned rows (address and row strides): ``tile.aligned_rows >= 16``."""
 
 
@@ -365,6 +378,18 @@ def _aligned_rows(view: SSAValue) -> int:
         return 0
     attr = fn.arg_attrs.data[view.index].data.get(ALIGNED_ROWS_ATTR)
     return attr.value.data if isinstance(attr, IntegerAttr) else 0
+
+
+def element_copies_only(plan: _Plan) -> bool:
+    """Whether every copy of ``plan`` reads a kernel argument whose rows are promised aligned to fewer
+    bytes than any ``cp.async`` moves (``0 < tile.aligned_rows < 4``: f16 rows of an odd length).
+    ``tile-regalloc`` then copies element by element through registers: the copy has its data in
+    shared memory before the next op, so stages beyond double buffering only repeat its code."""
+    for copy in plan.copies:
+        align = _aligned_rows(copy.source)
+        if not 0 < align < CP_ASYNC_MIN_BYTES:
+            return False
+    return True
 
 
 def bulk_boxes(plan: _Plan) -> list[BulkBox] | None:
@@ -970,7 +995,8 @@ class TilePipelinePass(ModulePass):
             # (but for the smem limit, checked per loop as it is pipelined).
             loops = [o for o in op.walk() if isinstance(o, scf.ForOp)]
             for plan in [p for p in map(_analyze, loops) if p is not None]:
-                pipelined.append(_pipeline(plan, self.stages, bulk_boxes(plan) if self.bulk else None, self.release))
+                stages = min(self.stages, SYNC_COPY_STAGES) if element_copies_only(plan) else self.stages
+                pipelined.append(_pipeline(plan, stages, bulk_boxes(plan) if self.bulk else None, self.release))
         if self.reg_double_buffer:
             for mma in [o for o in op.walk() if isinstance(o, MmaOp)]:
                 split_k_steps(mma)
