@@ -583,6 +583,15 @@ def shape_text(row: dict) -> str:
     return f"{row['m']}x{row['n']}x{row['k']}"
 
 
+def _print_pairs(rows: list[dict], other: str, other_title: str, info: str, label: Callable[[dict], str]) -> None:
+    """tilec against one other implementation, row by row: TFLOP/s, their ratio and tilec's ``info``."""
+    print(f"{'shape':<23} {'tilec':>7} {other_title:>7} {'ratio':>6}  tilec {info}")
+    for row in rows:
+        im = row["impls"]
+        print(f"{label(row):<23} {_fmt_tflops(im.get('tilec')):>7} {_fmt_tflops(im.get(other)):>7} "
+              f"{_fmt_ratio(_ratio(im.get('tilec'), im.get(other))):>6}  {(im.get('tilec') or {}).get(info, '-')}")
+
+
 def print_table(rows: list[dict], ceiling: float | None, f32_rows: list[dict], overhead: dict) -> None:
     """The human-readable report (the JSON has everything)."""
     roof = f"mma.sync ceiling from registers: {ceiling:.1f} TFLOP/s" if ceiling else "no mma.sync ceiling"
@@ -604,19 +613,10 @@ def print_table(rows: list[dict], ceiling: float | None, f32_rows: list[dict], o
     ragged = [row for row in rows if "tilec_generic" in row["impls"]]
     if ragged:
         print("\nragged rows: tilec.matmul (kernel for each operand's row alignment) vs tilec's generic kernel")
-        print(f"{'shape (MxNxK)':<18} {'dt':<4} {'tilec':>7} {'generic':>7} {'ratio':>6}  kernel")
-        for row in ragged:
-            im = row["impls"]
-            print(f"{shape_text(row):<18} {SHORT[row['dtype']]:<4} {_fmt_tflops(im.get('tilec')):>7} "
-                  f"{_fmt_tflops(im.get('tilec_generic')):>7} {_fmt_ratio(_ratio(im.get('tilec'), im.get('tilec_generic'))):>6}  "
-                  f"{(im.get('tilec') or {}).get('kernel', '-')}")
+        _print_pairs(ragged, "tilec_generic", "generic", "kernel", lambda row: f"{shape_text(row)} {SHORT[row['dtype']]}")
     if f32_rows:
         print("\nf32 without tf32: tilec SIMT vs cuBLAS sgemm (torch.backends.cuda.matmul.allow_tf32 = False)")
-        print(f"{'shape (MxNxK)':<18} {'tilec':>7} {'cuBLAS':>7} {'t/cuB':>6}  tilec config")
-        for row in f32_rows:
-            im = row["impls"]
-            print(f"{shape_text(row):<18} {_fmt_tflops(im.get('tilec')):>7} {_fmt_tflops(im.get('cublas')):>7} "
-                  f"{_fmt_ratio(row['ratios'].get('tilec/cublas')):>6}  {(im.get('tilec') or {}).get('config', '-')}")
+        _print_pairs(f32_rows, "cublas", "cuBLAS", "config", shape_text)
     if overhead:
         m, n, k = OVERHEAD_SHAPE
         print(f"\nhost cost per call, {m}x{n}x{k} f16, back-to-back calls, microseconds "

@@ -231,11 +231,11 @@ STAGE_ALIGN_BYTES = 128
 LAUNCH_ATTR = "tile.launch"
 ALIGNED_ROWS_ATTR = "tile.aligned_rows"
 BULK_MIN_ALIGN = 16
+"""A tensor map needs 16-byte aligned rows (address and row strides): ``tile.aligned_rows >= 16``."""
 CP_ASYNC_MIN_BYTES = 4
 """The smallest ``cp.async`` (4, 8 or 16 bytes)."""
 SYNC_COPY_STAGES = 2
 """Stages of a K loop whose copies can only be element copies (:func:`element_copies_only`)."""
-"""A tensor map needs 16-byte aligned rows (address and row strides): ``tile.aligned_rows >= 16``."""
 
 
 class PipelineError(PassFailedException):
@@ -385,11 +385,7 @@ def element_copies_only(plan: _Plan) -> bool:
     bytes than any ``cp.async`` moves (``0 < tile.aligned_rows < 4``: f16 rows of an odd length).
     ``tile-regalloc`` then copies element by element through registers: the copy has its data in
     shared memory before the next op, so stages beyond double buffering only repeat its code."""
-    for copy in plan.copies:
-        align = _aligned_rows(copy.source)
-        if not 0 < align < CP_ASYNC_MIN_BYTES:
-            return False
-    return True
+    return all(0 < _aligned_rows(copy.source) < CP_ASYNC_MIN_BYTES for copy in plan.copies)
 
 
 def bulk_boxes(plan: _Plan) -> list[BulkBox] | None:

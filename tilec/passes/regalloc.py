@@ -143,6 +143,12 @@ GL_ATTR, DIM_ATTR, STRIDE_ATTR, DTYPE_ATTR, OUTPUT_ATTR = "tile.gl", "tile.dim",
 ALIGNED_ROWS_ATTR = "tile.aligned_rows"
 
 
+_ORDERING_OPS = (t.AsyncWaitOp, t.BarrierOp, t.MbarWaitOp, scf.YieldOp, func.ReturnOp)
+"""Ops before which the deferred stores of async copies are emitted: a wait (the copies of its
+groups must have landed), a barrier, and a block's end. Ops with regions too (their blocks may
+wait)."""
+
+
 def _aligned_rows(fn_name: str, index: int, attrs: DictionaryAttr, ty: GlobalType) -> int:
     """The argument's ``tile.aligned_rows`` in bytes (0 when absent), checked."""
     attr = attrs.data.get(ALIGNED_ROWS_ATTR)
@@ -233,6 +239,9 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
             raise RegallocError(f"@{self.name}: {self.threads} threads per block is not a whole number of warps")
         self.assignment = FragmentAssignment(fn)
         self.vmap: dict[SSAValue, object] = {}
+        self.deferred: list = []
+        """Shared-memory stores of element-path async copies, emitted at the next wait (see
+        :meth:`tilec.passes.regalloc_memory.MemoryLowering.lower_copy_to_shared`)."""
 
     # ------------------------------------------------------------ values
 
@@ -423,10 +432,15 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
         return em.gep(base, pad, IntegerType(8), i32)
 
     def emit_block(self, block: Block) -> None:
+        outer, self.deferred = self.deferred, []
         for op in block.ops:
             self.emit(op)
+        assert not self.deferred, "the block's terminator emits its deferred stores"
+        self.deferred = outer
 
     def emit(self, op: Operation) -> None:
+        if self.deferred and (op.regions or isinstance(op, _ORDERING_OPS)):
+            self.flush_deferred()
         try:
             self._emit(op)
         except (RegallocError, FragmentError) as e:

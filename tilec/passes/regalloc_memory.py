@@ -24,6 +24,13 @@ zero-fill semantics, for any shape and strides.
   or 2..14 for the run that straddles it: cp.async zero-fills the rest);
   otherwise the synchronous element path above (which is one legal schedule
   of an async copy: the data is there before the wait).
+- A view with ``tile.aligned_rows = A`` (checked by the launcher) needs no
+  ``vec_ok``: runs are at most ``A`` bytes wide (cp.async of 4 or 8 bytes
+  for ``A`` = 4, 8) and all inside or all outside the view; below 4 bytes
+  (f16 rows of an odd length) the copy is element by element, and as part
+  of an async copy its stores to shared memory wait for the next wait,
+  barrier or block end (the destination is read only after a wait), so its
+  loads are in flight meanwhile, as a cp.async's would be.
 - ``tile.load`` shared → register operand: ``ldmatrix`` (x4, x2, x1;
   ``.trans`` when the tile's memory rows run across the fragment's register
   pairs) when every 8-element row is contiguous and 16-byte aligned in the
@@ -316,7 +323,19 @@ class MemoryLowering:
                 out.append(em.insert(llvm_fast.frag_load(ptr, elem, None if p is True else em.boolean(p))).results[0])
             return out
 
+        # An element copy that is part of an async copy (rows too narrow for cp.async) lands in shared
+        # memory at the next wait, barrier or block end, not in place: its loads are then in flight
+        # during what comes between (the K loop's mmas), as cp.async's would be. The async copy's
+        # contract allows it: its destination is read only after a wait.
+        defer = is_async and fast is False and active is True
+
         def to_shared(values: list[SSAValue] | SSAValue, s_row, s_col) -> None:
+            if defer:
+                self.deferred.append(lambda: store(values, s_row, s_col))
+            else:
+                store(values, s_row, s_col)
+
+        def store(values: list[SSAValue] | SSAValue, s_row, s_col) -> None:
             if isinstance(values, SSAValue):
                 if shared_vec:
                     em.insert(llvm_fast.frag_store(values, self.shared_ptr(dst, s_row, s_col)))
@@ -397,6 +416,12 @@ class MemoryLowering:
             return []
 
         self.if_then(active, body)
+
+    def flush_deferred(self) -> None:
+        """Emit the deferred shared stores of element-path async copies, in their order."""
+        pending, self.deferred = self.deferred, []
+        for store in pending:
+            store()
 
     def pack_vector(self, values: list[SSAValue], vtype: Attribute) -> SSAValue:
         em = self.em
