@@ -287,6 +287,21 @@ def test_fast_path_streams_and_allocation(gpu, monkeypatch):
     assert gpu.launches[-1]["stream"] == 0x778
 
 
+def test_fast_path_replans_for_other_address_alignment(gpu):
+    """The kernel is specialised for each operand's row alignment, which the address decides too: a
+    prepared call whose address has other low bits goes back to the checked path, which plans (and
+    compiles) the kernel for them, and then prepares that one."""
+    a, b, c = f16(64, 48), f16(48, 32), f16(64, 32)
+    tilec.matmul(a, b, out=c)
+    assert gpu.launches[-1]["name"] == "matmul_f16_nn_f16_a16"
+    shifted = a.offset(8)  # the same shape and strides, 8 bytes on: rows 8-byte aligned
+    tilec.matmul(shifted, b, out=c)
+    assert gpu.launches[-1]["name"] == "matmul_f16_nn_f16_a8_16_16"
+    assert gpu.params[-1][0] == shifted.data_ptr()
+    tilec.matmul(a.offset(16), b, out=c)  # 16-byte aligned again: the a16 kernel
+    assert gpu.launches[-1]["name"] == "matmul_f16_nn_f16_a16"
+
+
 def test_fast_path_with_bias_transposes_and_strides(gpu, monkeypatch):
     w = f16(32, 48)  # N x K: used as w.T (the kernel reads it as its transpose)
     wide = f16(64, 96)

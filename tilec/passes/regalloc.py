@@ -67,7 +67,11 @@ is contiguous (innermost stride 1), starts at a multiple of A bytes and is
 a multiple of A bytes long* (pointer, outer strides and the last extent
 included). The kernel then knows every run of up to A bytes is a vector
 that lies wholly inside or wholly outside the view, drops the prologue
-checks and the element paths, and keeps one bounds predicate per run; the attribute goes onto the pointer
+checks and the element paths, and keeps one bounds predicate per run. It
+moves nothing wider than A bytes (Triton's launcher likewise compiles for
+what it was told): A = 8 or 4 gives 8- or 4-byte ``cp.async``, A below 4
+element copies (whose stores to shared memory wait for the next wait when
+they are part of an async copy). The attribute goes onto the pointer
 parameter (``tile.aligned_rows = A``) so that the launcher checks the facts
 before each launch (:func:`tilec.gl_args.check_aligned_rows`) and refuses a
 view that breaks them. Other arguments are kept. The kernel gets ``tile.registers = N``, the estimated
