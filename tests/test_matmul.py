@@ -35,7 +35,16 @@ from tilec.api import make_context
 from tilec.codegen.ptxas import find_ptxas, kernel_resources
 from tilec.dialects.tile.ops import MatmulOp, YieldOp
 from tilec.gl_args import GlView, expand, gl_params
-from tilec.matmul_config import ALIGNED_CONFIGS, BULK_CONFIG, BULK_MEDIUM_CONFIG, CONFIGS, MatmulConfig, choose_config
+from tilec.matmul_config import (
+    ALIGNED_CONFIGS,
+    ALIGNED_MIN_ROWS,
+    BULK_CONFIG,
+    BULK_MEDIUM_CONFIG,
+    CONFIGS,
+    ELEMENT_ROWS_LARGE,
+    MatmulConfig,
+    choose_config,
+)
 from tilec.runtime import NoDeviceError, has_device
 
 from test_launch_overhead import load_fake_driver
@@ -447,14 +456,16 @@ _ALIGNED_ENTRIES = {**{(size, "sm_80"): c for size, c in ALIGNED_CONFIGS.items()
 
 
 @pytest.mark.parametrize("size,arch", sorted(_ALIGNED_ENTRIES), ids=lambda x: x)
-@pytest.mark.parametrize("align", [16, 8])
+@pytest.mark.parametrize("align", [16, 8, 4])
 def test_every_aligned_config_assembles_without_spills(size, arch, align, ptxas):
     """The aligned f16 table and the sm_90 bulk configs, on their heaviest variant (both operands
     transposed, bias + ReLU, f32 output), for the arch they are chosen for; the table also with rows
-    aligned to 8 bytes (8-byte cp.async), which it is chosen for too (4-byte rows are not: the large
-    entry spills 4 bytes at 255 registers with them)."""
+    aligned to 8 and 4 bytes (8- and 4-byte cp.async), which it is chosen for too (but the large entry
+    for 4-byte rows: it spills 4 bytes at 255 registers with them, ALIGNED_MIN_ROWS)."""
     if align < 16 and size.startswith("bulk"):
-        pytest.skip("bulk tensor copies need 16-byte aligned rows: never chosen for 8")
+        pytest.skip(f"bulk tensor copies need 16-byte aligned rows: never chosen for {align}")
+    if align < ALIGNED_MIN_ROWS.get(size, 0):
+        pytest.skip(f"the {size} entry is not chosen for {align}-byte rows (ALIGNED_MIN_ROWS)")
     spec = mm.MatmulSpec("float16", "float32", transpose_a=True, transpose_b=True, bias_dtype="float32",
                          activation="relu", align=align)
     k = mm.compile_matmul(spec, _ALIGNED_ENTRIES[(size, arch)], arch=arch)
@@ -481,6 +492,35 @@ def test_odd_rows_kernel_means_the_same_in_the_interpreter():
     run(module, fn.sym_name.data, *args, grid=(plan.grid, 1, 1))
     assert not np.isnan(out).any()
     assert _rel_error(out, _reference(a, b, ta, tb, None, None)) < 2e-3
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_element_rows_config_assembles_without_spills(arch, dtype, ptxas):
+    """ELEMENT_ROWS_LARGE on 2-byte rows, heaviest variant (both transposed, bias + ReLU, f32 out)."""
+    spec = mm.MatmulSpec(dtype, "float32", transpose_a=True, transpose_b=True, bias_dtype="float32",
+                         activation="relu", align=(2, 2, 4, 4))
+    k = mm.compile_matmul(spec, ELEMENT_ROWS_LARGE, arch=arch)
+    used = kernel_resources(k.asm["ptx"], arch, ptxas=ptxas)[k.name]
+    assert (used.spill_stores, used.spill_loads, used.stack_frame) == (0, 0, 0), used
+
+
+@pytest.mark.parametrize("m,n,k,align,expected", [
+    (4096, 4096, 4100, 8, "wide"),
+    (4096, 4096, 4098, 4, "wide"),
+    (4096, 4096, 1000, 8, "large"),
+    (4096, 4096, 1002, 4, "general large"),  # ALIGNED_MIN_ROWS
+    (512, 512, 1002, 4, "medium"),
+    (4095, 4095, 4095, 2, "element"),
+    (500, 500, 501, 2, "general small"),
+    (4096, 4096, 4096, 0, "general large"),  # a view without a unit stride
+])
+def test_config_by_row_alignment(m, n, k, align, expected):
+    got = choose_config(m, n, k, "float16", sm_count=132, row_align=align, arch="sm_90")
+    want = {"general large": CONFIGS[("mma", "large")], "general small": CONFIGS[("mma", "small")],
+            "element": ELEMENT_ROWS_LARGE}.get(expected) or ALIGNED_CONFIGS[expected]
+    assert got == want
+    assert not got.bulk and not got.wgmma  # they need 16-byte rows
 
 
 def test_bf16_kernel_and_matmul_kernel_without_gpu():

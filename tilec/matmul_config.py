@@ -20,10 +20,15 @@ number of 16-byte vectors: :func:`tilec.matmul` checks and then compiles the
 kernel with ``tile.aligned_rows = 16``, which has no element paths and
 needs fewer registers) get their own f16/bf16 table, :data:`ALIGNED_CONFIGS`,
 measured on an H100 (``bench/sweep_configs.py``, ``bench/NOTES.md``). So do
-rows of A, B and C aligned to 8 bytes (``tile.aligned_rows = 8``: cp.async
-of 8 bytes, no element paths either; the table assembles without spills,
-``tests/test_matmul.py``; 4-byte rows take the general table), but not the
-bulk copies and warpgroup MMA below, which need 16:
+rows of A, B and C aligned to 8 or 4 bytes (``tile.aligned_rows = 8, 4``:
+cp.async of 8 or 4 bytes, no element paths either; the table assembles
+without spills, ``tests/test_matmul.py``, but for the large entry with
+4-byte rows, which takes the general table), but not the bulk copies and
+warpgroup MMA below, which need 16. Rows of an odd number of f16/bf16
+(element copies) take :data:`ELEMENT_ROWS_LARGE` where the general table
+would take its large tile. H100, ``bench/sweep_configs.py``: 4096x4096x4098
+(4-byte rows of A) 353 TFLOP/s with the wide entry against 210 with the
+general large tile, 4096x4096x2050 313 against 206:
 
 =======  =========================================  ==============================================
 size     config                                     when (and what it measured, f16)
@@ -75,10 +80,13 @@ from dataclasses import dataclass
 MMA_DTYPES = ("float16", "bfloat16")
 FLOAT_DTYPES = ("float16", "bfloat16", "float32")
 DEFAULT_SM_COUNT = 132
-ALIGNED_TABLE_MIN_ROWS = 8
+ALIGNED_TABLE_MIN_ROWS = 4
 """The fewest bytes the rows of A, B and C must be aligned to (``tile.aligned_rows``) for
-:data:`ALIGNED_CONFIGS`: 8-byte rows assemble without spills there; with 4-byte rows (twice the
-cp.async) the large entry spills 4 bytes at 255 registers on its heaviest variant."""
+:data:`ALIGNED_CONFIGS` (every copy a cp.async), but for the entries of :data:`ALIGNED_MIN_ROWS`."""
+ALIGNED_MIN_ROWS = {"large": 8}
+"""Entries of :data:`ALIGNED_CONFIGS` that need wider rows: with 4-byte rows (twice the cp.async of
+8-byte rows) the large entry spills 4 bytes at 255 registers on its heaviest variant; such problems
+take the general table."""
 
 
 def _text(values) -> str:
@@ -229,6 +237,12 @@ CONFIGS: dict[tuple[str, str], MatmulConfig] = {
 }
 """(kind, size) → config; kind is ``mma`` (f16/bf16), ``tf32`` or ``simt`` (f32)."""
 
+ELEMENT_ROWS_LARGE = MatmulConfig(block=(128, 128, 64), warps=(4, 2), stages=3)
+"""f16/bf16 whose rows of A, B or C are aligned to 2 bytes only (an odd number of elements:
+element copies, double buffered by ``tile-pipeline``), the rest aligned, when the grid of large
+tiles fills the SMs. H100 (``bench/sweep_configs.py``): 4095^3 127.5 TFLOP/s against 101.0 for
+the general large tile; 4096x4096x4095 171.5 against 121.8. 204-244 registers, no spills."""
+
 
 def math_kind(dtype: str, allow_tf32: bool = False) -> str:
     """``mma`` for f16/bf16 inputs, ``tf32`` or ``simt`` for f32."""
@@ -274,18 +288,26 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
     if kind == "mma" and aligned and has_bulk_copies(arch) and BULK_CONFIG.grid(m, n) >= sms:
         return BULK_CONFIG
     if kind == "mma" and row_align >= ALIGNED_TABLE_MIN_ROWS:
-        if k >= WIDE_MIN_K and ALIGNED_CONFIGS["wide"].grid(m, n) >= sms:
-            return ALIGNED_CONFIGS["wide"]
-        if ALIGNED_CONFIGS["large"].grid(m, n) >= sms:
-            return ALIGNED_CONFIGS["large"]
-        if m <= 16:
-            return ALIGNED_CONFIGS["decode"]
-        if m <= 128:
-            return ALIGNED_CONFIGS["short"]
-        return BULK_MEDIUM_CONFIG if has_bulk_copies(arch) else ALIGNED_CONFIGS["medium"]
+        size = _aligned_size(m, n, k, sms)
+        if row_align >= ALIGNED_MIN_ROWS.get(size, ALIGNED_TABLE_MIN_ROWS):
+            return BULK_MEDIUM_CONFIG if size == "medium" and aligned and has_bulk_copies(arch) \
+                else ALIGNED_CONFIGS[size]
     large = CONFIGS[(kind, "large")]
     size = "large" if large.grid(m, n) >= sms else "small"
+    if kind == "mma" and 0 < row_align < ALIGNED_TABLE_MIN_ROWS and size == "large":
+        return ELEMENT_ROWS_LARGE
     return CONFIGS[(kind, size)]
 
 
-__all__ = ["ALIGNED_CONFIGS", "ALIGNED_TABLE_MIN_ROWS", "BULK_CONFIG", "BULK_MEDIUM_CONFIG", "WGMMA_CONFIG", "CONFIGS", "DEFAULT_SM_COUNT", "MatmulConfig", "choose_config", "device_sm_count", "has_bulk_copies", "math_kind"]
+def _aligned_size(m: int, n: int, k: int, sms: int) -> str:
+    """The entry of :data:`ALIGNED_CONFIGS` for a problem (see the module docstring)."""
+    if k >= WIDE_MIN_K and ALIGNED_CONFIGS["wide"].grid(m, n) >= sms:
+        return "wide"
+    if ALIGNED_CONFIGS["large"].grid(m, n) >= sms:
+        return "large"
+    if m <= 16:
+        return "decode"
+    return "short" if m <= 128 else "medium"
+
+
+__all__ = ["ALIGNED_CONFIGS", "ALIGNED_MIN_ROWS", "ALIGNED_TABLE_MIN_ROWS", "ELEMENT_ROWS_LARGE", "BULK_CONFIG", "BULK_MEDIUM_CONFIG", "WGMMA_CONFIG", "CONFIGS", "DEFAULT_SM_COUNT", "MatmulConfig", "choose_config", "device_sm_count", "has_bulk_copies", "math_kind"]
