@@ -133,7 +133,7 @@ def test_key_names_the_problem():
     plan = mm.plan_matmul(f16(64, 96).T, f16(32, 64), trans_b=True, bias=np.zeros(32, np.float32),
                           activation="relu", out_dtype="float32")
     key = at.tune_key(plan, "GPU X", False)
-    assert key.text == "GPU X|float16|float32|col/col|bias_f32_relu|mma|96x32x64"
+    assert key.text == "GPU X|float16|float32|col/col|bias_f32_relu|mma|96x32x64|any"  # host arrays
     assert at.tune_key(mm.plan_matmul(f16(8, 8), f16(8, 8)), "G", False).epilogue == "none"
     f32 = np.ones((8, 8), np.float32)
     assert at.tune_key(mm.plan_matmul(f32, f32, allow_tf32=True), "G", True).math == "tf32"
@@ -302,7 +302,7 @@ def test_other_problems_keep_their_records(no_tqdm):
     tilec.autotune(f16(64, 64), f16(64, 64).T, measure=Clock(), progress=False)
     entries = at.read_winners(at.winners_path())
     assert sorted(k.split("|", 3)[3] for k in entries) == [
-        "row/col|none|mma|64x64x64", "row/row|none|mma|64x64x64", "row/row|relu|mma|64x64x64"]
+        "row/col|none|mma|64x64x64|any", "row/row|none|mma|64x64x64|any", "row/row|relu|mma|64x64x64|any"]
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "other format", "bad config", "wrong kind",

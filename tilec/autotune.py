@@ -196,16 +196,20 @@ class TuneKey:
     m: int
     n: int
     k: int
+    rows: str = "any"
+    """The row alignments the kernel is specialised for (:attr:`tilec.matmul.MatmulSpec.rows`):
+    configs need them (bulk copies and the warpgroup MMA 16-byte rows)."""
 
     @property
     def text(self) -> str:
         """The key of the record in the file."""
         return "|".join([self.gpu, self.dtype, self.out_dtype, self.layouts, self.epilogue, self.math,
-                         f"{self.m}x{self.n}x{self.k}"])
+                         f"{self.m}x{self.n}x{self.k}", self.rows])
 
     def fields(self) -> dict[str, Any]:
         return {"gpu": self.gpu, "dtype": self.dtype, "out_dtype": self.out_dtype, "layouts": self.layouts,
-                "epilogue": self.epilogue, "math": self.math, "m": self.m, "n": self.n, "k": self.k}
+                "epilogue": self.epilogue, "math": self.math, "m": self.m, "n": self.n, "k": self.k,
+                "rows": self.rows}
 
 
 def tune_key(plan: Any, gpu: str, allow_tf32: bool) -> TuneKey:
@@ -215,7 +219,7 @@ def tune_key(plan: Any, gpu: str, allow_tf32: bool) -> TuneKey:
     if spec.activation is not None:
         parts.append(spec.activation)
     return TuneKey(gpu, spec.dtype, spec.out_dtype, plan.layouts, "_".join(parts) or "none",
-                   math_kind(spec.dtype, allow_tf32), plan.m, plan.n, plan.k)
+                   math_kind(spec.dtype, allow_tf32), plan.m, plan.n, plan.k, spec.rows)
 
 
 def gpu_name() -> str:

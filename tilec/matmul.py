@@ -169,11 +169,16 @@ class MatmulSpec:
             parts += ["bias", _SHORT[self.bias_dtype]]
         if self.activation is not None:
             parts.append(self.activation)
-        if self.aligned:
-            parts.append(f"a{ALIGN_BYTES}")
-        elif any(self.align):
-            parts.append("a" + "_".join(str(a) for a in self.align))
+        if any(self.align):
+            parts.append(self.rows)
         return "_".join(parts)
+
+    @property
+    def rows(self) -> str:
+        """The row alignments in a name: ``a16`` (all 16 bytes), ``a8_16_16`` (per argument), ``any``."""
+        if self.aligned:
+            return f"a{ALIGN_BYTES}"
+        return "a" + "_".join(str(a) for a in self.align) if any(self.align) else "any"
 
 
 def _ir_type(dtype: str) -> Attribute:
@@ -533,7 +538,10 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
     va = orient(A, m, k, a_strides)
     # op(B) is K x N; the kernel's B without transpose is K x N, with transpose_b N x K
     vb = orient(B, k, n, b_strides)
-    out_align = _row_alignment(out_view) if out_view is not None else _fresh_row_alignment(n, _ITEMSIZE[out_dt])
+    if out_view is not None:
+        out_align = _row_alignment(out_view)
+    else:  # allocated like the inputs: a device array is fresh row-major memory, a numpy one is staged
+        out_align = 0 if _output_like(operands) is None else _fresh_row_alignment(n, _ITEMSIZE[out_dt])
     align = (_row_alignment(va), _row_alignment(vb), out_align)
     if bias_view is not None:
         align += (_row_alignment(bias_view),)
@@ -742,9 +750,9 @@ def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, a
 
 _FAST: dict[tuple, "_FastCall"] = {}
 _FAST_LIMIT = 1024
+"""Prepared calls kept; the dict is emptied when full (a workload has a few shapes, not thousands)."""
 _LOW_MASK = ALIGN_BYTES - 1
 """The address bits that, with the shape and strides in the key, decide a kernel's ``align``."""
-"""Prepared calls kept; the dict is emptied when full (a workload has a few shapes, not thousands)."""
 
 
 def _tensor_key(x: Any) -> tuple | None:

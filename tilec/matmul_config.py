@@ -272,8 +272,8 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
                   transposed: bool = False) -> MatmulConfig:
     """The configuration for an ``M x N x K`` matmul of ``dtype`` inputs (see the module docstring).
 
-    ``row_align``: the smallest ``tile.aligned_rows`` of A, B and C the kernel is specialised for
-    (bytes; ``aligned`` means 16). From :data:`ALIGNED_TABLE_MIN_ROWS` bytes the aligned table applies;
+    ``row_align``: the smallest ``tile.aligned_rows`` of the kernel's arguments (A, B, C and the
+    bias; bytes; ``aligned`` means 16). From :data:`ALIGNED_TABLE_MIN_ROWS` bytes the aligned table applies;
     bulk copies and the warpgroup MMA need 16.
     ``arch``: the target; on sm_90 large aligned problems take bulk tensor copies, and without
     ``transposed`` operands (A stored K x M or B N x K) the warpgroup MMA.

@@ -83,9 +83,10 @@ Choices:
   views promised aligned to fewer bytes than a ``cp.async`` moves
   (``0 < tile.aligned_rows < 4``: f16 rows of an odd length, what
   ``tilec.matmul`` compiles for odd K or N) is copied element by element
-  through registers (``tile-regalloc``): each copy has landed in shared
-  memory before the next op, so deeper stages only repeat the copy's code in
-  the prologue (Triton likewise pipelines only the loads it can make
+  through registers (``tile-regalloc``): the loads issue where the copy is and
+  the stores to shared memory follow at the next wait of the same iteration,
+  so deeper stages give the loads no more time, they only repeat the copy's
+  code in the prologue (Triton likewise pipelines only the loads it can make
   ``cp.async``). Such a loop is double buffered: one barrier per K tile,
   the copy of tile ``i+1`` before the computation on tile ``i``.
 - The kernel's ``tile.launch`` ``smem`` grows by the extra stages; more than
@@ -221,6 +222,7 @@ from tilec.dialects.tile.ops import (
 from tilec.dialects.tile.types import MBAR_WARPS, GlobalType, RegisterType, SharedType, element_bits
 from tilec.layout import ComposedLayout, Layout, Swizzle
 from tilec.layout.bulk import MBARRIER_BYTES, BulkBox, box_layout, choose_box
+from tilec.passes.alignment import aligned_rows_of, element_rows
 
 MAX_STAGES = 9
 """``tile.async_wait N-2`` must fit ``cp.async.wait_group`` (0 .. 7)."""
@@ -229,11 +231,8 @@ STAGE_ALIGN_BYTES = 128
 """Stages start at multiples of this many bytes (cp.async needs 16)."""
 
 LAUNCH_ATTR = "tile.launch"
-ALIGNED_ROWS_ATTR = "tile.aligned_rows"
 BULK_MIN_ALIGN = 16
 """A tensor map needs 16-byte aligned rows (address and row strides): ``tile.aligned_rows >= 16``."""
-CP_ASYNC_MIN_BYTES = 4
-"""The smallest ``cp.async`` (4, 8 or 16 bytes)."""
 SYNC_COPY_STAGES = 2
 """Stages of a K loop whose copies can only be element copies (:func:`element_copies_only`)."""
 
@@ -371,21 +370,12 @@ def _analyze(loop: scf.ForOp) -> _Plan | None:
     return _Plan(loop, copies, allocs, prefix, ops[first], last, slices)
 
 
-def _aligned_rows(view: SSAValue) -> int:
-    """``tile.aligned_rows`` of a kernel argument (0 for anything else)."""
-    owner = view.owner
-    if not isinstance(owner, Block) or not isinstance(fn := owner.parent_op(), func.FuncOp) or fn.arg_attrs is None:
-        return 0
-    attr = fn.arg_attrs.data[view.index].data.get(ALIGNED_ROWS_ATTR)
-    return attr.value.data if isinstance(attr, IntegerAttr) else 0
-
-
 def element_copies_only(plan: _Plan) -> bool:
     """Whether every copy of ``plan`` reads a kernel argument whose rows are promised aligned to fewer
     bytes than any ``cp.async`` moves (``0 < tile.aligned_rows < 4``: f16 rows of an odd length).
-    ``tile-regalloc`` then copies element by element through registers: the copy has its data in
-    shared memory before the next op, so stages beyond double buffering only repeat its code."""
-    return all(0 < _aligned_rows(copy.source) < CP_ASYNC_MIN_BYTES for copy in plan.copies)
+    ``tile-regalloc`` then copies element by element through registers, its data in shared memory by
+    the next wait of the iteration, so stages beyond double buffering only repeat its code."""
+    return all(element_rows(copy.source) for copy in plan.copies)
 
 
 def bulk_boxes(plan: _Plan) -> list[BulkBox] | None:
@@ -398,7 +388,7 @@ def bulk_boxes(plan: _Plan) -> list[BulkBox] | None:
     boxes = []
     for copy in plan.copies:
         tile: SharedType = copy.dest.type
-        if len(tile.dims) != 2 or copy.source.type.rank != 2 or _aligned_rows(copy.source) < BULK_MIN_ALIGN:
+        if len(tile.dims) != 2 or copy.source.type.rank != 2 or aligned_rows_of(copy.source) < BULK_MIN_ALIGN:
             return None
         box = choose_box(tuple(tile.dims), element_bits(tile.element_type) // 8)
         if box is None:

@@ -54,6 +54,7 @@ from tilec.codegen import llvm_fast
 from tilec.dialects.tile.types import element_bits
 from tilec.layout import Layout, right_inverse
 from tilec.layout.int_tuple import flatten, is_tuple
+from tilec.passes.alignment import CP_ASYNC_MIN_BYTES
 from tilec.passes.regalloc_analysis import VectorFragment, known_divisor, known_range
 from tilec.passes.regalloc_emit import Bool, Int
 from tilec.passes.regalloc_fragments import (
@@ -278,11 +279,11 @@ class MemoryLowering:
         tm, tn, active = self.thread_coords(thr, self.threads)
         # runs of `ce` contiguous elements along a row
         ce = min(vn_n, 16 // size)
-        if 4 <= src.aligned_rows < ce * size:  # runs as wide as the promise: cp.async of 4 or 8 bytes
+        if CP_ASYNC_MIN_BYTES <= src.aligned_rows < ce * size:  # runs as wide as the promise: 4- or 8-byte cp.async
             ce = src.aligned_rows // size
         while ce > 1 and vn_n % ce:
             ce //= 2
-        if ce * size < 4:
+        if ce * size < CP_ASYNC_MIN_BYTES:
             ce = 1
         d_origin, d_div = self.shared_origin(dst_old, dst_new)
         shared_vec = (
@@ -292,7 +293,7 @@ class MemoryLowering:
         o_row = em.cast(src_new[0], i64)
         o_col = em.cast(src_new[1], i64)
         fast: Bool = False
-        if ce * size >= 4:  # runs of 4, 8 or 16 bytes: one cp.async or vector access each where allowed
+        if ce * size >= CP_ASYNC_MIN_BYTES:  # runs of 4, 8 or 16 bytes: one cp.async or vector access each
             fast = em.land(self.vec_ok(src, ce), self._origin_aligned(src_old[1], src_new[1], ce))
         runs = []
         for rm in range(reps_m):
@@ -409,7 +410,7 @@ class MemoryLowering:
             return []
 
         def body():
-            if is_async and ce * size >= 4 and (ce == 1 or shared_vec):
+            if is_async and ce * size >= CP_ASYNC_MIN_BYTES and (ce == 1 or shared_vec):
                 self.if_then(fast, async_runs, lambda: sync_runs(False))
             else:
                 sync_runs(True)

@@ -1,0 +1,34 @@
+"""What a kernel argument promises of its rows (``tile.aligned_rows``), for the passes that plan copies.
+
+The promise is checked at launch (:func:`tilec.gl_args.check_aligned_rows`);
+``tile-regalloc`` reads it from the lowered parameters, the passes before it
+from the tile-level function's argument attributes, through here.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Block, SSAValue
+
+ALIGNED_ROWS_ATTR = "tile.aligned_rows"
+
+CP_ASYNC_MIN_BYTES = 4
+"""The smallest ``cp.async`` (4, 8 or 16 bytes): rows promised less are copied element by element."""
+
+
+def aligned_rows_of(view: SSAValue) -> int:
+    """``tile.aligned_rows`` of a kernel argument (0 for anything else, or no promise)."""
+    owner = view.owner
+    if not isinstance(owner, Block) or not isinstance(fn := owner.parent_op(), func.FuncOp) or fn.arg_attrs is None:
+        return 0
+    attr = fn.arg_attrs.data[view.index].data.get(ALIGNED_ROWS_ATTR)
+    return attr.value.data if isinstance(attr, IntegerAttr) else 0
+
+
+def element_rows(view: SSAValue) -> bool:
+    """Whether ``view`` promises rows too narrowly aligned for any ``cp.async`` (``0 < A < 4``)."""
+    return 0 < aligned_rows_of(view) < CP_ASYNC_MIN_BYTES
+
+
+__all__ = ["ALIGNED_ROWS_ATTR", "CP_ASYNC_MIN_BYTES", "aligned_rows_of", "element_rows"]
