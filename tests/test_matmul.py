@@ -455,17 +455,17 @@ _ALIGNED_ENTRIES = {**{(size, "sm_80"): c for size, c in ALIGNED_CONFIGS.items()
                     ("bulk", "sm_90"): BULK_CONFIG, ("bulk-medium", "sm_90"): BULK_MEDIUM_CONFIG}
 
 
-@pytest.mark.parametrize("size,arch", sorted(_ALIGNED_ENTRIES), ids=lambda x: x)
-@pytest.mark.parametrize("align", [16, 8, 4])
+_ALIGNED_CASES = [(size, arch, align) for size, arch in sorted(_ALIGNED_ENTRIES) for align in (16, 8, 4)
+                  if align == 16 or (not size.startswith("bulk") and align >= ALIGNED_MIN_ROWS.get(size, 0))]
+"""Entry, arch and row alignment, as choose_config pairs them: bulk copies only for 16-byte rows,
+the large entry not for 4-byte rows (ALIGNED_MIN_ROWS)."""
+
+
+@pytest.mark.parametrize("size,arch,align", _ALIGNED_CASES, ids=lambda x: str(x))
 def test_every_aligned_config_assembles_without_spills(size, arch, align, ptxas):
     """The aligned f16 table and the sm_90 bulk configs, on their heaviest variant (both operands
-    transposed, bias + ReLU, f32 output), for the arch they are chosen for; the table also with rows
-    aligned to 8 and 4 bytes (8- and 4-byte cp.async), which it is chosen for too (but the large entry
-    for 4-byte rows: it spills 4 bytes at 255 registers with them, ALIGNED_MIN_ROWS)."""
-    if align < 16 and size.startswith("bulk"):
-        pytest.skip(f"bulk tensor copies need 16-byte aligned rows: never chosen for {align}")
-    if align < ALIGNED_MIN_ROWS.get(size, 0):
-        pytest.skip(f"the {size} entry is not chosen for {align}-byte rows (ALIGNED_MIN_ROWS)")
+    transposed, bias + ReLU, f32 output), for the arch and row alignments they are chosen for (the
+    table also for rows of 8 and 4 bytes: 8- and 4-byte cp.async)."""
     spec = mm.MatmulSpec("float16", "float32", transpose_a=True, transpose_b=True, bias_dtype="float32",
                          activation="relu", align=align)
     k = mm.compile_matmul(spec, _ALIGNED_ENTRIES[(size, arch)], arch=arch)
