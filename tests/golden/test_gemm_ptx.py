@@ -1,0 +1,23 @@
+"""The PTX of the GEMM kernels in ``gemm_ptx_cases.CASES`` is byte for byte what was recorded.
+
+Refactors of the passes must not change the code they emit; a change that does on purpose
+rewrites ``gemm_ptx.json`` (``python tests/golden/gemm_ptx_cases.py --write``) and says why.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from gemm_ptx_cases import CASES, GOLDEN, ptx_hash
+
+RECORDED = json.loads(GOLDEN.read_text())
+
+
+def test_every_case_is_recorded():
+    assert sorted(RECORDED) == sorted(CASES)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gemm_ptx_unchanged(name):
+    assert ptx_hash(name) == RECORDED[name], f"the PTX of {name} changed"
