@@ -1,7 +1,7 @@
 """Launching kernels with the gl ABI: one array → pointer, extents, strides.
 
 After ``tile-regalloc`` every ``!tile.gl<T, [d0, ..]>`` argument ``%x`` of a
-kernel is ``1 + 2r`` parameters (see :mod:`tilec.passes.regalloc`)::
+kernel is ``1 + 2r`` parameters (see :mod:`tilec.passes.tile_distribute.kernel`)::
 
     %x            !llvm.ptr<1> {tile.dtype = T, tile.gl = "x" [, tile.output]}
     %x_dim<i>     i64 {tile.gl = "x", tile.dim = i}       extents

@@ -157,7 +157,7 @@ class MatmulConfig:
 
     def pipeline_to(self, last: str = "tile-regalloc") -> str:
         """The same passes, stopping after ``last`` (e.g. fragment level for the CPU interpreter)."""
-        from tilec.passes.pipelines import TileToPTX
+        from tilec.passes.tile_to_ptx import TileToPTX
 
         text = TileToPTX(block=self.block, warps=self.warps, group=self.group, stages=self.stages,
                          tf32=self.tf32, thread_tile=self.thread_tile or (8, 8), bulk=self.bulk,

@@ -27,7 +27,7 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 from tilec.dialects.tile import ops as t
 from tilec.interp import parse_module, run
 from tilec.layout import ComposedLayout, Layout, Swizzle
-from tilec.passes.pipeline import PipelineError, TilePipelinePass, staged_layout
+from tilec.passes.tile_pipeline import PipelineError, TilePipelinePass, staged_layout
 from tilec.passes.registry import PASSES, build_pipeline
 from tilec.api import make_context
 

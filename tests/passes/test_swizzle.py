@@ -13,7 +13,7 @@ from tilec.dialects.tile.ops import AllocOp
 from tilec.interp import parse_module, run_text
 from tilec.layout import ComposedLayout, Layout, Swizzle
 from tilec.passes.registry import get_tilec_passes
-from tilec.passes.swizzle import REPORT_ATTR, TileSwizzlePass
+from tilec.passes.tile_swizzle import REPORT_ATTR, TileSwizzlePass
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from tilec.dialects.tile import ops as t
 from tilec.interp import parse_module, round_bf16, run
 from tilec.layout import Layout
 from tilec.passes.registry import build_pipeline
-from tilec.passes.tiling import TileTilingPass
+from tilec.passes.tile_tiling import TileTilingPass
 from tilec.passes.tiling_config import TilingConfigError, layout_terms, plan_tiling
 from tilec.interp.launch import make_context
 

@@ -1,7 +1,7 @@
 """sm_90 bulk tensor copies (TMA) and ``mbarrier`` objects on lane values, per the PTX ISA.
 
 What ``tile-regalloc`` emits for ``tile.bulk_copy`` and its barriers
-(:mod:`tilec.passes.regalloc_bulk`), for one warp at a time:
+(:mod:`tilec.passes.tile_distribute.bulk`), for one warp at a time:
 
 - ``frag.mbar_init %bar, count``: each active lane makes a barrier at its
   (8-byte aligned) shared address, expecting ``count`` arrivals per phase.

@@ -8,7 +8,7 @@ is a ``@dataclass(frozen=True)`` ``ModulePass`` whose ``name`` ClassVar equals t
 key)::
 
     PASSES = {
-        "tile-tiling": "tilec.passes.tiling:TileTilingPass",
+        "tile-tiling": "tilec.passes.tile_tiling:TileTilingPass",
         ...
     }
 
@@ -63,12 +63,12 @@ from tilec.xdsl_fixes import verify as verify_op
 # --------------------------------------------------------------------------
 
 PASSES: dict[str, str] = {
-    "tile-tiling": "tilec.passes.tiling:TileTilingPass",
+    "tile-tiling": "tilec.passes.tile_tiling:TileTilingPass",
     "tile-to-llvm": "tilec.passes.tile_to_llvm:TileToLLVMPass",
-    "tile-regalloc": "tilec.passes.regalloc:TileRegallocPass",
-    "tile-pipeline": "tilec.passes.pipeline:TilePipelinePass",
-    "tile-swizzle": "tilec.passes.swizzle:TileSwizzlePass",
-    "tile-to-ptx": "tilec.passes.pipelines:TileToPTX",
+    "tile-regalloc": "tilec.passes.tile_distribute.kernel:TileRegallocPass",
+    "tile-pipeline": "tilec.passes.tile_pipeline:TilePipelinePass",
+    "tile-swizzle": "tilec.passes.tile_swizzle:TileSwizzlePass",
+    "tile-to-ptx": "tilec.passes.tile_to_ptx:TileToPTX",
 }
 """tilec passes: name -> ``"module:ClassName"`` of a ``ModulePass`` subclass."""
 

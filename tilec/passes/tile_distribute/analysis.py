@@ -5,7 +5,7 @@
   arguments, ``scf.yield`` operands and results; an mma's accumulator and
   result; the operands and result of elementwise ops and ``tile.map``) form
   one class; each ``tile.mma`` anchors its operands' classes to the A, B and C
-  fragments of its atom (:func:`~tilec.passes.regalloc_fragments.mma_fragment`).
+  fragments of its atom (:func:`~tilec.passes.fragments.mma_fragment`).
   A class without an anchor gets the default fragment; two different anchors
   on one class are an error (a layout conversion would be needed). A register
   vector gets the projection of the fragment of the tile it is broadcast to.
@@ -27,7 +27,7 @@ from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import EXTENT_LIMIT, RegisterType, RegisterVectorType, element_bits
 from tilec.layout import MMA_ATOMS, MMAAtom
-from tilec.passes.regalloc_fragments import (
+from tilec.passes.fragments import (
     WARP,
     Fragment,
     FragmentError,

@@ -8,7 +8,7 @@ from xdsl.dialects.builtin import i64
 from xdsl.ir import Block
 from xdsl.rewriter import InsertPoint
 
-from tilec.passes.regalloc_emit import Emitter
+from tilec.passes.tile_distribute.emit import Emitter
 
 
 def _ops(block: Block) -> list[str]:

@@ -34,8 +34,8 @@ from tilec.dialects import frag
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import element_bits
 from tilec.layout.gmma import Described, GmmaLayoutError, describe
-from tilec.passes.regalloc_memory import RegallocError
-from tilec.passes.regalloc_values import Regs
+from tilec.passes.tile_distribute.memory import RegallocError
+from tilec.passes.tile_distribute.values import Regs
 
 WGMMA_K = 16
 _I8 = IntegerType(8)
@@ -77,7 +77,7 @@ def _bands(layout, dims: tuple[int, int], elem_bytes: int, role: str, band: int,
 
 
 class WgmmaLowering:
-    """Mixin of :class:`tilec.passes.regalloc.KernelLowering`: lowers ``tile.wgmma``."""
+    """Mixin of :class:`tilec.passes.tile_distribute.kernel.KernelLowering`: lowers ``tile.wgmma``."""
 
     def wgmma(self, op: t.WgmmaOp) -> None:
         em = self.em

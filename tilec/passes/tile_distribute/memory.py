@@ -55,9 +55,9 @@ from tilec.dialects.tile.types import element_bits
 from tilec.layout import Layout, right_inverse
 from tilec.layout.int_tuple import flatten, is_tuple
 from tilec.passes.alignment import CP_ASYNC_MIN_BYTES
-from tilec.passes.regalloc_analysis import VectorFragment, known_divisor, known_range
-from tilec.passes.regalloc_emit import Bool, Int
-from tilec.passes.regalloc_fragments import (
+from tilec.passes.tile_distribute.analysis import VectorFragment, known_divisor, known_range
+from tilec.passes.tile_distribute.emit import Bool, Int
+from tilec.passes.fragments import (
     WARP,
     Fragment,
     FragmentError,
@@ -66,7 +66,7 @@ from tilec.passes.regalloc_fragments import (
     linear_fields,
     shared_swizzle,
 )
-from tilec.passes.regalloc_values import GlobalArg, Regs, SharedBuf
+from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf
 
 
 class RegallocError(ValueError):
@@ -78,7 +78,7 @@ def _bytes(t: Attribute) -> int:
 
 
 class MemoryLowering:
-    """Mixin of the lowering driver (:class:`tilec.passes.regalloc.KernelLowering`)."""
+    """Mixin of the lowering driver (:class:`tilec.passes.tile_distribute.kernel.KernelLowering`)."""
 
     # ------------------------------------------------------------ lanes and threads
 

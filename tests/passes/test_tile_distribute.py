@@ -33,8 +33,8 @@ from tilec.codegen.ptx import compile_module
 from tilec.codegen.ptxas import find_ptxas, kernel_resources
 from tilec.dialects import frag
 from tilec.layout import MMA_M16N8K8_TF32, MMA_M16N8K16_F16
-from tilec.passes.regalloc import TileRegallocPass
-from tilec.passes.regalloc_fragments import (
+from tilec.passes.tile_distribute.kernel import TileRegallocPass
+from tilec.passes.fragments import (
     FragmentError,
     check_ldmatrix,
     fma_fragment,
@@ -102,7 +102,7 @@ def _transposed_b(text: str) -> str:
 
 def _pipelined(text: str) -> str:
     try:
-        from tilec.passes.pipeline import TilePipelinePass
+        from tilec.passes.tile_pipeline import TilePipelinePass
     except ImportError as e:  # another pass of the pipeline, built separately
         pytest.skip(f"tile-pipeline is not available: {e}")
     module = _parse(text)
@@ -425,7 +425,7 @@ func.func @rows(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %c: !t
 
 def test_meaning_of_aligned_rows(lanes):
     """Register tiles to and from views with tile.aligned_rows: each run of two f16 moves as one
-    predicated vector or not at all (tests/lit/passes/tile-regalloc/aligned_rows.mlir), which is
+    predicated vector or not at all (tests/lit/passes/tile-distribute/aligned_rows.mlir), which is
     what the tile interpreter does element by element on a view whose window is cut off at
     row 13 and column 24: what lies outside reads as zeros and is never written."""
     from tilec.interp import run
@@ -469,7 +469,7 @@ func.func @narrow(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = ALIGN : i64}, %
 @pytest.mark.parametrize("elem,align,cols", [("f16", 8, 12), ("f16", 4, 14), ("f16", 2, 13), ("f32", 4, 13)])
 def test_meaning_of_narrow_rows(lanes, elem, align, cols):
     """A 16x16 window of a 13 x ``cols`` view with ``tile.aligned_rows = align`` below 16 bytes
-    (tests/lit/passes/tile-regalloc/narrow_rows.mlir): cp.async of ``align`` bytes (one per f32
+    (tests/lit/passes/tile-distribute/narrow_rows.mlir): cp.async of ``align`` bytes (one per f32
     element for 4-byte f32 rows), or element loads for 2, and element stores; the same result as
     the tile interpreter's, zeros outside not written."""
     from tilec.interp import run
@@ -548,7 +548,7 @@ def test_meaning_of_branches_and_shared_staging(m: int, k: int, lanes):
 def test_meaning_of_tiled_transposes(lanes):
     """tile-tiling's program for C = A^T B^T (A stored K x M: ldmatrix .trans for A, plain for B)."""
     try:
-        from tilec.passes.tiling import TileTilingPass
+        from tilec.passes.tile_tiling import TileTilingPass
     except ImportError as e:
         pytest.skip(f"tile-tiling is not available: {e}")
     from tilec.interp import run
@@ -582,9 +582,9 @@ def test_default_pipeline_end_to_end(ptxas: str, lanes):
     """examples/gemm.mlir through tile-tiling (128x128x32, 2x2 warps of 64x64), tile-swizzle and
     tile-pipeline{stages=3}, then tile-regalloc: PTX without spills, and the right numbers."""
     try:
-        from tilec.passes.pipeline import TilePipelinePass
-        from tilec.passes.swizzle import TileSwizzlePass
-        from tilec.passes.tiling import TileTilingPass
+        from tilec.passes.tile_pipeline import TilePipelinePass
+        from tilec.passes.tile_swizzle import TileSwizzlePass
+        from tilec.passes.tile_tiling import TileTilingPass
     except ImportError as e:
         pytest.skip(f"an earlier pass is not available: {e}")
     from tilec.interp import run

@@ -95,7 +95,7 @@ def bulk_alignment(fn) -> dict[Operation, int]:
 
 
 class BulkLowering:
-    """The bulk-copy and barrier ops, for :class:`tilec.passes.regalloc.KernelLowering` (``self.em``, ``self.get``, ``self.tid``, ``self.threads``)."""
+    """The bulk-copy and barrier ops, for :class:`tilec.passes.tile_distribute.kernel.KernelLowering` (``self.em``, ``self.get``, ``self.tid``, ``self.threads``)."""
 
     tensor_maps: dict[tuple[SSAValue, BulkBox], SSAValue]
 

@@ -18,9 +18,9 @@ from xdsl.ir import Attribute, SSAValue
 
 from tilec.dialects.tile.attributes import DYNAMIC
 from tilec.dialects.tile.types import SharedType, element_bits
-from tilec.passes.regalloc_analysis import VectorFragment
-from tilec.passes.regalloc_emit import Int
-from tilec.passes.regalloc_fragments import Fragment
+from tilec.passes.tile_distribute.analysis import VectorFragment
+from tilec.passes.tile_distribute.emit import Int
+from tilec.passes.fragments import Fragment
 
 
 @dataclass(eq=False)

@@ -10,12 +10,12 @@ per-lane registers, ``arith``/``scf``, and the tile dialect's structure ops.
 
 **Fragments.** Every register tile gets the fragment (a TV layout over the 32
 lanes of its warp) of the MMA atom it feeds, built with the layout algebra
-(:mod:`tilec.passes.regalloc_fragments`): the C atom tiled over the
+(:mod:`tilec.passes.fragments`): the C atom tiled over the
 accumulator (32x32 → 2x4 atoms of 16x8, 32 f32 per lane), the A atom over
 the WM x BK operand, the B atom over BK x WN (a K x N tile holds the atom's
 N x K B transposed). Tiles that must agree (loop-carried values, mma
 accumulators, elementwise operands) share one fragment
-(:mod:`tilec.passes.regalloc_analysis`). A tile then is its registers: i32
+(:mod:`tilec.passes.tile_distribute.analysis`). A tile then is its registers: i32
 pairs for 16-bit operands (ThunderKittens' ``rt_base``), one f32 per value
 for accumulators; ``scf.for`` ``iter_args`` are expanded into them.
 
@@ -30,7 +30,7 @@ per (m, n, k) atom; ``tile.copy`` → per-thread 16-byte ``frag.load`` +
 body once per value; ``tile.broadcast`` of a column vector → the values of
 the columns the lane holds (loaded once each, predicated); ``tile.store`` →
 predicated per-lane stores, adjacent columns packed into one 4/8/16-byte
-store. Details of bounds and vectors: :mod:`tilec.passes.regalloc_memory`.
+store. Details of bounds and vectors: :mod:`tilec.passes.tile_distribute.memory`.
 
 **SIMT.** A ``tile.mma`` with atom ``fma_f32`` (and ``tile.thread_tile =
 array<i64: TM, TN>`` from tile-tiling) gives its accumulator the FMA
@@ -116,13 +116,13 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.layout import MMAAtom
-from tilec.passes.regalloc_analysis import (
+from tilec.passes.tile_distribute.analysis import (
     FragmentAssignment,
     VectorFragment,
     estimate_registers,
     mma_atom_of,
 )
-from tilec.passes.regalloc_bulk import (
+from tilec.passes.tile_distribute.bulk import (
     MBAR_BYTES,
     MIN_ALIGNED_ROWS,
     BulkLowering,
@@ -130,11 +130,11 @@ from tilec.passes.regalloc_bulk import (
     bulk_alignment,
     tensor_map_params,
 )
-from tilec.passes.regalloc_emit import Emitter
-from tilec.passes.regalloc_fragments import Fragment, FragmentError
-from tilec.passes.regalloc_memory import MemoryLowering, RegallocError
-from tilec.passes.regalloc_wgmma import WgmmaLowering
-from tilec.passes.regalloc_values import GlobalArg, Regs, SharedBuf
+from tilec.passes.tile_distribute.emit import Emitter
+from tilec.passes.fragments import Fragment, FragmentError
+from tilec.passes.tile_distribute.memory import MemoryLowering, RegallocError
+from tilec.passes.tile_distribute.wgmma import WgmmaLowering
+from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf
 
 LAUNCH_ATTR = "tile.launch"
 REGISTERS_ATTR = "tile.registers"
@@ -245,7 +245,7 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
         self.vmap: dict[SSAValue, object] = {}
         self.deferred: list = []
         """Shared-memory stores of element-path async copies, emitted at the next wait (see
-        :meth:`tilec.passes.regalloc_memory.MemoryLowering.lower_copy_to_shared`)."""
+        :meth:`tilec.passes.tile_distribute.memory.MemoryLowering.lower_copy_to_shared`)."""
 
     # ------------------------------------------------------------ values
 

@@ -19,7 +19,7 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import EXTENT_LIMIT
 from tilec.gl_args import GlView
 from tilec.matmul import MatmulSpec, build_module
-from tilec.passes.regalloc_analysis import known_range
+from tilec.passes.tile_distribute.analysis import known_range
 
 IDX = IndexType()
 

@@ -1,0 +1,1 @@
+"""``tile-distribute``: fragment-typed tile IR → the frag dialect (per-lane registers)."""
