@@ -86,8 +86,8 @@ ARCH = "sm_80"
 def _worker_tilec(repeat: int, align: int = 0) -> dict:
     t0 = time.perf_counter()
     from tilec.api import compile as tilec_compile
-    from tilec.matmul import MatmulSpec, build_module
-    from tilec.matmul_config import MatmulConfig
+    from tilec.kernels.gemm_config import MatmulConfig
+    from tilec.kernels.gemm_ir import MatmulSpec, build_module
 
     t1 = time.perf_counter()
     spec = MatmulSpec("float16", "float16", align=align)
@@ -96,7 +96,7 @@ def _worker_tilec(repeat: int, align: int = 0) -> dict:
     for _ in range(repeat):
         c = _cpu()
         t = time.perf_counter()
-        kernel = tilec_compile(build_module(spec), pipeline=config.pipeline(), arch=ARCH)
+        kernel = tilec_compile(build_module(spec), pipeline=config, arch=ARCH)
         cubin = kernel.cubin()
         times.append(time.perf_counter() - t)
         cpu.append(_cpu() - c)

@@ -8,7 +8,7 @@ What is measured, per shape and dtype (f16 and bf16 in, f32 accumulate, C in
 the inputs' dtype, A and B row-major: A is M x K, B is K x N):
 
 - tilec: ``tilec.matmul(a, b, out=c)`` as users call it (its config is the
-  one ``tilec.matmul_config.choose_config`` picks; ``--autotune`` passes
+  one ``tilec.kernels.gemm_config.choose_config`` picks; ``--autotune`` passes
   ``autotune=True`` where tilec.matmul accepts it);
 - cuBLAS: ``torch.matmul(a, b, out=c)``;
 - Triton: ``bench/triton_matmul.py`` (a plain tiled kernel, small autotune
@@ -246,7 +246,7 @@ def host_overhead(fn: Callable[[], Any], calls: int, repeats: int = 5) -> dict:
 
 def tilec_accepts(keyword: str) -> bool:
     """Whether ``tilec.matmul`` takes ``keyword`` (e.g. ``autotune``, being added elsewhere)."""
-    from tilec.matmul import matmul
+    from tilec.kernels.gemm import matmul
 
     return keyword in inspect.signature(matmul).parameters
 
@@ -263,17 +263,16 @@ def tilec_call(a, b, c, autotune: bool, **kw) -> Callable[[], Any]:
 def tilec_plan_info(a, b, c, autotune: bool, **kw) -> dict:
     """The config that ran (the heuristic's, or the autotuner's remembered choice) and the tensor-core
     instruction in its PTX."""
-    from tilec.matmul import compile_matmul, plan_matmul
+    from tilec.kernels.gemm import autotune as tilec_autotune
+    from tilec.kernels.gemm import compile_matmul, plan_matmul
 
     plan = plan_matmul(a, b, out=c, **kw)
     config = plan.config
     info = {"config": config.describe(), "heuristic_config": config.describe(), "grid": plan.grid,
             "layouts": plan.layouts, "kernel": plan.spec.kernel_name}
     if autotune:
-        try:  # tilec.matmul(autotune=True) asks tilec.autotune.autotune, which remembers its choice
-            import importlib
-
-            config = importlib.import_module("tilec.autotune").autotune(a, b, out=c, **kw).config
+        try:  # tilec.matmul(autotune=True) asks tilec.autotune, which remembers its choice
+            config = tilec_autotune(a, b, out=c, **kw).config
             info["config"], info["grid"] = config.describe(), config.grid(plan.m, plan.n)
         except Exception as e:  # noqa: BLE001 - a report: fall back to saying what we know
             info["config"] = f"autotuned (not read back: {type(e).__name__}: {e})"
@@ -289,7 +288,7 @@ def tilec_plan_info(a, b, c, autotune: bool, **kw) -> dict:
 def tilec_bare_launch(a, b, c) -> Callable[[], Any]:
     """The compiled kernel's own launch with precomputed arguments (no planning), on torch's stream."""
     torch = _torch()
-    from tilec.matmul import compile_matmul, plan_matmul
+    from tilec.kernels.gemm import compile_matmul, plan_matmul
 
     plan = plan_matmul(a, b, out=c)
     kernel = compile_matmul(plan.spec, plan.config)
@@ -306,7 +305,7 @@ def tilec_generic_launch(a, b, c) -> Callable[[], Any]:
     import dataclasses
 
     torch = _torch()
-    from tilec.matmul import compile_matmul, plan_matmul
+    from tilec.kernels.gemm import compile_matmul, plan_matmul
 
     plan = plan_matmul(a, b, out=c)
     if plan.spec.aligned:

@@ -61,7 +61,7 @@ def gpu_rows(n: int) -> list[tuple[str, float]]:
     import torch
 
     import tilec
-    import tilec.matmul as mm
+    import tilec.kernels.gemm as mm
 
     torch.manual_seed(0)
     a = torch.randn(64, 64, device="cuda", dtype=torch.float16)
@@ -142,7 +142,7 @@ def stub_rows(n: int) -> list[tuple[str, float]]:
 
 def _stub_tensor_map_rows(fakes, fake, n: int) -> list[tuple[str, float]]:
     """``CompiledKernel(*args)`` of the bulk-copy kernel (tensor-map parameters): fast and checked path."""
-    import tilec.matmul as mm
+    import tilec.kernels.gemm as mm
 
     a, b, c = fakes.f16(1024, 1024), fakes.f16(1024, 1024), fakes.f16(1024, 1024)
     plan = mm.plan_matmul(a, b, out=c)

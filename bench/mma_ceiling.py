@@ -25,8 +25,9 @@ from xdsl.ir import Block, Region
 from xdsl.rewriter import InsertPoint
 
 import tilec
-from tilec.codegen.llvm_build import offset
 from tilec.dialects import frag, tile
+from tilec.dialects.abi import DTYPE_ATTR, LAUNCH_ATTR, OUTPUT_ATTR
+from tilec.passes.lowering.llvm_build import offset
 from tilec.layout import MMA_M16N8K16_F16
 
 FLOPS_PER_MMA = 2 * 16 * 8 * 16
@@ -68,9 +69,9 @@ def ceiling_kernel(chains: int, block_threads: int) -> ModuleOp:
     b.insert(frag.StoreOp(total, ptr))
     b.insert(func.ReturnOp())
 
-    arg_attrs = ArrayAttr([DictionaryAttr({"tile.dtype": f32, "tile.output": UnitAttr()}), DictionaryAttr({})])
+    arg_attrs = ArrayAttr([DictionaryAttr({DTYPE_ATTR: f32, OUTPUT_ATTR: UnitAttr()}), DictionaryAttr({})])
     fn = func.FuncOp("mma_ceiling", ([out_t, iters_t], []), Region(body), arg_attrs=arg_attrs)
-    fn.attributes["tile.launch"] = tile.LaunchAttr([tile.DYNAMIC, 1, 1], [block_threads, 1, 1], 0)
+    fn.attributes[LAUNCH_ATTR] = tile.LaunchAttr([tile.DYNAMIC, 1, 1], [block_threads, 1, 1], 0)
     return ModuleOp([fn])
 
 

@@ -41,7 +41,7 @@ DEFAULT_CONFIGS = [
 
 def parse_config(text: str):
     """``BMxBNxBK/WMxWN/stages`` → MatmulConfig."""
-    from tilec.matmul_config import MatmulConfig
+    from tilec.kernels.gemm_config import MatmulConfig
 
     base, *flags = text.split("+")
     block, warps, stages = base.split("/")

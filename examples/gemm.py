@@ -21,14 +21,10 @@ import numpy as np
 import tilec
 from tilec.codegen.arch import ACCEPTED_ARCHS
 from tilec.runtime import has_device, no_device_reason
+from tilec.runtime.gl_views import expand
 
 SOURCE = Path(__file__).resolve().parent / "gemm.mlir"
 BLOCK = (128, 128, 32)
-
-
-def gl_args(x: np.ndarray) -> list:
-    """An array as the kernel ABI takes a global view: pointer, extents, strides (elements)."""
-    return [x, *x.shape, *(s // x.itemsize for s in x.strides)]
 
 
 def main() -> int:
@@ -54,7 +50,8 @@ def main() -> int:
     b = rng.standard_normal((k, n)).astype(np.float16)
     c = np.full((m, n), np.nan, np.float16)
     blocks = -(-m // BLOCK[0]) * -(-n // BLOCK[1])
-    kernel(*gl_args(a), *gl_args(b), *gl_args(c), grid=(blocks, 1, 1))
+    # the kernel ABI (tilec/dialects/abi.py): each global view is a pointer, its extents and its strides
+    kernel(*expand(kernel, a, b, c), grid=(blocks, 1, 1))
     ref = a.astype(np.float64) @ b.astype(np.float64)
     error = float(np.linalg.norm(c.astype(np.float64) - ref) / np.linalg.norm(ref))
     print(f"ran {m}x{n}x{k} on the GPU: relative error vs float64 = {error:.2e}, unwritten = {int(np.isnan(c).sum())}")

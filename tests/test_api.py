@@ -177,7 +177,54 @@ def test_unlowered_tile_op_names_op_location_and_pass(tmp_path: Path) -> None:
           func.return
         }
         """))
-    _error(path, "pipeline", "'tile.exp' op at", f"{path}:2:8", "tile-regalloc", "while running pass 'tile-to-llvm'")
+    _error(path, "pipeline", "'tile.exp' op at", f"{path}:2:8", "tile-distribute", "while running pass 'tile-to-llvm'",
+           "no pipeline= was given; the IR is tile ops outside a kernel (no tile.launch), so the pipeline was "
+           "'tile-to-llvm'; pass pipeline=... to choose another")
+
+
+# ---------------------------------------------------------------- the pipeline, by level
+
+
+GEMM = REPO / "examples" / "gemm.mlir"
+BLOCK_LEVEL = REPO / "examples" / "levels" / "gemm_warp_level.mlir"
+
+
+@pytest.mark.parametrize("source,pipeline,level", [
+    (GEMM, "tile-to-ptx", "a whole-problem tile.matmul"),
+    (BLOCK_LEVEL, "tile-swizzle,tile-pipeline,tile-layout,tile-distribute,tile-to-llvm", "a block-level kernel"),
+    (F16, "tile-to-llvm", "fragment level"),
+], ids=["whole-problem", "block", "fragment"])
+def test_the_pipeline_follows_the_level_of_the_ir(source: Path, pipeline: str, level: str) -> None:
+    from tilec.api import Pipeline, make_context, pipeline_for
+    from tilec.tools.tile_opt import LocatingParser
+
+    chosen, why = pipeline_for(LocatingParser(make_context(), source.read_text(), str(source)).parse_module())
+    assert chosen == pipeline and why.startswith(level)
+    k = tilec.compile(source, arch="sm_80", cache=False)
+    assert k.pipeline == f"{Pipeline.of(pipeline).key} opt_level=3"
+    assert k.asm["ptx"] == tilec.compile(source, arch="sm_80", pipeline=pipeline, cache=False).asm["ptx"]
+
+
+def test_llvm_level_ir_runs_no_pass() -> None:
+    from tilec.api import _run_pipeline, make_context, pipeline_for
+    from tilec.tools.tile_opt import LocatingParser
+
+    ctx = make_context()
+    module = LocatingParser(ctx, F16.read_text(), str(F16)).parse_module()
+    _run_pipeline(ctx, module, "tile-to-llvm", str(F16), False)
+    assert pipeline_for(module) == ("", "llvm dialect")
+    k = tilec.compile(str(module), arch="sm_80", cache=False)
+    assert k.pipeline == "opt_level=3"
+    assert k.asm["ptx"] == tilec.compile(F16, arch="sm_80", cache=False).asm["ptx"]
+
+
+def test_a_chosen_pipeline_that_fails_says_how_to_choose_another() -> None:
+    # math.cos has no lowering to llvm: the epilogue verifies, the pipeline fails
+    bad = GEMM.read_text().replace("%h = arith.truncf %acc : f32 to f16",
+                                   "%cos = math.cos %acc : f32\n    %h = arith.truncf %cos : f32 to f16")
+    _error(bad, "pipeline", "'math.cos' op at <source>:12:12", "while running pass 'tile-to-ptx'",
+           "<source>: note: no pipeline= was given; the IR is a whole-problem tile.matmul, so the pipeline was "
+           "'tile-to-ptx'; pass pipeline=... to choose another", cache=False)
 
 
 def test_bad_pipeline() -> None:
@@ -224,6 +271,28 @@ def test_launch_without_gpu_raises_no_device(f16: CompiledKernel) -> None:
     with pytest.raises(NoDeviceError, match="no CUDA device"):
         f16(np.ones((16, 16), np.float16), np.ones((8, 16), np.float16), d)
     assert "cubin" not in f16.asm  # nothing was built for a launch that cannot happen
+
+
+def test_reading_the_cubin_builds_it() -> None:
+    needs_ptxas()
+    k = tilec.compile(F16, arch="sm_90", cache=False)
+    assert "cubin" not in k.asm and k.asm.get("cubin") is None  # asking does not build
+    cubin = k.asm["cubin"]
+    assert cubin[:4] == b"\x7fELF" and "cubin" in k.asm and k.cubin() is cubin
+    with pytest.raises(KeyError):
+        k.asm["sass"]
+
+
+def test_reading_the_cubin_without_ptxas_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tilec.runtime import PtxasError, jit
+
+    if has_device():
+        pytest.skip("on a GPU the driver builds the cubin")
+    monkeypatch.setattr(jit, "find_ptxas", lambda: None)
+    k = tilec.compile(F16, arch="sm_90", cache=False)
+    with pytest.raises(PtxasError, match="ptxas not found: put it on PATH"):
+        k.asm["cubin"]
+    assert "cubin" not in k.asm
 
 
 def test_dynamic_grid_must_be_given() -> None:

@@ -1,5 +1,8 @@
 """tilec.autotune: candidates, the winners file, the choice, the progress bar; and one GPU run.
 
+The shared tuner is :mod:`tilec.kernels.autotune`; the GEMM's candidates are
+:mod:`tilec.kernels.gemm_config`, its key and measure :mod:`tilec.kernels.gemm_tune`.
+
 Without a GPU, :func:`tilec.autotune` runs with ``measure=`` (a function
 config -> seconds standing in for compile + check + CUDA-event timing), on
 numpy arrays (only their shapes and dtypes matter then); the GPU test at
@@ -17,9 +20,11 @@ import numpy as np
 import pytest
 
 import tilec
-import tilec.autotune as at
-import tilec.matmul as mm
-from tilec.matmul_config import CONFIGS, MatmulConfig
+import tilec.kernels.autotune as at
+import tilec.kernels.gemm as mm
+import tilec.kernels.gemm_config as gc
+import tilec.kernels.gemm_tune as gt
+from tilec.kernels.gemm_config import CONFIGS, MatmulConfig
 from tilec.runtime import NoDeviceError, has_device, no_device_reason
 
 
@@ -63,33 +68,33 @@ LARGE, SMALL = CONFIGS[("mma", "large")], CONFIGS[("mma", "small")]
 
 
 def test_candidate_sets_are_valid_configs_of_their_kind():
-    for dtype, tf32, pool in (("float16", False, at.MMA_CANDIDATES), ("float32", True, at.TF32_CANDIDATES),
-                              ("float32", False, at.SIMT_CANDIDATES)):
+    for dtype, tf32, pool in (("float16", False, gc.MMA_CANDIDATES), ("float32", True, gc.TF32_CANDIDATES),
+                              ("float32", False, gc.SIMT_CANDIDATES)):
         assert len(set(pool)) == len(pool) >= 5
         for c in pool:
-            mm._check_config(c, dtype, tf32)
-            assert at.config_kind(c) == at.math_kind(dtype, tf32)
-            assert at.shared_memory_bytes(c, dtype) <= at.SMEM_LIMIT
+            gc.check_config(c, dtype, tf32)
+            assert gc.config_kind(c) == gc.math_kind(dtype, tf32)
+            assert gc.shared_memory_bytes(c, dtype) <= gc.SMEM_LIMIT
     # the heuristic's table entries are candidates too
-    assert {LARGE, SMALL} <= set(at.MMA_CANDIDATES)
-    assert {CONFIGS[("tf32", "large")], CONFIGS[("tf32", "small")]} <= set(at.TF32_CANDIDATES)
-    assert {CONFIGS[("simt", "large")], CONFIGS[("simt", "small")]} <= set(at.SIMT_CANDIDATES)
+    assert {LARGE, SMALL} <= set(gc.MMA_CANDIDATES)
+    assert {CONFIGS[("tf32", "large")], CONFIGS[("tf32", "small")]} <= set(gc.TF32_CANDIDATES)
+    assert {CONFIGS[("simt", "large")], CONFIGS[("simt", "small")]} <= set(gc.SIMT_CANDIDATES)
 
 
 def test_bulk_candidates_on_sm_90_with_aligned_operands():
-    with_bulk = at.candidates("float16", 4096, 4096, 4096, smem_limit=at.SMEM_LIMIT, bulk=True)
-    assert with_bulk == list(at.MMA_CANDIDATES) + list(at.BULK_CANDIDATES)
-    assert all(c.bulk for c in at.BULK_CANDIDATES) and any(not c.release for c in at.BULK_CANDIDATES)
+    with_bulk = gc.candidates("float16", 4096, 4096, 4096, smem_limit=gc.SMEM_LIMIT, bulk=True)
+    assert with_bulk == list(gc.MMA_CANDIDATES) + list(gc.BULK_CANDIDATES)
+    assert all(c.bulk for c in gc.BULK_CANDIDATES) and any(not c.release for c in gc.BULK_CANDIDATES)
     # f32 has no bulk configurations; a small problem keeps the small bulk tiles only
-    assert at.candidates("float32", 4096, 4096, 4096, smem_limit=at.SMEM_LIMIT, bulk=True) == list(at.SIMT_CANDIDATES)
-    small = [c for c in at.candidates("float16", 64, 64, 64, smem_limit=at.SMEM_LIMIT, bulk=True) if c.bulk]
+    assert gc.candidates("float32", 4096, 4096, 4096, smem_limit=gc.SMEM_LIMIT, bulk=True) == list(gc.SIMT_CANDIDATES)
+    small = [c for c in gc.candidates("float16", 64, 64, 64, smem_limit=gc.SMEM_LIMIT, bulk=True) if c.bulk]
     assert small and all(c.block[:2] == (64, 64) for c in small)
 
 
-@pytest.mark.parametrize("config", at.BULK_CANDIDATES, ids=lambda c: c.describe())
+@pytest.mark.parametrize("config", gc.BULK_CANDIDATES, ids=lambda c: c.describe())
 def test_bulk_candidates_assemble_without_spills(config):
     from tilec.codegen.ptxas import find_ptxas, kernel_resources
-    from tilec.matmul import MatmulSpec, compile_matmul
+    from tilec.kernels.gemm import MatmulSpec, compile_matmul
 
     if find_ptxas() is None:
         pytest.skip("ptxas is not installed (pip install -e '.[test]' brings it)")
@@ -101,29 +106,29 @@ def test_bulk_candidates_assemble_without_spills(config):
 
 
 def test_candidates_drop_what_cannot_fit_or_is_too_big():
-    assert at.candidates("float16", 512, 512, 512, smem_limit=at.SMEM_LIMIT) == list(at.MMA_CANDIDATES)
-    assert at.candidates("bfloat16", 4096, 4096, 4096, smem_limit=at.SMEM_LIMIT) == list(at.MMA_CANDIDATES)
-    tiny = at.candidates("float16", 17, 33, 65, smem_limit=at.SMEM_LIMIT)
+    assert gc.candidates("float16", 512, 512, 512, smem_limit=gc.SMEM_LIMIT) == list(gc.MMA_CANDIDATES)
+    assert gc.candidates("bfloat16", 4096, 4096, 4096, smem_limit=gc.SMEM_LIMIT) == list(gc.MMA_CANDIDATES)
+    tiny = gc.candidates("float16", 17, 33, 65, smem_limit=gc.SMEM_LIMIT)
     assert tiny and all(c.block[:2] == (64, 64) for c in tiny) and SMALL in tiny
-    assert all(c.block[2] == 32 for c in at.candidates("float16", 1, 1, 1, smem_limit=at.SMEM_LIMIT))
+    assert all(c.block[2] == 32 for c in gc.candidates("float16", 1, 1, 1, smem_limit=gc.SMEM_LIMIT))
     # a short K keeps wide tiles but not deep ones
-    assert all(c.block[2] == 32 for c in at.candidates("float16", 4096, 4096, 16, smem_limit=at.SMEM_LIMIT))
+    assert all(c.block[2] == 32 for c in gc.candidates("float16", 4096, 4096, 16, smem_limit=gc.SMEM_LIMIT))
     # shared memory: 48 KB leaves only the tiles whose stages fit
-    fits = at.candidates("float16", 4096, 4096, 4096, smem_limit=48 * 1024)
-    assert fits and all(at.shared_memory_bytes(c, "float16") <= 48 * 1024 for c in fits)
-    assert LARGE not in fits and at.shared_memory_bytes(LARGE, "float16") == 64 * 1024
-    assert at.candidates("float32", 2048, 2048, 2048, allow_tf32=True, smem_limit=at.SMEM_LIMIT) == \
-        list(at.TF32_CANDIDATES)
-    assert at.candidates("float32", 2048, 2048, 2048, smem_limit=at.SMEM_LIMIT) == list(at.SIMT_CANDIDATES)
+    fits = gc.candidates("float16", 4096, 4096, 4096, smem_limit=48 * 1024)
+    assert fits and all(gc.shared_memory_bytes(c, "float16") <= 48 * 1024 for c in fits)
+    assert LARGE not in fits and gc.shared_memory_bytes(LARGE, "float16") == 64 * 1024
+    assert gc.candidates("float32", 2048, 2048, 2048, allow_tf32=True, smem_limit=gc.SMEM_LIMIT) == \
+        list(gc.TF32_CANDIDATES)
+    assert gc.candidates("float32", 2048, 2048, 2048, smem_limit=gc.SMEM_LIMIT) == list(gc.SIMT_CANDIDATES)
     with pytest.raises(ValueError, match="no matmul for inputs of dtype int8"):
-        at.candidates("int8", 8, 8, 8)
+        gc.candidates("int8", 8, 8, 8)
 
 
 def test_the_heuristic_comes_first():
     plan = mm.plan_matmul(f16(1000, 64), f16(64, 1000), sm_count=132)
     assert plan.config == SMALL
-    found = at.candidates_for(plan, False, at.SMEM_LIMIT)
-    assert found[0] == SMALL and found.count(SMALL) == 1 and len(found) == len(at.MMA_CANDIDATES)
+    found = gt.candidates_for(plan, False, gc.SMEM_LIMIT)
+    assert found[0] == SMALL and found.count(SMALL) == 1 and len(found) == len(gc.MMA_CANDIDATES)
 
 
 # ---------------------------------------------------------------- keys and the file format
@@ -132,19 +137,19 @@ def test_the_heuristic_comes_first():
 def test_key_names_the_problem():
     plan = mm.plan_matmul(f16(64, 96).T, f16(32, 64), trans_b=True, bias=np.zeros(32, np.float32),
                           activation="relu", out_dtype="float32")
-    key = at.tune_key(plan, "GPU X", False)
+    key = gt.tune_key(plan, "GPU X", False)
     assert key.text == "GPU X|float16|float32|col/col|bias_f32_relu|mma|96x32x64|any"  # host arrays
-    assert at.tune_key(mm.plan_matmul(f16(8, 8), f16(8, 8)), "G", False).epilogue == "none"
+    assert gt.tune_key(mm.plan_matmul(f16(8, 8), f16(8, 8)), "G", False).epilogue == "none"
     f32 = np.ones((8, 8), np.float32)
-    assert at.tune_key(mm.plan_matmul(f32, f32, allow_tf32=True), "G", True).math == "tf32"
-    assert at.tune_key(mm.plan_matmul(f32, f32), "G", False).math == "simt"
+    assert gt.tune_key(mm.plan_matmul(f32, f32, allow_tf32=True), "G", True).math == "tf32"
+    assert gt.tune_key(mm.plan_matmul(f32, f32), "G", False).math == "simt"
 
 
 def test_config_json_round_trip_and_validation():
-    for c in (*at.MMA_CANDIDATES, *at.TF32_CANDIDATES, *at.SIMT_CANDIDATES):
-        data = json.loads(json.dumps(at.config_to_json(c)))
-        assert at.config_from_json(data) == c
-    good = at.config_to_json(LARGE)
+    for c in (*gc.MMA_CANDIDATES, *gc.TF32_CANDIDATES, *gc.SIMT_CANDIDATES):
+        data = json.loads(json.dumps(gc.config_to_json(c)))
+        assert gc.config_from_json(data) == c
+    good = gc.config_to_json(LARGE)
     bad = [
         None, [], {**good, "extra": 1}, {k: v for k, v in good.items() if k != "stages"},
         {**good, "block": [128, 128]}, {**good, "block": [128, 128, "32"]}, {**good, "block": [128, 128, 0]},
@@ -153,14 +158,56 @@ def test_config_json_round_trip_and_validation():
     ]
     for data in bad:
         with pytest.raises(ValueError):
-            at.config_from_json(data)
+            gc.config_from_json(data)
+
+
+def test_config_json_keeps_bulk_copies():
+    """Bulk, release and wgmma are written where they differ from the default (before, a bulk winner
+    read back as its cp.async twin); records of other configs keep their six fields."""
+    for c in (*gc.BULK_CANDIDATES, gc.WGMMA_CONFIG):
+        assert gc.config_from_json(json.loads(json.dumps(gc.config_to_json(c)))) == c
+    assert gc.config_to_json(gc.BULK_CONFIG)["release"] is False and gc.config_to_json(gc.WGMMA_CONFIG)["wgmma"]
+    assert set(gc.config_to_json(LARGE)) == {"block", "warps", "stages", "group", "tf32", "thread_tile"}
+    with pytest.raises(ValueError):
+        gc.config_from_json({**gc.config_to_json(LARGE), "bulk": 1})
+
+
+def test_the_shared_tuner_knows_no_gemm(tmp_path, no_tqdm):
+    """Another family (configs are ints) tunes through the same memory, file and progress bar."""
+
+    class Key:
+        text = "toy|64"
+
+        def fields(self):
+            return {"n": 64}
+
+    measured = []
+
+    def measure(config):
+        measured.append(config)
+        if config == 2:
+            raise at.SkipCandidate("not for 64")
+        return 1e-6 * (1 + abs(config - 3))
+
+    def problem(candidates=(1, 2, 3, 4)):
+        return at.Problem(family="toy", key=Key(), candidates=lambda: candidates, measure=lambda: measure,
+                          to_json=lambda c: {"n": c}, from_json=lambda d: d["n"], title="toy")
+
+    r = at.tune(problem(), progress=False)
+    assert (r.config, r.source, r.path) == (3, "timed", at.winners_path("toy")) and measured == [1, 2, 3, 4]
+    assert r.timings[1].note == "not for 64"
+    assert at.read_winners(r.path)["toy|64"]["config"] == {"n": 3}
+    assert at.tune(problem(), progress=False).source == "memory"
+    at.forget()
+    assert at.tune(problem(), progress=False).source == "disk" and len(measured) == 4
+    assert at.tune(problem((4,)), progress=False, retune=True).config == 4
 
 
 # ---------------------------------------------------------------- the choice
 
 
 def test_select_takes_the_fastest_and_notes_the_skipped(no_tqdm):
-    a, b, c, d = at.MMA_CANDIDATES[:4]
+    a, b, c, d = gc.MMA_CANDIDATES[:4]
     clock = Clock({a.describe(): 3e-5, b.describe(): 2e-5, c.describe(): at.SkipCandidate("does not compile: x"),
                    d.describe(): float("nan")})
     winner, timings = at.select([a, b, c, d], clock, progress=False)
@@ -174,7 +221,7 @@ def test_select_takes_the_fastest_and_notes_the_skipped(no_tqdm):
 
 
 def test_progress_line_on_stderr(capsys, no_tqdm):
-    configs = list(at.MMA_CANDIDATES[:3])
+    configs = list(gc.MMA_CANDIDATES[:3])
     at.select(configs, Clock({configs[1].describe(): 5e-6}, default=1e-5), progress=True, title="tune X")
     err = capsys.readouterr().err
     assert "\r" in err and err.endswith("\n") and err.count("\n") == 1
@@ -202,7 +249,7 @@ def test_progress_uses_tqdm_when_installed(monkeypatch, capsys):
             self.closed = True
 
     monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=FakeTqdm))
-    at.select(list(at.MMA_CANDIDATES[:2]), Clock(), progress=True, title="tune Y")
+    at.select(list(gc.MMA_CANDIDATES[:2]), Clock(), progress=True, title="tune Y")
     (bar,) = made
     assert (bar.total, bar.desc, bar.updates, bar.closed) == (2, "tune Y", 2, True)
     assert bar.postfix[-1].startswith("best ") and capsys.readouterr().err == ""
@@ -259,15 +306,15 @@ def test_reference_error_against_float64():
     a, b = f16(40, 24), f16(24, 16)
     bias = np.linspace(-1, 1, 16).astype(np.float32)
     exact = np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0)
-    assert at.reference_error(exact.astype(np.float16), a, b, bias=bias, activation="relu") < 1e-3
-    assert at.reference_error(exact.astype(np.float16), a.T.copy(), b, trans_a=True, bias=bias,
+    assert gt.reference_error(exact.astype(np.float16), a, b, bias=bias, activation="relu") < 1e-3
+    assert gt.reference_error(exact.astype(np.float16), a.T.copy(), b, trans_a=True, bias=bias,
                               activation="relu") < 1e-3
     wrong = exact.copy()
     wrong[-1, 3] += 10  # the last rows are checked too
-    assert at.reference_error(wrong, a, b, bias=bias, activation="relu") > 1e-2
+    assert gt.reference_error(wrong, a, b, bias=bias, activation="relu") > 1e-2
     poisoned = exact.copy()
     poisoned[0, 0] = np.nan
-    assert not at.reference_error(poisoned, a, b, bias=bias, activation="relu") <= 1.0
+    assert not gt.reference_error(poisoned, a, b, bias=bias, activation="relu") <= 1.0
 
 
 # ---------------------------------------------------------------- autotune() and the file
@@ -275,17 +322,17 @@ def test_reference_error_against_float64():
 
 def test_autotune_times_stores_and_remembers(cache_dir, no_tqdm):
     a, b = f16(512, 256), f16(256, 512)
-    clock = Clock({at.MMA_CANDIDATES[4].describe(): 1e-6})
+    clock = Clock({gc.MMA_CANDIDATES[4].describe(): 1e-6})
     r = tilec.autotune(a, b, measure=clock, progress=False)
-    assert r.source == "timed" and r.config == at.MMA_CANDIDATES[4]
-    assert len(clock.calls) == len(r.timings) == len(at.MMA_CANDIDATES)
-    assert r.path == cache_dir / "autotune" / "matmul.json" == at.winners_path()
+    assert r.source == "timed" and r.config == gc.MMA_CANDIDATES[4]
+    assert len(clock.calls) == len(r.timings) == len(gc.MMA_CANDIDATES)
+    assert r.path == cache_dir / "autotune" / "matmul.json" == gt.winners_path()
     data = json.loads(r.path.read_text())
     assert data["format"] == at.FORMAT and list(data["entries"]) == [r.key.text]
     record = data["entries"][r.key.text]
-    assert record["config"] == at.config_to_json(at.MMA_CANDIDATES[4]) and record["seconds"] == 1e-6
+    assert record["config"] == gc.config_to_json(gc.MMA_CANDIDATES[4]) and record["seconds"] == 1e-6
     assert {k: record[k] for k in r.key.fields()} == r.key.fields() and record["candidates"] == 9
-    assert r.key.gpu == at.gpu_name()
+    assert r.key.gpu == gt.gpu_name()
 
     again = tilec.autotune(a, b, measure=clock, progress=False)  # remembered in this process
     assert (again.source, again.config, len(clock.calls)) == ("memory", r.config, 9)
@@ -300,7 +347,7 @@ def test_other_problems_keep_their_records(no_tqdm):
     tilec.autotune(f16(64, 64), f16(64, 64), measure=Clock(), progress=False)
     tilec.autotune(f16(64, 64), f16(64, 64), measure=Clock(), progress=False, activation="relu")
     tilec.autotune(f16(64, 64), f16(64, 64).T, measure=Clock(), progress=False)
-    entries = at.read_winners(at.winners_path())
+    entries = at.read_winners(gt.winners_path())
     assert sorted(k.split("|", 3)[3] for k in entries) == [
         "row/col|none|mma|64x64x64|any", "row/row|none|mma|64x64x64|any", "row/row|relu|mma|64x64x64|any"]
 
@@ -323,11 +370,11 @@ def test_a_damaged_record_is_ignored_and_rewritten(damage, no_tqdm):
         if damage == "bad config":
             record["config"]["block"] = [128, 128, 0]
         elif damage == "wrong kind":
-            record["config"] = at.config_to_json(CONFIGS[("simt", "small")])
+            record["config"] = gc.config_to_json(CONFIGS[("simt", "small")])
         elif damage == "wrong key fields":
             record["m"] = 4096
         elif damage == "too much shared memory":
-            record["config"] = at.config_to_json(MatmulConfig((256, 256, 64), (4, 2), 8))
+            record["config"] = gc.config_to_json(MatmulConfig((256, 256, 64), (4, 2), 8))
         elif damage == "not a dict":
             data["entries"][key] = [1, 2, 3]
         path.write_text(json.dumps(data))
@@ -335,14 +382,14 @@ def test_a_damaged_record_is_ignored_and_rewritten(damage, no_tqdm):
     clock = Clock({LARGE.describe(): 1e-6})
     r = tilec.autotune(a, b, measure=clock, progress=False)
     assert r.source == "timed" and r.config == LARGE and len(clock.calls) > 1
-    assert at.read_winners(path)[key]["config"] == at.config_to_json(LARGE)
+    assert at.read_winners(path)[key]["config"] == gc.config_to_json(LARGE)
 
 
 def test_given_candidates_are_checked(no_tqdm):
     a, b = f16(64, 64), f16(64, 64)
     clock = Clock()
-    r = tilec.autotune(a, b, candidates=[SMALL, at.MMA_CANDIDATES[7]], measure=clock, progress=False)
-    assert clock.calls == [SMALL, at.MMA_CANDIDATES[7]] and r.config == SMALL
+    r = tilec.autotune(a, b, candidates=[SMALL, gc.MMA_CANDIDATES[7]], measure=clock, progress=False)
+    assert clock.calls == [SMALL, gc.MMA_CANDIDATES[7]] and r.config == SMALL
     with pytest.raises(ValueError, match="is for float32 inputs, a and b are float16"):
         tilec.autotune(a, b, candidates=[CONFIGS[("simt", "small")]], measure=clock, progress=False, retune=True)
     f32 = np.ones((8, 8), np.float32)
@@ -358,7 +405,7 @@ def test_given_candidates_are_checked(no_tqdm):
 
 def test_an_empty_problem_needs_no_tuning():
     r = tilec.autotune(f16(0, 8), f16(8, 8), measure=Clock(), progress=False)
-    assert r.source == "trivial" and r.config == SMALL and not at.winners_path().exists()
+    assert r.source == "trivial" and r.config == SMALL and not gt.winners_path().exists()
 
 
 @pytest.mark.skipif(has_device(), reason="checks the no-GPU path")
@@ -369,10 +416,10 @@ def test_without_a_gpu_autotune_needs_a_measure():
         tilec.matmul(f16(8, 8), f16(8, 8), autotune=True)
 
 
-def test_tilec_autotune_is_the_module_and_the_function():
+def test_tilec_autotune_is_the_gemm_function():
     import inspect
 
-    assert tilec.autotune is sys.modules["tilec.autotune"] is at and callable(tilec.autotune)
+    assert tilec.autotune is mm.autotune and "tilec.autotune" not in sys.modules
     assert "candidates" in inspect.signature(tilec.autotune).parameters
     assert "autotune" in tilec.__all__
     with pytest.raises(ValueError, match="pass config= or autotune=True, not both"):
@@ -401,15 +448,15 @@ def test_matmul_autotune_uses_the_winner_once(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", lo.fake_torch())
     driver._reset_for_tests()
     mm.clear_cache()
-    winner = at.MMA_CANDIDATES[7]  # 64x64x32, 4 stages: not what the heuristic picks
+    winner = gc.MMA_CANDIDATES[7]  # 64x64x32, 4 stages: not what the heuristic picks
     tuned = []
 
     def fake_autotune(a, b, **kwargs):
         tuned.append(kwargs)
         plan = mm.plan_matmul(a, b, out=kwargs["out"])
-        return at.TuneResult(winner, at.tune_key(plan, "Fake GPU", False), "timed")
+        return at.TuneResult(winner, gt.tune_key(plan, "Fake GPU", False), "timed")
 
-    monkeypatch.setattr(at, "autotune", fake_autotune)
+    monkeypatch.setattr(mm, "autotune", fake_autotune)
     try:
         a, b = lo.f16(100, 64), lo.f16(64, 130)
         for _ in range(3):
@@ -437,7 +484,7 @@ def test_autotune_512_f16_on_the_gpu(capsys):
     a = torch.randn(512, 512, device="cuda", dtype=torch.float16)
     b = torch.randn(512, 512, device="cuda", dtype=torch.float16)
     out = torch.full((512, 512), float("nan"), device="cuda", dtype=torch.float16)
-    pair = [at.MMA_CANDIDATES[0], at.MMA_CANDIDATES[6]]  # 128x128x32 4 stages, 64x64x32 3 stages
+    pair = [gc.MMA_CANDIDATES[0], gc.MMA_CANDIDATES[6]]  # 128x128x32 4 stages, 64x64x32 3 stages
     r = tilec.autotune(a, b, out=out, candidates=pair, reps=10, progress=True)
     print(f"\n{r.key.text}: {[(t.config.describe(), t.seconds, t.note) for t in r.timings]}")
     assert r.source == "timed" and r.config in pair and r.key.gpu == torch.cuda.get_device_name()
@@ -456,5 +503,5 @@ def test_autotune_512_f16_on_the_gpu(capsys):
         assert err < 1e-2, f"{use}: relative error {err:.2e}"
     at.forget()
     assert tilec.autotune(a, b, out=out, progress=False).source == "disk"
-    record = at.read_winners(at.winners_path())[r.key.text]
-    assert at.config_from_json(record["config"]) == r.config and record["candidates"] == 2
+    record = at.read_winners(gt.winners_path())[r.key.text]
+    assert gc.config_from_json(record["config"]) == r.config and record["candidates"] == 2

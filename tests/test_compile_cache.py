@@ -16,8 +16,8 @@ import tilec
 from tilec import api, compile_cache
 from tilec.api import CompilationError
 from tilec.compile_cache import compile_key
-from tilec.matmul import MatmulSpec, build_module
-from tilec.matmul_config import MatmulConfig
+from tilec.kernels.gemm import MatmulSpec, build_module
+from tilec.kernels.gemm_config import MatmulConfig
 from tilec.passes import registry
 from tilec.runtime import CubinCache
 
@@ -72,7 +72,7 @@ def test_hit_returns_the_same_kernel_without_compiling(cache_dir: Path, monkeypa
 def test_matmul_kernel_round_trips(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """gl parameters, a dynamic grid and a ModuleOp source (keyed by its printed text)."""
     module = build_module(MatmulSpec("float32", "float32", bias_dtype="float32", activation="relu"))
-    pipeline = MatmulConfig((64, 64, 8), stages=2, thread_tile=(4, 4)).pipeline()
+    pipeline = MatmulConfig((64, 64, 8), stages=2, thread_tile=(4, 4))
     first = tilec.compile(module, pipeline=pipeline, arch="sm_80")
     assert first.gl_params and first.launch_defaults.grid[0] is None
     monkeypatch.setattr(api, "_run_pipeline", _fail)
@@ -137,6 +137,41 @@ def test_every_input_is_in_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
         assert compile_key(**{**base, **change}) != key, change
     monkeypatch.setattr(compile_cache, "compiler_fingerprint", lambda: "another tilec")
     assert compile_key(**base) != key
+
+
+def test_one_pipeline_given_as_text_or_as_objects_is_one_entry(cache_dir: Path) -> None:
+    """Text, the pass object, a MatmulConfig with the same options, and a list of passes: one key."""
+    from tilec.passes.tile_to_ptx import TileToPTX
+
+    module = build_module(MatmulSpec("float16", "float16"))
+    config = MatmulConfig((64, 64, 32), (2, 2), 4)
+    first = tilec.compile(module, pipeline=config, arch="sm_80")
+    assert first.pipeline == ("tile-to-ptx{block=64,64,32 warps=2,2 stages=4 group=8 tf32=false thread_tile "
+                              "bulk=false release=true wgmma=false} opt_level=3")
+    for same in (str(config), "tile-to-ptx{block=64,64,32 warps=2,2 stages=4 group=8}",
+                 TileToPTX(block=(64, 64, 32), warps=(2, 2), stages=4), [config]):
+        again = tilec.compile(module, pipeline=same, arch="sm_80")
+        same_kernel(first, again)
+    assert counts() == (4, 1, 1) and len(entries(cache_dir)) == 1
+    # the inner passes, spelled out, are another pipeline (another entry), but the same PTX
+    inner = tilec.compile(module, pipeline=list(config.passes()), arch="sm_80")
+    assert inner.asm["ptx"] == first.asm["ptx"] and counts() == (4, 2, 2)
+    assert tilec.compile(module, pipeline=config.pipeline(), arch="sm_80").asm["ptx"] == first.asm["ptx"]
+
+
+def test_a_config_compiles_to_the_ptx_of_its_text() -> None:
+    """A config's passes are made from its values; its printed text gives byte-identical PTX."""
+    module = build_module(MatmulSpec("bfloat16", "float32", transpose_b=True, bias_dtype="float32",
+                                     activation="relu", align=(8, 16, 16, 16)))
+    config = MatmulConfig((64, 64, 64), (2, 2), 4)
+    by_object = tilec.compile(module, pipeline=config, arch="sm_80", cache=False)
+    by_text = tilec.compile(module, pipeline=config.pipeline(), arch="sm_80", cache=False)
+    assert by_object.asm["ptx"] == by_text.asm["ptx"]
+
+
+def test_a_pipeline_of_something_else_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="pipeline must be -p text, a pass object or a sequence of them; got int"):
+        tilec.compile(F16, arch="sm_80", pipeline=[3])
 
 
 def test_different_pipelines_are_different_entries(cache_dir: Path) -> None:

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import tilec
-import tilec.matmul as mm
+import tilec.kernels.gemm as mm
 from tilec.runtime import Param, driver
 from tilec.runtime import args as runtime_args
 

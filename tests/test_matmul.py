@@ -9,7 +9,7 @@
   transpose with ``transpose_a/b``, other strides as strided views (never
   copied), composed with ``trans_a/trans_b``;
 - IR: the whole-problem ``tile.matmul`` and its epilogue for each option;
-- meaning: the kernel at fragment level (pipeline up to tile-regalloc) runs
+- meaning: the kernel at fragment level (pipeline up to tile-distribute) runs
   in the lane interpreter on ragged shapes with the very arguments
   ``tilec.matmul`` would launch it with, against float64; and the whole
   ``tilec.matmul`` call (numpy in, numpy out) runs on the runtime's fake
@@ -28,14 +28,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 from xdsl.dialects import arith, func
+from xdsl.passes import PassPipeline
 
 import tilec
-import tilec.matmul as mm
+import tilec.kernels.gemm as mm
 from tilec.api import make_context
 from tilec.codegen.ptxas import find_ptxas, kernel_resources
 from tilec.dialects.tile.ops import MatmulOp, YieldOp
-from tilec.gl_args import GlView, expand, gl_params
-from tilec.matmul_config import (
+from tilec.dialects.abi import ALIGNED_ROWS_ATTR, DTYPE_ATTR, gl_params
+from tilec.runtime.gl_views import GlView, expand
+from tilec.kernels.gemm_config import (
     ALIGNED_CONFIGS,
     ALIGNED_MIN_ROWS,
     BULK_CONFIG,
@@ -203,12 +205,13 @@ def test_without_a_gpu_valid_calls_raise_no_device_after_checking():
         tilec.matmul(f16(4, 5), f16(4, 3))
 
 
-def test_tilec_matmul_is_the_module_and_the_function():
+def test_tilec_matmul_is_the_gemm_function():
     import inspect
 
-    assert tilec.matmul is sys.modules["tilec.matmul"] is mm
+    assert tilec.matmul is mm.matmul and "tilec.matmul" not in sys.modules
     assert "activation" in inspect.signature(tilec.matmul).parameters
     assert tilec.matmul_kernel is mm.matmul_kernel and tilec.MatmulConfig is MatmulConfig
+    assert {"matmul", "matmul_kernel", "autotune", "MatmulConfig", "compile"} <= set(tilec.__all__)
 
 
 # ---------------------------------------------------------------- config choice
@@ -247,12 +250,16 @@ def test_aligned_config_choice(m, n, k, expected):
 def test_config_follows_the_sm_count_and_pipeline_text():
     assert choose_config(1000, 1000, 1000, "float16", sm_count=64) is CONFIGS[("mma", "large")]
     large = CONFIGS[("mma", "large")]
-    assert large.pipeline() == "tile-to-ptx{block=128,128,32 group=8 stages=4 warps=4,2}"
+    assert str(large) == "tile-to-ptx{block=128,128,32 warps=4,2 stages=4}"
     assert large.grid(4096, 4096) == 1024 and large.grid(129, 1) == 2
-    assert CONFIGS[("tf32", "small")].pipeline() == "tile-to-ptx{block=64,64,16 group=8 stages=3 warps=2,2 tf32=true}"
-    assert CONFIGS[("simt", "large")].pipeline() == "tile-to-ptx{block=128,128,8 group=8 stages=3 thread_tile=8,8}"
-    assert CONFIGS[("simt", "small")].pipeline_to("tile-regalloc") == (
-        "tile-tiling{block=64,64,8 group=8 thread_tile=4,4},tile-swizzle,tile-pipeline{stages=3},tile-regalloc")
+    assert str(CONFIGS[("tf32", "small")]) == "tile-to-ptx{block=64,64,16 warps=2,2 tf32=true}"
+    assert str(CONFIGS[("simt", "large")]) == "tile-to-ptx{block=128,128,8 thread_tile=8,8}"
+    assert large.pipeline() == ("tile-tiling{block=128,128,32 group=8 thread_tile=8,8 warps=4,2},tile-swizzle,"
+                                "tile-pipeline{stages=4},tile-layout,tile-distribute,tile-to-llvm")
+    assert CONFIGS[("simt", "small")].pipeline_to("tile-distribute") == (
+        "tile-tiling{block=64,64,8 thread_tile=4,4},tile-swizzle,tile-pipeline,tile-layout,tile-distribute")
+    with pytest.raises(ValueError, match="no pass 'tile-layout'"):
+        large.passes_to("tile-layout")
     with pytest.raises(ValueError, match="tf32 .* and thread_tile .* exclude"):
         MatmulConfig((64, 64, 8), tf32=True, thread_tile=(4, 4))
     with pytest.raises(ValueError, match="no matmul for inputs of dtype int8"):
@@ -421,7 +428,7 @@ _INSTRUCTIONS = {
 @pytest.mark.parametrize("kind,size", sorted(CONFIGS), ids=lambda x: x)
 @pytest.mark.parametrize("rows", ["generic", "element"])
 def test_every_config_assembles_without_spills(kind, size, rows, ptxas):
-    """Each entry's heaviest variant of the sweep in tilec/matmul_config.py (bias + ReLU; SIMT: B
+    """Each entry's heaviest variant of the sweep in tilec/kernels/gemm_config.py (bias + ReLU; SIMT: B
     given N x K with an f16 output, 248 registers on sm_80; else both transposed, f32 out), sm_80 and sm_90,
     as the generic kernel and as the kernel for rows aligned only to their element size."""
     dtype = _KIND_DTYPE[kind]
@@ -537,11 +544,9 @@ def test_bf16_kernel_and_matmul_kernel_without_gpu():
 
 
 def _fragment_level(plan):
-    """The kernel of ``plan`` after tile-regalloc (fragment level), and its function."""
-    from tilec.passes.registry import build_pipeline
-
+    """The kernel of ``plan`` after tile-distribute (fragment level), and its function."""
     module = mm.build_module(plan.spec)
-    build_pipeline(plan.config.pipeline_to("tile-regalloc")).apply(make_context(), module)
+    PassPipeline(plan.config.passes_to("tile-distribute")).apply(make_context(), module)
     (fn,) = [op for op in module.ops if isinstance(op, func.FuncOp)]
     return module, fn
 
@@ -646,7 +651,7 @@ def _emulate_with_interpreter(fake, *plans):
         args = []
         for i, arg in enumerate(fn.args):
             if i in pointers:
-                dtype = {"f16": np.float16, "f32": np.float32}[str(fn.arg_attrs.data[i].data["tile.dtype"])]
+                dtype = {"f16": np.float16, "f32": np.float32}[str(fn.arg_attrs.data[i].data[DTYPE_ATTR])]
                 args.append(memory_at(ctypes.c_uint64.from_address(slots[i]).value, dtype))
             else:
                 args.append(ctypes.c_int64.from_address(slots[i]).value)
@@ -725,7 +730,7 @@ def test_each_view_gets_the_widest_alignment_it_allows(case, align):
     if not any(align):
         assert fn.arg_attrs is None
         return
-    promised = [d.data.get("tile.aligned_rows") for d in fn.arg_attrs.data]
+    promised = [d.data.get(ALIGNED_ROWS_ATTR) for d in fn.arg_attrs.data]
     assert [0 if p is None else p.value.data for p in promised] == list(align)
 
 
@@ -742,7 +747,7 @@ def test_matmul_spec_checks_its_alignments():
 
 
 def test_aligned_kernel_carries_and_checks_the_promise():
-    from tilec.gl_args import aligned_rows_problem, check_aligned_rows
+    from tilec.runtime.gl_views import aligned_rows_problem, check_aligned_rows
 
     spec = mm.MatmulSpec("float16", "float16", align=16)
     (fn,) = [op for op in mm.build_module(spec).ops if isinstance(op, func.FuncOp)]

@@ -1,44 +1,43 @@
-"""tilec: a compiler for GPU tile programs, built on xDSL."""
+"""tilec: a compiler for GPU tile programs, built on xDSL.
+
+The public names: :func:`compile` and :class:`CompiledKernel` (:mod:`tilec.api`),
+:func:`matmul`, :func:`matmul_kernel`, :func:`autotune` and :class:`MatmulConfig`
+(the GEMM, :mod:`tilec.kernels.gemm`). They are loaded on first use.
+"""
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from tilec.api import CompilationError, CompiledKernel, compile
-    from tilec.autotune import autotune  # tilec.autotune: the module, callable as the function
-    from tilec.matmul import matmul, matmul_kernel  # tilec.matmul: the module, callable as the function
-    from tilec.matmul_config import MatmulConfig
+    from tilec.kernels.gemm import autotune, matmul, matmul_kernel
+    from tilec.kernels.gemm_config import MatmulConfig
 
 __all__ = ["CompilationError", "CompiledKernel", "MatmulConfig", "__version__", "autotune", "compile", "matmul",
            "matmul_kernel"]
 
-_API = ("compile", "CompiledKernel", "CompilationError")
-_SUBMODULE_FUNCTIONS = ("matmul", "autotune")
+_HOMES = {
+    "compile": "tilec.api",
+    "CompiledKernel": "tilec.api",
+    "CompilationError": "tilec.api",
+    "matmul": "tilec.kernels.gemm",
+    "matmul_kernel": "tilec.kernels.gemm",
+    "autotune": "tilec.kernels.gemm",
+    "MatmulConfig": "tilec.kernels.gemm_config",
+}
+"""Where each public name lives."""
 
 
 def __getattr__(name: str) -> Any:
-    # The API imports xDSL, llvmlite and cuda-python: load it on first use, so
-    # that `import tilec` (e.g. for __version__ or tilec.layout) stays cheap.
-    if name in _API:
-        from tilec import api
-
-        return getattr(api, name)
-    if name in _SUBMODULE_FUNCTIONS:
-        # tilec.matmul and tilec.autotune are the modules tilec/matmul.py and tilec/autotune.py,
-        # callable as their functions (importing a submodule sets the package attribute, so the
-        # two names could not differ)
-        import importlib
-
-        return importlib.import_module(f"tilec.{name}")
-    if name == "matmul_kernel":
-        from tilec.matmul import matmul_kernel
-
-        return matmul_kernel
-    if name == "MatmulConfig":
-        from tilec.matmul_config import MatmulConfig
-
-        return MatmulConfig
-    raise AttributeError(f"module 'tilec' has no attribute {name!r}")
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'tilec' has no attribute {name!r}")
+    # loaded here, not above: the API imports xDSL, llvmlite and cuda-python (~250 ms measured), and
+    # `import tilec` (for __version__ or tilec.layout) stays at ~2 ms
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

@@ -2,23 +2,30 @@
 
     import tilec
     k = tilec.compile("examples/kernels/mma_f16.mlir")   # IR text, a path, or a ModuleOp
-    k.asm["ptx"]                                         # also "tile", "llvm"; "cubin" once built
+    k.asm["ptx"]                                         # also "tile", "llvm"; "cubin" (built on access)
     k(a, b, d)                                           # grid/block/smem from #tile.launch
 
 :func:`compile` parses the source with tilec's dialects, verifies it, runs a
-pass pipeline (``tile-opt -p`` syntax, default ``tile-to-llvm``) and prints
-PTX for ``arch`` (default: the GPU's architecture, else ``sm_80``). The
+pass pipeline and prints PTX for ``arch`` (default: the GPU's architecture,
+else ``sm_80``). The pipeline is ``tile-opt -p`` text, a pass object (e.g.
+``TileToPTX(stages=4)``, or a GEMM's ``MatmulConfig``) or a list of them;
+without one it is chosen from the level of the IR (:func:`pipeline_for`):
+a whole-problem ``tile.matmul`` gets ``tile-to-ptx``, a block-level kernel
+the passes from ``tile-swizzle`` on, fragment-level IR ``tile-to-llvm``,
+llvm-dialect IR nothing. The
 result, a :class:`CompiledKernel`, knows its launch signature (derived from
 the kernel's arguments) and launches through :class:`tilec.runtime.Kernel`;
 its cubin is built once, on first need, through the on-disk cubin cache
 keyed by (source IR text, pipeline, arch, tool versions), so another process
-compiling the same source finds it there.
+compiling the same source finds it there. ``k.asm["cubin"]`` builds it too.
 
 The result itself is cached on disk too (:mod:`tilec.compile_cache`, next
 to the cubins): compiling a source that was compiled before, by this
 process or another, with the same pipeline, arch, opt level and kernel
 choice and the same tilec sources, reads one file instead of running the
-passes and LLVM (milliseconds instead of about a second).
+passes and LLVM (milliseconds instead of about a second). The pipeline's part
+of the key is every option of every pass, so the same passes given as text
+or as objects find the same entry.
 
 The IR is verified as given and once after the whole pipeline (while LLVM
 runs, in another thread); ``TILEC_VERIFY_EACH=1`` verifies it after every
@@ -57,34 +64,59 @@ from xdsl.dialects.builtin import (
     UnitAttr,
 )
 from xdsl.ir import Attribute
-from xdsl.passes import ModulePass
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.utils.arg_spec import ArgSpecConvertible
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from tilec.codegen.arch import ACCEPTED_ARCHS, check_arch
-from tilec.codegen.llvm_ops import load_llvm_extensions
 from tilec.codegen.llvm_translate import KERNEL_ATTR
 from tilec.codegen.ptx import compile_module
+from tilec.codegen.targets import NotLLVMError, require_llvm_module
 from tilec.compile_cache import CompileCache, compile_key
 from tilec.compile_cache import enabled_by_env as compile_cache_enabled
 from tilec.compile_cache import encode as encode_entry
+from tilec.dialects.abi import (
+    DTYPE_ATTR,
+    GL_ATTR,
+    LAUNCH_ATTR,
+    OUTPUT_ATTR,
+    TENSOR_MAP_ATTR,
+    gl_params,
+    is_view_pointer,
+    tensor_map_attrs,
+)
 from tilec.dialects.tile.attributes import DYNAMIC, LaunchAttr
-from tilec.gl_args import TENSOR_MAP_ATTR, check_aligned_rows, is_view_pointer, tensor_map_attrs
-from tilec.passes.lowering.gpu import LAUNCH_ATTR
-from tilec.passes.registry import VERIFY_EACH_ENV, verify_each_requested
-from tilec.runtime import CubinCache, Kernel, NoDeviceError, Param, has_device, no_device_reason
-from tilec.xdsl_fixes import verify, verify_memoized
+from tilec.ir.context import make_context
+from tilec.ir.verify import verify, verify_memoized
+from tilec.passes.registry import (
+    VERIFY_EACH_ENV,
+    PipelineError,
+    PipelinePass,
+    build_pipeline,
+    verify_each_requested,
+    verifying_inner_passes,
+)
+from tilec.runtime import (
+    CubinCache,
+    Kernel,
+    LaunchDefaults,
+    NoDeviceError,
+    Param,
+    get_device,
+    has_device,
+    no_device_reason,
+)
+from tilec.runtime.gl_views import check_aligned_rows
 
-DEFAULT_PIPELINE = "tile-to-llvm"
-"""What :func:`compile` runs unless told otherwise: fragment level → llvm."""
+BLOCK_LEVEL_PIPELINE = "tile-swizzle,tile-pipeline,tile-layout,tile-distribute,tile-to-llvm"
+"""What a block-level kernel (``tile-tiling``'s output, or written by hand) still needs."""
 
-DTYPE_ATTR = "tile.dtype"
-"""Argument attribute: the element type behind an ``!llvm.ptr<1>`` (``{tile.dtype = f16}``)."""
+FRAGMENT_LEVEL_PIPELINE = "tile-to-llvm"
+"""Fragment level (``frag`` ops) → llvm."""
 
-OUTPUT_ATTR = "tile.output"
-"""Unit argument attribute: the kernel writes through this pointer (numpy arrays are copied back)."""
-
-GL_ATTR = "tile.gl"
-"""Argument attribute of tile-regalloc's gl ABI: the pointer, extents and strides of one global view."""
+DEFAULT_PIPELINE = FRAGMENT_LEVEL_PIPELINE
+"""What :func:`compile` ran unless told otherwise, before it chose by level; still the choice for IR
+that is at no recognised level (e.g. plain ``func``/``arith`` kernels)."""
 
 
 class CompilationError(Exception):
@@ -100,24 +132,6 @@ class CompilationError(Exception):
 
 
 # ---------------------------------------------------------------- source
-
-
-def make_context() -> Context:
-    """A context that parses every dialect tilec knows, our llvm extensions included.
-
-    The dialects of ``tile-opt``'s context (``tests/test_api.py`` checks that
-    they are the same), built here without importing the command-line tool
-    (argparse, xDSL's ``xdsl-opt`` driver: about 8 ms of a cold compile).
-    """
-    from xdsl.dialects import get_all_dialects as get_xdsl_dialects
-
-    from tilec.dialects import get_all_dialects as get_tilec_dialects
-
-    ctx = Context()
-    for name, factory in {**get_xdsl_dialects(), **get_tilec_dialects()}.items():
-        ctx.register_dialect(name, factory)
-    load_llvm_extensions(ctx)
-    return ctx
 
 
 def _read(source: Any) -> tuple[str, str, ModuleOp | None]:
@@ -145,6 +159,7 @@ def _read_file(path: Path) -> tuple[str, str, None]:
 
 
 def _parse(ctx: Context, text: str, name: str) -> ModuleOp:
+    # lazy: tile-opt costs ~5 ms of import (argparse, xDSL's driver; measured); LocatingParser belongs in tilec.ir
     from tilec.tools.tile_opt import LocatingParser
 
     try:
@@ -161,14 +176,93 @@ def _diagnostic(e: DiagnosticException, name: str, what: str) -> str:
     return "\n".join([text, *(f"{name}: note: {n}" for n in notes)])
 
 
-def _run_pipeline(ctx: Context, module: ModuleOp, pipeline: str, name: str, verify_each: bool) -> str | None:
+# ---------------------------------------------------------------- pipeline
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """The passes :func:`compile` runs, as given in any form.
+
+    ``text``: for messages (the text as given, else the passes printed);
+    ``key``: every option of every pass, defaults included, for the compile
+    cache (the same passes give the same key, as text or as objects).
+    """
+
+    passes: tuple[ModulePass, ...]
+    text: str
+    key: str
+
+    @classmethod
+    def of(cls, pipeline: str | ModulePass | Sequence[ModulePass]) -> Pipeline:
+        """The passes of ``-p`` text, a pass object or a sequence of them (:class:`CompilationError`
+        of stage ``pipeline`` for text that does not parse)."""
+        if isinstance(pipeline, str):
+            try:
+                passes = build_pipeline(pipeline).passes
+            except PipelineError as e:
+                raise CompilationError(f"invalid pipeline '{pipeline}':\n{e}", "pipeline") from None
+            return cls(tuple(passes), pipeline, pipeline_key(passes))
+        passes = (pipeline,) if isinstance(pipeline, ModulePass) else tuple(pipeline)
+        bad = [p for p in passes if not isinstance(p, ModulePass)]
+        if bad:
+            raise TypeError(f"tilec.compile: pipeline must be -p text, a pass object or a sequence of them; "
+                            f"got {type(bad[0]).__name__}")
+        return cls(passes, ",".join(pass_text(p) for p in passes), pipeline_key(passes))
+
+
+def pass_text(p: ModulePass, *, include_default: bool = False) -> str:
+    """``name{options}`` of a pass object (xDSL's spelling; the options that differ from their defaults,
+    or all of them with ``include_default``).
+
+    Through :class:`ArgSpecConvertible` itself: :class:`~tilec.passes.registry.PipelinePass` has a
+    class attribute ``spec`` that hides xDSL's ``spec()`` method.
+    """
+    return str(ArgSpecConvertible.spec(p, include_default=include_default))
+
+
+def pipeline_key(passes: Sequence[ModulePass]) -> str:
+    """The passes' text with every option spelled out (defaults too): one text per pipeline."""
+    return ",".join(pass_text(p, include_default=True) for p in passes)
+
+
+def pipeline_for(module: ModuleOp) -> tuple[str, str]:
+    """(pipeline text, level) for IR given without a pipeline, from the ops it holds.
+
+    A whole-problem ``tile.matmul`` → ``tile-to-ptx``; ``frag`` ops (fragment
+    level) → ``tile-to-llvm``; a kernel (``tile.launch``) with tile ops but no
+    ``frag`` ops (block level) → :data:`BLOCK_LEVEL_PIPELINE`; only llvm ops →
+    nothing; anything else (tile ops outside a kernel, plain ``func``/``arith``)
+    → ``tile-to-llvm``, whose errors say what is missing.
+    """
+    dialects = set()
+    kernels = False
+    for op in module.walk():
+        if op is module:
+            continue
+        dialects.add(op.name.split(".", 1)[0])
+        if op.name == "tile.matmul":
+            return "tile-to-ptx", "a whole-problem tile.matmul"
+        kernels = kernels or LAUNCH_ATTR in op.attributes
+    if "frag" in dialects:
+        return FRAGMENT_LEVEL_PIPELINE, "fragment level (frag ops)"
+    if "tile" in dialects and kernels:
+        return BLOCK_LEVEL_PIPELINE, "a block-level kernel (tile ops, no frag ops)"
+    if "tile" in dialects:
+        return DEFAULT_PIPELINE, "tile ops outside a kernel (no tile.launch)"
+    if dialects <= {"llvm"}:
+        return "", "llvm dialect"
+    return DEFAULT_PIPELINE, "no tile or frag ops"
+
+
+def _run_pipeline(ctx: Context, module: ModuleOp, pipeline: Pipeline | str, name: str,
+                  verify_each: bool) -> str | None:
     """Run the passes; with ``verify_each`` verify the IR after each (inner passes too).
 
     Returns what produced the IR that is not verified yet (``"pass 'x'"`` or
     ``"pipeline 'x,y'"``; None with ``verify_each``): see :func:`_verify_output`.
     """
-    from tilec.passes.registry import PipelineError, PipelinePass, build_pipeline, verifying_inner_passes
-
+    if isinstance(pipeline, str):
+        pipeline = Pipeline.of(pipeline)
     running: list[str] = []
     ran: list[str] = []
 
@@ -187,19 +281,15 @@ def _run_pipeline(ctx: Context, module: ModuleOp, pipeline: str, name: str, veri
             running.append(next_.name)
 
     try:
-        passes = build_pipeline(pipeline, callback=verify_after)
-    except PipelineError as e:
-        raise CompilationError(f"invalid pipeline '{pipeline}':\n{e}", "pipeline") from None
-    try:
         with verifying_inner_passes(verify_each):
-            passes.apply(ctx, module)
+            PassPipeline(pipeline.passes, verify_after).apply(ctx, module)
     except DiagnosticException as e:
         if running:
             e.add_note(f"while running pass '{running[0]}'")
         raise CompilationError(_diagnostic(e, name, ""), "pipeline") from None
     if verify_each or not ran:
         return None
-    return f"pass '{ran[0]}'" if len(ran) == 1 else f"pipeline '{pipeline}'"
+    return f"pass '{ran[0]}'" if len(ran) == 1 else f"pipeline '{pipeline.text}'"
 
 
 def _verify_output(module: ModuleOp, producer: str | None, name: str) -> None:
@@ -207,7 +297,7 @@ def _verify_output(module: ModuleOp, producer: str | None, name: str) -> None:
     :class:`CompilationError` of stage ``pipeline`` naming ``producer`` if it does not verify.
 
     Each signature of the thousands of plain llvm ops is verified once
-    (:func:`tilec.xdsl_fixes.verify_memoized`: the same verdict, in half the time).
+    (:func:`tilec.ir.verify.verify_memoized`: the same verdict, in half the time).
     """
     if producer is None:
         return
@@ -314,7 +404,7 @@ def derive_signature(fn: llvm.FuncOp) -> tuple[Param, ...]:
                         "is not an element type (e.g. f16, bf16, f32, i32)",
                         "kernel",
                     )
-            # a gl view (tile-regalloc's ABI) comes with its extents and strides: any strides will do
+            # a gl view (tile-distribute's ABI) comes with its extents and strides: any strides will do
             contiguous = GL_ATTR not in attrs
             params.append(Param.pointer(pname, dtype, is_output=isinstance(attrs.get(OUTPUT_ATTR), UnitAttr),
                                         contiguous=contiguous))
@@ -348,8 +438,6 @@ def default_arch() -> str:
     """The GPU's architecture if there is a GPU (the newest we support up to it), else sm_80."""
     if not has_device():
         return "sm_80"
-    from tilec.runtime import get_device
-
     major, minor = get_device(0).compute_capability
     cc = 10 * major + minor
     usable = [a for a in ACCEPTED_ARCHS if int(a[3:]) <= cc]
@@ -362,35 +450,37 @@ def default_arch() -> str:
 # ---------------------------------------------------------------- result
 
 
-@dataclass(frozen=True)
-class LaunchDefaults:
-    """What ``#tile.launch`` says: grid (None where dynamic), block, shared memory."""
+class KernelTexts(dict):
+    """``CompiledKernel.asm``: the texts, and ``"cubin"``, which reading builds (:meth:`CompiledKernel.cubin`).
 
-    grid: tuple[int | None, ...] | None
-    block: tuple[int, ...] | None
-    smem: int
-    static_shared: int
-    dynamic_shared: bool
+    ``"cubin" in asm`` and ``asm.get("cubin")`` do not build it: they say whether it is there.
+    """
 
-    @property
-    def shared_mem(self) -> int:
-        """Dynamic shared memory to ask for at launch: ``smem`` is the block's total,
-        so this is what the static buffers leave of it (0 without a dynamic buffer)."""
-        return max(0, self.smem - self.static_shared) if self.dynamic_shared else 0
+    def __init__(self, texts: dict[str, Any], build_cubin: Any):
+        super().__init__(texts)
+        self._build_cubin = build_cubin
+
+    def __missing__(self, key: str) -> Any:
+        if key == "cubin":
+            return self._build_cubin()
+        raise KeyError(key)
 
 
 class CompiledKernel:
     """A compiled kernel: its texts (``asm``), name, signature, and a launcher.
 
     ``asm`` has ``"tile"`` (the source IR), ``"llvm"`` (LLVM IR), ``"ptx"``,
-    and ``"cubin"`` once :meth:`cubin` has run (it runs on first launch).
+    and ``"cubin"``, built when it is first read (or by :meth:`cubin`, or on
+    first launch): by the driver on a GPU, else by ptxas for ``arch``
+    (a :class:`~tilec.runtime.PtxasError` says so when ptxas is missing).
     Call it as ``kernel(*args, grid=None, block=None, shared_mem=None,
     stream=None)``; the defaults come from ``#tile.launch``.
 
-    ``gl_params`` lists the kernel's global views (tile-regalloc's ABI:
-    pointer + extents + strides, :class:`tilec.gl_args.GlParam`);
-    ``tilec.gl_args.expand(kernel, a, b, c)`` makes the flat arguments from
-    one array per view.
+    ``gl_params`` lists the kernel's global views (the gl ABI of
+    :mod:`tilec.dialects.abi`: pointer + extents + strides,
+    :class:`~tilec.dialects.abi.GlParam`);
+    ``tilec.runtime.gl_views.expand(kernel, a, b, c)`` makes the flat
+    arguments from one array per view.
     """
 
     def __init__(self, *, name: str, asm: dict[str, Any], signature: Sequence[Param], arch: str,
@@ -399,7 +489,7 @@ class CompiledKernel:
         self.name = name
         self.gl_params = tuple(gl_params)
         self._aligned = tuple(g for g in self.gl_params if getattr(g, "aligned_rows", 0))
-        self.asm = asm
+        self.asm = KernelTexts(asm, self.cubin)
         self.signature = tuple(signature)
         self.arch = arch
         self.launch_defaults = launch
@@ -415,7 +505,7 @@ class CompiledKernel:
 
     def cubin(self) -> bytes:
         """The cubin (driver JIT on a GPU, else ptxas for ``arch``), through the disk cache."""
-        cubin = self.asm.get("cubin")
+        cubin = dict.get(self.asm, "cubin")
         if cubin is None:
             cubin = self._ptx_kernel.cubin(None if has_device() else self.arch)
             self.asm["cubin"] = cubin
@@ -468,10 +558,15 @@ class CompiledKernel:
     __call__ = launch
 
 
+AUTO_PIPELINE = "auto"
+"""The pipeline's part of the compile cache key when :func:`compile` chooses it from the IR's level
+(a function of the source, which is in the key too)."""
+
+
 def compile(  # noqa: A001 - the public name the API promises
     source: str | os.PathLike[str] | bytes | ModuleOp,
     *,
-    pipeline: str = DEFAULT_PIPELINE,
+    pipeline: str | ModulePass | Sequence[ModulePass] | None = None,
     arch: str | None = None,
     cache: CubinCache | str | os.PathLike[str] | bool | None = None,
     kernel: str | None = None,
@@ -479,13 +574,16 @@ def compile(  # noqa: A001 - the public name the API promises
 ) -> CompiledKernel:
     """Compile ``source`` (IR text, a path to a ``.mlir`` file, or a ModuleOp) to a kernel.
 
-    ``pipeline``: passes in ``tile-opt -p`` syntax; ``arch``: ``sm_80``,
-    ``sm_86``, ``sm_89`` or ``sm_90`` (default: the GPU's, else sm_80);
-    ``cache``: a :class:`~tilec.runtime.CubinCache` or a folder for one, None
-    for the default on-disk cache, False for none (the compile cache of
-    :mod:`tilec.compile_cache` lives in the same folder and is off with it);
-    ``kernel``: which kernel, when the module has several. A given ModuleOp
-    is not modified (its printed text is the cache key's source).
+    ``pipeline``: passes in ``tile-opt -p`` syntax, a pass object
+    (``TileToPTX(block=(64, 64, 32))``, a ``MatmulConfig``) or a sequence of
+    them; None chooses by the IR's level (:func:`pipeline_for`). ``arch``:
+    ``sm_80``, ``sm_86``, ``sm_89``, ``sm_90`` or ``sm_90a`` (default: the
+    GPU's, else sm_80); ``cache``: a :class:`~tilec.runtime.CubinCache` or a
+    folder for one, None for the default on-disk cache, False for none (the
+    compile cache of :mod:`tilec.compile_cache` lives in the same folder and
+    is off with it); ``kernel``: which kernel, when the module has several.
+    A given ModuleOp is not modified (its printed text is the cache key's
+    source).
     """
     if arch is not None:
         check_arch(arch)
@@ -493,12 +591,14 @@ def compile(  # noqa: A001 - the public name the API promises
         raise ValueError(f"opt_level must be 0 to 3, got {opt_level}")
     if isinstance(cache, (str, os.PathLike)):
         cache = CubinCache(cache)
+    passes = Pipeline.of(pipeline) if pipeline is not None else None
     text, name, given = _read(source)
     arch = arch or default_arch()
     kernels = _compile_cache(cache)
     key = None
     if kernels is not None:
-        key = compile_key(source=text, pipeline=pipeline, arch=arch, opt_level=opt_level, kernel=kernel)
+        key = compile_key(source=text, pipeline=passes.key if passes is not None else AUTO_PIPELINE, arch=arch,
+                          opt_level=opt_level, kernel=kernel)
         entry = kernels.load(key)
         if entry is not None:
             return CompiledKernel(
@@ -507,28 +607,47 @@ def compile(  # noqa: A001 - the public name the API promises
                 signature=entry["signature"],
                 arch=arch,
                 launch=entry["launch"],
-                pipeline=f"{pipeline} opt_level={opt_level}",
+                pipeline=entry["pipeline"],
                 cache=cache,
                 gl_params=entry["gl_params"],
             )
     with fewer_gc_pauses():
-        result = _compile_uncached(text, name, given, pipeline=pipeline, arch=arch, cache=cache, kernel=kernel,
+        result = _compile_uncached(text, name, given, pipeline=passes, arch=arch, cache=cache, kernel=kernel,
                                    opt_level=opt_level)
     if kernels is not None:
         kernels.store(key, encode_entry(key, name=result.name, asm=result.asm, signature=result.signature,
-                                        launch=result.launch_defaults, gl_params=result.gl_params))
+                                        launch=result.launch_defaults, gl_params=result.gl_params,
+                                        pipeline=result.pipeline))
     return result
 
 
-def _compile_uncached(text: str, name: str, given: ModuleOp | None, *, pipeline: str, arch: str,
+def _compile_uncached(text: str, name: str, given: ModuleOp | None, *, pipeline: Pipeline | None, arch: str,
                       cache: CubinCache | bool | None, kernel: str | None, opt_level: int) -> CompiledKernel:
-    """Parse (or clone), verify, run the pipeline, choose the kernel, make PTX: :func:`compile` without its cache."""
+    """Parse (or clone), verify, run the pipeline, choose the kernel, make PTX: :func:`compile` without its cache.
+
+    Without a ``pipeline`` it is chosen by level, and an error says which was chosen and why.
+    """
     ctx = make_context()
     module = given.clone() if given is not None else _parse(ctx, text, name)
     try:
         verify(module)
     except DiagnosticException as e:
         raise CompilationError(_diagnostic(e, name, "invalid IR: "), "verify") from None
+    if pipeline is not None:
+        return _lower(ctx, module, text, name, pipeline, arch=arch, cache=cache, kernel=kernel, opt_level=opt_level)
+    chosen, level = pipeline_for(module)
+    try:
+        return _lower(ctx, module, text, name, Pipeline.of(chosen), arch=arch, cache=cache, kernel=kernel,
+                      opt_level=opt_level)
+    except CompilationError as e:
+        note = (f"{name}: note: no pipeline= was given; the IR is {level}, so the pipeline was "
+                f"'{chosen}'; pass pipeline=... to choose another")
+        raise CompilationError(f"{e}\n{note}", e.stage) from None
+
+
+def _lower(ctx: Context, module: ModuleOp, text: str, name: str, pipeline: Pipeline, *, arch: str,
+           cache: CubinCache | bool | None, kernel: str | None, opt_level: int) -> CompiledKernel:
+    """Run ``pipeline`` on the verified ``module``, choose the kernel, make PTX."""
     producer = _run_pipeline(ctx, module, pipeline, name, verify_each_requested())
     pending = [producer is not None]
 
@@ -538,18 +657,15 @@ def _compile_uncached(text: str, name: str, given: ModuleOp | None, *, pipeline:
             pending[0] = False
             _verify_output(module, producer, name)
 
-    from tilec.codegen.targets import NotLLVMError, require_llvm_module
-    from tilec.gl_args import gl_params as _gl_params
-
     try:
         try:
             require_llvm_module(module, "ptx")
         except NotLLVMError as e:
-            raise CompilationError(f"{name}: error: after pipeline '{pipeline}': {e}", "codegen") from None
+            raise CompilationError(f"{name}: error: after pipeline '{pipeline.text}': {e}", "codegen") from None
         fn = _select_kernel(module, kernel, name)
         signature = derive_signature(fn)
         try:
-            views = _gl_params(fn)
+            views = gl_params(fn)
         except ValueError as e:
             raise CompilationError(f"{name}: error: {e}", "kernel") from None
         launch_attr = fn.attributes.get(LAUNCH_ATTR)
@@ -571,7 +687,7 @@ def _compile_uncached(text: str, name: str, given: ModuleOp | None, *, pipeline:
         signature=signature,
         arch=arch,
         launch=defaults,
-        pipeline=f"{pipeline} opt_level={opt_level}",
+        pipeline=f"{pipeline.key} opt_level={opt_level}".lstrip(),
         cache=cache,
         gl_params=views,
     )
@@ -624,12 +740,18 @@ def _compile_cache(cache: CubinCache | bool | None) -> CompileCache | None:
 
 
 __all__ = [
+    "BLOCK_LEVEL_PIPELINE",
     "DEFAULT_PIPELINE",
+    "FRAGMENT_LEVEL_PIPELINE",
     "CompilationError",
     "CompiledKernel",
     "LaunchDefaults",
+    "Pipeline",
     "compile",
     "default_arch",
     "derive_signature",
     "make_context",
+    "pipeline_for",
+    "pass_text",
+    "pipeline_key",
 ]

@@ -5,11 +5,14 @@ source is compiled again in every process (``tilec.matmul`` compiles its
 kernels on first use). An entry holds everything a
 :class:`~tilec.api.CompiledKernel` is made of except the cubin, which the
 cubin cache (:mod:`tilec.runtime.cache`) keeps under its own key: the name,
-the LLVM IR and PTX texts, the launch signature, the gl parameters and the
-``#tile.launch`` defaults.
+the LLVM IR and PTX texts, the launch signature, the gl parameters, the
+``#tile.launch`` defaults and the pipeline that ran (with every option; it
+is part of the cubin's key).
 
 The key is a sha256 over the source IR text as given (a ModuleOp: its
-printed form), the pipeline text, the arch, the LLVM opt level, the kernel
+printed form), the pipeline (every option of every pass spelled out, so the
+same passes given as text or as objects are one key; ``auto`` when
+:func:`tilec.compile` chose it from the IR), the arch, the LLVM opt level, the kernel
 name asked for, and a fingerprint of the compiler itself: the path, size and
 modification time of every ``.py`` file of the ``tilec`` package (once per
 process, a millisecond) and the xDSL and llvmlite versions. Any change of either is a
@@ -35,10 +38,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from tilec.dialects.abi import GlParam
+from tilec.runtime import LaunchDefaults, Param
 from tilec.runtime.cache import CacheStats, atomic_write, default_directory, remove_entries, tool_versions
 
-FORMAT = 1
-"""Version of the entry format (part of the key)."""
+FORMAT = 2
+"""Version of the entry format (part of the key). 2: entries hold the pipeline."""
 
 ENV = "TILEC_COMPILE_CACHE"
 """``0`` (or ``false``/``no``/``off``) disables the compile cache."""
@@ -92,12 +97,13 @@ def compile_key(*, source: str, pipeline: str, arch: str, opt_level: int, kernel
 # ---------------------------------------------------------------- entries
 
 
-def encode(key: str, *, name: str, asm: dict[str, Any], signature, launch, gl_params) -> bytes:
+def encode(key: str, *, name: str, asm: dict[str, Any], signature, launch, gl_params, pipeline: str) -> bytes:
     """The JSON bytes of one entry (``asm``: its ``llvm`` and ``ptx`` texts are kept)."""
     entry = {
         "format": FORMAT,
         "key": key,
         "name": name,
+        "pipeline": pipeline,
         "llvm": asm["llvm"],
         "ptx": asm["ptx"],
         "signature": [{f.name: getattr(p, f.name) for f in fields(p)} for p in signature],
@@ -124,17 +130,14 @@ def decode(data: bytes, key: str) -> dict[str, Any]:
     Raises ValueError (or KeyError/TypeError) if the entry is not one this
     version wrote for ``key``.
     """
-    from tilec.api import LaunchDefaults
-    from tilec.gl_args import GlParam
-    from tilec.runtime import Param
-
     entry = json.loads(data.decode("utf-8", errors="surrogateescape"))
     if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != key:
         raise ValueError("not an entry of this format for this key")
-    if not isinstance(entry["ptx"], str) or not isinstance(entry["llvm"], str) or not isinstance(entry["name"], str):
+    if not all(isinstance(entry[k], str) for k in ("ptx", "llvm", "name", "pipeline")):
         raise ValueError("damaged entry")
     return {
         "name": entry["name"],
+        "pipeline": entry["pipeline"],
         "llvm": entry["llvm"],
         "ptx": entry["ptx"],
         "signature": tuple(Param(**_fields(p)) for p in entry["signature"]),

@@ -19,9 +19,9 @@ from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
-from tilec.codegen import kernel as kernel_builders
 from tilec.codegen.ptx import compile_module
 from tilec.codegen.ptxas import assemble, find_ptxas
+from tilec.passes.lowering import kernel as kernel_builders
 
 ARCHS = ("sm_80", "sm_90")
 

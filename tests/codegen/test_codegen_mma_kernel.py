@@ -17,10 +17,10 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp, VectorType, f16, f32
 from xdsl.ir import SSAValue
 
-from tilec.codegen import kernel as K
-from tilec.codegen import llvm_build as L
-from tilec.codegen import nvvm as N
 from tilec.codegen.ptx import ptx
+from tilec.passes.lowering import kernel as K
+from tilec.passes.lowering import llvm_build as L
+from tilec.passes.lowering import nvvm as N
 
 KERNEL = "mma_16x8x16"
 
@@ -166,7 +166,8 @@ def test_mma_kernel_survives_print_and_parse():
     from xdsl.dialects.builtin import Builtin
     from xdsl.parser import Parser
 
-    from tilec.codegen import llvm_ir, load_llvm_extensions
+    from tilec.codegen.ptx import llvm_ir
+    from tilec.dialects.llvm_ext import load_llvm_extensions
 
     module = build_mma_kernel()
     ctx = Context()

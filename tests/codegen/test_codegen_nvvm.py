@@ -1,4 +1,4 @@
-"""Each GPU builder in `tilec.codegen.nvvm`: the PTX it yields, and bad input.
+"""Each GPU builder in `tilec.passes.lowering.nvvm`: the PTX it yields, and bad input.
 
 Every kernel here is emitted for sm_80 and sm_90 and assembled by ptxas
 (see `emit_and_assemble` in conftest.py).
@@ -12,9 +12,9 @@ import pytest
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerType, VectorType, bf16, f16, f32, i1, i16, i32
 
-from tilec.codegen import kernel as K
-from tilec.codegen import llvm_build as L
-from tilec.codegen import nvvm as N
+from tilec.passes.lowering import kernel as K
+from tilec.passes.lowering import llvm_build as L
+from tilec.passes.lowering import nvvm as N
 
 G = L.GLOBAL_PTR
 SHARED_PTR = L.SHARED_PTR

@@ -9,9 +9,6 @@ from xdsl.dialects.builtin import ModuleOp, f32
 
 from tilec.codegen import ACCEPTED_ARCHS
 from tilec.codegen.arch import ARCH_SPECIFIC
-from tilec.codegen import kernel as K
-from tilec.codegen import llvm_build as L
-from tilec.codegen import nvvm as N
 from tilec.codegen.ptx import PTX_ISA_VERSION, compile_module, llvm_ir, ptx, ptx_from_llvm_ir
 from tilec.codegen.ptxas import (
     KernelResources,
@@ -22,6 +19,9 @@ from tilec.codegen.ptxas import (
     kernel_resources,
     parse_resources,
 )
+from tilec.passes.lowering import kernel as K
+from tilec.passes.lowering import llvm_build as L
+from tilec.passes.lowering import nvvm as N
 
 
 def _small_kernel(max_threads: int | None = 128) -> ModuleOp:
@@ -133,6 +133,7 @@ def test_find_ptxas_search_order(tmp_path, monkeypatch):
     fake.parent.mkdir()
     fake.write_text("#!/bin/sh\necho 'ptxas fatal   : fake' >&2\nexit 1\n")
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.delenv("TILEC_PTXAS", raising=False)
     monkeypatch.setenv("PATH", str(fake.parent))
     assert find_ptxas() == fake
     with pytest.raises(PtxasError, match="ptxas fatal   : fake"):
@@ -142,6 +143,26 @@ def test_find_ptxas_search_order(tmp_path, monkeypatch):
     monkeypatch.setenv("CUDA_HOME", str(tmp_path))
     found = find_ptxas()
     assert found is None or found == fake or "nvidia" in str(found)
+
+
+def test_tilec_ptxas_comes_first(tmp_path, monkeypatch):
+    chosen = tmp_path / "chosen" / "ptxas"
+    chosen.parent.mkdir()
+    chosen.write_text("#!/bin/sh\n")
+    chosen.chmod(chosen.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("TILEC_PTXAS", str(chosen))
+    assert find_ptxas() == chosen
+    # one that cannot run: none (not another one)
+    monkeypatch.setenv("TILEC_PTXAS", str(tmp_path / "no-such-ptxas"))
+    assert find_ptxas() is None
+    with pytest.raises(PtxasNotFoundError, match="TILEC_PTXAS"):
+        assemble(".version 8.0", "sm_80")
+
+
+def test_the_runtime_uses_the_same_ptxas():
+    from tilec.runtime import find_ptxas as runtime_find_ptxas
+
+    assert runtime_find_ptxas is find_ptxas
 
 
 def test_missing_ptxas_is_a_clear_error(monkeypatch):

@@ -19,12 +19,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.parser import Parser
 
-from tilec.codegen import kernel as K
-from tilec.codegen import llvm_build as L
-from tilec.codegen import llvm_ops
-from tilec.codegen import nvvm as N
 from tilec.codegen.llvm_translate import translate_module, translate_type
 from tilec.codegen.ptx import llvm_ir
+from tilec.dialects import llvm_ext
+from tilec.passes.lowering import kernel as K
+from tilec.passes.lowering import llvm_build as L
+from tilec.passes.lowering import nvvm as N
 
 G = L.GLOBAL_PTR
 
@@ -104,9 +104,9 @@ def test_f16_vector_constant(new_kernel, emit_and_assemble):
 @pytest.mark.parametrize(
     ("cast", "source", "target", "instruction"),
     [
-        (llvm_ops.FPToSIOp, f32, i32, "cvt.rzi.s32.f32"),
-        (llvm_ops.FPToUIOp, f32, i32, "cvt.rzi.u32.f32"),
-        (llvm_ops.UIToFPOp, i32, f32, "cvt.rn.f32.u32"),
+        (llvm_ext.FPToSIOp, f32, i32, "cvt.rzi.s32.f32"),
+        (llvm_ext.FPToUIOp, f32, i32, "cvt.rzi.u32.f32"),
+        (llvm_ext.UIToFPOp, i32, f32, "cvt.rn.f32.u32"),
         (llvm.SIToFPOp, i32, f32, "cvt.rn.f32.s32"),
     ],
 )
@@ -143,7 +143,7 @@ def test_extractelement(new_kernel, emit_and_assemble):
 def test_atomic_fadd(new_kernel, emit_and_assemble, scope):
     module, func, b = new_kernel([G, f32])
     g, x = func.body.block.args
-    b.insert(llvm_ops.AtomicRMWOp("fadd", g, x, "monotonic", syncscope=scope, alignment=4))
+    b.insert(llvm_ext.AtomicRMWOp("fadd", g, x, "monotonic", syncscope=scope, alignment=4))
     K.ret(b)
     scope_text = f' syncscope("{scope}")' if scope else ""
     assert f"atomicrmw fadd ptr addrspace(1) %\".1\", float %\".2\"{scope_text} monotonic, align 4" in llvm_ir(module)
@@ -151,10 +151,10 @@ def test_atomic_fadd(new_kernel, emit_and_assemble, scope):
 
 
 def test_atomic_add_result_used(new_kernel, emit_and_assemble):
-    """LLVM 22's NVPTX backend emits a relaxed atom whatever the ordering (see llvm_ops)."""
+    """LLVM 22's NVPTX backend emits a relaxed atom whatever the ordering (see llvm_ext)."""
     module, func, b = new_kernel([G])
     g = func.body.block.args[0]
-    old = b.insert(llvm_ops.AtomicRMWOp("add", g, L.const_i32(b, 1), "acq_rel")).res
+    old = b.insert(llvm_ext.AtomicRMWOp("add", g, L.const_i32(b, 1), "acq_rel")).res
     N.vector_store(b, old, L.offset(b, g, 1, i32))
     K.ret(b)
     assert "acq_rel" in llvm_ir(module)
@@ -166,9 +166,9 @@ def test_extension_ops_print_and_parse_back(new_kernel):
     g, x = func.body.block.args
     v = N.vector_load(b, g, VectorType(f32, [4]))
     L.extract_element(b, v, 2)
-    b.insert(llvm_ops.FPToSIOp(x, i32))
+    b.insert(llvm_ext.FPToSIOp(x, i32))
     L.addrspace_cast(b, g, 0)
-    b.insert(llvm_ops.AtomicRMWOp("fmax", g, x, "seq_cst", syncscope="block", alignment=4))
+    b.insert(llvm_ext.AtomicRMWOp("fmax", g, x, "seq_cst", syncscope="block", alignment=4))
     K.ret(b)
     text = str(module)
     assert 'llvm.atomicrmw fmax %0, %1 syncscope("block") seq_cst {alignment = 4 : i64}' in text
@@ -176,8 +176,8 @@ def test_extension_ops_print_and_parse_back(new_kernel):
     ctx = Context()
     ctx.load_dialect(Builtin)
     ctx.load_dialect(llvm.LLVM)
-    llvm_ops.load_llvm_extensions(ctx)
-    llvm_ops.load_llvm_extensions(ctx)  # idempotent
+    llvm_ext.load_llvm_extensions(ctx)
+    llvm_ext.load_llvm_extensions(ctx)  # idempotent
     parsed = Parser(ctx, text).parse_module()
     parsed.verify()
     assert str(parsed) == text
@@ -187,7 +187,7 @@ def test_extension_ops_print_and_parse_back(new_kernel):
 def test_atomicrmw_verifies_its_keywords(new_kernel):
     _, func, b = new_kernel([G, f32])
     g, x = func.body.block.args
-    op = llvm_ops.AtomicRMWOp("fmul", g, x)
+    op = llvm_ext.AtomicRMWOp("fmul", g, x)
     with pytest.raises(Exception, match="llvm.atomicrmw: unknown operation 'fmul'"):
         op.verify()
 

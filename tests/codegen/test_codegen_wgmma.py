@@ -1,4 +1,4 @@
-"""The warpgroup MMA builders (`tilec.codegen.nvvm.wgmma*`): PTX that ptxas takes for sm_90a."""
+"""The warpgroup MMA builders (`tilec.passes.lowering.nvvm.wgmma*`): PTX that ptxas takes for sm_90a."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import llvmlite.binding as llvm
 import pytest
 from xdsl.dialects.builtin import f32
 
-from tilec.codegen import kernel as K
-from tilec.codegen import llvm_build as L
-from tilec.codegen import nvvm as N
 from tilec.codegen.ptx import compile_module
 from tilec.codegen.ptxas import assemble
 from tilec.layout.gmma import GmmaDescriptor
+from tilec.passes.lowering import kernel as K
+from tilec.passes.lowering import llvm_build as L
+from tilec.passes.lowering import nvvm as N
 
 
 

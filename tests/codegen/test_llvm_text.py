@@ -12,8 +12,8 @@ from xdsl.ir import Block, Region
 from tilec.api import make_context
 from tilec.codegen import llvm_translate as T
 from tilec.codegen.ptx import llvm_ir
-from tilec.matmul import MatmulSpec, build_module
-from tilec.matmul_config import BULK_CONFIG, CONFIGS, MatmulConfig
+from tilec.kernels.gemm_config import BULK_CONFIG, CONFIGS, MatmulConfig
+from tilec.kernels.gemm_ir import MatmulSpec, build_module
 from tilec.passes.registry import build_pipeline
 from tilec.tools.tile_opt import LocatingParser
 

@@ -8,10 +8,10 @@ import threading
 import pytest
 from xdsl.dialects.builtin import ModuleOp, f32
 
-from tilec.codegen import kernel as K
-from tilec.codegen import llvm_build as L
-from tilec.codegen import nvvm as N
 from tilec.codegen.ptx import HANDOFF_INTERVAL, compile_module, prompt_gil_handoff
+from tilec.passes.lowering import kernel as K
+from tilec.passes.lowering import llvm_build as L
+from tilec.passes.lowering import nvvm as N
 
 
 def _module() -> ModuleOp:

@@ -35,12 +35,23 @@ def test_shared_type_defaults_to_row_major_and_prints_swizzles():
     assert t.size_bytes == 64 * 64 * 2
 
 
-def test_register_fragment_must_cover_tile_once():
+def test_register_fragment_must_hold_every_element():
     frag = MMA_M16N8K16_F16.c.layout
     t = tile.RegisterType([16, 8], f32, frag)
     assert t.fragment.owner((9, 3)) == (MMA_M16N8K16_F16.c.owner((9, 3)))
-    with pytest.raises(VerifyException, match=r"does not cover the 16x8 tile exactly once"):
+    with pytest.raises(VerifyException, match=r"does not hold every element of the 16x8 tile"):
         tile.RegisterType([16, 8], f32, Layout(((4, 8), (2, 2)), ((32, 1), (16, 0))))
+    # a thread holding one element in two values is no fragment either
+    with pytest.raises(VerifyException, match=r"gives thread 0 an element of the 16x2 tile twice"):
+        tile.RegisterType([16, 2], f32, Layout(((16,), (2, 2)), ((1,), (16, 0))))
+
+
+def test_fragments_may_broadcast_over_threads():
+    """The SIMT A operand: the lanes of a row of the lane grid hold the same values (stride 0)."""
+    t = tile.RegisterType([8, 4], f32, Layout(((4, 8), (1, 4)), ((0, 1), (0, 8))))
+    assert t.fragment.owners((3, 2)) == [(4 * 3 + i, 2) for i in range(4)]
+    v = tile.RegisterVectorType(16, f32, "row", Layout(((4, 8), 2), ((0, 1), 8)))
+    assert v.fragment.owners((9,)) == [(4 + i, 1) for i in range(4)]
 
 
 def test_mma_and_reduction_builders_infer_result_types():

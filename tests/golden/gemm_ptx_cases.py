@@ -13,8 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-from tilec.matmul import MatmulSpec, build_module
-from tilec.matmul_config import (
+from tilec.api import compile as tilec_compile
+from tilec.kernels.gemm_config import (
     ALIGNED_CONFIGS,
     BULK_CONFIG,
     BULK_MEDIUM_CONFIG,
@@ -22,6 +22,7 @@ from tilec.matmul_config import (
     ELEMENT_ROWS_LARGE,
     WGMMA_CONFIG,
 )
+from tilec.kernels.gemm_ir import MatmulSpec, build_module
 
 GOLDEN = Path(__file__).with_name("gemm_ptx.json")
 
@@ -60,11 +61,9 @@ CASES: dict[str, tuple[MatmulSpec, object, str]] = {
 
 
 def ptx_hash(name: str, pipeline: str | None = None) -> str:
-    """sha256 of the case's PTX, through its config's pipeline or through ``pipeline``."""
-    from tilec.api import compile as tilec_compile
-
+    """sha256 of the case's PTX, through its config (the tile-to-ptx pass) or through ``pipeline`` (text)."""
     spec, config, arch = CASES[name]
-    kernel = tilec_compile(build_module(spec), pipeline=pipeline or config.pipeline(), arch=arch, cache=False)
+    kernel = tilec_compile(build_module(spec), pipeline=pipeline or config, arch=arch, cache=False)
     return hashlib.sha256(kernel.asm["ptx"].encode()).hexdigest()
 
 

@@ -42,6 +42,7 @@ def _inputs(m, n, k, a_layout, b_layout, bias, rng):
 
 def run_case(name, m, n, k, a_layout="row", b_layout="row", bias=False, config=None, use_torch=None) -> bool:
     import tilec
+    import tilec.kernels.gemm as gemm
 
     rng = np.random.default_rng(m * 7919 + n * 31 + k)
     a, b, v = _inputs(m, n, k, a_layout, b_layout, bias, rng)
@@ -66,13 +67,13 @@ def run_case(name, m, n, k, a_layout="row", b_layout="row", bias=False, config=N
 
         out = torch.full((m, n), float("nan"), dtype=torch.float16, device="cuda")
         ta, tb, tv = dev(a, a_layout), dev(b, b_layout), dev(v, "row")
-        plan = tilec.matmul.plan_matmul(ta, tb, out=out, bias=tv, activation=act, config=config)
+        plan = gemm.plan_matmul(ta, tb, out=out, bias=tv, activation=act, config=config)
         tilec.matmul(ta, tb, out=out, bias=tv, activation=act, config=config)
         torch.cuda.synchronize()
         c = out.cpu().numpy()
     else:
         out = np.full((m, n), np.nan, np.float16)
-        plan = tilec.matmul.plan_matmul(a, b, out=out, bias=v, activation=act, config=config)
+        plan = gemm.plan_matmul(a, b, out=out, bias=v, activation=act, config=config)
         tilec.matmul(a, b, out=out, bias=v, activation=act, config=config)
         c = out
     unwritten = int(np.isnan(c).sum())
@@ -89,7 +90,7 @@ def main() -> int:
     parser.add_argument("--numpy", action="store_true", help="numpy inputs even when torch is installed")
     args = parser.parse_args()
 
-    from tilec.matmul_config import CONFIGS
+    from tilec.kernels.gemm_config import CONFIGS
     from tilec.runtime import has_device, no_device_reason
 
     if not has_device():

@@ -41,7 +41,8 @@ import numpy as np
 import pytest
 
 import tilec
-from tilec.matmul_config import BULK_CONFIG, CONFIGS, has_bulk_copies
+import tilec.kernels.gemm as gemm
+from tilec.kernels.gemm_config import BULK_CONFIG, CONFIGS, has_bulk_copies
 from tilec.runtime import has_device, no_device_reason
 
 pytestmark = [
@@ -228,14 +229,14 @@ def _check(torch, case: Case, report: list[dict]) -> None:
         args = [_to_numpy(a), _to_numpy(b)]
         kwargs["bias"] = None if bias is None else _to_numpy(bias)
         out_np = None if out is None else _to_numpy(out)
-        plan = tilec.matmul.plan_matmul(*args, out=out_np, **kwargs)
+        plan = gemm.plan_matmul(*args, out=out_np, **kwargs)
         start = time.perf_counter()
         got = tilec.matmul(*args, out=out_np, **kwargs)
         seconds = time.perf_counter() - start
         assert isinstance(got, np.ndarray) and (out_np is None or got is out_np)
         result = torch.from_numpy(got).cuda()
     else:
-        plan = tilec.matmul.plan_matmul(a, b, out=out, **kwargs)
+        plan = gemm.plan_matmul(a, b, out=out, **kwargs)
         start = time.perf_counter()
         got = tilec.matmul(a, b, out=out, **kwargs)
         torch.cuda.synchronize()
@@ -280,13 +281,13 @@ def test_repeat_launch_reuses_the_kernel(torch) -> None:
     a = torch.randn(300, 200, device="cuda", dtype=torch.float16)
     b = torch.randn(200, 100, device="cuda", dtype=torch.float16)
     tilec.matmul(a, b)
-    kernels = len(tilec.matmul.cached_kernels())
+    kernels = len(gemm.cached_kernels())
     for _ in range(3):
         a.normal_()
         c = tilec.matmul(a, b)
         err = ((c.double() - a.double() @ b.double()).norm() / (a.double() @ b.double()).norm()).item()
         assert err < 1e-2
-    assert len(tilec.matmul.cached_kernels()) == kernels
+    assert len(gemm.cached_kernels()) == kernels
 
 
 def test_bad_out_device_fails_before_launch(torch) -> None:

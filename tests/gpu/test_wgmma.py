@@ -10,7 +10,7 @@ import pytest
 
 import tilec
 from tilec.api import default_arch
-from tilec.gl_args import expand
+from tilec.runtime.gl_views import expand
 from tilec.runtime import has_device, no_device_reason
 
 KERNEL = Path(__file__).resolve().parents[2] / "examples" / "kernels" / "wgmma_f16.mlir"
@@ -61,7 +61,7 @@ def test_matmul_with_wgmma(dtype, block, stages, release, shape):
     """tilec.matmul forced onto the wgmma configuration, ragged shapes included (rows a multiple of 8
     elements, what the bulk copies' 16-byte aligned rows need)."""
     torch = pytest.importorskip("torch")
-    from tilec.matmul_config import MatmulConfig
+    from tilec.kernels.gemm_config import MatmulConfig
 
     m, n, k = shape
     config = MatmulConfig(block, None, stages, bulk=True, release=release, wgmma=True)

@@ -18,7 +18,8 @@ from xdsl.dialects import arith, func, llvm, scf
 from xdsl.dialects.builtin import f16
 
 from tilec.dialects import frag
-from tilec.gl_args import expand, gl_params
+from tilec.dialects.abi import gl_params
+from tilec.runtime.gl_views import expand
 from tilec.interp import TileInterpreterError, parse_module, run
 from tilec.interp.lane_bulk import swizzle_address
 from tilec.layout.bulk import BulkBox, box_layout
@@ -56,7 +57,7 @@ def gemm_inputs(rng, m: int, n: int, k: int):
 
 
 def gemm(module, rng, m: int, n: int, k: int, **options):
-    """C of the lowered kernel on random data (tensor maps as tilec.gl_args.expand gives them), and the reference."""
+    """C of the lowered kernel on random data (tensor maps as tilec.runtime.gl_views.expand gives them), and the reference."""
     a, b, c, bias = gemm_inputs(rng, m, n, k)
     fn = kernel_of(module)
     args = expand(gl_params(fn), a, b, c, bias, signature_length=len(fn.args))
@@ -125,12 +126,12 @@ def test_matmul_bulk_config(rng, release):
     from dataclasses import replace
 
     from tilec.api import make_context
-    from tilec.matmul import MatmulSpec, build_module
-    from tilec.matmul_config import BULK_CONFIG
+    from tilec.kernels.gemm_ir import MatmulSpec, build_module
+    from tilec.kernels.gemm_config import BULK_CONFIG
     from tilec.passes.registry import build_pipeline
 
     module = build_module(MatmulSpec("float16", "float16", align=16))
-    build_pipeline(replace(BULK_CONFIG, release=release).pipeline_to("tile-regalloc")).apply(make_context(), module)
+    build_pipeline(replace(BULK_CONFIG, release=release).pipeline_to("tile-distribute")).apply(make_context(), module)
     assert ops_of(module, frag.TmaLoadOp) and bool(ops_of(module, frag.MbarArriveWarpOp)) == release
     fn = kernel_of(module)
     m, n, k = 130, 136, 200

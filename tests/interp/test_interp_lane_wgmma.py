@@ -23,7 +23,8 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, f32, i64
 from xdsl.printer import Printer
 
 from tilec.dialects import frag
-from tilec.gl_args import expand, gl_params
+from tilec.dialects.abi import gl_params
+from tilec.runtime.gl_views import expand
 from tilec.interp import OpError, TileInterpreterError, parse_module, round_bf16, run, run_text
 from tilec.interp.lane_wgmma import WgmmaTracker, accumulator_table
 from tilec.layout.gmma import GmmaDescriptor, decode

@@ -1,4 +1,5 @@
-"""Pictures and text grids of layouts (``tilec.layout.render``) and the ``python -m tilec.layout`` CLI.
+"""Pictures and text grids of layouts (``tilec.layout.draw``, ``tilec.layout.render``) and the
+``python -m tilec.layout`` CLI.
 
 SVGs are read back as XML: cell groups (``cells-<panel>``) must hold one path per
 cell, cell colours must say what the picture claims (bank, thread), and labels
@@ -17,7 +18,7 @@ import pytest
 from tilec.layout import COPY_ATOMS, MMA_M16N8K16_F16, ComposedLayout, Swizzle, TVLayout, parse
 from tilec.layout import render as render_from_package
 from tilec.layout.__main__ import main
-from tilec.layout.render import THREAD_COLORS, bank, grid_shape, offset_grid, owner_grid, render, to_text
+from tilec.layout.draw import THREAD_COLORS, bank, grid_shape, offset_grid, owner_grid, render, to_text
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -123,6 +124,31 @@ def test_svg_of_layout(tmp_path):
 def test_package_render_is_this_render(tmp_path):
     out = render_from_package(parse("(2,3):(3,1)"), str(tmp_path / "p.svg"))
     assert len(_cell_fills(_svg(out), "cells-0")) == 6
+
+
+def test_package_render_works_twice_in_one_process(tmp_path):
+    """Issue 17: the lazy import of the drawing module used to replace ``tilec.layout.render``
+    (the function) by the submodule, so the second call raised ``'module' object is not callable``.
+    Run in a fresh interpreter, so that no earlier test has imported the drawing module."""
+    code = (
+        "import sys, tilec.layout as tl\n"
+        "a = tl.render(tl.parse('(2,3):(3,1)'), sys.argv[1])\n"
+        "b = tl.render(tl.parse('(2,3):(3,1)'), sys.argv[2])\n"
+        "assert callable(tl.render), tl.render\n"
+        "print(open(a, 'rb').read() == open(b, 'rb').read())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "a.svg"), str(tmp_path / "b.svg")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"
+    # and in this process too, whatever was imported before
+    import tilec.layout
+
+    for name in ("c.svg", "d.svg"):
+        tilec.layout.render(parse("(2,2):(2,1)"), tmp_path / name)
+    assert callable(tilec.layout.render)
 
 
 def test_svg_of_swizzled_layout_coloured_by_bank(tmp_path):

@@ -1,4 +1,4 @@
-"""tile-regalloc: warp-level tile IR → fragment-level IR.
+"""tile-layout + tile-distribute: warp-level tile IR → fragment-level IR.
 
 - fragments: the layouts built from the MMA atoms agree with the PTX ISA's
   fragment tables and ThunderKittens' rt_base; ldmatrix plans reproduce them
@@ -33,7 +33,8 @@ from tilec.codegen.ptx import compile_module
 from tilec.codegen.ptxas import find_ptxas, kernel_resources
 from tilec.dialects import frag
 from tilec.layout import MMA_M16N8K8_TF32, MMA_M16N8K16_F16
-from tilec.passes.tile_distribute.kernel import TileRegallocPass
+from tilec.passes.tile_distribute import TileDistributePass
+from tilec.passes.tile_layout import TileLayoutPass
 from tilec.passes.fragments import (
     FragmentError,
     check_ldmatrix,
@@ -51,6 +52,12 @@ SHAPES = [(17, 33, 65), (100, 70, 45), (64, 64, 32)]
 
 
 # ---------------------------------------------------------------- the kernels
+
+
+def _layout_and_distribute(module):
+    """tile-layout then tile-distribute (what the tile-regalloc alias runs)."""
+    TileLayoutPass().apply(make_context(), module)
+    TileDistributePass().apply(make_context(), module)
 
 
 def _sub(text: str, old: str, new: str, count: int | None = None) -> str:
@@ -139,7 +146,7 @@ def source(name: str) -> str:
 @lru_cache(maxsize=None)
 def regalloc(name: str) -> ModuleOp:
     module = _parse(source(name))
-    TileRegallocPass().apply(make_context(), module)
+    _layout_and_distribute(module)
     module.verify()
     return module
 
@@ -265,7 +272,7 @@ func.func @big(%a: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>)
 }
 """
     with pytest.raises(PassFailedException, match=r"more than 255.*128x128xf32.* 512"):
-        TileRegallocPass().apply(make_context(), _parse(text))
+        _layout_and_distribute(_parse(text))
 
 
 # ---------------------------------------------------------------- PTX
@@ -441,7 +448,7 @@ def test_meaning_of_aligned_rows(lanes):
     c, z = outputs()
     run(_parse(ROWS), "rows", a, c, z)
     lowered = _parse(ROWS)
-    TileRegallocPass().apply(make_context(), lowered)
+    _layout_and_distribute(lowered)
     c_after, z_after = outputs()
     run(lowered, "rows", *_view(a), *_view(c_after), *_view(z_after))
     for got_c, got_z in ((c, z), (c_after, z_after)):
@@ -481,7 +488,7 @@ def test_meaning_of_narrow_rows(lanes, elem, align, cols):
     run(_parse(text), "narrow", a, c)
     np.testing.assert_array_equal(c, a)
     lowered = _parse(text)
-    TileRegallocPass().apply(make_context(), lowered)
+    _layout_and_distribute(lowered)
     wanted = {8: "8 ignore_src", 4: "4 ignore_src", 2: "frag.load"}[align]
     assert wanted in str(lowered)
     c = np.full((13, cols), np.nan, dtype)
@@ -537,7 +544,7 @@ def test_meaning_of_branches_and_shared_staging(m: int, k: int, lanes):
     b = rng.standard_normal((k, 7)).astype(np.float16)
     r = rng.standard_normal((m, 7)).astype(np.float32)
     module = _parse(MISC)
-    TileRegallocPass().apply(make_context(), module)
+    _layout_and_distribute(module)
     c = np.full((m, 7), np.nan, np.float32)
     run(module, "misc", *_view(a), *_view(b), *_view(r), *_view(c))
     ref = a.astype(np.float64) @ b.astype(np.float64)
@@ -565,7 +572,7 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
 """
     module = _parse(text)
     TileTilingPass(block=(64, 64, 32), warps=(2, 2)).apply(make_context(), module)
-    TileRegallocPass().apply(make_context(), module)
+    _layout_and_distribute(module)
     lds = [op for op in module.walk() if isinstance(op, frag.LdMatrixOp)]
     assert sorted(op.trans is not None for op in lds) == [False] * 4 + [True] * 4
     m, n, k = 17, 33, 65
@@ -591,7 +598,7 @@ def test_default_pipeline_end_to_end(ptxas: str, lanes):
 
     module = _parse((REPO / "examples" / "gemm.mlir").read_text())
     ctx = make_context()
-    for p in (TileTilingPass(), TileSwizzlePass(), TilePipelinePass(stages=3), TileRegallocPass()):
+    for p in (TileTilingPass(), TileSwizzlePass(), TilePipelinePass(stages=3), TileLayoutPass(), TileDistributePass()):
         p.apply(ctx, module)
     module.verify()
     m, n, k = 130, 200, 70

@@ -1,4 +1,4 @@
-"""tile-regalloc and codegen of bulk tensor copies (sm_90): ABI, one issuing thread, PTX that ptxas takes.
+"""tile-distribute and codegen of bulk tensor copies (sm_90): ABI, one issuing thread, PTX that ptxas takes.
 
 The GPU check of the same kernels is ``tests/gpu/test_gemm.py`` (the bulk
 configuration forced on ragged shapes, every transpose, bf16, bias + ReLU).
@@ -14,10 +14,11 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, i64
 
 import tilec
 from tilec.dialects import frag
-from tilec.matmul import MatmulSpec, build_module, compile_matmul
+from tilec.kernels.gemm import compile_matmul
+from tilec.kernels.gemm_ir import MatmulSpec, build_module
 from dataclasses import replace
 
-from tilec.matmul_config import ALIGNED_CONFIGS, BULK_CONFIG, BULK_MEDIUM_CONFIG, WGMMA_CONFIG, choose_config, has_bulk_copies
+from tilec.kernels.gemm_config import ALIGNED_CONFIGS, BULK_CONFIG, BULK_MEDIUM_CONFIG, WGMMA_CONFIG, choose_config, has_bulk_copies
 from tilec.passes.registry import build_pipeline
 from tilec.api import make_context
 
@@ -76,7 +77,7 @@ def test_ptxas_assembles_without_spills(bulk_kernel):
 
 def test_the_leader_thread_issues_and_every_thread_waits():
     module = _module()
-    build_pipeline(RELEASE.pipeline_to("tile-regalloc")).apply(make_context(), module)
+    build_pipeline(RELEASE.pipeline_to("tile-distribute")).apply(make_context(), module)
     ops = list(module.walk())
     loads = [o for o in ops if isinstance(o, frag.TmaLoadOp)]
     expects = [o for o in ops if isinstance(o, frag.MbarExpectTxOp)]
@@ -99,7 +100,7 @@ def test_bulk_copy_needs_aligned_rows():
     fn = next(iter(module.ops))
     fn.arg_attrs = ArrayAttr([DictionaryAttr({})] * 3)
     # without tile.aligned_rows the pipeline keeps cp.async: nothing to refuse
-    build_pipeline(BULK_CONFIG.pipeline_to("tile-regalloc")).apply(make_context(), module)
+    build_pipeline(BULK_CONFIG.pipeline_to("tile-distribute")).apply(make_context(), module)
     assert not any(isinstance(o, frag.TmaLoadOp) for o in module.walk())
 
 
@@ -151,6 +152,6 @@ def test_choose_config_takes_bulk_copies_on_sm_90_only():
 def test_plan_matmul_chooses_for_the_target():
     a = np.zeros((4096, 4096), np.float16)
     for arch in ("sm_90", "sm_80"):
-        plan = tilec.matmul.plan_matmul(a, a, sm_count=132, arch=arch)
+        plan = tilec.kernels.gemm.plan_matmul(a, a, sm_count=132, arch=arch)
         assert plan.config == choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=plan.spec.aligned,
                                             arch=arch)

@@ -1,4 +1,4 @@
-"""tile-regalloc's Emitter: constant folding and value numbering within a block."""
+"""tile-distribute's Emitter: constant folding and value numbering within a block."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""tile-regalloc's range facts: ``known_range`` bounds window origins, and only provable ones.
+"""tile-distribute's range facts: ``known_range`` bounds window origins, and only provable ones.
 
 The aligned copy path tests ``origin + offset + s < extent`` as one i32 compare
 when the origin is provably nonnegative; these tests pin what is provable (the
@@ -17,8 +17,8 @@ from xdsl.ir import Block, Region
 
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import EXTENT_LIMIT
-from tilec.gl_args import GlView
-from tilec.matmul import MatmulSpec, build_module
+from tilec.runtime.gl_views import GlView
+from tilec.kernels.gemm_ir import MatmulSpec, build_module
 from tilec.passes.tile_distribute.analysis import known_range
 
 IDX = IndexType()
@@ -31,7 +31,7 @@ def const(v: int):
 def test_matmul_origins_are_nonnegative():
     """Every copy origin of the matmul kernel (block offsets, k and k + 2·BK) has a proven lower bound ≥ 0."""
     from tilec.api import _run_pipeline, make_context
-    from tilec.matmul_config import MatmulConfig
+    from tilec.kernels.gemm_config import MatmulConfig
 
     module = build_module(MatmulSpec("float16", "float16", align=16))
     _run_pipeline(make_context(), module, MatmulConfig((128, 128, 64), (2, 2), 3).pipeline_to("tile-pipeline"),

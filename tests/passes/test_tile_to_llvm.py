@@ -229,7 +229,7 @@ def test_unlowered_tile_op_is_an_error_naming_op_and_pass() -> None:
     assert err.op.name == "tile.mma"
     assert err.location == "regs.mlir:5:8"
     assert "'tile.mma' op at regs.mlir:5:8" in str(err)
-    assert "tile-regalloc" in str(err)
+    assert "tile-distribute" in str(err)
     assert str(module) == before  # nothing was rewritten
 
 
@@ -496,8 +496,8 @@ def _xdsl_scf_to_cf(module: ModuleOp) -> None:
 
 @pytest.mark.parametrize("config", ["64x64x32/2x2/3", "128x128x8/simt", "64x64x64/2x2/4/aligned"])
 def test_scf_lowering_matches_xdsls_patterns(config, monkeypatch):
-    from tilec.matmul import MatmulSpec, build_module
-    from tilec.matmul_config import MatmulConfig
+    from tilec.kernels.gemm_config import MatmulConfig
+    from tilec.kernels.gemm_ir import MatmulSpec, build_module
     from tilec.passes import tile_to_llvm
     from tilec.passes.registry import build_pipeline
 
@@ -511,7 +511,7 @@ def test_scf_lowering_matches_xdsls_patterns(config, monkeypatch):
         spec = MatmulSpec("float16", "float32", transpose_b=True, align=16 if aligned else 0)
         cfg = MatmulConfig(dims, tuple(int(x) for x in warps.split("x")), int(stages))
     module = build_module(spec)
-    build_pipeline(cfg.pipeline_to("tile-regalloc")).apply(make_context(), module)
+    build_pipeline(cfg.pipeline_to("tile-distribute")).apply(make_context(), module)
     ours, reference = module.clone(), module.clone()
     TileToLLVMPass().apply(make_context(), ours)
     monkeypatch.setattr(tile_to_llvm, "_scf_to_cf", _xdsl_scf_to_cf)

@@ -73,7 +73,7 @@ def f16(*shape, **kwargs) -> FakeTensor:
 
 
 def a_map(t, box=A_BOX, swizzle=128, dtype="float16", *, address=None, shape=None, strides=None) -> TensorMapArg:
-    """The map ``tilec.gl_args.expand`` makes of ``t`` (fields overridable)."""
+    """The map ``tilec.runtime.gl_views.expand`` makes of ``t`` (fields overridable)."""
     return TensorMapArg.of(t.data_ptr() if address is None else address, dtype, shape or t.shape,
                            strides or t.stride(), box, swizzle)
 
@@ -333,7 +333,7 @@ def test_param_buffer_packs_maps_and_other_parameters(fake):
 def test_the_bulk_copy_gemm_launches_through_the_fast_path(fake, binds, monkeypatch):
     """``CompiledKernel(*args)`` of tilec.matmul's sm_90 bulk-copy kernel (two tensor maps): the
     second call is not checked by bind_arguments and passes the same parameters."""
-    import tilec.matmul as mm
+    import tilec.kernels.gemm as mm
 
     params = []
     original = fake.cuLaunchKernel

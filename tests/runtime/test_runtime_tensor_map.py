@@ -29,7 +29,20 @@ from xdsl.ir import Block, Region
 
 from tilec.api import CompilationError, LaunchDefaults, derive_signature
 from tilec.compile_cache import decode, encode as encode_entry
-from tilec.gl_args import GlParam, GlView, expand, gl_params
+from tilec.dialects.abi import (
+    ALIGNED_ROWS_ATTR,
+    BOX_ATTR,
+    DIM_ATTR,
+    DTYPE_ATTR,
+    GL_ATTR,
+    OUTPUT_ATTR,
+    STRIDE_ATTR,
+    SWIZZLE_ATTR,
+    TENSOR_MAP_ATTR,
+    GlParam,
+    gl_params,
+)
+from tilec.runtime.gl_views import GlView, expand
 from tilec.runtime import Kernel, Param, bind_arguments, tensor_map
 from tilec.runtime.args import TENSOR_MAP, TensorMapBound
 from tilec.runtime.launch import ParamBuffer, pack_params, param_values
@@ -41,23 +54,23 @@ from runtime_fake_driver import fake_map_bytes, installed
 
 
 def _gl_attrs(name: str, *, output: bool = False) -> list[DictionaryAttr]:
-    ptr = {"tile.gl": StringAttr(name), "tile.dtype": Float16Type(), "tile.aligned_rows": IntegerAttr(16, i64)}
+    ptr = {GL_ATTR: StringAttr(name), DTYPE_ATTR: Float16Type(), ALIGNED_ROWS_ATTR: IntegerAttr(16, i64)}
     if output:
-        ptr["tile.output"] = UnitAttr()
+        ptr[OUTPUT_ATTR] = UnitAttr()
     out = [DictionaryAttr(ptr)]
-    out += [DictionaryAttr({"tile.gl": StringAttr(name), "tile.dim": IntegerAttr(d, i64)}) for d in (0, 1)]
-    out += [DictionaryAttr({"tile.gl": StringAttr(name), "tile.stride": IntegerAttr(d, i64)}) for d in (0, 1)]
+    out += [DictionaryAttr({GL_ATTR: StringAttr(name), DIM_ATTR: IntegerAttr(d, i64)}) for d in (0, 1)]
+    out += [DictionaryAttr({GL_ATTR: StringAttr(name), STRIDE_ATTR: IntegerAttr(d, i64)}) for d in (0, 1)]
     return out
 
 
 def _map_attrs(name: str, number: int, box=(64, 64), swizzle: int = 128) -> DictionaryAttr:
-    return DictionaryAttr({"tile.gl": StringAttr(name), "tile.tensor_map": IntegerAttr(number, i64),
-                           "tile.box": DenseArrayBase.from_list(i64, list(box)),
-                           "tile.swizzle": IntegerAttr(swizzle, i64)})
+    return DictionaryAttr({GL_ATTR: StringAttr(name), TENSOR_MAP_ATTR: IntegerAttr(number, i64),
+                           BOX_ATTR: DenseArrayBase.from_list(i64, list(box)),
+                           SWIZZLE_ATTR: IntegerAttr(swizzle, i64)})
 
 
 def tma_kernel(map_type=None, **map_kwargs) -> llvm.FuncOp:
-    """``k(a: gl f16 [a_map0 (64x64, 128B)], c: gl f16 out, n: i32)``, as tile-regalloc + TMA would emit it."""
+    """``k(a: gl f16 [a_map0 (64x64, 128B)], c: gl f16 out, n: i32)``, as tile-distribute + TMA would emit it."""
     g1 = llvm.LLVMPointerType(IntAttr(1))
     mp = map_type or llvm.LLVMPointerType()
     types = [g1, i64, i64, i64, i64, mp, g1, i64, i64, i64, i64, i32]
@@ -135,7 +148,7 @@ def test_signature_and_gl_params_round_trip_through_the_compile_cache():
     sig, views = derive_signature(fn), gl_params(fn)
     launch = LaunchDefaults(grid=(None, 1, 1), block=(128, 1, 1), smem=0, static_shared=0, dynamic_shared=False)
     data = encode_entry("ab" * 32, name="tma_probe", asm={"llvm": "", "ptx": ""}, signature=sig, launch=launch,
-                        gl_params=views)
+                        gl_params=views, pipeline="tile-to-llvm opt_level=3")
     entry = decode(data, "ab" * 32)
     assert entry["signature"] == sig and entry["gl_params"] == views
 

@@ -23,9 +23,9 @@ Gaps filled (xDSL 0.74, llvmlite 0.50 / LLVM 22):
    through `translate_type`, so `vector<2xbf16>` works in any op translated
    here: load, alloca, casts, constants, zero/undef, call_intrinsic,
    inline_asm, fma, phis and function signatures.
-4. Ops missing from xDSL's dialect, defined in `llvm_ops`: extractelement,
-   addrspacecast, fptosi, fptoui, uitofp, atomicrmw (with syncscope and
-   alignment, which llvmlite's own atomicrmw cannot print).
+4. Ops missing from xDSL's dialect, defined in `tilec.dialects.llvm_ext`:
+   extractelement, addrspacecast, fptosi, fptoui, uitofp, atomicrmw (with
+   syncscope and alignment, which llvmlite's own atomicrmw cannot print).
 5. Kernels: xDSL's calling-convention attribute cannot say `ptx_kernel`,
    and xDSL ignores function linkage. Here, as in MLIR, an `llvm.func` with
    the discardable attribute `nvvm.kernel` gets the `ptx_kernel` calling
@@ -70,21 +70,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue, TypeAttribute
 
-from tilec.codegen import llvm_ops
+from tilec.dialects import llvm_ext
+from tilec.dialects.llvm_ext import GRID_CONSTANT_ATTR, KERNEL_ATTR, MAXNREG_ATTR, MAXNTID_ATTR, MINCTASM_ATTR
 
 NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
-
-KERNEL_ATTR = "nvvm.kernel"
-"""Unit attribute on `llvm.func` marking a kernel (PTX `.entry`), as in MLIR."""
-
-MAXNTID_ATTR = "nvvm.maxntid"
-"""`array<i32: x[, y[, z]]>` on a kernel: the most threads per block (PTX `.maxntid`)."""
-
-MINCTASM_ATTR = "nvvm.minctasm"
-"""`i32` on a kernel: the fewest blocks per SM to aim for (PTX `.minnctapersm`)."""
-
-MAXNREG_ATTR = "nvvm.maxnreg"
-"""`i32` on a kernel: the most registers per thread (PTX `.maxnreg`)."""
 
 ValueMap = dict[SSAValue, ir.Value]
 BlockMap = dict[Block, ir.Block]
@@ -210,10 +199,6 @@ _ARG_INTS = {
     "llvm.dereferenceable": "dereferenceable",
     "llvm.dereferenceable_or_null": "dereferenceable_or_null",
 }
-
-
-GRID_CONSTANT_ATTR = "nvvm.grid_constant"
-"""Unit attribute on a kernel's `llvm.byval` parameter: read in place, never written (as in MLIR's NVVM)."""
 
 
 class _ArgumentAttributes(ir.values.ArgumentAttributes):
@@ -410,10 +395,10 @@ _CASTS: dict[type[Operation], str] = {
     llvm.FPExtOp: "fpext",
     llvm.FPTruncOp: "fptrunc",
     llvm.SIToFPOp: "sitofp",
-    llvm_ops.FPToSIOp: "fptosi",
-    llvm_ops.FPToUIOp: "fptoui",
-    llvm_ops.UIToFPOp: "uitofp",
-    llvm_ops.AddrSpaceCastOp: "addrspacecast",
+    llvm_ext.FPToSIOp: "fptosi",
+    llvm_ext.FPToUIOp: "fptoui",
+    llvm_ext.UIToFPOp: "uitofp",
+    llvm_ext.AddrSpaceCastOp: "addrspacecast",
 }
 
 
@@ -535,7 +520,7 @@ def _elementwise_intrinsic(op: Operation, b: ir.IRBuilder, values: ValueMap) -> 
 
 
 def _extract_element(
-    op: llvm_ops.ExtractElementOp, b: ir.IRBuilder, values: ValueMap
+    op: llvm_ext.ExtractElementOp, b: ir.IRBuilder, values: ValueMap
 ) -> None:
     values[op.res] = b.extract_element(values[op.vector], values[op.position])
 
@@ -560,7 +545,7 @@ class _AtomicRMWInstr(instructions.AtomicRMW):
         )
 
 
-def _atomic_rmw(op: llvm_ops.AtomicRMWOp, b: ir.IRBuilder, values: ValueMap) -> None:
+def _atomic_rmw(op: llvm_ext.AtomicRMWOp, b: ir.IRBuilder, values: ValueMap) -> None:
     instr = _AtomicRMWInstr(
         b.block,
         op.bin_op.data,
@@ -682,8 +667,8 @@ _TRANSLATIONS: dict[type[Operation], Callable[[Any, ir.IRBuilder, ValueMap], Non
     llvm.CallIntrinsicOp: _call_intrinsic,
     llvm.InlineAsmOp: _inline_asm,
     llvm.FMAOp: _fma,
-    llvm_ops.ExtractElementOp: _extract_element,
-    llvm_ops.AtomicRMWOp: _atomic_rmw,
+    llvm_ext.ExtractElementOp: _extract_element,
+    llvm_ext.AtomicRMWOp: _atomic_rmw,
     **{cast: _cast for cast in _CASTS},
     **{op: _elementwise_intrinsic for op in _ELEMENTWISE_INTRINSICS},
 }
@@ -925,7 +910,7 @@ class _BodyWriter:
     def _insert_element(self, op: llvm.InsertElementOp) -> str:
         return f"insertelement {self._typed(op.vector)}, {self._typed(op.value)}, {self._typed(op.index)}"
 
-    def _extract_element(self, op: llvm_ops.ExtractElementOp) -> str:
+    def _extract_element(self, op: llvm_ext.ExtractElementOp) -> str:
         return f"extractelement {self._typed(op.vector)}, {self._typed(op.position)}"
 
     def _call(self, callee: ir.Function, args: Sequence[SSAValue]) -> str:
@@ -989,7 +974,7 @@ class _BodyWriter:
         llvm.StoreOp: _store,
         llvm.ExtractValueOp: _extract_value,
         llvm.InsertElementOp: _insert_element,
-        llvm_ops.ExtractElementOp: _extract_element,
+        llvm_ext.ExtractElementOp: _extract_element,
         llvm.CallIntrinsicOp: _call_intrinsic,
         llvm.FMAOp: _fma,
         **dict.fromkeys(_ELEMENTWISE_INTRINSICS, _elementwise_intrinsic),

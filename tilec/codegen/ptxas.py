@@ -2,9 +2,10 @@
 
 LLVM happily prints PTX that ptxas rejects (wrong ISA version for an arch,
 a bad operand), so tests assemble every PTX they produce, and benchmarks read
-register and spill counts from `ptxas -v`. ptxas is looked up on PATH, then
-in the `nvidia-cuda-nvcc` wheel (`nvidia/cu13/bin/ptxas`), then under
-`$CUDA_HOME/bin`.
+register and spill counts from `ptxas -v`. ptxas is `$TILEC_PTXAS` when that
+is set, else looked up on PATH, then in the `nvidia-cuda-nvcc` wheel
+(`nvidia/cu13/bin/ptxas`), then under `$CUDA_HOME/bin`; `tilec.runtime`
+builds its cubins with the same one.
 """
 
 from __future__ import annotations
@@ -44,8 +45,15 @@ def _wheel_ptxas() -> Path | None:
     return None
 
 
+PTXAS_ENV = "TILEC_PTXAS"
+"""Environment variable naming the ptxas to use (none, if it is not executable)."""
+
+
 def find_ptxas() -> Path | None:
-    """The ptxas to use (PATH, then the nvcc wheel, then `$CUDA_HOME/bin`), or None."""
+    """The ptxas to use (`$TILEC_PTXAS`, else PATH, then the nvcc wheel, then `$CUDA_HOME/bin`), or None."""
+    chosen = os.environ.get(PTXAS_ENV)
+    if chosen:
+        return Path(chosen) if os.access(chosen, os.X_OK) else None
     on_path = shutil.which("ptxas")
     if on_path:
         return Path(on_path)
@@ -65,8 +73,8 @@ def _require_ptxas(ptxas: Path | str | None) -> Path:
     if found is None:
         raise PtxasNotFoundError(
             "ptxas not found on PATH, in the nvidia-cuda-nvcc wheel or under "
-            "$CUDA_HOME/bin; install the test extra (pip install "
-            "'nvidia-cuda-nvcc>=13')"
+            "$CUDA_HOME/bin (or $TILEC_PTXAS is not executable); install the "
+            "test extra (pip install 'nvidia-cuda-nvcc>=13')"
         )
     return found
 

@@ -8,15 +8,15 @@ for meaning by running a kernel before and after them and comparing::
     from tilec.interp import run_text
     run_text(MLIR, "kernel", a, b, c, grid=(4, 4, 1))
 
-Fragment-level kernels (after ``tile-regalloc``) go through the same ``run``:
+Fragment-level kernels (after ``tile-distribute``) go through the same ``run``:
 they execute lane by lane, vectorised over each warp's 32 lanes
 (:mod:`tilec.interp.lanes`).
 """
 
 from tilec.interp.dtypes import numpy_dtype, round_bf16, to_element
 from tilec.interp.errors import BarrierError, OpError, TileInterpreterError
-from tilec.interp.launch import make_context, parse_module, run, run_text, uses_per_warp_execution
 from tilec.interp.lanes import LaneState, Ptr, is_fragment_level, make_lane_interpreter, run_fragment
+from tilec.interp.launch import parse_module, run, run_text, uses_per_warp_execution
 from tilec.interp.memory import GlobalView, SharedTile, copy_owner_mask, copy_thread_map, shared_offsets
 from tilec.interp.numeric import NumpyArithFunctions, NumpyMathFunctions
 from tilec.interp.tile_functions import (
@@ -29,6 +29,7 @@ from tilec.interp.tile_functions import (
     TileFunctions,
     make_interpreter,
 )
+from tilec.ir.context import make_context
 
 __all__ = [
     "ASYNC_MODES",

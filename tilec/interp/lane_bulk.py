@@ -1,6 +1,6 @@
 """sm_90 bulk tensor copies (TMA) and ``mbarrier`` objects on lane values, per the PTX ISA.
 
-What ``tile-regalloc`` emits for ``tile.bulk_copy`` and its barriers
+What ``tile-distribute`` emits for ``tile.bulk_copy`` and its barriers
 (:mod:`tilec.passes.tile_distribute.bulk`), for one warp at a time:
 
 - ``frag.mbar_init %bar, count``: each active lane makes a barrier at its
@@ -33,7 +33,7 @@ The phases, arrivals and byte counts are :mod:`tilec.interp.mbarriers`'.
 tile.box, tile.swizzle}``) are modelled by :class:`TensorMap`: the view's
 own memory, extents and strides, as the kernel's pointer, ``dim`` and
 ``stride`` parameters of the same view are bound. The caller passes what
-:func:`tilec.gl_args.expand` gives (a ``TensorMapArg``, checked against the
+:func:`tilec.runtime.gl_views.expand` gives (a ``TensorMapArg``, checked against the
 view), ``None``, or leaves the tensor-map parameters out altogether.
 """
 
@@ -48,6 +48,7 @@ import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 
 from tilec.dialects import frag
+from tilec.dialects.abi import TENSOR_MAP_ATTR, gl_params
 from tilec.interp.errors import OpError
 from tilec.interp.lane_frag import expect_space
 from tilec.interp.lane_memory import GLOBAL, SHARED, Memory, Ptr, check_write, read
@@ -111,7 +112,6 @@ def _land(memory: Memory, offsets: np.ndarray, data: np.ndarray) -> None:
 
 def tensor_map_indices(fn) -> list[int]:
     """The positions of ``fn``'s tensor-map parameters."""
-    from tilec.gl_args import TENSOR_MAP_ATTR
 
     if fn.arg_attrs is None:
         return []
@@ -125,7 +125,6 @@ def _first(value: Any) -> int:
 def bind_tensor_maps(fn, args: Sequence[Any], values: list, names: Sequence[str]) -> None:
     """Replace each tensor-map parameter's entry of ``values`` by its :class:`TensorMap`, made from
     the bound pointer, extents and strides of its view (``args`` are the caller's values)."""
-    from tilec.gl_args import gl_params
     from tilec.runtime.tensor_map import TensorMapSpec, element_bytes
 
     try:
@@ -158,7 +157,7 @@ def _check_given(given: Any, spec, view: Any, what: str, view_name: str) -> None
         return
     got = getattr(given, "spec", None)
     if got is None or not hasattr(given, "address"):
-        raise OpError(f"{what} is a tensor map: pass the TensorMapArg tilec.gl_args.expand makes, or None "
+        raise OpError(f"{what} is a tensor map: pass the TensorMapArg tilec.runtime.gl_views.expand makes, or None "
                       f"(the interpreter makes it from {view_name}), got {type(given).__name__}")
     host = view.__array_interface__["data"][0]  # bound as the view's pointer: a numpy array
     if got != spec or given.address != host:

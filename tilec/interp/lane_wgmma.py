@@ -1,6 +1,6 @@
 """sm_90a warpgroup MMA (``wgmma``) on lane values, per the PTX ISA.
 
-What ``tile-regalloc`` emits for ``tile.wgmma``, one warp at a time:
+What ``tile-distribute`` emits for ``tile.wgmma``, one warp at a time:
 
 - ``frag.wgmma_desc %base, high``: the i64 ``((address >> 4) & 0x3FFF) | high``
   where ``address`` is ``%base``'s shared byte address (the buffer's made-up

@@ -1,6 +1,6 @@
 """Fragment-level kernels on the CPU, lane by lane (vectorised over the 32 lanes of a warp).
 
-After ``tile-regalloc`` a kernel is per-thread code: ``frag`` ops (ldmatrix,
+After ``tile-distribute`` a kernel is per-thread code: ``frag`` ops (ldmatrix,
 mma.sync, cp.async, sm_90 bulk tensor copies and their mbarriers, sm_90a
 warpgroup MMA, predicated loads and stores, shuffles, conversions), ``llvm.getelementptr`` address
 arithmetic on ``!llvm.ptr<1>`` (global) and ``!llvm.ptr<3>`` (shared)
@@ -70,7 +70,7 @@ even, into a staging buffer; after the run the elements whose bits the kernel
 changed are copied back). Without ``tile.dtype`` any dtype is raw bytes.
 A tensor-map parameter (``!llvm.ptr {tile.gl = "a", tile.tensor_map = j, ...}``)
 is made from its view's pointer, extents and strides arguments: pass the
-``TensorMapArg`` :func:`tilec.gl_args.expand` gives (it must describe that
+``TensorMapArg`` :func:`tilec.runtime.gl_views.expand` gives (it must describe that
 view), ``None``, or leave every tensor-map parameter out. The view must be
 one a tensor map can describe (16-byte aligned address and row stride,
 innermost stride 1).
@@ -114,12 +114,14 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Operation
 
 from tilec.dialects import frag
+from tilec.dialects.abi import DTYPE_ATTR, LAUNCH_ATTR
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
+from tilec.interp.dtypes import round_bf16
 from tilec.interp.errors import OpError, TileInterpreterError
-from tilec.interp.lane_bulk import BulkFunctions, Mbarriers, bind_tensor_maps, tensor_map_indices
-from tilec.interp.launch import any_reachable_op, run_block_warps
+from tilec.interp.grid import DEFAULT_BARRIER_TIMEOUT, any_reachable_op, lookup_function, resolve_grid, run_block_warps
 from tilec.interp.lane_arith import LaneArithFunctions, LaneMathFunctions, LaneVectorFunctions, select
+from tilec.interp.lane_bulk import BulkFunctions, Mbarriers, bind_tensor_maps, tensor_map_indices
 from tilec.interp.lane_frag import FragFunctions
 from tilec.interp.lane_memory import GLOBAL, SHARED, Memory, Ptr, read, write
 from tilec.interp.lane_values import (
@@ -146,8 +148,6 @@ from tilec.interp.tile_functions import (
     _StopWhenBlockFails,  # noqa: PLC2701
 )
 
-DTYPE_ATTR = "tile.dtype"
-DEFAULT_BARRIER_TIMEOUT = 30.0
 
 
 # -- what a block shares ------------------------------------------------------------
@@ -556,8 +556,6 @@ def _global_memory(value: Any, dtype_attr: Attribute | None, what: str, index: i
     if elem == "bf16" and value.dtype == np.float32:
         if flat.dtype != np.float32:
             raise OpError(f"{what}: a float32 view of a {flat.dtype} allocation cannot be staged as bf16")
-        from tilec.interp.dtypes import round_bf16
-
         bits = (round_bf16(flat).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
         mem = Memory(name, GLOBAL, bits.view(np.uint8), writable=writable, origin=origin // 2, address=address)
         return mem, _Staged(flat, mem, bits.copy())
@@ -679,13 +677,11 @@ def run_fragment(
     one ``(32, ...)`` numpy array (or :class:`Ptr`) per result. The options are
     :func:`tilec.interp.run`'s.
     """
-    from tilec.interp.launch import _lookup, _resolve_grid  # noqa: PLC2701 - shared with the tile interpreter
-
     if isinstance(fn, str):
-        fn = _lookup(module, fn)
+        fn = lookup_function(module, fn)
     AsyncGroups(async_mode)  # validates the options before anything runs
     BlockBarrier(1, barrier_timeout, warp_order)
-    launch = fn.attributes.get("tile.launch")
+    launch = fn.attributes.get(LAUNCH_ATTR)
     static, dynamic = shared_symbols(module)
     align = shared_alignments(module)
     static_bytes = sum(static.values())
@@ -712,7 +708,7 @@ def run_fragment(
             fn, f"the static shared buffers take {static_bytes} bytes ({sizes}), but tile.launch declares smem = {smem}"
         )
     dynamic_bytes = max(0, smem - static_bytes) if dynamic else 0
-    gx, gy, gz = _resolve_grid(fn, launch, grid)
+    gx, gy, gz = resolve_grid(fn, launch, grid)
     block_dims = launch.block_dims
     for z in range(gz):
         for y in range(gy):

@@ -29,39 +29,28 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.context import Context
 from xdsl.dialects import func as func_dialect
-from xdsl.dialects import get_all_dialects as xdsl_dialects
 from xdsl.dialects.builtin import IndexType, IntegerType, ModuleOp
 from xdsl.ir import Attribute
 from xdsl.parser import Parser
-from xdsl.traits import SymbolTable
 
-from tilec.dialects import get_all_dialects as tilec_dialects
+from tilec.dialects.abi import LAUNCH_ATTR
 from tilec.dialects.tile import ops as t
-from tilec.dialects.tile.attributes import DYNAMIC, LaunchAttr
+from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType
+from tilec.interp import lanes
 from tilec.interp.dtypes import is_float_type, to_element
-from tilec.interp.errors import OpError, TileInterpreterError, WarpAborted
+from tilec.interp.errors import OpError, TileInterpreterError
+from tilec.interp.grid import DEFAULT_BARRIER_TIMEOUT, any_reachable_op, lookup_function, resolve_grid, run_block_warps
 from tilec.interp.memory import GlobalView, SharedTile
 from tilec.interp.tile_functions import AsyncGroups, BlockBarrier, BlockShared, ExecContext, make_interpreter
-
-DEFAULT_BARRIER_TIMEOUT = 30.0
+from tilec.ir.context import make_context
 
 _PER_WARP_OPS = (t.WarpIdOp, t.LaneIdOp, t.ThreadIdOp)
-
-
-def make_context() -> Context:
-    """An xDSL context with xDSL's dialects and ours."""
-    ctx = Context()
-    for name, factory in {**xdsl_dialects(), **tilec_dialects()}.items():
-        ctx.register_dialect(name, factory)
-    return ctx
 
 
 def parse_module(text: str, verify: bool = True) -> ModuleOp:
@@ -105,59 +94,8 @@ def _unbind(value: Any) -> Any:
     return value
 
 
-def _lookup(module: ModuleOp, name: str) -> func_dialect.FuncOp:
-    op = SymbolTable.lookup_symbol(module, name)
-    if not isinstance(op, func_dialect.FuncOp):
-        names = [f"@{f.sym_name.data}" for f in module.walk() if isinstance(f, func_dialect.FuncOp)]
-        raise TileInterpreterError(None, f"no function @{name} in the module (it has {', '.join(names) or 'none'})")
-    return op
-
-
-def any_reachable_op(module: ModuleOp, fn: func_dialect.FuncOp, predicate) -> bool:
-    """Whether ``fn`` or a function it calls (transitively) has an op satisfying ``predicate``."""
-    seen: set[str] = set()
-    todo = [fn]
-    while todo:
-        f = todo.pop()
-        if f.sym_name.data in seen:
-            continue
-        seen.add(f.sym_name.data)
-        for op in f.walk():
-            if predicate(op):
-                return True
-            if isinstance(op, func_dialect.CallOp):
-                callee = SymbolTable.lookup_symbol(module, op.callee)
-                if isinstance(callee, func_dialect.FuncOp):
-                    todo.append(callee)
-    return False
-
-
 def _uses_per_warp_ids(module: ModuleOp, fn: func_dialect.FuncOp) -> bool:
     return any_reachable_op(module, fn, lambda op: isinstance(op, _PER_WARP_OPS))
-
-
-def _resolve_grid(fn: func_dialect.FuncOp, launch: LaunchAttr, grid) -> tuple[int, int, int]:
-    static = launch.grid_dims
-    if grid is None:
-        if DYNAMIC in static:
-            raise TileInterpreterError(
-                fn, f"the kernel's grid {_dims(static)} has dynamic extents: pass grid=(gx, gy, gz) to run it"
-            )
-        return static
-    g = (grid,) if isinstance(grid, int | np.integer) else tuple(grid)
-    if not 1 <= len(g) <= 3 or not all(isinstance(x, int | np.integer) and x > 0 for x in g):
-        raise TileInterpreterError(fn, f"grid must be 1 to 3 positive integers, got {grid!r}")
-    g = tuple(int(x) for x in g) + (1,) * (3 - len(g))
-    for axis, (s, d) in enumerate(zip(static, g)):
-        if s != DYNAMIC and s != d:
-            raise TileInterpreterError(
-                fn, f"grid {list(g)} disagrees with the kernel's static grid {_dims(static)} on axis {'xyz'[axis]}"
-            )
-    return g
-
-
-def _dims(dims) -> str:
-    return "[" + ", ".join("?" if d == DYNAMIC else str(d) for d in dims) + "]"
 
 
 # -- executions ----------------------------------------------------------------------
@@ -173,45 +111,6 @@ def _execute(module: ModuleOp, fn: func_dialect.FuncOp, args: tuple, ctx: ExecCo
             where = ctx.describe()
             raise (err.at(where) if where else err) from err.__cause__
     return results
-
-
-def run_block_warps(warps: int, timeout: float, order: str, fn, run_warp) -> None:
-    """Run ``run_warp(warp, barrier)`` for every warp of one block, each in its own thread.
-
-    The warps share one ``BlockBarrier`` (so ``tile.barrier`` really
-    synchronises them); a failing warp aborts the others, and the error
-    reported is the root cause, not a warp that was stopped because of it.
-    ``run_warp`` returns a function ``describe() -> str`` for error messages
-    before it starts executing.
-    """
-    barrier = BlockBarrier(warps, timeout, order)
-    errors: list[BaseException | None] = [None] * warps
-
-    def body(warp: int) -> None:
-        try:
-            try:
-                barrier.start(warp)
-            except OpError as err:
-                raise TileInterpreterError(fn, str(err), f"warp {warp}") from err
-            run_warp(warp, barrier)
-        except BaseException as err:  # noqa: BLE001 - handed to the caller below
-            errors[warp] = err
-            barrier.abort(warp)
-        else:
-            barrier.finish(warp)
-
-    if warps == 1:
-        body(0)
-    else:
-        threads = [threading.Thread(target=body, args=(w,), name=f"tilec-warp-{w}", daemon=True) for w in range(warps)]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
-    failed = [e for e in errors if e is not None]
-    if failed:
-        primary = [e for e in failed if not isinstance(e, WarpAborted) and not isinstance(e.__cause__, WarpAborted)]
-        raise (primary or failed)[0]
 
 
 def _run_warps(module, fn, args, block_id, grid, block_dims, shared, async_mode, timeout, order) -> None:
@@ -246,11 +145,9 @@ def run(
     Returns the function's results (numpy values) for a plain function, ``()``
     for a kernel. Errors are :class:`TileInterpreterError`\\ s naming the op.
     """
-    fn = _lookup(module, func_name)
-    # Fragment-level functions (after tile-regalloc: frag/llvm ops, !llvm.ptr arguments)
+    fn = lookup_function(module, func_name)
+    # Fragment-level functions (after tile-distribute: frag/llvm ops, !llvm.ptr arguments)
     # run lane by lane in tilec.interp.lanes, with the same options.
-    from tilec.interp import lanes
-
     if lanes.is_fragment_level(module, fn):
         return lanes.run_fragment(
             module, fn, args, grid=grid, async_mode=async_mode, barrier_timeout=barrier_timeout,
@@ -267,7 +164,7 @@ def run(
     AsyncGroups(async_mode)  # validates the options before anything runs
     BlockBarrier(1, barrier_timeout, warp_order)
 
-    launch = fn.attributes.get("tile.launch")
+    launch = fn.attributes.get(LAUNCH_ATTR)
     if launch is None:
         if grid is not None and tuple(grid if not isinstance(grid, int) else (grid,)) not in ((1,), (1, 1), (1, 1, 1)):
             raise TileInterpreterError(fn, f"has no tile.launch attribute, so it runs once; got grid={grid!r}")
@@ -278,7 +175,7 @@ def run(
         raise TileInterpreterError(fn, f"tile.launch must be a #tile.launch<...>, got {launch}")
     if fn.function_type.outputs.data:
         raise TileInterpreterError(fn, "a kernel (with tile.launch) cannot return values")
-    gx, gy, gz = _resolve_grid(fn, launch, grid)
+    gx, gy, gz = resolve_grid(fn, launch, grid)
     block_dims = launch.block_dims
     per_warp = _uses_per_warp_ids(module, fn)
     limit = launch.smem.data if check_smem else None
@@ -303,5 +200,5 @@ def run_text(text: str, func_name: str, *args: Any, grid=None, **options: Any) -
 
 def uses_per_warp_execution(module: ModuleOp, func_name: str) -> bool:
     """Whether ``@func_name`` runs once per warp (it uses warp, lane or thread ids)."""
-    return _uses_per_warp_ids(module, _lookup(module, func_name))
+    return _uses_per_warp_ids(module, lookup_function(module, func_name))
 

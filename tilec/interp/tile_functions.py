@@ -44,7 +44,7 @@ from tilec.dialects.tile.types import SharedType, element_bits
 from tilec.interp.dtypes import numpy_dtype, to_element
 from tilec.interp.errors import BarrierError, OpError, TileInterpreterError, WarpAborted, describe_op
 from tilec.interp.mbarriers import BarrierArray
-from tilec.interp.memory import GlobalView, SharedTile, copy_owner_mask
+from tilec.interp.memory import GlobalView, SharedTile, copy_owner_mask, shared_offsets
 from tilec.interp.numeric import NumpyArithFunctions, NumpyMathFunctions, NumpyIntegerFunctions
 
 WARP_SIZE = 32
@@ -570,8 +570,6 @@ class TileFunctions(InterpreterFunctions):
         """A view of stage ``i`` of a multi-stage buffer: the buffer's memory from offset ``i * P``
         on, placed by the stage's own layout (as codegen addresses it). The stage must be what the
         buffer's layout says at stage coordinate ``i``, element for element."""
-        from tilec.interp.memory import shared_offsets
-
         buf, i = args[0], int(args[1])
         stages = op.buffer.type.dims[0]
         if not 0 <= i < stages:
@@ -656,6 +654,11 @@ class TileFunctions(InterpreterFunctions):
     @impl(t.ConvertOp)
     def run_convert(self, interpreter, op, args):
         return (to_element(args[0], op.result.type.element_type),)
+
+    @impl(t.ConvertLayoutOp)
+    def run_convert_layout(self, interpreter, op, args):
+        """Another fragment, the same values: at tile level nothing changes."""
+        return (args[0],)
 
     def _reduce(self, op, args, fn, axis):
         (x,) = args

@@ -1,2 +1,2 @@
 """tilec's one place for what xDSL lacks or does slowly: the context, fast op creation,
-verification and walks. Each module says what gap it fills and how it was measured."""
+verification, walks and garbage-collector pauses. Each module says what gap it fills and how it was measured."""

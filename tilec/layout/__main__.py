@@ -18,7 +18,7 @@ import sys
 from tilec.layout.atoms import COPY_ATOMS, MMA_ATOMS
 from tilec.layout.layout import Layout
 from tilec.layout.parse import parse, parse_int_tuple
-from tilec.layout.render import render, to_text
+from tilec.layout.draw import render, to_text
 from tilec.layout.tv import TVLayout
 
 PROG = "python -m tilec.layout"

@@ -95,6 +95,17 @@ class TVLayout:
             raise ValueError(f"TV layout {self.layout}: element {coord} is held {len(found)} times, not once")
         return found[0]
 
+    def same_function(self, other: "TVLayout") -> bool:
+        """Whether both give every ``(thread, value)`` the same element: two spellings of one
+        fragment (e.g. ``(4,8):(1,4)`` and ``32:1`` for the threads) need no conversion."""
+        if self.tile != other.tile or self.num_threads != other.num_threads or self.num_values != other.num_values:
+            return False
+        return self.layout == other.layout or self._offset_list() == other._offset_list()
+
+    def covers(self) -> bool:
+        """Whether every tile element is held by at least one (thread, value) (broadcast allowed)."""
+        return len(set(self._offset_list())) == product(self.tile)
+
     def covers_once(self) -> bool:
         """Whether every tile element is held by exactly one (thread, value)."""
         n = product(self.tile)

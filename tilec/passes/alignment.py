@@ -1,7 +1,7 @@
 """What a kernel argument promises of its rows (``tile.aligned_rows``), for the passes that plan copies.
 
-The promise is checked at launch (:func:`tilec.gl_args.check_aligned_rows`);
-``tile-regalloc`` reads it from the lowered parameters, the passes before it
+The promise is checked at launch (:func:`tilec.runtime.gl_views.check_aligned_rows`);
+``tile-distribute`` reads it from the lowered parameters, the passes before it
 from the tile-level function's argument attributes, through here.
 """
 
@@ -11,7 +11,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, SSAValue
 
-ALIGNED_ROWS_ATTR = "tile.aligned_rows"
+from tilec.dialects.abi import ALIGNED_ROWS_ATTR
 
 CP_ASYNC_MIN_BYTES = 4
 """The smallest ``cp.async`` (4, 8 or 16 bytes): rows promised less are copied element by element."""

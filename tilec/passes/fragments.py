@@ -1,4 +1,7 @@
-"""Fragments for ``tile-regalloc``: which lane holds which element of a register tile.
+"""Fragments: which lane holds which element of a register tile or vector.
+
+``tile-layout`` chooses them (and writes them into the types), ``tile-distribute``
+reads them back from the types and writes per-lane code.
 
 Everything here is plain Python on :mod:`tilec.layout` values (no IR), so it
 can be tested lane by lane against the PTX ISA's fragment tables.
@@ -31,7 +34,7 @@ whether ``.trans`` is needed, and the row each lane points at.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
 import numpy as np
@@ -186,6 +189,10 @@ class Fragment:
     def describe(self) -> str:
         return f"{self.layout} over {self.dims[0]}x{self.dims[1]}"
 
+    def with_packing(self, packing: int) -> "Fragment":
+        """The same fragment held ``packing`` values per 32-bit register."""
+        return self if packing == self.packing else replace(self, packing=packing)
+
 
 def _atom_layouts(atom: MMAAtom, operand: str) -> tuple[TVLayout, tuple[int, int]]:
     m, n, k = atom.shape_mnk
@@ -259,6 +266,129 @@ def fma_fragment(operand: str, dims: tuple[int, int], lanes: tuple[int, int], th
             thr = Layout((ln, lm), (tn * sp, 0))
             val = Layout((tn, kt), (sp, sk))
     return Fragment(tuple(dims), TVLayout(make_layout(thr, val), dims), 1, None, operand, (1, 1), transposed, name)
+
+
+def tile_fragment(dims: tuple[int, int], layout: Layout, packing: int = 1, name: str = "") -> Fragment:
+    """The fragment a register tile type carries (``!tile.rt<MxNxT, LAYOUT>``), as tile-distribute uses it."""
+    return Fragment(tuple(dims), TVLayout(layout, tuple(dims)), packing, name=name)
+
+
+# ---------------------------------------------------------------- register vectors
+
+
+@dataclass(frozen=True)
+class VectorFragment:
+    """A register vector's fragment: ``(lane, value) -> index`` into the vector, a TV layout over
+    ``(length,)``. Lanes that hold the same rows (``row``) or columns (``col``) of the tile the
+    vector belongs to hold the same values (stride 0 in their lane bits).
+
+    For code generation it is split like a tile fragment: ``index(lane, v) = lane_part(lane) +
+    positions[v]``, the lane part a sum of bit fields of the lane id (:attr:`lane_fields`).
+    """
+
+    tv: TVLayout
+    orientation: str
+
+    @property
+    def layout(self) -> Layout:
+        return self.tv.layout
+
+    @property
+    def length(self) -> int:
+        return self.tv.tile[0]
+
+    @property
+    def axis(self) -> int:
+        """The tile dimension the vector runs along: 0 for ``row`` vectors (one value per row)."""
+        return 0 if self.orientation == "row" else 1
+
+    @property
+    def num_values(self) -> int:
+        return self.tv.num_values
+
+    @property
+    def num_registers(self) -> int:
+        return self.tv.num_values
+
+    packing = 1
+
+    def with_packing(self, packing: int) -> "VectorFragment":
+        if packing != 1:
+            raise FragmentError("register vectors hold one value per register")
+        return self
+
+    @cached_property
+    def positions(self) -> tuple[int, ...]:
+        """Lane 0's index of each value."""
+        return tuple(self.tv.offset(0, v) for v in range(self.num_values))
+
+    @cached_property
+    def lane_fields(self) -> tuple[BitField, ...]:
+        """Bit fields of the lane giving the index of its value 0."""
+        lanes = [self.tv.offset(t, 0) for t in range(self.tv.num_threads)]
+        fields = bit_fields(lanes) if self.tv.num_threads == WARP else None
+        if fields is None or any(self.tv.offset(t, v) != lanes[t] + p for t in range(WARP)
+                                 for v, p in enumerate(self.positions)):
+            raise FragmentError(f"vector fragment {self.layout} of {self.length} is not lane + value additive "
+                                "with bit-linear lanes")
+        return fields
+
+    def values_of(self, tile: Fragment) -> tuple[int, ...]:
+        """For each value of the tile fragment ``tile``, the vector value (of the same lane) at its
+        row (``row``) or column (``col``): what a broadcast of this vector over the tile reads."""
+        axis = self.axis
+        fields = tile.lane_fields[axis]
+        if fields != self.lane_fields:
+            raise FragmentError(f"vector fragment {self.layout} does not live in the lanes of the tile fragment "
+                                f"{tile.layout} (its lanes hold other {'rows' if axis == 0 else 'columns'})")
+        where = {p: v for v, p in enumerate(self.positions)}
+        try:
+            return tuple(where[c[axis]] for c in tile.value_coords)
+        except KeyError as missing:
+            raise FragmentError(f"vector fragment {self.layout} holds no value at lane 0's "
+                                f"{'row' if axis == 0 else 'column'} {missing} of the tile fragment "
+                                f"{tile.layout}") from None
+
+
+def _field_layout(fields: tuple[BitField, ...], bits: int) -> Layout:
+    """``sum(field(i))`` for ``i < 2**bits`` as a layout: each field one mode, the bits between stride 0."""
+    shape: list[int] = []
+    stride: list[int] = []
+    at = 0
+    for f in sorted(fields, key=lambda f: f.shift):
+        if f.shift > at:
+            shape.append(1 << (f.shift - at))
+            stride.append(0)
+        shape.append(1 << f.width)
+        stride.append(f.scale)
+        at = f.shift + f.width
+    if at < bits:
+        shape.append(1 << (bits - at))
+        stride.append(0)
+    if not shape:
+        return Layout(1, 0)
+    return Layout(shape[0], stride[0]) if len(shape) == 1 else Layout(tuple(shape), tuple(stride))
+
+
+def vector_fragment(tile: Fragment, orientation: str) -> VectorFragment:
+    """The fragment of a ``row`` (``col``) vector that lives in the lanes of ``tile``: each lane
+    holds the values of the rows (columns) its tile values are in, in increasing order."""
+    axis = 0 if orientation == "row" else 1
+    lane = _field_layout(tile.lane_fields[axis], WARP.bit_length() - 1)
+    positions = sorted({c[axis] for c in tile.value_coords})
+    found = linear_fields(positions)
+    if found is not None and found[0] == 0:
+        value = _field_layout(found[1], len(positions).bit_length() - 1)
+    elif len(positions) == 1 or all(b - a == positions[1] - positions[0] for a, b in zip(positions, positions[1:])):
+        value = Layout(len(positions), positions[1] - positions[0] if len(positions) > 1 else 0)
+    else:
+        raise FragmentError(f"the {orientation}s the lanes of fragment {tile.layout} hold, {positions}, are "
+                            "not a layout")
+    layout = make_layout(lane, value)
+    vf = VectorFragment(TVLayout(layout, (tile.dims[axis],)), orientation)
+    if vf.positions != tuple(positions):
+        raise FragmentError(f"vector fragment {layout} does not enumerate {positions} (a bug in tilec)")
+    return vf
 
 
 def default_fragment(dims: tuple[int, int], name: str = "") -> Fragment:

@@ -51,12 +51,14 @@ from typing import Any, ClassVar
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
+from xdsl.targets import get_all_targets as xdsl_targets
+from xdsl.transforms import get_all_passes as xdsl_passes
 from xdsl.utils.arg_spec import PipelineLexer, SpecTokenKind, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 from xdsl.utils.lexer import Span
 from xdsl.utils.target import Target
 
-from tilec.xdsl_fixes import verify as verify_op
+from tilec.ir.verify import verify as verify_op
 
 # --------------------------------------------------------------------------
 # The registry: one line per pass / pipeline / target.
@@ -65,7 +67,8 @@ from tilec.xdsl_fixes import verify as verify_op
 PASSES: dict[str, str] = {
     "tile-tiling": "tilec.passes.tile_tiling:TileTilingPass",
     "tile-to-llvm": "tilec.passes.tile_to_llvm:TileToLLVMPass",
-    "tile-regalloc": "tilec.passes.tile_distribute.kernel:TileRegallocPass",
+    "tile-layout": "tilec.passes.tile_layout:TileLayoutPass",
+    "tile-distribute": "tilec.passes.tile_distribute:TileDistributePass",
     "tile-pipeline": "tilec.passes.tile_pipeline:TilePipelinePass",
     "tile-swizzle": "tilec.passes.tile_swizzle:TileSwizzlePass",
     "tile-to-ptx": "tilec.passes.tile_to_ptx:TileToPTX",
@@ -73,6 +76,7 @@ PASSES: dict[str, str] = {
 """tilec passes: name -> ``"module:ClassName"`` of a ``ModulePass`` subclass."""
 
 PIPELINES: dict[str, str] = {
+    "tile-regalloc": "tile-layout,tile-distribute",
 }
 """Named pipelines without options: name -> pass-pipeline text."""
 
@@ -255,15 +259,11 @@ def get_tilec_targets() -> dict[str, Callable[[], type[Target]]]:
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Every pass ``tile-opt -p`` accepts: xDSL's, then tilec's and its pipelines."""
-    from xdsl.transforms import get_all_passes as xdsl_passes
-
     return _merge("pass", xdsl_passes(), get_tilec_passes())
 
 
 def get_all_targets() -> dict[str, Callable[[], type[Target]]]:
     """Every target ``tile-opt -t`` accepts: xDSL's, then tilec's."""
-    from xdsl.targets import get_all_targets as xdsl_targets
-
     kept = {k: v for k, v in xdsl_targets().items() if k not in REPLACED_XDSL_TARGETS}
     return _merge("target", kept, get_tilec_targets())
 

@@ -63,7 +63,7 @@ Choices:
   stage ``%i`` is ``base + %i*P`` (one multiply-add, as CUTLASS's
   ``smem_pipe_read`` indexing), whereas N separate allocs need an
   ``scf.index_switch``/select chain of N shared tiles in the loop, which
-  ``tile-regalloc`` and ``tile-to-llvm`` would then have to see through. A
+  ``tile-distribute`` and ``tile-to-llvm`` would then have to see through. A
   swizzled tile ``Sw<B,M,S> o 0 o (R,C):(C,1)`` becomes
   ``Sw<B,M,S> o 0 o (N,R,C):(P,C,1)`` with ``P`` the tile's cosize rounded up
   to a multiple of the swizzle's period ``2^(B+M+|S|)`` (and of 128 bytes):
@@ -83,7 +83,7 @@ Choices:
   views promised aligned to fewer bytes than a ``cp.async`` moves
   (``0 < tile.aligned_rows < 4``: f16 rows of an odd length, what
   ``tilec.matmul`` compiles for odd K or N) is copied element by element
-  through registers (``tile-regalloc``): the loads issue where the copy is and
+  through registers (``tile-distribute``): the loads issue where the copy is and
   the stores to shared memory follow at the next wait of the same iteration,
   so deeper stages give the loads no more time, they only repeat the copy's
   code in the prologue (Triton likewise pipelines only the loads it can make
@@ -111,7 +111,7 @@ the ``mma.sync`` of step ``s`` (CUTLASS's warp-level ``warp_frag[2]``).
 If the warp K tile is one atom step there is nothing to split, and the SIMT
 FMA atom (one thread, K = 1) is never split. This fixes the order and the
 fragment granularity at the tile level; whether it pays is decided by the
-schedule after ``tile-regalloc`` (ptxas may reorder independent ``ldmatrix``
+schedule after ``tile-distribute`` (ptxas may reorder independent ``ldmatrix``
 and ``mma.sync`` anyway).
 
 **Carrying the next K tile's first fragments** (option ``carry-fragments``,
@@ -202,6 +202,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import PassFailedException
 
+from tilec.dialects.abi import LAUNCH_ATTR
 from tilec.dialects.tile.attributes import MAX_SHARED_BYTES, LaunchAttr
 from tilec.dialects.tile.ops import (
     AllocOp,
@@ -230,7 +231,6 @@ MAX_STAGES = 9
 STAGE_ALIGN_BYTES = 128
 """Stages start at multiples of this many bytes (cp.async needs 16)."""
 
-LAUNCH_ATTR = "tile.launch"
 BULK_MIN_ALIGN = 16
 """A tensor map needs 16-byte aligned rows (address and row strides): ``tile.aligned_rows >= 16``."""
 SYNC_COPY_STAGES = 2
@@ -373,7 +373,7 @@ def _analyze(loop: scf.ForOp) -> _Plan | None:
 def element_copies_only(plan: _Plan) -> bool:
     """Whether every copy of ``plan`` reads a kernel argument whose rows are promised aligned to fewer
     bytes than any ``cp.async`` moves (``0 < tile.aligned_rows < 4``: f16 rows of an odd length).
-    ``tile-regalloc`` then copies element by element through registers, its data in shared memory by
+    ``tile-distribute`` then copies element by element through registers, its data in shared memory by
     the next wait of the iteration, so stages beyond double buffering only repeat its code."""
     return all(element_rows(copy.source) for copy in plan.copies)
 

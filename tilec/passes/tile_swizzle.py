@@ -10,7 +10,7 @@ column-major ``(R,C):(1,R)``), the pass
    register tiles (``ldmatrix`` rows; for 32-bit elements also the 32-bit mma
    fragment reads). A tile with none of these gets the default patterns of its
    element type; ``tile.store`` into it is not modelled (the register
-   fragment is not known before ``tile-regalloc``). Copies and loads of a
+   fragment is not known before ``tile-distribute``). Copies and loads of a
    window of the tile are counted over the whole tile (the swizzle repeats
    with a period of whole lines, so aligned windows see the same phases);
 2. scores the candidates ``Swizzle(B, M, S)`` on those patterns with the bank

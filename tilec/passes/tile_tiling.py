@@ -50,7 +50,7 @@ On the SIMT path (atom ``fma_f32``) the program is the same; the register
 tiles carry no fragment yet, and the ``tile.mma`` records the thread tile as
 ``tile.thread_tile = array<i64: TM, TN>``: the warp's ``(TM*a) x (TN*b)``
 tile is an ``a x b`` grid of lanes numbered row-major (lane ``i*b + j`` owns
-rows ``i*TM ..`` and columns ``j*TN ..``), which ``tile-regalloc`` turns into
+rows ``i*TM ..`` and columns ``j*TN ..``), which ``tile-distribute`` turns into
 the FMA fragments.
 
 The kernel also carries ``tile.tiling``, a dictionary of the plan: ``block``,
@@ -86,6 +86,7 @@ from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import PassFailedException
 
+from tilec.dialects.abi import LAUNCH_ATTR
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import DYNAMIC, LaunchAttr, LayoutAttr, MMAAtomAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType
@@ -98,7 +99,6 @@ from tilec.passes.tiling_config import (
     plan_tiling,
 )
 
-LAUNCH_ATTR = "tile.launch"
 TILING_ATTR = "tile.tiling"
 THREAD_TILE_ATTR = "tile.thread_tile"
 

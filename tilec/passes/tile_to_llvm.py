@@ -12,7 +12,7 @@ The pass runs in steps, each over the whole module:
 
 1. **check**: every op must have a lowering and every value an llvm-level
    type; otherwise a :class:`LoweringError` names the op, where it is, and
-   which pass should have removed it (``tile.mma`` → ``tile-regalloc``), and
+   which pass should have removed it (``tile.mma`` → ``tile-distribute``), and
    the module is left untouched;
 2. **scf → branches** as xDSL's ``convert-scf-to-cf`` patterns lower them
    (nested loops, ``iter_args``, ``scf.if`` results become block arguments),
@@ -21,7 +21,7 @@ The pass runs in steps, each over the whole module:
    so that every pattern after this sees final operand types;
 4. **rewrite** in one walk, last op first, each op by the lowering of its
    class: those of :mod:`tilec.passes.lowering` (arith/math/vector/cf, tile
-   structure and frag through :mod:`tilec.codegen.nvvm`) and
+   structure and frag through :mod:`tilec.passes.lowering.nvvm`) and
    :data:`FUNC_LOWERINGS` here (``func.func`` → ``llvm.func``, return, call);
 5. **globals**: one ``addrspace(3)`` ``llvm.mlir.global`` per ``frag.shared``
    symbol (the largest size and alignment asked for under that name;
@@ -60,18 +60,17 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import BlockInsertPoint, InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from tilec.codegen import kernel as K
-from tilec.codegen import llvm_fast as fast
-from tilec.codegen.llvm_translate import KERNEL_ATTR, MAXNTID_ATTR
 from tilec.dialects import frag
+from tilec.dialects.abi import LAUNCH_ATTR, TENSOR_MAP_ATTR
+from tilec.dialects.llvm_ext import GRID_CONSTANT_ATTR, KERNEL_ATTR, MAXNTID_ATTR
 from tilec.dialects.tile.attributes import LaunchAttr
+from tilec.ir import fast
+from tilec.ir.walk import walk_ops
 from tilec.passes.lowering import arith as arith_lowering
 from tilec.passes.lowering import gpu as gpu_lowering
-from tilec.passes.lowering import walk_ops
+from tilec.passes.lowering import kernel as K
 from tilec.passes.lowering.arith import Lowering, lower_op
 from tilec.passes.lowering.types import convert_type, is_llvm_type, retype_module
-
-LAUNCH_ATTR = gpu_lowering.LAUNCH_ATTR
 
 
 class LoweringError(PassFailedException):
@@ -112,12 +111,12 @@ def _unlowered_reason(op: Operation) -> str | None:
     if name in _TILE_TILING_OPS:
         return (
             "is a whole-problem tile op; it must be lowered first: run tile-tiling, "
-            "then tile-regalloc, before tile-to-llvm"
+            "then tile-layout and tile-distribute, before tile-to-llvm"
         )
     if name.startswith("tile.") and name not in _STRUCTURE_OPS:
         return (
             "is a tile-level op; it must be lowered to fragment-level (frag) ops first: "
-            "run register allocation (tile-regalloc) before tile-to-llvm"
+            "run tile-layout and tile-distribute before tile-to-llvm"
         )
     if name.startswith("llvm.") or name in _PASS_THROUGH:
         return None
@@ -164,7 +163,7 @@ def _check_op(op: Operation, llvm_types: dict[int, bool]) -> None:
             raise LoweringError(
                 op,
                 f"has a value of type {value.type}, which has no llvm-level form; "
-                "tiles and views must be lowered to fragments and pointers first (tile-regalloc)",
+                "tiles and views must be lowered to fragments and pointers first (tile-layout, tile-distribute)",
             )
     if isinstance(op, _DETAILED):
         _check_details(op)
@@ -251,7 +250,6 @@ def _linkage(op: func.FuncOp) -> str:
     return "internal" if private else "external"
 
 
-TENSOR_MAP_ATTR = "tile.tensor_map"
 TENSOR_MAP_BYTES, TENSOR_MAP_ALIGN = 128, 64
 
 
@@ -262,7 +260,7 @@ def _param_attrs(attrs: dict[str, Attribute]) -> dict[str, Attribute]:
     if TENSOR_MAP_ATTR in attrs:
         attrs["llvm.byval"] = llvm.LLVMArrayType(TENSOR_MAP_BYTES, IntegerType(8))
         attrs["llvm.align"] = IntegerAttr(TENSOR_MAP_ALIGN, i64)
-        attrs["nvvm.grid_constant"] = UnitAttr()
+        attrs[GRID_CONSTANT_ATTR] = UnitAttr()
     return attrs
 
 

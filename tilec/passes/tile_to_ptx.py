@@ -12,49 +12,93 @@ tensor copies for views with ``tile.aligned_rows``) and ``release`` (with
 ``bulk``: stages released on empty barriers, no block barrier in the K loop);
 ``stages=1`` skips software pipelining, the swizzle always runs. ``wgmma``
 (sm_90a, with ``bulk``) multiplies with the warpgroup MMA on shared tiles.
+
+The options are declared once, as the fields of :class:`TileToPTX`; a GEMM
+configuration (:class:`tilec.kernels.gemm_config.MatmulConfig`) is this pass
+with its options set. :meth:`TileToPTX.passes` makes the inner passes from
+the option values directly; :meth:`TileToPTX.pipeline` prints the same passes
+as text (``tile-opt``, messages). ``str(TileToPTX(...))`` is the pass's own
+``tile-to-ptx{...}`` text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from tilec.passes.registry import PipelinePass
+from xdsl.passes import ModulePass
+from xdsl.utils.arg_spec import ArgSpecConvertible
+
+from tilec.passes.registry import PipelinePass, get_tilec_passes
 from tilec.passes.tiling_config import DEFAULT_BLOCK, DEFAULT_THREAD_TILE
 
 
-def _tuple(values: tuple[int, ...]) -> str:
-    return ",".join(str(v) for v in values)
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ",".join(str(v) for v in value)
+    return str(value)
 
 
 @dataclass(frozen=True)
 class TileToPTX(PipelinePass):
-    """tile-tiling, tile-swizzle, tile-pipeline, tile-regalloc, tile-to-llvm."""
+    """tile-tiling, tile-swizzle, tile-pipeline, tile-layout, tile-distribute, tile-to-llvm."""
 
     name: ClassVar[str] = "tile-to-ptx"
 
     block: tuple[int, ...] = DEFAULT_BLOCK
     warps: tuple[int, ...] | None = None
-    group: int = 8
     stages: int = 3
+    group: int = 8
     tf32: bool = False
-    thread_tile: tuple[int, ...] = DEFAULT_THREAD_TILE
+    thread_tile: tuple[int, ...] | None = None
+    """SIMT's per-lane tile of C; None: tile-tiling's default (8x8)."""
     bulk: bool = False
     release: bool = True
     wgmma: bool = False
 
-    def pipeline(self) -> str:
-        tiling = [f"block={_tuple(self.block)}", f"group={self.group}", f"thread_tile={_tuple(self.thread_tile)}"]
+    def __str__(self) -> str:
+        # xDSL's ArgSpecConvertible.__str__ calls self.spec(), which PipelinePass's `spec` text hides
+        return str(ArgSpecConvertible.spec(self))
+
+    def steps(self) -> tuple[tuple[str, dict[str, Any]], ...]:
+        """(pass name, options) of each inner pass: the one list :meth:`passes` and :meth:`pipeline` read."""
+        tiling: dict[str, Any] = {"block": tuple(self.block), "group": self.group,
+                                  "thread_tile": tuple(self.thread_tile or DEFAULT_THREAD_TILE)}
         if self.warps is not None:
-            tiling.append(f"warps={_tuple(self.warps)}")
+            tiling["warps"] = tuple(self.warps)
         if self.tf32:
-            tiling.append("tf32=true")
+            tiling["tf32"] = True
         if self.wgmma:
-            tiling.append("wgmma=true")
-        pipeline = f"stages={self.stages}" + (" bulk=true" if self.bulk else "")
-        if self.bulk and not self.release:
-            pipeline += " release=false"
-        return (
-            f"tile-tiling{{{' '.join(tiling)}}},tile-swizzle,tile-pipeline{{{pipeline}}},"
-            "tile-regalloc,tile-to-llvm"
-        )
+            tiling["wgmma"] = True
+        pipeline: dict[str, Any] = {"stages": self.stages}
+        if self.bulk:
+            pipeline["bulk"] = True
+            if not self.release:
+                pipeline["release"] = False
+        return (("tile-tiling", tiling), ("tile-swizzle", {}), ("tile-pipeline", pipeline),
+                ("tile-layout", {}), ("tile-distribute", {}), ("tile-to-llvm", {}))
+
+    def passes(self) -> tuple[ModulePass, ...]:
+        """The inner passes, made from the option values (no text is parsed)."""
+        registry = get_tilec_passes()
+        return tuple(registry[name]()(**options) for name, options in self.steps())
+
+    def pipeline(self) -> str:
+        """The inner passes as ``-p`` text."""
+        return ",".join(name + ("{" + " ".join(f"{k}={_value(v)}" for k, v in options.items()) + "}"
+                                if options else "")
+                        for name, options in self.steps())
+
+    def passes_to(self, last: str) -> tuple[ModulePass, ...]:
+        """The inner passes up to and including ``last`` (e.g. ``tile-distribute``: fragment level,
+        for the CPU interpreter)."""
+        names = [name for name, _ in self.steps()]
+        if last not in names:
+            raise ValueError(f"no pass {last!r} in {self.pipeline()}")
+        return self.passes()[: names.index(last) + 1]
+
+    def pipeline_to(self, last: str) -> str:
+        """:meth:`passes_to` as ``-p`` text."""
+        return ",".join(str(ArgSpecConvertible.spec(p)) for p in self.passes_to(last))

@@ -5,7 +5,7 @@ use, and without a device every load or launch raises :class:`NoDeviceError`
 (argument errors are still reported first, since checking is pure).
 """
 
-from .args import Param, bind_arguments, normalize_dims, stream_handle
+from .args import LaunchDefaults, Param, bind_arguments, normalize_dims, stream_handle
 from .arrays import ArrayInfo, describe_array
 from .cache import CacheStats, CubinCache, cache_key, default_cache, tool_versions
 from .driver import Device, device_count, driver_version, get_device, has_device, no_device_reason
@@ -33,6 +33,7 @@ __all__ = [
     "JitError",
     "Kernel",
     "LaunchConfigError",
+    "LaunchDefaults",
     "NoDeviceError",
     "Param",
     "PreparedLaunch",

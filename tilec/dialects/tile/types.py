@@ -94,7 +94,7 @@ class _TileShaped:
 EXTENT_LIMIT = 1 << 62
 """Every extent of a ``!tile.gl`` view is below this (no array is that large; the
 launcher rejects a view that claims it), so index math on origins inside a view
-cannot wrap around 64 bits (see ``known_range`` in ``tile-regalloc``)."""
+cannot wrap around 64 bits (see ``known_range`` in ``tile-distribute``)."""
 
 
 @irdl_attr_definition
@@ -206,19 +206,30 @@ def _check_static_shape(owner: str, dims: Sequence[int]) -> None:
 
 @lru_cache(maxsize=256)
 def _fragment_problem(layout: Layout, dims: tuple[int, ...]) -> str | None:
-    """Why ``layout`` is not a fragment of a tile of ``dims``, or None if it is."""
+    """Why ``layout`` is not a fragment of a tile (or vector) of ``dims``, or None if it is.
+
+    A fragment maps (thread, value) into the tile and holds every element at least once; several
+    threads may hold the same element (a broadcast: the SIMT operands, register vectors), one
+    thread holds an element once.
+    """
     try:
         tv = TVLayout(layout, dims)
     except ValueError as err:
         return str(err)
-    if not tv.covers_once():
-        return f"fragment {layout} does not cover the {'x'.join(map(str, dims))} tile exactly once"
+    shape = "x".join(map(str, dims))
+    if not tv.covers():
+        return f"fragment {layout} does not hold every element of the {shape} tile"
+    for t in range(tv.num_threads):
+        held = [tv.offset(t, v) for v in range(tv.num_values)]
+        if len(set(held)) != len(held):
+            return f"fragment {layout} gives thread {t} an element of the {shape} tile twice"
     return None
 
 
 @irdl_attr_definition
 class RegisterType(_CheckedAtParse, _TileShaped, ParametrizedAttribute, TypeAttribute):
-    """``!tile.rt<64x64xf32>`` or, after register allocation, ``!tile.rt<16x8xf32, FRAGMENT>``."""
+    """``!tile.rt<64x64xf32>`` or, after ``tile-layout``, ``!tile.rt<16x8xf32, FRAGMENT>``: the fragment
+    is a TV layout ``(lane, value) -> offset`` into the tile's column-major coordinates."""
 
     name = "tile.rt"
 
@@ -271,20 +282,36 @@ class RegisterType(_CheckedAtParse, _TileShaped, ParametrizedAttribute, TypeAttr
 
 @irdl_attr_definition
 class RegisterVectorType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
-    """``!tile.rv<64xf32, row>``: one value per row (``row``) or column (``col``) of a tile."""
+    """``!tile.rv<64xf32, row>``: one value per row (``row``) or column (``col``) of a tile.
+
+    After ``tile-layout`` it carries its fragment, ``!tile.rv<32xf32, row, ((4,8),4):((0,1),8)>``: a
+    TV layout ``(lane, value) -> index`` into the vector, where the lanes that hold one row of the
+    tile hold the same values (stride 0).
+    """
 
     name = "tile.rv"
 
     length: IntAttr
     element_type: Attribute
     orientation: StringAttr
+    fragment_attr: Attribute
 
-    def __init__(self, length: int, element_type: Attribute, orientation: str = "row"):
-        super().__init__(IntAttr(length), element_type, StringAttr(orientation))
+    def __init__(self, length: int, element_type: Attribute, orientation: str = "row", fragment: Layout | None = None):
+        frag = NoneAttr() if fragment is None else TVLayoutAttr(fragment)
+        super().__init__(IntAttr(length), element_type, StringAttr(orientation), frag)
 
     @property
     def is_row(self) -> bool:
         return self.orientation.data == "row"
+
+    @property
+    def fragment(self) -> TVLayout | None:
+        if isinstance(self.fragment_attr, NoneAttr):
+            return None
+        return TVLayout(self.fragment_attr.data, (self.length.data,))
+
+    def with_fragment(self, fragment: Layout | None) -> "RegisterVectorType":
+        return RegisterVectorType(self.length.data, self.element_type, self.orientation.data, fragment)
 
     @classmethod
     def _parse_body(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -297,12 +324,18 @@ class RegisterVectorType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
                 parser.raise_error(f"register vector orientation must be 'row' or 'col', got '{orientation}'", pos, parser.pos)
             if len(dims) != 1:
                 parser.raise_error(f"register vector must have one dimension, got {dims}", pos)
-        return (IntAttr(dims[0]), element_type, StringAttr(orientation))
+            frag: Attribute = NoneAttr()
+            if parser.parse_optional_punctuation(","):
+                frag = TVLayoutAttr(parse_layout(parser))
+        return (IntAttr(dims[0]), element_type, StringAttr(orientation), frag)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string("<")
         _print_shape(printer, [self.length.data], self.element_type)
-        printer.print_string(f", {self.orientation.data}>")
+        printer.print_string(f", {self.orientation.data}")
+        if not isinstance(self.fragment_attr, NoneAttr):
+            printer.print_string(f", {self.fragment_attr.data}")
+        printer.print_string(">")
 
     def verify(self) -> None:
         _check_element(self.name, self.element_type)
@@ -310,6 +343,13 @@ class RegisterVectorType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
             raise VerifyException(f"{self.name}: length must be positive, got {self.length.data}")
         if self.orientation.data not in ("row", "col"):
             raise VerifyException(f"{self.name}: orientation must be 'row' or 'col', got {self.orientation.data!r}")
+        if isinstance(self.fragment_attr, NoneAttr):
+            return
+        if not isinstance(self.fragment_attr, TVLayoutAttr) or len(self.fragment_attr.data) != 2:
+            raise VerifyException(f"{self.name}: fragment must be a (thread, value) layout, got {self.fragment_attr}")
+        problem = _fragment_problem(self.fragment_attr.data, (self.length.data,))
+        if problem:
+            raise VerifyException(f"{self.name}: {problem}")
 
 
 MBAR_TX, MBAR_WARPS = "tx", "warps"

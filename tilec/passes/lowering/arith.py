@@ -35,9 +35,9 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 
-from tilec.codegen import llvm_fast as fast
-from tilec.codegen import llvm_ops
-from tilec.codegen.llvm_build import const_i32, constant
+from tilec.dialects import llvm_ext
+from tilec.ir import fast
+from tilec.passes.lowering.llvm_build import const_i32, constant
 
 Lowering = Callable[[Operation, Builder], list[SSAValue]]
 """Builds the replacement of ``op`` before it; returns the values replacing its results."""
@@ -88,9 +88,9 @@ _CASTS: dict[type[Operation], type[Operation]] = {
     arith.ExtFOp: llvm.FPExtOp,
     arith.TruncFOp: llvm.FPTruncOp,
     arith.SIToFPOp: llvm.SIToFPOp,
-    arith.UIToFPOp: llvm_ops.UIToFPOp,
-    arith.FPToSIOp: llvm_ops.FPToSIOp,
-    arith.FPToUIOp: llvm_ops.FPToUIOp,
+    arith.UIToFPOp: llvm_ext.UIToFPOp,
+    arith.FPToSIOp: llvm_ext.FPToSIOp,
+    arith.FPToUIOp: llvm_ext.FPToUIOp,
     arith.BitcastOp: llvm.BitcastOp,
 }
 
@@ -249,7 +249,7 @@ def _static_position(op: vector.ExtractOp | vector.InsertOp) -> int:
 
 def _extract(op: vector.ExtractOp, b: Builder) -> list[SSAValue]:
     index = const_i32(b, _static_position(op))
-    return [b.insert(fast.extract_element_op(op.vector, index)).res]
+    return [b.insert(llvm_ext.extract_element_op(op.vector, index)).res]
 
 
 def _insert(op: vector.InsertOp, b: Builder) -> list[SSAValue]:

@@ -1,6 +1,6 @@
 """The tile dialect's structure ops and every ``frag`` op → NVVM builders.
 
-Each op becomes the ops one builder of :mod:`tilec.codegen.nvvm` makes (an
+Each op becomes the ops one builder of :mod:`tilec.passes.lowering.nvvm` makes (an
 NVVM intrinsic, or inline asm where LLVM has none), so the mapping from a
 fragment-level op to its PTX instruction lives in one place:
 
@@ -39,18 +39,18 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i32, i64
 from xdsl.ir import Operation, SSAValue
 
-from tilec.codegen import kernel as K
-from tilec.codegen import llvm_fast as fast
-from tilec.codegen import nvvm as N
-from tilec.codegen.llvm_build import bitcast, const_i32, zero
+from tilec.ir import fast
+from tilec.passes.lowering import kernel as K
+from tilec.passes.lowering import nvvm as N
+from tilec.passes.lowering.llvm_build import bitcast, const_i32, zero
 from tilec.dialects import frag
+from tilec.dialects.abi import LAUNCH_ATTR
 from tilec.dialects.tile import ops as tile
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.passes.lowering.arith import Lowering, TableLowering
 
 _AXES = ("x", "y", "z")
 
-LAUNCH_ATTR = "tile.launch"
 
 
 def _as_index(b: Builder, value: SSAValue) -> SSAValue:

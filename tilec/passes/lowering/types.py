@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.rewriter import Rewriter
 
-from tilec.passes.lowering import walk_ops
+from tilec.ir.walk import walk_ops
 
 INDEX_BITS = 64
 """``index`` lowers to ``i64``: addresses on NVPTX64 are 64-bit."""

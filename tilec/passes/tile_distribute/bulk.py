@@ -1,4 +1,4 @@
-"""``tile-regalloc`` for bulk tensor copies: tensor-map parameters, barriers, one issuing thread.
+"""``tile-distribute`` for bulk tensor copies: tensor-map parameters, barriers, one issuing thread.
 
 - **ABI.** A ``!tile.gl`` argument that ``tile.bulk_copy`` reads gets one more
   kernel parameter per box shape, after its strides::
@@ -36,10 +36,10 @@ from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tilec.dialects import frag
+from tilec.dialects.abi import BOX_ATTR, GL_ATTR, SWIZZLE_ATTR, TENSOR_MAP_ATTR
 from tilec.dialects.tile import ops as t
 from tilec.layout.bulk import MBARRIER_BYTES as MBAR_BYTES, BulkBox
 
-TENSOR_MAP_ATTR, BOX_ATTR, SWIZZLE_ATTR = "tile.tensor_map", "tile.box", "tile.swizzle"
 MIN_ALIGNED_ROWS = 16
 
 
@@ -69,7 +69,7 @@ def tensor_map_params(name: str, boxes: list[BulkBox]) -> list[tuple[Attribute, 
         (
             LLVMPointerType(),
             DictionaryAttr({
-                "tile.gl": StringAttr(name),
+                GL_ATTR: StringAttr(name),
                 TENSOR_MAP_ATTR: IntegerAttr(j, i64),
                 BOX_ATTR: DenseArrayBase.from_list(i64, [box.rows, box.inner]),
                 SWIZZLE_ATTR: IntegerAttr(box.swizzle, i64),

@@ -1,4 +1,4 @@
-"""IR building for ``tile-regalloc``: integer math with constant folding, layouts and swizzles as code.
+"""IR building for ``tile-distribute``: integer math with constant folding, layouts and swizzles as code.
 
 An :class:`Emitter` writes the new kernel body. Integer values are either a
 Python ``int`` (known at compile time: folded) or an ``SSAValue`` of a given
@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from tilec.codegen import llvm_fast as fast
+from tilec.ir import fast
 from tilec.layout import Layout, Swizzle
 from tilec.layout.int_tuple import flatten, is_tuple
 

@@ -1,23 +1,22 @@
-"""``tile-regalloc``: warp-level tile IR → fragment-level IR (per-lane registers).
+"""``tile-distribute``: fragment-typed tile IR → fragment-level IR (per-lane registers).
 
 Input: the warp-level program ``tile-tiling`` produces (see
 ``examples/levels/gemm_warp_level.mlir``), possibly after ``tile-swizzle``
 (swizzled shared layouts ``Sw<B,M,S> o 0 o L``) and ``tile-pipeline``
 (``tile.async_copy`` + ``tile.async_commit``/``tile.async_wait``, several
-stage buffers). Output: the fragment level that ``tile-to-llvm`` takes
+stage buffers), with every register tile's fragment in its type
+(``tile-layout``). Output: the fragment level that ``tile-to-llvm`` takes
 (``examples/kernels/mma_*.mlir``): ``frag`` ops on ``!llvm.ptr`` addresses and
 per-lane registers, ``arith``/``scf``, and the tile dialect's structure ops.
 
-**Fragments.** Every register tile gets the fragment (a TV layout over the 32
-lanes of its warp) of the MMA atom it feeds, built with the layout algebra
-(:mod:`tilec.passes.fragments`): the C atom tiled over the
-accumulator (32x32 → 2x4 atoms of 16x8, 32 f32 per lane), the A atom over
-the WM x BK operand, the B atom over BK x WN (a K x N tile holds the atom's
-N x K B transposed). Tiles that must agree (loop-carried values, mma
-accumulators, elementwise operands) share one fragment
-(:mod:`tilec.passes.tile_distribute.analysis`). A tile then is its registers: i32
-pairs for 16-bit operands (ThunderKittens' ``rt_base``), one f32 per value
-for accumulators; ``scf.for`` ``iter_args`` are expanded into them.
+**Fragments.** Each register tile's type names its fragment, a TV layout over
+the 32 lanes of its warp (:mod:`tilec.passes.tile_layout` chose it: for an
+mma operand, the atom's A, B or C layout tiled over the tile). A tile then
+is its registers (:mod:`tilec.passes.tile_distribute.registers`): i32 pairs
+for 16-bit tiles that feed an mma as A or B (ThunderKittens' ``rt_base``),
+one scalar per value otherwise; ``scf.for`` ``iter_args`` are expanded into
+them. An mma checks that its operands' fragments are the ones its atom
+needs (the same function; ``tile.convert_layout`` is not lowered yet).
 
 **Per op.** ``tile.zeros``/``fill`` → constants; ``tile.load`` of a shared
 window → ``frag.ldmatrix`` (x4, ``.trans`` for a K x N B) with addresses
@@ -40,10 +39,6 @@ holding a ``TM x TN`` block of C. Its A and B tiles are not materialised
 shared memory only for such mmas, the mma loads each k's ``TM`` values of A
 and ``TN`` of B where it needs them (vector loads along contiguous runs) and
 issues ``TM * TN`` ``frag.mma <fma_f32>`` per k.
-
-``tile-regalloc{fragments_only=true}`` stops after choosing fragments and
-writes them into the register tile types (``!tile.rt<32x32xf32,
-((4,8),((2,2),(2,4))):((64,1),((32,8),(16,256)))>``): the choice, readable.
 
 **Kernel ABI.** Each ``!tile.gl<T, [d0, ..]>`` argument ``%x`` of rank r
 becomes 1 + 2r arguments, in this order::
@@ -73,7 +68,7 @@ what it was told): A = 8 or 4 gives 8- or 4-byte ``cp.async``, A below 4
 element copies (whose stores to shared memory wait for the next wait when
 they are part of an async copy). The attribute goes onto the pointer
 parameter (``tile.aligned_rows = A``) so that the launcher checks the facts
-before each launch (:func:`tilec.gl_args.check_aligned_rows`) and refuses a
+before each launch (:func:`tilec.runtime.gl_views.check_aligned_rows`) and refuses a
 view that breaks them. Other arguments are kept. The kernel gets ``tile.registers = N``, the estimated
 32-bit registers per thread (loop-carried fragments + the largest mma's
 operand fragments + an allowance for addresses); more than 255 is an error
@@ -110,18 +105,25 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from tilec.codegen import llvm_fast as fast
+from tilec.dialects import frag_fast
 from tilec.dialects import frag
+from tilec.dialects.abi import (
+    ALIGNED_ROWS_ATTR,
+    DIM_ATTR,
+    DTYPE_ATTR,
+    GL_ATTR,
+    LAUNCH_ATTR,
+    OUTPUT_ATTR,
+    REGISTERS_ATTR,
+    STRIDE_ATTR,
+)
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType, element_bits
-from tilec.layout import MMAAtom
-from tilec.passes.tile_distribute.analysis import (
-    FragmentAssignment,
-    VectorFragment,
-    estimate_registers,
-    mma_atom_of,
-)
+from tilec.layout import FMA_F32, MMAAtom
+from tilec.passes.tile_distribute.analysis import estimate_registers
+from tilec.passes.tile_distribute.registers import RegisterForms
+from tilec.passes.tile_layout import mma_atom_of, mma_fragments, uses_tiles, value_name
 from tilec.passes.tile_distribute.bulk import (
     MBAR_BYTES,
     MIN_ALIGNED_ROWS,
@@ -131,20 +133,16 @@ from tilec.passes.tile_distribute.bulk import (
     tensor_map_params,
 )
 from tilec.passes.tile_distribute.emit import Emitter
-from tilec.passes.fragments import Fragment, FragmentError
+from tilec.passes.fragments import Fragment, FragmentError, VectorFragment, tile_fragment
 from tilec.passes.tile_distribute.memory import MemoryLowering, RegallocError
 from tilec.passes.tile_distribute.wgmma import WgmmaLowering
 from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf
 
-LAUNCH_ATTR = "tile.launch"
-REGISTERS_ATTR = "tile.registers"
 MAX_REGISTERS = 255
 STATIC_SHARED_LIMIT = 48 * 1024
 SHARED_ALIGN = 128
 """Alignment (bytes) of every shared buffer the pass allocates."""
 
-GL_ATTR, DIM_ATTR, STRIDE_ATTR, DTYPE_ATTR, OUTPUT_ATTR = "tile.gl", "tile.dim", "tile.stride", "tile.dtype", "tile.output"
-ALIGNED_ROWS_ATTR = "tile.aligned_rows"
 
 
 _ORDERING_OPS = (t.AsyncWaitOp, t.BarrierOp, t.MbarWaitOp, scf.YieldOp, func.ReturnOp)
@@ -241,13 +239,56 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
         self.threads = launch.threads
         if self.threads % 32:
             raise RegallocError(f"@{self.name}: {self.threads} threads per block is not a whole number of warps")
-        self.assignment = FragmentAssignment(fn)
+        self.forms = RegisterForms(fn)
+        self._fragments: dict[tuple, Fragment | VectorFragment] = {}
         self.vmap: dict[SSAValue, object] = {}
         self.deferred: list = []
         """Shared-memory stores of element-path async copies, emitted at the next wait (see
         :meth:`tilec.passes.tile_distribute.memory.MemoryLowering.lower_copy_to_shared`)."""
 
     # ------------------------------------------------------------ values
+
+    def fragment(self, v: SSAValue) -> Fragment | VectorFragment:
+        """The fragment in ``v``'s type, with the register form :class:`RegisterForms` gives it."""
+        ty = v.type
+        if ty.fragment is None:
+            what = "register tile" if isinstance(ty, RegisterType) else "register vector"
+            raise RegallocError(f"{what} {value_name(v)} ({ty}) has no fragment in its type: run tile-layout first")
+        if isinstance(ty, RegisterVectorType):
+            key = (ty,)
+            if key not in self._fragments:
+                self._fragments[key] = VectorFragment(ty.fragment, ty.orientation.data)
+            return self._fragments[key]
+        key = (ty, self.forms.packing(v))
+        if key not in self._fragments:
+            self._fragments[key] = tile_fragment(ty.dims, ty.fragment.layout, key[1], value_name(v))
+        return self._fragments[key]
+
+    def in_form(self, x: Regs, fr: Fragment | VectorFragment) -> Regs:
+        """``x`` held as ``fr`` says: its 16-bit values packed in pairs or one per register."""
+        if x.packing == fr.packing:
+            return x
+        key = ("form", fr.packing)
+        if key not in x.cache:
+            scalars = self.scalars(x)
+            regs = self.pack_registers(fr, x.element_type, scalars) if fr.packing == 2 else scalars
+            x.cache[key] = Regs(fr, x.element_type, regs)
+        return x.cache[key]
+
+    def set_scalars(self, v: SSAValue, scalars: list[SSAValue]) -> None:
+        """``v`` is ``scalars`` (one per fragment value), held in its register form."""
+        fr = self.fragment(v)
+        self.vmap[v] = self.in_form(Regs(fr.with_packing(1), v.type.element_type, scalars), fr)
+
+    def checked_fragment(self, v: SSAValue, want: Fragment, op: Operation) -> Fragment:
+        """``want`` (an atom's fragment) if ``v``'s type holds the same function, else an error naming both."""
+        have = v.type.fragment
+        if have is None or not have.same_function(want.tv):
+            raise RegallocError(
+                f"{value_name(v)} has the fragment {have.layout if have else 'none'}, but {op.name} needs "
+                f"{want.layout}: converting between them (tile.convert_layout) is not supported yet"
+            )
+        return want
 
     def lookup(self, v: SSAValue):
         got = self.vmap.get(v)
@@ -366,7 +407,7 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
     # ------------------------------------------------------------ driver
 
     def run(self) -> func.FuncOp:
-        estimate = estimate_registers(self.fn, self.assignment)
+        estimate = estimate_registers(self.fn, self.fragment, self.forms)
         if estimate.total > MAX_REGISTERS:
             raise RegallocError(
                 f"@{self.name}: the fragments need about {estimate.total} registers per thread, more than "
@@ -482,14 +523,14 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
                 self.mbar_wait(op)
             case t.MbarArriveOp():
                 self.mbar_arrive(op)
-            case _ if type(op).__name__ == "StageOp" and op.name == "tile.stage":
+            case t.StageOp():
                 buf = self.get(op.buffer)
                 _, stride = t.stage_layout(op.buffer.type.layout)
                 index = em.cast(self.get(op.index), i32)
                 ptr = em.gep(buf.ptr, em.mul(index, stride, i32), op.buffer.type.element_type, i32)
                 self.vmap[op.result] = SharedBuf(ptr, op.result.type, _stage_align(buf.align, op))
             case t.ZerosOp() | t.FillOp():
-                fr = self.assignment.of(op.result)
+                fr = self.fragment(op.result)
                 elem = op.result.type.element_type
                 if isinstance(op, t.FillOp):
                     x = self.get(op.value)
@@ -517,29 +558,34 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
                 self._map(op)
             case t.BroadcastOp():
                 src = self.get(op.input)
-                fr = self.assignment.of(op.result)
+                fr = self.fragment(op.result)
                 vf = src.frag
                 assert isinstance(vf, VectorFragment)
-                self.vmap[op.result] = Regs(fr, src.element_type, [src.values[i] for i in vf.of_value])
+                self.vmap[op.result] = self.in_form(
+                    Regs(fr.with_packing(1), src.element_type, [src.values[i] for i in vf.values_of(fr)]), fr)
+            case t.ConvertLayoutOp():
+                raise RegallocError(
+                    f"converts {op.input.type.fragment.layout if op.input.type.fragment else 'no fragment'} to "
+                    f"{op.result.type.fragment.layout if op.result.type.fragment else 'no fragment'}: lowering "
+                    "layout conversions is not supported yet"
+                )
             case t.ConvertOp():
                 src = self.get(op.input)
                 dst = op.result.type.element_type
-                self.vmap[op.result] = Regs(src.frag, dst, [self._convert(x, dst) for x in self.scalars(src)])
+                self.set_scalars(op.result, [self._convert(x, dst) for x in self.scalars(src)])
             case t.ReluOp():
                 src = self.get(op.input)
                 zero = em.const(0.0, src.element_type)
-                vals = [em.insert(arith.MaximumfOp(x, zero)).results[0] for x in self.scalars(src)]
-                self.vmap[op.result] = Regs(src.frag, src.element_type, vals)
+                self.set_scalars(op.result, [em.insert(arith.MaximumfOp(x, zero)).results[0] for x in self.scalars(src)])
             case t.ExpOp() | t.Exp2Op():
                 src = self.get(op.input)
                 cls = math.ExpOp if isinstance(op, t.ExpOp) else math.Exp2Op
-                vals = [em.insert(cls(x)).results[0] for x in self.scalars(src)]
-                self.vmap[op.result] = Regs(src.frag, src.element_type, vals)
+                self.set_scalars(op.result, [em.insert(cls(x)).results[0] for x in self.scalars(src)])
             case _ if type(op) in _ELEMENTWISE:
                 lhs, rhs = self.get(op.lhs), self.get(op.rhs)
                 cls = _ELEMENTWISE[type(op)]
                 vals = [em.insert(cls(x, y)).results[0] for x, y in zip(self.scalars(lhs), self.scalars(rhs))]
-                self.vmap[op.result] = Regs(lhs.frag, lhs.element_type, vals)
+                self.set_scalars(op.result, vals)
             case scf.ForOp():
                 self._for(op)
             case scf.IfOp():
@@ -552,7 +598,7 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
                 if op.name.startswith("tile.") and not isinstance(
                     op, t.BlockIdOp | t.ThreadIdOp | t.WarpIdOp | t.LaneIdOp | t.BarrierOp
                 ):
-                    raise RegallocError("is not supported by tile-regalloc yet")
+                    raise RegallocError("is not supported by tile-distribute yet")
                 for v in (*op.operands, *op.results):
                     if isinstance(v.type, GlobalType | SharedType | RegisterType | RegisterVectorType):
                         raise RegallocError(f"takes or gives a tile value ({v.type}); only tile ops and scf may")
@@ -568,7 +614,7 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
         for v in values:
             x = self.get(v)
             if isinstance(x, Regs):
-                out += x.values
+                out += self.in_form(x, self.fragment(v)).values
             elif isinstance(x, SharedBuf):
                 out.append(x.ptr)
             elif isinstance(x, GlobalArg):
@@ -581,9 +627,9 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
         """(types of the flattened registers, rebuild(values) -> new value)."""
         ty = old.type
         if isinstance(ty, RegisterType | RegisterVectorType):
-            fr = self.assignment.of(old)
+            fr = self.fragment(old)
             elem = ty.element_type
-            if isinstance(fr, Fragment) and fr.packing == 2:
+            if fr.packing == 2:
                 n, rt = fr.num_registers, i32
             else:
                 n, rt = fr.num_values, elem
@@ -653,7 +699,7 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
         src = self.get(op.source)
         idx_new = [self.get(i) for i in op.indices]
         elem = op.result.type.element_type
-        fr = self.assignment.of(op.result)
+        fr = self.fragment(op.result)
         if isinstance(src, SharedBuf) and _streamed_fma_operand(op):
             origin, div = self.shared_origin(list(op.indices), idx_new)
             self.vmap[op.result] = LazyShared(src, origin, div, fr, elem)
@@ -693,30 +739,32 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
         em = self.em
         a, b, c = self.get(op.a), self.get(op.b), self.get(op.c)
         atom = mma_atom_of(op)
+        fa, fb, fc = (self.checked_fragment(v, want, op) for v, want in zip((op.a, op.b, op.c), mma_fragments(op)))
         acc = list(c.values)
         if atom.name == "fma_f32":
-            self._fma(op, a, b, acc)
+            self._fma(op, a, b, acc, fc)
             return
-        fa, fb, fc = a.frag, b.frag, c.frag
+        if atom.a_type != "tf32":  # 16-bit operands go in as packed pairs
+            a, b = self.in_form(a, fa.with_packing(2)), self.in_form(b, fb.with_packing(2))
         mi_n, ki_n = fa.tiles
         ni_n, ki_n2 = fb.tiles
         assert ki_n == ki_n2 and fc.tiles == (mi_n, ni_n)
         for ki in range(ki_n):
             for mi in range(mi_n):
-                a_regs = self._operand_regs(a, mi, ki, atom)
+                a_regs = self._operand_regs(a, fa, mi, ki, atom)
                 for ni in range(ni_n):
-                    b_regs = self._operand_regs(b, ni, ki, atom)
+                    b_regs = self._operand_regs(b, fb, ni, ki, atom)
                     rng = fc.atom_value_range(mi, ni)
-                    mma = em.insert(fast.frag_mma(atom, a_regs, b_regs, acc[rng.start : rng.stop]))
+                    mma = em.insert(frag_fast.frag_mma(atom, a_regs, b_regs, acc[rng.start : rng.stop]))
                     for i, r in zip(rng, mma.results):
                         r.name_hint = "acc"
                         acc[i] = r
-        self.vmap[op.result] = Regs(fc, c.element_type, acc)
+        self.vmap[op.result] = Regs(self.fragment(op.result), c.element_type, acc)
 
-    def _operand_regs(self, x: Regs, tp: int, tq: int, atom: MMAAtom) -> list[SSAValue]:
-        fr = x.frag
+    def _operand_regs(self, x: Regs, fr: Fragment, tp: int, tq: int, atom: MMAAtom) -> list[SSAValue]:
+        """The registers of atom tile ``(tp, tq)`` of operand ``x``, whose fragment is the atom's ``fr``."""
         rng = fr.atom_value_range(tp, tq)
-        regs = x.values[rng.start // fr.packing : rng.stop // fr.packing]
+        regs = x.values[rng.start // x.packing : rng.stop // x.packing]
         if atom.a_type == "tf32":
             out = []
             for r in regs:
@@ -727,13 +775,10 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
             return out
         return list(regs)
 
-    def _fma(self, op: t.MmaOp, a, b, acc: list[SSAValue]) -> None:
+    def _fma(self, op: t.MmaOp, a, b, acc: list[SSAValue], fc: Fragment) -> None:
         """SIMT: per k, the lane's TM values of A and TN of B (loaded from shared right here when
         the operands are streamed), then TM x TN fused multiply-adds."""
-        from tilec.layout import FMA_F32
-
         em = self.em
-        fc = self.assignment.of(op.c)
         tm, tn = fc.layout[1].shape
         k = a.frag.num_values // tm
         for kk in range(k):
@@ -741,10 +786,10 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
             ys = self._operand_values(b, [j + tn * kk for j in range(tn)])
             for i in range(tm):
                 for j in range(tn):
-                    r = em.insert(fast.frag_mma(FMA_F32, [xs[i]], [ys[j]], [acc[i + tm * j]])).results[0]
+                    r = em.insert(frag_fast.frag_mma(FMA_F32, [xs[i]], [ys[j]], [acc[i + tm * j]])).results[0]
                     r.name_hint = "acc"
                     acc[i + tm * j] = r
-        self.vmap[op.result] = Regs(fc, Float32Type(), acc)
+        self.vmap[op.result] = Regs(self.fragment(op.result), Float32Type(), acc)
 
     def _operand_values(self, x, values: list[int]) -> list[SSAValue]:
         if isinstance(x, LazyShared):
@@ -768,7 +813,7 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
     def _map(self, op: t.MapOp) -> None:
         em = self.em
         inputs = [self.scalars(self.get(v)) for v in op.inputs]
-        fr = self.assignment.of(op.result)
+        fr = self.fragment(op.result).with_packing(1)
         block = op.body.block
         consts: dict[Operation, SSAValue] = {}
         out = []
@@ -792,7 +837,7 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
                     continue
                 new = body_op.clone(value_mapper=local)
                 em.insert(new)
-        self.vmap[op.result] = Regs(fr, op.result.type.element_type, out)
+        self.set_scalars(op.result, out)
 
 
 @dataclass(eq=False)
@@ -818,62 +863,23 @@ def _streamed_fma_operand(op: t.LoadOp) -> bool:
     return True
 
 
-def _uses_tiles(fn: func.FuncOp) -> bool:
-    for op in fn.walk():
-        for v in (*op.operands, *op.results):
-            if isinstance(v.type, GlobalType | SharedType | RegisterType | RegisterVectorType):
-                return True
-        if op.name.startswith("tile.") and op.name not in (
-            "tile.block_id", "tile.thread_id", "tile.warp_id", "tile.lane_id", "tile.barrier"
-        ):
-            return True
-    return any(isinstance(a.type, GlobalType) for a in fn.args)
-
-
-def annotate_fragments(fn: func.FuncOp) -> None:
-    """Give every register tile its fragment in its type: ``!tile.rt<32x32xf32, ((4,8),...):(...)>``.
-
-    Fragments where several lanes hold one element (the SIMT A and B operands)
-    are not register tile types; those tiles keep their type.
-    """
-    from xdsl.rewriter import Rewriter
-
-    assignment = FragmentAssignment(fn)
-    for v, fr in assignment.tile.items():
-        if not fr.tv.covers_once() or v.type.fragment is not None:
-            continue
-        Rewriter.replace_value_with_new_type(v, v.type.with_fragment(fr.layout))
-
-
 @dataclass(frozen=True)
-class TileRegallocPass(ModulePass):
-    """Warp-level tile IR → fragment-level IR (per-lane registers, frag ops, kernel ABI of pointers).
+class TileDistributePass(ModulePass):
+    """Fragment-typed tile IR → fragment-level IR (per-lane registers, frag ops, kernel ABI of pointers)."""
 
-    ``fragments_only=true`` stops after choosing the fragments: register tile
-    types get them (``!tile.rt<..., FRAGMENT>``) and nothing else changes.
-    """
-
-    name = "tile-regalloc"
-
-    fragments_only: bool = False
+    name = "tile-distribute"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in list(op.ops):
-            if not isinstance(fn, func.FuncOp) or not fn.body.blocks or not _uses_tiles(fn):
-                continue
-            if self.fragments_only:
-                try:
-                    annotate_fragments(fn)
-                except (RegallocError, FragmentError) as e:
-                    raise PassFailedException(f"tile-regalloc: {e}") from None
+            if not isinstance(fn, func.FuncOp) or not fn.body.blocks or not uses_tiles(fn):
                 continue
             try:
                 new = KernelLowering(fn, op).run()
             except (RegallocError, FragmentError) as e:
-                raise PassFailedException(f"tile-regalloc: {e}") from None
+                raise PassFailedException(f"tile-distribute: {e}") from None
             op.body.block.insert_op_before(new, fn)
             fn.detach()
             fn.erase()
 
 
-__all__ = ["KernelLowering", "RegallocError", "TileRegallocPass"]
+__all__ = ["KernelLowering", "RegallocError", "TileDistributePass"]

@@ -1,4 +1,4 @@
-"""Memory ops of ``tile-regalloc``: copies, loads and stores at the lane level.
+"""Memory ops of ``tile-distribute``: copies, loads and stores at the lane level.
 
 Bounds. A global window reads zero past the view's edges and drops writes
 there. Every access is predicated on ``row < extent0`` and ``col < extent1``
@@ -47,20 +47,22 @@ from __future__ import annotations
 
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import Float32Type, IntegerType, VectorType, i32, i64
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from tilec.codegen import llvm_fast
+from tilec.dialects import frag_fast
+from tilec.ir import fast
 from tilec.dialects.tile.types import element_bits
 from tilec.layout import Layout, right_inverse
 from tilec.layout.int_tuple import flatten, is_tuple
 from tilec.passes.alignment import CP_ASYNC_MIN_BYTES
-from tilec.passes.tile_distribute.analysis import VectorFragment, known_divisor, known_range
+from tilec.passes.tile_distribute.analysis import known_divisor, known_range
 from tilec.passes.tile_distribute.emit import Bool, Int
 from tilec.passes.fragments import (
     WARP,
     Fragment,
     FragmentError,
+    VectorFragment,
     checked_ldmatrix_plan,
     contiguous_runs,
     linear_fields,
@@ -201,8 +203,8 @@ class MemoryLowering:
         for block, fn in zip(blocks, (then, otherwise)):
             with em.at(InsertPoint.at_end(block)):
                 vals = fn() if fn is not None else []
-                em.insert(llvm_fast.scf_yield_op(vals))
-        op = em.insert(llvm_fast.scf_if_op(em.boolean(cond), list(result_types), Region(blocks[0]),
+                em.insert(fast.scf_yield_op(vals))
+        op = em.insert(fast.scf_if_op(em.boolean(cond), list(result_types), Region(blocks[0]),
                                       Region(blocks[1]) if two else None))
         return list(op.results)
 
@@ -292,9 +294,9 @@ class MemoryLowering:
         )
         o_row = em.cast(src_new[0], i64)
         o_col = em.cast(src_new[1], i64)
-        fast: Bool = False
+        vector_ok: Bool = False
         if ce * size >= CP_ASYNC_MIN_BYTES:  # runs of 4, 8 or 16 bytes: one cp.async or vector access each
-            fast = em.land(self.vec_ok(src, ce), self._origin_aligned(src_old[1], src_new[1], ce))
+            vector_ok = em.land(self.vec_ok(src, ce), self._origin_aligned(src_old[1], src_new[1], ce))
         runs = []
         for rm in range(reps_m):
             for vm in range(vm_n):
@@ -305,7 +307,7 @@ class MemoryLowering:
         t_col = em.mul(tn, vn_n, i32)
         t_row64, t_col64 = em.cast(t_row, i64), em.cast(t_col, i64)
         N = src.extent(1)
-        vtype = llvm_fast.vector_type(elem, ce) if ce > 1 else elem
+        vtype = fast.vector_type(elem, ce) if ce > 1 else elem
 
         def place(r_static, c_static):
             g_row = em.sum([o_row, t_row64, r_static], i64)
@@ -321,14 +323,14 @@ class MemoryLowering:
             for j in range(ce):
                 p = em.land(in_row, self.in_bounds(src, 1, em.add(g_col, j, i64)))
                 ptr = self.next_ptr(src, base, 1, j)
-                out.append(em.insert(llvm_fast.frag_load(ptr, elem, None if p is True else em.boolean(p))).results[0])
+                out.append(em.insert(frag_fast.frag_load(ptr, elem, None if p is True else em.boolean(p))).results[0])
             return out
 
         # An element copy that is part of an async copy (rows too narrow for cp.async) lands in shared
         # memory at the next wait, barrier or block end, not in place: its loads are then in flight
         # during what comes between (the K loop's mmas), as cp.async's would be. The async copy's
         # contract allows it: its destination is read only after a wait.
-        defer = is_async and fast is False and active is True
+        defer = is_async and vector_ok is False and active is True
 
         def to_shared(values: list[SSAValue] | SSAValue, s_row, s_col) -> None:
             if defer:
@@ -339,24 +341,24 @@ class MemoryLowering:
         def store(values: list[SSAValue] | SSAValue, s_row, s_col) -> None:
             if isinstance(values, SSAValue):
                 if shared_vec:
-                    em.insert(llvm_fast.frag_store(values, self.shared_ptr(dst, s_row, s_col)))
+                    em.insert(frag_fast.frag_store(values, self.shared_ptr(dst, s_row, s_col)))
                     return
-                values = [em.insert(llvm_fast.vector_extract_op(values, j, elem)).results[0] for j in range(ce)]
+                values = [em.insert(fast.vector_extract_op(values, j, elem)).results[0] for j in range(ce)]
             if shared_vec:
-                em.insert(llvm_fast.frag_store(self.pack_vector(values, vtype), self.shared_ptr(dst, s_row, s_col)))
+                em.insert(frag_fast.frag_store(self.pack_vector(values, vtype), self.shared_ptr(dst, s_row, s_col)))
             else:
                 for j, x in enumerate(values):
-                    em.insert(llvm_fast.frag_store(x, self.shared_ptr(dst, s_row, em.add(s_col, j, i32))))
+                    em.insert(frag_fast.frag_store(x, self.shared_ptr(dst, s_row, em.add(s_col, j, i32))))
 
         def sync_runs(use_fast: bool):
             for r_static, c_static in runs:
                 g_row, g_col, s_row, s_col = place(r_static, c_static)
                 if use_fast and ce > 1:
-                    inside = em.all([fast, self.in_bounds(src, 0, g_row),
+                    inside = em.all([vector_ok, self.in_bounds(src, 0, g_row),
                                      self.in_bounds(src, 1, em.add(g_col, ce - 1, i64))])
                     (v,) = self.if_then(
                         inside,
-                        lambda: [em.insert(llvm_fast.frag_load(self.global_ptr(src, [g_row, g_col]),
+                        lambda: [em.insert(frag_fast.frag_load(self.global_ptr(src, [g_row, g_col]),
                                                                vtype)).results[0]],
                         lambda: [self.pack_vector(elementwise(g_row, g_col), vtype)],
                         [vtype],
@@ -393,10 +395,10 @@ class MemoryLowering:
                     inside = inside_at(g_row, g_col, r_static, c_static)
                     ptr = self.global_ptr(src, [g_row, g_col])
                     if inside is True:
-                        em.insert(llvm_fast.frag_cp_async(dptr, ptr, nbytes))
+                        em.insert(frag_fast.frag_cp_async(dptr, ptr, nbytes))
                     else:
                         ignore = em.boolean(em.lnot(inside))
-                        em.insert(llvm_fast.frag_cp_async(dptr, ptr, nbytes, ignore_src=ignore))
+                        em.insert(frag_fast.frag_cp_async(dptr, ptr, nbytes, ignore_src=ignore))
                     continue
                 left = em.smax(em.sub(N, g_col, i64), 0, i64)
                 avail = em.umin(left, ce, i64)
@@ -406,12 +408,12 @@ class MemoryLowering:
                 some = em.cmp("ne", nsrc, 0, i32)
                 if not isinstance(some, bool):
                     ptr = em.insert(arith.SelectOp(some, ptr, src.ptr)).results[0]
-                em.insert(llvm_fast.frag_cp_async(dptr, ptr, nbytes, em.value(nsrc, i32)))
+                em.insert(frag_fast.frag_cp_async(dptr, ptr, nbytes, em.value(nsrc, i32)))
             return []
 
         def body():
             if is_async and ce * size >= CP_ASYNC_MIN_BYTES and (ce == 1 or shared_vec):
-                self.if_then(fast, async_runs, lambda: sync_runs(False))
+                self.if_then(vector_ok, async_runs, lambda: sync_runs(False))
             else:
                 sync_runs(True)
             return []
@@ -431,7 +433,7 @@ class MemoryLowering:
             return x
         out = em.zero_vector(vtype)
         for j, x in enumerate(values):
-            out = em.insert(llvm_fast.vector_insert_op(x, out, j)).results[0]
+            out = em.insert(fast.vector_insert_op(x, out, j)).results[0]
         return out
 
     # ------------------------------------------------------------ shared -> registers
@@ -462,7 +464,7 @@ class MemoryLowering:
                         ptr = self.shared_ptr(src, row, col)
                         if (delta := _linear_offset(src, fx[0], fy[0])) is not None:
                             bases.append((delta, ptr))
-                    got = em.insert(llvm_fast.frag_ldmatrix(ptr, ld.num, ld.trans)).results
+                    got = em.insert(frag_fast.frag_ldmatrix(ptr, ld.num, ld.trans)).results
                     for r, v in zip(ld.registers, got):
                         regs[r] = v
                 return Regs(fr, elem, regs)  # type: ignore[arg-type]
@@ -501,11 +503,11 @@ class MemoryLowering:
             m, n = self.value_coord(fr, v0)
             ptr = self.shared_ptr(src, em.add(origin[0], m, i32), em.add(origin[1], n, i32))
             if w == 1:
-                out[v0] = em.insert(llvm_fast.frag_load(ptr, elem)).results[0]
+                out[v0] = em.insert(frag_fast.frag_load(ptr, elem)).results[0]
                 continue
-            vec = em.insert(llvm_fast.frag_load(ptr, llvm_fast.vector_type(elem, w))).results[0]
+            vec = em.insert(frag_fast.frag_load(ptr, fast.vector_type(elem, w))).results[0]
             for j, v in enumerate(self._run_values(fr, v0, d, w)):
-                out[v] = em.insert(llvm_fast.vector_extract_op(vec, j, elem)).results[0]
+                out[v] = em.insert(fast.vector_extract_op(vec, j, elem)).results[0]
         return [out[v] for v in values]
 
     @staticmethod
@@ -560,9 +562,16 @@ class MemoryLowering:
         kind = "bf16x2" if "bf16" in str(elem) else "f16x2"
         out = []
         for r in range(fr.num_registers):
-            lo, hi = (em.insert(arith.ExtFOp(scalars[v], Float32Type())).results[0] for v in fr.register_values(r))
-            out.append(em.insert(llvm_fast.frag_pack(kind, lo, hi)).results[0])
+            lo, hi = (self._f32_source(scalars[v]) for v in fr.register_values(r))
+            out.append(em.insert(frag_fast.frag_pack(kind, lo, hi)).results[0])
         return out
+
+    def _f32_source(self, x: SSAValue) -> SSAValue:
+        """An f32 that rounds to the 16-bit ``x``: the operand of the ``truncf`` that made it (``frag.pack``
+        rounds as ``truncf`` does: one ``cvt.rn.f16x2.f32`` converts and packs), else ``x`` extended."""
+        if isinstance(x, OpResult) and isinstance(x.op, arith.TruncFOp) and x.op.input.type == Float32Type():
+            return x.op.input
+        return self.em.insert(arith.ExtFOp(x, Float32Type())).results[0]
 
     # ------------------------------------------------------------ registers <-> global
 
@@ -581,31 +590,31 @@ class MemoryLowering:
                 base = self.global_ptr(src, [r, c])
                 for j in range(w):
                     p = em.land(row_in, self.in_bounds(src, 1, em.add(c, j, i64)))
-                    got.append(em.insert(llvm_fast.frag_load(self.next_ptr(src, base, 1, j), elem,
+                    got.append(em.insert(frag_fast.frag_load(self.next_ptr(src, base, 1, j), elem,
                                                      None if p is True else em.boolean(p))).results[0])
                 return got
 
             if w == 1:
                 (out[v0],) = elementwise()
                 continue
-            vt = llvm_fast.vector_type(elem, w)
+            vt = fast.vector_type(elem, w)
             run_fast = self._run_fast(src, idx_old, idx_new, w)
             if run_fast is True:  # a whole run: one vector load, zeros outside (as elementwise)
                 inside = em.land(self.in_bounds(src, 0, r), self.in_bounds(src, 1, c))
-                vec = em.insert(llvm_fast.frag_load(self.global_ptr(src, [r, c]), vt,
+                vec = em.insert(frag_fast.frag_load(self.global_ptr(src, [r, c]), vt,
                                                     None if inside is True else em.boolean(inside))).results[0]
                 for j, v in enumerate(vals):
-                    out[v] = em.insert(llvm_fast.vector_extract_op(vec, j, elem)).results[0]
+                    out[v] = em.insert(fast.vector_extract_op(vec, j, elem)).results[0]
                 continue
-            fast = em.all([run_fast, self.in_bounds(src, 0, r), self.in_bounds(src, 1, em.add(c, w - 1, i64))])
+            vector_ok = em.all([run_fast, self.in_bounds(src, 0, r), self.in_bounds(src, 1, em.add(c, w - 1, i64))])
             (vec,) = self.if_then(
-                fast,
-                lambda r=r, c=c, vt=vt: [em.insert(llvm_fast.frag_load(self.global_ptr(src, [r, c]), vt)).results[0]],
+                vector_ok,
+                lambda r=r, c=c, vt=vt: [em.insert(frag_fast.frag_load(self.global_ptr(src, [r, c]), vt)).results[0]],
                 lambda w=w, vt=vt, ew=elementwise: [self.pack_vector(ew(), vt)],
                 [vt],
             )
             for j, v in enumerate(vals):
-                out[v] = em.insert(llvm_fast.vector_extract_op(vec, j, elem)).results[0]
+                out[v] = em.insert(fast.vector_extract_op(vec, j, elem)).results[0]
         scalars = [out[v] for v in range(fr.num_values)]
         return Regs(fr, elem, self.pack_registers(fr, elem, scalars))
 
@@ -623,8 +632,7 @@ class MemoryLowering:
     def load_global_vector(self, src: GlobalArg, idx_new, vf: VectorFragment, elem: Attribute) -> Regs:
         """A column vector from a rank-1 view: the columns this lane's tile fragment holds."""
         em = self.em
-        axis = 0 if vf.orientation == "row" else 1
-        base = self.lane_coords(vf.tile, i64)[axis]
+        base = self.lane_value(vf.lane_fields, i64)
         o = em.cast(idx_new[0], i64)
         values = []
         for pos in vf.positions:
@@ -632,7 +640,7 @@ class MemoryLowering:
             p = self.in_bounds(src, 0, c)
             ptr = self.global_ptr(src, [c])
             pred = em.boolean(p) if p is not True else None
-            values.append(em.insert(llvm_fast.frag_load(ptr, elem, pred)).results[0])
+            values.append(em.insert(frag_fast.frag_load(ptr, elem, pred)).results[0])
         return Regs(vf, elem, values)
 
     def store_global_fragment(self, value: Regs, dst: GlobalArg, idx_old, idx_new) -> None:
@@ -660,21 +668,21 @@ class MemoryLowering:
                 continue
             run_fast = self._run_fast(dst, idx_old, idx_new, w)
             if run_fast is True:  # a whole run: one vector store, or none
-                vec = self.pack_vector(vals, llvm_fast.vector_type(elem, w))
+                vec = self.pack_vector(vals, fast.vector_type(elem, w))
                 self._store(vec, ptr, em.land(row_in, self.in_bounds(dst, 1, c)))
                 continue
-            fast = em.all([run_fast, row_in, self.in_bounds(dst, 1, em.add(c, w - 1, i64))])
+            vector_ok = em.all([run_fast, row_in, self.in_bounds(dst, 1, em.add(c, w - 1, i64))])
 
             def vector_store(vals=vals, w=w, ptr=ptr):
-                em.insert(llvm_fast.frag_store(self.pack_vector(vals, llvm_fast.vector_type(elem, w)), ptr))
+                em.insert(frag_fast.frag_store(self.pack_vector(vals, fast.vector_type(elem, w)), ptr))
                 return []
 
-            self.if_then(fast, vector_store, elementwise)
+            self.if_then(vector_ok, vector_store, elementwise)
 
     def _store(self, x: SSAValue, ptr: SSAValue, p: Bool) -> None:
         if p is False:
             return
-        self.em.insert(llvm_fast.frag_store(x, ptr, None if p is True else p))
+        self.em.insert(frag_fast.frag_store(x, ptr, None if p is True else p))
 
     def store_shared_fragment(self, value: Regs, dst: SharedBuf, idx_old, idx_new) -> None:
         em = self.em
@@ -684,7 +692,7 @@ class MemoryLowering:
         for v, x in enumerate(self.scalars(value)):
             m, n = self.value_coord(fr, v)
             ptr = self.shared_ptr(dst, em.add(origin[0], m, i32), em.add(origin[1], n, i32))
-            em.insert(llvm_fast.frag_store(x, ptr))
+            em.insert(frag_fast.frag_store(x, ptr))
 
     def scalars(self, value: Regs) -> list[SSAValue]:
         """One value of the element type per fragment value (16-bit pairs unpacked)."""
@@ -693,10 +701,10 @@ class MemoryLowering:
         if "scalars" not in value.cache:
             em = self.em
             out = []
-            pair = llvm_fast.vector_type(value.element_type, 2)
+            pair = fast.vector_type(value.element_type, 2)
             for r in value.values:
                 vec = em.insert(vector.BitcastOp(_as_vec1(em, r), pair)).results[0]
-                out += [em.insert(llvm_fast.vector_extract_op(vec, j, value.element_type)).results[0] for j in range(2)]
+                out += [em.insert(fast.vector_extract_op(vec, j, value.element_type)).results[0] for j in range(2)]
             value.cache["scalars"] = out
         return value.cache["scalars"]
 
@@ -714,7 +722,7 @@ def _linear_offset(buf: SharedBuf, row: int, col: int) -> int | None:
 
 def _as_vec1(em, r: SSAValue) -> SSAValue:
     z = em.zero_vector(VectorType(IntegerType(32), [1]))
-    return em.insert(llvm_fast.vector_insert_op(r, z, 0)).results[0]
+    return em.insert(fast.vector_insert_op(r, z, 0)).results[0]
 
 
 def _crd(i: int, m: int) -> tuple[int, int]:

@@ -1,4 +1,4 @@
-"""What tile-level values become in ``tile-regalloc``'s output.
+"""What tile-level values become in ``tile-distribute``'s output.
 
 - a global view ``!tile.gl<T, [d0, d1]>`` → :class:`GlobalArg`: a
   ``!llvm.ptr<1>`` and ``i64`` extents and strides (kernel arguments);
@@ -18,9 +18,8 @@ from xdsl.ir import Attribute, SSAValue
 
 from tilec.dialects.tile.attributes import DYNAMIC
 from tilec.dialects.tile.types import SharedType, element_bits
-from tilec.passes.tile_distribute.analysis import VectorFragment
+from tilec.passes.fragments import Fragment, VectorFragment
 from tilec.passes.tile_distribute.emit import Int
-from tilec.passes.fragments import Fragment
 
 
 @dataclass(eq=False)
@@ -64,6 +63,9 @@ class SharedBuf:
 
 @dataclass(eq=False)
 class Regs:
+    """A register tile or vector of one lane: its fragment and its registers (``frag.packing``
+    values per register: 2 for 16-bit values packed in pairs)."""
+
     frag: Fragment | VectorFragment
     element_type: Attribute
     values: list[SSAValue]
@@ -71,7 +73,7 @@ class Regs:
 
     @property
     def packing(self) -> int:
-        return self.frag.packing if isinstance(self.frag, Fragment) else 1
+        return self.frag.packing
 
 
 __all__ = ["GlobalArg", "Regs", "SharedBuf", "i64"]

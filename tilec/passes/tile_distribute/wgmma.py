@@ -1,4 +1,4 @@
-"""``tile-regalloc`` for ``tile.wgmma``: shared-memory descriptors and the warpgroup MMA (sm_90a).
+"""``tile-distribute`` for ``tile.wgmma``: shared-memory descriptors and the warpgroup MMA (sm_90a).
 
 ``%d = tile.wgmma %sa[%row], %sb[%col], %acc`` becomes, per K step of 16:
 one ``frag.wgmma`` m64nN on descriptors of A's ``64 x 16`` window at
@@ -35,6 +35,7 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import element_bits
 from tilec.layout.gmma import Described, GmmaLayoutError, describe
 from tilec.passes.tile_distribute.memory import RegallocError
+from tilec.passes.tile_layout import wgmma_fragment
 from tilec.passes.tile_distribute.values import Regs
 
 WGMMA_K = 16
@@ -101,7 +102,7 @@ class WgmmaLowering:
         base_b = self._band_pointer(b.ptr, self.get(op.col), n, stride_b)
         desc_a = self._step_descriptors(base_a, steps_a)
         desc_b = self._step_descriptors(base_b, steps_b)
-        fc = c.frag
+        fc = self.checked_fragment(op.c, wgmma_fragment(op), op)
         ranges = [fc.atom_value_range(0, j) for j in range(n // 8)]
         regs = [c.values[i] for r in ranges for i in r]
         em.insert(frag.WgmmaFenceOp())
@@ -114,7 +115,7 @@ class WgmmaLowering:
         for i, r in zip((i for rng in ranges for i in rng), regs):
             r.name_hint = "acc"
             acc[i] = r
-        self.vmap[op.result] = Regs(fc, c.element_type, acc)
+        self.vmap[op.result] = Regs(self.fragment(op.result), c.element_type, acc)
 
     def _band_pointer(self, ptr: SSAValue, start: SSAValue, band: int, stride: int) -> SSAValue:
         """``ptr`` advanced to the band at element ``start`` (a multiple of ``band``): ``start / band * stride`` bytes."""

@@ -1,7 +1,7 @@
 // RUN: tile-opt %s | filecheck %s
 // RUN: tile-opt %s --print-op-generic | tile-opt | filecheck %s
 
-// The sm_90 barrier and bulk-copy ops at fragment level (what tile-regalloc
+// The sm_90 barrier and bulk-copy ops at fragment level (what tile-distribute
 // emits for tile.mbar_* and tile.bulk_copy), one PTX instruction family each.
 
 func.func @k(%map: !llvm.ptr, %p: i32, %x: i32) attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [64, 1, 1], smem = 5120>} {

@@ -3,7 +3,7 @@
 // RUN: tile-opt %s -p tile-to-llvm | filecheck %s --check-prefix=LLVM
 // RUN: tile-opt %s -p tile-to-llvm -t 'ptx{arch=sm_90a}' | filecheck %s --check-prefix=PTX
 
-// sm_90a's warpgroup MMA at fragment level (what tile-regalloc emits for
+// sm_90a's warpgroup MMA at fragment level (what tile-distribute emits for
 // tile.wgmma). A descriptor is the operand's shared address / 16 in its low 14
 // bits OR the strides and swizzle mode (here SBO 1024 bytes, 128-byte swizzle:
 // (64 << 32) | (1 << 62)); frag.wgmma m64n8 takes this lane's 4 accumulators

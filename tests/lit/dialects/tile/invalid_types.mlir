@@ -23,7 +23,7 @@ func.func @shared_layout_rank() {
 func.func @fragment_twice(%x: !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,0))>) {
   func.return
 }
-// CHECK: tile.rt: fragment ((4,8),(2,2)):((32,1),(16,0)) does not cover the 16x8 tile exactly once
+// CHECK: tile.rt: fragment ((4,8),(2,2)):((32,1),(16,0)) does not hold every element of the 16x8 tile
 
 // -----
 

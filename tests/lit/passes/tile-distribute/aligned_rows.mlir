@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -p tile-regalloc | filecheck %s
+// RUN: tile-opt %s -p tile-layout,tile-distribute | filecheck %s
 
 // tile.aligned_rows = 16 on a !tile.gl argument promises that every row of the
 // view is contiguous, starts on a 16-byte boundary and is a whole number of

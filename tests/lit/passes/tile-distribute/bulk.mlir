@@ -1,6 +1,6 @@
-// RUN: tile-opt %s -p tile-regalloc | filecheck %s
-// RUN: tile-opt %s -p tile-regalloc,tile-to-llvm | filecheck %s --check-prefix=LLVM
-// RUN: tile-opt %s -p tile-regalloc,tile-to-llvm -t 'ptx{arch=sm_90}' | filecheck %s --check-prefix=PTX
+// RUN: tile-opt %s -p tile-layout,tile-distribute | filecheck %s
+// RUN: tile-opt %s -p tile-layout,tile-distribute,tile-to-llvm | filecheck %s --check-prefix=LLVM
+// RUN: tile-opt %s -p tile-layout,tile-distribute,tile-to-llvm -t 'ptx{arch=sm_90}' | filecheck %s --check-prefix=PTX
 
 // Bulk tensor copies at fragment level. The view %a, read by tile.bulk_copy,
 // gets a tensor-map parameter after its strides (box 32x64, 128-byte swizzle:

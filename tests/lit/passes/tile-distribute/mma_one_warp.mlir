@@ -1,10 +1,12 @@
-// RUN: tile-opt %s -p 'tile-regalloc{fragments_only=true}' | filecheck %s --check-prefix=FRAG
+// RUN: tile-opt %s -p tile-layout | filecheck %s --check-prefix=FRAG
+// RUN: tile-opt %s -p tile-layout,tile-distribute | filecheck %s
+// tile-regalloc is an alias of the two passes, kept for one release:
 // RUN: tile-opt %s -p tile-regalloc | filecheck %s
 
 // One warp, one m16n8k16 mma: D (16x8, f32) = A (16x16, f16, swizzled in
-// shared) . B (16x8, f16, K x N row-major). Register allocation gives each
-// register tile the fragment of the atom it feeds, then splits it into the
-// lane's registers: A four i32 (ldmatrix.x4), B two (ldmatrix.x2.trans, B is
+// shared) . B (16x8, f16, K x N row-major). tile-layout gives each register
+// tile the fragment of the atom it feeds (in its type), tile-distribute splits
+// it into the lane's registers: A four i32 (ldmatrix.x4), B two (ldmatrix.x2.trans, B is
 // K x N), D four f32. Global views become (pointer, extents, strides).
 
 func.func @mma16(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %d: !tile.gl<f32, [?, ?]>)

@@ -1,4 +1,4 @@
-// RUN: tile-opt %s -p tile-regalloc | filecheck %s
+// RUN: tile-opt %s -p tile-layout,tile-distribute | filecheck %s
 
 // tile.aligned_rows = A below 16 bytes (what tilec.matmul compiles for rows of
 // 4, 8 or odd multiples of 2 bytes, as Triton's launcher specialises on

@@ -2,7 +2,7 @@
 
 // Copies from views whose rows are promised aligned to fewer bytes than a
 // cp.async moves (tile.aligned_rows = 2: f16 rows of an odd length) are
-// element copies through registers after tile-regalloc: each has landed in
+// element copies through registers after tile-distribute: each has landed in
 // shared memory before the next op, so tile-pipeline gives their K loop two
 // stages (double buffering), not the four asked for, and no deeper prologue.
 // The contract of gemm.mlir, with A and B promised 2-byte rows.

@@ -7,7 +7,7 @@ func.func @regs(%a: !tile.rt<16x16xf16, ((4,8),(2,2,2)):((32,1),(16,8,128))>, %b
   %d = tile.mma %a, %b, %c transpose_b atom <mma_m16n8k16_f16> : !tile.rt<16x16xf16, ((4,8),(2,2,2)):((32,1),(16,8,128))>, !tile.rt<8x16xf16, ((4,8),(2,2)):((16,1),(8,64))>, !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))> -> !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))>
   func.return
 }
-// CHECK: error: 'tile.mma' op at {{.*}}errors.mlir:7:8: is a tile-level op; it must be lowered to fragment-level (frag) ops first: run register allocation (tile-regalloc) before tile-to-llvm
+// CHECK: error: 'tile.mma' op at {{.*}}errors.mlir:7:8: is a tile-level op; it must be lowered to fragment-level (frag) ops first: run tile-layout and tile-distribute before tile-to-llvm
 // CHECK: note: while running pass 'tile-to-llvm'
 
 // -----
@@ -19,7 +19,7 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
   }
   func.return
 }
-// CHECK: error: 'tile.matmul' op at {{.*}}errors.mlir:16:3: is a whole-problem tile op; it must be lowered first: run tile-tiling, then tile-regalloc, before tile-to-llvm
+// CHECK: error: 'tile.matmul' op at {{.*}}errors.mlir:16:3: is a whole-problem tile op; it must be lowered first: run tile-tiling, then tile-layout and tile-distribute, before tile-to-llvm
 
 // -----
 

@@ -1,4 +1,5 @@
-"""tilec.codegen.llvm_fast: each constructor makes exactly the op its `__init__` makes."""
+"""tilec.ir.fast (and the constructors of tilec's own ops built on it, in tilec.dialects.frag_fast and
+tilec.dialects.llvm_ext): each makes exactly the op its `__init__` makes."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region
 from xdsl.utils.exceptions import VerifyException
 
-from tilec.codegen import llvm_fast as F
-from tilec.codegen import llvm_ops
+from tilec.dialects import frag_fast, llvm_ext
+from tilec.ir import fast as F
 
 V4I32 = VectorType(i32, [4])
 V2F16 = VectorType(f16, [2])
@@ -91,10 +92,10 @@ CASTS = [
     (llvm.BitcastOp, V2F16, i32),
     (llvm.SIToFPOp, i32, f32),
     (llvm.PtrToIntOp, GLOBAL_PTR, i64),
-    (llvm_ops.UIToFPOp, i32, f32),
-    (llvm_ops.FPToSIOp, f32, i32),
-    (llvm_ops.FPToUIOp, f32, i32),
-    (llvm_ops.AddrSpaceCastOp, SHARED_PTR, llvm.LLVMPointerType()),
+    (llvm_ext.UIToFPOp, i32, f32),
+    (llvm_ext.FPToSIOp, f32, i32),
+    (llvm_ext.FPToUIOp, f32, i32),
+    (llvm_ext.AddrSpaceCastOp, SHARED_PTR, llvm.LLVMPointerType()),
 ]
 
 
@@ -170,9 +171,9 @@ def test_extract_value():
 def test_insert_and_extract_element():
     vec, index = value(V4F32), value(i32)
     assert_same(F.insert_element_op(vec, value(f32), index), llvm.InsertElementOp(vec, value(f32), index))
-    assert_same(F.extract_element_op(vec, index), llvm_ops.ExtractElementOp(vec, index))
+    assert_same(llvm_ext.extract_element_op(vec, index), llvm_ext.ExtractElementOp(vec, index))
     with pytest.raises(ValueError, match="expected a vector operand"):
-        F.extract_element_op(value(f32), index)
+        llvm_ext.extract_element_op(value(f32), index)
 
 
 @pytest.mark.parametrize(
@@ -184,7 +185,7 @@ def test_call_intrinsic(args, results):
     assert_same(F.call_intrinsic_op(name, values, results), llvm.CallIntrinsicOp(name, values, list(results)))
 
 
-# ---------------------------------------------------------------- arith, vector, scf (tile-regalloc)
+# ---------------------------------------------------------------- arith, vector, scf (tile-distribute)
 
 ARITH_INT_BINARY = sorted(
     {c for base in (arith.SignlessIntegerBinaryOperation, arith.SignlessIntegerBinaryOperationWithOverflow)
@@ -289,7 +290,7 @@ def test_scf_if(types, two):
     _same_if(fast, slow)
 
 
-# ---------------------------------------------------------------- frag (tile-regalloc)
+# ---------------------------------------------------------------- frag (tile-distribute): tilec.dialects.frag_fast
 
 from tilec.dialects import frag  # noqa: E402
 from tilec.layout import FMA_F32, MMA_M16N8K8_TF32, MMA_M16N8K16_F16  # noqa: E402
@@ -300,7 +301,7 @@ from tilec.layout import FMA_F32, MMA_M16N8K8_TF32, MMA_M16N8K16_F16  # noqa: E4
 def test_frag_mma(atom, counts):
     reg = f32 if atom is FMA_F32 else i32
     a, b, c = ([value(reg)] * counts[0], [value(reg)] * counts[1], [value(f32)] * counts[2])
-    assert_same(F.frag_mma(atom, a, b, c), frag.MmaOp(atom, a, b, c))
+    assert_same(frag_fast.frag_mma(atom, a, b, c), frag.MmaOp(atom, a, b, c))
 
 
 @pytest.mark.parametrize("nbytes, extra, cache", [(16, {}, None), (8, {}, None), (16, {"src_bytes": i32}, None),
@@ -308,26 +309,28 @@ def test_frag_mma(atom, counts):
 def test_frag_cp_async(nbytes, extra, cache):
     dst, src = value(SHARED_PTR), value(GLOBAL_PTR)
     kw = {k: value(t) for k, t in extra.items()}
-    assert_same(F.frag_cp_async(dst, src, nbytes, cache=cache, **kw),
+    assert_same(frag_fast.frag_cp_async(dst, src, nbytes, cache=cache, **kw),
                 frag.CpAsyncOp(dst, src, nbytes, cache=cache, **kw))
 
 
 @pytest.mark.parametrize("num, trans", [(1, False), (2, True), (4, False), (4, True)])
 def test_frag_ldmatrix(num, trans):
-    assert_same(F.frag_ldmatrix(value(SHARED_PTR), num, trans), frag.LdMatrixOp(value(SHARED_PTR), num, trans))
+    address = value(SHARED_PTR)
+    assert_same(frag_fast.frag_ldmatrix(address, num, trans), frag.LdMatrixOp(address, num, trans))
 
 
 @pytest.mark.parametrize("pred", [False, True])
 @pytest.mark.parametrize("t", [f16, V4I32], ids=str)
 def test_frag_load_store(pred, t):
     p = value(i1) if pred else None
-    assert_same(F.frag_load(value(GLOBAL_PTR), t, p), frag.LoadOp(value(GLOBAL_PTR), t, p))
-    assert_same(F.frag_store(value(t), value(GLOBAL_PTR), p), frag.StoreOp(value(t), value(GLOBAL_PTR), p))
+    assert_same(frag_fast.frag_load(value(GLOBAL_PTR), t, p), frag.LoadOp(value(GLOBAL_PTR), t, p))
+    assert_same(frag_fast.frag_store(value(t), value(GLOBAL_PTR), p),
+                frag.StoreOp(value(t), value(GLOBAL_PTR), p))
 
 
 @pytest.mark.parametrize("kind", ["f16x2", "bf16x2"])
 def test_frag_pack(kind):
-    assert_same(F.frag_pack(kind, value(f32), value(f32)), frag.PackOp(kind, value(f32), value(f32)))
+    assert_same(frag_fast.frag_pack(kind, value(f32), value(f32)), frag.PackOp(kind, value(f32), value(f32)))
 
 
 def test_vector_type_is_made_once():

@@ -1,14 +1,20 @@
-"""LLVM dialect operations that GPU kernels need and xDSL 0.74 does not define.
+"""The `llvm` dialect as tilec extends it: ops xDSL 0.74 lacks, and the kernel attributes.
 
 xDSL's `llvm` dialect has no extractelement, addrspacecast, fptosi, fptoui,
 uitofp or atomicrmw. Kernels need them: extractelement to take a 16-byte
 vector load apart, addrspacecast between generic and shared/global pointers,
 float/int conversions for index math, and atomicrmw for split-K reductions.
 They are defined here with MLIR's names and pretty syntax, so that printed
-IR reads like MLIR's, and `llvm_translate` turns them into LLVM IR.
+IR reads like MLIR's, and `tilec.codegen.llvm_translate` turns them into LLVM
+IR. They live with the dialects (not in `codegen`) because the passes that
+make them and the translator that reads them both need them.
 
 They are not part of xDSL's `LLVM` dialect object; a context that parses
 them calls `load_llvm_extensions(ctx)`.
+
+The `nvvm.*` discardable attributes that make an `llvm.func` a kernel (as in
+MLIR) are named here too, for the same two readers: the passes set them,
+the translator turns them into PTX directives.
 """
 
 from __future__ import annotations
@@ -39,7 +45,26 @@ from xdsl.printer import Printer
 from xdsl.traits import NoMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
+from tilec.ir.fast import create
+from tilec.ir.verify import locally_verified
 
+KERNEL_ATTR = "nvvm.kernel"
+"""Unit attribute on `llvm.func` marking a kernel (PTX `.entry`), as in MLIR."""
+
+MAXNTID_ATTR = "nvvm.maxntid"
+"""`array<i32: x[, y[, z]]>` on a kernel: the most threads per block (PTX `.maxntid`)."""
+
+MINCTASM_ATTR = "nvvm.minctasm"
+"""`i32` on a kernel: the fewest blocks per SM to aim for (PTX `.minnctapersm`)."""
+
+MAXNREG_ATTR = "nvvm.maxnreg"
+"""`i32` on a kernel: the most registers per thread (PTX `.maxnreg`)."""
+
+GRID_CONSTANT_ATTR = "nvvm.grid_constant"
+"""Unit attribute on a kernel's `llvm.byval` parameter: read in place, never written (as in MLIR's NVVM)."""
+
+
+@locally_verified
 @irdl_op_definition
 class ExtractElementOp(IRDLOperation):
     """`%e = llvm.extractelement %vec[%i : i32] : vector<4xf32>`."""
@@ -104,6 +129,7 @@ class ExtractElementOp(IRDLOperation):
         return op
 
 
+@locally_verified
 @irdl_op_definition
 class AddrSpaceCastOp(GenericCastOp):
     """Pointer cast between address spaces (generic ↔ shared/global)."""
@@ -120,6 +146,7 @@ class AddrSpaceCastOp(GenericCastOp):
             )
 
 
+@locally_verified
 @irdl_op_definition
 class FPToSIOp(GenericCastOp):
     """Float to signed integer, rounding toward zero."""
@@ -127,6 +154,7 @@ class FPToSIOp(GenericCastOp):
     name = "llvm.fptosi"
 
 
+@locally_verified
 @irdl_op_definition
 class FPToUIOp(GenericCastOp):
     """Float to unsigned integer, rounding toward zero."""
@@ -134,6 +162,7 @@ class FPToUIOp(GenericCastOp):
     name = "llvm.fptoui"
 
 
+@locally_verified
 @irdl_op_definition
 class UIToFPOp(GenericCastOp):
     """Unsigned integer to float."""
@@ -261,6 +290,15 @@ class AtomicRMWOp(IRDLOperation):
         return op
 
 
+def extract_element_op(vector: SSAValue, index: SSAValue) -> ExtractElementOp:
+    """`ExtractElementOp(vector, index)` made directly, as the constructors of `tilec.ir.fast`
+    make theirs (which also insists on a vector)."""
+    t = vector.type
+    if not isinstance(t, VectorType):
+        return ExtractElementOp(vector, index)  # its error message
+    return create(ExtractElementOp, operands=(vector, index), result_types=(t.element_type,))
+
+
 LLVM_EXTENSION_OPS: Sequence[type[IRDLOperation]] = (
     ExtractElementOp,
     AddrSpaceCastOp,
@@ -288,7 +326,13 @@ __all__ = [
     "ExtractElementOp",
     "FPToSIOp",
     "FPToUIOp",
+    "GRID_CONSTANT_ATTR",
+    "KERNEL_ATTR",
     "LLVM_EXTENSION_OPS",
+    "MAXNREG_ATTR",
+    "MAXNTID_ATTR",
+    "MINCTASM_ATTR",
     "UIToFPOp",
+    "extract_element_op",
     "load_llvm_extensions",
 ]

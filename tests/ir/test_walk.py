@@ -1,13 +1,13 @@
-"""tilec.passes.lowering.walk_ops: xDSL's walk order, as a list."""
+"""tilec.ir.walk.walk_ops: xDSL's walk order, as a list."""
 
 from __future__ import annotations
 
 import pytest
 
 from tilec.api import make_context
-from tilec.matmul import MatmulSpec, build_module
-from tilec.matmul_config import MatmulConfig
-from tilec.passes.lowering import walk_ops
+from tilec.ir.walk import walk_ops
+from tilec.kernels.gemm_config import MatmulConfig
+from tilec.kernels.gemm_ir import MatmulSpec, build_module
 from tilec.passes.registry import build_pipeline
 
 
@@ -15,7 +15,7 @@ from tilec.passes.registry import build_pipeline
 def kernel():
     """A GEMM at the fragment level: a function with a loop, ifs inside it, ops after them."""
     module = build_module(MatmulSpec("float16", "float32"))
-    build_pipeline(MatmulConfig((64, 64, 32), (2, 2), 3).pipeline_to("tile-regalloc")).apply(make_context(), module)
+    build_pipeline(MatmulConfig((64, 64, 32), (2, 2), 3).pipeline_to("tile-distribute")).apply(make_context(), module)
     return module
 
 

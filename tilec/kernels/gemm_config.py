@@ -1,7 +1,10 @@
 """Which ``tile-to-ptx`` configuration :func:`tilec.matmul` compiles for a problem.
 
-A :class:`MatmulConfig` is the pipeline's options (block tile, warps, stages,
-group, tf32, SIMT thread tile); :func:`choose_config` picks one per
+A :class:`MatmulConfig` is the ``tile-to-ptx`` pass with its options set
+(block tile, warps, stages, group, tf32, SIMT thread tile, bulk copies,
+wgmma: the fields of :class:`~tilec.passes.tile_to_ptx.TileToPTX`, declared
+there once): ``tilec.compile(module, pipeline=config)`` runs it, ``str(config)``
+is its ``tile-to-ptx{...}`` text. :func:`choose_config` picks one per
 (M, N, K, dtype) from a small table, two entries per kind of math:
 
 ==========  ============================================  =========================  =============
@@ -75,7 +78,12 @@ measured 3 → 4 stages as +29% at 4096³ (with 2x2 warps).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
+
+from tilec.passes.tile_to_ptx import TileToPTX
+from tilec.runtime import dtypes as _dtypes
+from tilec.runtime import get_device, has_device
 
 MMA_DTYPES = ("float16", "bfloat16")
 FLOAT_DTYPES = ("float16", "bfloat16", "float32")
@@ -89,29 +97,21 @@ ALIGNED_MIN_ROWS = {"large": 8}
 take the general table."""
 
 
-def _text(values) -> str:
-    return ",".join(str(v) for v in values)
-
-
 @dataclass(frozen=True)
-class MatmulConfig:
-    """The ``tile-to-ptx`` options of one matmul kernel."""
+class MatmulConfig(TileToPTX):
+    """The ``tile-to-ptx`` options of one matmul kernel: the pass itself, with ``block`` required.
 
-    block: tuple[int, int, int]
-    warps: tuple[int, int] | None = None
-    """None: tile-tiling's default (2x2, or as many as the SIMT thread tile needs)."""
-    stages: int = 3
-    group: int = 8
-    tf32: bool = False
-    thread_tile: tuple[int, int] | None = None
-    """SIMT only (f32 without tf32): each lane computes a TM x TN block of C."""
-    bulk: bool = False
-    """sm_90: the K loop's copies are bulk tensor copies (TMA) where the operands allow (``tile-pipeline{bulk}``)."""
-    release: bool = True
-    """With ``bulk``: warps release stages on empty barriers (no block barrier in the K loop);
-    False keeps one block barrier per K tile (``tile-pipeline{release=false}``)."""
-    wgmma: bool = False
-    """With ``bulk``, sm_90a: the warpgroup MMA on shared tiles (``tile-tiling{wgmma}``): warps ``BM/16 x 1``."""
+    ``warps`` None: tile-tiling's default (2x2, or as many as the SIMT thread
+    tile needs). ``thread_tile``: SIMT only (f32 without tf32), each lane
+    computes a TM x TN block of C. ``bulk``: sm_90, the K loop's copies are
+    bulk tensor copies (TMA) where the operands allow (``tile-pipeline{bulk}``).
+    ``release``: with ``bulk``, warps release stages on empty barriers (no
+    block barrier in the K loop); False keeps one block barrier per K tile
+    (``tile-pipeline{release=false}``). ``wgmma``: with ``bulk``, sm_90a, the
+    warpgroup MMA on shared tiles (``tile-tiling{wgmma}``): warps ``BM/16 x 1``.
+    """
+
+    block: tuple[int, ...] = field()  # required (the pass has a default)
 
     def __post_init__(self):
         if len(self.block) != 3 or any(not isinstance(v, int) or v <= 0 for v in self.block):
@@ -138,36 +138,6 @@ class MatmulConfig:
         """Blocks of the 1-D grid: ``ceil(M/BM) * ceil(N/BN)``."""
         return -(-m // self.block[0]) * -(-n // self.block[1])
 
-    def pipeline(self) -> str:
-        """The ``tile-to-ptx{...}`` pipeline text for these options."""
-        opts = [f"block={_text(self.block)}", f"group={self.group}", f"stages={self.stages}"]
-        if self.warps is not None:
-            opts.append(f"warps={_text(self.warps)}")
-        if self.tf32:
-            opts.append("tf32=true")
-        if self.thread_tile is not None:
-            opts.append(f"thread_tile={_text(self.thread_tile)}")
-        if self.bulk:
-            opts.append("bulk=true")
-            if not self.release:
-                opts.append("release=false")
-        if self.wgmma:
-            opts.append("wgmma=true")
-        return f"tile-to-ptx{{{' '.join(opts)}}}"
-
-    def pipeline_to(self, last: str = "tile-regalloc") -> str:
-        """The same passes, stopping after ``last`` (e.g. fragment level for the CPU interpreter)."""
-        from tilec.passes.tile_to_ptx import TileToPTX
-
-        text = TileToPTX(block=self.block, warps=self.warps, group=self.group, stages=self.stages,
-                         tf32=self.tf32, thread_tile=self.thread_tile or (8, 8), bulk=self.bulk,
-                         release=self.release, wgmma=self.wgmma).pipeline()
-        passes = _split_passes(text)
-        names = [p.split("{", 1)[0] for p in passes]
-        if last not in names:
-            raise ValueError(f"no pass {last!r} in {text}")
-        return ",".join(passes[: names.index(last) + 1])
-
     def describe(self) -> str:
         bm, bn, bk = self.block
         if self.is_simt:
@@ -177,19 +147,6 @@ class MatmulConfig:
         warps = f", warps {self.warps[0]}x{self.warps[1]}" if self.warps else ""
         copies = (", bulk copies" + ("" if self.release else ", block barrier")) if self.bulk else ""
         return f"{bm}x{bn}x{bk}{warps}, {self.stages} stages{copies}, {kind}"
-
-
-def _split_passes(text: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-            continue
-        depth += ch == "{"
-        depth -= ch == "}"
-        cur += ch
-    return [*out, cur] if cur else out
 
 
 ALIGNED_CONFIGS: dict[str, MatmulConfig] = {
@@ -255,8 +212,6 @@ def math_kind(dtype: str, allow_tf32: bool = False) -> str:
 
 def device_sm_count() -> int:
     """The GPU's SM count, or :data:`DEFAULT_SM_COUNT` without a GPU."""
-    from tilec.runtime import get_device, has_device
-
     if not has_device():
         return DEFAULT_SM_COUNT
     return get_device(0).sm_count  # a failing query on a present GPU is an error worth seeing
@@ -310,4 +265,184 @@ def _aligned_size(m: int, n: int, k: int, sms: int) -> str:
     return "short" if m <= 128 else "medium"
 
 
-__all__ = ["ALIGNED_CONFIGS", "ALIGNED_MIN_ROWS", "ALIGNED_TABLE_MIN_ROWS", "ELEMENT_ROWS_LARGE", "BULK_CONFIG", "BULK_MEDIUM_CONFIG", "WGMMA_CONFIG", "CONFIGS", "DEFAULT_SM_COUNT", "MatmulConfig", "choose_config", "device_sm_count", "has_bulk_copies", "math_kind"]
+
+def check_config(config: MatmulConfig, dtype: str, allow_tf32: bool) -> None:
+    """TypeError/ValueError when ``config`` does not do the math of ``dtype`` inputs (with ``allow_tf32``)."""
+    if not isinstance(config, MatmulConfig):
+        raise TypeError(f"tilec.matmul: config must be a tilec.MatmulConfig, got {type(config).__name__}")
+    kind = math_kind(dtype, allow_tf32 or config.tf32)
+    if kind == "mma" and (config.tf32 or config.is_simt):
+        raise ValueError(f"tilec.matmul: config: {config.describe()} is for float32 inputs, a and b are {dtype}")
+    if kind == "tf32" and not config.tf32:
+        raise ValueError(f"tilec.matmul: config: allow_tf32=True but the config is {config.describe()}")
+    if kind == "simt" and not config.is_simt:
+        raise ValueError("tilec.matmul: config: float32 inputs without tf32 need a SIMT config (thread_tile=...), "
+                         f"got {config.describe()}")
+
+
+def config_kind(config: MatmulConfig) -> str:
+    """``simt``, ``tf32`` or ``mma``: the math a config does (compare :func:`math_kind`)."""
+    return "simt" if config.is_simt else "tf32" if config.tf32 else "mma"
+
+
+# ---------------------------------------------------------------- what the autotuner times
+
+_C = MatmulConfig
+MMA_CANDIDATES: tuple[MatmulConfig, ...] = (
+    _C((128, 128, 32), (4, 2), 4),
+    _C((128, 128, 32), (4, 2), 3),
+    _C((128, 256, 32), (2, 4), 3),
+    _C((128, 128, 64), (4, 2), 3),
+    _C((64, 128, 32), (2, 2), 4),
+    _C((128, 64, 32), (2, 2), 4),
+    _C((64, 64, 32), (2, 2), 3),
+    _C((64, 64, 32), (2, 2), 4),
+    _C((64, 64, 64), (2, 2), 3),
+)
+"""f16/bf16 (mma.sync m16n8k16). No spills on sm_80 or sm_90 with the plain and the heaviest epilogue
+(``ptxas -v``, 2026-11); rejected: 128x128x32 with 2x2 warps and 256x128x32 with 4x2 (spill on sm_90)."""
+
+BULK_CANDIDATES: tuple[MatmulConfig, ...] = (
+    BULK_CONFIG,
+    _C((128, 128, 64), (2, 2), 3, bulk=True),
+    _C((128, 256, 64), (2, 4), 3, bulk=True),
+    _C((256, 128, 64), (4, 2), 3, bulk=True),
+    BULK_MEDIUM_CONFIG,
+    _C((128, 64, 64), (2, 2), 3, bulk=True),
+    _C((64, 128, 64), (2, 2), 4, bulk=True),
+)
+"""f16/bf16 on sm_90 with aligned operands: K tiles by bulk tensor copies (TMA); the large tile with a
+block barrier per K tile and with empty barriers, the 8-warp tiles (empty barriers), smaller ones for
+grids that do not fill the SMs (``bench/NOTES.md``, session 6). No spills on sm_90."""
+
+TF32_CANDIDATES: tuple[MatmulConfig, ...] = (
+    _C((128, 128, 16), (4, 2), 3, tf32=True),
+    _C((128, 128, 16), (4, 2), 4, tf32=True),
+    _C((64, 128, 16), (2, 2), 3, tf32=True),
+    _C((128, 64, 16), (2, 2), 3, tf32=True),
+    _C((64, 64, 16), (2, 2), 3, tf32=True),
+    _C((64, 64, 16), (2, 2), 4, tf32=True),
+)
+"""f32 with ``allow_tf32`` (mma.sync m16n8k8); rejected: 128x128x32 with 4x2 warps (spills ~190 bytes)."""
+
+SIMT_CANDIDATES: tuple[MatmulConfig, ...] = (
+    _C((128, 128, 8), None, 3, thread_tile=(8, 8)),
+    _C((128, 128, 8), None, 4, thread_tile=(8, 8)),
+    _C((128, 64, 8), None, 3, thread_tile=(8, 4)),
+    _C((64, 128, 8), None, 3, thread_tile=(4, 8)),
+    _C((64, 64, 8), None, 3, thread_tile=(4, 4)),
+    _C((64, 64, 16), None, 3, thread_tile=(4, 4)),
+)
+"""f32 on FMAs; rejected: 128x128x16 with an 8x8 thread tile (tile-distribute: ~376 registers)."""
+
+_BY_KIND = {"mma": MMA_CANDIDATES, "tf32": TF32_CANDIDATES, "simt": SIMT_CANDIDATES}
+
+SMEM_LIMIT = 227 * 1024
+"""Shared memory per block without a GPU to ask (an H100's opt-in maximum, 232448 bytes)."""
+
+
+def shared_memory_bytes(config: MatmulConfig, dtype: str) -> int:
+    """The pipeline's shared memory per block: ``stages`` buffers of an A and a B tile."""
+    bm, bn, bk = config.block
+    return config.stages * (bm * bk + bk * bn) * (_dtypes.itemsize(dtype) or 4)
+
+
+def device_smem_limit() -> int:
+    """Shared memory a block may have: the GPU's opt-in maximum, else :data:`SMEM_LIMIT`."""
+    return get_device(0).max_shared_per_block_optin if has_device() else SMEM_LIMIT
+
+
+def _pow2_at_least(x: int) -> int:
+    return 1 << max(0, (max(x, 1) - 1).bit_length())
+
+
+def candidates(dtype: Any, m: int, n: int, k: int, *, allow_tf32: bool = False,
+               smem_limit: int | None = None, bulk: bool = False) -> list[MatmulConfig]:
+    """The configurations worth timing for an ``M x N x K`` matmul of ``dtype`` inputs.
+
+    The set of the math's kind (:data:`MMA_CANDIDATES`, :data:`TF32_CANDIDATES`,
+    :data:`SIMT_CANDIDATES`) without those that need more shared memory than
+    ``smem_limit`` (default: the GPU's opt-in maximum per block, else 227 KB)
+    and those with a block dimension larger than the problem needs: BM beyond
+    both M rounded up to a power of two and the smallest BM of the set (the
+    same for BN with N and BK with K), so tiny problems time small tiles only.
+    ``bulk`` (sm_90, aligned operands): f16/bf16 also time :data:`BULK_CANDIDATES`.
+    """
+    name = _dtypes.canonical(dtype)
+    kind = math_kind(name, allow_tf32)
+    pool = _BY_KIND[kind] + (BULK_CANDIDATES if bulk and kind == "mma" else ())
+    limit = device_smem_limit() if smem_limit is None else smem_limit
+    floor = [min(c.block[i] for c in pool) for i in range(3)]
+    need = [max(floor[i], _pow2_at_least(x)) for i, x in enumerate((m, n, k))]
+    return [c for c in pool
+            if shared_memory_bytes(c, name) <= limit and all(c.block[i] <= need[i] for i in range(3))]
+
+
+# ---------------------------------------------------------------- a config in the autotuner's file
+
+_CONFIG_FIELDS = ("block", "warps", "stages", "group", "tf32", "thread_tile")
+_COPY_FIELDS = {"bulk": False, "release": True, "wgmma": False}
+"""Written only where they differ from the default, so that records of configs without bulk copies
+keep the format they had before bulk configs were tuned."""
+
+
+def config_to_json(config: MatmulConfig) -> dict[str, Any]:
+    data = {"block": list(config.block), "warps": None if config.warps is None else list(config.warps),
+            "stages": config.stages, "group": config.group, "tf32": config.tf32,
+            "thread_tile": None if config.thread_tile is None else list(config.thread_tile)}
+    data.update({f: getattr(config, f) for f, default in _COPY_FIELDS.items() if getattr(config, f) != default})
+    return data
+
+
+def _ints(value: Any, count: int) -> bool:
+    return isinstance(value, list) and len(value) == count and all(type(v) is int for v in value)
+
+
+def config_from_json(data: Any) -> MatmulConfig:
+    """The :class:`MatmulConfig` of a stored record's ``config``; ValueError if it is not a valid one."""
+    if not isinstance(data, dict) or not set(_CONFIG_FIELDS) <= set(data) <= {*_CONFIG_FIELDS, *_COPY_FIELDS}:
+        raise ValueError(f"a config has the fields {', '.join(_CONFIG_FIELDS)} (and maybe "
+                         f"{', '.join(_COPY_FIELDS)}), got {data!r}")
+    ok = (_ints(data["block"], 3) and (data["warps"] is None or _ints(data["warps"], 2))
+          and type(data["stages"]) is int and type(data["group"]) is int and data["group"] >= 1
+          and type(data["tf32"]) is bool and (data["thread_tile"] is None or _ints(data["thread_tile"], 2))
+          and all(type(data.get(f, default)) is bool for f, default in _COPY_FIELDS.items()))
+    if not ok:
+        raise ValueError(f"malformed config {data!r}")
+    try:
+        return MatmulConfig(block=tuple(data["block"]), warps=None if data["warps"] is None else tuple(data["warps"]),
+                            stages=data["stages"], group=data["group"], tf32=data["tf32"],
+                            thread_tile=None if data["thread_tile"] is None else tuple(data["thread_tile"]),
+                            **{f: data.get(f, default) for f, default in _COPY_FIELDS.items()})
+    except (TypeError, ValueError) as e:
+        raise ValueError(str(e)) from None
+
+
+__all__ = [
+    "ALIGNED_CONFIGS",
+    "ALIGNED_MIN_ROWS",
+    "ALIGNED_TABLE_MIN_ROWS",
+    "BULK_CANDIDATES",
+    "BULK_CONFIG",
+    "BULK_MEDIUM_CONFIG",
+    "CONFIGS",
+    "DEFAULT_SM_COUNT",
+    "ELEMENT_ROWS_LARGE",
+    "MMA_CANDIDATES",
+    "SIMT_CANDIDATES",
+    "SMEM_LIMIT",
+    "TF32_CANDIDATES",
+    "WGMMA_CONFIG",
+    "MatmulConfig",
+    "candidates",
+    "check_config",
+    "choose_config",
+    "config_from_json",
+    "config_kind",
+    "config_to_json",
+    "device_sm_count",
+    "device_smem_limit",
+    "has_bulk_copies",
+    "math_kind",
+    "shared_memory_bytes",
+]

@@ -1,7 +1,10 @@
-"""Direct constructors of the ops that tilec's passes make by the thousand.
+"""Direct constructors of the xDSL ops that tilec's passes make by the thousand.
 
-The `llvm` ops of tile-to-llvm; the `arith`/`vector`/`scf` ops, the
-`llvm.getelementptr` and the `frag` ops of tile-regalloc.
+The `llvm` ops of tile-to-llvm; the `arith`/`vector`/`scf` ops and the
+`llvm.getelementptr` of tile-distribute. tilec's own ops are made the same way
+(through :func:`create`) next to their definitions, above this package:
+`tilec.dialects.frag_fast` (the `frag` ops of tile-distribute) and
+`tilec.dialects.llvm_ext.extract_element_op`.
 
 An xDSL op's `__init__` goes through irdl's generic builder
 (`irdl_op_init`: it normalises every operand, result, region and
@@ -10,7 +13,7 @@ about 20 µs per op, three to four times the cost of the op itself, and a
 GEMM kernel's lowering makes some 3,500 ops. Each function here makes the
 very op that the named `__init__` call makes (same operands, result types,
 properties in the same order, successors) through `Operation.create`,
-which skips that step; `tests/codegen/test_llvm_fast.py` checks each one
+which skips that step; `tests/ir/test_fast.py` checks each one
 against the `__init__` it stands for. Neither way checks operand types
 (except `arith.cmpi`'s `__init__`, which insists on equal ones): the
 verifier does, on the whole module after the pipeline.
@@ -30,24 +33,16 @@ from xdsl.dialects import arith, llvm, scf, vector
 from xdsl.dialects.builtin import (
     UNKNOWN_LOC,
     DenseArrayBase,
-    Float32Type,
     IndexType,
     IntegerAttr,
     IntegerType,
     StringAttr,
-    UnitAttr,
     VectorType,
     i1,
     i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-
-from tilec.codegen import llvm_ops
-from tilec.dialects import frag
-from tilec.layout import MMAAtom
-
-_F32 = Float32Type()
 
 _NO_OVERFLOW = {"overflowFlags": IntegerAttr(0, 32)}
 _NO_FASTMATH = {"fastmathFlags": llvm.FastMathAttr(None)}
@@ -74,9 +69,9 @@ _CAST_PROPERTIES: tuple[tuple[type[Operation], dict[str, Attribute]], ...] = (
 """Properties of `op_type(value, type)` by op family."""
 
 
-def _create(op_type: type[OpT], operands: Sequence[SSAValue] = (), result_types: Sequence[Attribute] = (),
-            properties: dict[str, Attribute] = _NONE, successors: Sequence[Block] = (),
-            regions: Sequence[Region] = ()) -> OpT:
+def create(op_type: type[OpT], operands: Sequence[SSAValue] = (), result_types: Sequence[Attribute] = (),
+           properties: dict[str, Attribute] = _NONE, successors: Sequence[Block] = (),
+           regions: Sequence[Region] = ()) -> OpT:
     """`op_type.create(...)` at xDSL's unknown location, given here: `Operation.__init__` would look
     it up with an import statement per op (a quarter of the cost of `create`)."""
     return op_type.create(operands=operands, result_types=result_types, properties=properties,
@@ -90,7 +85,8 @@ def int_attr(value: int, type_attr: IntegerType) -> IntegerAttr:
 
 
 @functools.cache
-def _segments(sizes: tuple[int, ...]) -> DenseArrayBase:
+def segments(sizes: tuple[int, ...]) -> DenseArrayBase:
+    """`operandSegmentSizes` (or result sizes) `sizes`, made once."""
     return DenseArrayBase.from_list(i32, sizes)
 
 
@@ -126,7 +122,7 @@ def binary_op(op_type: type[Operation], lhs: SSAValue, rhs: SSAValue) -> Operati
     properties = _binary_properties(op_type)
     if properties is None:
         return op_type(lhs, rhs)
-    return _create(op_type, operands=(lhs, rhs), result_types=(lhs.type,), properties=properties)
+    return create(op_type, operands=(lhs, rhs), result_types=(lhs.type,), properties=properties)
 
 
 def cast_op(op_type: type[Operation], value: SSAValue, target: Attribute) -> Operation:
@@ -134,12 +130,12 @@ def cast_op(op_type: type[Operation], value: SSAValue, target: Attribute) -> Ope
     properties = _cast_properties(op_type)
     if properties is None:
         return op_type(value, target)
-    return _create(op_type, operands=(value,), result_types=(target,), properties=properties)
+    return create(op_type, operands=(value,), result_types=(target,), properties=properties)
 
 
 def constant_op(value: Attribute, type_attr: Attribute) -> llvm.ConstantOp:
     """`llvm.ConstantOp(value, type_attr)`."""
-    return _create(llvm.ConstantOp, result_types=(type_attr,), properties={"value": value})
+    return create(llvm.ConstantOp, result_types=(type_attr,), properties={"value": value})
 
 
 def icmp_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> llvm.ICmpOp:
@@ -147,17 +143,17 @@ def icmp_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> llvm.ICmpOp:
     flag = int_attr(llvm.ICmpPredicateFlag(predicate).to_int(), i64)
     t = lhs.type
     result = VectorType(i1, t.shape) if isinstance(t, VectorType) else i1
-    return _create(llvm.ICmpOp, operands=(lhs, rhs), result_types=(result,), properties={"predicate": flag})
+    return create(llvm.ICmpOp, operands=(lhs, rhs), result_types=(result,), properties={"predicate": flag})
 
 
 def select_op(cond: SSAValue, lhs: SSAValue, rhs: SSAValue) -> llvm.SelectOp:
     """`llvm.SelectOp(cond, lhs, rhs)`."""
-    return _create(llvm.SelectOp, operands=(cond, lhs, rhs), result_types=(lhs.type,))
+    return create(llvm.SelectOp, operands=(cond, lhs, rhs), result_types=(lhs.type,))
 
 
 def br_op(dest: Block, args: Sequence[SSAValue] = ()) -> llvm.BrOp:
     """`llvm.BrOp(dest, *args)`."""
-    return _create(llvm.BrOp, operands=tuple(args), successors=(dest,))
+    return create(llvm.BrOp, operands=tuple(args), successors=(dest,))
 
 
 def cond_br_op(
@@ -168,8 +164,8 @@ def cond_br_op(
     else_args: Sequence[SSAValue],
 ) -> llvm.CondBrOp:
     """`llvm.CondBrOp(cond, then_block, then_args, else_block, else_args)`."""
-    sizes = _segments((1, len(then_args), len(else_args)))
-    return _create(
+    sizes = segments((1, len(then_args), len(else_args)))
+    return create(
         llvm.CondBrOp,
         operands=(cond, *then_args, *else_args),
         properties={"operandSegmentSizes": sizes},
@@ -182,7 +178,7 @@ def load_op(ptr: SSAValue, result_type: Attribute, alignment: int | None = None)
     properties: dict[str, Attribute] = {"ordering": int_attr(0, i64)}
     if alignment is not None:
         properties["alignment"] = int_attr(alignment, i64)
-    return _create(llvm.LoadOp, operands=(ptr,), result_types=(result_type,), properties=properties)
+    return create(llvm.LoadOp, operands=(ptr,), result_types=(result_type,), properties=properties)
 
 
 def store_op(value: SSAValue, ptr: SSAValue, alignment: int | None = None) -> llvm.StoreOp:
@@ -190,44 +186,36 @@ def store_op(value: SSAValue, ptr: SSAValue, alignment: int | None = None) -> ll
     properties: dict[str, Attribute] = {"ordering": int_attr(0, i64)}
     if alignment is not None:
         properties["alignment"] = int_attr(alignment, i64)
-    return _create(llvm.StoreOp, operands=(value, ptr), properties=properties)
+    return create(llvm.StoreOp, operands=(value, ptr), properties=properties)
 
 
 def extract_value_op(struct: SSAValue, index: int, result_type: Attribute) -> llvm.ExtractValueOp:
     """`llvm.ExtractValueOp(DenseArrayBase.from_list(i64, [index]), struct, result_type)`."""
-    return _create(
+    return create(
         llvm.ExtractValueOp, operands=(struct,), result_types=(result_type,), properties={"position": _position(index)}
     )
 
 
 def insert_element_op(vector: SSAValue, value: SSAValue, index: SSAValue) -> llvm.InsertElementOp:
     """`llvm.InsertElementOp(vector, value, index)`."""
-    return _create(llvm.InsertElementOp, operands=(vector, value, index), result_types=(vector.type,))
-
-
-def extract_element_op(vector: SSAValue, index: SSAValue) -> llvm_ops.ExtractElementOp:
-    """`llvm_ops.ExtractElementOp(vector, index)` (which also insists on a vector)."""
-    t = vector.type
-    if not isinstance(t, VectorType):
-        return llvm_ops.ExtractElementOp(vector, index)  # its error message
-    return _create(llvm_ops.ExtractElementOp, operands=(vector, index), result_types=(t.element_type,))
+    return create(llvm.InsertElementOp, operands=(vector, value, index), result_types=(vector.type,))
 
 
 def call_intrinsic_op(name: str, args: Sequence[SSAValue], result_types: Sequence[Attribute]) -> llvm.CallIntrinsicOp:
     """`llvm.CallIntrinsicOp(name, args, result_types)`."""
-    return _create(
+    return create(
         llvm.CallIntrinsicOp,
         operands=tuple(args),
         result_types=tuple(result_types),
         properties={
             "intrin": _intrinsic(name),
             "op_bundle_sizes": _NO_BUNDLES,
-            "operandSegmentSizes": _segments((len(args), 0)),
+            "operandSegmentSizes": segments((len(args), 0)),
         },
     )
 
 
-# ---------------------------------------------------------------- arith, vector, scf (tile-regalloc)
+# ---------------------------------------------------------------- arith, vector, scf (tile-distribute)
 
 _ARITH_NO_OVERFLOW = {"overflowFlags": arith.IntegerOverflowAttr("none")}
 _I1 = IntegerType(1)
@@ -248,7 +236,7 @@ def arith_binary_op(op_type: type[Operation], lhs: SSAValue, rhs: SSAValue) -> O
     properties = _arith_binary_properties(op_type)
     if properties is None:
         return op_type(lhs, rhs)
-    return _create(op_type, operands=(lhs, rhs), result_types=(lhs.type,), properties=properties)
+    return create(op_type, operands=(lhs, rhs), result_types=(lhs.type,), properties=properties)
 
 
 _CMPI_PREDICATES = {
@@ -258,7 +246,7 @@ _CMPI_PREDICATES = {
 
 def cmpi_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> arith.CmpiOp:
     """`arith.CmpiOp(lhs, rhs, predicate)` for a predicate name (`ult`, `eq`, ...)."""
-    return _create(
+    return create(
         arith.CmpiOp,
         operands=(lhs, rhs),
         result_types=(_I1,),
@@ -268,12 +256,12 @@ def cmpi_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> arith.CmpiOp:
 
 def arith_cast_op(op_type: type[Operation], value: SSAValue, target: Attribute) -> Operation:
     """`op_type(value, target)` for `arith.index_cast`, `arith.extsi`, `arith.trunci`."""
-    return _create(op_type, operands=(value,), result_types=(target,))
+    return create(op_type, operands=(value,), result_types=(target,))
 
 
 def arith_constant_op(value: Attribute) -> arith.ConstantOp:
     """`arith.ConstantOp(value)` for an `IntegerAttr` or `FloatAttr`."""
-    return _create(arith.ConstantOp, result_types=(value.type,), properties={"value": value})
+    return create(arith.ConstantOp, result_types=(value.type,), properties={"value": value})
 
 
 @functools.cache
@@ -284,12 +272,12 @@ def index_attr(value: int, type_attr: IntegerType | IndexType) -> IntegerAttr:
 
 def arith_select_op(cond: SSAValue, lhs: SSAValue, rhs: SSAValue) -> arith.SelectOp:
     """`arith.SelectOp(cond, lhs, rhs)`."""
-    return _create(arith.SelectOp, operands=(cond, lhs, rhs), result_types=(lhs.type,))
+    return create(arith.SelectOp, operands=(cond, lhs, rhs), result_types=(lhs.type,))
 
 
 def gep_op(ptr: SSAValue, index: SSAValue, elem_type: Attribute, result_type: Attribute) -> llvm.GEPOp:
     """`llvm.GEPOp.from_mixed_indices(ptr, [index], elem_type, result_type=result_type)` for one SSA index."""
-    return _create(
+    return create(
         llvm.GEPOp,
         operands=(ptr, index),
         result_types=(result_type,),
@@ -302,7 +290,7 @@ _GEP_SSA_INDEX = DenseArrayBase.from_list(i32, [llvm.GEP_USE_SSA_VAL])
 
 def vector_insert_op(source: SSAValue, dest: SSAValue, position: int) -> vector.InsertOp:
     """`vector.InsertOp(source, dest, [position])`."""
-    return _create(
+    return create(
         vector.InsertOp,
         operands=(source, dest),
         result_types=(dest.type,),
@@ -312,7 +300,7 @@ def vector_insert_op(source: SSAValue, dest: SSAValue, position: int) -> vector.
 
 def vector_extract_op(source: SSAValue, position: int, result_type: Attribute) -> vector.ExtractOp:
     """`vector.ExtractOp(source, [position], result_type)`."""
-    return _create(
+    return create(
         vector.ExtractOp,
         operands=(source,),
         result_types=(result_type,),
@@ -322,77 +310,17 @@ def vector_extract_op(source: SSAValue, position: int, result_type: Attribute) -
 
 def scf_yield_op(values: Sequence[SSAValue]) -> scf.YieldOp:
     """`scf.YieldOp(*values)`."""
-    return _create(scf.YieldOp, operands=tuple(values))
+    return create(scf.YieldOp, operands=tuple(values))
 
 
 def scf_if_op(cond: SSAValue, result_types: Sequence[Attribute], then: Region, otherwise: Region | None) -> scf.IfOp:
     """`scf.IfOp(cond, result_types, then, otherwise)` (no `else` region: an empty one)."""
-    return _create(
+    return create(
         scf.IfOp,
         operands=(cond,),
         result_types=tuple(result_types),
         regions=(then, Region() if otherwise is None else otherwise),
     )
-
-
-# ---------------------------------------------------------------- frag (tile-regalloc)
-# Same arguments as the ops' `__init__`s in `tilec.dialects.frag`.
-
-
-@functools.cache
-def _mma_atom(atom: MMAAtom) -> frag.MMAAtomAttr:
-    return frag.MMAAtomAttr(atom)
-
-
-@functools.cache
-def _string(text: str) -> StringAttr:
-    return StringAttr(text)
-
-
-def frag_mma(atom: MMAAtom, a: Sequence[SSAValue], b: Sequence[SSAValue], c: Sequence[SSAValue]) -> frag.MmaOp:
-    """`frag.MmaOp(atom, a, b, c)`."""
-    return _create(
-        frag.MmaOp,
-        operands=(*a, *b, *c),
-        result_types=(_F32,) * len(c),
-        properties={"atom": _mma_atom(atom), "operandSegmentSizes": _segments((len(a), len(b), len(c)))},
-    )
-
-
-def frag_cp_async(dst: SSAValue, src: SSAValue, nbytes: int = 16, src_bytes: SSAValue | None = None,
-                  cache: str | None = None, ignore_src: SSAValue | None = None) -> frag.CpAsyncOp:
-    """`frag.CpAsyncOp(dst, src, nbytes, src_bytes, cache, ignore_src)`."""
-    optional = [v for v in (src_bytes, ignore_src) if v is not None]
-    sizes = (1, 1, int(src_bytes is not None), int(ignore_src is not None))
-    return _create(
-        frag.CpAsyncOp,
-        operands=(dst, src, *optional),
-        properties={"bytes": index_attr(nbytes, i64), "cache": _string(cache or ("cg" if nbytes == 16 else "ca")),
-                    "operandSegmentSizes": _segments(sizes)},
-    )
-
-
-def frag_ldmatrix(address: SSAValue, num: int = 4, trans: bool = False) -> frag.LdMatrixOp:
-    """`frag.LdMatrixOp(address, num, trans)`."""
-    properties: dict[str, Attribute] = {"num": index_attr(num, i64)}
-    if trans:
-        properties["trans"] = UnitAttr()
-    return _create(frag.LdMatrixOp, operands=(address,), result_types=(i32,) * num, properties=properties)
-
-
-def frag_load(address: SSAValue, result_type: Attribute, pred: SSAValue | None = None) -> frag.LoadOp:
-    """`frag.LoadOp(address, result_type, pred)`."""
-    return _create(frag.LoadOp, operands=(address,) if pred is None else (address, pred), result_types=(result_type,))
-
-
-def frag_store(value: SSAValue, address: SSAValue, pred: SSAValue | None = None) -> frag.StoreOp:
-    """`frag.StoreOp(value, address, pred)`."""
-    return _create(frag.StoreOp, operands=(value, address) if pred is None else (value, address, pred))
-
-
-def frag_pack(kind: str, lo: SSAValue, hi: SSAValue) -> frag.PackOp:
-    """`frag.PackOp(kind, lo, hi)`."""
-    return _create(frag.PackOp, operands=(lo, hi), result_types=(i32,), properties={"kind": _string(kind)})
 
 
 @functools.cache
@@ -413,14 +341,8 @@ __all__ = [
     "cmpi_op",
     "cond_br_op",
     "constant_op",
-    "extract_element_op",
+    "create",
     "extract_value_op",
-    "frag_cp_async",
-    "frag_ldmatrix",
-    "frag_load",
-    "frag_mma",
-    "frag_pack",
-    "frag_store",
     "gep_op",
     "icmp_op",
     "index_attr",
@@ -429,6 +351,7 @@ __all__ = [
     "load_op",
     "scf_if_op",
     "scf_yield_op",
+    "segments",
     "select_op",
     "store_op",
     "vector_extract_op",

@@ -1,4 +1,4 @@
-"""Work-arounds for xDSL behaviour that costs tilec real time; each says why.
+"""Verification at xDSL's verdicts, faster; each work-around says why.
 
 Quadratic verification of multi-block regions (xDSL 0.74)
 ---------------------------------------------------------
@@ -7,8 +7,8 @@ Quadratic verification of multi-block regions (xDSL 0.74)
 every block (twice when the region has several blocks), and
 ``RegionBlocks.__len__`` counts by walking the region's linked list of
 blocks. Verifying a region of n blocks therefore walks n² blocks: the
-final ``llvm.func`` of a 128x128x32 GEMM has about 520 blocks, which made
-``module.verify()`` spend 0.1-0.3 s just counting.
+final ``llvm.func`` of a 128x128x32 GEMM has about 520 blocks, which
+made ``module.verify()`` spend 0.1-0.3 s just counting.
 
 :func:`verify` runs ``op.verify()`` unchanged, with one difference: within
 it, the calling thread counts each region's blocks once and reuses the
@@ -17,11 +17,15 @@ them every check and diagnostic of xDSL's verifier, are exactly those of
 a plain ``op.verify()``. Outside :func:`verify` (and in other threads)
 ``len(region.blocks)`` walks the list as before.
 
-For that, importing this module replaces ``RegionBlocks.__len__`` (for the
-whole process) by :func:`_counted_len`, which returns the same number: it
-only reuses a count inside :func:`counting_blocks_once`. It is the one
-place where tilec changes an xDSL class; with an xDSL whose ``__len__`` is
-cheap it can go.
+For that, while some thread is inside :func:`counting_blocks_once` (and only
+then), ``RegionBlocks.__len__`` is :func:`_counted_len`, which returns the
+same number: it only reuses a count in a thread that counts. The first
+thread to enter puts it in place, the last to leave puts xDSL's back, so no
+xDSL class is changed between verifications. It is the one place where
+tilec changes an xDSL class; with an xDSL whose ``__len__`` is cheap it can
+go. Doing without it would mean either the n² walks (about 20 ms of the
+verification of that GEMM kernel) or a copy of ``Operation.verify``'s checks
+(some ops override ``verify`` itself), which xDSL could change under us.
 
 Verifying thousands of alike ops (the final IR)
 -----------------------------------------------
@@ -46,6 +50,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
 from xdsl.dialects import llvm
 from xdsl.ir import Block, ErasedSSAValue, Operation, Region
@@ -53,10 +58,12 @@ from xdsl.ir.core import RegionBlocks
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from tilec.codegen import llvm_ops
-
-_walking_len = getattr(RegionBlocks.__len__, "__wrapped__", RegionBlocks.__len__)  # xDSL's, even on reload
+_walking_len = RegionBlocks.__len__
+"""xDSL's ``len(region.blocks)``, which walks the blocks (what the class has between verifications)."""
 _state = threading.local()
+_install_lock = threading.Lock()
+_counting_threads = 0
+"""How many threads are inside :func:`counting_blocks_once` (under ``_install_lock``)."""
 
 
 def _counted_len(self: RegionBlocks) -> int:
@@ -71,21 +78,40 @@ def _counted_len(self: RegionBlocks) -> int:
     return n
 
 
+def _enter() -> None:
+    global _counting_threads
+    with _install_lock:
+        if _counting_threads == 0:
+            RegionBlocks.__len__ = _counted_len  # type: ignore[method-assign]
+        _counting_threads += 1
+
+
+def _leave() -> None:
+    global _counting_threads
+    with _install_lock:
+        _counting_threads -= 1
+        if _counting_threads == 0:
+            RegionBlocks.__len__ = _walking_len  # type: ignore[method-assign]
+
+
 @contextmanager
 def counting_blocks_once() -> Iterator[None]:
     """Within the block, this thread counts each region's blocks once.
 
     Only for code that does not add or remove blocks (verification);
-    reentrant: a nested use shares the outer counts.
+    reentrant: a nested use shares the outer counts. ``RegionBlocks.__len__``
+    is xDSL's again once no thread is inside.
     """
     if getattr(_state, "counts", None) is not None:
         yield
         return
     _state.counts = {}
+    _enter()
     try:
         yield
     finally:
         _state.counts = None
+        _leave()
 
 
 def verify(op: Operation) -> None:
@@ -94,23 +120,34 @@ def verify(op: Operation) -> None:
         op.verify()
 
 
-LOCALLY_VERIFIED: frozenset[type[Operation]] = frozenset({
+LOCALLY_VERIFIED: set[type[Operation]] = {
     llvm.AddOp, llvm.SubOp, llvm.MulOp, llvm.UDivOp, llvm.SDivOp, llvm.URemOp, llvm.SRemOp,
     llvm.AndOp, llvm.OrOp, llvm.XOrOp, llvm.ShlOp, llvm.LShrOp, llvm.AShrOp,
     llvm.FAddOp, llvm.FSubOp, llvm.FMulOp, llvm.FDivOp, llvm.FNegOp,
     llvm.ICmpOp, llvm.FCmpOp, llvm.SelectOp,
     llvm.SExtOp, llvm.ZExtOp, llvm.TruncOp, llvm.FPExtOp, llvm.FPTruncOp, llvm.BitcastOp,
     llvm.SIToFPOp, llvm.PtrToIntOp, llvm.IntToPtrOp,
-    llvm_ops.UIToFPOp, llvm_ops.FPToSIOp, llvm_ops.FPToUIOp, llvm_ops.AddrSpaceCastOp, llvm_ops.ExtractElementOp,
     llvm.ConstantOp, llvm.UndefOp, llvm.ZeroOp, llvm.AddressOfOp,
     llvm.LoadOp, llvm.StoreOp, llvm.GEPOp,
     llvm.ExtractValueOp, llvm.InsertValueOp, llvm.InsertElementOp,
     llvm.CallIntrinsicOp, llvm.InlineAsmOp,
-})
+}
 """Ops whose verification reads only their operand and result types, properties and attributes
-(``tests/test_xdsl_fixes.py`` checks that none has regions, successors or other traits than
+(``tests/ir/test_verify.py`` checks that none has regions, successors or other traits than
 memory effects); their own ``verify_`` methods (icmp, gep, call_intrinsic, extractelement,
-addrspacecast) check only those."""
+addrspacecast) check only those. xDSL's are listed here; tilec's own (uitofp, fptosi, fptoui,
+addrspacecast, extractelement of :mod:`tilec.dialects.llvm_ext`) join with :func:`locally_verified`
+where they are defined, which is above this package (an op exists only once its class is defined,
+so none is missed)."""
+
+OpT = TypeVar("OpT", bound=type[Operation])
+
+
+def locally_verified(op_type: OpT) -> OpT:
+    """Class decorator: add ``op_type`` to :data:`LOCALLY_VERIFIED` (its verifier must read only
+    the op's operand and result types, properties and attributes)."""
+    LOCALLY_VERIFIED.add(op_type)
+    return op_type
 
 
 def verify_memoized(op: Operation) -> None:
@@ -194,5 +231,4 @@ def _verify_block(block: Block, passed: _Passed) -> None:
             )
 
 
-_counted_len.__wrapped__ = _walking_len  # type: ignore[attr-defined]
-RegionBlocks.__len__ = _counted_len  # type: ignore[method-assign]
+__all__ = ["LOCALLY_VERIFIED", "counting_blocks_once", "locally_verified", "verify", "verify_memoized"]

@@ -7,8 +7,9 @@ This module draws what the notation means, as CuTe's ``print_layout``,
 
 - ``to_text(x)``: an aligned text grid of offsets (CuTe's ``print_layout``),
   cheap and without any drawing library, for terminals, docs and tests;
-- ``render(x, path)``: an SVG or PNG picture, cells coloured by offset, by
-  shared-memory bank (swizzles) or by thread (TV layouts and atoms).
+- ``render(x, path)`` (also ``tilec.layout.render``): an SVG or PNG picture,
+  cells coloured by offset, by shared-memory bank (swizzles) or by thread (TV
+  layouts and atoms).
 
 What is drawn, for each kind of value:
 
@@ -371,6 +372,7 @@ def _text_luminance_color(rgba) -> str:
 
 def _bank_palette():
     """32 distinct colours, one per bank, light enough for black text where possible."""
+    # lazy: matplotlib takes ~0.7 s to import; only pictures need it (the module docstring says why)
     from matplotlib import colormaps
 
     colors = [colormaps["tab20"](i) for i in range(20)] + [colormaps["tab20b"](i) for i in range(20)]
@@ -383,6 +385,7 @@ def _lighten(rgba, amount: float):
 
 def _modulo_palette(modulo: int):
     """``modulo`` distinct light colours: qualitative up to 10, then sampled from a rainbow."""
+    # lazy: matplotlib takes ~0.7 s to import; only pictures need it (the module docstring says why)
     from matplotlib import colormaps
 
     if modulo <= 10:
@@ -393,6 +396,7 @@ def _modulo_palette(modulo: int):
 
 def _key_colors(panel: _Panel, modulo: int | None, bounds: tuple[int, int]):
     """RGBA per cell, ``rows x cols x 4``; white where the cell is empty."""
+    # lazy: numpy (~80 ms) and matplotlib (~0.7 s) are only needed when a picture is made
     import numpy as np
     from matplotlib import colormaps
     from matplotlib.colors import to_rgba
@@ -453,6 +457,7 @@ def _place(panels: list[_Panel], cell: float, top: float) -> tuple[list[_Placed]
 
 
 def _draw_cells(ax, placed: _Placed, rgba, cell: float, gid: str) -> None:
+    # lazy: matplotlib takes ~0.7 s to import; only pictures need it (the module docstring says why)
     from matplotlib.collections import PolyCollection
 
     p, x0, y0 = placed.panel, placed.x, placed.y
@@ -512,6 +517,7 @@ def _draw_heading_and_notes(ax, placed: _Placed, cell: float) -> None:
 
 
 def _draw_bank_legend(ax, left: float, top: float, width: float) -> None:
+    # lazy: matplotlib takes ~0.7 s to import; only pictures need it (the module docstring says why)
     from matplotlib.collections import PolyCollection
 
     ax.text(left, top + 0.1, "bank", ha="left", va="center", fontsize=_NOTE_PT, family="sans-serif")
@@ -530,6 +536,7 @@ def _draw_bank_legend(ax, left: float, top: float, width: float) -> None:
 
 
 def _draw_offset_legend(ax, left: float, top: float, width: float, bounds: tuple[int, int]) -> None:
+    # lazy: numpy takes ~80 ms to import and tilec.layout does not need it otherwise
     import numpy as np
 
     ax.text(left, top + 0.1, "offset", ha="left", va="center", fontsize=_NOTE_PT, family="sans-serif")
@@ -547,6 +554,7 @@ def _offset_bounds(panels: list[_Panel]) -> tuple[int, int]:
 
 
 def _figure(title: str, panels: list[_Panel], labels: bool | None, modulo: int | None):
+    # lazy: matplotlib takes ~0.7 s to import; only pictures need it (the module docstring says why)
     from matplotlib.figure import Figure
 
     cell = _cell_size(panels)
@@ -594,9 +602,11 @@ def _format_of(path) -> str:
 
 
 def _save(fig, path: Path, fmt: str, dpi: int) -> None:
+    # lazy: matplotlib takes ~0.7 s to import; only pictures need it (the module docstring says why)
     import matplotlib
 
-    # Text stays text in SVG (searchable, selectable); a fixed salt keeps the ids reproducible.
+    # Text stays text in SVG (searchable, selectable); a fixed salt keeps the ids reproducible
+    # (it is the module's old name, tilec.layout.render: keeping it keeps the SVGs byte for byte).
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "tilec.layout.render"}):
         metadata = {"Date": None} if fmt == "svg" else None
         fig.savefig(path, format=fmt, dpi=dpi, metadata=metadata, facecolor="white")

@@ -1,4 +1,5 @@
-"""tilec.xdsl_fixes.verify: xDSL's verifier, same verdicts, blocks counted once per region."""
+"""tilec.ir.verify.verify: xDSL's verifier, same verdicts, blocks counted once per region, and
+xDSL's ``RegionBlocks`` left as it is outside verifications."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.dialects import test as test_dialect
 from xdsl.ir import Block
+from xdsl.ir.core import RegionBlocks
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
-from tilec import xdsl_fixes
-from tilec.xdsl_fixes import counting_blocks_once, verify
+from tilec.ir import verify as verify_module
+from tilec.ir.verify import counting_blocks_once, verify
 
 
 def _parse(text: str) -> ModuleOp:
@@ -62,10 +64,54 @@ def test_multi_block_region_non_terminator_is_rejected():
 def test_accepts_a_region_of_many_blocks_counting_each_region_once(monkeypatch):
     module = _parse(MANY_BLOCKS)
     walks = []
-    original = xdsl_fixes._walking_len
-    monkeypatch.setattr(xdsl_fixes, "_walking_len", lambda blocks: walks.append(1) or original(blocks))
+    original = verify_module._walking_len
+    monkeypatch.setattr(verify_module, "_walking_len", lambda blocks: walks.append(1) or original(blocks))
     verify(module)
     assert len(walks) == 2  # the module's region and the test.op's region, once each
+
+
+XDSL_LEN = RegionBlocks.__len__
+
+
+def test_xdsl_is_left_as_it_is_outside_verifications():
+    assert XDSL_LEN is verify_module._walking_len  # what the class has between verifications
+    seen = []
+
+    class Spy(test_dialect.TestOp):
+        def verify_(self) -> None:
+            seen.append(RegionBlocks.__len__)
+
+    module = _parse(MANY_BLOCKS)
+    module.body.block.add_op(Spy.create())
+    verify(module)
+    assert seen == [verify_module._counted_len]  # in place while verifying
+    assert RegionBlocks.__len__ is XDSL_LEN
+    with pytest.raises(VerifyException):
+        verify(_parse(MULTI_BLOCK_NON_TERMINATOR))
+    assert RegionBlocks.__len__ is XDSL_LEN  # after a failure too
+    with counting_blocks_once():
+        with counting_blocks_once():
+            pass
+        assert RegionBlocks.__len__ is verify_module._counted_len  # until the outermost use leaves
+    assert RegionBlocks.__len__ is XDSL_LEN
+
+
+def test_xdsl_is_restored_when_the_last_of_concurrent_verifications_leaves():
+    entered, release = threading.Event(), threading.Event()
+
+    def other() -> None:
+        with counting_blocks_once():
+            entered.set()
+            release.wait(10)
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    entered.wait(10)
+    verify(_parse(MANY_BLOCKS))
+    assert RegionBlocks.__len__ is verify_module._counted_len  # the other thread still counts
+    release.set()
+    worker.join()
+    assert RegionBlocks.__len__ is XDSL_LEN
 
 
 def test_counts_do_not_outlive_the_verification():
@@ -103,8 +149,9 @@ from xdsl.dialects.builtin import i32, i64  # noqa: E402
 from xdsl.ir import Region  # noqa: E402
 from xdsl.traits import NoMemoryEffect, Pure, SameOperandsAndResultType  # noqa: E402
 
-from tilec.codegen import llvm_fast as fast  # noqa: E402
-from tilec.xdsl_fixes import LOCALLY_VERIFIED, verify_memoized  # noqa: E402
+from tilec.dialects import llvm_ext  # noqa: E402
+from tilec.ir import fast  # noqa: E402
+from tilec.ir.verify import LOCALLY_VERIFIED, locally_verified, verify_memoized  # noqa: E402
 
 
 def _kernel(make_ops, blocks: int = 1) -> ModuleOp:
@@ -129,6 +176,13 @@ def _same_verdict(module: ModuleOp) -> str | None:
         return str(e)
     verify_memoized(module)
     return None
+
+
+def test_tilecs_own_ops_join_where_they_are_defined():
+    assert {llvm_ext.ExtractElementOp, llvm_ext.AddrSpaceCastOp, llvm_ext.FPToSIOp, llvm_ext.FPToUIOp,
+            llvm_ext.UIToFPOp} <= LOCALLY_VERIFIED
+    assert llvm_ext.AtomicRMWOp not in LOCALLY_VERIFIED
+    assert locally_verified(llvm.AddOp) is llvm.AddOp
 
 
 def test_locally_verified_ops_read_nothing_but_their_signature():

@@ -34,8 +34,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from tilec.codegen import llvm_fast as fast
-from tilec.codegen.llvm_build import (
+from tilec.ir import fast
+from tilec.passes.lowering.llvm_build import (
     GLOBAL,
     SHARED,
     Value,

@@ -24,8 +24,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from tilec.codegen import llvm_fast as fast
-from tilec.codegen import llvm_ops
+from tilec.dialects import llvm_ext
+from tilec.ir import fast
 
 GENERIC = 0
 GLOBAL = 1
@@ -133,7 +133,7 @@ def bitcast(builder: Builder, value: Value, type_attr: Attribute) -> SSAValue:
 def addrspace_cast(builder: Builder, ptr: Value, space: int) -> SSAValue:
     """`ptr` as a pointer in address space `space`."""
     target = llvm.LLVMPointerType(IntAttr(space)) if space else PTR
-    return builder.insert(llvm_ops.AddrSpaceCastOp(ptr, target)).result
+    return builder.insert(llvm_ext.AddrSpaceCastOp(ptr, target)).result
 
 
 def extract_element(builder: Builder, vector: Value, index: int) -> SSAValue:
@@ -142,7 +142,7 @@ def extract_element(builder: Builder, vector: Value, index: int) -> SSAValue:
     if not isinstance(vector.type, VectorType):
         raise ValueError(f"llvm.extractelement: expected a vector, got {vector.type}")
     position = const_i32(builder, index)
-    return builder.insert(fast.extract_element_op(vector, position)).res
+    return builder.insert(llvm_ext.extract_element_op(vector, position)).res
 
 
 def extract_values(builder: Builder, struct: Value, count: int) -> list[SSAValue]:

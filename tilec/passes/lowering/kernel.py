@@ -1,11 +1,11 @@
 """Kernel functions and shared-memory buffers in the `llvm` dialect.
 
 A kernel is an `llvm.func` with external linkage carrying the `nvvm.kernel`
-marker (and optionally `nvvm.maxntid`), which `llvm_translate` turns into a
-PTX `.entry` with launch bounds. Static shared memory is an internal
-`llvm.mlir.global` in address space 3 (PTX `.shared`), aligned so that
-16-byte cp.async and ldmatrix accesses are legal; dynamic shared memory is
-an external zero-length one.
+marker (and optionally `nvvm.maxntid`), which `tilec.codegen.llvm_translate`
+turns into a PTX `.entry` with launch bounds. Static shared memory is an
+internal `llvm.mlir.global` in address space 3 (PTX `.shared`), aligned so
+that 16-byte cp.async and ldmatrix accesses are legal; dynamic shared memory
+is an external zero-length one.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, UnitAttr, i8, i32
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from tilec.codegen.llvm_build import SHARED, SHARED_PTR
-from tilec.codegen.llvm_translate import KERNEL_ATTR, MAXNTID_ATTR
+from tilec.dialects.llvm_ext import KERNEL_ATTR, MAXNTID_ATTR
+from tilec.passes.lowering.llvm_build import SHARED, SHARED_PTR
 
 
 def kernel(

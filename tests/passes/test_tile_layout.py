@@ -1,0 +1,217 @@
+"""tile-layout: every register tile and vector gets its fragment in its type.
+
+- the fragments are the mma atoms' layouts (the same ones tile-distribute checks), a loop
+  carries one fragment, register vectors live in the lanes of the tiles they are broadcast to;
+- the choice is visible and stable: a second run changes nothing, a fragment given in the
+  type is kept, another spelling of the same function needs no conversion;
+- a use that needs another fragment gets ``tile.convert_layout``; two accumulators that
+  disagree are an error naming both;
+- meaning: the kernels of ``tests/lit/passes/tile-layout`` give the same results in the tile
+  interpreter before and after the pass and, through tile-distribute, in the lane interpreter,
+  against a float64 reference.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.dialects import func
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import PassFailedException
+
+from tilec.interp import run
+from tilec.ir.context import make_context
+from tilec.layout import MMA_M16N8K8_TF32, MMA_M16N8K16_F16, Layout, TVLayout
+from tilec.passes.fragments import FragmentError, VectorFragment, mma_fragment, vector_fragment
+from tilec.passes.tile_distribute import TileDistributePass
+from tilec.passes.tile_layout import LayoutAssignment, TileLayoutPass
+
+LIT = Path(__file__).resolve().parents[1] / "lit" / "passes" / "tile-layout"
+
+
+def _parse(text: str):
+    module = Parser(make_context(), text).parse_module()
+    module.verify()
+    return module
+
+
+def _layout(module):
+    TileLayoutPass().apply(make_context(), module)
+    module.verify()
+    return module
+
+
+def _distribute(module):
+    TileDistributePass().apply(make_context(), module)
+    module.verify()
+    return module
+
+
+def _kernel(module, name: str) -> func.FuncOp:
+    return next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+
+
+def _view(x: np.ndarray) -> list:
+    """A numpy array as the lowered kernel's (pointer, extents..., strides...) arguments."""
+    return [x, *x.shape, *(s // x.itemsize for s in x.strides)]
+
+
+def _rel_error(got, ref) -> float:
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    assert not np.isnan(got).any(), "NaN left in the output"
+    return float(np.max(np.abs(got - ref)) / max(float(np.max(np.abs(ref))), 1e-30))
+
+
+# ---------------------------------------------------------------- fragments
+
+
+def test_same_function_ignores_spelling():
+    c = mma_fragment(MMA_M16N8K16_F16, "C", (16, 16))
+    a = mma_fragment(MMA_M16N8K16_F16, "A", (16, 16))
+    assert c.layout != a.layout and c.tv.same_function(a.tv)
+    tf32_c = mma_fragment(MMA_M16N8K8_TF32, "C", (16, 8))
+    tf32_a = mma_fragment(MMA_M16N8K8_TF32, "A", (16, 8))
+    assert not tf32_c.tv.same_function(tf32_a.tv)
+    flat = TVLayout(Layout((32, 4), (1, 32)), (32, 4))
+    nested = TVLayout(Layout(((4, 8), (2, 2)), ((1, 4), (32, 64))), (32, 4))
+    assert flat.same_function(nested)
+
+
+@pytest.mark.parametrize("dims", [(16, 8), (32, 32), (64, 16)])
+@pytest.mark.parametrize("orientation", ["row", "col"])
+def test_vector_fragment_holds_the_rows_of_its_lanes(dims, orientation):
+    tile = mma_fragment(MMA_M16N8K16_F16, "C", dims)
+    vf = vector_fragment(tile, orientation)
+    axis = 0 if orientation == "row" else 1
+    picks = vf.values_of(tile)
+    for lane in range(32):
+        for v in range(tile.num_values):
+            assert vf.tv.offset(lane, picks[v]) == tile.coord(lane, v)[axis]
+    assert vf.tv.covers() and list(vf.positions) == sorted(vf.positions)
+
+
+def test_vector_fragment_of_other_lanes_is_refused():
+    other = VectorFragment(TVLayout(Layout((32, 1), (0, 0)), (1,)), "row")
+    with pytest.raises(FragmentError, match="does not live in the lanes"):
+        other.values_of(mma_fragment(MMA_M16N8K16_F16, "C", (16, 8)))
+
+
+# ---------------------------------------------------------------- the pass
+
+
+def test_fragments_are_the_atoms_and_the_loop_agrees():
+    module = _layout(_parse((LIT / "fragments.mlir").read_text()))
+    types = {op.results[0].name_hint: op.results[0].type for op in module.walk() if op.results}
+    c = mma_fragment(MMA_M16N8K16_F16, "C", (32, 16))
+    assert types["zero"].fragment.same_function(c.tv) and types["acc"] == types["zero"] == types["sum"]
+    assert types["ra"].fragment.same_function(mma_fragment(MMA_M16N8K16_F16, "A", (32, 16)).tv)
+    assert types["rb"].fragment.same_function(mma_fragment(MMA_M16N8K16_F16, "B", (16, 16), transposed=True).tv)
+    assert types["v"].fragment.same_function(vector_fragment(c, "col").tv)
+
+
+def test_a_second_run_and_a_given_spelling_change_nothing():
+    once = str(_layout(_parse((LIT / "same_function.mlir").read_text())))
+    assert str(_layout(_parse(once))) == once
+    # S and P given in the A spelling (the same function as the C fragment S needs): kept, no conversion
+    a = mma_fragment(MMA_M16N8K16_F16, "A", (16, 16)).layout
+    text = (LIT / "same_function.mlir").read_text()
+    for old, new in (
+        ("%z = tile.zeros : !tile.rt<16x16xf32>", f"%z = tile.zeros : !tile.rt<16x16xf32, {a}>"),
+        ("!tile.rt<16x16xf32> -> !tile.rt<16x16xf32>", f"!tile.rt<16x16xf32, {a}> -> !tile.rt<16x16xf32, {a}>"),
+        ("%p = tile.convert %s : !tile.rt<16x16xf32> -> !tile.rt<16x16xf16>",
+         f"%p = tile.convert %s : !tile.rt<16x16xf32, {a}> -> !tile.rt<16x16xf16, {a}>"),
+        ("%p, %rv, %z8 : !tile.rt<16x16xf16>", f"%p, %rv, %z8 : !tile.rt<16x16xf16, {a}>"),
+    ):
+        assert old in text
+        text = text.replace(old, new)
+    module = _layout(_parse(text))
+    assert not [op for op in module.walk() if op.name == "tile.convert_layout"]
+    p = next(op.result for op in module.walk() if op.name == "tile.convert")
+    assert p.type.fragment.layout == a
+
+
+def test_conversions_are_inserted_where_a_use_needs_another_fragment():
+    module = _layout(_parse((LIT / "convert.mlir").read_text().split("// -----")[0]))
+    (conv,) = [op for op in module.walk() if op.name == "tile.convert_layout"]
+    assert conv.input.name_hint == "d"
+    assert conv.result.type.fragment.same_function(mma_fragment(MMA_M16N8K8_TF32, "A", (16, 8)).tv)
+    (use,) = list(conv.result.uses)
+    assert use.operation.name == "tile.mma" and use.operation.a is conv.result
+
+
+def test_two_accumulator_fragments_are_an_error_naming_both():
+    text = """
+func.func @k(%c: !tile.gl<f32, [?, ?]>) attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %x = tile.zeros : !tile.rt<16x8xf32>
+  %a = tile.zeros : !tile.rt<16x16xf16>
+  %b = tile.zeros : !tile.rt<16x8xf16>
+  %a2 = tile.zeros : !tile.rt<16x8xf32>
+  %b2 = tile.zeros : !tile.rt<8x8xf32>
+  %d = tile.mma %a, %b, %x atom <mma_m16n8k16_f16> : !tile.rt<16x16xf16>, !tile.rt<16x8xf16>, !tile.rt<16x8xf32> -> !tile.rt<16x8xf32>
+  %e = tile.mma %a2, %b2, %x atom <fma_f32> : !tile.rt<16x8xf32>, !tile.rt<8x8xf32>, !tile.rt<16x8xf32> -> !tile.rt<16x8xf32>
+  tile.store %e, %c[%c0, %c0] : !tile.rt<16x8xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}"""
+    with pytest.raises(PassFailedException, match=r"tile-layout: @k: register tile %x needs two fragments: .* and .*"):
+        _layout(_parse(text))
+
+
+def test_the_assignment_reads_every_register_value():
+    module = _parse((LIT / "fragments.mlir").read_text())
+    assignment = LayoutAssignment(_kernel(module, "loop"))
+    names = {v.name_hint for v in assignment.values}
+    assert {"zero", "x", "acc", "ra", "rb", "y", "v", "bv", "sum"} <= names
+
+
+# ---------------------------------------------------------------- meaning
+
+
+def test_meaning_of_the_p_tile():
+    """O = f16(Q K^T) V (attention's P as the A operand, no conversion) before and after the
+    passes, at tile level and, through tile-distribute, at lane level."""
+    rng = np.random.default_rng(7)
+    q, k, v = (rng.standard_normal(s).astype(np.float16) for s in ((16, 16), (16, 16), (16, 8)))
+    s = q.astype(np.float64) @ k.astype(np.float64).T
+    ref = s.astype(np.float16).astype(np.float64) @ v.astype(np.float64)
+    text = (LIT / "same_function.mlir").read_text()
+    for module in (_parse(text), _layout(_parse(text))):
+        o = np.full((16, 8), np.nan, np.float32)
+        run(module, "pv", q, k, v, o)
+        assert _rel_error(o, ref) < 2e-3
+    lowered = _distribute(_layout(_parse(text)))
+    o = np.full((16, 8), np.nan, np.float32)
+    run(lowered, "pv", *_view(q), *_view(k), *_view(v), *_view(o))
+    assert _rel_error(o, ref) < 2e-3
+
+
+def test_meaning_of_the_loop_and_the_bias_vector():
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((32, 16)).astype(np.float16)
+    b = rng.standard_normal((16, 16)).astype(np.float16)
+    bias = rng.standard_normal(16).astype(np.float32)
+    ref = 4 * (a.astype(np.float64) @ b.astype(np.float64)) + bias
+    text = (LIT / "fragments.mlir").read_text()
+    for module in (_parse(text), _layout(_parse(text))):
+        c = np.full((32, 16), np.nan, np.float32)
+        run(module, "loop", a, b, bias, c)
+        assert _rel_error(c, ref) < 1e-3
+    lowered = _distribute(_layout(_parse(text)))
+    c = np.full((32, 16), np.nan, np.float32)
+    run(lowered, "loop", *_view(a), *_view(b), *_view(bias), *_view(c))
+    assert _rel_error(c, ref) < 1e-3
+
+
+def test_meaning_of_an_inserted_conversion_at_tile_level():
+    """tile.convert_layout changes no value: the tf32 chain gives the same result before and after."""
+    text = (LIT / "convert.mlir").read_text().split("// -----")[0]
+    g = np.random.default_rng(3).standard_normal((16, 8)).astype(np.float32)
+    outs = []
+    for module in (_parse(text), _layout(_parse(text))):
+        c = np.full((16, 8), np.nan, np.float32)
+        run(module, "chain", g, c)
+        outs.append(c)
+    assert not np.isnan(outs[0]).any()
+    np.testing.assert_array_equal(outs[0], outs[1])

@@ -1,0 +1,32 @@
+"""Walking every op of a module as a list, faster than xDSL's ``Operation.walk``."""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+
+
+def walk_ops(op: Operation, *, reverse: bool = False) -> list[Operation]:
+    """``list(op.walk(reverse=reverse))``: ``op``, then the ops of its regions, each before the
+    ops nested in it (blocks and ops last first with ``reverse``). Built on the blocks' linked
+    lists: xDSL's walk chains one generator per nesting level, about five times slower, and the
+    tile-to-llvm pass walks the whole module six times."""
+    out: list[Operation] = []
+    stack = [op]
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        children: list[Operation] = []
+        for region in current.regions:
+            block = region.first_block
+            while block is not None:
+                child = block.first_op
+                while child is not None:
+                    children.append(child)
+                    child = child.next_op
+                block = block.next_block
+        # popped from the end: pushed so that the first to visit comes out first
+        stack.extend(children if reverse else reversed(children))
+    return out
+
+
+__all__ = ["walk_ops"]

@@ -1,0 +1,437 @@
+"""``tilec.matmul``: C = act(op(A) @ op(B) + bias) on torch / cupy / numpy arrays.
+
+::
+
+    c = tilec.matmul(a, b)                                   # f16/bf16 (tensor cores) or f32 (SIMT FMA)
+    c = tilec.matmul(a, b, bias=bias, activation="relu")     # bias per column of C (length N)
+    c = tilec.matmul(a, b, trans_b=True, out_dtype=torch.float32, allow_tf32=True)
+    tilec.matmul(a, b, out=c)                                # write into c (M x N, its dtype = out_dtype)
+
+How a call runs:
+
+1. **Checks** (:func:`plan_matmul` in :mod:`tilec.kernels.gemm_plan`, pure: no GPU, no compile): 2-D operands
+   of one dtype among f16/bf16/f32, K of op(A) = K of op(B), a bias of N
+   elements, an ``out`` of shape M x N and dtype ``out_dtype`` (default: the
+   inputs'), all device arrays on one CUDA device (numpy arrays are copied;
+   CPU torch tensors are refused), no negative strides. Every problem is a
+   TypeError (kind, dtype) or ValueError (shape, device, strides) that
+   names the argument and the numbers.
+2. **Layouts**, per operand, without copying or padding: op(A) is M x K with
+   element strides (sm, sk). Row-major (``sk == 1``) is handed to the
+   kernel as is; column-major (``sm == 1``, e.g. ``x.T`` of a contiguous
+   ``x``) as its K x M transpose with ``transpose_a`` (so the kernel's
+   copies read contiguous rows); anything else as the M x K view with both
+   strides (the kernel's element-wise copy paths). ``trans_a``/``trans_b``
+   only say which matrix the user means; they compose with this.
+3. **Config** (:mod:`tilec.kernels.gemm_config`): a table per (M, N, K, dtype),
+   only configurations whose registers ptxas fits without spills. A config
+   is the ``tile-to-ptx`` pass with its options set; it is compiled as is.
+4. **IR** (:func:`build_module` in :mod:`tilec.kernels.gemm_ir`): ``func.func`` with one ``tile.matmul`` and
+   its epilogue built op by op with xDSL's builders (``arith.extf`` of the
+   bias element if it is not f32, ``arith.addf``, ``arith.maximumf`` with 0.0
+   for ReLU, ``arith.truncf`` to the output type, ``tile.yield``).
+5. **Compile** once per (input dtype, output dtype, bias dtype, activation,
+   kernel transposes, config, arch) — strides and alignment are runtime
+   arguments that the kernel checks in its prologue, so they need no kernel
+   of their own — kept in a process-wide dict (:func:`compile_matmul`), on
+   top of the on-disk cubin cache of :func:`tilec.compile`.
+6. **Launch** on ``ceil(M/BM) * ceil(N/BN)`` blocks; each array becomes
+   pointer + extents + strides (the gl ABI, :mod:`tilec.dialects.abi`, and
+   :mod:`tilec.runtime.gl_views`). torch
+   inputs run on torch's current stream unless ``stream=`` is given.
+7. **Again, faster**: when every array is a torch tensor, the checked call
+   is kept, keyed by what steps 1-5 decided from (each tensor's class,
+   shape, strides, dtype and device, and every option; :func:`_fast_key`),
+   with its launch prepared (:meth:`tilec.runtime.Kernel.prepare`: grid,
+   block, shared memory, extents and strides in place). A later call with
+   the same key only reads the tensors' addresses (each checked for
+   alignment), gets torch's current stream and launches: a few
+   microseconds of Python instead of a few hundred. Any other call, or a
+   new key, takes steps 1-6 (which also give every error its message).
+
+``autotune=True`` replaces the table of step 3 by :func:`autotune`
+(``tilec.autotune``: timed once per problem and GPU with the shared tuner
+:mod:`tilec.kernels.autotune`, then remembered in memory and on disk; the
+GEMM's key, candidates and measure are :mod:`tilec.kernels.gemm_tune`).
+
+``tilec.matmul``, ``tilec.matmul_kernel`` and ``tilec.autotune`` are
+:func:`matmul`, :func:`matmul_kernel` and :func:`autotune`; the parts
+(:func:`plan_matmul`, :func:`compile_matmul`, ...) are reached here, as
+``tilec.kernels.gemm.plan_matmul``.
+
+Without a GPU, :func:`matmul` raises :class:`tilec.runtime.NoDeviceError`
+after the checks; :func:`matmul_kernel` (same arguments) still returns the
+:class:`~tilec.api.CompiledKernel`, so its PTX can be read and assembled.
+"""
+
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tilec.api import compile as tilec_compile
+from tilec.api import default_arch
+from tilec.kernels import gemm_tune
+from tilec.kernels.autotune import TuneResult, tune
+from tilec.kernels.gemm_config import MatmulConfig, choose_config, device_smem_limit, has_bulk_copies
+from tilec.kernels.gemm_ir import ACTIVATIONS, ALIGN_BYTES, MatmulSpec, build_epilogue, build_module
+from tilec.kernels.gemm_plan import (
+    KernelView,
+    MatmulPlan,
+    Operand,
+    allocate_output,
+    default_stream,
+    orient,
+    plan_matmul,
+)
+from tilec.runtime import NoDeviceError, has_device, no_device_reason
+from tilec.runtime.args import stream_handle
+from tilec.runtime.arrays import is_torch_tensor
+
+
+def _where(name: str) -> str:
+    return f"tilec.matmul: {name}"
+
+
+# ---------------------------------------------------------------- compiling, cached
+
+
+_KERNELS: dict[tuple, Any] = {}
+_KERNELS_LOCK = threading.Lock()
+
+
+def compile_matmul(spec: MatmulSpec, config: MatmulConfig, *, arch: str | None = None) -> Any:
+    """The :class:`~tilec.api.CompiledKernel` of ``spec`` with ``config`` for ``arch``, compiled once per process."""
+    arch = arch or default_arch()
+    if config.wgmma and arch == "sm_90":
+        arch = "sm_90a"  # the warpgroup MMA is an sm_90a instruction
+    if config.wgmma and arch != "sm_90a":
+        raise ValueError(f"tilec.matmul: config {config.describe()} uses the warpgroup MMA, which needs sm_90a; "
+                         f"the target is {arch}")
+    if config.bulk and not has_bulk_copies(arch):
+        raise ValueError(f"tilec.matmul: config {config.describe()} uses bulk tensor copies, which need sm_90; "
+                         f"the target is {arch}")
+    key = (spec, config, arch)
+    with _KERNELS_LOCK:
+        kernel = _KERNELS.get(key)
+        if kernel is None:
+            kernel = tilec_compile(build_module(spec), pipeline=config, arch=arch)
+            _KERNELS[key] = kernel
+    return kernel
+
+
+def cached_kernels() -> dict[tuple, Any]:
+    """A copy of the in-process cache: (spec, config, arch) → CompiledKernel."""
+    with _KERNELS_LOCK:
+        return dict(_KERNELS)
+
+
+def clear_cache() -> None:
+    """Forget the compiled kernels and the prepared calls of this process (the disk cubin cache stays)."""
+    with _KERNELS_LOCK:
+        _KERNELS.clear()
+    _FAST.clear()
+
+
+# ---------------------------------------------------------------- the entry points
+
+
+def matmul_kernel(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str | None = None,
+                  out_dtype: Any = None, trans_a: bool = False, trans_b: bool = False, allow_tf32: bool = False,
+                  config: MatmulConfig | None = None, arch: str | None = None) -> Any:
+    """The :class:`~tilec.api.CompiledKernel` that :func:`matmul` would launch for these arguments.
+
+    Works without a GPU (the arrays may be numpy arrays standing in for the
+    shapes and dtypes); ``arch`` defaults to the GPU's, else sm_80.
+    """
+    plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
+                       trans_b=trans_b, allow_tf32=allow_tf32, config=config, arch=arch)
+    return compile_matmul(plan.spec, plan.config, arch=arch)
+
+
+def matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str | None = None,
+           out_dtype: Any = None, trans_a: bool = False, trans_b: bool = False, allow_tf32: bool = False,
+           config: MatmulConfig | None = None, stream: Any = None, autotune: bool = False) -> Any:
+    """``act(op(a) @ op(b) + bias)`` with f32 accumulation; returns ``out`` (allocated when None).
+
+    ``a``, ``b``: 2-D torch/cupy CUDA tensors or numpy arrays (copied to the
+    GPU and back), both float16, bfloat16 or float32; ``op(x)`` is ``x.T``
+    with ``trans_a``/``trans_b``. f16/bf16 use mma.sync tensor cores; f32
+    uses SIMT FMAs, or tf32 tensor cores with ``allow_tf32=True``.
+    ``bias``: N elements added to each row of the product (dtype: the
+    inputs', the output's or float32); ``activation``: None or ``"relu"``;
+    ``out_dtype``: float16, bfloat16 or float32 (default: the inputs');
+    ``out``: an M x N array of that dtype to write into; ``config``: a
+    :class:`~tilec.kernels.gemm_config.MatmulConfig` instead of the heuristic's;
+    ``autotune``: choose the config by timing candidates on the GPU
+    (:func:`autotune`; once per problem, then remembered in memory
+    and on disk); ``stream``: a CUDA stream (default: torch's current stream
+    for torch inputs, else the default stream).
+
+    Raises TypeError/ValueError for bad arguments before compiling or
+    launching, and :class:`~tilec.runtime.NoDeviceError` without a GPU.
+
+    A call whose torch tensors have the class, shape, strides, dtype and
+    device of an earlier successful call, with the same options, replays
+    that call's checked plan (:class:`_FastCall`): only the addresses and the
+    stream are new.
+    """
+    key = _fast_key(a, b, out, bias, activation, out_dtype, trans_a, trans_b, allow_tf32, config, autotune)
+    if key is not None:
+        try:
+            fast = _FAST.get(key)
+        except TypeError:  # an unhashable option: the checked path says what is wrong with it
+            key = fast = None
+        if fast is not None:
+            result = fast(a, b, out, bias, stream)
+            if result is not None:
+                return result
+    return _matmul_checked(key, a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype,
+                           trans_a=trans_a, trans_b=trans_b, allow_tf32=allow_tf32, config=config, stream=stream,
+                           tuned=autotune)
+
+
+def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, activation: str | None,
+                    out_dtype: Any, trans_a: bool, trans_b: bool, allow_tf32: bool, config: MatmulConfig | None,
+                    stream: Any, tuned: bool) -> Any:
+    """:func:`matmul` with every check; remembers the call for the fast path when ``key`` is given.
+
+    ``tuned``: :func:`matmul`'s ``autotune`` (the name here is the function :func:`autotune`).
+    """
+    if not isinstance(tuned, bool):
+        raise TypeError(f"{_where('autotune')} must be a bool, got {tuned!r}")
+    if tuned and config is not None:
+        raise ValueError(f"{_where('autotune')}=True chooses the config itself; pass config= or autotune=True, "
+                         "not both")
+    plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
+                       trans_b=trans_b, allow_tf32=allow_tf32, config=config)
+    if not has_device():
+        raise NoDeviceError(f"{no_device_reason() or 'none found'} (tilec.matmul checked its arguments; "
+                            "tilec.matmul_kernel(...) gives the compiled kernel without a GPU)")
+    result = out if out is not None else allocate_output(plan)
+    if plan.m == 0 or plan.n == 0:
+        return result
+    if tuned:
+        winner = autotune(a, b, out=result, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
+                          trans_b=trans_b, allow_tf32=allow_tf32)
+        plan = dataclasses.replace(plan, config=winner.config)
+    kernel = compile_matmul(plan.spec, plan.config)
+    flat = plan.kernel_args(kernel, result)
+    kernel(*flat, grid=(plan.grid, 1, 1), stream=default_stream(plan) if stream is None else stream)
+    if key is not None:
+        try:
+            _remember(key, plan, kernel, flat, result)
+        except Exception:  # the product is launched; without a prepared call the next one is checked again
+            pass
+    return result
+
+
+# ---------------------------------------------------------------- the fast path
+
+
+_FAST: dict[tuple, "_FastCall"] = {}
+_FAST_LIMIT = 1024
+"""Prepared calls kept; the dict is emptied when full (a workload has a few shapes, not thousands)."""
+_LOW_MASK = ALIGN_BYTES - 1
+"""The address bits that, with the shape and strides in the key, decide a kernel's ``align``."""
+
+
+def _tensor_key(x: Any) -> tuple | None:
+    """What :func:`plan_matmul` reads from a torch tensor, minus its address; None for other arrays."""
+    if not is_torch_tensor(x):
+        return None
+    try:
+        return (type(x), x.shape, x.stride(), x.dtype, x.device)
+    except Exception:  # not quite a tensor: the checked path describes it, or says why not
+        return None
+
+
+def _fast_key(a: Any, b: Any, out: Any, bias: Any, activation: Any, out_dtype: Any, trans_a: Any, trans_b: Any,
+              allow_tf32: Any, config: Any, autotune: Any) -> tuple | None:
+    """The key of a call in :data:`_FAST`, or None when the call has to take the checked path.
+
+    Everything :func:`plan_matmul` decides from is in it: per array its class,
+    shape, strides, dtype and device (torch tensors only), and every option.
+    The flags must be real bools: ``1 == True`` would otherwise find the entry
+    of a call that checked ``trans_a=True``. An unhashable option (e.g. a
+    list) makes a key that the dict lookup rejects; :func:`matmul` then checks.
+    """
+    if type(trans_a) is not bool or type(trans_b) is not bool or type(allow_tf32) is not bool \
+            or type(autotune) is not bool:
+        return None
+    ka, kb = _tensor_key(a), _tensor_key(b)
+    if ka is None or kb is None:
+        return None
+    ko = kbias = None
+    if out is not None and (ko := _tensor_key(out)) is None:
+        return None
+    if bias is not None and (kbias := _tensor_key(bias)) is None:
+        return None
+    return (ka, kb, ko, kbias, activation, out_dtype, trans_a, trans_b, allow_tf32, config, autotune)
+
+
+class _FastCall:
+    """A checked :func:`matmul` call, replayed for new tensors of the same kinds.
+
+    Holds the kernel's :class:`~tilec.runtime.launch.PreparedLaunch` (grid,
+    block, shared memory, extents and strides in place), the low four bits of
+    each address it was planned for (they decide the kernel's ``align``), how
+    to get torch's current stream, and how to allocate the output. Per call:
+    the addresses (other low bits send the call back to the checked path,
+    which plans the kernel for them), the stream, one driver call.
+    """
+
+    __slots__ = ("prepared", "low_bits", "current_stream", "allocate")
+
+    def __init__(self, prepared: Any, low_bits: tuple[int, ...], current_stream: Any, allocate: Any):
+        self.prepared = prepared
+        self.low_bits = low_bits
+        self.current_stream = current_stream
+        self.allocate = allocate
+
+    def __call__(self, a: Any, b: Any, out: Any, bias: Any, stream: Any) -> Any:
+        result = out if out is not None else self.allocate()
+        if bias is None:
+            pointers = (a.data_ptr(), b.data_ptr(), result.data_ptr())
+        else:
+            pointers = (a.data_ptr(), b.data_ptr(), result.data_ptr(), bias.data_ptr())
+        for pointer, low in zip(pointers, self.low_bits):
+            if pointer & _LOW_MASK != low:
+                return None
+        self.prepared.launch(self.current_stream() if stream is None else stream_handle(stream), pointers)
+        return result
+
+
+def _torch_current_stream(torch: Any, device: Any) -> int:
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+def _remember(key: tuple, plan: MatmulPlan, kernel: Any, flat: list[Any], result: Any) -> None:
+    """Prepare ``plan``'s launch for the fast path, when every array is a torch tensor."""
+    if not all(op.info.source == "torch" for op in plan.operands) or not is_torch_tensor(result):
+        return
+    runtime = getattr(kernel, "_runtime", None)  # the loaded runtime Kernel, set by the launch just made
+    expected = ["a", "b", "c"] + (["bias"] if plan.bias is not None else [])
+    if runtime is None or [g.name for g in kernel.gl_params] != expected:
+        return
+    defaults = kernel.launch_defaults
+    prepared = runtime.prepare(*flat, grid=(plan.grid, 1, 1), block=defaults.block, shared_mem=defaults.shared_mem)
+    pointers = [plan.a.operand.info.ptr, plan.b.operand.info.ptr, result.data_ptr()]
+    if plan.bias is not None:
+        pointers.append(plan.bias.operand.info.ptr)
+    torch = sys.modules["torch"]
+    device = plan.a.operand.value.device
+    raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+    if raw is not None and device.index is not None:
+        current_stream = functools.partial(raw, device.index)
+    else:
+        current_stream = functools.partial(_torch_current_stream, torch, device)
+    allocate = functools.partial(torch.empty, (plan.m, plan.n), dtype=getattr(torch, plan.spec.out_dtype),
+                                 device=device)
+    if len(_FAST) >= _FAST_LIMIT:
+        _FAST.clear()
+    _FAST[key] = _FastCall(prepared, tuple(p & _LOW_MASK for p in pointers), current_stream, allocate)
+
+
+# ---------------------------------------------------------------- autotuning
+
+
+def autotune(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str | None = None,
+             out_dtype: Any = None, trans_a: bool = False, trans_b: bool = False, allow_tf32: bool = False,
+             candidates: Sequence[MatmulConfig] | None = None, reps: int = 20, warmup: int = 3,
+             progress: bool = True, retune: bool = False,
+             measure: Callable[[MatmulConfig], float] | None = None,
+             timer: Callable[[Callable[[], None], int, int], float] | None = None,
+             path: str | os.PathLike | None = None) -> TuneResult[MatmulConfig]:
+    """Choose the :class:`MatmulConfig` for ``tilec.matmul(a, b, ...)`` by timing candidates; remember it.
+
+    ::
+
+        r = tilec.autotune(a, b, bias=bias, activation="relu")   # times the candidates, stores the winner
+        r.config, r.source, r.timings                            # the winner, "timed"/"disk"/"memory", per candidate
+        tilec.matmul(a, b, bias=bias, activation="relu", autotune=True)  # the same, then the product
+
+    The heuristic of :mod:`tilec.kernels.gemm_config` is right without tuning
+    for the common shapes; tuning is for the rest (odd aspect ratios, a
+    given GPU). How a problem is tuned: :mod:`tilec.kernels.gemm_tune`.
+
+    The arguments up to ``allow_tf32`` are :func:`matmul`'s (checked the same
+    way; ``out``, if given, is overwritten while timing). ``candidates``: the
+    configs to time (default :func:`~tilec.kernels.gemm_tune.candidates_for`
+    the problem, the heuristic's first); ``reps``/``warmup``: timed
+    repetitions (the median counts) and launches before; ``progress``: a
+    progress bar on stderr; ``retune``: time again even if a winner is
+    remembered; ``measure``: ``config -> seconds`` instead of compiling,
+    checking and timing on the GPU (then no GPU is needed; raise
+    :class:`~tilec.kernels.autotune.SkipCandidate` to skip one: for tests, or
+    to tune by another measure); ``timer``: ``timer(run, warmup, reps) ->
+    seconds`` instead of CUDA events; ``path``: the winners file (default
+    :func:`~tilec.kernels.gemm_tune.winners_path`).
+
+    Tune with device arrays: numpy inputs are copied to the GPU and back in
+    every timed run, and the copies are timed too.
+
+    Returns a :class:`~tilec.kernels.autotune.TuneResult`; raises
+    TypeError/ValueError for bad arguments,
+    :class:`~tilec.runtime.NoDeviceError` without a GPU (unless ``measure``
+    is given), :class:`~tilec.kernels.autotune.AutotuneError` if no
+    candidate works.
+    """
+    plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
+                       trans_b=trans_b, allow_tf32=allow_tf32)
+    for what, v in (("reps", reps), ("warmup", warmup)):
+        if type(v) is not int or v < 0:
+            raise ValueError(f"tilec.autotune: {what} must be a non-negative int, got {v!r}")
+    configs = None if candidates is None else gemm_tune.checked_candidates(candidates, plan, allow_tf32)
+    if measure is None and not has_device():
+        raise NoDeviceError(f"{no_device_reason() or 'none found'} (tilec.autotune checked its arguments; "
+                            "pass measure= to tune without a GPU)")
+    key = gemm_tune.tune_key(plan, gemm_tune.gpu_name(), allow_tf32)
+    if plan.m == 0 or plan.n == 0:
+        return TuneResult(plan.config, key, "trivial", (), path if path is not None else gemm_tune.winners_path())
+    limit = device_smem_limit()
+
+    def make_measure() -> Callable[[MatmulConfig], float]:
+        if measure is not None:
+            return measure
+
+        def run(config: MatmulConfig, into: Any) -> Any:
+            return matmul(a, b, out=into, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
+                          trans_b=trans_b, allow_tf32=allow_tf32, config=config)
+
+        return gemm_tune.gpu_measure(
+            plan, run=run, compile=lambda config: compile_matmul(plan.spec, config),
+            out=out if out is not None else allocate_output(plan), allow_tf32=allow_tf32, timer=timer,
+            warmup=warmup, reps=reps, smem_limit=limit,
+            reference_args=dict(a=a, b=b, trans_a=trans_a, trans_b=trans_b, bias=bias, activation=activation))
+
+    problem = gemm_tune.problem(plan, key, allow_tf32=allow_tf32, smem_limit=limit, configs=configs,
+                                measure=make_measure)
+    return tune(problem, retune=retune, progress=progress, path=path)
+
+
+__all__ = [
+    "ACTIVATIONS",
+    "KernelView",
+    "MatmulConfig",
+    "MatmulPlan",
+    "MatmulSpec",
+    "Operand",
+    "autotune",
+    "build_epilogue",
+    "build_module",
+    "cached_kernels",
+    "choose_config",
+    "clear_cache",
+    "compile_matmul",
+    "matmul",
+    "matmul_kernel",
+    "orient",
+    "plan_matmul",
+]

@@ -1,0 +1,180 @@
+"""The GEMM kernel's IR: what one matmul kernel computes (:class:`MatmulSpec`) and its ``tile.matmul``.
+
+:func:`build_module` makes ``func.func`` with one ``tile.matmul`` and its
+epilogue built op by op with xDSL's builders (``arith.extf`` of the bias
+element if it is not f32, ``arith.addf``, ``arith.maximumf`` with 0.0 for
+ReLU, ``arith.truncf`` to the output type, ``tile.yield``); the arguments'
+``tile.aligned_rows`` say which row alignments the kernel is specialised for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BFloat16Type,
+    DictionaryAttr,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from tilec.dialects.abi import ALIGNED_ROWS_ATTR
+from tilec.dialects.tile.attributes import DYNAMIC
+from tilec.dialects.tile.ops import MatmulOp, YieldOp
+from tilec.dialects.tile.types import GlobalType
+from tilec.kernels.gemm_config import FLOAT_DTYPES
+
+ACTIVATIONS = (None, "relu")
+ALIGN_BYTES = 16
+"""The widest ``tile.aligned_rows`` a matmul kernel is specialised for: one cp.async / ldmatrix vector."""
+
+_IR_TYPES: dict[str, type[Attribute]] = {"float16": Float16Type, "bfloat16": BFloat16Type, "float32": Float32Type}
+SHORT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
+"""Short names of the dtypes, in kernel names and the autotuner's titles."""
+ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4}
+
+
+@dataclass(frozen=True)
+class MatmulSpec:
+    """What a matmul kernel computes (everything but the shapes and strides, which are arguments).
+
+    ``dtype``/``out_dtype``/``bias_dtype`` are canonical names (``float16``,
+    ``bfloat16``, ``float32``); ``transpose_a``/``transpose_b`` are the
+    kernel's (A given K x M, B given N x K); ``activation`` None or ``relu``.
+
+    ``align``: per kernel argument (a, b, c[, bias]; one int for all) the ``tile.aligned_rows``
+    the kernel is specialised for, in bytes: its rows are contiguous, start at
+    multiples of that many bytes and are whole multiples of it long (the
+    launcher checks), so the kernel moves them in vectors of up to that size
+    and has no run-time alignment tests or other paths; 0 (or an empty tuple,
+    for every argument) compiles the generic kernel, which takes any strides
+    and alignment and picks its paths at run time. This is Triton's
+    specialisation on divisibility, with 2/4/8/16-byte steps.
+    """
+
+    dtype: str
+    out_dtype: str
+    transpose_a: bool = False
+    transpose_b: bool = False
+    bias_dtype: str | None = None
+    activation: str | None = None
+    align: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        for what, d in (("dtype", self.dtype), ("out_dtype", self.out_dtype), ("bias_dtype", self.bias_dtype)):
+            if d is None and what == "bias_dtype":
+                continue
+            if d not in FLOAT_DTYPES:
+                raise ValueError(f"MatmulSpec: {what}={d!r}; expected one of {', '.join(FLOAT_DTYPES)}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"MatmulSpec: activation={self.activation!r}; expected None or 'relu'")
+        names = ("a", "b", "c", "bias")[:3 + (self.bias_dtype is not None)]
+        if isinstance(self.align, int):  # one alignment for every argument
+            object.__setattr__(self, "align", (self.align,) * len(names) if self.align else ())
+        if not self.align:
+            return
+        dtypes = (self.dtype, self.dtype, self.out_dtype, self.bias_dtype)
+        if len(self.align) != len(names):
+            raise ValueError(f"MatmulSpec: align={self.align!r} has {len(self.align)} entries; expected one per "
+                             f"argument ({', '.join(names)})")
+        for name, dt, a in zip(names, dtypes, self.align):
+            size = ITEMSIZE[dt]
+            if a and (a < size or a > ALIGN_BYTES or a & (a - 1)):
+                raise ValueError(f"MatmulSpec: align of '{name}' is {a!r}; expected 0 or a power of two from its "
+                                 f"element size ({size}) to {ALIGN_BYTES}")
+
+    @property
+    def aligned(self) -> bool:
+        """Every argument is specialised for 16-byte aligned rows (the kernels of ``ALIGNED_CONFIGS``)."""
+        return bool(self.align) and min(self.align) >= ALIGN_BYTES
+
+    @property
+    def kernel_name(self) -> str:
+        layout = ("t" if self.transpose_a else "n") + ("t" if self.transpose_b else "n")
+        parts = ["matmul", SHORT[self.dtype], layout, SHORT[self.out_dtype]]
+        if self.bias_dtype is not None:
+            parts += ["bias", SHORT[self.bias_dtype]]
+        if self.activation is not None:
+            parts.append(self.activation)
+        if any(self.align):
+            parts.append(self.rows)
+        return "_".join(parts)
+
+    @property
+    def rows(self) -> str:
+        """The row alignments in a name: ``a16`` (all 16 bytes), ``a8_16_16`` (per argument), ``any``."""
+        if self.aligned:
+            return f"a{ALIGN_BYTES}"
+        return "a" + "_".join(str(a) for a in self.align) if any(self.align) else "any"
+
+
+def _ir_type(dtype: str) -> Attribute:
+    return _IR_TYPES[dtype]()
+
+
+def build_epilogue(spec: MatmulSpec) -> Region:
+    """``^bb0(%acc: f32[, %bias: T]): [extf] [addf] [maximumf 0.0] [truncf]; tile.yield``."""
+    f32 = Float32Type()
+    arg_types: list[Attribute] = [f32]
+    if spec.bias_dtype is not None:
+        arg_types.append(_ir_type(spec.bias_dtype))
+    block = Block(arg_types=arg_types)
+    block.args[0].name_hint = "acc"
+    value: SSAValue = block.args[0]
+    if spec.bias_dtype is not None:
+        bias: SSAValue = block.args[1]
+        bias.name_hint = "bv"
+        if spec.bias_dtype != "float32":
+            ext = arith.ExtFOp(bias, f32)
+            block.add_op(ext)
+            bias = ext.result
+        add = arith.AddfOp(value, bias)
+        block.add_op(add)
+        value = add.result
+    if spec.activation == "relu":
+        zero = arith.ConstantOp(FloatAttr(0.0, f32))
+        block.add_op(zero)
+        relu = arith.MaximumfOp(value, zero.result)
+        block.add_op(relu)
+        value = relu.result
+    if spec.out_dtype != "float32":
+        trunc = arith.TruncFOp(value, _ir_type(spec.out_dtype))
+        block.add_op(trunc)
+        value = trunc.result
+    block.add_op(YieldOp(value))
+    return Region(block)
+
+
+def build_module(spec: MatmulSpec) -> ModuleOp:
+    """The whole-problem kernel: ``func.func @<name>(%a, %b, %c[, %bias])`` with one ``tile.matmul``."""
+    gl_in = GlobalType(_ir_type(spec.dtype), [DYNAMIC, DYNAMIC])
+    gl_out = GlobalType(_ir_type(spec.out_dtype), [DYNAMIC, DYNAMIC])
+    arg_types: list[Attribute] = [gl_in, gl_in, gl_out]
+    names = ["a", "b", "c"]
+    if spec.bias_dtype is not None:
+        arg_types.append(GlobalType(_ir_type(spec.bias_dtype), [DYNAMIC]))
+        names.append("bias")
+    body = Block(arg_types=arg_types)
+    for arg, name in zip(body.args, names):
+        arg.name_hint = name
+    a, b, c, *inputs = body.args
+    body.add_op(MatmulOp(a, b, c, tuple(inputs), build_epilogue(spec),
+                         transpose_a=spec.transpose_a, transpose_b=spec.transpose_b))
+    body.add_op(func.ReturnOp())
+    arg_attrs = None
+    if any(spec.align):
+        arg_attrs = ArrayAttr([DictionaryAttr({ALIGNED_ROWS_ATTR: IntegerAttr(a, 64)} if a else {})
+                               for a in spec.align])
+    fn = func.FuncOp(spec.kernel_name, (arg_types, []), Region(body), arg_attrs=arg_attrs)
+    module = ModuleOp([fn])
+    module.verify()
+    return module
+
+
+__all__ = ["ACTIVATIONS", "ALIGN_BYTES", "ITEMSIZE", "SHORT", "MatmulSpec", "build_epilogue", "build_module"]

@@ -1,0 +1,375 @@
+"""Checking a :func:`tilec.matmul` call: shapes, dtypes, devices, layouts, the kernel and config it needs.
+
+:func:`plan_matmul` is steps 1-3 of :mod:`tilec.kernels.gemm` (pure: no GPU,
+no compile): it describes each array, orients each operand for the kernel
+without copying (row-major as is, column-major as its transpose, anything
+else strided), measures the row alignments the kernel may be specialised
+for, and chooses the config; the result, a :class:`MatmulPlan`, turns the
+arrays into the kernel's flat arguments. Every problem is a TypeError or a
+ValueError that names the argument and the numbers.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tilec.api import default_arch
+from tilec.kernels.gemm_config import FLOAT_DTYPES, MatmulConfig, check_config, choose_config
+from tilec.kernels.gemm_ir import ACTIVATIONS, ALIGN_BYTES, ITEMSIZE, MatmulSpec
+from tilec.runtime import dtypes as _dtypes
+from tilec.runtime.arrays import ArrayInfo, NotAnArray, describe_array
+from tilec.runtime.gl_views import GlView, expand
+
+
+def _where(name: str) -> str:
+    return f"tilec.matmul: {name}"
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One array argument as checked: what it is and its element strides."""
+
+    name: str
+    value: Any = field(repr=False)
+    info: ArrayInfo = field(repr=False)
+    strides: tuple[int, ...] = ()
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.info.shape
+
+    @property
+    def dtype(self) -> str:
+        return self.info.dtype
+
+    @property
+    def on_host(self) -> bool:
+        return self.info.on_host
+
+
+def _describe(name: str, value: Any) -> Operand:
+    try:
+        info = describe_array(value)
+    except NotAnArray:
+        raise TypeError(f"{_where(name)} must be an array (a torch/cupy CUDA tensor or a numpy array), "
+                        f"got {type(value).__name__}") from None
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{_where(name)}: {e}") from None
+    strides = []
+    for s in info.byte_strides():
+        if s % info.itemsize:
+            raise ValueError(f"{_where(name)}: byte strides {info.byte_strides()} are not whole "
+                             f"{info.itemsize}-byte elements")
+        strides.append(s // info.itemsize)
+    if info.has_negative_strides():
+        raise ValueError(f"{_where(name)}: negative strides {tuple(strides)} (elements) are not supported; "
+                         "pass a copy with positive strides")
+    return Operand(name, value, info, tuple(strides))
+
+
+def _dtype_name(value: Any, what: str) -> str:
+    try:
+        name = _dtypes.canonical(value)
+    except TypeError:
+        raise TypeError(f"{_where(what)}={value!r} is not a dtype") from None
+    if name not in FLOAT_DTYPES:
+        raise TypeError(f"{_where(what)}={value!r}: expected float16, bfloat16 or float32")
+    return name
+
+
+def _round_up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+@dataclass(frozen=True)
+class KernelView:
+    """How the kernel sees one operand: the user's array (element (0, 0) is the pointer), extents, strides."""
+
+    operand: Operand
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    transposed: bool = False
+    layout: str = "row"
+    """``row`` (last dimension contiguous), ``col`` (given as the transpose), ``strided``, ``vector``."""
+
+    def gl(self) -> GlView:
+        return GlView(self.operand.value, self.shape, self.strides)
+
+
+def orient(op: Operand, rows: int, cols: int, strides: tuple[int, int]) -> KernelView:
+    """The kernel view of a logical ``rows x cols`` matrix with element ``strides``.
+
+    Row-major (unit stride along the columns) → as is; column-major (unit
+    stride along the rows) → its transpose, flagged; a single column or row
+    whose elements are not adjacent → the same, with its one stride;
+    otherwise the strided view. The stride of an extent-1 dimension is never
+    used by the kernel; it is set so that the view's rows count as
+    vector-aligned.
+    """
+    sr, sc = strides
+
+    def row() -> KernelView:
+        return KernelView(op, (rows, cols), (sr if rows > 1 else _round_up(cols, 8), 1 if cols == 1 else sc),
+                          False, "row" if sc == 1 or cols == 1 else "strided")
+
+    def col() -> KernelView:
+        return KernelView(op, (cols, rows), (sc if cols > 1 else _round_up(rows, 8), 1), True, "col")
+
+    if sc == 1 and cols > 1:
+        return row()
+    if sr == 1 and rows > 1:
+        return col()
+    if cols == 1:
+        return row()
+    if rows == 1:
+        return col()
+    return row()
+
+
+@dataclass(frozen=True)
+class MatmulPlan:
+    """A checked call: the problem, the kernel it needs and how each array is handed over."""
+
+    m: int
+    n: int
+    k: int
+    spec: MatmulSpec
+    config: MatmulConfig
+    a: KernelView
+    b: KernelView
+    out: KernelView | None
+    """None when the output is to be allocated (its shape is M x N, row-major)."""
+    bias: KernelView | None
+    operands: tuple[Operand, ...] = field(default=(), repr=False)
+
+    @property
+    def grid(self) -> int:
+        return self.config.grid(self.m, self.n)
+
+    @property
+    def layouts(self) -> str:
+        """e.g. ``row/col``: how A and B are given (row, col or strided)."""
+        return f"{self.a.layout}/{self.b.layout}"
+
+    def output_view(self, out: Any) -> KernelView:
+        if self.out is not None:
+            return self.out
+        op = _describe("out", out)
+        return KernelView(op, (self.m, self.n), _out_strides(op, self.m, self.n), False, "row")
+
+    def views(self, out: Any) -> list[GlView]:
+        """One :class:`GlView` per kernel argument (a, b, c[, bias])."""
+        views = [self.a.gl(), self.b.gl(), self.output_view(out).gl()]
+        if self.bias is not None:
+            views.append(self.bias.gl())
+        return views
+
+    def kernel_args(self, kernel: Any, out: Any) -> list[Any]:
+        """The flat launch arguments of ``kernel`` (pointer, extents, strides per view)."""
+        return expand(kernel, *self.views(out))
+
+
+def _out_strides(op: Operand, m: int, n: int) -> tuple[int, int]:
+    s0, s1 = op.strides
+    if n == 1:
+        s1 = 1
+    if m == 1:
+        s0 = _round_up(n, 8)
+    return s0, s1
+
+
+def _check_no_overlap(op: Operand) -> None:
+    """An output must not have two elements at one address (broadcast or overlapping strides)."""
+    dims = sorted((s, d) for s, d in zip(op.strides, op.shape) if d > 1)
+    span = 1
+    for s, d in dims:
+        if s < span:
+            raise ValueError(f"{_where(op.name)}: shape {op.shape} with element strides {op.strides} has "
+                             "elements that share memory; the output needs one address per element")
+        span = s * d
+
+
+def _check_devices(operands: list[Operand]) -> None:
+    device = [op for op in operands if not op.on_host]
+    ids = {op.name: op.info.device_id for op in device if op.info.device_id is not None}
+    if len(set(ids.values())) > 1:
+        where = ", ".join(f"{n} on cuda:{d}" for n, d in ids.items())
+        raise ValueError(f"tilec.matmul: the arrays are on different CUDA devices ({where})")
+    for name, d in ids.items():
+        if d != 0:
+            raise ValueError(f"{_where(name)} is on cuda:{d}; tilec launches on device 0 (cuda:0) for now")
+
+
+def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str | None = None,
+                out_dtype: Any = None, trans_a: bool = False, trans_b: bool = False, allow_tf32: bool = False,
+                config: MatmulConfig | None = None, sm_count: int | None = None, arch: str | None = None) -> MatmulPlan:
+    """Check a :func:`matmul` call and decide everything about it, without a GPU or a compile.
+
+    ``arch`` is the target the configuration is chosen for (default: the GPU's, else sm_80).
+    """
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"{_where('activation')}={activation!r} is not supported; expected None or 'relu'")
+    for flag, v in (("trans_a", trans_a), ("trans_b", trans_b), ("allow_tf32", allow_tf32)):
+        if not isinstance(v, bool):
+            raise TypeError(f"{_where(flag)} must be a bool, got {v!r}")
+    A, B = _describe("a", a), _describe("b", b)
+    for op in (A, B):
+        if len(op.shape) != 2:
+            raise ValueError(f"{_where(op.name)} must be a 2-D matrix, got shape {op.shape}")
+    dtype = A.dtype
+    if dtype not in FLOAT_DTYPES:
+        raise TypeError(f"{_where('a')} has dtype {dtype}; expected float16, bfloat16 or float32")
+    if B.dtype != dtype:
+        raise TypeError(f"tilec.matmul: a has dtype {dtype} but b has dtype {B.dtype}: mixed input dtypes; "
+                        "convert one of them")
+    out_dt = dtype if out_dtype is None else _dtype_name(out_dtype, "out_dtype")
+
+    # op(A) is M x K with element strides (sm, sk); op(B) is K x N with (sk, sn)
+    (m, k), a_strides = (A.shape[::-1], A.strides[::-1]) if trans_a else (A.shape, A.strides)
+    (kb, n), b_strides = (B.shape[::-1], B.strides[::-1]) if trans_b else (B.shape, B.strides)
+    if k != kb:
+        raise ValueError(
+            f"tilec.matmul: K differs: op(a) is {m}x{k} (a has shape {A.shape}, trans_a={trans_a}) but "
+            f"op(b) is {kb}x{n} (b has shape {B.shape}, trans_b={trans_b})"
+        )
+    operands = [A, B]
+
+    bias_view = None
+    bias_dtype = None
+    if bias is not None:
+        Bias = _describe("bias", bias)
+        if len(Bias.shape) != 1:
+            raise ValueError(f"{_where('bias')} must be 1-D with N = {n} elements (one per column of C), "
+                             f"got shape {Bias.shape}")
+        if Bias.shape[0] != n:
+            raise ValueError(f"{_where('bias')} has {Bias.shape[0]} elements, expected N = {n} "
+                             f"(one per column of the {m}x{n} result)")
+        allowed = sorted({dtype, out_dt, "float32"}, key=FLOAT_DTYPES.index)
+        if Bias.dtype not in allowed:
+            raise TypeError(f"{_where('bias')} has dtype {Bias.dtype}; expected one of {', '.join(allowed)} "
+                            "(the inputs', the output's, or float32)")
+        bias_dtype = Bias.dtype
+        stride = Bias.strides[0] if n > 1 else 1
+        bias_view = KernelView(Bias, (n,), (stride,), False, "vector")
+        operands.append(Bias)
+
+    out_view = None
+    if out is not None:
+        Out = _describe("out", out)
+        if Out.shape != (m, n):
+            raise ValueError(f"{_where('out')} has shape {Out.shape}, expected ({m}, {n}) = (M, N)")
+        if Out.dtype != out_dt:
+            hint = "" if out_dtype is not None else f" (the default, the inputs' dtype; pass out_dtype={Out.dtype!r} to change it)"
+            raise TypeError(f"{_where('out')} has dtype {Out.dtype}, expected {out_dt}{hint}")
+        if Out.info.readonly:
+            raise ValueError(f"{_where('out')} is read-only")
+        _check_no_overlap(Out)
+        out_view = KernelView(Out, (m, n), _out_strides(Out, m, n), False, "row")
+        operands.append(Out)
+    _check_devices(operands)
+    if out is None:
+        _check_allocatable(operands, out_dt)
+
+    va = orient(A, m, k, a_strides)
+    # op(B) is K x N; the kernel's B without transpose is K x N, with transpose_b N x K
+    vb = orient(B, k, n, b_strides)
+    if out_view is not None:
+        out_align = _row_alignment(out_view)
+    else:  # allocated like the inputs: a device array is fresh row-major memory, a numpy one is staged
+        out_align = 0 if _output_like(operands) is None else _fresh_row_alignment(n, ITEMSIZE[out_dt])
+    align = (_row_alignment(va), _row_alignment(vb), out_align)
+    if bias_view is not None:
+        align += (_row_alignment(bias_view),)
+    spec = MatmulSpec(dtype, out_dt, transpose_a=va.transposed, transpose_b=vb.transposed,
+                      bias_dtype=bias_dtype, activation=activation, align=align)
+    if config is None:
+        config = choose_config(m, n, k, dtype, allow_tf32=allow_tf32, sm_count=sm_count, row_align=min(align),
+                               arch=arch or default_arch(), transposed=va.transposed or vb.transposed)
+    else:
+        check_config(config, dtype, allow_tf32)
+    return MatmulPlan(m, n, k, spec, config, va, vb, out_view, bias_view, tuple(operands))
+
+
+def _row_alignment(view: KernelView) -> int:
+    """The ``tile.aligned_rows`` the kernel may assume of a view (see :class:`MatmulSpec`), 0 for none.
+
+    The largest of 16, 8, 4 and 2 bytes (at least the element size) that the
+    address, the outer strides and the row length are multiples of, when the
+    rows are contiguous. Only device arrays qualify (numpy arrays are staged
+    into fresh memory by the launcher, with strides of their own).
+    """
+    op = view.operand
+    size = ITEMSIZE[op.dtype]
+    if op.on_host or view.strides[-1] != 1:
+        return 0
+    return _largest_alignment(size, op.info.ptr, view.shape[-1] * size, *(s * size for s in view.strides[:-1]))
+
+
+def _fresh_row_alignment(n: int, size: int) -> int:
+    """:func:`_row_alignment` of an output still to be allocated: a fresh row-major array of rows of ``n``."""
+    return _largest_alignment(size, n * size)
+
+
+def _largest_alignment(size: int, *byte_counts: int) -> int:
+    """The largest power of two from ``size`` to 16 dividing every count, 0 if ``size`` does not."""
+    align = ALIGN_BYTES
+    while align >= size and any(x % align for x in byte_counts):
+        align //= 2
+    return align if align >= size else 0
+
+
+# ---------------------------------------------------------------- output allocation, streams
+
+
+def _library(value: Any) -> str:
+    mod = type(value).__module__.split(".", 1)[0]
+    return mod
+
+
+def _output_like(operands) -> Any:
+    """The array whose library (and device) the output is allocated with: the first device array, else None (numpy)."""
+    device_ops = [op for op in operands if not op.on_host]
+    return device_ops[0].value if device_ops else None
+
+
+def _check_allocatable(operands, dtype: str) -> None:
+    """Whether :func:`allocate_output` can make the result (before anything runs)."""
+    like = _output_like(operands)
+    lib = "numpy" if like is None else _library(like)
+    if lib in ("numpy", "cupy") and dtype == "bfloat16":
+        raise TypeError(f"tilec.matmul: {lib} has no bfloat16, so a bf16 result cannot be returned as a {lib} "
+                        "array; pass out= a bf16 device array (e.g. a torch tensor) or another out_dtype")
+    if lib not in ("numpy", "cupy", "torch"):
+        raise TypeError(f"tilec.matmul: cannot allocate the output like a {type(like).__name__}; pass out=")
+
+
+def allocate_output(plan: MatmulPlan) -> Any:
+    """An M x N array of the output dtype, from the library (and device) of the inputs."""
+    shape, dtype = (plan.m, plan.n), plan.spec.out_dtype
+    like = _output_like(plan.operands)
+    _check_allocatable(plan.operands, dtype)
+    if like is None:
+        return np.empty(shape, dtype)
+    lib = _library(like)
+    if lib == "torch":
+        torch = sys.modules["torch"]
+        return torch.empty(shape, dtype=getattr(torch, dtype), device=like.device)
+    cupy = sys.modules["cupy"]
+    with cupy.cuda.Device(0):
+        return cupy.empty(shape, dtype)
+
+
+def default_stream(plan: MatmulPlan) -> Any:
+    """torch's current stream when an input is a torch tensor (so the call orders with torch's work)."""
+    for op in plan.operands:
+        if not op.on_host and _library(op.value) == "torch":
+            torch = sys.modules["torch"]
+            return torch.cuda.current_stream(op.value.device).cuda_stream
+    return None
+
+
+__all__ = ["KernelView", "MatmulPlan", "Operand", "allocate_output", "default_stream", "orient", "plan_matmul"]

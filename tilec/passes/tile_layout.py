@@ -1,0 +1,334 @@
+"""``tile-layout``: give every register tile and vector its fragment, in its type.
+
+A fragment is a TV layout ``(lane, value) -> element`` over the 32 lanes of the
+warp that owns the tile (:mod:`tilec.passes.fragments`). The pass chooses one
+per value from its uses and writes it into the IR, so that
+``--print-between-passes`` shows every layout and ``tile-distribute`` only reads
+types::
+
+    !tile.rt<32x32xf32>  ->  !tile.rt<32x32xf32, ((4,8),((2,2),(2,4))):((64,1),((32,8),(16,256)))>
+    !tile.rv<32xf32, col>  ->  !tile.rv<32xf32, col, ((4,8),(2,4)):((2,0),(1,8))>
+
+**Which values must agree.** A loop's ``iter_args``, its body's arguments,
+``scf.yield`` operands and the loop's results; ``scf.if`` results and their
+yields; an mma's accumulator and result; the operands and result of
+elementwise ops, ``tile.convert`` and ``tile.map``. Such values form one class
+and get one fragment (a union-find over the function).
+
+**What decides.** In order of precedence:
+
+1. a fragment already in a value's type (the user's, or an earlier run of this pass);
+2. the C fragment of every ``tile.mma`` / ``tile.wgmma`` accumulator (two
+   different ones on a class are an error naming both);
+3. the A and B fragments of ``tile.mma`` operands;
+4. otherwise the default: the m16n8k16 C atom tiled over the tile.
+
+A register vector gets the projection of the fragment of the tile it is
+broadcast to (:func:`~tilec.passes.fragments.vector_fragment`): each lane
+holds the rows (columns) its tile values are in.
+
+**Conversions.** Where an operand's class already has a fragment that is not
+the one its mma needs, the pass inserts ``tile.convert_layout`` before that
+mma (the value keeps its fragment; the mma reads the converted one). Two
+fragments that are the same function (equal as maps ``(lane, value) ->
+element``, however spelled, like attention's f16 P tile as the C fragment of
+``S = Q K^T`` and as the A fragment of ``O += P V``) need no conversion.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, IntegerAttr, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType
+from tilec.layout import MMA_ATOMS, MMAAtom
+from tilec.passes.fragments import (
+    WARP,
+    Fragment,
+    FragmentError,
+    VectorFragment,
+    default_fragment,
+    fma_fragment,
+    mma_fragment,
+    tile_fragment,
+    vector_fragment,
+)
+
+THREAD_TILE_ATTR = "tile.thread_tile"
+"""Optional attribute of an ``fma_f32`` ``tile.mma``: ``[TM, TN]``, each lane's block of C."""
+
+_ELEMENTWISE = (t.MapOp, t.ConvertOp, t.AddOp, t.SubOp, t.MulOp, t.DivOp, t.MaxOp, t.ExpOp, t.Exp2Op, t.ReluOp)
+
+
+def is_register(v: SSAValue) -> bool:
+    return isinstance(v.type, RegisterType | RegisterVectorType)
+
+
+def value_name(v: SSAValue) -> str:
+    return f"%{v.name_hint}" if v.name_hint else f"a {v.type}"
+
+
+def default_atom(element_type) -> MMAAtom:
+    """The mma.sync atom of a ``tile.mma`` without ``atom``: by its operands' element type."""
+    if isinstance(element_type, Float16Type):
+        return MMA_ATOMS["mma_m16n8k16_f16"]
+    if isinstance(element_type, BFloat16Type):
+        return MMA_ATOMS["mma_m16n8k16_bf16"]
+    return MMA_ATOMS["mma_m16n8k8_tf32"]
+
+
+def mma_atom_of(op: t.MmaOp) -> MMAAtom:
+    return op.atom.data if op.atom is not None else default_atom(op.a.type.element_type)
+
+
+def fma_shape(op: t.MmaOp) -> tuple[tuple[int, int], tuple[int, int]]:
+    """((LM, LN), (TM, TN)) of an ``fma_f32`` mma: the lanes' grid and each lane's block of C."""
+    m, n = op.c.type.dims
+    attr = op.attributes.get(THREAD_TILE_ATTR)
+    if attr is not None:
+        tm, tn = (int(x) for x in attr.iter_values()) if hasattr(attr, "iter_values") else (
+            int(x.value.data) if isinstance(x, IntegerAttr) else int(x.data) for x in attr.data)
+        if m % tm or n % tn or (m // tm) * (n // tn) != WARP:
+            raise FragmentError(f"{THREAD_TILE_ATTR} = [{tm}, {tn}] does not split the {m}x{n} accumulator over 32 lanes")
+        return (m // tm, n // tn), (tm, tn)
+    best = None
+    for lm in (1, 2, 4, 8, 16, 32):
+        ln = WARP // lm
+        if m % lm or n % ln:
+            continue
+        tm, tn = m // lm, n // ln
+        score = (abs(tm - tn), -min(tm, tn))
+        if best is None or score < best[0]:
+            best = (score, (lm, ln), (tm, tn))
+    if best is None:
+        raise FragmentError(f"an fma accumulator of {m}x{n} cannot be split over the 32 lanes of a warp")
+    return best[1], best[2]
+
+
+def mma_fragments(op: t.MmaOp) -> tuple[Fragment, Fragment, Fragment]:
+    """The A, B and C fragments a ``tile.mma`` needs of its operands (by its atom and transposes)."""
+    atom = mma_atom_of(op)
+    if atom.name == "fma_f32":
+        lanes, tt = fma_shape(op)
+        return (fma_fragment("A", op.a.type.dims, lanes, tt, op.transpose_a is not None, value_name(op.a)),
+                fma_fragment("B", op.b.type.dims, lanes, tt, op.transpose_b is None, value_name(op.b)),
+                fma_fragment("C", op.c.type.dims, lanes, tt, False, value_name(op.c)))
+    # the atom's B is N x K; the tile is K x N unless transpose_b
+    return (mma_fragment(atom, "A", op.a.type.dims, op.transpose_a is not None, value_name(op.a)),
+            mma_fragment(atom, "B", op.b.type.dims, op.transpose_b is None, value_name(op.b)),
+            mma_fragment(atom, "C", op.c.type.dims, False, value_name(op.c)))
+
+
+def wgmma_fragment(op: t.WgmmaOp) -> Fragment:
+    """A warp's part of a wgmma accumulator: the m16n8 C fragment of its 16 rows."""
+    return mma_fragment(MMA_ATOMS["mma_m16n8k16_f16"], "C", op.c.type.dims, False, value_name(op.c))
+
+
+class _UnionFind:
+    def __init__(self):
+        self.parent: dict[SSAValue, SSAValue] = {}
+
+    def find(self, v: SSAValue) -> SSAValue:
+        self.parent.setdefault(v, v)
+        while self.parent[v] is not v:
+            self.parent[v] = self.parent[self.parent[v]]
+            v = self.parent[v]
+        return v
+
+    def union(self, a: SSAValue, b: SSAValue) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra is not rb:
+            self.parent[ra] = rb
+
+
+def agreeing_classes(fn: Operation, uf: _UnionFind | None = None) -> _UnionFind:
+    """The union-find of register values that must share a fragment (see the module docstring)."""
+    uf = uf or _UnionFind()
+    for op in fn.walk():
+        match op:
+            case scf.ForOp():
+                body = op.body.block
+                yield_op = body.last_op
+                for i, (init, res) in enumerate(zip(op.iter_args, op.results)):
+                    if is_register(init):
+                        uf.union(init, res)
+                        uf.union(init, body.args[i + 1])
+                        if isinstance(yield_op, scf.YieldOp):
+                            uf.union(init, yield_op.operands[i])
+            case scf.IfOp():
+                for region in op.regions:
+                    for block in region.blocks:
+                        term = block.last_op
+                        if isinstance(term, scf.YieldOp):
+                            for res, y in zip(op.results, term.operands):
+                                if is_register(res):
+                                    uf.union(res, y)
+            case t.MmaOp() | t.WgmmaOp():
+                uf.union(op.c, op.result)
+            case _ if isinstance(op, _ELEMENTWISE):
+                kind = type(op.results[0].type)
+                for v in op.operands:
+                    if isinstance(v.type, kind):
+                        uf.union(v, op.results[0])
+    return uf
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """Operand ``index`` of ``op`` must be converted to ``fragment`` (it has another)."""
+
+    op: Operation
+    index: int
+    fragment: Fragment
+
+
+class LayoutAssignment:
+    """The fragment of every register tile and vector of one function, and the conversions needed."""
+
+    def __init__(self, fn: Operation):
+        self.uf = agreeing_classes(fn)
+        self.values: list[SSAValue] = []
+        given: list[tuple[SSAValue, Fragment]] = []
+        accumulators: list[tuple[SSAValue, Fragment, Operation]] = []
+        operands: list[tuple[Operation, int, Fragment]] = []
+        self.broadcasts: list[t.BroadcastOp] = []
+        for op in fn.walk():
+            for v in self._defined(op):
+                self.values.append(v)
+                if isinstance(v.type, RegisterType) and v.type.fragment is not None:
+                    given.append((v, tile_fragment(v.type.dims, v.type.fragment.layout, name=value_name(v))))
+            match op:
+                case t.MmaOp():
+                    a, b, c = mma_fragments(op)
+                    accumulators.append((op.c, c, op))
+                    operands += [(op, 0, a), (op, 1, b)]
+                case t.WgmmaOp():
+                    accumulators.append((op.c, wgmma_fragment(op), op))
+                case t.BroadcastOp():
+                    self.broadcasts.append(op)
+        self.conversions: list[Conversion] = []
+        self._chosen: dict[SSAValue, tuple[Fragment, str]] = {}
+        for v, frag in given:
+            self._choose(v, frag, f"the type of {value_name(v)}")
+        for v, frag, op in accumulators:
+            old = self._choose(v, frag, op.name)
+            if old is not None:
+                raise FragmentError(
+                    f"register tile {value_name(v)} needs two fragments: {old[0].describe()} (from {old[1]}) and "
+                    f"{frag.describe()} (the accumulator of {op.name}); an accumulator cannot be converted"
+                )
+        for op, index, frag in operands:
+            if self._choose(op.operands[index], frag, op.name) is not None:
+                self.conversions.append(Conversion(op, index, frag))
+        self.tile: dict[SSAValue, Fragment] = {}
+        for v in self.values:
+            if isinstance(v.type, RegisterType):
+                root = self.uf.find(v)
+                if root not in self._chosen:
+                    self._chosen[root] = (default_fragment(v.type.dims, value_name(v)), "the default")
+                self.tile[v] = self._chosen[root][0]
+        self.vector: dict[SSAValue, VectorFragment] = {}
+        self._solve_vectors()
+
+    @staticmethod
+    def _defined(op: Operation):
+        for r in op.results:
+            if is_register(r):
+                yield r
+        for region in op.regions:
+            for block in region.blocks:
+                for a in block.args:
+                    if is_register(a):
+                        yield a
+
+    def _choose(self, v: SSAValue, frag: Fragment, source: str) -> tuple[Fragment, str] | None:
+        """Give ``v``'s class ``frag`` unless it has one already; the old one if it differs."""
+        root = self.uf.find(v)
+        old = self._chosen.get(root)
+        if old is None:
+            self._chosen[root] = (frag, source)
+            return None
+        return None if old[0].tv.same_function(frag.tv) else old
+
+    def _solve_vectors(self) -> None:
+        chosen: dict[SSAValue, VectorFragment] = {}
+        for v in self.values:
+            if isinstance(v.type, RegisterVectorType) and v.type.fragment is not None:
+                chosen.setdefault(self.uf.find(v), VectorFragment(v.type.fragment, v.type.orientation.data))
+        for op in self.broadcasts:
+            frag = vector_fragment(self.tile[op.result], op.input.type.orientation.data)
+            root = self.uf.find(op.input)
+            old = chosen.get(root)
+            if old is not None and not old.tv.same_function(frag.tv):
+                raise FragmentError(f"register vector {value_name(op.input)} is broadcast to tiles whose lanes hold "
+                                    f"its values differently: {old.layout} and {frag.layout}")
+            chosen.setdefault(root, frag)
+        for v in self.values:
+            if isinstance(v.type, RegisterVectorType):
+                root = self.uf.find(v)
+                if root not in chosen:
+                    raise FragmentError(f"register vector {value_name(v)} is never broadcast to a tile: "
+                                        "its lanes are unknown (reductions are not supported yet)")
+                self.vector[v] = chosen[root]
+
+    def of(self, v: SSAValue) -> Fragment | VectorFragment:
+        if v in self.tile:
+            return self.tile[v]
+        return self.vector[v]
+
+
+def assign_layouts(fn: func.FuncOp) -> None:
+    """Write every register value's fragment into its type; insert the conversions its uses need."""
+    assignment = LayoutAssignment(fn)
+    for v in assignment.values:
+        frag = assignment.of(v)
+        ty = v.type
+        if ty.fragment is None or ty.fragment.layout != frag.layout:
+            Rewriter.replace_value_with_new_type(v, ty.with_fragment(frag.layout))
+    for conv in assignment.conversions:
+        value = conv.op.operands[conv.index]
+        new = t.ConvertLayoutOp(value, value.type.with_fragment(conv.fragment.layout))
+        new.result.name_hint = value.name_hint
+        new.location = conv.op.location  # its diagnostics point at the op that needs it
+        Rewriter.insert_op(new, InsertPoint.before(conv.op))
+        conv.op.operands[conv.index] = new.result
+
+
+def uses_tiles(fn: func.FuncOp) -> bool:
+    """Whether a function has tile values or tile ops beyond the kernel-structure ones."""
+    for op in fn.walk():
+        for v in (*op.operands, *op.results):
+            if isinstance(v.type, GlobalType | SharedType | RegisterType | RegisterVectorType):
+                return True
+        if op.name.startswith("tile.") and op.name not in (
+            "tile.block_id", "tile.thread_id", "tile.warp_id", "tile.lane_id", "tile.barrier"
+        ):
+            return True
+    return any(isinstance(a.type, GlobalType) for a in fn.args)
+
+
+@dataclass(frozen=True)
+class TileLayoutPass(ModulePass):
+    """Chooses the fragment of every register tile and vector and writes it into the types."""
+
+    name = "tile-layout"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in list(op.ops):
+            if not isinstance(fn, func.FuncOp) or not fn.body.blocks or not uses_tiles(fn):
+                continue
+            try:
+                assign_layouts(fn)
+            except FragmentError as e:
+                raise PassFailedException(f"tile-layout: @{fn.sym_name.data}: {e}") from None
+
+
+__all__ = ["LayoutAssignment", "TileLayoutPass", "assign_layouts", "fma_shape", "mma_atom_of", "mma_fragments"]
