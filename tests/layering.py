@@ -53,7 +53,7 @@ from pathlib import Path
 PACKAGE_DIR = Path(__file__).resolve().parents[1] / "tilec"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("tilec.layout",),
+    ("tilec.layout", "tilec.version"),
     ("tilec.ir",),
     ("tilec.dialects",),
     ("tilec.passes",),
@@ -64,7 +64,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tilec.kernels",),
     ("tilec.tools",),
 )
-"""Lowest first; the modules named and everything under them (``tilec.ir`` holds ``tilec.ir.context``)."""
+"""Lowest first; the modules named and everything under them (``tilec.ir`` holds ``tilec.ir.fast``)."""
 
 CYCLES_ALLOWED_UNDER = "tilec.layout"
 """Modules under this package may import each other in circles (among themselves only)."""
@@ -72,6 +72,7 @@ CYCLES_ALLOWED_UNDER = "tilec.layout"
 REASONS: dict[str, str] = {
     "lazy": "the import is deferred to save import time; say how much was measured (e.g. '~30 ms')",
     "optional": "the module is an optional dependency that may not be installed",
+    "cycle": f"the two modules import each other (allowed under {CYCLES_ALLOWED_UNDER} only)",
 }
 """The reasons an import may sit inside a function, as the tag of its comment: ``# lazy: ...``."""
 
@@ -432,6 +433,8 @@ def reason_problem(imp: Import) -> str | None:
         return f"'{tag}:' is not a reason ({', '.join(REASONS)})"
     if tag == "lazy" and not _MEASURED.search(text):
         return "a 'lazy:' reason says how much import time it saves, measured (e.g. '~30 ms')"
+    if tag == "cycle" and not imp.importer.startswith(CYCLES_ALLOWED_UNDER + "."):
+        return f"'cycle:' is a reason under {CYCLES_ALLOWED_UNDER} only: break the cycle instead"
     return None
 
 

@@ -99,9 +99,9 @@ def test_compile_from_text_path_string_and_module(f16: CompiledKernel) -> None:
 
 def test_make_context_knows_what_tile_opt_knows() -> None:
     from tilec.api import make_context
-    from tilec.tools.tile_opt import make_context as tool_context
+    from tilec.tools.tile_opt import TileOptMain
 
-    ours, tools = make_context(), tool_context()
+    ours, tools = make_context(), TileOptMain(args=[]).ctx
     assert sorted(ours.registered_dialect_names) == sorted(tools.registered_dialect_names)
     assert {op.name for op in ours.loaded_ops} == {op.name for op in tools.loaded_ops}
 
@@ -196,7 +196,7 @@ BLOCK_LEVEL = REPO / "examples" / "levels" / "gemm_warp_level.mlir"
 ], ids=["whole-problem", "block", "fragment"])
 def test_the_pipeline_follows_the_level_of_the_ir(source: Path, pipeline: str, level: str) -> None:
     from tilec.api import Pipeline, make_context, pipeline_for
-    from tilec.tools.tile_opt import LocatingParser
+    from tilec.ir.parser import LocatingParser
 
     chosen, why = pipeline_for(LocatingParser(make_context(), source.read_text(), str(source)).parse_module())
     assert chosen == pipeline and why.startswith(level)
@@ -207,7 +207,7 @@ def test_the_pipeline_follows_the_level_of_the_ir(source: Path, pipeline: str, l
 
 def test_llvm_level_ir_runs_no_pass() -> None:
     from tilec.api import _run_pipeline, make_context, pipeline_for
-    from tilec.tools.tile_opt import LocatingParser
+    from tilec.ir.parser import LocatingParser
 
     ctx = make_context()
     module = LocatingParser(ctx, F16.read_text(), str(F16)).parse_module()

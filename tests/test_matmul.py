@@ -258,8 +258,8 @@ def test_config_follows_the_sm_count_and_pipeline_text():
                                 "tile-pipeline{stages=4},tile-layout,tile-distribute,tile-to-llvm")
     assert CONFIGS[("simt", "small")].pipeline_to("tile-distribute") == (
         "tile-tiling{block=64,64,8 thread_tile=4,4},tile-swizzle,tile-pipeline,tile-layout,tile-distribute")
-    with pytest.raises(ValueError, match="no pass 'tile-layout'"):
-        large.passes_to("tile-layout")
+    with pytest.raises(ValueError, match="no pass 'tile-regalloc'"):
+        large.passes_to("tile-regalloc")
     with pytest.raises(ValueError, match="tf32 .* and thread_tile .* exclude"):
         MatmulConfig((64, 64, 8), tf32=True, thread_tile=(4, 4))
     with pytest.raises(ValueError, match="no matmul for inputs of dtype int8"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from tilec.version import __version__
 
 if TYPE_CHECKING:
     from tilec.api import CompilationError, CompiledKernel, compile

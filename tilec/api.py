@@ -65,7 +65,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass, PassPipeline
-from xdsl.utils.arg_spec import ArgSpecConvertible
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from tilec.codegen.arch import ACCEPTED_ARCHS, check_arch
@@ -86,11 +85,12 @@ from tilec.dialects.abi import (
     tensor_map_attrs,
 )
 from tilec.dialects.tile.attributes import DYNAMIC, LaunchAttr
-from tilec.ir.context import make_context
+from tilec.dialects.context import make_context
+from tilec.ir.parser import LocatingParser
 from tilec.ir.verify import verify, verify_memoized
 from tilec.passes.registry import (
     VERIFY_EACH_ENV,
-    PipelineError,
+    PipelineSpecError,
     PipelinePass,
     build_pipeline,
     verify_each_requested,
@@ -159,9 +159,6 @@ def _read_file(path: Path) -> tuple[str, str, None]:
 
 
 def _parse(ctx: Context, text: str, name: str) -> ModuleOp:
-    # lazy: tile-opt costs ~5 ms of import (argparse, xDSL's driver; measured); LocatingParser belongs in tilec.ir
-    from tilec.tools.tile_opt import LocatingParser
-
     try:
         return LocatingParser(ctx, text, name).parse_module()
     except ParseError as e:
@@ -199,7 +196,7 @@ class Pipeline:
         if isinstance(pipeline, str):
             try:
                 passes = build_pipeline(pipeline).passes
-            except PipelineError as e:
+            except PipelineSpecError as e:
                 raise CompilationError(f"invalid pipeline '{pipeline}':\n{e}", "pipeline") from None
             return cls(tuple(passes), pipeline, pipeline_key(passes))
         passes = (pipeline,) if isinstance(pipeline, ModulePass) else tuple(pipeline)
@@ -212,12 +209,8 @@ class Pipeline:
 
 def pass_text(p: ModulePass, *, include_default: bool = False) -> str:
     """``name{options}`` of a pass object (xDSL's spelling; the options that differ from their defaults,
-    or all of them with ``include_default``).
-
-    Through :class:`ArgSpecConvertible` itself: :class:`~tilec.passes.registry.PipelinePass` has a
-    class attribute ``spec`` that hides xDSL's ``spec()`` method.
-    """
-    return str(ArgSpecConvertible.spec(p, include_default=include_default))
+    or all of them with ``include_default``)."""
+    return str(p.spec(include_default=include_default))
 
 
 def pipeline_key(passes: Sequence[ModulePass]) -> str:

@@ -15,7 +15,7 @@ from tilec.codegen.ptx import llvm_ir
 from tilec.kernels.gemm_config import BULK_CONFIG, CONFIGS, MatmulConfig
 from tilec.kernels.gemm_ir import MatmulSpec, build_module
 from tilec.passes.registry import build_pipeline
-from tilec.tools.tile_opt import LocatingParser
+from tilec.ir.parser import LocatingParser
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "kernels"
 

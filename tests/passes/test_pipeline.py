@@ -27,7 +27,7 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 from tilec.dialects.tile import ops as t
 from tilec.interp import parse_module, run
 from tilec.layout import ComposedLayout, Layout, Swizzle
-from tilec.passes.tile_pipeline import PipelineError, TilePipelinePass, staged_layout
+from tilec.passes.tile_pipeline import TilePipelineError, TilePipelinePass, staged_layout
 from tilec.passes.registry import PASSES, build_pipeline
 from tilec.api import make_context
 
@@ -391,7 +391,7 @@ def test_other_loops(stages):
 def test_shared_memory_limit():
     module = transformed("tile-pipeline{stages=3}", SUM_KERNEL)  # 3 x 64 KB: fits
     assert [o for o in module.walk() if isinstance(o, t.AllocOp)][0].result.type.dims == (3, 128, 128)
-    with pytest.raises(PipelineError, match=r"4 stages need 262144 bytes of shared memory \(65536 \+ 196608 for the extra stages\), more than the device limit of 232448"):
+    with pytest.raises(TilePipelineError, match=r"4 stages need 262144 bytes of shared memory \(65536 \+ 196608 for the extra stages\), more than the device limit of 232448"):
         transformed("tile-pipeline{stages=4}", SUM_KERNEL)
 
 
@@ -400,7 +400,7 @@ def test_tile_used_after_the_loop_is_an_error():
         "  tile.store %out, %c[%row, %col]",
         "  %again = tile.load %sa[%c0, %c0] : !tile.st<64x32xf16, (64,32):(32,1)> -> !tile.rt<32x32xf16>\n  tile.store %out, %c[%row, %col]",
     )
-    with pytest.raises(PipelineError, match="is used outside the K loop") as err:
+    with pytest.raises(TilePipelineError, match="is used outside the K loop") as err:
         transformed("tile-pipeline{stages=2}", text)
     assert isinstance(err.value.op, t.LoadOp)
 

@@ -22,7 +22,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
 from tilec.interp import run
-from tilec.ir.context import make_context
+from tilec.dialects.context import make_context
 from tilec.layout import MMA_M16N8K8_TF32, MMA_M16N8K16_F16, Layout, TVLayout
 from tilec.passes.fragments import FragmentError, VectorFragment, mma_fragment, vector_fragment
 from tilec.passes.tile_distribute import TileDistributePass

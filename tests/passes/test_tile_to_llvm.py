@@ -219,7 +219,7 @@ TILE_MMA = """func.func @regs(%a: !tile.rt<16x16xf16, ((4,8),(2,2,2)):((32,1),(1
 
 
 def test_unlowered_tile_op_is_an_error_naming_op_and_pass() -> None:
-    from tilec.tools.tile_opt import LocatingParser
+    from tilec.ir.parser import LocatingParser
 
     module = LocatingParser(make_context(), TILE_MMA, "regs.mlir").parse_module()
     before = str(module)

@@ -58,8 +58,9 @@ def test_find_ptxas_falls_back_to_the_wheel(monkeypatch, tmp_path):
     exe.chmod(0o755)
     monkeypatch.delenv("TILEC_PTXAS", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
-    monkeypatch.setattr(jit, "_site_dirs", lambda: [str(fake_site)])
-    assert find_ptxas() == str(exe)
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.syspath_prepend(str(fake_site))  # its nvidia/ joins the namespace package, searched first
+    assert find_ptxas() == exe
     assert ptxas_version(str(exe)) == "13.5.37"
 
 

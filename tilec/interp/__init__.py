@@ -29,7 +29,7 @@ from tilec.interp.tile_functions import (
     TileFunctions,
     make_interpreter,
 )
-from tilec.ir.context import make_context
+from tilec.dialects.context import make_context
 
 __all__ = [
     "ASYNC_MODES",

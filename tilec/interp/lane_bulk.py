@@ -54,6 +54,7 @@ from tilec.interp.lane_frag import expect_space
 from tilec.interp.lane_memory import GLOBAL, SHARED, Memory, Ptr, check_write, read
 from tilec.interp.mbarriers import TransactionBarrier
 from tilec.layout.bulk import MBARRIER_BYTES, BulkBox, swizzle_address
+from tilec.runtime.tensor_map import TensorMapSpec, element_bytes
 
 # -- where a box lands ---------------------------------------------------------------
 
@@ -125,8 +126,6 @@ def _first(value: Any) -> int:
 def bind_tensor_maps(fn, args: Sequence[Any], values: list, names: Sequence[str]) -> None:
     """Replace each tensor-map parameter's entry of ``values`` by its :class:`TensorMap`, made from
     the bound pointer, extents and strides of its view (``args`` are the caller's values)."""
-    from tilec.runtime.tensor_map import TensorMapSpec, element_bytes
-
     try:
         groups = gl_params(fn)
     except ValueError as err:

@@ -48,7 +48,7 @@ from tilec.interp.errors import OpError, TileInterpreterError
 from tilec.interp.grid import DEFAULT_BARRIER_TIMEOUT, any_reachable_op, lookup_function, resolve_grid, run_block_warps
 from tilec.interp.memory import GlobalView, SharedTile
 from tilec.interp.tile_functions import AsyncGroups, BlockBarrier, BlockShared, ExecContext, make_interpreter
-from tilec.ir.context import make_context
+from tilec.dialects.context import make_context
 
 _PER_WARP_OPS = (t.WarpIdOp, t.LaneIdOp, t.ThreadIdOp)
 

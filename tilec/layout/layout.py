@@ -176,7 +176,7 @@ class Layout:
 
     @staticmethod
     def parse(text: str) -> "Layout":
-        from tilec.layout.parse import parse_layout
+        from tilec.layout.parse import parse_layout  # cycle: the parser builds Layouts
 
         return parse_layout(text)
 

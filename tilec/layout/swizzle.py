@@ -173,7 +173,7 @@ class ComposedLayout:
 
     @staticmethod
     def parse(text: str) -> "ComposedLayout":
-        from tilec.layout.parse import parse
+        from tilec.layout.parse import parse  # cycle: the parser builds swizzles
 
         value = parse(text)
         if not isinstance(value, ComposedLayout):

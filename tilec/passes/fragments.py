@@ -39,7 +39,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from tilec.layout import ComposedLayout, Layout, MMAAtom, Swizzle, TVLayout, composition, make_layout
+from tilec.layout import MMA_M16N8K16_F16, ComposedLayout, Layout, MMAAtom, Swizzle, TVLayout, composition, make_layout
 from tilec.layout.int_tuple import flatten
 
 WARP = 32
@@ -393,8 +393,6 @@ def vector_fragment(tile: Fragment, orientation: str) -> VectorFragment:
 
 def default_fragment(dims: tuple[int, int], name: str = "") -> Fragment:
     """The fragment of a tile that feeds no mma: the f16 m16n8k16 C atom tiled over it."""
-    from tilec.layout import MMA_M16N8K16_F16
-
     try:
         return mma_fragment(MMA_M16N8K16_F16, "C", dims, name=name)
     except FragmentError:

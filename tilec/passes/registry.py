@@ -139,7 +139,7 @@ def verifies_inner_passes() -> bool:
 class PipelinePass(ModulePass):
     """A named pipeline: a pass that runs other passes in order.
 
-    Subclasses set ``name`` and either the class attribute ``spec`` (fixed
+    Subclasses set ``name`` and either the class attribute ``text`` (fixed
     pipeline text) or override :meth:`pipeline` to build the text from their
     own dataclass fields, e.g.::
 
@@ -157,11 +157,12 @@ class PipelinePass(ModulePass):
     that errors point at the culprit.
     """
 
-    spec: ClassVar[str] = ""
+    text: ClassVar[str] = ""
+    """The fixed pipeline text (named ``text``, not ``spec``: xDSL's ``ModulePass.spec()`` prints a pass)."""
 
     def pipeline(self) -> str:
         """The pass-pipeline text this pass stands for."""
-        return self.spec
+        return self.text
 
     def passes(self) -> tuple[ModulePass, ...]:
         """The inner passes, parsed against the full registry."""
@@ -189,7 +190,7 @@ def pipeline_pass(name: str, spec: str, doc: str | None = None) -> type[Pipeline
         (PipelinePass,),
         {
             "name": name,
-            "spec": spec,
+            "text": spec,
             "__doc__": doc or f"Named pipeline `{name}`: {spec}",
             "__module__": __name__,
         },
@@ -273,7 +274,7 @@ def get_all_targets() -> dict[str, Callable[[], type[Target]]]:
 # --------------------------------------------------------------------------
 
 
-class PipelineError(DiagnosticException):
+class PipelineSpecError(DiagnosticException):
     """The pass-pipeline text is malformed, names an unknown pass, or gives a
     pass options it does not accept. The message points into the text."""
 
@@ -325,14 +326,14 @@ def build_pipeline(
     """Parse ``-p`` text (``a{x=1 y=2,3},b``) into a ``PassPipeline``.
 
     ``available`` defaults to :func:`get_all_passes`. Raises
-    :class:`PipelineError` with a message pointing at the offending pass.
+    :class:`PipelineSpecError` with a message pointing at the offending pass.
     """
     if available is None:
         available = get_all_passes()
     try:
         specs = list(parse_pipeline(spec))
     except ArgSpecParseError as e:  # a BaseException in xDSL 0.74
-        raise PipelineError(format_arg_spec_error(e)) from None
+        raise PipelineSpecError(format_arg_spec_error(e)) from None
     spans: list[Span[str] | None] = list(_pass_name_spans(spec))
     if len(spans) != len(specs):  # e.g. mlir-opt[...] elements: no span, still fine
         spans = [None] * len(specs)
@@ -345,9 +346,9 @@ def build_pipeline(
             close = difflib.get_close_matches(name, list(available), n=3)
             if close:
                 msg += "; did you mean " + " or ".join(f"'{c}'" for c in close) + "?"
-            raise PipelineError(_point(span, msg))
+            raise PipelineSpecError(_point(span, msg))
         try:
             passes.append(available[name]().from_pass_spec(arg_spec))
         except (ValueError, TypeError) as e:
-            raise PipelineError(_point(span, f"invalid options for pass '{name}': {e}")) from None
+            raise PipelineSpecError(_point(span, f"invalid options for pass '{name}': {e}")) from None
     return PassPipeline(tuple(passes), callback)

@@ -237,7 +237,7 @@ SYNC_COPY_STAGES = 2
 """Stages of a K loop whose copies can only be element copies (:func:`element_copies_only`)."""
 
 
-class PipelineError(PassFailedException):
+class TilePipelineError(PassFailedException):
     """``tile-pipeline`` cannot pipeline a loop, or its options are wrong; ``op`` is the culprit."""
 
     def __init__(self, message: str, op: Operation | None = None):
@@ -303,7 +303,7 @@ def _defined_in(x: SSAValue | Operation, region: Region) -> bool:
 def _analyze(loop: scf.ForOp) -> _Plan | None:
     """The plan for pipelining ``loop``, or None if it is not a K loop (no copies before a barrier).
 
-    Raises :class:`PipelineError` for a K loop that cannot be pipelined.
+    Raises :class:`TilePipelineError` for a K loop that cannot be pipelined.
     """
     body = loop.body.block
     ops = list(body.ops)
@@ -320,7 +320,7 @@ def _analyze(loop: scf.ForOp) -> _Plan | None:
         return None
 
     def fail(op: Operation, why: str):
-        raise PipelineError(f"tile-pipeline cannot pipeline this K loop: {why}", op)
+        raise TilePipelineError(f"tile-pipeline cannot pipeline this K loop: {why}", op)
 
     prefix: list[Operation] = []
     for o in head:
@@ -538,7 +538,7 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
         try:
             layout, stride = staged_layout(tile.layout, n, eb)
         except ValueError as err:
-            raise PipelineError(f"tile-pipeline cannot give the shared tile stages: {err}", alloc) from None
+            raise TilePipelineError(f"tile-pipeline cannot give the shared tile stages: {err}", alloc) from None
         staged.append((alloc, SharedType((n, *tile.dims), tile.element_type, layout)))
         extra_bytes += ((n - 1) * stride + tile.layout.cosize()) * eb - tile.size_bytes
     found = _launch_of(loop)
@@ -546,7 +546,7 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
         kernel, launch = found
         smem = launch.smem.data + extra_bytes
         if smem > MAX_SHARED_BYTES:
-            raise PipelineError(
+            raise TilePipelineError(
                 f"tile-pipeline: {n} stages need {smem} bytes of shared memory ({launch.smem.data} + {extra_bytes} "
                 f"for the extra stages), more than the device limit of {MAX_SHARED_BYTES}; use fewer stages",
                 kernel,
@@ -972,7 +972,7 @@ class TilePipelinePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not 1 <= self.stages <= MAX_STAGES:
-            raise PipelineError(
+            raise TilePipelineError(
                 f"tile-pipeline: stages must be 1 .. {MAX_STAGES} (tile.async_wait N-2 must fit cp.async.wait_group's 0 .. 7), got {self.stages}"
             )
         pipelined: list[scf.ForOp] = []

@@ -45,7 +45,6 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     DictionaryAttr,
-    FileLineColLoc,
     IntegerAttr,
     IntegerType,
     ModuleOp,
@@ -65,6 +64,7 @@ from tilec.dialects.abi import LAUNCH_ATTR, TENSOR_MAP_ATTR
 from tilec.dialects.llvm_ext import GRID_CONSTANT_ATTR, KERNEL_ATTR, MAXNTID_ATTR
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.ir import fast
+from tilec.ir.parser import location_text
 from tilec.ir.walk import walk_ops
 from tilec.passes.lowering import arith as arith_lowering
 from tilec.passes.lowering import gpu as gpu_lowering
@@ -82,17 +82,6 @@ class LoweringError(PassFailedException):
         self.location = location_text(op)
         where = f" at {self.location}" if self.location else ""
         super().__init__(f"'{op.name}' op{where}: {message}")
-
-
-def location_text(op: Operation) -> str | None:
-    """``file:line:col`` of ``op`` (or of its closest located ancestor)."""
-    current: Operation | None = op
-    while current is not None:
-        loc = current.location
-        if isinstance(loc, FileLineColLoc):
-            return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
-        current = current.parent_op()
-    return None
 
 
 # ---------------------------------------------------------------- step 1: check

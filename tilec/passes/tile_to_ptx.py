@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from xdsl.passes import ModulePass
-from xdsl.utils.arg_spec import ArgSpecConvertible
 
 from tilec.passes.registry import PipelinePass, get_tilec_passes
 from tilec.passes.tiling_config import DEFAULT_BLOCK, DEFAULT_THREAD_TILE
@@ -57,10 +56,6 @@ class TileToPTX(PipelinePass):
     bulk: bool = False
     release: bool = True
     wgmma: bool = False
-
-    def __str__(self) -> str:
-        # xDSL's ArgSpecConvertible.__str__ calls self.spec(), which PipelinePass's `spec` text hides
-        return str(ArgSpecConvertible.spec(self))
 
     def steps(self) -> tuple[tuple[str, dict[str, Any]], ...]:
         """(pass name, options) of each inner pass: the one list :meth:`passes` and :meth:`pipeline` read."""
@@ -101,4 +96,4 @@ class TileToPTX(PipelinePass):
 
     def pipeline_to(self, last: str) -> str:
         """:meth:`passes_to` as ``-p`` text."""
-        return ",".join(str(ArgSpecConvertible.spec(p)) for p in self.passes_to(last))
+        return ",".join(str(p) for p in self.passes_to(last))

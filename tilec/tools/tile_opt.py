@@ -46,10 +46,8 @@ from itertools import accumulate
 from typing import IO, ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import AttributeInvT
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.utils.arg_spec import parse_spec
@@ -62,23 +60,22 @@ from xdsl.utils.exceptions import (
     ShrinkException,
     VerifyException,
 )
-from xdsl.utils.lexer import Location, Span
-from xdsl.utils.mlir_lexer import MLIRTokenKind
+from xdsl.utils.lexer import Location
 from xdsl.xdsl_opt_main import _empty_post_init  # pyright: ignore[reportPrivateUsage]
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-import tilec
 from tilec.dialects import get_all_dialects as get_tilec_dialects
+from tilec.dialects.llvm_ext import load_llvm_extensions
+from tilec.ir.parser import LocatingParser
+from tilec.ir.verify import verify as verify_op
 from tilec.passes.registry import (
-    PipelineError,
+    PipelineSpecError,
     build_pipeline,
     format_arg_spec_error,
     get_all_passes,
     get_all_targets,
 )
-from tilec.dialects.llvm_ext import load_llvm_extensions
-from tilec.ir.context import make_context  # noqa: F401 - tile-opt's context, for its callers
-from tilec.ir.verify import verify as verify_op
+from tilec.version import __version__
 
 PROG = "tile-opt"
 
@@ -207,62 +204,6 @@ def parse_expectations(lines: Sequence[str], first: int, last: int) -> list[Expe
 # --------------------------------------------------------------------------
 
 
-class LocatingParser(Parser):
-    """A Parser that gives every operation without an explicit ``loc(...)`` a
-    ``FileLineColLoc`` of its name in the source (like mlir-opt).
-
-    ``line_offset`` is added to the line numbers (for ``--split-input-file``)."""
-
-    def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>", line_offset: int = 0):
-        super().__init__(ctx, input, name)
-        self.line_offset = line_offset
-        self._op_name_spans: list[Span[str]] = []
-        self._first_uses: dict[str, Span[str]] = {}
-
-    def resolve_operand(self, operand: UnresolvedOperand, type: AttributeInvT) -> SSAValue[AttributeInvT]:
-        if operand.operand_name not in self.ssa_values:
-            self._first_uses.setdefault(operand.operand_name, operand.span)
-        return super().resolve_operand(operand, type)
-
-    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
-        if allow_implicit_module and self._current_token.kind == MLIRTokenKind.EOF:  # pyright: ignore
-            # Empty input (or an empty --split-input-file chunk): an empty
-            # module, as in mlir-opt, not xDSL's "Could not parse entire input!".
-            return ModuleOp([])
-        try:
-            return super().parse_module(allow_implicit_module)
-        except ParseError as e:
-            # xDSL reports values used but never defined at the end of the
-            # input; point at the first use instead (as mlir-opt does).
-            undefined = [n for n in self.forward_ssa_references if n in self._first_uses]
-            if not e.msg.startswith("values used but not defined") or not undefined:
-                raise
-            first = min(undefined, key=lambda n: self._first_uses[n].start)
-            others = [f"%{n}" for n in undefined if n != first]
-            msg = f"use of undefined value '%{first}'"
-            if others:
-                msg += f" (also undefined: {', '.join(others)})"
-            raise ParseError(self._first_uses[first], msg) from None
-
-    def _parse_op_result_list(self) -> list[tuple[Span[str], int]]:  # pyright: ignore
-        results = super()._parse_op_result_list()  # pyright: ignore
-        # Now at the operation name: that is where mlir-opt puts an op's location.
-        self._op_name_spans.append(self._current_token.span)  # pyright: ignore
-        return results  # pyright: ignore
-
-    def parse_operation(self) -> Operation:
-        depth = len(self._op_name_spans)
-        try:
-            op = super().parse_operation()
-            span = self._op_name_spans[depth] if len(self._op_name_spans) > depth else None
-        finally:
-            del self._op_name_spans[depth:]
-        if span is not None and isinstance(op.location, UnknownLoc):
-            loc = dataclasses.replace(span, line_offset=self.line_offset).get_location()
-            op.location = FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col))
-        return op
-
-
 # --------------------------------------------------------------------------
 # The tool
 # --------------------------------------------------------------------------
@@ -295,7 +236,7 @@ class TileOptMain(xDSLOptMain):
     """xDSLOptMain with tilec's dialects, passes and targets, and clean errors."""
 
     version_format: ClassVar[str] = (
-        f"{PROG} from tilec {tilec.__version__}, built on xdsl {{xdsl_version}}"
+        f"{PROG} from tilec {__version__}, built on xdsl {{xdsl_version}}"
     )
 
     def __init__(
@@ -413,7 +354,7 @@ class TileOptMain(xDSLOptMain):
 
         try:
             self.pipeline = build_pipeline(self.args.passes, self.available_passes, callback)
-        except PipelineError as e:
+        except PipelineSpecError as e:
             raise ToolError(str(e)) from None
 
     # -- input / output ----------------------------------------------------

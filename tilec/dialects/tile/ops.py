@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     I64,
     IntegerAttr,
@@ -54,6 +55,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from tilec.dialects.tile.attributes import DYNAMIC, CopyAtomAttr, LayoutAttr, MMAAtomAttr
 from tilec.dialects.tile.types import MBAR_TX, MBAR_WARPS, GlobalType, MbarType, RegisterType, RegisterVectorType, SharedType, element_bits
+from tilec.layout import ComposedLayout, Layout, Swizzle
+from tilec.layout.bulk import bulk_box
 
 MMA_INPUT_TYPES = (Float16Type, BFloat16Type, Float32Type)
 
@@ -241,8 +244,6 @@ class MatmulOp(IRDLOperation):
 
 def default_epilogue(c_type: GlobalType, input_types: list[Attribute]) -> Region:
     """The epilogue that stores the accumulator converted to ``c``'s element type."""
-    from xdsl.dialects import arith
-
     block = Block(arg_types=[Float32Type(), *(t.element_type for t in input_types)])
     value = block.args[0]
     if c_type.element_type != Float32Type():
@@ -677,8 +678,6 @@ class BulkCopyOp(IRDLOperation):
 
     def box(self):
         """The :class:`~tilec.layout.bulk.BulkBox` of the destination's layout (None if there is none)."""
-        from tilec.layout.bulk import bulk_box
-
         tile = self.dest.type
         if len(tile.dims) != 2:
             return None
@@ -1070,8 +1069,6 @@ def stage_layout(buffer_layout) -> tuple[object, int]:
     swizzle reads and flips bits below that, so ``Sw(i*P + o) = i*P + Sw(o)``.
     Raises ``ValueError`` saying why a layout has no such stages.
     """
-    from tilec.layout import ComposedLayout, Layout, Swizzle
-
     composed = isinstance(buffer_layout, ComposedLayout)
     base = buffer_layout.layout if composed else buffer_layout
     if composed and (not isinstance(buffer_layout.inner, Swizzle) or buffer_layout.offset != 0):

@@ -21,6 +21,7 @@ from typing import Union
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -119,8 +120,6 @@ class Emitter:
 
     def zero_vector(self, t: Attribute) -> SSAValue:
         """A ``dense<0>`` vector constant (cached)."""
-        from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
-
         key = ("dense0", t)
         if key not in self._consts:
             n = t.element_count()

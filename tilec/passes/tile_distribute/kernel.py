@@ -80,6 +80,7 @@ dynamic buffer with offsets when they exceed 48 KB together).
 
 from __future__ import annotations
 
+from math import gcd
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -103,6 +104,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
 from tilec.dialects import frag_fast
@@ -120,6 +122,7 @@ from tilec.dialects.abi import (
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType, element_bits
+from tilec.ir.parser import location_text
 from tilec.layout import FMA_F32, MMAAtom
 from tilec.passes.tile_distribute.analysis import estimate_registers
 from tilec.passes.tile_distribute.registers import RegisterForms
@@ -167,16 +170,12 @@ def _aligned_rows(fn_name: str, index: int, attrs: DictionaryAttr, ty: GlobalTyp
 
 
 def _where(op: Operation) -> str:
-    from tilec.passes.tile_to_llvm import location_text
-
     loc = location_text(op)
     return f" at {loc}" if loc else ""
 
 
 def _stage_align(base: int, op: Operation) -> int:
     """Alignment of ``tile.stage %buf[%i]``: the buffer's, and its stage stride's in bytes."""
-    from math import gcd
-
     _, stride = t.stage_layout(op.buffer.type.layout)
     nbytes = stride * element_bits(op.buffer.type.element_type) // 8
     return gcd(base, nbytes) if nbytes else base
@@ -659,8 +658,6 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
                     v.name_hint = old_arg.name_hint
             self.vmap[old_arg] = make(vals)
             pos += len(tys)
-        from xdsl.rewriter import InsertPoint
-
         with em.at(InsertPoint.at_end(body)):
             self.emit_block(old_body)
         pos = 0
@@ -673,8 +670,6 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
             pos += len(tys)
 
     def _if(self, op: scf.IfOp) -> None:
-        from xdsl.rewriter import InsertPoint
-
         em = self.em
         shapes = [self._shape_of(v) for v in op.results]
         types = [ty for tys, _ in shapes for ty in tys]

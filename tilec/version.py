@@ -1,0 +1,3 @@
+"""tilec's version, in a module of its own so that tools can read it without importing the package."""
+
+__version__ = "0.1.0"
