@@ -16,6 +16,7 @@ import tilec
 from tilec import api, compile_cache
 from tilec.api import CompilationError
 from tilec.compile_cache import compile_key
+from tilec.ir.gc import GC_THRESHOLD, fewer_gc_pauses
 from tilec.kernels.gemm import MatmulSpec, build_module
 from tilec.kernels.gemm_config import MatmulConfig
 from tilec.passes import registry
@@ -255,11 +256,11 @@ def test_the_gc_thresholds_come_back(break_pass: None) -> None:
     with pytest.raises(CompilationError):
         tilec.compile(F16, arch="sm_80", pipeline="tile-to-llvm,test-break-llvm", cache=False)
     assert gc.get_threshold() == before
-    with api.fewer_gc_pauses():
-        assert gc.get_threshold()[0] == api.GC_THRESHOLD
-        with api.fewer_gc_pauses():
-            assert gc.get_threshold()[0] == api.GC_THRESHOLD
-        assert gc.get_threshold()[0] == api.GC_THRESHOLD
+    with fewer_gc_pauses():
+        assert gc.get_threshold()[0] == GC_THRESHOLD
+        with fewer_gc_pauses():
+            assert gc.get_threshold()[0] == GC_THRESHOLD
+        assert gc.get_threshold()[0] == GC_THRESHOLD
     assert gc.get_threshold() == before
 
 

@@ -1,7 +1,7 @@
 // One warp, one tensor-core instruction: D (16x8, f32) = A (16x16, bf16) · B (16x8, bf16).
 //
 // Written by hand at the fragment level, i.e. what register allocation
-// (tile-regalloc) produces for a 16x8x16 tile. A, B and D are row-major.
+// (tile-distribute) produces for a 16x8x16 tile. A, B and D are row-major.
 // B row-major is K x N, the transpose of the "col" operand mma.sync wants,
 // so its fragment is read with ldmatrix .trans. Launch: grid 1, block 32.
 //

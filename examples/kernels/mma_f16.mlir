@@ -1,7 +1,7 @@
 // One warp, one tensor-core instruction: D (16x8, f32) = A (16x16, f16) · B (16x8, f16).
 //
 // Written by hand at the fragment level, i.e. what register allocation
-// (tile-regalloc) produces for a 16x8x16 tile. A is row-major; B is given
+// (tile-distribute) produces for a 16x8x16 tile. A is row-major; B is given
 // column-major, i.e. stored as B^T (8x16, row-major), which is the "col"
 // operand mma.sync wants, so plain ldmatrix (no .trans) reads it. D is
 // row-major. Launch: grid 1, block 32.

@@ -1,7 +1,7 @@
 // One warp, one tensor-core instruction: D (16x8, f32) = A (16x8, tf32) · B (8x8, tf32).
 //
 // Written by hand at the fragment level, i.e. what register allocation
-// (tile-regalloc) produces for a 16x8x8 tf32 tile. A, B and D are f32,
+// (tile-distribute) produces for a 16x8x8 tf32 tile. A, B and D are f32,
 // row-major, in global memory; the mma rounds A and B to tf32
 // (cvt.rna.tf32.f32) and accumulates in f32. Launch: grid 1, block 32.
 //

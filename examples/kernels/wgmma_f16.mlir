@@ -1,6 +1,6 @@
 // One block's 128x128 = (128x64 f16) @ (64x128 f16) with sm_90a's warpgroup MMA.
 //
-//   tile-opt examples/kernels/wgmma_f16.mlir -p tile-regalloc,tile-to-llvm -t 'ptx{arch=sm_90a}'
+//   tile-opt examples/kernels/wgmma_f16.mlir -p tile-layout,tile-distribute,tile-to-llvm -t 'ptx{arch=sm_90a}'
 //
 // Thread 0 brings A and B into shared memory with bulk tensor copies (the
 // 128-byte swizzled layouts a tensor map writes: A K-major, B as two 64-column

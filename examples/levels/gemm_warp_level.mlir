@@ -1,5 +1,5 @@
 // The warp-level GEMM: what tile-tiling makes of a whole-problem tile.matmul,
-// and what tile-swizzle, tile-pipeline and tile-regalloc then work on.
+// and what tile-swizzle, tile-pipeline, tile-layout and tile-distribute then work on.
 //
 // Config: block tile 64x64x32 (BM, BN, BK), 2x2 warps (128 threads), warp
 // tile 32x32, mma.sync m16n8k16 f16 -> f32, grouped block order (GROUP_M = 8).

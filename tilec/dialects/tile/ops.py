@@ -929,6 +929,16 @@ class ReluOp(_ElementwiseUnary):
     name = "tile.relu"
 
 
+def _check_same_register_shape(op: IRDLOperation, src: Attribute, dst: Attribute) -> None:
+    """Both register tiles of one shape, or both register vectors of one length and orientation."""
+    if type(src) is not type(dst):
+        _fail(op, f"converts {src} to {dst}: both must be register tiles or both register vectors")
+    same = src.dims == dst.dims if isinstance(src, RegisterType) else \
+        (src.length, src.orientation) == (dst.length, dst.orientation)
+    if not same:
+        _fail(op, f"converts {src} to {dst}: shapes differ")
+
+
 @irdl_op_definition
 class ConvertOp(IRDLOperation):
     """Elementwise change of element type (round to nearest even)."""
@@ -946,12 +956,7 @@ class ConvertOp(IRDLOperation):
         super().__init__(operands=[value], result_types=[result_type])
 
     def verify_(self) -> None:
-        src, dst = self.input.type, self.result.type
-        if type(src) is not type(dst):
-            _fail(self, f"converts {src} to {dst}: both must be register tiles or both register vectors")
-        same_shape = src.dims == dst.dims if isinstance(src, RegisterType) else (src.length, src.orientation) == (dst.length, dst.orientation)
-        if not same_shape:
-            _fail(self, f"converts {src} to {dst}: shapes differ")
+        _check_same_register_shape(self, self.input.type, self.result.type)
 
 
 @irdl_op_definition
@@ -977,13 +982,9 @@ class ConvertLayoutOp(IRDLOperation):
 
     def verify_(self) -> None:
         src, dst = self.input.type, self.result.type
-        if type(src) is not type(dst) or src.element_type != dst.element_type:
-            _fail(self, f"converts {src} to {dst}: both must be register tiles or both register vectors, of one "
-                        "element type")
-        same_shape = src.dims == dst.dims if isinstance(src, RegisterType) else \
-            (src.length, src.orientation) == (dst.length, dst.orientation)
-        if not same_shape:
-            _fail(self, f"converts {src} to {dst}: shapes differ")
+        _check_same_register_shape(self, src, dst)
+        if src.element_type != dst.element_type:
+            _fail(self, f"converts {src} to {dst}: a layout conversion keeps the element type")
 
 
 class _Reduction(IRDLOperation):

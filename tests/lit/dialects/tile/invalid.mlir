@@ -151,6 +151,22 @@ func.func @convert(%x: !tile.rt<64x32xf32>) {
 
 // -----
 
+func.func @convert_layout_type(%x: !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))>) {
+  %r = tile.convert_layout %x : !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))> -> !tile.rt<16x8xf16, ((4,8),(2,2)):((16,1),(8,64))>
+  func.return
+}
+// CHECK: 'tile.convert_layout' converts !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))> to !tile.rt<16x8xf16, ((4,8),(2,2)):((16,1),(8,64))>: a layout conversion keeps the element type
+
+// -----
+
+func.func @convert_layout_kind(%x: !tile.rt<16x8xf32>) {
+  %r = tile.convert_layout %x : !tile.rt<16x8xf32> -> !tile.rv<16xf32, row>
+  func.return
+}
+// CHECK: 'tile.convert_layout' converts !tile.rt<16x8xf32> to !tile.rv<16xf32, row>: both must be register tiles or both register vectors
+
+// -----
+
 func.func @fill(%v: f16) {
   %r = tile.fill %v : f16 -> !tile.rt<16x16xf32>
   func.return
