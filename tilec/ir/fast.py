@@ -1,10 +1,24 @@
-"""Direct constructors of the xDSL ops that tilec's passes make by the thousand.
+"""Direct constructors of the xDSL ops that tilec's lowering passes make.
 
-The `llvm` ops of tile-to-llvm; the `arith`/`vector`/`scf` ops and the
-`llvm.getelementptr` of tile-distribute. tilec's own ops are made the same way
-(through :func:`create`) next to their definitions, above this package:
-`tilec.dialects.frag_fast` (the `frag` ops of tile-distribute) and
-`tilec.dialects.llvm_ext.extract_element_op`.
+The `llvm` ops of tile-to-llvm; the `arith`/`math`/`vector`/`scf`/`func` ops
+and the `llvm` casts and `llvm.getelementptr` of tile-distribute. tilec's own
+ops are made the same way (through :func:`create`) next to their definitions,
+above this package: `tilec.dialects.frag_fast` (the `frag` ops and the few
+`tile` ops of tile-distribute) and `tilec.dialects.llvm_ext.extract_element_op`.
+
+**One way to build ops.** In the lowering passes (`tilec.passes.tile_distribute`,
+`tilec.passes.tile_to_llvm` and its `tilec.passes.lowering`) every op is made
+by a function here or of those two modules, and inserted through the pass's
+one inserter: tile-distribute's `Emitter`, tile-to-llvm's `Builder` (threaded
+through every lowering). A reader then meets one style, and no op of a
+kernel's body pays for irdl's generic `__init__`. Two exceptions: the frame
+of a function (`func.func`, `llvm.func`, `llvm.mlir.global`), made once per
+function by xDSL's constructors, whose `__init__`s do real work (function
+types, linkage, symbol properties) that a copy here would only have to keep
+in step, and placed into the module by the pass itself; and ops carried over
+unchanged, which are cloned. The tile-level passes (tile-tiling,
+tile-pipeline, tile-swizzle, tile-layout) make few ops and keep xDSL's
+constructors.
 
 An xDSL op's `__init__` goes through irdl's generic builder
 (`irdl_op_init`: it normalises every operand, result, region and

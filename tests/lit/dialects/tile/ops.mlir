@@ -113,6 +113,11 @@ func.func @fragments(%a: !tile.rt<16x16xf16, ((4,8),(2,2,2)):((32,1),(16,8,128))
 // CHECK-NEXT: func.func @frag(%x: !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))>) -> !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))> {
 // CHECK-NEXT:   func.return %x : !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))>
 // CHECK-NEXT: }
+// CHECK-NEXT: func.func @convert_layout(%x: !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))>, %v: !tile.rv<16xf32, row, ((4,8),2):((0,1),8)>) {
+// CHECK-NEXT:   %y = tile.convert_layout %x : !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))> -> !tile.rt<16x8xf32, ((4,8),(2,2)):((16,1),(8,64))>
+// CHECK-NEXT:   %w = tile.convert_layout %v : !tile.rv<16xf32, row, ((4,8),2):((0,1),8)> -> !tile.rv<16xf32, row, (32,16):(0,1)>
+// CHECK-NEXT:   func.return
+// CHECK-NEXT: }
 // CHECK-NEXT: func.func @plain_matmul(%a: !tile.gl<bf16, [?, 64]>, %b: !tile.gl<bf16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %r: !tile.gl<f32, [?, ?]>) {
 // CHECK-NEXT:   tile.matmul %a, %b -> %c epilogue(%r : !tile.gl<f32, [?, ?]>) transpose_a : !tile.gl<bf16, [?, 64]>, !tile.gl<bf16, [?, ?]> -> !tile.gl<f32, [?, ?]> {
 // CHECK-NEXT:   ^bb0(%acc: f32, %res: f32):
