@@ -4,7 +4,7 @@ tilec.dialects.llvm_ext): each makes exactly the op its `__init__` makes."""
 from __future__ import annotations
 
 import pytest
-from xdsl.dialects import arith, llvm, scf, vector
+from xdsl.dialects import arith, func, llvm, math, scf, vector
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -185,7 +185,63 @@ def test_call_intrinsic(args, results):
     assert_same(F.call_intrinsic_op(name, values, results), llvm.CallIntrinsicOp(name, values, list(results)))
 
 
-# ---------------------------------------------------------------- arith, vector, scf (tile-distribute)
+@pytest.mark.parametrize("predicate", [f.value for f in llvm.FCmpPredicateFlag])
+def test_fcmp(predicate):
+    assert_same(F.fcmp_op(predicate, value(f32), value(f32)), llvm.FCmpOp(value(f32), value(f32), predicate))
+
+
+FLOAT_UNARY = [llvm.FNegOp, llvm.FAbsOp, llvm.FSqrtOp, llvm.FExp2Op, llvm.FCeilOp, llvm.FFloorOp]
+
+
+@pytest.mark.parametrize("op_type", FLOAT_UNARY, ids=lambda c: c.name)
+@pytest.mark.parametrize("t", [f32, V2F16], ids=str)
+def test_float_unary(op_type, t):
+    x = value(t)
+    slow = op_type(x, x.type) if op_type is llvm.FAbsOp else op_type(x)
+    assert_same(F.float_unary_op(op_type, x), slow)
+
+
+@pytest.mark.parametrize("t", [f32, V2F16], ids=str)
+def test_fma(t):
+    x = value(t)
+    assert_same(F.fma_op(x, x, x), llvm.FMAOp(x, x, x))
+
+
+@pytest.mark.parametrize("t", [i32, V2F16, SHARED_PTR], ids=str)
+def test_undef_and_zero(t):
+    assert_same(F.undef_op(t), llvm.UndefOp(t))
+    assert_same(F.zero_op(t), llvm.ZeroOp.build(result_types=[t]))
+
+
+def test_addressof():
+    assert_same(F.addressof_op("k_smem", SHARED_PTR), llvm.AddressOfOp("k_smem", SHARED_PTR))
+
+
+@pytest.mark.parametrize("t", [None, i32, f32], ids=str)
+def test_return(t):
+    v = None if t is None else value(t)
+    assert_same(F.return_op(v), llvm.ReturnOp(v))
+
+
+@pytest.mark.parametrize("args, result", [((), None), ((i32,), None), ((i32, f32), f32), ((GLOBAL_PTR,), i64)],
+                         ids=str)
+def test_call(args, result):
+    values = [value(t) for t in args]
+    assert_same(F.call_op("device_fn", values, result), llvm.CallOp("device_fn", *values, return_type=result))
+
+
+@pytest.mark.parametrize("args, results, side_effects", [((), (), True), ((i32, i1), (), True), ((f32,), (f32,), False),
+                                                         ((i64, i64), (llvm.LLVMStructType.from_type_list([f32] * 2),),
+                                                          True)], ids=str)
+def test_inline_asm(args, results, side_effects):
+    values = [value(t) for t in args]
+    constraints = ",".join(["=f"] * len(results) + ["r"] * len(values))
+    slow = llvm.InlineAsmOp("mov.b32 $0, $1;", constraints, values, list(results) or None,
+                            has_side_effects=side_effects)
+    assert_same(F.inline_asm_op("mov.b32 $0, $1;", constraints, values, results, has_side_effects=side_effects), slow)
+
+
+# ---------------------------------------------------------------- arith, math, vector, scf, func (tile-distribute)
 
 ARITH_INT_BINARY = sorted(
     {c for base in (arith.SignlessIntegerBinaryOperation, arith.SignlessIntegerBinaryOperationWithOverflow)
@@ -207,9 +263,36 @@ def test_arith_int_binary(op_type, t):
     assert_same(F.arith_binary_op(op_type, a, a), op_type(a, a))
 
 
+ARITH_FLOAT_BINARY = sorted(
+    (c for c in arith.FloatingPointLikeBinaryOperation.__subclasses__() if getattr(c, "name", "").startswith("arith.")),
+    key=lambda c: c.name,
+)
+
+
+def test_the_arith_float_family_is_found():
+    names = {c.name for c in ARITH_FLOAT_BINARY}
+    assert {"arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximumf", "arith.maxnumf"} <= names
+
+
+@pytest.mark.parametrize("op_type", ARITH_FLOAT_BINARY, ids=lambda c: c.name)
+@pytest.mark.parametrize("t", [f16, f32, V2F16], ids=str)
+def test_arith_float_binary(op_type, t):
+    a = value(t)
+    assert_same(F.arith_binary_op(op_type, a, a), op_type(a, a))
+
+
 def test_arith_binary_falls_back_to_init():
-    a = value(f32)
-    assert_same(F.arith_binary_op(arith.AddfOp, a, a), arith.AddfOp(a, a))
+    a = value(f32)  # an op outside arith's two families
+    assert_same(F.arith_binary_op(math.CopySignOp, a, a), math.CopySignOp(a, a))
+
+
+MATH_UNARY = sorted(math.FloatingPointLikeUnaryMathOperation.__subclasses__(), key=lambda c: c.name)
+
+
+@pytest.mark.parametrize("op_type", MATH_UNARY, ids=lambda c: c.name)
+@pytest.mark.parametrize("t", [f32, V2F16], ids=str)
+def test_math_unary(op_type, t):
+    assert_same(F.math_unary_op(op_type, value(t)), op_type(value(t)))
 
 
 @pytest.mark.parametrize("predicate", ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"])
@@ -221,7 +304,8 @@ def test_cmpi(predicate, t):
 @pytest.mark.parametrize(
     "op_type, source, target",
     [(arith.IndexCastOp, IndexType(), i32), (arith.IndexCastOp, i64, IndexType()), (arith.ExtSIOp, i32, i64),
-     (arith.TruncIOp, i64, i32)],
+     (arith.TruncIOp, i64, i32), (arith.ExtFOp, f16, f32), (arith.ExtFOp, bf16, f32), (arith.TruncFOp, f32, f16),
+     (arith.TruncFOp, f32, bf16)],
     ids=str,
 )
 def test_arith_casts(op_type, source, target):
@@ -234,6 +318,12 @@ def test_arith_casts(op_type, source, target):
     ids=str,
 )
 def test_arith_constant(attr):
+    assert_same(F.arith_constant_op(attr), arith.ConstantOp(attr))
+
+
+@pytest.mark.parametrize("t, zeros", [(VectorType(i32, [1]), [0]), (V2F16, [0.0, 0.0]), (V4F32, [0.0] * 4)], ids=str)
+def test_arith_dense_constant(t, zeros):
+    attr = DenseIntOrFPElementsAttr.from_list(t, zeros)
     assert_same(F.arith_constant_op(attr), arith.ConstantOp(attr))
 
 
@@ -257,11 +347,31 @@ def test_gep(elem, index_type, ptr_type):
     assert_same(F.gep_op(ptr, index, elem, ptr.type), slow)
 
 
+@pytest.mark.parametrize("index", [0, 8, -3])
+def test_gep_constant_index(index):
+    ptr = value(SHARED_PTR)
+    slow = llvm.GEPOp.from_mixed_indices(ptr, [index], f16, result_type=ptr.type)
+    assert_same(F.gep_op(ptr, index, f16, ptr.type), slow)
+
+
 @pytest.mark.parametrize("position", [0, 3])
 def test_vector_insert_extract(position):
     vec = value(V4I32)
     assert_same(F.vector_insert_op(value(i32), vec, position), vector.InsertOp(value(i32), vec, [position]))
     assert_same(F.vector_extract_op(vec, position, i32), vector.ExtractOp(vec, [position], i32))
+
+
+@pytest.mark.parametrize("source, target", [(VectorType(i32, [1]), V2F16), (V2F16, VectorType(i32, [1])),
+                                            (V4F32, V4I32)], ids=str)
+def test_vector_bitcast(source, target):
+    src = Block(arg_types=[source]).args[0]
+    assert_same(F.vector_bitcast_op(src, target), vector.BitcastOp(src, target))
+
+
+@pytest.mark.parametrize("types", [(), (i32,), (i32, f32)], ids=str)
+def test_func_return(types):
+    values = [value(t) for t in types]
+    assert_same(F.func_return_op(values), func.ReturnOp(*values))
 
 
 @pytest.mark.parametrize("types", [(), (i32,), (i32, f32)], ids=str)
@@ -270,12 +380,12 @@ def test_scf_yield(types):
     assert_same(F.scf_yield_op(values), scf.YieldOp(*values))
 
 
-def _same_if(fast: scf.IfOp, slow: scf.IfOp) -> None:
+def _same_with_regions(fast: Operation, slow: Operation, regions: int = 2) -> None:
     assert type(fast) is type(slow)
     assert list(fast.operands) == list(slow.operands)
     assert [r.type for r in fast.results] == [r.type for r in slow.results]
     assert list(fast.properties.items()) == list(slow.properties.items()) and fast.attributes == slow.attributes
-    assert len(fast.regions) == len(slow.regions) == 2 and fast.location == slow.location
+    assert len(fast.regions) == len(slow.regions) == regions and fast.location == slow.location
     assert str(fast) == str(slow)
 
 
@@ -287,12 +397,26 @@ def test_scf_if(types, two):
     values = [value(t) for t in types]
     fast = F.scf_if_op(value(i1), list(types), region(values), region(values) if two else None)
     slow = scf.IfOp(value(i1), list(types), region(values), region(values) if two else None)
-    _same_if(fast, slow)
+    _same_with_regions(fast, slow)
+
+
+@pytest.mark.parametrize("types", [(), (i32,), (V4F32, f32)], ids=str)
+def test_scf_for(types):
+    def body():
+        block = Block(arg_types=[IndexType(), *types])
+        block.add_op(scf.YieldOp(*block.args[1:]))
+        return block
+
+    bounds = [value(IndexType())] * 3
+    inits = [value(t) for t in types]
+    fast, slow = F.scf_for_op(*bounds, inits, body()), scf.ForOp(*bounds, inits, body())
+    _same_with_regions(fast, slow, regions=1)
 
 
 # ---------------------------------------------------------------- frag (tile-distribute): tilec.dialects.frag_fast
 
 from tilec.dialects import frag  # noqa: E402
+from tilec.dialects.tile import ops as tile  # noqa: E402
 from tilec.layout import FMA_F32, MMA_M16N8K8_TF32, MMA_M16N8K16_F16  # noqa: E402
 
 
@@ -331,6 +455,65 @@ def test_frag_load_store(pred, t):
 @pytest.mark.parametrize("kind", ["f16x2", "bf16x2"])
 def test_frag_pack(kind):
     assert_same(frag_fast.frag_pack(kind, value(f32), value(f32)), frag.PackOp(kind, value(f32), value(f32)))
+
+
+@pytest.mark.parametrize("kind", ["idx", "bfly"])
+@pytest.mark.parametrize("t", [f32, i32], ids=str)
+def test_frag_shfl(kind, t):
+    x, lane = value(t), value(i32)
+    assert_same(frag_fast.frag_shfl(kind, x, lane), frag.ShflOp(kind, x, lane))
+
+
+@pytest.mark.parametrize("pending", [0, 3])
+def test_frag_cp_async_groups(pending):
+    assert_same(frag_fast.frag_cp_async_commit(), frag.CpAsyncCommitOp())
+    assert_same(frag_fast.frag_cp_async_wait(pending), frag.CpAsyncWaitOp(pending))
+
+
+@pytest.mark.parametrize("name, nbytes, align", [("k_a", 4096, 128), ("k_smem", 0, 16), ("k_bar", 16, 8)], ids=str)
+def test_frag_shared(name, nbytes, align):
+    assert_same(frag_fast.frag_shared(name, nbytes, align), frag.SharedOp(name, nbytes, align))
+
+
+def test_frag_tf32():
+    assert_same(frag_fast.frag_tf32(value(f32)), frag.ToTF32Op(value(f32)))
+
+
+@pytest.mark.parametrize("count", [1, 4])
+def test_frag_mbarriers(count):
+    bar = value(SHARED_PTR)
+    assert_same(frag_fast.frag_mbar_init(bar, count), frag.MbarInitOp(bar, count))
+    assert_same(frag_fast.frag_mbar_init_fence(), frag.MbarInitFenceOp())
+    assert_same(frag_fast.frag_mbar_expect_tx(bar, 8192 * count), frag.MbarExpectTxOp(bar, 8192 * count))
+    assert_same(frag_fast.frag_mbar_wait(bar, value(i32)), frag.MbarWaitOp(bar, value(i32)))
+    assert_same(frag_fast.frag_mbar_arrive_warp(bar), frag.MbarArriveWarpOp(bar))
+
+
+@pytest.mark.parametrize("rank", [1, 2, 5])
+def test_frag_tma_load(rank):
+    dst, tmap, bar = value(SHARED_PTR), Block(arg_types=[llvm.LLVMPointerType()]).args[0], value(SHARED_PTR)
+    coords = [value(i32)] * rank
+    assert_same(frag_fast.frag_tma_load(dst, tmap, bar, coords), frag.TmaLoadOp(dst, tmap, bar, coords))
+
+
+@pytest.mark.parametrize("n, dtype, trans_a, trans_b", [(8, "f16", False, False), (64, "bf16", True, False),
+                                                        (128, "f16", False, True), (16, "f16", True, True)], ids=str)
+def test_frag_wgmma(n, dtype, trans_a, trans_b):
+    da, db, c = value(i64), value(i64), [value(f32)] * (n // 2)
+    assert_same(frag_fast.frag_wgmma_desc(value(SHARED_PTR), 1 << 62), frag.WgmmaDescOp(value(SHARED_PTR), 1 << 62))
+    assert_same(frag_fast.frag_wgmma_fence(), frag.WgmmaFenceOp())
+    assert_same(frag_fast.frag_wgmma(da, db, c, n=n, dtype=dtype, trans_a=trans_a, trans_b=trans_b),
+                frag.WgmmaOp(da, db, c, n=n, dtype=dtype, trans_a=trans_a, trans_b=trans_b))
+    assert_same(frag_fast.frag_wgmma_commit(), frag.WgmmaCommitOp())
+    assert_same(frag_fast.frag_wgmma_wait(c, 1), frag.WgmmaWaitOp(c, 1))
+    assert_same(frag_fast.frag_wgmma_wait([], 0), frag.WgmmaWaitOp([], 0))
+
+
+@pytest.mark.parametrize("axis", ["x", "y", "z"])
+def test_tile_ids_and_barrier(axis):
+    assert_same(frag_fast.tile_thread_id(axis), tile.ThreadIdOp(axis))
+    assert_same(frag_fast.tile_lane_id(), tile.LaneIdOp())
+    assert_same(frag_fast.tile_barrier(), tile.BarrierOp())
 
 
 def test_vector_type_is_made_once():

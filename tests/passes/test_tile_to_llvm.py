@@ -484,8 +484,9 @@ def test_sample_kernel_computes_the_product_in_a_warp_simulator(kernel: str) -> 
 # ---------------------------------------------------------------- scf -> branches, against xDSL's patterns
 
 
-def _xdsl_scf_to_cf(module: ModuleOp) -> None:
-    """The reference: xDSL's convert-scf-to-cf patterns (cf.br/cf.cond_br, lowered in step 4)."""
+def _xdsl_scf_to_cf(module: ModuleOp, _builder) -> None:
+    """The reference: xDSL's convert-scf-to-cf patterns (cf.br/cf.cond_br, lowered in step 4), which
+    insert through their own rewriter, not the pass's builder."""
     from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
     from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering
 

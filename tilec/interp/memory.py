@@ -72,10 +72,10 @@ class GlobalView:
     def shape(self) -> tuple[int, ...]:
         return self.array.shape
 
-    def read(self, origin, dims) -> np.ndarray:
-        """The ``dims`` window at ``origin``; zero outside the array."""
+    def read(self, origin, dims, other: float = 0.0) -> np.ndarray:
+        """The ``dims`` window at ``origin``; ``other`` outside the array."""
         origin, dims = tuple(int(o) for o in origin), tuple(dims)
-        out = np.zeros(dims, dtype=self.array.dtype)
+        out = np.full(dims, other, dtype=self.array.dtype)
         w = _window(origin, dims, self.shape)
         if w is not None:
             out[w[0]] = self.array[w[1]]

@@ -37,7 +37,7 @@ from xdsl.interpreter import _InterpreterFunctionImpls  # noqa: PLC2701 - the ho
 from xdsl.interpreters.builtin import BuiltinFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation
 
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import SharedType, element_bits
@@ -328,9 +328,9 @@ def _indices(values) -> tuple[int, ...]:
     return tuple(int(v) for v in values)
 
 
-def _read(source: Any, indices, dims: tuple[int, ...]) -> np.ndarray:
+def _read(source: Any, indices, dims: tuple[int, ...], other: float = 0.0) -> np.ndarray:
     if isinstance(source, GlobalView):
-        return source.read(indices, dims)
+        return source.read(indices, dims, other)
     if isinstance(source, SharedTile):
         return source.read(indices or None, dims)
     raise OpError(f"expected a global view or a shared tile, got {type(source).__name__}")
@@ -343,6 +343,11 @@ def _write(dest: Any, indices, values: np.ndarray, mask: np.ndarray | None = Non
         dest.write(values, mask, indices or None)
     else:
         raise OpError(f"expected a global view or a shared tile, got {type(dest).__name__}")
+
+
+def _register_dims(ty: Attribute) -> tuple[int, ...]:
+    """The shape of a register tile's or vector's values."""
+    return (ty.length.data,) if isinstance(ty, t.RegisterVectorType) else ty.dims
 
 
 def _register(value: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
@@ -440,20 +445,20 @@ class TileFunctions(InterpreterFunctions):
     @impl(t.ZerosOp)
     def run_zeros(self, interpreter: Interpreter, op: t.ZerosOp, args: PythonValues):
         rt = op.result.type
-        return (np.zeros(rt.dims, dtype=numpy_dtype(rt.element_type)),)
+        return (np.zeros(_register_dims(rt), dtype=numpy_dtype(rt.element_type)),)
 
     @impl(t.FillOp)
     def run_fill(self, interpreter: Interpreter, op: t.FillOp, args: PythonValues):
         rt = op.result.type
         value = to_element(args[0], rt.element_type)
-        return (np.full(rt.dims, value, dtype=numpy_dtype(rt.element_type)),)
+        return (np.full(_register_dims(rt), value, dtype=numpy_dtype(rt.element_type)),)
 
     @impl(t.LoadOp)
     def run_load(self, interpreter: Interpreter, op: t.LoadOp, args: PythonValues):
         source, *indices = args
         rt = op.result.type
-        dims = (rt.length.data,) if isinstance(rt, t.RegisterVectorType) else rt.dims
-        return (np.array(_read(source, _indices(indices), dims), dtype=numpy_dtype(rt.element_type)),)
+        return (np.array(_read(source, _indices(indices), _register_dims(rt), op.fill),
+                         dtype=numpy_dtype(rt.element_type)),)
 
     @impl(t.DimOp)
     def run_dim(self, interpreter: Interpreter, op: t.DimOp, args: PythonValues):
@@ -469,7 +474,7 @@ class TileFunctions(InterpreterFunctions):
     @impl(t.StoreOp)
     def run_store(self, interpreter: Interpreter, op: t.StoreOp, args: PythonValues):
         value, dest, *indices = args
-        value = _register(value, op.value.type.dims, "the stored value")
+        value = _register(value, _register_dims(op.value.type), "the stored value")
         _write(dest, _indices(indices), value)
         return ()
 
@@ -638,6 +643,10 @@ class TileFunctions(InterpreterFunctions):
     def run_max(self, interpreter, op, args):
         return self._binary(op, args, np.maximum)
 
+    @impl(t.MinOp)
+    def run_min(self, interpreter, op, args):
+        return self._binary(op, args, np.minimum)
+
     @impl(t.ExpOp)
     def run_exp(self, interpreter, op, args):
         return self._transcendental(op, args, np.exp)
@@ -660,26 +669,38 @@ class TileFunctions(InterpreterFunctions):
         """Another fragment, the same values: at tile level nothing changes."""
         return (args[0],)
 
-    def _reduce(self, op, args, fn, axis):
-        (x,) = args
-        acc = np.float64 if x.dtype == np.float64 else np.float32
-        return (to_element(fn(x.astype(acc), axis=axis), op.result.type.element_type),)
+    def _reduce(self, op, args, fn, axis, combine):
+        """The reduction along ``axis``, combined with the accumulator's values when one is given."""
+        x, *acc = args
+        work = np.float64 if x.dtype == np.float64 else np.float32
+        out = fn(x.astype(work), axis=axis)
+        if acc:
+            out = combine(acc[0].astype(work), out)
+        return (to_element(out, op.result.type.element_type),)
 
     @impl(t.RowSumOp)
     def run_row_sum(self, interpreter, op, args):
-        return self._reduce(op, args, np.sum, 1)
+        return self._reduce(op, args, np.sum, 1, np.add)
 
     @impl(t.RowMaxOp)
     def run_row_max(self, interpreter, op, args):
-        return self._reduce(op, args, np.max, 1)
+        return self._reduce(op, args, np.max, 1, np.maximum)
+
+    @impl(t.RowMinOp)
+    def run_row_min(self, interpreter, op, args):
+        return self._reduce(op, args, np.min, 1, np.minimum)
 
     @impl(t.ColSumOp)
     def run_col_sum(self, interpreter, op, args):
-        return self._reduce(op, args, np.sum, 0)
+        return self._reduce(op, args, np.sum, 0, np.add)
 
     @impl(t.ColMaxOp)
     def run_col_max(self, interpreter, op, args):
-        return self._reduce(op, args, np.max, 0)
+        return self._reduce(op, args, np.max, 0, np.maximum)
+
+    @impl(t.ColMinOp)
+    def run_col_min(self, interpreter, op, args):
+        return self._reduce(op, args, np.min, 0, np.minimum)
 
     @impl(t.BroadcastOp)
     def run_broadcast(self, interpreter, op: t.BroadcastOp, args):

@@ -7,18 +7,18 @@ above this package: `tilec.dialects.frag_fast` (the `frag` ops and the few
 `tile` ops of tile-distribute) and `tilec.dialects.llvm_ext.extract_element_op`.
 
 **One way to build ops.** In the lowering passes (`tilec.passes.tile_distribute`,
-`tilec.passes.tile_to_llvm` and its `tilec.passes.lowering`) every op is made
-by a function here or of those two modules, and inserted through the pass's
-one inserter: tile-distribute's `Emitter`, tile-to-llvm's `Builder` (threaded
-through every lowering). A reader then meets one style, and no op of a
-kernel's body pays for irdl's generic `__init__`. Two exceptions: the frame
-of a function (`func.func`, `llvm.func`, `llvm.mlir.global`), made once per
-function by xDSL's constructors, whose `__init__`s do real work (function
-types, linkage, symbol properties) that a copy here would only have to keep
-in step, and placed into the module by the pass itself; and ops carried over
-unchanged, which are cloned. The tile-level passes (tile-tiling,
-tile-pipeline, tile-swizzle, tile-layout) make few ops and keep xDSL's
-constructors.
+`tilec.passes.tile_to_llvm` and `tilec.passes.lowering`) every op is made by a
+function here or of those two modules, and inserted through the pass's one
+inserter: tile-distribute's `Emitter`, tile-to-llvm's `Builder` (made once by
+the pass and threaded through every lowering). A reader meets one style, and
+no op of a kernel body pays for irdl's generic `__init__`; an op kind a pass
+starts to make gets its function here first, with its test. Two exceptions:
+a function's frame (`func.func`, `llvm.func`, `llvm.mlir.global`), made once
+per function by xDSL's constructors, whose `__init__`s do real work (function
+types, linkage, symbols) that a copy here would only have to keep in step,
+and placed in the module by the pass; and ops carried over as they are,
+which are cloned. The tile-level passes (tile-tiling, tile-pipeline,
+tile-swizzle, tile-layout) make few ops and keep xDSL's constructors.
 
 An xDSL op's `__init__` goes through irdl's generic builder
 (`irdl_op_init`: it normalises every operand, result, region and
@@ -43,7 +43,7 @@ import functools
 from collections.abc import Sequence
 from typing import TypeVar
 
-from xdsl.dialects import arith, llvm, scf, vector
+from xdsl.dialects import arith, func, llvm, scf, vector
 from xdsl.dialects.builtin import (
     UNKNOWN_LOC,
     DenseArrayBase,
@@ -51,6 +51,8 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
     VectorType,
     i1,
     i32,
@@ -63,6 +65,7 @@ _NO_FASTMATH = {"fastmathFlags": llvm.FastMathAttr(None)}
 _NO_OVERFLOW_CAST = {"overflowFlags": llvm.OverflowAttr(None)}
 _NO_BUNDLES = DenseArrayBase.from_list(i32, ())
 _NONE: dict[str, Attribute] = {}
+_UNIT = UnitAttr()
 OpT = TypeVar("OpT", bound=Operation)
 
 _BINARY_PROPERTIES: tuple[tuple[type[Operation], dict[str, Attribute]], ...] = (
@@ -110,8 +113,13 @@ def _position(index: int) -> DenseArrayBase:
 
 
 @functools.cache
-def _intrinsic(name: str) -> StringAttr:
-    return StringAttr(name)
+def _string(text: str) -> StringAttr:
+    return StringAttr(text)
+
+
+@functools.cache
+def _symbol(name: str) -> SymbolRefAttr:
+    return SymbolRefAttr(name)
 
 
 def _family(op_type: type[Operation], table: tuple[tuple[type[Operation], dict[str, Attribute]], ...]):
@@ -222,16 +230,84 @@ def call_intrinsic_op(name: str, args: Sequence[SSAValue], result_types: Sequenc
         operands=tuple(args),
         result_types=tuple(result_types),
         properties={
-            "intrin": _intrinsic(name),
+            "intrin": _string(name),
             "op_bundle_sizes": _NO_BUNDLES,
             "operandSegmentSizes": segments((len(args), 0)),
         },
     )
 
 
-# ---------------------------------------------------------------- arith, vector, scf (tile-distribute)
+def fcmp_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> llvm.FCmpOp:
+    """`llvm.FCmpOp(lhs, rhs, predicate)` for a predicate name (`olt`, `une`, ...): an `i1`, as there."""
+    flag = int_attr(llvm.FCmpPredicateFlag(predicate).to_int(), i64)
+    return create(llvm.FCmpOp, operands=(lhs, rhs), result_types=(i1,),
+                  properties={"predicate": flag, **_NO_FASTMATH})
+
+
+def float_unary_op(op_type: type[OpT], x: SSAValue) -> OpT:
+    """`op_type(x)` for `llvm.fneg` and the one-operand float intrinsics (`llvm.intr.sqrt`,
+    `llvm.intr.exp2`, ...; `llvm.intr.fabs`: `op_type(x, x.type)`): a result of `x`'s type."""
+    return create(op_type, operands=(x,), result_types=(x.type,), properties=_NO_FASTMATH)
+
+
+def fma_op(a: SSAValue, b: SSAValue, c: SSAValue) -> llvm.FMAOp:
+    """`llvm.FMAOp(a, b, c)`."""
+    return create(llvm.FMAOp, operands=(a, b, c), result_types=(a.type,), properties=_NO_FASTMATH)
+
+
+def undef_op(type_attr: Attribute) -> llvm.UndefOp:
+    """`llvm.UndefOp(type_attr)`."""
+    return create(llvm.UndefOp, result_types=(type_attr,))
+
+
+def zero_op(type_attr: Attribute) -> llvm.ZeroOp:
+    """`llvm.ZeroOp.build(result_types=[type_attr])` (the op has no `__init__` of its own)."""
+    return create(llvm.ZeroOp, result_types=(type_attr,))
+
+
+def addressof_op(name: str, result_type: Attribute) -> llvm.AddressOfOp:
+    """`llvm.AddressOfOp(name, result_type)`."""
+    return create(llvm.AddressOfOp, result_types=(result_type,), properties={"global_name": _symbol(name)})
+
+
+def return_op(value: SSAValue | None = None) -> llvm.ReturnOp:
+    """`llvm.ReturnOp(value)`."""
+    return create(llvm.ReturnOp, operands=() if value is None else (value,))
+
+
+_CALL_DEFAULTS = {
+    "fastmathFlags": llvm.FastMathAttr(None),
+    "CConv": llvm.CallingConventionAttr("ccc"),
+    "op_bundle_sizes": _NO_BUNDLES,
+}
+_NO_TAIL_CALL = llvm.TailCallKindAttr(llvm.TailCallKind.NONE)
+
+
+def call_op(callee: str, args: Sequence[SSAValue], return_type: Attribute | None = None) -> llvm.CallOp:
+    """`llvm.CallOp(callee, *args, return_type=return_type)`."""
+    return create(
+        llvm.CallOp,
+        operands=tuple(args),
+        result_types=() if return_type is None else (return_type,),
+        properties={"callee": _symbol(callee), **_CALL_DEFAULTS, "operandSegmentSizes": segments((len(args), 0)),
+                    "TailCallKind": _NO_TAIL_CALL},
+    )
+
+
+def inline_asm_op(asm: str, constraints: str, operands: Sequence[SSAValue], result_types: Sequence[Attribute] = (),
+                  has_side_effects: bool = False) -> llvm.InlineAsmOp:
+    """`llvm.InlineAsmOp(asm, constraints, operands, result_types, has_side_effects=has_side_effects)`."""
+    properties: dict[str, Attribute] = {"asm_string": _string(asm), "constraints": _string(constraints)}
+    if has_side_effects:
+        properties["has_side_effects"] = _UNIT
+    properties["tail_call_kind"] = _NO_TAIL_CALL
+    return create(llvm.InlineAsmOp, operands=tuple(operands), result_types=tuple(result_types), properties=properties)
+
+
+# ---------------------------------------------------------------- arith, math, vector, scf, func (tile-distribute)
 
 _ARITH_NO_OVERFLOW = {"overflowFlags": arith.IntegerOverflowAttr("none")}
+_ARITH_NO_FASTMATH = {"fastmath": arith.FastMathFlagsAttr("none")}
 _I1 = IntegerType(1)
 _GEP_NO_WRAP = {"noWrapFlags": IntegerAttr(0, 32)}
 
@@ -242,11 +318,14 @@ def _arith_binary_properties(op_type: type[Operation]) -> dict[str, Attribute] |
         return _ARITH_NO_OVERFLOW
     if issubclass(op_type, arith.SignlessIntegerBinaryOperation):
         return _NONE
+    if issubclass(op_type, arith.FloatingPointLikeBinaryOperation):
+        return _ARITH_NO_FASTMATH
     return None
 
 
 def arith_binary_op(op_type: type[Operation], lhs: SSAValue, rhs: SSAValue) -> Operation:
-    """`op_type(lhs, rhs)` for arith's integer binary ops (`arith.addi`, `arith.andi`, `arith.maxsi`, ...)."""
+    """`op_type(lhs, rhs)` for arith's binary ops on integers (`arith.addi`, `arith.andi`, `arith.maxsi`, ...)
+    and on floats (`arith.addf`, `arith.maximumf`, ...)."""
     properties = _arith_binary_properties(op_type)
     if properties is None:
         return op_type(lhs, rhs)
@@ -269,7 +348,7 @@ def cmpi_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> arith.CmpiOp:
 
 
 def arith_cast_op(op_type: type[Operation], value: SSAValue, target: Attribute) -> Operation:
-    """`op_type(value, target)` for `arith.index_cast`, `arith.extsi`, `arith.trunci`."""
+    """`op_type(value, target)` for arith's casts (`arith.index_cast`, `arith.extsi`, `arith.extf`, ...)."""
     return create(op_type, operands=(value,), result_types=(target,))
 
 
@@ -289,14 +368,23 @@ def arith_select_op(cond: SSAValue, lhs: SSAValue, rhs: SSAValue) -> arith.Selec
     return create(arith.SelectOp, operands=(cond, lhs, rhs), result_types=(lhs.type,))
 
 
-def gep_op(ptr: SSAValue, index: SSAValue, elem_type: Attribute, result_type: Attribute) -> llvm.GEPOp:
-    """`llvm.GEPOp.from_mixed_indices(ptr, [index], elem_type, result_type=result_type)` for one SSA index."""
+def gep_op(ptr: SSAValue, index: SSAValue | int, elem_type: Attribute, result_type: Attribute) -> llvm.GEPOp:
+    """`llvm.GEPOp.from_mixed_indices(ptr, [index], elem_type, result_type=result_type)` for one index."""
+    if isinstance(index, int):
+        operands, raw = (ptr,), _gep_constant_index(index)
+    else:
+        operands, raw = (ptr, index), _GEP_SSA_INDEX
     return create(
         llvm.GEPOp,
-        operands=(ptr, index),
+        operands=operands,
         result_types=(result_type,),
-        properties={"rawConstantIndices": _GEP_SSA_INDEX, "elem_type": elem_type, **_GEP_NO_WRAP},
+        properties={"rawConstantIndices": raw, "elem_type": elem_type, **_GEP_NO_WRAP},
     )
+
+
+@functools.cache
+def _gep_constant_index(index: int) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i32, [index])
 
 
 _GEP_SSA_INDEX = DenseArrayBase.from_list(i32, [llvm.GEP_USE_SSA_VAL])
@@ -337,6 +425,31 @@ def scf_if_op(cond: SSAValue, result_types: Sequence[Attribute], then: Region, o
     )
 
 
+def scf_for_op(lb: SSAValue, ub: SSAValue, step: SSAValue, iter_args: Sequence[SSAValue], body: Block) -> scf.ForOp:
+    """`scf.ForOp(lb, ub, step, iter_args, body)`."""
+    return create(
+        scf.ForOp,
+        operands=(lb, ub, step, *iter_args),
+        result_types=tuple(a.type for a in iter_args),
+        regions=(Region(body),),
+    )
+
+
+def math_unary_op(op_type: type[OpT], x: SSAValue) -> OpT:
+    """`op_type(x)` for math's one-operand float ops (`math.exp`, `math.exp2`, ...)."""
+    return create(op_type, operands=(x,), result_types=(x.type,), properties=_ARITH_NO_FASTMATH)
+
+
+def vector_bitcast_op(source: SSAValue, result_type: Attribute) -> vector.BitcastOp:
+    """`vector.BitcastOp(source, result_type)`."""
+    return create(vector.BitcastOp, operands=(source,), result_types=(result_type,))
+
+
+def func_return_op(values: Sequence[SSAValue]) -> func.ReturnOp:
+    """`func.ReturnOp(*values)`."""
+    return create(func.ReturnOp, operands=tuple(values))
+
+
 @functools.cache
 def vector_type(element_type: Attribute, count: int) -> VectorType:
     """`VectorType(element_type, [count])`, made once."""
@@ -344,6 +457,7 @@ def vector_type(element_type: Attribute, count: int) -> VectorType:
 
 
 __all__ = [
+    "addressof_op",
     "arith_binary_op",
     "arith_cast_op",
     "arith_constant_op",
@@ -351,24 +465,36 @@ __all__ = [
     "binary_op",
     "br_op",
     "call_intrinsic_op",
+    "call_op",
     "cast_op",
     "cmpi_op",
     "cond_br_op",
     "constant_op",
     "create",
     "extract_value_op",
+    "fcmp_op",
+    "float_unary_op",
+    "fma_op",
+    "func_return_op",
     "gep_op",
     "icmp_op",
     "index_attr",
+    "inline_asm_op",
     "insert_element_op",
     "int_attr",
     "load_op",
+    "math_unary_op",
+    "return_op",
+    "scf_for_op",
     "scf_if_op",
     "scf_yield_op",
     "segments",
     "select_op",
     "store_op",
+    "undef_op",
+    "vector_bitcast_op",
     "vector_extract_op",
     "vector_insert_op",
     "vector_type",
+    "zero_op",
 ]

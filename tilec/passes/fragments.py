@@ -391,6 +391,18 @@ def vector_fragment(tile: Fragment, orientation: str) -> VectorFragment:
     return vf
 
 
+def spread_vector_fragment(length: int, orientation: str) -> VectorFragment:
+    """A vector that belongs to no tile, spread over the warp: lane ``t`` holds elements ``t, t + 32, ..``
+    (a length that 32 divides), element ``t mod length`` (a length that divides 32), else all of them."""
+    if length % WARP == 0:
+        layout = Layout((WARP, length // WARP), (1, WARP))
+    elif WARP % length == 0:
+        layout = Layout(((length, WARP // length), 1), ((1, 0), 0))
+    else:
+        layout = Layout((WARP, length), (0, 1))
+    return VectorFragment(TVLayout(layout, (length,)), orientation)
+
+
 def default_fragment(dims: tuple[int, int], name: str = "") -> Fragment:
     """The fragment of a tile that feeds no mma: the f16 m16n8k16 C atom tiled over it."""
     try:

@@ -23,13 +23,15 @@ and get one fragment (a union-find over the function).
 3. the A and B fragments of ``tile.mma`` operands;
 4. otherwise the default: the m16n8k16 C atom tiled over the tile.
 
-A register vector gets the projection of the fragment of the tile it is
-broadcast to (:func:`~tilec.passes.fragments.vector_fragment`): each lane
-holds the rows (columns) its tile values are in.
+A register vector gets the projection of a tile's fragment
+(:func:`~tilec.passes.fragments.vector_fragment`: each lane holds the rows,
+or columns, its tile values are in): of the tile a reduction makes it from,
+else of the tile it is broadcast to; a vector that meets no tile is spread
+over the lanes (:func:`~tilec.passes.fragments.spread_vector_fragment`).
 
 **Conversions.** Where an operand's class already has a fragment that is not
-the one its mma needs, the pass inserts ``tile.convert_layout`` before that
-mma (the value keeps its fragment; the mma reads the converted one). Two
+the one its mma needs (or a vector is broadcast to a tile whose lanes hold it
+differently), the pass inserts ``tile.convert_layout`` before that use (the value keeps its fragment; the mma reads the converted one). Two
 fragments that are the same function (equal as maps ``(lane, value) ->
 element``, however spelled, like attention's f16 P tile as the C fragment of
 ``S = Q K^T`` and as the A fragment of ``O += P V``) need no conversion.
@@ -58,6 +60,7 @@ from tilec.passes.fragments import (
     default_fragment,
     fma_fragment,
     mma_fragment,
+    spread_vector_fragment,
     tile_fragment,
     vector_fragment,
 )
@@ -65,7 +68,9 @@ from tilec.passes.fragments import (
 THREAD_TILE_ATTR = "tile.thread_tile"
 """Optional attribute of an ``fma_f32`` ``tile.mma``: ``[TM, TN]``, each lane's block of C."""
 
-_ELEMENTWISE = (t.MapOp, t.ConvertOp, t.AddOp, t.SubOp, t.MulOp, t.DivOp, t.MaxOp, t.ExpOp, t.Exp2Op, t.ReluOp)
+_ELEMENTWISE = (t.MapOp, t.ConvertOp, t.AddOp, t.SubOp, t.MulOp, t.DivOp, t.MaxOp, t.MinOp, t.ExpOp, t.Exp2Op,
+                t.ReluOp)
+_REDUCTIONS = (t.RowSumOp, t.RowMaxOp, t.RowMinOp, t.ColSumOp, t.ColMaxOp, t.ColMinOp)
 
 
 def is_register(v: SSAValue) -> bool:
@@ -173,6 +178,8 @@ def agreeing_classes(fn: Operation, uf: _UnionFind | None = None) -> _UnionFind:
                                     uf.union(res, y)
             case t.MmaOp() | t.WgmmaOp():
                 uf.union(op.c, op.result)
+            case _ if isinstance(op, _REDUCTIONS) and op.acc is not None:
+                uf.union(op.acc, op.result)
             case _ if isinstance(op, _ELEMENTWISE):
                 kind = type(op.results[0].type)
                 for v in op.operands:
@@ -200,6 +207,7 @@ class LayoutAssignment:
         accumulators: list[tuple[SSAValue, Fragment, Operation]] = []
         operands: list[tuple[Operation, int, Fragment]] = []
         self.broadcasts: list[t.BroadcastOp] = []
+        self.reductions: list[Operation] = []
         for op in fn.walk():
             for v in self._defined(op):
                 self.values.append(v)
@@ -214,6 +222,8 @@ class LayoutAssignment:
                     accumulators.append((op.c, wgmma_fragment(op), op))
                 case t.BroadcastOp():
                     self.broadcasts.append(op)
+                case _ if isinstance(op, _REDUCTIONS):
+                    self.reductions.append(op)
         self.conversions: list[Conversion] = []
         self._chosen: dict[SSAValue, tuple[Fragment, str]] = {}
         for v, frag in given:
@@ -259,24 +269,29 @@ class LayoutAssignment:
         return None if old[0].tv.same_function(frag.tv) else old
 
     def _solve_vectors(self) -> None:
+        """Vectors: a fragment in the type, else the projection of the tile a reduction makes it from,
+        else of the tile it is broadcast to (another broadcast converts it), else spread over the lanes."""
         chosen: dict[SSAValue, VectorFragment] = {}
         for v in self.values:
             if isinstance(v.type, RegisterVectorType) and v.type.fragment is not None:
                 chosen.setdefault(self.uf.find(v), VectorFragment(v.type.fragment, v.type.orientation.data))
+        for op in self.reductions:
+            frag = vector_fragment(self.tile[op.input], op.result.type.orientation.data)
+            root = self.uf.find(op.result)
+            old = chosen.setdefault(root, frag)
+            if not old.tv.same_function(frag.tv):
+                raise FragmentError(f"register vector {value_name(op.result)} is reduced from tiles whose lanes hold "
+                                    f"its values differently: {old.layout} and {frag.layout}")
         for op in self.broadcasts:
             frag = vector_fragment(self.tile[op.result], op.input.type.orientation.data)
-            root = self.uf.find(op.input)
-            old = chosen.get(root)
-            if old is not None and not old.tv.same_function(frag.tv):
-                raise FragmentError(f"register vector {value_name(op.input)} is broadcast to tiles whose lanes hold "
-                                    f"its values differently: {old.layout} and {frag.layout}")
-            chosen.setdefault(root, frag)
+            old = chosen.setdefault(self.uf.find(op.input), frag)
+            if not old.tv.same_function(frag.tv):
+                self.conversions.append(Conversion(op, 0, frag))
         for v in self.values:
             if isinstance(v.type, RegisterVectorType):
                 root = self.uf.find(v)
                 if root not in chosen:
-                    raise FragmentError(f"register vector {value_name(v)} is never broadcast to a tile: "
-                                        "its lanes are unknown (reductions are not supported yet)")
+                    chosen[root] = spread_vector_fragment(v.type.length.data, v.type.orientation.data)
                 self.vector[v] = chosen[root]
 
     def of(self, v: SSAValue) -> Fragment | VectorFragment:

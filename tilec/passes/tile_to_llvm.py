@@ -281,13 +281,13 @@ def _func(op: func.FuncOp, b: Builder) -> list[SSAValue]:
 
 
 def _return(op: func.ReturnOp, b: Builder) -> list[SSAValue]:
-    b.insert(llvm.ReturnOp(op.arguments[0] if op.arguments else None))
+    b.insert(fast.return_op(op.arguments[0] if op.arguments else None))
     return []
 
 
 def _call(op: func.CallOp, b: Builder) -> list[SSAValue]:
     result = op.results[0].type if op.results else None
-    call = b.insert(llvm.CallOp(op.callee.string_value(), *op.arguments, return_type=result))
+    call = b.insert(fast.call_op(op.callee.string_value(), op.arguments, result))
     return list(call.results)
 
 
@@ -312,21 +312,22 @@ def _check_lowered(module: ModuleOp) -> None:
         raise LoweringError(op, "was left unconverted by tile-to-llvm (a bug in tilec)")
 
 
-def _scf_to_cf(module: ModuleOp) -> None:
+def _scf_to_cf(module: ModuleOp, b: Builder) -> None:
     """Every ``scf.if``/``scf.for`` to branches, each op before the ops nested in it (the
     order of xDSL's ``convert-scf-to-cf`` walker; the lowerings insert no scf)."""
     lowerings = {scf.IfOp: _lower_if, scf.ForOp: _lower_for}
     for op in [op for op in walk_ops(module) if type(op) in lowerings]:
-        lowerings[type(op)](op)
+        lowerings[type(op)](op, b)
 
 
 # xDSL's IfLowering and ForLowering (xdsl.transforms.convert_scf_to_cf), step for step, with two
 # differences that change nothing in the pass's result: the branches are llvm.br/llvm.cond_br at
 # once (xDSL's cf.br/cf.cond_br would become exactly those in step 4), and every op is built by
-# the fast constructors (tests/passes/test_tile_to_llvm.py compares the lowered modules).
+# the fast constructors and inserted through the pass's builder, as in step 4
+# (tests/passes/test_tile_to_llvm.py compares the lowered modules).
 
 
-def _lower_if(if_op: scf.IfOp) -> None:
+def _lower_if(if_op: scf.IfOp, b: Builder) -> None:
     """Split the block at ``scf.if``, inline both regions before the continuation, branch."""
     condition_block = if_op.parent_block()
     assert condition_block is not None
@@ -336,16 +337,16 @@ def _lower_if(if_op: scf.IfOp) -> None:
         region = condition_block.parent
         assert region is not None
         region.insert_block_before(continue_block, remaining)
-        continue_block.add_op(fast.br_op(remaining))
+        b.insert(fast.br_op(remaining), InsertPoint.at_end(continue_block))
     else:
         continue_block = remaining
-    then_block = _inline_branch(if_op.true_region, continue_block)
-    else_block = _inline_branch(if_op.false_region, continue_block) or continue_block
-    condition_block.add_op(fast.cond_br_op(if_op.cond, then_block, (), else_block, ()))
+    then_block = _inline_branch(if_op.true_region, continue_block, b)
+    else_block = _inline_branch(if_op.false_region, continue_block, b) or continue_block
+    b.insert(fast.cond_br_op(if_op.cond, then_block, (), else_block, ()), InsertPoint.at_end(condition_block))
     _replace(if_op, continue_block.args)
 
 
-def _inline_branch(region: Region, continue_block: Block) -> Block | None:
+def _inline_branch(region: Region, continue_block: Block, b: Builder) -> Block | None:
     """Inline ``region`` before ``continue_block``, its ``scf.yield`` a branch there; its first block."""
     first = region.first_block
     if first is None:
@@ -353,13 +354,13 @@ def _inline_branch(region: Region, continue_block: Block) -> Block | None:
     last = region.last_block
     assert last is not None and last.last_op is not None
     terminator = last.last_op
-    last.add_op(fast.br_op(continue_block, terminator.operands))
+    b.insert(fast.br_op(continue_block, terminator.operands), InsertPoint.at_end(last))
     Rewriter.erase_op(terminator)
     Rewriter.inline_region(region, BlockInsertPoint.before(continue_block))
     return first
 
 
-def _lower_for(for_op: scf.ForOp) -> None:
+def _lower_for(for_op: scf.ForOp, b: Builder) -> None:
     """The loop's first body block becomes the condition block (induction variable and carried
     values as its arguments), the body follows it, the last body block steps and branches back."""
     init_block = for_op.parent_block()
@@ -373,15 +374,13 @@ def _lower_for(for_op: scf.ForOp) -> None:
     Rewriter.inline_region(for_op.body, BlockInsertPoint.before(end_block))
     iv = condition_block.args[0]
     terminator = last_body_block.last_op
-    stepped = fast.arith_binary_op(arith.AddiOp, iv, for_op.step)
-    last_body_block.insert_op_before(stepped, terminator)
-    last_body_block.insert_op_before(fast.br_op(condition_block, (stepped.results[0], *terminator.operands)),
-                                     terminator)
+    stepped = b.insert(fast.arith_binary_op(arith.AddiOp, iv, for_op.step), InsertPoint.before(terminator))
+    b.insert(fast.br_op(condition_block, (stepped.results[0], *terminator.operands)), InsertPoint.before(terminator))
     Rewriter.erase_op(terminator)
-    init_block.add_op(fast.br_op(condition_block, (for_op.lb, *for_op.iter_args)))
-    comparison = fast.cmpi_op("slt", iv, for_op.ub)
-    condition_block.add_op(comparison)
-    condition_block.add_op(fast.cond_br_op(comparison.results[0], first_body_block, (), end_block, ()))
+    b.insert(fast.br_op(condition_block, (for_op.lb, *for_op.iter_args)), InsertPoint.at_end(init_block))
+    at_condition = InsertPoint.at_end(condition_block)
+    comparison = b.insert(fast.cmpi_op("slt", iv, for_op.ub), at_condition)
+    b.insert(fast.cond_br_op(comparison.results[0], first_body_block, (), end_block, ()), at_condition)
     _replace(for_op, condition_block.args[1:])
 
 
@@ -394,7 +393,7 @@ def _replace(op: Operation, values: Sequence[SSAValue]) -> None:
     Rewriter.erase_op(op)
 
 
-def _to_llvm(module: ModuleOp) -> None:
+def _to_llvm(module: ModuleOp, builder: Builder) -> None:
     """Every op to llvm ops, in one walk over the ops as they are now (the lowerings
     insert only llvm ops, which need no visit).
 
@@ -410,7 +409,6 @@ def _to_llvm(module: ModuleOp) -> None:
     pattern walker does (its message, the module printed with the op marked).
     """
     lowerings = {**arith_lowering.LOWERINGS, **gpu_lowering.LOWERINGS, **FUNC_LOWERINGS}
-    builder = Builder(InsertPoint(module.body.block))
     # each op before the ops nested in it, the last op of a block first
     for op in walk_ops(module, reverse=True):
         lowering = lowerings.get(type(op))
@@ -432,10 +430,11 @@ class TileToLLVMPass(ModulePass):
         check_lowerable(op)
         shared = collect_shared(op)
         # No dead-code elimination: a lowering pass keeps every op it is given.
-        _scf_to_cf(op)
+        builder = Builder(InsertPoint.at_end(op.body.block))  # every lowering sets its own point
+        _scf_to_cf(op, builder)
         retype_module(op)
         try:
-            _to_llvm(op)
+            _to_llvm(op, builder)
         except (ValueError, TypeError) as e:
             # A builder refused its operands (the walker names the op in a note).
             raise PassFailedException(f"tile-to-llvm: {e}") from None

@@ -27,6 +27,8 @@ from typing import ClassVar
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     I64,
+    Float64Type,
+    FloatAttr,
     IntegerAttr,
     BFloat16Type,
     Float16Type,
@@ -43,6 +45,7 @@ from xdsl.irdl import (
     base,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -350,11 +353,11 @@ class AllocOp(IRDLOperation):
 
 @irdl_op_definition
 class ZerosOp(IRDLOperation):
-    """A register tile of zeros (an accumulator's start)."""
+    """A register tile (or vector) of zeros (an accumulator's start)."""
 
     name = "tile.zeros"
 
-    result = result_def(RegisterType)
+    result = result_def(RegisterType | RegisterVectorType)
 
     traits = traits_def(Pure())
 
@@ -366,12 +369,12 @@ class ZerosOp(IRDLOperation):
 
 @irdl_op_definition
 class FillOp(IRDLOperation):
-    """A register tile with every element equal to a scalar."""
+    """A register tile (or vector) with every element equal to a scalar (``-inf`` starts a running max)."""
 
     name = "tile.fill"
 
     value = operand_def()
-    result = result_def(RegisterType)
+    result = result_def(RegisterType | RegisterVectorType)
 
     traits = traits_def(Pure())
 
@@ -417,27 +420,38 @@ def _check_same_element(op: IRDLOperation, x: Attribute, y: Attribute) -> None:
 
 @irdl_op_definition
 class LoadOp(IRDLOperation):
-    """Global or shared window → register tile; a rank-1 global window → a column vector."""
+    """Global or shared window → register tile; a rank-1 global window → a register vector.
+
+    Elements of the window outside the view read as ``other`` (0 unless given): ``other -inf``
+    keeps ragged rows out of a maximum, 0 out of a sum.
+    """
 
     name = "tile.load"
 
     source = operand_def(GlobalType | SharedType)
     indices = var_operand_def(IndexType)
     result = result_def(RegisterType | RegisterVectorType)
+    other = opt_prop_def(FloatAttr)
 
     traits = traits_def(MemoryReadEffect())
 
-    assembly_format = "$source (`[` $indices^ `]`)? attr-dict `:` type($source) `->` type($result)"
+    assembly_format = "$source (`[` $indices^ `]`)? (`other` `(` $other^ `)`)? attr-dict `:` type($source) `->` type($result)"
 
-    def __init__(self, source: SSAValue, indices, tile_type: RegisterType):
-        super().__init__(operands=[source, indices], result_types=[tile_type])
+    def __init__(self, source: SSAValue, indices, tile_type: RegisterType, other: float | None = None):
+        props = {} if other is None or other == 0 else {"other": FloatAttr(other, Float64Type())}
+        super().__init__(operands=[source, indices], result_types=[tile_type], properties=props)
+
+    @property
+    def fill(self) -> float:
+        """The value of elements outside the view."""
+        return 0.0 if self.other is None else self.other.value.data
 
     def verify_(self) -> None:
         result = self.result.type
         if isinstance(result, RegisterVectorType):
             src = self.source.type
-            if not isinstance(src, GlobalType) or src.rank != 1 or result.is_row:
-                _fail(self, f"loads a register vector only as a 'col' vector from a rank-1 global view, got {src} -> {result}")
+            if not isinstance(src, GlobalType) or src.rank != 1:
+                _fail(self, f"loads a register vector only from a rank-1 global view, got {src} -> {result}")
             _check_window(self, src, self.indices, (result.length.data,), "source")
         else:
             _check_window(self, self.source.type, self.indices, result.dims, "source")
@@ -446,11 +460,11 @@ class LoadOp(IRDLOperation):
 
 @irdl_op_definition
 class StoreOp(IRDLOperation):
-    """Register tile → global window or shared tile."""
+    """Register tile → global window or shared tile; register vector → rank-1 global window."""
 
     name = "tile.store"
 
-    value = operand_def(RegisterType)
+    value = operand_def(RegisterType | RegisterVectorType)
     dest = operand_def(GlobalType | SharedType)
     indices = var_operand_def(IndexType)
 
@@ -462,8 +476,14 @@ class StoreOp(IRDLOperation):
         super().__init__(operands=[value, dest, indices])
 
     def verify_(self) -> None:
-        _check_window(self, self.dest.type, self.indices, self.value.type.dims, "destination")
-        _check_same_element(self, self.value.type, self.dest.type)
+        value = self.value.type
+        if isinstance(value, RegisterVectorType):
+            if not isinstance(self.dest.type, GlobalType) or self.dest.type.rank != 1:
+                _fail(self, f"stores a register vector only to a rank-1 global view, got {value} -> {self.dest.type}")
+            _check_window(self, self.dest.type, self.indices, (value.length.data,), "destination")
+        else:
+            _check_window(self, self.dest.type, self.indices, value.dims, "destination")
+        _check_same_element(self, value, self.dest.type)
 
 
 def _check_tiled_copy(op: IRDLOperation, tile: SharedType) -> None:
@@ -915,6 +935,11 @@ class MaxOp(_ElementwiseBinary):
 
 
 @irdl_op_definition
+class MinOp(_ElementwiseBinary):
+    name = "tile.min"
+
+
+@irdl_op_definition
 class ExpOp(_ElementwiseUnary):
     name = "tile.exp"
 
@@ -988,21 +1013,29 @@ class ConvertLayoutOp(IRDLOperation):
 
 
 class _Reduction(IRDLOperation):
-    """Reduce each row (``row_*``: one value per row) or column (``col_*``) of a register tile."""
+    """Reduce each row (``row_*``: one value per row) or column (``col_*``) of a register tile.
+
+    With an accumulator (``tile.row_max %x into %m``) the result also combines the accumulator's
+    values: ``max(m, row_max(x))``, how online softmax keeps its running maximum.
+    """
+
+    V: ClassVar = VarConstraint("V", base(RegisterVectorType))
 
     input = operand_def(RegisterType)
-    result = result_def(RegisterVectorType)
+    acc = opt_operand_def(V)
+    result = result_def(V)
 
     traits = traits_def(Pure())
 
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    assembly_format = "$input (`into` $acc^)? attr-dict `:` type($input) `->` type($result)"
 
     ORIENTATION: ClassVar[str] = "row"
 
-    def __init__(self, value: SSAValue):
+    def __init__(self, value: SSAValue, acc: SSAValue | None = None):
         t = SSAValue.get(value).type
         length = t.dims[0] if self.ORIENTATION == "row" else t.dims[1]
-        super().__init__(operands=[value], result_types=[RegisterVectorType(length, t.element_type, self.ORIENTATION)])
+        result = SSAValue.get(acc).type if acc is not None else RegisterVectorType(length, t.element_type, self.ORIENTATION)
+        super().__init__(operands=[value, [acc] if acc is not None else []], result_types=[result])
 
     def verify_(self) -> None:
         src, dst = self.input.type, self.result.type
@@ -1022,6 +1055,11 @@ class RowMaxOp(_Reduction):
 
 
 @irdl_op_definition
+class RowMinOp(_Reduction):
+    name = "tile.row_min"
+
+
+@irdl_op_definition
 class ColSumOp(_Reduction):
     name = "tile.col_sum"
     ORIENTATION: ClassVar[str] = "col"
@@ -1030,6 +1068,12 @@ class ColSumOp(_Reduction):
 @irdl_op_definition
 class ColMaxOp(_Reduction):
     name = "tile.col_max"
+    ORIENTATION: ClassVar[str] = "col"
+
+
+@irdl_op_definition
+class ColMinOp(_Reduction):
+    name = "tile.col_min"
     ORIENTATION: ClassVar[str] = "col"
 
 
@@ -1166,6 +1210,7 @@ TILE_OPS = [
     MulOp,
     DivOp,
     MaxOp,
+    MinOp,
     ExpOp,
     Exp2Op,
     ReluOp,
@@ -1173,8 +1218,10 @@ TILE_OPS = [
     ConvertLayoutOp,
     RowSumOp,
     RowMaxOp,
+    RowMinOp,
     ColSumOp,
     ColMaxOp,
+    ColMinOp,
     BroadcastOp,
     StageOp,
 ]

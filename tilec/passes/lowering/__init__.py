@@ -10,7 +10,9 @@
 The builders the patterns use sit here too: :mod:`~tilec.passes.lowering.nvvm`
 (the GPU's own operations), :mod:`~tilec.passes.lowering.llvm_build` (plain
 ``llvm`` ops) and :mod:`~tilec.passes.lowering.kernel` (kernels and shared
-memory).
+memory). They make every op with the constructors of :mod:`tilec.ir.fast`
+and insert it through the ``Builder`` they are given (the rule, and its two
+exceptions, are in :mod:`tilec.ir.fast`).
 
 Every pattern assumes the values it reads are already retyped (no ``index``
 left): the pass retypes the whole module first, so each op is rewritten on

@@ -7,7 +7,9 @@ integers, ``ceildivui``) become short sequences. ``index`` has already been
 retyped to ``i64`` (see :mod:`~tilec.passes.lowering.types`), so
 ``index_cast`` is a sign extension, a truncation or nothing.
 
-``math.fma/absf/sqrt/exp2`` become the LLVM intrinsics; ``vector.extract`` /
+``math.fma/absf/sqrt/exp2`` become the LLVM intrinsics; ``math.exp/log/log2/rsqrt/tanh``
+PTX's approximate f32 instructions (``ex2``/``lg2`` with a scale, ``rsqrt``, ``tanh``; 16-bit
+values through f32); ``vector.extract`` /
 ``vector.insert`` at static positions of 1-D vectors become
 ``llvm.extractelement`` / ``llvm.insertelement``, ``vector.broadcast`` of a
 scalar a chain of inserts, ``vector.bitcast`` a bitcast. ``cf.br`` and
@@ -29,6 +31,9 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     VectorType,
+    bf16,
+    f16,
+    f32,
     i1,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -37,6 +42,7 @@ from xdsl.rewriter import InsertPoint
 
 from tilec.dialects import llvm_ext
 from tilec.ir import fast
+from tilec.passes.lowering import nvvm as N
 from tilec.passes.lowering.llvm_build import const_i32, constant
 
 Lowering = Callable[[Operation, Builder], list[SSAValue]]
@@ -143,9 +149,9 @@ def _cmpf(op: arith.CmpfOp, b: Builder) -> list[SSAValue]:
         if isinstance(t, VectorType):
             count = t.get_shape()[0]
             dense = DenseIntOrFPElementsAttr.from_list(t, [name == "true"] * count)
-            return [b.insert(llvm.ConstantOp(dense, t)).result]
+            return [b.insert(fast.constant_op(dense, t)).result]
         return [constant(b, int(name == "true"), i1)]
-    return [b.insert(llvm.FCmpOp(op.lhs, op.rhs, name)).res]
+    return [b.insert(fast.fcmp_op(name, op.lhs, op.rhs)).res]
 
 
 def _select(op: arith.SelectOp, b: Builder) -> list[SSAValue]:
@@ -177,7 +183,7 @@ def _float_binary(op: Operation, b: Builder) -> list[SSAValue]:
 
 
 def _negf(op: arith.NegfOp, b: Builder) -> list[SSAValue]:
-    return [b.insert(llvm.FNegOp(op.operand)).res]
+    return [b.insert(fast.float_unary_op(llvm.FNegOp, op.operand)).res]
 
 
 def _min_max_int(op: Operation, b: Builder) -> list[SSAValue]:
@@ -200,7 +206,7 @@ def intrinsic_suffix(t: Attribute) -> str:
 def _nan_propagating(op: Operation, b: Builder) -> list[SSAValue]:
     lhs, rhs = op.operands
     name = f"{_NAN_PROPAGATING[type(op)]}.{intrinsic_suffix(lhs.type)}"
-    call = b.insert(llvm.CallIntrinsicOp(name, [lhs, rhs], [lhs.type]))
+    call = b.insert(fast.call_intrinsic_op(name, [lhs, rhs], [lhs.type]))
     assert call.ress is not None
     return [call.ress]
 
@@ -213,28 +219,69 @@ def _ceildivui(op: arith.CeilDivUIOp, b: Builder) -> list[SSAValue]:
         raise ValueError("arith.ceildivui: vectors are not supported")
     zero, one = constant(b, 0, t), constant(b, 1, t)
     is_zero = _icmp(b, "eq", a, zero)
-    quotient = b.insert(llvm.UDivOp(b.insert(llvm.SubOp(a, one)).res, d)).res
-    rounded = b.insert(llvm.AddOp(quotient, one)).res
-    return [b.insert(llvm.SelectOp(is_zero, zero, rounded)).res]
+    quotient = b.insert(fast.binary_op(llvm.UDivOp, b.insert(fast.binary_op(llvm.SubOp, a, one)).res, d)).res
+    rounded = b.insert(fast.binary_op(llvm.AddOp, quotient, one)).res
+    return [b.insert(fast.select_op(is_zero, zero, rounded)).res]
 
 
 # ---------------------------------------------------------------- math
 
 
 def _fma(op: math.FmaOp, b: Builder) -> list[SSAValue]:
-    return [b.insert(llvm.FMAOp(op.a, op.b, op.c)).res]
+    return [b.insert(fast.fma_op(op.a, op.b, op.c)).res]
 
 
 def _absf(op: math.AbsFOp, b: Builder) -> list[SSAValue]:
-    return [b.insert(llvm.FAbsOp(op.operand, op.result.type)).results[0]]
+    return [b.insert(fast.float_unary_op(llvm.FAbsOp, op.operand)).results[0]]  # math.absf keeps its operand's type
 
 
 def _sqrt(op: math.SqrtOp, b: Builder) -> list[SSAValue]:
-    return [b.insert(llvm.FSqrtOp(op.operand)).results[0]]
+    return [b.insert(fast.float_unary_op(llvm.FSqrtOp, op.operand)).results[0]]
 
 
 def _exp2(op: math.Exp2Op, b: Builder) -> list[SSAValue]:
-    return [b.insert(llvm.FExp2Op(op.operand)).results[0]]
+    return [b.insert(fast.float_unary_op(llvm.FExp2Op, op.operand)).results[0]]
+
+
+LOG2_E = 1.4426950408889634
+LN_2 = 0.6931471805599453
+
+
+def _in_f32(b: Builder, x: SSAValue, compute) -> SSAValue:
+    """``compute`` on ``x`` in f32 (16-bit values extended first, the result rounded back once)."""
+    if x.type == f32:
+        return compute(x)
+    if x.type not in (f16, bf16):
+        raise ValueError(f"no f32 approximation of a {x.type} value (f16, bf16 and f32 have one)")
+    y = compute(b.insert(fast.cast_op(llvm.FPExtOp, x, f32)).results[0])
+    return b.insert(fast.cast_op(llvm.FPTruncOp, y, x.type)).results[0]
+
+
+def _scaled(b: Builder, x: SSAValue, scale: float) -> SSAValue:
+    c = b.insert(fast.constant_op(FloatAttr(scale, f32), f32)).results[0]
+    return b.insert(fast.binary_op(llvm.FMulOp, x, c)).results[0]
+
+
+def _exp(op: math.ExpOp, b: Builder) -> list[SSAValue]:
+    """``exp(x) = 2^(x log2 e)``: one multiply and ``ex2.approx.f32`` (as Triton and FlashAttention do)."""
+    return [_in_f32(b, op.operand, lambda x: N.ex2_approx(b, _scaled(b, x, LOG2_E)))]
+
+
+def _log(op: math.LogOp, b: Builder) -> list[SSAValue]:
+    """``log(x) = log2(x) ln 2``: ``lg2.approx.f32`` and one multiply."""
+    return [_in_f32(b, op.operand, lambda x: _scaled(b, N.approx_f32(b, "lg2", x), LN_2))]
+
+
+def _log2(op: math.Log2Op, b: Builder) -> list[SSAValue]:
+    return [_in_f32(b, op.operand, lambda x: N.approx_f32(b, "lg2", x))]
+
+
+def _rsqrt(op: math.RsqrtOp, b: Builder) -> list[SSAValue]:
+    return [_in_f32(b, op.operand, lambda x: N.approx_f32(b, "rsqrt", x))]
+
+
+def _tanh(op: math.TanhOp, b: Builder) -> list[SSAValue]:
+    return [_in_f32(b, op.operand, lambda x: N.approx_f32(b, "tanh", x))]
 
 
 # ---------------------------------------------------------------- vector
@@ -264,14 +311,14 @@ def _broadcast(op: vector.BroadcastOp, b: Builder) -> list[SSAValue]:
         return [op.source]
     if isinstance(op.source.type, VectorType):
         raise ValueError("vector.broadcast: only a scalar can be broadcast at the llvm level")
-    value = b.insert(llvm.UndefOp(t)).res
+    value = b.insert(fast.undef_op(t)).res
     for i in range(t.get_shape()[0]):
         value = b.insert(fast.insert_element_op(value, op.source, const_i32(b, i))).res
     return [value]
 
 
 def _vector_bitcast(op: vector.BitcastOp, b: Builder) -> list[SSAValue]:
-    return [b.insert(llvm.BitcastOp(op.source, op.result.type)).result]
+    return [b.insert(fast.cast_op(llvm.BitcastOp, op.source, op.result.type)).result]
 
 
 # ---------------------------------------------------------------- cf
@@ -304,6 +351,11 @@ LOWERINGS: dict[type[Operation], Lowering] = {
     math.AbsFOp: _absf,
     math.SqrtOp: _sqrt,
     math.Exp2Op: _exp2,
+    math.ExpOp: _exp,
+    math.LogOp: _log,
+    math.Log2Op: _log2,
+    math.RsqrtOp: _rsqrt,
+    math.TanhOp: _tanh,
     vector.ExtractOp: _extract,
     vector.InsertOp: _insert,
     vector.BroadcastOp: _broadcast,

@@ -91,9 +91,9 @@ def _warp_id(op: tile.WarpIdOp, b: Builder) -> list[SSAValue]:
     # (tid.z * ntid.y + tid.y) * ntid.x + tid.x, then / 32.
     linear = N.thread_id(b, "z")
     for dim in ("y", "x"):
-        scaled = b.insert(llvm.MulOp(linear, N.block_dim(b, dim))).res
-        linear = b.insert(llvm.AddOp(scaled, N.thread_id(b, dim))).res
-    warp = b.insert(llvm.LShrOp(linear, const_i32(b, 5))).res
+        scaled = b.insert(fast.binary_op(llvm.MulOp, linear, N.block_dim(b, dim))).res
+        linear = b.insert(fast.binary_op(llvm.AddOp, scaled, N.thread_id(b, dim))).res
+    warp = b.insert(fast.binary_op(llvm.LShrOp, linear, const_i32(b, 5))).res
     return [_as_index(b, warp)]
 
 
@@ -120,7 +120,7 @@ def _mma(op: frag.MmaOp, b: Builder) -> list[SSAValue]:
         case "mma_m16n8k8_tf32":
             return N.mma_m16n8k8_tf32(b, a, bb, c)
         case "fma_f32":
-            return [b.insert(llvm.FMAOp(a[0], bb[0], c[0])).res]
+            return [b.insert(fast.fma_op(a[0], bb[0], c[0])).res]
         case _:
             raise ValueError(f"frag.mma: no lowering for the atom {name}")
 
@@ -181,8 +181,8 @@ def _load(op: frag.LoadOp, b: Builder) -> list[SSAValue]:
     if op.pred is None:
         return [b.insert(load).dereferenced_value]
     then, join = N.if_then(b, op.pred, [zero(b, t)])
-    then.insert(load)
-    then.insert(fast.br_op(join, [load.dereferenced_value]))
+    b.insert(load, then)
+    b.insert(fast.br_op(join, [load.dereferenced_value]), then)
     return [join.args[0]]
 
 
@@ -200,8 +200,8 @@ def _store(op: frag.StoreOp, b: Builder) -> list[SSAValue]:
         b.insert(store)
         return []
     then, join = N.if_then(b, op.pred, [])
-    then.insert(store)
-    then.insert(fast.br_op(join))
+    b.insert(store, then)
+    b.insert(fast.br_op(join), then)
     return []
 
 

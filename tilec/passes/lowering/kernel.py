@@ -19,6 +19,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from tilec.dialects.llvm_ext import KERNEL_ATTR, MAXNTID_ATTR
+from tilec.ir import fast
 from tilec.passes.lowering.llvm_build import SHARED, SHARED_PTR
 
 
@@ -112,9 +113,9 @@ def dynamic_shared_buffer(
 def shared_address(builder: Builder, buffer: llvm.GlobalOp | str) -> SSAValue:
     """The `!llvm.ptr<3>` address of a shared buffer."""
     name = buffer if isinstance(buffer, str) else buffer.sym_name.data
-    return builder.insert(llvm.AddressOfOp(name, SHARED_PTR)).result
+    return builder.insert(fast.addressof_op(name, SHARED_PTR)).result
 
 
 def ret(builder: Builder) -> None:
     """End the kernel body: `llvm.return`."""
-    builder.insert(llvm.ReturnOp.build(operands=[None]))
+    builder.insert(fast.return_op())

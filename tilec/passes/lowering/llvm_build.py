@@ -103,8 +103,8 @@ def zero(builder: Builder, type_attr: Attribute) -> SSAValue:
     if isinstance(type_attr, VectorType):
         count = type_attr.get_shape()[0]
         dense = DenseIntOrFPElementsAttr.from_list(type_attr, [0] * count)
-        return builder.insert(llvm.ConstantOp(dense, type_attr)).result
-    return builder.insert(llvm.ZeroOp.build(result_types=[type_attr])).res
+        return builder.insert(fast.constant_op(dense, type_attr)).result
+    return builder.insert(fast.zero_op(type_attr)).res
 
 
 def const_i32(builder: Builder, value: int) -> SSAValue:
@@ -119,10 +119,9 @@ def offset(
     ptr = value_of("llvm.getelementptr", ptr)
     if address_space(ptr.type) is None:
         raise ValueError(f"llvm.getelementptr: base must be a pointer, got {ptr.type}")
-    gep = llvm.GEPOp.from_mixed_indices(
-        ptr, [index], elem_type, result_type=ptr.type  # type: ignore[arg-type]
-    )
-    return builder.insert(gep).result
+    if not isinstance(index, int):
+        index = value_of("llvm.getelementptr", index)
+    return builder.insert(fast.gep_op(ptr, index, elem_type, ptr.type)).result
 
 
 def bitcast(builder: Builder, value: Value, type_attr: Attribute) -> SSAValue:
@@ -133,7 +132,8 @@ def bitcast(builder: Builder, value: Value, type_attr: Attribute) -> SSAValue:
 def addrspace_cast(builder: Builder, ptr: Value, space: int) -> SSAValue:
     """`ptr` as a pointer in address space `space`."""
     target = llvm.LLVMPointerType(IntAttr(space)) if space else PTR
-    return builder.insert(llvm_ext.AddrSpaceCastOp(ptr, target)).result
+    ptr = value_of("llvm.addrspacecast", ptr)
+    return builder.insert(fast.cast_op(llvm_ext.AddrSpaceCastOp, ptr, target)).result
 
 
 def extract_element(builder: Builder, vector: Value, index: int) -> SSAValue:

@@ -124,7 +124,7 @@ def warp_id(builder: Builder) -> SSAValue:
     slot that may change during execution.
     """
     tid = thread_id(builder, "x")
-    return builder.insert(llvm.LShrOp(tid, const_i32(builder, 5))).res
+    return builder.insert(fast.binary_op(llvm.LShrOp, tid, const_i32(builder, 5))).res
 
 
 def barrier(builder: Builder) -> None:
@@ -269,11 +269,11 @@ def inline_asm(
             f"outputs and {len(entries) - outputs} inputs, expected "
             f"{expected_outputs} and {len(operands)}"
         )
-    op = llvm.InlineAsmOp(
+    op = fast.inline_asm_op(
         asm,
         constraints,
         [value_of("inline asm", v) for v in operands],
-        [result_type] if result_type is not None else None,
+        [result_type] if result_type is not None else [],
         has_side_effects=side_effects,
     )
     builder.insert(op)
@@ -447,10 +447,10 @@ def mbarrier_arrive_warp(builder: Builder, bar: Value) -> None:
 def wgmma_desc(builder: Builder, base: Value, high: int) -> SSAValue:
     """A wgmma matrix descriptor: the 14-bit start field (shared address / 16) of `base`, OR `high`."""
     base = expect_pointer("wgmma descriptor", "base", base, SHARED)
-    address = builder.insert(llvm.PtrToIntOp(base, IntegerType(64))).results[0]
-    field = builder.insert(llvm.LShrOp(address, constant(builder, 4, IntegerType(64)))).res
-    field = builder.insert(llvm.AndOp(field, constant(builder, (1 << 14) - 1, IntegerType(64)))).res
-    return builder.insert(llvm.OrOp(field, constant(builder, high, IntegerType(64)))).res
+    address = builder.insert(fast.cast_op(llvm.PtrToIntOp, base, IntegerType(64))).results[0]
+    field = builder.insert(fast.binary_op(llvm.LShrOp, address, constant(builder, 4, IntegerType(64)))).res
+    field = builder.insert(fast.binary_op(llvm.AndOp, field, constant(builder, (1 << 14) - 1, IntegerType(64)))).res
+    return builder.insert(fast.binary_op(llvm.OrOp, field, constant(builder, high, IntegerType(64)))).res
 
 
 def wgmma_fence(builder: Builder) -> None:
@@ -564,6 +564,18 @@ def ex2_approx(builder: Builder, x: Value, *, ftz: bool = False) -> SSAValue:
     return result
 
 
+def approx_f32(builder: Builder, op: str, x: Value) -> SSAValue:
+    """One of PTX's approximate f32 functions (``lg2``, ``rsqrt``, ``tanh``; ``ex2`` is
+    :func:`ex2_approx`): a few ulp, one instruction, what fused softmax and norm kernels use."""
+    names = {"lg2": "llvm.nvvm.lg2.approx.f", "rsqrt": "llvm.nvvm.rsqrt.approx.f", "tanh": "llvm.nvvm.tanh.approx.f32"}
+    if op not in names:
+        raise ValueError(f"{op}.approx.f32: expected one of {', '.join(names)}")
+    x = expect_type(f"{op}.approx.f32", "x", x, f32)
+    result = call_intrinsic(builder, names[op], [x], f32)
+    assert result is not None
+    return result
+
+
 def pack_f16x2(builder: Builder, lo: Value, hi: Value) -> SSAValue:
     """`cvt.rn.f16x2.f32`: two f32 → one `vector<2xf16>` register, `lo` as element 0."""
     lo = expect_type("cvt.rn.f16x2.f32", "lo", lo, f32)
@@ -598,14 +610,14 @@ def fmax(builder: Builder, x: Value, y: Value) -> SSAValue:
     """`max.f32` (and f16/bf16 forms): the larger; a NaN operand is ignored."""
     x = expect_type("max", "x", x, *_FLOATS)
     y = expect_type("max", "y", y, x.type)
-    return builder.insert(llvm.VectorFMaxOp(x, y)).res
+    return builder.insert(fast.binary_op(llvm.VectorFMaxOp, x, y)).res
 
 
 def fmin(builder: Builder, x: Value, y: Value) -> SSAValue:
     """`min.f32` (and f16/bf16 forms): the smaller; a NaN operand is ignored."""
     x = expect_type("min", "x", x, *_FLOATS)
     y = expect_type("min", "y", y, x.type)
-    return builder.insert(llvm.VectorFMinOp(x, y)).res
+    return builder.insert(fast.binary_op(llvm.VectorFMinOp, x, y)).res
 
 
 # ------------------------------------------------------------ vector loads / stores
@@ -641,14 +653,14 @@ def _access_size(op: str, type_attr: Attribute) -> int:
 
 def if_then(
     builder: Builder, pred: SSAValue, join_args: Sequence[SSAValue]
-) -> tuple[Builder, Block]:
+) -> tuple[InsertPoint, Block]:
     """Cut the current block at the insertion point into an if-then.
 
     The current block ends with `cond_br pred, then, join(join_args)`; the
     ops after the insertion point move to `join`, which gets one argument
-    per value in `join_args` (the values on the skipped path). Returns a
-    builder at the end of the empty `then` block and the `join` block; the
-    caller ends `then` with a branch to `join`.
+    per value in `join_args` (the values on the skipped path). Returns the
+    end of the empty `then` block, where the caller inserts (through the same
+    builder) the guarded ops and a branch to `join`, and the `join` block.
     """
     point = builder.insertion_point
     current, region = point.block, point.block.parent
@@ -669,7 +681,7 @@ def if_then(
         fast.cond_br_op(pred, then_block, [], join_block, list(join_args)),
         InsertPoint.at_end(current),
     )
-    return Builder(InsertPoint.at_end(then_block)), join_block
+    return InsertPoint.at_end(then_block), join_block
 
 
 def vector_load(
@@ -700,8 +712,8 @@ def vector_load(
         op, "other", zero(builder, result_type) if other is None else other, result_type
     )
     then, join = if_then(builder, pred, [other])
-    then.insert(load)
-    then.insert(fast.br_op(join, [load.dereferenced_value]))
+    builder.insert(load, then)
+    builder.insert(fast.br_op(join, [load.dereferenced_value]), then)
     builder.insertion_point = InsertPoint.at_start(join)
     return join.args[0]
 

@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, S
 from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from tilec.dialects import frag
+from tilec.dialects import frag_fast
 from tilec.dialects.abi import BOX_ATTR, GL_ATTR, SWIZZLE_ATTR, TENSOR_MAP_ATTR
 from tilec.dialects.tile import ops as t
 from tilec.layout.bulk import MBARRIER_BYTES as MBAR_BYTES, BulkBox
@@ -120,16 +120,16 @@ class BulkLowering:
 
         def init():
             for i in range(count):
-                em.insert(frag.MbarInitOp(em.gep(ptr, i, i64, i32), arrivals))
-            em.insert(frag.MbarInitFenceOp())
+                em.insert(frag_fast.frag_mbar_init(em.gep(ptr, i, i64, i32), arrivals))
+            em.insert(frag_fast.frag_mbar_init_fence())
 
         self._leader(init)
-        em.insert(t.BarrierOp())
+        em.insert(frag_fast.tile_barrier())
         self.vmap[op.result] = bars
 
     def mbar_expect(self, op: t.MbarExpectOp) -> None:
         bar = self._barrier_at(self.get(op.barriers), self.get(op.index))
-        self._leader(lambda: self.em.insert(frag.MbarExpectTxOp(bar, op.bytes.value.data)))
+        self._leader(lambda: self.em.insert(frag_fast.frag_mbar_expect_tx(bar, op.bytes.value.data)))
 
     def bulk_copy(self, op: t.BulkCopyOp) -> None:
         em = self.em
@@ -144,7 +144,7 @@ class BulkLowering:
             for j in range(cols // box.inner):
                 at = em.gep(dst.ptr, j * box.rows * box.inner, dst.type.element_type, i32)
                 coords = [em.value(em.add(col0, j * box.inner, i32), i32), em.value(row0, i32)]
-                em.insert(frag.TmaLoadOp(at, tmap, bar, coords))
+                em.insert(frag_fast.frag_tma_load(at, tmap, bar, coords))
 
         self._leader(issue)
 
@@ -153,9 +153,9 @@ class BulkLowering:
         bar = self._barrier_at(self.get(op.barriers), self.get(op.index))
         parity = em.value(em.cast(self.get(op.parity), i32), i32)
         if op.issuer is not None:
-            self._leader(lambda: em.insert(frag.MbarWaitOp(bar, parity)))
+            self._leader(lambda: em.insert(frag_fast.frag_mbar_wait(bar, parity)))
         else:
-            em.insert(frag.MbarWaitOp(bar, parity))
+            em.insert(frag_fast.frag_mbar_wait(bar, parity))
 
     def mbar_arrive(self, op: t.MbarArriveOp) -> None:
-        self.em.insert(frag.MbarArriveWarpOp(self._barrier_at(self.get(op.barriers), self.get(op.index))))
+        self.em.insert(frag_fast.frag_mbar_arrive_warp(self._barrier_at(self.get(op.barriers), self.get(op.index))))

@@ -11,6 +11,14 @@ and predicate ops are numbered by value within their block: asking for the
 same op on the same operands again in that block returns the first result
 (address arithmetic is written per access and repeats itself: a quarter of
 a GEMM's ops).
+
+Every op of the new body is made by a constructor of :mod:`tilec.ir.fast`
+(xDSL's ops) or :mod:`tilec.dialects.frag_fast` (the ``frag`` ops and the few
+``tile`` ops the pass keeps) and goes in through the emitter (:meth:`Emitter.insert`,
+:meth:`Emitter.const`): one way to build, at the cost of the op itself rather
+than irdl's generic ``__init__`` (thousands of ops per kernel). The exceptions
+are the new ``func.func`` (xDSL's constructor, once per kernel) and ops copied
+unchanged (cloned); the rule and its reasons are in :mod:`tilec.ir.fast`.
 """
 
 from __future__ import annotations
@@ -124,7 +132,7 @@ class Emitter:
         if key not in self._consts:
             n = t.element_count()
             zeros = [0] * n if isinstance(t.element_type, IntegerType) else [0.0] * n
-            op = arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, zeros))
+            op = fast.arith_constant_op(DenseIntOrFPElementsAttr.from_list(t, zeros))
             self.constants.add_op(op)
             self._consts[key] = op.result
         return self._consts[key]

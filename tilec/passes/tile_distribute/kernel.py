@@ -108,7 +108,6 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
 from tilec.dialects import frag_fast
-from tilec.dialects import frag
 from tilec.dialects.abi import (
     ALIGNED_ROWS_ATTR,
     DIM_ATTR,
@@ -122,6 +121,7 @@ from tilec.dialects.abi import (
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType, element_bits
+from tilec.ir import fast
 from tilec.ir.parser import location_text
 from tilec.layout import FMA_F32, MMAAtom
 from tilec.passes.tile_distribute.analysis import estimate_registers
@@ -138,6 +138,8 @@ from tilec.passes.tile_distribute.bulk import (
 from tilec.passes.tile_distribute.emit import Emitter
 from tilec.passes.fragments import Fragment, FragmentError, VectorFragment, tile_fragment
 from tilec.passes.tile_distribute.memory import MemoryLowering, RegallocError
+from tilec.passes.tile_distribute.reduce import REDUCTIONS, ReductionLowering
+from tilec.passes.tile_distribute.vectors import VectorLowering
 from tilec.passes.tile_distribute.wgmma import WgmmaLowering
 from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf
 
@@ -181,14 +183,6 @@ def _stage_align(base: int, op: Operation) -> int:
     return gcd(base, nbytes) if nbytes else base
 
 
-def _shared_op(name: str, nbytes: int, align: int = SHARED_ALIGN) -> frag.SharedOp:
-    """``frag.shared`` (built directly: ``frag.SharedOp.__init__`` passes a bare int as the address space)."""
-    return frag.SharedOp.create(
-        properties={"sym_name": StringAttr(name), "bytes": IntegerAttr(nbytes, 64), "align": IntegerAttr(align, 64)},
-        result_types=[LLVMPointerType(IntAttr(3))],
-    )
-
-
 class _Mapper(dict):
     """A clone's value map that falls back to the lowering's map of old values to new ones."""
 
@@ -220,10 +214,11 @@ _ELEMENTWISE = {
     t.MulOp: arith.MulfOp,
     t.DivOp: arith.DivfOp,
     t.MaxOp: arith.MaximumfOp,
+    t.MinOp: arith.MinimumfOp,
 }
 
 
-class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
+class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering, ReductionLowering, VectorLowering):
     """Rewrites one kernel ``func.func`` into its fragment-level form."""
 
     def __init__(self, fn: func.FuncOp, module: ModuleOp):
@@ -301,7 +296,7 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
 
     def lane(self, ty: Attribute = i32) -> SSAValue:
         def make():
-            lane = self.em.insert(t.LaneIdOp()).results[0]
+            lane = self.em.insert(frag_fast.tile_lane_id()).results[0]
             lane.name_hint = "lane"
             return lane
 
@@ -312,12 +307,12 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
         em = self.em
 
         def make():
-            x = em.cast(em.insert(t.ThreadIdOp("x")).results[0], i32)
+            x = em.cast(em.insert(frag_fast.tile_thread_id("x")).results[0], i32)
             bx, by, bz = self.block_dims
             if by == bz == 1:
                 return x
-            y = em.cast(em.insert(t.ThreadIdOp("y")).results[0], i32)
-            z = em.cast(em.insert(t.ThreadIdOp("z")).results[0], i32)
+            y = em.cast(em.insert(frag_fast.tile_thread_id("y")).results[0], i32)
+            z = em.cast(em.insert(frag_fast.tile_thread_id("z")).results[0], i32)
             return em.add(x, em.mul(em.add(y, em.mul(z, by, i32), i32), bx, i32), i32)
 
         tid = em.hoisted("tid", make)
@@ -468,10 +463,10 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
     def _dynamic_base(self) -> SSAValue:
         """The dynamic buffer's address, rounded up to :attr:`_base_align` when that is more than 128."""
         em = self.em
-        base = em.insert(_shared_op(f"{self.name}_smem", 0)).results[0]
+        base = em.insert(frag_fast.frag_shared(f"{self.name}_smem", 0, SHARED_ALIGN)).results[0]
         if self._base_align <= SHARED_ALIGN:
             return base
-        addr = em.insert(llvm.PtrToIntOp(base, i32)).results[0]
+        addr = em.insert(fast.cast_op(llvm.PtrToIntOp, base, i32)).results[0]
         pad = em.and_(em.sub(0, addr, i32), self._base_align - 1, i32)
         return em.gep(base, pad, IntegerType(8), i32)
 
@@ -508,7 +503,7 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
                     base = em.hoisted("dynamic-smem", self._dynamic_base)
                     ptr = em.gep(base, offset, IntegerType(8), i32)
                 else:
-                    ptr = em.insert(_shared_op(sym, size, align)).results[0]
+                    ptr = em.insert(frag_fast.frag_shared(sym, size, align)).results[0]
                 ptr.name_hint = op.result.name_hint
                 if isinstance(op, t.MbarInitOp):
                     self.mbar_init(op, ptr)
@@ -546,9 +541,9 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
             case t.AsyncCopyOp():
                 self._copy(op, is_async=True)
             case t.AsyncCommitOp():
-                em.insert(frag.CpAsyncCommitOp())
+                em.insert(frag_fast.frag_cp_async_commit())
             case t.AsyncWaitOp():
-                em.insert(frag.CpAsyncWaitOp(op.pending.value.data))
+                em.insert(frag_fast.frag_cp_async_wait(op.pending.value.data))
             case t.MmaOp():
                 self._mma(op)
             case t.WgmmaOp():
@@ -562,6 +557,8 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
                 assert isinstance(vf, VectorFragment)
                 self.vmap[op.result] = self.in_form(
                     Regs(fr.with_packing(1), src.element_type, [src.values[i] for i in vf.values_of(fr)]), fr)
+            case _ if isinstance(op, REDUCTIONS):
+                self.reduce(op)
             case t.ConvertLayoutOp():
                 raise RegallocError(
                     f"converts {op.input.type.fragment.layout if op.input.type.fragment else 'no fragment'} to "
@@ -575,24 +572,26 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
             case t.ReluOp():
                 src = self.get(op.input)
                 zero = em.const(0.0, src.element_type)
-                self.set_scalars(op.result, [em.insert(arith.MaximumfOp(x, zero)).results[0] for x in self.scalars(src)])
+                self.set_scalars(op.result, [em.insert(fast.arith_binary_op(arith.MaximumfOp, x, zero)).results[0]
+                                             for x in self.scalars(src)])
             case t.ExpOp() | t.Exp2Op():
                 src = self.get(op.input)
                 cls = math.ExpOp if isinstance(op, t.ExpOp) else math.Exp2Op
-                self.set_scalars(op.result, [em.insert(cls(x)).results[0] for x in self.scalars(src)])
+                self.set_scalars(op.result, [em.insert(fast.math_unary_op(cls, x)).results[0] for x in self.scalars(src)])
             case _ if type(op) in _ELEMENTWISE:
                 lhs, rhs = self.get(op.lhs), self.get(op.rhs)
                 cls = _ELEMENTWISE[type(op)]
-                vals = [em.insert(cls(x, y)).results[0] for x, y in zip(self.scalars(lhs), self.scalars(rhs))]
+                vals = [em.insert(fast.arith_binary_op(cls, x, y)).results[0]
+                        for x, y in zip(self.scalars(lhs), self.scalars(rhs))]
                 self.set_scalars(op.result, vals)
             case scf.ForOp():
                 self._for(op)
             case scf.IfOp():
                 self._if(op)
             case scf.YieldOp():
-                em.insert(scf.YieldOp(*self.flatten(op.operands)))
+                em.insert(fast.scf_yield_op(self.flatten(op.operands)))
             case func.ReturnOp():
-                em.insert(func.ReturnOp(*[self.get(v) for v in op.arguments]))
+                em.insert(fast.func_return_op([self.get(v) for v in op.arguments]))
             case _:
                 if op.name.startswith("tile.") and not isinstance(
                     op, t.BlockIdOp | t.ThreadIdOp | t.WarpIdOp | t.LaneIdOp | t.BarrierOp
@@ -645,8 +644,7 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
         inits = self.flatten(op.iter_args)
         types = [IndexType()] + [ty for tys, _ in shapes for ty in tys]
         body = Block(arg_types=types)
-        new = scf.ForOp(self.get(op.lb), self.get(op.ub), self.get(op.step), inits, body)
-        em.insert(new)
+        new = em.insert(fast.scf_for_op(self.get(op.lb), self.get(op.ub), self.get(op.step), inits, body))
         old_body = op.body.block
         body.args[0].name_hint = old_body.args[0].name_hint
         self.vmap[old_body.args[0]] = body.args[0]
@@ -682,7 +680,7 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
             with em.at(InsertPoint.at_end(block)):
                 self.emit_block(region.block)
             regions.append(Region(block))
-        new = em.insert(scf.IfOp(self.get(op.cond), types, regions[0], regions[1]))
+        new = em.insert(fast.scf_if_op(self.get(op.cond), types, regions[0], regions[1]))
         pos = 0
         for old_res, (tys, make) in zip(op.results, shapes):
             self.vmap[old_res] = make(list(new.results[pos : pos + len(tys)]))
@@ -704,12 +702,16 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
             self.vmap[op.result] = self.load_global_vector(src, idx_new, fr, elem)
         else:
             self.vmap[op.result] = self.load_global_fragment(src, list(op.indices), idx_new, fr, elem)
+        if op.fill != 0 and isinstance(src, GlobalArg):
+            self.vmap[op.result] = self.in_form(self.fill_outside(self.vmap[op.result], src, idx_new, op.fill), fr)
 
     def _store_op(self, op: t.StoreOp) -> None:
         value = self.get(op.value)
         dst = self.get(op.dest)
         idx_new = [self.get(i) for i in op.indices]
-        if isinstance(dst, SharedBuf):
+        if isinstance(value.frag, VectorFragment):
+            self.store_global_vector(value, dst, idx_new)
+        elif isinstance(dst, SharedBuf):
             self.store_shared_fragment(value, dst, list(op.indices), idx_new)
         else:
             self.store_global_fragment(value, dst, list(op.indices), idx_new)
@@ -765,7 +767,7 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
             for r in regs:
                 key = ("tf32", r)
                 if key not in x.cache:
-                    x.cache[key] = self.em.insert(frag.ToTF32Op(r)).results[0]
+                    x.cache[key] = self.em.insert(frag_fast.frag_tf32(r)).results[0]
                 out.append(x.cache[key])
             return out
         return list(regs)
@@ -801,9 +803,8 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering):
         if src == dst:
             return x
         width = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
-        if width.get(str(src), 0) < width.get(str(dst), 0):
-            return self.em.insert(arith.ExtFOp(x, dst)).results[0]
-        return self.em.insert(arith.TruncFOp(x, dst)).results[0]
+        cls = arith.ExtFOp if width.get(str(src), 0) < width.get(str(dst), 0) else arith.TruncFOp
+        return self.em.insert(fast.arith_cast_op(cls, x, dst)).results[0]
 
     def _map(self, op: t.MapOp) -> None:
         em = self.em

@@ -45,7 +45,7 @@ zero-fill semantics, for any shape and strides.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, llvm, vector
+from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import Float32Type, IntegerType, VectorType, i32, i64
 from xdsl.ir import Attribute, Block, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -175,7 +175,7 @@ class MemoryLowering:
             s = g.strides
             unit = em.cmp("eq", s[-1], 1, i64)
             rows = True if g.rank == 1 else em.cmp("eq", em.urem(s[0], n, i64), 0, i64)
-            addr = em.insert(llvm.PtrToIntOp(g.ptr, i64)).results[0]
+            addr = em.insert(fast.cast_op(llvm.PtrToIntOp, g.ptr, i64)).results[0]
             aligned = em.cmp("eq", em.and_(addr, nbytes - 1, i64), 0, i64)
             ok = em.all([unit, rows, aligned])
             if isinstance(ok, SSAValue):
@@ -407,7 +407,7 @@ class MemoryLowering:
                 ptr = self.global_ptr(src, [g_row, g_col])
                 some = em.cmp("ne", nsrc, 0, i32)
                 if not isinstance(some, bool):
-                    ptr = em.insert(arith.SelectOp(some, ptr, src.ptr)).results[0]
+                    ptr = em.insert(fast.arith_select_op(some, ptr, src.ptr)).results[0]
                 em.insert(frag_fast.frag_cp_async(dptr, ptr, nbytes, em.value(nsrc, i32)))
             return []
 
@@ -571,7 +571,7 @@ class MemoryLowering:
         rounds as ``truncf`` does: one ``cvt.rn.f16x2.f32`` converts and packs), else ``x`` extended."""
         if isinstance(x, OpResult) and isinstance(x.op, arith.TruncFOp) and x.op.input.type == Float32Type():
             return x.op.input
-        return self.em.insert(arith.ExtFOp(x, Float32Type())).results[0]
+        return self.em.insert(fast.arith_cast_op(arith.ExtFOp, x, Float32Type())).results[0]
 
     # ------------------------------------------------------------ registers <-> global
 
@@ -703,7 +703,7 @@ class MemoryLowering:
             out = []
             pair = fast.vector_type(value.element_type, 2)
             for r in value.values:
-                vec = em.insert(vector.BitcastOp(_as_vec1(em, r), pair)).results[0]
+                vec = em.insert(fast.vector_bitcast_op(_as_vec1(em, r), pair)).results[0]
                 out += [em.insert(fast.vector_extract_op(vec, j, value.element_type)).results[0] for j in range(2)]
             value.cache["scalars"] = out
         return value.cache["scalars"]

@@ -30,9 +30,10 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType, i32, i64
 from xdsl.ir import SSAValue
 
-from tilec.dialects import frag
+from tilec.dialects import frag_fast
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import element_bits
+from tilec.ir import fast
 from tilec.layout.gmma import Described, GmmaLayoutError, describe
 from tilec.passes.tile_distribute.memory import RegallocError
 from tilec.passes.tile_layout import wgmma_fragment
@@ -105,12 +106,12 @@ class WgmmaLowering:
         fc = self.checked_fragment(op.c, wgmma_fragment(op), op)
         ranges = [fc.atom_value_range(0, j) for j in range(n // 8)]
         regs = [c.values[i] for r in ranges for i in r]
-        em.insert(frag.WgmmaFenceOp())
+        em.insert(frag_fast.frag_wgmma_fence())
         for da, db in zip(desc_a, desc_b):
-            regs = list(em.insert(frag.WgmmaOp(da, db, regs, n=n, dtype=dtype, trans_a=major_a == "MN",
-                                               trans_b=major_b == "MN")).results)
-        em.insert(frag.WgmmaCommitOp())
-        regs = list(em.insert(frag.WgmmaWaitOp(regs, 0)).results)
+            regs = list(em.insert(frag_fast.frag_wgmma(da, db, regs, n=n, dtype=dtype, trans_a=major_a == "MN",
+                                                       trans_b=major_b == "MN")).results)
+        em.insert(frag_fast.frag_wgmma_commit())
+        regs = list(em.insert(frag_fast.frag_wgmma_wait(regs, 0)).results)
         acc = list(c.values)
         for i, r in zip((i for rng in ranges for i in rng), regs):
             r.name_hint = "acc"
@@ -127,11 +128,14 @@ class WgmmaLowering:
 
     def _step_descriptors(self, base: SSAValue, steps: list[Described]) -> list[SSAValue]:
         em = self.em
-        desc = em.insert(frag.WgmmaDescOp(base, steps[0].desc.high_bits())).results[0]
+        desc = em.insert(frag_fast.frag_wgmma_desc(base, steps[0].desc.high_bits())).results[0]
         out = []
         for d in steps:
             delta = d.offset // 16
-            out.append(desc if delta == 0 else em.insert(arith.AddiOp(desc, em.const(delta, i64))).result)
+            if delta == 0:
+                out.append(desc)
+            else:
+                out.append(em.insert(fast.arith_binary_op(arith.AddiOp, desc, em.const(delta, i64))).results[0])
         return out
 
 

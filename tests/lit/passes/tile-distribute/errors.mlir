@@ -19,17 +19,17 @@ func.func @big(%a: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>)
 
 // -----
 
-// Reductions need shuffles between lanes: not yet.
-func.func @rows(%c: !tile.gl<f32, [?, ?]>)
+// Reductions across lanes shuffle 32-bit values: f64 rows are not reduced (yet).
+func.func @rows(%c: !tile.gl<f64, [?, ?]>)
     attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
   %c0 = arith.constant 0 : index
-  %z = tile.zeros : !tile.rt<16x16xf32>
-  %s = tile.row_sum %z : !tile.rt<16x16xf32> -> !tile.rv<16xf32, row>
-  %b = tile.broadcast %s : !tile.rv<16xf32, row> -> !tile.rt<16x16xf32>
-  tile.store %b, %c[%c0, %c0] : !tile.rt<16x16xf32> -> !tile.gl<f32, [?, ?]>
+  %z = tile.load %c[%c0, %c0] : !tile.gl<f64, [?, ?]> -> !tile.rt<16x16xf64>
+  %s = tile.row_sum %z : !tile.rt<16x16xf64> -> !tile.rv<16xf64, row>
+  %b = tile.broadcast %s : !tile.rv<16xf64, row> -> !tile.rt<16x16xf64>
+  tile.store %b, %c[%c0, %c0] : !tile.rt<16x16xf64> -> !tile.gl<f64, [?, ?]>
   func.return
 }
-// CHECK: error: tile-distribute: 'tile.row_sum' at {{.*}}errors.mlir:{{[0-9]+}}:8: is not supported by tile-distribute yet
+// CHECK: error: tile-distribute: 'tile.row_sum' at {{.*}}errors.mlir:{{[0-9]+}}:8: cannot shuffle a f64 between lanes (only 32-bit values)
 
 // -----
 

@@ -1,0 +1,77 @@
+"""Reductions of ``tile-distribute``: rows or columns of a register tile into a register vector.
+
+Derived from the fragment, never per atom. ``coord(lane, v) = lane_part(lane) + value_part(v)``
+(:class:`~tilec.passes.fragments.Fragment`), so for a row reduction:
+
+1. the values of one lane whose row is the same are combined in registers;
+2. the lanes that differ only in lane bits that move along the row (the bit fields of the lane's
+   column part) hold the other parts of the same rows: a butterfly over exactly those bits
+   (``shfl.sync.bfly`` with lane mask ``1 << b`` for each such bit ``b``) leaves every one of them
+   with the whole row. Lane bits that move nothing (a broadcast fragment) are left alone: those
+   lanes hold copies, not parts;
+3. with an accumulator (``tile.row_max %x into %m``) its value is combined last.
+
+The result lives in the vector fragment tile-layout gave it (the projection of the tile's: the
+lanes holding a row hold its total). Column reductions are the same with the axes swapped.
+16-bit values are combined in f32 and rounded once at the end.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import Float32Type, i32
+from xdsl.ir import SSAValue
+
+from tilec.dialects import frag_fast
+from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.types import element_bits
+from tilec.ir import fast
+from tilec.passes.fragments import Fragment, VectorFragment
+from tilec.passes.tile_distribute.memory import RegallocError
+from tilec.passes.tile_distribute.values import Regs
+
+_KIND = {
+    t.RowSumOp: "sum", t.ColSumOp: "sum",
+    t.RowMaxOp: "max", t.ColMaxOp: "max",
+    t.RowMinOp: "min", t.ColMinOp: "min",
+}
+_COMBINE = {"sum": arith.AddfOp, "max": arith.MaximumfOp, "min": arith.MinimumfOp}
+REDUCTIONS = tuple(_KIND)
+
+
+class ReductionLowering:
+    """Mixin of :class:`tilec.passes.tile_distribute.kernel.KernelLowering`: lowers ``tile.row_*`` / ``tile.col_*``."""
+
+    def reduce(self, op) -> None:
+        kind = _KIND[type(op)]
+        x = self.get(op.input)
+        tile: Fragment = x.frag
+        vec: VectorFragment = self.fragment(op.result)
+        elem = op.result.type.element_type
+        work = Float32Type() if element_bits(elem) < 32 else elem
+        axis = vec.axis  # the coordinate kept: rows for a row reduction
+        picks = vec.values_of(tile)  # also checks that the vector lives in the tile's lanes
+        scalars = [self._convert(s, work) for s in self.scalars(x)]
+        partial: list[SSAValue | None] = [None] * vec.num_values
+        for v, i in enumerate(picks):
+            partial[i] = scalars[v] if partial[i] is None else self._combine(kind, partial[i], scalars[v])
+        if any(p is None for p in partial):
+            raise RegallocError(f"vector fragment {vec.layout} holds values no lane of the tile fragment "
+                                f"{tile.layout} reduces into")
+        for field in tile.lane_fields[1 - axis]:
+            for bit in range(field.shift, field.shift + field.width):
+                partial = [self._combine(kind, p, self._butterfly(p, 1 << bit)) for p in partial]
+        if op.acc is not None:
+            acc = self.get(op.acc)
+            partial = [self._combine(kind, self._convert(a, work), p) for a, p in zip(self.scalars(acc), partial)]
+        self.vmap[op.result] = Regs(vec, elem, [self._convert(p, elem) for p in partial])
+
+    def _combine(self, kind: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.em.insert(fast.arith_binary_op(_COMBINE[kind], a, b)).results[0]
+
+    def _butterfly(self, x: SSAValue, mask: int) -> SSAValue:
+        """``x`` of the lane whose id differs from this one's in the bits of ``mask``."""
+        if x.type == Float32Type() or x.type == i32:
+            return self.em.insert(frag_fast.frag_shfl("bfly", x, self.em.const(mask, i32))).results[0]
+        raise RegallocError(f"cannot shuffle a {x.type} between lanes (only 32-bit values)")
+

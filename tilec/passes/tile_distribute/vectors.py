@@ -1,0 +1,63 @@
+"""Register vectors in memory, and the value of a load outside its view.
+
+- ``tile.store`` of a register vector to a rank-1 view: each element is held by every lane of
+  its row group (the lanes that differ in bits outside the vector fragment's lane fields hold
+  copies); only the lane whose copy bits are zero stores it, under the view's bound.
+- ``tile.load ... other(x)``: elements outside the view read as ``x`` (``-inf`` for a maximum
+  over ragged rows). The load itself zero-fills what it does not read; each value is then
+  selected against its own bound test, which costs two compares a value and only where
+  ``other`` is given.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import i32, i64
+
+from tilec.passes.fragments import WARP, Fragment, VectorFragment
+from tilec.passes.tile_distribute.values import GlobalArg, Regs
+
+
+def copy_bits(vec: VectorFragment) -> int:
+    """The lane bits that do not move a vector fragment's index: lanes differing there hold copies."""
+    used = 0
+    for f in vec.lane_fields:
+        used |= ((1 << f.width) - 1) << f.shift
+    return (WARP - 1) & ~used
+
+
+class VectorLowering:
+    """Mixin of :class:`tilec.passes.tile_distribute.kernel.KernelLowering`."""
+
+    def store_global_vector(self, value: Regs, dst: GlobalArg, idx_new) -> None:
+        em = self.em
+        vec: VectorFragment = value.frag
+        base = em.add(em.cast(idx_new[0], i64), self.lane_value(vec.lane_fields, i64), i64)
+        bits = copy_bits(vec)
+        leader = True if bits == 0 else em.cmp("eq", em.and_(self.lane(i32), bits, i32), 0, i32)
+        for pos, x in zip(vec.positions, self.scalars(value)):
+            c = em.add(base, pos, i64)
+            self._store(x, self.global_ptr(dst, [c]), em.land(leader, self.in_bounds(dst, 0, c)))
+
+    def fill_outside(self, regs: Regs, src: GlobalArg, idx_new, other: float) -> Regs:
+        """``regs`` (loaded from ``src`` at ``idx_new``) with ``other`` where an element is outside the view."""
+        em = self.em
+        elem = regs.element_type
+        fill = em.const(other, elem)
+        origin = [em.cast(i, i64) for i in idx_new]
+        values = []
+        for v, x in enumerate(self.scalars(regs)):
+            inside = True
+            for d, c in enumerate(self._element_coords(regs.frag, v)):
+                inside = em.land(inside, self.in_bounds(src, d, em.add(origin[d], c, i64)))
+            values.append(x if inside is True else em.select(inside, x, fill, elem))
+        return Regs(regs.frag.with_packing(1), elem, values)
+
+    def _element_coords(self, fr: Fragment | VectorFragment, v: int) -> tuple:
+        """The (i64) coordinates within the window of this lane's value ``v``."""
+        if isinstance(fr, VectorFragment):
+            return (self.em.add(self.lane_value(fr.lane_fields, i64), fr.positions[v], i64),)
+        return self.value_coord(fr, v, i64)
+
+
+
+__all__ = ["VectorLowering", "copy_bits"]
