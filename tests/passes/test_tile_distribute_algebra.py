@@ -1,0 +1,175 @@
+"""tile-distribute's register algebra: reductions, register vectors, fill values, math.
+
+Each kernel runs in the tile interpreter before the passes and in the lane interpreter after
+tile-layout + tile-distribute, on ragged windows with fresh random inputs and NaN-poisoned
+outputs, against float64 references; a few go on to PTX that ptxas assembles for sm_80 and sm_90.
+The reductions are checked for fragments of several shapes (m16n8k16's C atom, the SIMT lane
+grid, one column per lane): the lowering is derived from the fragment, not written per atom.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.parser import Parser
+
+from tilec.codegen.ptx import compile_module
+from tilec.codegen.ptxas import assemble, find_ptxas
+from tilec.dialects.context import make_context
+from tilec.interp import run
+from tilec.layout import Layout
+from tilec.passes.fragments import fma_fragment
+from tilec.passes.tile_distribute import TileDistributePass
+from tilec.passes.tile_layout import TileLayoutPass
+from tilec.passes.tile_to_llvm import TileToLLVMPass
+
+LAUNCH = "attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>}"
+
+FRAGMENTS = {
+    # the default: m16n8k16's C atom tiled over the tile
+    "mma_c": (32, 64, None),
+    # the SIMT lane grid (4 x 8 lanes of 8 x 4 values)
+    "simt_c": (32, 32, fma_fragment("C", (32, 32), (4, 8), (8, 4)).layout),
+    # one column per lane, the rows in registers
+    "columns": (8, 32, Layout((32, 8), (8, 1))),
+}
+
+REDUCE = {"sum": np.sum, "max": np.max, "min": np.min}
+COMBINE = {"sum": np.add, "max": np.maximum, "min": np.minimum}
+
+
+def _parse(text: str):
+    module = Parser(make_context(), text).parse_module()
+    module.verify()
+    return module
+
+
+def _lower(text: str):
+    module = _parse(text)
+    TileLayoutPass().apply(make_context(), module)
+    TileDistributePass().apply(make_context(), module)
+    module.verify()
+    return module
+
+
+def _view(x: np.ndarray) -> list:
+    return [x, *x.shape, *(s // x.itemsize for s in x.strides)]
+
+
+def _both(text: str, name: str, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> list[list[np.ndarray]]:
+    """Each output after the tile interpreter and after the lane interpreter (fresh NaN copies)."""
+    results = []
+    for module, lowered in ((_parse(text), False), (_lower(text), True)):
+        outs = [np.full_like(o, np.nan) for o in outputs]
+        args = [a for x in (*inputs, *outs) for a in (_view(x) if lowered else [x])]
+        run(module, name, *args)
+        results.append(outs)
+    return results
+
+
+def _rel(got, ref) -> float:
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    assert not np.isnan(got).any(), "an output was never written"
+    return float(np.max(np.abs(got - ref)) / max(float(np.max(np.abs(ref))), 1e-30))
+
+
+@pytest.mark.parametrize("fragment", sorted(FRAGMENTS))
+@pytest.mark.parametrize("orientation", ["row", "col"])
+@pytest.mark.parametrize("kind", sorted(REDUCE))
+@pytest.mark.parametrize("accumulate", [False, True], ids=["plain", "into"])
+def test_reductions(fragment, orientation, kind, accumulate):
+    """``v = reduce(x)`` or ``v = combine(acc, reduce(x))`` stored as a vector, and broadcast back as
+    ``x - v``, on a window that the view cuts (rows and columns past its edge read as ``other``)."""
+    rows, cols, layout = FRAGMENTS[fragment]
+    rt = f"!tile.rt<{rows}x{cols}xf32{', ' + str(layout) if layout is not None else ''}>"
+    n = rows if orientation == "row" else cols
+    rv = f"!tile.rv<{n}xf32, {orientation}>"
+    other = {"sum": "0.0", "max": "0xFFF0000000000000", "min": "0x7FF0000000000000"}[kind]
+    op = f"tile.{orientation}_{kind}"
+    acc_line = f"  %a = tile.load %acc[%c0] : !tile.gl<f32, [?]> -> {rv}\n" if accumulate else ""
+    into = " into %a" if accumulate else ""
+    text = f"""
+func.func @k(%x: !tile.gl<f32, [?, ?]>, %acc: !tile.gl<f32, [?]>, %v: !tile.gl<f32, [?]>, %d: !tile.gl<f32, [?, ?]>) {LAUNCH} {{
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] other({other} : f64) : !tile.gl<f32, [?, ?]> -> {rt}
+{acc_line}  %r = {op} %t{into} : {rt} -> {rv}
+  tile.store %r, %v[%c0] : {rv} -> !tile.gl<f32, [?]>
+  %b = tile.broadcast %r : {rv} -> {rt}
+  %y = tile.sub %t, %b : {rt}
+  tile.store %y, %d[%c0, %c0] : {rt} -> !tile.gl<f32, [?, ?]>
+  func.return
+}}"""
+    rng = np.random.default_rng()
+    m, k = rows - 3, cols - 5  # ragged: the window reaches past the view
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    length = m if orientation == "row" else k
+    acc = rng.standard_normal(length).astype(np.float32)
+    axis = 1 if orientation == "row" else 0
+    want = REDUCE[kind](x.astype(np.float64), axis=axis)
+    if accumulate:
+        want = COMBINE[kind](acc.astype(np.float64), want)
+    want_d = x - (want[:, None] if orientation == "row" else want[None, :])
+    v = np.zeros(length, np.float32)
+    d = np.zeros((m, k), np.float32)
+    for vout, dout in _both(text, "k", [x, acc], [v, d]):
+        assert _rel(vout, want) < 1e-5
+        assert _rel(dout, want_d) < 1e-5
+
+
+MATH = {
+    "math.exp": np.exp,
+    "math.log": np.log,
+    "math.log2": np.log2,
+    "math.rsqrt": lambda x: 1 / np.sqrt(x),
+    "math.tanh": np.tanh,
+    "math.sqrt": np.sqrt,
+}
+
+
+@pytest.mark.parametrize("fn", sorted(MATH))
+def test_math_in_map_bodies(fn):
+    """The approximate PTX functions through tile.map, in the interpreters and assembled by ptxas."""
+    text = f"""
+func.func @k(%x: !tile.gl<f32, [?, ?]>, %y: !tile.gl<f32, [?, ?]>) {LAUNCH} {{
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<16x16xf32>
+  %u = tile.map %t : !tile.rt<16x16xf32> -> !tile.rt<16x16xf32> {{
+  ^bb0(%a: f32):
+    %b = {fn} %a : f32
+    tile.yield %b : f32
+  }}
+  tile.store %u, %y[%c0, %c0] : !tile.rt<16x16xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}}"""
+    x = np.random.default_rng().uniform(0.1, 4.0, (16, 16)).astype(np.float32)
+    for (y,) in _both(text, "k", [x], [np.zeros((16, 16), np.float32)]):
+        assert _rel(y, MATH[fn](x.astype(np.float64))) < 1e-5
+    _assembles(text)
+
+
+def test_vector_load_store_and_fill():
+    """A row vector loaded (spread over the lanes: it meets no tile), doubled, stored; a -inf fill."""
+    text = f"""
+func.func @k(%x: !tile.gl<f32, [?]>, %y: !tile.gl<f32, [?]>) {LAUNCH} {{
+  %c0 = arith.constant 0 : index
+  %v = tile.load %x[%c0] : !tile.gl<f32, [?]> -> !tile.rv<64xf32, row>
+  %w = tile.add %v, %v : !tile.rv<64xf32, row>
+  %n = tile.load %x[%c0] other(0xFFF0000000000000 : f64) : !tile.gl<f32, [?]> -> !tile.rv<64xf32, row>
+  %m = tile.max %w, %n : !tile.rv<64xf32, row>
+  tile.store %m, %y[%c0] : !tile.rv<64xf32, row> -> !tile.gl<f32, [?]>
+  func.return
+}}"""
+    x = np.random.default_rng().standard_normal(50).astype(np.float32)
+    for (y,) in _both(text, "k", [x], [np.zeros(50, np.float32)]):
+        np.testing.assert_array_equal(y, np.maximum(2 * x, x))
+    _assembles(text)
+
+
+def _assembles(text: str) -> None:
+    module = _lower(text)
+    TileToLLVMPass().apply(make_context(), module)
+    for arch in ("sm_80", "sm_90"):
+        ptx = compile_module(module, arch=arch).ptx
+        assert ".entry k(" in ptx
+        if find_ptxas() is not None:  # the test extra installs it; tests/conftest.py reports a missing one
+            assemble(ptx, arch)
