@@ -17,6 +17,7 @@ import pytest
 
 import tilec
 from tilec.runtime import driver, has_device, no_device_reason
+from tilec.runtime.gl_views import expand
 
 LIT = Path(__file__).resolve().parents[1] / "lit" / "passes" / "tile-layout"
 
@@ -51,7 +52,7 @@ def test_p_tile_feeds_the_next_mma() -> None:
     for _ in range(3):
         q, k, v = (_random(rng, s, np.float16) for s in ((16, 16), (16, 16), (16, 8)))
         o = np.full((16, 8), np.nan, np.float32)
-        kernel(q, k, v, o)
+        kernel(*expand(kernel, q, k, v, o))
         s = q.astype(np.float64) @ k.astype(np.float64).T
         ref = s.astype(np.float16).astype(np.float64) @ v.astype(np.float64)
         err = _error(o, ref)
@@ -67,7 +68,7 @@ def test_loop_and_bias_vector() -> None:
     a, b = _random(rng, (32, 16), np.float16), _random(rng, (16, 16), np.float16)
     bias = _random(rng, 16, np.float32)
     c = np.full((32, 16), np.nan, np.float32)
-    kernel(a, b, bias, c)
+    kernel(*expand(kernel, a, b, bias, c))
     ref = 4 * (a.astype(np.float64) @ b.astype(np.float64)) + bias
     err = _error(c, ref)
     print(f"\nloop + bias on {driver.get_device(0).name}: max relative error {err:.2e}")

@@ -15,6 +15,7 @@ import pytest
 
 import tilec
 from tilec.runtime import driver, has_device, no_device_reason
+from tilec.runtime.gl_views import expand
 
 KERNEL = Path(__file__).resolve().parents[1] / "lit" / "passes" / "tile-distribute" / "reductions.mlir"
 
@@ -38,7 +39,7 @@ def test_softmax_window(rows: int, cols: int) -> None:
     x = (rng.standard_normal((rows, cols)) * 30).astype(np.float32)
     o = np.full((rows, cols), np.nan, np.float32)
     m = np.full(rows, np.nan, np.float32)
-    kernel(x, o, m)
+    kernel(*expand(kernel, x, o, m))
     x64 = x.astype(np.float64)
     ref = np.exp(x64 - x64.max(1, keepdims=True))
     ref /= ref.sum(1, keepdims=True)
