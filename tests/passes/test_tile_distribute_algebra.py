@@ -9,6 +9,8 @@ grid, one column per lane): the lowering is derived from the fragment, not writt
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from xdsl.parser import Parser
@@ -173,3 +175,24 @@ def _assembles(text: str) -> None:
         assert ".entry k(" in ptx
         if find_ptxas() is not None:  # the test extra installs it; tests/conftest.py reports a missing one
             assemble(ptx, arch)
+
+
+LIT = Path(__file__).resolve().parents[1] / "lit" / "passes"
+
+
+@pytest.mark.parametrize("path, name", [
+    ("tile-distribute/convert.mlir", "permute"),   # a renumbering within each lane
+    ("tile-distribute/convert.mlir", "chain"),     # tf32 C -> A, through shared memory
+    ("tile-layout/convert.mlir", "both"),          # one f16 tile as A and (converted) B
+])
+def test_layout_conversions(path, name):
+    """Each conversion path against the tile interpreter (where the conversion is the identity)."""
+    text = next(chunk for chunk in (LIT / path).read_text().split("// -----") if f"@{name}(" in chunk)
+    rng = np.random.default_rng()
+    g = rng.standard_normal((16, 16)).astype(np.float16 if name == "both" else np.float32)
+    if name != "both":
+        g = g[:16, :8].copy()
+    out_shape = (16, 16) if name == "both" else (16, 8)
+    before, after = _both(text, name, [g], [np.zeros(out_shape, np.float32)])
+    # tf32 rounds the mma operands in the lane interpreter only (as the tensor cores do)
+    assert _rel(after[0], before[0]) < (2e-3 if name == "chain" else 1e-6)

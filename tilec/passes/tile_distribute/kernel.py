@@ -137,6 +137,7 @@ from tilec.passes.tile_distribute.bulk import (
 )
 from tilec.passes.tile_distribute.emit import Emitter
 from tilec.passes.fragments import Fragment, FragmentError, VectorFragment, tile_fragment
+from tilec.passes.tile_distribute.convert import ConvertLowering, needs_scratch, scratch_bytes
 from tilec.passes.tile_distribute.memory import MemoryLowering, RegallocError
 from tilec.passes.tile_distribute.reduce import REDUCTIONS, ReductionLowering
 from tilec.passes.tile_distribute.vectors import VectorLowering
@@ -218,7 +219,7 @@ _ELEMENTWISE = {
 }
 
 
-class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering, ReductionLowering, VectorLowering):
+class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering, ReductionLowering, VectorLowering, ConvertLowering):
     """Rewrites one kernel ``func.func`` into its fragment-level form."""
 
     def __init__(self, fn: func.FuncOp, module: ModuleOp):
@@ -436,16 +437,22 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering, ReductionLower
         return new
 
     def _plan_shared(self) -> dict[Operation, tuple[str, int, int]]:
-        """Each tile.alloc → (symbol, byte offset, bytes); one dynamic buffer past 48 KB."""
-        allocs = [op for op in self.fn.walk() if isinstance(op, t.AllocOp | t.MbarInitOp)]
+        """Each tile.alloc (and each layout conversion through shared memory) → (symbol, byte offset,
+        bytes); one dynamic buffer past 48 KB."""
+        allocs = [op for op in self.fn.walk() if isinstance(op, t.AllocOp | t.MbarInitOp)
+                  or (isinstance(op, t.ConvertLayoutOp) and needs_scratch(op))]
         self._align = bulk_alignment(self.fn)
         plan, offset, used = {}, 0, set()
         for i, op in enumerate(allocs):
             if isinstance(op, t.MbarInitOp):
                 size = op.result.type.count.data * MBAR_BYTES
+            elif isinstance(op, t.ConvertLayoutOp):
+                size = scratch_bytes(op, self.threads // 32)
             else:
                 size = op.result.type.size_bytes
             hint = op.result.name_hint or f"smem{i}"
+            if isinstance(op, t.ConvertLayoutOp):
+                hint += "_convert"
             sym = f"{self.name}_{hint}"
             while sym in used:
                 sym += "_"
@@ -459,6 +466,14 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering, ReductionLower
         self._base_align = max(self._align.values(), default=SHARED_ALIGN) if self._dynamic else SHARED_ALIGN
         self._shared_total = offset + (self._base_align - SHARED_ALIGN if self._base_align > SHARED_ALIGN else 0)
         return plan
+
+    def _shared_address(self, op: Operation) -> SSAValue:
+        """The address of the shared memory :meth:`_plan_shared` gave ``op``."""
+        sym, offset, size = self._shared[op]
+        if self._dynamic:
+            base = self.em.hoisted("dynamic-smem", self._dynamic_base)
+            return self.em.gep(base, offset, IntegerType(8), i32)
+        return self.em.insert(frag_fast.frag_shared(sym, size, self._align.get(op, SHARED_ALIGN))).results[0]
 
     def _dynamic_base(self) -> SSAValue:
         """The dynamic buffer's address, rounded up to :attr:`_base_align` when that is more than 128."""
@@ -497,13 +512,8 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering, ReductionLower
                 ext = g.extent(op.dim.value.data)
                 self.vmap[op.result] = em.value(ext, IndexType()) if isinstance(ext, int) else em.cast(ext, IndexType())
             case t.AllocOp() | t.MbarInitOp():
-                sym, offset, size = self._shared[op]
+                ptr = self._shared_address(op)
                 align = self._align.get(op, SHARED_ALIGN)
-                if self._dynamic:
-                    base = em.hoisted("dynamic-smem", self._dynamic_base)
-                    ptr = em.gep(base, offset, IntegerType(8), i32)
-                else:
-                    ptr = em.insert(frag_fast.frag_shared(sym, size, align)).results[0]
                 ptr.name_hint = op.result.name_hint
                 if isinstance(op, t.MbarInitOp):
                     self.mbar_init(op, ptr)
@@ -560,11 +570,7 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering, ReductionLower
             case _ if isinstance(op, REDUCTIONS):
                 self.reduce(op)
             case t.ConvertLayoutOp():
-                raise RegallocError(
-                    f"converts {op.input.type.fragment.layout if op.input.type.fragment else 'no fragment'} to "
-                    f"{op.result.type.fragment.layout if op.result.type.fragment else 'no fragment'}: lowering "
-                    "layout conversions is not supported yet"
-                )
+                self.convert_layout(op, self._shared_address(op) if op in self._shared else None)
             case t.ConvertOp():
                 src = self.get(op.input)
                 dst = op.result.type.element_type

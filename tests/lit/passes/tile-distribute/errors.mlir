@@ -33,23 +33,6 @@ func.func @rows(%c: !tile.gl<f64, [?, ?]>)
 
 // -----
 
-// An mma result used as the A operand of another mma needs a fragment conversion (tf32's C and A
-// fragments are different functions): tile-layout inserts it, tile-distribute cannot lower it yet.
-func.func @chain(%c: !tile.gl<f32, [?, ?]>)
-    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
-  %c0 = arith.constant 0 : index
-  %x = tile.zeros : !tile.rt<16x8xf32>
-  %a = tile.zeros : !tile.rt<16x8xf32>
-  %b = tile.zeros : !tile.rt<8x8xf32>
-  %d = tile.mma %a, %b, %x atom <mma_m16n8k8_tf32> : !tile.rt<16x8xf32>, !tile.rt<8x8xf32>, !tile.rt<16x8xf32> -> !tile.rt<16x8xf32>
-  %e = tile.mma %d, %b, %x atom <mma_m16n8k8_tf32> : !tile.rt<16x8xf32>, !tile.rt<8x8xf32>, !tile.rt<16x8xf32> -> !tile.rt<16x8xf32>
-  tile.store %e, %c[%c0, %c0] : !tile.rt<16x8xf32> -> !tile.gl<f32, [?, ?]>
-  func.return
-}
-// CHECK: error: tile-distribute: 'tile.convert_layout' at {{.*}}errors.mlir:{{[0-9]+}}:8: converts ((4,8),((2,2),(1,1))):((32,1),((16,8),(16,128))) to ((4,8),((2,2),(1,1))):((16,1),((8,64),(16,128))): lowering layout conversions is not supported yet
-
-// -----
-
 // tile.aligned_rows must be a power-of-two number of bytes, at least the element size.
 func.func @odd(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 3 : i64})
     attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
