@@ -196,3 +196,24 @@ def test_layout_conversions(path, name):
     before, after = _both(text, name, [g], [np.zeros(out_shape, np.float32)])
     # tf32 rounds the mma operands in the lane interpreter only (as the tensor cores do)
     assert _rel(after[0], before[0]) < (2e-3 if name == "chain" else 1e-6)
+
+
+@pytest.mark.parametrize("thr, val", [("(8,3):(3,1)", "(2,3):(1,2)"), ("(16,3):(1,16)", "(1,3):(1,1)")])
+def test_copies_with_three_values_per_thread(thr, val):
+    """MoYe's tiled copy with 3 values a thread along a row (seed note 004, on a 16 x 9 tile): element
+    copies (no vector of 3), and the tile arrives whole."""
+    text = f"""
+func.func @k(%g: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>)
+    attributes {{tile.launch = #tile.launch<grid = [1, 1, 1], block = [64, 1, 1], smem = 576>}} {{
+  %c0 = arith.constant 0 : index
+  %s = tile.alloc : !tile.st<16x9xf32>
+  tile.copy %g[%c0, %c0] -> %s thr <{thr}> val <{val}> : !tile.gl<f32, [?, ?]> -> !tile.st<16x9xf32>
+  tile.barrier
+  %r = tile.load %s[%c0, %c0] : !tile.st<16x9xf32> -> !tile.rt<16x8xf32>
+  tile.store %r, %o[%c0, %c0] : !tile.rt<16x8xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}}"""
+    g = np.random.default_rng().standard_normal((16, 9)).astype(np.float32)
+    for (o,) in _both(text, "k", [g], [np.zeros((16, 8), np.float32)]):
+        np.testing.assert_array_equal(o, g[:, :8])
+    _assembles(text)

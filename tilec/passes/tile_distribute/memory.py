@@ -279,8 +279,10 @@ class MemoryLowering:
         vm_n, vn_n = val[0].size(), val[1].size()
         reps_m, reps_n = dims[0] // (tm_n * vm_n), dims[1] // (tn_n * vn_n)
         tm, tn, active = self.thread_coords(thr, self.threads)
-        # runs of `ce` contiguous elements along a row
-        ce = min(vn_n, 16 // size)
+        # runs of `ce` contiguous elements along a row: a power of two (a vector width) that divides the
+        # thread's `vn_n` values. An odd count (3, 5: MoYe's 4x9 example) gives element runs: with
+        # 3 values a thread's first column is 3t, which no wider vector is aligned to for every t.
+        ce = 1 << (min(vn_n, 16 // size).bit_length() - 1)
         if CP_ASYNC_MIN_BYTES <= src.aligned_rows < ce * size:  # runs as wide as the promise: 4- or 8-byte cp.async
             ce = src.aligned_rows // size
         while ce > 1 and vn_n % ce:
