@@ -86,18 +86,13 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, math, scf
 from xdsl.dialects.builtin import (
-    AnyFloat,
     ArrayAttr,
-    DictionaryAttr,
-    Float32Type,
     FloatAttr,
     IndexType,
     IntAttr,
     IntegerAttr,
     IntegerType,
     ModuleOp,
-    StringAttr,
-    UnitAttr,
     i32,
     i64,
 )
@@ -108,39 +103,24 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
 from tilec.dialects import frag_fast
-from tilec.dialects.abi import (
-    ALIGNED_ROWS_ATTR,
-    DIM_ATTR,
-    DTYPE_ATTR,
-    GL_ATTR,
-    LAUNCH_ATTR,
-    OUTPUT_ATTR,
-    REGISTERS_ATTR,
-    STRIDE_ATTR,
-)
+from tilec.dialects.abi import LAUNCH_ATTR, REGISTERS_ATTR
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.ir import fast
 from tilec.ir.parser import location_text
-from tilec.layout import FMA_F32, MMAAtom
-from tilec.passes.tile_distribute.analysis import estimate_registers
-from tilec.passes.tile_distribute.registers import RegisterForms
-from tilec.passes.tile_layout import mma_atom_of, mma_fragments, uses_tiles, value_name
-from tilec.passes.tile_distribute.bulk import (
-    MBAR_BYTES,
-    MIN_ALIGNED_ROWS,
-    BulkLowering,
-    boxes_by_view,
-    bulk_alignment,
-    tensor_map_params,
-)
-from tilec.passes.tile_distribute.emit import Emitter
 from tilec.passes.fragments import Fragment, FragmentError, VectorFragment, tile_fragment
+from tilec.passes.tile_distribute.abi import AbiLowering
+from tilec.passes.tile_distribute.analysis import estimate_registers
+from tilec.passes.tile_distribute.bulk import MBAR_BYTES, BulkLowering, bulk_alignment
 from tilec.passes.tile_distribute.convert import ConvertLowering, needs_scratch, scratch_bytes
+from tilec.passes.tile_distribute.emit import Emitter
 from tilec.passes.tile_distribute.memory import MemoryLowering, RegallocError
+from tilec.passes.tile_distribute.mma import LazyShared, MmaLowering, streamed_fma_operand
 from tilec.passes.tile_distribute.reduce import REDUCTIONS, ReductionLowering
+from tilec.passes.tile_distribute.registers import RegisterForms
 from tilec.passes.tile_distribute.vectors import VectorLowering
+from tilec.passes.tile_layout import uses_tiles, value_name
 from tilec.passes.tile_distribute.wgmma import WgmmaLowering
 from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf
 
@@ -155,21 +135,6 @@ _ORDERING_OPS = (t.AsyncWaitOp, t.BarrierOp, t.MbarWaitOp, scf.YieldOp, func.Ret
 """Ops before which the deferred stores of async copies are emitted: a wait (the copies of its
 groups must have landed), a barrier, and a block's end. Ops with regions too (their blocks may
 wait)."""
-
-
-def _aligned_rows(fn_name: str, index: int, attrs: DictionaryAttr, ty: GlobalType) -> int:
-    """The argument's ``tile.aligned_rows`` in bytes (0 when absent), checked."""
-    attr = attrs.data.get(ALIGNED_ROWS_ATTR)
-    if attr is None:
-        return 0
-    elem = element_bits(ty.element_type) // 8
-    value = attr.value.data if isinstance(attr, IntegerAttr) else None
-    if value is None or value < elem or value & (value - 1):
-        raise RegallocError(
-            f"@{fn_name}: argument #{index} ({ty}): {ALIGNED_ROWS_ATTR} must be an integer number of bytes, a power "
-            f"of two and at least the element size {elem}, got {attr}"
-        )
-    return value
 
 
 def _where(op: Operation) -> str:
@@ -219,7 +184,8 @@ _ELEMENTWISE = {
 }
 
 
-class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering, ReductionLowering, VectorLowering, ConvertLowering):
+class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, WgmmaLowering, ReductionLowering,
+                     VectorLowering, ConvertLowering):
     """Rewrites one kernel ``func.func`` into its fragment-level form."""
 
     def __init__(self, fn: func.FuncOp, module: ModuleOp):
@@ -322,83 +288,6 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering, ReductionLower
 
     # ------------------------------------------------------------ the signature
 
-    def _signature(self) -> tuple[Block, list[Attribute], list[DictionaryAttr]]:
-        written = set()
-        for op in self.fn.walk():
-            if isinstance(op, t.StoreOp):
-                written.add(op.dest)
-            elif isinstance(op, t.CopyOp) and isinstance(op.dest.type, GlobalType):
-                written.add(op.dest)
-        types: list[Attribute] = []
-        attrs: list[DictionaryAttr] = []
-        names: list[str] = []
-        old_attrs = list(self.fn.arg_attrs.data) if self.fn.arg_attrs is not None else [DictionaryAttr({})] * len(
-            self.fn.args
-        )
-        plan = []
-        bulk_views = boxes_by_view(self.fn)
-        self.tensor_maps = {}
-        for i, arg in enumerate(self.fn.args):
-            name = arg.name_hint or f"arg{i}"
-            ty = arg.type
-            if isinstance(ty, GlobalType):
-                base = {DTYPE_ATTR: ty.element_type, GL_ATTR: StringAttr(name)}
-                if arg in written:
-                    base[OUTPUT_ATTR] = UnitAttr()
-                aligned = _aligned_rows(self.name, i, old_attrs[i], ty)
-                if aligned:
-                    base[ALIGNED_ROWS_ATTR] = IntegerAttr(aligned, i64)
-                types.append(LLVMPointerType(IntAttr(1)))
-                attrs.append(DictionaryAttr(base))
-                names.append(name)
-                for d in range(ty.rank):
-                    types.append(i64)
-                    attrs.append(DictionaryAttr({GL_ATTR: StringAttr(name), DIM_ATTR: IntegerAttr(d, i64)}))
-                    names.append(f"{name}_dim{d}")
-                for d in range(ty.rank):
-                    types.append(i64)
-                    attrs.append(DictionaryAttr({GL_ATTR: StringAttr(name), STRIDE_ATTR: IntegerAttr(d, i64)}))
-                    names.append(f"{name}_stride{d}")
-                boxes = bulk_views.get(arg, [])
-                if boxes and aligned < MIN_ALIGNED_ROWS:
-                    raise RegallocError(
-                        f"@{self.name}: argument #{i} ({ty}) is read by tile.bulk_copy, whose tensor map needs "
-                        f"16-byte aligned rows: give it {ALIGNED_ROWS_ATTR} = 16 (or more), got {aligned or 'none'}"
-                    )
-                for pty, pattrs, pname in tensor_map_params(name, boxes):
-                    types.append(pty)
-                    attrs.append(pattrs)
-                    names.append(pname)
-                plan.append(("gl", arg, name, arg in written, aligned, boxes))
-            elif isinstance(ty, IndexType | IntegerType | AnyFloat):
-                types.append(ty)
-                attrs.append(old_attrs[i])
-                names.append(name)
-                plan.append(("keep", arg, name, False, 0, []))
-            else:
-                raise RegallocError(f"@{self.name}: argument #{i} of type {ty} cannot be a kernel argument")
-        block = Block(arg_types=types)
-        for a, n in zip(block.args, names):
-            a.name_hint = n
-        pos = 0
-        for kind, arg, name, out, aligned, boxes in plan:
-            if kind == "gl":
-                ty = arg.type
-                r = ty.rank
-                self.vmap[arg] = GlobalArg(
-                    name, block.args[pos], ty.element_type, ty.dims,
-                    list(block.args[pos + 1 : pos + 1 + r]), list(block.args[pos + 1 + r : pos + 1 + 2 * r]), out,
-                    aligned,
-                )
-                pos += 1 + 2 * r
-                for box in boxes:
-                    self.tensor_maps[(arg, box)] = block.args[pos]
-                    pos += 1
-            else:
-                self.vmap[arg] = block.args[pos]
-                pos += 1
-        return block, types, attrs
-
     # ------------------------------------------------------------ driver
 
     def run(self) -> func.FuncOp:
@@ -410,7 +299,7 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering, ReductionLower
                 f"(loop-carried {estimate.carried}, mma operands {estimate.operands}, addresses ~40); "
                 "use a smaller warp tile or more warps"
             )
-        entry, types, attrs = self._signature()
+        entry, types, attrs = self.signature()
         self.em = Emitter(entry)
         self._shared = self._plan_shared()
         # what any shared address of the kernel is aligned to (for loop-carried / selected tiles)
@@ -699,7 +588,7 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering, ReductionLower
         idx_new = [self.get(i) for i in op.indices]
         elem = op.result.type.element_type
         fr = self.fragment(op.result)
-        if isinstance(src, SharedBuf) and _streamed_fma_operand(op):
+        if isinstance(src, SharedBuf) and streamed_fma_operand(op):
             origin, div = self.shared_origin(list(op.indices), idx_new)
             self.vmap[op.result] = LazyShared(src, origin, div, fr, elem)
         elif isinstance(src, SharedBuf):
@@ -738,72 +627,6 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering, ReductionLower
 
     # ------------------------------------------------------------ compute
 
-    def _mma(self, op: t.MmaOp) -> None:
-        em = self.em
-        a, b, c = self.get(op.a), self.get(op.b), self.get(op.c)
-        atom = mma_atom_of(op)
-        fa, fb, fc = (self.checked_fragment(v, want, op) for v, want in zip((op.a, op.b, op.c), mma_fragments(op)))
-        acc = list(c.values)
-        if atom.name == "fma_f32":
-            self._fma(op, a, b, acc, fc)
-            return
-        if atom.a_type != "tf32":  # 16-bit operands go in as packed pairs
-            a, b = self.in_form(a, fa.with_packing(2)), self.in_form(b, fb.with_packing(2))
-        mi_n, ki_n = fa.tiles
-        ni_n, ki_n2 = fb.tiles
-        assert ki_n == ki_n2 and fc.tiles == (mi_n, ni_n)
-        for ki in range(ki_n):
-            for mi in range(mi_n):
-                a_regs = self._operand_regs(a, fa, mi, ki, atom)
-                for ni in range(ni_n):
-                    b_regs = self._operand_regs(b, fb, ni, ki, atom)
-                    rng = fc.atom_value_range(mi, ni)
-                    mma = em.insert(frag_fast.frag_mma(atom, a_regs, b_regs, acc[rng.start : rng.stop]))
-                    for i, r in zip(rng, mma.results):
-                        r.name_hint = "acc"
-                        acc[i] = r
-        self.vmap[op.result] = Regs(self.fragment(op.result), c.element_type, acc)
-
-    def _operand_regs(self, x: Regs, fr: Fragment, tp: int, tq: int, atom: MMAAtom) -> list[SSAValue]:
-        """The registers of atom tile ``(tp, tq)`` of operand ``x``, whose fragment is the atom's ``fr``."""
-        rng = fr.atom_value_range(tp, tq)
-        regs = x.values[rng.start // x.packing : rng.stop // x.packing]
-        if atom.a_type == "tf32":
-            out = []
-            for r in regs:
-                key = ("tf32", r)
-                if key not in x.cache:
-                    x.cache[key] = self.em.insert(frag_fast.frag_tf32(r)).results[0]
-                out.append(x.cache[key])
-            return out
-        return list(regs)
-
-    def _fma(self, op: t.MmaOp, a, b, acc: list[SSAValue], fc: Fragment) -> None:
-        """SIMT: per k, the lane's TM values of A and TN of B (loaded from shared right here when
-        the operands are streamed), then TM x TN fused multiply-adds."""
-        em = self.em
-        tm, tn = fc.layout[1].shape
-        k = a.frag.num_values // tm
-        for kk in range(k):
-            xs = self._operand_values(a, [i + tm * kk for i in range(tm)])
-            ys = self._operand_values(b, [j + tn * kk for j in range(tn)])
-            for i in range(tm):
-                for j in range(tn):
-                    r = em.insert(frag_fast.frag_mma(FMA_F32, [xs[i]], [ys[j]], [acc[i + tm * j]])).results[0]
-                    r.name_hint = "acc"
-                    acc[i + tm * j] = r
-        self.vmap[op.result] = Regs(self.fragment(op.result), Float32Type(), acc)
-
-    def _operand_values(self, x, values: list[int]) -> list[SSAValue]:
-        if isinstance(x, LazyShared):
-            vals = self.load_shared_values(x.buf, x.origin, x.div, x.frag, values, x.element_type)
-            if x.element_type != Float32Type():
-                vals = [self._convert(v, Float32Type()) for v in vals]
-            return vals
-        scalars = self.scalars(x)
-        return [scalars[v] if scalars[v].type == Float32Type() else self._convert(scalars[v], Float32Type())
-                for v in values]
-
     def _convert(self, x: SSAValue, dst: Attribute) -> SSAValue:
         src = x.type
         if src == dst:
@@ -840,29 +663,6 @@ class KernelLowering(MemoryLowering, BulkLowering, WgmmaLowering, ReductionLower
                 new = body_op.clone(value_mapper=local)
                 em.insert(new)
         self.set_scalars(op.result, out)
-
-
-@dataclass(eq=False)
-class LazyShared:
-    """An FMA operand tile left in shared memory: ``tile.mma`` loads each k's values when it needs them."""
-
-    buf: SharedBuf
-    origin: list
-    div: list[int]
-    frag: Fragment
-    element_type: Attribute
-
-
-def _streamed_fma_operand(op: t.LoadOp) -> bool:
-    """A shared → register load used only as the A or B operand of ``fma_f32`` mmas."""
-    uses = list(op.result.uses)
-    if not uses:
-        return False
-    for use in uses:
-        user = use.operation
-        if not isinstance(user, t.MmaOp) or mma_atom_of(user).name != "fma_f32" or use.index > 1:
-            return False
-    return True
 
 
 @dataclass(frozen=True)
