@@ -73,3 +73,26 @@ def test_loop_and_bias_vector() -> None:
     err = _error(c, ref)
     print(f"\nloop + bias on {driver.get_device(0).name}: max relative error {err:.2e}")
     assert err < 1e-3
+
+
+CONVERT = Path(__file__).resolve().parents[1] / "lit" / "passes" / "tile-distribute" / "convert.mlir"
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["permute", "chain"])
+def test_layout_conversions(name: str) -> None:
+    """A renumbering within each lane, and tf32's C -> A through a per-warp scratch tile."""
+    kernel = tilec.compile(CONVERT, kernel=name)
+    rng = np.random.default_rng()
+    g = _random(rng, (16, 8), np.float32)
+    out = np.full((16, 8), np.nan, np.float32)
+    kernel(*expand(kernel, g, out))
+    if name == "permute":
+        np.testing.assert_array_equal(out, g)
+        return
+    a = g.astype(np.float64)
+    ref = (a @ a[:8]) @ a[:8]  # d = A B, e = d B, A and B both read from g
+    err = _error(out, ref)
+    print(f"\ntf32 chain through shared memory on {driver.get_device(0).name}: max relative error {err:.2e}")
+    assert err < 1e-2  # tf32 operands
