@@ -48,3 +48,26 @@ def test_softmax_window(rows: int, cols: int) -> None:
     err = float(np.abs(o - ref).max())
     print(f"\nsoftmax {rows}x{cols} on {driver.get_device(0).name}: max abs error {err:.2e}")
     assert err < 1e-5
+
+
+MASKS = KERNEL.with_name("masks.mlir")
+
+
+@gpu
+@pytest.mark.gpu
+def test_causal_softmax_window() -> None:
+    kernel = tilec.compile(MASKS)
+    rng = np.random.default_rng()
+    x = (rng.standard_normal((40, 70)) * 30).astype(np.float32)
+    o = np.full((40, 70), np.nan, np.float32)
+    r0, c0 = 20, 10
+    kernel(*expand(kernel, x, o, r0, c0))
+    w = x[r0:r0 + 16, c0:c0 + 60].astype(np.float64)
+    w = np.where(np.arange(c0, c0 + 60)[None, :] <= np.arange(r0, r0 + 16)[:, None], w, -np.inf)
+    ref = np.exp(w - w.max(1, keepdims=True))
+    ref /= ref.sum(1, keepdims=True)
+    got = o[r0:r0 + 16, c0:c0 + 60]
+    assert not np.isnan(got).any()
+    err = float(np.abs(got - ref).max())
+    print(f"\ncausal softmax on {driver.get_device(0).name}: max abs error {err:.2e}")
+    assert err < 1e-5

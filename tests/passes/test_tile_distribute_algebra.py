@@ -217,3 +217,27 @@ func.func @k(%g: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>)
     for (o,) in _both(text, "k", [g], [np.zeros((16, 8), np.float32)]):
         np.testing.assert_array_equal(o, g[:, :8])
     _assembles(text)
+
+
+@pytest.mark.parametrize("r0, c0, shape", [(20, 10, (40, 70)), (0, 0, (16, 64)), (5, 3, (9, 30))])
+def test_causal_mask_from_coordinates(r0, c0, shape):
+    """tile.iota gives each value its row and column in the view; a tile.map compares them (column
+    <= row) and selects -inf: the causal softmax of ``masks.mlir`` at window (r0, c0)."""
+    text = (LIT / "tile-distribute" / "masks.mlir").read_text()
+    rng = np.random.default_rng()
+    x = (rng.standard_normal(shape) * 3).astype(np.float32)
+    rows = min(16, shape[0] - r0)
+    cols = min(64, shape[1] - c0)
+    w = x[r0:r0 + rows, c0:c0 + cols].astype(np.float64)
+    keep = np.arange(c0, c0 + cols)[None, :] <= np.arange(r0, r0 + rows)[:, None]
+    w = np.where(keep, w, -np.inf)
+    ref = np.exp(w - w.max(1, keepdims=True))
+    ref /= ref.sum(1, keepdims=True)
+    for module, lowered in ((_parse(text), False), (_lower(text), True)):
+        o = np.full(shape, np.nan, np.float32)
+        args = [*_view(x), *_view(o)] if lowered else [x, o]
+        run(module, "causal", *args, r0, c0)
+        assert _rel(o[r0:r0 + rows, c0:c0 + cols], ref) < 1e-5
+        outside = np.ones(shape, bool)
+        outside[r0:r0 + rows, c0:c0 + cols] = False
+        assert np.isnan(o[outside]).all(), "wrote outside the window"

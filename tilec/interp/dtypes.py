@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType
 from xdsl.ir import Attribute
 
 _DTYPES: dict[type, np.dtype] = {
@@ -34,8 +34,13 @@ def is_float_type(t: Attribute) -> bool:
     return type(t) in _DTYPES
 
 
+_INT_DTYPES = {1: np.dtype(np.bool_), 32: np.dtype(np.int32), 64: np.dtype(np.int64)}
+
+
 def numpy_dtype(element_type: Attribute) -> np.dtype:
-    """The numpy dtype that holds values of ``element_type`` (bf16 → float32)."""
+    """The numpy dtype that holds values of ``element_type`` (bf16 → float32; i1 → bool)."""
+    if isinstance(element_type, IntegerType) and element_type.width.data in _INT_DTYPES:
+        return _INT_DTYPES[element_type.width.data]
     try:
         return _DTYPES[type(element_type)]
     except KeyError:

@@ -46,6 +46,13 @@ def _is_intlike(t: Attribute) -> bool:
     return isinstance(t, IntegerType | IndexType)
 
 
+_CMPI = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+"""arith.cmpi's predicates in the order of their numbers."""
+
+_COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+            "ge": np.greater_equal}
+
+
 @register_impls
 class NumpyArithFunctions(ArithFunctions):
     """``arith`` with float ops on numpy scalars and arrays; integer ops are xDSL's."""
@@ -158,6 +165,19 @@ class NumpyArithFunctions(ArithFunctions):
             case p:
                 raise ValueError(f"arith.cmpf predicate {p} is not implemented")
         return (bool(r) if np.ndim(r) == 0 else r,)
+
+    @impl(arith.CmpiOp)
+    def run_cmpi(self, interpreter, op: arith.CmpiOp, args):
+        """Comparisons of whole arrays (a tile's coordinates in a mask); scalars as xDSL compares them."""
+        lhs, rhs = args
+        if np.ndim(lhs) == 0 and np.ndim(rhs) == 0:
+            return super().run_cmpi(interpreter, op, args).values  # the impl decorator wraps the result
+        name = _CMPI[op.predicate.value.data]
+        a, b = np.asarray(lhs), np.asarray(rhs)
+        if name[0] == "u":
+            bits = op.lhs.type.width.data if isinstance(op.lhs.type, IntegerType) else 64
+            a, b = a.astype(np.int64) % (1 << bits), b.astype(np.int64) % (1 << bits)
+        return (_COMPARE[name[-2:] if name not in ("eq", "ne") else name](a, b),)
 
     @impl(arith.SelectOp)
     def run_select(self, interpreter, op: arith.SelectOp, args):

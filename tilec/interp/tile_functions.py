@@ -702,6 +702,14 @@ class TileFunctions(InterpreterFunctions):
     def run_col_min(self, interpreter, op, args):
         return self._reduce(op, args, np.min, 0, np.minimum)
 
+    @impl(t.IotaOp)
+    def run_iota(self, interpreter, op: t.IotaOp, args):
+        (offset,) = args
+        ty = op.result.type
+        dims = _register_dims(ty)
+        coords = np.indices(dims, dtype=np.int64)[op.dim.value.data] + int(offset)
+        return (coords.astype(numpy_dtype(ty.element_type)),)
+
     @impl(t.BroadcastOp)
     def run_broadcast(self, interpreter, op: t.BroadcastOp, args):
         (v,) = args

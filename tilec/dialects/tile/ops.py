@@ -35,6 +35,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     IndexType,
     IntAttr,
+    IntegerType,
     UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
@@ -57,7 +58,7 @@ from xdsl.traits import HasParent, IsTerminator, MemoryReadEffect, MemoryWriteEf
 from xdsl.utils.exceptions import VerifyException
 
 from tilec.dialects.tile.attributes import DYNAMIC, CopyAtomAttr, LayoutAttr, MMAAtomAttr
-from tilec.dialects.tile.types import MBAR_TX, MBAR_WARPS, GlobalType, MbarType, RegisterType, RegisterVectorType, SharedType, element_bits
+from tilec.dialects.tile.types import FLOAT_TYPES, MBAR_TX, MBAR_WARPS, GlobalType, MbarType, RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.layout import ComposedLayout, Layout, Swizzle
 from tilec.layout.bulk import bulk_box
 
@@ -880,6 +881,11 @@ class WgmmaOp(IRDLOperation):
             _fail(self, f"accumulates in f32, got {c.element_type}")
 
 
+def _check_float(op: IRDLOperation, ty: Attribute) -> None:
+    if not isinstance(ty.element_type, FLOAT_TYPES):
+        _fail(op, f"computes on floats, got {ty}: integer and i1 tiles go through tile.map with arith ops")
+
+
 class _ElementwiseBinary(IRDLOperation):
     T: ClassVar = VarConstraint("T", base(RegisterType) | base(RegisterVectorType))
 
@@ -894,6 +900,9 @@ class _ElementwiseBinary(IRDLOperation):
     def __init__(self, lhs: SSAValue, rhs: SSAValue):
         super().__init__(operands=[lhs, rhs], result_types=[SSAValue.get(lhs).type])
 
+    def verify_(self) -> None:
+        _check_float(self, self.result.type)
+
 
 class _ElementwiseUnary(IRDLOperation):
     T: ClassVar = VarConstraint("T", base(RegisterType) | base(RegisterVectorType))
@@ -907,6 +916,9 @@ class _ElementwiseUnary(IRDLOperation):
 
     def __init__(self, value: SSAValue):
         super().__init__(operands=[value], result_types=[SSAValue.get(value).type])
+
+    def verify_(self) -> None:
+        _check_float(self, self.result.type)
 
 
 @irdl_op_definition
@@ -1078,6 +1090,37 @@ class ColMinOp(_Reduction):
 
 
 @irdl_op_definition
+class IotaOp(IRDLOperation):
+    """Each element's coordinate along ``dim``, plus ``offset``: ``%r = tile.iota %r0 dim 0 : !tile.rt<64x64xi32>``.
+
+    With the window's origin as the offset these are the element's coordinates in the view: the
+    row and column a mask compares (``tile.map`` with ``arith.cmpi`` and ``arith.select``), e.g. a
+    causal mask keeps column <= row. A register vector's coordinate is its index (``dim 0``).
+    """
+
+    name = "tile.iota"
+
+    offset = operand_def(IndexType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(RegisterType | RegisterVectorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$offset `dim` $dim attr-dict `:` type($result)"
+
+    def __init__(self, offset: SSAValue, dim: int, result_type: Attribute):
+        super().__init__(operands=[offset], properties={"dim": IntegerAttr(dim, 64)}, result_types=[result_type])
+
+    def verify_(self) -> None:
+        ty, dim = self.result.type, self.dim.value.data
+        rank = 1 if isinstance(ty, RegisterVectorType) else 2
+        if not 0 <= dim < rank:
+            _fail(self, f"dim {dim} is not a dimension of {ty}")
+        if ty.element_type != IntegerType(32):
+            _fail(self, f"coordinates are i32, got {ty}")
+
+
+@irdl_op_definition
 class BroadcastOp(IRDLOperation):
     """A register vector repeated across a tile: along each row (``row``) or down each column (``col``)."""
 
@@ -1222,6 +1265,7 @@ TILE_OPS = [
     ColSumOp,
     ColMaxOp,
     ColMinOp,
+    IotaOp,
     BroadcastOp,
     StageOp,
 ]

@@ -15,7 +15,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from xdsl.dialects.builtin import ArrayAttr, BFloat16Type, Float16Type, Float32Type, Float64Type, IntAttr, NoneAttr, StringAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntAttr,
+    IntegerType,
+    NoneAttr,
+    StringAttr,
+)
 from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
@@ -31,6 +41,8 @@ FLOAT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 
 
 def element_bits(element_type: Attribute) -> int:
+    if isinstance(element_type, IntegerType):
+        return element_type.width.data
     if isinstance(element_type, Float16Type | BFloat16Type):
         return 16
     if isinstance(element_type, Float32Type):
@@ -40,9 +52,15 @@ def element_bits(element_type: Attribute) -> int:
     raise ValueError(f"unsupported tile element type {element_type}")
 
 
-def _check_element(owner: str, element_type: Attribute) -> None:
-    if not isinstance(element_type, FLOAT_TYPES):
-        raise VerifyException(f"{owner}: element type must be f16, bf16, f32 or f64, got {element_type}")
+REGISTER_INT_TYPES = (IntegerType(1), IntegerType(32))
+"""Integer element types of register tiles and vectors: coordinates (``tile.iota``) and masks."""
+
+
+def _check_element(owner: str, element_type: Attribute, registers: bool = False) -> None:
+    if isinstance(element_type, FLOAT_TYPES) or (registers and element_type in REGISTER_INT_TYPES):
+        return
+    extra = ", or i32 / i1 in registers" if registers else ""
+    raise VerifyException(f"{owner}: element type must be f16, bf16, f32 or f64{extra}, got {element_type}")
 
 
 def _print_shape(printer: Printer, shape: Sequence[int], element_type: Attribute) -> None:
@@ -264,7 +282,7 @@ class RegisterType(_CheckedAtParse, _TileShaped, ParametrizedAttribute, TypeAttr
         printer.print_string(">")
 
     def verify(self) -> None:
-        _check_element(self.name, self.element_type)
+        _check_element(self.name, self.element_type, registers=True)
         _check_static_shape(self.name, self.dims)
         if len(self.dims) != 2:
             raise VerifyException(f"{self.name}: register tiles are 2-D, got shape {list(self.dims)}")
@@ -338,7 +356,7 @@ class RegisterVectorType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
         printer.print_string(">")
 
     def verify(self) -> None:
-        _check_element(self.name, self.element_type)
+        _check_element(self.name, self.element_type, registers=True)
         if self.length.data <= 0:
             raise VerifyException(f"{self.name}: length must be positive, got {self.length.data}")
         if self.orientation.data not in ("row", "col"):

@@ -456,6 +456,8 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 assert isinstance(vf, VectorFragment)
                 self.vmap[op.result] = self.in_form(
                     Regs(fr.with_packing(1), src.element_type, [src.values[i] for i in vf.values_of(fr)]), fr)
+            case t.IotaOp():
+                self.iota(op)
             case _ if isinstance(op, REDUCTIONS):
                 self.reduce(op)
             case t.ConvertLayoutOp():

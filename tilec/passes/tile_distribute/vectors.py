@@ -3,6 +3,7 @@
 - ``tile.store`` of a register vector to a rank-1 view: each element is held by every lane of
   its row group (the lanes that differ in bits outside the vector fragment's lane fields hold
   copies); only the lane whose copy bits are zero stores it, under the view's bound.
+- ``tile.iota``: a value's coordinate is the lane part plus the value part of its fragment.
 - ``tile.load ... other(x)``: elements outside the view read as ``x`` (``-inf`` for a maximum
   over ragged rows). The load itself zero-fills what it does not read; each value is then
   selected against its own bound test, which costs two compares a value and only where
@@ -51,6 +52,19 @@ class VectorLowering:
                 inside = em.land(inside, self.in_bounds(src, d, em.add(origin[d], c, i64)))
             values.append(x if inside is True else em.select(inside, x, fill, elem))
         return Regs(regs.frag.with_packing(1), elem, values)
+
+    def iota(self, op) -> None:
+        """``tile.iota``: each value's coordinate along ``dim`` in its tile (or vector), plus the offset."""
+        em = self.em
+        offset = em.cast(self.get(op.offset), i32)
+        fr = self.fragment(op.result)
+        dim = op.dim.value.data
+        if isinstance(fr, VectorFragment):
+            lane, parts = self.lane_value(fr.lane_fields, i32), fr.positions
+        else:
+            lane, parts = self.lane_value(fr.lane_fields[dim], i32), [c[dim] for c in fr.value_coords]
+        start = em.add(offset, lane, i32)
+        self.set_scalars(op.result, [em.add(start, p, i32) for p in parts])
 
     def _element_coords(self, fr: Fragment | VectorFragment, v: int) -> tuple:
         """The (i64) coordinates within the window of this lane's value ``v``."""

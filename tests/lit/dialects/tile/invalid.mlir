@@ -215,3 +215,27 @@ func.func @map_body(%x: !tile.rt<16x16xf32>) {
   func.return
 }
 // CHECK: 'tile.map' body must end with 'tile.yield' of one f16 value
+
+// -----
+
+func.func @iota_dim(%i: index) {
+  %r = tile.iota %i dim 2 : !tile.rt<16x8xi32>
+  func.return
+}
+// CHECK: 'tile.iota' dim 2 is not a dimension of !tile.rt<16x8xi32>
+
+// -----
+
+func.func @iota_type(%i: index) {
+  %r = tile.iota %i dim 0 : !tile.rt<16x8xf32>
+  func.return
+}
+// CHECK: 'tile.iota' coordinates are i32, got !tile.rt<16x8xf32>
+
+// -----
+
+func.func @int_add(%x: !tile.rt<16x8xi32>) {
+  %r = tile.add %x, %x : !tile.rt<16x8xi32>
+  func.return
+}
+// CHECK: 'tile.add' computes on floats, got !tile.rt<16x8xi32>: integer and i1 tiles go through tile.map with arith ops
