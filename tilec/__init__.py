@@ -2,7 +2,8 @@
 
 The public names: :func:`compile` and :class:`CompiledKernel` (:mod:`tilec.api`),
 :func:`matmul`, :func:`matmul_kernel`, :func:`autotune` and :class:`MatmulConfig`
-(the GEMM, :mod:`tilec.kernels.gemm`). They are loaded on first use.
+(the GEMM, :mod:`tilec.kernels.gemm`), :func:`softmax` and :func:`softmax_kernel`
+(:mod:`tilec.kernels.softmax`). They are loaded on first use.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ if TYPE_CHECKING:
     from tilec.api import CompilationError, CompiledKernel, compile
     from tilec.kernels.gemm import autotune, matmul, matmul_kernel
     from tilec.kernels.gemm_config import MatmulConfig
+    from tilec.kernels.softmax import softmax, softmax_kernel
 
 __all__ = ["CompilationError", "CompiledKernel", "MatmulConfig", "__version__", "autotune", "compile", "matmul",
-           "matmul_kernel"]
+           "matmul_kernel", "softmax", "softmax_kernel"]
 
 _HOMES = {
     "compile": "tilec.api",
@@ -28,6 +30,8 @@ _HOMES = {
     "matmul_kernel": "tilec.kernels.gemm",
     "autotune": "tilec.kernels.gemm",
     "MatmulConfig": "tilec.kernels.gemm_config",
+    "softmax": "tilec.kernels.softmax",
+    "softmax_kernel": "tilec.kernels.softmax",
 }
 """Where each public name lives."""
 

@@ -24,7 +24,7 @@ from xdsl.utils.exceptions import PassFailedException
 from tilec.interp import run
 from tilec.dialects.context import make_context
 from tilec.layout import MMA_M16N8K8_TF32, MMA_M16N8K16_F16, Layout, TVLayout
-from tilec.passes.fragments import FragmentError, VectorFragment, mma_fragment, vector_fragment
+from tilec.passes.fragments import FragmentError, VectorFragment, default_fragment, mma_fragment, vector_fragment
 from tilec.passes.tile_distribute import TileDistributePass
 from tilec.passes.tile_layout import LayoutAssignment, TileLayoutPass
 
@@ -215,3 +215,18 @@ def test_meaning_of_an_inserted_conversion_at_tile_level():
         outs.append(c)
     assert not np.isnan(outs[0]).any()
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("dims, v", [((1, 256), 8), ((2, 96), 1), ((3, 128), 4), ((1, 32), 1)])
+def test_row_major_fragment_for_tiles_no_atom_tiles(dims, v):
+    """A tile that is not a multiple of 16x8 and feeds no mma: lanes along each row, ``v`` consecutive
+    columns a lane (the widest that tiles the row), every element once."""
+    fr = default_fragment(dims)
+    assert fr.tv.covers_once()
+    rows, cols = dims
+    for lane in range(32):
+        for r in range(rows):
+            held = sorted(c for (rr, c) in fr.tv.thread_coords(lane) if rr == r)
+            assert held[:v] == list(range(lane * v, lane * v + v))
+    with pytest.raises(FragmentError, match="rows are not a multiple of 32 elements"):
+        default_fragment((3, 20))

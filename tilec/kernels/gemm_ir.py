@@ -114,7 +114,8 @@ class MatmulSpec:
         return "a" + "_".join(str(a) for a in self.align) if any(self.align) else "any"
 
 
-def _ir_type(dtype: str) -> Attribute:
+def ir_type(dtype: str) -> Attribute:
+    """The IR element type of a canonical dtype name (``float16`` → ``f16``)."""
     return _IR_TYPES[dtype]()
 
 
@@ -123,7 +124,7 @@ def build_epilogue(spec: MatmulSpec) -> Region:
     f32 = Float32Type()
     arg_types: list[Attribute] = [f32]
     if spec.bias_dtype is not None:
-        arg_types.append(_ir_type(spec.bias_dtype))
+        arg_types.append(ir_type(spec.bias_dtype))
     block = Block(arg_types=arg_types)
     block.args[0].name_hint = "acc"
     value: SSAValue = block.args[0]
@@ -144,7 +145,7 @@ def build_epilogue(spec: MatmulSpec) -> Region:
         block.add_op(relu)
         value = relu.result
     if spec.out_dtype != "float32":
-        trunc = arith.TruncFOp(value, _ir_type(spec.out_dtype))
+        trunc = arith.TruncFOp(value, ir_type(spec.out_dtype))
         block.add_op(trunc)
         value = trunc.result
     block.add_op(YieldOp(value))
@@ -153,12 +154,12 @@ def build_epilogue(spec: MatmulSpec) -> Region:
 
 def build_module(spec: MatmulSpec) -> ModuleOp:
     """The whole-problem kernel: ``func.func @<name>(%a, %b, %c[, %bias])`` with one ``tile.matmul``."""
-    gl_in = GlobalType(_ir_type(spec.dtype), [DYNAMIC, DYNAMIC])
-    gl_out = GlobalType(_ir_type(spec.out_dtype), [DYNAMIC, DYNAMIC])
+    gl_in = GlobalType(ir_type(spec.dtype), [DYNAMIC, DYNAMIC])
+    gl_out = GlobalType(ir_type(spec.out_dtype), [DYNAMIC, DYNAMIC])
     arg_types: list[Attribute] = [gl_in, gl_in, gl_out]
     names = ["a", "b", "c"]
     if spec.bias_dtype is not None:
-        arg_types.append(GlobalType(_ir_type(spec.bias_dtype), [DYNAMIC]))
+        arg_types.append(GlobalType(ir_type(spec.bias_dtype), [DYNAMIC]))
         names.append("bias")
     body = Block(arg_types=arg_types)
     for arg, name in zip(body.args, names):

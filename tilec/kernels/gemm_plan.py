@@ -51,22 +51,23 @@ class Operand:
         return self.info.on_host
 
 
-def _describe(name: str, value: Any) -> Operand:
+def describe_operand(name: str, value: Any, owner: str = "tilec.matmul") -> Operand:
+    """An array argument read once (address, shape, element strides, dtype); errors name ``owner`` and ``name``."""
     try:
         info = describe_array(value)
     except NotAnArray:
-        raise TypeError(f"{_where(name)} must be an array (a torch/cupy CUDA tensor or a numpy array), "
+        raise TypeError(f"{owner}: {name} must be an array (a torch/cupy CUDA tensor or a numpy array), "
                         f"got {type(value).__name__}") from None
     except (TypeError, ValueError) as e:
-        raise type(e)(f"{_where(name)}: {e}") from None
+        raise type(e)(f"{owner}: {name}: {e}") from None
     strides = []
     for s in info.byte_strides():
         if s % info.itemsize:
-            raise ValueError(f"{_where(name)}: byte strides {info.byte_strides()} are not whole "
+            raise ValueError(f"{owner}: {name}: byte strides {info.byte_strides()} are not whole "
                              f"{info.itemsize}-byte elements")
         strides.append(s // info.itemsize)
     if info.has_negative_strides():
-        raise ValueError(f"{_where(name)}: negative strides {tuple(strides)} (elements) are not supported; "
+        raise ValueError(f"{owner}: {name}: negative strides {tuple(strides)} (elements) are not supported; "
                          "pass a copy with positive strides")
     return Operand(name, value, info, tuple(strides))
 
@@ -158,7 +159,7 @@ class MatmulPlan:
     def output_view(self, out: Any) -> KernelView:
         if self.out is not None:
             return self.out
-        op = _describe("out", out)
+        op = describe_operand("out", out)
         return KernelView(op, (self.m, self.n), _out_strides(op, self.m, self.n), False, "row")
 
     def views(self, out: Any) -> list[GlView]:
@@ -216,7 +217,7 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
     for flag, v in (("trans_a", trans_a), ("trans_b", trans_b), ("allow_tf32", allow_tf32)):
         if not isinstance(v, bool):
             raise TypeError(f"{_where(flag)} must be a bool, got {v!r}")
-    A, B = _describe("a", a), _describe("b", b)
+    A, B = describe_operand("a", a), describe_operand("b", b)
     for op in (A, B):
         if len(op.shape) != 2:
             raise ValueError(f"{_where(op.name)} must be a 2-D matrix, got shape {op.shape}")
@@ -241,7 +242,7 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
     bias_view = None
     bias_dtype = None
     if bias is not None:
-        Bias = _describe("bias", bias)
+        Bias = describe_operand("bias", bias)
         if len(Bias.shape) != 1:
             raise ValueError(f"{_where('bias')} must be 1-D with N = {n} elements (one per column of C), "
                              f"got shape {Bias.shape}")
@@ -259,7 +260,7 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
 
     out_view = None
     if out is not None:
-        Out = _describe("out", out)
+        Out = describe_operand("out", out)
         if Out.shape != (m, n):
             raise ValueError(f"{_where('out')} has shape {Out.shape}, expected ({m}, {n}) = (M, N)")
         if Out.dtype != out_dt:
@@ -325,7 +326,7 @@ def _largest_alignment(size: int, *byte_counts: int) -> int:
 # ---------------------------------------------------------------- output allocation, streams
 
 
-def _library(value: Any) -> str:
+def array_library(value: Any) -> str:
     mod = type(value).__module__.split(".", 1)[0]
     return mod
 
@@ -339,7 +340,7 @@ def _output_like(operands) -> Any:
 def _check_allocatable(operands, dtype: str) -> None:
     """Whether :func:`allocate_output` can make the result (before anything runs)."""
     like = _output_like(operands)
-    lib = "numpy" if like is None else _library(like)
+    lib = "numpy" if like is None else array_library(like)
     if lib in ("numpy", "cupy") and dtype == "bfloat16":
         raise TypeError(f"tilec.matmul: {lib} has no bfloat16, so a bf16 result cannot be returned as a {lib} "
                         "array; pass out= a bf16 device array (e.g. a torch tensor) or another out_dtype")
@@ -354,7 +355,7 @@ def allocate_output(plan: MatmulPlan) -> Any:
     _check_allocatable(plan.operands, dtype)
     if like is None:
         return np.empty(shape, dtype)
-    lib = _library(like)
+    lib = array_library(like)
     if lib == "torch":
         torch = sys.modules["torch"]
         return torch.empty(shape, dtype=getattr(torch, dtype), device=like.device)
@@ -366,10 +367,11 @@ def allocate_output(plan: MatmulPlan) -> Any:
 def default_stream(plan: MatmulPlan) -> Any:
     """torch's current stream when an input is a torch tensor (so the call orders with torch's work)."""
     for op in plan.operands:
-        if not op.on_host and _library(op.value) == "torch":
+        if not op.on_host and array_library(op.value) == "torch":
             torch = sys.modules["torch"]
             return torch.cuda.current_stream(op.value.device).cuda_stream
     return None
 
 
-__all__ = ["KernelView", "MatmulPlan", "Operand", "allocate_output", "default_stream", "orient", "plan_matmul"]
+__all__ = ["KernelView", "MatmulPlan", "Operand", "allocate_output", "array_library", "default_stream", "describe_operand",
+           "orient", "plan_matmul"]

@@ -403,13 +403,31 @@ def spread_vector_fragment(length: int, orientation: str) -> VectorFragment:
     return VectorFragment(TVLayout(layout, (length,)), orientation)
 
 
+def row_major_fragment(dims: tuple[int, int], name: str = "") -> Fragment:
+    """A warp's lanes along the columns of each row, ``v`` consecutive columns a lane (``v`` = 8, 4, 2
+    or 1: the widest that tiles the row), repeated along the row, then over the rows: lane ``t`` holds
+    columns ``t v .. t v + v - 1`` (+ 32 v k) of every row. Loads and stores of a row are runs of ``v``
+    elements per lane (16-byte vectors for 16-bit types), consecutive lanes on consecutive runs."""
+    rows, cols = dims
+    v = next((w for w in (8, 4, 2, 1) if cols % (WARP * w) == 0), None)
+    if v is None:
+        raise FragmentError(f"register tile {name or ''} of {rows}x{cols} feeds no mma, is not a multiple of "
+                            "16x8 and its rows are not a multiple of 32 elements: no fragment for it")
+    reps = cols // (WARP * v)
+    thr = Layout(WARP, rows * v)
+    modes = [(n, d) for n, d in ((v, rows), (rows, 1), (reps, WARP * v * rows)) if n > 1] or [(1, 0)]
+    val = Layout(modes[0][0], modes[0][1]) if len(modes) == 1 else \
+        Layout(tuple(n for n, _ in modes), tuple(d for _, d in modes))
+    return Fragment(tuple(dims), TVLayout(make_layout(thr, val), tuple(dims)), name=name)
+
+
 def default_fragment(dims: tuple[int, int], name: str = "") -> Fragment:
-    """The fragment of a tile that feeds no mma: the f16 m16n8k16 C atom tiled over it."""
+    """The fragment of a tile that feeds no mma: the f16 m16n8k16 C atom tiled over it, or, for a
+    tile that is not a multiple of 16x8 (a few long rows), :func:`row_major_fragment`."""
     try:
         return mma_fragment(MMA_M16N8K16_F16, "C", dims, name=name)
     except FragmentError:
-        raise FragmentError(f"register tile {name or ''} of {dims[0]}x{dims[1]} feeds no mma and is not a "
-                            "multiple of 16x8: no fragment for it") from None
+        return row_major_fragment(dims, name)
 
 
 # ---------------------------------------------------------------- shared layouts
