@@ -24,13 +24,6 @@ LIT = Path(__file__).resolve().parents[1] / "lit" / "passes" / "tile-layout"
 gpu = pytest.mark.skipif(not has_device(), reason=f"no CUDA device: {no_device_reason()}")
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Cubins go to a fresh folder, never the user's ~/.cache/tilec."""
-    d = tmp_path / "tilec-cache"
-    monkeypatch.setenv("TILEC_CACHE_DIR", str(d))
-    return d
-
 
 def _random(rng, shape, dtype):
     x = rng.standard_normal(shape)

@@ -34,13 +34,6 @@ KERNELS = REPO / "examples" / "kernels"
 gpu = pytest.mark.skipif(not has_device(), reason=f"no CUDA device: {no_device_reason()}")
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Cubins go to a fresh folder, never the user's ~/.cache/tilec."""
-    d = tmp_path / "tilec-cache"
-    monkeypatch.setenv("TILEC_CACHE_DIR", str(d))
-    return d
-
 
 def relative_error(got: np.ndarray, ref: np.ndarray) -> float:
     return float(np.abs(got.astype(np.float64) - ref).max() / np.abs(ref).max())

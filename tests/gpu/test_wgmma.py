@@ -26,12 +26,6 @@ def _sm90() -> str | None:
     return None
 
 
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    d = tmp_path / "tilec-cache"
-    monkeypatch.setenv("TILEC_CACHE_DIR", str(d))
-    return d
-
 
 @pytest.mark.skipif(_sm90() is not None, reason=str(_sm90()))
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])

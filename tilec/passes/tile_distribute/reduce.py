@@ -58,8 +58,12 @@ class ReductionLowering:
         if any(p is None for p in partial):
             raise RegallocError(f"vector fragment {vec.layout} holds values no lane of the tile fragment "
                                 f"{tile.layout} reduces into")
+        kept = {b for f in tile.lane_fields[axis] for b in range(f.shift, f.shift + f.width)}
         for field in tile.lane_fields[1 - axis]:
             for bit in range(field.shift, field.shift + field.width):
+                if bit in kept:  # the partner lane would hold another row: not a butterfly partner
+                    raise RegallocError(f"lane bit {bit} of fragment {tile.layout} moves along both dimensions: "
+                                        "its rows cannot be reduced by shuffles")
                 partial = [self._combine(kind, p, self._butterfly(p, 1 << bit)) for p in partial]
         if op.acc is not None:
             acc = self.get(op.acc)
