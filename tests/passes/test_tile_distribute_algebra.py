@@ -241,3 +241,25 @@ def test_causal_mask_from_coordinates(r0, c0, shape):
         outside = np.ones(shape, bool)
         outside[r0:r0 + rows, c0:c0 + cols] = False
         assert np.isnan(o[outside]).all(), "wrote outside the window"
+
+
+def test_map_on_register_vectors():
+    """tile.map computes on register vectors too (here rsqrt(v + eps), as a norm's scale)."""
+    text = f"""
+func.func @k(%x: !tile.gl<f32, [?]>, %y: !tile.gl<f32, [?]>) {LAUNCH} {{
+  %c0 = arith.constant 0 : index
+  %v = tile.load %x[%c0] : !tile.gl<f32, [?]> -> !tile.rv<64xf32, row>
+  %w = tile.map %v : !tile.rv<64xf32, row> -> !tile.rv<64xf32, row> {{
+  ^bb0(%a: f32):
+    %eps = arith.constant 1.0e-05 : f32
+    %b = arith.addf %a, %eps : f32
+    %r = math.rsqrt %b : f32
+    tile.yield %r : f32
+  }}
+  tile.store %w, %y[%c0] : !tile.rv<64xf32, row> -> !tile.gl<f32, [?]>
+  func.return
+}}"""
+    x = np.random.default_rng().uniform(0.5, 3.0, 61).astype(np.float32)
+    for (y,) in _both(text, "k", [x], [np.zeros(61, np.float32)]):
+        assert _rel(y, 1 / np.sqrt(x.astype(np.float64) + 1e-5)) < 1e-5
+    _assembles(text)

@@ -469,7 +469,7 @@ class TileFunctions(InterpreterFunctions):
         """The body runs once on whole arrays (arith/math here work elementwise on numpy)."""
         (out,) = interpreter.run_ssacfg_region(op.body, tuple(args), "map")
         rt = op.result.type
-        return (to_element(np.broadcast_to(out, rt.dims), rt.element_type).astype(numpy_dtype(rt.element_type)),)
+        return (to_element(np.broadcast_to(out, _register_dims(rt)), rt.element_type).astype(numpy_dtype(rt.element_type)),)
 
     @impl(t.StoreOp)
     def run_store(self, interpreter: Interpreter, op: t.StoreOp, args: PythonValues):

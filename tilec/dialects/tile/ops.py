@@ -258,18 +258,25 @@ def default_epilogue(c_type: GlobalType, input_types: list[Attribute]) -> Region
     return Region(block)
 
 
+def _register_shape(ty: Attribute) -> tuple:
+    """A register tile's dims, or a register vector's (length, orientation)."""
+    return ty.dims if isinstance(ty, RegisterType) else (ty.length.data, ty.orientation.data)
+
+
 @irdl_op_definition
 class MapOp(IRDLOperation):
-    """An elementwise function of register tiles of one shape: the region maps scalars to a scalar.
+    """An elementwise function of register tiles (or register vectors) of one shape: the region maps
+    scalars to a scalar.
 
-    This is how a whole-problem epilogue survives tiling: the block argument
-    types are the operands' element types, ``tile.yield`` gives the result's.
+    This is how a whole-problem epilogue survives tiling, and how any math, comparison or
+    selection reaches registers: the block argument types are the operands' element types,
+    ``tile.yield`` gives the result's.
     """
 
     name = "tile.map"
 
-    inputs = var_operand_def(RegisterType)
-    result = result_def(RegisterType)
+    inputs = var_operand_def(RegisterType | RegisterVectorType)
+    result = result_def(RegisterType | RegisterVectorType)
     body = region_def("single_block")
 
     traits = traits_def(Pure())
@@ -282,10 +289,10 @@ class MapOp(IRDLOperation):
     def verify_(self) -> None:
         if not self.inputs:
             _fail(self, "needs at least one input tile")
-        dims = self.result.type.dims
+        shape = _register_shape(self.result.type)
         for i, v in enumerate(self.inputs):
-            if v.type.dims != dims:
-                _fail(self, f"input {i} is {_dims_text(v.type.dims)}, the result is {_dims_text(dims)}")
+            if _register_shape(v.type) != shape:
+                _fail(self, f"input {i} is {v.type}, the result is {self.result.type}: shapes differ (broadcast the vector first)")
         block = self.body.block
         expected = [v.type.element_type for v in self.inputs]
         got = [a.type for a in block.args]

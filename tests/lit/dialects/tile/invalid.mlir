@@ -239,3 +239,15 @@ func.func @int_add(%x: !tile.rt<16x8xi32>) {
   func.return
 }
 // CHECK: 'tile.add' computes on floats, got !tile.rt<16x8xi32>: integer and i1 tiles go through tile.map with arith ops
+
+// -----
+
+func.func @map_shapes(%t: !tile.rt<16x8xf32>, %v: !tile.rv<16xf32, row>) {
+  %r = tile.map %t, %v : !tile.rt<16x8xf32>, !tile.rv<16xf32, row> -> !tile.rt<16x8xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    tile.yield %s : f32
+  }
+  func.return
+}
+// CHECK: 'tile.map' input 1 is !tile.rv<16xf32, row>, the result is !tile.rt<16x8xf32>: shapes differ (broadcast the vector first)
