@@ -2,8 +2,8 @@
 
 The public names: :func:`compile` and :class:`CompiledKernel` (:mod:`tilec.api`),
 :func:`matmul`, :func:`matmul_kernel`, :func:`autotune` and :class:`MatmulConfig`
-(the GEMM, :mod:`tilec.kernels.gemm`), :func:`softmax` and :func:`softmax_kernel`
-(:mod:`tilec.kernels.softmax`). They are loaded on first use.
+(the GEMM, :mod:`tilec.kernels.gemm`), :func:`softmax`, :func:`layer_norm`, :func:`rms_norm` and
+their ``*_kernel`` twins (:mod:`tilec.kernels.softmax`, :mod:`tilec.kernels.norms`). They are loaded on first use.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ if TYPE_CHECKING:
     from tilec.api import CompilationError, CompiledKernel, compile
     from tilec.kernels.gemm import autotune, matmul, matmul_kernel
     from tilec.kernels.gemm_config import MatmulConfig
+    from tilec.kernels.norms import layer_norm, layer_norm_kernel, rms_norm, rms_norm_kernel
     from tilec.kernels.softmax import softmax, softmax_kernel
 
 __all__ = ["CompilationError", "CompiledKernel", "MatmulConfig", "__version__", "autotune", "compile", "matmul",
-           "matmul_kernel", "softmax", "softmax_kernel"]
+           "layer_norm", "layer_norm_kernel", "matmul_kernel", "rms_norm", "rms_norm_kernel", "softmax",
+           "softmax_kernel"]
 
 _HOMES = {
     "compile": "tilec.api",
@@ -32,6 +34,10 @@ _HOMES = {
     "MatmulConfig": "tilec.kernels.gemm_config",
     "softmax": "tilec.kernels.softmax",
     "softmax_kernel": "tilec.kernels.softmax",
+    "layer_norm": "tilec.kernels.norms",
+    "layer_norm_kernel": "tilec.kernels.norms",
+    "rms_norm": "tilec.kernels.norms",
+    "rms_norm_kernel": "tilec.kernels.norms",
 }
 """Where each public name lives."""
 

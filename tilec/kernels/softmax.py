@@ -16,11 +16,10 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import numpy as np
-
 from tilec.api import compile as tilec_compile
 from tilec.api import default_arch
-from tilec.kernels.gemm_plan import Operand, array_library, describe_operand
+from tilec.kernels.gemm_plan import Operand, describe_operand
+from tilec.kernels.outputs import allocate_like, torch_stream
 from tilec.kernels.softmax_ir import SoftmaxSpec, build_module
 from tilec.runtime import NoDeviceError, has_device, no_device_reason
 from tilec.runtime.gl_views import GlView, expand
@@ -68,23 +67,6 @@ def softmax_kernel(x: Any, *, dim: int = -1, dtype: str | None = None, arch: str
     return _kernel(SoftmaxSpec(op.info.dtype, out_dtype), arch)
 
 
-def _allocate(like: Any, shape: tuple[int, ...], dtype: str) -> Any:
-    lib = array_library(like)
-    if lib == "torch":
-        # optional: torch is installed when x is a torch tensor
-        import torch
-
-        return torch.empty(shape, dtype=getattr(torch, dtype), device=like.device)
-    if dtype == "bfloat16":
-        raise TypeError(f"tilec.softmax: {lib} has no bfloat16: pass out= a bf16 device array or another dtype")
-    if lib == "cupy":
-        # optional: cupy is installed when x is a cupy array
-        import cupy
-
-        return cupy.empty(shape, dtype)
-    return np.empty(shape, dtype)
-
-
 def softmax(x: Any, dim: int = -1, *, out: Any = None, dtype: str | None = None, stream: Any = None) -> Any:
     """``exp(x - max) / sum(exp(x - max))`` along ``dim``; into ``out`` when given (``x``'s shape)."""
     op, rows, n, (row_stride, col_stride), out_dtype = _check(x, dim, dtype)
@@ -93,7 +75,7 @@ def softmax(x: Any, dim: int = -1, *, out: Any = None, dtype: str | None = None,
                             "tilec.softmax_kernel(...) gives the compiled kernel without a GPU)")
     shape = tuple(op.info.shape)
     if out is None:
-        out = _allocate(x, shape, out_dtype)
+        out = allocate_like(x, shape, out_dtype, "tilec.softmax")
     o = describe_operand("out", out, "tilec.softmax")
     if tuple(o.info.shape) != shape or o.info.dtype != out_dtype:
         raise ValueError(f"tilec.softmax: out has shape {tuple(o.info.shape)} and dtype {o.info.dtype}; expected "
@@ -104,12 +86,7 @@ def softmax(x: Any, dim: int = -1, *, out: Any = None, dtype: str | None = None,
     kernel = _kernel(spec, None)
     views = [GlView(x, (rows, n), (row_stride, col_stride)), GlView(out, (rows, n), o_strides)]
     grid = -(-rows // spec.rows_per_block)
-    if stream is None and array_library(x) == "torch":
-        # optional: torch is installed when x is a torch tensor
-        import torch
-
-        stream = torch.cuda.current_stream(x.device).cuda_stream
-    kernel(*expand(kernel, *views), grid=(grid, 1, 1), stream=stream)
+    kernel(*expand(kernel, *views), grid=(grid, 1, 1), stream=torch_stream(x) if stream is None else stream)
     return out
 
 

@@ -17,17 +17,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.builder import Builder
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import Float32Type, FloatAttr, IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import Float32Type, IndexType, ModuleOp
 from xdsl.ir import Block, Region, SSAValue
-from xdsl.rewriter import InsertPoint
 
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import DYNAMIC, LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType
 from tilec.kernels.gemm_config import FLOAT_DTYPES
 from tilec.kernels.gemm_ir import ir_type
+from tilec.kernels.ir_build import OpAppender
 
 LAUNCH_ATTR = "tile.launch"
 
@@ -64,25 +63,6 @@ class SoftmaxSpec:
         return self.rows * self.warps
 
 
-class _Body:
-    """Appends ops to a block through one Builder and names their results."""
-
-    def __init__(self, block: Block):
-        self.b = Builder(InsertPoint.at_end(block))
-
-    def __call__(self, op, name: str | None = None) -> SSAValue:
-        self.b.insert(op)
-        if name and op.results:
-            op.results[0].name_hint = name
-        return op.results[0] if op.results else None
-
-    def index(self, value: int) -> SSAValue:
-        return self(arith.ConstantOp(IntegerAttr(value, IndexType())), f"c{value}")
-
-    def f32(self, value: float, name: str) -> SSAValue:
-        return self(arith.ConstantOp(FloatAttr(value, Float32Type())), name)
-
-
 def build_module(spec: SoftmaxSpec) -> ModuleOp:
     """``func.func @<name>(%x, %o)``: the softmax of each row of ``x`` into ``o`` (both M x N)."""
     f32 = Float32Type()
@@ -96,7 +76,7 @@ def build_module(spec: SoftmaxSpec) -> ModuleOp:
     entry = Block(arg_types=[gl_in, gl_out])
     x, o = entry.args
     x.name_hint, o.name_hint = "x", "o"
-    e = _Body(entry)
+    e = OpAppender(entry)
     c0 = e.index(0)
     chunk = e.index(spec.chunk)
     n = e(t.DimOp(x, 1), "n")
@@ -108,7 +88,7 @@ def build_module(spec: SoftmaxSpec) -> ModuleOp:
     m0 = e(t.FillOp(neg_inf, vec), "m0")
     s0 = e(t.ZerosOp(vec), "s0")
 
-    def load_f32(body: _Body, col: SSAValue) -> SSAValue:
+    def load_f32(body: OpAppender, col: SSAValue) -> SSAValue:
         raw = body(t.LoadOp(x, [r0, col], tile_in, other=float("-inf")), "xt")
         return raw if elem == f32 else body(t.ConvertOp(raw, tile), "xf")
 
@@ -116,7 +96,7 @@ def build_module(spec: SoftmaxSpec) -> ModuleOp:
     step1 = Block(arg_types=[IndexType(), vec, vec])
     col, m, s = step1.args
     col.name_hint, m.name_hint, s.name_hint = "col", "m", "s"
-    b = _Body(step1)
+    b = OpAppender(step1)
     xf = load_f32(b, col)
     m_new = b(t.RowMaxOp(xf, m), "m_new")
     alpha = b(t.ExpOp(b(t.SubOp(m, m_new))), "alpha")
@@ -132,7 +112,7 @@ def build_module(spec: SoftmaxSpec) -> ModuleOp:
     step2 = Block(arg_types=[IndexType()])
     col2 = step2.args[0]
     col2.name_hint = "col"
-    b = _Body(step2)
+    b = OpAppender(step2)
     xf = load_f32(b, col2)
     y = b(t.MulOp(b(t.ExpOp(b(t.SubOp(xf, b(t.BroadcastOp(m_final, tile)))))), b(t.BroadcastOp(inv, tile))), "y")
     if out_elem != f32:

@@ -1,0 +1,115 @@
+"""``tilec.rms_norm`` and ``tilec.layer_norm`` over the last dimension, on torch / cupy / numpy arrays.
+
+    y = tilec.rms_norm(x, weight, eps=1e-6)             # x / sqrt(mean(x^2) + eps) * weight
+    y = tilec.layer_norm(x, weight, bias, eps=1e-5)     # like F.layer_norm(x, x.shape[-1:], weight, bias, eps)
+    k = tilec.rms_norm_kernel(x, weight)                # the compiled kernel, without a GPU
+
+``x`` is f32, f16 or bf16, 1-D or 2-D, rows of any length and any strides; ``weight`` (and
+``bias``) have one value per column, f32 or ``x``'s dtype. The result has ``x``'s dtype; the math is
+f32. The kernels (:mod:`tilec.kernels.norms_ir`) take a row per warp in two passes over ``x``.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+from tilec.api import compile as tilec_compile
+from tilec.api import default_arch
+from tilec.kernels.gemm_plan import Operand, describe_operand
+from tilec.kernels.norms_ir import NormSpec, build_module
+from tilec.kernels.outputs import allocate_like, torch_stream
+from tilec.runtime import NoDeviceError, has_device, no_device_reason
+from tilec.runtime.gl_views import GlView, expand
+
+DTYPES = ("float32", "float16", "bfloat16")
+_KERNELS: dict[tuple, Any] = {}
+_LOCK = threading.Lock()
+
+
+def _rows(owner: str, x: Any) -> tuple[Operand, int, int, tuple[int, int]]:
+    op = describe_operand("x", x, owner)
+    if op.info.dtype not in DTYPES:
+        raise TypeError(f"{owner}: x has dtype {op.info.dtype}; expected one of {', '.join(DTYPES)}")
+    shape = op.info.shape
+    if len(shape) not in (1, 2) or any(d == 0 for d in shape):
+        raise ValueError(f"{owner}: x has shape {tuple(shape)}; expected a non-empty 1-D or 2-D array")
+    if len(shape) == 1:
+        return op, 1, shape[0], (0, op.strides[0])
+    return op, shape[0], shape[1], (op.strides[0], op.strides[1])
+
+
+def _vector(owner: str, name: str, value: Any, n: int) -> Operand:
+    op = describe_operand(name, value, owner)
+    if tuple(op.info.shape) != (n,):
+        raise ValueError(f"{owner}: {name} has shape {tuple(op.info.shape)}; expected ({n},), one value per column")
+    if op.info.dtype not in DTYPES:
+        raise TypeError(f"{owner}: {name} has dtype {op.info.dtype}; expected one of {', '.join(DTYPES)}")
+    return op
+
+
+def _plan(kind: str, x: Any, weight: Any, bias: Any):
+    owner = f"tilec.{kind}_norm"
+    op, rows, n, strides = _rows(owner, x)
+    w = _vector(owner, "weight", weight, n)
+    b = _vector(owner, "bias", bias, n) if bias is not None else None
+    if b is not None and b.info.dtype != w.info.dtype:
+        raise TypeError(f"{owner}: weight is {w.info.dtype} but bias is {b.info.dtype}; give both one dtype")
+    spec = NormSpec(kind, op.info.dtype, w.info.dtype, bias=b is not None)
+    return owner, spec, op, rows, n, strides, w, b
+
+
+def _kernel(spec: NormSpec, arch: str | None) -> Any:
+    key = (spec, arch or default_arch())
+    with _LOCK:
+        if key not in _KERNELS:
+            _KERNELS[key] = tilec_compile(build_module(spec), arch=key[1])
+        return _KERNELS[key]
+
+
+def _run(kind: str, x: Any, weight: Any, bias: Any, eps: float, out: Any, stream: Any) -> Any:
+    owner, spec, op, rows, n, strides, w, b = _plan(kind, x, weight, bias)
+    if not has_device():
+        raise NoDeviceError(f"{no_device_reason() or 'none found'} ({owner} checked its arguments; "
+                            f"{owner}_kernel(...) gives the compiled kernel without a GPU)")
+    shape = tuple(op.info.shape)
+    if out is None:
+        out = allocate_like(x, shape, op.info.dtype, owner)
+    o = describe_operand("out", out, owner)
+    if tuple(o.info.shape) != shape or o.info.dtype != op.info.dtype:
+        raise ValueError(f"{owner}: out has shape {tuple(o.info.shape)} and dtype {o.info.dtype}; expected {shape} "
+                         f"and {op.info.dtype}")
+    o_strides = (0, o.strides[0]) if len(shape) == 1 else (o.strides[0], o.strides[1])
+    kernel = _kernel(spec, None)
+    views = [GlView(x, (rows, n), strides), GlView(weight, (n,), w.strides)]
+    if b is not None:
+        views.append(GlView(bias, (n,), b.strides))
+    views += [GlView(out, (rows, n), o_strides), np.float32(eps)]
+    grid = -(-rows // spec.rows_per_block)
+    kernel(*expand(kernel, *views), grid=(grid, 1, 1), stream=torch_stream(x) if stream is None else stream)
+    return out
+
+
+def rms_norm(x: Any, weight: Any, eps: float = 1e-6, *, out: Any = None, stream: Any = None) -> Any:
+    """``x / sqrt(mean(x^2) + eps) * weight`` over each row."""
+    return _run("rms", x, weight, None, eps, out, stream)
+
+
+def layer_norm(x: Any, weight: Any, bias: Any = None, eps: float = 1e-5, *, out: Any = None, stream: Any = None) -> Any:
+    """``(x - mean) / sqrt(var + eps) * weight (+ bias)`` over each row (the biased variance, as torch)."""
+    return _run("layer", x, weight, bias, eps, out, stream)
+
+
+def rms_norm_kernel(x: Any, weight: Any, *, arch: str | None = None) -> Any:
+    """The :class:`~tilec.api.CompiledKernel` :func:`rms_norm` runs for these arguments."""
+    return _kernel(_plan("rms", x, weight, None)[1], arch)
+
+
+def layer_norm_kernel(x: Any, weight: Any, bias: Any = None, *, arch: str | None = None) -> Any:
+    """The :class:`~tilec.api.CompiledKernel` :func:`layer_norm` runs for these arguments."""
+    return _kernel(_plan("layer", x, weight, bias)[1], arch)
+
+
+__all__ = ["layer_norm", "layer_norm_kernel", "rms_norm", "rms_norm_kernel"]
