@@ -11,34 +11,15 @@ f32. The kernels (:mod:`tilec.kernels.norms_ir`) take a row per warp in two pass
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 
-from tilec.api import compile as tilec_compile
-from tilec.api import default_arch
 from tilec.kernels.gemm_plan import Operand, describe_operand
 from tilec.kernels.norms_ir import NormSpec, build_module
-from tilec.kernels.outputs import allocate_like, torch_stream
+from tilec.kernels.row_kernels import DTYPES, allocate_like, compile_once, row_view, torch_stream
 from tilec.runtime import NoDeviceError, has_device, no_device_reason
 from tilec.runtime.gl_views import GlView, expand
-
-DTYPES = ("float32", "float16", "bfloat16")
-_KERNELS: dict[tuple, Any] = {}
-_LOCK = threading.Lock()
-
-
-def _rows(owner: str, x: Any) -> tuple[Operand, int, int, tuple[int, int]]:
-    op = describe_operand("x", x, owner)
-    if op.info.dtype not in DTYPES:
-        raise TypeError(f"{owner}: x has dtype {op.info.dtype}; expected one of {', '.join(DTYPES)}")
-    shape = op.info.shape
-    if len(shape) not in (1, 2) or any(d == 0 for d in shape):
-        raise ValueError(f"{owner}: x has shape {tuple(shape)}; expected a non-empty 1-D or 2-D array")
-    if len(shape) == 1:
-        return op, 1, shape[0], (0, op.strides[0])
-    return op, shape[0], shape[1], (op.strides[0], op.strides[1])
 
 
 def _vector(owner: str, name: str, value: Any, n: int) -> Operand:
@@ -52,21 +33,13 @@ def _vector(owner: str, name: str, value: Any, n: int) -> Operand:
 
 def _plan(kind: str, x: Any, weight: Any, bias: Any):
     owner = f"tilec.{kind}_norm"
-    op, rows, n, strides = _rows(owner, x)
+    op, rows, n, strides = row_view(owner, "x", x)
     w = _vector(owner, "weight", weight, n)
     b = _vector(owner, "bias", bias, n) if bias is not None else None
     if b is not None and b.info.dtype != w.info.dtype:
         raise TypeError(f"{owner}: weight is {w.info.dtype} but bias is {b.info.dtype}; give both one dtype")
     spec = NormSpec(kind, op.info.dtype, w.info.dtype, bias=b is not None)
     return owner, spec, op, rows, n, strides, w, b
-
-
-def _kernel(spec: NormSpec, arch: str | None) -> Any:
-    key = (spec, arch or default_arch())
-    with _LOCK:
-        if key not in _KERNELS:
-            _KERNELS[key] = tilec_compile(build_module(spec), arch=key[1])
-        return _KERNELS[key]
 
 
 def _run(kind: str, x: Any, weight: Any, bias: Any, eps: float, out: Any, stream: Any) -> Any:
@@ -77,12 +50,11 @@ def _run(kind: str, x: Any, weight: Any, bias: Any, eps: float, out: Any, stream
     shape = tuple(op.info.shape)
     if out is None:
         out = allocate_like(x, shape, op.info.dtype, owner)
-    o = describe_operand("out", out, owner)
+    o, _, _, o_strides = row_view(owner, "out", out)
     if tuple(o.info.shape) != shape or o.info.dtype != op.info.dtype:
         raise ValueError(f"{owner}: out has shape {tuple(o.info.shape)} and dtype {o.info.dtype}; expected {shape} "
                          f"and {op.info.dtype}")
-    o_strides = (0, o.strides[0]) if len(shape) == 1 else (o.strides[0], o.strides[1])
-    kernel = _kernel(spec, None)
+    kernel = compile_once(build_module, spec, None)
     views = [GlView(x, (rows, n), strides), GlView(weight, (n,), w.strides)]
     if b is not None:
         views.append(GlView(bias, (n,), b.strides))
@@ -104,12 +76,12 @@ def layer_norm(x: Any, weight: Any, bias: Any = None, eps: float = 1e-5, *, out:
 
 def rms_norm_kernel(x: Any, weight: Any, *, arch: str | None = None) -> Any:
     """The :class:`~tilec.api.CompiledKernel` :func:`rms_norm` runs for these arguments."""
-    return _kernel(_plan("rms", x, weight, None)[1], arch)
+    return compile_once(build_module, _plan("rms", x, weight, None)[1], arch)
 
 
 def layer_norm_kernel(x: Any, weight: Any, bias: Any = None, *, arch: str | None = None) -> Any:
     """The :class:`~tilec.api.CompiledKernel` :func:`layer_norm` runs for these arguments."""
-    return _kernel(_plan("layer", x, weight, bias)[1], arch)
+    return compile_once(build_module, _plan("layer", x, weight, bias)[1], arch)
 
 
 __all__ = ["layer_norm", "layer_norm_kernel", "rms_norm", "rms_norm_kernel"]

@@ -21,15 +21,13 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import Float32Type, IndexType, ModuleOp
 from xdsl.ir import Block, Region, SSAValue
 
+from tilec.dialects.abi import LAUNCH_ATTR
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import DYNAMIC, LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType
 from tilec.kernels.gemm_config import FLOAT_DTYPES
 from tilec.kernels.gemm_ir import ir_type
 from tilec.kernels.ir_build import OpAppender
-
-LAUNCH_ATTR = "tile.launch"
-
 
 @dataclass(frozen=True)
 class SoftmaxSpec:

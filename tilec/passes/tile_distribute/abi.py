@@ -4,6 +4,25 @@ Each ``!tile.gl<T, [d0, ..]>`` argument of rank r becomes ``1 + 2r`` parameters 
 per bulk-copy box), named and marked with the attributes of :mod:`tilec.dialects.abi`, where the
 ABI is described; other arguments (scalars) are kept. The old arguments map to
 :class:`~tilec.passes.tile_distribute.values.GlobalArg` values for the rest of the pass.
+
+**Specialising on alignment** (Triton's ``tt.divisibility``). A ``!tile.gl``
+argument of the tile-level function may carry ``tile.aligned_rows = A``
+(bytes, a power of two at least the element size): *every row of the view
+is contiguous (innermost stride 1), starts at a multiple of A bytes and is
+a multiple of A bytes long* (pointer, outer strides and the last extent
+included). The kernel then knows every run of up to A bytes is a vector
+that lies wholly inside or wholly outside the view, drops the prologue
+checks and the element paths, and keeps one bounds predicate per run. It
+moves nothing wider than A bytes (Triton's launcher likewise compiles for
+what it was told): A = 8 or 4 gives 8- or 4-byte ``cp.async``, A below 4
+element copies (whose stores to shared memory wait for the next wait when
+they are part of an async copy). The attribute goes onto the pointer
+parameter (``tile.aligned_rows = A``) so that the launcher checks the facts
+before each launch (:func:`tilec.runtime.gl_views.check_aligned_rows`) and refuses a
+view that breaks them. Other arguments are kept. The kernel gets ``tile.registers = N``, the estimated
+32-bit registers per thread (loop-carried fragments + the largest mma's
+operand fragments + an allowance for addresses); more than 255 is an error
+that names the largest tile.
 """
 
 from __future__ import annotations

@@ -40,39 +40,8 @@ shared memory only for such mmas, the mma loads each k's ``TM`` values of A
 and ``TN`` of B where it needs them (vector loads along contiguous runs) and
 issues ``TM * TN`` ``frag.mma <fma_f32>`` per k.
 
-**Kernel ABI.** Each ``!tile.gl<T, [d0, ..]>`` argument ``%x`` of rank r
-becomes 1 + 2r arguments, in this order::
-
-    %x:         !llvm.ptr<1> {tile.dtype = T, tile.gl = "x" [, tile.output]}
-    %x_dim<i>:  i64 {tile.gl = "x", tile.dim = i}      (i = 0 .. r-1, extents)
-    %x_stride<i>: i64 {tile.gl = "x", tile.stride = i} (i = 0 .. r-1, in elements)
-
-``"x"`` is the argument's name (its SSA name, else ``argN``); ``tile.output``
-marks views the kernel writes. ``tile.dim %x, i`` becomes ``%x_dim<i>`` (or
-the constant of a static extent); element (i, j) is at ``%x + i * stride0 +
-j * stride1`` elements, so strided (non-contiguous) views work; nothing is
-asked of strides or alignment beyond the element size: the kernel checks in
-its prologue whether a view allows 4/8/16-byte vectors and takes the element
-paths where it does not.
-
-**Specialising on alignment** (Triton's ``tt.divisibility``). A ``!tile.gl``
-argument of the tile-level function may carry ``tile.aligned_rows = A``
-(bytes, a power of two at least the element size): *every row of the view
-is contiguous (innermost stride 1), starts at a multiple of A bytes and is
-a multiple of A bytes long* (pointer, outer strides and the last extent
-included). The kernel then knows every run of up to A bytes is a vector
-that lies wholly inside or wholly outside the view, drops the prologue
-checks and the element paths, and keeps one bounds predicate per run. It
-moves nothing wider than A bytes (Triton's launcher likewise compiles for
-what it was told): A = 8 or 4 gives 8- or 4-byte ``cp.async``, A below 4
-element copies (whose stores to shared memory wait for the next wait when
-they are part of an async copy). The attribute goes onto the pointer
-parameter (``tile.aligned_rows = A``) so that the launcher checks the facts
-before each launch (:func:`tilec.runtime.gl_views.check_aligned_rows`) and refuses a
-view that breaks them. Other arguments are kept. The kernel gets ``tile.registers = N``, the estimated
-32-bit registers per thread (loop-carried fragments + the largest mma's
-operand fragments + an allowance for addresses); more than 255 is an error
-that names the largest tile.
+**Kernel ABI.** Global views become pointer, extents and strides (and tensor maps): see
+:mod:`tilec.passes.tile_distribute.abi` and, for the attributes, :mod:`tilec.dialects.abi`.
 
 Shared tiles become ``frag.shared "<kernel>_<name>"`` buffers (static; one
 dynamic buffer with offsets when they exceed 48 KB together).
