@@ -15,6 +15,7 @@ from tilec.codegen.ptxas import assemble, find_ptxas
 from tilec.dialects.context import make_context
 from tilec.interp import run
 from tilec.kernels.norms_ir import NormSpec, build_module
+from tilec.kernels.row_tiling import RowTiling, row_tiling
 from tilec.passes.registry import build_pipeline
 
 
@@ -44,10 +45,11 @@ def test_bad_arguments_name_them():
 
 @pytest.mark.parametrize("kind", ["rms", "layer"])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_kernels_assemble(kind, dtype):
-    spec = NormSpec(kind, dtype, "float32")
+@pytest.mark.parametrize("n", [4096, 100000])
+def test_kernels_assemble(kind, dtype, n):
+    spec = NormSpec(kind, dtype, "float32", tiling=row_tiling(n), align=(16, 16))
     ptx = tilec.compile(build_module(spec), arch="sm_80", cache=False).asm["ptx"]
-    assert "rsqrt.approx" in ptx and "shfl.sync.bfly" in ptx
+    assert "rsqrt.approx" in ptx and "shfl.sync.bfly" in ptx and "bar.sync" in ptx and "ld.global.v4" in ptx
     if find_ptxas() is not None:
         for arch in ("sm_80", "sm_90"):
             assemble(tilec.compile(build_module(spec), arch=arch, cache=False).asm["ptx"], arch)
@@ -55,9 +57,10 @@ def test_kernels_assemble(kind, dtype):
 
 @pytest.mark.parametrize("kind, bias", [("rms", False), ("layer", True), ("layer", False)])
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
-def test_meaning_in_both_interpreters(kind, bias, dtype):
+@pytest.mark.parametrize("passes", [1, 2])
+def test_meaning_in_both_interpreters(kind, bias, dtype, passes):
     np_dtype = {"float32": np.float32, "float16": np.float16}[dtype]
-    spec = NormSpec(kind, dtype, "float32", bias=bias)
+    spec = NormSpec(kind, dtype, "float32", bias=bias, tiling=row_tiling(300) if passes == 1 else RowTiling(2, 64, 2, 2))
     rng = np.random.default_rng()
     m, n = 7, 300
     x = (rng.standard_normal((m, n)) * 2 + 1).astype(np_dtype)

@@ -15,6 +15,7 @@ import tilec
 from tilec.codegen.ptxas import assemble, find_ptxas
 from tilec.dialects.context import make_context
 from tilec.interp import run
+from tilec.kernels.row_tiling import RowTiling, row_tiling
 from tilec.kernels.softmax_ir import SoftmaxSpec, build_module
 from tilec.passes.registry import build_pipeline
 from tilec.runtime import has_device
@@ -55,24 +56,33 @@ def test_no_gpu_is_a_clear_error():
         tilec.softmax(np.ones((4, 5), np.float32))
 
 
+TWO_PASSES = RowTiling(2, 64, 2, 2)
+"""A small two-pass tiling (rows longer than 64 columns walk in steps) the interpreters run quickly."""
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
-def test_kernels_assemble(dtype):
-    spec = SoftmaxSpec(dtype, dtype)
+@pytest.mark.parametrize("n", [1000, 32768, 100000])
+def test_kernels_assemble(dtype, n):
+    """One pass (rows up to 32k in registers, the block's warps combined in shared memory), two passes."""
+    spec = SoftmaxSpec(dtype, dtype, row_tiling(n), (16, 16))
     kernel = tilec.compile(build_module(spec), arch="sm_80", cache=False)
-    assert "ex2.approx.f32" in kernel.asm["ptx"] and "shfl.sync.bfly" in kernel.asm["ptx"]
+    ptx = kernel.asm["ptx"]
+    assert "ex2.approx.f32" in ptx and "shfl.sync.bfly" in ptx and "bar.sync" in ptx and "ld.global.v4" in ptx
     if find_ptxas() is not None:
         for arch in ("sm_80", "sm_90"):
             assemble(tilec.compile(build_module(spec), arch=arch, cache=False).asm["ptx"], arch)
 
 
-@pytest.mark.parametrize("dtype, shape, transposed", [
-    ("float32", (70, 150), False),   # 70 rows: the second block's bands end inside the view
-    ("float16", (3, 200), False),
-    ("float32", (90, 33), True),     # dim 0: the columns of a 33 x 90 array are the rows
+@pytest.mark.parametrize("dtype, shape, transposed, passes", [
+    ("float32", (70, 150), False, 1),   # 70 rows: the last block's rows end inside the view
+    ("float32", (7, 150), False, 2),    # rows that end inside a step
+    ("float16", (3, 200), False, 1),
+    ("float16", (3, 200), False, 2),
+    ("float32", (90, 33), True, 1),     # dim 0: the columns of a 33 x 90 array are the rows
 ])
-def test_meaning_in_both_interpreters(dtype, shape, transposed):
+def test_meaning_in_both_interpreters(dtype, shape, transposed, passes):
     np_dtype = {"float32": np.float32, "float16": np.float16}[dtype]
-    spec = SoftmaxSpec(dtype, dtype)
+    spec = SoftmaxSpec(dtype, dtype, row_tiling(shape[1]) if passes == 1 else TWO_PASSES)
     rng = np.random.default_rng()
     rows, n = shape
     if transposed:

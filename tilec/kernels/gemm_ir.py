@@ -24,11 +24,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from tilec.dialects.abi import ALIGNED_ROWS_ATTR
 from tilec.dialects.tile.attributes import DYNAMIC
 from tilec.dialects.tile.ops import MatmulOp, YieldOp
 from tilec.dialects.tile.types import GlobalType
 from tilec.kernels.gemm_config import FLOAT_DTYPES
+from tilec.kernels.ir_build import aligned_rows_attrs
 
 ACTIVATIONS = (None, "relu")
 ALIGN_BYTES = 16
@@ -168,11 +168,7 @@ def build_module(spec: MatmulSpec) -> ModuleOp:
     body.add_op(MatmulOp(a, b, c, tuple(inputs), build_epilogue(spec),
                          transpose_a=spec.transpose_a, transpose_b=spec.transpose_b))
     body.add_op(func.ReturnOp())
-    arg_attrs = None
-    if any(spec.align):
-        arg_attrs = ArrayAttr([DictionaryAttr({ALIGNED_ROWS_ATTR: IntegerAttr(a, 64)} if a else {})
-                               for a in spec.align])
-    fn = func.FuncOp(spec.kernel_name, (arg_types, []), Region(body), arg_attrs=arg_attrs)
+    fn = func.FuncOp(spec.kernel_name, (arg_types, []), Region(body), arg_attrs=aligned_rows_attrs(spec.align))
     module = ModuleOp([fn])
     module.verify()
     return module

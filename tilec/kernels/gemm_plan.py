@@ -279,12 +279,12 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
     # op(B) is K x N; the kernel's B without transpose is K x N, with transpose_b N x K
     vb = orient(B, k, n, b_strides)
     if out_view is not None:
-        out_align = _row_alignment(out_view)
+        out_align = row_alignment(out_view)
     else:  # allocated like the inputs: a device array is fresh row-major memory, a numpy one is staged
-        out_align = 0 if _output_like(operands) is None else _fresh_row_alignment(n, ITEMSIZE[out_dt])
-    align = (_row_alignment(va), _row_alignment(vb), out_align)
+        out_align = 0 if _output_like(operands) is None else fresh_row_alignment(n, ITEMSIZE[out_dt])
+    align = (row_alignment(va), row_alignment(vb), out_align)
     if bias_view is not None:
-        align += (_row_alignment(bias_view),)
+        align += (row_alignment(bias_view),)
     spec = MatmulSpec(dtype, out_dt, transpose_a=va.transposed, transpose_b=vb.transposed,
                       bias_dtype=bias_dtype, activation=activation, align=align)
     if config is None:
@@ -295,7 +295,7 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
     return MatmulPlan(m, n, k, spec, config, va, vb, out_view, bias_view, tuple(operands))
 
 
-def _row_alignment(view: KernelView) -> int:
+def row_alignment(view: KernelView) -> int:
     """The ``tile.aligned_rows`` the kernel may assume of a view (see :class:`MatmulSpec`), 0 for none.
 
     The largest of 16, 8, 4 and 2 bytes (at least the element size) that the
@@ -310,8 +310,8 @@ def _row_alignment(view: KernelView) -> int:
     return _largest_alignment(size, op.info.ptr, view.shape[-1] * size, *(s * size for s in view.strides[:-1]))
 
 
-def _fresh_row_alignment(n: int, size: int) -> int:
-    """:func:`_row_alignment` of an output still to be allocated: a fresh row-major array of rows of ``n``."""
+def fresh_row_alignment(n: int, size: int) -> int:
+    """:func:`row_alignment` of an output still to be allocated: a fresh row-major array of rows of ``n``."""
     return _largest_alignment(size, n * size)
 
 

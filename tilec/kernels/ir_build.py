@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float32Type, FloatAttr, IndexType, IntegerAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, FloatAttr, IndexType, IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
+
+from tilec.dialects.abi import ALIGNED_ROWS_ATTR
 
 
 class OpAppender:
@@ -32,4 +34,12 @@ class OpAppender:
         return self(arith.ConstantOp(FloatAttr(value, Float32Type())), name)
 
 
-__all__ = ["OpAppender"]
+def aligned_rows_attrs(align) -> ArrayAttr | None:
+    """The ``arg_attrs`` of a kernel whose arguments promise ``tile.aligned_rows = align[i]`` (0: none;
+    arguments past ``align`` promise nothing), None when none does."""
+    if not any(align):
+        return None
+    return ArrayAttr([DictionaryAttr({ALIGNED_ROWS_ATTR: IntegerAttr(a, 64)} if a else {}) for a in align])
+
+
+__all__ = ["OpAppender", "aligned_rows_attrs"]

@@ -6,7 +6,9 @@
 
 ``x`` is f32, f16 or bf16, 1-D or 2-D, rows of any length and any strides; ``weight`` (and
 ``bias``) have one value per column, f32 or ``x``'s dtype. The result has ``x``'s dtype; the math is
-f32. The kernels (:mod:`tilec.kernels.norms_ir`) take a row per warp in two passes over ``x``.
+f32. The kernels (:mod:`tilec.kernels.norms_ir`) hold a block's rows in registers (one pass) up
+to 32k elements a row and read longer rows twice (:mod:`tilec.kernels.row_tiling`); they are
+specialised on the tiling and the rows' alignment, like ``tilec.matmul``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import numpy as np
 
 from tilec.kernels.gemm_plan import Operand, describe_operand
 from tilec.kernels.norms_ir import NormSpec, build_module
-from tilec.kernels.row_kernels import DTYPES, allocate_like, compile_once, row_view, torch_stream
+from tilec.kernels.row_kernels import DTYPES, allocate_like, compile_once, row_alignment_of, row_view, torch_stream
+from tilec.kernels.row_tiling import row_tiling
 from tilec.runtime import NoDeviceError, has_device, no_device_reason
 from tilec.runtime.gl_views import GlView, expand
 
@@ -31,29 +34,37 @@ def _vector(owner: str, name: str, value: Any, n: int) -> Operand:
     return op
 
 
-def _plan(kind: str, x: Any, weight: Any, bias: Any):
+def _plan(kind: str, x: Any, weight: Any, bias: Any, out: Any = None):
+    """What a norm call runs: (owner, spec, x's operand, rows, n, x's strides, weight, bias, out's strides).
+    Without ``out``: the output :func:`allocate_like` makes (what the ``*_kernel`` twins compile for)."""
     owner = f"tilec.{kind}_norm"
     op, rows, n, strides = row_view(owner, "x", x)
     w = _vector(owner, "weight", weight, n)
     b = _vector(owner, "bias", bias, n) if bias is not None else None
     if b is not None and b.info.dtype != w.info.dtype:
         raise TypeError(f"{owner}: weight is {w.info.dtype} but bias is {b.info.dtype}; give both one dtype")
-    spec = NormSpec(kind, op.info.dtype, w.info.dtype, bias=b is not None)
-    return owner, spec, op, rows, n, strides, w, b
+    o_strides = None
+    if out is not None:
+        o, _, _, o_strides = row_view(owner, "out", out)
+        if tuple(o.info.shape) != tuple(op.info.shape) or o.info.dtype != op.info.dtype:
+            raise ValueError(f"{owner}: out has shape {tuple(o.info.shape)} and dtype {o.info.dtype}; expected "
+                             f"{tuple(op.info.shape)} and {op.info.dtype}")
+        out_align = row_alignment_of(o, rows, n, o_strides)
+    else:
+        out_align = row_alignment_of(None, rows, n, None, op.info.dtype)
+    align = (row_alignment_of(op, rows, n, strides), out_align)
+    spec = NormSpec(kind, op.info.dtype, w.info.dtype, bias=b is not None, tiling=row_tiling(n), align=align)
+    return owner, spec, op, rows, n, strides, w, b, o_strides
 
 
 def _run(kind: str, x: Any, weight: Any, bias: Any, eps: float, out: Any, stream: Any) -> Any:
-    owner, spec, op, rows, n, strides, w, b = _plan(kind, x, weight, bias)
+    owner, spec, op, rows, n, strides, w, b, o_strides = _plan(kind, x, weight, bias, out)
     if not has_device():
         raise NoDeviceError(f"{no_device_reason() or 'none found'} ({owner} checked its arguments; "
                             f"{owner}_kernel(...) gives the compiled kernel without a GPU)")
-    shape = tuple(op.info.shape)
-    if out is None:
-        out = allocate_like(x, shape, op.info.dtype, owner)
-    o, _, _, o_strides = row_view(owner, "out", out)
-    if tuple(o.info.shape) != shape or o.info.dtype != op.info.dtype:
-        raise ValueError(f"{owner}: out has shape {tuple(o.info.shape)} and dtype {o.info.dtype}; expected {shape} "
-                         f"and {op.info.dtype}")
+    if out is None:  # the spec assumed this fresh array's alignment; the launcher checks it
+        out = allocate_like(x, tuple(op.info.shape), op.info.dtype, owner)
+        o_strides = row_view(owner, "out", out)[3]
     kernel = compile_once(build_module, spec, None)
     views = [GlView(x, (rows, n), strides), GlView(weight, (n,), w.strides)]
     if b is not None:

@@ -1,13 +1,18 @@
-"""The RMS norm and layer norm kernels' IR: one row per warp, its columns in chunks, two passes.
+"""The RMS norm and layer norm kernels' IR: a block owns ``rows`` rows as one tile of the block.
 
     rms_norm:   y = x / sqrt(mean(x^2) + eps) * w
-    layer_norm: y = (x - mean) / sqrt(mean(x^2) - mean^2 + eps) * w + b
+    layer_norm: y = (x - mean) / sqrt(mean((x - mean)^2) + eps) * w + b
 
-Pass 1 carries the row's sum of squares (and, for the layer norm, its sum) as register vectors in
-f32; pass 2 writes the result. Built with the dialect's constructors and lowered by the general
-passes, like the softmax (:mod:`tilec.kernels.softmax_ir`). The layer norm's variance comes from
-the two sums, in f32: for rows whose mean is large against their spread this loses digits that
-Welford's update keeps (the limit is named in the tests).
+Built with the dialect's constructors and lowered by the general passes, like the softmax
+(:mod:`tilec.kernels.softmax_ir`); the tiling is :mod:`tilec.kernels.row_tiling`'s.
+
+- **One pass** (the row fits the tile): the row is read once; the layer norm's variance is the
+  mean of the squared deviations from the mean, both in registers (the columns past the row's end
+  masked out with ``tile.iota`` + ``arith.select`` in a ``tile.map``), as accurate as two passes
+  over memory.
+- **Two passes** (longer rows): the sum of squares (and the sum) carried through the columns as
+  register vectors, then the output. The layer norm's variance then comes from the two sums in
+  f32: rows whose mean is large against their spread lose digits that Welford's update would keep.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, math, scf
-from xdsl.dialects.builtin import Float32Type, IndexType, ModuleOp, i64
+from xdsl.dialects.builtin import Float32Type, FloatAttr, IndexType, IntegerType, ModuleOp, i64
 from xdsl.ir import Block, Region, SSAValue
 
 from tilec.dialects.abi import LAUNCH_ATTR
@@ -24,18 +29,21 @@ from tilec.dialects.tile.attributes import DYNAMIC, LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType
 from tilec.kernels.gemm_config import FLOAT_DTYPES
 from tilec.kernels.gemm_ir import ir_type
-from tilec.kernels.ir_build import OpAppender
+from tilec.kernels.ir_build import OpAppender, aligned_rows_attrs
+from tilec.kernels.row_tiling import CHUNK, RowTiling
+
 
 @dataclass(frozen=True)
 class NormSpec:
-    """``kind`` (``rms`` or ``layer``) of ``dtype`` rows into ``dtype``; weight (and bias) of ``wdtype``."""
+    """``kind`` (``rms`` or ``layer``) of ``dtype`` rows into ``dtype``; weight (and bias) of ``wdtype``;
+    the tiling, and the ``tile.aligned_rows`` (bytes, 0 for none) of ``x`` and of the output."""
 
     kind: str
     dtype: str
     wdtype: str
     bias: bool = True
-    chunk: int = 256
-    warps: int = 4
+    tiling: RowTiling = RowTiling(1, CHUNK, 8, 2)
+    align: tuple[int, int] = (0, 0)
 
     def __post_init__(self):
         if self.kind not in ("rms", "layer"):
@@ -43,103 +51,133 @@ class NormSpec:
         for what, d in (("dtype", self.dtype), ("wdtype", self.wdtype)):
             if d not in FLOAT_DTYPES:
                 raise ValueError(f"NormSpec: {what}={d!r}; expected one of {', '.join(FLOAT_DTYPES)}")
-        if self.chunk <= 0 or self.chunk % 32 or self.warps <= 0:
-            raise ValueError(f"NormSpec: chunk={self.chunk} (a multiple of 32), warps={self.warps} (positive)")
+
+    @property
+    def has_bias(self) -> bool:
+        return self.kind == "layer" and self.bias
 
     @property
     def kernel_name(self) -> str:
-        bias = "_bias" if self.kind == "layer" and self.bias else ""
-        return f"{self.kind}_norm_{self.dtype}_w{self.wdtype}{bias}_c{self.chunk}_w{self.warps}"
+        bias = "_bias" if self.has_bias else ""
+        align = "_a" + "_".join(map(str, self.align)) if any(self.align) else ""
+        return f"{self.kind}_norm_{self.dtype}_w{self.wdtype}{bias}_{self.tiling}{align}"
 
     @property
     def rows_per_block(self) -> int:
-        return self.warps
+        return self.tiling.rows
 
 
 def build_module(spec: NormSpec) -> ModuleOp:
     """``func.func @<name>(%x, %w[, %b], %y, %eps)``: the norm of each row of ``x`` (M x N) into ``y``."""
     f32 = Float32Type()
+    tiling = spec.tiling
     elem, welem = ir_type(spec.dtype), ir_type(spec.wdtype)
     gl = GlobalType(elem, [DYNAMIC, DYNAMIC])
     gl_w = GlobalType(welem, [DYNAMIC])
-    has_bias = spec.kind == "layer" and spec.bias
-    tile_in = RegisterType([1, spec.chunk], elem)
-    tile = RegisterType([1, spec.chunk], f32)
-    vec = RegisterVectorType(1, f32, "row")
-    wvec_in = RegisterVectorType(spec.chunk, welem, "col")
-    wvec = RegisterVectorType(spec.chunk, f32, "col")
+    shape = [tiling.rows, tiling.cols]
+    tile_in, tile = RegisterType(shape, elem), RegisterType(shape, f32)
+    vec = RegisterVectorType(tiling.rows, f32, "row")
+    wvec_in, wvec = RegisterVectorType(tiling.cols, welem, "col"), RegisterVectorType(tiling.cols, f32, "col")
 
-    arg_types = [gl, gl_w, *([gl_w] if has_bias else []), gl, f32]
+    arg_types = [gl, gl_w, *([gl_w] if spec.has_bias else []), gl, f32]
     entry = Block(arg_types=arg_types)
-    names = ["x", "w", *(["b"] if has_bias else []), "y", "eps"]
+    names = ["x", "w", *(["b"] if spec.has_bias else []), "y", "eps"]
     for a, n in zip(entry.args, names):
         a.name_hint = n
     x, w = entry.args[0], entry.args[1]
-    b = entry.args[2] if has_bias else None
+    b = entry.args[2] if spec.has_bias else None
     y, eps = entry.args[-2], entry.args[-1]
     e = OpAppender(entry)
-    c0, chunk = e.index(0), e.index(spec.chunk)
+    c0 = e.index(0)
     n = e(t.DimOp(x, 1), "n")
-    row = e(arith.AddiOp(e(arith.MuliOp(e(t.BlockIdOp("x"), "block"), e.index(spec.warps))), e(t.WarpIdOp(), "warp")),
-            "row")
-    zeros = e(t.ZerosOp(vec), "zeros")
+    row = e(arith.MuliOp(e(t.BlockIdOp("x"), "block"), e.index(tiling.rows)), "row")
+    count = e(t.FillOp(e(arith.SIToFPOp(e(arith.IndexCastOp(n, i64)), f32), "count"), vec), "nv")
 
     def f32_of(body: OpAppender, value: SSAValue, ty) -> SSAValue:
         return value if value.type.element_type == f32 else body(t.ConvertOp(value, ty))
 
-    # pass 1: the sums
-    inits = [zeros, zeros] if spec.kind == "layer" else [zeros]
-    step1 = Block(arg_types=[IndexType(), *[vec] * len(inits)])
-    col, *sums = step1.args
-    col.name_hint = "col"
-    body = OpAppender(step1)
-    xf = f32_of(body, body(t.LoadOp(x, [row, col], tile_in), "xt"), tile)
-    sq = body(t.RowSumOp(body(t.MulOp(xf, xf), "x2"), sums[0]), "sq")
-    new = [sq] + ([body(t.RowSumOp(xf, sums[1]), "sum")] if spec.kind == "layer" else [])
-    body(scf.YieldOp(*new))
-    loop1 = e(scf.ForOp(c0, n, chunk, inits, Region(step1)))
-    totals = list(loop1.owner.results)
+    def load_x(body: OpAppender, col: SSAValue) -> SSAValue:
+        return f32_of(body, body(t.LoadOp(x, [row, col], tile_in), "xt"), tile)
 
-    # the row's scale (and shift): from the sums, as register vectors
-    count = e(t.FillOp(e(arith.SIToFPOp(e(arith.IndexCastOp(n, i64)), f32), "count"), vec), "nv")
-    mean_sq = e(t.DivOp(totals[0], count), "mean_sq")
-    var = mean_sq
-    mean = None
-    if spec.kind == "layer":
-        mean = e(t.DivOp(totals[1], count), "mean")
-        var = e(t.SubOp(mean_sq, e(t.MulOp(mean, mean))), "var")
-    rstd_block = Block(arg_types=[f32])
-    rb = OpAppender(rstd_block)
-    shifted = rb(arith.AddfOp(rstd_block.args[0], eps), "shifted")
-    rb(t.YieldOp(rb(math.RsqrtOp(shifted), "r")))
-    rstd = e(t.MapOp([var], vec, Region(rstd_block)), "rstd")
+    def output(body: OpAppender, xc: SSAValue, rstd: SSAValue, col: SSAValue) -> None:
+        """``xc * rstd * w (+ b)``, stored at column ``col``."""
+        z = body(t.MulOp(xc, body(t.BroadcastOp(rstd, tile))), "z")
+        wv = f32_of(body, body(t.LoadOp(w, [col], wvec_in), "wv"), wvec)
+        out = body(t.MulOp(z, body(t.BroadcastOp(wv, tile))), "out")
+        if b is not None:
+            bv = f32_of(body, body(t.LoadOp(b, [col], wvec_in), "bv"), wvec)
+            out = body(t.AddOp(out, body(t.BroadcastOp(bv, tile))), "out")
+        if elem != f32:
+            out = body(t.ConvertOp(out, tile_in), "yo")
+        body(t.StoreOp(out, y, [row, col]))
 
-    # pass 2: the output
-    step2 = Block(arg_types=[IndexType()])
-    col2 = step2.args[0]
-    col2.name_hint = "col"
-    body = OpAppender(step2)
-    xf = f32_of(body, body(t.LoadOp(x, [row, col2], tile_in), "xt"), tile)
-    if mean is not None:
-        xf = body(t.SubOp(xf, body(t.BroadcastOp(mean, tile))), "xc")
-    z = body(t.MulOp(xf, body(t.BroadcastOp(rstd, tile))), "z")
-    wv = f32_of(body, body(t.LoadOp(w, [col2], wvec_in), "wv"), wvec)
-    out = body(t.MulOp(z, body(t.BroadcastOp(wv, tile))), "out")
-    if b is not None:
-        bv = f32_of(body, body(t.LoadOp(b, [col2], wvec_in), "bv"), wvec)
-        out = body(t.AddOp(out, body(t.BroadcastOp(bv, tile))), "out")
-    if elem != f32:
-        out = body(t.ConvertOp(out, tile_in), "yo")
-    body(t.StoreOp(out, y, [row, col2]))
-    body(scf.YieldOp())
-    e(scf.ForOp(c0, n, chunk, [], Region(step2)))
+    def rsqrt_of(variance: SSAValue) -> SSAValue:
+        rstd_block = Block(arg_types=[f32])
+        rb = OpAppender(rstd_block)
+        rb(t.YieldOp(rb(math.RsqrtOp(rb(arith.AddfOp(rstd_block.args[0], eps), "shifted")), "r")))
+        return e(t.MapOp([variance], vec, Region(rstd_block)), "rstd")
+
+    if tiling.passes == 1:
+        xf = load_x(e, c0)
+        xc = xf
+        if spec.kind == "layer":
+            mean = e(t.DivOp(e(t.RowSumOp(xf), "sum"), count), "mean")
+            xc = _inside_columns(e, e(t.SubOp(xf, e(t.BroadcastOp(mean, tile))), "xc"), n, c0)
+        var = e(t.DivOp(e(t.RowSumOp(e(t.MulOp(xc, xc), "x2")), "sq"), count), "var")
+        output(e, xc, rsqrt_of(var), c0)
+    else:
+        chunk = e.index(tiling.cols)
+        zeros = e(t.ZerosOp(vec), "zeros")
+        # pass 1: the sums
+        inits = [zeros, zeros] if spec.kind == "layer" else [zeros]
+        step1 = Block(arg_types=[IndexType(), *[vec] * len(inits)])
+        col, *sums = step1.args
+        col.name_hint = "col"
+        body = OpAppender(step1)
+        xf = load_x(body, col)
+        sq = body(t.RowSumOp(body(t.MulOp(xf, xf), "x2"), sums[0]), "sq")
+        new = [sq] + ([body(t.RowSumOp(xf, sums[1]), "sum")] if spec.kind == "layer" else [])
+        body(scf.YieldOp(*new))
+        totals = list(e(scf.ForOp(c0, n, chunk, inits, Region(step1))).owner.results)
+        # the row's scale (and shift): from the sums, as register vectors
+        var = mean = e(t.DivOp(totals[0], count), "mean_sq")
+        if spec.kind == "layer":
+            mean = e(t.DivOp(totals[1], count), "mean")
+            var = e(t.SubOp(var, e(t.MulOp(mean, mean))), "var")
+        rstd = rsqrt_of(var)
+        # pass 2: the output
+        step2 = Block(arg_types=[IndexType()])
+        col2 = step2.args[0]
+        col2.name_hint = "col"
+        body = OpAppender(step2)
+        xf = load_x(body, col2)
+        if spec.kind == "layer":
+            xf = body(t.SubOp(xf, body(t.BroadcastOp(mean, tile))), "xc")
+        output(body, xf, rstd, col2)
+        body(scf.YieldOp())
+        e(scf.ForOp(c0, n, chunk, [], Region(step2)))
     e(func.ReturnOp())
 
-    fn = func.FuncOp(spec.kernel_name, (arg_types, []), Region(entry))
-    fn.attributes[LAUNCH_ATTR] = LaunchAttr([DYNAMIC, 1, 1], [32 * spec.warps, 1, 1], 0)
+    align = (spec.align[0], 0, *([0] if spec.has_bias else []), spec.align[1], 0)
+    fn = func.FuncOp(spec.kernel_name, (arg_types, []), Region(entry), arg_attrs=aligned_rows_attrs(align))
+    fn.attributes[LAUNCH_ATTR] = LaunchAttr([DYNAMIC, 1, 1], [tiling.threads, 1, 1], 0)
     module = ModuleOp([fn])
     module.verify()
     return module
+
+
+def _inside_columns(e: OpAppender, value: SSAValue, n: SSAValue, c0: SSAValue) -> SSAValue:
+    """``value`` with 0 in the columns at or past ``n`` (the tile's column ``j`` is inside when
+    ``j - n < 0``: ``tile.iota`` from ``-n``, compared in a ``tile.map``)."""
+    i32 = IntegerType(32)
+    ty = value.type
+    cols = e(t.IotaOp(e(arith.SubiOp(c0, n), "minus_n"), 1, RegisterType(ty.dims, i32)), "past_end")
+    body = Block(arg_types=[i32, ty.element_type])
+    mb = OpAppender(body)
+    j, v = body.args
+    inside = mb(arith.CmpiOp(j, mb(arith.ConstantOp.from_int_and_width(0, 32)), "slt"), "inside")
+    mb(t.YieldOp(mb(arith.SelectOp(inside, v, mb(arith.ConstantOp(FloatAttr(0.0, ty.element_type)))))))
+    return e(t.MapOp([cols, value], ty, Region(body)), "xc_inside")
 
 
 __all__ = ["NormSpec", "build_module"]

@@ -11,7 +11,8 @@ import numpy as np
 
 from tilec.api import compile as tilec_compile
 from tilec.api import default_arch
-from tilec.kernels.gemm_plan import Operand, array_library, describe_operand
+from tilec.kernels.gemm_plan import ITEMSIZE, KernelView, Operand, array_library, describe_operand, row_alignment
+from tilec.kernels.gemm_plan import fresh_row_alignment
 
 DTYPES = ("float32", "float16", "bfloat16")
 """The element types the row kernels take and give."""
@@ -35,6 +36,16 @@ def row_view(owner: str, name: str, value: Any, dim: int = -1) -> tuple[Operand,
     if dim % 2 == 1:
         return op, shape[0], shape[1], (strides[0], strides[1])
     return op, shape[1], shape[0], (strides[1], strides[0])
+
+
+def row_alignment_of(op: Operand | None, rows: int, n: int, strides: tuple[int, int] | None,
+                     dtype: str | None = None) -> int:
+    """The ``tile.aligned_rows`` a row kernel may assume of ``op`` seen as ``rows x n`` with ``strides``
+    (0 for none). ``op=None``: an output :func:`allocate_like` will make, row-major, of ``dtype``
+    (``strides=None`` when its rows are the array's rows, else it has none)."""
+    if op is None:
+        return fresh_row_alignment(n, ITEMSIZE[dtype]) if strides is None else 0
+    return row_alignment(KernelView(op, (rows, n), strides))
 
 
 _KERNELS: dict[tuple, Any] = {}
@@ -79,4 +90,4 @@ def torch_stream(like: Any) -> int | None:
     return torch.cuda.current_stream(like.device).cuda_stream
 
 
-__all__ = ["DTYPES", "allocate_like", "compile_once", "row_view", "torch_stream"]
+__all__ = ["DTYPES", "allocate_like", "compile_once", "row_alignment_of", "row_view", "torch_stream"]

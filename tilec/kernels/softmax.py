@@ -6,16 +6,18 @@
 
 ``x`` is f32, f16 or bf16, 1-D or 2-D, with any strides (rows need not be contiguous); the
 result has ``x``'s dtype unless ``dtype=`` says otherwise, and f32 math is used inside. The
-kernel (:mod:`tilec.kernels.softmax_ir`) goes through the general passes; it reads ``x`` twice
-(an online max and sum, then the normalised exponentials), so it moves 1.5x the bytes of a
-single pass: rows of any length, no row held in registers.
+kernel (:mod:`tilec.kernels.softmax_ir`) goes through the general passes; a block holds its rows
+in registers (one pass) up to 32k elements a row, longer rows are read twice
+(:mod:`tilec.kernels.row_tiling`). Kernels are specialised on the tiling and on the rows'
+alignment (``tile.aligned_rows``), like ``tilec.matmul``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tilec.kernels.row_kernels import DTYPES, allocate_like, compile_once, row_view, torch_stream
+from tilec.kernels.row_kernels import DTYPES, allocate_like, compile_once, row_alignment_of, row_view, torch_stream
+from tilec.kernels.row_tiling import row_tiling
 from tilec.kernels.softmax_ir import SoftmaxSpec, build_module
 from tilec.runtime import NoDeviceError, has_device, no_device_reason
 from tilec.runtime.gl_views import GlView, expand
@@ -32,8 +34,12 @@ def _output_dtype(x_dtype: str, dtype: Any) -> str:
 
 def softmax_kernel(x: Any, *, dim: int = -1, dtype: str | None = None, arch: str | None = None) -> Any:
     """The :class:`~tilec.api.CompiledKernel` :func:`softmax` runs for ``x`` (compiled once per process)."""
-    op = row_view(OWNER, "x", x, dim)[0]
-    return compile_once(build_module, SoftmaxSpec(op.info.dtype, _output_dtype(op.info.dtype, dtype)), arch)
+    op, rows, n, x_strides = row_view(OWNER, "x", x, dim)
+    out_dtype = _output_dtype(op.info.dtype, dtype)
+    # the output softmax() allocates: row-major like x, its rows contiguous when dim is the last
+    fresh = None if dim % len(op.info.shape) == len(op.info.shape) - 1 else x_strides
+    align = (row_alignment_of(op, rows, n, x_strides), row_alignment_of(None, rows, n, fresh, out_dtype))
+    return compile_once(build_module, SoftmaxSpec(op.info.dtype, out_dtype, row_tiling(n), align), arch)
 
 
 def softmax(x: Any, dim: int = -1, *, out: Any = None, dtype: str | None = None, stream: Any = None) -> Any:
@@ -50,7 +56,8 @@ def softmax(x: Any, dim: int = -1, *, out: Any = None, dtype: str | None = None,
     if tuple(o.info.shape) != shape or o.info.dtype != out_dtype:
         raise ValueError(f"{OWNER}: out has shape {tuple(o.info.shape)} and dtype {o.info.dtype}; expected "
                          f"{shape} and {out_dtype}")
-    spec = SoftmaxSpec(op.info.dtype, out_dtype)
+    align = (row_alignment_of(op, rows, n, x_strides), row_alignment_of(o, rows, n, o_strides))
+    spec = SoftmaxSpec(op.info.dtype, out_dtype, row_tiling(n), align)
     kernel = compile_once(build_module, spec, None)
     views = [GlView(x, (rows, n), x_strides), GlView(out, (rows, n), o_strides)]
     grid = -(-rows // spec.rows_per_block)

@@ -1,16 +1,18 @@
-"""The softmax kernel's IR: rows of a view, one band of ``rows`` rows per warp, columns in chunks.
+"""The softmax kernel's IR: a block owns ``rows`` rows and holds them as one tile of the block.
 
 Built with the tile dialect's constructors (no text), and lowered by the general passes: its
 reductions, register vectors and exp are the register algebra's, nothing here is special-cased.
-Each warp owns ``rows`` consecutive rows and walks their columns ``chunk`` at a time, twice:
+The tile is the same in every warp (no warp id in it), so ``tile-layout`` spreads it over all of
+the block's warps, and its row reductions end in shared memory (:mod:`tilec.kernels.row_tiling`).
 
-1. the online maximum and sum (``m' = max(m, row_max(x))``, ``s' = s e^(m - m') + row_sum(e^(x - m'))``),
-   carried through the loop as register vectors;
-2. ``e^(x - m) / s``, written in the output's element type.
+- **One pass** (the row fits the tile): ``m = row_max(x)``, ``p = e^(x - m)``, ``y = p / row_sum(p)``:
+  the input read once, the output written once.
+- **Two passes** (longer rows, ``cols`` columns a step): the online maximum and sum
+  (``m' = max(m, row_max(x))``, ``s' = s e^(m - m') + row_sum(e^(x - m'))``) carried as register
+  vectors, then ``e^(x - m) / s`` written: 1.5x the bytes of one pass.
 
 Columns past the row's end read as ``-inf`` (they add nothing); rows past the view's end are
-computed but never stored. The input is read twice and the output written once: 3 bytes moved
-for each 2 a single pass would move, the cost of holding no row in registers (rows of any length).
+computed but never stored.
 """
 
 from __future__ import annotations
@@ -27,107 +29,106 @@ from tilec.dialects.tile.attributes import DYNAMIC, LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType
 from tilec.kernels.gemm_config import FLOAT_DTYPES
 from tilec.kernels.gemm_ir import ir_type
-from tilec.kernels.ir_build import OpAppender
+from tilec.kernels.ir_build import OpAppender, aligned_rows_attrs
+from tilec.kernels.row_tiling import CHUNK, RowTiling
+
 
 @dataclass(frozen=True)
 class SoftmaxSpec:
-    """What a softmax kernel computes: ``dtype`` in, ``out_dtype`` out, f32 inside; its tiling."""
+    """What a softmax kernel computes: ``dtype`` in, ``out_dtype`` out, f32 inside; its tiling, and the
+    ``tile.aligned_rows`` (bytes, 0 for none) of ``x`` and of the output."""
 
     dtype: str
     out_dtype: str
-    rows: int = 1
-    """Rows a warp owns: a multiple of 16 (the tile's fragment is m16n8k16's C atom), or fewer with
-    the lanes along the row (:func:`~tilec.passes.fragments.row_major_fragment`)."""
-    chunk: int = 256
-    """Columns a warp takes per step (a multiple of 8; of 32 for fewer than 16 rows)."""
-    warps: int = 4
+    tiling: RowTiling = RowTiling(1, CHUNK, 8, 2)
+    align: tuple[int, int] = (0, 0)
 
     def __post_init__(self):
         for what, d in (("dtype", self.dtype), ("out_dtype", self.out_dtype)):
             if d not in FLOAT_DTYPES:
                 raise ValueError(f"SoftmaxSpec: {what}={d!r}; expected one of {', '.join(FLOAT_DTYPES)}")
-        lanes_along_rows = 0 < self.rows < 16 and self.chunk % 32 == 0
-        if not (lanes_along_rows or (self.rows % 16 == 0 and self.chunk % 8 == 0)) or self.chunk <= 0 \
-                or self.warps <= 0:
-            raise ValueError(f"SoftmaxSpec: rows={self.rows}, chunk={self.chunk}, warps={self.warps}: rows a multiple "
-                             "of 16 with a chunk a multiple of 8, or fewer rows with a chunk a multiple of 32")
 
     @property
     def kernel_name(self) -> str:
-        return f"softmax_{self.dtype}_{self.out_dtype}_r{self.rows}_c{self.chunk}_w{self.warps}"
+        align = "_a" + "_".join(map(str, self.align)) if any(self.align) else ""
+        return f"softmax_{self.dtype}_{self.out_dtype}_{self.tiling}{align}"
 
     @property
     def rows_per_block(self) -> int:
-        return self.rows * self.warps
+        return self.tiling.rows
 
 
 def build_module(spec: SoftmaxSpec) -> ModuleOp:
     """``func.func @<name>(%x, %o)``: the softmax of each row of ``x`` into ``o`` (both M x N)."""
     f32 = Float32Type()
+    tiling = spec.tiling
     elem, out_elem = ir_type(spec.dtype), ir_type(spec.out_dtype)
     gl_in, gl_out = GlobalType(elem, [DYNAMIC, DYNAMIC]), GlobalType(out_elem, [DYNAMIC, DYNAMIC])
-    tile_in = RegisterType([spec.rows, spec.chunk], elem)
-    tile = RegisterType([spec.rows, spec.chunk], f32)
-    tile_out = RegisterType([spec.rows, spec.chunk], out_elem)
-    vec = RegisterVectorType(spec.rows, f32, "row")
+    shape = [tiling.rows, tiling.cols]
+    tile_in, tile, tile_out = RegisterType(shape, elem), RegisterType(shape, f32), RegisterType(shape, out_elem)
+    vec = RegisterVectorType(tiling.rows, f32, "row")
 
     entry = Block(arg_types=[gl_in, gl_out])
     x, o = entry.args
     x.name_hint, o.name_hint = "x", "o"
     e = OpAppender(entry)
     c0 = e.index(0)
-    chunk = e.index(spec.chunk)
-    n = e(t.DimOp(x, 1), "n")
-    block_id = e(t.BlockIdOp("x"), "block")
-    warp = e(t.WarpIdOp(), "warp")
-    band = e(arith.AddiOp(e(arith.MuliOp(block_id, e.index(spec.warps))), warp), "band")
-    r0 = e(arith.MuliOp(band, e.index(spec.rows)), "r0")
-    neg_inf = e.f32(float("-inf"), "neg_inf")
-    m0 = e(t.FillOp(neg_inf, vec), "m0")
-    s0 = e(t.ZerosOp(vec), "s0")
+    r0 = e(arith.MuliOp(e(t.BlockIdOp("x"), "block"), e.index(tiling.rows)), "r0")
 
     def load_f32(body: OpAppender, col: SSAValue) -> SSAValue:
         raw = body(t.LoadOp(x, [r0, col], tile_in, other=float("-inf")), "xt")
         return raw if elem == f32 else body(t.ConvertOp(raw, tile), "xf")
 
-    # pass 1: the online maximum and sum
-    step1 = Block(arg_types=[IndexType(), vec, vec])
-    col, m, s = step1.args
-    col.name_hint, m.name_hint, s.name_hint = "col", "m", "s"
-    b = OpAppender(step1)
-    xf = load_f32(b, col)
-    m_new = b(t.RowMaxOp(xf, m), "m_new")
-    alpha = b(t.ExpOp(b(t.SubOp(m, m_new))), "alpha")
-    p = b(t.ExpOp(b(t.SubOp(xf, b(t.BroadcastOp(m_new, tile))))), "p")
-    s_new = b(t.AddOp(b(t.MulOp(s, alpha)), b(t.RowSumOp(p))), "s_new")
-    b(scf.YieldOp(m_new, s_new))
-    loop1 = e(scf.ForOp(c0, n, chunk, [m0, s0], Region(step1)))
-    m_final, s_final = loop1.owner.results
-    m_final.name_hint, s_final.name_hint = "m", "s"
-    inv = e(t.DivOp(e(t.FillOp(e.f32(1.0, "one"), vec)), s_final), "inv")
+    def store(body: OpAppender, p: SSAValue, inv: SSAValue, col: SSAValue) -> None:
+        y = body(t.MulOp(p, body(t.BroadcastOp(inv, tile))), "y")
+        if out_elem != f32:
+            y = body(t.ConvertOp(y, tile_out), "yo")
+        body(t.StoreOp(y, o, [r0, col]))
 
-    # pass 2: the normalised exponentials
-    step2 = Block(arg_types=[IndexType()])
-    col2 = step2.args[0]
-    col2.name_hint = "col"
-    b = OpAppender(step2)
-    xf = load_f32(b, col2)
-    y = b(t.MulOp(b(t.ExpOp(b(t.SubOp(xf, b(t.BroadcastOp(m_final, tile)))))), b(t.BroadcastOp(inv, tile))), "y")
-    if out_elem != f32:
-        y = b(t.ConvertOp(y, tile_out), "yo")
-    b(t.StoreOp(y, o, [r0, col2]))
-    b(scf.YieldOp())
-    e(scf.ForOp(c0, n, chunk, [], Region(step2)))
+    def reciprocal(body: OpAppender, s: SSAValue) -> SSAValue:
+        return body(t.DivOp(body(t.FillOp(body.f32(1.0, "one"), vec)), s), "inv")
+
+    if tiling.passes == 1:
+        xf = load_f32(e, c0)
+        m = e(t.RowMaxOp(xf), "m")
+        p = e(t.ExpOp(e(t.SubOp(xf, e(t.BroadcastOp(m, tile))))), "p")
+        store(e, p, reciprocal(e, e(t.RowSumOp(p), "s")), c0)
+    else:
+        n = e(t.DimOp(x, 1), "n")
+        chunk = e.index(tiling.cols)
+        m0 = e(t.FillOp(e.f32(float("-inf"), "neg_inf"), vec), "m0")
+        s0 = e(t.ZerosOp(vec), "s0")
+        # pass 1: the online maximum and sum
+        step1 = Block(arg_types=[IndexType(), vec, vec])
+        col, m, s = step1.args
+        col.name_hint, m.name_hint, s.name_hint = "col", "m", "s"
+        b = OpAppender(step1)
+        xf = load_f32(b, col)
+        m_new = b(t.RowMaxOp(xf, m), "m_new")
+        alpha = b(t.ExpOp(b(t.SubOp(m, m_new))), "alpha")
+        p = b(t.ExpOp(b(t.SubOp(xf, b(t.BroadcastOp(m_new, tile))))), "p")
+        s_new = b(t.AddOp(b(t.MulOp(s, alpha)), b(t.RowSumOp(p))), "s_new")
+        b(scf.YieldOp(m_new, s_new))
+        loop1 = e(scf.ForOp(c0, n, chunk, [m0, s0], Region(step1)))
+        m_final, s_final = loop1.owner.results
+        m_final.name_hint, s_final.name_hint = "m", "s"
+        inv = reciprocal(e, s_final)
+        # pass 2: the normalised exponentials
+        step2 = Block(arg_types=[IndexType()])
+        col2 = step2.args[0]
+        col2.name_hint = "col"
+        b = OpAppender(step2)
+        xf = load_f32(b, col2)
+        store(b, b(t.ExpOp(b(t.SubOp(xf, b(t.BroadcastOp(m_final, tile))))), "p"), inv, col2)
+        b(scf.YieldOp())
+        e(scf.ForOp(c0, n, chunk, [], Region(step2)))
     e(func.ReturnOp())
 
-    fn = func.FuncOp(spec.kernel_name, ([gl_in, gl_out], []), Region(entry))
-    fn.attributes[LAUNCH_ATTR] = LaunchAttr([DYNAMIC, 1, 1], [32 * spec.warps, 1, 1], 0)
+    fn = func.FuncOp(spec.kernel_name, ([gl_in, gl_out], []), Region(entry), arg_attrs=aligned_rows_attrs(spec.align))
+    fn.attributes[LAUNCH_ATTR] = LaunchAttr([DYNAMIC, 1, 1], [tiling.threads, 1, 1], 0)
     module = ModuleOp([fn])
     module.verify()
     return module
 
 
 __all__ = ["SoftmaxSpec", "build_module"]
-
-
-

@@ -114,8 +114,9 @@ class Layout:
         values = self._values
         if values is None:
             values = self._table()
-        if len(values) != self.size():
-            return [self(i) for i in range(self.size())]
+        if len(values) != self.size():  # past the table limit: the caller asks for all of them anyway
+            values = _tabulate(self.shape, self.stride, limit=None)
+            object.__setattr__(self, "_values", values)
         return values
 
     def slice(self, crd: object) -> "Layout":
@@ -185,13 +186,13 @@ _TABLE_LIMIT = 1 << 14
 """Layouts (and modes) with more elements than this are evaluated without a table."""
 
 
-def _tabulate(shape: IntTuple, stride: IntTuple) -> list[int] | tuple[()]:
-    """``[crd2idx(i, shape, stride) for i in range(size)]``, or ``()`` past :data:`_TABLE_LIMIT`."""
+def _tabulate(shape: IntTuple, stride: IntTuple, limit: int | None = _TABLE_LIMIT) -> list[int] | tuple[()]:
+    """``[crd2idx(i, shape, stride) for i in range(size)]``, or ``()`` past ``limit`` elements."""
     leaves = list(zip(flatten(shape), flatten(stride)))
     size = 1
     for s, _ in leaves:
         size *= s
-    if size > _TABLE_LIMIT:
+    if limit is not None and size > limit:
         return ()
     values = [0]
     for s, d in leaves:

@@ -49,6 +49,14 @@ class FragmentError(ValueError):
     """A register tile has no fragment the pass can build or use."""
 
 
+def thread_bits(threads: int) -> int | None:
+    """``log2(threads)`` for a fragment's thread count: a warp (32 lanes) or a block of ``2**k`` warps
+    (a block tile: thread ``t`` is lane ``t % 32`` of warp ``t // 32``); None for any other count."""
+    if threads < WARP or threads & (threads - 1):
+        return None
+    return threads.bit_length() - 1
+
+
 # ---------------------------------------------------------------- lane functions
 
 
@@ -162,15 +170,21 @@ class Fragment:
     def is_additive(self) -> bool:
         return self._split() is not None
 
+    @property
+    def warps(self) -> int:
+        """Warps the fragment spans: 1 for a warp's tile, more for a tile of the block (:func:`thread_bits`)."""
+        return self.tv.num_threads // WARP
+
     def _split(self):
-        if self.tv.num_threads != WARP:
+        threads = self.tv.num_threads
+        if thread_bits(threads) is None:
             return None
-        lane_m = [self.coord(t, 0)[0] for t in range(WARP)]
-        lane_n = [self.coord(t, 0)[1] for t in range(WARP)]
+        lane_m = [self.coord(t, 0)[0] for t in range(threads)]
+        lane_n = [self.coord(t, 0)[1] for t in range(threads)]
         vm0, vn0 = self.value_coords[0]
         lane_m = [m - vm0 for m in lane_m]
         lane_n = [n - vn0 for n in lane_n]
-        for t in range(WARP):
+        for t in range(threads):
             for v, (vm, vn) in enumerate(self.value_coords):
                 if self.coord(t, v) != (lane_m[t] + vm, lane_n[t] + vn):
                     return None
@@ -322,12 +336,17 @@ class VectorFragment:
         """Lane 0's index of each value."""
         return tuple(self.tv.offset(0, v) for v in range(self.num_values))
 
+    @property
+    def warps(self) -> int:
+        return self.tv.num_threads // WARP
+
     @cached_property
     def lane_fields(self) -> tuple[BitField, ...]:
-        """Bit fields of the lane giving the index of its value 0."""
-        lanes = [self.tv.offset(t, 0) for t in range(self.tv.num_threads)]
-        fields = bit_fields(lanes) if self.tv.num_threads == WARP else None
-        if fields is None or any(self.tv.offset(t, v) != lanes[t] + p for t in range(WARP)
+        """Bit fields of the lane (of the thread, for a block's vector) giving the index of its value 0."""
+        threads = self.tv.num_threads
+        lanes = [self.tv.offset(t, 0) for t in range(threads)]
+        fields = bit_fields(lanes) if thread_bits(threads) is not None else None
+        if fields is None or any(self.tv.offset(t, v) != lanes[t] + p for t in range(threads)
                                  for v, p in enumerate(self.positions)):
             raise FragmentError(f"vector fragment {self.layout} of {self.length} is not lane + value additive "
                                 "with bit-linear lanes")
@@ -374,7 +393,7 @@ def vector_fragment(tile: Fragment, orientation: str) -> VectorFragment:
     """The fragment of a ``row`` (``col``) vector that lives in the lanes of ``tile``: each lane
     holds the values of the rows (columns) its tile values are in, in increasing order."""
     axis = 0 if orientation == "row" else 1
-    lane = _field_layout(tile.lane_fields[axis], WARP.bit_length() - 1)
+    lane = _field_layout(tile.lane_fields[axis], thread_bits(tile.tv.num_threads))
     positions = sorted({c[axis] for c in tile.value_coords})
     found = linear_fields(positions)
     if found is not None and found[0] == 0:
@@ -418,6 +437,43 @@ def row_major_fragment(dims: tuple[int, int], name: str = "") -> Fragment:
     modes = [(n, d) for n, d in ((v, rows), (rows, 1), (reps, WARP * v * rows)) if n > 1] or [(1, 0)]
     val = Layout(modes[0][0], modes[0][1]) if len(modes) == 1 else \
         Layout(tuple(n for n, _ in modes), tuple(d for _, d in modes))
+    return Fragment(tuple(dims), TVLayout(make_layout(thr, val), tuple(dims)), name=name)
+
+
+def _modes(modes: list[tuple[int, int]]) -> Layout:
+    """A layout of the ``(size, stride)`` modes of size > 1 (``1:0`` when none is)."""
+    modes = [(n, d) for n, d in modes if n > 1] or [(1, 0)]
+    if len(modes) == 1:
+        return Layout(*modes[0])
+    return Layout(tuple(n for n, _ in modes), tuple(d for _, d in modes))
+
+
+def _pow2_divisor(n: int, limit: int) -> int:
+    """The largest power of two that divides ``n`` and is at most ``limit``."""
+    p = 1
+    while p * 2 <= limit and n % (p * 2) == 0:
+        p *= 2
+    return p
+
+
+def block_fragment(dims: tuple[int, int], threads: int, vector: int = 8, name: str = "") -> Fragment:
+    """A tile of the whole block (``threads``, a power of two of at least a warp), row-major: each
+    thread holds runs of ``v`` consecutive columns (``v``: the widest power of two up to ``vector``
+    that divides the row), consecutive threads consecutive runs along a row, the runs of a row
+    repeated every ``threads_along_row * v`` columns; threads left over go along the rows (thread
+    ``t``'s rows are ``t // threads_along_row`` apart by the rows' thread count); threads left after
+    that hold copies. A load or store of a row is one coalesced sweep of ``v``-element vectors
+    (16 bytes for ``vector = 16 / element bytes``), and a row reduction is in registers, then a
+    butterfly over the lanes, then across the warps through shared memory."""
+    rows, cols = dims
+    if thread_bits(threads) is None:
+        raise FragmentError(f"a block tile needs a power of two of at least {WARP} threads, not {threads}")
+    v = _pow2_divisor(cols, vector)
+    along_row = _pow2_divisor(cols // v, threads)
+    along_col = _pow2_divisor(rows, threads // along_row)
+    copies = threads // (along_row * along_col)
+    thr = _modes([(along_row, v * rows), (along_col, 1), (copies, 0)])
+    val = _modes([(v, rows), (cols // (v * along_row), along_row * v * rows), (rows // along_col, along_col)])
     return Fragment(tuple(dims), TVLayout(make_layout(thr, val), tuple(dims)), name=name)
 
 

@@ -44,26 +44,31 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, IntegerAttr, ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from tilec.dialects.abi import LAUNCH_ATTR
 from tilec.dialects.tile import ops as t
-from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType
+from tilec.dialects.tile.attributes import LaunchAttr
+from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.layout import MMA_ATOMS, MMAAtom
 from tilec.passes.fragments import (
     WARP,
     Fragment,
     FragmentError,
     VectorFragment,
+    block_fragment,
     default_fragment,
     fma_fragment,
     mma_fragment,
     spread_vector_fragment,
+    thread_bits,
     tile_fragment,
     vector_fragment,
 )
+from tilec.passes.uniformity import warp_varying
 
 THREAD_TILE_ATTR = "tile.thread_tile"
 """Optional attribute of an ``fma_f32`` ``tile.mma``: ``[TM, TN]``, each lane's block of C."""
@@ -197,10 +202,40 @@ class Conversion:
     fragment: Fragment
 
 
-class LayoutAssignment:
-    """The fragment of every register tile and vector of one function, and the conversions needed."""
+_BLOCK_TILE_OPS = (t.LoadOp, t.StoreOp, t.ZerosOp, t.FillOp, t.IotaOp, t.BroadcastOp, t.ConvertLayoutOp,
+                   *_ELEMENTWISE, *_REDUCTIONS, scf.ForOp, scf.IfOp, scf.YieldOp)
+"""The ops a tile spread over the block's warps lowers through (an mma operand or accumulator is a warp's)."""
 
-    def __init__(self, fn: Operation):
+
+def block_tile_classes(fn: Operation, uf: _UnionFind, values: list[SSAValue]) -> dict[SSAValue, int]:
+    """The classes of register tiles that may be tiles of the whole block, each with the narrowest
+    element width of its members in bytes: every member is the same in all warps
+    (:func:`~tilec.passes.uniformity.warp_varying`) and every op that makes or uses one is in
+    ``_BLOCK_TILE_OPS``."""
+    varying = warp_varying(fn)
+    found: dict[SSAValue, int] = {}
+    refused: set[SSAValue] = set()
+    for v in values:
+        if not isinstance(v.type, RegisterType):
+            continue
+        root = uf.find(v)
+        owner = v.op if isinstance(v, OpResult) else v.block.parent_op()
+        users = [use.operation for use in v.uses]
+        if v in varying or not all(isinstance(op, _BLOCK_TILE_OPS) for op in (owner, *users)):
+            refused.add(root)
+            continue
+        width = max(1, element_bits(v.type.element_type) // 8)
+        found[root] = min(found.get(root, width), width)
+    return {root: width for root, width in found.items() if root not in refused}
+
+
+class LayoutAssignment:
+    """The fragment of every register tile and vector of one function, and the conversions needed.
+
+    ``block_threads`` (the kernel's threads, a power of two of several warps, or None) lets a tile
+    that is the same in every warp be spread over all of them (:func:`block_tile_classes`)."""
+
+    def __init__(self, fn: Operation, block_threads: int | None = None):
         self.uf = agreeing_classes(fn)
         self.values: list[SSAValue] = []
         given: list[tuple[SSAValue, Fragment]] = []
@@ -239,10 +274,16 @@ class LayoutAssignment:
             if self._choose(op.operands[index], frag, op.name) is not None:
                 self.conversions.append(Conversion(op, index, frag))
         self.tile: dict[SSAValue, Fragment] = {}
+        block = {} if block_threads is None else block_tile_classes(fn, self.uf, self.values)
         for v in self.values:
             if isinstance(v.type, RegisterType):
                 root = self.uf.find(v)
-                if root not in self._chosen:
+                if root in self._chosen:
+                    pass
+                elif root in block:
+                    frag = block_fragment(v.type.dims, block_threads, 16 // block[root], value_name(v))
+                    self._chosen[root] = (frag, "a tile of the block")
+                else:
                     self._chosen[root] = (default_fragment(v.type.dims, value_name(v)), "the default")
                 self.tile[v] = self._chosen[root][0]
         self.vector: dict[SSAValue, VectorFragment] = {}
@@ -300,9 +341,18 @@ class LayoutAssignment:
         return self.vector[v]
 
 
-def assign_layouts(fn: func.FuncOp) -> None:
+def block_threads(fn: func.FuncOp) -> int | None:
+    """The threads of ``fn``'s blocks when a tile may spread over them: a power of two of 2+ warps."""
+    launch = fn.attributes.get(LAUNCH_ATTR)
+    if not isinstance(launch, LaunchAttr):
+        return None
+    threads = launch.threads
+    return threads if threads > WARP and thread_bits(threads) is not None else None
+
+
+def assign_layouts(fn: func.FuncOp, block_tiles: bool = True) -> None:
     """Write every register value's fragment into its type; insert the conversions its uses need."""
-    assignment = LayoutAssignment(fn)
+    assignment = LayoutAssignment(fn, block_threads(fn) if block_tiles else None)
     for v in assignment.values:
         frag = assignment.of(v)
         ty = v.type
@@ -336,12 +386,15 @@ class TileLayoutPass(ModulePass):
 
     name = "tile-layout"
 
+    block_tiles: bool = True
+    """Spread a tile that is the same in every warp over the block's warps (else each warp holds it)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in list(op.ops):
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks or not uses_tiles(fn):
                 continue
             try:
-                assign_layouts(fn)
+                assign_layouts(fn, self.block_tiles)
             except FragmentError as e:
                 raise PassFailedException(f"tile-layout: @{fn.sym_name.data}: {e}") from None
 

@@ -6,7 +6,8 @@ The layout algebra decides the path, cheapest first:
 2. **a permutation within each lane**: every lane already holds the values it needs, at value
    indices that are the same in every lane: the registers are renumbered;
 3. **through shared memory** (Triton's general path): each lane stores its values at their
-   coordinates in a scratch tile of its warp, the block synchronises, each lane loads the values
+   coordinates in a scratch tile of its warp (of the block, for a tile spread over the block's
+   warps), the block synchronises, each lane loads the values
    of the new fragment, and the block synchronises again before the scratch is reused.
 
 Paths 1 and 2 cost nothing at run time. Shuffles between lanes (``shfl.sync.idx``) for
@@ -52,11 +53,17 @@ def needs_scratch(op: Operation) -> bool:
     return lane_permutation(wrap(src), wrap(dst)) is None
 
 
+def per_warp_scratch(op: Operation) -> bool:
+    """Whether a conversion's scratch is one tile per warp (its input is a warp's tile: every warp
+    holds a whole one) rather than one for the block (its input spans the block's warps)."""
+    return op.input.type.fragment.num_threads == 32
+
+
 def scratch_bytes(op: Operation, warps: int) -> int:
-    """Shared memory a converting op needs: one tile (or vector) per warp."""
+    """Shared memory a converting op needs: one tile (or vector) per warp, or one for a block's tile."""
     ty = op.input.type
     n = ty.num_elements if isinstance(ty, RegisterType) else ty.length.data
-    return warps * n * max(4, element_bits(ty.element_type) // 8)
+    return (warps if per_warp_scratch(op) else 1) * n * max(4, element_bits(ty.element_type) // 8)
 
 
 class ConvertLowering:
@@ -84,8 +91,10 @@ class ConvertLowering:
         per_warp = 1
         for d in dims:
             per_warp *= d
-        warp = em.shr(self.tid(), 5, i32)
-        base = em.gep(scratch, em.mul(warp, per_warp, i32), elem, i32)
+        base = scratch
+        if per_warp_scratch(op):
+            warp = em.shr(self.tid(), 5, i32)
+            base = em.gep(scratch, em.mul(warp, per_warp, i32), elem, i32)
 
         def address(fr, v):
             coords = self._scratch_coords(fr, v)

@@ -86,7 +86,7 @@ from tilec.passes.tile_distribute.convert import ConvertLowering, needs_scratch,
 from tilec.passes.tile_distribute.emit import Emitter
 from tilec.passes.tile_distribute.memory import MemoryLowering, RegallocError
 from tilec.passes.tile_distribute.mma import LazyShared, MmaLowering, streamed_fma_operand
-from tilec.passes.tile_distribute.reduce import REDUCTIONS, ReductionLowering
+from tilec.passes.tile_distribute.reduce import REDUCTIONS, ReductionLowering, reduction_scratch_bytes
 from tilec.passes.tile_distribute.registers import RegisterForms
 from tilec.passes.tile_distribute.vectors import VectorLowering
 from tilec.passes.tile_layout import uses_tiles, value_name
@@ -184,6 +184,10 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         if ty.fragment is None:
             what = "register tile" if isinstance(ty, RegisterType) else "register vector"
             raise RegallocError(f"{what} {value_name(v)} ({ty}) has no fragment in its type: run tile-layout first")
+        threads = ty.fragment.num_threads
+        if threads not in (32, self.threads):
+            raise RegallocError(f"{value_name(v)} ({ty}) has a fragment over {threads} threads: a fragment spans one "
+                                f"warp (32) or the whole block ({self.threads})")
         if isinstance(ty, RegisterVectorType):
             key = (ty,)
             if key not in self._fragments:
@@ -238,6 +242,10 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
 
         idx = self.em.hoisted("lane-index", make)
         return self.em.hoisted(("lane", ty), lambda: self.em.cast(idx, ty))
+
+    def thread_index(self, ty: Attribute = i32) -> SSAValue:
+        """The thread's index in the block as a ``ty`` value (hoisted)."""
+        return self.em.hoisted(("tid", ty), lambda: self.tid() if ty == i32 else self.em.cast(self.tid(), ty))
 
     def tid(self) -> SSAValue:
         em = self.em
@@ -298,7 +306,8 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         """Each tile.alloc (and each layout conversion through shared memory) → (symbol, byte offset,
         bytes); one dynamic buffer past 48 KB."""
         allocs = [op for op in self.fn.walk() if isinstance(op, t.AllocOp | t.MbarInitOp)
-                  or (isinstance(op, t.ConvertLayoutOp) and needs_scratch(op))]
+                  or (isinstance(op, t.ConvertLayoutOp) and needs_scratch(op))
+                  or (isinstance(op, REDUCTIONS) and reduction_scratch_bytes(op))]
         self._align = bulk_alignment(self.fn)
         plan, offset, used = {}, 0, set()
         for i, op in enumerate(allocs):
@@ -306,11 +315,15 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 size = op.result.type.count.data * MBAR_BYTES
             elif isinstance(op, t.ConvertLayoutOp):
                 size = scratch_bytes(op, self.threads // 32)
+            elif isinstance(op, REDUCTIONS):
+                size = reduction_scratch_bytes(op)
             else:
                 size = op.result.type.size_bytes
             hint = op.result.name_hint or f"smem{i}"
             if isinstance(op, t.ConvertLayoutOp):
                 hint += "_convert"
+            elif isinstance(op, REDUCTIONS):
+                hint += "_partials"
             sym = f"{self.name}_{hint}"
             while sym in used:
                 sym += "_"

@@ -85,15 +85,17 @@ class MemoryLowering:
     # ------------------------------------------------------------ lanes and threads
 
     def lane_value(self, fields, t: Attribute = i32) -> Int:
-        """``sum(field(lane))`` as a ``t`` value, computed once in the prologue."""
+        """``sum(field(lane))`` as a ``t`` value, computed once in the prologue. Fields past the lane's
+        5 bits are the warp bits of a block tile's fragment: they read the thread's index in the block."""
         em = self.em
+        top = max((f.shift + f.width for f in fields), default=0)
 
         def make():
-            lane = self.lane(t)
+            lane, bits = (self.lane(t), 5) if top <= 5 else (self.thread_index(t), (self.threads - 1).bit_length())
             terms = []
             for f in fields:
                 x = em.shr(lane, f.shift, t)
-                if f.shift + f.width < 5:  # lanes have 5 bits
+                if f.shift + f.width < bits:
                     x = em.and_(x, (1 << f.width) - 1, t)
                 terms.append(em.mul(x, f.scale, t))
             return em.sum(terms, t)

@@ -9,7 +9,10 @@ Derived from the fragment, never per atom. ``coord(lane, v) = lane_part(lane) + 
    (``shfl.sync.bfly`` with lane mask ``1 << b`` for each such bit ``b``) leaves every one of them
    with the whole row. Lane bits that move nothing (a broadcast fragment) are left alone: those
    lanes hold copies, not parts;
-3. with an accumulator (``tile.row_max %x into %m``) its value is combined last.
+3. a block tile's fragment may also move along the row in thread bits past the lane's (its warps
+   hold other parts of the same rows): one thread of each warp writes its partials to shared
+   memory, the block synchronises, and every thread combines the warps' partials in warp order;
+4. with an accumulator (``tile.row_max %x into %m``) its value is combined last.
 
 The result lives in the vector fragment tile-layout gave it (the projection of the tile's: the
 lanes holding a row hold its total). Column reductions are the same with the axes swapped.
@@ -18,7 +21,7 @@ lanes holding a row hold its total). Column reductions are the same with the axe
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import Float32Type, i32
 from xdsl.ir import SSAValue
 
@@ -26,7 +29,7 @@ from tilec.dialects import frag_fast
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import element_bits
 from tilec.ir import fast
-from tilec.passes.fragments import Fragment, VectorFragment
+from tilec.passes.fragments import BitField, Fragment, VectorFragment, tile_fragment
 from tilec.passes.tile_distribute.memory import RegallocError
 from tilec.passes.tile_distribute.values import Regs
 
@@ -37,6 +40,37 @@ _KIND = {
 }
 _COMBINE = {"sum": arith.AddfOp, "max": arith.MaximumfOp, "min": arith.MinimumfOp}
 REDUCTIONS = tuple(_KIND)
+
+
+LANE_BITS = 5
+
+
+def cross_warp_bits(tile: Fragment, axis: int) -> list[int]:
+    """The thread bits past the lane's 5 that move a block tile's fragment along the reduced axis
+    (``1 - axis``): the warps that hold other parts of the same rows (columns)."""
+    return [b for f in tile.lane_fields[1 - axis] for b in range(max(f.shift, LANE_BITS), f.shift + f.width)]
+
+
+def reduction_scratch_bytes(op) -> int:
+    """Shared memory a reduction needs to combine the partials of several warps (0 when it needs none):
+    ``slots`` partials for each element of the vector."""
+    tile = tile_fragment(op.input.type.dims, op.input.type.fragment.layout)
+    vec = op.result.type
+    bits = cross_warp_bits(tile, 0 if vec.orientation.data == "row" else 1)
+    if not bits:
+        return 0
+    work = 8 if element_bits(vec.element_type) == 64 else 4
+    return vec.length.data * (1 << len(bits)) * work
+
+
+def in_loop(op) -> bool:
+    """Whether ``op`` may run more than once in a kernel (it is inside a loop)."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        if isinstance(parent, scf.ForOp | scf.WhileOp):
+            return True
+        parent = parent.parent_op()
+    return False
 
 
 class ReductionLowering:
@@ -60,15 +94,50 @@ class ReductionLowering:
                                 f"{tile.layout} reduces into")
         kept = {b for f in tile.lane_fields[axis] for b in range(f.shift, f.shift + f.width)}
         for field in tile.lane_fields[1 - axis]:
-            for bit in range(field.shift, field.shift + field.width):
+            for bit in range(field.shift, min(field.shift + field.width, LANE_BITS)):
                 if bit in kept:  # the partner lane would hold another row: not a butterfly partner
                     raise RegallocError(f"lane bit {bit} of fragment {tile.layout} moves along both dimensions: "
                                         "its rows cannot be reduced by shuffles")
                 partial = [self._combine(kind, p, self._butterfly(p, 1 << bit)) for p in partial]
+        warp_bits = cross_warp_bits(tile, axis)
+        if warp_bits:
+            partial = self._across_warps(op, kind, vec, warp_bits, partial, work)
         if op.acc is not None:
             acc = self.get(op.acc)
             partial = [self._combine(kind, self._convert(a, work), p) for a, p in zip(self.scalars(acc), partial)]
         self.vmap[op.result] = Regs(vec, elem, [self._convert(p, elem) for p in partial])
+
+    def _across_warps(self, op, kind: str, vec: VectorFragment, warp_bits: list[int], partial: list, work) -> list:
+        """Combine the partials of the warps that hold other parts of the same rows (``warp_bits``: the
+        thread bits past the lane that move along the reduced axis) through shared memory: one thread of
+        each such warp writes its partials in slot ``warp_bits(tid)`` of their vector element, the block
+        synchronises, and every thread combines the slots of its elements in slot order (so every copy
+        is the same value). A reduction that runs again (in a loop) synchronises once more before its
+        slots are rewritten."""
+        em = self.em
+        scratch = self._shared_address(op)
+        slots = 1 << len(warp_bits)
+        slot = self.lane_value(tuple(BitField(b, 1, 1 << i) for i, b in enumerate(warp_bits)), i32)
+        used = sum(((1 << f.width) - 1) << f.shift for f in vec.lane_fields)
+        others = (self.threads - 1) & ~used & ~sum(1 << b for b in warp_bits)
+        leader = True if others == 0 else self.thread_bits_zero(others)
+        first = em.mul(self.lane_value(vec.lane_fields, i32), slots, i32)
+
+        def at(pos: int, k):
+            return em.gep(scratch, em.add(em.add(first, pos * slots, i32), k, i32), work, i32)
+
+        for pos, p in zip(vec.positions, partial):
+            self._store(p, at(pos, slot), leader)
+        em.insert(frag_fast.tile_barrier())
+        out = []
+        for pos in vec.positions:
+            total = em.insert(frag_fast.frag_load(at(pos, 0), work)).results[0]
+            for k in range(1, slots):
+                total = self._combine(kind, total, em.insert(frag_fast.frag_load(at(pos, k), work)).results[0])
+            out.append(total)
+        if in_loop(op):
+            em.insert(frag_fast.tile_barrier())
+        return out
 
     def _combine(self, kind: str, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.em.insert(fast.arith_binary_op(_COMBINE[kind], a, b)).results[0]

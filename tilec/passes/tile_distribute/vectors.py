@@ -19,11 +19,12 @@ from tilec.passes.tile_distribute.values import GlobalArg, Regs
 
 
 def copy_bits(vec: VectorFragment) -> int:
-    """The lane bits that do not move a vector fragment's index: lanes differing there hold copies."""
+    """The lane (thread, for a block's vector) bits that do not move a vector fragment's index:
+    threads differing there hold copies."""
     used = 0
     for f in vec.lane_fields:
         used |= ((1 << f.width) - 1) << f.shift
-    return (WARP - 1) & ~used
+    return (vec.tv.num_threads - 1) & ~used
 
 
 class VectorLowering:
@@ -34,10 +35,15 @@ class VectorLowering:
         vec: VectorFragment = value.frag
         base = em.add(em.cast(idx_new[0], i64), self.lane_value(vec.lane_fields, i64), i64)
         bits = copy_bits(vec)
-        leader = True if bits == 0 else em.cmp("eq", em.and_(self.lane(i32), bits, i32), 0, i32)
+        leader = True if bits == 0 else self.thread_bits_zero(bits)
         for pos, x in zip(vec.positions, self.scalars(value)):
             c = em.add(base, pos, i64)
             self._store(x, self.global_ptr(dst, [c]), em.land(leader, self.in_bounds(dst, 0, c)))
+
+    def thread_bits_zero(self, bits: int):
+        """Whether the bits ``bits`` of this thread's index (of its lane, when they are lane bits) are 0."""
+        index = self.lane(i32) if bits < WARP else self.thread_index(i32)
+        return self.em.cmp("eq", self.em.and_(index, bits, i32), 0, i32)
 
     def fill_outside(self, regs: Regs, src: GlobalArg, idx_new, other: float) -> Regs:
         """``regs`` (loaded from ``src`` at ``idx_new``) with ``other`` where an element is outside the view."""

@@ -1,0 +1,82 @@
+"""Which values of a kernel may differ between the warps of a block.
+
+A value computed only from kernel arguments, block ids, constants and memory read at such
+addresses is the same in every warp: a register tile of such values is one tile of the block,
+and ``tile-layout`` may spread it over all the block's warps instead of giving each warp a copy.
+A value that depends on ``tile.warp_id``, ``tile.lane_id`` or ``tile.thread_id`` (through data,
+a loop's carried values, or a branch or loop bound that only some warps take) is *warp-varying*.
+
+Plain Python over the IR, a fixpoint over the function (loop-carried values can become varying
+through their yields).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func, scf
+from xdsl.ir import Operation, SSAValue
+
+from tilec.dialects.tile import ops as t
+
+_SOURCES = (t.WarpIdOp, t.LaneIdOp, t.ThreadIdOp)
+
+
+def _divergent(op: Operation, varying: set[SSAValue]) -> bool:
+    """Whether ``op``'s regions run differently in different warps (a varying condition or bound)."""
+    match op:
+        case scf.IfOp():
+            return op.cond in varying
+        case scf.ForOp():
+            return any(v in varying for v in (op.lb, op.ub, op.step))
+        case scf.WhileOp():
+            return True  # its condition is computed inside: be safe
+    return False
+
+
+def warp_varying(fn: func.FuncOp) -> set[SSAValue]:
+    """Every value of ``fn`` that may differ between the warps of a block."""
+    varying: set[SSAValue] = set()
+
+    def mark(values) -> bool:
+        new = [v for v in values if v not in varying]
+        varying.update(new)
+        return bool(new)
+
+    def visit(block, divergent: bool) -> bool:
+        changed = False
+        for op in block.ops:
+            inside = divergent or isinstance(op, _SOURCES) or _divergent(op, varying)
+            if inside or any(v in varying for v in op.operands):
+                changed |= mark(op.results)
+            if isinstance(op, scf.ForOp):
+                body = op.body.block
+                yielded = body.last_op.operands if isinstance(body.last_op, scf.YieldOp) else ()
+                for i, init in enumerate(op.iter_args):
+                    if inside or init in varying or (i < len(yielded) and yielded[i] in varying):
+                        changed |= mark([body.args[i + 1], op.results[i]])
+                if inside:
+                    changed |= mark([body.args[0]])
+            elif isinstance(op, scf.IfOp):
+                for region in op.regions:
+                    for b in region.blocks:
+                        term = b.last_op
+                        if isinstance(term, scf.YieldOp):
+                            changed |= mark([r for r, y in zip(op.results, term.operands) if y in varying])
+            elif inside:
+                for region in op.regions:
+                    for b in region.blocks:
+                        changed |= mark(b.args)
+            for region in op.regions:
+                for b in region.blocks:
+                    changed |= visit(b, inside)
+                    term = b.last_op
+                    if not isinstance(op, scf.ForOp | scf.IfOp) and term is not None \
+                            and any(v in varying for v in term.operands):
+                        changed |= mark(op.results)  # e.g. a tile.map body that reads a varying value
+        return changed
+
+    while visit(fn.body.block, False):
+        pass
+    return varying
+
+
+__all__ = ["warp_varying"]
