@@ -25,6 +25,7 @@ import pytest
 
 import tilec
 import tilec.kernels.gemm as mm
+from tilec.kernels import fast_path
 from tilec.runtime import Param, driver
 from tilec.runtime import args as runtime_args
 
@@ -362,15 +363,50 @@ def test_numpy_and_other_arrays_take_the_checked_path(gpu):
     for _ in range(2):
         out = tilec.matmul(a, b)
         assert isinstance(out, np.ndarray)
-    assert mm._FAST == {} and gpu.count("cuMemAlloc") >= 6
+    assert len(mm._FAST) == 0 and gpu.count("cuMemAlloc") >= 6
     assert gpu.memory == {}, "device memory leaked"
 
 
 def test_the_prepared_entries_are_bounded(gpu, monkeypatch):
-    monkeypatch.setattr(mm, "_FAST_LIMIT", 3)
+    monkeypatch.setattr(fast_path, "LIMIT", 3)
     for n in range(1, 6):
         tilec.matmul(f16(8, 8), f16(8, n), out=f16(8, n))
         assert 1 <= len(mm._FAST) <= 3
+
+
+def test_row_kernels_replay_their_checked_launch(gpu, monkeypatch):
+    """tilec.softmax and the norms prepare their launch like tilec.matmul: a second call with tensors of
+    the same kinds plans nothing; an address with other low bits (another alignment) plans again."""
+    from tilec.kernels import norms, softmax
+
+    softmax._FAST.clear()
+    norms._FAST.clear()
+    x, o = f16(64, 300), f16(64, 300)
+    w, b = f16(300), f16(300)
+    assert tilec.softmax(x, out=o) is o
+    assert tilec.layer_norm(x, w, b, 1e-5, out=o) is o
+    assert len(softmax._FAST) == 1 and len(norms._FAST) == 1
+    launches = len(gpu.launches)
+    real_row_view = softmax.row_view
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the checked path ran")
+
+    monkeypatch.setattr(softmax, "row_view", refuse)
+    monkeypatch.setattr(norms, "row_view", refuse)
+    x2, o2 = f16(64, 300), f16(64, 300)
+    assert tilec.softmax(x2, out=o2) is o2
+    assert gpu.params[-1][0] == x2.data_ptr()
+    assert tilec.layer_norm(x2, w, b, 1e-5, out=o2) is o2
+    assert gpu.params[-1][0] == x2.data_ptr() and len(gpu.launches) == launches + 2
+    with pytest.raises(AssertionError, match="the checked path ran"):
+        tilec.layer_norm(x2, w, b, 1e-3, out=o2)  # another eps: another key
+    with pytest.raises(AssertionError, match="the checked path ran"):
+        tilec.softmax(x2.offset(2), out=o2)  # 2-byte aligned rows: another kernel
+    monkeypatch.setattr(softmax, "row_view", real_row_view)
+    assert tilec.softmax(x2.offset(2), out=o2) is o2
+    softmax._FAST.clear()
+    norms._FAST.clear()
 
 
 # ---------------------------------------------------------------- CompiledKernel and Kernel

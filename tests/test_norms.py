@@ -47,7 +47,7 @@ def test_bad_arguments_name_them():
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("n", [4096, 100000])
 def test_kernels_assemble(kind, dtype, n):
-    spec = NormSpec(kind, dtype, "float32", tiling=row_tiling(n), align=(16, 16))
+    spec = NormSpec(kind, dtype, "float32", tiling=row_tiling(n, dtype), align=(16, 16, 16, 16))
     ptx = tilec.compile(build_module(spec), arch="sm_80", cache=False).asm["ptx"]
     assert "rsqrt.approx" in ptx and "shfl.sync.bfly" in ptx and "bar.sync" in ptx and "ld.global.v4" in ptx
     if find_ptxas() is not None:

@@ -16,7 +16,8 @@ TOL = {torch.float32: 1e-5, torch.float16: 4e-3, torch.bfloat16: 3e-2}
 @gpu
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("shape", [(1, 1), (7, 300), (4096, 4096), (3, 70000)], ids=str)
+@pytest.mark.parametrize("shape", [(1, 1), (7, 300), (300, 1000), (4096, 4096), (9, 20000), (17, 32768), (3, 70000)],
+                         ids=str)
 def test_norms(dtype, shape):
     x = (torch.randn(shape, device="cuda") * 2 + 1).to(dtype)
     w, b = torch.randn(shape[1], device="cuda"), torch.randn(shape[1], device="cuda")

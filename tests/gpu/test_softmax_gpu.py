@@ -19,7 +19,8 @@ TOL = {torch.float32: 1e-6, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
 @gpu
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("shape", [(1, 1), (7, 13), (1000, 4097), (4096, 4096), (3, 70000)], ids=str)
+@pytest.mark.parametrize("shape", [(1, 1), (7, 13), (300, 1000), (1000, 4097), (4096, 4096), (9, 20000), (17, 32768),
+                                   (3, 70000)], ids=str)
 def test_softmax(dtype, shape):
     x = (torch.randn(shape, device="cuda") * 30).to(dtype)
     out = torch.full(shape, float("nan"), device="cuda", dtype=dtype)

@@ -80,7 +80,7 @@ from tilec.api import default_arch
 from tilec.kernels import gemm_tune
 from tilec.kernels.autotune import TuneResult, tune
 from tilec.kernels.gemm_config import MatmulConfig, choose_config, device_smem_limit, has_bulk_copies
-from tilec.kernels.gemm_ir import ACTIVATIONS, ALIGN_BYTES, MatmulSpec, build_epilogue, build_module
+from tilec.kernels.gemm_ir import ACTIVATIONS, MatmulSpec, build_epilogue, build_module
 from tilec.kernels.gemm_plan import (
     KernelView,
     MatmulPlan,
@@ -90,8 +90,9 @@ from tilec.kernels.gemm_plan import (
     orient,
     plan_matmul,
 )
+from tilec.kernels.fast_path import FastCache, tensor_key
+from tilec.kernels.fast_path import prepare as prepare_fast_call
 from tilec.runtime import NoDeviceError, has_device, no_device_reason
-from tilec.runtime.args import stream_handle
 from tilec.runtime.arrays import is_torch_tensor
 
 
@@ -179,19 +180,15 @@ def matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str
 
     A call whose torch tensors have the class, shape, strides, dtype and
     device of an earlier successful call, with the same options, replays
-    that call's checked plan (:class:`_FastCall`): only the addresses and the
+    that call's checked plan (:mod:`tilec.kernels.fast_path`): only the addresses and the
     stream are new.
     """
     key = _fast_key(a, b, out, bias, activation, out_dtype, trans_a, trans_b, allow_tf32, config, autotune)
-    if key is not None:
-        try:
-            fast = _FAST.get(key)
-        except TypeError:  # an unhashable option: the checked path says what is wrong with it
-            key = fast = None
-        if fast is not None:
-            result = fast(a, b, out, bias, stream)
-            if result is not None:
-                return result
+    fast = _FAST.get(key)
+    if fast is not None:
+        result = _fast_matmul(fast, a, b, out, bias, stream)
+        if result is not None:
+            return result
     return _matmul_checked(key, a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype,
                            trans_a=trans_a, trans_b=trans_b, allow_tf32=allow_tf32, config=config, stream=stream,
                            tuned=autotune)
@@ -235,21 +232,8 @@ def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, a
 # ---------------------------------------------------------------- the fast path
 
 
-_FAST: dict[tuple, "_FastCall"] = {}
-_FAST_LIMIT = 1024
-"""Prepared calls kept; the dict is emptied when full (a workload has a few shapes, not thousands)."""
-_LOW_MASK = ALIGN_BYTES - 1
-"""The address bits that, with the shape and strides in the key, decide a kernel's ``align``."""
-
-
-def _tensor_key(x: Any) -> tuple | None:
-    """What :func:`plan_matmul` reads from a torch tensor, minus its address; None for other arrays."""
-    if not is_torch_tensor(x):
-        return None
-    try:
-        return (type(x), x.shape, x.stride(), x.dtype, x.device)
-    except Exception:  # not quite a tensor: the checked path describes it, or says why not
-        return None
+_FAST = FastCache()
+"""Prepared calls of :func:`matmul` (:mod:`tilec.kernels.fast_path`)."""
 
 
 def _fast_key(a: Any, b: Any, out: Any, bias: Any, activation: Any, out_dtype: Any, trans_a: Any, trans_b: Any,
@@ -265,78 +249,40 @@ def _fast_key(a: Any, b: Any, out: Any, bias: Any, activation: Any, out_dtype: A
     if type(trans_a) is not bool or type(trans_b) is not bool or type(allow_tf32) is not bool \
             or type(autotune) is not bool:
         return None
-    ka, kb = _tensor_key(a), _tensor_key(b)
+    ka, kb = tensor_key(a), tensor_key(b)
     if ka is None or kb is None:
         return None
     ko = kbias = None
-    if out is not None and (ko := _tensor_key(out)) is None:
+    if out is not None and (ko := tensor_key(out)) is None:
         return None
-    if bias is not None and (kbias := _tensor_key(bias)) is None:
+    if bias is not None and (kbias := tensor_key(bias)) is None:
         return None
     return (ka, kb, ko, kbias, activation, out_dtype, trans_a, trans_b, allow_tf32, config, autotune)
 
 
-class _FastCall:
-    """A checked :func:`matmul` call, replayed for new tensors of the same kinds.
-
-    Holds the kernel's :class:`~tilec.runtime.launch.PreparedLaunch` (grid,
-    block, shared memory, extents and strides in place), the low four bits of
-    each address it was planned for (they decide the kernel's ``align``), how
-    to get torch's current stream, and how to allocate the output. Per call:
-    the addresses (other low bits send the call back to the checked path,
-    which plans the kernel for them), the stream, one driver call.
-    """
-
-    __slots__ = ("prepared", "low_bits", "current_stream", "allocate")
-
-    def __init__(self, prepared: Any, low_bits: tuple[int, ...], current_stream: Any, allocate: Any):
-        self.prepared = prepared
-        self.low_bits = low_bits
-        self.current_stream = current_stream
-        self.allocate = allocate
-
-    def __call__(self, a: Any, b: Any, out: Any, bias: Any, stream: Any) -> Any:
-        result = out if out is not None else self.allocate()
-        if bias is None:
-            pointers = (a.data_ptr(), b.data_ptr(), result.data_ptr())
-        else:
-            pointers = (a.data_ptr(), b.data_ptr(), result.data_ptr(), bias.data_ptr())
-        for pointer, low in zip(pointers, self.low_bits):
-            if pointer & _LOW_MASK != low:
-                return None
-        self.prepared.launch(self.current_stream() if stream is None else stream_handle(stream), pointers)
-        return result
-
-
-def _torch_current_stream(torch: Any, device: Any) -> int:
-    return torch.cuda.current_stream(device).cuda_stream
+def _fast_matmul(fast: Any, a: Any, b: Any, out: Any, bias: Any, stream: Any) -> Any:
+    """The prepared call ``fast`` for these tensors: the product, or None when it cannot take them."""
+    result = out if out is not None else fast.allocate()
+    if bias is None:
+        pointers = (a.data_ptr(), b.data_ptr(), result.data_ptr())
+    else:
+        pointers = (a.data_ptr(), b.data_ptr(), result.data_ptr(), bias.data_ptr())
+    return result if fast.launch(pointers, stream) else None
 
 
 def _remember(key: tuple, plan: MatmulPlan, kernel: Any, flat: list[Any], result: Any) -> None:
     """Prepare ``plan``'s launch for the fast path, when every array is a torch tensor."""
     if not all(op.info.source == "torch" for op in plan.operands) or not is_torch_tensor(result):
         return
-    runtime = getattr(kernel, "_runtime", None)  # the loaded runtime Kernel, set by the launch just made
-    expected = ["a", "b", "c"] + (["bias"] if plan.bias is not None else [])
-    if runtime is None or [g.name for g in kernel.gl_params] != expected:
-        return
-    defaults = kernel.launch_defaults
-    prepared = runtime.prepare(*flat, grid=(plan.grid, 1, 1), block=defaults.block, shared_mem=defaults.shared_mem)
+    names = ["a", "b", "c"] + (["bias"] if plan.bias is not None else [])
     pointers = [plan.a.operand.info.ptr, plan.b.operand.info.ptr, result.data_ptr()]
     if plan.bias is not None:
         pointers.append(plan.bias.operand.info.ptr)
     torch = sys.modules["torch"]
     device = plan.a.operand.value.device
-    raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
-    if raw is not None and device.index is not None:
-        current_stream = functools.partial(raw, device.index)
-    else:
-        current_stream = functools.partial(_torch_current_stream, torch, device)
     allocate = functools.partial(torch.empty, (plan.m, plan.n), dtype=getattr(torch, plan.spec.out_dtype),
                                  device=device)
-    if len(_FAST) >= _FAST_LIMIT:
-        _FAST.clear()
-    _FAST[key] = _FastCall(prepared, tuple(p & _LOW_MASK for p in pointers), current_stream, allocate)
+    _FAST.put(key, prepare_fast_call(kernel, flat, (plan.grid, 1, 1), names, pointers, device, allocate))
 
 
 # ---------------------------------------------------------------- autotuning

@@ -19,10 +19,20 @@ import numpy as np
 
 from tilec.kernels.gemm_plan import Operand, describe_operand
 from tilec.kernels.norms_ir import NormSpec, build_module
-from tilec.kernels.row_kernels import DTYPES, allocate_like, compile_once, row_alignment_of, row_view, torch_stream
+from tilec.kernels.fast_path import FastCache
+from tilec.kernels.row_kernels import (
+    DTYPES,
+    allocate_like,
+    compile_once,
+    launch,
+    replay,
+    row_alignment_of,
+    row_call_key,
+    row_view,
+)
 from tilec.kernels.row_tiling import row_tiling
 from tilec.runtime import NoDeviceError, has_device, no_device_reason
-from tilec.runtime.gl_views import GlView, expand
+from tilec.runtime.gl_views import GlView
 
 
 def _vector(owner: str, name: str, value: Any, n: int) -> Operand:
@@ -52,12 +62,21 @@ def _plan(kind: str, x: Any, weight: Any, bias: Any, out: Any = None):
         out_align = row_alignment_of(o, rows, n, o_strides)
     else:
         out_align = row_alignment_of(None, rows, n, None, op.info.dtype)
-    align = (row_alignment_of(op, rows, n, strides), out_align)
-    spec = NormSpec(kind, op.info.dtype, w.info.dtype, bias=b is not None, tiling=row_tiling(n), align=align)
+    vector_align = [0 if v is None else row_alignment_of(v, 1, n, (0, v.strides[0])) for v in (w, b)]
+    align = (row_alignment_of(op, rows, n, strides), *vector_align, out_align)
+    spec = NormSpec(kind, op.info.dtype, w.info.dtype, bias=b is not None, tiling=row_tiling(n, op.info.dtype), align=align)
     return owner, spec, op, rows, n, strides, w, b, o_strides
 
 
+_FAST = FastCache()
+"""Prepared calls of the norms (:mod:`tilec.kernels.fast_path`)."""
+
+
 def _run(kind: str, x: Any, weight: Any, bias: Any, eps: float, out: Any, stream: Any) -> Any:
+    key = row_call_key(kind, (x, weight, bias, out), float(eps) if isinstance(eps, float | int) else None)
+    result = replay(_FAST, key, (x, weight, bias), out, stream)
+    if result is not None:
+        return result
     owner, spec, op, rows, n, strides, w, b, o_strides = _plan(kind, x, weight, bias, out)
     if not has_device():
         raise NoDeviceError(f"{no_device_reason() or 'none found'} ({owner} checked its arguments; "
@@ -70,8 +89,7 @@ def _run(kind: str, x: Any, weight: Any, bias: Any, eps: float, out: Any, stream
     if b is not None:
         views.append(GlView(bias, (n,), b.strides))
     views += [GlView(out, (rows, n), o_strides), np.float32(eps)]
-    grid = -(-rows // spec.rows_per_block)
-    kernel(*expand(kernel, *views), grid=(grid, 1, 1), stream=torch_stream(x) if stream is None else stream)
+    launch(kernel, views, -(-rows // spec.rows_per_block), stream, x, _FAST, key)
     return out
 
 

@@ -36,16 +36,19 @@ from tilec.kernels.row_tiling import CHUNK, RowTiling
 @dataclass(frozen=True)
 class NormSpec:
     """``kind`` (``rms`` or ``layer``) of ``dtype`` rows into ``dtype``; weight (and bias) of ``wdtype``;
-    the tiling, and the ``tile.aligned_rows`` (bytes, 0 for none) of ``x`` and of the output."""
+    the tiling, and the ``tile.aligned_rows`` (bytes, 0 for none) of ``x``, the weight, the bias (0
+    without one) and the output."""
 
     kind: str
     dtype: str
     wdtype: str
     bias: bool = True
     tiling: RowTiling = RowTiling(1, CHUNK, 8, 2)
-    align: tuple[int, int] = (0, 0)
+    align: tuple[int, int, int, int] = (0, 0, 0, 0)
 
     def __post_init__(self):
+        if len(self.align) != 4:
+            raise ValueError(f"NormSpec: align={self.align}; expected (x, weight, bias, out)")
         if self.kind not in ("rms", "layer"):
             raise ValueError(f"NormSpec: kind={self.kind!r}; expected 'rms' or 'layer'")
         for what, d in (("dtype", self.dtype), ("wdtype", self.wdtype)):
@@ -158,7 +161,8 @@ def build_module(spec: NormSpec) -> ModuleOp:
         e(scf.ForOp(c0, n, chunk, [], Region(step2)))
     e(func.ReturnOp())
 
-    align = (spec.align[0], 0, *([0] if spec.has_bias else []), spec.align[1], 0)
+    x_align, w_align, b_align, y_align = spec.align
+    align = (x_align, w_align, *([b_align] if spec.has_bias else []), y_align, 0)
     fn = func.FuncOp(spec.kernel_name, (arg_types, []), Region(entry), arg_attrs=aligned_rows_attrs(align))
     fn.attributes[LAUNCH_ATTR] = LaunchAttr([DYNAMIC, 1, 1], [tiling.threads, 1, 1], 0)
     module = ModuleOp([fn])

@@ -3,6 +3,7 @@ the input, the stream to launch on, one compile per kernel spec and arch."""
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -11,8 +12,12 @@ import numpy as np
 
 from tilec.api import compile as tilec_compile
 from tilec.api import default_arch
+from tilec.kernels.fast_path import FastCache, tensor_key
+from tilec.kernels.fast_path import prepare as prepare_fast_call
 from tilec.kernels.gemm_plan import ITEMSIZE, KernelView, Operand, array_library, describe_operand, row_alignment
 from tilec.kernels.gemm_plan import fresh_row_alignment
+from tilec.runtime.arrays import is_torch_tensor
+from tilec.runtime.gl_views import GlView, expand
 
 DTYPES = ("float32", "float16", "bfloat16")
 """The element types the row kernels take and give."""
@@ -46,6 +51,55 @@ def row_alignment_of(op: Operand | None, rows: int, n: int, strides: tuple[int, 
     if op is None:
         return fresh_row_alignment(n, ITEMSIZE[dtype]) if strides is None else 0
     return row_alignment(KernelView(op, (rows, n), strides))
+
+
+def row_call_key(name: str, arrays: tuple, *options: Any) -> tuple | None:
+    """The fast-path key of a row kernel call (:mod:`tilec.kernels.fast_path`): each array's kinds
+    (None stays None: an absent optional array), and the options; None unless every given array is a
+    torch tensor and every option is an int, float, str or None (``True == 1`` must not meet)."""
+    keys = []
+    for a in arrays:
+        k = None if a is None else tensor_key(a)
+        if a is not None and k is None:
+            return None
+        keys.append(k)
+    if any(o is not None and type(o) not in (int, float, str) for o in options):
+        return None
+    return (name, *keys, *((type(o), o) for o in options))
+
+
+def replay(cache: FastCache, key: tuple | None, arrays: tuple, out: Any, stream: Any) -> Any:
+    """The result of the prepared call for ``key`` with ``arrays`` (inputs, in the kernel's order) and
+    ``out`` (allocated when None, last), or None when there is none or it cannot take them."""
+    fast = cache.get(key)
+    if fast is None:
+        return None
+    result = out if out is not None else fast.allocate()
+    pointers = tuple(a.data_ptr() for a in arrays if a is not None) + (result.data_ptr(),)
+    return result if fast.launch(pointers, stream) else None
+
+
+def launch(kernel: Any, views: list, grid: int, stream: Any, like: Any, cache: FastCache, key: tuple | None) -> None:
+    """Launch ``kernel`` on ``views`` (its arguments; the output's view last of the arrays) over ``grid``
+    blocks, on ``stream`` (default: torch's current for a torch ``like``); remember the call in
+    ``cache`` under ``key`` when it has one (every array a torch tensor)."""
+    flat = expand(kernel, *views)
+    kernel(*flat, grid=(grid, 1, 1), stream=torch_stream(like) if stream is None else stream)
+    if key is None:
+        return
+    arrays = [v.array for v in views if isinstance(v, GlView)]
+    if not all(is_torch_tensor(a) for a in arrays):
+        return
+    out = arrays[-1]
+    # optional: torch is installed when the arrays are torch tensors
+    import torch
+
+    allocate = functools.partial(torch.empty, tuple(out.shape), dtype=out.dtype, device=out.device)
+    try:
+        cache.put(key, prepare_fast_call(kernel, flat, (grid, 1, 1), [g.name for g in kernel.gl_params],
+                                         [a.data_ptr() for a in arrays], out.device, allocate))
+    except Exception:  # launched; without a prepared call the next one is checked again
+        pass
 
 
 _KERNELS: dict[tuple, Any] = {}
@@ -90,4 +144,5 @@ def torch_stream(like: Any) -> int | None:
     return torch.cuda.current_stream(like.device).cuda_stream
 
 
-__all__ = ["DTYPES", "allocate_like", "compile_once", "row_alignment_of", "row_view", "torch_stream"]
+__all__ = ["DTYPES", "allocate_like", "compile_once", "launch", "replay", "row_alignment_of", "row_call_key", "row_view",
+           "torch_stream"]

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 MAX_THREADS = 1024
 MAX_VALUES = 32
 """f32 values of the tile a thread holds at most (its registers: 64 at 1024 threads a block)."""
-TARGET_VALUES = 16
-"""f32 values a thread holds where the block need not be full: 4 16-byte loads of f32 in flight."""
+TARGET_BYTES = 64
+"""Bytes of a row a thread loads where the block need not be full: four 16-byte loads in flight
+(16 f32 values, 32 of a 16-bit type)."""
 BLOCK_ELEMENTS = 2048
 """Elements a block takes at least when rows are short (several rows a block)."""
 CHUNK = 4096
@@ -53,15 +54,21 @@ def _next_pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-def row_tiling(n: int) -> RowTiling:
-    """The tiling for rows of ``n`` elements (see the module docstring)."""
+ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+
+def row_tiling(n: int, dtype: str = "float32") -> RowTiling:
+    """The tiling for rows of ``n`` elements of ``dtype`` (see the module docstring)."""
     if n <= 0:
         raise ValueError(f"row_tiling: a row of {n} elements")
+    if dtype not in ITEMSIZE:
+        raise ValueError(f"row_tiling: dtype={dtype!r}; expected one of {', '.join(ITEMSIZE)}")
+    values = min(MAX_VALUES, TARGET_BYTES // ITEMSIZE[dtype])
     cols = max(32, _next_pow2(n))
     if cols > MAX_THREADS * MAX_VALUES:
-        return RowTiling(1, CHUNK, CHUNK // TARGET_VALUES // 32, 2)
+        return RowTiling(1, CHUNK, CHUNK // values // 32, 2)
     rows = max(1, BLOCK_ELEMENTS // cols)
-    threads = min(MAX_THREADS, max(64, rows * cols // TARGET_VALUES))
+    threads = min(MAX_THREADS, max(64, rows * cols // values))
     return RowTiling(rows, cols, threads // 32, 1)
 
 

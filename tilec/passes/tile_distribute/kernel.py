@@ -578,7 +578,7 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         elif isinstance(src, SharedBuf):
             self.vmap[op.result] = self.load_shared_fragment(src, list(op.indices), idx_new, fr, elem)
         elif isinstance(fr, VectorFragment):
-            self.vmap[op.result] = self.load_global_vector(src, idx_new, fr, elem)
+            self.vmap[op.result] = self.load_global_vector(src, list(op.indices), idx_new, fr, elem)
         else:
             self.vmap[op.result] = self.load_global_fragment(src, list(op.indices), idx_new, fr, elem)
         if op.fill != 0 and isinstance(src, GlobalArg):

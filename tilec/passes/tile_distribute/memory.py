@@ -633,18 +633,50 @@ class MemoryLowering:
         """Runs along the columns of a global window (row-contiguous views; checked at run time)."""
         return self._runs(fr, values, elem, lambda d, w: d == 1)
 
-    def load_global_vector(self, src: GlobalArg, idx_new, vf: VectorFragment, elem: Attribute) -> Regs:
-        """A column vector from a rank-1 view: the columns this lane's tile fragment holds."""
+    def load_global_vector(self, src: GlobalArg, idx_old, idx_new, vf: VectorFragment, elem: Attribute) -> Regs:
+        """A vector from a rank-1 view: the elements this lane's fragment holds. Consecutive positions
+        at a multiple of ``w`` (from lanes whose offsets are too) load as one ``w``-element vector
+        (16, 8 or 4 bytes) where the view allows it: statically with ``tile.aligned_rows`` and an
+        aligned origin (then one bounds test decides the run), else tested once per kernel and run."""
         em = self.em
         base = self.lane_value(vf.lane_fields, i64)
         o = em.cast(idx_new[0], i64)
-        values = []
-        for pos in vf.positions:
-            c = em.sum([o, base, pos], i64)
-            p = self.in_bounds(src, 0, c)
+        size = _bytes(elem)
+        lane_div = min((f.scale & -f.scale for f in vf.lane_fields), default=1 << 30)
+        where = {p: v for v, p in enumerate(vf.positions)}
+        values: list[SSAValue | None] = [None] * vf.num_values
+
+        def one(c):
+            pred = self.in_bounds(src, 0, c)
             ptr = self.global_ptr(src, [c])
-            pred = em.boolean(p) if p is not True else None
-            values.append(em.insert(frag_fast.frag_load(ptr, elem, pred)).results[0])
+            return em.insert(frag_fast.frag_load(ptr, elem, em.boolean(pred) if pred is not True else None)).results[0]
+
+        for v, p in enumerate(vf.positions):
+            if values[v] is not None:
+                continue
+            c = em.sum([o, base, p], i64)
+            w = next((w for w in (16 // size, 8 // size, 4 // size) if w >= 2 and p % w == 0 and lane_div % w == 0
+                      and all(p + j in where for j in range(w))), 1)
+            if w == 1:
+                values[v] = one(c)
+                continue
+            run = [where[p + j] for j in range(w)]
+            vt = fast.vector_type(elem, w)
+            whole = em.land(self.vec_ok(src, w), self._origin_aligned(idx_old[0], idx_new[0], w))
+            if whole is True:  # the run is all inside the view or all outside: one predicated vector load
+                inside = self.in_bounds(src, 0, c)
+                vec = em.insert(frag_fast.frag_load(self.global_ptr(src, [c]), vt,
+                                                    None if inside is True else em.boolean(inside))).results[0]
+            else:
+                ok = em.all([whole, self.in_bounds(src, 0, em.add(c, w - 1, i64))])
+                (vec,) = self.if_then(
+                    ok,
+                    lambda c=c, vt=vt: [em.insert(frag_fast.frag_load(self.global_ptr(src, [c]), vt)).results[0]],
+                    lambda c=c, vt=vt, w=w: [self.pack_vector([one(em.add(c, j, i64)) for j in range(w)], vt)],
+                    [vt],
+                )
+            for j, u in enumerate(run):
+                values[u] = em.insert(fast.vector_extract_op(vec, j, elem)).results[0]
         return Regs(vf, elem, values)
 
     def store_global_fragment(self, value: Regs, dst: GlobalArg, idx_old, idx_new) -> None:
