@@ -77,10 +77,11 @@ def build_module(spec: NormSpec) -> ModuleOp:
     elem, welem = ir_type(spec.dtype), ir_type(spec.wdtype)
     gl = GlobalType(elem, [DYNAMIC, DYNAMIC])
     gl_w = GlobalType(welem, [DYNAMIC])
-    shape = [tiling.rows, tiling.cols]
-    tile_in, tile = RegisterType(shape, elem), RegisterType(shape, f32)
     vec = RegisterVectorType(tiling.rows, f32, "row")
-    wvec_in, wvec = RegisterVectorType(tiling.cols, welem, "col"), RegisterVectorType(tiling.cols, f32, "col")
+    slices = tiling.slices if tiling.passes == 1 else 1
+    width = tiling.cols // slices
+    tile_in, tile = RegisterType([tiling.rows, width], elem), RegisterType([tiling.rows, width], f32)
+    wvec_in, wvec = RegisterVectorType(width, welem, "col"), RegisterVectorType(width, f32, "col")
 
     arg_types = [gl, gl_w, *([gl_w] if spec.has_bias else []), gl, f32]
     entry = Block(arg_types=arg_types)
@@ -121,13 +122,17 @@ def build_module(spec: NormSpec) -> ModuleOp:
         return e(t.MapOp([variance], vec, Region(rstd_block)), "rstd")
 
     if tiling.passes == 1:
-        xf = load_x(e, c0)
-        xc = xf
+        # the row as `slices` column slices (each a tile of the block): sums over the slices are
+        # elementwise, then one reduction each; the output goes slice by slice (see RowTiling.slices)
+        cols = [c0] + [e.index(k * width) for k in range(1, slices)]
+        xs = [load_x(e, c) for c in cols]
         if spec.kind == "layer":
-            mean = e(t.DivOp(e(t.RowSumOp(xf), "sum"), count), "mean")
-            xc = _inside_columns(e, e(t.SubOp(xf, e(t.BroadcastOp(mean, tile))), "xc"), n, c0)
-        var = e(t.DivOp(e(t.RowSumOp(e(t.MulOp(xc, xc), "x2")), "sq"), count), "var")
-        output(e, xc, rsqrt_of(var), c0)
+            mean = e(t.DivOp(e(t.RowSumOp(_total(e, xs)), "sum"), count), "mean")
+            xs = [_inside_columns(e, e(t.SubOp(x, e(t.BroadcastOp(mean, tile))), "xc"), n, c) for x, c in zip(xs, cols)]
+        var = e(t.DivOp(e(t.RowSumOp(_total(e, [e(t.MulOp(x, x), "x2") for x in xs])), "sq"), count), "var")
+        rstd = rsqrt_of(var)
+        for x, c in zip(xs, cols):
+            output(e, x, rstd, c)
     else:
         chunk = e.index(tiling.cols)
         zeros = e(t.ZerosOp(vec), "zeros")
@@ -170,12 +175,20 @@ def build_module(spec: NormSpec) -> ModuleOp:
     return module
 
 
-def _inside_columns(e: OpAppender, value: SSAValue, n: SSAValue, c0: SSAValue) -> SSAValue:
-    """``value`` with 0 in the columns at or past ``n`` (the tile's column ``j`` is inside when
-    ``j - n < 0``: ``tile.iota`` from ``-n``, compared in a ``tile.map``)."""
+def _total(e: OpAppender, tiles: list[SSAValue]) -> SSAValue:
+    """The elementwise sum of ``tiles``."""
+    total = tiles[0]
+    for x in tiles[1:]:
+        total = e(t.AddOp(total, x))
+    return total
+
+
+def _inside_columns(e: OpAppender, value: SSAValue, n: SSAValue, col: SSAValue) -> SSAValue:
+    """``value`` (a tile at column ``col``) with 0 in the columns at or past ``n`` (the tile's column
+    ``j`` is inside when ``col + j - n < 0``: ``tile.iota`` from ``col - n``, compared in a ``tile.map``)."""
     i32 = IntegerType(32)
     ty = value.type
-    cols = e(t.IotaOp(e(arith.SubiOp(c0, n), "minus_n"), 1, RegisterType(ty.dims, i32)), "past_end")
+    cols = e(t.IotaOp(e(arith.SubiOp(col, n), "past_end"), 1, RegisterType(ty.dims, i32)), "from_end")
     body = Block(arg_types=[i32, ty.element_type])
     mb = OpAppender(body)
     j, v = body.args

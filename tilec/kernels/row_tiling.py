@@ -18,6 +18,8 @@ MAX_VALUES = 32
 TARGET_BYTES = 64
 """Bytes of a row a thread loads where the block need not be full: four 16-byte loads in flight
 (16 f32 values, 32 of a 16-bit type)."""
+SLICE_VALUES = 8
+"""Values a thread holds of one column slice (:attr:`RowTiling.slices`)."""
 BLOCK_ELEMENTS = 2048
 """Elements a block takes at least when rows are short (several rows a block)."""
 CHUNK = 4096
@@ -45,6 +47,18 @@ class RowTiling:
     @property
     def threads(self) -> int:
         return 32 * self.warps
+
+    @property
+    def values(self) -> int:
+        """Values of the tile a thread holds."""
+        return max(1, self.rows * self.cols // self.threads)
+
+    @property
+    def slices(self) -> int:
+        """Column slices a one-pass kernel may hold its tile as: :data:`SLICE_VALUES` values a thread each.
+        A sweep that loads more per column (a norm's weight and bias) then goes slice by slice, and
+        its loads cannot move above the previous slice's stores (they may alias): few registers live."""
+        return max(1, min(self.values // SLICE_VALUES, self.cols // 32))
 
     def __str__(self) -> str:
         return f"r{self.rows}_c{self.cols}_w{self.warps}_p{self.passes}"
