@@ -5,24 +5,34 @@ The layout algebra decides the path, cheapest first:
 1. **the same function** (two spellings of one fragment): the registers are reused;
 2. **a permutation within each lane**: every lane already holds the values it needs, at value
    indices that are the same in every lane: the registers are renumbered;
-3. **through shared memory** (Triton's general path): each lane stores its values at their
+3. **shuffles within a warp** (``shfl.sync.idx``): every thread finds each value it needs in a
+   thread of its own warp, and the source lane of each value is a bit-linear function of the
+   thread (so is the source value's index where it differs between threads: one shuffle per
+   distinct index, then a select) — at most :data:`MAX_SHUFFLES_PER_VALUE` shuffles a value;
+4. **through shared memory** (Triton's general path): each lane stores its values at their
    coordinates in a scratch tile of its warp (of the block, for a tile spread over the block's
    warps), the block synchronises, each lane loads the values
    of the new fragment, and the block synchronises again before the scratch is reused.
 
-Paths 1 and 2 cost nothing at run time. Shuffles between lanes (``shfl.sync.idx``) for
-conversions that stay within a warp are not derived yet: they take path 3.
+Paths 1 and 2 cost nothing at run time; path 3 no barrier. A shuffle moves one register a lane,
+so a conversion where a lane reads many different values of one other lane (a transpose within the
+warp) has no cheap shuffle plan: shared memory moves it with one store and one load a value. 16-bit values travel as f32 (exact);
+64-bit ones take path 4.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import i32
+from dataclasses import dataclass
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import Float32Type, i32
 from xdsl.ir import Operation
 
 from tilec.dialects import frag_fast
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import RegisterType, element_bits
-from tilec.passes.fragments import Fragment, VectorFragment
+from tilec.ir import fast
+from tilec.passes.fragments import BitField, Fragment, VectorFragment, linear_fields
 from tilec.passes.tile_distribute.values import Regs
 
 
@@ -43,14 +53,97 @@ def lane_permutation(src: Fragment | VectorFragment, dst: Fragment | VectorFragm
     return perm
 
 
+MAX_SHUFFLES_PER_VALUE = 4
+"""Shuffles a conversion may spend on each value before shared memory is the cheaper path."""
+
+
+@dataclass(frozen=True)
+class Shuffle:
+    """How a thread gets its value ``v`` of the new fragment: from lane ``base + fields(thread)`` of
+    its warp. The value the source lane holds it in is ``index_base + index_fields(t)`` (one of
+    ``indices``): of the reader's thread ``t`` (it shuffles each candidate and selects), or, with
+    ``sender_selects``, of the source's own thread (each source lane has one reader: it selects the
+    value to send, and one shuffle carries it)."""
+
+    base: int
+    fields: tuple[BitField, ...]
+    index_base: int
+    index_fields: tuple[BitField, ...]
+    indices: tuple[int, ...]
+    sender_selects: bool = False
+
+    @property
+    def shuffles(self) -> int:
+        return 1 if self.sender_selects else len(self.indices)
+
+
+def shuffle_plan(src: Fragment | VectorFragment, dst: Fragment | VectorFragment) -> list[Shuffle] | None:
+    """One :class:`Shuffle` per value of ``dst``, or None when some value lives in another warp, a
+    source lane or index is not bit-linear in the thread, or it would take more than
+    :data:`MAX_SHUFFLES_PER_VALUE` shuffles a value. A thread prefers its own copy of an element (a
+    broadcast source holds several), then the lowest value index, then the lowest lane."""
+    threads = dst.tv.num_threads
+    if src.tv.num_threads != threads:
+        return None
+    owners: dict[int, list[tuple[int, int]]] = {}
+    for t in range(threads):
+        for u in range(src.num_values):
+            owners.setdefault(src.tv.offset(t, u), []).append((t, u))
+    plan = []
+    for v in range(dst.num_values):
+        sources, indices = [], []
+        for t in range(threads):
+            mine = [(s, u) for s, u in owners[dst.tv.offset(t, v)] if s >> 5 == t >> 5]
+            if not mine:
+                return None
+            s, u = min(mine, key=lambda su: (su[0] != t, su[1], su[0]))
+            sources.append(s)
+            indices.append(u)
+        lane_fn = linear_fields([s & 31 for s in sources])
+        if lane_fn is None:
+            return None
+        distinct = tuple(sorted(set(indices)))
+        step = None
+        if len(distinct) > 1 and len(set(sources)) == threads:  # one reader a source: the sender selects
+            sent = [0] * threads
+            for t, (s, u) in enumerate(zip(sources, indices)):
+                sent[s] = u
+            sent_fn = linear_fields(sent)
+            if sent_fn is not None:
+                step = Shuffle(lane_fn[0], lane_fn[1], sent_fn[0], sent_fn[1], distinct, True)
+        if step is None:
+            index_fn = linear_fields(indices)
+            if index_fn is None:
+                return None
+            step = Shuffle(lane_fn[0], lane_fn[1], index_fn[0], index_fn[1], distinct)
+        plan.append(step)
+    total = sum(step.shuffles for step in plan)
+    return plan if total <= MAX_SHUFFLES_PER_VALUE * dst.num_values else None
+
+
+def _wrapped(op: Operation):
+    """The input's and result's fragments of a ``tile.convert_layout`` as pass-level fragments."""
+    ty = op.input.type
+    if isinstance(ty, RegisterType):
+        return Fragment(ty.dims, ty.fragment), Fragment(ty.dims, op.result.type.fragment)
+    orientation = ty.orientation.data
+    return VectorFragment(ty.fragment, orientation), VectorFragment(op.result.type.fragment, orientation)
+
+
 def needs_scratch(op: Operation) -> bool:
-    """Whether a ``tile.convert_layout`` goes through shared memory (neither a renumbering nor a no-op)."""
+    """Whether a ``tile.convert_layout`` goes through shared memory (no cheaper path applies)."""
     src, dst = op.input.type.fragment, op.result.type.fragment
     if src is None or dst is None or src.same_function(dst):
         return False
-    wrap = (lambda tv: Fragment(op.input.type.dims, tv)) if isinstance(op.input.type, RegisterType) else \
-        (lambda tv: VectorFragment(tv, op.input.type.orientation.data))
-    return lane_permutation(wrap(src), wrap(dst)) is None
+    a, b = _wrapped(op)
+    if lane_permutation(a, b) is not None:
+        return False
+    return not shuffles_carry(op.input.type.element_type) or shuffle_plan(a, b) is None
+
+
+def shuffles_carry(elem) -> bool:
+    """Whether a shuffle moves values of ``elem``: f32 and i32 as they are, f16/bf16 through f32."""
+    return str(elem) in ("f32", "i32", "f16", "bf16")
 
 
 def per_warp_scratch(op: Operation) -> bool:
@@ -81,7 +174,37 @@ class ConvertLowering:
         if perm is not None:
             self.set_scalars(op.result, [scalars[u] for u in perm])
             return
+        if scratch is None:
+            plan = shuffle_plan(src, dst)
+            assert plan is not None, "needs_scratch() said a shuffle plan exists"
+            self.set_scalars(op.result, self._by_shuffles(plan, scalars, elem))
+            return
         self.set_scalars(op.result, self._through_shared(op, src, dst, scalars, scratch))
+
+    def _by_shuffles(self, plan: list[Shuffle], scalars: list, elem) -> list:
+        em = self.em
+        f32 = Float32Type()
+        wide = [x if x.type == f32 or x.type == i32 else
+                em.insert(fast.arith_cast_op(arith.ExtFOp, x, f32)).results[0] for x in scalars]
+        out = []
+        for step in plan:
+            lane = em.value(em.add(self.lane_value(step.fields, i32), step.base, i32), i32)
+            index = em.add(self.lane_value(step.index_fields, i32), step.index_base, i32)
+
+            def pick(candidates):
+                got = None
+                for u, x in candidates:
+                    got = x if got is None else em.select(em.cmp("eq", index, u, i32), x, got, x.type)
+                return got
+
+            if step.sender_selects:
+                got = em.insert(frag_fast.frag_shfl("idx", pick((u, wide[u]) for u in step.indices), lane)).results[0]
+            else:
+                got = pick((u, em.insert(frag_fast.frag_shfl("idx", wide[u], lane)).results[0]) for u in step.indices)
+            if got.type != elem:
+                got = em.insert(fast.arith_cast_op(arith.TruncFOp, got, elem)).results[0]
+            out.append(got)
+        return out
 
     def _through_shared(self, op, src, dst, scalars, scratch) -> list:
         em = self.em
@@ -114,4 +237,4 @@ class ConvertLowering:
         return self.value_coord(fr, v, i32)
 
 
-__all__ = ["ConvertLowering", "lane_permutation", "needs_scratch", "scratch_bytes"]
+__all__ = ["ConvertLowering", "Shuffle", "lane_permutation", "needs_scratch", "scratch_bytes", "shuffle_plan"]

@@ -20,8 +20,8 @@ func.func @permute(%g: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>)
 // -----
 
 // tf32's C fragment to its A fragment (an mma result fed to the next mma): lanes exchange
-// values, so through shared memory: every lane stores its values at their coordinates in its
-// warp's scratch tile, the block synchronises, every lane loads the A fragment's values.
+// values within the warp, so by shuffles: each A value comes from a lane that is a bit-linear
+// function of the lane (shfl.sync.idx), no shared memory and no barrier.
 func.func @chain(%g: !tile.gl<f32, [?, ?]>, %c: !tile.gl<f32, [?, ?]>)
     attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
   %c0 = arith.constant 0 : index
@@ -35,9 +35,27 @@ func.func @chain(%g: !tile.gl<f32, [?, ?]>, %c: !tile.gl<f32, [?, ?]>)
 }
 // CHECK-LABEL: func.func @chain(
 // CHECK: %[[D0:.*]], %[[D1:.*]], %[[D2:.*]], %[[D3:.*]] = frag.mma <mma_m16n8k8_tf32>
-// CHECK: %[[S:.*]] = frag.shared "chain_d_convert", 512, align 128 : !llvm.ptr<3>
-// CHECK-COUNT-4: frag.store %{{.*}}, %{{[0-9]+}} : f32, !llvm.ptr<3>
-// CHECK: tile.barrier
-// CHECK-COUNT-4: frag.load %{{[0-9]+}} : !llvm.ptr<3> -> f32
-// CHECK: tile.barrier
+// CHECK-NOT: frag.shared
+// CHECK-NOT: tile.barrier
+// CHECK: frag.shfl "idx"
 // CHECK: frag.mma <mma_m16n8k8_tf32>
+
+// -----
+
+// A tile of the block (two warps) whose new fragment needs values another warp holds: through
+// shared memory, one scratch tile for the block (not one per warp): every thread stores its
+// values at their coordinates, the block synchronises, every thread loads its new values.
+func.func @across_warps(%g: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [64, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %x = tile.load %g[%c0, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<2x64xf32, (64,2):(2,1)>
+  %y = tile.convert_layout %x : !tile.rt<2x64xf32, (64,2):(2,1)> -> !tile.rt<2x64xf32, ((32,2),2):((4,1),2)>
+  tile.store %y, %o[%c0, %c0] : !tile.rt<2x64xf32, ((32,2),2):((4,1),2)> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @across_warps(
+// CHECK: %[[S:.*]] = frag.shared "across_warps_y_convert", 512, align 128 : !llvm.ptr<3>
+// CHECK-COUNT-2: frag.store %{{.*}}, %{{[0-9]+}} : f32, !llvm.ptr<3>
+// CHECK: tile.barrier
+// CHECK-COUNT-2: frag.load %{{[0-9]+}} : !llvm.ptr<3> -> f32
+// CHECK: tile.barrier
