@@ -82,3 +82,20 @@ def test_meaning_in_both_interpreters(kind, bias, dtype, passes):
             run(module, spec.kernel_name, x, *vectors, o, np.float32(eps), grid=grid)
         assert not np.isnan(o).any()
         assert np.abs(o.astype(np.float64) - ref).max() / np.abs(ref).max() < tol
+
+
+@pytest.mark.parametrize("passes", [1, 2])
+def test_layer_norm_keeps_digits_under_a_large_mean(passes):
+    """Rows of 1000 + N(0, 1): the variance from the sums (E[x^2] - mean^2 in f32) would be off by
+    percents; the one-pass kernel's deviations and the two-pass kernel's merged moments are not."""
+    spec = NormSpec("layer", "float32", "float32", bias=False,
+                    tiling=row_tiling(300) if passes == 1 else RowTiling(2, 64, 2, 2))
+    rng = np.random.default_rng()
+    x = (rng.standard_normal((5, 300)) + 1000).astype(np.float32)
+    w = np.ones(300, np.float32)
+    ref = _reference("layer", x, w, None, 1e-5)
+    module = build_module(spec)
+    build_pipeline("tile-layout,tile-distribute").apply(make_context(), module)
+    o = np.full(x.shape, np.nan, np.float32)
+    run(module, spec.kernel_name, *_view(x), *_view(w), *_view(o), np.float32(1e-5), grid=(3, 1, 1))
+    assert np.abs(o.astype(np.float64) - ref).max() / np.abs(ref).max() < 1e-4

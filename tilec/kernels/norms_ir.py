@@ -10,9 +10,10 @@ Built with the dialect's constructors and lowered by the general passes, like th
   mean of the squared deviations from the mean, both in registers (the columns past the row's end
   masked out with ``tile.iota`` + ``arith.select`` in a ``tile.map``), as accurate as two passes
   over memory.
-- **Two passes** (longer rows): the sum of squares (and the sum) carried through the columns as
-  register vectors, then the output. The layer norm's variance then comes from the two sums in
-  f32: rows whose mean is large against their spread lose digits that Welford's update would keep.
+- **Two passes** (longer rows): the sum of squares (rms), or each step's mean and squared
+  deviations merged into the running ones (Chan et al.'s parallel form of Welford's update: the
+  variance keeps its digits when the mean is large against the spread), carried through the
+  columns as register vectors; then the output.
 """
 
 from __future__ import annotations
@@ -136,22 +137,27 @@ def build_module(spec: NormSpec) -> ModuleOp:
     else:
         chunk = e.index(tiling.cols)
         zeros = e(t.ZerosOp(vec), "zeros")
-        # pass 1: the sums
-        inits = [zeros, zeros] if spec.kind == "layer" else [zeros]
+        # pass 1: the sum of squares (rms), or the mean and the sum of squared deviations of each
+        # step, merged into the running ones as Chan et al.'s parallel update (layer): no digits
+        # lost to a large mean, as Welford's update keeps them
+        inits = [zeros] * (3 if spec.kind == "layer" else 1)
         step1 = Block(arg_types=[IndexType(), *[vec] * len(inits)])
-        col, *sums = step1.args
+        col, *carried = step1.args
         col.name_hint = "col"
         body = OpAppender(step1)
         xf = load_x(body, col)
-        sq = body(t.RowSumOp(body(t.MulOp(xf, xf), "x2"), sums[0]), "sq")
-        new = [sq] + ([body(t.RowSumOp(xf, sums[1]), "sum")] if spec.kind == "layer" else [])
+        if spec.kind == "rms":
+            new = [body(t.RowSumOp(body(t.MulOp(xf, xf), "x2"), carried[0]), "sq")]
+        else:
+            new = _merge_moments(body, xf, col, n, chunk, carried, tile, vec)
         body(scf.YieldOp(*new))
         totals = list(e(scf.ForOp(c0, n, chunk, inits, Region(step1))).owner.results)
-        # the row's scale (and shift): from the sums, as register vectors
-        var = mean = e(t.DivOp(totals[0], count), "mean_sq")
-        if spec.kind == "layer":
-            mean = e(t.DivOp(totals[1], count), "mean")
-            var = e(t.SubOp(var, e(t.MulOp(mean, mean))), "var")
+        # the row's scale (and shift), as register vectors
+        if spec.kind == "rms":
+            var = e(t.DivOp(totals[0], count), "mean_sq")
+        else:
+            mean, m2 = totals[0], totals[1]
+            var = e(t.DivOp(m2, count), "var")
         rstd = rsqrt_of(var)
         # pass 2: the output
         step2 = Block(arg_types=[IndexType()])
@@ -173,6 +179,26 @@ def build_module(spec: NormSpec) -> ModuleOp:
     module = ModuleOp([fn])
     module.verify()
     return module
+
+
+def _merge_moments(body: OpAppender, x: SSAValue, col: SSAValue, n: SSAValue, chunk: SSAValue, carried, tile,
+                   vec) -> list[SSAValue]:
+    """(mean, m2, count) of the columns so far merged with this step's ``x`` at ``col``: the step's
+    mean and sum of squared deviations in registers (columns past ``n`` masked out), then
+    ``delta = mean_b - mean_a``, ``mean += delta n_b / n``, ``m2 += m2_b + delta^2 n_a n_b / n``."""
+    f32 = Float32Type()
+    mean_a, m2_a, count_a = carried
+    left = body(arith.MinSIOp(body(arith.SubiOp(n, col)), chunk), "left")
+    count_b = body(t.FillOp(body(arith.SIToFPOp(body(arith.IndexCastOp(left, i64)), f32)), vec), "count_b")
+    mean_b = body(t.DivOp(body(t.RowSumOp(x), "sum_b"), count_b), "mean_b")
+    dev = _inside_columns(body, body(t.SubOp(x, body(t.BroadcastOp(mean_b, tile))), "dev"), n, col)
+    m2_b = body(t.RowSumOp(body(t.MulOp(dev, dev))), "m2_b")
+    count = body(t.AddOp(count_a, count_b), "count")
+    delta = body(t.SubOp(mean_b, mean_a), "delta")
+    mean = body(t.AddOp(mean_a, body(t.MulOp(delta, body(t.DivOp(count_b, count))))), "mean")
+    cross = body(t.DivOp(body(t.MulOp(body(t.MulOp(delta, delta)), body(t.MulOp(count_a, count_b)))), count))
+    m2 = body(t.AddOp(body(t.AddOp(m2_a, m2_b)), cross), "m2")
+    return [mean, m2, count]
 
 
 def _total(e: OpAppender, tiles: list[SSAValue]) -> SSAValue:
