@@ -37,6 +37,7 @@ def _run_both(text: str, inputs, outputs, grid) -> list[list[np.ndarray]]:
 
 
 def _block_type(rows: int, cols: int, warps: int, elem: str = "f32") -> str:
+    """The type tile-layout gives a tile of the block (the narrowest element of its class: ``elem``)."""
     frag = block_fragment((rows, cols), 32 * warps, 16 // (2 if elem in ("f16", "bf16") else 4))
     return f"!tile.rt<{rows}x{cols}x{elem}, {frag.layout}>"
 
@@ -92,3 +93,62 @@ func.func @k(%x: !tile.gl<f32, [?, ?]>, %acc: !tile.gl<f32, [?]>, %v: !tile.gl<f
                                 (blocks, 1, 1)):
         assert _rel(vout, want) < 1e-5
         assert _rel(dout, want_d) < 1e-5
+
+
+def test_warp_varying_values():
+    """What depends on the warp (data, a carried value, a branch on it) is warp-varying; a tile that
+    stays the same in every warp is not, and only it becomes a tile of the block."""
+    text = f"""
+func.func @k(%x: !tile.gl<f32, [?, ?]>, %y: !tile.gl<f32, [?, ?]>) {_launch(4)} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %blk = tile.block_id x
+  %warp = tile.warp_id
+  %row = arith.addi %blk, %warp : index
+  %same = tile.load %x[%blk, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<1x256xf32>
+  %mine = tile.load %x[%row, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<1x256xf32>
+  %carried = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %c0) -> (index) {{
+    %next = arith.addi %acc, %warp : index
+    scf.yield %next : index
+  }}
+  %late = tile.load %x[%carried, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<1x256xf32>
+  %is0 = arith.cmpi eq, %warp, %c0 : index
+  %chosen = scf.if %is0 -> (!tile.rt<1x256xf32>) {{
+    scf.yield %late : !tile.rt<1x256xf32>
+  }} else {{
+    scf.yield %late : !tile.rt<1x256xf32>
+  }}
+  %sum = tile.add %same, %same : !tile.rt<1x256xf32>
+  tile.store %sum, %y[%blk, %c0] : !tile.rt<1x256xf32> -> !tile.gl<f32, [?, ?]>
+  tile.store %mine, %y[%row, %c0] : !tile.rt<1x256xf32> -> !tile.gl<f32, [?, ?]>
+  tile.store %late, %y[%row, %c0] : !tile.rt<1x256xf32> -> !tile.gl<f32, [?, ?]>
+  tile.store %chosen, %y[%row, %c0] : !tile.rt<1x256xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}}"""
+    module = _parse(text)
+    fn = next(iter(module.ops))
+    names = {v.name_hint for v in warp_varying(fn) if v.name_hint}
+    assert {"row", "mine", "carried", "late", "is0", "chosen", "next", "acc"} <= names
+    assert not names & {"same", "sum", "blk"}
+    frags = _fragments(text)
+    assert frags["sum"] == frags["same"] == "!tile.rt<1x256xf32, (128,2):(2,1)>"
+    assert all(frags[n].startswith("!tile.rt<1x256xf32, (32,") for n in ("mine", "late", "chosen"))
+
+
+def test_block_tile_ptx_assembles():
+    """The block softmax (cross-warp reductions, block-wide scratch) through ptxas for sm_80 and sm_90."""
+    rt, rv = "!tile.rt<1x1024xf32>", "!tile.rv<1xf32, row>"
+    _assembles(f"""
+func.func @k(%x: !tile.gl<f32, [?, ?]>, %y: !tile.gl<f32, [?, ?]>) {_launch(8)} {{
+  %c0 = arith.constant 0 : index
+  %blk = tile.block_id x
+  %t = tile.load %x[%blk, %c0] other(0xFFF0000000000000 : f64) : !tile.gl<f32, [?, ?]> -> {rt}
+  %m = tile.row_max %t : {rt} -> {rv}
+  %e = tile.exp %t : {rt}
+  %s = tile.row_sum %e : {rt} -> {rv}
+  %sb = tile.broadcast %s : {rv} -> {rt}
+  %p = tile.div %e, %sb : {rt}
+  tile.store %p, %y[%blk, %c0] : {rt} -> !tile.gl<f32, [?, ?]>
+  func.return
+}}""")

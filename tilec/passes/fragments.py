@@ -459,7 +459,7 @@ def _pow2_divisor(n: int, limit: int) -> int:
 def block_fragment(dims: tuple[int, int], threads: int, vector: int = 8, name: str = "") -> Fragment:
     """A tile of the whole block (``threads``, a power of two of at least a warp), row-major: each
     thread holds runs of ``v`` consecutive columns (``v``: the widest power of two up to ``vector``
-    that divides the row), consecutive threads consecutive runs along a row, the runs of a row
+    that divides the row and leaves no thread without values where the tile has enough), consecutive threads consecutive runs along a row, the runs of a row
     repeated every ``threads_along_row * v`` columns; threads left over go along the rows (thread
     ``t``'s rows are ``t // threads_along_row`` apart by the rows' thread count); threads left after
     that hold copies. A load or store of a row is one coalesced sweep of ``v``-element vectors
@@ -468,7 +468,7 @@ def block_fragment(dims: tuple[int, int], threads: int, vector: int = 8, name: s
     rows, cols = dims
     if thread_bits(threads) is None:
         raise FragmentError(f"a block tile needs a power of two of at least {WARP} threads, not {threads}")
-    v = _pow2_divisor(cols, vector)
+    v = _pow2_divisor(cols, min(vector, max(1, rows * cols // threads)))  # no thread idle when it fits
     along_row = _pow2_divisor(cols // v, threads)
     along_col = _pow2_divisor(rows, threads // along_row)
     copies = threads // (along_row * along_col)
