@@ -263,3 +263,31 @@ func.func @k(%x: !tile.gl<f32, [?]>, %y: !tile.gl<f32, [?]>) {LAUNCH} {{
     for (y,) in _both(text, "k", [x], [np.zeros(61, np.float32)]):
         assert _rel(y, 1 / np.sqrt(x.astype(np.float64) + 1e-5)) < 1e-5
     _assembles(text)
+
+
+@pytest.mark.parametrize("warps", [1, 4])
+def test_vectors_through_shared_memory(warps):
+    """A register vector stored to a rank-1 shared tile (once per element, by its leader thread), read
+    back after a barrier into another fragment (the row vector of a tile, or of a tile of the block),
+    and broadcast over that tile."""
+    launch = LAUNCH.replace("block = [32, 1, 1]", f"block = [{32 * warps}, 1, 1]").replace("smem = 0", "smem = 64")
+    text = f"""
+func.func @k(%x: !tile.gl<f32, [?]>, %t: !tile.gl<f32, [?, ?]>, %y: !tile.gl<f32, [?, ?]>) {launch} {{
+  %c0 = arith.constant 0 : index
+  %v = tile.load %x[%c0] : !tile.gl<f32, [?]> -> !tile.rv<16xf32, row>
+  %s = tile.alloc : !tile.st<16xf32>
+  tile.store %v, %s[%c0] : !tile.rv<16xf32, row> -> !tile.st<16xf32>
+  tile.barrier
+  %w = tile.load %s[%c0] : !tile.st<16xf32> -> !tile.rv<16xf32, row>
+  %a = tile.load %t[%c0, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<16x128xf32>
+  %b = tile.broadcast %w : !tile.rv<16xf32, row> -> !tile.rt<16x128xf32>
+  %d = tile.add %a, %b : !tile.rt<16x128xf32>
+  tile.store %d, %y[%c0, %c0] : !tile.rt<16x128xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}}"""
+    rng = np.random.default_rng()
+    x = rng.standard_normal(16).astype(np.float32)
+    t = rng.standard_normal((16, 128)).astype(np.float32)
+    for (y,) in _both(text, "k", [x, t], [np.zeros((16, 128), np.float32)]):
+        np.testing.assert_array_equal(y, t + x[:, None])
+    _assembles(text)

@@ -426,9 +426,13 @@ def _check_same_element(op: IRDLOperation, x: Attribute, y: Attribute) -> None:
         _fail(op, f"element types differ: {x.element_type} vs {y.element_type} (use tile.convert)")
 
 
+def _rank(ty: GlobalType | SharedType) -> int:
+    return ty.rank if isinstance(ty, GlobalType) else len(ty.dims)
+
+
 @irdl_op_definition
 class LoadOp(IRDLOperation):
-    """Global or shared window → register tile; a rank-1 global window → a register vector.
+    """Global or shared window → register tile; a rank-1 global or shared window → a register vector.
 
     Elements of the window outside the view read as ``other`` (0 unless given): ``other -inf``
     keeps ragged rows out of a maximum, 0 out of a sum.
@@ -458,8 +462,8 @@ class LoadOp(IRDLOperation):
         result = self.result.type
         if isinstance(result, RegisterVectorType):
             src = self.source.type
-            if not isinstance(src, GlobalType) or src.rank != 1:
-                _fail(self, f"loads a register vector only from a rank-1 global view, got {src} -> {result}")
+            if _rank(src) != 1:
+                _fail(self, f"loads a register vector only from a rank-1 view or shared tile, got {src} -> {result}")
             _check_window(self, src, self.indices, (result.length.data,), "source")
         else:
             _check_window(self, self.source.type, self.indices, result.dims, "source")
@@ -468,7 +472,7 @@ class LoadOp(IRDLOperation):
 
 @irdl_op_definition
 class StoreOp(IRDLOperation):
-    """Register tile → global window or shared tile; register vector → rank-1 global window."""
+    """Register tile → global window or shared tile; register vector → rank-1 global window or shared tile."""
 
     name = "tile.store"
 
@@ -486,8 +490,9 @@ class StoreOp(IRDLOperation):
     def verify_(self) -> None:
         value = self.value.type
         if isinstance(value, RegisterVectorType):
-            if not isinstance(self.dest.type, GlobalType) or self.dest.type.rank != 1:
-                _fail(self, f"stores a register vector only to a rank-1 global view, got {value} -> {self.dest.type}")
+            if _rank(self.dest.type) != 1:
+                _fail(self, f"stores a register vector only to a rank-1 view or shared tile, got {value} -> "
+                            f"{self.dest.type}")
             _check_window(self, self.dest.type, self.indices, (value.length.data,), "destination")
         else:
             _check_window(self, self.dest.type, self.indices, value.dims, "destination")

@@ -572,7 +572,9 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         idx_new = [self.get(i) for i in op.indices]
         elem = op.result.type.element_type
         fr = self.fragment(op.result)
-        if isinstance(src, SharedBuf) and streamed_fma_operand(op):
+        if isinstance(src, SharedBuf) and isinstance(fr, VectorFragment):
+            self.vmap[op.result] = self.load_shared_vector(src, idx_new, fr, elem)
+        elif isinstance(src, SharedBuf) and streamed_fma_operand(op):
             origin, div = self.shared_origin(list(op.indices), idx_new)
             self.vmap[op.result] = LazyShared(src, origin, div, fr, elem)
         elif isinstance(src, SharedBuf):
@@ -588,7 +590,9 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         value = self.get(op.value)
         dst = self.get(op.dest)
         idx_new = [self.get(i) for i in op.indices]
-        if isinstance(value.frag, VectorFragment):
+        if isinstance(value.frag, VectorFragment) and isinstance(dst, SharedBuf):
+            self.store_shared_vector(value, dst, idx_new)
+        elif isinstance(value.frag, VectorFragment):
             self.store_global_vector(value, dst, idx_new)
         elif isinstance(dst, SharedBuf):
             self.store_shared_fragment(value, dst, list(op.indices), idx_new)

@@ -123,6 +123,13 @@ class MemoryLowering:
         o = em.swizzle(sw, o, i32)
         return em.gep(buf.ptr, o, buf.element_type, i32)
 
+    def shared_index_ptr(self, buf: SharedBuf, index: Int) -> SSAValue:
+        """Address of element ``index`` of a rank-1 shared tile (through its layout and swizzle)."""
+        em = self.em
+        layout, off, sw = shared_swizzle(buf.type.layout)
+        o = em.swizzle(sw, em.add(off, em.layout_apply(layout, index, i32), i32), i32)
+        return em.gep(buf.ptr, o, buf.element_type, i32)
+
     def shared_origin(self, indices_old, indices_new) -> tuple[list[Int], list[int]]:
         """A shared window's origin (i32) and a known divisor of each coordinate."""
         if not indices_old:

@@ -1,8 +1,9 @@
 """Register vectors in memory, and the value of a load outside its view.
 
-- ``tile.store`` of a register vector to a rank-1 view: each element is held by every lane of
-  its row group (the lanes that differ in bits outside the vector fragment's lane fields hold
-  copies); only the lane whose copy bits are zero stores it, under the view's bound.
+- ``tile.store`` of a register vector to a rank-1 view or shared tile: each element is held by
+  every lane of its row group (the lanes that differ in bits outside the vector fragment's lane
+  fields hold copies); only the lane whose copy bits are zero stores it, under the view's bound.
+  A load from a rank-1 shared tile reads each thread's elements (copies read one address).
 - ``tile.iota``: a value's coordinate is the lane part plus the value part of its fragment.
 - ``tile.load ... other(x)``: elements outside the view read as ``x`` (``-inf`` for a maximum
   over ragged rows). The load itself zero-fills what it does not read; each value is then
@@ -15,7 +16,8 @@ from __future__ import annotations
 from xdsl.dialects.builtin import i32, i64
 
 from tilec.passes.fragments import WARP, Fragment, VectorFragment
-from tilec.passes.tile_distribute.values import GlobalArg, Regs
+from tilec.dialects import frag_fast
+from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf
 
 
 def copy_bits(vec: VectorFragment) -> int:
@@ -39,6 +41,25 @@ class VectorLowering:
         for pos, x in zip(vec.positions, self.scalars(value)):
             c = em.add(base, pos, i64)
             self._store(x, self.global_ptr(dst, [c]), em.land(leader, self.in_bounds(dst, 0, c)))
+
+    def store_shared_vector(self, value: Regs, dst: SharedBuf, idx_new) -> None:
+        """A register vector into a rank-1 shared tile: each element once, from its leader thread."""
+        em = self.em
+        vec: VectorFragment = value.frag
+        base = em.add(em.cast(idx_new[0], i32), self.lane_value(vec.lane_fields, i32), i32)
+        bits = copy_bits(vec)
+        leader = True if bits == 0 else self.thread_bits_zero(bits)
+        for pos, x in zip(vec.positions, self.scalars(value)):
+            self._store(x, self.shared_index_ptr(dst, em.add(base, pos, i32)), leader)
+
+    def load_shared_vector(self, src: SharedBuf, idx_new, vf: VectorFragment, elem) -> Regs:
+        """A register vector from a rank-1 shared tile: each thread reads the elements it holds (the
+        threads holding copies read one address: a broadcast, no bank conflict)."""
+        em = self.em
+        base = em.add(em.cast(idx_new[0], i32), self.lane_value(vf.lane_fields, i32), i32)
+        values = [em.insert(frag_fast.frag_load(self.shared_index_ptr(src, em.add(base, pos, i32)), elem)).results[0]
+                  for pos in vf.positions]
+        return Regs(vf, elem, values)
 
     def thread_bits_zero(self, bits: int):
         """Whether the bits ``bits`` of this thread's index (of its lane, when they are lane bits) are 0."""
