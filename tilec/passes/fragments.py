@@ -6,9 +6,11 @@ reads them back from the types and writes per-lane code.
 Everything here is plain Python on :mod:`tilec.layout` values (no IR), so it
 can be tested lane by lane against the PTX ISA's fragment tables.
 
-A :class:`Fragment` is a warp-level thread–value layout ``(lane, value) ->
-offset`` into a register tile's column-major coordinates, built with the
-layout algebra from the MMA atom the tile feeds:
+A :class:`Fragment` is a thread–value layout ``(lane, value) -> offset`` into a
+register tile's column-major coordinates, over a warp's 32 lanes or, for a
+tile of the block (:func:`block_fragment`), over all the block's threads (bits
+0-4 of the thread the lane, the rest the warp). The mma fragments are built
+with the layout algebra from the MMA atom the tile feeds:
 
 - the atom's TV layout (``tilec.layout.atoms``) is composed with the
   embedding of the atom's tile into the register tile (``(P,Q):(1,M)``, or

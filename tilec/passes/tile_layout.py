@@ -1,7 +1,7 @@
 """``tile-layout``: give every register tile and vector its fragment, in its type.
 
 A fragment is a TV layout ``(lane, value) -> element`` over the 32 lanes of the
-warp that owns the tile (:mod:`tilec.passes.fragments`). The pass chooses one
+warp that owns the tile (or over all the threads of the block, for a tile of the block) (:mod:`tilec.passes.fragments`). The pass chooses one
 per value from its uses and writes it into the IR, so that
 ``--print-between-passes`` shows every layout and ``tile-distribute`` only reads
 types::
@@ -21,7 +21,11 @@ and get one fragment (a union-find over the function).
 2. the C fragment of every ``tile.mma`` / ``tile.wgmma`` accumulator (two
    different ones on a class are an error naming both);
 3. the A and B fragments of ``tile.mma`` operands;
-4. otherwise the default: the m16n8k16 C atom tiled over the tile.
+4. otherwise, for a tile that is the same in every warp of a multi-warp block and meets only ops
+   a whole-block tile lowers through (:func:`block_tile_classes`), a *block fragment* over all
+   the block's threads (:func:`~tilec.passes.fragments.block_fragment`; ``block_tiles=false``
+   turns this off);
+5. otherwise the default: the m16n8k16 C atom tiled over the tile.
 
 A register vector gets the projection of a tile's fragment
 (:func:`~tilec.passes.fragments.vector_fragment`: each lane holds the rows,
