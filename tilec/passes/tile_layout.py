@@ -1,8 +1,8 @@
 """``tile-layout``: give every register tile and vector its fragment, in its type.
 
 A fragment is a TV layout ``(lane, value) -> element`` over the 32 lanes of the
-warp that owns the tile (or over all the threads of the block, for a tile of the block) (:mod:`tilec.passes.fragments`). The pass chooses one
-per value from its uses and writes it into the IR, so that
+warp that owns the tile, or over all the threads of the block for a tile of the
+block (:mod:`tilec.passes.fragments`). The pass chooses one per value from its uses and writes it into the IR, so that
 ``--print-between-passes`` shows every layout and ``tile-distribute`` only reads
 types::
 
