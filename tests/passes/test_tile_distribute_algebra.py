@@ -291,3 +291,68 @@ func.func @k(%x: !tile.gl<f32, [?]>, %t: !tile.gl<f32, [?, ?]>, %y: !tile.gl<f32
     for (y,) in _both(text, "k", [x, t], [np.zeros((16, 128), np.float32)]):
         np.testing.assert_array_equal(y, t + x[:, None])
     _assembles(text)
+
+
+EPILOGUES = {
+    # the activations of the epilogue zoo, written in a tile.map body from the ops that lower
+    "sigmoid": ("""
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %a : f32
+    %e = math.exp %n : f32
+    %d = arith.addf %one, %e : f32
+    %b = arith.divf %one, %d : f32""", lambda x: 1 / (1 + np.exp(-x))),
+    "silu": ("""
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %a : f32
+    %e = math.exp %n : f32
+    %d = arith.addf %one, %e : f32
+    %b = arith.divf %a, %d : f32""", lambda x: x / (1 + np.exp(-x))),
+    "gelu_tanh": ("""
+    %half = arith.constant 0.5 : f32
+    %one = arith.constant 1.0 : f32
+    %k = arith.constant 0.7978845608 : f32
+    %c = arith.constant 0.044715 : f32
+    %x2 = arith.mulf %a, %a : f32
+    %x3 = arith.mulf %x2, %a : f32
+    %cx3 = arith.mulf %c, %x3 : f32
+    %in = arith.addf %a, %cx3 : f32
+    %arg = arith.mulf %k, %in : f32
+    %th = math.tanh %arg : f32
+    %s = arith.addf %one, %th : f32
+    %hx = arith.mulf %half, %a : f32
+    %b = arith.mulf %hx, %s : f32""",
+                  lambda x: 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))),
+    "abs_min_max_select": ("""
+    %lo = arith.constant -0.5 : f32
+    %hi = arith.constant 0.75 : f32
+    %m = math.absf %a : f32
+    %c = arith.minimumf %m, %hi : f32
+    %neg = arith.cmpf olt, %a, %lo : f32
+    %mx = arith.maximumf %a, %lo : f32
+    %b = arith.select %neg, %mx, %c : f32""", lambda x: np.where(x < -0.5, np.maximum(x, -0.5), np.minimum(np.abs(x), 0.75))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EPILOGUES))
+def test_epilogue_math_in_map_bodies(name):
+    """sigmoid, silu, gelu (tanh) and abs/min/max/select in a tile.map body: both interpreters, f32 in
+    and f16 out (the conversion), and PTX that ptxas assembles."""
+    body, ref = EPILOGUES[name]
+    text = f"""
+func.func @k(%x: !tile.gl<f32, [?, ?]>, %y: !tile.gl<f16, [?, ?]>) {LAUNCH} {{
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<16x32xf32>
+  %u = tile.map %t : !tile.rt<16x32xf32> -> !tile.rt<16x32xf32> {{
+  ^bb0(%a: f32):{body}
+    tile.yield %b : f32
+  }}
+  %v = tile.convert %u : !tile.rt<16x32xf32> -> !tile.rt<16x32xf16>
+  tile.store %v, %y[%c0, %c0] : !tile.rt<16x32xf16> -> !tile.gl<f16, [?, ?]>
+  func.return
+}}"""
+    x = (np.random.default_rng().standard_normal((16, 32)) * 2).astype(np.float32)
+    want = ref(x.astype(np.float64))
+    for (y,) in _both(text, "k", [x], [np.zeros((16, 32), np.float16)]):
+        got = y.astype(np.float64)
+        assert np.abs(got - want).max() <= 2e-3 * max(1.0, np.abs(want).max())
+    _assembles(text)
