@@ -8,13 +8,25 @@ parse through this one class.
 from __future__ import annotations
 
 import dataclasses
+import struct
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    Float80Type,
+    Float128Type,
+    FloatAttr,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    UnknownLoc,
+)
 from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import AttributeInvT
 from xdsl.parser import Parser, UnresolvedOperand
-from xdsl.utils.exceptions import ParseError
+from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
@@ -66,12 +78,50 @@ class LocatingParser(Parser):
         try:
             op = super().parse_operation()
             span = self._op_name_spans[depth] if len(self._op_name_spans) > depth else None
+            _check_printable(op, span or self._current_token.span)  # pyright: ignore
+        except ParseError:
+            raise
+        except _CONSTRUCTION_ERRORS as e:
+            # xDSL checks attributes and types as it builds them, and raises without a place:
+            # the op being parsed is the place (its name, or where the parser stopped).
+            at = self._op_name_spans[depth] if len(self._op_name_spans) > depth else self._current_token.span  # pyright: ignore
+            raise ParseError(at, _construction_message(e)) from None
         finally:
             del self._op_name_spans[depth:]
         if span is not None and isinstance(op.location, UnknownLoc):
             loc = dataclasses.replace(span, line_offset=self.line_offset).get_location()
             op.location = FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col))
         return op
+
+
+_CONSTRUCTION_ERRORS = (VerifyException, ValueError, OverflowError, struct.error, RecursionError, MemoryError)
+"""What building an attribute, type or op raises on bad input (xDSL's checks, its packing of dense
+data with ``struct``, ours): a diagnostic at the op, never an internal error."""
+
+_INT64 = (-(1 << 63), 1 << 63)
+
+
+def _construction_message(e: BaseException) -> str:
+    if isinstance(e, struct.error):
+        return f"a value does not fit its element type ({e})"
+    if isinstance(e, RecursionError):
+        return "nested too deeply to parse"
+    if isinstance(e, MemoryError):
+        return "too large to build (out of memory)"
+    return str(e) or type(e).__name__
+
+
+def _check_printable(op: Operation, span: Span[str]) -> None:
+    """Refuse what xDSL 0.74 accepts but cannot print or lower (an f80/f128 float attribute) or
+    lets through unchecked (an ``index`` integer outside 64 bits), at the op that holds it."""
+    for attr in (*op.attributes.values(), *op.properties.values()):
+        if isinstance(attr, FloatAttr) and isinstance(attr.type, Float80Type | Float128Type):
+            raise ParseError(span, f"'{op.name}': {attr.type} float attributes are not supported (f16, bf16, f32, "
+                                   "f64 are)")
+        if isinstance(attr, IntegerAttr) and isinstance(attr.type, IndexType) \
+                and not _INT64[0] <= attr.value.data < _INT64[1]:
+            raise ParseError(span, f"'{op.name}': integer value {attr.value.data} is out of range for type index "
+                                   f"(64-bit: [{_INT64[0]}, {_INT64[1]}))")
 
 
 def location_text(op: Operation) -> str | None:

@@ -115,6 +115,9 @@ class Layout:
         if values is None:
             values = self._table()
         if len(values) != self.size():  # past the table limit: the caller asks for all of them anyway
+            if self.size() > MAX_ENUMERATED:
+                raise ValueError(f"layout {self} has {self.size()} elements: more than {MAX_ENUMERATED} cannot be "
+                                 "enumerated")
             values = _tabulate(self.shape, self.stride, limit=None)
             object.__setattr__(self, "_values", values)
         return values
@@ -181,6 +184,9 @@ class Layout:
 
         return parse_layout(text)
 
+
+MAX_ENUMERATED = 1 << 24
+"""The most elements :meth:`Layout.values` lists (a tile of registers or shared memory is far smaller)."""
 
 _TABLE_LIMIT = 1 << 14
 """Layouts (and modes) with more elements than this are evaluated without a table."""

@@ -59,6 +59,9 @@ class _Reader:
         if digits in ("", "-"):
             self.pos = start
             raise self.fail("an integer")
+        if len(digits.lstrip("-")) > 19 or not -(1 << 63) <= int(digits) < 1 << 63:
+            self.pos = start
+            raise self.fail("an integer of at most 64 bits")
         return int(digits)
 
     def int_tuple(self) -> IntTuple:
@@ -116,7 +119,10 @@ def parse(text: str):
     if not isinstance(text, str):
         raise ValueError(f"cannot parse layout from {text!r}: expected a string")
     reader = _Reader(text)
-    value = reader.value()
+    try:
+        value = reader.value()
+    except RecursionError:
+        raise ValueError(f"cannot parse layout {text[:40]!r}...: nested too deeply") from None
     reader.done()
     return value
 

@@ -16,6 +16,10 @@ from tilec.layout.int_tuple import has_none
 from tilec.layout.layout import Layout, _tabulate, as_layout
 
 
+MAX_SWIZZLE_BITS = 32
+"""The offset bits a swizzle may read or write: shared-memory offsets are 32-bit."""
+
+
 class Swizzle:
     """CuTe's ``Swizzle<B, M, S>`` (bits, base, shift) as a function on offsets."""
 
@@ -24,6 +28,9 @@ class Swizzle:
     def __init__(self, bits: int, base: int, shift: int):
         if bits < 0 or base < 0:
             raise ValueError(f"Sw<{bits},{base},{shift}>: bits and base must be non-negative")
+        if bits + base + abs(shift) > MAX_SWIZZLE_BITS:
+            raise ValueError(f"Sw<{bits},{base},{shift}>: bits + base + |shift| must be at most {MAX_SWIZZLE_BITS} "
+                             "(a swizzle acts on the bits of a 32-bit offset)")
         if abs(shift) < bits:
             raise ValueError(f"Sw<{bits},{base},{shift}>: |shift| must be at least bits so the masks do not overlap")
         object.__setattr__(self, "bits", bits)

@@ -58,7 +58,18 @@ from xdsl.traits import HasParent, IsTerminator, MemoryReadEffect, MemoryWriteEf
 from xdsl.utils.exceptions import VerifyException
 
 from tilec.dialects.tile.attributes import DYNAMIC, CopyAtomAttr, LayoutAttr, MMAAtomAttr
-from tilec.dialects.tile.types import FLOAT_TYPES, MBAR_TX, MBAR_WARPS, GlobalType, MbarType, RegisterType, RegisterVectorType, SharedType, element_bits
+from tilec.dialects.tile.types import (
+    FLOAT_TYPES,
+    MAX_THREADS,
+    MBAR_TX,
+    MBAR_WARPS,
+    GlobalType,
+    MbarType,
+    RegisterType,
+    RegisterVectorType,
+    SharedType,
+    element_bits,
+)
 from tilec.layout import ComposedLayout, Layout, Swizzle
 from tilec.layout.bulk import bulk_box
 
@@ -509,6 +520,10 @@ def _check_tiled_copy(op: IRDLOperation, tile: SharedType) -> None:
     t, v = thr.data, val.data
     if not isinstance(t, type(v)) or t.rank() != len(tile.dims) or v.rank() != len(tile.dims):
         _fail(op, f"thread layout {t} and value layout {v} must both have the tile's rank {len(tile.dims)}")
+    if t.cosize() > MAX_THREADS:
+        _fail(op, f"thread layout {t} numbers threads up to {t.cosize() - 1}; a block has at most {MAX_THREADS}")
+    if v.size() > tile.num_elements:
+        _fail(op, f"value layout {v} gives a thread {v.size()} values of a {_dims_text(tile.dims)} tile")
     covered = tuple(t[i].size() * v[i].size() for i in range(len(tile.dims))) if len(tile.dims) > 1 else (t.size() * v.size(),)
     if any(dim % c for dim, c in zip(tile.dims, covered)):
         _fail(op, f"thread layout {t} times value layout {v} covers {_dims_text(covered)}, which does not tile {_dims_text(tile.dims)}")

@@ -222,6 +222,10 @@ def _check_static_shape(owner: str, dims: Sequence[int]) -> None:
         raise VerifyException(f"{owner}: shape must be static and positive, got {list(dims)}")
 
 
+MAX_THREADS = 1024
+"""Threads of a CUDA block: what a fragment may span at most."""
+
+
 @lru_cache(maxsize=256)
 def _fragment_problem(layout: Layout, dims: tuple[int, ...]) -> str | None:
     """Why ``layout`` is not a fragment of a tile (or vector) of ``dims``, or None if it is.
@@ -230,11 +234,20 @@ def _fragment_problem(layout: Layout, dims: tuple[int, ...]) -> str | None:
     threads may hold the same element (a broadcast: the SIMT operands, register vectors), one
     thread holds an element once.
     """
+    shape = "x".join(map(str, dims))
+    elements = 1
+    for d in dims:
+        elements *= d
+    if len(layout) == 2:
+        threads, values = layout[0].size(), layout[1].size()
+        if threads > MAX_THREADS:
+            return f"fragment {layout} spans {threads} threads; a block has at most {MAX_THREADS}"
+        if values > elements:
+            return f"fragment {layout} gives a thread {values} values of the {shape} tile's {elements} elements"
     try:
         tv = TVLayout(layout, dims)
     except ValueError as err:
         return str(err)
-    shape = "x".join(map(str, dims))
     if not tv.covers():
         return f"fragment {layout} does not hold every element of the {shape} tile"
     for t in range(tv.num_threads):

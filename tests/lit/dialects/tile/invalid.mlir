@@ -195,7 +195,7 @@ func.func @vector_from_2d(%g: !tile.gl<f32, [?, ?]>, %i: index) {
   %r = tile.load %g[%i, %i] : !tile.gl<f32, [?, ?]> -> !tile.rv<32xf32, row>
   func.return
 }
-// CHECK: 'tile.load' loads a register vector only from a rank-1 global view, got !tile.gl<f32, [?, ?]> -> !tile.rv<32xf32, row>
+// CHECK: 'tile.load' loads a register vector only from a rank-1 view or shared tile, got !tile.gl<f32, [?, ?]> -> !tile.rv<32xf32, row>
 
 // -----
 
@@ -203,7 +203,7 @@ func.func @vector_to_2d(%g: !tile.gl<f32, [?, ?]>, %v: !tile.rv<32xf32, row>, %i
   tile.store %v, %g[%i, %i] : !tile.rv<32xf32, row> -> !tile.gl<f32, [?, ?]>
   func.return
 }
-// CHECK: 'tile.store' stores a register vector only to a rank-1 global view, got !tile.rv<32xf32, row> -> !tile.gl<f32, [?, ?]>
+// CHECK: 'tile.store' stores a register vector only to a rank-1 view or shared tile, got !tile.rv<32xf32, row> -> !tile.gl<f32, [?, ?]>
 
 // -----
 
