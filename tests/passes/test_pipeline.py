@@ -28,7 +28,7 @@ from tilec.dialects.tile import ops as t
 from tilec.interp import parse_module, run
 from tilec.layout import ComposedLayout, Layout, Swizzle
 from tilec.passes.tile_pipeline import TilePipelineError, TilePipelinePass, staged_layout
-from tilec.passes.registry import PASSES, build_pipeline
+from tilec.passes.registry import PASSES, PipelineSpecError, build_pipeline
 from tilec.api import make_context
 
 REPO = Path(__file__).resolve().parents[2]
@@ -351,7 +351,8 @@ def test_registered_with_defaults():
 
 @pytest.mark.parametrize("stages", [0, 10])
 def test_bad_stage_counts(stages):
-    with pytest.raises(PassFailedException, match=r"stages must be 1 \.\. 9"):
+    """Refused when the pipeline is built, pointing at the pass in the pipeline text."""
+    with pytest.raises(PipelineSpecError, match=r"invalid options for pass 'tile-pipeline': stages must be 1 \.\. 9"):
         transformed(f"tile-pipeline{{stages={stages}}}")
 
 

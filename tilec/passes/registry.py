@@ -318,6 +318,32 @@ def _point(span: Span[str] | None, msg: str) -> str:
     return "\n".join([f"{loc}: error: {msg}", *lines])
 
 
+def _repeated_options(spec: str, count: int) -> list[str | None]:
+    """For each top-level pass of ``spec``, an option it is given twice (xDSL keeps the last), or None."""
+    tokens = []
+    lexer = PipelineLexer(spec)
+    while (token := lexer.lex()).kind is not SpecTokenKind.EOF:
+        if token.kind is not SpecTokenKind.SPACE:
+            tokens.append(token)
+    found: list[str | None] = []
+    depth = 0
+    for i, token in enumerate(tokens):
+        if token.kind is SpecTokenKind.L_BRACE:
+            depth += 1
+        elif token.kind is SpecTokenKind.R_BRACE:
+            depth -= 1
+        elif depth == 0 and token.kind is SpecTokenKind.IDENT and (i == 0 or tokens[i - 1].kind is SpecTokenKind.COMMA):
+            found.append(None)
+            seen: set[str] = set()
+        elif depth == 1 and token.kind is SpecTokenKind.IDENT and found and i + 1 < len(tokens) \
+                and tokens[i + 1].kind is SpecTokenKind.EQUALS:
+            key = token.span.text
+            if key in seen and found[-1] is None:
+                found[-1] = key
+            seen.add(key)
+    return found if len(found) == count else [None] * count
+
+
 def build_pipeline(
     spec: str,
     available: Mapping[str, Callable[[], type[ModulePass]]] | None = None,
@@ -339,8 +365,10 @@ def build_pipeline(
         spans = [None] * len(specs)
 
     passes: list[ModulePass] = []
-    for arg_spec, span in zip(specs, spans, strict=True):
+    for arg_spec, span, repeated in zip(specs, spans, _repeated_options(spec, len(specs)), strict=True):
         name = arg_spec.name
+        if repeated:
+            raise PipelineSpecError(_point(span, f"pass '{name}' is given option '{repeated}' twice"))
         if name not in available:
             msg = f"unknown pass '{name}'"
             close = difflib.get_close_matches(name, list(available), n=3)
@@ -349,6 +377,6 @@ def build_pipeline(
             raise PipelineSpecError(_point(span, msg))
         try:
             passes.append(available[name]().from_pass_spec(arg_spec))
-        except (ValueError, TypeError) as e:
+        except (ValueError, TypeError, DiagnosticException) as e:  # a pass's own check of its options
             raise PipelineSpecError(_point(span, f"invalid options for pass '{name}': {e}")) from None
     return PassPipeline(tuple(passes), callback)

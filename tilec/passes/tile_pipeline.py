@@ -948,6 +948,13 @@ def release_early(loop: scf.ForOp) -> None:
 # ---------------------------------------------------------------- the pass
 
 
+def check_stages(stages: int) -> None:
+    """``stages`` as the options give it: 1 .. :data:`MAX_STAGES` (a :class:`TilePipelineError`)."""
+    if not isinstance(stages, int) or not 1 <= stages <= MAX_STAGES:
+        raise TilePipelineError(f"stages must be 1 .. {MAX_STAGES} (tile.async_wait N-2 must fit "
+                                f"cp.async.wait_group's 0 .. 7), got {stages}")
+
+
 @dataclass(frozen=True)
 class TilePipelinePass(ModulePass):
     """Multi-stage ``cp.async`` pipelining of K loops (see the module docstring).
@@ -969,6 +976,9 @@ class TilePipelinePass(ModulePass):
     carry_fragments: bool = True
     bulk: bool = False
     release: bool = True
+
+    def __post_init__(self):
+        check_stages(self.stages)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not 1 <= self.stages <= MAX_STAGES:

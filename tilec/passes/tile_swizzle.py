@@ -139,6 +139,10 @@ def describe(tile_type: SharedType, uses: tuple[Use, ...]) -> str:
     return ", ".join(f"{name} {rep.ways}-way" for name, rep in banks.score(layout, patterns).items())
 
 
+MAX_SWIZZLE_BITS = 5
+"""The widest swizzle tried: 2^5 phases cover the 32 banks."""
+
+
 @dataclass(frozen=True)
 class TileSwizzlePass(ModulePass):
     """Swizzle the compact 2-D shared tiles so that their copies and ``ldmatrix`` reads are bank-conflict-free."""
@@ -150,6 +154,10 @@ class TileSwizzlePass(ModulePass):
 
     max_bits: int = 3
     """The largest ``B`` tried (``2^B`` phases)."""
+
+    def __post_init__(self):
+        if not isinstance(self.max_bits, int) or not 0 <= self.max_bits <= MAX_SWIZZLE_BITS:
+            raise ValueError(f"max_bits={self.max_bits}: expected 0 .. {MAX_SWIZZLE_BITS}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for alloc in [o for o in op.walk() if isinstance(o, AllocOp)]:

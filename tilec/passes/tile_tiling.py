@@ -95,6 +95,7 @@ from tilec.passes.tiling_config import (
     DEFAULT_THREAD_TILE,
     TilingConfigError,
     TilingPlan,
+    check_options,
     layout_terms,
     plan_tiling,
 )
@@ -245,6 +246,9 @@ class TileTilingPass(ModulePass):
     tf32: bool = False
     thread_tile: tuple[int, ...] = DEFAULT_THREAD_TILE
     wgmma: bool = False
+
+    def __post_init__(self):
+        check_options(self.block, self.warps, self.group, self.thread_tile)
 
     def plan(self, mm: t.MatmulOp) -> TilingPlan:
         return plan_tiling(

@@ -29,7 +29,8 @@ from typing import Any, ClassVar
 from xdsl.passes import ModulePass
 
 from tilec.passes.registry import PipelinePass, get_tilec_passes
-from tilec.passes.tiling_config import DEFAULT_BLOCK, DEFAULT_THREAD_TILE
+from tilec.passes.tile_pipeline import check_stages
+from tilec.passes.tiling_config import DEFAULT_BLOCK, DEFAULT_THREAD_TILE, check_options
 
 
 def _value(value: Any) -> str:
@@ -56,6 +57,10 @@ class TileToPTX(PipelinePass):
     bulk: bool = False
     release: bool = True
     wgmma: bool = False
+
+    def __post_init__(self):
+        check_options(self.block, self.warps, self.group, self.thread_tile)
+        check_stages(self.stages)
 
     def steps(self) -> tuple[tuple[str, dict[str, Any]], ...]:
         """(pass name, options) of each inner pass: the one list :meth:`passes` and :meth:`pipeline` read."""

@@ -215,6 +215,8 @@ _ATOM_INPUT = {"f16": Float16Type, "bf16": BFloat16Type, "tf32": Float32Type, "f
 
 
 def _pick_atom(atom: str | None, element_type: Attribute, tf32: bool) -> MMAAtom:
+    if tf32 and not isinstance(element_type, Float32Type):
+        _fail(f"tf32=true rounds f32 operands to tf32 for the tensor cores, but a and b are {element_type}")
     if atom is None or atom == "":
         return default_atom(element_type, tf32)
     if atom not in MMA_ATOMS:
@@ -225,6 +227,29 @@ def _pick_atom(atom: str | None, element_type: Attribute, tf32: bool) -> MMAAtom
     if tf32 and chosen is FMA_F32:
         _fail("tf32=true asks for tensor cores, atom=fma_f32 for SIMT FMAs: give one of them")
     return chosen
+
+
+MAX_BLOCK_EXTENT = 1024
+"""The largest BM, BN or BK an option may ask for (a block tile of more has no register or shared
+memory budget on any GPU): checked when the options are given, before any IR is seen."""
+
+
+def check_options(block=None, warps=None, group=None, thread_tile=None) -> None:
+    """What tile-tiling's options must be whatever the IR: positive, and ``block`` within
+    :data:`MAX_BLOCK_EXTENT` (a :class:`TilingConfigError` naming the option)."""
+    if block is not None:
+        block = _positive("block", block, 3, "BM,BN,BK")
+        if max(block) > MAX_BLOCK_EXTENT:
+            _fail(f"block={_text(block)}: each of BM,BN,BK must be at most {MAX_BLOCK_EXTENT}")
+    if warps is not None:
+        wm, wn = _positive("warps", warps, 2, "WM,WN")
+        if WARP_SIZE * wm * wn > MAX_THREADS_PER_BLOCK:
+            _fail(f"warps={wm},{wn} is {wm * wn} warps, {WARP_SIZE * wm * wn} threads per block; the limit is "
+                  f"{MAX_THREADS_PER_BLOCK}")
+    if group is not None and (not isinstance(group, int) or group <= 0):
+        _fail(f"group={group}: expected a positive number of block rows per group")
+    if thread_tile is not None:
+        _positive("thread_tile", thread_tile, 2, "TM,TN")
 
 
 def _positive(name: str, values, count: int, what: str) -> tuple[int, ...]:
@@ -287,6 +312,10 @@ def _copy_plan(dims: tuple[int, int], bits: int, threads: int, operand: str, blo
         _fail(f"the tiled copy thr {thr} val {val} does not give thread 0 a contiguous vector")
     return CopyPlan(dims, vector, thr, val, tv)
 
+
+MAX_ACCUMULATOR_REGISTERS = 224
+"""f32 accumulator registers a lane may hold (255 a thread, less addresses and operands): a warp tile
+beyond it is refused when the options are read, not after the register passes have run."""
 
 WGMMA_MAX_N = 256
 """The widest wgmma (m64n256k16): a block tile's BN with ``wgmma``."""
@@ -377,6 +406,11 @@ def plan_tiling(
 
     warp_layout = Layout((wm, wn), (wn, 1))
     warp_tile = (bm // wm, bn // wn)
+    accumulators = warp_tile[0] * warp_tile[1] // WARP_SIZE  # f32 registers a lane holds of C
+    if accumulators > MAX_ACCUMULATOR_REGISTERS:
+        _fail(f"block={_text(block)} warps={wm},{wn}: a {warp_tile[0]}x{warp_tile[1]} warp tile is {accumulators} "
+              f"accumulator registers a lane, more than {MAX_ACCUMULATOR_REGISTERS} (a thread has 255): use more "
+              "warps or a smaller block")
     warp_of = right_inverse(warp_layout)  # warp id -> column-major index of (wm, wn)
     rows = zipped_divide(Layout((bm, bn), (1, 0)), warp_tile)  # ((tile),(warps)) -> row of C
     cols = zipped_divide(Layout((bm, bn), (0, 1)), warp_tile)  # ((tile),(warps)) -> column of C

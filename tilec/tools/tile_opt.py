@@ -46,6 +46,7 @@ from itertools import accumulate
 from typing import IO, ClassVar
 
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
@@ -524,8 +525,12 @@ class TileOptMain(xDSLOptMain):
             op = None
         if op is None and isinstance(e, VerifyException) and module is not None:
             op = _find_invalid_op(module, message, fallback=self._stage.what == "verify")
+        named = None
+        if op is None and module is not None:
+            # a pass that names the kernel it failed on (``@gemm``) is located at that function
+            op = named = _named_function(module, message)
         if op is not None:
-            if not message.startswith(f"'{op.name}'"):  # name the op, as mlir-opt does
+            if op is not named and not message.startswith(f"'{op.name}'"):  # name the op, as mlir-opt does
                 diag.message = f"'{op.name}' op {message}"
             located = op
             while located is not None and _op_location(located) is None:
@@ -589,6 +594,15 @@ def _find_invalid_op(module: ModuleOp, message: str, *, fallback: bool) -> Opera
     except Exception:  # half-rewritten IR: give up locating, report anyway
         return None
     return first if fallback else None
+
+
+def _named_function(module: ModuleOp, message: str) -> Operation | None:
+    """The function a diagnostic names as ``@name`` (the first that exists), or None."""
+    names = re.findall(r"@([A-Za-z_][\w$.-]*)", message)
+    if not names:
+        return None
+    functions = {op.sym_name.data: op for op in module.walk() if isinstance(op, func.FuncOp)}
+    return next((functions[n] for n in names if n in functions), None)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -4,7 +4,7 @@
 
 // What tile-pipeline cannot do is an error that names the op and the numbers.
 
-// STAGES: error: tile-pipeline: stages must be 1 .. 9 (tile.async_wait N-2 must fit cp.async.wait_group's 0 .. 7), got {{0|10}}
+// STAGES: pass-pipeline:1:1: error: invalid options for pass 'tile-pipeline': stages must be 1 .. 9 (tile.async_wait N-2 must fit cp.async.wait_group's 0 .. 7), got {{0|10}}
 
 // Four stages of a 64 KB tile do not fit in shared memory.
 func.func @big(%a: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>) attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 65536>} {
