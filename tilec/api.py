@@ -41,6 +41,7 @@ a deep traceback.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,7 +138,11 @@ def _read(source: Any) -> tuple[str, str, ModuleOp | None]:
     if isinstance(source, ModuleOp):
         return str(source), "<module>", source
     if isinstance(source, bytes):
-        source = source.decode()
+        try:
+            source = source.decode()
+        except UnicodeDecodeError as e:
+            raise CompilationError(f"<source>: error: the source is not UTF-8 text (byte {e.object[e.start]:#04x} at "
+                                   f"offset {e.start})", "read") from None
     if isinstance(source, os.PathLike):
         return _read_file(Path(source))
     if isinstance(source, str):
@@ -196,6 +201,7 @@ class Pipeline:
                 passes = build_pipeline(pipeline).passes
             except PipelineSpecError as e:
                 raise CompilationError(f"invalid pipeline '{pipeline}':\n{e}", "pipeline") from None
+            _check_tools(passes, pipeline)
             return cls(tuple(passes), pipeline, pipeline_key(passes))
         passes = (pipeline,) if isinstance(pipeline, ModulePass) else tuple(pipeline)
         bad = [p for p in passes if not isinstance(p, ModulePass)]
@@ -243,6 +249,16 @@ def pipeline_for(module: ModuleOp) -> tuple[str, str]:
     if dialects <= {"llvm"}:
         return "", "llvm dialect"
     return DEFAULT_PIPELINE, "no tile or frag ops"
+
+
+def _check_tools(passes: Sequence[ModulePass], text: str) -> None:
+    """A pass that runs an external program (xDSL's ``mlir-opt[...]``) needs it on PATH: a
+    :class:`CompilationError` now rather than a bare ValueError from inside the pass."""
+    for p in passes:
+        tool = getattr(p, "executable", None)
+        if p.name == "mlir-opt" and isinstance(tool, str) and shutil.which(tool) is None:
+            raise CompilationError(f"invalid pipeline '{text}': pass 'mlir-opt' runs {tool}, which is not on PATH",
+                                   "pipeline")
 
 
 def _run_pipeline(ctx: Context, module: ModuleOp, pipeline: Pipeline | str, name: str,

@@ -194,6 +194,30 @@ def _check_no_overlap(op: Operand) -> None:
         span = s * d
 
 
+def _byte_range(op: Operand) -> tuple[int, int]:
+    """[lowest, highest + 1) bytes an array's elements occupy (negative strides included)."""
+    size = op.info.itemsize
+    lo = hi = op.info.ptr
+    for d, s in zip(op.shape, op.strides):
+        if d > 1:
+            reach = (d - 1) * s * size
+            lo, hi = (lo + reach, hi) if reach < 0 else (lo, hi + reach)
+    return lo, hi + size
+
+
+def _check_disjoint(out: Operand, inputs: list[Operand]) -> None:
+    """The output shares no memory with an input: the kernel reads inputs while it writes the output, so
+    any overlap (``out=a``, a view of ``b``) would read values it already overwrote."""
+    lo, hi = _byte_range(out)
+    for op in inputs:
+        if op.on_host != out.on_host or op.info.device_id != out.info.device_id:
+            continue
+        a, b = _byte_range(op)
+        if a < hi and lo < b:
+            raise ValueError(f"{_where('out')} overlaps {op.name} in memory; pass an output that shares no memory "
+                             "with the inputs")
+
+
 def _check_devices(operands: list[Operand]) -> None:
     device = [op for op in operands if not op.on_host]
     ids = {op.name: op.info.device_id for op in device if op.info.device_id is not None}
@@ -269,6 +293,7 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
         if Out.info.readonly:
             raise ValueError(f"{_where('out')} is read-only")
         _check_no_overlap(Out)
+        _check_disjoint(Out, operands)
         out_view = KernelView(Out, (m, n), _out_strides(Out, m, n), False, "row")
         operands.append(Out)
     _check_devices(operands)

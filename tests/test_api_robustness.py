@@ -1,0 +1,109 @@
+"""The Python API on arbitrary input: a clear exception naming what is wrong, never anything else.
+
+Hypothesis drives ``tilec.layout.parse`` (any string: a layout or ValueError), ``tilec.compile`` (any
+text, and mutations of the GEMM example: a kernel or CompilationError) and ``tilec.matmul_kernel``
+(arrays of any dtype, rank and shape: a kernel, or TypeError/ValueError naming the argument).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tilec
+from tilec.api import CompilationError
+from tilec.layout import parse
+
+EXAMPLE = (Path(__file__).resolve().parents[1] / "examples" / "gemm.mlir").read_text()
+LAYOUT_ALPHABET = "()0123456789,:-_ oSw<>"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=60), st.text(alphabet=LAYOUT_ALPHABET, max_size=60)))
+def test_layout_parse_gives_a_layout_or_a_value_error(text):
+    try:
+        parse(text)
+    except ValueError:
+        pass
+
+
+def test_layout_parse_refuses_huge_and_deep_input():
+    with pytest.raises(ValueError, match="at most 64 bits"):
+        parse("(99999999999999999999999,2):(1,2)")
+    with pytest.raises(ValueError, match="nested too deeply"):
+        parse("(" * 3000 + "1" + ")" * 3000 + ":1")
+    with pytest.raises(ValueError, match="at most 32"):
+        parse("Sw<3,99999999999,3> o 0 o (8,8):(8,1)")
+
+
+def _mutate(data: st.DataObject, text: str) -> str:
+    lines = text.split("\n")
+    kind = data.draw(st.sampled_from(["delete", "duplicate", "replace_char", "truncate", "number"]))
+    i = data.draw(st.integers(0, len(lines) - 1))
+    if kind == "delete":
+        del lines[i]
+    elif kind == "duplicate":
+        lines.insert(i, lines[i])
+    elif kind == "truncate":
+        return text[: data.draw(st.integers(0, len(text)))]
+    elif kind == "number":
+        value = data.draw(st.sampled_from(["0", "-1", "1", "3", "4294967296", "9223372036854775808", "10" * 20]))
+        lines[i] = "".join(value if c.isdigit() else c for c in lines[i])
+    elif lines[i]:
+        j = data.draw(st.integers(0, len(lines[i]) - 1))
+        lines[i] = lines[i][:j] + data.draw(st.sampled_from(list("(){}<>:,%@x!0 "))) + lines[i][j + 1:]
+    return "\n".join(lines)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_compile_gives_a_kernel_or_a_compilation_error(data):
+    text = data.draw(st.one_of(st.text(max_size=80), st.just(EXAMPLE).map(lambda t: t)))
+    if text == EXAMPLE:
+        text = _mutate(data, EXAMPLE)
+    try:
+        tilec.compile(text, arch="sm_80", cache=False)
+    except CompilationError as e:
+        assert str(e)
+
+
+def test_compile_refuses_bytes_that_are_not_utf8_and_missing_tools():
+    with pytest.raises(CompilationError, match="not UTF-8"):
+        tilec.compile(b"\xff\xfe func.func", arch="sm_80", cache=False)
+    with pytest.raises(CompilationError, match="not on PATH|mlir-opt"):
+        tilec.compile(EXAMPLE, pipeline="mlir-opt[canonicalize]", arch="sm_80", cache=False)
+
+
+DTYPES = [np.float16, np.float32, np.float64, np.int32, np.int8, np.bool_]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(DTYPES), st.sampled_from(DTYPES), st.lists(st.integers(0, 70), min_size=0, max_size=3),
+       st.lists(st.integers(0, 70), min_size=0, max_size=3))
+def test_matmul_gives_a_kernel_or_names_the_argument(dtype_a, dtype_b, shape_a, shape_b):
+    a, b = np.ones(shape_a, dtype_a), np.ones(shape_b, dtype_b)
+    try:
+        tilec.matmul_kernel(a, b, arch="sm_80")
+    except (TypeError, ValueError) as e:
+        assert str(e).startswith("tilec.matmul: "), str(e)
+        assert any(name in str(e) for name in ("a ", "b ", " a", " b", "K ", "out")), str(e)
+
+
+@pytest.mark.parametrize("which", ["a", "b", "a_columns"])
+def test_matmul_refuses_an_output_that_overlaps_an_input(which):
+    """Any overlap: the output is (a view of) an input, or shares some of its memory."""
+    a = np.ones((64, 64), np.float16)
+    b = np.ones((64, 64), np.float16)
+    wide = np.ones((64, 128), np.float16)
+    if which == "a":
+        args, out = (a, b), a
+    elif which == "b":
+        args, out = (a, b), b.T.T
+    else:  # a is the left half of `wide`, the output its right half shifted by one column
+        args, out = (wide[:, :64], b), wide[:, 63:127]
+    with pytest.raises(ValueError, match="out overlaps (a|b) in memory"):
+        tilec.matmul_kernel(*args, out=out)
