@@ -200,7 +200,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
-from xdsl.utils.exceptions import PassFailedException
+from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from tilec.dialects.abi import LAUNCH_ATTR
 from tilec.dialects.tile.attributes import MAX_SHARED_BYTES, LaunchAttr
@@ -528,7 +528,7 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
 
     # 1. The staged buffers replace the allocs (checked against the smem limit before any change).
     #    Bulk copies lay their tiles out as the tensor map writes them.
-    staged: list[tuple[AllocOp, SharedType]] = []
+    staged: list[tuple] = []
     extra_bytes = n * MBARRIER_BYTES * ((2 if release else 1) if bulk else 0)
     for i, alloc in enumerate(plan.allocs):
         tile: SharedType = alloc.result.type
@@ -539,8 +539,8 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
             layout, stride = staged_layout(tile.layout, n, eb)
         except ValueError as err:
             raise TilePipelineError(f"tile-pipeline cannot give the shared tile stages: {err}", alloc) from None
-        staged.append((alloc, SharedType((n, *tile.dims), tile.element_type, layout)))
         extra_bytes += ((n - 1) * stride + tile.layout.cosize()) * eb - tile.size_bytes
+        staged.append((alloc, (n, *tile.dims), tile.element_type, layout))  # the type once the bytes are checked
     found = _launch_of(loop)
     if found is not None:
         kernel, launch = found
@@ -553,7 +553,11 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
             )
         kernel.attributes[LAUNCH_ATTR] = LaunchAttr(launch.grid_dims, launch.block_dims, smem)
     bufs: list[SSAValue] = []
-    for alloc, buf_type in staged:
+    for alloc, dims, element_type, layout in staged:
+        try:
+            buf_type = SharedType(dims, element_type, layout)
+        except VerifyException as err:
+            raise TilePipelineError(f"tile-pipeline cannot give the shared tile {n} stages: {err}", alloc) from None
         new = AllocOp(buf_type)
         new.result.name_hint = alloc.result.name_hint
         Rewriter.insert_op(new, InsertPoint.before(alloc))

@@ -215,11 +215,32 @@ class SharedType(_CheckedAtParse, _TileShaped, ParametrizedAttribute, TypeAttrib
                 f"{self.name}: layout {layout} covers {'x'.join(map(str, mode_sizes))} elements, "
                 f"expected the tile's {'x'.join(map(str, self.dims))}"
             )
+        if self.size_bytes > MAX_SHARED_BYTES:
+            raise VerifyException(f"{self.name}: a {'x'.join(map(str, self.dims))} tile of {self.element_type} takes "
+                                  f"{self.size_bytes} bytes; a block has at most {MAX_SHARED_BYTES} bytes of shared "
+                                  "memory")
+
+
+MAX_SHARED_BYTES = 232448
+"""Shared memory a block may use on the largest GPU tilec targets (227 KB, sm_90's opt-in maximum)."""
+
+MAX_REGISTER_ELEMENTS = 1024 * 255
+"""Elements a register tile or vector may have: every register of a 1024-thread block (255 each)."""
 
 
 def _check_static_shape(owner: str, dims: Sequence[int]) -> None:
     if not dims or any(d <= 0 for d in dims):
         raise VerifyException(f"{owner}: shape must be static and positive, got {list(dims)}")
+
+
+def _check_register_size(owner: str, dims: Sequence[int]) -> None:
+    """A register value must fit a block's registers (the passes may then enumerate its fragment)."""
+    elements = 1
+    for d in dims:
+        elements *= d
+    if elements > MAX_REGISTER_ELEMENTS:
+        raise VerifyException(f"{owner}: {'x'.join(map(str, dims))} is {elements} elements; registers hold at most "
+                              f"{MAX_REGISTER_ELEMENTS} (255 32-bit registers x 1024 threads)")
 
 
 MAX_THREADS = 1024
@@ -297,6 +318,7 @@ class RegisterType(_CheckedAtParse, _TileShaped, ParametrizedAttribute, TypeAttr
     def verify(self) -> None:
         _check_element(self.name, self.element_type, registers=True)
         _check_static_shape(self.name, self.dims)
+        _check_register_size(self.name, self.dims)
         if len(self.dims) != 2:
             raise VerifyException(f"{self.name}: register tiles are 2-D, got shape {list(self.dims)}")
         if isinstance(self.fragment_attr, NoneAttr):
@@ -372,6 +394,7 @@ class RegisterVectorType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
         _check_element(self.name, self.element_type, registers=True)
         if self.length.data <= 0:
             raise VerifyException(f"{self.name}: length must be positive, got {self.length.data}")
+        _check_register_size(self.name, (self.length.data,))
         if self.orientation.data not in ("row", "col"):
             raise VerifyException(f"{self.name}: orientation must be 'row' or 'col', got {self.orientation.data!r}")
         if isinstance(self.fragment_attr, NoneAttr):

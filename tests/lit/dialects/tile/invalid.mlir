@@ -251,3 +251,4 @@ func.func @map_shapes(%t: !tile.rt<16x8xf32>, %v: !tile.rv<16xf32, row>) {
   func.return
 }
 // CHECK: 'tile.map' input 1 is !tile.rv<16xf32, row>, the result is !tile.rt<16x8xf32>: shapes differ (broadcast the vector first)
+
