@@ -2,6 +2,7 @@
 
     compute-sanitizer --tool memcheck  --error-exitcode 3 python tests/gpu/sanitize_gemm.py
     compute-sanitizer --tool racecheck --error-exitcode 3 python tests/gpu/sanitize_gemm.py
+    compute-sanitizer --tool synccheck --error-exitcode 3 python tests/gpu/sanitize_gemm.py --only hopper
     python tests/gpu/sanitize_gemm.py --only small      # just the 33x65x47 cases
 
 Runs (fresh random inputs, output poisoned with NaN, float64 reference):
@@ -86,11 +87,13 @@ def run_case(name, m, n, k, a_layout="row", b_layout="row", bias=False, config=N
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("small", "large"), help="run only the small or the large cases")
+    parser.add_argument("--only", choices=("small", "large", "hopper"),
+                        help="run only the small, the large or the sm_90 (bulk copies, wgmma) cases")
     parser.add_argument("--numpy", action="store_true", help="numpy inputs even when torch is installed")
     args = parser.parse_args()
 
-    from tilec.kernels.gemm_config import CONFIGS
+    from tilec.kernels.gemm_config import BULK_CONFIG, CONFIGS, WGMMA_CONFIG
+    from tilec.runtime import get_device
     from tilec.runtime import has_device, no_device_reason
 
     if not has_device():
@@ -111,6 +114,10 @@ def main() -> int:
         ok &= run_case("large row/row", 1024, 1024, 512, use_torch=torch)
         ok &= run_case("large row/row, large config", 1024, 1024, 512, config=CONFIGS[("mma", "large")],
                        use_torch=torch)
+    if args.only in (None, "hopper") and get_device().compute_capability >= (9, 0):
+        # sm_90's paths: TMA bulk copies into swizzled tiles with mbarriers, and wgmma (run with synccheck too)
+        ok &= run_case("large bulk copies", 1024, 1024, 512, config=BULK_CONFIG, use_torch=torch)
+        ok &= run_case("large wgmma", 1024, 1024, 512, config=WGMMA_CONFIG, use_torch=torch)
     print("all results match" if ok else "MISMATCH")
     return 0 if ok else 1
 

@@ -82,6 +82,15 @@ def _error_text(drv, code) -> tuple[int, str, str]:
     return number, name, description
 
 
+CONTEXT_LOST = frozenset({700, 702, 714, 715, 716, 717, 718, 719, 720})
+"""CUDA errors after which the context is unusable (illegal address, launch failure, illegal
+instruction, misaligned address, ... : "sticky" errors)."""
+
+last_launched: list[str | None] = [None]
+"""The name of the kernel launched last (set by :func:`tilec.runtime.launch.launch_raw`), for the
+message of a fault that surfaces later."""
+
+
 def check(result, call_name: str, kernel: str | None = None):
     """Check a cuda-python return tuple ``(CUresult, *values)``.
 
@@ -94,7 +103,14 @@ def check(result, call_name: str, kernel: str | None = None):
         code, values = result, ()
     if int(code) != 0:
         number, name, description = _error_text(_bindings_for_names(), code)
-        raise CudaError(call_name, number, name, description, kernel=kernel)
+        detail = None
+        if number in CONTEXT_LOST:
+            last = f"the last kernel launched was {last_launched[0]!r}; " if last_launched[0] else ""
+            kernel = kernel or last_launched[0]
+            detail = (f"the CUDA context is lost: a kernel faulted ({last}faults surface at the next call that "
+                      "waits for the GPU). This error is sticky: every later call in this process fails; restart "
+                      "it to use the GPU again, and run the kernel under compute-sanitizer to find the access")
+        raise CudaError(call_name, number, name, description, kernel=kernel, detail=detail)
     if not values:
         return None
     if len(values) == 1:

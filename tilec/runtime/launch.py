@@ -99,6 +99,7 @@ def launch(function, bound: Sequence[Bound], grid: tuple[int, int, int], block: 
                 if span:
                     driver.call("cuMemcpyHtoDAsync", dptr, b.info.ptr, span, stream, kernel=kernel)
         addr, keepalive = pack_params(param_values(bound, staged, kernel=kernel))
+        driver.last_launched[0] = kernel
         driver.call("cuLaunchKernel", function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                     shared_mem, stream, addr, 0, kernel=kernel)
         del keepalive  # the driver copied the parameter bytes
@@ -231,6 +232,7 @@ def launch_raw(cu_launch, function, grid: tuple[int, int, int], block: tuple[int
     time): a launch that fails because this thread has no or another context
     current makes the kernel's context current and is tried once more.
     """
+    driver.last_launched[0] = kernel
     result = cu_launch(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_mem, stream,
                        params, 0)
     if result[0]:
