@@ -1,13 +1,15 @@
-"""tilec.compile's on-disk compile cache (tilec.compile_cache) and when it verifies the IR.
+"""tilec.compile's on-disk compile cache (tilec.compile_cache), its faults, and when it verifies the IR.
 
 No GPU and no ptxas needed: nothing here builds a cubin.
 """
 
 from __future__ import annotations
 
+import errno
 import gc
 import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,8 @@ from tilec.kernels.gemm import MatmulSpec, build_module
 from tilec.kernels.gemm_config import MatmulConfig
 from tilec.passes import registry
 from tilec.runtime import CubinCache
+from tilec.runtime import cache as runtime_cache
+from tilec.runtime.cache import CacheWarning
 
 REPO = Path(__file__).resolve().parents[1]
 F16 = REPO / "examples" / "kernels" / "mma_f16.mlir"
@@ -32,12 +36,18 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     d = tmp_path / "tilec-cache"
     monkeypatch.setenv("TILEC_CACHE_DIR", str(d))
     monkeypatch.delenv(compile_cache.ENV, raising=False)
+    monkeypatch.setattr(runtime_cache, "_warned", set())  # each test sees its own once-per-process warnings
     compile_cache.reset_stats()
     return d
 
 
 def entries(cache_dir: Path) -> list[Path]:
     return sorted((cache_dir / "kernels").rglob("*.json"))
+
+
+def body(path: Path) -> dict:
+    """The JSON of a stored entry (what follows its sha256 line)."""
+    return json.loads(compile_cache.unseal(path.read_bytes()))
 
 
 def counts() -> tuple[int, int, int]:
@@ -105,26 +115,40 @@ def test_a_cubin_cache_object_brings_its_folder(tmp_path: Path, cache_dir: Path)
     assert counts() == (1, 1, 1)
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "other key", "other format"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "a cubin", "ptx edited", "no sha256 line",
+                                    "other key", "other format"])
 def test_a_damaged_entry_is_compiled_again(cache_dir: Path, damage: str) -> None:
+    """The checksum catches any change (an edited PTX text too, which ptxas would reject at every run);
+    resealed, the key and format inside do. A warning, a miss, the entry rewritten whole."""
     first = tilec.compile(F16, arch="sm_80")
     (path,) = entries(cache_dir)
     data = path.read_bytes()
+    text = data.partition(b"\n")[2]
+    entry = json.loads(text)
     if damage == "garbage":
         path.write_bytes(b"\x00\xff not json")
     elif damage == "truncated":
         path.write_bytes(data[: len(data) // 2])
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "a cubin":
+        path.write_bytes(b"\x7fELF" + bytes(range(256)))
+    elif damage == "ptx edited":  # valid JSON, the old sha256 line
+        assert data.count(b".entry ") == 1
+        path.write_bytes(data.replace(b".entry ", b".entry_broken ", 1))
+    elif damage == "no sha256 line":  # an entry of format 2 was bare JSON
+        path.write_bytes(text)
     else:
-        entry = json.loads(data)
         if damage == "other key":
             entry["key"] = "0" * 64
         else:
             entry["format"] = -1
-        path.write_text(json.dumps(entry))
-    again = tilec.compile(F16, arch="sm_80")
+        path.write_bytes(compile_cache.seal(json.dumps(entry).encode()))
+    with pytest.warns(CacheWarning, match="is damaged or not an entry of this tilec"):
+        again = tilec.compile(F16, arch="sm_80")
     same_kernel(first, again)
     assert counts() == (0, 2, 2)
-    assert json.loads(path.read_bytes())["ptx"] == first.asm["ptx"]  # rewritten whole
+    assert body(path)["ptx"] == first.asm["ptx"]  # rewritten whole
     tilec.compile(F16, arch="sm_80")
     assert counts() == (1, 2, 2)
 
@@ -186,6 +210,127 @@ def test_different_pipelines_are_different_entries(cache_dir: Path) -> None:
 def test_fingerprint_covers_the_sources() -> None:
     fp = compile_cache.compiler_fingerprint()
     assert len(fp) == 64 and compile_cache.compiler_fingerprint() is fp  # once per process
+
+
+# ---------------------------------------------------------------- faults and trust
+
+
+def the_entry(cache_dir: Path) -> Path:
+    """Where the entry of F16 for sm_80 lives (compiled once, then removed)."""
+    tilec.compile(F16, arch="sm_80")
+    (path,) = entries(cache_dir)
+    path.unlink()
+    compile_cache.reset_stats()
+    return path
+
+
+def test_entries_are_private(cache_dir: Path) -> None:
+    """Files 0600 and every folder made 0700, whatever the umask."""
+    old = os.umask(0)
+    try:
+        tilec.compile(F16, arch="sm_80")
+    finally:
+        os.umask(old)
+    (path,) = entries(cache_dir)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    for folder in (path.parent, path.parent.parent, cache_dir):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+
+
+def test_a_folder_where_the_entry_belongs_is_replaced(cache_dir: Path) -> None:
+    path = the_entry(cache_dir)
+    path.mkdir()
+    with pytest.warns(CacheWarning, match="not a regular file"):
+        first = tilec.compile(F16, arch="sm_80")
+    assert path.is_file() and counts() == (0, 1, 1)
+    same_kernel(first, tilec.compile(F16, arch="sm_80"))
+    assert counts() == (1, 1, 1)
+
+
+def test_a_full_folder_where_the_entry_belongs_only_stops_caching(cache_dir: Path) -> None:
+    path = the_entry(cache_dir)
+    (path / "something").mkdir(parents=True)
+    with pytest.warns(CacheWarning) as seen:
+        tilec.compile(F16, arch="sm_80")
+        tilec.compile(F16, arch="sm_80")
+    assert counts() == (0, 2, 0) and (path / "something").is_dir()
+    messages = [str(w.message) for w in seen]  # each told once
+    assert len(messages) == 2 and "not a regular file" in messages[0] and "cannot replace the folder" in messages[1]
+
+
+@pytest.mark.parametrize("how", ["chmod", "read-only file system"])
+def test_an_unwritable_cache_compiles_without_caching(cache_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      how: str) -> None:
+    if how == "chmod":
+        if os.geteuid() == 0:
+            pytest.skip("root writes into a folder of mode 0500")
+        cache_dir.mkdir(mode=0o500)
+    else:
+        def read_only(path, data, **kwargs):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+
+        monkeypatch.setattr(runtime_cache, "atomic_write", read_only)
+    with pytest.warns(CacheWarning, match="cannot write to .*: compiling without caching") as seen:
+        for opt_level in (3, 2, 3):
+            tilec.compile(F16, arch="sm_80", opt_level=opt_level)
+    assert len(seen) == 1, "one warning per process"
+    assert counts() == (0, 3, 0) and not entries(cache_dir)
+
+
+def another_owner(monkeypatch: pytest.MonkeyPatch, kind: int) -> None:
+    """Files (``stat.S_IFREG``) or folders (``stat.S_IFDIR``) of the cache look owned by uid 4242."""
+    real = runtime_cache.owner_uid
+    monkeypatch.setattr(runtime_cache, "owner_uid",
+                        lambda st: 4242 if stat.S_IFMT(st.st_mode) == kind else real(st))
+
+
+def test_an_entry_of_another_user_is_not_loaded(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tilec.compile(F16, arch="sm_80")
+    another_owner(monkeypatch, stat.S_IFREG)
+    monkeypatch.setattr(compile_cache, "decode", _fail)
+    with pytest.warns(CacheWarning, match="is owned by uid 4242"):
+        tilec.compile(F16, arch="sm_80")
+    assert counts() == (0, 2, 2)  # compiled again, and replaced by one of ours
+
+
+@pytest.mark.parametrize("folder", ["cache", "kernels", "kernels/<key[:2]>"])
+@pytest.mark.parametrize("why", ["writable by others", "another owner"])
+def test_an_untrusted_folder_is_not_used(cache_dir: Path, monkeypatch: pytest.MonkeyPatch, folder: str,
+                                         why: str) -> None:
+    first = tilec.compile(F16, arch="sm_80")
+    (path,) = entries(cache_dir)
+    target = {"cache": cache_dir, "kernels": cache_dir / "kernels", "kernels/<key[:2]>": path.parent}[folder]
+    before = path.read_bytes()
+    if why == "writable by others":
+        target.chmod(0o777)
+    else:
+        real = runtime_cache.owner_uid
+        monkeypatch.setattr(runtime_cache, "owner_uid", lambda st: 4242 if os.path.samestat(st, target.stat())
+                            else real(st))
+    monkeypatch.setattr(compile_cache, "decode", _fail)
+    with pytest.warns(CacheWarning, match=f"not using {target}: "):
+        again = tilec.compile(F16, arch="sm_80")
+        tilec.compile(F16, arch="sm_80")
+    same_kernel(first, again)
+    assert counts() == (0, 3, 1) and path.read_bytes() == before  # neither read nor written
+
+
+def test_a_sticky_folder_others_can_write_is_trusted(cache_dir: Path) -> None:
+    tilec.compile(F16, arch="sm_80")
+    (cache_dir / "kernels").chmod(0o1777)
+    tilec.compile(F16, arch="sm_80")
+    assert counts() == (1, 1, 1)
+
+
+def test_an_entry_others_can_write_is_not_loaded(cache_dir: Path) -> None:
+    tilec.compile(F16, arch="sm_80")
+    (path,) = entries(cache_dir)
+    path.chmod(0o666)
+    with pytest.warns(CacheWarning, match="other users can write to it"):
+        tilec.compile(F16, arch="sm_80")
+    assert counts() == (0, 2, 2) and stat.S_IMODE(path.stat().st_mode) == 0o600  # replaced
+    tilec.compile(F16, arch="sm_80")
+    assert counts() == (1, 2, 2)
 
 
 # ---------------------------------------------------------------- verification

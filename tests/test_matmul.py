@@ -95,7 +95,12 @@ _DL_CODES = {"float16": (2, 16), "bfloat16": (4, 16), "float32": (2, 32)}
 class FakeCudaArray:
     """A CUDA array exported through DLPack at a made-up address (only described, never touched)."""
 
-    def __init__(self, shape, dtype="float16", *, strides=None, device_id=0, address=0x7F0000100000):
+    _next = [0x7F0000100000]
+
+    def __init__(self, shape, dtype="float16", *, strides=None, device_id=0, address=None):
+        if address is None:  # each array its own memory (tilec.matmul refuses an output overlapping an input)
+            address = FakeCudaArray._next[0]
+            FakeCudaArray._next[0] += 1 << 24
         self.shape = tuple(shape)
         self._shape = (ctypes.c_int64 * len(shape))(*shape)
         self._strides = None if strides is None else (ctypes.c_int64 * len(shape))(*strides)

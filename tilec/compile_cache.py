@@ -21,10 +21,17 @@ miss, so a stale entry is never used.
 Entries live next to the cubins, ``<cache dir>/kernels/<key[:2]>/<key>.json``
 (the cache dir is ``$TILEC_CACHE_DIR``, else ``~/.cache/tilec``), written to
 a temporary file and published with ``os.replace``, so readers never see a
-torn file. An entry that cannot be read back (damaged, another format, a
-different key inside) is removed and counts as a miss: the kernel is
-compiled again. ``TILEC_COMPILE_CACHE=0`` turns this cache off (the cubin
-cache stays on); ``tilec.compile(..., cache=False)`` turns both off.
+torn file. An entry is a ``sha256 <hex>`` line, the checksum of the JSON
+that follows it, so an entry damaged or edited after it was written (a
+truncated file, a changed PTX text) is caught before it is used. One that
+cannot be read back (damaged, another format, a different key inside) is
+removed with a :class:`~tilec.runtime.cache.CacheWarning` and counts as a
+miss: the kernel is compiled again. Untrusted files and folders (another
+user's, writable by others), a folder where an entry belongs, and a cache
+that cannot be written are handled as in :mod:`tilec.runtime.cache`: a
+miss, or no caching, never an exception. ``TILEC_COMPILE_CACHE=0`` turns
+this cache off (the cubin cache stays on); ``tilec.compile(..., cache=False)``
+turns both off.
 """
 
 from __future__ import annotations
@@ -40,10 +47,19 @@ from typing import Any
 
 from tilec.dialects.abi import GlParam
 from tilec.runtime import LaunchDefaults, Param
-from tilec.runtime.cache import CacheStats, atomic_write, default_directory, remove_entries, tool_versions
+from tilec.runtime.cache import (
+    CacheStats,
+    default_directory,
+    discard,
+    read_file,
+    remove_entries,
+    tool_versions,
+    warn_once,
+    write_file,
+)
 
-FORMAT = 2
-"""Version of the entry format (part of the key). 2: entries hold the pipeline."""
+FORMAT = 3
+"""Version of the entry format (part of the key). 2: entries hold the pipeline; 3: a sha256 line first."""
 
 ENV = "TILEC_COMPILE_CACHE"
 """``0`` (or ``false``/``no``/``off``) disables the compile cache."""
@@ -110,7 +126,20 @@ def encode(key: str, *, name: str, asm: dict[str, Any], signature, launch, gl_pa
         "launch": {f.name: getattr(launch, f.name) for f in fields(launch)},
         "gl_params": [{f.name: getattr(g, f.name) for f in fields(g)} for g in gl_params],
     }
-    return json.dumps(entry, ensure_ascii=False).encode("utf-8", errors="surrogateescape")
+    return seal(json.dumps(entry, ensure_ascii=False).encode("utf-8", errors="surrogateescape"))
+
+
+def seal(body: bytes) -> bytes:
+    """``sha256 <hex of body>``, a newline, then ``body``: what a reader checks before trusting the rest."""
+    return b"sha256 " + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+
+
+def unseal(data: bytes) -> bytes:
+    """The body of a :func:`seal`\\ ed entry; ValueError when the checksum line is missing or does not match."""
+    head, newline, body = data.partition(b"\n")
+    if not newline or head != b"sha256 " + hashlib.sha256(body).hexdigest().encode():
+        raise ValueError("damaged entry: its sha256 does not match")
+    return body
 
 
 def _tuples(value: Any) -> Any:
@@ -128,9 +157,9 @@ def decode(data: bytes, key: str) -> dict[str, Any]:
     """The fields of a :class:`~tilec.api.CompiledKernel` (but the source text and caches) from an entry.
 
     Raises ValueError (or KeyError/TypeError) if the entry is not one this
-    version wrote for ``key``.
+    version wrote for ``key``, or was changed since (its checksum).
     """
-    entry = json.loads(data.decode("utf-8", errors="surrogateescape"))
+    entry = json.loads(unseal(data).decode("utf-8", errors="surrogateescape"))
     if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != key:
         raise ValueError("not an entry of this format for this key")
     if not all(isinstance(entry[k], str) for k in ("ptx", "llvm", "name", "pipeline")):
@@ -179,8 +208,13 @@ class CompileCache:
         self._directory = Path(directory) if directory is not None else None
 
     @property
+    def root(self) -> Path:
+        """The cache folder (shared with the cubins): trust is checked from here down."""
+        return self._directory if self._directory is not None else default_directory()
+
+    @property
     def directory(self) -> Path:
-        return (self._directory if self._directory is not None else default_directory()) / SUBDIR
+        return self.root / SUBDIR
 
     def path_for(self, key: str) -> Path:
         if len(key) < 3 or not all(c in "0123456789abcdef" for c in key):
@@ -188,36 +222,26 @@ class CompileCache:
         return self.directory / key[:2] / f"{key}.json"
 
     def load(self, key: str) -> dict[str, Any] | None:
-        """The decoded entry (see :func:`decode`), or None; a damaged entry is removed."""
+        """The decoded entry (see :func:`decode`), or None; a damaged entry is removed, with a warning."""
         path = self.path_for(key)
-        try:
-            data = path.read_bytes()
-        except OSError:
+        data = read_file(self.root, path)
+        if data is None:
             _count("misses")
             return None
         try:
             entry = decode(data, key)
-        except Exception:
-            self._discard(path)
+        except Exception as e:  # whatever is in the file, the caller compiles instead
+            warn_once(f"{path} is damaged or not an entry of this tilec ({e}): removed, compiled again")
+            discard(path)
             _count("misses")
             return None
         _count("hits")
         return entry
 
     def store(self, key: str, data: bytes) -> None:
-        """Publish an :func:`encode`\\ d entry; an unwritable folder is not an error."""
-        try:
-            atomic_write(self.path_for(key), data, fsync=False)
-        except OSError:
-            return
-        _count("compiles")
-
-    @staticmethod
-    def _discard(path: Path) -> None:
-        try:
-            path.unlink()
-        except OSError:
-            pass
+        """Publish an :func:`encode`\\ d entry; an unwritable or untrusted folder is a warning, not an error."""
+        if write_file(self.root, self.path_for(key), data, fsync=False):
+            _count("compiles")
 
     def clear(self) -> None:
         """Remove every entry (and stray temporary files)."""
@@ -225,4 +249,4 @@ class CompileCache:
 
 
 __all__ = ["ENV", "FORMAT", "CompileCache", "compile_key", "compiler_fingerprint", "decode", "encode",
-           "enabled_by_env", "reset_stats", "stats"]
+           "enabled_by_env", "reset_stats", "seal", "stats", "unseal"]

@@ -8,16 +8,32 @@ or the ptxas binary), so any change is a miss and a stale cubin is never used.
 Writes go to a temporary file in the same folder and are published with
 ``os.replace``, so concurrent writers (threads or processes) can never leave
 a torn file behind.  Hit/miss/compile counters make reuse observable.
+
+Faults: the cache only saves time, so nothing found in it may break a
+compile.  A cubin file holds the bare ELF image; its sha256 is kept in
+``sha256/<key[:2]>/<key>.sha256``, written after it, and a cubin whose bytes
+do not match (truncated, damaged, another's) is a miss that the rebuilt one
+replaces; one without a checksum (an older tilec, a store cut short) is a
+miss too.  Only trusted files are read (:func:`read_file`): regular files of
+this user that no one else can write, in folders, from the cache folder
+down, that are this user's and that no one else can write (unless sticky);
+anything else is skipped with a :class:`CacheWarning`.  A folder where a file
+belongs is removed if empty.  New folders are made 0700 and files 0600.  A
+cache that cannot be written (read-only, full, untrusted) costs the caching
+only, with one warning per cache folder per process (:func:`write_file`).
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import stat
 import sys
 import tempfile
 import threading
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
@@ -26,6 +42,9 @@ from typing import Callable, Mapping
 
 KEY_FORMAT = 1
 _ELF_MAGIC = b"\x7fELF"
+
+SUMS = "sha256"
+"""Subfolder of the cubins' checksums: ``sha256/<key[:2]>/<key>.sha256`` (the cubin file stays a bare ELF image)."""
 
 
 _MODULE_OF = {"tilec": "tilec", "xdsl": "xdsl", "llvmlite": "llvmlite", "cuda-bindings": "cuda.bindings"}
@@ -77,11 +96,11 @@ def cache_key(*, ir: str | bytes, pipeline: str, arch: str, compiler: str,
 def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
     """Write ``data`` to ``path`` so that no reader ever sees a partial file.
 
-    The bytes go to a temporary file in the same folder (created if needed),
-    which ``os.replace`` then publishes; concurrent writers of the same path
-    leave one complete file. ``fsync`` also flushes it to disk first.
+    The bytes go to a temporary file (mode 0600) in the same folder (made if
+    needed, 0700), which ``os.replace`` then publishes; concurrent writers of
+    the same path leave one complete file. ``fsync`` also flushes it to disk first.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:16]}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -96,6 +115,176 @@ def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
         except OSError:
             pass
         raise
+
+
+def make_private_dirs(folder: Path) -> None:
+    """``mkdir -p`` that gives every folder it makes mode 0700.
+
+    Why not ``os.makedirs(mode=0o700)``: it gives that mode to the last folder
+    only, the ones above it get the umask's (often 0755).
+    """
+    if folder.is_dir():
+        return
+    if folder.parent != folder:
+        make_private_dirs(folder.parent)
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        if not folder.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, f"{folder} is not a folder", str(folder)) from None
+
+
+# ---------------------------------------------------------------- faults and trust
+
+
+class CacheWarning(UserWarning):
+    """A cache file was skipped (damaged, not a file, not trusted) or the cache could not be written."""
+
+
+_warned: set[object] = set()
+_warned_lock = threading.Lock()
+
+
+def warn_once(message: str, topic: object = None) -> None:
+    """Warn once per process per ``topic`` (default: the message): a broken cache is told, not at every compile."""
+    topic = message if topic is None else topic
+    with _warned_lock:
+        if topic in _warned:
+            return
+        _warned.add(topic)
+    warnings.warn(f"tilec cache: {message}", CacheWarning, stacklevel=3)
+
+
+def owner_uid(st: os.stat_result) -> int:
+    """The user owning a cache file or folder: the one place ownership is read (tests play another user here)."""
+    return st.st_uid
+
+
+def _distrust(st: os.stat_result, *, folder: bool) -> str | None:
+    """Why a file or folder must not be trusted (another user's, or others can write it), else None.
+
+    A sticky folder others can write is fine: they cannot rename or remove
+    our files in it, and the files they add are theirs (so not trusted).
+    """
+    if not hasattr(os, "geteuid"):
+        return None  # no POSIX owners (Windows)
+    me, uid = os.geteuid(), owner_uid(st)
+    if uid != me:
+        return f"it is owned by uid {uid}, not by you (uid {me})"
+    if st.st_mode & 0o022 and not (folder and st.st_mode & stat.S_ISVTX):
+        return f"other users can write to it (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def _folder_problem(root: Path, folder: Path) -> str | None:
+    """Why ``folder`` or one above it, up to the cache folder ``root``, is not trusted, else None.
+
+    A missing folder is no problem: there is nothing in it, and it is made 0700.
+    """
+    parts = folder.relative_to(root).parts
+    for depth in range(len(parts) + 1):
+        here = root.joinpath(*parts[:depth])
+        try:
+            st = os.stat(here)
+        except OSError:
+            return None
+        if not stat.S_ISDIR(st.st_mode):
+            return None  # reading or writing below it fails, and says so
+        why = _distrust(st, folder=True)
+        if why:
+            return f"not using {here}: {why}"
+    return None
+
+
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+"""No following a link, no waiting on a pipe: whatever sits at an entry's path, opening it returns at once."""
+
+
+def read_file(root: Path, path: Path) -> bytes | None:
+    """The bytes of the cache file ``path`` (under the cache folder ``root``), or None.
+
+    None, silently, when it is missing; None with a :class:`CacheWarning` when
+    it is not to be trusted (see :func:`_distrust`: its folders, or the file)
+    or not a regular file (a folder, a link, a pipe) or cannot be read.
+    """
+    problem = _folder_problem(root, path.parent)
+    if problem:
+        warn_once(problem)
+        return None
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as e:
+        why = "it is a symbolic link" if e.errno == errno.ELOOP else (e.strerror or str(e))
+        warn_once(f"skipping {path}: {why}")
+        return None
+    try:
+        st = os.fstat(fd)
+        why = _distrust(st, folder=False) if stat.S_ISREG(st.st_mode) else "it is not a regular file"
+        if why:
+            warn_once(f"skipping {path}: {why}")
+            return None
+        with open(fd, "rb", closefd=False) as f:
+            return f.read()
+    except OSError as e:
+        warn_once(f"skipping {path}: {e.strerror or e}")
+        return None
+    finally:
+        os.close(fd)
+
+
+def write_file(root: Path, path: Path, data: bytes, *, fsync: bool = True) -> bool:
+    """Publish ``data`` at ``path`` (under the cache folder ``root``) with :func:`atomic_write`.
+
+    False, with a warning (once per process for an unwritable ``root``), when
+    it cannot be: a read-only, full or untrusted cache costs the caching,
+    never the compile.
+    """
+    problem = _folder_problem(root, path.parent)
+    if problem:
+        warn_once(problem)
+        return False
+    if not _clear_the_way(path):
+        return False
+    try:
+        atomic_write(path, data, fsync=fsync)
+    except OSError as e:
+        warn_once(f"cannot write to {root} ({e.strerror or e}): compiling without caching", ("unwritable", root))
+        return False
+    return True
+
+
+def _clear_the_way(path: Path) -> bool:
+    """Remove an empty folder at ``path``, where a file is to be published (``os.replace`` cannot replace it).
+
+    False, with a warning, when there is a folder with something in it:
+    emptying it is not the cache's business.  Links and pipes need nothing:
+    ``os.replace`` replaces them.
+    """
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return True  # nothing there (whatever else is wrong, the write tells)
+    if not stat.S_ISDIR(st.st_mode):
+        return True
+    try:
+        os.rmdir(path)
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        warn_once(f"cannot replace the folder {path} with a file ({e.strerror or e}): not cached")
+        return False
+    return True
+
+
+def discard(path: Path) -> None:
+    """Remove a cache file that cannot be used (another process may have removed it first)."""
+    try:
+        path.unlink()
+    except OSError:
+        pass
 
 
 def default_directory() -> Path:
@@ -117,7 +306,7 @@ class CacheStats:
 
 
 class CubinCache:
-    """A folder of ``<key[:2]>/<key>.cubin`` files.
+    """A folder of ``<key[:2]>/<key>.cubin`` files and their ``sha256/<key[:2]>/<key>.sha256``.
 
     ``directory=None`` follows :func:`default_directory` at every access, so
     setting ``TILEC_CACHE_DIR`` (e.g. in a test) redirects it.
@@ -145,32 +334,54 @@ class CubinCache:
         with self._lock:
             self.stats = CacheStats()
 
+    def sum_path(self, key: str) -> Path:
+        """Where the sha256 of the cubin of ``key`` is kept (a separate file: the cubin stays a bare ELF image)."""
+        return self.directory / SUMS / key[:2] / f"{key}.sha256"
+
     def load(self, key: str) -> bytes | None:
         """The cached cubin, or None; counts a hit or a miss.
 
         A file that is not an ELF image (damaged by something outside us)
-        is removed and counts as a miss.
+        is removed; one whose sha256 is missing or differs is left for the
+        rebuilt cubin to replace.  Either is a miss, as is an untrusted one
+        (:func:`read_file`).
         """
         path = self.path_for(key)
-        try:
-            data = path.read_bytes()
-        except (FileNotFoundError, NotADirectoryError):
-            self._count("misses")
-            return None
-        if not data.startswith(_ELF_MAGIC):
-            try:
-                path.unlink()
-            except OSError:
-                pass
-            self._count("misses")
-            return None
-        self._count("hits")
+        data = read_file(self.directory, path)
+        if data is not None and not data.startswith(_ELF_MAGIC):
+            warn_once(f"{path} is not a cubin: removed, compiled again")
+            discard(path)
+            data = None
+        if data is not None and not self._checks_out(key, data, path):
+            data = None
+        self._count("misses" if data is None else "hits")
         return data
 
-    def store(self, key: str, data: bytes) -> Path:
-        """Publish ``data`` under ``key`` atomically (temp file + ``os.replace``)."""
+    def _checks_out(self, key: str, data: bytes, path: Path) -> bool:
+        """Whether ``data`` has the sha256 stored for ``key`` (a miss, silently, when none is stored).
+
+        Not removed when it differs: a concurrent store may be between its
+        two writes; the next store replaces both.
+        """
+        recorded = read_file(self.directory, self.sum_path(key))
+        if recorded is None:
+            return False
+        if recorded.strip() != hashlib.sha256(data).hexdigest().encode():
+            warn_once(f"{path} is damaged (its sha256 differs from the one stored): compiled again")
+            return False
+        return True
+
+    def store(self, key: str, data: bytes) -> Path | None:
+        """Publish ``data`` under ``key`` atomically (temp file + ``os.replace``), then its sha256.
+
+        Returns the cubin's path, or None when the cache cannot be written
+        (a :class:`CacheWarning` says why; never an exception).
+        """
         path = self.path_for(key)
-        atomic_write(path, data)
+        if not write_file(self.directory, path, data):
+            return None
+        if not write_file(self.directory, self.sum_path(key), hashlib.sha256(data).hexdigest().encode()):
+            return None
         return path
 
     def get_or_build(self, key: str, build: Callable[[], bytes]) -> bytes:
@@ -180,15 +391,13 @@ class CubinCache:
             return data
         data = build()
         self._count("compiles")
-        try:
-            self.store(key, data)
-        except OSError:
-            pass  # an unwritable cache must not break compilation
+        self.store(key, data)  # an unwritable cache must not break compilation: it warns
         return data
 
     def clear(self) -> None:
-        """Remove every cached cubin (and stray temporary files)."""
+        """Remove every cached cubin, its checksum (and stray temporary files)."""
         remove_entries(self.directory, (".cubin", ".tmp"))
+        remove_entries(self.directory / SUMS, (".sha256", ".tmp"))
 
 
 def remove_entries(root: Path, suffixes: tuple[str, ...]) -> None:
