@@ -67,7 +67,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from tilec.codegen.arch import ACCEPTED_ARCHS, check_arch
 from tilec.codegen.llvm_translate import KERNEL_ATTR
-from tilec.codegen.ptx import compile_module
+from tilec.codegen.ptx import TranslationError, compile_module
 from tilec.codegen.targets import NotLLVMError, require_llvm_module
 from tilec.compile_cache import CompileCache, compile_key
 from tilec.compile_cache import enabled_by_env as compile_cache_enabled
@@ -683,8 +683,11 @@ def _lower(ctx: Context, module: ModuleOp, text: str, name: str, pipeline: Pipel
         else:
             defaults = LaunchDefaults(None, None, 0, static, dynamic)
         # LLVM runs in another thread meanwhile the output is verified (once, here)
-        compiled = compile_module(module, arch, opt_level=opt_level,
-                                  alongside=verify_output if pending[0] else None)
+        try:
+            compiled = compile_module(module, arch, opt_level=opt_level,
+                                      alongside=verify_output if pending[0] else None)
+        except TranslationError as e:
+            raise CompilationError(_diagnostic(e, name, ""), "codegen") from None
     except Exception:
         verify_output()  # invalid IR explains whatever failed on it
         raise

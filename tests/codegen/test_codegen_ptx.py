@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import ModuleOp, f32
 
 from tilec.codegen import ACCEPTED_ARCHS
 from tilec.codegen.arch import ARCH_SPECIFIC
-from tilec.codegen.ptx import PTX_ISA_VERSION, compile_module, llvm_ir, ptx, ptx_from_llvm_ir
+from tilec.codegen.ptx import PTX_ISA_VERSION, TranslationError, compile_module, llvm_ir, ptx, ptx_from_llvm_ir
 from tilec.codegen.ptxas import (
     KernelResources,
     PtxasError,
@@ -81,8 +81,18 @@ def test_opt_level_zero_still_emits_valid_ptx(ptxas_path):
 
 
 def test_invalid_llvm_ir_is_reported_by_llvm():
-    with pytest.raises(RuntimeError, match="expected"):
+    """LLVM's own message, as a diagnostic (not a bare RuntimeError from llvmlite)."""
+    with pytest.raises(TranslationError, match="LLVM rejects the IR made from this module: .*expected"):
         ptx_from_llvm_ir("define void @f( {", "sm_80")
+
+
+def test_an_instruction_the_arch_lacks_is_a_diagnostic_not_an_llvm_abort():
+    """wgmma on sm_80 would make LLVM's instruction selection abort the process."""
+    text = "declare void @llvm.nvvm.wgmma.fence.sync.aligned()\n"
+    with pytest.raises(TranslationError, match="uses 'llvm.nvvm.wgmma', which needs sm_90a; the target is sm_80"):
+        ptx_from_llvm_ir(text, "sm_80")
+    with pytest.raises(TranslationError, match="needs sm_90a; the target is sm_90"):
+        ptx_from_llvm_ir(text, "sm_90")
 
 
 def test_ptxas_failure_carries_ptxas_message(ptxas_path):

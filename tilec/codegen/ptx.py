@@ -9,6 +9,7 @@ never assembled from templates here.
 from __future__ import annotations
 
 import functools
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException
 
 from tilec.codegen.arch import check_arch
 from tilec.codegen.llvm_translate import NVPTX_TRIPLE, module_text
@@ -38,6 +40,11 @@ def _nvptx_target() -> llvm.Target:
     return llvm.Target.from_triple(NVPTX_TRIPLE)
 
 
+class TranslationError(DiagnosticException):
+    """The module cannot become PTX for the target: an instruction the arch lacks, or LLVM refusing
+    the IR made from it (a module of llvm-dialect ops written by hand, say)."""
+
+
 @functools.cache
 def _target_machine(arch: str, opt_level: int) -> llvm.TargetMachine:
     return _nvptx_target().create_target_machine(
@@ -55,7 +62,40 @@ def llvm_ir(module: ModuleOp) -> str:
     (e.g. for LLVM's `opt` or `llc`).
     """
     layout = str(_target_machine("sm_80", 0).target_data)  # same for every sm_XY
-    return module_text(module, triple=NVPTX_TRIPLE, data_layout=layout)
+    try:
+        return module_text(module, triple=NVPTX_TRIPLE, data_layout=layout)
+    except KeyError as e:  # a value the writer has not met yet: used above its definition
+        value = e.args[0] if e.args else None
+        op = getattr(value, "op", None)
+        err = TranslationError(f"'{op.name if op else '?'}' result %{getattr(value, 'name_hint', None) or '?'} is "
+                               "used before it is defined (LLVM IR needs definitions to dominate their uses)")
+        err.op = op
+        raise err from None
+    except NotImplementedError as e:
+        raise TranslationError(f"cannot translate this module to LLVM IR: {e}") from None
+
+
+ARCH_INSTRUCTIONS = (
+    # (what the IR mentions, the arch it needs, whether it needs the arch-specific "a" target)
+    (re.compile(r"llvm\.nvvm\.wgmma\.|\bwgmma\."), 90, True),
+    (re.compile(r"\bsetmaxnreg\b|llvm\.nvvm\.setmaxnreg"), 90, True),
+    (re.compile(r"cp\.async\.bulk|llvm\.nvvm\.cp\.async\.bulk"), 90, False),
+    (re.compile(r"fence\.proxy\.async|expect_tx"), 90, False),
+)
+"""Instructions LLVM's NVPTX back end (or ptxas) accepts only from an arch on: checked first, so a
+module for an older arch gets a diagnostic instead of LLVM aborting the process."""
+
+
+def check_instructions(ir_text: str, arch: str) -> None:
+    """A :class:`TranslationError` naming the first instruction of ``ir_text`` that ``arch`` lacks."""
+    number = int(arch.removeprefix("sm_").rstrip("a"))
+    specific = arch.endswith("a")
+    for pattern, needs, needs_specific in ARCH_INSTRUCTIONS:
+        m = pattern.search(ir_text)
+        if m and (number < needs or (needs_specific and not (specific and number == needs))):
+            want = f"sm_{needs}a" if needs_specific else f"sm_{needs} or newer"
+            raise TranslationError(f"the module uses '{m.group().strip('.')}', which needs {want}; the target is "
+                                   f"{arch} (e.g. -t 'ptx{{arch=sm_90a}}')")
 
 
 def ptx_from_llvm_ir(ir_text: str, arch: str = "sm_80", *, opt_level: int = 3) -> str:
@@ -63,9 +103,14 @@ def ptx_from_llvm_ir(ir_text: str, arch: str = "sm_80", *, opt_level: int = 3) -
     check_arch(arch)
     if not 0 <= opt_level <= 3:
         raise ValueError(f"opt_level must be 0 to 3, got {opt_level}")
+    check_instructions(ir_text, arch)
     machine = _target_machine(arch, opt_level)
-    parsed = llvm.parse_assembly(ir_text)
-    parsed.verify()
+    try:
+        parsed = llvm.parse_assembly(ir_text)
+        parsed.verify()
+    except RuntimeError as e:
+        first = str(e).strip().splitlines()
+        raise TranslationError(f"LLVM rejects the IR made from this module: {' '.join(first[:3])[:400]}") from None
     parsed.triple = NVPTX_TRIPLE
     parsed.data_layout = str(machine.target_data)
     if opt_level > 0:

@@ -526,9 +526,12 @@ class TileOptMain(xDSLOptMain):
         if op is None and isinstance(e, VerifyException) and module is not None:
             op = _find_invalid_op(module, message, fallback=self._stage.what == "verify")
         named = None
-        if op is None and module is not None:
-            # a pass that names the kernel it failed on (``@gemm``) is located at that function
-            op = named = _named_function(module, message)
+        if module is not None and (op is None or _op_location(op) is None):
+            # an xDSL message that names the op another way (a symbol defined twice, an op printed in it,
+            # an op with an empty block), or a pass that names the kernel it failed on (``@gemm``)
+            found = _op_named_in(module, message) or _named_function(module, message)
+            if found is not None:
+                op = named = found
         if op is not None:
             if op is not named and not message.startswith(f"'{op.name}'"):  # name the op, as mlir-opt does
                 diag.message = f"'{op.name}' op {message}"
@@ -544,6 +547,11 @@ class TileOptMain(xDSLOptMain):
             if located is op and not self._keep_ir_dumps:
                 # The source line says where; drop xDSL's dump of the whole module.
                 diag.notes = [n for n in notes if "\n" not in n.strip()]
+        if diag.location is None:
+            # a pass that wrote the op's place into its message ("... at FILE:LINE:COL: ...") is located there
+            m = re.search(r" at (\S+?):(\d+):(\d+):", message)
+            if m:
+                diag.location = Location(m.group(1), int(m.group(2)), int(m.group(3)))
         if stage_note is not None:
             diag.notes.insert(0, stage_note)
         return diag
@@ -594,6 +602,26 @@ def _find_invalid_op(module: ModuleOp, message: str, *, fallback: bool) -> Opera
     except Exception:  # half-rewritten IR: give up locating, report anyway
         return None
     return first if fallback else None
+
+
+def _op_named_in(module: ModuleOp, message: str) -> Operation | None:
+    """The op an xDSL verifier message points at without a location: the second definition of a
+    symbol, the op it prints (``... parent: AddfOp(%s = arith.addf ...)``), or the first op of the
+    named kind with an empty block."""
+    ops = list(module.walk())
+    m = re.search(r'Redefinition of symbol "([^"]+)"', message)
+    if m:
+        defs = [o for o in ops if getattr(getattr(o, "sym_name", None), "data", None) == m.group(1)]
+        return defs[1] if len(defs) > 1 else None
+    m = re.search(r"parent: \w+\((.*)\)$", message.strip().splitlines()[0])
+    if m:
+        text = m.group(1)
+        return next((o for o in ops if str(o).split("\n")[0].strip() == text.strip()), None)
+    m = re.search(r"Operation (\S+) contains empty block", message)
+    if m:
+        return next((o for o in ops if o.name == m.group(1)
+                     and any(not b.ops for r in o.regions for b in r.blocks)), None)
+    return None
 
 
 def _named_function(module: ModuleOp, message: str) -> Operation | None:

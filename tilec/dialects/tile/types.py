@@ -201,6 +201,13 @@ class SharedType(_CheckedAtParse, _TileShaped, ParametrizedAttribute, TypeAttrib
     def verify(self) -> None:
         _check_element(self.name, self.element_type)
         _check_static_shape(self.name, self.dims)
+        elements = 1
+        for d in self.dims:
+            elements *= d
+        if elements * element_bits(self.element_type) // 8 > MAX_SHARED_BYTES:  # before the layout is evaluated
+            raise VerifyException(f"{self.name}: a {'x'.join(map(str, self.dims))} tile of {self.element_type} takes "
+                                  f"{elements * element_bits(self.element_type) // 8} bytes; a block has at most "
+                                  f"{MAX_SHARED_BYTES} bytes of shared memory")
         layout = self.layout
         strides = flatten((layout.layout if isinstance(layout, ComposedLayout) else layout).stride)
         if any(d < 0 for d in strides):
