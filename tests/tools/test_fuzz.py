@@ -263,10 +263,9 @@ def test_misspelt_op_is_located() -> None:
     assert "tile.lod" in outcome.message and outcome.signature == ""
 
 
-def test_bad_target_option_is_an_unlocated_diagnostic() -> None:
+def test_bad_target_option_is_located_in_the_target_text() -> None:
     outcome = run(GOOD, "ptx", ("-t", "ptx{arch=sm_1}"))
-    assert outcome.kind == "unlocated" and "sm_1" in outcome.message
-    assert outcome.signature.startswith("unlocated: tile-opt: error: invalid options for target")
+    assert outcome.kind == "located" and "sm_1" in outcome.message and "target:1:5:" in outcome.stderr
 
 
 def test_internal_error_is_caught_and_signed(monkeypatch: pytest.MonkeyPatch) -> None:

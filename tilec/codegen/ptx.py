@@ -86,16 +86,21 @@ ARCH_INSTRUCTIONS = (
 module for an older arch gets a diagnostic instead of LLVM aborting the process."""
 
 
-def check_instructions(ir_text: str, arch: str) -> None:
-    """A :class:`TranslationError` naming the first instruction of ``ir_text`` that ``arch`` lacks."""
+def check_instructions(ir_text: str, arch: str, module: ModuleOp | None = None) -> None:
+    """A :class:`TranslationError` naming the first instruction of ``ir_text`` that ``arch`` lacks (at
+    the first op of ``module`` that uses it, when given)."""
     number = int(arch.removeprefix("sm_").rstrip("a"))
     specific = arch.endswith("a")
     for pattern, needs, needs_specific in ARCH_INSTRUCTIONS:
         m = pattern.search(ir_text)
         if m and (number < needs or (needs_specific and not (specific and number == needs))):
             want = f"sm_{needs}a" if needs_specific else f"sm_{needs} or newer"
-            raise TranslationError(f"the module uses '{m.group().strip('.')}', which needs {want}; the target is "
+            err = TranslationError(f"the module uses '{m.group().strip('.')}', which needs {want}; the target is "
                                    f"{arch} (e.g. -t 'ptx{{arch=sm_90a}}')")
+            if module is not None:
+                err.op = next((op for op in module.walk() if op is not module and not op.regions
+                               and pattern.search(str(op))), None)
+            raise err
 
 
 def ptx_from_llvm_ir(ir_text: str, arch: str = "sm_80", *, opt_level: int = 3) -> str:
@@ -123,7 +128,9 @@ def ptx_from_llvm_ir(ir_text: str, arch: str = "sm_80", *, opt_level: int = 3) -
 def ptx(module: ModuleOp, arch: str = "sm_80", *, opt_level: int = 3) -> str:
     """PTX for `arch` (one of `ACCEPTED_ARCHS`) from an xDSL llvm-dialect module."""
     check_arch(arch)
-    return ptx_from_llvm_ir(llvm_ir(module), arch, opt_level=opt_level)
+    text = llvm_ir(module)
+    check_instructions(text, arch, module)
+    return ptx_from_llvm_ir(text, arch, opt_level=opt_level)
 
 
 @dataclass(frozen=True)

@@ -332,7 +332,10 @@ class TileOptMain(xDSLOptMain):
             try:
                 factory().from_spec(spec)  # pyright: ignore
             except (ValueError, TypeError) as e:
-                raise ToolError(f"{PROG}: error: invalid options for target '{spec.name}': {e}") from None
+                # point into the -t text, as pipeline errors point into -p's: at the option named, else the target
+                col = next((text.find(k) for k in spec.parameters if text.find(k) >= 0), 0) + 1
+                raise ToolError(f"target:1:{col}: error: invalid options for target '{spec.name}': {e}\n{text}\n"
+                                f"{' ' * (col - 1)}^") from None
 
     def setup_pipeline(self):
         start_timer = time.perf_counter()

@@ -45,7 +45,7 @@
 // TF32:     cvt.rna.tf32.f32
 // TF32:     mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 
-// ARCH:      tile-opt: error: invalid options for target 'ptx': unsupported GPU architecture 'sm_70': expected one of sm_80, sm_86, sm_89, sm_90, sm_90a
+// ARCH:      target:1:5: error: invalid options for target 'ptx': unsupported GPU architecture 'sm_70': expected one of sm_80, sm_86, sm_89, sm_90, sm_90a
 // ARCH-NOT:  Traceback
 
 // UNLOWERED: error: target 'ptx' needs a module of llvm-dialect ops, but it contains 'func.func'; lower it first, e.g. with -p tile-to-llvm
