@@ -385,6 +385,8 @@ class MbarArriveWarpOp(IRDLOperation):
 
 def _check_access(op: IRDLOperation, t: Attribute) -> None:
     n = access_bytes(t)
+    if n is None:
+        _fail(op, f"moves integers, f16, bf16 or f32 (or vectors of them) per lane, not {t}")
     if n not in (1, 2, 4, 8, 16):
         _fail(op, f"moves 1, 2, 4, 8 or 16 bytes per lane; {t} is {n} bytes")
 
