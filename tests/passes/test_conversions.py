@@ -110,3 +110,29 @@ def test_shuffle_plans_name_their_lanes(src, dst):
             if step.sender_selects:  # the source computes the index from its own lane
                 reader_index = step.index_base + sum(f(source) for f in step.index_fields)
             assert src.coord(source, reader_index) == dst.coord(lane, v)
+
+
+def test_coalesced_vector_load_then_shuffles():
+    """ThunderKittens' vector load (seed 001): consecutive lanes load consecutive elements (the vector's
+    fragment given as the spread one), then shuffles take each value to the lanes of the tile that
+    need it (tile-layout converts the vector where it is broadcast; one shfl.sync.idx a value)."""
+    spread = "(32,2):(1,32)"
+    text = f"""
+func.func @k(%w: !tile.gl<f32, [?]>, %x: !tile.gl<f32, [?, ?]>, %y: !tile.gl<f32, [?, ?]>)
+    attributes {{tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>}} {{
+  %c0 = arith.constant 0 : index
+  %v = tile.load %w[%c0] : !tile.gl<f32, [?]> -> !tile.rv<64xf32, col, {spread}>
+  %t = tile.load %x[%c0, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<16x64xf32>
+  %b = tile.broadcast %v : !tile.rv<64xf32, col, {spread}> -> !tile.rt<16x64xf32>
+  %s = tile.mul %t, %b : !tile.rt<16x64xf32>
+  tile.store %s, %y[%c0, %c0] : !tile.rt<16x64xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}}"""
+    module = _lower(text)
+    names = [op.name for op in module.walk()]
+    assert names.count("frag.shfl") == 16 and "frag.shared" not in names
+    rng = np.random.default_rng()
+    w, x = rng.standard_normal(64).astype(np.float32), rng.standard_normal((16, 64)).astype(np.float32)
+    out = np.full((16, 64), np.nan, np.float32)
+    run(module, "k", *_view(w), *_view(x), *_view(out))
+    np.testing.assert_array_equal(out, x * w[None, :])

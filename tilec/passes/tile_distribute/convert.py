@@ -80,8 +80,8 @@ class Shuffle:
 def shuffle_plan(src: Fragment | VectorFragment, dst: Fragment | VectorFragment) -> list[Shuffle] | None:
     """One :class:`Shuffle` per value of ``dst``, or None when some value lives in another warp, a
     source lane or index is not bit-linear in the thread, or it would take more than
-    :data:`MAX_SHUFFLES_PER_VALUE` shuffles a value. A thread prefers its own copy of an element (a
-    broadcast source holds several), then the lowest value index, then the lowest lane."""
+    :data:`MAX_SHUFFLES_PER_VALUE` shuffles a value. Of an element several lanes hold (a broadcast
+    source), a thread takes its own copy, or else (when that is not bit-linear) the lowest lane's."""
     threads = dst.tv.num_threads
     if src.tv.num_threads != threads:
         return None
@@ -91,15 +91,18 @@ def shuffle_plan(src: Fragment | VectorFragment, dst: Fragment | VectorFragment)
             owners.setdefault(src.tv.offset(t, u), []).append((t, u))
     plan = []
     for v in range(dst.num_values):
-        sources, indices = [], []
-        for t in range(threads):
-            mine = [(s, u) for s, u in owners[dst.tv.offset(t, v)] if s >> 5 == t >> 5]
-            if not mine:
-                return None
-            s, u = min(mine, key=lambda su: (su[0] != t, su[1], su[0]))
-            sources.append(s)
-            indices.append(u)
-        lane_fn = linear_fields([s & 31 for s in sources])
+        for prefer_own in (True, False):  # a thread's own copy, else the lowest lane: whichever is bit-linear
+            sources, indices = [], []
+            for t in range(threads):
+                mine = [(s, u) for s, u in owners[dst.tv.offset(t, v)] if s >> 5 == t >> 5]
+                if not mine:
+                    return None
+                s, u = min(mine, key=lambda su: (prefer_own and su[0] != t, su[1], su[0]))
+                sources.append(s)
+                indices.append(u)
+            lane_fn = linear_fields([s & 31 for s in sources])
+            if lane_fn is not None:
+                break
         if lane_fn is None:
             return None
         distinct = tuple(sorted(set(indices)))
