@@ -19,7 +19,15 @@ from tilec.passes.fragments import block_fragment
 from tilec.passes.tile_layout import TileLayoutPass
 from tilec.passes.uniformity import warp_varying
 
-from tests.passes.test_tile_distribute_algebra import COMBINE, REDUCE, _assembles, _lower, _parse, _rel, _view
+from tests.passes.test_tile_distribute_algebra import (
+    REDUCE,
+    _assembles,
+    _lower,
+    _parse,
+    _rel,
+    _view,
+    reduction_reference,
+)
 
 
 def _launch(warps: int, grid: str = "?") -> str:
@@ -82,13 +90,8 @@ func.func @k(%x: !tile.gl<f32, [?, ?]>, %acc: !tile.gl<f32, [?]>, %v: !tile.gl<f
     m, k = (blocks * rows - 1, cols - min(3, cols // 2)) if orientation == "row" else \
         (rows - min(3, rows // 2), blocks * cols - 1)
     x = rng.standard_normal((m, k)).astype(np.float32)
-    length = m if orientation == "row" else k
-    acc = rng.standard_normal(length).astype(np.float32)
-    axis = 1 if orientation == "row" else 0
-    want = REDUCE[kind](x.astype(np.float64), axis=axis)
-    if accumulate:
-        want = COMBINE[kind](acc.astype(np.float64), want)
-    want_d = x - (want[:, None] if orientation == "row" else want[None, :])
+    acc, want, want_d = reduction_reference(rng, x, orientation, kind, accumulate)
+    length = len(acc)
     for vout, dout in _run_both(text, [x, acc], [np.zeros(length, np.float32), np.zeros((m, k), np.float32)],
                                 (blocks, 1, 1)):
         assert _rel(vout, want) < 1e-5

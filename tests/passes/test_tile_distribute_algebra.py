@@ -104,18 +104,23 @@ func.func @k(%x: !tile.gl<f32, [?, ?]>, %acc: !tile.gl<f32, [?]>, %v: !tile.gl<f
     rng = np.random.default_rng()
     m, k = rows - 3, cols - 5  # ragged: the window reaches past the view
     x = rng.standard_normal((m, k)).astype(np.float32)
-    length = m if orientation == "row" else k
-    acc = rng.standard_normal(length).astype(np.float32)
-    axis = 1 if orientation == "row" else 0
-    want = REDUCE[kind](x.astype(np.float64), axis=axis)
-    if accumulate:
-        want = COMBINE[kind](acc.astype(np.float64), want)
-    want_d = x - (want[:, None] if orientation == "row" else want[None, :])
+    acc, want, want_d = reduction_reference(rng, x, orientation, kind, accumulate)
+    length = len(acc)
     v = np.zeros(length, np.float32)
     d = np.zeros((m, k), np.float32)
     for vout, dout in _both(text, "k", [x, acc], [v, d]):
         assert _rel(vout, want) < 1e-5
         assert _rel(dout, want_d) < 1e-5
+
+
+def reduction_reference(rng, x: np.ndarray, orientation: str, kind: str, accumulate: bool):
+    """(accumulator input, float64 ``v = reduce(x)`` or ``combine(acc, reduce(x))``, float64 ``x - v``
+    broadcast back) for a row or column reduction of ``x``."""
+    acc = rng.standard_normal(x.shape[0] if orientation == "row" else x.shape[1]).astype(np.float32)
+    want = REDUCE[kind](x.astype(np.float64), axis=1 if orientation == "row" else 0)
+    if accumulate:
+        want = COMBINE[kind](acc.astype(np.float64), want)
+    return acc, want, x - (want[:, None] if orientation == "row" else want[None, :])
 
 
 MATH = {
