@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import subprocess
 import sys
 import textwrap
@@ -281,6 +282,22 @@ def test_reading_the_cubin_builds_it() -> None:
     assert cubin[:4] == b"\x7fELF" and "cubin" in k.asm and k.cubin() is cubin
     with pytest.raises(KeyError):
         k.asm["sass"]
+
+
+def test_a_cubin_for_a_named_target_touches_no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cubin(arch)`` is ptxas for that target (an ahead-of-time build), even where a GPU is present."""
+    from tilec.runtime import driver
+
+    needs_ptxas()
+    monkeypatch.setattr(driver, "has_device", lambda: pytest.fail("cubin(arch) asked for the GPU"))
+    k = tilec.compile(F16, arch="sm_80", cache=False)
+    for arch in ("sm_80", "sm_90"):
+        cubin = k.cubin(arch)
+        sm = (struct.unpack_from("<I", cubin, 0x30)[0] >> 8) & 0xFF  # the ELF header's e_flags name the SM
+        assert cubin[:4] == b"\x7fELF" and f"sm_{sm}" == arch
+    assert "cubin" not in k.asm  # the default cubin (this machine's) is not replaced
+    with pytest.raises(ValueError, match="unsupported GPU architecture 'sm_70'"):
+        k.cubin("sm_70")
 
 
 def test_reading_the_cubin_without_ptxas_says_so(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import tilec.ir  # noqa: F401  first: installs the lazy assembly formats (tilec/ir/lazy_formats.py)
 from xdsl.context import Context
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
@@ -510,8 +511,16 @@ class CompiledKernel:
         params = ", ".join(f"{p.name}: {p.describe()}{' (out)' if p.is_output else ''}" for p in self.signature)
         return f"CompiledKernel({self.name}({params}), {self.arch})"
 
-    def cubin(self) -> bytes:
-        """The cubin (driver JIT on a GPU, else ptxas for ``arch``), through the disk cache."""
+    def cubin(self, arch: str | None = None) -> bytes:
+        """The cubin, through the disk cache: for this machine's GPU (driver JIT), else ptxas for ``self.arch``.
+
+        With ``arch`` (``sm_80`` ... ``sm_90a``): ptxas for that target, touching
+        no GPU, as ``triton.compile`` does for a given target (an ahead-of-time
+        build, or a cubin for another machine).
+        """
+        if arch is not None:
+            check_arch(arch)
+            return self._ptx_kernel.cubin(arch, backend="ptxas")
         cubin = dict.get(self.asm, "cubin")
         if cubin is None:
             cubin = self._ptx_kernel.cubin(None if has_device() else self.arch)

@@ -53,6 +53,7 @@ from typing import Any
 
 import llvmlite.ir as ir
 from llvmlite.ir import instructions
+import tilec.ir  # noqa: F401  first: installs the lazy assembly formats (tilec/ir/lazy_formats.py)
 from xdsl.backend.llvm.convert_op import CastInstrWithFlags
 from xdsl.backend.llvm.convert_op import convert_op as xdsl_convert_op
 from xdsl.backend.llvm.convert_type import convert_type as xdsl_convert_type

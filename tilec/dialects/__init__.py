@@ -2,6 +2,7 @@
 
 from collections.abc import Callable
 
+import tilec.ir  # noqa: F401  first: installs the lazy assembly formats (tilec/ir/lazy_formats.py)
 from xdsl.ir import Dialect
 
 

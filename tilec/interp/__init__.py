@@ -13,6 +13,7 @@ they execute lane by lane, vectorised over each warp's 32 lanes
 (:mod:`tilec.interp.lanes`).
 """
 
+import tilec.ir  # noqa: F401  first: installs the lazy assembly formats (tilec/ir/lazy_formats.py)
 from tilec.interp.dtypes import numpy_dtype, round_bf16, to_element
 from tilec.interp.errors import BarrierError, OpError, TileInterpreterError
 from tilec.interp.lanes import LaneState, Ptr, is_fragment_level, make_lane_interpreter, run_fragment

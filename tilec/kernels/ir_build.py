@@ -6,6 +6,7 @@ so what they print reads like hand-written IR (``%m_new``, ``%alpha``) and no ke
 
 from __future__ import annotations
 
+import tilec.ir  # noqa: F401  first: installs the lazy assembly formats (tilec/ir/lazy_formats.py)
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, FloatAttr, IndexType, IntegerAttr

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import tilec.ir  # noqa: F401  first: installs the lazy assembly formats (tilec/ir/lazy_formats.py)
 from xdsl.dialects import arith, func, math, scf
 from xdsl.dialects.builtin import Float32Type, FloatAttr, IndexType, IntegerType, ModuleOp, i64
 from xdsl.ir import Block, Region, SSAValue

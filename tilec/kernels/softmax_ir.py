@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import tilec.ir  # noqa: F401  first: installs the lazy assembly formats (tilec/ir/lazy_formats.py)
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import Float32Type, IndexType, ModuleOp
 from xdsl.ir import Block, Region, SSAValue

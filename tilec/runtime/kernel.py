@@ -170,14 +170,16 @@ class Kernel:
             return default_cache()
         return self._cache
 
-    def cubin(self, arch: str | None = None) -> bytes:
+    def cubin(self, arch: str | None = None, backend: str | None = None) -> bytes:
         """The cubin: given, or compiled from the PTX (through the cache).
 
         ``arch`` matters only for ptxas; the driver JIT compiles for the device.
+        ``backend`` overrides the kernel's own (``ptxas`` with an ``arch``
+        builds for that target without touching a GPU).
         """
         if self._cubin is not None:
             return self._cubin
-        backend, arch, compiler = jit.resolve_backend(self.backend, arch, self.device_ordinal)
+        backend, arch, compiler = jit.resolve_backend(backend or self.backend, arch, self.device_ordinal)
         ptx = self._ptx
 
         def build() -> bytes:

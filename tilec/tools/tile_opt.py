@@ -45,6 +45,7 @@ from io import BytesIO, StringIO
 from itertools import accumulate
 from typing import IO, ClassVar
 
+import tilec.ir  # noqa: F401  first: installs the lazy assembly formats (tilec/ir/lazy_formats.py)
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
