@@ -61,7 +61,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tilec.runtime",),
     ("tilec.interp",),
     ("tilec.api", "tilec.compile_cache"),
-    ("tilec.kernels",),
+    ("tilec.kernels", "tilec.lang"),
     ("tilec.tools",),
 )
 """Lowest first; the modules named and everything under them (``tilec.ir`` holds ``tilec.ir.fast``)."""

@@ -64,6 +64,19 @@ class NumpyArithFunctions(ArithFunctions):
         # the inherited entry is the registered wrapper: it returns an OpImplResult
         return super().run_constant(interpreter, op, args).values
 
+    @impl(arith.DivSIOp)
+    def run_divsi(self, interpreter: Interpreter, op: arith.DivSIOp, args: PythonValues):
+        """C's division (toward zero), on numpy arrays too (xDSL's takes Python ints only)."""
+        out = _trunc_div(*(_to_int(a) for a in args))
+        return (int(out) if np.ndim(out) == 0 else out,)
+
+    @impl(arith.RemSIOp)
+    def run_remsi(self, interpreter: Interpreter, op: arith.RemSIOp, args: PythonValues):
+        """The remainder of :meth:`run_divsi` (the dividend's sign)."""
+        a, b = (_to_int(x) for x in args)
+        out = a - b * _trunc_div(a, b)
+        return (int(out) if np.ndim(out) == 0 else out,)
+
     @impl(arith.AddfOp)
     def run_addf(self, interpreter, op, args):
         return _result(op, np.add(args[0], args[1]))
@@ -220,6 +233,14 @@ class NumpyIntegerFunctions(InterpreterFunctions):
     run_minsi = impl(arith.MinSIOp)(_signed_binary(np.minimum))
     run_maxsi = impl(arith.MaxSIOp)(_signed_binary(np.maximum))
     run_ceildivsi = impl(arith.CeilDivSIOp)(_signed_binary(lambda a, b: -(-a // b)))
+
+
+def _trunc_div(a, b):
+    """``a / b`` rounded toward zero; a zero divisor is an error (the GPU's result would be undefined)."""
+    if np.any(np.asarray(b) == 0):
+        raise ValueError("integer division by zero")
+    q = np.abs(a) // np.abs(b)
+    return np.where((np.asarray(a) < 0) != (np.asarray(b) < 0), -q, q)
 
 
 def _unary(fn):

@@ -1,0 +1,104 @@
+"""Kernels written in tilec.lang against tilec's built-in kernels, torch and torch.compile (Triton), in one run.
+
+    python bench/lang.py [--json out.json]
+
+The language's softmax and layer norm (``examples/lang/``) launched through ``kernel[grid](...)``
+with the tiling tilec's built-in row kernels choose (:func:`tilec.kernels.row_tiling.row_tiling`),
+next to ``tilec.softmax`` / ``tilec.layer_norm``, torch and ``torch.compile``; bandwidth is
+(bytes read + bytes written) / device time, timed as ``bench/softmax.py`` times (the median of 30
+batches of 10 back-to-back calls after warm-up). ``host us`` is the launcher's own time per call
+(on a tiny input), which a kernel shorter than it cannot hide.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+import tilec
+from tilec.kernels.row_tiling import row_tiling
+
+from softmax import host_us, time_ms  # bench/softmax.py's timers (this folder is on sys.path)
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "lang"
+
+
+def _example(name: str):
+    """A module of examples/lang (by path: its names would clash with bench/'s)."""
+    spec = importlib.util.spec_from_file_location(f"lang_example_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+lang_softmax = _example("softmax").softmax
+layer_norm = _example("layer_norm").layer_norm
+
+SHAPES = [(4096, 4096), (16384, 4096), (8192, 8192), (4096, 16384), (16384, 1024)]
+DTYPES = [torch.float16, torch.float32]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--json", help="write the results here too")
+    args = p.parse_args()
+    print(f"GPU: {torch.cuda.get_device_name()}")
+    rows = []
+    compiled_softmax = torch.compile(lambda t: torch.softmax(t, -1))
+    compiled_ln = torch.compile(lambda t, w, b: F.layer_norm(t, (t.shape[-1],), w, b, 1e-5))
+    tiny = torch.randn(4, 256, device="cuda")
+    tiny_o = torch.empty_like(tiny)
+    t = row_tiling(256, "float32")
+    host = {"lang softmax": host_us(lambda: lang_softmax[(1,)](tiny, tiny_o, BM=t.rows, N=t.cols, num_warps=t.warps)),
+            "tilec.softmax": host_us(lambda: tilec.softmax(tiny, out=tiny_o))}
+    print("host us per call: " + ", ".join(f"{k} {v:.1f}" for k, v in host.items()))
+    print(f"{'kernel':>10} {'shape':>14} {'dtype':>8} {'lang':>7} {'tilec':>7} {'torch':>7} {'compile':>7} "
+          f"{'lang/tilec':>10} {'lang/compile':>12}  GB/s")
+    for dtype in DTYPES:
+        name = str(dtype).removeprefix("torch.")
+        for shape in SHAPES:
+            m, n = shape
+            tiling = row_tiling(n, name)
+            if tiling.passes != 1:
+                continue
+            x = torch.randn(shape, device="cuda", dtype=dtype)
+            w, b = torch.randn(n, device="cuda", dtype=dtype), torch.randn(n, device="cuda", dtype=dtype)
+            grid = (-(-m // tiling.rows),)
+            moved = 2 * x.numel() * x.element_size()
+            for kernel, lang, builtin, ref_fn, compiled in (
+                ("softmax",
+                 lambda o: lang_softmax[grid](x, o, BM=tiling.rows, N=tiling.cols, num_warps=tiling.warps),
+                 lambda o: tilec.softmax(x, out=o), lambda: torch.softmax(x.double(), -1),
+                 lambda: compiled_softmax(x)),
+                ("layer_norm",
+                 lambda o: layer_norm[grid](x, w, b, o, BM=tiling.rows, N=tiling.cols, num_warps=tiling.warps),
+                 lambda o: tilec.layer_norm(x, w, b, out=o),
+                 lambda: F.layer_norm(x.double(), (n,), w.double(), b.double(), 1e-5),
+                 lambda: compiled_ln(x, w, b)),
+            ):
+                o = torch.full_like(x, float("nan"))
+                lang(o)
+                ref = ref_fn()
+                err = ((o.double() - ref).abs().max() / ref.abs().max()).item()
+                o2 = torch.empty_like(x)
+                torch_fn = (lambda: torch.softmax(x, -1)) if kernel == "softmax" else \
+                    (lambda: F.layer_norm(x, (n,), w, b, 1e-5))
+                gbs = {k: moved / time_ms(f) / 1e6 for k, f in (("lang", lambda: lang(o2)), ("tilec", lambda: builtin(o2)),
+                                                                ("torch", torch_fn), ("compile", compiled))}
+                rows.append({"kernel": kernel, "shape": list(shape), "dtype": name, "max_rel_error": err,
+                             **{k: round(v, 1) for k, v in gbs.items()}})
+                print(f"{kernel:>10} {str(shape):>14} {name:>8} {gbs['lang']:>7.0f} {gbs['tilec']:>7.0f} "
+                      f"{gbs['torch']:>7.0f} {gbs['compile']:>7.0f} {gbs['lang'] / gbs['tilec']:>10.2f} "
+                      f"{gbs['lang'] / gbs['compile']:>12.2f}  err {err:.1e}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"gpu": torch.cuda.get_device_name(), "host_us": host, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,372 @@
+"""tilec.lang: every construct built, run on the CPU interpreter against numpy, and compiled to PTX.
+
+Inputs are fresh random numbers, outputs are poisoned with NaN first; the PTX each compile makes is
+assembled by ptxas at the end of the session (tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilec.lang as tl
+
+RNG = np.random.default_rng(20261125)
+
+
+def rand(*shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def nan_like(x):
+    return np.full_like(x, np.nan)
+
+
+def rel_err(got, ref):
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    assert not np.isnan(got).any(), "an output was not written"
+    return np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30)
+
+
+# ---------------------------------------------------------------- the issue's kernel, as written
+
+
+@tl.kernel
+def softmax(x, o, BM: tl.constexpr, N: tl.constexpr):
+    r = tl.block_id(0) * BM
+    t = tl.load(x, (r, 0), shape=(BM, N), other=float("-inf")).to(tl.float32)
+    e = tl.exp(t - tl.row_max(t)[:, None])
+    tl.store(o, (r, 0), (e / tl.row_sum(e)[:, None]).to(o.dtype))
+
+
+def softmax_ref(x):
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+def test_the_issue_softmax_compiles_and_interprets():
+    x = np.random.randn(300, 1000).astype(np.float16)
+    o = np.empty_like(x)
+    k = softmax.compile(x, o, BM=16, N=1024, arch="sm_90")  # no GPU needed
+    assert k.arch == "sm_90" and ".target sm_90" in k.asm["ptx"] and "tile.row_max" in k.asm["tile"]
+    o[:] = np.nan
+    assert softmax.interpret(x, o, grid=(19,), BM=16, N=1024) is None  # fills o
+    assert rel_err(o, softmax_ref(x)) < 2e-3
+
+
+def test_ir_is_the_tile_dialect_with_python_locations():
+    x = rand(8, 64, dtype=np.float16)
+    module = softmax.ir(x, nan_like(x), BM=8, N=64)
+    text = str(module)
+    for op in ("tile.block_id", "tile.load", "tile.convert", "tile.row_max", "tile.broadcast", "tile.exp",
+               "tile.row_sum", "tile.div", "tile.store"):
+        assert op in text
+    assert "tile.convert" not in text.split("tile.load")[0]
+    fn = module.body.block.first_op
+    load = next(op for op in fn.walk() if op.name == "tile.load")
+    assert load.location.filename.data == __file__
+    # the line of `t = tl.load(...)` in softmax above
+    assert "tl.load(x, (r, 0)" in open(__file__).read().splitlines()[load.location.line.data - 1]
+    assert load.location.column.data > 1
+
+
+def test_variants_are_cached_per_specialisation():
+    x = rand(8, 64)
+    o = nan_like(x)
+    a = softmax.ir(x, o, BM=8, N=64)
+    assert softmax.ir(rand(16, 64), nan_like(rand(16, 64)), BM=8, N=64) is a  # shapes are not in the key
+    assert softmax.ir(x, o, BM=4, N=64) is not a
+    assert softmax.ir(x.astype(np.float16), o.astype(np.float16), BM=8, N=64) is not a
+    assert softmax.ir(x, o, BM=8, N=64, num_warps=8) is not a
+    assert softmax.compile(x, o, BM=8, N=64, arch="sm_80") is softmax.compile(x, o, BM=8, N=64, arch="sm_80")
+
+
+# ---------------------------------------------------------------- elementwise algebra
+
+
+@tl.kernel
+def binary_ops(x, y, o, WHICH: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    r, c = tl.block_id(0) * BM, tl.block_id(1) * BN
+    a = tl.load(x, (r, c), shape=(BM, BN))
+    b = tl.load(y, (r, c), shape=(BM, BN))
+    out = {
+        "add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b, "div": lambda: a / (tl.abs(b) + 1.0),
+        "max": lambda: tl.maximum(a, b), "min": lambda: tl.minimum(a, b), "neg": lambda: -a,
+        "radd": lambda: 2.0 + a, "rsub": lambda: 1.0 - a, "rmul": lambda: 0.5 * a, "rdiv": lambda: 1.0 / (a * a + 1.0),
+        "where": lambda: tl.where(a > b, a, b * 2.0), "cmp": lambda: tl.where((a <= b) & (b >= 0.0), 1.0, 0.0),
+        "exp": lambda: tl.exp(a), "exp2": lambda: tl.exp2(a), "log": lambda: tl.log(tl.abs(a) + 1.0),
+        "log2": lambda: tl.log2(tl.abs(a) + 1.0), "sqrt": lambda: tl.sqrt(tl.abs(a)), "tanh": lambda: tl.tanh(a),
+        "rsqrt": lambda: tl.rsqrt(tl.abs(a) + 1.0), "sigmoid": lambda: tl.sigmoid(a), "abs": lambda: abs(a),
+        "map": lambda: tl.map(lambda u, v: u * v + tl.exp(-u * u), a, b),
+    }[WHICH]()
+    tl.store(o, (r, c), out)
+
+
+REFS = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / (abs(b) + 1), "max": np.maximum, "min": np.minimum, "neg": lambda a, b: -a,
+    "radd": lambda a, b: 2 + a, "rsub": lambda a, b: 1 - a, "rmul": lambda a, b: 0.5 * a,
+    "rdiv": lambda a, b: 1 / (a * a + 1), "where": lambda a, b: np.where(a > b, a, 2 * b),
+    "cmp": lambda a, b: np.where((a <= b) & (b >= 0), 1.0, 0.0), "exp": np.exp, "exp2": np.exp2,
+    "log": lambda a, b: np.log(abs(a) + 1), "log2": lambda a, b: np.log2(abs(a) + 1),
+    "sqrt": lambda a, b: np.sqrt(abs(a)), "tanh": lambda a, b: np.tanh(a), "rsqrt": lambda a, b: 1 / np.sqrt(abs(a) + 1),
+    "sigmoid": lambda a, b: 1 / (1 + np.exp(-a)), "abs": lambda a, b: abs(a),
+    "map": lambda a, b: a * b + np.exp(-a * a),
+}
+
+
+@pytest.mark.parametrize("which", sorted(REFS))
+def test_elementwise(which):
+    x, y = rand(20, 24), rand(20, 24)
+    o = nan_like(x)
+    binary_ops.interpret(x, y, o, grid=(3, 2), WHICH=which, BM=8, BN=16)
+    ref = REFS[which](x.astype(np.float64), y.astype(np.float64)) if which not in ("exp", "exp2") else \
+        REFS[which](x.astype(np.float64))
+    assert rel_err(o, ref) < 1e-5, which
+
+
+def test_elementwise_compiles_through_ptxas():
+    x = rand(20, 24)
+    for which in ("where", "sigmoid", "map", "rsqrt", "cmp"):
+        assert "tile.map" in binary_ops.compile(x, x, x, WHICH=which, BM=16, BN=32, arch="sm_80").asm["tile"]
+
+
+@tl.kernel
+def broadcasts(x, v, w, o, BM: tl.constexpr, N: tl.constexpr):
+    r = tl.block_id(0) * BM
+    t = tl.load(x, (r, 0), shape=(BM, N))
+    rows = tl.load(v, (r,), shape=(BM,), axis=0)  # one value per row
+    cols = tl.load(w, (0,), shape=(N,))  # one value per column
+    tl.store(o, (r, 0), t * rows[:, None] + cols[None, :] - cols + rows[:, None] * cols[None, :] + tl.row_max(t)[:, None])
+
+
+def test_broadcasting_like_numpy():
+    x, v, w = rand(12, 16), rand(12), rand(16)
+    o = nan_like(x)
+    broadcasts.interpret(x, v, w, o, grid=(3,), BM=4, N=16)
+    x64, v64, w64 = (a.astype(np.float64) for a in (x, v, w))
+    ref = x64 * v64[:, None] + w64[None, :] - w64 + v64[:, None] * w64[None, :] + x64.max(1, keepdims=True)
+    assert rel_err(o, ref) < 1e-6
+
+
+@tl.kernel
+def reoriented(x, w, o, BM: tl.constexpr, N: tl.constexpr):
+    r = tl.block_id(0) * BM
+    wv = tl.load(w, (0,), shape=(N,))  # along the columns, used below along the rows too
+    idx = tl.arange(BM)  # int32, along the columns, used along the rows
+    t = tl.load(x, (r, 0), shape=(BM, N))
+    tl.store(o, (r, 0), t * wv[None, :] + idx.to(tl.float32)[:, None])
+
+
+def test_a_vector_made_one_way_is_remade_the_other():
+    x, w = rand(8, 8), rand(8)
+    o = nan_like(x)
+    reoriented.interpret(x, w, o, grid=(2,), BM=4, N=8)
+    ref = x.astype(np.float64) * w + np.tile(np.arange(4), 2)[:, None]
+    assert rel_err(o, ref) < 1e-6
+    text = str(reoriented.ir(x, w, o, BM=4, N=8))
+    assert "tile.iota" in text and "!tile.rv<4xi32, row>" in text
+
+
+@tl.kernel
+def reductions(x, o, KIND: tl.constexpr, BM: tl.constexpr, N: tl.constexpr):
+    r = tl.block_id(0) * BM
+    t = tl.load(x, (r, 0), shape=(BM, N))
+    if KIND == "rows":
+        v = tl.row_sum(t) + tl.row_max(t) * 2.0 - tl.row_min(t) + tl.sum(t, axis=1) + tl.max(t, 1) - tl.min(t, 1)
+        tl.store(o, (r,), v)
+    else:
+        v = tl.col_sum(t) + tl.col_max(t) * 2.0 - tl.col_min(t) + tl.sum(t, axis=0)
+        tl.store(o, (r * 0,), v)
+
+
+def test_reductions():
+    x = rand(4, 32)
+    o = nan_like(rand(4))
+    reductions.interpret(x, o, grid=(1,), KIND="rows", BM=4, N=32)
+    x64 = x.astype(np.float64)
+    assert rel_err(o, 2 * x64.sum(1) + 3 * x64.max(1) - 2 * x64.min(1)) < 1e-5
+    o = nan_like(rand(32))
+    reductions.interpret(x, o, grid=(1,), KIND="cols", BM=4, N=32)
+    assert rel_err(o, 2 * x64.sum(0) + 2 * x64.max(0) - x64.min(0)) < 1e-5
+
+
+@tl.kernel
+def conversions(x, o, BM: tl.constexpr, N: tl.constexpr):
+    r = tl.block_id(0) * BM
+    t = tl.load(x, (r, 0), shape=(BM, N)).to(tl.float32)
+    cols = tl.iota((BM, N), 1)  # int32 coordinates
+    trunc = (t * 4.0).to(tl.int32).to(tl.float32)  # toward zero
+    mask = (cols % 2 == 0).to(tl.float32)
+    tl.store(o, (r, 0), (trunc + mask + cols.to(tl.float32) * 0.125).to(o.dtype))
+
+
+def test_conversions_and_integer_tiles():
+    x = rand(8, 16, dtype=np.float16)
+    o = nan_like(x)
+    conversions.interpret(x, o, grid=(2,), BM=4, N=16)
+    cols = np.arange(16)[None, :]
+    ref = np.trunc(x.astype(np.float64) * 4) + (cols % 2 == 0) + cols * 0.125
+    assert rel_err(o, ref) < 2e-3
+
+
+@tl.kernel
+def scalars(x, o, alpha, shift, BM: tl.constexpr, N: tl.constexpr):
+    r = tl.block_id(0) * BM
+    n = x.shape[1]
+    t = tl.load(x, (r, 0), shape=(BM, N))
+    tl.store(o, (r, 0), t * alpha + shift.to(tl.float32) + n.to(tl.float32) + tl.full((BM, N), 0.5))
+
+
+def test_number_arguments_and_extents():
+    x = rand(8, 10)
+    o = nan_like(x)
+    scalars.interpret(x, o, 1.5, 3, grid=(2,), BM=4, N=16)
+    assert rel_err(o, x.astype(np.float64) * 1.5 + 3 + 10 + 0.5) < 1e-6
+    text = str(scalars.ir(x, o, 1.5, 3, BM=4, N=16))
+    assert "%alpha: f32" in text and "%shift: i32" in text and "tile.dim %x, 1" in text
+
+
+# ---------------------------------------------------------------- loops
+
+
+@tl.kernel
+def row_sums_looped(x, o, BM: tl.constexpr, BN: tl.constexpr, STEPS: tl.constexpr):
+    r = tl.block_id(0) * BM
+    acc = tl.zeros((BM,), axis=0)
+    biggest = tl.full((BM,), float("-inf"), axis=0)
+    for c in tl.range(0, x.shape[1], BN):
+        t = tl.load(x, (r, c), shape=(BM, BN), other=0.0)
+        for k in range(STEPS):  # a Python loop over a constexpr: unrolled
+            acc = acc + tl.row_sum(t) * (1.0 / STEPS)
+        biggest = tl.maximum(biggest, tl.row_max(tl.load(x, (r, c), shape=(BM, BN), other=float("-inf"))))
+    tl.store(o, (r,), acc + biggest)
+
+
+def test_range_loops_carry_values_and_python_loops_unroll():
+    x = rand(8, 100)
+    o = nan_like(rand(8))
+    row_sums_looped.interpret(x, o, grid=(2,), BM=4, BN=32, STEPS=3)
+    assert rel_err(o, x.astype(np.float64).sum(1) + x.max(1)) < 1e-5
+    text = str(row_sums_looped.ir(x, o, BM=4, BN=32, STEPS=3))
+    assert text.count("scf.for") == 1 and text.count("tile.row_sum") == 3
+    assert "scf.for %c = " in text and "iter_args(%acc_1 = " in text
+
+
+@tl.kernel
+def nested(x, o, BM: tl.constexpr, BN: tl.constexpr):
+    total = tl.zeros((BM,), axis=0)
+    for r in tl.range(0, x.shape[0], BM):
+        for c in tl.range(0, x.shape[1], BN):
+            total = total + tl.row_sum(tl.load(x, (r, c), shape=(BM, BN)))
+    tl.store(o, (0,), total)
+
+
+def test_nested_range_loops():
+    x = rand(8, 48)
+    o = nan_like(rand(4))
+    nested.interpret(x, o, grid=(1,), BM=4, BN=16)
+    assert rel_err(o, x.astype(np.float64).reshape(2, 4, 48).sum(axis=(0, 2))) < 1e-5
+    assert str(nested.ir(x, o, BM=4, BN=16)).count("scf.for") == 2
+
+
+def test_kernels_compile_for_both_targets():
+    x = rand(8, 100)
+    for arch in ("sm_80", "sm_90"):
+        k = row_sums_looped.compile(x, rand(8), BM=4, BN=32, STEPS=1, arch=arch)
+        assert f".target {arch}" in k.asm["ptx"]
+        k = broadcasts.compile(x, rand(8), rand(100), x, BM=4, N=128, arch=arch)
+        assert "ld.global" in k.asm["ptx"]
+
+
+# ---------------------------------------------------------------- errors point at the user's line
+
+
+def _line_of(text: str) -> int:
+    lines = open(__file__).read().splitlines()
+    return next(i + 1 for i, line in enumerate(lines) if text in line)
+
+
+def _raises_at(fn, marker: str, match: str):
+    with pytest.raises(tl.LangError) as info:
+        fn()
+    message = str(info.value)
+    assert message.startswith(f"{__file__}:{_line_of(marker)}:"), message
+    assert ": error: " in message and match in message, message
+    return message
+
+
+@tl.kernel
+def mixes_dtypes(x, y, o, N: tl.constexpr):
+    a = tl.load(x, (0, 0), shape=(4, N))
+    tl.store(o, (0, 0), a + tl.load(y, (0, 0), shape=(4, N)))  # MARK-mix
+
+
+@tl.kernel
+def mismatched(x, o, N: tl.constexpr):
+    a = tl.load(x, (0, 0), shape=(4, N))
+    tl.store(o, (0, 0), a + tl.load(x, (0, 0), shape=(8, N)))  # MARK-shape
+
+
+@tl.kernel
+def branches(x, o, N: tl.constexpr):
+    a = tl.load(x, (0, 0), shape=(4, N))
+    if tl.row_max(a) > 0.0:  # MARK-bool
+        tl.store(o, (0, 0), a)
+
+
+@tl.kernel
+def stores_wrong_dtype(x, o, N: tl.constexpr):
+    tl.store(o, (0, 0), tl.load(x, (0, 0), shape=(4, N)).to(tl.float32))  # MARK-store
+
+
+@tl.kernel
+def too_big(x, o):
+    tl.store(o, (0, 0), tl.load(x, (0, 0), shape=(1024, 1024)))  # MARK-big
+
+
+@tl.kernel
+def changes_type(x, o, N: tl.constexpr):
+    acc = tl.zeros((4,), axis=0)
+    for c in tl.range(0, 64, N):  # MARK-carried
+        acc = tl.load(x, (0, c), shape=(4, N)).to(tl.float32)
+    tl.store(o, (0, 0), acc)
+
+
+def test_errors_name_the_python_line():
+    x16, x32 = rand(4, 8, dtype=np.float16), rand(4, 8)
+    _raises_at(lambda: mixes_dtypes.ir(x16, x32, x16, N=8), "# MARK-mix", "'add' on tl.float16 and tl.float32 values")
+    _raises_at(lambda: mismatched.ir(x32, x32, N=8), "# MARK-shape", "do not broadcast")
+    _raises_at(lambda: branches.ir(x32, x32, N=8), "# MARK-bool", "use tl.where")
+    _raises_at(lambda: stores_wrong_dtype.ir(x16, x16, N=8), "# MARK-store", "convert with .to(o.dtype)")
+    _raises_at(lambda: too_big.ir(x32, x32), "# MARK-big", "registers hold at most")
+    _raises_at(lambda: changes_type.ir(x16, x16, N=8), "# MARK-carried", "a carried value keeps its type")
+
+
+def test_loop_errors_point_at_the_loop():
+    def leaks(x, o):
+        for c in tl.range(0, 4):  # MARK-leak
+            t = tl.load(x, (0, c), shape=(4, 4))
+        tl.store(o, (0, 0), t)
+
+    def breaks(x, o):
+        for c in tl.range(0, 4):
+            break  # MARK-break
+
+    x = rand(4, 8)
+    _raises_at(lambda: tl.kernel(leaks).ir(x, x), "# MARK-leak", "'t' is first assigned inside this tl.range loop")
+    _raises_at(lambda: tl.kernel(breaks).ir(x, x), "# MARK-break", "'break' inside a tl.range loop")
+
+
+def test_outside_a_kernel_and_bad_arguments():
+    with pytest.raises(tl.LangError, match="inside a @tl.kernel function"):
+        tl.block_id(0)
+    with pytest.raises(TypeError, match="softmax: missing a required argument: 'N'"):
+        softmax.ir(rand(4, 4), rand(4, 4), BM=4)
+    with pytest.raises(TypeError, match="softmax: x has dtype float64"):
+        softmax.ir(np.zeros((4, 4)), rand(4, 4), BM=4, N=4)
+    with pytest.raises(ValueError, match="num_warps must be an int from 1 to 32"):
+        softmax.ir(rand(4, 4), rand(4, 4), BM=4, N=4, num_warps=0)
+    with pytest.raises(ValueError, match="grid must be 1 to 3"):
+        softmax[(1, 1, 1, 1)]

@@ -1,0 +1,71 @@
+"""``import tilec.lang as tl``: tile kernels written in Python.
+
+    @tl.kernel
+    def softmax(x, o, BM: tl.constexpr, N: tl.constexpr):
+        r = tl.block_id(0) * BM
+        t = tl.load(x, (r, 0), shape=(BM, N), other=float("-inf")).to(tl.float32)
+        e = tl.exp(t - tl.row_max(t)[:, None])
+        tl.store(o, (r, 0), (e / tl.row_sum(e)[:, None]).to(o.dtype))
+
+    softmax.compile(x, o, BM=16, N=1024, arch="sm_90")   # the CompiledKernel, no GPU needed
+    softmax.interpret(x, o, grid=(19,), BM=16, N=1024)    # the CPU interpreter, o written in place
+    softmax[(19,)](x, o, BM=16, N=1024)                   # launched on the GPU
+
+The function runs once per specialisation with traced values (:mod:`tilec.lang.values`) and
+builds the tile dialect's ops (:mod:`tilec.lang.ops`); ``for i in tl.range(...)`` loops become
+``scf.for`` (:mod:`tilec.lang.source_rewrite`, :mod:`tilec.lang.loop`). Everything below is
+the compiler every tile kernel goes through: tiles of the block are distributed over its warps
+by ``tile-layout``, reductions and broadcasts lowered by ``tile-distribute``.
+"""
+
+import tilec.ir  # noqa: F401  first: installs the lazy assembly formats (tilec/ir/lazy_formats.py)
+from tilec.lang import loop
+from tilec.lang.dtypes import DType, bfloat16, float16, float32, index, int1, int32
+from tilec.lang.kernel import Kernel, Specialization, constexpr, kernel
+from tilec.lang.loop import range  # noqa: A004 - tl.range, as Triton names it
+from tilec.lang.ops import (
+    abs,  # noqa: A004
+    arange,
+    barrier,
+    block_id,
+    col_max,
+    col_min,
+    col_sum,
+    exp,
+    exp2,
+    full,
+    iota,
+    lane_id,
+    load,
+    log,
+    log2,
+    map,  # noqa: A004
+    max,  # noqa: A004
+    maximum,
+    min,  # noqa: A004
+    minimum,
+    program_id,
+    row_max,
+    row_min,
+    row_sum,
+    rsqrt,
+    sigmoid,
+    sqrt,
+    store,
+    sum,  # noqa: A004
+    tanh,
+    thread_id,
+    warp_id,
+    where,
+    zeros,
+)
+from tilec.lang.tracing import LangError
+from tilec.lang.values import Expanded, Scalar, Tile, Vector, View
+
+__all__ = [
+    "DType", "Expanded", "Kernel", "LangError", "Scalar", "Specialization", "Tile", "Vector", "View", "abs",
+    "arange", "barrier", "bfloat16", "block_id", "col_max", "col_min", "col_sum", "constexpr", "exp", "exp2",
+    "float16", "float32", "full", "index", "int1", "int32", "iota", "kernel", "lane_id", "load", "log", "log2",
+    "loop", "map", "max", "maximum", "min", "minimum", "program_id", "range", "row_max", "row_min", "row_sum",
+    "rsqrt", "sigmoid", "sqrt", "store", "sum", "tanh", "thread_id", "warp_id", "where", "zeros",
+]

@@ -1,0 +1,60 @@
+"""Element types of the kernel language: a name users write (``tl.float16``), its IR type and its numpy name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IndexType, IntegerType
+from xdsl.ir import Attribute
+
+
+@dataclass(frozen=True)
+class DType:
+    """``tl.float16`` etc.: what ``.to(...)`` takes and ``x.dtype`` gives."""
+
+    name: str
+
+    @property
+    def ir(self) -> Attribute:
+        return _IR[self.name]()
+
+    @property
+    def is_float(self) -> bool:
+        return self.name in ("float16", "bfloat16", "float32")
+
+    def __repr__(self) -> str:
+        return f"tl.{self.name}"
+
+
+float16, bfloat16, float32 = DType("float16"), DType("bfloat16"), DType("float32")
+int32, int1, index = DType("int32"), DType("int1"), DType("index")
+
+_IR = {
+    "float16": Float16Type,
+    "bfloat16": BFloat16Type,
+    "float32": Float32Type,
+    "int32": lambda: IntegerType(32),
+    "int1": lambda: IntegerType(1),
+    "index": IndexType,
+}
+
+ARRAY_DTYPES = ("float16", "bfloat16", "float32")
+"""Element types a kernel's array arguments may have."""
+
+
+def dtype_of(ir: Attribute) -> DType:
+    """The language's name of an IR element type."""
+    for name, make in _IR.items():
+        if make() == ir:
+            return DType(name)
+    raise TypeError(f"no tilec.lang dtype for {ir}")
+
+
+def as_dtype(value: object) -> DType:
+    """``tl.float16``, ``"float16"``, a numpy or torch dtype → :class:`DType`; TypeError otherwise."""
+    if isinstance(value, DType):
+        return value
+    name = str(getattr(value, "name", value)).removeprefix("torch.")
+    if name in _IR:
+        return DType(name)
+    raise TypeError(f"expected an element type (tl.float16, tl.bfloat16, tl.float32, tl.int32), got {value!r}")

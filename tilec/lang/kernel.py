@@ -1,0 +1,311 @@
+"""``@tl.kernel``: a Python function that builds tile IR, specialised per call like ``tilec.matmul``.
+
+A call's arrays fix each array argument's element type, rank and row alignment (the
+``tile.aligned_rows`` tilec.matmul's kernels are specialised on); ``tl.constexpr`` parameters are
+Python values the function sees as such (shapes, block sizes); other numbers become ``i32``/``f32``
+scalar arguments. For each such specialisation the function is traced once into a module
+(:meth:`Kernel.ir`), which the usual passes compile (:meth:`Kernel.compile`, cached in memory and,
+through :func:`tilec.compile`, on disk), the CPU interpreter runs (:meth:`Kernel.interpret`), and
+``kernel[grid](...)`` launches.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, IntegerAttr, IntegerType, ModuleOp
+from xdsl.ir import Block, Region
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+from tilec.dialects.abi import ALIGNED_ROWS_ATTR, LAUNCH_ATTR
+from tilec.dialects.tile.attributes import DYNAMIC, LaunchAttr
+from tilec.dialects.tile.types import GlobalType
+from tilec.ir.parser import location_text
+from tilec.lang import dtypes
+from tilec.lang.loop import range as lang_range
+from tilec.lang.source_rewrite import rewrite
+from tilec.lang.tracing import LangError, Trace, tracing
+from tilec.lang.values import Scalar, View
+
+
+class constexpr:  # noqa: N801 - the annotation users write: tl.constexpr
+    """Annotates a parameter whose value is known when the kernel is built (a shape, a block size)."""
+
+
+MAX_WARPS = 32
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """What a kernel is specialised on for one array argument."""
+
+    dtype: str
+    rank: int
+    align: int  # tile.aligned_rows in bytes, 0 for none
+
+
+@dataclass(frozen=True)
+class Specialization:
+    """One compiled variant: each parameter's kind (an ArraySpec, "i32", "f32" or a constexpr's value)."""
+
+    params: tuple[tuple[str, Any], ...]
+    num_warps: int
+
+    def describe(self) -> str:
+        return ", ".join(f"{n}={v}" for n, v in self.params)
+
+
+def _is_constexpr(annotation: Any) -> bool:
+    if annotation is constexpr:
+        return True
+    return isinstance(annotation, str) and annotation.replace(" ", "").split(".")[-1] == "constexpr"
+
+
+class Kernel:
+    """A ``@tl.kernel`` function; see the module docstring."""
+
+    def __init__(self, fn: Callable[..., Any], *, num_warps: int = 4):
+        _check_warps(num_warps)
+        self.fn = fn
+        self.name = fn.__name__
+        self.num_warps = num_warps
+        self.signature = inspect.signature(fn)
+        self.constexprs = frozenset(n for n, p in self.signature.parameters.items() if _is_constexpr(p.annotation))
+        self._traced_fn: Callable[..., Any] | None = None
+        self._modules: dict[Specialization, ModuleOp] = {}
+        self._compiled: dict[tuple[Specialization, str | None], Any] = {}
+        self._lock = threading.Lock()
+        self._fast: dict[tuple, tuple[Any, tuple]] = {}
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+
+    def __repr__(self) -> str:
+        return f"<tl.kernel {self.name}{self.signature}>"
+
+    # ---------------------------------------------------------------- specialising
+
+    def _bind(self, args: tuple, kwargs: dict) -> inspect.BoundArguments:
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.name}: {e}") from None
+        bound.apply_defaults()
+        return bound
+
+    def specialize(self, *args: Any, num_warps: int | None = None, **kwargs: Any) -> Specialization:
+        """The variant a call with these arguments runs (what the caches are keyed on)."""
+        bound = self._bind(args, kwargs)
+        params = []
+        for name, value in bound.arguments.items():
+            if name in self.constexprs:
+                try:
+                    hash(value)
+                except TypeError:
+                    raise TypeError(f"{self.name}: constexpr {name}={value!r} must be hashable") from None
+                params.append((name, value))
+            elif isinstance(value, bool):
+                raise TypeError(f"{self.name}: argument {name}={value!r}: a bool must be a tl.constexpr")
+            elif isinstance(value, int):
+                params.append((name, "i32"))
+            elif isinstance(value, float):
+                params.append((name, "f32"))
+            else:
+                params.append((name, _array_spec(self.name, name, value)))
+        warps = self.num_warps if num_warps is None else num_warps
+        _check_warps(warps)
+        return Specialization(tuple(params), warps)
+
+    # ---------------------------------------------------------------- building
+
+    def ir(self, *args: Any, num_warps: int | None = None, **kwargs: Any) -> ModuleOp:
+        """The tile-level module of the variant these arguments select (traced once, then cached)."""
+        return self._module(self.specialize(*args, num_warps=num_warps, **kwargs))
+
+    def _module(self, spec: Specialization) -> ModuleOp:
+        with self._lock:
+            module = self._modules.get(spec)
+            if module is None:
+                module = self._modules[spec] = self._build(spec)
+            return module
+
+    def _build(self, spec: Specialization) -> ModuleOp:
+        if self._traced_fn is None:
+            self._traced_fn = rewrite(self.fn, (lang_range,))
+        arg_types, align = [], []
+        for name, kind in spec.params:
+            if isinstance(kind, ArraySpec):
+                arg_types.append(GlobalType(dtypes.DType(kind.dtype).ir, [DYNAMIC] * kind.rank))
+                align.append(kind.align)
+            elif kind in ("i32", "f32") and name not in self.constexprs:
+                arg_types.append(IntegerType(32) if kind == "i32" else Float32Type())
+                align.append(0)
+        entry = Block(arg_types=arg_types)
+        values: dict[str, Any] = {}
+        args = iter(entry.args)
+        for name, kind in spec.params:
+            if name in self.constexprs:
+                values[name] = kind
+                continue
+            arg = next(args)
+            arg.name_hint = name
+            values[name] = View(arg, name) if isinstance(kind, ArraySpec) else Scalar(arg)
+        trace = Trace(entry)
+        with tracing(trace):
+            result = self._traced_fn(**values)
+            if result is not None:
+                raise LangError(f"{self.name}: a kernel returns nothing (it stores its results); it returned "
+                                f"{type(result).__name__}")
+            trace.emit(func.ReturnOp())
+        arg_attrs = None
+        if any(align):
+            arg_attrs = ArrayAttr([DictionaryAttr({ALIGNED_ROWS_ATTR: IntegerAttr(a, 64)} if a else {}) for a in align])
+        fn = func.FuncOp(self.name, (arg_types, []), Region(entry), arg_attrs=arg_attrs)
+        fn.attributes[LAUNCH_ATTR] = LaunchAttr([DYNAMIC] * 3, [32 * spec.num_warps, 1, 1], 0)
+        module = ModuleOp([fn])
+        try:
+            module.verify()
+        except (VerifyException, DiagnosticException) as e:
+            raise LangError(_located(e)) from None
+        return module
+
+    # ---------------------------------------------------------------- compiling, running
+
+    def compile(self, *args: Any, arch: str | None = None, num_warps: int | None = None, **kwargs: Any) -> Any:
+        """The :class:`~tilec.api.CompiledKernel` of the variant (no GPU needed with an ``arch``)."""
+        # lazy: tilec.api adds ~80 ms to importing tilec.lang (measured); tracing does not need it
+        from tilec.api import compile as tilec_compile
+
+        spec = self.specialize(*args, num_warps=num_warps, **kwargs)
+        key = (spec, arch)
+        with self._lock:
+            compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = tilec_compile(self._module(spec), arch=arch)
+            with self._lock:
+                self._compiled[key] = compiled
+        return compiled
+
+    def interpret(self, *args: Any, grid: Any, num_warps: int | None = None, **kwargs: Any) -> None:
+        """Run the variant on the CPU interpreter: numpy arrays in and out (written in place)."""
+        # lazy: the interpreter adds ~280 ms (measured), for tests and debugging only
+        from tilec.interp import run
+
+        spec = self.specialize(*args, num_warps=num_warps, **kwargs)
+        bound = self._bind(args, kwargs)
+        runtime = [v for n, v in bound.arguments.items() if n not in self.constexprs]
+        run(self._module(spec), self.name, *runtime, grid=grid)
+
+    def __getitem__(self, grid: Any) -> Callable[..., None]:
+        """``kernel[grid](*args, **constexprs)``: compile the variant for this GPU (once) and launch it.
+
+        A call whose torch tensors have the kinds (shape, strides, dtype, device) of an earlier
+        call's, with the same grid, numbers and constexprs, replays that call's prepared launch
+        (:mod:`tilec.kernels.fast_path`): only the addresses and the stream are new.
+        """
+        g = (grid,) if isinstance(grid, int) else tuple(grid)
+        if not 1 <= len(g) <= 3:
+            raise ValueError(f"{self.name}: grid must be 1 to 3 block counts, got {grid!r}")
+        g = g + (1,) * (3 - len(g))
+
+        def launch(*args: Any, num_warps: int | None = None, stream: Any = None, **kwargs: Any) -> None:
+            key = _call_key(g, num_warps, args, kwargs)
+            fast = self._fast.get(key) if key is not None else None
+            if fast is not None:
+                call, where = fast
+                pointers = tuple((args[i] if i >= 0 else kwargs[n]).data_ptr() for i, n in where)
+                if call.launch(pointers, stream):
+                    return
+            self._launch_checked(g, args, kwargs, num_warps, stream, key)
+
+        return launch
+
+    def _launch_checked(self, grid: tuple, args: tuple, kwargs: dict, num_warps: int | None, stream: Any,
+                        key: tuple | None) -> None:
+        # lazy: the launch path adds ~50 ms (measured) that compiling does not need
+        from tilec.kernels.fast_path import prepare
+        from tilec.runtime.arrays import is_torch_tensor
+        from tilec.runtime.gl_views import expand
+
+        compiled = self.compile(*args, num_warps=num_warps, **kwargs)
+        bound = self._bind(args, kwargs)
+        runtime = [v for n, v in bound.arguments.items() if n not in self.constexprs]
+        flat = expand(compiled, *runtime)
+        compiled(*flat, grid=grid, stream=stream)
+        if key is None:
+            return
+        arrays = [(n, v) for n, v in bound.arguments.items() if n not in self.constexprs
+                  and not isinstance(v, (int, float))]
+        if not arrays or not all(is_torch_tensor(v) for _, v in arrays):
+            return
+        names = list(self.signature.parameters)
+        where = tuple((names.index(n), n) if names.index(n) < len(args) else (-1, n) for n, _ in arrays)
+        try:
+            call = prepare(compiled, flat, grid, [n for n, _ in arrays], [v.data_ptr() for _, v in arrays],
+                           arrays[0][1].device, None)
+        except Exception:  # launched; without a prepared call the next one is checked again
+            return
+        if call is not None:
+            if len(self._fast) >= FAST_LIMIT:
+                self._fast.clear()
+            self._fast[key] = (call, where)
+
+
+FAST_LIMIT = 1024
+"""Prepared launches a kernel keeps (emptied when full)."""
+
+
+def _call_key(grid: tuple, num_warps: Any, args: tuple, kwargs: dict) -> tuple | None:
+    """What a launch's plan depends on, minus the tensors' addresses; None when an argument is not a
+    torch tensor or a plain number/string (those calls take the checked path)."""
+    # lazy: the fast path adds ~40 ms (measured) to importing tilec.lang; a no-op after the first launch
+    from tilec.kernels.fast_path import tensor_key
+
+    parts = []
+    for name, value in (*enumerate(args), *kwargs.items()):
+        if type(value) in (int, float, bool, str, type(None)):
+            parts.append((name, type(value), value))
+            continue
+        k = tensor_key(value)
+        if k is None:
+            return None
+        parts.append((name, k))
+    return (grid, num_warps, tuple(parts))
+
+
+def _check_warps(num_warps: Any) -> None:
+    if not isinstance(num_warps, int) or isinstance(num_warps, bool) or not 1 <= num_warps <= MAX_WARPS:
+        raise ValueError(f"num_warps must be an int from 1 to {MAX_WARPS}, got {num_warps!r}")
+
+
+def _array_spec(kernel: str, name: str, value: Any) -> ArraySpec:
+    # lazy: tilec.kernels.gemm_plan adds ~90 ms (measured) to importing tilec.lang
+    from tilec.kernels.gemm_plan import KernelView, describe_operand, row_alignment
+
+    op = describe_operand(name, value, kernel)
+    if op.dtype not in dtypes.ARRAY_DTYPES:
+        raise TypeError(f"{kernel}: {name} has dtype {op.dtype}; expected one of {', '.join(dtypes.ARRAY_DTYPES)}")
+    shape = tuple(op.info.shape)
+    if len(shape) not in (1, 2):
+        raise ValueError(f"{kernel}: {name} has shape {shape}; kernels take 1-D and 2-D arrays")
+    align = row_alignment(KernelView(op, shape, tuple(op.strides))) if len(shape) == 2 and all(shape) else 0
+    return ArraySpec(op.dtype, len(shape), align)
+
+
+def _located(e: Exception) -> str:
+    """A verifier error as ``file:line:col: error: ...`` at the op's Python line."""
+    op = getattr(e, "op", None)
+    where = location_text(op) if op is not None else None
+    text = str(e).strip()
+    return f"{where}: error: {text}" if where else text
+
+
+def kernel(fn: Callable[..., Any] | None = None, *, num_warps: int = 4) -> Any:
+    """``@tl.kernel`` or ``@tl.kernel(num_warps=8)`` on a Python function: a :class:`Kernel`."""
+    if fn is None:
+        return lambda f: Kernel(f, num_warps=num_warps)
+    return Kernel(fn, num_warps=num_warps)

@@ -1,0 +1,258 @@
+"""``for i in tl.range(...)`` loops that stay loops: ``scf.for`` with the values the body changes carried.
+
+A kernel runs once while it is traced, so a Python ``for`` over ``range`` unrolls (what
+``tl.static_range`` means in Triton). A loop over ``tl.range`` must instead become one
+``scf.for`` whose body is traced once; the Python variables the body reassigns are its
+loop-carried values. Which those are is read from the function's source, the one thing tracing
+cannot see: :func:`rewrite` turns::
+
+    for i in tl.range(lo, hi, step):
+        m = tl.maximum(m, tl.row_max(x))
+
+into::
+
+    def __tl_body_1(i, m):
+        m = tl.maximum(m, tl.row_max(x))
+        return (m,)
+    (m,) = tl.range(lo, hi, step).__tl_loop__((m,), __tl_body_1, ('m',), 'i')
+
+Carried: names the body assigns that are bound before the loop (parameters or earlier
+assignments). A name first assigned in the body and read after the loop is an error (it would
+hold the last iteration's value in Python, and a loop has no such value); so are ``break``,
+``continue`` and ``return`` in the body. The rewritten function keeps the file and line numbers
+of the original, so errors and op locations point at the user's lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from collections.abc import Callable
+from typing import Any
+
+from tilec.lang.tracing import _COLUMN_SHIFT, LangError
+
+BODY_PREFIX = "__tl_body_"
+
+
+def _assigned(nodes: list[ast.stmt]) -> list[str]:
+    """Names bound by ``nodes`` (in order, once each), not looking into nested functions' bodies."""
+    names: list[str] = []
+
+    class Visitor(ast.NodeVisitor):
+        def visit_Name(self, node: ast.Name) -> None:
+            if isinstance(node.ctx, ast.Store) and node.id not in names:
+                names.append(node.id)
+
+        def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+            if node.name not in names and not node.name.startswith(BODY_PREFIX):
+                names.append(node.name)
+
+        def visit_Lambda(self, node: ast.Lambda) -> None:
+            pass
+
+    for n in nodes:
+        Visitor().visit(n)
+    return names
+
+
+def _loads(node: ast.AST | None) -> set[str]:
+    if node is None:
+        return set()
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _first_use(name: str, stmts: list[ast.stmt]) -> str | None:
+    """Whether ``stmts``, run in order, read ``name`` ("load") or bind it ("store") first; None: neither."""
+    for stmt in stmts:
+        use = _statement_use(name, stmt)
+        if use is not None:
+            return use
+    return None
+
+
+def _statement_use(name: str, stmt: ast.stmt) -> str | None:
+    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.If)):
+        header = stmt.iter if isinstance(stmt, (ast.For, ast.AsyncFor)) else stmt.test
+        if name in _loads(header):
+            return "load"
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and name in _assigned([ast.Expr(value=stmt.target)]):
+            body = "store"
+        else:
+            body = _first_use(name, stmt.body)
+        other = _first_use(name, stmt.orelse)
+        if "load" in (body, other):
+            return "load"
+        return "store" if body == "store" and (other == "store" or not isinstance(stmt, ast.If)) else None
+    if isinstance(stmt, ast.With):
+        if any(name in _loads(item.context_expr) for item in stmt.items):
+            return "load"
+        return _first_use(name, stmt.body)
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return "load" if name in _loads(stmt) else ("store" if stmt.name == name else None)
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
+        return "load"
+    if name in _loads(stmt):
+        return "load"
+    return "store" if name in _assigned([stmt]) else None
+
+
+class _Rewriter(ast.NodeTransformer):
+    def __init__(self, is_range: Callable[[ast.expr], bool], filename: str, params: list[str]):
+        self.is_range = is_range
+        self.filename = filename
+        self.params = params
+        self.count = 0
+        self.function: ast.FunctionDef | None = None
+
+    def _fail(self, node: ast.AST, message: str) -> LangError:
+        col = node.col_offset + 1 + _COLUMN_SHIFT.get(self.filename, 0)
+        return LangError(f"{self.filename}:{node.lineno}:{col}: error: {message}")
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        if self.function is None:
+            self.function = node
+        node.body = self._statements(node.body, set(self.params))
+        return node
+
+    def _statements(self, body: list[ast.stmt], bound: set[str]) -> list[ast.stmt]:
+        """``body`` with its loops rewritten; ``bound``: the names bound before it (enclosing blocks too)."""
+        out: list[ast.stmt] = []
+        known = set(bound)
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, ast.For) and self.is_range(stmt.iter):
+                out.extend(self._loop(stmt, known, after=body[i + 1:]))
+            else:
+                out.append(self._nested(stmt, known))
+            known |= set(_assigned([stmt]))
+        return out
+
+    def _nested(self, stmt: ast.stmt, bound: set[str]) -> ast.stmt:
+        """Loops inside if/with/for bodies of plain Python are rewritten too."""
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return stmt
+        inner = bound | set(_assigned([ast.Expr(value=stmt.target)])) if isinstance(stmt, ast.For) else bound
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(stmt, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                setattr(stmt, field, self._statements(block, inner))
+        return stmt
+
+    def _loop(self, loop: ast.For, bound_before: set[str], after: list[ast.stmt]) -> list[ast.stmt]:
+        if loop.orelse:
+            raise self._fail(loop, "a tl.range loop has no else: branch")
+        if not isinstance(loop.target, ast.Name):
+            raise self._fail(loop.target, "a tl.range loop variable is one name")
+        for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+            if isinstance(node, (ast.Break, ast.Continue, ast.Return)):
+                kind = type(node).__name__.lower()
+                raise self._fail(node, f"'{kind}' inside a tl.range loop: the loop runs on the GPU, "
+                                       "its trip count is fixed when it starts")
+        body = self._statements(loop.body, bound_before | {loop.target.id})
+        assigned = [n for n in _assigned(body) if n != loop.target.id]
+        carried = [n for n in assigned if n in bound_before]
+        leaked = [n for n in assigned if n not in bound_before and _first_use(n, after) == "load"]
+        if leaked:
+            raise self._fail(loop, f"'{leaked[0]}' is first assigned inside this tl.range loop and used after it: "
+                                   "give it a value before the loop (it is then carried through the loop)")
+        self.count += 1
+        name = f"{BODY_PREFIX}{self.count}"
+        pos = {"lineno": loop.lineno, "col_offset": loop.col_offset}
+        ret = ast.Return(value=ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Load()) for n in carried], ctx=ast.Load()))
+        fn = ast.FunctionDef(
+            name=name,
+            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=a) for a in [loop.target.id, *carried]],
+                               kwonlyargs=[], kw_defaults=[], defaults=[]),
+            body=[*body, ret], decorator_list=[], returns=None, **pos)
+        _no_type_params(fn)
+        call = ast.Call(
+            func=ast.Attribute(value=loop.iter, attr="__tl_loop__", ctx=ast.Load()),
+            args=[ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Load()) for n in carried], ctx=ast.Load()),
+                  ast.Name(id=name, ctx=ast.Load()),
+                  ast.Tuple(elts=[ast.Constant(value=n) for n in carried], ctx=ast.Load()),
+                  ast.Constant(value=loop.target.id)],
+            keywords=[])
+        target = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in carried], ctx=ast.Store())
+        assign = ast.Assign(targets=[target], value=call, **pos)
+        # new nodes sit on the loop's header (its first line: where errors about the loop point)
+        header = {"lineno": loop.lineno, "col_offset": loop.col_offset, "end_lineno": loop.iter.end_lineno,
+                  "end_col_offset": loop.iter.end_col_offset}
+        for node in (fn, assign):
+            for child in ast.walk(node):
+                if "lineno" in child._attributes and (child in (fn, assign) or not hasattr(child, "lineno")):
+                    for k, v in header.items():
+                        setattr(child, k, v)
+        return [fn, assign]
+
+
+def rewrite(fn: Callable[..., Any], range_objects: tuple[Any, ...]) -> Callable[..., Any]:
+    """``fn`` with its ``for ... in tl.range(...)`` loops made into traced ``scf.for`` builders.
+
+    ``range_objects``: what ``tl.range`` may be bound to (the function and the module); a loop
+    over anything else stays a Python loop. ``fn`` is returned as is when it has no such loop or
+    its source cannot be read.
+    """
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    except (OSError, TypeError):
+        return fn
+    source = "".join(lines)
+    dedented = textwrap.dedent(source)
+    shift = len(lines[0]) - len(lines[0].lstrip()) if dedented != source else 0
+    if shift:
+        _COLUMN_SHIFT[filename] = shift
+    tree = ast.parse(dedented)
+    ast.increment_lineno(tree, first - 1)  # the file's line numbers, for errors and the code made
+    fdef = tree.body[0]
+    if not isinstance(fdef, ast.FunctionDef):
+        return fn
+    fdef.decorator_list = []
+    scope = {**fn.__globals__, **_closure(fn)}
+
+    def is_range(node: ast.expr) -> bool:
+        if not isinstance(node, ast.Call):
+            return False
+        try:
+            target = eval(compile(ast.Expression(body=node.func), filename, "eval"), scope)  # noqa: S307
+        except Exception:
+            return False
+        return any(target is r for r in range_objects)
+
+    params = [a.arg for a in (*fdef.args.posonlyargs, *fdef.args.args, *fdef.args.kwonlyargs)]
+    rewriter = _Rewriter(is_range, filename, params)
+    rewriter.visit(fdef)
+    if rewriter.count == 0:
+        return fn
+    free = fn.__code__.co_freevars
+    if free:  # a closure: rebuild it inside a function of its free variables
+        outer = ast.FunctionDef(
+            name="__tl_closure", args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=v) for v in free],
+                                                     kwonlyargs=[], kw_defaults=[], defaults=[]),
+            body=[fdef, ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))], decorator_list=[],
+            returns=None, lineno=fdef.lineno, col_offset=0)
+        _no_type_params(outer)
+        tree.body = [ast.fix_missing_locations(outer)]
+    code = compile(tree, filename, "exec")
+    namespace: dict[str, Any] = {}
+    exec(code, fn.__globals__, namespace)  # noqa: S102 - the user's own function, re-read
+    if free:
+        return namespace["__tl_closure"](*(c.cell_contents for c in fn.__closure__ or ()))
+    return namespace[fdef.name]
+
+
+def _no_type_params(node: ast.FunctionDef) -> None:
+    if "type_params" in ast.FunctionDef._fields:  # Python 3.12+
+        node.type_params = []
+
+
+def _closure(fn: Callable[..., Any]) -> dict[str, Any]:
+    cells = fn.__closure__ or ()
+    out = {}
+    for name, cell in zip(fn.__code__.co_freevars, cells):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return out

@@ -1,0 +1,160 @@
+"""The kernel being built: where ops go, and the user's source line each one comes from.
+
+A ``@tl.kernel`` function runs once per specialisation with traced values in place of its
+arguments; every ``tl.*`` call and operator appends ops to the innermost open block (the
+function's body, or a loop's). Each op records the line of the user's code that made it (the
+first frame outside this package), so a verifier or pass error on the kernel reads
+``file.py:LINE:COL: error: ...``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IndexType, IntAttr, IntegerAttr, IntegerType, StringAttr
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from tilec.dialects.tile.ops import DimOp
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+class LangError(Exception):
+    """A kernel that cannot be built: the message starts with ``file:line:col: error:`` of the user's code."""
+
+
+def user_frame() -> FrameType | None:
+    """The innermost frame outside tilec.lang: the user's line that called into the language."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+    return frame
+
+
+def frame_position(frame: FrameType | None) -> tuple[str, int, int]:
+    """(file, line, column counted from 1) of the instruction ``frame`` is at."""
+    if frame is None:
+        return "<unknown>", 0, 0
+    code = frame.f_code
+    line, col = frame.f_lineno, 0
+    positions = list(code.co_positions())
+    index = frame.f_lasti // 2
+    if 0 <= index < len(positions):
+        start_line, _, start_col, _ = positions[index]
+        if start_line is not None:
+            line, col = start_line, start_col or 0
+    return code.co_filename, line, col + 1 + _COLUMN_SHIFT.get(code.co_filename, 0)
+
+
+_COLUMN_SHIFT: dict[str, int] = {}
+"""Columns removed from a file's kernels when they were dedented to be re-read (:mod:`tilec.lang.loops`)."""
+
+
+def error(message: str) -> LangError:
+    """A :class:`LangError` located at the user's current line."""
+    file, line, col = frame_position(user_frame())
+    return LangError(f"{file}:{line}:{col}: error: {message}")
+
+
+class Trace:
+    """One kernel under construction: its entry block and the stack of blocks being filled."""
+
+    def __init__(self, entry: Block):
+        self.entry = entry
+        self.blocks: list[Block] = [entry]
+        self.isolated: set[Block] = set()  # bodies of tile.map: their constants stay inside
+        self._constants: dict[tuple, SSAValue] = {}  # constants and extents, made once
+        self._last_constant: Operation | None = None
+
+    def emit(self, op: Operation, name: str | None = None) -> Operation:
+        """Append ``op`` to the innermost block, located at the user's line."""
+        op.location = self._location()
+        self.blocks[-1].add_op(op)
+        if name and op.results:
+            op.results[0].name_hint = name
+        return op
+
+    @staticmethod
+    def _location() -> FileLineColLoc:
+        file, line, col = frame_position(user_frame())
+        return FileLineColLoc(StringAttr(file), IntAttr(line), IntAttr(col))
+
+    def value(self, op: Operation, name: str | None = None) -> SSAValue:
+        return self.emit(op, name).results[0]
+
+    def constant(self, value: int | float | bool, ty: Attribute) -> SSAValue:
+        """An ``arith.constant`` of ``ty`` (index, integer or float), made once per kernel at the top
+        of its body (a ``tile.map`` body gets its own)."""
+        if isinstance(ty, IndexType) or isinstance(ty, IntegerType):
+            attr = IntegerAttr(int(value), ty)
+        else:
+            attr = FloatAttr(float(value), ty)
+        if self.blocks[-1] in self.isolated:
+            return self.value(arith.ConstantOp(attr, ty))
+        key = (ty, repr(attr))
+        known = self._constants.get(key)
+        if known is None:
+            known = self._constants[key] = self._hoist(arith.ConstantOp(attr, ty))
+        return known
+
+    def dim(self, view: SSAValue, axis: int, name: str) -> SSAValue:
+        """The run-time extent ``axis`` of a kernel argument: one ``tile.dim`` per kernel, after the constants."""
+        key = ("dim", view, axis)
+        known = self._constants.get(key)  # type: ignore[arg-type]
+        if known is None:
+            op = DimOp(view, axis)
+            op.results[0].name_hint = name
+            known = self._constants[key] = self._hoist(op)  # type: ignore[index]
+        return known
+
+    def _hoist(self, op: Operation) -> SSAValue:
+        """Put ``op`` (whose operands are the kernel's arguments) with the constants at the top of the body."""
+        op.location = self._location()
+        if self._last_constant is None and self.entry.first_op is not None:
+            self.entry.insert_op_before(op, self.entry.first_op)
+        elif self._last_constant is None:
+            self.entry.add_op(op)
+        else:
+            self.entry.insert_op_after(op, self._last_constant)
+        self._last_constant = op
+        return op.results[0]
+
+    @contextmanager
+    def inside(self, block: Block, isolated: bool = False) -> Iterator[Block]:
+        """Ops emitted within go into ``block`` (a loop body; ``isolated``: a ``tile.map`` body)."""
+        if isolated:
+            self.isolated.add(block)
+        self.blocks.append(block)
+        try:
+            yield block
+        finally:
+            self.blocks.pop()
+
+
+_STATE = threading.local()
+
+
+def current() -> Trace:
+    """The trace of the kernel being built in this thread; a LangError outside a ``@tl.kernel``."""
+    trace = getattr(_STATE, "trace", None)
+    if trace is None:
+        raise error("tilec.lang operations build a kernel: call them inside a @tl.kernel function")
+    return trace
+
+
+@contextmanager
+def tracing(trace: Trace) -> Iterator[Trace]:
+    """Make ``trace`` current for this thread within the block (nesting is an error)."""
+    if getattr(_STATE, "trace", None) is not None:
+        raise error("a @tl.kernel function cannot build another kernel while it is being built")
+    _STATE.trace = trace
+    try:
+        yield trace
+    finally:
+        _STATE.trace = None

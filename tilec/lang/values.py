@@ -1,0 +1,579 @@
+"""Traced values of the kernel language and their elementwise algebra.
+
+- :class:`Scalar`: one SSA value (index, i32, i1 or a float), e.g. ``tl.block_id(0) * BM``;
+- :class:`Tile`: a register tile ``!tile.rt<RxCxT>`` (the block's, distributed by ``tile-layout``);
+- :class:`Vector`: a register vector ``!tile.rv<NxT, row|col>`` (a row reduction gives a ``row``
+  vector: one value per row), and ``v[:, None]`` / ``v[None, :]`` (:class:`Expanded`), a vector
+  standing for a tile it is broadcast to;
+- :class:`View`: a kernel's array argument, a global view ``!tile.gl<?x?xT>``.
+
+Operators broadcast as numpy does: a tile with an expanded vector (``t - m[:, None]``), a 1-D
+vector with a tile along its last axis (``t * w``), Python numbers with anything. Operands of one
+operation share an element type (Python numbers take it; ``.to(...)`` converts). What the tile
+dialect has as an op (``tile.add`` ... ``tile.exp``) is emitted as that op; everything else
+(comparisons, ``where``, ``sqrt``, integer math ...) is a ``tile.map`` whose body is the same
+operation on scalars, so one definition per operation serves scalars, vectors and tiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType
+from tilec.lang import dtypes
+from tilec.lang.dtypes import DType, as_dtype, dtype_of
+from tilec.lang.tracing import current, error
+
+Number = int | float | bool
+
+
+# ---------------------------------------------------------------- the values
+
+
+class Value:
+    """A traced SSA value; operators build ops through :func:`elementwise`."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: SSAValue):
+        self.value = value
+
+    @property
+    def type(self) -> Attribute:
+        return self.value.type
+
+    @property
+    def dtype(self) -> DType:
+        ty = self.type
+        return dtype_of(ty.element_type if hasattr(ty, "element_type") else ty)
+
+    def __bool__(self) -> bool:
+        raise error(f"a {self.describe()} is known only when the kernel runs: Python's if/while/and/or "
+                    "cannot branch on it (use tl.where, or make the value a tl.constexpr)")
+
+    def __index__(self) -> int:
+        raise error(f"a {self.describe()} is known only when the kernel runs; this needs a Python int "
+                    "(pass it as a tl.constexpr)")
+
+    def __iter__(self):
+        raise error(f"a {self.describe()} cannot be iterated in Python")
+
+    def describe(self) -> str:
+        return f"{type(self).__name__.lower()} {self.type}"
+
+    # arithmetic
+    def __add__(self, o): return elementwise("add", self, o)
+    def __radd__(self, o): return elementwise("add", o, self)
+    def __sub__(self, o): return elementwise("sub", self, o)
+    def __rsub__(self, o): return elementwise("sub", o, self)
+    def __mul__(self, o): return elementwise("mul", self, o)
+    def __rmul__(self, o): return elementwise("mul", o, self)
+    def __truediv__(self, o): return elementwise("div", self, o)
+    def __rtruediv__(self, o): return elementwise("div", o, self)
+    def __floordiv__(self, o): return elementwise("floordiv", self, o)
+    def __rfloordiv__(self, o): return elementwise("floordiv", o, self)
+    def __mod__(self, o): return elementwise("mod", self, o)
+    def __rmod__(self, o): return elementwise("mod", o, self)
+    def __neg__(self): return elementwise("neg", self)
+    def __pos__(self): return self
+    def __abs__(self): return elementwise("abs", self)
+    def __and__(self, o): return elementwise("and", self, o)
+    def __rand__(self, o): return elementwise("and", o, self)
+    def __or__(self, o): return elementwise("or", self, o)
+    def __ror__(self, o): return elementwise("or", o, self)
+    def __xor__(self, o): return elementwise("xor", self, o)
+    def __rxor__(self, o): return elementwise("xor", o, self)
+    def __invert__(self): return elementwise("not", self)
+    # comparisons give i1 values (masks)
+    def __lt__(self, o): return elementwise("lt", self, o)
+    def __le__(self, o): return elementwise("le", self, o)
+    def __gt__(self, o): return elementwise("gt", self, o)
+    def __ge__(self, o): return elementwise("ge", self, o)
+    def __eq__(self, o): return elementwise("eq", self, o)  # type: ignore[override]
+    def __ne__(self, o): return elementwise("ne", self, o)  # type: ignore[override]
+    __hash__ = None  # type: ignore[assignment]
+
+    def to(self, dtype: Any) -> Value:
+        """The same values as ``dtype`` (floats round to nearest even; floats to int32 truncate)."""
+        return convert(self, as_dtype(dtype))
+
+
+class Scalar(Value):
+    """One value of a scalar type: index arithmetic, a kernel's number argument, an element in ``tl.map``."""
+
+    __slots__ = ()
+
+
+class Tile(Value):
+    """A register tile of the block."""
+
+    __slots__ = ()
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.type.dims)
+
+
+class Vector(Value):
+    """A register vector: one value per row (``row``) or per column (``col``) of the tiles it meets."""
+
+    __slots__ = ()
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (self.type.length.data,)
+
+    @property
+    def orientation(self) -> str:
+        return self.type.orientation.data
+
+    def __getitem__(self, key: Any) -> Expanded:
+        if key == (slice(None), None):
+            return Expanded(self, 0)
+        if key == (None, slice(None)):
+            return Expanded(self, 1)
+        raise error(f"a vector is indexed v[:, None] (one value per row) or v[None, :] (one per column), got {key!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class Expanded:
+    """``v[:, None]`` (``axis`` 0: ``v`` runs down the rows) or ``v[None, :]`` (``axis`` 1: along the columns)."""
+
+    vector: Vector
+    axis: int
+
+    @property
+    def dtype(self) -> DType:
+        return self.vector.dtype
+
+    def __bool__(self) -> bool:
+        return self.vector.__bool__()
+
+    __add__, __radd__, __sub__, __rsub__ = Value.__add__, Value.__radd__, Value.__sub__, Value.__rsub__
+    __mul__, __rmul__, __truediv__, __rtruediv__ = Value.__mul__, Value.__rmul__, Value.__truediv__, Value.__rtruediv__
+    __lt__, __le__, __gt__, __ge__ = Value.__lt__, Value.__le__, Value.__gt__, Value.__ge__
+    __eq__, __ne__, __neg__ = Value.__eq__, Value.__ne__, Value.__neg__  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]
+
+
+class View:
+    """A kernel's array argument: a global view, read and written by ``tl.load``/``tl.store`` windows."""
+
+    __slots__ = ("value", "name")
+
+    def __init__(self, value: SSAValue, name: str):
+        self.value = value
+        self.name = name
+
+    @property
+    def type(self) -> GlobalType:
+        return self.value.type
+
+    @property
+    def dtype(self) -> DType:
+        return dtype_of(self.type.element_type)
+
+    @property
+    def ndim(self) -> int:
+        return self.type.rank
+
+    @property
+    def shape(self) -> ViewShape:
+        """The run-time extents: ``x.shape[1]`` is an index scalar (a ``tile.dim``, made when asked for)."""
+        return ViewShape(self)
+
+    def __bool__(self) -> bool:
+        raise error(f"array argument {self.name!r} has no truth value")
+
+    def __repr__(self) -> str:
+        return f"View({self.name}: {self.type})"
+
+
+class ViewShape:
+    """``view.shape``: indexing it reads one extent (``tile.dim``, once per view and axis)."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, view: View):
+        self.view = view
+
+    def __len__(self) -> int:
+        return self.view.ndim
+
+    def __getitem__(self, axis: int) -> Scalar:
+        n = self.view.ndim
+        if not isinstance(axis, int) or not -n <= axis < n:
+            raise error(f"{self.view.name!r} has {n} dimensions: shape[{axis!r}] does not exist")
+        return Scalar(current().dim(self.view.value, axis % n, f"{self.view.name}_dim{axis % n}"))
+
+    def __iter__(self):
+        return iter([self[i] for i in range(len(self))])
+
+
+def wrap(value: SSAValue) -> Value:
+    """The language value of an SSA value, by its type."""
+    ty = value.type
+    if isinstance(ty, RegisterType):
+        return Tile(value)
+    if isinstance(ty, RegisterVectorType):
+        return Vector(value)
+    return Scalar(value)
+
+
+# ---------------------------------------------------------------- broadcasting
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """Where an elementwise result lives: a scalar, a vector (length, orientation) or a tile (rows, cols)."""
+
+    kind: str  # "scalar" | "vector" | "tile"
+    dims: tuple = ()
+
+    def register_type(self, element: Attribute) -> Attribute:
+        if self.kind == "tile":
+            return checked_type(RegisterType, list(self.dims), element)
+        if self.kind == "vector":
+            return checked_type(RegisterVectorType, self.dims[0], element, self.dims[1])
+        return element
+
+
+def checked_type(make: Callable[..., Attribute], *args: Any) -> Attribute:
+    """A register type, or a LangError at the user's line saying why it cannot be one (too large ...)."""
+    try:
+        return make(*args)
+    except (VerifyException, ValueError) as e:
+        raise error(str(e)) from None
+
+
+def _result_shape(operands: Sequence[Any]) -> _Shape:
+    tiles = [o for o in operands if isinstance(o, Tile)]
+    expanded = [o for o in operands if isinstance(o, Expanded)]
+    vectors = [o for o in operands if isinstance(o, Vector)]
+    if tiles:
+        dims = tiles[0].shape
+        for other in tiles[1:]:
+            if other.shape != dims:
+                raise error(f"tiles of shapes {dims} and {other.shape} do not broadcast")
+        return _Shape("tile", dims)
+    if expanded:
+        rows = [e for e in expanded if e.axis == 0]
+        cols = [e for e in expanded if e.axis == 1]
+        if rows and cols:
+            return _Shape("tile", (rows[0].vector.shape[0], cols[0].vector.shape[0]))
+        e = expanded[0]
+        if vectors:
+            raise error("a vector and an expanded vector (v[:, None]) meet without a tile to give their shape")
+        return _Shape("vector", (e.vector.shape[0], e.vector.orientation))
+    if vectors:
+        v = vectors[0]
+        for other in vectors[1:]:
+            if (other.shape, other.orientation) != (v.shape, v.orientation):
+                raise error(f"vectors {v.type} and {other.type} differ in length or orientation")
+        return _Shape("vector", (v.shape[0], v.orientation))
+    return _Shape("scalar")
+
+
+def _element_type(operands: Sequence[Any], op: str) -> Attribute | None:
+    """The element type the traced operands share (None: Python numbers only)."""
+    types = []
+    for o in operands:
+        if isinstance(o, Expanded):
+            types.append(o.vector.type.element_type)
+        elif isinstance(o, (Tile, Vector)):
+            types.append(o.type.element_type)
+        elif isinstance(o, Scalar):
+            types.append(o.type)
+    if not types:
+        return None
+    first = types[0]
+    for other in types[1:]:
+        if other != first:
+            if {type(first), type(other)} <= {IndexType, IntegerType} and IntegerType(1) not in (first, other):
+                continue  # index scalars meet i32 tiles (coordinates): cast below
+            raise error(f"'{op}' on {dtype_of(first)} and {dtype_of(other)} values: convert one with .to(...)")
+    # i32 wins over index (coordinates of a tile are i32); otherwise the first
+    return next((ty for ty in types if ty == IntegerType(32)), first)
+
+
+def _number_type(value: Number) -> Attribute:
+    if isinstance(value, bool):
+        return IntegerType(1)
+    return IndexType() if isinstance(value, int) else Float32Type()
+
+
+def _materialize(o: Any, shape: _Shape, element: Attribute) -> SSAValue:
+    """``o`` as a value of ``shape`` with ``element``: broadcasts and fills as needed."""
+    trace = current()
+    if isinstance(o, (int, float, bool)):
+        if isinstance(o, float) and not _is_float(element):
+            raise error(f"the float {o!r} meets {dtype_of(element)} values: convert them with .to(tl.float32)")
+        scalar = trace.constant(o, element)
+        return scalar if shape.kind == "scalar" else trace.value(t.FillOp(scalar, shape.register_type(element)))
+    if isinstance(o, Scalar):
+        value = o.value
+        if value.type != element:
+            value = _cast_scalar(value, element)
+        return value if shape.kind == "scalar" else trace.value(t.FillOp(value, shape.register_type(element)))
+    if isinstance(o, Expanded):
+        v = o.vector
+        need = "row" if o.axis == 0 else "col"
+        if shape.kind != "tile":
+            return v.value
+        length = shape.dims[o.axis]
+        if v.orientation != need:
+            v = _reoriented(v, need)
+        if v.shape[0] != length:
+            raise error(f"a vector of {v.shape[0]} values does not fit {'rows' if o.axis == 0 else 'columns'} "
+                        f"of length {length} (tile {shape.dims})")
+        return trace.value(t.BroadcastOp(v.value, shape.register_type(element)))
+    if isinstance(o, Vector) and shape.kind == "tile":
+        return _materialize(Expanded(o, 1), shape, element)  # numpy: a 1-D array runs along the last axis
+    if isinstance(o, (Tile, Vector)):
+        if o.type.element_type != element:
+            raise error(f"{o.describe()} meets {dtype_of(element)} values: convert with .to(...)")
+        return o.value
+    raise error(f"expected a tile, vector, scalar or number, got {type(o).__name__}")
+
+
+_REORIENTABLE = (t.LoadOp, t.IotaOp, t.FillOp, t.ZerosOp)
+"""Ops that make a vector from nothing of either orientation: one of the other orientation is the same op again."""
+
+
+_ELEMENTWISE = (t.MapOp, t.ConvertOp, t.AddOp, t.SubOp, t.MulOp, t.DivOp, t.MaxOp, t.MinOp, t.ExpOp, t.Exp2Op)
+"""Ops computing a vector elementwise from vectors: of the other orientation when their inputs are."""
+
+
+def _reoriented(v: Vector, orientation: str) -> Vector:
+    """``v`` with one value per row (``row``) or per column (``col``).
+
+    A vector is made with one orientation (a 1-D load along the columns, a row reduction along
+    the rows). Used the other way, the ops that made it are made again with the other
+    orientation, each right after its original: a load, iota, fill or zeros, and the elementwise
+    ops on such vectors (``tl.arange(n).to(tl.float32)[:, None]``). A reduction's vector has the
+    orientation of the tile it reduced: that is an error.
+    """
+    twin = _reoriented_value(v.value, orientation)
+    if twin is None:
+        raise error(_orientation_message(v, 0 if orientation == "row" else 1))
+    return Vector(twin)
+
+
+def _reoriented_value(value: SSAValue, orientation: str) -> SSAValue | None:
+    ty = value.type
+    if not isinstance(ty, RegisterVectorType):
+        return value  # a scalar operand (a fill's value) stays
+    if ty.orientation.data == orientation:
+        return value
+    op = value.owner
+    if not isinstance(op, _REORIENTABLE + _ELEMENTWISE):
+        return None
+    operands = []
+    for operand in op.operands:
+        twin = _reoriented_value(operand, orientation)
+        if twin is None:
+            return None
+        operands.append(twin)
+    new = type(op).create(operands=operands, properties=dict(op.properties), attributes=dict(op.attributes),
+                          result_types=[RegisterVectorType(ty.length.data, ty.element_type, orientation)],
+                          regions=[r.clone() for r in op.regions])
+    new.location = op.location
+    op.parent_block().insert_op_after(new, op)
+    return new.results[0]
+
+
+def _orientation_message(v: Vector, axis: int) -> str:
+    want = "v[:, None] needs a vector with one value per row" if axis == 0 else \
+        "v[None, :] needs a vector with one value per column"
+    has = "per row (a row reduction's)" if v.orientation == "row" else "per column (a column reduction's)"
+    return f"{want}; this one has one value {has}"
+
+
+def _is_float(ty: Attribute) -> bool:
+    return dtype_of(ty).is_float if not isinstance(ty, (IndexType, IntegerType)) else False
+
+
+def _cast_scalar(value: SSAValue, to: Attribute) -> SSAValue:
+    trace = current()
+    src = value.type
+    if isinstance(src, IndexType) and isinstance(to, IntegerType):
+        return trace.value(arith.IndexCastOp(value, to))
+    if isinstance(src, IntegerType) and isinstance(to, IndexType):
+        return trace.value(arith.IndexCastOp(value, to))
+    raise error(f"cannot use a {dtype_of(src)} scalar as {dtype_of(to)} (convert it with .to(...))")
+
+
+# ---------------------------------------------------------------- the operations on scalars
+
+_CMPF = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
+_CMPI = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
+COMPARISONS = frozenset(_CMPF)
+
+
+def scalar_op(op: str, args: Sequence[SSAValue]) -> SSAValue:
+    """``op`` on scalar SSA values of one type, emitted into the current block (arith / math)."""
+    trace = current()
+    ty = args[0].type
+    is_float = _is_float(ty)
+    a = args[0]
+    if op in COMPARISONS:
+        return trace.value(arith.CmpfOp(a, args[1], _CMPF[op]) if is_float else arith.CmpiOp(a, args[1], _CMPI[op]))
+    if op == "select":
+        return trace.value(arith.SelectOp(args[0], args[1], args[2]))
+    table_f = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
+               "max": arith.MaximumfOp, "min": arith.MinimumfOp}
+    table_i = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "floordiv": arith.DivSIOp,
+               "mod": arith.RemSIOp, "max": arith.MaxSIOp, "min": arith.MinSIOp, "and": arith.AndIOp,
+               "or": arith.OrIOp, "xor": arith.XOrIOp}
+    unary_f = {"exp": math.ExpOp, "exp2": math.Exp2Op, "log": math.LogOp, "log2": math.Log2Op,
+               "sqrt": math.SqrtOp, "rsqrt": math.RsqrtOp, "tanh": math.TanhOp, "abs": math.AbsFOp,
+               "neg": arith.NegfOp}
+    if is_float and op in table_f:
+        return trace.value(table_f[op](a, args[1]))
+    if not is_float and op in table_i:
+        return trace.value(table_i[op](a, args[1]))
+    if is_float and op in unary_f:
+        return trace.value(unary_f[op](a))
+    if not is_float and op == "neg":
+        return trace.value(arith.SubiOp(trace.constant(0, ty), a))
+    if not is_float and op == "not" and ty == IntegerType(1):
+        return trace.value(arith.XOrIOp(a, trace.constant(1, ty)))
+    if not is_float and op == "abs":
+        return trace.value(arith.MaxSIOp(a, trace.value(arith.SubiOp(trace.constant(0, ty), a))))
+    kind = "floats" if is_float else "integers"
+    raise error(f"'{op}' is not defined on {kind} ({dtype_of(ty)})")
+
+
+# ---------------------------------------------------------------- the operations on tiles and vectors
+
+_NATIVE_BINARY = {"add": t.AddOp, "sub": t.SubOp, "mul": t.MulOp, "div": t.DivOp, "max": t.MaxOp, "min": t.MinOp}
+_NATIVE_UNARY = {"exp": t.ExpOp, "exp2": t.Exp2Op}
+
+
+def elementwise(op: str, *operands: Any) -> Any:
+    """``op`` applied elementwise to ``operands`` after numpy-style broadcasting (see the module doc)."""
+    shape = _result_shape(operands)
+    element = _element_type(operands, op)
+    if element is None:
+        raise error(f"'{op}' needs at least one traced value (got Python numbers {operands!r})")
+    if op in ("div",) and not _is_float(element):
+        raise error(f"'/' divides floats; these are {dtype_of(element)} values (use // for integers)")
+    values = [_materialize(o, shape, element) for o in operands]
+    if shape.kind == "scalar":
+        return Scalar(scalar_op(op, values))
+    trace = current()
+    if _is_float(element) and op in _NATIVE_BINARY:
+        result = trace.value(_NATIVE_BINARY[op](values[0], values[1]))
+    elif _is_float(element) and op in _NATIVE_UNARY:
+        result = trace.value(_NATIVE_UNARY[op](values[0]))
+    else:
+        out = IntegerType(1) if op in COMPARISONS else (values[1].type.element_type if op == "select" else element)
+        result = map_values(lambda *xs: scalar_op(op, xs), values, shape.register_type(out))
+    wrapped = wrap(result)
+    if shape.kind == "vector" and any(isinstance(o, Expanded) for o in operands):
+        return Expanded(wrapped, next(o.axis for o in operands if isinstance(o, Expanded)))
+    return wrapped
+
+
+def where(cond: Any, a: Any, b: Any) -> Any:
+    """``a`` where ``cond`` (an i1 mask) holds, else ``b``; broadcast like the operators."""
+    shape = _result_shape((cond, a, b))
+    element = _element_type((a, b), "where")
+    if element is None:
+        element = _number_type(a if not isinstance(a, bool) else 0.0)
+        element = Float32Type() if isinstance(a, float) or isinstance(b, float) else element
+    c = _materialize(cond, shape, IntegerType(1))
+    x, y = _materialize(a, shape, element), _materialize(b, shape, element)
+    if shape.kind == "scalar":
+        return Scalar(scalar_op("select", [c, x, y]))
+    return wrap(map_values(lambda *xs: scalar_op("select", xs), [c, x, y], shape.register_type(element)))
+
+
+def map_values(body: Callable[..., SSAValue], inputs: Sequence[SSAValue], result_type: Attribute) -> SSAValue:
+    """A ``tile.map`` over ``inputs`` whose body ``body(*scalars)`` builds (in the map's block)."""
+    trace = current()
+    block = Block(arg_types=[v.type.element_type for v in inputs])
+    with trace.inside(block, isolated=True):
+        out = body(*block.args)
+        trace.emit(t.YieldOp(out))
+    return trace.value(t.MapOp(list(inputs), result_type, Region(block)))
+
+
+def tile_map(fn: Callable[..., Any], *inputs: Any) -> Any:
+    """``fn`` on each element of ``inputs`` (broadcast like the operators): ``fn`` receives scalars and
+    returns one, built with the same operators and ``tl`` functions; one ``tile.map`` op."""
+    shape = _result_shape(inputs)
+    if shape.kind == "scalar":
+        return fn(*inputs)
+    element = _element_type(inputs, "map")
+    values = [_materialize(o, shape, element if not isinstance(o, (Tile, Vector, Expanded)) else _elem(o))
+              for o in inputs]
+    trace = current()
+    block = Block(arg_types=[v.type.element_type for v in values])
+    with trace.inside(block, isolated=True):
+        out = fn(*(Scalar(a) for a in block.args))
+        if isinstance(out, (int, float, bool)):
+            out = Scalar(trace.constant(out, block.args[0].type))
+        if not isinstance(out, Scalar):
+            raise error(f"the function given to tl.map must return one scalar, got {type(out).__name__}")
+        trace.emit(t.YieldOp(out.value))
+    return wrap(trace.value(t.MapOp(values, shape.register_type(out.type), Region(block))))
+
+
+def _elem(o: Any) -> Attribute:
+    return (o.vector if isinstance(o, Expanded) else o).type.element_type
+
+
+def convert(x: Value, to: DType) -> Value:
+    """``x`` with element type ``to``."""
+    trace = current()
+    src = x.type.element_type if isinstance(x, (Tile, Vector)) else x.type
+    dst = to.ir
+    if src == dst:
+        return x
+    if isinstance(x, Scalar):
+        return Scalar(_convert_scalar(x.value, dst))
+    if _is_float(src) and _is_float(dst):
+        ty = checked_type(RegisterType, list(x.type.dims), dst) if isinstance(x, Tile) else \
+            checked_type(RegisterVectorType, x.type.length.data, dst, x.orientation)
+        return wrap(trace.value(t.ConvertOp(x.value, ty)))
+    shape = _Shape("tile", x.shape) if isinstance(x, Tile) else _Shape("vector", (x.shape[0], x.orientation))
+    return wrap(map_values(lambda v: _convert_scalar(v, dst), [x.value], shape.register_type(dst)))
+
+
+def _convert_scalar(value: SSAValue, dst: Attribute) -> SSAValue:
+    trace = current()
+    src = value.type
+    if _is_float(src) and _is_float(dst):
+        wider = dtype_bits(dst) > dtype_bits(src)
+        return trace.value(arith.ExtFOp(value, dst) if wider else arith.TruncFOp(value, dst))
+    if isinstance(src, IndexType):
+        value = trace.value(arith.IndexCastOp(value, IntegerType(32) if not isinstance(dst, IndexType) else dst))
+        return value if value.type == dst else _convert_scalar(value, dst)
+    if isinstance(src, IntegerType) and isinstance(dst, IndexType):
+        return trace.value(arith.IndexCastOp(value, dst))
+    if isinstance(src, IntegerType) and _is_float(dst):
+        cls = arith.UIToFPOp if src == IntegerType(1) else arith.SIToFPOp
+        return trace.value(cls(value, dst))
+    if _is_float(src) and isinstance(dst, IntegerType) and dst != IntegerType(1):
+        return trace.value(arith.FPToSIOp(value, dst))
+    if isinstance(src, IntegerType) and isinstance(dst, IntegerType):
+        wider = dst.width.data > src.width.data
+        return trace.value(arith.ExtSIOp(value, dst) if wider else arith.TruncIOp(value, dst))
+    raise error(f"cannot convert {dtype_of(src)} to {dtype_of(dst)}")
+
+
+def dtype_bits(ty: Attribute) -> int:
+    return {"float16": 16, "bfloat16": 16, "float32": 32}[dtype_of(ty).name]
+
+
+__all__ = ["Expanded", "Scalar", "Tile", "Value", "Vector", "View", "convert", "dtypes", "elementwise",
+           "map_values", "scalar_op", "tile_map", "where", "wrap"]
