@@ -30,7 +30,7 @@ from tilec.lang import dtypes
 from tilec.lang.loop import range as lang_range
 from tilec.lang.source_rewrite import rewrite
 from tilec.lang.tracing import LangError, Trace, tracing
-from tilec.lang.values import Scalar, View
+from tilec.lang.values import Scalar, View, remove_dead_ops
 
 
 class constexpr:  # noqa: N801 - the annotation users write: tl.constexpr
@@ -77,7 +77,7 @@ class Kernel:
         self.signature = inspect.signature(fn)
         self.constexprs = frozenset(n for n, p in self.signature.parameters.items() if _is_constexpr(p.annotation))
         self._traced_fn: Callable[..., Any] | None = None
-        self._modules: dict[Specialization, ModuleOp] = {}
+        self._modules: dict[tuple[Specialization, str | None], ModuleOp] = {}
         self._compiled: dict[tuple[Specialization, str | None], Any] = {}
         self._lock = threading.Lock()
         self._fast: dict[tuple, tuple[Any, tuple]] = {}
@@ -102,7 +102,9 @@ class Kernel:
         bound = self._bind(args, kwargs)
         params = []
         for name, value in bound.arguments.items():
-            if name in self.constexprs:
+            if value is None:
+                params.append((name, None))  # an absent argument: `x is None` in the kernel, as in Triton
+            elif name in self.constexprs:
                 try:
                     hash(value)
                 except TypeError:
@@ -126,14 +128,23 @@ class Kernel:
         """The tile-level module of the variant these arguments select (traced once, then cached)."""
         return self._module(self.specialize(*args, num_warps=num_warps, **kwargs))
 
-    def _module(self, spec: Specialization) -> ModuleOp:
+    def module_for(self, spec: Specialization, name: str | None = None) -> ModuleOp:
+        """The module of an explicit specialisation (a kernel family that plans its own launches, as
+        ``tilec.softmax`` does), its function named ``name`` (default: the Python function's)."""
+        names = [n for n, _ in spec.params]
+        if names != list(self.signature.parameters):
+            raise ValueError(f"{self.name}: a specialisation of {names}, expected one of each parameter "
+                             f"{list(self.signature.parameters)} in order")
+        return self._module(spec, name)
+
+    def _module(self, spec: Specialization, name: str | None = None) -> ModuleOp:
         with self._lock:
-            module = self._modules.get(spec)
+            module = self._modules.get((spec, name))
             if module is None:
-                module = self._modules[spec] = self._build(spec)
+                module = self._modules[(spec, name)] = self._build(spec, name or self.name)
             return module
 
-    def _build(self, spec: Specialization) -> ModuleOp:
+    def _build(self, spec: Specialization, kernel_name: str) -> ModuleOp:
         if self._traced_fn is None:
             self._traced_fn = rewrite(self.fn, (lang_range,))
         arg_types, align = [], []
@@ -148,7 +159,7 @@ class Kernel:
         values: dict[str, Any] = {}
         args = iter(entry.args)
         for name, kind in spec.params:
-            if name in self.constexprs:
+            if name in self.constexprs or kind is None:
                 values[name] = kind
                 continue
             arg = next(args)
@@ -164,7 +175,8 @@ class Kernel:
         arg_attrs = None
         if any(align):
             arg_attrs = ArrayAttr([DictionaryAttr({ALIGNED_ROWS_ATTR: IntegerAttr(a, 64)} if a else {}) for a in align])
-        fn = func.FuncOp(self.name, (arg_types, []), Region(entry), arg_attrs=arg_attrs)
+        fn = func.FuncOp(kernel_name, (arg_types, []), Region(entry), arg_attrs=arg_attrs)
+        remove_dead_ops(fn.body)
         fn.attributes[LAUNCH_ATTR] = LaunchAttr([DYNAMIC] * 3, [32 * spec.num_warps, 1, 1], 0)
         module = ModuleOp([fn])
         try:
@@ -197,7 +209,7 @@ class Kernel:
 
         spec = self.specialize(*args, num_warps=num_warps, **kwargs)
         bound = self._bind(args, kwargs)
-        runtime = [v for n, v in bound.arguments.items() if n not in self.constexprs]
+        runtime = [v for n, v in bound.arguments.items() if n not in self.constexprs and v is not None]
         run(self._module(spec), self.name, *runtime, grid=grid)
 
     def __getitem__(self, grid: Any) -> Callable[..., None]:
@@ -233,13 +245,13 @@ class Kernel:
 
         compiled = self.compile(*args, num_warps=num_warps, **kwargs)
         bound = self._bind(args, kwargs)
-        runtime = [v for n, v in bound.arguments.items() if n not in self.constexprs]
+        runtime = [v for n, v in bound.arguments.items() if n not in self.constexprs and v is not None]
         flat = expand(compiled, *runtime)
         compiled(*flat, grid=grid, stream=stream)
         if key is None:
             return
         arrays = [(n, v) for n, v in bound.arguments.items() if n not in self.constexprs
-                  and not isinstance(v, (int, float))]
+                  and v is not None and not isinstance(v, (int, float))]
         if not arrays or not all(is_torch_tensor(v) for _, v in arrays):
             return
         names = list(self.signature.parameters)

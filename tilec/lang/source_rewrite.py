@@ -17,7 +17,8 @@ into::
     (m,) = tl.range(lo, hi, step).__tl_loop__((m,), __tl_body_1, ('m',), 'i')
 
 Carried: names the body assigns that are bound before the loop (parameters or earlier
-assignments). A name first assigned in the body and read after the loop is an error (it would
+assignments) and whose value matters: read in the body before it is assigned there, or read
+after the loop (or after an enclosing ``tl.range`` loop). A name first assigned in the body and read after the loop is an error (it would
 hold the last iteration's value in Python, and a loop has no such value); so are ``break``,
 ``continue`` and ``return`` in the body. The rewritten function keeps the file and line numbers
 of the original, so errors and op locations point at the user's lines.
@@ -105,6 +106,7 @@ class _Rewriter(ast.NodeTransformer):
         self.params = params
         self.count = 0
         self.function: ast.FunctionDef | None = None
+        self.live: set[str] = set()  # names live after the loops being rewritten (enclosing ones)
 
     def _fail(self, node: ast.AST, message: str) -> LangError:
         col = node.col_offset + 1 + _COLUMN_SHIFT.get(self.filename, 0)
@@ -149,9 +151,17 @@ class _Rewriter(ast.NodeTransformer):
                 kind = type(node).__name__.lower()
                 raise self._fail(node, f"'{kind}' inside a tl.range loop: the loop runs on the GPU, "
                                        "its trip count is fixed when it starts")
-        body = self._statements(loop.body, bound_before | {loop.target.id})
-        assigned = [n for n in _assigned(body) if n != loop.target.id]
-        carried = [n for n in assigned if n in bound_before]
+        # carried: bound before the loop, assigned in it, and live: read in the body before it is
+        # assigned there, read after the loop, or live after an enclosing loop
+        assigned = [n for n in _assigned(loop.body) if n != loop.target.id]
+        live_after = {n for n in assigned if _first_use(n, after) == "load"} | self.live
+        carried = [n for n in assigned if n in bound_before
+                   and (_first_use(n, loop.body) == "load" or n in live_after)]
+        outer_live, self.live = self.live, live_after | set(carried)
+        try:
+            body = self._statements(loop.body, bound_before | {loop.target.id})
+        finally:
+            self.live = outer_live
         leaked = [n for n in assigned if n not in bound_before and _first_use(n, after) == "load"]
         if leaked:
             raise self._fail(loop, f"'{leaked[0]}' is first assigned inside this tl.range loop and used after it: "

@@ -24,6 +24,7 @@ from typing import Any
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
 from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import VerifyException
 
 from tilec.dialects.tile import ops as t
@@ -497,14 +498,75 @@ def where(cond: Any, a: Any, b: Any) -> Any:
     return wrap(map_values(lambda *xs: scalar_op("select", xs), [c, x, y], shape.register_type(element)))
 
 
+FUSE_LIMIT = 48
+"""Ops a producing ``tile.map`` may have for its body to be copied into a consumer's."""
+
+
 def map_values(body: Callable[..., SSAValue], inputs: Sequence[SSAValue], result_type: Attribute) -> SSAValue:
-    """A ``tile.map`` over ``inputs`` whose body ``body(*scalars)`` builds (in the map's block)."""
+    """A ``tile.map`` over ``inputs`` whose body ``body(*scalars)`` builds (in the map's block).
+
+    Elementwise work is fused as it is built: an input made by another ``tile.map`` brings that
+    map's body in (its inputs become this map's), and a tile filled with a constant becomes the
+    constant inside the body. ``tl.where(cols < n, x - m, 0.0)`` is then one map of ``cols`` and
+    ``x - m``, not a mask tile, a tile of zeros and a select: fewer registers live, which a kernel
+    that holds whole rows needs. Maps left without uses are removed when the kernel is finished
+    (:func:`remove_dead_ops`).
+    """
     trace = current()
-    block = Block(arg_types=[v.type.element_type for v in inputs])
+    leaves: list[SSAValue] = []
+    for v in inputs:
+        _collect_leaves(v, leaves)
+    block = Block(arg_types=[v.type.element_type for v in leaves])
+    args = dict(zip(leaves, block.args))
     with trace.inside(block, isolated=True):
-        out = body(*block.args)
+        out = body(*(_scalar_in_body(v, args) for v in inputs))
         trace.emit(t.YieldOp(out))
-    return trace.value(t.MapOp(list(inputs), result_type, Region(block)))
+    return trace.value(t.MapOp(leaves, result_type, Region(block)))
+
+
+def _fusable(v: SSAValue) -> str | None:
+    op = v.owner
+    if isinstance(op, t.FillOp) and isinstance(op.value.owner, arith.ConstantOp):
+        return "constant"
+    if isinstance(op, t.MapOp) and len(op.body.block.ops) <= FUSE_LIMIT:
+        return "map"
+    return None
+
+
+def _collect_leaves(v: SSAValue, leaves: list[SSAValue]) -> None:
+    kind = _fusable(v)
+    if kind == "map":
+        for i in v.owner.inputs:
+            _collect_leaves(i, leaves)
+    elif kind is None and v not in leaves:
+        leaves.append(v)
+
+
+def _scalar_in_body(v: SSAValue, args: dict[SSAValue, SSAValue]) -> SSAValue:
+    """``v``'s element inside the map being built: a block argument, a constant, or a producer's body."""
+    kind = _fusable(v)
+    trace = current()
+    if kind == "constant":
+        const = v.owner.value.owner
+        return trace.value(arith.ConstantOp(const.value, const.result.type))
+    if kind is None:
+        return args[v]
+    producer = v.owner
+    mapping: dict[SSAValue, SSAValue] = {a: _scalar_in_body(i, args) for a, i in zip(producer.body.block.args,
+                                                                                        producer.inputs)}
+    for op in producer.body.block.ops:
+        if isinstance(op, t.YieldOp):
+            return mapping[op.values[0]]
+        copy = op.clone(value_mapper=mapping)
+        copy.location = op.location
+        trace.blocks[-1].add_op(copy)
+        mapping.update(zip(op.results, copy.results))
+    raise AssertionError("a tile.map body ends with tile.yield")
+
+
+def remove_dead_ops(region: Region) -> None:
+    """Drop the ops whose results nothing uses and that have no other effect (fused maps, unused loads)."""
+    region_dce(region)
 
 
 def tile_map(fn: Callable[..., Any], *inputs: Any) -> Any:
@@ -576,4 +638,4 @@ def dtype_bits(ty: Attribute) -> int:
 
 
 __all__ = ["Expanded", "Scalar", "Tile", "Value", "Vector", "View", "convert", "dtypes", "elementwise",
-           "map_values", "scalar_op", "tile_map", "where", "wrap"]
+           "map_values", "remove_dead_ops", "scalar_op", "tile_map", "where", "wrap"]

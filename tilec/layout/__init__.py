@@ -41,6 +41,21 @@ from tilec.layout.tiling import (
     zipped_product,
 )
 from tilec.layout.tv import TVLayout
+from tilec.layout.tensor import Coordinates, Tensor, copy, make_fragment_like, make_identity_tensor, make_tensor
+from tilec.layout.tiled import (
+    ThrCopy,
+    ThrMMA,
+    TiledCopy,
+    TiledMMA,
+    copy_atom_universal,
+    make_tiled_copy,
+    make_tiled_copy_A,
+    make_tiled_copy_B,
+    make_tiled_copy_C,
+    make_tiled_copy_tv,
+    make_tiled_mma,
+    render_tiled,
+)
 
 
 def render(value, path, **options):
@@ -104,4 +119,24 @@ __all__ = [
     "upcast",
     "zipped_divide",
     "zipped_product",
+    # tensors, tiled copies and tiled MMAs (tilec.layout.tensor, tilec.layout.tiled); the tensor-level
+    # local_tile / local_partition are tilec.layout.tensor's (they also accept bare layouts)
+    "Coordinates",
+    "Tensor",
+    "ThrCopy",
+    "ThrMMA",
+    "TiledCopy",
+    "TiledMMA",
+    "copy",
+    "copy_atom_universal",
+    "make_fragment_like",
+    "make_identity_tensor",
+    "make_tensor",
+    "make_tiled_copy",
+    "make_tiled_copy_A",
+    "make_tiled_copy_B",
+    "make_tiled_copy_C",
+    "make_tiled_copy_tv",
+    "make_tiled_mma",
+    "render_tiled",
 ]
