@@ -1,4 +1,4 @@
-"""Kernels written in tilec.lang against tilec's built-in kernels, torch and torch.compile (Triton), in one run.
+"""Kernels written in tilec.lang against tilec's built-in kernels, torch/cuBLAS and Triton, in one run.
 
     python bench/lang.py [--json out.json]
 
@@ -7,7 +7,10 @@ with the tiling tilec's built-in row kernels choose (:func:`tilec.kernels.row_ti
 next to ``tilec.softmax`` / ``tilec.layer_norm``, torch and ``torch.compile``; bandwidth is
 (bytes read + bytes written) / device time, timed as ``bench/softmax.py`` times (the median of 30
 batches of 10 back-to-back calls after warm-up). ``host us`` is the launcher's own time per call
-(on a tiny input), which a kernel shorter than it cannot hide.
+(on a tiny input), which a kernel shorter than it cannot hide. Then the language's GEMM
+(``examples/lang/matmul.py``: 128x128x32 block tiles, 4x2 warps, 4 stages) against
+``tilec.matmul``, ``torch.matmul`` (cuBLAS) and the autotuned Triton tutorial GEMM
+(``bench/triton_matmul.py``), f16, in TFLOP/s (2 M N K / device time).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ def _example(name: str):
 
 lang_softmax = _example("softmax").softmax
 layer_norm = _example("layer_norm").layer_norm
+lang_matmul = _example("matmul")
 
 SHAPES = [(4096, 4096), (16384, 4096), (8192, 8192), (4096, 16384), (16384, 1024)]
 DTYPES = [torch.float16, torch.float32]
@@ -46,8 +50,16 @@ DTYPES = [torch.float16, torch.float32]
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", help="write the results here too")
+    p.add_argument("--rows-only", action="store_true", help="the row kernels only (no GEMM)")
+    p.add_argument("--gemm-only", action="store_true", help="the GEMMs only")
     args = p.parse_args()
     print(f"GPU: {torch.cuda.get_device_name()}")
+    if args.gemm_only:
+        gemms = gemm_rows()
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"gpu": torch.cuda.get_device_name(), "gemm": gemms}, f, indent=1)
+        return
     rows = []
     compiled_softmax = torch.compile(lambda t: torch.softmax(t, -1))
     compiled_ln = torch.compile(lambda t, w, b: F.layer_norm(t, (t.shape[-1],), w, b, 1e-5))
@@ -95,9 +107,47 @@ def main() -> None:
                 print(f"{kernel:>10} {str(shape):>14} {name:>8} {gbs['lang']:>7.0f} {gbs['tilec']:>7.0f} "
                       f"{gbs['torch']:>7.0f} {gbs['compile']:>7.0f} {gbs['lang'] / gbs['tilec']:>10.2f} "
                       f"{gbs['lang'] / gbs['compile']:>12.2f}  err {err:.1e}")
+    gemms = gemm_rows() if not args.rows_only else []
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"gpu": torch.cuda.get_device_name(), "host_us": host, "rows": rows}, f, indent=1)
+            json.dump({"gpu": torch.cuda.get_device_name(), "host_us": host, "rows": rows, "gemm": gemms}, f, indent=1)
+
+
+def gemm_rows() -> list[dict]:
+    """The language's GEMMs (examples/lang/matmul.py: mma.sync, and on sm_90 wgmma with bulk copies)
+    against tilec.matmul, torch (cuBLAS) and Triton, f16."""
+    import triton_matmul  # bench/triton_matmul.py: the autotuned Triton tutorial kernel
+
+    hopper = torch.cuda.get_device_capability() == (9, 0)
+    out = []
+    print(f"{'gemm':>12} {'size':>6} {'lang':>7} {'tilec':>7} {'cuBLAS':>7} {'triton':>7} {'lang/tilec':>10} "
+          f"{'lang/cuBLAS':>11} {'lang/triton':>11}  TFLOP/s")
+    for size in (4096, 8192, 2000):
+        a = torch.randn(size, size, device="cuda", dtype=torch.float16)
+        b = torch.randn(size, size, device="cuda", dtype=torch.float16)
+        c = torch.full((size, size), float("nan"), device="cuda", dtype=torch.float16)
+        c2 = torch.empty_like(c)
+        ref = a.double() @ b.double()
+        kernels = {"lang mma": lambda: lang_matmul.matmul[lang_matmul.grid(size, size)](a, b, c, **lang_matmul.CONFIG)}
+        if hopper:
+            cfg = lang_matmul.CONFIG_WGMMA
+            kernels["lang wgmma"] = lambda: lang_matmul.matmul_wgmma[lang_matmul.grid(size, size, **cfg)](
+                a, b, c, arch="sm_90a", **cfg)
+        others = {"tilec": lambda: tilec.matmul(a, b, out=c2), "cuBLAS": lambda: torch.matmul(a, b),
+                  "triton": lambda: triton_matmul.triton_matmul(a, b, c2)}
+        flops = 2 * size ** 3
+        theirs = {k: flops / time_ms(f, batches=20, batch=5) / 1e9 for k, f in others.items()}
+        for name, run in kernels.items():
+            c.fill_(float("nan"))
+            run()
+            err = ((c.double() - ref).abs().max() / ref.abs().max()).item()
+            ours = flops / time_ms(run, batches=20, batch=5) / 1e9
+            out.append({"kernel": name, "size": size, "max_rel_error": err, "lang": round(ours, 1),
+                        **{k: round(v, 1) for k, v in theirs.items()}})
+            print(f"{name:>12} {size:>6} {ours:>7.0f} {theirs['tilec']:>7.0f} {theirs['cuBLAS']:>7.0f} "
+                  f"{theirs['triton']:>7.0f} {ours / theirs['tilec']:>10.2f} {ours / theirs['cuBLAS']:>11.2f} "
+                  f"{ours / theirs['triton']:>11.2f}  err {err:.1e}")
+    return out
 
 
 if __name__ == "__main__":

@@ -25,12 +25,14 @@ from tilec.lang.kernel import Kernel, Specialization, constexpr, kernel
 from tilec.lang.loop import range  # noqa: A004 - tl.range, as Triton names it
 from tilec.lang.ops import (
     abs,  # noqa: A004
+    alloc,
     arange,
     barrier,
     block_id,
     col_max,
     col_min,
     col_sum,
+    copy,
     exp,
     exp2,
     full,
@@ -44,6 +46,7 @@ from tilec.lang.ops import (
     maximum,
     min,  # noqa: A004
     minimum,
+    mma,
     program_id,
     row_max,
     row_min,
@@ -56,16 +59,17 @@ from tilec.lang.ops import (
     tanh,
     thread_id,
     warp_id,
+    wgmma,
     where,
     zeros,
 )
 from tilec.lang.tracing import LangError
-from tilec.lang.values import Expanded, Scalar, Tile, Vector, View
+from tilec.lang.values import Expanded, Scalar, Shared, Tile, Vector, View
 
 __all__ = [
-    "DType", "Expanded", "Kernel", "LangError", "Scalar", "Specialization", "Tile", "Vector", "View", "abs",
-    "arange", "barrier", "bfloat16", "block_id", "col_max", "col_min", "col_sum", "constexpr", "exp", "exp2",
+    "DType", "Expanded", "Kernel", "LangError", "Scalar", "Shared", "Specialization", "Tile", "Vector", "View",
+    "abs", "alloc", "arange", "barrier", "copy", "mma", "bfloat16", "block_id", "col_max", "col_min", "col_sum", "constexpr", "exp", "exp2",
     "float16", "float32", "full", "index", "int1", "int32", "iota", "kernel", "lane_id", "load", "log", "log2",
     "loop", "map", "max", "maximum", "min", "minimum", "program_id", "range", "row_max", "row_min", "row_sum",
-    "rsqrt", "sigmoid", "sqrt", "store", "sum", "tanh", "thread_id", "warp_id", "where", "zeros",
+    "rsqrt", "sigmoid", "sqrt", "store", "sum", "tanh", "thread_id", "warp_id", "wgmma", "where", "zeros",
 ]

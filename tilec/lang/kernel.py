@@ -24,6 +24,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from tilec.dialects.abi import ALIGNED_ROWS_ATTR, LAUNCH_ATTR
 from tilec.dialects.tile.attributes import DYNAMIC, LaunchAttr
+from tilec.dialects.tile.ops import AllocOp
 from tilec.dialects.tile.types import GlobalType
 from tilec.ir.parser import location_text
 from tilec.lang import dtypes
@@ -69,11 +70,14 @@ def _is_constexpr(annotation: Any) -> bool:
 class Kernel:
     """A ``@tl.kernel`` function; see the module docstring."""
 
-    def __init__(self, fn: Callable[..., Any], *, num_warps: int = 4):
+    def __init__(self, fn: Callable[..., Any], *, num_warps: int = 4, num_stages: int | None = None,
+                 bulk: bool = False):
         _check_warps(num_warps)
         self.fn = fn
         self.name = fn.__name__
         self.num_warps = num_warps
+        self.num_stages = num_stages
+        self.bulk = bulk
         self.signature = inspect.signature(fn)
         self.constexprs = frozenset(n for n, p in self.signature.parameters.items() if _is_constexpr(p.annotation))
         self._traced_fn: Callable[..., Any] | None = None
@@ -165,7 +169,7 @@ class Kernel:
             arg = next(args)
             arg.name_hint = name
             values[name] = View(arg, name) if isinstance(kind, ArraySpec) else Scalar(arg)
-        trace = Trace(entry)
+        trace = Trace(entry, 32 * spec.num_warps)
         with tracing(trace):
             result = self._traced_fn(**values)
             if result is not None:
@@ -177,7 +181,8 @@ class Kernel:
             arg_attrs = ArrayAttr([DictionaryAttr({ALIGNED_ROWS_ATTR: IntegerAttr(a, 64)} if a else {}) for a in align])
         fn = func.FuncOp(kernel_name, (arg_types, []), Region(entry), arg_attrs=arg_attrs)
         remove_dead_ops(fn.body)
-        fn.attributes[LAUNCH_ATTR] = LaunchAttr([DYNAMIC] * 3, [32 * spec.num_warps, 1, 1], 0)
+        smem = sum(op.result.type.size_bytes for op in fn.walk() if isinstance(op, AllocOp))
+        fn.attributes[LAUNCH_ATTR] = LaunchAttr([DYNAMIC] * 3, [32 * spec.num_warps, 1, 1], smem)
         module = ModuleOp([fn])
         try:
             module.verify()
@@ -187,17 +192,40 @@ class Kernel:
 
     # ---------------------------------------------------------------- compiling, running
 
-    def compile(self, *args: Any, arch: str | None = None, num_warps: int | None = None, **kwargs: Any) -> Any:
-        """The :class:`~tilec.api.CompiledKernel` of the variant (no GPU needed with an ``arch``)."""
+    def compile(self, *args: Any, arch: str | None = None, num_warps: int | None = None,
+                num_stages: int | None = None, bulk: bool | None = None, pipeline: str | None = None,
+                **kwargs: Any) -> Any:
+        """The :class:`~tilec.api.CompiledKernel` of the variant (no GPU needed with an ``arch``).
+
+        ``num_stages``: the shared buffers of a ``tl.range`` loop's copies become that many
+        stages of asynchronous copies (``tile-pipeline{stages=N}``, Triton's ``num_stages``);
+        ``bulk``: those copies are sm_90's bulk tensor copies (TMA) with transaction barriers
+        (``tile-pipeline{bulk=true}``); ``pipeline``: the passes, in ``tile-opt -p`` syntax
+        (default: the block-level pipeline).
+        """
         # lazy: tilec.api adds ~80 ms to importing tilec.lang (measured); tracing does not need it
+        from tilec.api import BLOCK_LEVEL_PIPELINE
         from tilec.api import compile as tilec_compile
 
+        num_stages = self.num_stages if num_stages is None else num_stages
+        bulk = self.bulk if bulk is None else bulk
+        if (num_stages is not None or bulk) and pipeline is not None:
+            raise ValueError(f"{self.name}: give num_stages/bulk or pipeline, not both")
+        if num_stages is not None or bulk:
+            options = []
+            if num_stages is not None:
+                if not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 1:
+                    raise ValueError(f"{self.name}: num_stages must be a positive int, got {num_stages!r}")
+                options.append(f"stages={num_stages}")
+            if bulk:
+                options.append("bulk=true")
+            pipeline = BLOCK_LEVEL_PIPELINE.replace("tile-pipeline", f"tile-pipeline{{{' '.join(options)}}}")
         spec = self.specialize(*args, num_warps=num_warps, **kwargs)
-        key = (spec, arch)
+        key = (spec, arch, pipeline)
         with self._lock:
             compiled = self._compiled.get(key)
         if compiled is None:
-            compiled = tilec_compile(self._module(spec), arch=arch)
+            compiled = tilec_compile(self._module(spec), arch=arch, pipeline=pipeline)
             with self._lock:
                 self._compiled[key] = compiled
         return compiled
@@ -224,26 +252,27 @@ class Kernel:
             raise ValueError(f"{self.name}: grid must be 1 to 3 block counts, got {grid!r}")
         g = g + (1,) * (3 - len(g))
 
-        def launch(*args: Any, num_warps: int | None = None, stream: Any = None, **kwargs: Any) -> None:
-            key = _call_key(g, num_warps, args, kwargs)
+        def launch(*args: Any, num_warps: int | None = None, num_stages: int | None = None, stream: Any = None,
+                   arch: str | None = None, **kwargs: Any) -> None:
+            key = _call_key(g, (num_warps, num_stages, arch), args, kwargs)
             fast = self._fast.get(key) if key is not None else None
             if fast is not None:
                 call, where = fast
                 pointers = tuple((args[i] if i >= 0 else kwargs[n]).data_ptr() for i, n in where)
                 if call.launch(pointers, stream):
                     return
-            self._launch_checked(g, args, kwargs, num_warps, stream, key)
+            self._launch_checked(g, args, kwargs, num_warps, num_stages, arch, stream, key)
 
         return launch
 
-    def _launch_checked(self, grid: tuple, args: tuple, kwargs: dict, num_warps: int | None, stream: Any,
-                        key: tuple | None) -> None:
+    def _launch_checked(self, grid: tuple, args: tuple, kwargs: dict, num_warps: int | None,
+                        num_stages: int | None, arch: str | None, stream: Any, key: tuple | None) -> None:
         # lazy: the launch path adds ~50 ms (measured) that compiling does not need
         from tilec.kernels.fast_path import prepare
         from tilec.runtime.arrays import is_torch_tensor
         from tilec.runtime.gl_views import expand
 
-        compiled = self.compile(*args, num_warps=num_warps, **kwargs)
+        compiled = self.compile(*args, num_warps=num_warps, num_stages=num_stages, arch=arch, **kwargs)
         bound = self._bind(args, kwargs)
         runtime = [v for n, v in bound.arguments.items() if n not in self.constexprs and v is not None]
         flat = expand(compiled, *runtime)
@@ -296,7 +325,7 @@ def _check_warps(num_warps: Any) -> None:
 
 def _array_spec(kernel: str, name: str, value: Any) -> ArraySpec:
     # lazy: tilec.kernels.gemm_plan adds ~90 ms (measured) to importing tilec.lang
-    from tilec.kernels.gemm_plan import KernelView, describe_operand, row_alignment
+    from tilec.kernels.gemm_plan import ITEMSIZE, KernelView, describe_operand, fresh_row_alignment, row_alignment
 
     op = describe_operand(name, value, kernel)
     if op.dtype not in dtypes.ARRAY_DTYPES:
@@ -304,7 +333,12 @@ def _array_spec(kernel: str, name: str, value: Any) -> ArraySpec:
     shape = tuple(op.info.shape)
     if len(shape) not in (1, 2):
         raise ValueError(f"{kernel}: {name} has shape {shape}; kernels take 1-D and 2-D arrays")
-    align = row_alignment(KernelView(op, shape, tuple(op.strides))) if len(shape) == 2 and all(shape) else 0
+    align = 0
+    if len(shape) == 2 and all(shape):
+        # a host array is staged into fresh row-major device memory by the launcher: its rows are aligned as
+        # their length allows (tilec.matmul's kernels assume the same)
+        align = fresh_row_alignment(shape[1], ITEMSIZE[op.dtype]) if op.on_host else \
+            row_alignment(KernelView(op, shape, tuple(op.strides)))
     return ArraySpec(op.dtype, len(shape), align)
 
 
@@ -316,8 +350,10 @@ def _located(e: Exception) -> str:
     return f"{where}: error: {text}" if where else text
 
 
-def kernel(fn: Callable[..., Any] | None = None, *, num_warps: int = 4) -> Any:
-    """``@tl.kernel`` or ``@tl.kernel(num_warps=8)`` on a Python function: a :class:`Kernel`."""
+def kernel(fn: Callable[..., Any] | None = None, *, num_warps: int = 4, num_stages: int | None = None,
+           bulk: bool = False) -> Any:
+    """``@tl.kernel`` or ``@tl.kernel(num_warps=8, num_stages=4)`` on a Python function: a :class:`Kernel`
+    (the options are the compile defaults; ``compile``/``kernel[grid]`` take them per call too)."""
     if fn is None:
-        return lambda f: Kernel(f, num_warps=num_warps)
-    return Kernel(fn, num_warps=num_warps)
+        return lambda f: Kernel(f, num_warps=num_warps, num_stages=num_stages, bulk=bulk)
+    return Kernel(fn, num_warps=num_warps, num_stages=num_stages, bulk=bulk)

@@ -6,6 +6,7 @@ anything itself: the passes that compile hand-written tile IR compile these kern
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -14,12 +15,13 @@ from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.ir import Operation, SSAValue
 
 from tilec.dialects.tile import ops as t
-from tilec.dialects.tile.types import RegisterType, RegisterVectorType
+from tilec.dialects.tile.types import RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.lang.dtypes import as_dtype, int32
 from tilec.lang.tracing import current, error
 from tilec.lang.values import (
     Expanded,
     Scalar,
+    Shared,
     Tile,
     Value,
     Vector,
@@ -105,15 +107,21 @@ def _static_shape(shape: Any, what: str) -> tuple[int, ...]:
 # ---------------------------------------------------------------- memory
 
 
-def load(view: View, offsets: Sequence[Any], shape: Any, *, other: float = 0.0, axis: int = 1) -> Tile | Vector:
+def load(view: View | Shared, offsets: Sequence[Any] = (), shape: Any = None, *, other: float = 0.0,
+         axis: int = 1) -> Tile | Vector:
     """The ``shape`` window of ``view`` at ``offsets`` (its first element's coordinates).
 
     Elements outside the array read as ``other`` (``float("-inf")`` keeps them out of a maximum).
     A rank-2 window gives a tile; a rank-1 window a vector with one value per column (``axis=1``,
-    for ``v[None, :]``) or per row (``axis=0``, for ``v[:, None]``).
+    for ``v[None, :]``) or per row (``axis=0``, for ``v[:, None]``). From a shared tile: the whole
+    tile (no offsets, no shape) or a window of it (a warp's part, e.g. an mma operand).
     """
+    if isinstance(view, Shared):
+        return _load_shared(view, offsets, shape)
     if not isinstance(view, View):
-        raise error(f"tl.load reads an array argument of the kernel, got {_describe(view)}")
+        raise error(f"tl.load reads an array argument of the kernel or a shared tile, got {_describe(view)}")
+    if shape is None:
+        raise error(f"tl.load of {view.name!r} needs shape=(...): the window's extents")
     dims = _static_shape(shape, "tl.load's shape")
     offsets = _offsets(view, offsets, "tl.load")
     if len(dims) != view.ndim:
@@ -130,6 +138,126 @@ def load(view: View, offsets: Sequence[Any], shape: Any, *, other: float = 0.0, 
     else:
         raise error(f"tl.load makes 1-D vectors and 2-D tiles, got shape {dims}")
     return wrap(current().value(t.LoadOp(view.value, offsets, ty, other=float(other)), f"{view.name}_t"))
+
+
+def _load_shared(tile: Shared, offsets: Any, shape: Any) -> Tile:
+    dims = tile.shape if shape is None else _static_shape(shape, "tl.load's shape")
+    if len(dims) != 2:
+        raise error(f"tl.load from a shared tile makes 2-D tiles, got shape {dims}")
+    if offsets in ((), None) and tuple(dims) == tile.shape:
+        indices: list[SSAValue] = []
+    else:
+        offsets = offsets if isinstance(offsets, (tuple, list)) else (offsets,)
+        if len(offsets) != len(tile.shape):
+            raise error(f"a window of {tile.describe()} needs {len(tile.shape)} offsets, got {len(offsets)}")
+        if any(d > s for d, s in zip(dims, tile.shape)):
+            raise error(f"a {dims} window does not fit in {tile.describe()}")
+        indices = [index(o, f"tl.load offset {i}") for i, o in enumerate(offsets)]
+    ty = checked_type(RegisterType, list(dims), tile.type.element_type)
+    return wrap(current().value(t.LoadOp(tile.value, indices, ty)))
+
+
+def alloc(shape: Any, dtype: Any, layout: Any = None) -> Shared:
+    """A shared-memory tile of the block: row-major unless ``layout`` (a ``tilec.layout`` layout,
+    possibly swizzled) places it; ``tile-swizzle`` chooses a swizzle for a row-major one."""
+    dims = _static_shape(shape, "tl.alloc's shape")
+    if len(dims) != 2:
+        raise error(f"shared tiles are 2-D, got shape {dims}")
+    ty = checked_type(SharedType, list(dims), as_dtype(dtype).ir, layout)
+    return Shared(current().value(t.AllocOp(ty), "smem"))
+
+
+def copy(src: View | Shared, src_offsets: Any, dst: View | Shared, dst_offsets: Any = (), *,
+         tiled: Any = None) -> None:
+    """The block copies a global window into a whole shared tile (or a shared tile out to a window).
+
+    ``tiled``: a ``tilec.layout.make_tiled_copy(atom, thr, val)`` saying which thread moves which
+    values (CuTe's tiled copy); by default 16-byte vectors along the rows, threads in row-major
+    order over the tile. ``tile-pipeline`` turns the copies of a ``tl.range`` loop into multi-stage
+    ``cp.async`` (or bulk tensor) copies when the kernel is compiled with ``num_stages``.
+    """
+    if isinstance(src, View) and isinstance(dst, Shared):
+        shared, gl_offsets, glv = dst, src_offsets, src
+    elif isinstance(src, Shared) and isinstance(dst, View):
+        shared, gl_offsets, glv = src, dst_offsets, dst
+    else:
+        raise error(f"tl.copy moves between an array argument and a shared tile, got {_describe(src)} -> "
+                    f"{_describe(dst)}")
+    if glv.type.element_type != shared.type.element_type:
+        raise error(f"tl.copy between {glv.dtype} {glv.name!r} and a {shared.dtype} shared tile: the types differ")
+    thr, val = _tiled_copy_layouts(tiled, shared)
+    offsets = _offsets(glv, gl_offsets, "tl.copy")
+    if isinstance(dst, Shared):
+        op = t.CopyOp(src.value, offsets, dst.value, [], thr=thr, val=val)
+    else:
+        op = t.CopyOp(src.value, [], dst.value, offsets, thr=thr, val=val)
+    current().emit(op)
+
+
+def _tiled_copy_layouts(tiled: Any, shared: Shared):
+    from tilec.layout import Layout  # noqa: PLC0415  (tilec.layout is loaded already: the dialect uses it)
+
+    if tiled is not None:
+        thr, val = getattr(tiled, "thr_layout", None), getattr(tiled, "val_layout", None)
+        if thr is None or val is None:
+            raise error("tl.copy(tiled=...) takes a tiled copy made by tilec.layout.make_tiled_copy(atom, thr, val)")
+        return thr, val
+    rows, cols = shared.shape
+    per = builtins.max(1, 16 * 8 // element_bits(shared.type.element_type))
+    while cols % per:
+        per //= 2
+    threads = current().num_threads
+    across = builtins.max(1, builtins.min(cols // per, threads))
+    while threads % across:
+        across //= 2
+    down = builtins.min(rows, threads // across)
+    while rows % down:
+        down //= 2
+    return Layout((down, across), (across, 1)), Layout((1, per), (1, 1))
+
+
+def mma(a: Tile, b: Tile, acc: Tile, *, atom: Any = None) -> Tile:
+    """``a @ b + acc`` on the tensor cores (``tile.mma``): f16/bf16 operands, an f32 accumulator.
+
+    ``atom``: the instruction (``"mma_m16n8k16_f16"``, or a ``tilec.layout`` tiled MMA of one
+    atom per warp, whose atom is taken); by default the layout pass chooses.
+    """
+    for what, x in (("a", a), ("b", b), ("acc", acc)):
+        if not isinstance(x, Tile):
+            raise error(f"tl.mma's {what} must be a register tile, got {_describe(x)}")
+    name = _mma_atom_name(atom)
+    return Tile(current().value(t.MmaOp(a.value, b.value, acc.value, atom=name)))
+
+
+def wgmma(a: Shared, row: Any, b: Shared, col: Any, acc: Tile) -> Tile:
+    """sm_90a's warpgroup MMA on shared tiles (``tile.wgmma``): the four warps of a warpgroup
+    multiply the 64-row band of ``a`` at ``row`` (all its K columns) by the band of ``b`` at column
+    ``col``; each warp's ``acc`` is its 16 rows of the product (``16 x N``, f32)."""
+    if not isinstance(a, Shared) or not isinstance(b, Shared):
+        raise error(f"tl.wgmma reads shared tiles, got {_describe(a)} and {_describe(b)}")
+    if not isinstance(acc, Tile):
+        raise error(f"tl.wgmma's acc must be a register tile, got {_describe(acc)}")
+    op = t.WgmmaOp(a.value, index(row, "tl.wgmma's row"), b.value, index(col, "tl.wgmma's col"), acc.value)
+    return Tile(current().value(op))
+
+
+def _mma_atom_name(atom: Any):
+    if atom is None:
+        return None
+    from tilec.layout.atoms import MMA_ATOMS  # noqa: PLC0415  (tilec.layout is loaded already)
+
+    if isinstance(atom, str):
+        if atom not in MMA_ATOMS:
+            raise error(f"unknown MMA atom {atom!r}; expected one of {', '.join(sorted(MMA_ATOMS))}")
+        return MMA_ATOMS[atom]
+    inner = getattr(atom, "atom", atom)
+    layout = getattr(atom, "atom_layout", None)
+    if layout is not None and getattr(layout, "size", lambda: 1)() != 1:
+        raise error(f"tl.mma multiplies one warp's tiles: a tiled MMA of {layout} atoms spans several warps "
+                    "(index the warp's tiles with tl.warp_id() and pass one atom)")
+    if getattr(inner, "name", None) not in MMA_ATOMS:
+        raise error(f"tl.mma's atom must be an MMA atom name or a tiled MMA, got {atom!r}")
+    return MMA_ATOMS[inner.name]
 
 
 def store(view: View, offsets: Sequence[Any], value: Any) -> None:
@@ -313,7 +441,7 @@ def map(fn: Callable[..., Any], *inputs: Any) -> Any:  # noqa: A001 - the op's n
 
 
 __all__ = [
-    "abs", "arange", "barrier", "block_id", "col_max", "col_min", "col_sum", "exp", "exp2", "full", "index",
+    "abs", "alloc", "arange", "barrier", "copy", "mma", "wgmma", "block_id", "col_max", "col_min", "col_sum", "exp", "exp2", "full", "index",
     "iota", "lane_id", "load", "log", "log2", "map", "max", "maximum", "min", "minimum", "program_id",
     "row_max", "row_min", "row_sum", "rsqrt", "sigmoid", "sqrt", "store", "sum", "tanh", "thread_id",
     "warp_id", "where", "zeros",

@@ -65,8 +65,9 @@ def error(message: str) -> LangError:
 class Trace:
     """One kernel under construction: its entry block and the stack of blocks being filled."""
 
-    def __init__(self, entry: Block):
+    def __init__(self, entry: Block, num_threads: int = 128):
         self.entry = entry
+        self.num_threads = num_threads
         self.blocks: list[Block] = [entry]
         self.isolated: set[Block] = set()  # bodies of tile.map: their constants stay inside
         self._constants: dict[tuple, SSAValue] = {}  # constants and extents, made once

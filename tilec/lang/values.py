@@ -165,6 +165,33 @@ class Expanded:
     __hash__ = None  # type: ignore[assignment]
 
 
+class Shared:
+    """A shared-memory tile of the block (``tl.alloc``): filled by ``tl.copy``, read by ``tl.load``."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: SSAValue):
+        self.value = value
+
+    @property
+    def type(self):
+        return self.value.type
+
+    @property
+    def dtype(self) -> DType:
+        return dtype_of(self.type.element_type)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.type.dims)
+
+    def describe(self) -> str:
+        return f"shared tile {self.type}"
+
+    def __bool__(self) -> bool:
+        raise error("a shared tile has no truth value")
+
+
 class View:
     """A kernel's array argument: a global view, read and written by ``tl.load``/``tl.store`` windows."""
 
@@ -414,6 +441,11 @@ def _cast_scalar(value: SSAValue, to: Attribute) -> SSAValue:
 
 # ---------------------------------------------------------------- the operations on scalars
 
+_INDEX_UNSIGNED = {"floordiv": arith.DivUIOp, "mod": arith.RemUIOp, "max": arith.MaxUIOp, "min": arith.MinUIOp}
+"""Index values are ids, extents and offsets, never negative where they are divided: there ``//``,
+``%``, ``min`` and ``max`` are the unsigned ops (floor division, and a shift for a power of two,
+as the compiler's own index math; signed 64-bit division is a long subroutine on the GPU)."""
+
 _CMPF = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
 _CMPI = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
 COMPARISONS = frozenset(_CMPF)
@@ -439,6 +471,8 @@ def scalar_op(op: str, args: Sequence[SSAValue]) -> SSAValue:
                "neg": arith.NegfOp}
     if is_float and op in table_f:
         return trace.value(table_f[op](a, args[1]))
+    if isinstance(ty, IndexType) and op in _INDEX_UNSIGNED:
+        return trace.value(_INDEX_UNSIGNED[op](a, args[1]))
     if not is_float and op in table_i:
         return trace.value(table_i[op](a, args[1]))
     if is_float and op in unary_f:
@@ -637,5 +671,5 @@ def dtype_bits(ty: Attribute) -> int:
     return {"float16": 16, "bfloat16": 16, "float32": 32}[dtype_of(ty).name]
 
 
-__all__ = ["Expanded", "Scalar", "Tile", "Value", "Vector", "View", "convert", "dtypes", "elementwise",
+__all__ = ["Expanded", "Scalar", "Shared", "Tile", "Value", "Vector", "View", "convert", "dtypes", "elementwise",
            "map_values", "remove_dead_ops", "scalar_op", "tile_map", "where", "wrap"]

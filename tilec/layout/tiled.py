@@ -128,6 +128,10 @@ class TiledCopy:
     atom: CopyAtom
     layout_tv: Layout
     tiler: tuple[int, ...]
+    thr_layout: Layout | None = None
+    """The thread layout :func:`make_tiled_copy` was given (None when made from a TV layout)."""
+    val_layout: Layout | None = None
+    """The value layout :func:`make_tiled_copy` was given."""
 
     def __post_init__(self):
         if not isinstance(self.atom, CopyAtom):
@@ -322,7 +326,7 @@ def make_tiled_copy(atom: CopyAtom, thr_layout: Layout | IntTuple, val_layout: L
         )
     layout_tv = composition(inverse, Layout((threads, values)))
     tiler = tuple(m.size() for m in mn) if is_tuple(mn.shape) else (mn.size(),)
-    return TiledCopy(atom, layout_tv, tiler)
+    return TiledCopy(atom, layout_tv, tiler, thr, val)
 
 
 # -- tiled MMA -------------------------------------------------------------------------

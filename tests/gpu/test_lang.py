@@ -1,0 +1,99 @@
+"""tilec.lang kernels on the GPU against float64: the examples (vector add, softmax, the norms, the
+GEMM), ragged shapes, torch tensors; fresh random inputs, outputs poisoned with NaN first."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from tilec.runtime import has_device, no_device_reason
+
+torch = pytest.importorskip("torch", reason="the GPU tests of tilec.lang launch on torch tensors")
+gpu = pytest.mark.skipif(not has_device(), reason=f"no CUDA device: {no_device_reason()}")
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "lang"
+
+
+def example(name: str):
+    spec = importlib.util.spec_from_file_location(f"lang_example_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def rel_err(got, ref) -> float:
+    assert not got.isnan().any(), "an output was not written"
+    return ((got.double() - ref).abs().max() / ref.abs().max()).item()
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 1000, 100_003])
+def test_vector_add(n):
+    add = example("vector_add").vector_add
+    a, b = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    c = torch.full_like(a, float("nan"))
+    add[(-(-n // 256),)](a, b, c, BLOCK=256)
+    assert rel_err(c, a.double() + b.double()) < 1e-6
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(1, 7), (300, 1000), (1000, 4097)], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+def test_softmax(shape, dtype):
+    mod = example("softmax")
+    x = (torch.randn(shape, device="cuda") * 10).to(dtype)
+    ref = torch.softmax(x.double(), -1)
+    n = 1 << (shape[1] - 1).bit_length()
+    o = torch.full_like(x, float("nan"))
+    mod.softmax[(-(-shape[0] // 4),)](x, o, BM=4, N=max(n, 32), num_warps=4)
+    assert rel_err(o, ref) < 3e-3
+    o = torch.full_like(x, float("nan"))
+    mod.softmax_online[(-(-shape[0] // 4),)](x, o, BM=4, BN=256)
+    assert rel_err(o, ref) < 3e-3
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(5, 33), (300, 1000)], ids=str)
+def test_norms(shape):
+    mod = example("layer_norm")
+    x = torch.randn(shape, device="cuda", dtype=torch.float16) + 3
+    w, b = (torch.randn(shape[1], device="cuda", dtype=torch.float16) for _ in range(2))
+    n = max(32, 1 << (shape[1] - 1).bit_length())
+    grid = (-(-shape[0] // 4),)
+    y = torch.full_like(x, float("nan"))
+    mod.layer_norm[grid](x, w, b, y, BM=4, N=n)
+    ref = torch.nn.functional.layer_norm(x.double(), (shape[1],), w.double(), b.double(), 1e-5)
+    assert rel_err(y, ref) < 3e-3
+    y = torch.full_like(x, float("nan"))
+    mod.rms_norm[grid](x, w, y, BM=4, N=n)
+    ref = x.double() * torch.rsqrt((x.double() ** 2).mean(1, keepdim=True) + 1e-6) * w.double()
+    assert rel_err(y, ref) < 3e-3
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("mnk", [(128, 128, 32), (1000, 520, 72), (2048, 2048, 2048)], ids=str)
+def test_matmul(mnk):
+    mod = example("matmul")
+    m, n, k = mnk
+    a, b = torch.randn(m, k, device="cuda", dtype=torch.float16), torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    mod.matmul[mod.grid(m, n)](a, b, c, **mod.CONFIG)
+    assert rel_err(c, a.double() @ b.double()) < 2e-3
+
+
+@gpu
+@pytest.mark.gpu
+def test_prepared_launches_follow_new_tensors():
+    add = example("vector_add").vector_add
+    for _ in range(3):  # the second and third calls replay the first's prepared launch
+        a, b = torch.randn(4096, device="cuda"), torch.randn(4096, device="cuda")
+        c = torch.full_like(a, float("nan"))
+        add[(16,)](a, b, c, BLOCK=256)
+        assert rel_err(c, a.double() + b.double()) < 1e-6
+    assert len(add._fast) == 1
