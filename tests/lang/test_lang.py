@@ -370,3 +370,111 @@ def test_outside_a_kernel_and_bad_arguments():
         softmax.ir(rand(4, 4), rand(4, 4), BM=4, N=4, num_warps=0)
     with pytest.raises(ValueError, match="grid must be 1 to 3"):
         softmax[(1, 1, 1, 1)]
+
+
+# ---------------------------------------------------------------- shared tiles, copies, tensor cores
+
+
+@tl.kernel
+def small_matmul(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, WM: tl.constexpr,
+                 WN: tl.constexpr):
+    row0, col0 = tl.block_id(0) * BM, tl.block_id(1) * BN
+    warp = tl.warp_id()
+    wrow, wcol = warp // (BN // WN) * WM, warp % (BN // WN) * WN
+    sa, sb = tl.alloc((BM, BK), a.dtype), tl.alloc((BK, BN), b.dtype)
+    acc = tl.zeros((WM, WN))
+    for k in tl.range(0, a.shape[1], BK):
+        tl.copy(a, (row0, k), sa)
+        tl.copy(b, (k, col0), sb)
+        tl.barrier()
+        acc = tl.mma(tl.load(sa, (wrow, 0), shape=(WM, BK)), tl.load(sb, (0, wcol), shape=(BK, WN)), acc)
+        tl.barrier()
+    tl.store(c, (row0 + wrow, col0 + wcol), acc.to(c.dtype))
+
+
+MM = dict(BM=32, BN=32, BK=16, WM=16, WN=16)
+
+
+@pytest.mark.parametrize("after", [None, "tile-layout", "tile-distribute"])
+def test_a_matmul_through_shared_memory_and_the_tensor_cores(after):
+    a, b = rand(40, 48, dtype=np.float16), rand(48, 36, dtype=np.float16)
+    c = nan_like(np.zeros((40, 36), np.float16))
+    small_matmul.interpret(a, b, c, grid=(2, 2), after=after, num_stages=2, **MM)
+    assert rel_err(c, a.astype(np.float64) @ b.astype(np.float64)) < 2e-3
+
+
+def test_the_matmul_ir_and_its_pipelined_ptx():
+    a, b = rand(64, 64, dtype=np.float16), rand(64, 64, dtype=np.float16)
+    text = str(small_matmul.ir(a, b, a, **MM))
+    assert "tile.alloc : !tile.st<32x16xf16" in text and "tile.mma" in text
+    assert "thr <(32,2):(2,1)> val <(1,8):(1,1)>" in text  # 16-byte vectors, threads row-major
+    assert "arith.divui" in text and "arith.divsi" not in text  # index math is unsigned
+    k = small_matmul.compile(a, b, a, arch="sm_80", num_stages=3, **MM)
+    assert "mma.sync" in k.asm["ptx"] and "cp.async" in k.asm["ptx"]
+    assert k.launch_defaults.smem >= 3 * (32 * 16 + 16 * 32) * 2  # three stages of both tiles
+    with pytest.raises(ValueError, match="give num_stages/bulk or pipeline, not both"):
+        small_matmul.compile(a, b, a, num_stages=3, pipeline="tile-to-llvm", **MM)
+    with pytest.raises(ValueError, match="after='tile-to-llvm'"):
+        small_matmul.interpret(a, b, a, grid=(2, 2), after="tile-to-llvm", **MM)
+
+
+@tl.kernel
+def copies_with(a, o, THR: tl.constexpr, VAL: tl.constexpr):
+    s = tl.alloc((8, 16), a.dtype)
+    tl.copy(a, (0, 0), s, tiled=tl_tiled_copy(THR, VAL))  # MARK-tiled
+    tl.barrier()
+    tl.store(o, (0, 0), tl.load(s))
+
+
+def tl_tiled_copy(thr, val):
+    from tilec.layout import Layout, copy_atom_universal, make_tiled_copy
+
+    return make_tiled_copy(copy_atom_universal(16, 16), Layout(*thr), Layout(*val))
+
+
+def test_a_tiled_copy_fixes_who_moves_what_and_a_bad_one_names_both_layouts():
+    a = rand(8, 16)
+    o = nan_like(a)
+    copies_with.interpret(a, o, grid=(1,), THR=((8, 16), (16, 1)), VAL=((1, 1), (0, 0)))
+    assert rel_err(o, a) == 0
+    assert "thr <(8,16):(16,1)> val <(1,1):(0,0)>" in str(copies_with.ir(a, o, THR=((8, 16), (16, 1)), VAL=((1, 1), (0, 0))))
+    message = _raises_at(lambda: copies_with.ir(a, o, THR=((3, 16), (16, 1)), VAL=((1, 1), (0, 0))),
+                         "# MARK-tiled", "does not tile 8x16")
+    assert "(3,16):(16,1)" in message and "(1,1):(0,0)" in message
+
+
+def test_absent_arguments_and_explicit_specialisations():
+    @tl.kernel
+    def maybe_bias(x, b, y, N: tl.constexpr):
+        t = tl.load(x, (0, 0), shape=(4, N))
+        if b is not None:
+            t = t + tl.load(b, (0,), shape=(N,))
+        tl.store(y, (0, 0), t)
+
+    x, b = rand(4, 8), rand(8)
+    y = nan_like(x)
+    maybe_bias.interpret(x, None, y, grid=(1,), N=8)
+    assert rel_err(y, x) == 0
+    maybe_bias.interpret(x, b, y, grid=(1,), N=8)
+    assert rel_err(y, x + b) < 1e-6
+    assert "%b" not in str(maybe_bias.ir(x, None, y, N=8)).split("{")[0]
+    spec = maybe_bias.specialize(x, b, y, N=8)
+    assert maybe_bias.module_for(spec, "renamed").body.block.first_op.sym_name.data == "renamed"
+    with pytest.raises(ValueError, match="expected one of each parameter"):
+        maybe_bias.module_for(tl.Specialization((("x", spec.params[0][1]),), 4))
+
+
+def test_unsigned_index_math_and_signed_integers():
+    @tl.kernel
+    def divides(o, D: tl.constexpr):
+        i = tl.block_id(0)
+        cols = tl.iota((1, 8), 1, 0) - 4  # int32: -4 .. 3
+        q = (cols // D).to(tl.float32) * 10.0 + (cols % D).to(tl.float32)
+        tl.store(o, (i // 2 + i % 2 * 0, 0), q + tl.full((1, 8), (i // 2).to(tl.float32)))
+
+    o = nan_like(np.zeros((2, 8), np.float32))
+    divides.interpret(o, grid=(4,), D=3)
+    cols = np.arange(8) - 4
+    trunc_q = np.trunc(cols / 3)
+    ref = trunc_q * 10 + (cols - 3 * trunc_q)  # integers divide as C does: toward zero
+    assert rel_err(o, np.stack([ref, ref + 1])) < 1e-6

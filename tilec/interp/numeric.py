@@ -64,6 +64,18 @@ class NumpyArithFunctions(ArithFunctions):
         # the inherited entry is the registered wrapper: it returns an OpImplResult
         return super().run_constant(interpreter, op, args).values
 
+    @impl(arith.AddiOp)
+    def run_addi(self, interpreter: Interpreter, op: arith.AddiOp, args: PythonValues):
+        return _wrapped_int(op, lambda a, b: a + b, args, super().run_addi, interpreter)
+
+    @impl(arith.SubiOp)
+    def run_subi(self, interpreter: Interpreter, op: arith.SubiOp, args: PythonValues):
+        return _wrapped_int(op, lambda a, b: a - b, args, super().run_subi, interpreter)
+
+    @impl(arith.MuliOp)
+    def run_muli(self, interpreter: Interpreter, op: arith.MuliOp, args: PythonValues):
+        return _wrapped_int(op, lambda a, b: a * b, args, super().run_muli, interpreter)
+
     @impl(arith.DivSIOp)
     def run_divsi(self, interpreter: Interpreter, op: arith.DivSIOp, args: PythonValues):
         """C's division (toward zero), on numpy arrays too (xDSL's takes Python ints only)."""
@@ -233,6 +245,20 @@ class NumpyIntegerFunctions(InterpreterFunctions):
     run_minsi = impl(arith.MinSIOp)(_signed_binary(np.minimum))
     run_maxsi = impl(arith.MaxSIOp)(_signed_binary(np.maximum))
     run_ceildivsi = impl(arith.CeilDivSIOp)(_signed_binary(lambda a, b: -(-a // b)))
+
+
+def _wrapped_int(op, fn, args, scalar_impl, interpreter):
+    """An integer op on numpy arrays (tile.map bodies), wrapped to the type's width as two's
+    complement; on Python ints, xDSL's own implementation."""
+    if all(np.ndim(a) == 0 for a in args):
+        return scalar_impl(interpreter, op, args).values
+    ty = op.result.type
+    width = ty.width.data if isinstance(ty, IntegerType) else 64
+    out = fn(*(_to_int(a) for a in args))
+    if width < 64:
+        half = 1 << (width - 1)
+        out = (out + half) % (1 << width) - half if width > 1 else out & 1
+    return (out,)
 
 
 def _trunc_div(a, b):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects import func
+from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Block, Region
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
@@ -187,7 +188,7 @@ class Kernel:
         try:
             module.verify()
         except (VerifyException, DiagnosticException) as e:
-            raise LangError(_located(e)) from None
+            raise LangError(_located(e, module)) from None
         return module
 
     # ---------------------------------------------------------------- compiling, running
@@ -204,22 +205,9 @@ class Kernel:
         (default: the block-level pipeline).
         """
         # lazy: tilec.api adds ~80 ms to importing tilec.lang (measured); tracing does not need it
-        from tilec.api import BLOCK_LEVEL_PIPELINE
         from tilec.api import compile as tilec_compile
 
-        num_stages = self.num_stages if num_stages is None else num_stages
-        bulk = self.bulk if bulk is None else bulk
-        if (num_stages is not None or bulk) and pipeline is not None:
-            raise ValueError(f"{self.name}: give num_stages/bulk or pipeline, not both")
-        if num_stages is not None or bulk:
-            options = []
-            if num_stages is not None:
-                if not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 1:
-                    raise ValueError(f"{self.name}: num_stages must be a positive int, got {num_stages!r}")
-                options.append(f"stages={num_stages}")
-            if bulk:
-                options.append("bulk=true")
-            pipeline = BLOCK_LEVEL_PIPELINE.replace("tile-pipeline", f"tile-pipeline{{{' '.join(options)}}}")
+        pipeline = self._pipeline(num_stages, bulk, pipeline)
         spec = self.specialize(*args, num_warps=num_warps, **kwargs)
         key = (spec, arch, pipeline)
         with self._lock:
@@ -230,15 +218,71 @@ class Kernel:
                 self._compiled[key] = compiled
         return compiled
 
-    def interpret(self, *args: Any, grid: Any, num_warps: int | None = None, **kwargs: Any) -> None:
-        """Run the variant on the CPU interpreter: numpy arrays in and out (written in place)."""
+    def _pipeline(self, num_stages: int | None, bulk: bool | None, pipeline: str | None) -> str | None:
+        """The pass pipeline of a compile with these options (None: chosen by the IR's level)."""
+        # lazy: tilec.api adds ~80 ms to importing tilec.lang (measured); tracing does not need it
+        from tilec.api import BLOCK_LEVEL_PIPELINE
+
+        num_stages = self.num_stages if num_stages is None else num_stages
+        bulk = self.bulk if bulk is None else bulk
+        if (num_stages is not None or bulk) and pipeline is not None:
+            raise ValueError(f"{self.name}: give num_stages/bulk or pipeline, not both")
+        if num_stages is None and not bulk:
+            return pipeline
+        options = []
+        if num_stages is not None:
+            if not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 1:
+                raise ValueError(f"{self.name}: num_stages must be a positive int, got {num_stages!r}")
+            options.append(f"stages={num_stages}")
+        if bulk:
+            options.append("bulk=true")
+        return BLOCK_LEVEL_PIPELINE.replace("tile-pipeline", f"tile-pipeline{{{' '.join(options)}}}")
+
+    def interpret(self, *args: Any, grid: Any, num_warps: int | None = None, after: str | None = None,
+                  num_stages: int | None = None, bulk: bool | None = None, pipeline: str | None = None,
+                  **kwargs: Any) -> None:
+        """Run the variant on the CPU interpreter: numpy arrays in and out (written in place).
+
+        ``after``: a pass of the kernel's pipeline (``tile-layout``, ``tile-distribute`` ...): the
+        IR that pass leaves is what runs (fragment-level IR lane by lane), so a pass can be checked
+        on the user's own kernel, as Triton's interpreter cannot.
+        """
         # lazy: the interpreter adds ~280 ms (measured), for tests and debugging only
         from tilec.interp import run
 
         spec = self.specialize(*args, num_warps=num_warps, **kwargs)
         bound = self._bind(args, kwargs)
         runtime = [v for n, v in bound.arguments.items() if n not in self.constexprs and v is not None]
-        run(self._module(spec), self.name, *runtime, grid=grid)
+        module = self._module(spec)
+        if after is not None:
+            module = self._lowered(module, self._pipeline(num_stages, bulk, pipeline), after)
+            fn = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp))
+            if any(isinstance(t, LLVMPointerType) for t in fn.function_type.inputs.data):
+                # lazy: the runtime's argument expansion (~50 ms, measured), for lowered kernels only
+                from tilec.dialects.abi import gl_params
+                from tilec.runtime.gl_views import expand
+
+                runtime = expand(gl_params(fn), *runtime, signature_length=len(fn.function_type.inputs.data))
+        run(module, self.name, *runtime, grid=grid)
+
+    def _lowered(self, module: ModuleOp, pipeline: str | None, after: str) -> ModuleOp:
+        """A copy of ``module`` after the passes of ``pipeline`` up to and including ``after``."""
+        # lazy: tilec.api and the passes add ~80 ms (measured); interpreting at tile level needs none of them
+        from tilec.api import BLOCK_LEVEL_PIPELINE
+        from tilec.dialects.context import make_context
+        from tilec.passes.registry import build_pipeline
+
+        passes = list(build_pipeline(pipeline or BLOCK_LEVEL_PIPELINE).passes)
+        names = [p.name for p in passes]
+        if after not in names or after == "tile-to-llvm":
+            runnable = ", ".join(n for n in names if n != "tile-to-llvm")
+            raise ValueError(f"{self.name}: after={after!r}: the interpreter runs the IR after one of {runnable} "
+                             "(tile-to-llvm's llvm dialect is the GPU's)")
+        lowered = module.clone()
+        ctx = make_context()
+        for p in passes[: names.index(after) + 1]:
+            p.apply(ctx, lowered)
+        return lowered
 
     def __getitem__(self, grid: Any) -> Callable[..., None]:
         """``kernel[grid](*args, **constexprs)``: compile the variant for this GPU (once) and launch it.
@@ -342,11 +386,17 @@ def _array_spec(kernel: str, name: str, value: Any) -> ArraySpec:
     return ArraySpec(op.dtype, len(shape), align)
 
 
-def _located(e: Exception) -> str:
-    """A verifier error as ``file:line:col: error: ...`` at the op's Python line."""
-    op = getattr(e, "op", None)
-    where = location_text(op) if op is not None else None
-    text = str(e).strip()
+def _located(e: Exception, module: ModuleOp) -> str:
+    """A verifier error as ``file:line:col: error: ...`` at the Python line of the op that fails."""
+    failing = None
+    for op in module.walk():  # the first op (in order) whose own verifier fails: the one xDSL reported
+        try:
+            op.verify(verify_nested_ops=False)
+        except (VerifyException, DiagnosticException):
+            failing = op
+            break
+    where = location_text(failing) if failing is not None else None
+    text = str(e).strip().splitlines()[0]
     return f"{where}: error: {text}" if where else text
 
 

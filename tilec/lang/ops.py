@@ -16,6 +16,8 @@ from xdsl.ir import Operation, SSAValue
 
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import RegisterType, RegisterVectorType, SharedType, element_bits
+from tilec.layout import Layout
+from tilec.layout.atoms import MMA_ATOMS
 from tilec.lang.dtypes import as_dtype, int32
 from tilec.lang.tracing import current, error
 from tilec.lang.values import (
@@ -195,7 +197,6 @@ def copy(src: View | Shared, src_offsets: Any, dst: View | Shared, dst_offsets: 
 
 
 def _tiled_copy_layouts(tiled: Any, shared: Shared):
-    from tilec.layout import Layout  # noqa: PLC0415  (tilec.layout is loaded already: the dialect uses it)
 
     if tiled is not None:
         thr, val = getattr(tiled, "thr_layout", None), getattr(tiled, "val_layout", None)
@@ -244,8 +245,6 @@ def wgmma(a: Shared, row: Any, b: Shared, col: Any, acc: Tile) -> Tile:
 def _mma_atom_name(atom: Any):
     if atom is None:
         return None
-    from tilec.layout.atoms import MMA_ATOMS  # noqa: PLC0415  (tilec.layout is loaded already)
-
     if isinstance(atom, str):
         if atom not in MMA_ATOMS:
             raise error(f"unknown MMA atom {atom!r}; expected one of {', '.join(sorted(MMA_ATOMS))}")
