@@ -197,7 +197,6 @@ def copy(src: View | Shared, src_offsets: Any, dst: View | Shared, dst_offsets: 
 
 
 def _tiled_copy_layouts(tiled: Any, shared: Shared):
-
     if tiled is not None:
         thr, val = getattr(tiled, "thr_layout", None), getattr(tiled, "val_layout", None)
         if thr is None or val is None:
