@@ -37,3 +37,22 @@ def test_gemm_example_compiles_the_whole_pipeline(tmp_path):
     assert "compiled gemm with tile-to-ptx{block=128,128,32 stages=2} for sm_80" in out.stdout
     assert "32 x mma.sync.aligned.m16n8k16" in out.stdout  # 8 warps of 32x64: 2x8 atoms, 2 K steps
     assert ("not run: no CUDA device" in out.stdout) or ("relative error" in out.stdout)
+
+
+def test_the_language_examples_interpret_compile_and_report(tmp_path):
+    """examples/lang/*.py: each checks itself on the CPU interpreter (exit 1 on a wrong result), then
+    compiles; on a GPU each also runs and checks against float64."""
+    env = {"TILEC_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
+    expected = {
+        "vector_add.py": ["interpreter: max error", "PTX: "],
+        "softmax.py": ["interpreter, softmax: max relative error", "interpreter, softmax_online"],
+        "layer_norm.py": ["interpreter, layer_norm", "interpreter, rms_norm"],
+        "matmul.py": ["interpreter: 200x136x72", "32 mma.sync", "wgmma.mma_async"],
+    }
+    for name, lines in expected.items():
+        out = subprocess.run([sys.executable, str(REPO / "examples" / "lang" / name)], capture_output=True,
+                             text=True, env=env, timeout=300)
+        assert out.returncode == 0, f"{name}:\n{out.stdout}\n{out.stderr}"
+        for line in lines:
+            assert line in out.stdout, f"{name}: {line!r} not in\n{out.stdout}"
+        assert ("no GPU: not launched" in out.stdout) or ("GPU" in out.stdout)

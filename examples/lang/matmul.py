@@ -95,7 +95,10 @@ def main() -> int:
     small = dict(BM=64, BN=64, BK=32, WM=32, WN=32)
     matmul.interpret(a, b, c, grid=grid(m, n, **small), num_warps=4, **small)
     ref = a.astype(np.float64) @ b.astype(np.float64)
-    print(f"interpreter: {m}x{n}x{k}, max relative error {np.abs(c - ref).max() / np.abs(ref).max():.1e}")
+    err = np.abs(c - ref).max() / np.abs(ref).max()
+    print(f"interpreter: {m}x{n}x{k}, max relative error {err:.1e}")
+    if not err < 2e-3:
+        return 1
     ptx = matmul.compile(a, b, c, arch=args.arch, **CONFIG).asm["ptx"]
     print(f"PTX for {args.arch}: {len(ptx.splitlines())} lines, {ptx.count('mma.sync')} mma.sync, "
           f"{ptx.count('cp.async.cg') + ptx.count('cp.async.ca')} cp.async")

@@ -30,7 +30,10 @@ def main() -> int:
     a, b = (rng.standard_normal(1000).astype(np.float32) for _ in range(2))
     c = np.full_like(a, np.nan)
     vector_add.interpret(a, b, c, grid=(-(-1000 // 128),), BLOCK=128)
-    print(f"interpreter: max error {np.abs(c - (a.astype(np.float64) + b)).max():.1e}")
+    err = np.abs(c - (a.astype(np.float64) + b)).max()
+    print(f"interpreter: max error {err:.1e}")
+    if not err < 1e-6:
+        return 1
     print(f"PTX: {len(vector_add.compile(a, b, c, BLOCK=args.block, arch='sm_80').asm['ptx'])} bytes")
     from tilec.runtime import has_device
 

@@ -97,3 +97,21 @@ def test_prepared_launches_follow_new_tensors():
         add[(16,)](a, b, c, BLOCK=256)
         assert rel_err(c, a.double() + b.double()) < 1e-6
     assert len(add._fast) == 1
+
+
+hopper = pytest.mark.skipif(not has_device() or torch.cuda.get_device_capability() != (9, 0),
+                            reason="tl.wgmma and bulk tensor copies need an sm_90 GPU (H100/H200)")
+
+
+@gpu
+@hopper
+@pytest.mark.gpu
+@pytest.mark.parametrize("mnk", [(128, 256, 64), (1000, 520, 200), (4096, 4096, 4096)], ids=str)
+def test_matmul_wgmma(mnk):
+    mod = example("matmul")
+    m, n, k = mnk
+    a, b = torch.randn(m, k, device="cuda", dtype=torch.float16), torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    cfg = mod.CONFIG_WGMMA
+    mod.matmul_wgmma[mod.grid(m, n, **cfg)](a, b, c, arch="sm_90a", **cfg)
+    assert rel_err(c, a.double() @ b.double()) < 2e-3

@@ -478,3 +478,24 @@ def test_unsigned_index_math_and_signed_integers():
     trunc_q = np.trunc(cols / 3)
     ref = trunc_q * 10 + (cols - 3 * trunc_q)  # integers divide as C does: toward zero
     assert rel_err(o, np.stack([ref, ref + 1])) < 1e-6
+
+
+def test_a_pass_error_leads_with_the_python_line():
+    from tilec.api import CompilationError
+
+    @tl.kernel(num_warps=4)
+    def wgmma_without_bulk(a, b, c):
+        sa, sb = tl.alloc((64, 64), a.dtype), tl.alloc((64, 64), b.dtype)
+        tl.copy(a, (0, 0), sa)
+        tl.copy(b, (0, 0), sb)
+        tl.barrier()
+        acc = tl.wgmma(sa, 0, sb, 0, tl.zeros((16, 64)))  # MARK-wgmma
+        tl.store(c, (tl.warp_id() * 16, 0), acc.to(c.dtype))
+
+    a = rand(64, 64, dtype=np.float16)
+    with pytest.raises(CompilationError) as info:
+        wgmma_without_bulk.compile(a, a, a, arch="sm_90a")
+    first = str(info.value).splitlines()[0]
+    assert first.startswith(f"{__file__}:{_line_of('# MARK-wgmma')}:"), first
+    assert ": error: tile-distribute: 'tile.wgmma': " in first
+    assert "@tl.kernel wgmma_without_bulk" in str(info.value)

@@ -12,6 +12,7 @@ through :func:`tilec.compile`, on disk), the CPU interpreter runs (:meth:`Kernel
 from __future__ import annotations
 
 import inspect
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -205,6 +206,7 @@ class Kernel:
         (default: the block-level pipeline).
         """
         # lazy: tilec.api adds ~80 ms to importing tilec.lang (measured); tracing does not need it
+        from tilec.api import CompilationError
         from tilec.api import compile as tilec_compile
 
         pipeline = self._pipeline(num_stages, bulk, pipeline)
@@ -213,7 +215,10 @@ class Kernel:
         with self._lock:
             compiled = self._compiled.get(key)
         if compiled is None:
-            compiled = tilec_compile(self._module(spec), arch=arch, pipeline=pipeline)
+            try:
+                compiled = tilec_compile(self._module(spec), arch=arch, pipeline=pipeline)
+            except CompilationError as e:
+                raise CompilationError(_at_python_line(str(e), self.name), e.stage) from None
             with self._lock:
                 self._compiled[key] = compiled
         return compiled
@@ -398,6 +403,21 @@ def _located(e: Exception, module: ModuleOp) -> str:
     where = location_text(failing) if failing is not None else None
     text = str(e).strip().splitlines()[0]
     return f"{where}: error: {text}" if where else text
+
+
+_OP_AT = re.compile(r"^<module>: error: (?P<pass>[\w-]+: )?(?P<op>'[\w.]+') at (?P<where>[^\n]+?:\d+:\d+): ")
+
+
+def _at_python_line(message: str, kernel_name: str) -> str:
+    """A pass's diagnostic on the kernel's module, led by the Python line of the op it names
+    (``file.py:L:C: error: tile-distribute: 'tile.wgmma': ...``), and naming the kernel."""
+    lines = message.splitlines()
+    m = _OP_AT.match(lines[0]) if lines else None
+    if m is None:
+        return message.replace("<module>", f"@tl.kernel {kernel_name}")
+    first = f"{m['where']}: error: {m['pass'] or ''}{m['op']}: {lines[0][m.end():]}"
+    notes = [line.replace("<module>", f"@tl.kernel {kernel_name}") for line in lines[1:]]
+    return "\n".join([first, *notes])
 
 
 def kernel(fn: Callable[..., Any] | None = None, *, num_warps: int = 4, num_stages: int | None = None,
