@@ -499,3 +499,35 @@ def test_a_pass_error_leads_with_the_python_line():
     assert first.startswith(f"{__file__}:{_line_of('# MARK-wgmma')}:"), first
     assert ": error: tile-distribute: 'tile.wgmma': " in first
     assert "@tl.kernel wgmma_without_bulk" in str(info.value)
+
+
+@tl.kernel
+def double_buffered(x, o, BM: tl.constexpr, BK: tl.constexpr):
+    """Row sums with a hand-staged two-buffer cp.async pipeline (what num_stages does by itself)."""
+    r = tl.block_id(0) * BM
+    bufs = [tl.alloc((BM, BK), x.dtype), tl.alloc((BM, BK), x.dtype)]
+    acc = tl.zeros((BM,), axis=0)
+    steps = 4
+    tl.async_copy(x, (r, 0), bufs[0])
+    tl.async_commit()
+    for s in range(steps):  # unrolled: each step's buffer is known while tracing
+        if s + 1 < steps:
+            tl.async_copy(x, (r, (s + 1) * BK), bufs[(s + 1) % 2])
+        tl.async_commit()
+        tl.async_wait(1)
+        tl.barrier()
+        acc = acc + tl.row_sum(tl.load(bufs[s % 2]).to(tl.float32))
+        tl.barrier()
+    tl.store(o, (r,), acc)
+
+
+def test_hand_staged_async_copies():
+    x = rand(16, 64)
+    o = nan_like(rand(16))
+    double_buffered.interpret(x, o, grid=(2,), BM=8, BK=16)
+    assert rel_err(o, x.astype(np.float64).sum(1)) < 1e-5
+    text = str(double_buffered.ir(x, o, BM=8, BK=16))
+    assert text.count("tile.async_copy") == 4 and text.count("tile.async_wait 1") == 4
+    assert "cp.async" in double_buffered.compile(x, o, BM=8, BK=16, arch="sm_80").asm["ptx"]
+    with pytest.raises(tl.LangError, match="tl.async_wait's pending is an int from 0 to 7"):
+        tl.kernel(lambda x: tl.async_wait(9)).ir(x)

@@ -27,6 +27,9 @@ from tilec.lang.ops import (
     abs,  # noqa: A004
     alloc,
     arange,
+    async_commit,
+    async_copy,
+    async_wait,
     barrier,
     block_id,
     col_max,
@@ -68,7 +71,7 @@ from tilec.lang.values import Expanded, Scalar, Shared, Tile, Vector, View
 
 __all__ = [
     "DType", "Expanded", "Kernel", "LangError", "Scalar", "Shared", "Specialization", "Tile", "Vector", "View",
-    "abs", "alloc", "arange", "barrier", "copy", "mma", "bfloat16", "block_id", "col_max", "col_min", "col_sum", "constexpr", "exp", "exp2",
+    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "bfloat16", "block_id", "col_max", "col_min", "col_sum", "constexpr", "exp", "exp2",
     "float16", "float32", "full", "index", "int1", "int32", "iota", "kernel", "lane_id", "load", "log", "log2",
     "loop", "map", "max", "maximum", "min", "minimum", "program_id", "range", "row_max", "row_min", "row_sum",
     "rsqrt", "sigmoid", "sqrt", "store", "sum", "tanh", "thread_id", "warp_id", "wgmma", "where", "zeros",

@@ -196,6 +196,31 @@ def copy(src: View | Shared, src_offsets: Any, dst: View | Shared, dst_offsets: 
     current().emit(op)
 
 
+def async_copy(src: View, offsets: Any, dst: Shared, *, tiled: Any = None) -> None:
+    """``tl.copy`` from global to shared as ``cp.async``: it lands at the ``tl.async_wait`` that completes
+    its group (for experts who stage by hand; ``num_stages`` pipelines ``tl.copy`` loops by itself)."""
+    if not isinstance(src, View) or not isinstance(dst, Shared):
+        raise error(f"tl.async_copy moves an array argument's window into a shared tile, got {_describe(src)} -> "
+                    f"{_describe(dst)}")
+    if src.type.element_type != dst.type.element_type:
+        raise error(f"tl.async_copy from {src.dtype} {src.name!r} into a {dst.dtype} shared tile: the types differ")
+    thr, val = _tiled_copy_layouts(tiled, dst)
+    current().emit(t.AsyncCopyOp(src.value, _offsets(src, offsets, "tl.async_copy"), dst.value, thr=thr, val=val))
+
+
+def async_commit() -> None:
+    """Close the group of ``tl.async_copy`` issued since the last commit."""
+    current().emit(t.AsyncCommitOp())
+
+
+def async_wait(pending: int = 0) -> None:
+    """Wait until at most ``pending`` committed groups are in flight (then ``tl.barrier()`` before reading
+    what other threads copied)."""
+    if not isinstance(pending, int) or isinstance(pending, bool) or not 0 <= pending <= 7:
+        raise error(f"tl.async_wait's pending is an int from 0 to 7 (cp.async.wait_group), got {pending!r}")
+    current().emit(t.AsyncWaitOp(pending))
+
+
 def _tiled_copy_layouts(tiled: Any, shared: Shared):
     if tiled is not None:
         thr, val = getattr(tiled, "thr_layout", None), getattr(tiled, "val_layout", None)
@@ -439,7 +464,7 @@ def map(fn: Callable[..., Any], *inputs: Any) -> Any:  # noqa: A001 - the op's n
 
 
 __all__ = [
-    "abs", "alloc", "arange", "barrier", "copy", "mma", "wgmma", "block_id", "col_max", "col_min", "col_sum", "exp", "exp2", "full", "index",
+    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "wgmma", "block_id", "col_max", "col_min", "col_sum", "exp", "exp2", "full", "index",
     "iota", "lane_id", "load", "log", "log2", "map", "max", "maximum", "min", "minimum", "program_id",
     "row_max", "row_min", "row_sum", "rsqrt", "sigmoid", "sqrt", "store", "sum", "tanh", "thread_id",
     "warp_id", "where", "zeros",
