@@ -241,8 +241,9 @@ def _tiled_copy_layouts(tiled: Any, shared: Shared):
     return Layout((down, across), (across, 1)), Layout((1, per), (1, 1))
 
 
-def mma(a: Tile, b: Tile, acc: Tile, *, atom: Any = None) -> Tile:
-    """``a @ b + acc`` on the tensor cores (``tile.mma``): f16/bf16 operands, an f32 accumulator.
+def mma(a: Tile, b: Tile, acc: Tile, *, trans_a: bool = False, trans_b: bool = False, atom: Any = None) -> Tile:
+    """``op(a) @ op(b) + acc`` on the tensor cores (``tile.mma``): f16/bf16 operands, an f32 accumulator;
+    ``trans_b``: ``b`` is N x K (``q @ k.T`` of attention), ``trans_a``: ``a`` is K x M.
 
     ``atom``: the instruction (``"mma_m16n8k16_f16"``, or a ``tilec.layout`` tiled MMA of one
     atom per warp, whose atom is taken); by default the layout pass chooses.
@@ -251,7 +252,8 @@ def mma(a: Tile, b: Tile, acc: Tile, *, atom: Any = None) -> Tile:
         if not isinstance(x, Tile):
             raise error(f"tl.mma's {what} must be a register tile, got {_describe(x)}")
     name = _mma_atom_name(atom)
-    return Tile(current().value(t.MmaOp(a.value, b.value, acc.value, atom=name)))
+    op = t.MmaOp(a.value, b.value, acc.value, transpose_a=trans_a, transpose_b=trans_b, atom=name)
+    return Tile(current().value(op))
 
 
 def wgmma(a: Shared, row: Any, b: Shared, col: Any, acc: Tile) -> Tile:
