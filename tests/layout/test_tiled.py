@@ -465,3 +465,20 @@ def test_render_a_tiled_copy_and_a_tiled_mma(copy_4x9):
 def test_bad_arguments_name_what_was_expected(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_render_writes_a_tiled_copy_and_a_tiled_mma(tmp_path):
+    import tilec.layout as L
+
+    copy = L.make_tiled_copy(L.copy_atom_universal(16, 16), L.Layout((2, 3), (3, 1)), L.Layout((2, 3)))
+    path = L.render(copy, tmp_path / "copy.svg")
+    text = open(path).read()
+    assert text.startswith("<?xml") or "<svg" in text
+    assert "T5" in text and "src" in text and "dst" in text  # six threads, both sides
+    mma = L.make_tiled_mma("mma_m16n8k16_f16", (2, 2, 1))
+    text = open(L.render(mma, tmp_path / "mma.svg")).read()
+    assert "A = " in text and "C = " in text
+    import pytest
+
+    with pytest.raises(ValueError, match="drawn as SVG"):
+        L.render(copy, tmp_path / "copy.png")

@@ -125,6 +125,13 @@ def translate_type(type_attr: Attribute) -> ir.Type:
 _TYPES: dict[Attribute, ir.Type] = {}
 
 
+def unsupported(message: str, op: Operation | None = None) -> NotImplementedError:
+    """What the translator cannot write, naming the op (``.op``) so that the error can be located."""
+    error = NotImplementedError(message)
+    error.op = op  # type: ignore[attr-defined]
+    return error
+
+
 def _translate_type(type_attr: Attribute) -> ir.Type:
     match type_attr:
         case BFloat16Type():
@@ -453,7 +460,7 @@ def _declared(module: ir.Module, name: str, fn_type: ir.FunctionType) -> ir.Func
 
 def _call_intrinsic(op: llvm.CallIntrinsicOp, b: ir.IRBuilder, values: ValueMap) -> None:
     if op.op_bundle_operands:
-        raise NotImplementedError("llvm.call_intrinsic: operand bundles")
+        raise unsupported("llvm.call_intrinsic: operand bundles", op)
     args = [values[a] for a in op.args]
     result_type = translate_type(op.ress.type) if op.ress is not None else ir.VoidType()
     fn_type = ir.FunctionType(result_type, [a.type for a in args])
@@ -491,7 +498,7 @@ def _overloaded(b: ir.IRBuilder, base: str, ty: ir.Type, arity: int) -> ir.Funct
 
 def _fma(op: llvm.FMAOp, b: ir.IRBuilder, values: ValueMap) -> None:
     if any(op.fastmathFlags.data):
-        raise NotImplementedError("llvm.intr.fma: fast-math flags")
+        raise unsupported("llvm.intr.fma: fast-math flags", op)
     fn = _overloaded(b, "llvm.fma", translate_type(op.res.type), 3)
     values[op.res] = b.call(fn, [values[op.a], values[op.b], values[op.c]])
 
@@ -725,10 +732,8 @@ def _module_shell(
             case llvm.FuncOp():
                 functions.append(op)
             case _:
-                raise NotImplementedError(
-                    f"cannot translate top-level op {op.name} to LLVM IR: "
-                    "expected llvm.func or llvm.mlir.global"
-                )
+                raise unsupported(f"cannot translate top-level op {op.name} to LLVM IR: "
+                                  "expected llvm.func or llvm.mlir.global", op)
     for global_op in globals_:
         _define_global(global_op, result)
     return result, [(f, _declare_function(f, result)) for f in functions]

@@ -73,7 +73,9 @@ def llvm_ir(module: ModuleOp) -> str:
         err.op = op
         raise err from None
     except NotImplementedError as e:
-        raise TranslationError(f"cannot translate this module to LLVM IR: {e}") from None
+        err = TranslationError(f"cannot translate this module to LLVM IR: {e}")
+        err.op = getattr(e, "op", None)
+        raise err from None
 
 
 ARCH_INSTRUCTIONS = (

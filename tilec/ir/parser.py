@@ -12,6 +12,7 @@ import re
 import struct
 
 from xdsl.context import Context
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
@@ -67,7 +68,22 @@ class LocatingParser(Parser):
             # outside any op (an attribute alias, the module itself): where the parser stopped
             raise ParseError(self._current_token.span, _construction_message(e)) from None  # pyright: ignore
         self._check_resolved(module)
+        self._check_yields(module)
         return module
+
+    def _check_yields(self, module: ModuleOp) -> None:
+        """An ``scf.if``/``scf.for`` with results yields them from every region (xDSL 0.74 accepts an
+        empty ``then`` block of an ``scf.if`` with results, which then lowers to IR LLVM rejects)."""
+        for op in module.walk():
+            if not isinstance(op, scf.IfOp | scf.ForOp) or not op.results:
+                continue
+            regions = [("then", op.true_region), ("else", op.false_region)] if isinstance(op, scf.IfOp) else \
+                [("body", op.body)]
+            for which, region in regions:
+                last = region.blocks.first.last_op if region.blocks else None
+                if not isinstance(last, scf.YieldOp) or len(last.arguments) != len(op.results):
+                    raise ParseError(self._op_span(op), f"'{op.name}' has {len(op.results)} result(s): its {which} "
+                                                        "region must end with an 'scf.yield' of them")
 
     def _check_resolved(self, module: ModuleOp) -> None:
         """Every operand is a defined value: a use the parser could only resolve to a placeholder (an

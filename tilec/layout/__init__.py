@@ -59,11 +59,18 @@ from tilec.layout.tiled import (
 
 
 def render(value, path, **options):
-    """Draw a layout, swizzled layout or TV layout as SVG (or PNG for ``.png`` paths): :func:`tilec.layout.draw.render`.
+    """Draw a layout, swizzled layout or TV layout as SVG (or PNG for ``.png`` paths): :func:`tilec.layout.draw.render`;
+    a tiled copy or tiled MMA as SVG (:func:`tilec.layout.tiled.render_tiled`).
 
     The drawing code lives in the submodule ``tilec.layout.draw``; it must not be called
     ``render``, or importing it would replace this function by the module (issue 17).
     """
+    if isinstance(value, TiledCopy | TiledMMA):  # source | destination, or A | B | C, cells by thread
+        if str(path).endswith(".png"):
+            raise ValueError(f"render: a {type(value).__name__} is drawn as SVG; give a .svg path, got {path}")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(render_tiled(value, **options))
+        return path
     from tilec.layout.draw import render as _render  # lazy: saves ~5 ms of `import tilec.layout` (~12 ms)
 
     return _render(value, path, **options)

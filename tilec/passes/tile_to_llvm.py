@@ -63,6 +63,7 @@ from tilec.dialects import frag
 from tilec.dialects.abi import LAUNCH_ATTR, TENSOR_MAP_ATTR
 from tilec.dialects.llvm_ext import GRID_CONSTANT_ATTR, KERNEL_ATTR, MAXNTID_ATTR
 from tilec.dialects.tile.attributes import LaunchAttr
+from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType
 from tilec.ir import fast
 from tilec.ir.parser import location_text
 from tilec.ir.walk import walk_ops
@@ -122,6 +123,10 @@ def check_lowerable(module: ModuleOp) -> None:
     Ops without a lowering are reported before values of the wrong type (a
     ``tile.mma`` says more than the ``!tile.rt`` block argument it uses).
     """
+    for top in module.body.block.ops:
+        if not isinstance(top, func.FuncOp | llvm.FuncOp | llvm.GlobalOp):
+            # what a top-level op lowers to would be outside every function: LLVM IR has no place for it
+            raise LoweringError(top, "is at the top level of the module: ops run inside a function (func.func)")
     ops = walk_ops(module)
     reasons: dict[tuple[type[Operation], str], str | None] = {}  # the same for every op of a kind
     for op in ops:
@@ -154,6 +159,13 @@ def _check_op(op: Operation, llvm_types: dict[int, bool]) -> None:
                 f"has a value of type {value.type}, which has no llvm-level form; "
                 "tiles and views must be lowered to fragments and pointers first (tile-layout, tile-distribute)",
             )
+    if isinstance(op, func.FuncOp):  # results (and a declaration's parameters) are in no block
+        for ty in (*op.function_type.inputs.data, *op.function_type.outputs.data):
+            if isinstance(ty, GlobalType | SharedType | RegisterType | RegisterVectorType) and not op.body.blocks:
+                raise LoweringError(op, f"declaration @{op.sym_name.data} takes {ty}; only a kernel with a body "
+                                        "passes tile values (tile-distribute makes them pointers, extents, strides)")
+            if not is_llvm_type(ty):
+                raise LoweringError(op, f"@{op.sym_name.data} takes or returns {ty}, which has no llvm-level form")
     if isinstance(op, _DETAILED):
         _check_details(op)
 

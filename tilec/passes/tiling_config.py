@@ -234,6 +234,10 @@ MAX_BLOCK_EXTENT = 1024
 memory budget on any GPU): checked when the options are given, before any IR is seen."""
 
 
+MAX_GROUP = 2**31 - 1
+"""The largest ``group`` (block rows per group of the grid's order): no grid has more rows of blocks."""
+
+
 def check_options(block=None, warps=None, group=None, thread_tile=None) -> None:
     """What tile-tiling's options must be whatever the IR: positive, and ``block`` within
     :data:`MAX_BLOCK_EXTENT` (a :class:`TilingConfigError` naming the option)."""
@@ -248,6 +252,8 @@ def check_options(block=None, warps=None, group=None, thread_tile=None) -> None:
                   f"{MAX_THREADS_PER_BLOCK}")
     if group is not None and (not isinstance(group, int) or group <= 0):
         _fail(f"group={group}: expected a positive number of block rows per group")
+    if group is not None and group > MAX_GROUP:
+        _fail(f"group={group}: at most {MAX_GROUP} block rows per group (a grid has at most 2^31 - 1 blocks)")
     if thread_tile is not None:
         _positive("thread_tile", thread_tile, 2, "TM,TN")
 

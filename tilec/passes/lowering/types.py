@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
+    Signedness,
     BFloat16Type,
     Float16Type,
     Float32Type,
@@ -40,7 +41,9 @@ def convert_type(t: Attribute) -> Attribute:
 def is_llvm_type(t: Attribute) -> bool:
     """True for the types the llvm level (and our translation) handles."""
     match t:
-        case IntegerType() | IndexType():
+        case IntegerType():
+            return t.signedness.data == Signedness.SIGNLESS  # LLVM's integers carry no sign (ui32 does not lower)
+        case IndexType():
             return True
         case Float16Type() | BFloat16Type() | Float32Type() | Float64Type():
             return True

@@ -293,6 +293,7 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
             self.fn.sym_visibility,
             arg_attrs=ArrayAttr(attrs),
         )
+        new.location = self.fn.location  # lowered ops are located at least at their function
         for k, v in self.fn.attributes.items():
             if k not in ("sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs"):
                 new.attributes[k] = v
