@@ -3,7 +3,8 @@
 The public names: :func:`compile` and :class:`CompiledKernel` (:mod:`tilec.api`),
 :func:`matmul`, :func:`matmul_kernel`, :func:`autotune` and :class:`MatmulConfig`
 (the GEMM, :mod:`tilec.kernels.gemm`), :func:`softmax`, :func:`layer_norm`, :func:`rms_norm` and
-their ``*_kernel`` twins (:mod:`tilec.kernels.softmax`, :mod:`tilec.kernels.norms`). They are loaded on first use.
+their ``*_kernel`` twins (:mod:`tilec.kernels.softmax`, :mod:`tilec.kernels.norms`), :func:`attention` and
+:func:`attention_kernel` (:mod:`tilec.kernels.attention`). They are loaded on first use.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from tilec.version import __version__
 
 if TYPE_CHECKING:
     from tilec.api import CompilationError, CompiledKernel, compile
+    from tilec.kernels.attention import attention, attention_kernel
     from tilec.kernels.gemm import autotune, matmul, matmul_kernel
     from tilec.kernels.gemm_config import MatmulConfig
     from tilec.kernels.norms import layer_norm, layer_norm_kernel, rms_norm, rms_norm_kernel
     from tilec.kernels.softmax import softmax, softmax_kernel
 
-__all__ = ["CompilationError", "CompiledKernel", "MatmulConfig", "__version__", "autotune", "compile", "matmul",
+__all__ = ["CompilationError", "CompiledKernel", "MatmulConfig", "__version__", "attention", "attention_kernel",
+           "autotune", "compile", "matmul",
            "layer_norm", "layer_norm_kernel", "matmul_kernel", "rms_norm", "rms_norm_kernel", "softmax",
            "softmax_kernel"]
 
@@ -38,6 +41,8 @@ _HOMES = {
     "layer_norm_kernel": "tilec.kernels.norms",
     "rms_norm": "tilec.kernels.norms",
     "rms_norm_kernel": "tilec.kernels.norms",
+    "attention": "tilec.kernels.attention",
+    "attention_kernel": "tilec.kernels.attention",
 }
 """Where each public name lives."""
 

@@ -464,6 +464,17 @@ class TileFunctions(InterpreterFunctions):
     def run_dim(self, interpreter: Interpreter, op: t.DimOp, args: PythonValues):
         return (int(args[0].shape[op.dim.value.data]),)
 
+    @impl(t.SubviewOp)
+    def run_subview(self, interpreter: Interpreter, op: t.SubviewOp, args: PythonValues):
+        """A numpy view of the trailing dimensions (writes land in the caller's array); extent 0 when
+        a leading coordinate is outside its extent."""
+        view, *indices = args
+        coords = tuple(int(i) for i in indices)
+        array = view.array
+        if all(0 <= c < d for c, d in zip(coords, array.shape)):
+            return (GlobalView(array[coords], view.element_type),)
+        return (GlobalView(np.empty((0,) * (array.ndim - len(coords)), array.dtype), view.element_type),)
+
     @impl(t.MapOp)
     def run_map(self, interpreter: Interpreter, op: t.MapOp, args: PythonValues):
         """The body runs once on whole arrays (arith/math here work elementwise on numpy)."""

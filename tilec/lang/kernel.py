@@ -42,6 +42,9 @@ class constexpr:  # noqa: N801 - the annotation users write: tl.constexpr
 
 MAX_WARPS = 32
 
+MAX_RANK = 4
+"""Array arguments have 1 to 4 dimensions (loads and stores take windows of the last one or two)."""
+
 
 @dataclass(frozen=True)
 class ArraySpec:
@@ -380,13 +383,14 @@ def _array_spec(kernel: str, name: str, value: Any) -> ArraySpec:
     if op.dtype not in dtypes.ARRAY_DTYPES:
         raise TypeError(f"{kernel}: {name} has dtype {op.dtype}; expected one of {', '.join(dtypes.ARRAY_DTYPES)}")
     shape = tuple(op.info.shape)
-    if len(shape) not in (1, 2):
-        raise ValueError(f"{kernel}: {name} has shape {shape}; kernels take 1-D and 2-D arrays")
+    if not 1 <= len(shape) <= MAX_RANK:
+        raise ValueError(f"{kernel}: {name} has shape {shape}; kernels take 1-D to {MAX_RANK}-D arrays (windows are "
+                         "1-D or 2-D: index the leading dimensions, x[b, h])")
     align = 0
-    if len(shape) == 2 and all(shape):
+    if len(shape) >= 2 and all(shape):
         # a host array is staged into fresh row-major device memory by the launcher: its rows are aligned as
         # their length allows (tilec.matmul's kernels assume the same)
-        align = fresh_row_alignment(shape[1], ITEMSIZE[op.dtype]) if op.on_host else \
+        align = fresh_row_alignment(shape[-1], ITEMSIZE[op.dtype]) if op.on_host else \
             row_alignment(KernelView(op, shape, tuple(op.strides)))
     return ArraySpec(op.dtype, len(shape), align)
 

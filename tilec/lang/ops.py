@@ -30,6 +30,7 @@ from tilec.lang.values import (
     View,
     checked_type,
     elementwise,
+    index,
     tile_map,
     where,
     wrap,
@@ -74,21 +75,6 @@ def _check_axis(axis: Any) -> None:
 
 
 # ---------------------------------------------------------------- indices
-
-
-def index(value: Any, what: str = "an index") -> SSAValue:
-    """An ``index`` SSA value from a Python int or a traced integer scalar."""
-    trace = current()
-    if isinstance(value, bool) or not isinstance(value, (int, Scalar)):
-        raise error(f"{what} must be an int or an integer scalar, got {_describe(value)}")
-    if isinstance(value, int):
-        return trace.constant(value, IndexType())
-    ty = value.type
-    if isinstance(ty, IndexType):
-        return value.value
-    if isinstance(ty, IntegerType) and ty.width.data > 1:
-        return trace.value(arith.IndexCastOp(value.value, IndexType()))
-    raise error(f"{what} must be an integer, got a {value.describe()}")
 
 
 def _describe(value: Any) -> str:

@@ -105,7 +105,11 @@ class Trace:
         return known
 
     def dim(self, view: SSAValue, axis: int, name: str) -> SSAValue:
-        """The run-time extent ``axis`` of a kernel argument: one ``tile.dim`` per kernel, after the constants."""
+        """The run-time extent ``axis`` of a view: one ``tile.dim`` per kernel argument and axis, after the
+        constants; of a subview, where it is asked for."""
+        if view.owner is not self.entry:  # a subview: its extent is read where it is asked for
+            op = DimOp(view, axis)
+            return self.value(op, name)
         key = ("dim", view, axis)
         known = self._constants.get(key)  # type: ignore[arg-type]
         if known is None:

@@ -218,6 +218,16 @@ class View:
         """The run-time extents: ``x.shape[1]`` is an index scalar (a ``tile.dim``, made when asked for)."""
         return ViewShape(self)
 
+    def __getitem__(self, key: Any) -> View:
+        """``x[b, h]``: the view of the trailing dimensions at leading coordinates (CuTe's slice, a
+        ``tile.subview``): ``q[b, h]`` of a (B, H, S, D) array is that head's S x D matrix."""
+        keys = key if isinstance(key, tuple) else (key,)
+        if not 1 <= len(keys) < self.ndim or any(isinstance(k, slice) or k is None for k in keys):
+            raise error(f"{self.name}[...] fixes 1 to {self.ndim - 1} leading coordinates of the {self.ndim}-D "
+                        f"array (ints or integer scalars), got {key!r}")
+        indices = [index(k, f"{self.name}[...] coordinate {i}") for i, k in enumerate(keys)]
+        return View(current().value(t.SubviewOp(self.value, indices), f"{self.name}_sub"), f"{self.name}_sub")
+
     def __bool__(self) -> bool:
         raise error(f"array argument {self.name!r} has no truth value")
 
@@ -244,6 +254,22 @@ class ViewShape:
 
     def __iter__(self):
         return iter([self[i] for i in range(len(self))])
+
+
+def index(value: Any, what: str = "an index") -> SSAValue:
+    """An ``index`` SSA value from a Python int or a traced integer scalar."""
+    trace = current()
+    if isinstance(value, bool) or not isinstance(value, (int, Scalar)):
+        got = value.describe() if isinstance(value, Value) else f"{type(value).__name__} {value!r}"
+        raise error(f"{what} must be an int or an integer scalar, got {got}")
+    if isinstance(value, int):
+        return trace.constant(value, IndexType())
+    ty = value.type
+    if isinstance(ty, IndexType):
+        return value.value
+    if isinstance(ty, IntegerType) and ty.width.data > 1:
+        return trace.value(arith.IndexCastOp(value.value, IndexType()))
+    raise error(f"{what} must be an integer, got a {value.describe()}")
 
 
 def wrap(value: SSAValue) -> Value:
@@ -672,4 +698,4 @@ def dtype_bits(ty: Attribute) -> int:
 
 
 __all__ = ["Expanded", "Scalar", "Shared", "Tile", "Value", "Vector", "View", "convert", "dtypes", "elementwise",
-           "map_values", "remove_dead_ops", "scalar_op", "tile_map", "where", "wrap"]
+           "index", "map_values", "remove_dead_ops", "scalar_op", "tile_map", "where", "wrap"]

@@ -12,13 +12,23 @@ from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, SSAValue
 
 from tilec.dialects.abi import ALIGNED_ROWS_ATTR
+from tilec.dialects.tile.ops import SubviewOp
 
 CP_ASYNC_MIN_BYTES = 4
 """The smallest ``cp.async`` (4, 8 or 16 bytes): rows promised less are copied element by element."""
 
 
+def root_view(view: SSAValue) -> SSAValue:
+    """The kernel argument a view is a ``tile.subview`` of (through any chain of them), or ``view``."""
+    while isinstance(view.owner, SubviewOp):
+        view = view.owner.source
+    return view
+
+
 def aligned_rows_of(view: SSAValue) -> int:
-    """``tile.aligned_rows`` of a kernel argument (0 for anything else, or no promise)."""
+    """``tile.aligned_rows`` of a kernel argument, or of the argument a subview views (its rows are as
+    aligned: the promise covers every outer stride); 0 for anything else, or no promise."""
+    view = root_view(view)
     owner = view.owner
     if not isinstance(owner, Block) or not isinstance(fn := owner.parent_op(), func.FuncOp) or fn.arg_attrs is None:
         return 0
@@ -31,4 +41,4 @@ def element_rows(view: SSAValue) -> bool:
     return 0 < aligned_rows_of(view) < CP_ASYNC_MIN_BYTES
 
 
-__all__ = ["ALIGNED_ROWS_ATTR", "CP_ASYNC_MIN_BYTES", "aligned_rows_of", "element_rows"]
+__all__ = ["ALIGNED_ROWS_ATTR", "CP_ASYNC_MIN_BYTES", "aligned_rows_of", "element_rows", "root_view"]

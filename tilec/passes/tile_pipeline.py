@@ -390,6 +390,8 @@ def bulk_boxes(plan: _Plan) -> list[BulkBox] | None:
         tile: SharedType = copy.dest.type
         if len(tile.dims) != 2 or copy.source.type.rank != 2 or aligned_rows_of(copy.source) < BULK_MIN_ALIGN:
             return None
+        if not isinstance(copy.source.owner, Block):  # a subview: the host builds tensor maps of arguments only
+            return None
         box = choose_box(tuple(tile.dims), element_bits(tile.element_type) // 8)
         if box is None:
             return None

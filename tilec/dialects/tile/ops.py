@@ -353,6 +353,41 @@ class DimOp(IRDLOperation):
             _fail(self, f"dimension {self.dim.value.data} is out of range for {self.view.type} of rank {rank}")
 
 
+@irdl_op_definition
+class SubviewOp(IRDLOperation):
+    """The view of a global view's trailing dimensions at fixed leading coordinates (CuTe's slice):
+    ``%qh = tile.subview %q[%b, %h] : !tile.gl<f16, [?, ?, ?, ?]> -> !tile.gl<f16, [?, ?]>``.
+
+    A view, not a copy: the same memory at offset ``b * stride0 + h * stride1``, with the trailing
+    extents and strides. A leading coordinate outside its extent gives a view of extent 0 (reads
+    of it are ``other``, writes to it are dropped), as windows past a view's end are.
+    """
+
+    name = "tile.subview"
+
+    source = operand_def(GlobalType)
+    indices = var_operand_def(IndexType)
+    result = result_def(GlobalType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$source `[` $indices `]` attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, indices):
+        src = SSAValue.get(source).type
+        indices = list(indices)
+        super().__init__(operands=[source, indices],
+                         result_types=[GlobalType(src.element_type, list(src.dims[len(indices):]))])
+
+    def verify_(self) -> None:
+        src, dst = self.source.type, self.result.type
+        n = len(self.indices)
+        if not 1 <= n < src.rank:
+            _fail(self, f"fixes 1 to {src.rank - 1} leading coordinates of {src}, got {n}")
+        if dst.element_type != src.element_type or tuple(dst.dims) != tuple(src.dims[n:]):
+            _fail(self, f"the view of {src} at {n} leading coordinates is {GlobalType(src.element_type, list(src.dims[n:]))}, not {dst}")
+
+
 # -- memory ------------------------------------------------------------------
 
 
@@ -1258,6 +1293,7 @@ TILE_OPS = [
     MatmulOp,
     YieldOp,
     DimOp,
+    SubviewOp,
     MapOp,
     AllocOp,
     ZerosOp,

@@ -155,10 +155,15 @@ class GlobalType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
 
     def verify(self) -> None:
         _check_element(self.name, self.element_type)
-        if not 1 <= self.rank <= 2:
-            raise VerifyException(f"{self.name}: rank must be 1 or 2, got {self.rank}")
+        if not 1 <= self.rank <= MAX_GL_RANK:
+            raise VerifyException(f"{self.name}: rank must be 1 to {MAX_GL_RANK}, got {self.rank} (windows are 1-D or "
+                                  "2-D: a higher-rank view is read through tile.subview of its leading coordinates)")
         if any(d != DYNAMIC and d <= 0 for d in self.dims):
             raise VerifyException(f"{self.name}: extents must be positive or '?', got {list(self.dims)}")
+
+
+MAX_GL_RANK = 4
+"""Global views have 1 to 4 dimensions (batch, head, rows, columns); loads and stores take 1-D or 2-D windows."""
 
 
 @irdl_attr_definition

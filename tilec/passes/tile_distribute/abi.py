@@ -36,6 +36,7 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import GlobalType, element_bits
 from tilec.passes.tile_distribute.bulk import MIN_ALIGNED_ROWS, boxes_by_view, tensor_map_params
 from tilec.passes.tile_distribute.memory import RegallocError
+from tilec.passes.alignment import root_view
 from tilec.passes.tile_distribute.values import GlobalArg
 
 
@@ -61,9 +62,9 @@ class AbiLowering:
         written = set()
         for op in self.fn.walk():
             if isinstance(op, t.StoreOp):
-                written.add(op.dest)
+                written.add(root_view(op.dest))
             elif isinstance(op, t.CopyOp) and isinstance(op.dest.type, GlobalType):
-                written.add(op.dest)
+                written.add(root_view(op.dest))
         types: list[Attribute] = []
         attrs: list[DictionaryAttr] = []
         names: list[str] = []

@@ -383,6 +383,8 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 g = self.get(op.view)
                 ext = g.extent(op.dim.value.data)
                 self.vmap[op.result] = em.value(ext, IndexType()) if isinstance(ext, int) else em.cast(ext, IndexType())
+            case t.SubviewOp():
+                self.vmap[op.result] = self.subview(self.get(op.source), [self.get(i) for i in op.indices])
             case t.AllocOp() | t.MbarInitOp():
                 ptr = self._shared_address(op)
                 align = self._align.get(op, SHARED_ALIGN)

@@ -68,6 +68,7 @@ from tilec.passes.fragments import (
     linear_fields,
     shared_swizzle,
 )
+from tilec.dialects.tile.attributes import DYNAMIC
 from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf
 
 
@@ -147,6 +148,20 @@ class MemoryLowering:
         em = self.em
         off = em.sum([em.mul(c, self.stride(g, d), i64) for d, c in enumerate(coords)], i64)
         return em.gep(g.ptr, off, g.element_type, i64)
+
+    def subview(self, g: GlobalArg, indices: list[SSAValue]) -> GlobalArg:
+        """``tile.subview``: the trailing dimensions of ``g`` at the leading coordinates ``indices``; its
+        extents are 0 when a coordinate is outside its extent (every access then out of bounds)."""
+        em = self.em
+        coords = [em.cast(i, i64) for i in indices]
+        n = len(coords)
+        inside = self.in_bounds(g, 0, coords[0])
+        for d in range(1, n):
+            inside = em.land(inside, self.in_bounds(g, d, coords[d]))
+        dims = [em.select(inside, g.extent(d), 0, i64) for d in range(n, g.rank)]
+        # rows keep the parent's alignment: tile.aligned_rows promises every outer stride aligned too
+        return GlobalArg(f"{g.name}_sub", self.global_ptr(g, coords), g.element_type, (DYNAMIC,) * (g.rank - n), dims,
+                         list(g.strides[n:]), g.written, g.aligned_rows)
 
     def next_ptr(self, g: GlobalArg, ptr: SSAValue, dim: int, j: int) -> SSAValue:
         """``ptr`` moved by ``j`` elements along dimension ``dim`` (its stride)."""

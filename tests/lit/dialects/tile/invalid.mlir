@@ -252,3 +252,19 @@ func.func @map_shapes(%t: !tile.rt<16x8xf32>, %v: !tile.rv<16xf32, row>) {
 }
 // CHECK: 'tile.map' input 1 is !tile.rv<16xf32, row>, the result is !tile.rt<16x8xf32>: shapes differ (broadcast the vector first)
 
+
+// -----
+
+func.func @subview_all(%q: !tile.gl<f16, [?, ?]>, %i: index) {
+  %x = "tile.subview"(%q, %i, %i) : (!tile.gl<f16, [?, ?]>, index, index) -> !tile.gl<f16, [?]>
+  func.return
+}
+// CHECK: 'tile.subview' fixes 1 to 1 leading coordinates of !tile.gl<f16, [?, ?]>, got 2
+
+// -----
+
+func.func @subview_type(%q: !tile.gl<f16, [2, 3, ?]>, %i: index) {
+  %x = tile.subview %q[%i] : !tile.gl<f16, [2, 3, ?]> -> !tile.gl<f16, [2, ?]>
+  func.return
+}
+// CHECK: 'tile.subview' the view of !tile.gl<f16, [2, 3, ?]> at 1 leading coordinates is !tile.gl<f16, [3, ?]>, not !tile.gl<f16, [2, ?]>

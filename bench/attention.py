@@ -1,0 +1,76 @@
+"""tilec.attention (forward) against torch SDPA's FlashAttention-2 and cuDNN backends, in one run.
+
+    python bench/attention.py [--json out.json] [--quick]
+
+FLOPs = 4 B H Sq Sk D (halved for causal); TFLOP/s from device time (the median of batches of
+back-to-back calls, as bench/softmax.py times). Shapes: B S = 16k tokens, H D = 2048, S in {1k, 4k,
+8k, 16k}, D in {64, 128}, causal and not, bf16 and f16 (``--quick``: S = 4k only). The Triton
+tutorial's fused attention is not here yet (the issue asks for it: the next step).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+import tilec
+
+from softmax import time_ms  # bench/softmax.py's timer (this folder is on sys.path)
+
+
+def sdpa(backend):
+    def run(q, k, v, causal):
+        with sdpa_kernel(backend):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    return run
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--json")
+    p.add_argument("--quick", action="store_true")
+    args = p.parse_args()
+    print(f"GPU: {torch.cuda.get_device_name()}")
+    rows = []
+    print(f"{'dtype':>9} {'D':>4} {'S':>6} {'causal':>6} {'tilec':>7} {'FA2':>7} {'cuDNN':>7} {'tilec/FA2':>9} "
+          f"{'tilec/cuDNN':>11}  TFLOP/s")
+    for dtype in (torch.bfloat16, torch.float16):
+        for d in (64, 128):
+            for s in ((4096,) if args.quick else (1024, 4096, 8192, 16384)):
+                for causal in (False, True):
+                    b, h = 16384 // s, 2048 // d
+                    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=dtype) for _ in range(3))
+                    out = torch.empty_like(q)
+                    flops = 4 * b * h * s * s * d / (2 if causal else 1)
+                    tilec.attention(q, k, v, causal=causal, out=out)
+                    err = float("nan")
+                    if s <= 4096:  # the f32 reference holds B H S^2 scores
+                        want = sdpa(SDPBackend.MATH)(q.float(), k.float(), v.float(), causal)
+                        err = ((out.float() - want).abs().max() / want.abs().max()).item()
+                        del want
+                    fns = {"tilec": lambda: tilec.attention(q, k, v, causal=causal, out=out),
+                           "FA2": lambda: sdpa(SDPBackend.FLASH_ATTENTION)(q, k, v, causal),
+                           "cuDNN": lambda: sdpa(SDPBackend.CUDNN_ATTENTION)(q, k, v, causal)}
+                    tf = {}
+                    for name, fn in fns.items():
+                        try:
+                            tf[name] = flops / time_ms(fn, batches=10, batch=5) / 1e9
+                        except RuntimeError as e:  # a backend that does not take this shape
+                            tf[name] = float("nan")
+                            print(f"  {name}: {str(e).splitlines()[0][:100]}")
+                    rows.append({"dtype": str(dtype), "D": d, "S": s, "causal": causal, "max_rel_error": err,
+                                 **{k: round(v, 1) for k, v in tf.items()}})
+                    print(f"{str(dtype)[6:]:>9} {d:>4} {s:>6} {str(causal):>6} {tf['tilec']:>7.0f} {tf['FA2']:>7.0f} "
+                          f"{tf['cuDNN']:>7.0f} {tf['tilec'] / tf['FA2']:>9.2f} {tf['tilec'] / tf['cuDNN']:>11.2f}"
+                          f"  err {err:.1e}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"gpu": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

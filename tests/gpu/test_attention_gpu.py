@@ -1,0 +1,57 @@
+"""tilec.attention on the GPU against float64: tiny, ragged, GQA, causal with Sq != Sk, strided views,
+large inputs (x30: the softmax must subtract its maximum); outputs poisoned with NaN first."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import tilec
+from tilec.runtime import has_device, no_device_reason
+
+torch = pytest.importorskip("torch", reason="the GPU tests of tilec.attention use torch tensors")
+gpu = pytest.mark.skipif(not has_device(), reason=f"no CUDA device: {no_device_reason()}")
+
+
+def reference(q, k, v, causal, scale=None):
+    q, k, v = (x.double() for x in (q, k, v))
+    group = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    s = q @ k.transpose(-1, -2) * scale
+    if causal:
+        s = s.masked_fill(~torch.ones(s.shape[-2:], dtype=torch.bool, device=s.device).tril(), float("-inf"))
+    lse = torch.logsumexp(s, -1)
+    return torch.softmax(s, -1) @ v, lse
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("shape", [(1, 1, 1, 1, 1, 64), (1, 2, 2, 17, 17, 64), (2, 4, 2, 1000, 1000, 128),
+                                   (1, 8, 1, 1, 4097, 64), (1, 2, 2, 4097, 300, 128)], ids=str)
+def test_attention(shape, causal, dtype):
+    b, hq, hkv, sq, sk, d = shape
+    q = torch.randn(b, hq, sq, d, device="cuda").to(dtype)
+    k, v = (torch.randn(b, hkv, sk, d, device="cuda").to(dtype) for _ in range(2))
+    out = torch.full_like(q, float("nan"))
+    o, lse = tilec.attention(q, k, v, causal=causal, return_lse=True, out=out)
+    want, want_lse = reference(q, k, v, causal)
+    tol = 2e-2 if dtype == torch.bfloat16 else 3e-3
+    assert not o.isnan().any()
+    assert ((o.double() - want).abs().max() / want.abs().max()).item() < tol
+    assert (lse.double() - want_lse).abs().max().item() < 1e-2
+
+
+@gpu
+@pytest.mark.gpu
+def test_strided_views_and_large_values():
+    b, s, h, d = 2, 300, 4, 64
+    q = (torch.randn(b, s, h, d, device="cuda") * 30).half().transpose(1, 2)  # (B, H, S, D) over (B, S, H, D)
+    k = torch.randn(b, s, h, d, device="cuda").half().transpose(1, 2)
+    v = torch.randn(b, s, h, d, device="cuda").half().transpose(1, 2)
+    o = tilec.attention(q, k, v, causal=True, scale=0.2)
+    want, _ = reference(q, k, v, True, scale=0.2)
+    assert ((o.double() - want).abs().max() / want.abs().max()).item() < 3e-3

@@ -1,0 +1,81 @@
+"""tilec.attention on the CPU: the language kernel against a float64 reference in the interpreter (at
+tile level and after tile-distribute), argument checks, and the compiled kernel without a GPU."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import tilec
+from tilec.kernels import attention as A
+
+
+def reference(q, k, v, causal=False, scale=None):
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    group = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    s = q @ k.transpose(0, 1, 3, 2) * scale
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    m = s.max(-1, keepdims=True)
+    p = np.exp(s - m)
+    lse = np.log(p.sum(-1)) + m[..., 0]
+    return p @ v / p.sum(-1, keepdims=True), lse
+
+
+def run(q, k, v, causal=False, scale=None, after=None):
+    o = np.full_like(q, np.nan)
+    lse = np.full(q.shape[:3], np.nan, np.float32)
+    args, constexprs = A._arguments(q, k, v, o, lse, causal, scale)
+    A.attention_fwd.interpret(*args, grid=A.grid(q), after=after, **constexprs)
+    return o, lse
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("shape", [(1, 2, 2, 70, 70, 64), (2, 4, 1, 17, 100, 64), (1, 2, 2, 100, 33, 128)], ids=str)
+def test_attention_in_the_interpreter(shape, causal):
+    b, hq, hkv, sq, sk, d = shape
+    rng = np.random.default_rng(sum(shape))
+    q = (rng.standard_normal((b, hq, sq, d)) * 2).astype(np.float16)
+    k, v = (rng.standard_normal((b, hkv, sk, d)).astype(np.float16) for _ in range(2))
+    want, want_lse = reference(q, k, v, causal)
+    o, lse = run(q, k, v, causal)
+    assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
+    assert np.abs(lse - want_lse).max() < 2e-3
+
+
+def test_attention_after_tile_distribute_and_a_scale():
+    rng = np.random.default_rng(7)
+    q = rng.standard_normal((1, 2, 40, 64)).astype(np.float16)
+    k, v = (rng.standard_normal((1, 1, 50, 64)).astype(np.float16) for _ in range(2))
+    want, _ = reference(q, k, v, True, scale=0.3)
+    o, _ = run(q, k, v, True, scale=0.3, after="tile-distribute")
+    assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
+
+
+def test_the_kernel_compiles_without_a_gpu():
+    q = np.zeros((2, 8, 1000, 128), np.float16)
+    kv = np.zeros((2, 2, 1000, 128), np.float16)
+    for arch in ("sm_80", "sm_90"):
+        k = tilec.attention_kernel(q, kv, kv, causal=True, arch=arch)
+        ptx = k.asm["ptx"]
+        assert "mma.sync" in ptx and "cp.async" in ptx and "ex2.approx" in ptx
+    assert "tile.subview" in k.asm["tile"]
+
+
+def test_bad_arguments_name_what_is_wrong():
+    q = np.zeros((1, 4, 16, 64), np.float16)
+    with pytest.raises(ValueError, match="k and v must have one shape"):
+        tilec.attention_kernel(q, q, q[:, :2])
+    with pytest.raises(ValueError, match="multiple of k's"):
+        tilec.attention_kernel(q, q[:, :3], q[:, :3])
+    with pytest.raises(TypeError, match="expected float16 or bfloat16"):
+        tilec.attention_kernel(q.astype(np.float32), q, q)
+    with pytest.raises(ValueError, match="must be a 4-D array"):
+        tilec.attention_kernel(q[0], q, q)
+    with pytest.raises(ValueError, match="head dimension 40"):
+        z = np.zeros((1, 1, 16, 40), np.float16)
+        tilec.attention_kernel(z, z, z)
