@@ -107,3 +107,19 @@ def test_meaning_in_both_interpreters(dtype, shape, transposed, passes):
             run(module, spec.kernel_name, x, o, grid=grid)
         assert not np.isnan(o).any()
         assert np.abs(o.astype(np.float64) - ref).max() < tol
+
+
+def test_two_passes_survive_a_row_that_starts_masked():
+    """A row whose first chunks are all -inf (a leading mask) rescales nothing until its first value:
+    e^(-inf - -inf) must not poison the running sum (it did: NaN rows)."""
+    import numpy as np
+
+    from tilec.kernels.softmax_ir import softmax_rows
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 300)).astype(np.float32)
+    x[0, :100] = -np.inf
+    o = np.full_like(x, np.nan)
+    softmax_rows.interpret(x, o, grid=(1,), ROWS=2, COLS=64, PASSES=2)
+    e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
+    assert np.abs(o - e / e.sum(1, keepdims=True)).max() < 1e-6

@@ -33,7 +33,8 @@ def softmax_online(x, o, BM: tl.constexpr, BN: tl.constexpr):
     for c in tl.range(0, x.shape[1], BN):
         t = tl.load(x, (r, c), shape=(BM, BN), other=float("-inf")).to(tl.float32)
         m_new = tl.maximum(m, tl.row_max(t))
-        s = s * tl.exp(m - m_new) + tl.row_sum(tl.exp(t - m_new[:, None]))
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row all -inf so far: e^(-inf - -inf) is NaN
+        s = s * tl.exp(m - m_safe) + tl.row_sum(tl.exp(t - m_safe[:, None]))
         m = m_new
     inv = 1.0 / s
     for c in tl.range(0, x.shape[1], BN):

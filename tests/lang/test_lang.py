@@ -531,3 +531,149 @@ def test_hand_staged_async_copies():
     assert "cp.async" in double_buffered.compile(x, o, BM=8, BK=16, arch="sm_80").asm["ptx"]
     with pytest.raises(tl.LangError, match="tl.async_wait's pending is an int from 0 to 7"):
         tl.kernel(lambda x: tl.async_wait(9)).ir(x)
+
+
+# ---------------------------------------------------------------- found in review (each failed before its fix)
+
+
+def test_where_map_and_sigmoid_keep_the_expanded_axis():
+    @tl.kernel
+    def gate(x, g, o, KIND: tl.constexpr):
+        t = tl.load(x, (0, 0), shape=(16, 8))
+        gv = tl.load(g, (0,), shape=(16,), axis=0)[:, None]
+        w = {"sigmoid": lambda: tl.sigmoid(gv), "where": lambda: tl.where(gv > 0.0, 2.0, 0.5),
+             "map": lambda: tl.map(lambda u: u * u, gv), "pow": lambda: gv ** 2}[KIND]()
+        tl.store(o, (0, 0), t * w)
+
+    x, g = rand(16, 8), rand(16)
+    g64 = g.astype(np.float64)[:, None]
+    refs = {"sigmoid": 1 / (1 + np.exp(-g64)), "where": np.where(g64 > 0, 2.0, 0.5), "map": g64 * g64, "pow": g64 ** 2}
+    for kind, w in refs.items():
+        o = nan_like(x)
+        gate.interpret(x, g, o, grid=(1,), KIND=kind)
+        assert rel_err(o, x * w) < 1e-6, kind
+
+
+def test_loops_inside_python_blocks_carry_what_is_read_after_them():
+    @tl.kernel
+    def last_tile(x, o, WHERE: tl.constexpr):
+        last = tl.zeros((4, 16))
+        if WHERE == "if":
+            for c in tl.range(0, 64, 16):
+                last = tl.load(x, (0, c), shape=(4, 16))
+        else:
+            for _ in range(1):  # an unrolled Python loop around it
+                for c in tl.range(0, 64, 16):
+                    last = tl.load(x, (0, c), shape=(4, 16))
+        for c in tl.range(0, 0, 16):  # runs no iteration: last keeps the first loop's value
+            last = tl.zeros((4, 16))
+        tl.store(o, (0, 0), last)
+
+    x = rand(4, 64)
+    for where in ("if", "for"):
+        o = nan_like(rand(4, 16))
+        last_tile.interpret(x, o, grid=(1,), WHERE=where)
+        assert rel_err(o, x[:, 48:]) == 0, where
+
+
+def test_the_loop_variable_after_the_loop_is_an_error():
+    def uses_c(x, o):
+        c = 0
+        for c in tl.range(0, 64, 16):  # MARK-after
+            t = tl.load(x, (0, c), shape=(4, 16))  # noqa: F841
+        tl.store(o, (0, c), tl.zeros((4, 16)))
+
+    x = rand(4, 64)
+    _raises_at(lambda: tl.kernel(uses_c).ir(x, x), "# MARK-after", "the loop variable 'c' is read after")
+
+
+def test_break_and_return_of_nested_python_code_are_allowed():
+    @tl.kernel
+    def nested_python(x, o):
+        acc = tl.zeros((4, 16))
+        for c in tl.range(0, 64, 16):
+            def twice(v):
+                return v * 2.0
+            for k in range(4):
+                if k == 1:
+                    break
+                acc = acc + twice(tl.load(x, (0, c), shape=(4, 16)))
+        tl.store(o, (0, 0), acc)
+
+    x = rand(4, 64)
+    o = nan_like(rand(4, 16))
+    nested_python.interpret(x, o, grid=(1,))
+    assert rel_err(o, 2 * x.reshape(4, 4, 16).sum(1)) < 1e-5
+
+
+def test_a_closure_kernel_with_a_loop():
+    def make(w):
+        @tl.kernel
+        def summed(x, o):
+            acc = tl.zeros((4, w))
+            for c in tl.range(0, x.shape[1], w):
+                acc = acc + tl.load(x, (0, c), shape=(4, w))
+            tl.store(o, (0, 0), acc)
+        return summed
+
+    x = rand(4, 64)
+    for w in (16, 32):
+        o = nan_like(rand(4, w))
+        make(w).interpret(x, o, grid=(1,))
+        assert rel_err(o, x.reshape(4, 64 // w, w).sum(1)) < 1e-5
+
+
+def test_signed_clamps_masks_as_integers_and_constant_tiles():
+    @tl.kernel
+    def window(x, o, W: tl.constexpr):
+        start = tl.maximum(tl.block_id(0) * 4 - W, 0)  # below zero before the clamp
+        t = tl.load(x, (start, 0), shape=(4, 8))
+        count = (t > 0.0) + (t > 1.0)  # masks add as integers: 0, 1 or 2
+        const = tl.full((4, 8), 5, tl.int32) * 2
+        nonzero = count.to(tl.int1).to(tl.float32)
+        tl.store(o, (tl.block_id(0) * 4, 0), count.to(tl.float32) * 100.0 + const.to(tl.float32) + nonzero)
+
+    x = rand(8, 8) * 2
+    o = nan_like(x)
+    window.interpret(x, o, grid=(2,), W=6)
+    count = (x > 0).astype(np.float64) + (x > 1)
+    want = count * 100 + 10 + (count != 0)
+    assert rel_err(o[:4], want[:4]) == 0  # block 0's start clamped to 0
+    assert rel_err(o[4:], want[:4]) == 0  # block 1: 4 - 6 clamped to 0 as well
+
+
+def test_constexprs_of_different_types_are_different_variants():
+    @tl.kernel
+    def flag(x, o, F: tl.constexpr):
+        t = tl.load(x, (0, 0), shape=(4, 8))
+        tl.store(o, (0, 0), t * 2.0 if F is True else t)
+
+    x = rand(4, 8)
+    o = nan_like(x)
+    flag.interpret(x, o, grid=(1,), F=1)
+    assert rel_err(o, x) == 0
+    flag.interpret(x, o, grid=(1,), F=True)
+    assert rel_err(o, 2 * x) == 0
+
+
+def test_number_arguments_numpy_scalars_and_their_range():
+    x = rand(8, 10)
+    o = nan_like(x)
+    scalars.interpret(x, o, np.float32(1.5), np.int64(3), grid=(2,), BM=4, N=16)
+    assert rel_err(o, x.astype(np.float64) * 1.5 + 3 + 10 + 0.5) < 1e-6
+    with pytest.raises(ValueError, match="does not fit the kernel's i32"):
+        scalars.ir(x, o, 1.5, 2**40, BM=4, N=16)
+
+
+def test_an_indented_kernels_error_column_and_a_verifier_reason():
+    @tl.kernel
+    def indented(x, o):
+        """A docstring line at column 0 follows.
+stays parseable."""
+        t = tl.load(x, (0, 0), shape=(4, 8))
+        tl.store(o, (0, 0), t + tl.load(x, (0, 0), shape=(4, 8)).to(tl.float16))  # MARK-indent
+
+    x = rand(4, 8)
+    message = _raises_at(lambda: indented.ir(x, x), "# MARK-indent", "'add' on tl.float32 and tl.float16")
+    line = open(__file__).read().splitlines()[_line_of("# MARK-indent") - 1]
+    assert f":{line.index('t + tl.load') + 1}: error" in message

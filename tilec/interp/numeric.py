@@ -76,6 +76,31 @@ class NumpyArithFunctions(ArithFunctions):
     def run_muli(self, interpreter: Interpreter, op: arith.MuliOp, args: PythonValues):
         return _wrapped_int(op, lambda a, b: a * b, args, super().run_muli, interpreter)
 
+    @impl(arith.ExtUIOp)
+    def run_extui(self, interpreter: Interpreter, op: arith.ExtUIOp, args: PythonValues):
+        """Zero-extension: the bits as an unsigned number (a mask's true is 1)."""
+        width = op.input.type.width.data
+        value = _to_int(args[0])
+        return ((value % (1 << width)) if np.ndim(value) == 0 else np.mod(value, 1 << width),)
+
+    @impl(arith.ExtSIOp)
+    def run_extsi(self, interpreter: Interpreter, op: arith.ExtSIOp, args: PythonValues):
+        """Sign-extension: the bits as a signed number of the input's width."""
+        width = op.input.type.width.data
+        value = _to_int(args[0])
+        half = 1 << (width - 1)
+        return ((value + half) % (1 << width) - half,)
+
+    @impl(arith.TruncIOp)
+    def run_trunci(self, interpreter: Interpreter, op: arith.TruncIOp, args: PythonValues):
+        """The low bits, as a signed number of the result's width (i1: the lowest bit)."""
+        width = op.result.type.width.data
+        value = _to_int(args[0])
+        if width == 1:
+            return (value & 1,)
+        half = 1 << (width - 1)
+        return ((value + half) % (1 << width) - half,)
+
     @impl(arith.DivSIOp)
     def run_divsi(self, interpreter: Interpreter, op: arith.DivSIOp, args: PythonValues):
         """C's division (toward zero), on numpy arrays too (xDSL's takes Python ints only)."""

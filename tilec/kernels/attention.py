@@ -64,8 +64,9 @@ def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D:
             keep = keep & (cols <= tl.iota((16, BN), 0, wrow))
         s = tl.where(keep, s, float("-inf"))
         m_new = tl.maximum(m, tl.row_max(s))
-        p = tl.exp2(s - m_new[:, None])
-        alpha = tl.exp2(m - m_new)
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row masked so far: e^(-inf - -inf) is NaN
+        p = tl.exp2(s - m_safe[:, None])
+        alpha = tl.exp2(m - m_safe)
         l = l * alpha + tl.row_sum(p)
         acc = tl.mma(p.to(q.dtype), tl.load(sv), acc * alpha[:, None])
         m = m_new

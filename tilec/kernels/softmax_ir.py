@@ -42,7 +42,8 @@ def softmax_rows(x, o, ROWS: tl.constexpr, COLS: tl.constexpr, PASSES: tl.conste
     for col in tl.range(0, x.shape[1], COLS):  # pass 1: the online maximum and sum
         xt = tl.load(x, (r, col), shape=(ROWS, COLS), other=float("-inf")).to(tl.float32)
         m_new = tl.maximum(m, tl.row_max(xt))
-        s = s * tl.exp(m - m_new) + tl.row_sum(tl.exp(xt - m_new[:, None]))
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row all -inf so far: e^(-inf - -inf) is NaN
+        s = s * tl.exp(m - m_safe) + tl.row_sum(tl.exp(xt - m_safe[:, None]))
         m = m_new
     inv = 1.0 / s
     for col in tl.range(0, x.shape[1], COLS):  # pass 2: the normalised exponentials

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, IntegerAttr, IntegerType, ModuleOp
@@ -57,10 +58,13 @@ class ArraySpec:
 
 @dataclass(frozen=True)
 class Specialization:
-    """One compiled variant: each parameter's kind (an ArraySpec, "i32", "f32" or a constexpr's value)."""
+    """One compiled variant: each parameter's kind (an ArraySpec, "i32", "f32", None for an absent
+    argument, or a constexpr's value), the warps, and the constexprs' types (``True == 1 == 1.0`` in
+    Python, but a kernel may tell them apart)."""
 
     params: tuple[tuple[str, Any], ...]
     num_warps: int
+    constexpr_types: tuple[str, ...] = ()
 
     def describe(self) -> str:
         return ", ".join(f"{n}={v}" for n, v in self.params)
@@ -119,17 +123,21 @@ class Kernel:
                 except TypeError:
                     raise TypeError(f"{self.name}: constexpr {name}={value!r} must be hashable") from None
                 params.append((name, value))
-            elif isinstance(value, bool):
+            elif isinstance(value, (bool, np.bool_)):
                 raise TypeError(f"{self.name}: argument {name}={value!r}: a bool must be a tl.constexpr")
-            elif isinstance(value, int):
+            elif isinstance(value, (int, np.integer)):
+                if not -(2**31) <= int(value) < 2**31:
+                    raise ValueError(f"{self.name}: argument {name}={value} does not fit the kernel's i32 "
+                                     "(make it a tl.constexpr, or pass it as an array)")
                 params.append((name, "i32"))
-            elif isinstance(value, float):
+            elif isinstance(value, (float, np.floating)):
                 params.append((name, "f32"))
             else:
                 params.append((name, _array_spec(self.name, name, value)))
         warps = self.num_warps if num_warps is None else num_warps
         _check_warps(warps)
-        return Specialization(tuple(params), warps)
+        types = tuple(type(bound.arguments[n]).__name__ for n in self.signature.parameters if n in self.constexprs)
+        return Specialization(tuple(params), warps, types)
 
     # ---------------------------------------------------------------- building
 
@@ -405,7 +413,8 @@ def _located(e: Exception, module: ModuleOp) -> str:
             failing = op
             break
     where = location_text(failing) if failing is not None else None
-    text = str(e).strip().splitlines()[0]
+    lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+    text = " ".join(lines[:2])  # xDSL puts the reason of a constraint on its second line
     return f"{where}: error: {text}" if where else text
 
 

@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import ast
 import inspect
-import textwrap
+import types
 from collections.abc import Callable
 from typing import Any
 
-from tilec.lang.tracing import _COLUMN_SHIFT, LangError
+from tilec.lang.tracing import LangError
 
 BODY_PREFIX = "__tl_body_"
 
@@ -56,6 +56,26 @@ def _assigned(nodes: list[ast.stmt]) -> list[str]:
     for n in nodes:
         Visitor().visit(n)
     return names
+
+
+def _leaving(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The ``break``/``continue`` of this loop and the ``return`` of its function in ``body`` (not those
+    of loops or functions nested in it)."""
+    found: list[ast.stmt] = []
+
+    def visit(node: ast.AST, in_loop: bool) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return
+        if isinstance(node, (ast.Break, ast.Continue)) and not in_loop:
+            found.append(node)
+        elif isinstance(node, ast.Return):
+            found.append(node)
+        for child in ast.iter_child_nodes(node):
+            visit(child, in_loop or isinstance(node, (ast.For, ast.While, ast.AsyncFor)))
+
+    for stmt in body:
+        visit(stmt, False)
+    return found
 
 
 def _loads(node: ast.AST | None) -> set[str]:
@@ -85,7 +105,8 @@ def _statement_use(name: str, stmt: ast.stmt) -> str | None:
         other = _first_use(name, stmt.orelse)
         if "load" in (body, other):
             return "load"
-        return "store" if body == "store" and (other == "store" or not isinstance(stmt, ast.If)) else None
+        # a loop may run no iteration, so its stores are not definite; an if's are when both branches store
+        return "store" if isinstance(stmt, ast.If) and body == other == "store" else None
     if isinstance(stmt, ast.With):
         if any(name in _loads(item.context_expr) for item in stmt.items):
             return "load"
@@ -109,36 +130,41 @@ class _Rewriter(ast.NodeTransformer):
         self.live: set[str] = set()  # names live after the loops being rewritten (enclosing ones)
 
     def _fail(self, node: ast.AST, message: str) -> LangError:
-        col = node.col_offset + 1 + _COLUMN_SHIFT.get(self.filename, 0)
-        return LangError(f"{self.filename}:{node.lineno}:{col}: error: {message}")
+        return LangError(f"{self.filename}:{node.lineno}:{node.col_offset + 1}: error: {message}")
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
         if self.function is None:
             self.function = node
-        node.body = self._statements(node.body, set(self.params))
+        node.body = self._statements(node.body, set(self.params), [])
         return node
 
-    def _statements(self, body: list[ast.stmt], bound: set[str]) -> list[ast.stmt]:
-        """``body`` with its loops rewritten; ``bound``: the names bound before it (enclosing blocks too)."""
+    def _statements(self, body: list[ast.stmt], bound: set[str], then: list[ast.stmt]) -> list[ast.stmt]:
+        """``body`` with its loops rewritten. ``bound``: the names bound before it (enclosing blocks too);
+        ``then``: what may run after it (the rest of the enclosing blocks, an enclosing loop's next
+        iteration), for the liveness of what a loop assigns."""
         out: list[ast.stmt] = []
         known = set(bound)
         for i, stmt in enumerate(body):
+            after = [*body[i + 1:], *then]
             if isinstance(stmt, ast.For) and self.is_range(stmt.iter):
-                out.extend(self._loop(stmt, known, after=body[i + 1:]))
+                out.extend(self._loop(stmt, known, after))
             else:
-                out.append(self._nested(stmt, known))
+                out.append(self._nested(stmt, known, after))
             known |= set(_assigned([stmt]))
         return out
 
-    def _nested(self, stmt: ast.stmt, bound: set[str]) -> ast.stmt:
-        """Loops inside if/with/for bodies of plain Python are rewritten too."""
+    def _nested(self, stmt: ast.stmt, bound: set[str], after: list[ast.stmt]) -> ast.stmt:
+        """Loops inside if/with/for/while bodies of plain Python are rewritten too."""
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return stmt
         inner = bound | set(_assigned([ast.Expr(value=stmt.target)])) if isinstance(stmt, ast.For) else bound
+        repeats = isinstance(stmt, (ast.For, ast.While))
         for field in ("body", "orelse", "finalbody"):
             block = getattr(stmt, field, None)
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                setattr(stmt, field, self._statements(block, inner))
+                # a Python loop's body may run again: its start follows its end
+                then = [*stmt.body, *after] if repeats and field == "body" else after
+                setattr(stmt, field, self._statements(block, inner, then))
         return stmt
 
     def _loop(self, loop: ast.For, bound_before: set[str], after: list[ast.stmt]) -> list[ast.stmt]:
@@ -146,11 +172,13 @@ class _Rewriter(ast.NodeTransformer):
             raise self._fail(loop, "a tl.range loop has no else: branch")
         if not isinstance(loop.target, ast.Name):
             raise self._fail(loop.target, "a tl.range loop variable is one name")
-        for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
-            if isinstance(node, (ast.Break, ast.Continue, ast.Return)):
-                kind = type(node).__name__.lower()
-                raise self._fail(node, f"'{kind}' inside a tl.range loop: the loop runs on the GPU, "
-                                       "its trip count is fixed when it starts")
+        for node in _leaving(loop.body):
+            kind = type(node).__name__.lower()
+            raise self._fail(node, f"'{kind}' inside a tl.range loop: the loop runs on the GPU, "
+                                   "its trip count is fixed when it starts")
+        if _first_use(loop.target.id, after) == "load":
+            raise self._fail(loop, f"the loop variable '{loop.target.id}' is read after this tl.range loop, where "
+                                   "it has no value (compute what you need from the loop's bounds)")
         # carried: bound before the loop, assigned in it, and live: read in the body before it is
         # assigned there, read after the loop, or live after an enclosing loop
         assigned = [n for n in _assigned(loop.body) if n != loop.target.id]
@@ -159,7 +187,8 @@ class _Rewriter(ast.NodeTransformer):
                    and (_first_use(n, loop.body) == "load" or n in live_after)]
         outer_live, self.live = self.live, live_after | set(carried)
         try:
-            body = self._statements(loop.body, bound_before | {loop.target.id})
+            # the body's next iteration follows its end; then what follows the loop
+            body = self._statements(loop.body, bound_before | {loop.target.id}, [*loop.body, *after])
         finally:
             self.live = outer_live
         leaked = [n for n in assigned if n not in bound_before and _first_use(n, after) == "load"]
@@ -209,15 +238,15 @@ def rewrite(fn: Callable[..., Any], range_objects: tuple[Any, ...]) -> Callable[
     except (OSError, TypeError):
         return fn
     source = "".join(lines)
-    dedented = textwrap.dedent(source)
-    shift = len(lines[0]) - len(lines[0].lstrip()) if dedented != source else 0
-    if shift:
-        _COLUMN_SHIFT[filename] = shift
-    tree = ast.parse(dedented)
-    ast.increment_lineno(tree, first - 1)  # the file's line numbers, for errors and the code made
-    fdef = tree.body[0]
+    indented = lines[0][:1] in (" ", "\t")
+    # an indented def (a method, a kernel made in a function) parses as the body of `if 1:`: the
+    # columns stay the file's, whatever the indentation of its other lines (a docstring's, say)
+    tree = ast.parse("if 1:\n" + source if indented else source)
+    ast.increment_lineno(tree, first - (2 if indented else 1))  # the file's line numbers
+    fdef = tree.body[0].body[0] if indented else tree.body[0]
     if not isinstance(fdef, ast.FunctionDef):
         return fn
+    tree.body = [fdef]
     fdef.decorator_list = []
     scope = {**fn.__globals__, **_closure(fn)}
 
@@ -236,20 +265,30 @@ def rewrite(fn: Callable[..., Any], range_objects: tuple[Any, ...]) -> Callable[
     if rewriter.count == 0:
         return fn
     free = fn.__code__.co_freevars
-    if free:  # a closure: rebuild it inside a function of its free variables
+    if free:  # a closure: compiled inside a function of its free variables, then given the original cells
         outer = ast.FunctionDef(
             name="__tl_closure", args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=v) for v in free],
                                                      kwonlyargs=[], kw_defaults=[], defaults=[]),
             body=[fdef, ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))], decorator_list=[],
-            returns=None, lineno=fdef.lineno, col_offset=0)
+            returns=None, lineno=fdef.lineno, col_offset=0, end_lineno=fdef.end_lineno, end_col_offset=0)
         _no_type_params(outer)
         tree.body = [ast.fix_missing_locations(outer)]
     code = compile(tree, filename, "exec")
+    if free:
+        outer_code = _code_named(code, "__tl_closure")
+        inner = _code_named(outer_code, fdef.name)
+        cells = dict(zip(free, fn.__closure__ or ()))
+        made = types.FunctionType(inner, fn.__globals__, fdef.name, fn.__defaults__,
+                                  tuple(cells[name] for name in inner.co_freevars))
+        made.__kwdefaults__ = fn.__kwdefaults__
+        return made
     namespace: dict[str, Any] = {}
     exec(code, fn.__globals__, namespace)  # noqa: S102 - the user's own function, re-read
-    if free:
-        return namespace["__tl_closure"](*(c.cell_contents for c in fn.__closure__ or ()))
     return namespace[fdef.name]
+
+
+def _code_named(code: types.CodeType, name: str) -> types.CodeType:
+    return next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == name)
 
 
 def _no_type_params(node: ast.FunctionDef) -> None:

@@ -49,11 +49,7 @@ def frame_position(frame: FrameType | None) -> tuple[str, int, int]:
         start_line, _, start_col, _ = positions[index]
         if start_line is not None:
             line, col = start_line, start_col or 0
-    return code.co_filename, line, col + 1 + _COLUMN_SHIFT.get(code.co_filename, 0)
-
-
-_COLUMN_SHIFT: dict[str, int] = {}
-"""Columns removed from a file's kernels when they were dedented to be re-read (:mod:`tilec.lang.loops`)."""
+    return code.co_filename, line, col + 1
 
 
 def error(message: str) -> LangError:

@@ -93,6 +93,19 @@ class Value:
     def __xor__(self, o): return elementwise("xor", self, o)
     def __rxor__(self, o): return elementwise("xor", o, self)
     def __invert__(self): return elementwise("not", self)
+
+    def __pow__(self, exponent):
+        """``x ** n`` for a constant n: repeated products for small whole n, ``sqrt`` for 0.5, ``1 / x`` for -1."""
+        if isinstance(exponent, int) and not isinstance(exponent, bool) and 1 <= exponent <= 8:
+            out = self
+            for _ in range(exponent - 1):
+                out = out * self
+            return out
+        if exponent == 0.5:
+            return elementwise("sqrt", self)
+        if exponent == -1:
+            return 1.0 / self
+        raise error(f"x ** {exponent!r}: the exponent is a whole number 1 to 8, 0.5 or -1 (else write tl.exp2(y * tl.log2(x)))")
     # comparisons give i1 values (masks)
     def __lt__(self, o): return elementwise("lt", self, o)
     def __le__(self, o): return elementwise("le", self, o)
@@ -162,7 +175,15 @@ class Expanded:
     __mul__, __rmul__, __truediv__, __rtruediv__ = Value.__mul__, Value.__rmul__, Value.__truediv__, Value.__rtruediv__
     __lt__, __le__, __gt__, __ge__ = Value.__lt__, Value.__le__, Value.__gt__, Value.__ge__
     __eq__, __ne__, __neg__ = Value.__eq__, Value.__ne__, Value.__neg__  # type: ignore[assignment]
+    __floordiv__, __mod__, __abs__, __invert__ = Value.__floordiv__, Value.__mod__, Value.__abs__, Value.__invert__
+    __pow__ = Value.__pow__
+    __and__, __rand__, __or__, __ror__ = Value.__and__, Value.__rand__, Value.__or__, Value.__ror__
+    __xor__, __rxor__ = Value.__xor__, Value.__rxor__
     __hash__ = None  # type: ignore[assignment]
+
+    def to(self, dtype: Any) -> Expanded:
+        """The expanded vector converted (``m[:, None].to(tl.float16)``)."""
+        return Expanded(self.vector.to(dtype), self.axis)
 
 
 class Shared:
@@ -467,10 +488,12 @@ def _cast_scalar(value: SSAValue, to: Attribute) -> SSAValue:
 
 # ---------------------------------------------------------------- the operations on scalars
 
-_INDEX_UNSIGNED = {"floordiv": arith.DivUIOp, "mod": arith.RemUIOp, "max": arith.MaxUIOp, "min": arith.MinUIOp}
-"""Index values are ids, extents and offsets, never negative where they are divided: there ``//``,
-``%``, ``min`` and ``max`` are the unsigned ops (floor division, and a shift for a power of two,
-as the compiler's own index math; signed 64-bit division is a long subroutine on the GPU)."""
+_INDEX_UNSIGNED = {"floordiv": arith.DivUIOp, "mod": arith.RemUIOp, "min": arith.MinUIOp}
+"""Index values are ids, extents and offsets, never negative where they are divided or bound: there
+``//``, ``%`` and ``min`` are the unsigned ops, as in the compiler's own index math. They tell LLVM
+the values' ranges: with a signed ``min`` bounding a block-order group, the GEMM's prologue kept a
+64-bit division and its main loop lost 18% (measured twice on the H100). ``max`` stays signed: a
+window start clamped with ``tl.maximum(start - w, 0)`` may be below zero before the clamp."""
 
 _CMPF = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
 _CMPI = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
@@ -527,6 +550,10 @@ def elementwise(op: str, *operands: Any) -> Any:
         raise error(f"'{op}' needs at least one traced value (got Python numbers {operands!r})")
     if op in ("div",) and not _is_float(element):
         raise error(f"'/' divides floats; these are {dtype_of(element)} values (use // for integers)")
+    if element == IntegerType(1) and op in ("add", "sub", "mul", "floordiv", "mod", "neg", "max", "min", "abs"):
+        # masks count as integers, as numpy's booleans do: True + True is 2
+        operands = tuple(o.to(dtypes.int32) if isinstance(o, (Value, Expanded)) else o for o in operands)
+        return elementwise(op, *operands)
     values = [_materialize(o, shape, element) for o in operands]
     if shape.kind == "scalar":
         return Scalar(scalar_op(op, values))
@@ -538,24 +565,30 @@ def elementwise(op: str, *operands: Any) -> Any:
     else:
         out = IntegerType(1) if op in COMPARISONS else (values[1].type.element_type if op == "select" else element)
         result = map_values(lambda *xs: scalar_op(op, xs), values, shape.register_type(out))
-    wrapped = wrap(result)
-    if shape.kind == "vector" and any(isinstance(o, Expanded) for o in operands):
-        return Expanded(wrapped, next(o.axis for o in operands if isinstance(o, Expanded)))
-    return wrapped
+    return _expanded_like(operands, shape, wrap(result))
 
 
 def where(cond: Any, a: Any, b: Any) -> Any:
     """``a`` where ``cond`` (an i1 mask) holds, else ``b``; broadcast like the operators."""
     shape = _result_shape((cond, a, b))
     element = _element_type((a, b), "where")
-    if element is None:
-        element = _number_type(a if not isinstance(a, bool) else 0.0)
-        element = Float32Type() if isinstance(a, float) or isinstance(b, float) else element
+    if element is None:  # two Python numbers: f32 if either is a float, else i32 (an index tile has no meaning)
+        element = Float32Type() if isinstance(a, float) or isinstance(b, float) else IntegerType(32)
+        if shape.kind == "scalar":
+            element = _number_type(a if not isinstance(a, bool) else 0.0) if not isinstance(element, Float32Type) \
+                else element
     c = _materialize(cond, shape, IntegerType(1))
     x, y = _materialize(a, shape, element), _materialize(b, shape, element)
     if shape.kind == "scalar":
         return Scalar(scalar_op("select", [c, x, y]))
-    return wrap(map_values(lambda *xs: scalar_op("select", xs), [c, x, y], shape.register_type(element)))
+    result = wrap(map_values(lambda *xs: scalar_op("select", xs), [c, x, y], shape.register_type(element)))
+    return _expanded_like((cond, a, b), shape, result)
+
+
+def _expanded_like(operands: Sequence[Any], shape: _Shape, result: Value) -> Any:
+    """``result`` as ``v[:, None]`` / ``v[None, :]`` when it is a vector computed from expanded ones."""
+    axes = [o.axis for o in operands if isinstance(o, Expanded)]
+    return Expanded(result, axes[0]) if shape.kind == "vector" and axes else result
 
 
 FUSE_LIMIT = 48
@@ -576,6 +609,8 @@ def map_values(body: Callable[..., SSAValue], inputs: Sequence[SSAValue], result
     leaves: list[SSAValue] = []
     for v in inputs:
         _collect_leaves(v, leaves)
+    if not leaves:  # only constants: a tile.map needs one input tile, so the first stays one
+        leaves = [inputs[0]]
     block = Block(arg_types=[v.type.element_type for v in leaves])
     args = dict(zip(leaves, block.args))
     with trace.inside(block, isolated=True):
@@ -604,6 +639,8 @@ def _collect_leaves(v: SSAValue, leaves: list[SSAValue]) -> None:
 
 def _scalar_in_body(v: SSAValue, args: dict[SSAValue, SSAValue]) -> SSAValue:
     """``v``'s element inside the map being built: a block argument, a constant, or a producer's body."""
+    if v in args:
+        return args[v]
     kind = _fusable(v)
     trace = current()
     if kind == "constant":
@@ -635,9 +672,10 @@ def tile_map(fn: Callable[..., Any], *inputs: Any) -> Any:
     shape = _result_shape(inputs)
     if shape.kind == "scalar":
         return fn(*inputs)
-    element = _element_type(inputs, "map")
-    values = [_materialize(o, shape, element if not isinstance(o, (Tile, Vector, Expanded)) else _elem(o))
-              for o in inputs]
+    traced = [_elem(o) if isinstance(o, (Tile, Vector, Expanded)) else o.type for o in inputs if isinstance(o, Value | Expanded)]
+    number_type = traced[0] if traced else Float32Type()  # Python numbers take the first traced element type
+    values = [_materialize(o, shape, _elem(o) if isinstance(o, (Tile, Vector, Expanded)) else
+                           (o.type if isinstance(o, Scalar) else number_type)) for o in inputs]
     trace = current()
     block = Block(arg_types=[v.type.element_type for v in values])
     with trace.inside(block, isolated=True):
@@ -647,7 +685,8 @@ def tile_map(fn: Callable[..., Any], *inputs: Any) -> Any:
         if not isinstance(out, Scalar):
             raise error(f"the function given to tl.map must return one scalar, got {type(out).__name__}")
         trace.emit(t.YieldOp(out.value))
-    return wrap(trace.value(t.MapOp(values, shape.register_type(out.type), Region(block))))
+    result = wrap(trace.value(t.MapOp(values, shape.register_type(out.type), Region(block))))
+    return _expanded_like(inputs, shape, result)
 
 
 def _elem(o: Any) -> Attribute:
@@ -674,6 +713,11 @@ def convert(x: Value, to: DType) -> Value:
 def _convert_scalar(value: SSAValue, dst: Attribute) -> SSAValue:
     trace = current()
     src = value.type
+    if dst == IntegerType(1):  # a truth value: nonzero, as numpy's astype(bool)
+        if isinstance(src, IndexType):
+            value, src = trace.value(arith.IndexCastOp(value, IntegerType(32))), IntegerType(32)
+        zero = trace.constant(0, src) if not _is_float(src) else trace.constant(0.0, src)
+        return trace.value(arith.CmpfOp(value, zero, "une") if _is_float(src) else arith.CmpiOp(value, zero, "ne"))
     if _is_float(src) and _is_float(dst):
         wider = dtype_bits(dst) > dtype_bits(src)
         return trace.value(arith.ExtFOp(value, dst) if wider else arith.TruncFOp(value, dst))
@@ -688,8 +732,9 @@ def _convert_scalar(value: SSAValue, dst: Attribute) -> SSAValue:
     if _is_float(src) and isinstance(dst, IntegerType) and dst != IntegerType(1):
         return trace.value(arith.FPToSIOp(value, dst))
     if isinstance(src, IntegerType) and isinstance(dst, IntegerType):
-        wider = dst.width.data > src.width.data
-        return trace.value(arith.ExtSIOp(value, dst) if wider else arith.TruncIOp(value, dst))
+        if dst.width.data > src.width.data:  # a mask widens to 0/1, a signed integer keeps its sign
+            return trace.value(arith.ExtUIOp(value, dst) if src == IntegerType(1) else arith.ExtSIOp(value, dst))
+        return trace.value(arith.TruncIOp(value, dst))
     raise error(f"cannot convert {dtype_of(src)} to {dtype_of(dst)}")
 
 
