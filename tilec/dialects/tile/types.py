@@ -115,6 +115,10 @@ launcher rejects a view that claims it), so index math on origins inside a view
 cannot wrap around 64 bits (see ``known_range`` in ``tile-distribute``)."""
 
 
+MAX_GL_RANK = 4
+"""Global views have 1 to 4 dimensions (batch, head, rows, columns); loads and stores take 1-D or 2-D windows."""
+
+
 @irdl_attr_definition
 class GlobalType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
     """``!tile.gl<f16, [?, ?]>``: a strided view of global memory (a kernel argument).
@@ -160,10 +164,6 @@ class GlobalType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
                                   "2-D: a higher-rank view is read through tile.subview of its leading coordinates)")
         if any(d != DYNAMIC and d <= 0 for d in self.dims):
             raise VerifyException(f"{self.name}: extents must be positive or '?', got {list(self.dims)}")
-
-
-MAX_GL_RANK = 4
-"""Global views have 1 to 4 dimensions (batch, head, rows, columns); loads and stores take 1-D or 2-D windows."""
 
 
 @irdl_attr_definition
