@@ -4,8 +4,10 @@
 
 FLOPs = 4 B H Sq Sk D (halved for causal); TFLOP/s from device time (the median of batches of
 back-to-back calls, as bench/softmax.py times). Shapes: B S = 16k tokens, H D = 2048, S in {1k, 4k,
-8k, 16k}, D in {64, 128}, causal and not, bf16 and f16 (``--quick``: S = 4k only). The Triton
-tutorial's fused attention is not here yet (the issue asks for it: the next step).
+8k, 16k}, D in {64, 128}, causal and not, bf16 and f16 (``--quick``: S = 4k only). Triton: the
+tutorial's fused-attention structure (``bench/triton_attention.py``, autotuned over a few block
+sizes), on Triton's default path (wgmma on sm_90) and, with ``--triton-mma``, forced to mma.sync
+(``DISABLE_MMA_V3=1``, set before Triton compiles anything).
 """
 
 from __future__ import annotations
@@ -17,9 +19,16 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+import os
+import sys
+
+if "--triton-mma" in sys.argv:  # before Triton compiles anything: its mma.sync path, like tilec's today
+    os.environ["DISABLE_MMA_V3"] = "1"
+
 import tilec
 
 from softmax import time_ms  # bench/softmax.py's timer (this folder is on sys.path)
+from triton_attention import attention as triton_attention
 
 
 def sdpa(backend):
@@ -33,11 +42,12 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--triton-mma", action="store_true", help="Triton on mma.sync (DISABLE_MMA_V3=1)")
     args = p.parse_args()
     print(f"GPU: {torch.cuda.get_device_name()}")
     rows = []
-    print(f"{'dtype':>9} {'D':>4} {'S':>6} {'causal':>6} {'tilec':>7} {'FA2':>7} {'cuDNN':>7} {'tilec/FA2':>9} "
-          f"{'tilec/cuDNN':>11}  TFLOP/s")
+    print(f"{'dtype':>9} {'D':>4} {'S':>6} {'causal':>6} {'tilec':>7} {'FA2':>7} {'cuDNN':>7} {'triton':>7} "
+          f"{'tilec/FA2':>9} {'tilec/cuDNN':>11} {'tilec/triton':>12}  TFLOP/s")
     for dtype in (torch.bfloat16, torch.float16):
         for d in (64, 128):
             for s in ((4096,) if args.quick else (1024, 4096, 8192, 16384)):
@@ -51,10 +61,14 @@ def main() -> None:
                     if s <= 4096:  # the f32 reference holds B H S^2 scores
                         want = sdpa(SDPBackend.MATH)(q.float(), k.float(), v.float(), causal)
                         err = ((out.float() - want).abs().max() / want.abs().max()).item()
-                        del want
+                        theirs = triton_attention(q, k, v, causal).float()
+                        triton_err = ((theirs - want).abs().max() / want.abs().max()).item()
+                        assert triton_err < 3e-2, f"the Triton kernel is wrong here: {triton_err:.1e}"
+                        del want, theirs
                     fns = {"tilec": lambda: tilec.attention(q, k, v, causal=causal, out=out),
                            "FA2": lambda: sdpa(SDPBackend.FLASH_ATTENTION)(q, k, v, causal),
-                           "cuDNN": lambda: sdpa(SDPBackend.CUDNN_ATTENTION)(q, k, v, causal)}
+                           "cuDNN": lambda: sdpa(SDPBackend.CUDNN_ATTENTION)(q, k, v, causal),
+                           "triton": lambda: triton_attention(q, k, v, causal)}
                     tf = {}
                     for name, fn in fns.items():
                         try:
@@ -65,11 +79,12 @@ def main() -> None:
                     rows.append({"dtype": str(dtype), "D": d, "S": s, "causal": causal, "max_rel_error": err,
                                  **{k: round(v, 1) for k, v in tf.items()}})
                     print(f"{str(dtype)[6:]:>9} {d:>4} {s:>6} {str(causal):>6} {tf['tilec']:>7.0f} {tf['FA2']:>7.0f} "
-                          f"{tf['cuDNN']:>7.0f} {tf['tilec'] / tf['FA2']:>9.2f} {tf['tilec'] / tf['cuDNN']:>11.2f}"
-                          f"  err {err:.1e}")
+                          f"{tf['cuDNN']:>7.0f} {tf['triton']:>7.0f} {tf['tilec'] / tf['FA2']:>9.2f} "
+                          f"{tf['tilec'] / tf['cuDNN']:>11.2f} {tf['tilec'] / tf['triton']:>12.2f}  err {err:.1e}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"gpu": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+            json.dump({"gpu": torch.cuda.get_device_name(), "triton_mma_only": args.triton_mma, "rows": rows}, f,
+                      indent=1)
 
 
 if __name__ == "__main__":
