@@ -1,0 +1,70 @@
+"""tilec.attention and the language GEMM for compute-sanitizer (memcheck, racecheck).
+
+    compute-sanitizer --tool memcheck  --report-api-errors no --error-exitcode 3 python tests/gpu/sanitize_attention.py
+    compute-sanitizer --tool racecheck --error-exitcode 3 python tests/gpu/sanitize_attention.py
+
+(``--report-api-errors no``: torch and cuda-python probe the driver with ``cuGetProcAddress`` for
+entry points it lacks; memcheck counts each refusal, 34 on an H100 with CUDA 13, as an error of
+the program. They are host calls, not kernel accesses.)
+
+One config of each path, small (the sanitizers are slow): attention with GQA, a ragged sequence and
+causal masking (D = 64 and 128: K/V tiles staged by a cp.async pipeline, warp-level reductions),
+and examples/lang/matmul.py's mma.sync GEMM on ragged sizes. Fresh random inputs, outputs
+poisoned with NaN, float64 references. Exits 0 when every result is within tolerance, 1 on a
+mismatch (printed), 2 without a GPU.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+
+def main() -> int:
+    try:
+        import torch
+    except ImportError:
+        print("torch is needed to make the inputs on the GPU")
+        return 2
+    if not torch.cuda.is_available():
+        print("no GPU")
+        return 2
+    import tilec
+
+    bad = 0
+    for b, hq, hkv, sq, sk, d, causal in ((1, 4, 2, 70, 100, 64, True), (1, 2, 1, 33, 33, 128, False)):
+        q = torch.randn(b, hq, sq, d, device="cuda").half()
+        k, v = (torch.randn(b, hkv, sk, d, device="cuda").half() for _ in range(2))
+        out = torch.full_like(q, float("nan"))
+        tilec.attention(q, k, v, causal=causal, out=out)
+        torch.cuda.synchronize()
+        kk, vv = (x.double().repeat_interleave(hq // hkv, 1) for x in (k, v))
+        s = q.double() @ kk.transpose(-1, -2) / math.sqrt(d)
+        if causal:
+            s = s.masked_fill(~torch.ones(sq, sk, dtype=torch.bool, device="cuda").tril(), float("-inf"))
+        ref = torch.softmax(s, -1) @ vv
+        err = ((out.double() - ref).abs().max() / ref.abs().max()).item()
+        ok = not out.isnan().any().item() and err < 3e-3
+        print(f"attention {(b, hq, hkv, sq, sk, d)} causal={causal} rel err {err:.1e} {'ok' if ok else 'MISMATCH'}")
+        bad += not ok
+    spec = importlib.util.spec_from_file_location("lang_matmul", Path(__file__).resolve().parents[2] / "examples" /
+                                                  "lang" / "matmul.py")
+    mm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mm)
+    m, n, kdim = 200, 136, 72
+    a, bm = torch.randn(m, kdim, device="cuda").half(), torch.randn(kdim, n, device="cuda").half()
+    c = torch.full((m, n), float("nan"), device="cuda").half()
+    mm.matmul[mm.grid(m, n)](a, bm, c, **mm.CONFIG)
+    torch.cuda.synchronize()
+    ref = a.double() @ bm.double()
+    err = ((c.double() - ref).abs().max() / ref.abs().max()).item()
+    ok = not c.isnan().any().item() and err < 3e-3
+    print(f"language matmul {(m, n, kdim)} rel err {err:.1e} {'ok' if ok else 'MISMATCH'}")
+    bad += not ok
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
