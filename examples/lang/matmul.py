@@ -20,19 +20,23 @@ import numpy as np
 import tilec.lang as tl
 
 
-@tl.kernel(num_warps=8, num_stages=4)
-def matmul(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, WM: tl.constexpr,
-           WN: tl.constexpr, GROUP: tl.constexpr = 8):
-    M, K, N = a.shape[0], a.shape[1], b.shape[1]
-    # blocks in groups of GROUP rows of tiles (L2 reuse of A), as in Triton's tutorial
+def block_origin(M, N, BM: int, BN: int, GROUP: int):
+    """(row, column) of this block's BM x BN tile of C: blocks go in groups of GROUP rows of tiles
+    (neighbours share A's rows in L2), as in Triton's tutorial. A plain helper: kernels call it
+    while they are traced."""
     pid = tl.block_id(0)
     tiles_m, tiles_n = (M + BM - 1) // BM, (N + BN - 1) // BN
     width = tiles_n * GROUP
     first_m = pid // width * GROUP
     group_m = tl.minimum(tiles_m - first_m, GROUP)
-    pid_m = first_m + pid % width % group_m
-    pid_n = pid % width // group_m
-    row0, col0 = pid_m * BM, pid_n * BN
+    return (first_m + pid % width % group_m) * BM, (pid % width // group_m) * BN
+
+
+@tl.kernel(num_warps=8, num_stages=4)
+def matmul(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, WM: tl.constexpr,
+           WN: tl.constexpr, GROUP: tl.constexpr = 8):
+    K = a.shape[1]
+    row0, col0 = block_origin(a.shape[0], b.shape[1], BM, BN, GROUP)
     # this warp's part of the block's tile
     warp = tl.warp_id()
     wrow, wcol = warp // (BN // WN) * WM, warp % (BN // WN) * WN
@@ -51,15 +55,8 @@ def matmul(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, WM: tl
 def matmul_wgmma(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr = 8):
     """The same GEMM for sm_90a: bulk tensor copies (TMA) into shared memory and warpgroup MMAs
     reading it there (``tl.wgmma``); each warp accumulates 16 rows of its warpgroup's 64."""
-    M, K, N = a.shape[0], a.shape[1], b.shape[1]
-    pid = tl.block_id(0)
-    tiles_m, tiles_n = (M + BM - 1) // BM, (N + BN - 1) // BN
-    width = tiles_n * GROUP
-    first_m = pid // width * GROUP
-    group_m = tl.minimum(tiles_m - first_m, GROUP)
-    pid_m = first_m + pid % width % group_m
-    pid_n = pid % width // group_m
-    row0, col0 = pid_m * BM, pid_n * BN
+    K = a.shape[1]
+    row0, col0 = block_origin(a.shape[0], b.shape[1], BM, BN, GROUP)
     warp = tl.warp_id()
     sa, sb = tl.alloc((BM, BK), a.dtype), tl.alloc((BK, BN), b.dtype)
     acc = tl.zeros((16, BN))

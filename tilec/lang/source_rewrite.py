@@ -255,8 +255,8 @@ def rewrite(fn: Callable[..., Any], range_objects: tuple[Any, ...]) -> Callable[
             return False
         try:
             target = eval(compile(ast.Expression(body=node.func), filename, "eval"), scope)  # noqa: S307
-        except Exception:
-            return False
+        except Exception:  # e.g. a name local to the kernel: not resolvable here, so a Python loop; if it
+            return False  # is tl.range after all, tl.range.__iter__ says at that line how to write it
         return any(target is r for r in range_objects)
 
     params = [a.arg for a in (*fdef.args.posonlyargs, *fdef.args.args, *fdef.args.kwonlyargs)]
