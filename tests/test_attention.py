@@ -4,6 +4,7 @@ tile level and after tile-distribute), argument checks, and the compiled kernel 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -26,11 +27,12 @@ def reference(q, k, v, causal=False, scale=None):
     return p @ v / p.sum(-1, keepdims=True), lse
 
 
-def run(q, k, v, causal=False, scale=None, after=None):
+def run(q, k, v, causal=False, scale=None, after=None, wgmma=False):
     o = np.full_like(q, np.nan)
     lse = np.full(q.shape[:3], np.nan, np.float32)
-    args, constexprs = A._arguments(q, k, v, o, lse, causal, scale)
-    A.attention_fwd.interpret(*args, grid=A.grid(q), after=after, **constexprs)
+    args, constexprs = A._arguments(q, k, v, o, lse, causal, scale, wgmma)
+    kernel = A.attention_fwd_wgmma if wgmma else A.attention_fwd
+    kernel.interpret(*args, grid=A.grid(q, wgmma), after=after, num_warps=constexprs["BM"] // 16, **constexprs)
     return o, lse
 
 
@@ -56,14 +58,46 @@ def test_attention_after_tile_distribute_and_a_scale():
     assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
 
 
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("shape", [(1, 2, 1, 150, 150, 64), (1, 1, 1, 70, 200, 128)], ids=str)
+@pytest.mark.parametrize("after", [None, "tile-distribute"])
+def test_the_wgmma_kernel_in_the_interpreter(shape, causal, after):
+    """sm_90's kernel (wgmma with P from registers, q @ k.T on a transposed B), at tile level and as
+    the lane interpreter runs its warpgroup MMAs; 150 keys: a whole tile and a masked one."""
+    b, hq, hkv, sq, sk, d = shape
+    rng = np.random.default_rng(sum(shape) + 1)
+    q = (rng.standard_normal((b, hq, sq, d)) * 2).astype(np.float16)
+    k, v = (rng.standard_normal((b, hkv, sk, d)).astype(np.float16) for _ in range(2))
+    want, want_lse = reference(q, k, v, causal)
+    o, lse = run(q, k, v, causal, after=after, wgmma=True)
+    assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
+    assert np.abs(lse - want_lse).max() < 2e-3
+
+
+def test_a_negative_scale():
+    """The running extreme is the minimum of the raw scores when the scale is negative."""
+    rng = np.random.default_rng(11)
+    q = rng.standard_normal((1, 1, 40, 64)).astype(np.float16)
+    k, v = (rng.standard_normal((1, 1, 90, 64)).astype(np.float16) for _ in range(2))
+    for wgmma in (False, True):
+        want, want_lse = reference(q, k, v, False, scale=-0.4)
+        o, lse = run(q, k, v, False, scale=-0.4, wgmma=wgmma)
+        assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
+        assert np.abs(lse - want_lse).max() < 2e-3
+
+
 def test_the_kernel_compiles_without_a_gpu():
     q = np.zeros((2, 8, 1000, 128), np.float16)
     kv = np.zeros((2, 2, 1000, 128), np.float16)
-    for arch in ("sm_80", "sm_90"):
-        k = tilec.attention_kernel(q, kv, kv, causal=True, arch=arch)
-        ptx = k.asm["ptx"]
-        assert "mma.sync" in ptx and "cp.async" in ptx and "ex2.approx" in ptx
+    k = tilec.attention_kernel(q, kv, kv, causal=True, arch="sm_80")
+    ptx = k.asm["ptx"]
+    assert "mma.sync" in ptx and "cp.async" in ptx and "ex2.approx" in ptx
     assert "tile.subview" in k.asm["tile"]
+    # sm_90: the warpgroup kernel, for sm_90a; P @ V takes A from registers
+    k = tilec.attention_kernel(q, kv, kv, causal=True, arch="sm_90")
+    ptx = k.asm["ptx"]
+    assert ".target sm_90a" in ptx and "cp.async" in ptx and "mma.sync" not in ptx
+    assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16 \{[^}]*\}, \{%r", ptx)
 
 
 def test_bad_arguments_name_what_is_wrong():

@@ -9,7 +9,8 @@ the program. They are host calls, not kernel accesses.)
 
 One config of each path, small (the sanitizers are slow): attention with GQA, a ragged sequence and
 causal masking (D = 64 and 128: K/V tiles staged by a cp.async pipeline, warp-level reductions),
-and examples/lang/matmul.py's mma.sync GEMM on ragged sizes. Fresh random inputs, outputs
+on the mma.sync kernel (``arch="sm_80"``) and, on sm_90, the wgmma kernel (two K loops sharing
+the stages, P from registers), and examples/lang/matmul.py's mma.sync GEMM on ragged sizes. Fresh random inputs, outputs
 poisoned with NaN, float64 references. Exits 0 when every result is within tolerance, 1 on a
 mismatch (printed), 2 without a GPU.
 """
@@ -34,11 +35,14 @@ def main() -> int:
     import tilec
 
     bad = 0
-    for b, hq, hkv, sq, sk, d, causal in ((1, 4, 2, 70, 100, 64, True), (1, 2, 1, 33, 33, 128, False)):
+    archs = ["sm_80"] + (["sm_90"] if torch.cuda.get_device_capability() == (9, 0) else [])
+    cases = [(arch, *shape) for arch in archs
+             for shape in ((1, 4, 2, 70, 300, 64, True), (1, 2, 1, 33, 200, 128, False), (1, 2, 2, 200, 200, 128, True))]
+    for arch, b, hq, hkv, sq, sk, d, causal in cases:
         q = torch.randn(b, hq, sq, d, device="cuda").half()
         k, v = (torch.randn(b, hkv, sk, d, device="cuda").half() for _ in range(2))
         out = torch.full_like(q, float("nan"))
-        tilec.attention(q, k, v, causal=causal, out=out)
+        tilec.attention(q, k, v, causal=causal, out=out, arch=arch)
         torch.cuda.synchronize()
         kk, vv = (x.double().repeat_interleave(hq // hkv, 1) for x in (k, v))
         s = q.double() @ kk.transpose(-1, -2) / math.sqrt(d)
@@ -47,7 +51,7 @@ def main() -> int:
         ref = torch.softmax(s, -1) @ vv
         err = ((out.double() - ref).abs().max() / ref.abs().max()).item()
         ok = not out.isnan().any().item() and err < 3e-3
-        print(f"attention {(b, hq, hkv, sq, sk, d)} causal={causal} rel err {err:.1e} {'ok' if ok else 'MISMATCH'}")
+        print(f"attention {arch} {(b, hq, hkv, sq, sk, d)} causal={causal} rel err {err:.1e} {'ok' if ok else 'MISMATCH'}")
         bad += not ok
     spec = importlib.util.spec_from_file_location("lang_matmul", Path(__file__).resolve().parents[2] / "examples" /
                                                   "lang" / "matmul.py")

@@ -26,8 +26,9 @@ from tilec.dialects import frag
 from tilec.dialects.abi import gl_params
 from tilec.runtime.gl_views import expand
 from tilec.interp import OpError, TileInterpreterError, parse_module, round_bf16, run, run_text
-from tilec.interp.lane_wgmma import WgmmaTracker, accumulator_table
-from tilec.layout.gmma import GmmaDescriptor, decode
+from tilec.interp.lane_frag import mma_tables
+from tilec.interp.lane_wgmma import WgmmaTracker, accumulator_table, register_a_table
+from tilec.layout.gmma import GmmaDescriptor, decode, operand_offsets
 
 from tests.passes.test_pipeline import transformed
 
@@ -282,3 +283,165 @@ def test_wait_counts_pending_groups():
         tracker.check_fenced((x, w))
     tracker.fence()
     tracker.check_fenced((x, w))
+
+
+# -- register A (frag.wgmma_rs) ----------------------------------------------------------------
+#
+# A hand-written warpgroup (128 threads) at fragment level: each thread copies 16 bytes of B's shared
+# image, loads its 4 A registers and n/2 accumulators from global memory, and after a fence one
+# frag.wgmma_rs multiplies. The register layouts are written out here as the PTX ISA gives them
+# (lane l of warp w, g = l/4, t = l%4), independently of the interpreter's tables.
+
+RS_SMEM = 2048
+RS_B = {False: GmmaDescriptor("K", 32, 0, 256), True: GmmaDescriptor("MN", 32, 512, 256)}
+"""B's descriptor (without the start address) by trans_b: 32-byte swizzle, both within 2048 bytes for n <= 64."""
+
+
+def _signed64(bits: int) -> int:
+    return bits - (1 << 64) if bits >> 63 else bits
+
+
+def _rs_loads(name: str, ptr: str, base: str, count: int, t: str) -> str:
+    """``count`` consecutive loads of type ``t`` from ``ptr`` at ``base + i``, as ``%{name}{i}``."""
+    return "\n".join(f"""  %{name}o{i} = arith.addi %{base}, %c{i} : i32
+  %{name}p{i} = llvm.getelementptr %{ptr}[%{name}o{i}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, {t}
+  %{name}{i} = frag.load %{name}p{i} : !llvm.ptr<1> -> {t}""" for i in range(count))
+
+
+def rs_kernel(n: int, dtype: str, trans_b: bool) -> str:
+    """``@rs(a_regs, b_image, c_regs, d_regs)``: d_regs[t, v] of D = A·B + C, lane registers in thread order."""
+    half = n // 2
+    consts = "\n".join(f"  %c{i} = arith.constant {i} : i32" for i in range(max(half, 5)))
+    acc = ", ".join(f"%x{i}" for i in range(half))
+    types = ", ".join(["f32"] * half)
+    stores = "\n".join(f"""  %do{i} = arith.addi %dbase, %c{i} : i32
+  %dp{i} = llvm.getelementptr %d[%do{i}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
+  frag.store %w#{i}, %dp{i} : f32, !llvm.ptr<1>""" for i in range(half))
+    return f"""
+func.func @rs(%a: !llvm.ptr<1> {{tile.dtype = i32}}, %b: !llvm.ptr<1> {{tile.dtype = i32}},
+              %c: !llvm.ptr<1> {{tile.dtype = f32}}, %d: !llvm.ptr<1> {{tile.dtype = f32, tile.output}}) \
+attributes {{tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = {RS_SMEM}>}} {{
+  %s = frag.shared "b", {RS_SMEM}, align 1024 : !llvm.ptr<3>
+  %ti = tile.thread_id x
+  %t = arith.index_cast %ti : index to i32
+{consts}
+  %gb = llvm.getelementptr %b[%t] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, vector<4xi32>
+  %vb = frag.load %gb : !llvm.ptr<1> -> vector<4xi32>
+  %sb = llvm.getelementptr %s[%t] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, vector<4xi32>
+  frag.store %vb, %sb : vector<4xi32>, !llvm.ptr<3>
+  tile.barrier
+  %chalf = arith.constant {half} : i32
+  %cbase = arith.muli %t, %chalf : i32
+{_rs_loads("x", "c", "cbase", half, "f32")}
+  %abase = arith.muli %t, %c4 : i32
+{_rs_loads("r", "a", "abase", 4, "i32")}
+  %db = frag.wgmma_desc %s, {_signed64(RS_B[trans_b].high_bits())} : !llvm.ptr<3>
+  frag.wgmma_fence
+  %y:{half} = frag.wgmma_rs "{dtype}" n {n} (%r0, %r1, %r2, %r3), %db{" trans_b" if trans_b else ""} ({acc}) : {types}
+  frag.wgmma_commit
+  %w:{half} = frag.wgmma_wait 0({", ".join(f"%y#{i}" for i in range(half))}) : {types}
+  %dbase = arith.muli %t, %chalf : i32
+{stores}
+  func.return
+}}"""
+
+
+def _bits16(x: np.ndarray, dtype: str) -> np.ndarray:
+    """float32 values (already f16/bf16 values) as their uint16 patterns."""
+    if dtype == "f16":
+        return x.astype(np.float16).view(np.uint16)
+    return (x.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+
+
+def _values16(rng, shape, dtype: str) -> np.ndarray:
+    x = rng.standard_normal(shape).astype(np.float32)
+    return x.astype(np.float16).astype(np.float32) if dtype == "f16" else round_bf16(x)
+
+
+def _thread_grid(count: int):
+    """``(warp, g, t, v)`` broadcast over ``[thread, v]`` for ``count`` registers per thread."""
+    thread = np.arange(128)[:, None]
+    lane = thread % 32
+    return thread // 32, lane // 4, lane % 4, np.arange(count)[None, :]
+
+
+def a_registers(a: np.ndarray, dtype: str) -> np.ndarray:
+    """``[thread, r]``: register r = row g (+8 for odd r), columns 2t (+8 for r >= 2) and the next, low half first."""
+    warp, g, t, r = _thread_grid(4)
+    rows, cols = 16 * warp + g + 8 * (r % 2), 2 * t + 8 * (r // 2)
+    bits = _bits16(a, dtype).astype(np.uint32)
+    return (bits[rows, cols] | (bits[rows, cols + 1] << np.uint32(16))).view(np.int32)
+
+
+def accumulator_cells(n: int):
+    """``rows, cols [thread, v]``: accumulator v = row g (+8 for v%4 >= 2), column 8(v/4) + 2t (+1 for odd v)."""
+    warp, g, t, v = _thread_grid(n // 2)
+    return 16 * warp + g + 8 * ((v % 4) // 2), 8 * (v // 4) + 2 * t + v % 2
+
+
+def b_image(b: np.ndarray, dtype: str, trans_b: bool, rng) -> np.ndarray:
+    """The 2048 shared bytes (as i32) holding ``b`` (n x 16) where B's descriptor reads it (random elsewhere)."""
+    image = rng.integers(0, 1 << 16, RS_SMEM // 2, dtype=np.uint32).astype(np.uint16)
+    offsets = operand_offsets(RS_B[trans_b].encode(0), "MN" if trans_b else "K", 2, b.shape[0], 16)
+    image[offsets // 2] = _bits16(b, dtype)
+    return image.view(np.int32)
+
+
+def run_rs(text: str, a: np.ndarray, b: np.ndarray, c: np.ndarray, dtype: str, trans_b: bool, rng) -> np.ndarray:
+    n = b.shape[0]
+    rows, cols = accumulator_cells(n)
+    d = np.full((128, n // 2), np.nan, np.float32)
+    run_text(text, "rs", a_registers(a, dtype).ravel(), b_image(b, dtype, trans_b, rng), c[rows, cols].ravel(), d)
+    out = np.full((64, n), np.nan, np.float32)
+    out[rows, cols] = d
+    return out
+
+
+@pytest.mark.parametrize("trans_b", [False, True], ids=["b_k_major", "b_mn_major"])
+@pytest.mark.parametrize("n", [8, 64])
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_wgmma_rs_multiplies_register_a(dtype, n, trans_b, rng):
+    a, b = _values16(rng, (64, 16), dtype), _values16(rng, (n, 16), dtype)
+    c = rng.standard_normal((64, n)).astype(np.float32)
+    got = run_rs(rs_kernel(n, dtype, trans_b), a, b, c, dtype, trans_b, rng)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T + c
+    assert not np.isnan(got).any(), f"seed {rng.seed}"
+    np.testing.assert_allclose(got, ref, rtol=2.0**-22, atol=1e-6, err_msg=f"seed {rng.seed}")
+
+
+def test_register_a_is_the_m16n8k16_a_fragment():
+    """Per warp, wgmma's register A is mma.sync m16n8k16's A (value v = half v%2 of register v/2)."""
+    _, (rows, cols), _, _ = mma_tables("mma_m16n8k16_f16")
+    got_rows, got_cols = register_a_table()
+    assert np.array_equal(got_rows.reshape(8, 32), rows) and np.array_equal(got_cols.reshape(8, 32), cols)
+
+
+def test_wgmma_rs_without_fence_is_an_error(rng):
+    text = rs_kernel(8, "bf16", False).replace("  frag.wgmma_fence\n", "")
+    a, b, c = _values16(rng, (64, 16), "bf16"), _values16(rng, (8, 16), "bf16"), np.zeros((64, 8), np.float32)
+    with pytest.raises(TileInterpreterError, match="A register 0 was written by .* and no frag.wgmma_fence has run"):
+        run_rs(text, a, b, c, "bf16", False, rng)
+
+
+def test_wgmma_rs_a_written_after_the_fence_is_an_error(rng):
+    """The accumulators are loaded before the fence, the A registers after it: A needs a fence of its own."""
+    text = rs_kernel(8, "f16", False).replace("  frag.wgmma_fence\n", "")
+    text = text.replace("  %abase =", "  frag.wgmma_fence\n  %abase =")
+    a, b, c = _values16(rng, (64, 16), "f16"), _values16(rng, (8, 16), "f16"), np.zeros((64, 8), np.float32)
+    with pytest.raises(TileInterpreterError,
+                       match="A register 0 was written by 'frag.load' after the last frag.wgmma_fence"):
+        run_rs(text, a, b, c, "f16", False, rng)
+
+
+def test_wgmma_rs_chains_pending_accumulators(rng):
+    """A second frag.wgmma_rs takes the first one's results, still pending, as its accumulators (no fence, no wait)."""
+    text = rs_kernel(8, "bf16", True)
+    once = '  %y:4 = frag.wgmma_rs "bf16" n 8 (%r0, %r1, %r2, %r3), %db trans_b (%x0, %x1, %x2, %x3) : f32, f32, f32, f32\n'
+    assert once in text
+    twice = once.replace("%y:4", "%y0:4") + once.replace("%x0, %x1, %x2, %x3", "%y0#0, %y0#1, %y0#2, %y0#3")
+    a, b = _values16(rng, (64, 16), "bf16"), _values16(rng, (8, 16), "bf16")
+    c = rng.standard_normal((64, 8)).astype(np.float32)
+    got = run_rs(text.replace(once, twice), a, b, c, "bf16", True, rng)
+    once_ref = (a.astype(np.float64) @ b.astype(np.float64).T + c).astype(np.float32)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T + once_ref
+    np.testing.assert_allclose(got, ref, rtol=2.0**-22, atol=1e-6, err_msg=f"seed {rng.seed}")

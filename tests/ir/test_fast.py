@@ -509,6 +509,13 @@ def test_frag_wgmma(n, dtype, trans_a, trans_b):
     assert_same(frag_fast.frag_wgmma_wait([], 0), frag.WgmmaWaitOp([], 0))
 
 
+@pytest.mark.parametrize("n, dtype, trans_b", [(8, "f16", False), (64, "bf16", True), (256, "bf16", False)], ids=str)
+def test_frag_wgmma_rs(n, dtype, trans_b):
+    a, db, c = [value(i32)] * 4, value(i64), [value(f32)] * (n // 2)
+    assert_same(frag_fast.frag_wgmma_rs(a, db, c, n=n, dtype=dtype, trans_b=trans_b),
+                frag.WgmmaRsOp(a, db, c, n=n, dtype=dtype, trans_b=trans_b))
+
+
 @pytest.mark.parametrize("axis", ["x", "y", "z"])
 def test_tile_ids_and_barrier(axis):
     assert_same(frag_fast.tile_thread_id(axis), tile.ThreadIdOp(axis))

@@ -484,21 +484,21 @@ def test_a_pass_error_leads_with_the_python_line():
     from tilec.api import CompilationError
 
     @tl.kernel(num_warps=4)
-    def wgmma_without_bulk(a, b, c):
-        sa, sb = tl.alloc((64, 64), a.dtype), tl.alloc((64, 64), b.dtype)
+    def wgmma_on_narrow_rows(a, b, c):
+        sa, sb = tl.alloc((64, 64), a.dtype), tl.alloc((64, 8), b.dtype)
         tl.copy(a, (0, 0), sa)
         tl.copy(b, (0, 0), sb)
         tl.barrier()
-        acc = tl.wgmma(sa, 0, sb, 0, tl.zeros((16, 64)))  # MARK-wgmma
+        acc = tl.wgmma(sa, 0, sb, 0, tl.zeros((16, 8)))  # MARK-wgmma
         tl.store(c, (tl.warp_id() * 16, 0), acc.to(c.dtype))
 
     a = rand(64, 64, dtype=np.float16)
-    with pytest.raises(CompilationError) as info:
-        wgmma_without_bulk.compile(a, a, a, arch="sm_90a")
+    with pytest.raises(CompilationError) as info:  # B's 16-byte rows: no wgmma descriptor layout
+        wgmma_on_narrow_rows.compile(a, a[:, :8], a[:, :8], arch="sm_90a")
     first = str(info.value).splitlines()[0]
     assert first.startswith(f"{__file__}:{_line_of('# MARK-wgmma')}:"), first
     assert ": error: tile-distribute: 'tile.wgmma': " in first
-    assert "@tl.kernel wgmma_without_bulk" in str(info.value)
+    assert "@tl.kernel wgmma_on_narrow_rows" in str(info.value)
 
 
 @tl.kernel

@@ -625,6 +625,16 @@ class WgmmaFenceOp(IRDLOperation):
         super().__init__()
 
 
+def _verify_wgmma(op: IRDLOperation, n: int, dtype: str, c: tuple, d: tuple) -> None:
+    """What ``frag.wgmma`` and ``frag.wgmma_rs`` share: the element type, N and the accumulator count."""
+    if dtype not in WGMMA_TYPES:
+        _fail(op, f"dtype must be one of {', '.join(WGMMA_TYPES)}, got {dtype!r}")
+    if not (8 <= n <= WGMMA_MAX_N and n % 8 == 0):
+        _fail(op, f"n must be a multiple of 8 from 8 to {WGMMA_MAX_N}, got {n}")
+    if len(c) != n // 2 or len(d) != n // 2:
+        _fail(op, f"m64n{n} takes and gives {n // 2} accumulator registers per lane, got {len(c)} and {len(d)}")
+
+
 @irdl_op_definition
 class WgmmaOp(IRDLOperation):
     """``wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t}``: ``d = A·B + c``, A and B in shared
@@ -659,13 +669,49 @@ class WgmmaOp(IRDLOperation):
         super().__init__(operands=[desc_a, desc_b, c], properties=props, result_types=[[f32] * len(c)])
 
     def verify_(self) -> None:
-        n, dtype = self.n.value.data, self.dtype.data
-        if dtype not in WGMMA_TYPES:
-            _fail(self, f"dtype must be one of {', '.join(WGMMA_TYPES)}, got {dtype!r}")
-        if not (8 <= n <= WGMMA_MAX_N and n % 8 == 0):
-            _fail(self, f"n must be a multiple of 8 from 8 to {WGMMA_MAX_N}, got {n}")
-        if len(self.c) != n // 2 or len(self.d) != n // 2:
-            _fail(self, f"m64n{n} takes and gives {n // 2} accumulator registers per lane, got {len(self.c)} and {len(self.d)}")
+        _verify_wgmma(self, self.n.value.data, self.dtype.data, self.c, self.d)
+
+
+WGMMA_A_REGISTERS = 4
+"""``frag.wgmma_rs``'s A: per lane, the m16n8k16 A fragment of its warp's 16 rows (four f16/bf16 pairs)."""
+
+
+@irdl_op_definition
+class WgmmaRsOp(IRDLOperation):
+    """``wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{t}.{t} d, {a0..a3}, descB``: ``d = A·B + c`` with A
+    in registers, so that an operand computed in registers (a softmax's P) needs no trip through shared
+    memory. ``a`` is this lane's m16n8k16 A fragment of its warp's 16 rows of A (lane ``l``,
+    ``g = l / 4``, ``t = l % 4``: rows ``g``, ``g + 8`` by columns ``2t, 2t+1``, then the same at
+    ``2t + 8``, low half the lower column); B and ``c``/``d`` as for ``frag.wgmma``. Register A is
+    K-major by definition: there is no ``trans_a``. The registers of ``a`` need a
+    ``frag.wgmma_fence`` after their writers, like the accumulators."""
+
+    name = "frag.wgmma_rs"
+
+    a = var_operand_def(i32)
+    desc_b = operand_def(IntegerType(64))
+    c = var_operand_def(f32)
+    n = prop_def(IntegerAttr[I64])
+    dtype = prop_def(StringAttr)
+    trans_b = opt_prop_def(UnitAttr)
+    d = var_result_def(f32)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$dtype `n` $n ` ` `(` $a `)` `,` $desc_b (`trans_b` $trans_b^)? `(` $c `)` attr-dict `:` type($d)"
+    )
+
+    def __init__(self, a, desc_b: SSAValue, c, *, n: int, dtype: str, trans_b: bool = False):
+        props: dict[str, Attribute] = {"n": _int(n), "dtype": StringAttr(dtype)}
+        if trans_b:
+            props["trans_b"] = UnitAttr()
+        super().__init__(operands=[a, desc_b, c], properties=props, result_types=[[f32] * len(c)])
+
+    def verify_(self) -> None:
+        _verify_wgmma(self, self.n.value.data, self.dtype.data, self.c, self.d)
+        if len(self.a) != WGMMA_A_REGISTERS:
+            _fail(self, f"takes {WGMMA_A_REGISTERS} A registers (i32) per lane, got {len(self.a)}")
 
 
 @irdl_op_definition
@@ -731,6 +777,7 @@ Frag = Dialect(
         WgmmaDescOp,
         WgmmaFenceOp,
         WgmmaOp,
+        WgmmaRsOp,
         WgmmaCommitOp,
         WgmmaWaitOp,
     ],

@@ -171,6 +171,16 @@ def frag_wgmma(desc_a: SSAValue, desc_b: SSAValue, c: Sequence[SSAValue], *, n: 
     return create(frag.WgmmaOp, operands=(desc_a, desc_b, *c), result_types=(_F32,) * len(c), properties=properties)
 
 
+def frag_wgmma_rs(a: Sequence[SSAValue], desc_b: SSAValue, c: Sequence[SSAValue], *, n: int, dtype: str,
+                  trans_b: bool = False) -> frag.WgmmaRsOp:
+    """`frag.WgmmaRsOp(a, desc_b, c, n=n, dtype=dtype, trans_b=trans_b)`."""
+    properties: dict[str, Attribute] = {"n": index_attr(n, i64), "dtype": _string(dtype)}
+    if trans_b:
+        properties["trans_b"] = UnitAttr()
+    properties["operandSegmentSizes"] = segments((len(a), 1, len(c)))
+    return create(frag.WgmmaRsOp, operands=(*a, desc_b, *c), result_types=(_F32,) * len(c), properties=properties)
+
+
 def frag_wgmma_commit() -> frag.WgmmaCommitOp:
     """`frag.WgmmaCommitOp()`."""
     return create(frag.WgmmaCommitOp)
@@ -228,6 +238,7 @@ __all__ = [
     "frag_wgmma_commit",
     "frag_wgmma_desc",
     "frag_wgmma_fence",
+    "frag_wgmma_rs",
     "frag_wgmma_wait",
     "tile_barrier",
     "tile_lane_id",

@@ -18,6 +18,11 @@ What ``tile-distribute`` emits for ``tile.wgmma``, one warp at a time:
   column ``8j + 2(l%4) (+1 for odd i)``. Products are exact in float64, the
   16 of a row and column are added in order of k to C in float64 and the sum
   is rounded once to f32 (as ``frag.mma``); scale-d is 1.
+- ``frag.wgmma_rs "f16"|"bf16" n N (a0, a1, a2, a3), %db [trans_b] (c...)``:
+  the same with A from registers: lane ``l`` of warp ``w`` (``g = l/4``,
+  ``t = l%4``) holds rows ``16q + g`` and ``16q + g + 8`` of A, as the A
+  fragment of ``mma.sync`` m16n8k16: register ``r`` is row ``g (+8 for odd
+  r)``, columns ``2t (+8 for r >= 2)`` (low half) and the next (high half).
 - ``frag.wgmma_fence``, ``frag.wgmma_commit``, ``frag.wgmma_wait pending``:
   warpgroup-collective (all 32 lanes); the wait passes its operands through.
 
@@ -34,7 +39,8 @@ accumulator was written by an ordinary instruction (anything but
 ``frag.wgmma``/``frag.wgmma_wait``) after the warp's last
 ``frag.wgmma_fence``, or with no fence at all, is an error (PTX needs
 ``wgmma.fence`` between register writes and the wgmma reading them;
-accumulators of one wgmma chained into the next need none).
+accumulators of one wgmma chained into the next need none); so is a
+``frag.wgmma_rs`` whose A registers were.
 
 Not modelled: that the four warps of a warpgroup give the same descriptors
 (each warp computes its rows from its own), and writes to the operands'
@@ -59,7 +65,7 @@ from tilec.dialects import frag
 from tilec.interp.errors import OpError, TileInterpreterError
 from tilec.interp.lane_frag import expect_space
 from tilec.interp.lane_memory import SHARED, Memory
-from tilec.interp.lane_values import LANE_IDS, LANES, round_to
+from tilec.interp.lane_values import LANE_IDS, LANES, round_to, u32
 from tilec.layout.gmma import FIELD_MASK, operand_offsets
 
 M, K = 64, 16
@@ -90,6 +96,13 @@ def _locate(memories: list[Memory], addresses: np.ndarray, what: str, value: int
                   f"not inside one shared buffer (buffers: {known})")
 
 
+def _values(bits: np.ndarray, dtype: str) -> np.ndarray:
+    """16-bit patterns (uint16) of ``dtype`` as float64 values."""
+    if dtype == "f16":
+        return bits.view(np.float16).astype(np.float64)
+    return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)  # bf16
+
+
 def read_operand(memories: list[Memory], value: int, major: str, dtype: str, mn: int, what: str) -> np.ndarray:
     """The ``mn x 16`` operand a descriptor ``value`` describes, as float64 values."""
     try:
@@ -98,9 +111,29 @@ def read_operand(memories: list[Memory], value: int, major: str, dtype: str, mn:
         raise OpError(f"{what}: {err}") from None
     mem, offsets = _locate(memories, addresses, what, value)
     bits = mem.data[offsets].astype(np.uint16) | (mem.data[offsets + 1].astype(np.uint16) << np.uint16(8))
-    if dtype == "f16":
-        return bits.view(np.float16).astype(np.float64)
-    return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)  # bf16
+    return _values(bits, dtype)
+
+
+@lru_cache(maxsize=None)
+def register_a_table() -> tuple[np.ndarray, np.ndarray]:
+    """``rows[r, h, l], cols[r, h, l]``: half ``h`` of lane ``l``'s A register ``r`` in its warp's 16 rows of A
+    (the m16n8k16 A fragment: row ``l/4 (+8 for odd r)``, column ``2(l%4) + h (+8 for r >= 2)``)."""
+    r, h, lane = np.meshgrid(np.arange(4), np.arange(2), LANE_IDS, indexing="ij")
+    rows = lane // 4 + 8 * (r % 2)
+    cols = 2 * (lane % 4) + h + 8 * (r // 2)
+    rows.setflags(write=False)
+    cols.setflags(write=False)
+    return rows, cols
+
+
+def register_a(regs: tuple, dtype: str, quarter: int) -> np.ndarray:
+    """The ``64 x 16`` A whose rows ``16 quarter ..`` are the warp's A registers (the other rows zero)."""
+    bits = np.stack([u32(r) for r in regs])  # (4, 32)
+    halves = np.stack([bits & np.uint32(0xFFFF), bits >> np.uint32(16)], axis=1).astype(np.uint16)  # (4, 2, 32)
+    rows, cols = register_a_table()
+    a = np.zeros((M, K))
+    a[WARP_ROWS * quarter + rows, cols] = _values(halves, dtype)
+    return a
 
 
 @lru_cache(maxsize=None)
@@ -129,8 +162,8 @@ def warp_mma(a: np.ndarray, b: np.ndarray, c: tuple, quarter: int) -> tuple[np.n
 
 # -- asynchrony and fences -------------------------------------------------------------------
 
-_CARRIERS = (frag.WgmmaOp, frag.WgmmaWaitOp, scf.YieldOp, scf.ConditionOp, scf.ForOp, scf.WhileOp, cf.BranchOp,
-             cf.ConditionalBranchOp)
+_CARRIERS = (frag.WgmmaOp, frag.WgmmaRsOp, frag.WgmmaWaitOp, scf.YieldOp, scf.ConditionOp, scf.ForOp, scf.WhileOp,
+             cf.BranchOp, cf.ConditionalBranchOp)
 """Ops that may hold a pending wgmma result: they read nothing of it (or are the wgmma ops)."""
 
 _ASYNC = -1
@@ -165,7 +198,7 @@ class WgmmaTracker(Interpreter.Listener):
                                                "and frag.wgmma_wait may use it")
 
     def did_interpret_op(self, op: Operation, results: PythonValues) -> None:
-        if not self.epoch or op.regions or isinstance(op, (frag.WgmmaOp, frag.WgmmaWaitOp)):
+        if not self.epoch or op.regions or isinstance(op, (frag.WgmmaOp, frag.WgmmaRsOp, frag.WgmmaWaitOp)):
             return  # ops with regions yield values written elsewhere
         for r in results:
             if isinstance(r, np.ndarray):
@@ -199,12 +232,13 @@ class WgmmaTracker(Interpreter.Listener):
     def fence(self) -> None:
         self.epoch += 1
 
-    def check_fenced(self, accumulators: tuple) -> None:
-        for i, x in enumerate(accumulators):
+    def check_fenced(self, registers: tuple, what: str = "accumulator") -> None:
+        """Each of ``registers`` (the accumulators, or register A) written before the last fence, or by a wgmma."""
+        for i, x in enumerate(registers):
             epoch, writer = self._birth(x)
             if epoch >= self.epoch:
                 since = "after the last frag.wgmma_fence" if self.epoch else "and no frag.wgmma_fence has run"
-                raise OpError(f"accumulator {i} was written by {writer} {since}: a wgmma reads registers that "
+                raise OpError(f"{what} {i} was written by {writer} {since}: a wgmma reads registers that "
                               "other instructions wrote only after a wgmma.fence")
 
     def issue(self, results: tuple[np.ndarray, ...]) -> None:
@@ -278,6 +312,22 @@ class WgmmaFunctions(InterpreterFunctions):
         self.tracker.issue(d)
         return d
 
+    @impl(frag.WgmmaRsOp)
+    def run_wgmma_rs(self, interpreter, op: frag.WgmmaRsOp, args):
+        self._collective()
+        n, dtype = op.n.value.data, op.dtype.data
+        na = len(op.a)
+        a, c = tuple(args[:na]), tuple(args[na + 1:])
+        self.tracker.check_fenced(a, "A register")
+        self.tracker.check_fenced(c)
+        desc_b = self.state.uniform(args[na], "the B descriptor")
+        quarter = self.state.warp % 4
+        b = read_operand(self.state.shared.memories(), desc_b, "MN" if op.trans_b is not None else "K", dtype, n,
+                         "operand B")
+        d = warp_mma(register_a(a, dtype, quarter), b, c, quarter)
+        self.tracker.issue(d)
+        return d
+
     @impl(frag.WgmmaCommitOp)
     def run_wgmma_commit(self, interpreter, op, args):
         self._collective()
@@ -291,4 +341,5 @@ class WgmmaFunctions(InterpreterFunctions):
         return tuple(args)
 
 
-__all__ = ["WgmmaFunctions", "WgmmaTracker", "accumulator_table", "descriptor", "read_operand", "warp_mma"]
+__all__ = ["WgmmaFunctions", "WgmmaTracker", "accumulator_table", "descriptor", "read_operand", "register_a",
+           "register_a_table", "warp_mma"]

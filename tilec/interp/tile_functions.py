@@ -611,16 +611,27 @@ class TileFunctions(InterpreterFunctions):
 
     @impl(t.WgmmaOp)
     def run_wgmma(self, interpreter: Interpreter, op: t.WgmmaOp, args: PythonValues):
-        """This warp's 16 rows of its warpgroup's 64-row band of A, times B's band (see tile.wgmma)."""
-        a, row, b, col, c = args
-        row, col = int(row), int(col)
-        (_, k), n = op.a.type.dims, op.c.type.dims[1]
-        if row % t.WGMMA_ROWS or col % n:
-            raise OpError(f"the band of a starts at row {row} (must be a multiple of {t.WGMMA_ROWS}) and of b "
-                          f"at column {col} (must be a multiple of N = {n})")
-        rows = row + t.WGMMA_WARP_ROWS * ((self.ctx.warp or 0) % 4)
-        a32 = _read(a, (rows, 0), (t.WGMMA_WARP_ROWS, k)).astype(np.float32)
-        b32 = _read(b, (0, col), (k, n)).astype(np.float32)
+        """This warp's 16 rows of A (of its warpgroup's 64-row band, or its own register tile) times B's band."""
+        if op.registers_a:
+            a, b, col, c = args
+        else:
+            a, row, b, col, c = args
+        col = int(col)
+        k, n = op.a.type.dims[1], op.c.type.dims[1]
+        if col % n:
+            raise OpError(f"the band of b starts at {col}: it must be a multiple of N = {n}")
+        if op.registers_a:
+            a32 = _register(a, op.a.type.dims, "operand a").astype(np.float32)
+        else:
+            row = int(row)
+            if row % t.WGMMA_ROWS:
+                raise OpError(f"the band of a starts at row {row}: it must be a multiple of {t.WGMMA_ROWS}")
+            rows = row + t.WGMMA_WARP_ROWS * ((self.ctx.warp or 0) % 4)
+            a32 = _read(a, (rows, 0), (t.WGMMA_WARP_ROWS, k)).astype(np.float32)
+        if op.transpose_b is not None:
+            b32 = _read(b, (col, 0), (n, k)).astype(np.float32).T
+        else:
+            b32 = _read(b, (0, col), (k, n)).astype(np.float32)
         c = _register(c, op.c.type.dims, "the accumulator")
         return ((a32 @ b32 + c).astype(np.float32),)
 

@@ -8,18 +8,23 @@ q is (B, Hq, Sq, D), k and v (B, Hkv, Sk, D) with Hq a multiple of Hkv (GQA/MQA)
 (e.g. (B, S, H, D) tensors transposed), f16 or bf16. Causal masking is top-left aligned, like
 ``is_causal=True`` of PyTorch's SDPA: query i sees keys 0..i.
 
-The kernel (:data:`attention_fwd`) is FlashAttention-2's schedule on the register algebra. Each
-block owns BM query rows of one (batch, head), and each warp owns 16 of those rows. The K/V tiles
-of a ``tl.range`` loop are staged through shared memory: ``num_stages`` turns them into a
-``cp.async`` pipeline and ``tile-swizzle`` picks conflict-free layouts. Per K/V tile:
+Two kernels, one schedule (FlashAttention-2's, on the register algebra), chosen by the target like
+``tilec.matmul``'s paths. Each block owns BM query rows of one (batch, head), each warp 16 of those
+rows. The K/V tiles of ``tl.range`` loops are staged through shared memory: ``num_stages`` turns
+them into a ``cp.async`` pipeline, and ``tile-swizzle`` lays the tiles out. Per K/V tile:
 
-- ``S = q @ k.T`` on the tensor cores (``tl.mma``, ``trans_b``);
-- the online softmax: a row maximum and a rescaled row sum, carried as register vectors;
-- ``O = O * alpha + P @ V``, where P goes from the accumulator's fragment to the A operand's (a
-  layout conversion that ``tile-layout`` places).
+- ``S = q @ k.T`` on the tensor cores;
+- the online softmax (:func:`online_softmax`): a row maximum of the raw scores and a rescaled row
+  sum, carried as register vectors; each probability is one fused multiply-add and an ``ex2``;
+- ``O = O * alpha + P @ V``, P taken from S's accumulator fragment.
 
-With causal masking, the tiles past the block's last row are not visited. Nothing below the
-language is specific to attention.
+:data:`attention_fwd` (sm_80 and up) multiplies with ``mma.sync`` on register tiles
+(``tl.mma``; P's accumulator fragment is its A fragment). :data:`attention_fwd_wgmma` (sm_90, compiled
+for sm_90a) uses the warpgroup MMA: q's and k's tiles stay in shared memory in the layout the wgmma
+descriptors read, and ``P @ V`` takes P from registers. The tiles wholly inside the keys (and, with
+causal masking, left of the block's first row) run in a loop without masks; the ragged last tile
+and the causal diagonal in a second loop over the same stages, and with causal masking the tiles
+past the block's last row are not visited. Nothing below the language is specific to attention.
 """
 
 from __future__ import annotations
@@ -35,9 +40,41 @@ from tilec.runtime.arrays import is_torch_tensor
 LOG2E = 1.4426950408889634
 
 
+def key_range(n, row0, BM: int, BN: int, CAUSAL: bool):
+    """``(full, hi)``: the K/V tiles ``[0, full)`` need no mask (inside the keys and, with ``CAUSAL``,
+    wholly left of the block's first row); ``[full, hi)`` are masked, and none past ``hi`` is visited
+    (causal: past the block's last row)."""
+    hi = tl.minimum(n, row0 + BM) if CAUSAL else n
+    full = tl.minimum(row0 + 1, n) // BN * BN if CAUSAL else n // BN * BN
+    return full, hi
+
+
+def online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK: bool, CAUSAL: bool, NEG: bool):
+    """One K/V tile of the online softmax (FlashAttention-2) on raw scores ``s`` (16 x BN, f32).
+
+    ``m`` is each row's running extreme of the raw scores, the maximum (the minimum when the scale
+    is negative, ``NEG``), so that ``m * qk_scale`` is the maximum of the scaled scores and each
+    probability is one fused multiply-add and an ``ex2``: ``exp2(s * qk_scale - m * qk_scale)``.
+    ``l`` is the running sum. ``MASK``: keys past ``n`` (and, with ``CAUSAL``, past the row) count
+    as absent. Returns ``(p, alpha, m, l)``: the tile's probabilities and the factor that rescales
+    what was accumulated before."""
+    if MASK:
+        cols = tl.iota(s.shape, 1, n0)
+        keep = cols < n
+        if CAUSAL:
+            keep = keep & (cols <= tl.iota(s.shape, 0, wrow))
+        s = tl.where(keep, s, float("inf") if NEG else float("-inf"))
+    m_new = tl.minimum(m, tl.row_min(s)) if NEG else tl.maximum(m, tl.row_max(s))
+    # a row with no key so far has m = -inf (+inf): e^(-inf - -inf) would be NaN
+    m_scaled = tl.where(m_new * qk_scale == float("-inf"), 0.0, m_new * qk_scale)
+    p = tl.exp2(s * qk_scale - m_scaled[:, None])
+    alpha = tl.exp2(m * qk_scale - m_scaled)
+    return p, alpha, m_new, l * alpha + tl.row_sum(p)
+
+
 @tl.kernel(num_warps=4, num_stages=2)
 def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr,
-                  GROUP: tl.constexpr, CAUSAL: tl.constexpr):
+                  GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False):
     """``o[b, h] = softmax(q[b, h] @ k[b, h // GROUP].T * scale) @ v[b, h // GROUP]``, BM query rows a block."""
     heads = q.shape[1]
     bh = tl.block_id(1)
@@ -48,32 +85,74 @@ def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D:
     wrow = row0 + tl.warp_id() * 16  # this warp's 16 query rows
     qt = tl.load(qh, (wrow, 0), shape=(16, D))
     sk, sv = tl.alloc((BN, D), k.dtype), tl.alloc((BN, D), v.dtype)
-    m = tl.full((16,), float("-inf"), axis=0)  # running maximum of each row (log2 units)
+    m = tl.full((16,), float("inf") if NEG else float("-inf"), axis=0)  # running extreme of each row's scores
     l = tl.zeros((16,), axis=0)  # running sum of each row
     acc = tl.zeros((16, D))
-    qk_scale = scale * LOG2E  # exp(x) = exp2(x log2 e): the exponent is one multiply-add and an ex2
-    hi = tl.minimum(n, row0 + BM) if CAUSAL else n  # causal: no tile past the block's last row
-    for n0 in tl.range(0, hi, BN):
+    qk_scale = scale * LOG2E  # exp(x) = exp2(x log2 e)
+    full, hi = key_range(n, row0, BM, BN, CAUSAL)
+    for n0 in tl.range(0, full, BN):  # whole tiles: no mask
         tl.copy(kh, (n0, 0), sk)
         tl.copy(vh, (n0, 0), sv)
         tl.barrier()
-        s = tl.mma(qt, tl.load(sk), tl.zeros((16, BN)), trans_b=True) * qk_scale
-        cols = tl.iota((16, BN), 1, n0)
-        keep = cols < n
-        if CAUSAL:
-            keep = keep & (cols <= tl.iota((16, BN), 0, wrow))
-        s = tl.where(keep, s, float("-inf"))
-        m_new = tl.maximum(m, tl.row_max(s))
-        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row masked so far: e^(-inf - -inf) is NaN
-        p = tl.exp2(s - m_safe[:, None])
-        alpha = tl.exp2(m - m_safe)
-        l = l * alpha + tl.row_sum(p)
+        s = tl.mma(qt, tl.load(sk), tl.zeros((16, BN)), trans_b=True)
+        p, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, False, CAUSAL, NEG)
         acc = tl.mma(p.to(q.dtype), tl.load(sv), acc * alpha[:, None])
-        m = m_new
+        tl.barrier()
+    for n0 in tl.range(full, hi, BN):  # the ragged last tile, the causal diagonal
+        tl.copy(kh, (n0, 0), sk)
+        tl.copy(vh, (n0, 0), sv)
+        tl.barrier()
+        s = tl.mma(qt, tl.load(sk), tl.zeros((16, BN)), trans_b=True)
+        p, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, True, CAUSAL, NEG)
+        acc = tl.mma(p.to(q.dtype), tl.load(sv), acc * alpha[:, None])
         tl.barrier()
     tl.store(oh, (wrow, 0), (acc / l[:, None]).to(o.dtype))
     if lse is not None:
-        tl.store(lse[b, h], (wrow,), (m + tl.log2(l)) * (1.0 / LOG2E))
+        tl.store(lse[b, h], (wrow,), (m * qk_scale + tl.log2(l)) * (1.0 / LOG2E))
+
+
+@tl.kernel(num_warps=8, num_stages=2)
+def attention_fwd_wgmma(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr,
+                        GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False):
+    """:func:`attention_fwd` on sm_90a's warpgroup MMA: q's tile stays in shared memory for
+    ``S = q @ k.T`` (``tl.wgmma`` with ``trans_b``), and ``O += P @ V`` takes P from registers.
+    Each warpgroup owns 64 of the block's BM query rows, each warp 16 of those."""
+    heads = q.shape[1]
+    bh = tl.block_id(1)
+    b, h = bh // heads, bh % heads
+    qh, kh, vh, oh = q[b, h], k[b, h // GROUP], v[b, h // GROUP], o[b, h]
+    n = kh.shape[0]
+    row0 = tl.block_id(0) * BM
+    warp = tl.warp_id()
+    band = warp // 4 * 64  # this warpgroup's rows of the block's q tile
+    wrow = row0 + warp * 16  # this warp's 16 query rows
+    sq = tl.alloc((BM, D), q.dtype)
+    tl.copy(qh, (row0, 0), sq)
+    sk, sv = tl.alloc((BN, D), k.dtype), tl.alloc((BN, D), v.dtype)
+    m = tl.full((16,), float("inf") if NEG else float("-inf"), axis=0)
+    l = tl.zeros((16,), axis=0)
+    acc = tl.zeros((16, D))
+    qk_scale = scale * LOG2E
+    full, hi = key_range(n, row0, BM, BN, CAUSAL)
+    for n0 in tl.range(0, full, BN):  # whole tiles: no mask
+        tl.copy(kh, (n0, 0), sk)
+        tl.copy(vh, (n0, 0), sv)
+        tl.barrier()
+        s = tl.wgmma(sq, band, sk, 0, tl.zeros((16, BN)), trans_b=True)
+        p, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, False, CAUSAL, NEG)
+        acc = tl.wgmma(p.to(q.dtype), None, sv, 0, acc * alpha[:, None])
+        tl.barrier()
+    for n0 in tl.range(full, hi, BN):  # the ragged last tile, the causal diagonal
+        tl.copy(kh, (n0, 0), sk)
+        tl.copy(vh, (n0, 0), sv)
+        tl.barrier()
+        s = tl.wgmma(sq, band, sk, 0, tl.zeros((16, BN)), trans_b=True)
+        p, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, True, CAUSAL, NEG)
+        acc = tl.wgmma(p.to(q.dtype), None, sv, 0, acc * alpha[:, None])
+        tl.barrier()
+    tl.store(oh, (wrow, 0), (acc / l[:, None]).to(o.dtype))
+    if lse is not None:
+        tl.store(lse[b, h], (wrow,), (m * qk_scale + tl.log2(l)) * (1.0 / LOG2E))
 
 
 HEAD_DIMS = (64, 128)
@@ -84,11 +163,35 @@ DTYPES = ("float16", "bfloat16")
 OWNER = "tilec.attention"
 
 
-def config(d: int) -> dict[str, int]:
-    """Block sizes for head dimension ``d``: 64 query rows a block (4 warps of 16), K/V tiles of 64 rows
-    for d <= 64, else 32: each warp holds its K and V operand tiles whole in registers (a 64 x 128 f16
-    tile is 128 registers a thread, past the budget with the accumulator and the stages' addresses)."""
+WGMMA_ARCHS = ("sm_90", "sm_90a")
+"""Targets that run :data:`attention_fwd_wgmma` (compiled for sm_90a, where the warpgroup MMA is)."""
+
+
+def config(d: int, wgmma: bool = False) -> dict[str, int]:
+    """Block sizes for head dimension ``d``; a warp owns 16 query rows, so a block has BM / 16 warps.
+
+    mma.sync (:data:`attention_fwd`): 64 query rows a block (4 warps), K/V tiles of 64 rows for
+    d <= 64, else 32: each warp holds its K and V operand tiles whole in registers (a 64 x 128 f16
+    tile is 128 registers a thread, past the budget with the accumulator and the stages' addresses).
+    wgmma (:data:`attention_fwd_wgmma`): K/V tiles of 128 rows, the operands stay in shared memory
+    and a thread holds S (BN / 2) and O (d / 2) accumulators; 128 query rows (two warpgroups, one
+    block an SM) for d = 128, 64 rows (one warpgroup, two blocks an SM) for d <= 64 (H100,
+    ``bench/attention_configs.py``: 448 against 385 TFLOP/s at d = 128, 328 against 262 at d = 64)."""
+    if wgmma:
+        return {"BM": 128 if d > 64 else 64, "BN": 128, "D": d}
     return {"BM": 64, "BN": 64 if d <= 64 else 32, "D": d}
+
+
+def path(arch: str | None) -> tuple[Any, str]:
+    """The kernel and the target for ``arch`` (None: the GPU's): the wgmma kernel on sm_90."""
+    if arch is None:
+        # lazy: tilec.api (xDSL, the runtime) loads with the first compile, ~250 ms (measured)
+        from tilec.api import default_arch
+
+        arch = default_arch()
+    if arch in WGMMA_ARCHS:
+        return attention_fwd_wgmma, "sm_90a"
+    return attention_fwd, arch
 
 
 def _check(q: Any, k: Any, v: Any) -> tuple[int, int, int, int, int, int]:
@@ -117,23 +220,27 @@ def _check(q: Any, k: Any, v: Any) -> tuple[int, int, int, int, int, int]:
     return b, hq, hkv, sq, sk, d
 
 
-def _arguments(q: Any, k: Any, v: Any, out: Any, lse: Any, causal: bool, scale: float | None) -> tuple[tuple, dict]:
+def _arguments(q: Any, k: Any, v: Any, out: Any, lse: Any, causal: bool, scale: float | None,
+               wgmma: bool = False) -> tuple[tuple, dict]:
     b, hq, hkv, sq, sk, d = _check(q, k, v)
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    return (q, k, v, out, lse, scale), {**config(d), "GROUP": hq // hkv, "CAUSAL": bool(causal)}
+    return (q, k, v, out, lse, scale), {**config(d, wgmma), "GROUP": hq // hkv, "CAUSAL": bool(causal),
+                                        "NEG": scale < 0}
 
 
-def grid(q: Any) -> tuple[int, int]:
+def grid(q: Any, wgmma: bool = False) -> tuple[int, int]:
     b, hq, sq, d = (int(x) for x in q.shape)
-    return (-(-sq // config(d)["BM"]), b * hq)
+    return (-(-sq // config(d, wgmma)["BM"]), b * hq)
 
 
 def attention_kernel(q: Any, k: Any, v: Any, *, causal: bool = False, scale: float | None = None,
                      return_lse: bool = False, arch: str | None = None) -> Any:
-    """The :class:`~tilec.api.CompiledKernel` :func:`attention` runs for these arguments (no GPU needed)."""
+    """The :class:`~tilec.api.CompiledKernel` :func:`attention` runs for these arguments (no GPU needed
+    with an ``arch``; sm_90 compiles the wgmma kernel for sm_90a)."""
+    kernel, arch = path(arch)
     lse = _lse_like(q) if return_lse else None
-    args, constexprs = _arguments(q, k, v, q, lse, causal, scale)
-    return attention_fwd.compile(*args, arch=arch, **constexprs)
+    args, constexprs = _arguments(q, k, v, q, lse, causal, scale, kernel is attention_fwd_wgmma)
+    return kernel.compile(*args, arch=arch, num_warps=constexprs["BM"] // 16, **constexprs)
 
 
 def _lse_like(q: Any) -> Any:
@@ -148,9 +255,10 @@ def _lse_like(q: Any) -> Any:
 
 
 def attention(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None = None, return_lse: bool = False,
-              *, out: Any = None, stream: Any = None) -> Any:
+              *, out: Any = None, stream: Any = None, arch: str | None = None) -> Any:
     """Scaled dot-product attention of q over k, v (see the module docstring); ``out`` (q's shape and
-    dtype) is written when given. Returns ``out``, or ``(out, lse)`` with ``return_lse``."""
+    dtype) is written when given. Returns ``out``, or ``(out, lse)`` with ``return_lse``. ``arch``
+    picks the path (default: the GPU's; ``"sm_80"`` runs the mma.sync kernel on any GPU)."""
     if out is None:
         out = q.new_empty(tuple(q.shape)) if hasattr(q, "new_empty") else None
         if out is None:
@@ -158,9 +266,11 @@ def attention(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None 
     elif tuple(out.shape) != tuple(q.shape) or str(out.dtype) != str(q.dtype):
         raise ValueError(f"{OWNER}: out is {tuple(out.shape)} {out.dtype}; expected q's {tuple(q.shape)} {q.dtype}")
     lse = _lse_like(q) if return_lse else None
-    args, constexprs = _arguments(q, k, v, out, lse, causal, scale)
-    attention_fwd[grid(q)](*args, stream=stream, **constexprs)
+    kernel, arch = path(arch)
+    wgmma = kernel is attention_fwd_wgmma
+    args, constexprs = _arguments(q, k, v, out, lse, causal, scale, wgmma)
+    kernel[grid(q, wgmma)](*args, stream=stream, arch=arch, num_warps=constexprs["BM"] // 16, **constexprs)
     return (out, lse) if return_lse else out
 
 
-__all__ = ["attention", "attention_fwd", "attention_kernel", "config", "grid"]
+__all__ = ["attention", "attention_fwd", "attention_fwd_wgmma", "attention_kernel", "config", "grid", "path"]

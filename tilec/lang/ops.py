@@ -242,15 +242,27 @@ def mma(a: Tile, b: Tile, acc: Tile, *, trans_a: bool = False, trans_b: bool = F
     return Tile(current().value(op))
 
 
-def wgmma(a: Shared, row: Any, b: Shared, col: Any, acc: Tile) -> Tile:
-    """sm_90a's warpgroup MMA on shared tiles (``tile.wgmma``): the four warps of a warpgroup
-    multiply the 64-row band of ``a`` at ``row`` (all its K columns) by the band of ``b`` at column
-    ``col``; each warp's ``acc`` is its 16 rows of the product (``16 x N``, f32)."""
-    if not isinstance(a, Shared) or not isinstance(b, Shared):
-        raise error(f"tl.wgmma reads shared tiles, got {_describe(a)} and {_describe(b)}")
+def wgmma(a: Shared | Tile, row: Any, b: Shared, col: Any, acc: Tile, *, trans_b: bool = False) -> Tile:
+    """sm_90a's warpgroup MMA (``tile.wgmma``): the four warps of a warpgroup multiply the 64-row
+    band of shared ``a`` at ``row`` (all its K columns) by the band of ``b`` at column ``col``; each
+    warp's ``acc`` is its 16 rows of the product (``16 x N``, f32).
+
+    ``a`` may instead be each warp's own ``16 x K`` register tile (``row=None``), as attention's
+    ``P @ V`` takes the softmax's output; ``trans_b``: ``b`` is stored ``N x K`` (``q @ k.T``), its
+    band the rows at ``col``."""
+    if not isinstance(b, Shared):
+        raise error(f"tl.wgmma reads b from a shared tile, got {_describe(b)}")
+    if isinstance(a, Tile):
+        if row is not None:
+            raise error("tl.wgmma with a register tile a takes row=None: each warp gives its own 16 rows")
+        row_value = None
+    elif isinstance(a, Shared):
+        row_value = index(row, "tl.wgmma's row")
+    else:
+        raise error(f"tl.wgmma's a must be a shared tile or a warp's register tile, got {_describe(a)}")
     if not isinstance(acc, Tile):
         raise error(f"tl.wgmma's acc must be a register tile, got {_describe(acc)}")
-    op = t.WgmmaOp(a.value, index(row, "tl.wgmma's row"), b.value, index(col, "tl.wgmma's col"), acc.value)
+    op = t.WgmmaOp(a.value, row_value, b.value, index(col, "tl.wgmma's col"), acc.value, transpose_b=trans_b)
     return Tile(current().value(op))
 
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from tilec.layout.bulk import swizzle_address
 from tilec.layout.layout import Layout
-from tilec.layout.swizzle import ComposedLayout
+from tilec.layout.swizzle import ComposedLayout, Swizzle
 
 MODE_BITS = {0: 0, 128: 1, 64: 2, 32: 3}
 """The descriptor's 2-bit layout type (bits 62-63) by swizzle bytes (0: no swizzle, not supported here)."""
@@ -107,6 +107,25 @@ def operand_offsets(value: int, major: str, elem_bytes: int, mn: int, k: int) ->
     """The shared byte addresses a wgmma reads for an ``mn x k`` operand through descriptor ``value``."""
     address, desc = decode(value, major)
     return swizzle_address(address + canonical_offsets(desc, elem_bytes, mn, k), desc.swizzle)
+
+
+def canonical_layout(rows: int, cols: int, elem_bytes: int) -> Layout | ComposedLayout | None:
+    """A layout of a row-major ``rows x cols`` shared tile that wgmma descriptors read, whichever way
+    the tile is an operand (A ``M x K`` or B ``N x K``: K-major; B ``K x N``: MN-major): the columns
+    cut into blocks of one swizzle row (128, else 64, else 32 bytes) stored one after the other,
+    each block's rows under the tensor-map swizzle. What a bulk copy of such boxes writes; None
+    when no swizzle row divides a row."""
+    for swizzle in (128, 64, 32):
+        inner = swizzle // elem_bytes
+        if inner and swizzle % elem_bytes == 0 and cols % inner == 0:
+            count = cols // inner
+            if count == 1:
+                base = Layout((rows, inner), (inner, 1))
+            else:
+                base = Layout((rows, (inner, count)), (inner, (1, rows * inner)))
+            bits = (swizzle // 16).bit_length() - 1
+            return ComposedLayout(Swizzle(bits, 4 - (elem_bytes.bit_length() - 1), 3), 0, base)
+    return None
 
 
 @dataclass(frozen=True)

@@ -146,6 +146,11 @@ def wgmma_fragment(op: t.WgmmaOp) -> Fragment:
     return mma_fragment(MMA_ATOMS["mma_m16n8k16_f16"], "C", op.c.type.dims, False, value_name(op.c))
 
 
+def wgmma_a_fragment(op: t.WgmmaOp) -> Fragment:
+    """A warp's register A of a wgmma: its 16 rows in the m16n8k16 A fragment (per K step of 16)."""
+    return mma_fragment(MMA_ATOMS["mma_m16n8k16_f16"], "A", op.a.type.dims, False, value_name(op.a))
+
+
 class _UnionFind:
     def __init__(self):
         self.parent: dict[SSAValue, SSAValue] = {}
@@ -259,6 +264,8 @@ class LayoutAssignment:
                     operands += [(op, 0, a), (op, 1, b)]
                 case t.WgmmaOp():
                     accumulators.append((op.c, wgmma_fragment(op), op))
+                    if op.registers_a:
+                        operands.append((op, 0, wgmma_a_fragment(op)))
                 case t.BroadcastOp():
                     self.broadcasts.append(op)
                 case _ if isinstance(op, _REDUCTIONS):

@@ -300,6 +300,31 @@ def _defined_in(x: SSAValue | Operation, region: Region) -> bool:
     return False
 
 
+def _head(loop: scf.ForOp) -> list[Operation]:
+    """The ops of ``loop``'s body before its first ``tile.barrier`` (all of them if it has none)."""
+    head = []
+    for o in loop.body.block.ops:
+        if isinstance(o, BarrierOp):
+            break
+        head.append(o)
+    return head
+
+
+def _in_other_k_loop(tile: SSAValue, user: Operation, loop: scf.ForOp) -> bool:
+    """Whether ``user`` is inside another loop (not ``loop``) that copies into ``tile`` before its first
+    barrier, after that barrier or as the copy itself: a K loop of its own over the same tile (a
+    kernel's unmasked loop and its masked last tiles), which takes the tile's stages in turn."""
+    other = user.parent_op()
+    while other is not None:
+        if isinstance(other, scf.ForOp) and other is not loop:
+            head = _head(other)
+            copies = [o for o in head if isinstance(o, CopyOp) and o.dest is tile]
+            if copies and len(head) < len(list(other.body.block.ops)):
+                return user in copies or user not in head
+        other = other.parent_op()
+    return False
+
+
 def _analyze(loop: scf.ForOp) -> _Plan | None:
     """The plan for pipelining ``loop``, or None if it is not a K loop (no copies before a barrier).
 
@@ -341,8 +366,11 @@ def _analyze(loop: scf.ForOp) -> _Plan | None:
             fail(c, "two copies write the same shared tile")
         for use in dest.result.uses:
             user = use.operation
-            if user is not c and (user in head or not _defined_in(user, loop.body)):
-                fail(user, f"shared tile %{dest.result.name_hint or '?'} is used outside the K loop (or before its first barrier) by '{user.name}'; it cannot be given stages")
+            if user is c or (user not in head and _defined_in(user, loop.body)):
+                continue
+            if user not in head and _in_other_k_loop(dest.result, user, loop):
+                continue  # the loops take the tile's stages in turn
+            fail(user, f"shared tile %{dest.result.name_hint or '?'} is used outside the K loop (or before its first barrier) by '{user.name}'; it cannot be given stages")
         allocs.append(dest)
 
     # The copies' operands: the induction variable, values from outside the loop, or prefix ops of those.
@@ -519,9 +547,13 @@ def _launch_of(op: Operation) -> tuple[func.FuncOp, LaunchAttr] | None:
     return (op, launch) if isinstance(launch, LaunchAttr) else None
 
 
-def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, release: bool = False) -> scf.ForOp:
+def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, release: bool = False,
+              buffers: dict[AllocOp, SSAValue] | None = None) -> scf.ForOp:
     """Pipeline one K loop with ``cp.async``, or with bulk copies of ``boxes`` (one per copy);
-    with ``release`` (bulk only) the warps release stages through empty barriers, not a block barrier."""
+    with ``release`` (bulk only) the warps release stages through empty barriers, not a block barrier.
+    ``buffers``: the staged buffer of each tile an earlier loop pipelined (filled in here); a later
+    loop over the same tile uses it too, after the earlier loop's drain."""
+    buffers = {} if buffers is None else buffers
     loop = plan.loop
     body = loop.body.block
     n = stages
@@ -541,6 +573,13 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
             layout, stride = staged_layout(tile.layout, n, eb)
         except ValueError as err:
             raise TilePipelineError(f"tile-pipeline cannot give the shared tile stages: {err}", alloc) from None
+        if alloc in buffers:  # an earlier loop staged this tile: the same buffer, if it is the same shape
+            have = buffers[alloc].type
+            if tuple(have.dims) != (n, *tile.dims) or str(have.layout) != str(layout):
+                raise TilePipelineError(f"tile-pipeline: two K loops copy into this shared tile with different stages "
+                                        f"({have} and {n} stages of {tile})", alloc)
+            staged.append((alloc, None, None, None))
+            continue
         extra_bytes += ((n - 1) * stride + tile.layout.cosize()) * eb - tile.size_bytes
         staged.append((alloc, (n, *tile.dims), tile.element_type, layout))  # the type once the bytes are checked
     found = _launch_of(loop)
@@ -556,6 +595,9 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
         kernel.attributes[LAUNCH_ATTR] = LaunchAttr(launch.grid_dims, launch.block_dims, smem)
     bufs: list[SSAValue] = []
     for alloc, dims, element_type, layout in staged:
+        if dims is None:
+            bufs.append(buffers[alloc])
+            continue
         try:
             buf_type = SharedType(dims, element_type, layout)
         except VerifyException as err:
@@ -564,6 +606,7 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
         new.result.name_hint = alloc.result.name_hint
         Rewriter.insert_op(new, InsertPoint.before(alloc))
         bufs.append(new.result)
+        buffers[alloc] = new.result
     bars: SSAValue | None = None
     empty: SSAValue | None = None
     bulk_bytes = 0
@@ -623,9 +666,10 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
         copy.detach()
         copy.erase()
     for alloc, view in zip(plan.allocs, reads):
-        alloc.result.replace_all_uses_with(view)
-        alloc.detach()
-        alloc.erase()
+        alloc.result.replace_uses_with_if(view, lambda use: _defined_in(use.operation, body.parent))
+        if not alloc.result.uses:  # another K loop may still copy into it
+            alloc.detach()
+            alloc.erase()
     plan.first_barrier.detach()
     plan.first_barrier.erase()
     if plan.last_barrier is not None:
@@ -996,9 +1040,11 @@ class TilePipelinePass(ModulePass):
             # Every K loop is checked before any is changed: an error leaves the module as it was
             # (but for the smem limit, checked per loop as it is pipelined).
             loops = [o for o in op.walk() if isinstance(o, scf.ForOp)]
+            buffers: dict[AllocOp, SSAValue] = {}
             for plan in [p for p in map(_analyze, loops) if p is not None]:
                 stages = min(self.stages, SYNC_COPY_STAGES) if element_copies_only(plan) else self.stages
-                pipelined.append(_pipeline(plan, stages, bulk_boxes(plan) if self.bulk else None, self.release))
+                pipelined.append(_pipeline(plan, stages, bulk_boxes(plan) if self.bulk else None, self.release,
+                                           buffers))
         if self.reg_double_buffer:
             for mma in [o for o in op.walk() if isinstance(o, MmaOp)]:
                 split_k_steps(mma)

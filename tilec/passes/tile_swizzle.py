@@ -19,6 +19,11 @@ column-major ``(R,C):(1,R)``), the pass
    ``B`` when there is one; Triton's choice on GEMM tiles);
 3. gives the alloc the type ``!tile.st<RxCxT, Sw<B,M,S> o 0 o (R,C):(C,1)>``.
 
+A row-major tile that a ``tile.wgmma`` reads takes, instead, the layout the
+hardware's descriptors read (:func:`tilec.layout.gmma.canonical_layout`:
+128-byte swizzled rows, the columns in blocks of 128 bytes): what a bulk copy
+writes, so that wgmma operands may also be filled by ``cp.async`` copies.
+
 Shared tiles are only read and written through their layout, so a swizzle
 permutes storage and keeps the program's meaning (the tests run kernels in the
 interpreter before and after). Candidates that would make the tile's storage
@@ -43,10 +48,11 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from tilec.dialects.tile.ops import AllocOp, AsyncCopyOp, CopyOp, LoadOp, StoreOp
+from tilec.dialects.tile.ops import AllocOp, AsyncCopyOp, CopyOp, LoadOp, StoreOp, WgmmaOp
 from tilec.dialects.tile.types import SharedType, element_bits
 from tilec.layout import ComposedLayout, Layout
 from tilec.layout import banks
+from tilec.layout.gmma import canonical_layout
 
 REPORT_ATTR = "tile.bank_conflicts"
 
@@ -76,12 +82,15 @@ def tile_uses(alloc: AllocOp) -> tuple[tuple[Use, ...], Operation | None]:
                 uses.append(("lds32", None, None, banks.BANK_BYTES))
         elif isinstance(op, StoreOp):
             continue  # register → shared: the fragment is chosen later; not modelled
+        elif isinstance(op, WgmmaOp):
+            uses.append(("wgmma", None, None, banks.VECTOR_BYTES))
         else:
             return (), op
     return tuple(dict.fromkeys(uses)), None
 
 
 def _patterns(uses: tuple[Use, ...], e: int, dims: tuple[int, int], axis: int) -> dict[str, banks.Pattern]:
+    uses = tuple(u for u in uses if u[0] != "wgmma")  # the hardware's descriptor reads: not a bank pattern
     if all(u == ("stores", None, None, banks.VECTOR_BYTES) for u in uses):
         # Only plain copies in, or no modelled use at all: a GEMM operand tile.
         return banks.default_patterns(e, dims, axis)
@@ -179,11 +188,30 @@ class TileSwizzlePass(ModulePass):
         if isinstance(layout, ComposedLayout) or banks.compact_order(layout, tile_type.dims) is None:
             self._note(alloc, f"kept: {describe(tile_type, uses)}")
             return
+        if any(u[0] == "wgmma" for u in uses):
+            self._wgmma_operand(alloc, uses)
+            return
         choice = choose(tile_type, uses, self.max_bits)
         if choice.swizzle is not None:
             new_type = SharedType(tile_type.dims, tile_type.element_type, choice.layout)
             Rewriter.replace_value_with_new_type(alloc.result, new_type)
         self._note(alloc, choice.summary() if choice.before else "no access pattern applies")
+
+
+    def _wgmma_operand(self, alloc: AllocOp, uses: tuple[Use, ...]) -> None:
+        """A tile a wgmma reads takes the layout its descriptors describe (the swizzle is the hardware's,
+        not a choice); one that is not row-major, or whose rows no swizzle row divides, is kept and
+        ``tile-distribute`` names why no descriptor fits."""
+        tile_type = alloc.result.type
+        rows, cols = tile_type.dims
+        e = element_bits(tile_type.element_type) // 8
+        layout = canonical_layout(rows, cols, e) if banks.compact_order(tile_type.layout, tile_type.dims) == "row" else None
+        if layout is None:
+            self._note(alloc, f"kept: read by tile.wgmma, no descriptor layout for {tile_type}")
+            return
+        new_type = SharedType(tile_type.dims, tile_type.element_type, layout)
+        Rewriter.replace_value_with_new_type(alloc.result, new_type)
+        self._note(alloc, f"wgmma operand: {describe(new_type, uses)}")
 
 
 __all__ = ["REPORT_ATTR", "TileSwizzlePass", "choose", "describe", "tile_uses"]

@@ -888,53 +888,87 @@ WGMMA_WARP_ROWS = 16
 
 @irdl_op_definition
 class WgmmaOp(IRDLOperation):
-    """sm_90a's warpgroup MMA on shared tiles: ``%d = tile.wgmma %sa[%row], %sb[%col], %acc``.
+    """sm_90a's warpgroup MMA: ``%d = tile.wgmma %sa[%row], %sb[%col], %acc``.
 
     The four warps ``4g .. 4g+3`` of a warpgroup multiply together the 64-row
     band of ``%sa`` at ``%row`` (all of its K columns) by the ``K x N`` band of
     ``%sb`` at column ``%col``; warp ``w`` holds rows ``16 (w mod 4) ..`` of the
     ``64 x N`` product in its ``16 x N`` accumulator. ``%row`` must be a
     multiple of 64 and ``%col`` of ``N``, the same across the warpgroup (the
-    interpreter checks the multiples). Operands stay in shared memory (the
-    layouts must be ones a wgmma descriptor describes: what bulk tensor copies
-    write, checked by ``tile-distribute``); the op completes before it returns.
+    interpreter checks the multiples).
+
+    - **A from registers** (``tile.wgmma %a, %sb[%col], %acc``, no ``%row``):
+      each warp gives its own ``16 x K`` rows of A as a register tile (the
+      m16n8k16 A fragment), as attention's ``P @ V`` does with the softmax's
+      output; the warpgroup's band is the four warps' rows.
+    - **``transpose_b``**: ``%sb`` is stored ``N x K`` (``q @ k.T``) and the band
+      is its rows at ``%col``.
+
+    Shared operands stay in shared memory (the layouts must be ones a wgmma
+    descriptor describes: what bulk tensor copies write and what
+    ``tile-swizzle`` gives tiles a wgmma reads, checked by
+    ``tile-distribute``); the op completes before it returns.
     """
 
     name = "tile.wgmma"
 
-    a = operand_def(SharedType)
-    row = operand_def(IndexType)
+    a = operand_def(base(SharedType) | base(RegisterType))
+    row = opt_operand_def(IndexType)
     b = operand_def(SharedType)
     col = operand_def(IndexType)
     c = operand_def(RegisterType)
+    transpose_b = opt_prop_def(UnitAttr)
     result = result_def(RegisterType)
 
     traits = traits_def(MemoryReadEffect())
 
     assembly_format = (
-        "$a `[` $row `]` `,` $b `[` $col `]` `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($result)"
+        "$a (`[` $row^ `]`)? `,` $b `[` $col `]` `,` $c (`transpose_b` $transpose_b^)? attr-dict "
+        "`:` type($a) `,` type($b) `,` type($c) `->` type($result)"
     )
 
-    def __init__(self, a: SSAValue, row: SSAValue, b: SSAValue, col: SSAValue, c: SSAValue):
-        super().__init__(operands=[a, row, b, col, c], result_types=[SSAValue.get(c).type])
+    def __init__(self, a: SSAValue, row: SSAValue | None, b: SSAValue, col: SSAValue, c: SSAValue,
+                 transpose_b: bool = False):
+        props = {"transpose_b": UnitAttr()} if transpose_b else {}
+        super().__init__(operands=[a, [] if row is None else [row], b, col, c], properties=props,
+                         result_types=[SSAValue.get(c).type])
+
+    @property
+    def registers_a(self) -> bool:
+        """Whether A comes from each warp's registers (no ``%row``)."""
+        return isinstance(self.a.type, RegisterType)
+
+    def b_kn(self) -> tuple[int, int]:
+        """B's ``(K, N)`` extents as stored (``N x K`` with ``transpose_b``)."""
+        dims = tuple(self.b.type.dims)
+        return dims[::-1] if self.transpose_b is not None else dims
 
     def verify_(self) -> None:
         a, b, c, d = self.a.type, self.b.type, self.c.type, self.result.type
         for what, x in (("a", a), ("b", b)):
             if len(x.dims) != 2:
-                _fail(self, f"{what} must be a 2-D shared tile, got {x}")
-        (ra, k), (k2, nb) = a.dims, b.dims
+                _fail(self, f"{what} must be a 2-D tile, got {x}")
+        k2, nb = self.b_kn()
+        if self.registers_a:
+            if self.row is not None:
+                _fail(self, "a register tile A is the warp's own rows: no [row] band")
+            if a.dims[0] != WGMMA_WARP_ROWS:
+                _fail(self, f"a register A is a warp's {WGMMA_WARP_ROWS} rows, got {_dims_text(a.dims)}")
+        elif self.row is None:
+            _fail(self, "a shared A needs the [row] of its 64-row band")
+        elif a.dims[0] % WGMMA_ROWS:
+            _fail(self, f"a has {a.dims[0]} rows, not a multiple of {WGMMA_ROWS} (one warpgroup's band)")
+        k = a.dims[1]
         if k != k2:
-            _fail(self, f"K differs: a is {_dims_text(a.dims)} (K = {k}), b is {_dims_text(b.dims)} (K = {k2})")
+            _fail(self, f"K differs: a is {_dims_text(a.dims)} (K = {k}), b is {_dims_text(b.dims)} (K = {k2}"
+                  f"{', stored N x K' if self.transpose_b is not None else ''})")
         if k % 16:
             _fail(self, f"K = {k} is not a multiple of 16 (wgmma's K)")
-        if ra % WGMMA_ROWS:
-            _fail(self, f"a has {ra} rows, not a multiple of {WGMMA_ROWS} (one warpgroup's band)")
         if len(c.dims) != 2 or c.dims[0] != WGMMA_WARP_ROWS:
             _fail(self, f"a warp's accumulator is {WGMMA_WARP_ROWS}xN, got {_dims_text(c.dims)}")
         n = c.dims[1]
-        if n % 8 or n > nb or nb % n:
-            _fail(self, f"N = {n} must be a multiple of 8 that divides b's {nb} columns")
+        if n % 8 or n > nb or nb % n or n > 256:
+            _fail(self, f"N = {n} must be a multiple of 8 up to 256 that divides b's {nb} columns")
         if c.dims != d.dims or c.element_type != d.element_type:
             _fail(self, f"result {d} must have the accumulator's type {c}")
         if a.element_type != b.element_type or not isinstance(a.element_type, (Float16Type, BFloat16Type)):

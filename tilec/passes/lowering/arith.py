@@ -178,8 +178,20 @@ def _int_binary(op: Operation, b: Builder) -> list[SSAValue]:
     return [b.insert(fast.binary_op(_INT_BINARY[type(op)], op.operands[0], op.operands[1])).results[0]]
 
 
+_CONTRACTABLE = (arith.AddfOp, arith.SubfOp, arith.MulfOp)
+"""Float ops lowered with LLVM's ``contract`` flag: a multiply feeding an add may become one ``fma``
+(rounded once), as Triton (``enable_fp_fusion``) and CUDA C++ (``-fmad=true``) do by default.
+Without it NVPTX writes ``mul.rn``/``add.rn``, which ptxas may not fuse: attention's
+``exp2(s * scale - m)`` took a multiply and a subtract per score instead of one FFMA."""
+
+_CONTRACT = llvm.FastMathAttr([llvm.FastMathFlag.ALLOW_CONTRACT])
+
+
 def _float_binary(op: Operation, b: Builder) -> list[SSAValue]:
-    return [b.insert(fast.binary_op(_FLOAT_BINARY[type(op)], op.operands[0], op.operands[1])).results[0]]
+    new = fast.binary_op(_FLOAT_BINARY[type(op)], op.operands[0], op.operands[1])
+    if isinstance(op, _CONTRACTABLE):
+        new.properties["fastmathFlags"] = _CONTRACT
+    return [b.insert(new).results[0]]
 
 
 def _negf(op: arith.NegfOp, b: Builder) -> list[SSAValue]:

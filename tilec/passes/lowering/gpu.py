@@ -248,6 +248,11 @@ def _wgmma(op: frag.WgmmaOp, b: Builder) -> list[SSAValue]:
                    trans_a=op.trans_a is not None, trans_b=op.trans_b is not None)
 
 
+def _wgmma_rs(op: frag.WgmmaRsOp, b: Builder) -> list[SSAValue]:
+    return N.wgmma_rs(b, list(op.a), op.desc_b, list(op.c), n=op.n.value.data, dtype=op.dtype.data,
+                      trans_b=op.trans_b is not None)
+
+
 def _wgmma_commit(op: frag.WgmmaCommitOp, b: Builder) -> list[SSAValue]:
     N.wgmma_commit(b)
     return []
@@ -286,6 +291,7 @@ LOWERINGS: dict[type[Operation], Lowering] = {
     frag.WgmmaDescOp: _wgmma_desc,
     frag.WgmmaFenceOp: _wgmma_fence,
     frag.WgmmaOp: _wgmma,
+    frag.WgmmaRsOp: _wgmma_rs,
     frag.WgmmaCommitOp: _wgmma_commit,
     frag.WgmmaWaitOp: _wgmma_wait,
 }

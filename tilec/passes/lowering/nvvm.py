@@ -498,6 +498,42 @@ def wgmma(
     return extract_values(builder, result, count)
 
 
+def wgmma_rs(
+    builder: Builder,
+    a: Sequence[Value],
+    desc_b: Value,
+    c: Sequence[Value],
+    *,
+    n: int,
+    dtype: str,
+    trans_b: bool = False,
+) -> list[SSAValue]:
+    """`wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype} d, {a0..a3}, descB, ...`: A from
+    registers (this lane's four f16/bf16 pairs), D = A·B + C, scale-d = 1.
+
+    Inline asm as `wgmma`; register A has no transpose operand (it is K-major).
+    """
+    op = f"wgmma.m64n{n}k16.{dtype} (register A)"
+    if dtype not in ("f16", "bf16"):
+        raise ValueError(f"{op}: dtype must be f16 or bf16, got {dtype!r}")
+    count = n // 2
+    expect_count(op, "A", a, 4)
+    expect_count(op, "C", c, count)
+    regs_a = [expect_type(op, "A", v, i32) for v in a]
+    acc = [expect_type(op, "C", v, f32) for v in c]
+    db = expect_type(op, "B descriptor", desc_b, IntegerType(64))
+    regs = ", ".join(f"${i}" for i in range(count))
+    places_a = ", ".join(f"${count + i}" for i in range(4))
+    asm = ("{\n\t.reg .pred p;\n\t"
+           f"setp.ne.b32 p, ${count + 5}, 0;\n\t"
+           f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype} "
+           f"{{{regs}}}, {{{places_a}}}, ${count + 4}, p, 1, 1, {int(trans_b)};\n}}")
+    constraints = ",".join(["=f"] * count + ["r"] * 4 + ["l", "r"] + [str(i) for i in range(count)]) + ",~{memory}"
+    result = inline_asm(builder, asm, constraints, [*regs_a, db, const_i32(builder, 1), *acc], _struct(count, f32))
+    assert result is not None
+    return extract_values(builder, result, count)
+
+
 def wgmma_wait(builder: Builder, c: Sequence[Value], pending: int) -> list[SSAValue]:
     """`wgmma.wait_group.sync.aligned pending`, passing the accumulators through (tied operands):
     their later readers depend on the wait, so LLVM cannot move a read above it."""

@@ -163,23 +163,32 @@ def fragment_registers(v: SSAValue, fragment) -> int:
 
 
 def estimate_registers(fn: Operation, fragment, forms) -> RegisterEstimate:
-    """Loop-carried tiles + the largest mma's A and B fragments + a flat allowance for addresses.
+    """Loop-carried tiles (of the deepest nest of loops; loops one after another reuse them) + the largest
+    mma's A and B fragments + a flat allowance for addresses.
 
     ``fragment(v)``: the fragment (with its register form) of a register value; ``forms.root(v)``:
     the representative of the values that share its registers across a loop.
     """
-    carried = 0
     largest, largest_count = "", 0
     carried_roots = set()
+    own: dict[Operation, int] = {}  # each loop's carried registers; sequential loops reuse them
     for op in fn.walk():
         if isinstance(op, scf.ForOp):
+            own[op] = 0
             for init in op.iter_args:
                 if is_register(init):
                     carried_roots.add(forms.root(init))
                     n = fragment_registers(init, fragment)
-                    carried += n
+                    own[op] += n
                     if n > largest_count:
                         largest, largest_count = f"loop-carried {init.type} ({value_name(op.body.block.args[1 + list(op.iter_args).index(init)])})", n
+    carried = 0
+    for loop, n in own.items():  # a loop's own, and those of the loops around it, are live together
+        outer = loop.parent_op()
+        while outer is not None:
+            n += own.get(outer, 0)
+            outer = outer.parent_op()
+        carried = max(carried, n)
     operands = 0
     for op in fn.walk():
         if isinstance(op, t.MmaOp):

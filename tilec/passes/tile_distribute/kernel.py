@@ -90,7 +90,7 @@ from tilec.passes.tile_distribute.reduce import REDUCTIONS, ReductionLowering, r
 from tilec.passes.tile_distribute.registers import RegisterForms
 from tilec.passes.tile_distribute.vectors import VectorLowering
 from tilec.passes.tile_layout import uses_tiles, value_name
-from tilec.passes.tile_distribute.wgmma import WgmmaLowering
+from tilec.passes.tile_distribute.wgmma import WgmmaLowering, wgmma_alignment
 from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf
 
 MAX_REGISTERS = 255
@@ -310,6 +310,8 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                   or (isinstance(op, t.ConvertLayoutOp) and needs_scratch(op))
                   or (isinstance(op, REDUCTIONS) and reduction_scratch_bytes(op))]
         self._align = bulk_alignment(self.fn)
+        for alloc, period in wgmma_alignment(self.fn).items():
+            self._align[alloc] = max(self._align.get(alloc, SHARED_ALIGN), period)
         plan, offset, used = {}, 0, set()
         for i, op in enumerate(allocs):
             if isinstance(op, t.MbarInitOp):

@@ -6,6 +6,11 @@ one ``frag.wgmma`` m64nN on descriptors of A's ``64 x 16`` window at
 ``frag.wgmma_fence`` and ``frag.wgmma_commit``, then ``frag.wgmma_wait 0``,
 which hands back the accumulators (the op is complete when it returns).
 
+- **A from registers** (``tile.wgmma %a, %sb[%col], %acc``): per K step, the
+  warp's four packed pairs of its m16n8k16 A fragment go to a
+  ``frag.wgmma_rs`` instead of A's descriptor.
+- **B stored N x K** (``transpose_b``): its bands are rows, described like an
+  A's (K-major when K is contiguous).
 - **The accumulator** is this warp's ``16 x N`` register tile in the m16n8 C
   fragment (:data:`tilec.layout.atoms.MMA_M16N8K16_F16`'s C, repeated along
   N): the register order of a wgmma's ``d`` for the warp's 16 rows.
@@ -36,7 +41,7 @@ from tilec.dialects.tile.types import element_bits
 from tilec.ir import fast
 from tilec.layout.gmma import Described, GmmaLayoutError, describe
 from tilec.passes.tile_distribute.memory import RegallocError
-from tilec.passes.tile_layout import wgmma_fragment
+from tilec.passes.tile_layout import wgmma_a_fragment, wgmma_fragment
 from tilec.passes.tile_distribute.values import Regs
 
 WGMMA_K = 16
@@ -83,33 +88,45 @@ class WgmmaLowering:
 
     def wgmma(self, op: t.WgmmaOp) -> None:
         em = self.em
-        a, b, c = self.get(op.a), self.get(op.b), self.get(op.c)
-        (_, k), n = op.a.type.dims, op.c.type.dims[1]
+        b, c = self.get(op.b), self.get(op.c)
+        k, n = op.a.type.dims[1], op.c.type.dims[1]
         elem = op.a.type.element_type
         eb = element_bits(elem) // 8
         dtype = "bf16" if elem.name == "bf16" else "f16"
+        # B stored N x K is banded like an A (bands of N rows, K along the columns)
+        role_b = "A" if op.transpose_b is not None else "B"
         try:
-            major_a, stride_a, steps_a = _bands(op.a.type.layout, tuple(op.a.type.dims), eb, "A", t.WGMMA_ROWS,
-                                                WGMMA_K)
-            major_b, stride_b, steps_b = _bands(op.b.type.layout, tuple(op.b.type.dims), eb, "B", n, WGMMA_K)
+            major_b, stride_b, steps_b = _bands(op.b.type.layout, tuple(op.b.type.dims), eb, role_b, n, WGMMA_K)
+            if not op.registers_a:
+                major_a, stride_a, steps_a = _bands(op.a.type.layout, tuple(op.a.type.dims), eb, "A",
+                                                    t.WGMMA_ROWS, WGMMA_K)
         except GmmaLayoutError as e:
             raise RegallocError(f"no wgmma descriptor describes the operands: {e}") from None
-        for x, what in ((a, "a"), (b, "b")):
+        shared = [(b, "b")] if op.registers_a else [(self.get(op.a), "a"), (b, "b")]
+        for x, what in shared:
             period = _period(x.type.layout, eb)
             if x.align < period:
                 raise RegallocError(f"shared tile {what} is only known to be {x.align}-byte aligned; its swizzle "
                                     f"needs {period} (wgmma descriptors swizzle absolute addresses)")
-        base_a = self._band_pointer(a.ptr, self.get(op.row), t.WGMMA_ROWS, stride_a)
-        base_b = self._band_pointer(b.ptr, self.get(op.col), n, stride_b)
-        desc_a = self._step_descriptors(base_a, steps_a)
+        if op.registers_a:
+            base_b = self._band_pointer(b.ptr, self.get(op.col), n, stride_b)
+            a_steps = self._register_a(op)
+        else:
+            base_a = self._band_pointer(self.get(op.a).ptr, self.get(op.row), t.WGMMA_ROWS, stride_a)
+            base_b = self._band_pointer(b.ptr, self.get(op.col), n, stride_b)
+            a_steps = self._step_descriptors(base_a, steps_a)
         desc_b = self._step_descriptors(base_b, steps_b)
         fc = self.checked_fragment(op.c, wgmma_fragment(op), op)
         ranges = [fc.atom_value_range(0, j) for j in range(n // 8)]
         regs = [c.values[i] for r in ranges for i in r]
         em.insert(frag_fast.frag_wgmma_fence())
-        for da, db in zip(desc_a, desc_b):
-            regs = list(em.insert(frag_fast.frag_wgmma(da, db, regs, n=n, dtype=dtype, trans_a=major_a == "MN",
-                                                       trans_b=major_b == "MN")).results)
+        for a_step, db in zip(a_steps, desc_b):
+            if op.registers_a:
+                mma = frag_fast.frag_wgmma_rs(a_step, db, regs, n=n, dtype=dtype, trans_b=major_b == "MN")
+            else:
+                mma = frag_fast.frag_wgmma(a_step, db, regs, n=n, dtype=dtype, trans_a=major_a == "MN",
+                                           trans_b=major_b == "MN")
+            regs = list(em.insert(mma).results)
         em.insert(frag_fast.frag_wgmma_commit())
         regs = list(em.insert(frag_fast.frag_wgmma_wait(regs, 0)).results)
         acc = list(c.values)
@@ -117,6 +134,16 @@ class WgmmaLowering:
             r.name_hint = "acc"
             acc[i] = r
         self.vmap[op.result] = Regs(self.fragment(op.result), c.element_type, acc)
+
+    def _register_a(self, op: t.WgmmaOp) -> list[list[SSAValue]]:
+        """The warp's A registers per K step of 16: the m16n8k16 A fragment's four packed pairs."""
+        fa = self.checked_fragment(op.a, wgmma_a_fragment(op), op)
+        a = self.in_form(self.get(op.a), fa.with_packing(2))
+        steps = []
+        for ki in range(fa.tiles[1]):
+            rng = fa.atom_value_range(0, ki)
+            steps.append(a.values[rng.start // a.packing : rng.stop // a.packing])
+        return steps
 
     def _band_pointer(self, ptr: SSAValue, start: SSAValue, band: int, stride: int) -> SSAValue:
         """``ptr`` advanced to the band at element ``start`` (a multiple of ``band``): ``start / band * stride`` bytes."""
@@ -139,9 +166,25 @@ class WgmmaLowering:
         return out
 
 
+def wgmma_alignment(fn) -> dict:
+    """The ``tile.alloc`` of each shared wgmma operand → its swizzle's period in bytes: a descriptor
+    swizzles absolute addresses, so the tile (and each pipeline stage of it) starts at a period."""
+    out = {}
+    for op in fn.walk():
+        if isinstance(op, t.WgmmaOp):
+            for x in (op.b,) if op.registers_a else (op.a, op.b):
+                root = x
+                while isinstance(root.owner, t.StageOp):
+                    root = root.owner.buffer
+                if isinstance(root.owner, t.AllocOp):
+                    period = _period(x.type.layout, element_bits(x.type.element_type) // 8)
+                    out[root.owner] = max(out.get(root.owner, 0), period)
+    return out
+
+
 def _period(layout, elem_bytes: int) -> int:
     sw = getattr(layout, "inner", None)
     return sw.size() * elem_bytes if sw is not None else 16
 
 
-__all__ = ["WgmmaLowering"]
+__all__ = ["WgmmaLowering", "wgmma_alignment"]

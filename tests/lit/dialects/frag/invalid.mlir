@@ -104,6 +104,39 @@ func.func @wgmma_dtype(%d: i64, %x: f32) {
 
 // -----
 
+func.func @wgmma_rs_a_count(%a: i32, %d: i64, %x: f32) {
+  %r:4 = frag.wgmma_rs "bf16" n 8 (%a, %a, %a), %d (%x, %x, %x, %x) : f32, f32, f32, f32
+  func.return
+}
+// CHECK: 'frag.wgmma_rs' takes 4 A registers (i32) per lane, got 3
+
+// -----
+
+func.func @wgmma_rs_a_type(%a: i32, %h: f32, %d: i64, %x: f32) {
+  %r:4 = "frag.wgmma_rs"(%a, %a, %a, %h, %d, %x, %x, %x, %x) <{dtype = "bf16", n = 8 : i64, operandSegmentSizes = array<i32: 4, 1, 4>}> : (i32, i32, i32, f32, i64, f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  func.return
+}
+// CHECK: 'frag.wgmma_rs' op operand 'a' at positions 0 to 3 does not verify:
+// CHECK-NEXT: Expected attribute i32 but got f32
+
+// -----
+
+func.func @wgmma_rs_n(%a: i32, %d: i64, %x: f32) {
+  %r:2 = frag.wgmma_rs "f16" n 4 (%a, %a, %a, %a), %d (%x, %x) : f32, f32
+  func.return
+}
+// CHECK: 'frag.wgmma_rs' n must be a multiple of 8 from 8 to 256, got 4
+
+// -----
+
+func.func @wgmma_rs_count(%a: i32, %d: i64, %x: f32) {
+  %r:2 = frag.wgmma_rs "f16" n 8 (%a, %a, %a, %a), %d (%x, %x) : f32, f32
+  func.return
+}
+// CHECK: 'frag.wgmma_rs' m64n8 takes and gives 4 accumulator registers per lane, got 2 and 2
+
+// -----
+
 func.func @wgmma_desc_overlap(%p: !llvm.ptr<3>) {
   %d = frag.wgmma_desc %p, 4611686293305294849 : !llvm.ptr<3>
   func.return

@@ -30,7 +30,7 @@ func.func @n_divides(%sa: !tile.st<64x64xf16>, %sb: !tile.st<64x64xf16>, %i: ind
   %d = tile.wgmma %sa[%i], %sb[%i], %acc : !tile.st<64x64xf16>, !tile.st<64x64xf16>, !tile.rt<16x48xf32> -> !tile.rt<16x48xf32>
   func.return
 }
-// CHECK: 'tile.wgmma' N = 48 must be a multiple of 8 that divides b's 64 columns
+// CHECK: 'tile.wgmma' N = 48 must be a multiple of 8 up to 256 that divides b's 64 columns
 
 // -----
 
@@ -46,4 +46,4 @@ func.func @staged(%sa: !tile.st<2x64x64xf16>, %sb: !tile.st<64x64xf16>, %i: inde
   %d = tile.wgmma %sa[%i], %sb[%i], %acc : !tile.st<2x64x64xf16>, !tile.st<64x64xf16>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
   func.return
 }
-// CHECK: 'tile.wgmma' a must be a 2-D shared tile, got !tile.st<2x64x64xf16
+// CHECK: 'tile.wgmma' a must be a 2-D tile, got !tile.st<2x64x64xf16

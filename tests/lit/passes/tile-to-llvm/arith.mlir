@@ -93,9 +93,10 @@ func.func @arith(%i: index, %n: i32, %m: i64, %x: f32, %h: f16, %b: bf16, %v: ve
 // CHECK-NEXT:   %[[Q:.*]] = llvm.udiv %[[DEC]], %c : i64
 // CHECK-NEXT:   %[[INC:.*]] = llvm.add %[[Q]], %[[O]] : i64
 // CHECK-NEXT:   %cd = llvm.select %[[EQ]], %[[Z]], %[[INC]] : i1, i64
-// CHECK-NEXT:   %f0 = llvm.fadd %x, %cf : f32
-// CHECK-NEXT:   %f1 = llvm.fsub %x, %cf : f32
-// CHECK-NEXT:   %f2 = llvm.fmul %h, %h : f16
+// add, sub and mul may contract into an fma (Triton's and CUDA's default):
+// CHECK-NEXT:   %f0 = llvm.fadd %x, %cf {fastmathFlags = #llvm.fastmath<contract>} : f32
+// CHECK-NEXT:   %f1 = llvm.fsub %x, %cf {fastmathFlags = #llvm.fastmath<contract>} : f32
+// CHECK-NEXT:   %f2 = llvm.fmul %h, %h {fastmathFlags = #llvm.fastmath<contract>} : f16
 // CHECK-NEXT:   %f3 = llvm.fdiv %b, %cb : bf16
 // CHECK-NEXT:   %f4 = llvm.fneg %x : f32
 // CHECK-NEXT:   %f5 = llvm.intr.maxnum(%x, %cf) : (f32, f32) -> f32

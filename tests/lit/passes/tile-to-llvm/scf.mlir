@@ -42,7 +42,7 @@ func.func @loops(%n: index, %x: f32) -> f32 {
 // CHECK-NEXT:   %[[IMORE:.*]] = llvm.icmp "slt" %j, %c4 : i64
 // CHECK-NEXT:   llvm.cond_br %[[IMORE]], ^[[IBODY:.*]], ^[[IEXIT:.*]]
 // CHECK-NEXT: ^[[IBODY]]:
-// CHECK-NEXT:   %a2 = llvm.fadd %a, %a : f32
+// CHECK-NEXT:   %a2 = llvm.fadd %a, %a {fastmathFlags = #llvm.fastmath<contract>} : f32
 // CHECK-NEXT:   %[[JN:.*]] = llvm.add %j, %c1 : i64
 // CHECK-NEXT:   llvm.br ^[[INNER]](%[[JN]], %a2 : i64, f32)
 // CHECK-NEXT: ^[[IEXIT]]:
@@ -62,7 +62,7 @@ func.func @loops(%n: index, %x: f32) -> f32 {
 // CHECK-NEXT: ^[[REST]]:
 // CHECK-NEXT:   llvm.cond_br %big, ^[[THEN2:.*]], ^[[AFTER:.*]]
 // CHECK-NEXT: ^[[THEN2]]:
-// CHECK-NEXT:   %unused = llvm.fmul %y, %y : f32
+// CHECK-NEXT:   %unused = llvm.fmul %y, %y {fastmathFlags = #llvm.fastmath<contract>} : f32
 // CHECK-NEXT:   llvm.br ^[[AFTER]]
 // CHECK-NEXT: ^[[AFTER]]:
 // CHECK-NEXT:   llvm.return %y : f32

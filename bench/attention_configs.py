@@ -1,0 +1,57 @@
+"""Block sizes of tilec.attention's kernels, timed side by side on the GPU (one shape, each config).
+
+    python bench/attention_configs.py [--d 128] [--s 4096] [--causal] [--path wgmma|mma]
+
+Prints TFLOP/s (FLOPs = 4 B H S^2 D, halved for causal; B S = 16k tokens, H D = 2048, bf16) for each
+(BM, BN, num_warps, num_stages) the path can take, with the result checked against SDPA first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+
+import torch
+import torch.nn.functional as F
+
+from tilec.kernels import attention as A
+
+from softmax import time_ms  # bench/softmax.py's timer (this folder is on sys.path)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--d", type=int, default=128)
+    p.add_argument("--s", type=int, default=4096)
+    p.add_argument("--causal", action="store_true")
+    p.add_argument("--path", choices=("wgmma", "mma"), default="wgmma")
+    args = p.parse_args()
+    d, s = args.d, args.s
+    b, h = 16384 // s, 2048 // d
+    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    want = F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
+    flops = 4 * b * h * s * s * d / (2 if args.causal else 1)
+    wgmma = args.path == "wgmma"
+    kernel, arch = (A.attention_fwd_wgmma, "sm_90a") if wgmma else (A.attention_fwd, "sm_80")
+    warps_of = {64: 4, 128: 8} if wgmma else {64: 4, 128: 8}
+    print(f"GPU: {torch.cuda.get_device_name()}; {args.path}, D {d}, S {s}, causal {args.causal}")
+    for bm, bn, stages in itertools.product((64, 128), (32, 64, 128), (2, 3)):
+        out = torch.full_like(q, float("nan"))
+        (qq, kk, vv, oo, lse, scale), ce = A._arguments(q, k, v, out, None, args.causal, None, wgmma)
+        ce.update(BM=bm, BN=bn)
+        g = (-(-s // bm), b * h)
+        run = lambda: kernel[g](qq, kk, vv, oo, lse, scale, arch=arch, num_warps=warps_of[bm],
+                                num_stages=stages, **ce)
+        try:
+            run()
+            torch.cuda.synchronize()
+        except Exception as e:  # a config past a budget: say why and go on
+            print(f"BM {bm:>3} BN {bn:>3} stages {stages}: {type(e).__name__}: {str(e).splitlines()[0][:150]}")
+            continue
+        err = ((out.float() - want.float()).abs().max() / want.float().abs().max()).item()
+        tf = flops / time_ms(run, batches=10, batch=5) / 1e9
+        print(f"BM {bm:>3} BN {bn:>3} stages {stages}: {tf:7.1f} TFLOP/s  err {err:.1e}")
+
+
+if __name__ == "__main__":
+    main()
