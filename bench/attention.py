@@ -42,6 +42,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--d", type=int, nargs="*", default=[64, 128], help="head dimensions (default 64 128)")
     p.add_argument("--triton-mma", action="store_true", help="Triton on mma.sync (DISABLE_MMA_V3=1)")
     args = p.parse_args()
     print(f"GPU: {torch.cuda.get_device_name()}")
@@ -50,7 +51,7 @@ def main() -> None:
     print(f"{'dtype':>9} {'D':>4} {'S':>6} {'causal':>6} {'tilec':>7} {'t-mma':>7} {'FA2':>7} {'cuDNN':>7} "
           f"{'triton':>7} {'mma/FA2':>8} {'tilec/cuDNN':>11} {'tilec/triton':>12}  TFLOP/s")
     for dtype in (torch.bfloat16, torch.float16):
-        for d in (64, 128):
+        for d in args.d:
             for s in ((4096,) if args.quick else (1024, 4096, 8192, 16384)):
                 for causal in (False, True):
                     b, h = 16384 // s, 2048 // d
@@ -87,10 +88,10 @@ def main() -> None:
                           f"{tf['FA2']:>7.0f} {tf['cuDNN']:>7.0f} {tf['triton']:>7.0f} {tf['tilec-mma'] / tf['FA2']:>8.2f} "
                           f"{tf['tilec'] / tf['cuDNN']:>11.2f} {tf['tilec'] / tf['triton']:>12.2f}  "
                           f"err {err:.1e} / {err_mma:.1e}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"gpu": torch.cuda.get_device_name(), "triton_mma_only": args.triton_mma, "rows": rows}, f,
-                      indent=1)
+                    if args.json:  # after every row: a run cut short keeps what it measured
+                        with open(args.json, "w") as f:
+                            json.dump({"gpu": torch.cuda.get_device_name(), "triton_mma_only": args.triton_mma,
+                                       "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
