@@ -67,7 +67,7 @@ def test_kernels_assemble(dtype, n):
     spec = SoftmaxSpec(dtype, dtype, row_tiling(n), (16, 16))
     kernel = tilec.compile(build_module(spec), arch="sm_80", cache=False)
     ptx = kernel.asm["ptx"]
-    assert "ex2.approx.f32" in ptx and "shfl.sync.bfly" in ptx and "bar.sync" in ptx and "ld.global.v4" in ptx
+    assert "ex2.approx.ftz.f32" in ptx and "shfl.sync.bfly" in ptx and "bar.sync" in ptx and "ld.global.v4" in ptx
     if find_ptxas() is not None:
         for arch in ("sm_80", "sm_90"):
             assemble(tilec.compile(build_module(spec), arch=arch, cache=False).asm["ptx"], arch)

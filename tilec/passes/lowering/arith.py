@@ -2,13 +2,14 @@
 
 Integer and float arithmetic, comparisons, ``select`` and casts become their
 llvm counterparts one for one (fast-math and overflow flags are dropped: they
-only permit optimisations); the few arith ops without one (``min``/``max`` on
+only permit optimisations; float add, sub and mul get ``contract``, see
+:data:`_CONTRACTABLE`); the few arith ops without one (``min``/``max`` on
 integers, ``ceildivui``) become short sequences. ``index`` has already been
 retyped to ``i64`` (see :mod:`~tilec.passes.lowering.types`), so
 ``index_cast`` is a sign extension, a truncation or nothing.
 
-``math.fma/absf/sqrt/exp2`` become the LLVM intrinsics; ``math.exp/log/log2/rsqrt/tanh``
-PTX's approximate f32 instructions (``ex2``/``lg2`` with a scale, ``rsqrt``, ``tanh``; 16-bit
+``math.fma/absf/sqrt`` become the LLVM intrinsics; ``math.exp2/exp/log/log2/rsqrt/tanh``
+PTX's approximate f32 instructions (``ex2.ftz``/``lg2`` with a scale, ``rsqrt``, ``tanh``; 16-bit
 values through f32); ``vector.extract`` /
 ``vector.insert`` at static positions of 1-D vectors become
 ``llvm.extractelement`` / ``llvm.insertelement``, ``vector.broadcast`` of a
@@ -252,7 +253,12 @@ def _sqrt(op: math.SqrtOp, b: Builder) -> list[SSAValue]:
 
 
 def _exp2(op: math.Exp2Op, b: Builder) -> list[SSAValue]:
-    return [b.insert(fast.float_unary_op(llvm.FExp2Op, op.operand)).results[0]]
+    """``ex2.approx.ftz.f32`` (16-bit values through f32), CUDA's fast-math ``exp2f``: without ``.ftz``
+    ptxas guards every ``MUFU.EX2`` against denormals with a compare and two multiplies, which in
+    attention's loop were a quarter of its instructions. Results below 2^-126 become 0."""
+    if op.operand.type not in (f32, f16, bf16):
+        return [b.insert(fast.float_unary_op(llvm.FExp2Op, op.operand)).results[0]]
+    return [_in_f32(b, op.operand, lambda x: N.ex2_approx(b, x, ftz=True))]
 
 
 LOG2_E = 1.4426950408889634
@@ -275,8 +281,9 @@ def _scaled(b: Builder, x: SSAValue, scale: float) -> SSAValue:
 
 
 def _exp(op: math.ExpOp, b: Builder) -> list[SSAValue]:
-    """``exp(x) = 2^(x log2 e)``: one multiply and ``ex2.approx.f32`` (as Triton and FlashAttention do)."""
-    return [_in_f32(b, op.operand, lambda x: N.ex2_approx(b, _scaled(b, x, LOG2_E)))]
+    """``exp(x) = 2^(x log2 e)``: one multiply and ``ex2.approx.ftz.f32`` (as FlashAttention does; see
+    :func:`_exp2` for the flush)."""
+    return [_in_f32(b, op.operand, lambda x: N.ex2_approx(b, _scaled(b, x, LOG2_E), ftz=True))]
 
 
 def _log(op: math.LogOp, b: Builder) -> list[SSAValue]:

@@ -52,5 +52,5 @@ func.func @softmax(%x: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>, %rmax: 
 
 // The PTX has exp as ex2.approx of x log2(e), and the shuffles.
 // PTX: mul.rn.f32 {{.*}}0f3FB8AA3B
-// PTX: ex2.approx.f32
+// PTX: ex2.approx.ftz.f32
 // PTX: shfl.sync.bfly.b32

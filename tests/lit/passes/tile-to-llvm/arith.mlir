@@ -122,7 +122,8 @@ func.func @arith(%i: index, %n: i32, %m: i64, %x: f32, %h: f16, %b: bf16, %v: ve
 // CHECK-NEXT:   %m0 = llvm.intr.fma(%x, %cf, %x) : (f32, f32, f32) -> f32
 // CHECK-NEXT:   %m1 = llvm.intr.fabs(%x) : (f32) -> f32
 // CHECK-NEXT:   %m2 = llvm.intr.sqrt(%x) : (f32) -> f32
-// CHECK-NEXT:   %m3 = llvm.intr.exp2(%x) : (f32) -> f32
+// exp2 is MUFU.EX2 with denormals flushed (CUDA fast-math exp2f), not the guarded llvm.exp2:
+// CHECK-NEXT:   %m3 = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%x) : (f32) -> f32
 // CHECK-NEXT:   %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:   %x0 = llvm.extractelement %v[%[[ONE]] : i32] : vector<2xf32>
 // CHECK-NEXT:   %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
