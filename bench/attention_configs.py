@@ -1,6 +1,6 @@
 """Block sizes of tilec.attention's kernels, timed side by side on the GPU (one shape, each config).
 
-    python bench/attention_configs.py [--d 128] [--s 4096] [--causal] [--path wgmma|mma]
+    python bench/attention_configs.py [--d 128] [--s 4096] [--causal] [--path wgmma|overlap|mma]
 
 Prints TFLOP/s (FLOPs = 4 B H S^2 D, halved for causal; B S = 16k tokens, H D = 2048, bf16) for each
 (BM, BN, num_warps, num_stages) the path can take, with the result checked against SDPA first.
@@ -24,23 +24,25 @@ def main() -> None:
     p.add_argument("--d", type=int, default=128)
     p.add_argument("--s", type=int, default=4096)
     p.add_argument("--causal", action="store_true")
-    p.add_argument("--path", choices=("wgmma", "mma"), default="wgmma")
+    p.add_argument("--path", choices=("wgmma", "overlap", "mma"), default="wgmma")
+    p.add_argument("--bn", type=int, nargs="*", default=[32, 64, 128])
+    p.add_argument("--stages", type=int, nargs="*", default=[2, 3])
     args = p.parse_args()
     d, s = args.d, args.s
     b, h = 16384 // s, 2048 // d
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     want = F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
     flops = 4 * b * h * s * s * d / (2 if args.causal else 1)
-    wgmma = args.path == "wgmma"
-    kernel, arch = (A.attention_fwd_wgmma, "sm_90a") if wgmma else (A.attention_fwd, "sm_80")
-    warps_of = {64: 4, 128: 8} if wgmma else {64: 4, 128: 8}
+    wgmma = args.path != "mma"
+    kernel, arch = {"wgmma": (A.attention_fwd_wgmma, "sm_90a"), "overlap": (A.attention_fwd_overlap, "sm_90a"),
+                    "mma": (A.attention_fwd, "sm_80")}[args.path]
     print(f"GPU: {torch.cuda.get_device_name()}; {args.path}, D {d}, S {s}, causal {args.causal}")
-    for bm, bn, stages in itertools.product((64, 128), (32, 64, 128), (2, 3)):
+    for bm, bn, stages in itertools.product((64, 128), args.bn, args.stages):
         out = torch.full_like(q, float("nan"))
         (qq, kk, vv, oo, lse, scale), ce = A._arguments(q, k, v, out, None, args.causal, None, wgmma)
         ce.update(BM=bm, BN=bn)
         g = (-(-s // bm), b * h)
-        run = lambda: kernel[g](qq, kk, vv, oo, lse, scale, arch=arch, num_warps=warps_of[bm],
+        run = lambda: kernel[g](qq, kk, vv, oo, lse, scale, arch=arch, num_warps=bm // 16,
                                 num_stages=stages, **ce)
         try:
             run()

@@ -48,6 +48,7 @@ def test_the_language_examples_interpret_compile_and_report(tmp_path):
         "softmax.py": ["interpreter, softmax: max relative error", "interpreter, softmax_online"],
         "layer_norm.py": ["interpreter, layer_norm", "interpreter, rms_norm"],
         "matmul.py": ["interpreter: 200x136x72", "32 mma.sync", "wgmma.mma_async"],
+        "attention_overlap.py": ["interpreter after tile-distribute, causal=True", "2 wgmma.wait_group 1"],
     }
     for name, lines in expected.items():
         out = subprocess.run([sys.executable, str(REPO / "examples" / "lang" / name)], capture_output=True,

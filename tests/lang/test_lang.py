@@ -677,3 +677,63 @@ stays parseable."""
     message = _raises_at(lambda: indented.ir(x, x), "# MARK-indent", "'add' on tl.float32 and tl.float16")
     line = open(__file__).read().splitlines()[_line_of("# MARK-indent") - 1]
     assert f":{line.index('t + tl.load') + 1}: error" in message
+
+
+@tl.kernel(num_warps=4)
+def two_products(a, b, c, d, WAIT_FIRST: tl.constexpr):
+    """c = a @ b.T and d = a @ b (A from registers), both wgmmas left running; WAIT_FIRST waits for
+    the first group (pending=1) and stores c while d's may still run, else (wrongly) stores d after a
+    wait that leaves d's group, the newest, running."""
+    sa, sb = tl.alloc((64, 64), a.dtype), tl.alloc((64, 64), b.dtype)
+    tl.copy(a, (0, 0), sa)
+    tl.copy(b, (0, 0), sb)
+    tl.barrier()
+    rows = tl.warp_id() * 16
+    s = tl.wgmma(sa, 0, sb, 0, tl.zeros((16, 64)), trans_b=True, wait=False)
+    t = tl.wgmma(tl.load(a, (rows, 0), shape=(16, 64)), None, sb, 0, tl.zeros((16, 64)), wait=False)
+    if WAIT_FIRST:
+        s = tl.wgmma_wait(s, 1)
+        tl.store(c, (rows, 0), s)
+        t = tl.wgmma_wait(t, 0)
+        tl.store(d, (rows, 0), t)
+    else:
+        t = tl.wgmma_wait(t, 1)  # t is the newest group: with one group pending, it may still run
+        tl.store(d, (rows, 0), t)
+        s = tl.wgmma_wait(s, 0)
+        tl.store(c, (rows, 0), s)
+
+
+def test_async_wgmma_waits_in_order():
+    """Two async wgmmas (one with A from registers) waited for oldest first: right at tile level and in
+    the lane interpreter, which tracks each group; waiting for the newest with one group left pending
+    is an error there (its result is read while it may still run)."""
+    a, b = rand(64, 64, dtype=np.float16), rand(64, 64, dtype=np.float16)
+    want_c = a.astype(np.float64) @ b.astype(np.float64).T
+    want_d = a.astype(np.float64) @ b.astype(np.float64)
+    for after in (None, "tile-distribute"):
+        c, d = np.full((64, 64), np.nan, np.float32), np.full((64, 64), np.nan, np.float32)
+        two_products.interpret(a, b, c, d, WAIT_FIRST=True, grid=(1,), after=after)
+        assert np.abs(c - want_c).max() / np.abs(want_c).max() < 1e-5
+        assert np.abs(d - want_d).max() / np.abs(want_d).max() < 1e-5
+    from tilec.interp import TileInterpreterError
+
+    c, d = np.zeros((64, 64), np.float32), np.zeros((64, 64), np.float32)
+    with pytest.raises(TileInterpreterError, match="frag.wgmma_wait completes its group"):
+        two_products.interpret(a, b, c, d, WAIT_FIRST=False, grid=(1,), after="tile-distribute")
+    ptx = two_products.compile(a, b, c, d, WAIT_FIRST=True, arch="sm_90a").asm["ptx"]
+    assert ptx.count("wgmma.wait_group.sync.aligned 1;") == 1 and ptx.count("wgmma.wait_group.sync.aligned 0;") == 1
+
+
+def test_an_async_wgmma_result_is_read_only_after_a_wait():
+    @tl.kernel(num_warps=4)
+    def unwaited(a, b, c):
+        sa, sb = tl.alloc((64, 64), a.dtype), tl.alloc((64, 64), b.dtype)
+        tl.copy(a, (0, 0), sa)
+        tl.copy(b, (0, 0), sb)
+        tl.barrier()
+        s = tl.wgmma(sa, 0, sb, 0, tl.zeros((16, 64)), wait=False)
+        tl.store(c, (tl.warp_id() * 16, 0), s * 2.0)  # MARK-unwaited
+
+    a = rand(64, 64, dtype=np.float16)
+    with pytest.raises(Exception, match="still being written: 'tile.mul' may not use it before a tile.wgmma_wait"):
+        unwaited.compile(a, a, rand(64, 64), arch="sm_90a")

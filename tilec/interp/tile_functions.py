@@ -635,6 +635,11 @@ class TileFunctions(InterpreterFunctions):
         c = _register(c, op.c.type.dims, "the accumulator")
         return ((a32 @ b32 + c).astype(np.float32),)
 
+    @impl(t.WgmmaWaitOp)
+    def run_wgmma_wait(self, interpreter: Interpreter, op: t.WgmmaWaitOp, args: PythonValues):
+        """An async tile.wgmma's result is computed when it is issued at this level; the wait hands it on."""
+        return (args[0],)
+
     def _binary(self, op, args, fn):
         lhs, rhs = args
         if np.shape(lhs) != np.shape(rhs):

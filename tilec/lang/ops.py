@@ -242,14 +242,17 @@ def mma(a: Tile, b: Tile, acc: Tile, *, trans_a: bool = False, trans_b: bool = F
     return Tile(current().value(op))
 
 
-def wgmma(a: Shared | Tile, row: Any, b: Shared, col: Any, acc: Tile, *, trans_b: bool = False) -> Tile:
+def wgmma(a: Shared | Tile, row: Any, b: Shared, col: Any, acc: Tile, *, trans_b: bool = False,
+          wait: bool = True) -> Tile:
     """sm_90a's warpgroup MMA (``tile.wgmma``): the four warps of a warpgroup multiply the 64-row
     band of shared ``a`` at ``row`` (all its K columns) by the band of ``b`` at column ``col``; each
     warp's ``acc`` is its 16 rows of the product (``16 x N``, f32).
 
     ``a`` may instead be each warp's own ``16 x K`` register tile (``row=None``), as attention's
     ``P @ V`` takes the softmax's output; ``trans_b``: ``b`` is stored ``N x K`` (``q @ k.T``), its
-    band the rows at ``col``."""
+    band the rows at ``col``. ``wait=False`` leaves the MMA running (one wgmma group): the result
+    may only go to :func:`wgmma_wait` (or be another async wgmma's ``acc``), and the operands must
+    not change until then."""
     if not isinstance(b, Shared):
         raise error(f"tl.wgmma reads b from a shared tile, got {_describe(b)}")
     if isinstance(a, Tile):
@@ -262,8 +265,19 @@ def wgmma(a: Shared | Tile, row: Any, b: Shared, col: Any, acc: Tile, *, trans_b
         raise error(f"tl.wgmma's a must be a shared tile or a warp's register tile, got {_describe(a)}")
     if not isinstance(acc, Tile):
         raise error(f"tl.wgmma's acc must be a register tile, got {_describe(acc)}")
-    op = t.WgmmaOp(a.value, row_value, b.value, index(col, "tl.wgmma's col"), acc.value, transpose_b=trans_b)
+    op = t.WgmmaOp(a.value, row_value, b.value, index(col, "tl.wgmma's col"), acc.value, transpose_b=trans_b,
+                   is_async=not wait)
     return Tile(current().value(op))
+
+
+def wgmma_wait(x: Tile, pending: int = 0) -> Tile:
+    """``x`` (the result of ``tl.wgmma(..., wait=False)``) once at most ``pending`` of the warpgroup's
+    newer wgmma groups are still running (``tile.wgmma_wait``; groups complete in the order issued)."""
+    if not isinstance(x, Tile):
+        raise error(f"tl.wgmma_wait waits for a tile from tl.wgmma(..., wait=False), got {_describe(x)}")
+    if not isinstance(pending, int) or isinstance(pending, bool) or not 0 <= pending <= 7:
+        raise error(f"tl.wgmma_wait's pending must be an int from 0 to 7, got {pending!r}")
+    return Tile(current().value(t.WgmmaWaitOp(x.value, pending)))
 
 
 def _mma_atom_name(atom: Any):
@@ -464,7 +478,7 @@ def map(fn: Callable[..., Any], *inputs: Any) -> Any:  # noqa: A001 - the op's n
 
 
 __all__ = [
-    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "wgmma", "block_id", "col_max", "col_min", "col_sum", "exp", "exp2", "full", "index",
+    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "wgmma", "wgmma_wait", "block_id", "col_max", "col_min", "col_sum", "exp", "exp2", "full", "index",
     "iota", "lane_id", "load", "log", "log2", "map", "max", "maximum", "min", "minimum", "program_id",
     "row_max", "row_min", "row_sum", "rsqrt", "sigmoid", "sqrt", "store", "sum", "tanh", "thread_id",
     "warp_id", "where", "zeros",

@@ -192,6 +192,8 @@ def agreeing_classes(fn: Operation, uf: _UnionFind | None = None) -> _UnionFind:
                                     uf.union(res, y)
             case t.MmaOp() | t.WgmmaOp():
                 uf.union(op.c, op.result)
+            case t.WgmmaWaitOp():
+                uf.union(op.value, op.result)
             case _ if isinstance(op, _REDUCTIONS) and op.acc is not None:
                 uf.union(op.acc, op.result)
             case _ if isinstance(op, _ELEMENTWISE):

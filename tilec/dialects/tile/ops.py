@@ -907,7 +907,12 @@ class WgmmaOp(IRDLOperation):
     Shared operands stay in shared memory (the layouts must be ones a wgmma
     descriptor describes: what bulk tensor copies write and what
     ``tile-swizzle`` gives tiles a wgmma reads, checked by
-    ``tile-distribute``); the op completes before it returns.
+    ``tile-distribute``). The op completes before it returns, unless it is
+    ``async``: then it is one wgmma group left running, and its result may
+    only be waited for (``tile.wgmma_wait``) or be the accumulator of another
+    async ``tile.wgmma`` (FlashAttention-3's overlap of one tile's softmax with
+    another's MMA). Its operands (registers and shared tiles) must not change
+    until the wait.
     """
 
     name = "tile.wgmma"
@@ -918,18 +923,21 @@ class WgmmaOp(IRDLOperation):
     col = operand_def(IndexType)
     c = operand_def(RegisterType)
     transpose_b = opt_prop_def(UnitAttr)
+    is_async = opt_prop_def(UnitAttr, prop_name="async")
     result = result_def(RegisterType)
 
     traits = traits_def(MemoryReadEffect())
 
     assembly_format = (
-        "$a (`[` $row^ `]`)? `,` $b `[` $col `]` `,` $c (`transpose_b` $transpose_b^)? attr-dict "
-        "`:` type($a) `,` type($b) `,` type($c) `->` type($result)"
+        "$a (`[` $row^ `]`)? `,` $b `[` $col `]` `,` $c (`transpose_b` $transpose_b^)? (`async` $async^)? "
+        "attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($result)"
     )
 
     def __init__(self, a: SSAValue, row: SSAValue | None, b: SSAValue, col: SSAValue, c: SSAValue,
-                 transpose_b: bool = False):
+                 transpose_b: bool = False, is_async: bool = False):
         props = {"transpose_b": UnitAttr()} if transpose_b else {}
+        if is_async:
+            props["async"] = UnitAttr()
         super().__init__(operands=[a, [] if row is None else [row], b, col, c], properties=props,
                          result_types=[SSAValue.get(c).type])
 
@@ -975,6 +983,42 @@ class WgmmaOp(IRDLOperation):
             _fail(self, f"a and b must both be f16 or both bf16, got {a.element_type} and {b.element_type}")
         if not isinstance(c.element_type, Float32Type):
             _fail(self, f"accumulates in f32, got {c.element_type}")
+        if self.is_async is not None:
+            for use in self.result.uses:
+                user = use.operation
+                chained = isinstance(user, WgmmaOp) and user.is_async is not None and use.index == len(user.operands) - 1
+                if not (isinstance(user, WgmmaWaitOp) or chained):
+                    _fail(self, f"the result of an async tile.wgmma is still being written: '{user.name}' may not use it "
+                                "before a tile.wgmma_wait (only the wait, or another async tile.wgmma as its accumulator)")
+
+
+@irdl_op_definition
+class WgmmaWaitOp(IRDLOperation):
+    """``%r = tile.wgmma_wait %d, N``: wait until at most ``N`` of this warpgroup's async
+    ``tile.wgmma`` groups, the newest ones, are still running (they complete in order); ``%r`` is
+    ``%d``, now readable. ``%d`` must come from a group that the wait completes: issued at least
+    ``N`` groups before the newest (checked by the lane interpreter)."""
+
+    name = "tile.wgmma_wait"
+
+    T: ClassVar = VarConstraint("T", base(RegisterType))
+    value = operand_def(T)
+    pending = prop_def(IntegerAttr[I64])
+    result = result_def(T)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = "$value `,` $pending attr-dict `:` type($value)"
+
+    def __init__(self, value: SSAValue, pending: int):
+        super().__init__(operands=[value], properties={"pending": IntegerAttr(pending, 64)},
+                         result_types=[SSAValue.get(value).type])
+
+    def verify_(self) -> None:
+        if not 0 <= self.pending.value.data <= 7:
+            _fail(self, f"pending must be 0 to 7 (wgmma.wait_group's range), got {self.pending.value.data}")
+        if self.value.type != self.result.type:
+            _fail(self, f"result {self.result.type} must have the operand's type {self.value.type}")
 
 
 def _check_float(op: IRDLOperation, ty: Attribute) -> None:
@@ -1345,6 +1389,7 @@ TILE_OPS = [
     MbarArriveOp,
     MmaOp,
     WgmmaOp,
+    WgmmaWaitOp,
     AddOp,
     SubOp,
     MulOp,

@@ -434,6 +434,8 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 self._mma(op)
             case t.WgmmaOp():
                 self.wgmma(op)
+            case t.WgmmaWaitOp():
+                self.wgmma_wait(op)
             case t.MapOp():
                 self._map(op)
             case t.BroadcastOp():

@@ -4,7 +4,9 @@
 one ``frag.wgmma`` m64nN on descriptors of A's ``64 x 16`` window at
 ``(%row, 16 s)`` and B's ``16 x N`` window at ``(16 s, %col)``, between a
 ``frag.wgmma_fence`` and ``frag.wgmma_commit``, then ``frag.wgmma_wait 0``,
-which hands back the accumulators (the op is complete when it returns).
+which hands back the accumulators (the op is complete when it returns). An
+``async`` op stops at the commit: its result is the wgmma's registers, still
+pending, until ``tile.wgmma_wait N`` (``frag.wgmma_wait N`` on them).
 
 - **A from registers** (``tile.wgmma %a, %sb[%col], %acc``): per K step, the
   warp's four packed pairs of its m16n8k16 A fragment go to a
@@ -128,12 +130,22 @@ class WgmmaLowering:
                                            trans_b=major_b == "MN")
             regs = list(em.insert(mma).results)
         em.insert(frag_fast.frag_wgmma_commit())
-        regs = list(em.insert(frag_fast.frag_wgmma_wait(regs, 0)).results)
+        if op.is_async is None:
+            regs = list(em.insert(frag_fast.frag_wgmma_wait(regs, 0)).results)
         acc = list(c.values)
         for i, r in zip((i for rng in ranges for i in rng), regs):
             r.name_hint = "acc"
             acc[i] = r
         self.vmap[op.result] = Regs(self.fragment(op.result), c.element_type, acc)
+
+    def wgmma_wait(self, op: t.WgmmaWaitOp) -> None:
+        """``frag.wgmma_wait pending`` on the tile's registers: they pass through it, so nothing reads
+        them before the wait."""
+        x = self.get(op.value)
+        regs = list(self.em.insert(frag_fast.frag_wgmma_wait(list(x.values), op.pending.value.data)).results)
+        for r in regs:
+            r.name_hint = "acc"
+        self.vmap[op.result] = Regs(self.fragment(op.result), x.element_type, regs)
 
     def _register_a(self, op: t.WgmmaOp) -> list[list[SSAValue]]:
         """The warp's A registers per K step of 16: the m16n8k16 A fragment's four packed pairs."""

@@ -47,3 +47,52 @@ func.func @staged(%sa: !tile.st<2x64x64xf16>, %sb: !tile.st<64x64xf16>, %i: inde
   func.return
 }
 // CHECK: 'tile.wgmma' a must be a 2-D tile, got !tile.st<2x64x64xf16
+
+// -----
+
+func.func @register_a_with_row(%a: !tile.rt<16x64xf16>, %sb: !tile.st<64x64xf16>, %i: index, %acc: !tile.rt<16x64xf32>) {
+  %d = tile.wgmma %a[%i], %sb[%i], %acc : !tile.rt<16x64xf16>, !tile.st<64x64xf16>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' a register tile A is the warp's own rows: no [row] band
+
+// -----
+
+func.func @shared_a_without_row(%sa: !tile.st<64x64xf16>, %sb: !tile.st<64x64xf16>, %i: index, %acc: !tile.rt<16x64xf32>) {
+  %d = tile.wgmma %sa, %sb[%i], %acc : !tile.st<64x64xf16>, !tile.st<64x64xf16>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' a shared A needs the [row] of its 64-row band
+
+// -----
+
+func.func @register_a_rows(%a: !tile.rt<32x64xf16>, %sb: !tile.st<64x64xf16>, %i: index, %acc: !tile.rt<16x64xf32>) {
+  %d = tile.wgmma %a, %sb[%i], %acc : !tile.rt<32x64xf16>, !tile.st<64x64xf16>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' a register A is a warp's 16 rows, got 32x64
+
+// -----
+
+func.func @transposed_b_k(%sa: !tile.st<64x64xf16>, %sb: !tile.st<64x32xf16>, %i: index, %acc: !tile.rt<16x64xf32>) {
+  %d = tile.wgmma %sa[%i], %sb[%i], %acc transpose_b : !tile.st<64x64xf16>, !tile.st<64x32xf16>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' K differs: a is 64x64 (K = 64), b is 64x32 (K = 32, stored N x K)
+
+// -----
+
+func.func @async_read_early(%sa: !tile.st<64x64xf16>, %sb: !tile.st<64x64xf16>, %i: index, %acc: !tile.rt<16x64xf32>) {
+  %d = tile.wgmma %sa[%i], %sb[%i], %acc async : !tile.st<64x64xf16>, !tile.st<64x64xf16>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
+  %e = tile.add %d, %d : !tile.rt<16x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' the result of an async tile.wgmma is still being written: 'tile.add' may not use it before a tile.wgmma_wait
+
+// -----
+
+func.func @wait_range(%acc: !tile.rt<16x64xf32>) {
+  %d = tile.wgmma_wait %acc, 8 : !tile.rt<16x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma_wait' pending must be 0 to 7 (wgmma.wait_group's range), got 8
