@@ -100,6 +100,29 @@ def test_the_kernel_compiles_without_a_gpu():
     assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16 \{[^}]*\}, \{%r", ptx)
 
 
+@pytest.mark.parametrize("d", [16, 48, 96, 192, 256])
+def test_head_dimensions_past_the_tuned_ones(d):
+    """Other multiples of 16: sm_90's kernel to 256 (descriptor layouts of 32/64/128-byte rows), the
+    mma.sync kernel to 192 (in the interpreter after tile-distribute for one of each), and a clear
+    error past that."""
+    q = np.zeros((1, 2, 130, d), np.float16)
+    ptx = tilec.attention_kernel(q, q, q, causal=True, arch="sm_90").asm["ptx"]
+    assert ptx.count("wgmma.mma_async") > 0
+    if d <= A.MMA_MAX_HEAD_DIM:
+        assert "mma.sync" in tilec.attention_kernel(q, q, q, arch="sm_80").asm["ptx"]
+    else:
+        with pytest.raises(ValueError, match=f"head dimension {d} on the mma.sync kernel"):
+            tilec.attention_kernel(q, q, q, arch="sm_80")
+    if d in (48, 192):
+        rng = np.random.default_rng(d)
+        q = rng.standard_normal((1, 1, 70, d)).astype(np.float16)
+        k, v = (rng.standard_normal((1, 1, 90, d)).astype(np.float16) for _ in range(2))
+        want, _ = reference(q, k, v, True)
+        for wgmma in (False, True):
+            o, _ = run(q, k, v, True, after="tile-distribute", wgmma=wgmma)
+            assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
+
+
 def test_bad_arguments_name_what_is_wrong():
     q = np.zeros((1, 4, 16, 64), np.float16)
     with pytest.raises(ValueError, match="k and v must have one shape"):

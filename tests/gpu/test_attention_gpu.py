@@ -55,3 +55,26 @@ def test_strided_views_and_large_values():
     o = tilec.attention(q, k, v, causal=True, scale=0.2)
     want, _ = reference(q, k, v, True, scale=0.2)
     assert ((o.double() - want).abs().max() / want.abs().max()).item() < 3e-3
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", [None, "sm_80"], ids=["default", "mma.sync"])
+@pytest.mark.parametrize("d", [32, 96, 192, 256])
+def test_other_head_dimensions(d, arch):
+    """Head dimensions past the tuned 64 and 128 on the GPU's path (wgmma on sm_90) and on mma.sync
+    (up to MMA_MAX_HEAD_DIM there; past it a ValueError, before any launch)."""
+    from tilec.kernels.attention import MMA_MAX_HEAD_DIM
+
+    q = torch.randn(2, 3, 333, d, device="cuda").to(torch.bfloat16)
+    k, v = (torch.randn(2, 3, 400, d, device="cuda").to(torch.bfloat16) for _ in range(2))
+    out = torch.full_like(q, float("nan"))
+    if arch == "sm_80" and d > MMA_MAX_HEAD_DIM:
+        with pytest.raises(ValueError, match=f"head dimension {d} on the mma.sync kernel"):
+            tilec.attention(q, k, v, out=out, arch=arch)
+        return
+    for causal in (False, True):
+        o = tilec.attention(q, k, v, causal=causal, out=out, arch=arch)
+        want, _ = reference(q, k, v, causal)
+        assert not o.isnan().any()
+        assert ((o.double() - want).abs().max() / want.abs().max()).item() < 2e-2

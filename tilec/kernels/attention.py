@@ -156,7 +156,12 @@ def attention_fwd_wgmma(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constex
 
 
 HEAD_DIMS = (64, 128)
-"""Head dimensions the kernel is tuned and tested for (any multiple of 16 up to 256 compiles)."""
+"""Head dimensions the kernels are tuned for. Any multiple of 16 up to 256 runs on sm_90's wgmma
+kernel, up to :data:`MMA_MAX_HEAD_DIM` on the mma.sync kernel (sm_80 and up)."""
+
+MMA_MAX_HEAD_DIM = 192
+"""The mma.sync kernel keeps a warp's 16 x D accumulator and whole K/V operand tiles in registers:
+at D = 256 that is past 255 a thread even with 16-row K/V tiles (D = 192 spills 68 bytes)."""
 
 DTYPES = ("float16", "bfloat16")
 
@@ -176,10 +181,11 @@ def config(d: int, wgmma: bool = False) -> dict[str, int]:
     wgmma (:data:`attention_fwd_wgmma`): K/V tiles of 128 rows, the operands stay in shared memory
     and a thread holds S (BN / 2) and O (d / 2) accumulators; 128 query rows (two warpgroups, one
     block an SM) for d = 128, 64 rows (one warpgroup, two blocks an SM) for d <= 64 (H100,
-    ``bench/attention_configs.py``: 448 against 385 TFLOP/s at d = 128, 328 against 262 at d = 64)."""
+    ``bench/attention_configs.py``: 448 against 385 TFLOP/s at d = 128, 328 against 262 at d = 64);
+    past d = 128 K/V tiles of 64 rows (shared memory: q's tile and two stages of K and V)."""
     if wgmma:
-        return {"BM": 128 if d > 64 else 64, "BN": 128, "D": d}
-    return {"BM": 64, "BN": 64 if d <= 64 else 32, "D": d}
+        return {"BM": 128 if d > 64 else 64, "BN": 128 if d <= 128 else 64, "D": d}
+    return {"BM": 64, "BN": 64 if d <= 64 else 32 if d <= 128 else 16, "D": d}  # D > 128: 16-row K/V tiles
 
 
 def path(arch: str | None) -> tuple[Any, str]:
@@ -223,6 +229,9 @@ def _check(q: Any, k: Any, v: Any) -> tuple[int, int, int, int, int, int]:
 def _arguments(q: Any, k: Any, v: Any, out: Any, lse: Any, causal: bool, scale: float | None,
                wgmma: bool = False) -> tuple[tuple, dict]:
     b, hq, hkv, sq, sk, d = _check(q, k, v)
+    if not wgmma and d > MMA_MAX_HEAD_DIM:
+        raise ValueError(f"{OWNER}: head dimension {d} on the mma.sync kernel (sm_80 to sm_89, or arch='sm_80'): "
+                         f"it holds at most D = {MMA_MAX_HEAD_DIM} in registers; sm_90's wgmma kernel takes up to 256")
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     return (q, k, v, out, lse, scale), {**config(d, wgmma), "GROUP": hq // hkv, "CAUSAL": bool(causal),
                                         "NEG": scale < 0}
@@ -273,4 +282,5 @@ def attention(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None 
     return (out, lse) if return_lse else out
 
 
-__all__ = ["attention", "attention_fwd", "attention_fwd_wgmma", "attention_kernel", "config", "grid", "path"]
+__all__ = ["MMA_MAX_HEAD_DIM", "attention", "attention_fwd", "attention_fwd_wgmma", "attention_kernel", "config", "grid",
+           "path"]
