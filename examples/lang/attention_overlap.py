@@ -23,7 +23,7 @@ import argparse
 import numpy as np
 
 import tilec.lang as tl
-from tilec.kernels.attention import LOG2E, config, key_range, online_softmax
+from tilec.kernels.attention import LOG2E, block_rows, config, key_range, online_softmax
 
 
 @tl.kernel(num_warps=8, num_stages=2)
@@ -38,7 +38,7 @@ def attention_overlap(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr
     b, h = bh // heads, bh % heads
     qh, kh, vh, oh = q[b, h], k[b, h // GROUP], v[b, h // GROUP], o[b, h]
     n = kh.shape[0]
-    row0 = tl.block_id(0) * BM
+    row0 = block_rows(q, BM, CAUSAL)
     warp = tl.warp_id()
     band = warp // 4 * 64
     wrow = row0 + warp * 16

@@ -49,6 +49,16 @@ def key_range(n, row0, BM: int, BN: int, CAUSAL: bool):
     return full, hi
 
 
+def block_rows(q, BM: int, CAUSAL: bool):
+    """The first query row of this block. With ``CAUSAL`` the blocks go last rows first: those see the
+    most keys, so the longest blocks start first and the short ones fill the GPU's tail (as
+    FlashAttention schedules causal blocks)."""
+    if CAUSAL:
+        blocks = (q.shape[2] + (BM - 1)) // BM
+        return (blocks - 1 - tl.block_id(0)) * BM
+    return tl.block_id(0) * BM
+
+
 def online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK: bool, CAUSAL: bool, NEG: bool):
     """One K/V tile of the online softmax (FlashAttention-2) on raw scores ``s`` (16 x BN, f32).
 
@@ -81,7 +91,7 @@ def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D:
     b, h = bh // heads, bh % heads
     qh, kh, vh, oh = q[b, h], k[b, h // GROUP], v[b, h // GROUP], o[b, h]
     n = kh.shape[0]
-    row0 = tl.block_id(0) * BM
+    row0 = block_rows(q, BM, CAUSAL)
     wrow = row0 + tl.warp_id() * 16  # this warp's 16 query rows
     qt = tl.load(qh, (wrow, 0), shape=(16, D))
     sk, sv = tl.alloc((BN, D), k.dtype), tl.alloc((BN, D), v.dtype)
@@ -122,7 +132,7 @@ def attention_fwd_wgmma(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constex
     b, h = bh // heads, bh % heads
     qh, kh, vh, oh = q[b, h], k[b, h // GROUP], v[b, h // GROUP], o[b, h]
     n = kh.shape[0]
-    row0 = tl.block_id(0) * BM
+    row0 = block_rows(q, BM, CAUSAL)
     warp = tl.warp_id()
     band = warp // 4 * 64  # this warpgroup's rows of the block's q tile
     wrow = row0 + warp * 16  # this warp's 16 query rows
