@@ -115,3 +115,27 @@ def test_matmul_wgmma(mnk):
     cfg = mod.CONFIG_WGMMA
     mod.matmul_wgmma[mod.grid(m, n, **cfg)](a, b, c, arch="sm_90a", **cfg)
     assert rel_err(c, a.double() @ b.double()) < 2e-3
+
+
+@hopper
+@pytest.mark.gpu
+def test_the_wgmma_forms_on_the_gpu():
+    """tests/lang/test_wgmma_forms.py's kernels on an H100/H200: a transposed B's later band, a
+    register A loaded from global memory, and a K loop with one async wgmma group left in flight."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lang"))
+    import test_wgmma_forms as forms
+
+    a, b = torch.randn(64, 32, device="cuda").half(), torch.randn(128, 32, device="cuda").half()
+    c = torch.full((64, 32), float("nan"), device="cuda")
+    forms.second_band[(1,)](a, b, c, COL=96, arch="sm_90a")
+    assert rel_err(c, a.double() @ b[96:].double().T) < 1e-5
+    a, b = torch.randn(128, 32, device="cuda").bfloat16(), torch.randn(32, 64, device="cuda").bfloat16()
+    c = torch.full((128, 64), float("nan"), device="cuda")
+    forms.register_a_from_global[(1,)](a, b, c, K=32, arch="sm_90a")
+    assert rel_err(c, a.double() @ b.double()) < 1e-5
+    a, b = torch.randn(64, 1000, device="cuda").half(), torch.randn(1000, 64, device="cuda").half()
+    c = torch.full((64, 64), float("nan"), device="cuda")
+    forms.k_loop_in_flight[(1,)](a, b, c, BK=32, num_stages=3, arch="sm_90a")
+    assert rel_err(c, a.double() @ b.double()) < 1e-4

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     I64,
     Float64Type,
@@ -987,9 +987,10 @@ class WgmmaOp(IRDLOperation):
             for use in self.result.uses:
                 user = use.operation
                 chained = isinstance(user, WgmmaOp) and user.is_async is not None and use.index == len(user.operands) - 1
-                if not (isinstance(user, WgmmaWaitOp) or chained):
+                if not (isinstance(user, (WgmmaWaitOp, scf.YieldOp)) or chained):
                     _fail(self, f"the result of an async tile.wgmma is still being written: '{user.name}' may not use it "
-                                "before a tile.wgmma_wait (only the wait, or another async tile.wgmma as its accumulator)")
+                                "before a tile.wgmma_wait (only the wait, another async tile.wgmma as its accumulator, or "
+                                "scf.yield to carry it)")
 
 
 @irdl_op_definition

@@ -1,0 +1,82 @@
+"""tl.wgmma's forms beyond the examples, each checked in the lane interpreter (after tile-distribute)
+against float64: a transposed B's later bands, a register A loaded from global memory (a layout
+conversion to the A fragment) over two K steps, and a K loop that keeps its wgmma in flight
+across iterations (GEMM's ``wait_group 1``), carried through ``scf.for``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilec.lang as tl
+
+
+def rand(*shape, dtype=np.float16, seed=0):
+    return np.random.default_rng(seed + sum(shape)).standard_normal(shape).astype(dtype)
+
+
+def rel(got, want):
+    return float(np.abs(got - want).max() / np.abs(want).max())
+
+
+@tl.kernel(num_warps=4)
+def second_band(a, b, c, COL: tl.constexpr):
+    """c = a @ b[COL:COL+32].T: B stored N x K (128 x 32), its band of 32 rows at COL."""
+    sa, sb = tl.alloc((64, 32), a.dtype), tl.alloc((128, 32), b.dtype)
+    tl.copy(a, (0, 0), sa)
+    tl.copy(b, (0, 0), sb)
+    tl.barrier()
+    acc = tl.wgmma(sa, 0, sb, COL, tl.zeros((16, 32)), trans_b=True)
+    tl.store(c, (tl.warp_id() * 16, 0), acc)
+
+
+@pytest.mark.parametrize("col", [0, 32, 96])
+def test_a_transposed_b_band_past_the_first(col):
+    a, b = rand(64, 32), rand(128, 32)
+    c = np.full((64, 32), np.nan, np.float32)
+    second_band.interpret(a, b, c, COL=col, grid=(1,), after="tile-distribute")
+    assert rel(c, a.astype(np.float64) @ b[col:col + 32].astype(np.float64).T) < 1e-5
+
+
+@tl.kernel(num_warps=8)
+def register_a_from_global(a, b, c, K: tl.constexpr):
+    """c = a @ b, A loaded by each warp straight from global memory (two warpgroups, two K steps)."""
+    sb = tl.alloc((K, 64), b.dtype)
+    tl.copy(b, (0, 0), sb)
+    tl.barrier()
+    rows = tl.warp_id() * 16
+    acc = tl.wgmma(tl.load(a, (rows, 0), shape=(16, K)), None, sb, 0, tl.zeros((16, 64)))
+    tl.store(c, (rows, 0), acc)
+
+
+def test_a_register_a_loaded_from_global_memory():
+    a, b = rand(128, 32), rand(32, 64, seed=1)
+    c = np.full((128, 64), np.nan, np.float32)
+    register_a_from_global.interpret(a, b, c, K=32, grid=(1,), after="tile-distribute")
+    assert rel(c, a.astype(np.float64) @ b.astype(np.float64)) < 1e-5
+
+
+@tl.kernel(num_warps=4)
+def k_loop_in_flight(a, b, c, BK: tl.constexpr):
+    """c = a @ b over K tiles; each K tile's wgmma is left running into the next iteration (at most one
+    group pending), its accumulator carried by the loop: three stages, so the copy into a stage comes
+    after the wgmma that read it has been waited for."""
+    K = a.shape[1]
+    sa, sb = tl.alloc((64, BK), a.dtype), tl.alloc((BK, 64), b.dtype)
+    acc = tl.zeros((16, 64))
+    for k in tl.range(0, K, BK):
+        tl.copy(a, (0, k), sa)
+        tl.copy(b, (k, 0), sb)
+        tl.barrier()
+        acc = tl.wgmma_wait(tl.wgmma(sa, 0, sb, 0, acc, wait=False), 1)  # the previous tile's group is done
+        tl.barrier()
+    tl.store(c, (tl.warp_id() * 16, 0), tl.wgmma_wait(acc, 0))
+
+
+def test_a_k_loop_of_async_wgmmas():
+    a, b = rand(64, 160), rand(160, 64, seed=2)
+    c = np.full((64, 64), np.nan, np.float32)
+    k_loop_in_flight.interpret(a, b, c, BK=32, grid=(1,), num_stages=3, after="tile-distribute")
+    assert rel(c, a.astype(np.float64) @ b.astype(np.float64)) < 1e-5
+    ptx = k_loop_in_flight.compile(a, b, c, BK=32, num_stages=3, arch="sm_90a").asm["ptx"]
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx and "wgmma.wait_group.sync.aligned 0;" in ptx
