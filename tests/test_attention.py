@@ -74,16 +74,19 @@ def test_the_wgmma_kernel_in_the_interpreter(shape, causal, after):
     assert np.abs(lse - want_lse).max() < 2e-3
 
 
-def test_a_negative_scale():
-    """The running extreme is the minimum of the raw scores when the scale is negative."""
+@pytest.mark.parametrize("scale", [-0.4, 0.0, -0.0], ids=str)
+def test_a_negative_or_zero_scale(scale):
+    """The running extreme is the minimum of the raw scores when the scale is negative; a zero scale
+    averages v (masked keys must not make -inf * 0 = NaN), causal or not."""
     rng = np.random.default_rng(11)
     q = rng.standard_normal((1, 1, 40, 64)).astype(np.float16)
     k, v = (rng.standard_normal((1, 1, 90, 64)).astype(np.float16) for _ in range(2))
     for wgmma in (False, True):
-        want, want_lse = reference(q, k, v, False, scale=-0.4)
-        o, lse = run(q, k, v, False, scale=-0.4, wgmma=wgmma)
-        assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
-        assert np.abs(lse - want_lse).max() < 2e-3
+        for causal in (False, True):
+            want, want_lse = reference(q, k, v, causal, scale=scale)
+            o, lse = run(q, k, v, causal, scale=scale, wgmma=wgmma)
+            assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
+            assert np.abs(lse - want_lse).max() < 2e-3
 
 
 def test_the_kernel_compiles_without_a_gpu():

@@ -121,7 +121,7 @@ def test_matmul_wgmma(mnk):
 @pytest.mark.gpu
 def test_the_wgmma_forms_on_the_gpu():
     """tests/lang/test_wgmma_forms.py's kernels on an H100/H200: a transposed B's later band, a
-    register A loaded from global memory, and a K loop with one async wgmma group left in flight."""
+    register A loaded from global memory, and a K loop of async wgmmas."""
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lang"))
@@ -137,5 +137,5 @@ def test_the_wgmma_forms_on_the_gpu():
     assert rel_err(c, a.double() @ b.double()) < 1e-5
     a, b = torch.randn(64, 1000, device="cuda").half(), torch.randn(1000, 64, device="cuda").half()
     c = torch.full((64, 64), float("nan"), device="cuda")
-    forms.k_loop_in_flight[(1,)](a, b, c, BK=32, num_stages=3, arch="sm_90a")
+    forms.k_loop_async[(1,)](a, b, c, BK=32, PENDING=0, num_stages=3, arch="sm_90a")
     assert rel_err(c, a.double() @ b.double()) < 1e-4

@@ -95,9 +95,11 @@ func.func @k(%x: !llvm.ptr<1> {{tile.dtype = bf16}}, %y: !llvm.ptr<1> {{tile.dty
   func.return
 }}"""
     x = rng.standard_normal(32).astype(np.float32)
-    y = np.full(40, 0.1, np.float32)  # 0.1 is no bf16 value: elements the kernel leaves alone stay as given
+    # 1e30 is no bf16 value, and far from any 2x of a normal sample (0.1 was not: x = 0.05008 doubled
+    # is its bf16 rounding, and such an element read as untouched): elements left alone stay as given
+    y = np.full(40, 1e30, np.float32)
     run_text(text, "k", x, y)
-    assert np.array_equal(y[:32], 2 * round_bf16(x)) and np.all(y[32:] == np.float32(0.1))
+    assert np.array_equal(y[:32], 2 * round_bf16(x)) and np.all(y[32:] == np.float32(1e30))
 
 
 # ------------------------------------------------------------------ ldmatrix

@@ -296,6 +296,21 @@ class MbarInitFenceOp(IRDLOperation):
 
 
 @irdl_op_definition
+class FenceProxyAsyncOp(IRDLOperation):
+    """``fence.proxy.async.shared::cta``: this thread's writes to shared memory through the generic
+    proxy (``st.shared``, ``cp.async``) become visible to the async proxy, which wgmma's descriptors
+    read through; issued before the barrier that hands the writes to the warpgroups."""
+
+    name = "frag.fence_proxy_async"
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+@irdl_op_definition
 class MbarExpectTxOp(IRDLOperation):
     """``mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], bytes``: arrive, announcing the phase's bytes."""
 
@@ -761,6 +776,7 @@ Frag = Dialect(
         CpAsyncWaitOp,
         MbarInitOp,
         MbarInitFenceOp,
+        FenceProxyAsyncOp,
         MbarExpectTxOp,
         TmaLoadOp,
         MbarWaitOp,

@@ -127,6 +127,11 @@ def frag_mbar_init_fence() -> frag.MbarInitFenceOp:
     return create(frag.MbarInitFenceOp)
 
 
+def frag_fence_proxy_async() -> frag.FenceProxyAsyncOp:
+    """`frag.FenceProxyAsyncOp()`."""
+    return create(frag.FenceProxyAsyncOp)
+
+
 def frag_mbar_expect_tx(bar: SSAValue, nbytes: int) -> frag.MbarExpectTxOp:
     """`frag.MbarExpectTxOp(bar, nbytes)`."""
     return create(frag.MbarExpectTxOp, operands=(bar,), properties={"bytes": index_attr(nbytes, i64)})
@@ -226,6 +231,7 @@ __all__ = [
     "frag_mbar_arrive_warp",
     "frag_mbar_expect_tx",
     "frag_mbar_init",
+    "frag_fence_proxy_async",
     "frag_mbar_init_fence",
     "frag_mbar_wait",
     "frag_mma",

@@ -83,3 +83,19 @@ def to_element(x: Any, element_type: Attribute) -> Any:
 def nan_fill(shape, element_type: Attribute) -> np.ndarray:
     """An array of NaNs: what memory nobody has written holds."""
     return np.full(shape, np.nan, dtype=numpy_dtype(element_type))
+
+
+F32_MIN_NORMAL = 2.0**-126
+
+
+def exp2_ftz(x: Any) -> np.ndarray:
+    """``2**x`` in float64 with the results below f32's smallest normal flushed to 0: what the GPU's
+    ``ex2.approx.ftz.f32`` (tilec's ``exp2``/``exp`` lowering) returns for them."""
+    y = np.exp2(np.asarray(x, dtype=np.float64))
+    return np.where(y < F32_MIN_NORMAL, 0.0, y)
+
+
+def exp_ftz(x: Any) -> np.ndarray:
+    """``e**x`` as :func:`exp2_ftz` flushes it."""
+    y = np.exp(np.asarray(x, dtype=np.float64))
+    return np.where(y < F32_MIN_NORMAL, 0.0, y)

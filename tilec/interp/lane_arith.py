@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseIntOrFPElementsAttr, Float
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import Operation
 
+from tilec.interp.dtypes import exp2_ftz, exp_ftz
 from tilec.interp.errors import OpError
 from tilec.interp.lane_memory import Ptr
 from tilec.interp.lane_values import (
@@ -319,8 +320,8 @@ _erf = np.vectorize(__import__("math").erf, otypes=[np.float64])
 class LaneMathFunctions(InterpreterFunctions):
     """``math`` on lane values: float64, then one rounding to the result type."""
 
-    run_exp = impl(math.ExpOp)(_math_unary(np.exp))
-    run_exp2 = impl(math.Exp2Op)(_math_unary(np.exp2))
+    run_exp = impl(math.ExpOp)(_math_unary(exp_ftz))  # the GPU's ex2.approx.ftz: no subnormal results
+    run_exp2 = impl(math.Exp2Op)(_math_unary(exp2_ftz))
     run_expm1 = impl(math.ExpM1Op)(_math_unary(np.expm1))
     run_log = impl(math.LogOp)(_math_unary(np.log))
     run_log2 = impl(math.Log2Op)(_math_unary(np.log2))

@@ -7,7 +7,7 @@ What ``tile-distribute`` emits for ``tile.bulk_copy`` and its barriers
   (8-byte aligned) shared address, expecting ``count`` arrivals per phase.
   Barriers belong to the block (:class:`Mbarriers`), keyed by their shared
   address; a barrier op on an address without one is an error.
-- ``frag.mbar_init_fence``: nothing to model.
+- ``frag.mbar_init_fence``, ``frag.fence_proxy_async``: nothing to model.
 - ``frag.mbar_expect_tx %bar, bytes``: each active lane arrives once,
   announcing ``bytes`` of copies for the open phase.
 - ``frag.tma_load %dst, %map[%c0, %c1], %bar``: each active lane copies the
@@ -229,6 +229,10 @@ class BulkFunctions(InterpreterFunctions):
     @impl(frag.MbarInitFenceOp)
     def run_mbar_init_fence(self, interpreter, op, args):
         return ()
+
+    @impl(frag.FenceProxyAsyncOp)
+    def run_fence_proxy_async(self, interpreter, op, args):
+        return ()  # one memory here: the proxies see the same bytes
 
     @impl(frag.MbarExpectTxOp)
     def run_mbar_expect_tx(self, interpreter, op: frag.MbarExpectTxOp, args):

@@ -27,7 +27,7 @@ from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.math import MathFunctions
 from xdsl.ir import Attribute, Operation
 
-from tilec.interp.dtypes import is_float_type, to_element
+from tilec.interp.dtypes import exp2_ftz, exp_ftz, is_float_type, to_element
 
 
 def _result(op: Operation, value: Any) -> tuple[Any]:
@@ -314,8 +314,8 @@ _erf = np.frompyfunc(pymath.erf, 1, 1)
 class NumpyMathFunctions(MathFunctions):
     """``math`` on numpy scalars and arrays, rounded to the result type."""
 
-    run_exp = impl(math.ExpOp)(_unary(np.exp))
-    run_exp2 = impl(math.Exp2Op)(_unary(np.exp2))
+    run_exp = impl(math.ExpOp)(_unary(exp_ftz))  # as the GPU's ex2.approx.ftz: no subnormal results
+    run_exp2 = impl(math.Exp2Op)(_unary(exp2_ftz))
     run_expm1 = impl(math.ExpM1Op)(_unary(np.expm1))
     run_log = impl(math.LogOp)(_unary(np.log))
     run_log2 = impl(math.Log2Op)(_unary(np.log2))

@@ -41,7 +41,7 @@ from xdsl.ir import Attribute, Operation
 
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import SharedType, element_bits
-from tilec.interp.dtypes import numpy_dtype, to_element
+from tilec.interp.dtypes import exp2_ftz, exp_ftz, numpy_dtype, to_element
 from tilec.interp.errors import BarrierError, OpError, TileInterpreterError, WarpAborted, describe_op
 from tilec.interp.mbarriers import BarrierArray
 from tilec.interp.memory import GlobalView, SharedTile, copy_owner_mask, shared_offsets
@@ -676,11 +676,11 @@ class TileFunctions(InterpreterFunctions):
 
     @impl(t.ExpOp)
     def run_exp(self, interpreter, op, args):
-        return self._transcendental(op, args, np.exp)
+        return self._transcendental(op, args, exp_ftz)  # as the GPU's ex2.approx.ftz: no subnormal results
 
     @impl(t.Exp2Op)
     def run_exp2(self, interpreter, op, args):
-        return self._transcendental(op, args, np.exp2)
+        return self._transcendental(op, args, exp2_ftz)
 
     @impl(t.ReluOp)
     def run_relu(self, interpreter, op, args):

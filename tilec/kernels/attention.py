@@ -66,19 +66,23 @@ def online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK: bool, CAUSAL: bool, NEG
     is negative, ``NEG``), so that ``m * qk_scale`` is the maximum of the scaled scores and each
     probability is one fused multiply-add and an ``ex2``: ``exp2(s * qk_scale - m * qk_scale)``.
     ``l`` is the running sum. ``MASK``: keys past ``n`` (and, with ``CAUSAL``, past the row) count
-    as absent. Returns ``(p, alpha, m, l)``: the tile's probabilities and the factor that rescales
-    what was accumulated before."""
+    as absent: out of the extreme, and a probability of 0 (not ``exp2(-inf * qk_scale)``, which is
+    NaN for a zero scale). Returns ``(p, alpha, m, l)``: the tile's probabilities and the factor
+    that rescales what was accumulated before."""
+    none = float("inf") if NEG else float("-inf")  # the extreme of a row with no key so far
     if MASK:
         cols = tl.iota(s.shape, 1, n0)
         keep = cols < n
         if CAUSAL:
             keep = keep & (cols <= tl.iota(s.shape, 0, wrow))
-        s = tl.where(keep, s, float("inf") if NEG else float("-inf"))
+        s = tl.where(keep, s, none)
     m_new = tl.minimum(m, tl.row_min(s)) if NEG else tl.maximum(m, tl.row_max(s))
-    # a row with no key so far has m = -inf (+inf): e^(-inf - -inf) would be NaN
-    m_scaled = tl.where(m_new * qk_scale == float("-inf"), 0.0, m_new * qk_scale)
+    # a row with no key so far keeps m = -inf (+inf): its terms are 0, and -inf * scale is no number
+    m_scaled = tl.where(m_new == none, 0.0, m_new * qk_scale)
     p = tl.exp2(s * qk_scale - m_scaled[:, None])
-    alpha = tl.exp2(m * qk_scale - m_scaled)
+    if MASK:
+        p = tl.where(keep, p, 0.0)
+    alpha = tl.where(m == none, 0.0, tl.exp2(m * qk_scale - m_scaled))
     return p, alpha, m_new, l * alpha + tl.row_sum(p)
 
 

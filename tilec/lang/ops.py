@@ -7,6 +7,7 @@ anything itself: the passes that compile hand-written tile IR compile these kern
 from __future__ import annotations
 
 import builtins
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -218,9 +219,7 @@ def _tiled_copy_layouts(tiled: Any, shared: Shared):
     while cols % per:
         per //= 2
     threads = current().num_threads
-    across = builtins.max(1, builtins.min(cols // per, threads))
-    while threads % across:
-        across //= 2
+    across = math.gcd(cols // per, threads)  # divides both: the row's vectors and the block's threads
     down = builtins.min(rows, threads // across)
     while rows % down:
         down //= 2

@@ -219,6 +219,8 @@ from tilec.dialects.tile.ops import (
     MbarWaitOp,
     MmaOp,
     StageOp,
+    WgmmaOp,
+    WgmmaWaitOp,
 )
 from tilec.dialects.tile.types import MBAR_WARPS, GlobalType, RegisterType, SharedType, element_bits
 from tilec.layout import ComposedLayout, Layout, Swizzle
@@ -394,8 +396,24 @@ def _analyze(loop: scf.ForOp) -> _Plan | None:
                 work.extend(owner.operands)
         slices.append([o for o in prefix if o in needed])
 
+    _check_async_readers(body, allocs, fail)
     last = ops[-2] if len(ops) >= 2 and isinstance(ops[-2], BarrierOp) and len(ops) - 2 > first else None
     return _Plan(loop, copies, allocs, prefix, ops[first], last, slices)
+
+
+def _check_async_readers(body: Block, allocs: list[AllocOp], fail) -> None:
+    """An async ``tile.wgmma`` reading a copied tile keeps reading it until a wait completes it; the
+    next iteration's copies overwrite that stage, so a ``tile.wgmma_wait`` with ``pending = 0`` must
+    follow it in the same iteration (a wgmma left running into the next iteration would need one
+    stage more than the pipeline keeps)."""
+    tiles = {a.result for a in allocs}
+    ops = list(body.ops)
+    for i, op in enumerate(ops):
+        for inner in op.walk():
+            if isinstance(inner, WgmmaOp) and inner.is_async is not None and tiles & {inner.a, inner.b}:
+                if not any(isinstance(o, WgmmaWaitOp) and o.pending.value.data == 0 for o in ops[i + 1:]):
+                    fail(inner, "an async tile.wgmma reads a shared tile that the next K tile's copies overwrite; "
+                                "wait for it with tile.wgmma_wait ..., 0 (tl.wgmma_wait(x, 0)) in the same iteration")
 
 
 def element_copies_only(plan: _Plan) -> bool:
@@ -989,6 +1007,9 @@ def release_early(loop: scf.ForOp) -> None:
             while op.parent_block() is not body:
                 op = op.parent_op()
             readers.add(op)
+    # an async wgmma reads the stage until a wait completes it (the analysis requires a wait 0 for it)
+    if any(isinstance(r, WgmmaOp) and r.is_async is not None for r in readers):
+        readers.update(o for o in body.ops if isinstance(o, WgmmaWaitOp) and o.pending.value.data == 0)
     last = max(readers, key=body.get_operation_index, default=None)
     if last is not None and body.get_operation_index(last) < body.get_operation_index(arrive):
         arrive.detach()
@@ -996,6 +1017,21 @@ def release_early(loop: scf.ForOp) -> None:
 
 
 # ---------------------------------------------------------------- the pass
+
+
+def _shared_stages(plans: list[_Plan], stages: int) -> list[int]:
+    """Each plan's stage count: ``stages``, or two for loops of element copies only; loops that copy
+    into the same shared tile share its buffer, so they all take the largest count among them (more
+    stages than element copies use only repeat their copy code in the prologue)."""
+    counts = [min(stages, SYNC_COPY_STAGES) if element_copies_only(p) else stages for p in plans]
+    changed = True
+    while changed:
+        changed = False
+        for i, a in enumerate(plans):
+            for j, b in enumerate(plans):
+                if counts[i] < counts[j] and set(a.allocs) & set(b.allocs):
+                    counts[i], changed = counts[j], True
+    return counts
 
 
 def check_stages(stages: int) -> None:
@@ -1040,11 +1076,11 @@ class TilePipelinePass(ModulePass):
             # Every K loop is checked before any is changed: an error leaves the module as it was
             # (but for the smem limit, checked per loop as it is pipelined).
             loops = [o for o in op.walk() if isinstance(o, scf.ForOp)]
+            plans = [p for p in map(_analyze, loops) if p is not None]
+            stages = _shared_stages(plans, self.stages)
             buffers: dict[AllocOp, SSAValue] = {}
-            for plan in [p for p in map(_analyze, loops) if p is not None]:
-                stages = min(self.stages, SYNC_COPY_STAGES) if element_copies_only(plan) else self.stages
-                pipelined.append(_pipeline(plan, stages, bulk_boxes(plan) if self.bulk else None, self.release,
-                                           buffers))
+            for plan, n in zip(plans, stages):
+                pipelined.append(_pipeline(plan, n, bulk_boxes(plan) if self.bulk else None, self.release, buffers))
         if self.reg_double_buffer:
             for mma in [o for o in op.walk() if isinstance(o, MmaOp)]:
                 split_k_steps(mma)

@@ -153,6 +153,11 @@ def _mbar_init_fence(op: frag.MbarInitFenceOp, b: Builder) -> list[SSAValue]:
     return []
 
 
+def _fence_proxy_async(op: frag.FenceProxyAsyncOp, b: Builder) -> list[SSAValue]:
+    N.fence_proxy_async(b)
+    return []
+
+
 def _mbar_expect_tx(op: frag.MbarExpectTxOp, b: Builder) -> list[SSAValue]:
     N.mbarrier_arrive_expect_tx(b, op.bar, op.bytes.value.data)
     return []
@@ -275,6 +280,7 @@ LOWERINGS: dict[type[Operation], Lowering] = {
     frag.CpAsyncWaitOp: _cp_async_wait,
     frag.MbarInitOp: _mbar_init,
     frag.MbarInitFenceOp: _mbar_init_fence,
+    frag.FenceProxyAsyncOp: _fence_proxy_async,
     frag.MbarExpectTxOp: _mbar_expect_tx,
     frag.TmaLoadOp: _tma_load,
     frag.MbarWaitOp: _mbar_wait,

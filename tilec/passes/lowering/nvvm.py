@@ -372,6 +372,11 @@ def mbarrier_init(builder: Builder, bar: Value, count: int) -> None:
     call_intrinsic(builder, "llvm.nvvm.mbarrier.init.shared", [bar, const_i32(builder, count)])
 
 
+def fence_proxy_async(builder: Builder) -> None:
+    """`fence.proxy.async.shared::cta`: generic-proxy writes to shared memory are seen by the async proxy."""
+    inline_asm(builder, "fence.proxy.async.shared::cta;", "~{memory}", [])
+
+
 def mbarrier_init_fence(builder: Builder) -> None:
     """`fence.mbarrier_init.release.cluster` then `fence.proxy.async.shared::cta`: the
     initialised barriers are visible to the bulk copies (async proxy) that complete on them."""

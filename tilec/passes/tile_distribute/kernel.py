@@ -90,7 +90,7 @@ from tilec.passes.tile_distribute.reduce import REDUCTIONS, ReductionLowering, r
 from tilec.passes.tile_distribute.registers import RegisterForms
 from tilec.passes.tile_distribute.vectors import VectorLowering
 from tilec.passes.tile_layout import uses_tiles, value_name
-from tilec.passes.tile_distribute.wgmma import WgmmaLowering, wgmma_alignment
+from tilec.passes.tile_distribute.wgmma import WgmmaLowering, wgmma_alignment, wgmma_reads_generic_writes
 from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf
 
 MAX_REGISTERS = 255
@@ -310,8 +310,11 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                   or (isinstance(op, t.ConvertLayoutOp) and needs_scratch(op))
                   or (isinstance(op, REDUCTIONS) and reduction_scratch_bytes(op))]
         self._align = bulk_alignment(self.fn)
-        for alloc, period in wgmma_alignment(self.fn).items():
+        wgmma_tiles = wgmma_alignment(self.fn)
+        for alloc, period in wgmma_tiles.items():
             self._align[alloc] = max(self._align.get(alloc, SHARED_ALIGN), period)
+        # wgmma reads shared memory through the async proxy: a barrier hands it generic writes only after a proxy fence
+        self._proxy_fence = wgmma_reads_generic_writes(self.fn, wgmma_tiles)
         plan, offset, used = {}, 0, set()
         for i, op in enumerate(allocs):
             if isinstance(op, t.MbarInitOp):
@@ -486,6 +489,8 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 for v in (*op.operands, *op.results):
                     if isinstance(v.type, GlobalType | SharedType | RegisterType | RegisterVectorType):
                         raise RegallocError(f"takes or gives a tile value ({v.type}); only tile ops and scf may")
+                if isinstance(op, t.BarrierOp) and self._proxy_fence:
+                    em.insert(frag_fast.frag_fence_proxy_async())
                 new = op.clone(value_mapper=_Mapper(self.lookup))
                 em.insert(new)
                 for old, nv in zip(op.results, new.results):

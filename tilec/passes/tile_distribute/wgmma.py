@@ -39,7 +39,7 @@ from xdsl.ir import SSAValue
 
 from tilec.dialects import frag_fast
 from tilec.dialects.tile import ops as t
-from tilec.dialects.tile.types import element_bits
+from tilec.dialects.tile.types import SharedType, element_bits
 from tilec.ir import fast
 from tilec.layout.gmma import Described, GmmaLayoutError, describe
 from tilec.passes.tile_distribute.memory import RegallocError
@@ -194,9 +194,26 @@ def wgmma_alignment(fn) -> dict:
     return out
 
 
+def wgmma_reads_generic_writes(fn, tiles) -> bool:
+    """Whether a shared tile a wgmma reads (``tiles``: their allocs) is written through the generic
+    proxy (``tile.copy``, ``cp.async``, ``tile.store``), which the async proxy sees only after a
+    ``fence.proxy.async``; bulk tensor copies write through the async proxy themselves."""
+    for op in fn.walk():
+        dest = None
+        if isinstance(op, (t.CopyOp, t.AsyncCopyOp)):
+            dest = op.dest
+        elif isinstance(op, t.StoreOp) and isinstance(op.dest.type, SharedType):
+            dest = op.dest
+        while dest is not None and isinstance(dest.owner, t.StageOp):
+            dest = dest.owner.buffer
+        if dest is not None and dest.owner in tiles:
+            return True
+    return False
+
+
 def _period(layout, elem_bytes: int) -> int:
     sw = getattr(layout, "inner", None)
     return sw.size() * elem_bytes if sw is not None else 16
 
 
-__all__ = ["WgmmaLowering", "wgmma_alignment"]
+__all__ = ["WgmmaLowering", "wgmma_alignment", "wgmma_reads_generic_writes"]

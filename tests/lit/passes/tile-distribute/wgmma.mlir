@@ -1,6 +1,10 @@
 // RUN: tile-opt %S/../../../../examples/kernels/wgmma_f16.mlir -p tile-layout,tile-distribute | filecheck %s
 // RUN: tile-opt %S/../../../../examples/kernels/wgmma_f16.mlir -p tile-layout,tile-distribute,tile-to-llvm -t 'ptx{arch=sm_90a}' | filecheck %s --check-prefix=PTX
 // RUN: not tile-opt %s -p tile-layout,tile-distribute 2>&1 | filecheck %s --check-prefix=ERR
+// RUN: tile-opt %S/../../../../examples/kernels/wgmma_f16.mlir -p tile-layout,tile-distribute | filecheck %s --check-prefix=NOFENCE
+
+// Bulk copies write the operands through the async proxy, as wgmma reads them: no proxy fence.
+// NOFENCE-NOT: frag.fence_proxy_async
 
 // tile.wgmma at fragment level (input: examples/kernels/wgmma_f16.mlir). A's
 // band of warpgroup %row / 64 starts %row / 64 * 8192 bytes into %sa; its
@@ -39,5 +43,5 @@ func.func @unswizzled() attributes {tile.launch = #tile.launch<grid = [1, 1, 1],
   %d = tile.wgmma %sa[%c0], %sb[%c0], %z : !tile.st<64x64xf16, (64,64):(64,1)>, !tile.st<64x64xf16, Sw<3,3,3> o 0 o (64,64):(64,1)>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
   func.return
 }
-// ERR: error: tile-distribute: 'tile.wgmma' at {{.*}}wgmma.mlir:39:8: no wgmma descriptor describes the operands: layout (64,64):(64,1) has no 32/64/128-byte swizzle
+// ERR: error: tile-distribute: 'tile.wgmma' at {{.*}}wgmma.mlir:43:8: no wgmma descriptor describes the operands: layout (64,64):(64,1) has no 32/64/128-byte swizzle
 // ERR-SAME:    of the tensor-map kind a wgmma descriptor needs{{$}}
