@@ -103,7 +103,7 @@ def test_the_kernel_compiles_without_a_gpu():
     assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16 \{[^}]*\}, \{%r", ptx)
 
 
-@pytest.mark.parametrize("d", [16, 48, 96, 192, 256])
+@pytest.mark.parametrize("d", [16, 48, 96, 144, 192, 256])
 def test_head_dimensions_past_the_tuned_ones(d):
     """Other multiples of 16: sm_90's kernel to 256 (descriptor layouts of 32/64/128-byte rows), the
     mma.sync kernel to 192 (in the interpreter after tile-distribute for one of each), and a clear

@@ -60,7 +60,7 @@ def test_strided_views_and_large_values():
 @gpu
 @pytest.mark.gpu
 @pytest.mark.parametrize("arch", [None, "sm_80"], ids=["default", "mma.sync"])
-@pytest.mark.parametrize("d", [32, 96, 192, 256])
+@pytest.mark.parametrize("d", [32, 96, 144, 192, 256])
 def test_other_head_dimensions(d, arch):
     """Head dimensions past the tuned 64 and 128 on the GPU's path (wgmma on sm_90) and on mma.sync
     (up to MMA_MAX_HEAD_DIM there; past it a ValueError, before any launch)."""
