@@ -51,28 +51,19 @@ def attention_overlap(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr
     p = tl.zeros((16, BN), q.dtype)  # P_{-1}: nothing to add yet
     qk_scale = scale * LOG2E
     full, hi = key_range(n, row0, BM, BN, CAUSAL)
-    for n0 in tl.range(0, full, BN):  # whole tiles: no mask
-        tl.copy(kh, (n0, 0), sk)
-        tl.copy(vh, (tl.maximum(n0 - BN, 0), 0), sv)  # V_{j-1} (tile 0 again at j = 0, times P = 0)
-        tl.barrier()
-        s = tl.wgmma(sq, band, sk, 0, tl.zeros((16, BN)), trans_b=True, wait=False)
-        acc = tl.wgmma(p, None, sv, 0, acc, wait=False)
-        s = tl.wgmma_wait(s, 1)  # S_j is done; P_{j-1} @ V_{j-1} may still run
-        p_new, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, False, CAUSAL, NEG)
-        acc = tl.wgmma_wait(acc, 0) * alpha[:, None]
-        p = p_new.to(q.dtype)
-        tl.barrier()
-    for n0 in tl.range(full, hi + BN, BN):  # the ragged last tile, the causal diagonal, and one past
-        tl.copy(kh, (n0, 0), sk)
-        tl.copy(vh, (tl.maximum(n0 - BN, 0), 0), sv)
-        tl.barrier()
-        s = tl.wgmma(sq, band, sk, 0, tl.zeros((16, BN)), trans_b=True, wait=False)
-        acc = tl.wgmma(p, None, sv, 0, acc, wait=False)
-        s = tl.wgmma_wait(s, 1)
-        p_new, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, True, CAUSAL, NEG)
-        acc = tl.wgmma_wait(acc, 0) * alpha[:, None]
-        p = p_new.to(q.dtype)
-        tl.barrier()
+    # unmasked tiles, then the ragged last one, the causal diagonal and one past the end (masked)
+    for lo, end, MASK in ((0, full, False), (full, hi + BN, True)):
+        for n0 in tl.range(lo, end, BN):
+            tl.copy(kh, (n0, 0), sk)
+            tl.copy(vh, (tl.maximum(n0 - BN, 0), 0), sv)  # V_{j-1} (tile 0 again at j = 0, times P = 0)
+            tl.barrier()
+            s = tl.wgmma(sq, band, sk, 0, tl.zeros((16, BN)), trans_b=True, wait=False)
+            acc = tl.wgmma(p, None, sv, 0, acc, wait=False)
+            s = tl.wgmma_wait(s, 1)  # S_j is done; P_{j-1} @ V_{j-1} may still run
+            p_new, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK, CAUSAL, NEG)
+            acc = tl.wgmma_wait(acc, 0) * alpha[:, None]
+            p = p_new.to(q.dtype)
+            tl.barrier()
     tl.store(oh, (wrow, 0), (acc / l[:, None]).to(o.dtype))
     if lse is not None:
         tl.store(lse[b, h], (wrow,), (m * qk_scale + tl.log2(l)) * (1.0 / LOG2E))

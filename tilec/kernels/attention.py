@@ -104,22 +104,16 @@ def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D:
     acc = tl.zeros((16, D))
     qk_scale = scale * LOG2E  # exp(x) = exp2(x log2 e)
     full, hi = key_range(n, row0, BM, BN, CAUSAL)
-    for n0 in tl.range(0, full, BN):  # whole tiles: no mask
-        tl.copy(kh, (n0, 0), sk)
-        tl.copy(vh, (n0, 0), sv)
-        tl.barrier()
-        s = tl.mma(qt, tl.load(sk), tl.zeros((16, BN)), trans_b=True)
-        p, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, False, CAUSAL, NEG)
-        acc = tl.mma(p.to(q.dtype), tl.load(sv), acc * alpha[:, None])
-        tl.barrier()
-    for n0 in tl.range(full, hi, BN):  # the ragged last tile, the causal diagonal
-        tl.copy(kh, (n0, 0), sk)
-        tl.copy(vh, (n0, 0), sv)
-        tl.barrier()
-        s = tl.mma(qt, tl.load(sk), tl.zeros((16, BN)), trans_b=True)
-        p, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, True, CAUSAL, NEG)
-        acc = tl.mma(p.to(q.dtype), tl.load(sv), acc * alpha[:, None])
-        tl.barrier()
+    # whole tiles without a mask, then the ragged last tile and the causal diagonal (a Python loop: two K loops)
+    for lo, end, MASK in ((0, full, False), (full, hi, True)):
+        for n0 in tl.range(lo, end, BN):
+            tl.copy(kh, (n0, 0), sk)
+            tl.copy(vh, (n0, 0), sv)
+            tl.barrier()
+            s = tl.mma(qt, tl.load(sk), tl.zeros((16, BN)), trans_b=True)
+            p, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK, CAUSAL, NEG)
+            acc = tl.mma(p.to(q.dtype), tl.load(sv), acc * alpha[:, None])
+            tl.barrier()
     tl.store(oh, (wrow, 0), (acc / l[:, None]).to(o.dtype))
     if lse is not None:
         tl.store(lse[b, h], (wrow,), (m * qk_scale + tl.log2(l)) * (1.0 / LOG2E))
@@ -148,22 +142,15 @@ def attention_fwd_wgmma(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constex
     acc = tl.zeros((16, D))
     qk_scale = scale * LOG2E
     full, hi = key_range(n, row0, BM, BN, CAUSAL)
-    for n0 in tl.range(0, full, BN):  # whole tiles: no mask
-        tl.copy(kh, (n0, 0), sk)
-        tl.copy(vh, (n0, 0), sv)
-        tl.barrier()
-        s = tl.wgmma(sq, band, sk, 0, tl.zeros((16, BN)), trans_b=True)
-        p, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, False, CAUSAL, NEG)
-        acc = tl.wgmma(p.to(q.dtype), None, sv, 0, acc * alpha[:, None])
-        tl.barrier()
-    for n0 in tl.range(full, hi, BN):  # the ragged last tile, the causal diagonal
-        tl.copy(kh, (n0, 0), sk)
-        tl.copy(vh, (n0, 0), sv)
-        tl.barrier()
-        s = tl.wgmma(sq, band, sk, 0, tl.zeros((16, BN)), trans_b=True)
-        p, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, True, CAUSAL, NEG)
-        acc = tl.wgmma(p.to(q.dtype), None, sv, 0, acc * alpha[:, None])
-        tl.barrier()
+    for lo, end, MASK in ((0, full, False), (full, hi, True)):  # unmasked tiles, then the masked ones
+        for n0 in tl.range(lo, end, BN):
+            tl.copy(kh, (n0, 0), sk)
+            tl.copy(vh, (n0, 0), sv)
+            tl.barrier()
+            s = tl.wgmma(sq, band, sk, 0, tl.zeros((16, BN)), trans_b=True)
+            p, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK, CAUSAL, NEG)
+            acc = tl.wgmma(p.to(q.dtype), None, sv, 0, acc * alpha[:, None])
+            tl.barrier()
     tl.store(oh, (wrow, 0), (acc / l[:, None]).to(o.dtype))
     if lse is not None:
         tl.store(lse[b, h], (wrow,), (m * qk_scale + tl.log2(l)) * (1.0 / LOG2E))
