@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import sys
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -34,8 +36,13 @@ def main() -> None:
     want = F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
     flops = 4 * b * h * s * s * d / (2 if args.causal else 1)
     wgmma = args.path != "mma"
-    kernel, arch = {"wgmma": (A.attention_fwd_wgmma, "sm_90a"), "overlap": (A.attention_fwd_overlap, "sm_90a"),
-                    "mma": (A.attention_fwd, "sm_80")}[args.path]
+    if args.path == "overlap":  # examples/lang/attention_overlap.py's kernel (async wgmma)
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "lang"))
+        from attention_overlap import attention_overlap
+
+        kernel, arch = attention_overlap, "sm_90a"
+    else:
+        kernel, arch = {"wgmma": (A.attention_fwd_wgmma, "sm_90a"), "mma": (A.attention_fwd, "sm_80")}[args.path]
     print(f"GPU: {torch.cuda.get_device_name()}; {args.path}, D {d}, S {s}, causal {args.causal}")
     for bm, bn, stages in itertools.product((64, 128), args.bn, args.stages):
         out = torch.full_like(q, float("nan"))

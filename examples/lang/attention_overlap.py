@@ -11,9 +11,8 @@ It reuses ``tilec.attention``'s online softmax and key ranges: only the schedule
 Measured against ``tilec.attention``'s synchronous kernel on an H100 (``bench/attention_configs.py
 --path overlap``, bf16, S = 4k, one run): 411 against 456 TFLOP/s at D = 128 (BM 128, BN 128) and
 323 against 438 at D = 64. It is slower: in the SASS, ptxas moved the wait for ``P @ V`` above
-the softmax (250 registers live at BN 128), so nothing overlaps (bench/NOTES.md). The mechanism is the one issue 22's GEMM needs (wgmma
-kept in flight across K steps); attention's use waits for producer/consumer warpgroups with their
-own register budgets (``setmaxnreg``).
+the softmax (250 registers live at BN 128), so nothing overlaps (bench/NOTES.md). Attention's use
+waits for producer/consumer warpgroups with their own register budgets (``setmaxnreg``).
 """
 
 from __future__ import annotations

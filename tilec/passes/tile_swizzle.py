@@ -205,7 +205,8 @@ class TileSwizzlePass(ModulePass):
         tile_type = alloc.result.type
         rows, cols = tile_type.dims
         e = element_bits(tile_type.element_type) // 8
-        layout = canonical_layout(rows, cols, e) if banks.compact_order(tile_type.layout, tile_type.dims) == "row" else None
+        row_major = banks.compact_order(tile_type.layout, tile_type.dims) == "row"
+        layout = canonical_layout(rows, cols, e) if row_major else None
         if layout is None:
             self._note(alloc, f"kept: read by tile.wgmma, no descriptor layout for {tile_type}")
             return

@@ -986,11 +986,12 @@ class WgmmaOp(IRDLOperation):
         if self.is_async is not None:
             for use in self.result.uses:
                 user = use.operation
-                chained = isinstance(user, WgmmaOp) and user.is_async is not None and use.index == len(user.operands) - 1
+                last = len(user.operands) - 1
+                chained = isinstance(user, WgmmaOp) and user.is_async is not None and use.index == last
                 if not (isinstance(user, (WgmmaWaitOp, scf.YieldOp)) or chained):
-                    _fail(self, f"the result of an async tile.wgmma is still being written: '{user.name}' may not use it "
-                                "before a tile.wgmma_wait (only the wait, another async tile.wgmma as its accumulator, or "
-                                "scf.yield to carry it)")
+                    _fail(self, f"the result of an async tile.wgmma is still being written: '{user.name}' may not "
+                                "use it before a tile.wgmma_wait (only the wait, another async tile.wgmma as its "
+                                "accumulator, or scf.yield to carry it)")
 
 
 @irdl_op_definition
