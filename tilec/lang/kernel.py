@@ -257,7 +257,8 @@ class Kernel:
     def interpret(self, *args: Any, grid: Any, num_warps: int | None = None, after: str | None = None,
                   num_stages: int | None = None, bulk: bool | None = None, pipeline: str | None = None,
                   **kwargs: Any) -> None:
-        """Run the variant on the CPU interpreter: numpy arrays in and out (written in place).
+        """Run the variant on the CPU interpreter: numpy arrays in and out (written in place; strided
+        views through row-major copies, as the launcher stages host arrays).
 
         ``after``: a pass of the kernel's pipeline (``tile-layout``, ``tile-distribute`` ...): the
         IR that pass leaves is what runs (fragment-level IR lane by lane), so a pass can be checked
@@ -266,6 +267,18 @@ class Kernel:
         # lazy: the interpreter adds ~280 ms (measured), for tests and debugging only
         from tilec.interp import run
 
+        # strided numpy views run on row-major copies, as the launcher stages host arrays (the
+        # specialisation assumes that copy's aligned rows); the copies are written back after the run
+        staged: list[tuple[np.ndarray, np.ndarray]] = []
+
+        def row_major(value: Any) -> Any:
+            if isinstance(value, np.ndarray) and value.ndim and not value.flags.c_contiguous:
+                staged.append((value, np.ascontiguousarray(value)))
+                return staged[-1][1]
+            return value
+
+        args = tuple(row_major(a) for a in args)
+        kwargs = {k: row_major(v) for k, v in kwargs.items()}
         spec = self.specialize(*args, num_warps=num_warps, **kwargs)
         bound = self._bind(args, kwargs)
         runtime = [v for n, v in bound.arguments.items() if n not in self.constexprs and v is not None]
@@ -280,6 +293,8 @@ class Kernel:
 
                 runtime = expand(gl_params(fn), *runtime, signature_length=len(fn.function_type.inputs.data))
         run(module, self.name, *runtime, grid=grid)
+        for view, copy in staged:
+            view[...] = copy
 
     def _lowered(self, module: ModuleOp, pipeline: str | None, after: str) -> ModuleOp:
         """A copy of ``module`` after the passes of ``pipeline`` up to and including ``after``."""
