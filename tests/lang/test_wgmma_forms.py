@@ -117,3 +117,27 @@ def test_k_loops_sharing_tiles_take_one_stage_count(stages):
     two_loops_two_sources.interpret(a, a2, b, b2, c, BK=32, grid=(1,), num_stages=stages, after="tile-distribute")
     want = a.astype(np.float64) @ b.astype(np.float64) + a2.astype(np.float64) @ b2[:, :64].astype(np.float64)
     assert rel(c, want) < 1e-5
+
+
+@tl.kernel(num_warps=4)
+def overwritten_while_running(a, b, c, d):
+    """An async wgmma reads sb; b's tile is then copied over by d's before the wait: a race."""
+    sa, sb = tl.alloc((64, 64), a.dtype), tl.alloc((64, 64), b.dtype)
+    tl.copy(a, (0, 0), sa)
+    tl.copy(b, (0, 0), sb)
+    tl.barrier()
+    acc = tl.wgmma(sa, 0, sb, 0, tl.zeros((16, 64)), wait=False)
+    tl.copy(d, (0, 0), sb)
+    tl.barrier()
+    tl.store(c, (tl.warp_id() * 16, 0), tl.wgmma_wait(acc, 0))
+
+
+def test_the_lane_interpreter_finds_a_wgmma_operand_written_while_it_runs():
+    """The hardware may read a wgmma's shared operands any time until the wait that completes its
+    group: the lane interpreter keeps the bytes each wgmma read and checks them at that wait."""
+    from tilec.interp import TileInterpreterError
+
+    a, b, d = rand(64, 64), rand(64, 64, seed=1), rand(64, 64, seed=2)
+    c = np.zeros((64, 64), np.float32)
+    with pytest.raises(TileInterpreterError, match=r"operand B \(.*\) was written while the wgmma ran"):
+        overwritten_while_running.interpret(a, b, c, d, grid=(1,), after="tile-distribute")

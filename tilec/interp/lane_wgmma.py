@@ -40,11 +40,13 @@ accumulator was written by an ordinary instruction (anything but
 ``frag.wgmma_fence``, or with no fence at all, is an error (PTX needs
 ``wgmma.fence`` between register writes and the wgmma reading them;
 accumulators of one wgmma chained into the next need none); so is a
-``frag.wgmma_rs`` whose A registers were.
+``frag.wgmma_rs`` whose A registers were. The hardware may read the shared
+operands any time until the group completes: the tracker keeps the bytes each
+wgmma read, and a wait that completes its group checks they are unchanged
+(a write to them in between is an error).
 
 Not modelled: that the four warps of a warpgroup give the same descriptors
-(each warp computes its rows from its own), and writes to the operands'
-shared memory while a wgmma is in flight (it read them at issue).
+(each warp computes its rows from its own).
 """
 
 from __future__ import annotations
@@ -103,14 +105,19 @@ def _values(bits: np.ndarray, dtype: str) -> np.ndarray:
     return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)  # bf16
 
 
-def read_operand(memories: list[Memory], value: int, major: str, dtype: str, mn: int, what: str) -> np.ndarray:
-    """The ``mn x 16`` operand a descriptor ``value`` describes, as float64 values."""
+def read_operand(memories: list[Memory], value: int, major: str, dtype: str, mn: int, what: str,
+                 reads: list | None = None) -> np.ndarray:
+    """The ``mn x 16`` operand a descriptor ``value`` describes, as float64 values; ``reads`` (if given)
+    gets ``(buffer, offsets, bytes)`` of what was read, for :meth:`WgmmaTracker.wait` to check."""
     try:
         addresses = operand_offsets(value & _MASK64, major, ELEM_BYTES, mn, K)
     except ValueError as err:
         raise OpError(f"{what}: {err}") from None
     mem, offsets = _locate(memories, addresses, what, value)
-    bits = mem.data[offsets].astype(np.uint16) | (mem.data[offsets + 1].astype(np.uint16) << np.uint16(8))
+    lo, hi = mem.data[offsets], mem.data[offsets + 1]
+    if reads is not None:
+        reads.append((mem, offsets, lo.copy(), hi.copy(), what))
+    bits = lo.astype(np.uint16) | (hi.astype(np.uint16) << np.uint16(8))
     return _values(bits, dtype)
 
 
@@ -182,6 +189,8 @@ class WgmmaTracker(Interpreter.Listener):
         self.epoch = 0
         self.open: list[np.ndarray] = []
         self.committed: deque[list[np.ndarray]] = deque()
+        self.open_reads: list = []
+        self.committed_reads: deque[list] = deque()
         self.pending: dict[int, np.ndarray] = {}
         self._born: dict[int, tuple[weakref.ref, int, str]] = {}
         self._prune_at = 4096
@@ -241,20 +250,28 @@ class WgmmaTracker(Interpreter.Listener):
                 raise OpError(f"{what} {i} was written by {writer} {since}: a wgmma reads registers that "
                               "other instructions wrote only after a wgmma.fence")
 
-    def issue(self, results: tuple[np.ndarray, ...]) -> None:
+    def issue(self, results: tuple[np.ndarray, ...], reads: list = ()) -> None:
+        """A wgmma's results, pending until its group completes, and the shared bytes it read (which must
+        not change before then: the hardware may read them any time until the wait)."""
         for x in results:
             self._record(x, _ASYNC, "frag.wgmma")
             self.pending[id(x)] = x
         self.open.extend(results)
+        self.open_reads.extend(reads)
 
     def commit(self) -> None:
         self.committed.append(self.open)  # an empty group when nothing was issued, as on the GPU
-        self.open = []
+        self.committed_reads.append(self.open_reads)
+        self.open, self.open_reads = [], []
 
     def wait(self, pending: int) -> None:
         while len(self.committed) > pending:
             for x in self.committed.popleft():
                 self.pending.pop(id(x), None)
+            for mem, offsets, lo, hi, what in self.committed_reads.popleft():
+                if not (np.array_equal(mem.data[offsets], lo) and np.array_equal(mem.data[offsets + 1], hi)):
+                    raise OpError(f"the shared memory of a wgmma's {what} ({mem.name}) was written while the wgmma "
+                                  "ran: its group completes only at this wait, and its operands must not change before")
 
 
 # -- the ops -------------------------------------------------------------------------------------
@@ -306,10 +323,11 @@ class WgmmaFunctions(InterpreterFunctions):
         desc_a = self.state.uniform(args[0], "the A descriptor")
         desc_b = self.state.uniform(args[1], "the B descriptor")
         memories = self.state.shared.memories()
-        a = read_operand(memories, desc_a, "MN" if op.trans_a is not None else "K", dtype, M, "operand A")
-        b = read_operand(memories, desc_b, "MN" if op.trans_b is not None else "K", dtype, n, "operand B")
+        reads: list = []
+        a = read_operand(memories, desc_a, "MN" if op.trans_a is not None else "K", dtype, M, "operand A", reads)
+        b = read_operand(memories, desc_b, "MN" if op.trans_b is not None else "K", dtype, n, "operand B", reads)
         d = warp_mma(a, b, c, self.state.warp % 4)
-        self.tracker.issue(d)
+        self.tracker.issue(d, reads)
         return d
 
     @impl(frag.WgmmaRsOp)
@@ -322,10 +340,11 @@ class WgmmaFunctions(InterpreterFunctions):
         self.tracker.check_fenced(c)
         desc_b = self.state.uniform(args[na], "the B descriptor")
         quarter = self.state.warp % 4
+        reads: list = []
         b = read_operand(self.state.shared.memories(), desc_b, "MN" if op.trans_b is not None else "K", dtype, n,
-                         "operand B")
+                         "operand B", reads)
         d = warp_mma(register_a(a, dtype, quarter), b, c, quarter)
-        self.tracker.issue(d)
+        self.tracker.issue(d, reads)
         return d
 
     @impl(frag.WgmmaCommitOp)
