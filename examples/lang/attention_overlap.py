@@ -22,7 +22,8 @@ import argparse
 import numpy as np
 
 import tilec.lang as tl
-from tilec.kernels.attention import LOG2E, block_rows, config, key_range, online_softmax
+from tilec.kernels.attention import (LOG2E, block_rows, config, head_views, key_range, online_softmax,
+                                     softmax_start, store_rows)
 
 
 @tl.kernel(num_warps=8, num_stages=2)
@@ -32,10 +33,7 @@ def attention_overlap(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr
     ``j`` multiplies ``P_{j-1} @ V_{j-1}`` (V copied one tile behind K) while the softmax of
     ``S_j = q @ K_j.T`` runs, both wgmmas left in flight (``wait=False``) and waited for in order.
     One iteration more than there are K tiles: the last one's keys are all masked (``P = 0``)."""
-    heads = q.shape[1]
-    bh = tl.block_id(1)
-    b, h = bh // heads, bh % heads
-    qh, kh, vh, oh = q[b, h], k[b, h // GROUP], v[b, h // GROUP], o[b, h]
+    b, h, qh, kh, vh, oh = head_views(q, k, v, o, GROUP)
     n = kh.shape[0]
     row0 = block_rows(q, BM, CAUSAL)
     warp = tl.warp_id()
@@ -44,9 +42,7 @@ def attention_overlap(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr
     sq = tl.alloc((BM, D), q.dtype)
     tl.copy(qh, (row0, 0), sq)
     sk, sv = tl.alloc((BN, D), k.dtype), tl.alloc((BN, D), v.dtype)
-    m = tl.full((16,), float("inf") if NEG else float("-inf"), axis=0)
-    l = tl.zeros((16,), axis=0)
-    acc = tl.zeros((16, D))
+    m, l, acc = softmax_start(D, NEG)
     p = tl.zeros((16, BN), q.dtype)  # P_{-1}: nothing to add yet
     qk_scale = scale * LOG2E
     full, hi = key_range(n, row0, BM, BN, CAUSAL)
@@ -63,9 +59,7 @@ def attention_overlap(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr
             acc = tl.wgmma_wait(acc, 0) * alpha[:, None]
             p = p_new.to(q.dtype)
             tl.barrier()
-    tl.store(oh, (wrow, 0), (acc / l[:, None]).to(o.dtype))
-    if lse is not None:
-        tl.store(lse[b, h], (wrow,), (m * qk_scale + tl.log2(l)) * (1.0 / LOG2E))
+    store_rows(oh, lse, b, h, wrow, acc, m, l, qk_scale)
 
 
 def reference(q, k, v, causal):

@@ -59,6 +59,28 @@ def block_rows(q, BM: int, CAUSAL: bool):
     return tl.block_id(0) * BM
 
 
+def head_views(q, k, v, o, GROUP: int):
+    """This block's batch ``b`` and head ``h`` (grid axis 1), and the views of that head: q's, o's and
+    the k and v head its group of ``GROUP`` query heads shares (GQA)."""
+    heads = q.shape[1]
+    bh = tl.block_id(1)
+    b, h = bh // heads, bh % heads
+    return b, h, q[b, h], k[b, h // GROUP], v[b, h // GROUP], o[b, h]
+
+
+def softmax_start(D: int, NEG: bool):
+    """The online softmax's state before any key: the running extreme, the running sum and O (16 rows)."""
+    m = tl.full((16,), float("inf") if NEG else float("-inf"), axis=0)
+    return m, tl.zeros((16,), axis=0), tl.zeros((16, D))
+
+
+def store_rows(oh, lse, b, h, wrow, acc, m, l, qk_scale):
+    """This warp's 16 rows of O (``acc / l``) and, when asked for, their log-sum-exp (natural log)."""
+    tl.store(oh, (wrow, 0), (acc / l[:, None]).to(oh.dtype))
+    if lse is not None:
+        tl.store(lse[b, h], (wrow,), (m * qk_scale + tl.log2(l)) * (1.0 / LOG2E))
+
+
 def online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK: bool, CAUSAL: bool, NEG: bool):
     """One K/V tile of the online softmax (FlashAttention-2) on raw scores ``s`` (16 x BN, f32).
 
@@ -90,18 +112,13 @@ def online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK: bool, CAUSAL: bool, NEG
 def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr,
                   GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False):
     """``o[b, h] = softmax(q[b, h] @ k[b, h // GROUP].T * scale) @ v[b, h // GROUP]``, BM query rows a block."""
-    heads = q.shape[1]
-    bh = tl.block_id(1)
-    b, h = bh // heads, bh % heads
-    qh, kh, vh, oh = q[b, h], k[b, h // GROUP], v[b, h // GROUP], o[b, h]
+    b, h, qh, kh, vh, oh = head_views(q, k, v, o, GROUP)
     n = kh.shape[0]
     row0 = block_rows(q, BM, CAUSAL)
     wrow = row0 + tl.warp_id() * 16  # this warp's 16 query rows
     qt = tl.load(qh, (wrow, 0), shape=(16, D))
     sk, sv = tl.alloc((BN, D), k.dtype), tl.alloc((BN, D), v.dtype)
-    m = tl.full((16,), float("inf") if NEG else float("-inf"), axis=0)  # running extreme of each row's scores
-    l = tl.zeros((16,), axis=0)  # running sum of each row
-    acc = tl.zeros((16, D))
+    m, l, acc = softmax_start(D, NEG)  # running extreme and sum of each row's scores, O
     qk_scale = scale * LOG2E  # exp(x) = exp2(x log2 e)
     full, hi = key_range(n, row0, BM, BN, CAUSAL)
     # whole tiles without a mask, then the ragged last tile and the causal diagonal (a Python loop: two K loops)
@@ -114,9 +131,7 @@ def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D:
             p, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK, CAUSAL, NEG)
             acc = tl.mma(p.to(q.dtype), tl.load(sv), acc * alpha[:, None])
             tl.barrier()
-    tl.store(oh, (wrow, 0), (acc / l[:, None]).to(o.dtype))
-    if lse is not None:
-        tl.store(lse[b, h], (wrow,), (m * qk_scale + tl.log2(l)) * (1.0 / LOG2E))
+    store_rows(oh, lse, b, h, wrow, acc, m, l, qk_scale)
 
 
 @tl.kernel(num_warps=8, num_stages=2)
@@ -125,10 +140,7 @@ def attention_fwd_wgmma(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constex
     """:func:`attention_fwd` on sm_90a's warpgroup MMA: q's tile stays in shared memory for
     ``S = q @ k.T`` (``tl.wgmma`` with ``trans_b``), and ``O += P @ V`` takes P from registers.
     Each warpgroup owns 64 of the block's BM query rows, each warp 16 of those."""
-    heads = q.shape[1]
-    bh = tl.block_id(1)
-    b, h = bh // heads, bh % heads
-    qh, kh, vh, oh = q[b, h], k[b, h // GROUP], v[b, h // GROUP], o[b, h]
+    b, h, qh, kh, vh, oh = head_views(q, k, v, o, GROUP)
     n = kh.shape[0]
     row0 = block_rows(q, BM, CAUSAL)
     warp = tl.warp_id()
@@ -137,9 +149,7 @@ def attention_fwd_wgmma(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constex
     sq = tl.alloc((BM, D), q.dtype)
     tl.copy(qh, (row0, 0), sq)
     sk, sv = tl.alloc((BN, D), k.dtype), tl.alloc((BN, D), v.dtype)
-    m = tl.full((16,), float("inf") if NEG else float("-inf"), axis=0)
-    l = tl.zeros((16,), axis=0)
-    acc = tl.zeros((16, D))
+    m, l, acc = softmax_start(D, NEG)
     qk_scale = scale * LOG2E
     full, hi = key_range(n, row0, BM, BN, CAUSAL)
     for lo, end, MASK in ((0, full, False), (full, hi, True)):  # unmasked tiles, then the masked ones
@@ -151,9 +161,7 @@ def attention_fwd_wgmma(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constex
             p, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK, CAUSAL, NEG)
             acc = tl.wgmma(p.to(q.dtype), None, sv, 0, acc * alpha[:, None])
             tl.barrier()
-    tl.store(oh, (wrow, 0), (acc / l[:, None]).to(o.dtype))
-    if lse is not None:
-        tl.store(lse[b, h], (wrow,), (m * qk_scale + tl.log2(l)) * (1.0 / LOG2E))
+    store_rows(oh, lse, b, h, wrow, acc, m, l, qk_scale)
 
 
 HEAD_DIMS = (64, 128)

@@ -65,9 +65,7 @@ class BulkBox:
 
     def swizzle_function(self) -> Swizzle | None:
         """The swizzle on element offsets, or None without one."""
-        if not self.swizzle:
-            return None
-        return Swizzle((self.swizzle // 16).bit_length() - 1, 4 - (self.elem_bytes.bit_length() - 1), 3)
+        return tensor_map_swizzle(self.swizzle, self.elem_bytes) if self.swizzle else None
 
     def alignment(self) -> int:
         """Bytes the shared buffer's address must be a multiple of: the swizzle's period (128 at least)."""
@@ -90,12 +88,23 @@ def box_layout(box: BulkBox, cols: int) -> Layout | ComposedLayout:
     """The layout of a ``box.rows x cols`` tile written as ``cols / box.inner`` boxes side by side."""
     if cols % box.inner:
         raise ValueError(f"bulk copy: {cols} columns are not a whole number of {box.inner}-element boxes")
-    count = cols // box.inner
+    return side_by_side(box.rows, box.inner, cols, box.swizzle_function())
+
+
+def tensor_map_swizzle(swizzle: int, elem_bytes: int) -> Swizzle:
+    """A tensor map's ``swizzle``-byte mode (32, 64, 128) as a swizzle on element offsets: ``Sw<3,4,3>``
+    on bytes for 128, i.e. ``Sw<3,3,3>`` on 2-byte elements."""
+    return Swizzle((swizzle // 16).bit_length() - 1, 4 - (elem_bytes.bit_length() - 1), 3)
+
+
+def side_by_side(rows: int, inner: int, cols: int, sw: Swizzle | None) -> Layout | ComposedLayout:
+    """A ``rows x cols`` tile stored as blocks of ``inner`` columns one after the other, each block
+    row-major under ``sw``: what boxes side by side write (and wgmma descriptors read)."""
+    count = cols // inner
     if count == 1:
-        base = Layout((box.rows, box.inner), (box.inner, 1))
+        base = Layout((rows, inner), (inner, 1))
     else:
-        base = Layout((box.rows, (box.inner, count)), (box.inner, (1, box.rows * box.inner)))
-    sw = box.swizzle_function()
+        base = Layout((rows, (inner, count)), (inner, (1, rows * inner)))
     return base if sw is None else ComposedLayout(sw, 0, base)
 
 

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tilec.layout.bulk import swizzle_address
+from tilec.layout.bulk import side_by_side, swizzle_address, tensor_map_swizzle
 from tilec.layout.layout import Layout
-from tilec.layout.swizzle import ComposedLayout, Swizzle
+from tilec.layout.swizzle import ComposedLayout
 
 MODE_BITS = {0: 0, 128: 1, 64: 2, 32: 3}
 """The descriptor's 2-bit layout type (bits 62-63) by swizzle bytes (0: no swizzle, not supported here)."""
@@ -118,13 +118,7 @@ def canonical_layout(rows: int, cols: int, elem_bytes: int) -> Layout | Composed
     for swizzle in (128, 64, 32):
         inner = swizzle // elem_bytes
         if inner and swizzle % elem_bytes == 0 and cols % inner == 0:
-            count = cols // inner
-            if count == 1:
-                base = Layout((rows, inner), (inner, 1))
-            else:
-                base = Layout((rows, (inner, count)), (inner, (1, rows * inner)))
-            bits = (swizzle // 16).bit_length() - 1
-            return ComposedLayout(Swizzle(bits, 4 - (elem_bytes.bit_length() - 1), 3), 0, base)
+            return side_by_side(rows, inner, cols, tensor_map_swizzle(swizzle, elem_bytes))
     return None
 
 

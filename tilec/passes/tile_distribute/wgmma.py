@@ -185,12 +185,10 @@ def wgmma_alignment(fn) -> dict:
     for op in fn.walk():
         if isinstance(op, t.WgmmaOp):
             for x in (op.b,) if op.registers_a else (op.a, op.b):
-                root = x
-                while isinstance(root.owner, t.StageOp):
-                    root = root.owner.buffer
-                if isinstance(root.owner, t.AllocOp):
+                alloc = _root_alloc(x)
+                if alloc is not None:
                     period = _period(x.type.layout, element_bits(x.type.element_type) // 8)
-                    out[root.owner] = max(out.get(root.owner, 0), period)
+                    out[alloc] = max(out.get(alloc, 0), period)
     return out
 
 
@@ -204,11 +202,16 @@ def wgmma_reads_generic_writes(fn, tiles) -> bool:
             dest = op.dest
         elif isinstance(op, t.StoreOp) and isinstance(op.dest.type, SharedType):
             dest = op.dest
-        while dest is not None and isinstance(dest.owner, t.StageOp):
-            dest = dest.owner.buffer
-        if dest is not None and dest.owner in tiles:
+        if dest is not None and _root_alloc(dest) in tiles:
             return True
     return False
+
+
+def _root_alloc(tile: SSAValue):
+    """The ``tile.alloc`` a shared tile is (or is a pipeline stage of), or None."""
+    while isinstance(tile.owner, t.StageOp):
+        tile = tile.owner.buffer
+    return tile.owner if isinstance(tile.owner, t.AllocOp) else None
 
 
 def _period(layout, elem_bytes: int) -> int:
