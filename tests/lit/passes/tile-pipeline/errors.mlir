@@ -61,3 +61,33 @@ func.func @carried(%a: !tile.gl<f32, [?, ?]>) {
   func.return
 }
 // CHECK: errors.mlir:56:5: error: 'tile.copy' op tile-pipeline cannot pipeline this K loop: copy operand %row is loop-carried; the copy of a later K tile cannot be computed ahead
+
+// -----
+
+// An async wgmma left running into the next iteration (pending 1) reads a stage that the next K
+// tile's copies overwrite: refused at the wgmma (traced from tests/lang/test_wgmma_forms.py).
+func.func @k_loop_async(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %b: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %c: !tile.gl<f32, [?, ?]> {tile.aligned_rows = 16 : i64}) attributes {tile.launch = #tile.launch<grid = [?, ?, ?], block = [128, 1, 1], smem = 8192>} {
+  %a_dim1 = tile.dim %a, 1 : !tile.gl<f16, [?, ?]>
+  %0 = arith.constant 0 : index
+  %1 = arith.constant 32 : index
+  %2 = arith.constant 16 : index
+  %smem = tile.alloc : !tile.st<64x32xf16, (64,32):(32,1)>
+  %smem_1 = tile.alloc : !tile.st<32x64xf16, (32,64):(64,1)>
+  %3 = tile.zeros : !tile.rt<16x64xf32>
+  %acc = scf.for %k = %0 to %a_dim1 step %1 iter_args(%acc_1 = %3) -> (!tile.rt<16x64xf32>) {
+    tile.copy %a[%0, %k] -> %smem thr <(32,4):(4,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<64x32xf16, (64,32):(32,1)>
+    tile.copy %b[%k, %0] -> %smem_1 thr <(16,8):(8,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<32x64xf16, (32,64):(64,1)>
+    tile.barrier
+    %4 = tile.wgmma %smem[%0], %smem_1[%0], %acc_1 async : !tile.st<64x32xf16, (64,32):(32,1)>, !tile.st<32x64xf16, (32,64):(64,1)>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
+    %5 = tile.wgmma_wait %4, 1 : !tile.rt<16x64xf32>
+    tile.barrier
+    scf.yield %5 : !tile.rt<16x64xf32>
+  }
+  %warp = tile.warp_id
+  %6 = arith.muli %warp, %2 : index
+  %7 = tile.wgmma_wait %acc, 0 : !tile.rt<16x64xf32>
+  tile.store %7, %c[%6, %0] : !tile.rt<16x64xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+
+// CHECK: errors.mlir:81:10: error: 'tile.wgmma' op tile-pipeline cannot pipeline this K loop: an async tile.wgmma reads a shared tile that the next K tile's copies overwrite; wait for it with tile.wgmma_wait ..., 0 (tl.wgmma_wait(x, 0)) in the same iteration
