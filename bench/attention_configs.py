@@ -1,9 +1,12 @@
 """Block sizes of tilec.attention's kernels, timed side by side on the GPU (one shape, each config).
 
     python bench/attention_configs.py [--d 128] [--s 4096] [--causal] [--path wgmma|overlap|mma]
+                                      [--bn 64 128] [--stages 2 3] [--bulk 0 1]
 
 Prints TFLOP/s (FLOPs = 4 B H S^2 D, halved for causal; B S = 16k tokens, H D = 2048, bf16) for each
-(BM, BN, num_warps, num_stages) the path can take, with the result checked against SDPA first.
+(BM, BN, num_warps, num_stages) the path can take, with the result checked against SDPA first;
+``--bulk 0 1`` times the wgmma kernels with ``cp.async`` copies and block barriers (0) beside bulk
+tensor copies released per warp (1, the default of ``attention_fwd_wgmma``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+import tilec.lang as tl
 from tilec.kernels import attention as A
 
 from softmax import time_ms  # bench/softmax.py's timer (this folder is on sys.path)
@@ -29,6 +33,7 @@ def main() -> None:
     p.add_argument("--path", choices=("wgmma", "overlap", "mma"), default="wgmma")
     p.add_argument("--bn", type=int, nargs="*", default=[32, 64, 128])
     p.add_argument("--stages", type=int, nargs="*", default=[2, 3])
+    p.add_argument("--bulk", type=int, nargs="*", default=None, help="0: cp.async, 1: TMA (default: the kernel's)")
     args = p.parse_args()
     d, s = args.d, args.s
     b, h = 16384 // s, 2048 // d
@@ -44,7 +49,10 @@ def main() -> None:
     else:
         kernel, arch = {"wgmma": (A.attention_fwd_wgmma, "sm_90a"), "mma": (A.attention_fwd, "sm_80")}[args.path]
     print(f"GPU: {torch.cuda.get_device_name()}; {args.path}, D {d}, S {s}, causal {args.causal}")
-    for bm, bn, stages in itertools.product((64, 128), args.bn, args.stages):
+    variants = {None: kernel} if args.bulk is None else {
+        b: tl.Kernel(kernel.fn, num_warps=kernel.num_warps, num_stages=kernel.num_stages, bulk=bool(b)) for b in args.bulk}
+    for (bulk, kernel), bm, bn, stages in itertools.product(variants.items(), (64, 128), args.bn, args.stages):
+        name = f"BM {bm:>3} BN {bn:>3} stages {stages}" + ("" if bulk is None else f" bulk {bulk}")
         out = torch.full_like(q, float("nan"))
         (qq, kk, vv, oo, lse, scale), ce = A._arguments(q, k, v, out, None, args.causal, None, wgmma)
         ce.update(BM=bm, BN=bn)
@@ -55,11 +63,11 @@ def main() -> None:
             run()
             torch.cuda.synchronize()
         except Exception as e:  # a config past a budget: say why and go on
-            print(f"BM {bm:>3} BN {bn:>3} stages {stages}: {type(e).__name__}: {str(e).splitlines()[0][:150]}")
+            print(f"{name}: {type(e).__name__}: {str(e).splitlines()[0][:150]}")
             continue
         err = ((out.float() - want.float()).abs().max() / want.float().abs().max()).item()
         tf = flops / time_ms(run, batches=10, batch=5) / 1e9
-        print(f"BM {bm:>3} BN {bn:>3} stages {stages}: {tf:7.1f} TFLOP/s  err {err:.1e}")
+        print(f"{name}: {tf:7.1f} TFLOP/s  err {err:.1e}")
 
 
 if __name__ == "__main__":

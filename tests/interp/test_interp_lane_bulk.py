@@ -159,6 +159,27 @@ def test_placement_is_the_box_layout(box):
     np.testing.assert_array_equal(swizzle_address(linear, box.swizzle), expected)
 
 
+def test_a_box_of_a_rank_four_view_at_every_coordinate():
+    """A tensor map of a (B, H, S, D) tensor stored (B, S, H, D): the box at (column, row, head, batch)
+    is that head's rows; a head or batch outside the view (or rows past S) reads zeros, as TMA fills."""
+    from tilec.interp.lane_bulk import TensorMap
+    from tilec.interp.lane_memory import GLOBAL, Memory
+
+    b, h, s, d = 2, 3, 5, 16
+    x = np.arange(b * s * h * d, dtype=np.float16).reshape(b, s, h, d)
+    mem = Memory("global argument 0 (%k)", GLOBAL, x.view(np.uint8).reshape(-1))
+    view = x.transpose(0, 2, 1, 3)
+    tmap = TensorMap("%k_map0", mem, 0, view.shape, tuple(st // 2 for st in view.strides), BulkBox(4, 16, 2, 32))
+
+    def box(*coords):
+        return tmap.read_box(coords).view(np.float16).reshape(4, 16)
+
+    np.testing.assert_array_equal(box(0, 1, 2, 1), view[1, 2, 1:5])
+    np.testing.assert_array_equal(box(0, 3, 0, 0)[:2], view[0, 0, 3:5])
+    assert not box(0, 3, 0, 0)[2:].any()
+    assert not box(0, 0, 3, 0).any() and not box(0, 0, 0, 2).any() and not box(0, 0, -1, 0).any()
+
+
 def test_swizzle_of_one_address():
     # 128-byte swizzle: row 1 (bits 7..9 = 1) swaps the 16-byte chunks 0 and 1 of its line
     assert swizzle_address(np.int64(128 + 4), 128) == 128 + 16 + 4

@@ -257,6 +257,30 @@ def test_encode_passes_innermost_first_dims_byte_strides_and_enums(fake):
     assert fake.tensor_maps[-1]["swizzle"] == cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE
 
 
+def test_a_rank_four_view_is_one_map_with_a_box_over_its_last_two_dims(fake):
+    """(B, H, S, D) heads, and the same tensor stored (B, S, H, D) and transposed: dims and byte strides
+    innermost first, in the view's own order (not sorted), the box 1 in the leading dims."""
+    b, h, s, d = 2, 3, 100, 64
+    tensor_map.encode(TensorMapSpec("float16", (b, h, s, d), (h * s * d, s * d, d, 1), (64, 64), 128), 0x10000)
+    tensor_map.encode(TensorMapSpec("float16", (b, h, s, d), (s * h * d, d, h * d, 1), (64, 64), 128), 0x10000)
+    tensor_map.encode(TensorMapSpec("float16", (1, h, s, d), (0, s * d, d, 1), (64, 64), 128), 0x10000)
+    got = [(r["rank"], r["dims"], r["strides"], r["box"], r["element_strides"]) for r in fake.tensor_maps]
+    assert got == [
+        (4, [d, s, h, b], [2 * d, 2 * s * d, 2 * h * s * d], [64, 64, 1, 1], [1, 1, 1, 1]),
+        (4, [d, s, h, b], [2 * h * d, 2 * d, 2 * s * h * d], [64, 64, 1, 1], [1, 1, 1, 1]),
+        (4, [d, s, h, 1], [2 * d, 2 * s * d, 2 * h * s * d], [64, 64, 1, 1], [1, 1, 1, 1]),  # extent 1: its stride unused
+    ]
+
+
+def test_what_a_map_of_higher_rank_refuses():
+    good = TensorMapSpec("float16", (2, 3, 100, 64), (19200, 6400, 64, 1), (64, 64), 128)
+    assert good.problem(0x10000) is None
+    assert "stride 1 is 3 elements = 6 bytes" in good.__class__("float16", (2, 3, 100, 64), (19200, 3, 64, 1),
+                                                                 (64, 64), 128).problem()
+    assert "rank 2 to 5" in TensorMapSpec("float16", (1,) * 4 + (100, 64), (0,) * 4 + (64, 1), (64, 64), 128).problem()
+    assert "rank 2 to 5" in TensorMapSpec("float16", (100, 64, 1), (64, 1), (64, 64), 128).problem()
+
+
 def test_encode_is_cached_by_every_input(fake):
     spec = TensorMapSpec("float16", (128, 64), (64, 1), (64, 64), 128)
     first = tensor_map.encode(spec, 0x10000)

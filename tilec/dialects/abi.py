@@ -211,9 +211,9 @@ def gl_params(fn: llvm.FuncOp) -> tuple[GlParam, ...]:
         if sorted(ds) != list(range(rank)) or sorted(ss) != list(range(rank)):
             raise ValueError(f"kernel '{kernel}': gl argument '{name}' has extents {sorted(ds)} "
                              f"and strides {sorted(ss)}; expected 0..r-1 of each")
-        if ms and (sorted(ms) != list(range(len(ms))) or rank != 2 or map_dtypes.get(name) is None):
+        if ms and (sorted(ms) != list(range(len(ms))) or not 2 <= rank <= 5 or map_dtypes.get(name) is None):
             raise ValueError(f"kernel '{kernel}': gl argument '{name}' has tensor maps {sorted(ms)}; expected "
-                             "maps 0..k-1 of a 2-d view of f16, bf16 or f32")
+                             "maps 0..k-1 of a view of rank 2 to 5 of f16, bf16 or f32")
         out.append(GlParam(name, ptr, tuple(ds[i] for i in range(rank)), tuple(ss[i] for i in range(rank)),
                            name in outputs, aligned.get(name, 0), elem_bytes.get(name, 0),
                            tuple(ms[k] for k in range(len(ms))), map_dtypes.get(name) if ms else None))

@@ -10,9 +10,10 @@ What ``tile-distribute`` emits for ``tile.bulk_copy`` and its barriers
 - ``frag.mbar_init_fence``, ``frag.fence_proxy_async``: nothing to model.
 - ``frag.mbar_expect_tx %bar, bytes``: each active lane arrives once,
   announcing ``bytes`` of copies for the open phase.
-- ``frag.tma_load %dst, %map[%c0, %c1], %bar``: each active lane copies the
-  box at column ``c0``, row ``c1`` of the map's view (elements outside the
-  view's extents are zeros) into shared memory at ``%dst``: ``R`` rows of
+- ``frag.tma_load %dst, %map[%c0, %c1, ...], %bar``: each active lane copies
+  the box at column ``c0``, row ``c1`` (and, for a view of rank 3 to 5, the
+  coordinates of its leading dimensions, innermost first) of the map's view
+  (elements outside the view's extents are zeros) into shared memory at ``%dst``: ``R`` rows of
   ``I`` elements, row ``r`` at byte ``r * I * e``, with the map's swizzle
   applied to the shared address (:func:`swizzle_address`). The global read
   happens at issue; the bytes land when a wait completes the barrier's phase
@@ -61,29 +62,35 @@ from tilec.runtime.tensor_map import TensorMapSpec, element_bytes
 
 @dataclass(frozen=True)
 class TensorMap:
-    """The lane interpreter's value of a tensor-map parameter: a 2-D view and its box."""
+    """The lane interpreter's value of a tensor-map parameter: a view (rank 2 to 5) and its box, which
+    spans the last two dimensions (1 in the others)."""
 
     what: str
     """The parameter, for errors (``argument 5 (%a_map0)``)."""
     memory: Memory
     origin: int
-    """Byte offset of element (0, 0) in ``memory``."""
-    shape: tuple[int, int]
-    strides: tuple[int, int]
+    """Byte offset of element (0, ..., 0) in ``memory``."""
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
     box: BulkBox
 
-    def read_box(self, col: int, row: int) -> np.ndarray:
-        """The box's bytes, rows first (``R * I * e`` uint8); elements outside the view are zeros."""
+    def read_box(self, coords: Sequence[int]) -> np.ndarray:
+        """The box at ``coords`` (innermost dimension first, as ``frag.tma_load`` takes them), rows
+        first (``R * I * e`` uint8); elements outside the view are zeros."""
         box, e = self.box, self.box.elem_bytes
+        col, row, *lead = coords  # lead: dimensions rank-3 .. 0
         rows = row + np.arange(box.rows, dtype=np.int64)[:, None]
         cols = col + np.arange(box.inner, dtype=np.int64)[None, :]
-        inside = (rows >= 0) & (rows < self.shape[0]) & (cols >= 0) & (cols < self.shape[1])
-        start = self.origin + (rows * self.strides[0] + cols * self.strides[1]) * e
+        inside = (rows >= 0) & (rows < self.shape[-2]) & (cols >= 0) & (cols < self.shape[-1])
+        start = self.origin + (rows * self.strides[-2] + cols * self.strides[-1]) * e
+        for d, c in zip(range(len(self.shape) - 3, -1, -1), lead):
+            inside &= 0 <= c < self.shape[d]
+            start = start + c * self.strides[d] * e
         offsets = start[..., None] + np.arange(e, dtype=np.int64)
         wanted = offsets[inside]
         if wanted.size and (wanted.min() < 0 or wanted.max() >= self.memory.size):
-            raise OpError(f"{self.what}: the box at column {col}, row {row} reads outside {self.memory.name} "
-                          f"({self.memory.extent()}): its extents or strides do not fit the array")
+            raise OpError(f"{self.what}: the box at {tuple(coords)} (innermost first) reads outside "
+                          f"{self.memory.name} ({self.memory.extent()}): its extents or strides do not fit the array")
         out = np.zeros(offsets.shape, dtype=np.uint8)
         out[inside] = self.memory.data[wanted]
         return out.reshape(-1)
@@ -248,12 +255,12 @@ class BulkFunctions(InterpreterFunctions):
         dst = expect_space(dst, SHARED, "the destination")
         if not isinstance(tmap, TensorMap):
             raise OpError(f"the tensor map is not a tensor-map parameter of the kernel: {type(tmap).__name__}")
-        if len(coords) != 2:
-            raise OpError(f"{tmap.what} is 2-d: it takes 2 coordinates (column, row), got {len(coords)}")
+        rank = len(tmap.shape)
+        if len(coords) != rank:
+            raise OpError(f"{tmap.what} is {rank}-d: it takes {rank} coordinates (innermost first), got {len(coords)}")
         bar, lanes = self._barrier_lanes(bar_ptr)
         for lane in (int(x) for x in lanes):
-            col, row = (int(np.asarray(c)[lane]) for c in coords)
-            data = tmap.read_box(col, row)
+            data = tmap.read_box([int(np.asarray(c)[lane]) for c in coords])
             where = tmap.landing(dst, lane)
             barrier = self._mbarriers.at(bar, lane)
             barrier.copy(data.size, lambda m=dst.memory, w=where, d=data: _land(m, w, d))

@@ -21,7 +21,11 @@ them into a ``cp.async`` pipeline, and ``tile-swizzle`` lays the tiles out. Per 
 :data:`attention_fwd` (sm_80 and up) multiplies with ``mma.sync`` on register tiles
 (``tl.mma``; P's accumulator fragment is its A fragment). :data:`attention_fwd_wgmma` (sm_90, compiled
 for sm_90a) uses the warpgroup MMA: q's and k's tiles stay in shared memory in the layout the wgmma
-descriptors read, and ``P @ V`` takes P from registers. The tiles wholly inside the keys (and, with
+descriptors read, and ``P @ V`` takes P from registers. Its K/V tiles are bulk tensor copies (TMA,
+``bulk=True``): one thread issues each tile through a tensor map of the whole (B, H, S, D) argument,
+addressed at (column, row, head, batch), so strided views need no copy; each warp releases a stage on
+its own barrier after its last read, and the loop has no block barrier (the warpgroups drift apart
+by up to a stage, and one's softmax runs beside the other's MMAs). The tiles wholly inside the keys (and, with
 causal masking, left of the block's first row) run in a loop without masks; the ragged last tile
 and the causal diagonal in a second loop over the same stages, and with causal masking the tiles
 past the block's last row are not visited. Nothing below the language is specific to attention.
@@ -134,7 +138,7 @@ def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D:
     store_rows(oh, lse, b, h, wrow, acc, m, l, qk_scale)
 
 
-@tl.kernel(num_warps=8, num_stages=2)
+@tl.kernel(num_warps=8, num_stages=2, bulk=True)
 def attention_fwd_wgmma(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr,
                         GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False):
     """:func:`attention_fwd` on sm_90a's warpgroup MMA: q's tile stays in shared memory for

@@ -146,8 +146,10 @@ once per warp tile, so results differ from the unsplit loop by f32 rounding
 only; ``reg-double-buffer=false`` makes the pass bit-exact.
 
 **Bulk tensor copies** (option ``bulk``, sm_90; CUTLASS's sm90 TMA
-mainloop). A loop whose copies read 2-D kernel arguments with
-``tile.aligned_rows >= 16`` takes ``tile.bulk_copy`` (one thread issues a
+mainloop). A loop whose copies read kernel arguments with
+``tile.aligned_rows >= 16``, 2-D or through a 2-D ``tile.subview`` (one
+head of a (B, H, S, D) tensor: the tensor map is of the whole argument, up
+to rank 5) takes ``tile.bulk_copy`` (one thread issues a
 whole tile as TMA boxes) instead of ``cp.async``; each shared tile takes the
 layout a tensor map writes (:mod:`tilec.layout.bulk`). Every stage gets a
 transaction barrier (``%full``, ``!tile.mbar<N>``): the issuer announces the
@@ -225,7 +227,7 @@ from tilec.dialects.tile.ops import (
 from tilec.dialects.tile.types import MBAR_WARPS, GlobalType, RegisterType, SharedType, element_bits
 from tilec.layout import ComposedLayout, Layout, Swizzle
 from tilec.layout.bulk import MBARRIER_BYTES, BulkBox, box_layout, choose_box
-from tilec.passes.alignment import aligned_rows_of, element_rows
+from tilec.passes.alignment import aligned_rows_of, element_rows, root_view
 
 MAX_STAGES = 9
 """``tile.async_wait N-2`` must fit ``cp.async.wait_group`` (0 .. 7)."""
@@ -235,6 +237,8 @@ STAGE_ALIGN_BYTES = 128
 
 BULK_MIN_ALIGN = 16
 """A tensor map needs 16-byte aligned rows (address and row strides): ``tile.aligned_rows >= 16``."""
+MAX_TENSOR_MAP_RANK = 5
+"""The largest rank a tensor map describes (``cp.async.bulk.tensor.5d``)."""
 SYNC_COPY_STAGES = 2
 """Stages of a K loop whose copies can only be element copies (:func:`element_copies_only`)."""
 
@@ -427,16 +431,19 @@ def element_copies_only(plan: _Plan) -> bool:
 def bulk_boxes(plan: _Plan) -> list[BulkBox] | None:
     """The box of each copy of ``plan`` when all can be bulk tensor copies, else None.
 
-    A copy can when its source is a 2-D kernel argument whose rows are
-    promised 16-byte aligned (``tile.aligned_rows``, checked at launch) and a
-    box fits its tile (:func:`tilec.layout.bulk.choose_box`).
+    A copy can when its source is a 2-D kernel argument, or a 2-D ``tile.subview``
+    of one of rank up to 5 (the tensor map is the argument's, the subview's
+    coordinates address it), whose rows are promised 16-byte aligned
+    (``tile.aligned_rows``, checked at launch) and a box fits its tile
+    (:func:`tilec.layout.bulk.choose_box`).
     """
     boxes = []
     for copy in plan.copies:
         tile: SharedType = copy.dest.type
         if len(tile.dims) != 2 or copy.source.type.rank != 2 or aligned_rows_of(copy.source) < BULK_MIN_ALIGN:
             return None
-        if not isinstance(copy.source.owner, Block):  # a subview: the host builds tensor maps of arguments only
+        root = root_view(copy.source)
+        if not isinstance(root.owner, Block) or root.type.rank > MAX_TENSOR_MAP_RANK:
             return None
         box = choose_box(tuple(tile.dims), element_bits(tile.element_type) // 8)
         if box is None:

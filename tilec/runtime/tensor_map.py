@@ -10,30 +10,40 @@ driver of the tests stands in) and keeps the encoded bytes in a small LRU
 cache: the same tensors are launched thousands of times, and a hit costs a
 dict lookup instead of a driver call.
 
-Only 2-D row-major views are described: ``shape = (rows, cols)``,
-``strides = (row_stride, 1)`` in elements, a box of ``(box_rows, box_inner)``
-elements (``box_inner`` along the contiguous dimension), swizzle 0/32/64/128
-bytes, L2 promotion 256 B and zero fill out of bounds.
+Views of rank 2 to 5 with a contiguous last dimension are described:
+``shape = (..., rows, cols)``, ``strides = (..., row_stride, 1)`` in
+elements (the outer strides in any order: a (B, S, H, D) tensor transposed
+to (B, H, S, D) is one map, no copy), a box of ``(box_rows, box_inner)``
+elements over the last two dimensions (``box_inner`` along the contiguous
+one) and of extent 1 in the leading ones, swizzle 0/32/64/128 bytes, L2
+promotion 256 B and zero fill out of bounds. A kernel addresses a box by its
+coordinates in every dimension: the leading ones are where a
+``tile.subview`` fixed them (a head of an attention tensor), so one map
+serves every subview of the argument.
 
 An empty view (an extent of 0, e.g. ``K = 0``) cannot be described (the
 driver rejects extent 0): its map is encoded with extent 1 at the same
 address, whatever it is (0 for torch's empty tensors is accepted by the
 driver, which never dereferences it). The kernel must not load through such
 a map (the compiler issues no TMA load for an empty view: no blocks along
-it, no iterations over it). The row stride of a view with at most one row
-is never used to address memory, so it is replaced by the row length
-rounded up to 16 bytes, which the driver always accepts.
+it, no iterations over it). The stride of a dimension of extent at most 1
+is never used to address memory, so it is replaced by the bytes of one
+index of it (the inner extents' product, rounded up to 16 bytes), which the
+driver always accepts.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
+import math
 from dataclasses import dataclass
 
 from . import driver
 from .errors import CudaError
 
+MAX_RANK = 5
+"""``cuTensorMapEncodeTiled`` describes tensors of rank 1 to 5 (tilec uses 2 to 5)."""
 MAP_BYTES = 128
 """Size of an encoded ``CUtensorMap``."""
 MAP_ALIGN = 64
@@ -74,40 +84,47 @@ def box_problem(dtype: str, box: tuple[int, ...], swizzle: int) -> str | None:
 
 @dataclass(frozen=True)
 class TensorMapSpec:
-    """A requested tiled tensor map of a 2-D view, everything but its address.
+    """A requested tiled tensor map of a view of rank 2 to 5, everything but its address.
 
     ``dtype``: canonical name (``float16``, ``bfloat16``, ``float32``);
-    ``shape``: (rows, cols); ``strides``: (row stride, inner stride) in
-    elements; ``box``: (rows, inner) elements; ``swizzle``: bytes.
+    ``shape``: (..., rows, cols); ``strides``: in elements, dimension 0
+    first; ``box``: (rows, inner) elements over the last two dimensions (1 in
+    the others); ``swizzle``: bytes.
     """
 
     dtype: str
-    shape: tuple[int, int]
-    strides: tuple[int, int]
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
     box: tuple[int, int]
     swizzle: int = 0
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
 
     def problem(self, address: int | None = None) -> str | None:
         """What makes this map (at ``address``; None: skip the address) unencodable, or None."""
         p = box_problem(self.dtype, self.box, self.swizzle)
         if p is not None:
             return p
-        if len(self.shape) != 2 or len(self.strides) != 2:
-            return f"a tensor map needs a 2-d view, got shape {self.shape} with strides {self.strides}"
+        if not 2 <= len(self.shape) <= MAX_RANK or len(self.strides) != len(self.shape):
+            return (f"a tensor map needs a view of rank 2 to {MAX_RANK}, got shape {self.shape} with strides "
+                    f"{self.strides}")
         size = _ELEMENT_BYTES[self.dtype]
-        (rows, cols), (row_stride, inner_stride) = self.shape, self.strides
         for d, e in enumerate(self.shape):
             if not 0 <= e <= 2**32:
                 return f"extent {d} is {e}, not in 0..2^32"
         if address is not None and address % 16:
             return f"its address {address:#x} is not a multiple of 16 bytes"
-        if rows == 0 or cols == 0:
+        if 0 in self.shape:
             return None  # empty: encoded as extent 1, see the module docstring
-        if cols > 1 and inner_stride != 1:
-            return f"its innermost stride is {inner_stride} elements, not 1"
-        if rows > 1:
-            if row_stride < 0 or (row_stride * size) % 16 or row_stride * size >= 2**40:
-                return (f"its row stride is {row_stride} elements = {row_stride * size} bytes, not a multiple "
+        if self.shape[-1] > 1 and self.strides[-1] != 1:
+            return f"its innermost stride is {self.strides[-1]} elements, not 1"
+        for d in range(self.rank - 1):
+            stride = self.strides[d]
+            if self.shape[d] > 1 and (stride < 0 or (stride * size) % 16 or stride * size >= 2**40):
+                what = "row stride" if d == self.rank - 2 else f"stride {d}"
+                return (f"its {what} is {stride} elements = {stride * size} bytes, not a multiple "
                         "of 16 bytes in 0..2^40")
         return None
 
@@ -120,13 +137,16 @@ class TensorMapSpec:
     def driver_dims(self) -> tuple[list[int], list[int], list[int]]:
         """(globalDim, globalStrides in bytes, boxDim), innermost first, as the driver takes them."""
         size = _ELEMENT_BYTES[self.dtype]
-        rows, cols = self.shape
-        rows, cols = max(rows, 1), max(cols, 1)
-        if rows == 1 or 0 in self.shape:
-            stride_bytes = -(-cols * size // 16) * 16
-        else:
-            stride_bytes = self.strides[0] * size
-        return [cols, rows], [stride_bytes], [self.box[1], self.box[0]]
+        dims = [max(e, 1) for e in self.shape]
+        empty = 0 in self.shape
+        strides = []
+        for d in range(self.rank - 1):
+            if empty or self.shape[d] == 1:
+                strides.append(-(-math.prod(dims[d + 1:]) * size // 16) * 16)
+            else:
+                strides.append(self.strides[d] * size)
+        box = [self.box[1], self.box[0]] + [1] * (self.rank - 2)
+        return dims[::-1], strides[::-1], box
 
     def encode(self, address: int, *, what: str = "tensor map", device: int = 0) -> bytes:
         """The 128 bytes of this map at ``address`` (cached; see :func:`encode`)."""
@@ -203,12 +223,12 @@ def _encode_now(spec: TensorMapSpec, address: int) -> bytes:
     tensor_map = driver.call(
         "cuTensorMapEncodeTiled",
         getattr(drv.CUtensorMapDataType, "CU_TENSOR_MAP_DATA_TYPE_" + _DATA_TYPES[spec.dtype]),
-        2,
+        spec.rank,
         address,
         [u64(d) for d in dims],
         [u64(s) for s in strides],
         [u32(b) for b in box],
-        [u32(1), u32(1)],
+        [u32(1)] * spec.rank,
         drv.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
         getattr(drv.CUtensorMapSwizzle, "CU_TENSOR_MAP_SWIZZLE_" + _SWIZZLE_NAMES[spec.swizzle]),
         drv.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -236,5 +256,5 @@ def aligned_map_buffer(data: bytes | None = None) -> ctypes.Array:
     return buf
 
 
-__all__ = ["CACHE_SIZE", "MAP_ALIGN", "MAP_BYTES", "SWIZZLES", "TensorMapArg", "TensorMapSpec", "aligned_map_buffer",
+__all__ = ["CACHE_SIZE", "MAP_ALIGN", "MAP_BYTES", "MAX_RANK", "SWIZZLES", "TensorMapArg", "TensorMapSpec", "aligned_map_buffer",
            "box_problem", "cache_info", "clear_cache", "element_bytes", "encode"]

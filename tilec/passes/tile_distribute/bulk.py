@@ -1,13 +1,16 @@
 """``tile-distribute`` for bulk tensor copies: tensor-map parameters, barriers, one issuing thread.
 
-- **ABI.** A ``!tile.gl`` argument that ``tile.bulk_copy`` reads gets one more
-  kernel parameter per box shape, after its strides::
+- **ABI.** A ``!tile.gl`` argument that ``tile.bulk_copy`` reads (itself or a
+  ``tile.subview`` of it) gets one more kernel parameter per box shape, after
+  its strides::
 
       %a_map<j>: !llvm.ptr {tile.gl = "a", tile.tensor_map = j, tile.box = array<i64: R, I>, tile.swizzle = W}
 
   a CUDA tensor map (128 bytes, by value: ``.param .align 64 .b8 [128]``)
   of the view for boxes of ``R x I`` elements and a ``W``-byte swizzle, which
-  the launcher encodes from the view (:mod:`tilec.runtime.tensor_map`). The
+  the launcher encodes from the view (:mod:`tilec.runtime.tensor_map`), of
+  the argument's rank: a copy from a subview addresses its box with the
+  coordinates the subviews fixed in the leading dimensions. The
   view must promise ``tile.aligned_rows >= 16`` (what a tensor map needs of
   addresses and strides; checked at launch).
 - **Barriers.** ``tile.mbar_init`` → ``N * 8`` bytes of shared memory; thread 0
@@ -51,13 +54,25 @@ class Mbars:
     count: int
 
 
+def leading_coordinates(view: SSAValue) -> tuple[SSAValue, list[SSAValue]]:
+    """The kernel argument a view is a ``tile.subview`` of (through any chain of them) and the
+    coordinates the chain fixes in its leading dimensions, dimension 0 first (none for the argument
+    itself): a tensor map of that argument reaches the view's boxes through them."""
+    lead: list[SSAValue] = []
+    while isinstance(view.owner, t.SubviewOp):
+        lead[:0] = view.owner.indices
+        view = view.owner.source
+    return view, lead
+
+
 def boxes_by_view(fn) -> dict[SSAValue, list[BulkBox]]:
-    """Each kernel argument that bulk copies read → its distinct boxes, in order of first use."""
+    """Each kernel argument that bulk copies read (itself or a subview of it) → its distinct boxes,
+    in order of first use."""
     out: dict[SSAValue, list[BulkBox]] = {}
     for op in fn.walk():
         if isinstance(op, t.BulkCopyOp):
             box = op.box()
-            boxes = out.setdefault(op.source, [])
+            boxes = out.setdefault(leading_coordinates(op.source)[0], [])
             if box not in boxes:
                 boxes.append(box)
     return out
@@ -134,16 +149,18 @@ class BulkLowering:
     def bulk_copy(self, op: t.BulkCopyOp) -> None:
         em = self.em
         box = op.box()
-        tmap = self.tensor_maps[(op.source, box)]
+        root, lead = leading_coordinates(op.source)
+        tmap = self.tensor_maps[(root, box)]
         dst = self.get(op.dest)
         bar = self._barrier_at(self.get(op.barriers), self.get(op.barrier))
         row0, col0 = (em.cast(self.get(i), i32) for i in op.indices)
+        outer = [em.value(em.cast(self.get(i), i32), i32) for i in reversed(lead)]  # innermost first
         cols = op.dest.type.dims[1]
 
         def issue():
             for j in range(cols // box.inner):
                 at = em.gep(dst.ptr, j * box.rows * box.inner, dst.type.element_type, i32)
-                coords = [em.value(em.add(col0, j * box.inner, i32), i32), em.value(row0, i32)]
+                coords = [em.value(em.add(col0, j * box.inner, i32), i32), em.value(row0, i32), *outer]
                 em.insert(frag_fast.frag_tma_load(at, tmap, bar, coords))
 
         self._leader(issue)
