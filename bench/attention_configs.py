@@ -1,7 +1,7 @@
 """Block sizes of tilec.attention's kernels, timed side by side on the GPU (one shape, each config).
 
     python bench/attention_configs.py [--d 128] [--s 4096] [--causal] [--path wgmma|overlap|mma]
-                                      [--bn 64 128] [--stages 2 3] [--bulk 0 1]
+                                      [--bm 64 128] [--bn 64 128] [--stages 2 3] [--bulk 0 1]
 
 Prints TFLOP/s (FLOPs = 4 B H S^2 D, halved for causal; B S = 16k tokens, H D = 2048, bf16) for each
 (BM, BN, num_warps, num_stages) the path can take, with the result checked against SDPA first;
@@ -31,6 +31,7 @@ def main() -> None:
     p.add_argument("--s", type=int, default=4096)
     p.add_argument("--causal", action="store_true")
     p.add_argument("--path", choices=("wgmma", "overlap", "mma"), default="wgmma")
+    p.add_argument("--bm", type=int, nargs="*", default=[64, 128])
     p.add_argument("--bn", type=int, nargs="*", default=[32, 64, 128])
     p.add_argument("--stages", type=int, nargs="*", default=[2, 3])
     p.add_argument("--bulk", type=int, nargs="*", default=None, help="0: cp.async, 1: TMA (default: the kernel's)")
@@ -51,7 +52,7 @@ def main() -> None:
     print(f"GPU: {torch.cuda.get_device_name()}; {args.path}, D {d}, S {s}, causal {args.causal}")
     variants = {None: kernel} if args.bulk is None else {
         b: tl.Kernel(kernel.fn, num_warps=kernel.num_warps, num_stages=kernel.num_stages, bulk=bool(b)) for b in args.bulk}
-    for (bulk, kernel), bm, bn, stages in itertools.product(variants.items(), (64, 128), args.bn, args.stages):
+    for (bulk, kernel), bm, bn, stages in itertools.product(variants.items(), args.bm, args.bn, args.stages):
         name = f"BM {bm:>3} BN {bn:>3} stages {stages}" + ("" if bulk is None else f" bulk {bulk}")
         out = torch.full_like(q, float("nan"))
         (qq, kk, vv, oo, lse, scale), ce = A._arguments(q, k, v, out, None, args.causal, None, wgmma)

@@ -139,3 +139,23 @@ def test_the_wgmma_forms_on_the_gpu():
     c = torch.full((64, 64), float("nan"), device="cuda")
     forms.k_loop_async[(1,)](a, b, c, BK=32, PENDING=0, num_stages=3, arch="sm_90a")
     assert rel_err(c, a.double() @ b.double()) < 1e-4
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("steps", [1, 7])
+def test_warpgroups_taking_turns(steps):
+    """``tl.turns(2)`` on the GPU (tests/lang's kernel): named barriers hand the turn between the two
+    warpgroups each step, and the block exits with none left waiting."""
+    spec = importlib.util.spec_from_file_location("lang_tests", Path(__file__).resolve().parents[1] / "lang" / "test_lang.py")
+    tests = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tests)
+    rows_in_turns = tests.rows_in_turns
+
+    x = torch.randn(128, 32, device="cuda")
+    o = torch.full_like(x, float("nan"))
+    rows_in_turns[(1,)](x, o, STEPS=steps)
+    want = x.double()
+    for _ in range(steps):
+        want = want * 2 + 1
+    assert rel_err(o, want) < 1e-6

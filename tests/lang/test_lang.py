@@ -737,3 +737,72 @@ def test_an_async_wgmma_result_is_read_only_after_a_wait():
     a = rand(64, 64, dtype=np.float16)
     with pytest.raises(Exception, match="still being written: 'tile.mul' may not use it before a tile.wgmma_wait"):
         unwaited.compile(a, a, rand(64, 64), arch="sm_90a")
+
+
+# ---------------------------------------------------------------- warp groups taking turns
+
+
+@tl.kernel(num_warps=8)
+def rows_in_turns(x, o, STEPS: tl.constexpr):
+    """Each warp scales its 16 rows, in a range loop, the two warpgroups taking turns."""
+    r = tl.warp_id() * 16
+    t = tl.load(x, (r, 0), shape=(16, 32))
+    for i in tl.range(0, STEPS, 1):
+        with tl.turns(2):
+            t = t * 2.0
+        t = t + 1.0
+    tl.store(o, (r, 0), t)
+
+
+@pytest.mark.parametrize("after", [None, "tile-distribute"])
+def test_turns_change_the_schedule_never_a_value(after):
+    """``with tl.turns(2)``: tile.turn_begin/end around the body; after tile-distribute the lane
+    interpreter runs its named barriers (every group takes 3 turns, so none waits forever)."""
+    x = rand(128, 32)
+    o = nan_like(x)
+    rows_in_turns.interpret(x, o, grid=(1,), STEPS=3, after=after)
+    want = x
+    for _ in range(3):
+        want = want * 2 + 1
+    assert rel_err(o, want) < 1e-6
+    ir = str(rows_in_turns.ir(x, o, STEPS=3))
+    assert "tile.turn_begin 2" in ir and "tile.turn_end 2" in ir
+
+
+def test_turns_refuse_a_bad_group_count():
+    @tl.kernel(num_warps=8)
+    def bad(x, G: tl.constexpr):
+        with tl.turns(G):
+            tl.barrier()
+
+    for g in (1, 16, 2.0):
+        with pytest.raises(tl.LangError, match="tl.turns: groups must be an int from 2 to 15"):
+            bad.ir(rand(4, 4), G=g)
+
+
+def test_a_group_that_takes_fewer_turns_never_ends():
+    """Group 1 skips the turn group 0 takes: on the GPU group 0's next bar.sync never completes; the
+    lane interpreter says so (named barrier 1 lacks group 1's hand-over)."""
+    from tilec.dialects.abi import gl_params
+    from tilec.dialects.context import make_context
+    from tilec.runtime.gl_views import expand
+    from tilec.interp import TileInterpreterError, parse_module, run
+    from tilec.passes.registry import build_pipeline
+
+    module = parse_module('''
+      func.func @k(%o: !tile.gl<f32, [?, ?]>) attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [256, 1, 1], smem = 0>} {
+        %c4 = arith.constant 4 : index
+        %w = tile.warp_id
+        %first = arith.cmpi ult, %w, %c4 : index
+        scf.if %first {
+          tile.turn_begin 2
+          tile.turn_end 2
+        }
+        tile.turn_begin 2
+        tile.turn_end 2
+        func.return
+      }''')
+    build_pipeline("tile-layout,tile-distribute").apply(make_context(), module)
+    with pytest.raises(TileInterpreterError, match="named barrier 1: waits for phase .* never ends"):
+        run(module, "k", *expand(gl_params(module.body.block.first_op), np.zeros((1, 1), np.float32),
+                                 signature_length=5), grid=(1, 1, 1))

@@ -398,6 +398,37 @@ class MbarArriveWarpOp(IRDLOperation):
         _expect_pointer(self, "barrier", self.bar, SHARED_SPACE)
 
 
+class _NamedBarrierOp(IRDLOperation):
+    id = operand_def(i32)
+    count = prop_def(IntegerAttr[I64])
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$id `,` $count attr-dict"
+
+    def __init__(self, barrier: SSAValue, count: int):
+        super().__init__(operands=[barrier], properties={"count": IntegerAttr(count, 64)})
+
+    def verify_(self) -> None:
+        n = self.count.value.data
+        if not (32 <= n <= 1024 and n % 32 == 0):
+            _fail(self, f"count must be a multiple of 32 threads in 32 .. 1024, got {n}")
+
+
+@irdl_op_definition
+class NamedBarrierSyncOp(_NamedBarrierOp):
+    """``bar.sync id, count``: the warp arrives on named barrier ``id`` (i32, 0 .. 15, warp-uniform) and
+    waits until ``count`` threads have arrived (with ``bar.sync`` or ``bar.arrive``). Warp-collective."""
+
+    name = "frag.named_barrier_sync"
+
+
+@irdl_op_definition
+class NamedBarrierArriveOp(_NamedBarrierOp):
+    """``bar.arrive id, count``: the warp arrives on named barrier ``id`` without waiting."""
+
+    name = "frag.named_barrier_arrive"
+
+
 def _check_access(op: IRDLOperation, t: Attribute) -> None:
     n = access_bytes(t)
     if n is None:
@@ -781,6 +812,8 @@ Frag = Dialect(
         TmaLoadOp,
         MbarWaitOp,
         MbarArriveWarpOp,
+        NamedBarrierSyncOp,
+        NamedBarrierArriveOp,
         LoadOp,
         StoreOp,
         SharedOp,

@@ -152,6 +152,12 @@ def frag_mbar_arrive_warp(bar: SSAValue) -> frag.MbarArriveWarpOp:
     return create(frag.MbarArriveWarpOp, operands=(bar,))
 
 
+def frag_named_barrier(barrier: SSAValue, count: int, *, wait: bool) -> frag.NamedBarrierSyncOp | frag.NamedBarrierArriveOp:
+    """`frag.NamedBarrierSyncOp(barrier, count)` (``wait``) or `frag.NamedBarrierArriveOp(barrier, count)`."""
+    cls = frag.NamedBarrierSyncOp if wait else frag.NamedBarrierArriveOp
+    return create(cls, operands=(barrier,), properties={"count": index_attr(count, i64)})
+
+
 # ------------------------------------------------------------ warpgroup MMA (sm_90a)
 
 
@@ -239,6 +245,7 @@ __all__ = [
     "frag_shared",
     "frag_store",
     "frag_tf32",
+    "frag_named_barrier",
     "frag_tma_load",
     "frag_wgmma",
     "frag_wgmma_commit",

@@ -27,6 +27,10 @@ What ``tile-distribute`` emits for ``tile.bulk_copy`` and its barriers
   can, the wait never ends on the GPU, and that is the error.
 - ``frag.mbar_arrive_warp %bar``: the warp (all 32 lanes) arrives once, at
   lane 0's address.
+- ``frag.named_barrier_sync %id, n`` / ``frag.named_barrier_arrive %id, n``: the
+  warp's 32 threads arrive on the block's named barrier ``id``
+  (:class:`~tilec.interp.mbarriers.NamedBarrier`); ``sync`` then lets the other
+  warps run until ``n`` threads have arrived in that phase.
 
 The phases, arrivals and byte counts are :mod:`tilec.interp.mbarriers`'.
 
@@ -53,7 +57,7 @@ from tilec.dialects.abi import TENSOR_MAP_ATTR, gl_params
 from tilec.interp.errors import OpError
 from tilec.interp.lane_frag import expect_space
 from tilec.interp.lane_memory import GLOBAL, SHARED, Memory, Ptr, check_write, read
-from tilec.interp.mbarriers import TransactionBarrier
+from tilec.interp.mbarriers import NamedBarrier, TransactionBarrier
 from tilec.layout.bulk import MBARRIER_BYTES, BulkBox, swizzle_address
 from tilec.runtime.tensor_map import TensorMapSpec, element_bytes
 
@@ -173,6 +177,10 @@ def _check_given(given: Any, spec, view: Any, what: str, view_name: str) -> None
 
 # -- barriers of a block -------------------------------------------------------------------
 
+NAMED_BARRIERS = 16
+"""Named barriers a block has (``bar.sync 0 .. 15``)."""
+
+
 
 @dataclass
 class Mbarriers:
@@ -180,7 +188,15 @@ class Mbarriers:
 
     deferred: bool = True
     barriers: dict[int, TransactionBarrier] = field(default_factory=dict)
+    named: dict[int, NamedBarrier] = field(default_factory=dict)
+    """The named barriers (``bar.sync id``), by id."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def named_barrier(self, index: int) -> NamedBarrier:
+        if not 0 <= index < NAMED_BARRIERS:
+            raise OpError(f"named barrier {index} is not one of the block's {NAMED_BARRIERS} (0 .. {NAMED_BARRIERS - 1})")
+        with self._lock:
+            return self.named.setdefault(index, NamedBarrier(f"named barrier {index}"))
 
     def init(self, ptr: Ptr, lane: int, arrivals: int) -> None:
         at = int(ptr.offsets[lane])
@@ -285,6 +301,32 @@ class BulkFunctions(InterpreterFunctions):
             if block is None or not block.yield_turn(self.state.warp):
                 raise OpError(barrier.never_arrived(parity))
         self._progress()
+
+    @impl(frag.NamedBarrierSyncOp)
+    def run_named_barrier_sync(self, interpreter, op: frag.NamedBarrierSyncOp, args):
+        barrier = self._named(op, args[0])
+        phase = barrier.arrive(32, op.count.value.data)
+        block = self.state.barrier
+        while not barrier.passed(phase):
+            if block is None or not block.yield_turn(self.state.warp):
+                raise OpError(barrier.never_completes(phase))
+        self._progress()
+        return ()
+
+    @impl(frag.NamedBarrierArriveOp)
+    def run_named_barrier_arrive(self, interpreter, op: frag.NamedBarrierArriveOp, args):
+        self._named(op, args[0]).arrive(32, op.count.value.data)
+        self._progress()
+        return ()
+
+    def _named(self, op, index) -> NamedBarrier:
+        """The barrier a warp-collective named-barrier op names (the same id in every lane)."""
+        self.state.require_all_lanes()
+        ids = {int(x) for x in np.asarray(index).reshape(-1)}
+        if len(ids) != 1:
+            raise OpError(f"the lanes of warp {self.state.warp} name different barriers {sorted(ids)}: "
+                          f"'{op.name}' needs one id per warp")
+        return self._mbarriers.named_barrier(ids.pop())
 
     @impl(frag.MbarArriveWarpOp)
     def run_mbar_arrive_warp(self, interpreter, op, args):

@@ -105,6 +105,41 @@ class TransactionBarrier:
         return True
 
 
+class NamedBarrier:
+    """One of the block's named barriers (``bar.sync``/``bar.arrive``): a phase completes when
+    ``count`` threads have arrived; the count is the first arrival's, and every later arrival must
+    name the same (the PTX ISA leaves a mismatch undefined)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.count: int | None = None
+        self.arrived = 0
+        self.completed = 0
+        self._lock = threading.Lock()
+
+    def arrive(self, threads: int, count: int) -> int:
+        """``threads`` arrive, for a phase of ``count`` threads; returns the phase they arrived in."""
+        with self._lock:
+            if self.count is None or (self.arrived == 0 and self.count != count):
+                self.count = count
+            if count != self.count:
+                raise OpError(f"{self.name}: an arrival for {count} threads in a phase of {self.count}")
+            phase = self.completed
+            self.arrived += threads
+            if self.arrived >= self.count:
+                self.completed += 1
+                self.arrived = 0
+            return phase
+
+    def passed(self, phase: int) -> bool:
+        with self._lock:
+            return self.completed > phase
+
+    def never_completes(self, phase: int) -> str:
+        return (f"{self.name}: waits for phase {phase} of {self.count} threads, which has {self.arrived}: on the "
+                "GPU this bar.sync never ends (do all groups take their turns equally often?)")
+
+
 class BarrierArray:
     """The ``N`` barriers of one ``tile.mbar_init`` (or one ``frag.mbar_init`` address range)."""
 

@@ -399,6 +399,14 @@ class TileFunctions(InterpreterFunctions):
             self.ctx.barrier.wait(self.ctx.warp or 0, op)
         return ()
 
+    @impl(t.TurnBeginOp)
+    def run_turn_begin(self, interpreter: Interpreter, op: t.TurnBeginOp, args: PythonValues):
+        return ()  # turns order the warp groups' work, never a value; the lane interpreter runs their barriers
+
+    @impl(t.TurnEndOp)
+    def run_turn_end(self, interpreter: Interpreter, op: t.TurnEndOp, args: PythonValues):
+        return ()
+
     # whole problem ----------------------------------------------------------------
 
     @impl(t.MatmulOp)

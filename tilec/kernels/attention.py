@@ -191,13 +191,15 @@ def config(d: int, wgmma: bool = False) -> dict[str, int]:
     mma.sync (:data:`attention_fwd`): 64 query rows a block (4 warps), K/V tiles of 64 rows for
     d <= 64, else 32: each warp holds its K and V operand tiles whole in registers (a 64 x 128 f16
     tile is 128 registers a thread, past the budget with the accumulator and the stages' addresses).
-    wgmma (:data:`attention_fwd_wgmma`): K/V tiles of 128 rows, the operands stay in shared memory
-    and a thread holds S (BN / 2) and O (d / 2) accumulators; 128 query rows (two warpgroups, one
-    block an SM) for d = 128, 64 rows (one warpgroup, two blocks an SM) for d <= 64 (H100,
-    ``bench/attention_configs.py``: 448 against 385 TFLOP/s at d = 128, 328 against 262 at d = 64);
-    past d = 128 K/V tiles of 64 rows (shared memory: q's tile and two stages of K and V)."""
+    wgmma (:data:`attention_fwd_wgmma`): the operands stay in shared memory and a thread holds S
+    (BN / 2) and O (d / 2) accumulators; 128 query rows (two warpgroups, one block an SM) for
+    d = 128, 64 rows (one warpgroup, two blocks an SM) for d <= 64 (H100,
+    ``bench/attention_configs.py``: 448 against 385 TFLOP/s at d = 128, 328 against 262 at d = 64).
+    K/V tiles of 128 rows for d <= 64, 160 for d = 128 (H200, TMA copies: 507-512 against 480-490
+    TFLOP/s at S = 4k; 176 and 192 no better, d = 64 slower at 160), 64 past d = 128 (shared
+    memory: q's tile and two stages of K and V)."""
     if wgmma:
-        return {"BM": 128 if d > 64 else 64, "BN": 128 if d <= 128 else 64, "D": d}
+        return {"BM": 128 if d > 64 else 64, "BN": 128 if d <= 64 else 160 if d <= 128 else 64, "D": d}
     return {"BM": 64, "BN": 64 if d <= 64 else 32 if d <= 128 else 16, "D": d}  # D > 128: 16-row K/V tiles
 
 

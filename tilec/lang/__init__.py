@@ -61,6 +61,7 @@ from tilec.lang.ops import (
     sum,  # noqa: A004
     tanh,
     thread_id,
+    turns,
     warp_id,
     wgmma,
     wgmma_wait,
@@ -75,5 +76,5 @@ __all__ = [
     "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "bfloat16", "block_id", "col_max", "col_min", "col_sum", "constexpr", "exp", "exp2",
     "float16", "float32", "full", "index", "int1", "int32", "iota", "kernel", "lane_id", "load", "log", "log2",
     "loop", "map", "max", "maximum", "min", "minimum", "program_id", "range", "row_max", "row_min", "row_sum",
-    "rsqrt", "sigmoid", "sqrt", "store", "sum", "tanh", "thread_id", "warp_id", "wgmma", "wgmma_wait", "where", "zeros",
+    "rsqrt", "sigmoid", "sqrt", "store", "sum", "tanh", "thread_id", "turns", "warp_id", "wgmma", "wgmma_wait", "where", "zeros",
 ]

@@ -70,6 +70,29 @@ def barrier() -> None:
     current().emit(t.BarrierOp())
 
 
+class turns:
+    """``with tl.turns(G):`` the block's warps, as ``G`` equal groups of consecutive warps (two
+    warpgroups of 8 warps for ``G = 2``), run the body one group at a time, group 0 first, then
+    1, .., G-1, 0 again (``tile.turn_begin``/``tile.turn_end``: named barriers). Only the schedule
+    changes: FlashAttention-3's ping-pong puts a warpgroup's MMAs in a turn, so they run while the
+    other group computes its softmax outside its own. Every group must go through the turns equally
+    often (as every thread must reach :func:`barrier`)."""
+
+    def __init__(self, groups: int):
+        if not isinstance(groups, int) or isinstance(groups, bool) or not 2 <= groups <= t.MAX_TURN_GROUPS:
+            raise error(f"tl.turns: groups must be an int from 2 to {t.MAX_TURN_GROUPS}, got {groups!r}")
+        self.groups = groups
+
+    def __enter__(self) -> "turns":
+        current().emit(t.TurnBeginOp(self.groups))
+        return self
+
+    def __exit__(self, kind, value, tb) -> bool:
+        if kind is None:
+            current().emit(t.TurnEndOp(self.groups))
+        return False
+
+
 def _check_axis(axis: Any) -> None:
     if axis not in (0, 1, 2):
         raise error(f"axis must be 0, 1 or 2, got {axis!r}")

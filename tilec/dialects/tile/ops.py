@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     Float64Type,
     FloatAttr,
     IntegerAttr,
+    StringAttr,
     BFloat16Type,
     Float16Type,
     Float32Type,
@@ -157,16 +158,89 @@ class LaneIdOp(_LinearIdOp):
 
 @irdl_op_definition
 class BarrierOp(IRDLOperation):
-    """Every thread of the block waits here; shared-memory writes before it are visible after it."""
+    """Every thread of the block waits here; shared-memory writes before it are visible after it.
+
+    ``tile.barrier threads N``: only the block's first ``N`` threads take part (a multiple of 32),
+    the others are elsewhere: the consumer warps of a warp-specialised kernel, whose producer warps
+    run their own loop (``tile-pipeline{producer=true}``)."""
 
     name = "tile.barrier"
 
+    threads = opt_prop_def(IntegerAttr[I64])
+
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
-    assembly_format = "attr-dict"
+    assembly_format = "(`threads` $threads^)? attr-dict"
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, threads: int | None = None):
+        super().__init__(properties={} if threads is None else {"threads": IntegerAttr(threads, 64)})
+
+    def verify_(self) -> None:
+        if self.threads is not None and not (32 <= self.threads.value.data <= 1024 and self.threads.value.data % 32 == 0):
+            _fail(self, f"threads must be a multiple of 32 in 32 .. 1024, got {self.threads.value.data}")
+
+
+@irdl_op_definition
+class SetMaxNRegOp(IRDLOperation):
+    """``tile.setmaxnreg "inc"|"dec" N``: the executing warpgroup's threads now own ``N`` registers each
+    (sm_90a's ``setmaxnreg``): a warp-specialised kernel's producer gives registers back (``dec``)
+    and its consumers take them (``inc``). Every warp of a warpgroup must execute the same one."""
+
+    name = "tile.setmaxnreg"
+
+    action = prop_def(StringAttr)
+    regs = prop_def(IntegerAttr[I64])
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = "$action $regs attr-dict"
+
+    def __init__(self, action: str, regs: int):
+        super().__init__(properties={"action": StringAttr(action), "regs": IntegerAttr(regs, 64)})
+
+    def verify_(self) -> None:
+        if self.action.data not in ("inc", "dec"):
+            _fail(self, f"action must be inc or dec, got {self.action.data!r}")
+        n = self.regs.value.data
+        if not (24 <= n <= 256 and n % 8 == 0):
+            _fail(self, f"a warpgroup's registers per thread must be a multiple of 8 in 24 .. 256, got {n}")
+
+
+MAX_TURN_GROUPS = 15
+"""Warp groups that can take turns: one named barrier each (ids 1 .. 15; 0 is ``tile.barrier``'s)."""
+
+
+class _TurnOp(IRDLOperation):
+    groups = prop_def(IntegerAttr[I64])
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())  # a scheduling point: nothing moves across
+
+    assembly_format = "$groups attr-dict"
+
+    def __init__(self, groups: int):
+        super().__init__(properties={"groups": IntegerAttr(groups, 64)})
+
+    def verify_(self) -> None:
+        if not 2 <= self.groups.value.data <= MAX_TURN_GROUPS:
+            _fail(self, f"groups must be 2 to {MAX_TURN_GROUPS} (one named barrier each), got {self.groups.value.data}")
+
+
+@irdl_op_definition
+class TurnBeginOp(_TurnOp):
+    """``tile.turn_begin G``: the block's warps, split into ``G`` equal groups of consecutive warps,
+    run the code up to ``tile.turn_end`` one group at a time, in turn (group 0, 1, .., G-1, 0, ..):
+    FlashAttention-3's ping-pong, where one warpgroup's tensor-core work runs while the other
+    computes its softmax. Only the schedule changes, never a value: every group must pass through
+    the turns equally often, as every thread must reach a ``tile.barrier``."""
+
+    name = "tile.turn_begin"
+
+
+@irdl_op_definition
+class TurnEndOp(_TurnOp):
+    """``tile.turn_end G``: this group's turn ends; the next group's begins (see ``tile.turn_begin``)."""
+
+    name = "tile.turn_end"
 
 
 # -- whole problem -----------------------------------------------------------
@@ -1392,6 +1466,9 @@ TILE_OPS = [
     MmaOp,
     WgmmaOp,
     WgmmaWaitOp,
+    TurnBeginOp,
+    TurnEndOp,
+    SetMaxNRegOp,
     AddOp,
     SubOp,
     MulOp,

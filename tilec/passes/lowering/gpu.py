@@ -19,6 +19,7 @@ fragment-level op to its PTX instruction lives in one place:
 ``frag.mbar_*``            ``mbarrier.init``/``fence.mbarrier_init``,
                            ``mbarrier.arrive.expect_tx``, a ``try_wait.parity`` loop
 ``frag.tma_load``          ``cp.async.bulk.tensor.Nd...mbarrier::complete_tx::bytes``
+``frag.named_barrier_*``   ``bar.sync id, n`` / ``bar.arrive id, n``
 ``frag.load/store``        ``ld/st`` of 1-16 bytes, under a branch when predicated
 ``frag.shared``            ``llvm.mlir.addressof`` of an ``addrspace(3)`` global
 ``frag.shfl``              ``shfl.sync.{idx,bfly}``
@@ -178,6 +179,11 @@ def _mbar_arrive_warp(op: frag.MbarArriveWarpOp, b: Builder) -> list[SSAValue]:
     return []
 
 
+def _named_barrier(op: frag.NamedBarrierSyncOp | frag.NamedBarrierArriveOp, b: Builder) -> list[SSAValue]:
+    N.named_barrier(b, op.id, op.count.value.data, wait=isinstance(op, frag.NamedBarrierSyncOp))
+    return []
+
+
 def _load(op: frag.LoadOp, b: Builder) -> list[SSAValue]:
     t = op.result.type
     size = frag.access_bytes(t)
@@ -285,6 +291,8 @@ LOWERINGS: dict[type[Operation], Lowering] = {
     frag.TmaLoadOp: _tma_load,
     frag.MbarWaitOp: _mbar_wait,
     frag.MbarArriveWarpOp: _mbar_arrive_warp,
+    frag.NamedBarrierSyncOp: _named_barrier,
+    frag.NamedBarrierArriveOp: _named_barrier,
     frag.LoadOp: _load,
     frag.StoreOp: _store,
     frag.SharedOp: _shared,

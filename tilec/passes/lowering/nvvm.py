@@ -134,6 +134,14 @@ def barrier(builder: Builder) -> None:
     )
 
 
+def named_barrier(builder: Builder, barrier: Value, count: int, *, wait: bool) -> None:
+    """`bar.sync id, count` (``wait``) or `bar.arrive id, count`: named barrier ``id`` (i32, 0 .. 15)
+    completes when ``count`` threads have arrived; `bar.arrive` does not wait for that."""
+    op = "sync" if wait else "arrive"
+    bar = expect_type(f"bar.{op}", "barrier", barrier, i32)
+    call_intrinsic(builder, f"llvm.nvvm.barrier.cta.{op}.aligned.count", [bar, const_i32(builder, count)])
+
+
 # ------------------------------------------------------------ ldmatrix / mma
 
 

@@ -89,6 +89,7 @@ from tilec.passes.tile_distribute.mma import LazyShared, MmaLowering, streamed_f
 from tilec.passes.tile_distribute.reduce import REDUCTIONS, ReductionLowering, reduction_scratch_bytes
 from tilec.passes.tile_distribute.registers import RegisterForms
 from tilec.passes.tile_distribute.vectors import VectorLowering
+from tilec.passes.tile_distribute.turns import TurnLowering
 from tilec.passes.tile_layout import uses_tiles, value_name
 from tilec.passes.tile_distribute.wgmma import WgmmaLowering, wgmma_alignment, wgmma_reads_generic_writes
 from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf
@@ -154,7 +155,7 @@ _ELEMENTWISE = {
 
 
 class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, WgmmaLowering, ReductionLowering,
-                     VectorLowering, ConvertLowering):
+                     VectorLowering, ConvertLowering, TurnLowering):
     """Rewrites one kernel ``func.func`` into its fragment-level form."""
 
     def __init__(self, fn: func.FuncOp, module: ModuleOp):
@@ -284,6 +285,8 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         for op in self.fn.walk():
             if op.name == "tile.stage":
                 self._shared_floor = min(self._shared_floor, _stage_align(SHARED_ALIGN, op))
+        self.plan_turns()
+        self.first_turn()
         self.emit_block(self.fn.body.block)
         self.em.finish()
         new = func.FuncOp(
@@ -437,6 +440,10 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 self._mma(op)
             case t.WgmmaOp():
                 self.wgmma(op)
+            case t.TurnBeginOp():
+                self.turn_begin(op)
+            case t.TurnEndOp():
+                self.turn_end(op)
             case t.WgmmaWaitOp():
                 self.wgmma_wait(op)
             case t.MapOp():
@@ -480,6 +487,7 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
             case scf.YieldOp():
                 em.insert(fast.scf_yield_op(self.flatten(op.operands)))
             case func.ReturnOp():
+                self.last_turn(op)
                 em.insert(fast.func_return_op([self.get(v) for v in op.arguments]))
             case _:
                 if op.name.startswith("tile.") and not isinstance(

@@ -150,3 +150,11 @@ func.func @wgmma_wait_pending(%x: f32) {
   func.return
 }
 // CHECK: 'frag.wgmma_wait' pending must be 0 to 7, got 9
+
+// -----
+
+func.func @named_barrier_count(%id: i32) {
+  frag.named_barrier_sync %id, 48
+  func.return
+}
+// CHECK: 'frag.named_barrier_sync' count must be a multiple of 32 threads in 32 .. 1024, got 48

@@ -39,3 +39,27 @@ func.func @odd(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 3 : i64})
   func.return
 }
 // CHECK: error: tile-distribute: @odd: argument #0 (!tile.gl<f16, [?, ?]>): tile.aligned_rows must be an integer number of bytes, a power of two and at least the element size 2, got 3 : i64
+
+// -----
+
+// Turns among groups of whole warps: 96 threads (3 warps) do not split into 2 groups.
+func.func @turns(%o: !tile.gl<f32, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [96, 1, 1], smem = 0>} {
+  tile.turn_begin 2
+  tile.turn_end 2
+  func.return
+}
+// CHECK: error: tile-distribute: 'tile.turn_begin' at {{.*}}errors.mlir:{{[0-9]+}}:3: 96 threads do not split into 2 groups of whole warps
+
+// -----
+
+// One kernel, one set of turns.
+func.func @two_sets(%o: !tile.gl<f32, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [256, 1, 1], smem = 0>} {
+  tile.turn_begin 2
+  tile.turn_end 2
+  tile.turn_begin 4
+  tile.turn_end 4
+  func.return
+}
+// CHECK: error: tile-distribute: 'tile.turn_begin' at {{.*}}errors.mlir:{{[0-9]+}}:3: takes turns among 4 groups, but the kernel's first turn op among 2: a kernel has one set of turns
