@@ -35,6 +35,8 @@ def main() -> None:
     p.add_argument("--bn", type=int, nargs="*", default=[32, 64, 128])
     p.add_argument("--stages", type=int, nargs="*", default=[2, 3])
     p.add_argument("--bulk", type=int, nargs="*", default=None, help="0: cp.async, 1: TMA (default: the kernel's)")
+    p.add_argument("--producer", type=int, nargs="*", default=None,
+                   help="with TMA: 1 gives the kernel a producer warpgroup (default: the kernel's)")
     args = p.parse_args()
     d, s = args.d, args.s
     b, h = 16384 // s, 2048 // d
@@ -50,8 +52,13 @@ def main() -> None:
     else:
         kernel, arch = {"wgmma": (A.attention_fwd_wgmma, "sm_90a"), "mma": (A.attention_fwd, "sm_80")}[args.path]
     print(f"GPU: {torch.cuda.get_device_name()}; {args.path}, D {d}, S {s}, causal {args.causal}")
-    variants = {None: kernel} if args.bulk is None else {
-        b: tl.Kernel(kernel.fn, num_warps=kernel.num_warps, num_stages=kernel.num_stages, bulk=bool(b)) for b in args.bulk}
+    variants = {None: kernel}
+    if args.bulk is not None or args.producer is not None:
+        variants = {}
+        for bk in args.bulk if args.bulk is not None else [int(kernel.bulk)]:
+            for pr in (args.producer if args.producer is not None else [int(kernel.producer)]) if bk else [0]:
+                variants[f"{bk}{' producer' if pr else ''}"] = tl.Kernel(
+                    kernel.fn, num_warps=kernel.num_warps, num_stages=kernel.num_stages, bulk=bool(bk), producer=bool(pr))
     for (bulk, kernel), bm, bn, stages in itertools.product(variants.items(), args.bm, args.bn, args.stages):
         name = f"BM {bm:>3} BN {bn:>3} stages {stages}" + ("" if bulk is None else f" bulk {bulk}")
         out = torch.full_like(q, float("nan"))

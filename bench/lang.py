@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 
 import tilec
+import tilec.lang as tl
 from tilec.kernels.row_tiling import row_tiling
 
 from softmax import host_us, time_ms  # bench/softmax.py's timers (this folder is on sys.path)
@@ -119,6 +120,8 @@ def gemm_rows() -> list[dict]:
     import triton_matmul  # bench/triton_matmul.py: the autotuned Triton tutorial kernel
 
     hopper = torch.cuda.get_device_capability() == (9, 0)
+    # the same wgmma GEMM without its producer warpgroup (no warp specialisation)
+    no_ws = tl.Kernel(lang_matmul.matmul_wgmma.fn, num_warps=8, num_stages=3, bulk=True, producer=False)
     out = []
     print(f"{'gemm':>12} {'size':>6} {'lang':>7} {'tilec':>7} {'cuBLAS':>7} {'triton':>7} {'lang/tilec':>10} "
           f"{'lang/cuBLAS':>11} {'lang/triton':>11}  TFLOP/s")
@@ -133,6 +136,7 @@ def gemm_rows() -> list[dict]:
             cfg = lang_matmul.CONFIG_WGMMA
             kernels["lang wgmma"] = lambda: lang_matmul.matmul_wgmma[lang_matmul.grid(size, size, **cfg)](
                 a, b, c, arch="sm_90a", **cfg)
+            kernels["lang no-ws"] = lambda: no_ws[lang_matmul.grid(size, size, **cfg)](a, b, c, arch="sm_90a", **cfg)
         others = {"tilec": lambda: tilec.matmul(a, b, out=c2), "cuBLAS": lambda: torch.matmul(a, b),
                   "triton": lambda: triton_matmul.triton_matmul(a, b, c2)}
         flops = 2 * size ** 3

@@ -51,10 +51,11 @@ def matmul(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, WM: tl
     tl.store(c, (row0 + wrow, col0 + wcol), acc.to(c.dtype))
 
 
-@tl.kernel(num_warps=8, num_stages=3, bulk=True)
+@tl.kernel(num_warps=8, num_stages=3, bulk=True, producer=True)
 def matmul_wgmma(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr = 8):
     """The same GEMM for sm_90a: bulk tensor copies (TMA) into shared memory and warpgroup MMAs
-    reading it there (``tl.wgmma``); each warp accumulates 16 rows of its warpgroup's 64."""
+    reading it there (``tl.wgmma``); each warp accumulates 16 rows of its warpgroup's 64. With
+    ``producer=True`` a third warpgroup issues the copies ahead of the two that multiply."""
     K = a.shape[1]
     row0, col0 = block_origin(a.shape[0], b.shape[1], BM, BN, GROUP)
     warp = tl.warp_id()

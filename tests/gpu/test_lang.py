@@ -107,13 +107,18 @@ hopper = pytest.mark.skipif(not has_device() or torch.cuda.get_device_capability
 @hopper
 @pytest.mark.gpu
 @pytest.mark.parametrize("mnk", [(128, 256, 64), (1000, 520, 200), (4096, 4096, 4096)], ids=str)
-def test_matmul_wgmma(mnk):
+@pytest.mark.parametrize("producer", [False, True], ids=["", "producer"])
+def test_matmul_wgmma(mnk, producer):
+    """The sm_90a GEMM with its producer warpgroup (warp specialisation), and without it."""
+    import tilec.lang as tl
+
     mod = example("matmul")
+    kernel = tl.Kernel(mod.matmul_wgmma.fn, num_warps=8, num_stages=3, bulk=True, producer=producer)
     m, n, k = mnk
     a, b = torch.randn(m, k, device="cuda", dtype=torch.float16), torch.randn(k, n, device="cuda", dtype=torch.float16)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
     cfg = mod.CONFIG_WGMMA
-    mod.matmul_wgmma[mod.grid(m, n, **cfg)](a, b, c, arch="sm_90a", **cfg)
+    kernel[mod.grid(m, n, **cfg)](a, b, c, arch="sm_90a", **cfg)
     assert rel_err(c, a.double() @ b.double()) < 2e-3
 
 

@@ -806,3 +806,40 @@ def test_a_group_that_takes_fewer_turns_never_ends():
     with pytest.raises(TileInterpreterError, match="named barrier 1: waits for phase .* never ends"):
         run(module, "k", *expand(gl_params(module.body.block.first_op), np.zeros((1, 1), np.float32),
                                  signature_length=5), grid=(1, 1, 1))
+
+
+# ---------------------------------------------------------------- a producer warpgroup (warp specialisation)
+
+
+def _matmul_wgmma(producer: bool):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "lang" / "matmul.py"
+    spec = importlib.util.spec_from_file_location("lang_example_matmul_ws", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, tl.Kernel(module.matmul_wgmma.fn, num_warps=8, num_stages=3, bulk=True, producer=producer)
+
+
+@pytest.mark.parametrize("after", ["tile-pipeline", "tile-distribute"])
+def test_a_producer_warpgroup_feeds_the_wgmma_gemm(after):
+    """examples/lang/matmul.py's sm_90a GEMM with ``producer=True``: a third warpgroup issues the bulk
+    copies of every K step ahead of the two that multiply, released per warp; ragged M, N and K, in
+    the tile interpreter after tile-pipeline and the lane interpreter after tile-distribute."""
+    module, kernel = _matmul_wgmma(True)
+    m, n, k = 150, 72, 200
+    a, b = rand(m, k, dtype=np.float16), rand(k, n, dtype=np.float16)
+    c = np.full((m, n), np.nan, np.float16)
+    cfg = dict(BM=128, BN=64, BK=64)
+    kernel.interpret(a, b, c, grid=module.grid(m, n, **cfg), after=after, **cfg)
+    assert rel_err(c, a.astype(np.float64) @ b.astype(np.float64)) < 2e-3
+    ptx = kernel.compile(a, b, c, arch="sm_90a", **cfg).asm["ptx"]
+    assert ".maxntid 384, 1, 1" in ptx and "setmaxnreg.inc.sync.aligned.u32 240" in ptx
+    assert "bar.sync \t0, 256" in ptx and "cp.async.bulk.tensor.2d" in ptx
+
+
+def test_the_producer_needs_bulk_copies():
+    module, _ = _matmul_wgmma(True)
+    with pytest.raises(ValueError, match="producer=True feeds the K loops' bulk copies: give bulk=True too"):
+        tl.Kernel(module.matmul_wgmma.fn, num_warps=8, producer=True)

@@ -86,6 +86,33 @@ BOX_ATTR = "tile.box"
 """Argument attribute of a tensor map: its box, ``array<i64: rows, inner>`` elements."""
 SWIZZLE_ATTR = "tile.swizzle"
 """Argument attribute of a tensor map: its swizzle in bytes (0, 32, 64, 128)."""
+PRODUCER_ATTR = "tile.producer_threads"
+"""Kernel attribute (``i64``): the block's last N threads are a producer warpgroup that issues the
+K loops' bulk copies (``tile-pipeline{producer=true}``); the threads before them are consumers."""
+
+
+ROLE_ATTR = "tile.role"
+"""``scf.if`` attribute of a warp-specialised kernel: the warps that run the region, :data:`PRODUCER`
+(the producer warpgroup's copy loops) or :data:`CONSUMERS` (everything else)."""
+PRODUCER = "producer"
+CONSUMERS = "consumers"
+
+REGISTER_FILE = 65536
+"""32-bit registers of an SM (sm_80, sm_90): what a block of one kernel a SM shares out."""
+
+
+def launch_registers(threads: int) -> int:
+    """Registers per thread a warp-specialised block of ``threads`` starts with (``.maxnreg``, an even
+    share of :data:`REGISTER_FILE` in multiples of 8); ``setmaxnreg`` moves them from producer to consumers."""
+    return min(REGISTER_FILE // threads // 8 * 8, 248)
+
+
+def producer_threads(op: Any) -> int:
+    """The producer threads of the kernel ``op`` is in (0: it is not warp-specialised)."""
+    while op is not None and LAUNCH_ATTR not in getattr(op, "attributes", {}):
+        op = op.parent_op()
+    attr = op.attributes.get(PRODUCER_ATTR) if op is not None else None
+    return attr.value.data if isinstance(attr, IntegerAttr) else 0
 
 
 # ---------------------------------------------------------------- reading a lowered kernel
@@ -228,11 +255,18 @@ __all__ = [
     "GL_ATTR",
     "LAUNCH_ATTR",
     "OUTPUT_ATTR",
+    "CONSUMERS",
+    "PRODUCER",
+    "PRODUCER_ATTR",
+    "ROLE_ATTR",
+    "REGISTER_FILE",
     "REGISTERS_ATTR",
     "STRIDE_ATTR",
     "SWIZZLE_ATTR",
     "TENSOR_MAP_ATTR",
     "GlParam",
+    "launch_registers",
+    "producer_threads",
     "gl_params",
     "is_view_pointer",
     "map_dtype",

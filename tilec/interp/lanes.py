@@ -333,9 +333,24 @@ class LaneStructureFunctions(InterpreterFunctions):
     @impl(t.BarrierOp)
     def run_barrier(self, interpreter, op, args):
         self.state.require_converged()
-        if self.state.barrier is not None:
+        if self.state.barrier is None:
+            return ()
+        if op.threads is None:
             self.state.barrier.wait(self.state.warp, op)
+            return ()
+        # bar.sync 0, N: the block's first N threads (a warp-specialised kernel's consumers)
+        barrier = self.state.shared.mbarriers.named_barrier(0)
+        phase = barrier.arrive(32, op.threads.value.data)
+        while not barrier.passed(phase):
+            if not self.state.barrier.yield_turn(self.state.warp):
+                raise OpError(barrier.never_completes(phase))
+        self.state.barrier.progress()
         return ()
+
+    @impl(t.SetMaxNRegOp)
+    def run_setmaxnreg(self, interpreter, op, args):
+        self.state.require_all_lanes()
+        return ()  # registers are not modelled
 
     # scf -----------------------------------------------------------------------------
 

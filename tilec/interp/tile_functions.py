@@ -39,11 +39,12 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Attribute, Operation
 
+from tilec.dialects.abi import producer_threads
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import SharedType, element_bits
 from tilec.interp.dtypes import exp2_ftz, exp_ftz, numpy_dtype, to_element
 from tilec.interp.errors import BarrierError, OpError, TileInterpreterError, WarpAborted, describe_op
-from tilec.interp.mbarriers import BarrierArray
+from tilec.interp.mbarriers import BarrierArray, NamedBarrier
 from tilec.interp.memory import GlobalView, SharedTile, copy_owner_mask, shared_offsets
 from tilec.interp.numeric import NumpyArithFunctions, NumpyMathFunctions, NumpyIntegerFunctions
 
@@ -72,8 +73,14 @@ class BlockShared:
         self.limit = limit
         self.tiles: dict[Operation, SharedTile] = {}
         self.barriers: dict[Operation, BarrierArray] = {}
+        self.named: dict[int, NamedBarrier] = {}
         self.bytes = 0
         self._lock = threading.Lock()
+
+    def named_barrier(self, index: int) -> NamedBarrier:
+        """The block's named barrier ``index`` (``tile.barrier threads N`` uses barrier 0)."""
+        with self._lock:
+            return self.named.setdefault(index, NamedBarrier(f"named barrier {index}"))
 
     def barriers_of(self, op: t.MbarInitOp, deferred: bool, warps: int) -> BarrierArray:
         """The block's barriers of one ``tile.mbar_init`` (made at its first execution, in any warp);
@@ -395,9 +402,23 @@ class TileFunctions(InterpreterFunctions):
 
     @impl(t.BarrierOp)
     def run_barrier(self, interpreter: Interpreter, op: t.BarrierOp, args: PythonValues):
-        if self.ctx.barrier is not None:
+        if self.ctx.barrier is None:
+            return ()
+        if op.threads is None:
             self.ctx.barrier.wait(self.ctx.warp or 0, op)
+            return ()
+        # the block's first N threads only (a warp-specialised kernel's consumers): bar.sync 0, N
+        barrier = self.ctx.shared.named_barrier(0)
+        phase = barrier.arrive(32, op.threads.value.data)
+        while not barrier.passed(phase):
+            if not self.ctx.barrier.yield_turn(self.ctx.warp):
+                raise OpError(barrier.never_completes(phase))
+        self._progress()
         return ()
+
+    @impl(t.SetMaxNRegOp)
+    def run_setmaxnreg(self, interpreter: Interpreter, op: t.SetMaxNRegOp, args: PythonValues):
+        return ()  # registers are not modelled
 
     @impl(t.TurnBeginOp)
     def run_turn_begin(self, interpreter: Interpreter, op: t.TurnBeginOp, args: PythonValues):
@@ -534,14 +555,18 @@ class TileFunctions(InterpreterFunctions):
 
     # bulk copies and their barriers: the block's first thread issues, every thread waits
 
-    @property
-    def _issuer(self) -> bool:
-        """Whether this execution holds the block's first thread (which issues bulk copies)."""
-        return self.ctx.warp in (None, 0)
+    def _issues(self, op: Operation) -> bool:
+        """Whether this execution holds the thread that issues bulk copies: the block's first, or
+        in a warp-specialised kernel the first of its producer warps (the consumers come first)."""
+        producers = producer_threads(op)
+        if not producers:
+            return self.ctx.warp in (None, 0)
+        return self.ctx.warp == self.ctx.warps - producers // 32
 
     @impl(t.MbarInitOp)
     def run_mbar_init(self, interpreter: Interpreter, op: t.MbarInitOp, args: PythonValues):
-        return (self.ctx.shared.barriers_of(op, self.ctx.async_groups.mode == "deferred", self.ctx.warps),)
+        consumers = self.ctx.warps - producer_threads(op) // 32  # the warps that release stages
+        return (self.ctx.shared.barriers_of(op, self.ctx.async_groups.mode == "deferred", consumers),)
 
     @impl(t.MbarArriveOp)
     def run_mbar_arrive(self, interpreter: Interpreter, op: t.MbarArriveOp, args: PythonValues):
@@ -554,7 +579,7 @@ class TileFunctions(InterpreterFunctions):
     @impl(t.MbarExpectOp)
     def run_mbar_expect(self, interpreter: Interpreter, op: t.MbarExpectOp, args: PythonValues):
         bars, index = args
-        if self._issuer:
+        if self._issues(op):
             bars[int(index)].expect(op.bytes.value.data)
             self._progress()
         return ()
@@ -562,7 +587,7 @@ class TileFunctions(InterpreterFunctions):
     @impl(t.BulkCopyOp)
     def run_bulk_copy(self, interpreter: Interpreter, op: t.BulkCopyOp, args: PythonValues):
         source, *indices, dest, bars, index = args
-        if not self._issuer:
+        if not self._issues(op):
             return ()
         tile_type = op.dest.type
         data = _read(source, _indices(indices), tile_type.dims)  # the global read happens at issue
@@ -574,7 +599,7 @@ class TileFunctions(InterpreterFunctions):
     @impl(t.MbarWaitOp)
     def run_mbar_wait(self, interpreter: Interpreter, op: t.MbarWaitOp, args: PythonValues):
         bars, index, parity = args
-        if op.issuer is not None and not self._issuer:
+        if op.issuer is not None and not self._issues(op):
             return ()
         barrier = bars[int(index)]
         while not barrier.try_wait(int(parity)):

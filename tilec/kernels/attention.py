@@ -22,10 +22,11 @@ them into a ``cp.async`` pipeline, and ``tile-swizzle`` lays the tiles out. Per 
 (``tl.mma``; P's accumulator fragment is its A fragment). :data:`attention_fwd_wgmma` (sm_90, compiled
 for sm_90a) uses the warpgroup MMA: q's and k's tiles stay in shared memory in the layout the wgmma
 descriptors read, and ``P @ V`` takes P from registers. Its K/V tiles are bulk tensor copies (TMA,
-``bulk=True``): one thread issues each tile through a tensor map of the whole (B, H, S, D) argument,
-addressed at (column, row, head, batch), so strided views need no copy; each warp releases a stage on
-its own barrier after its last read, and the loop has no block barrier (the warpgroups drift apart
-by up to a stage, and one's softmax runs beside the other's MMAs). The tiles wholly inside the keys (and, with
+``bulk=True``) through a tensor map of the whole (B, H, S, D) argument, addressed at (column, row,
+head, batch), so strided views need no copy. With two warpgroups of query rows (BM 128) a third,
+the producer (``producer=True``: warp specialisation), issues them ahead of the consumers and gives
+its registers to them (``setmaxnreg``); each consumer warp releases a stage on its own barrier after
+its last read, and the loops have no block barrier. The tiles wholly inside the keys (and, with
 causal masking, left of the block's first row) run in a loop without masks; the ragged last tile
 and the causal diagonal in a second loop over the same stages, and with causal masking the tiles
 past the block's last row are not visited. Nothing below the language is specific to attention.
@@ -138,7 +139,7 @@ def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D:
     store_rows(oh, lse, b, h, wrow, acc, m, l, qk_scale)
 
 
-@tl.kernel(num_warps=8, num_stages=2, bulk=True)
+@tl.kernel(num_warps=8, num_stages=2, bulk=True, producer=True)
 def attention_fwd_wgmma(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr,
                         GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False):
     """:func:`attention_fwd` on sm_90a's warpgroup MMA: q's tile stays in shared memory for
@@ -195,11 +196,12 @@ def config(d: int, wgmma: bool = False) -> dict[str, int]:
     (BN / 2) and O (d / 2) accumulators; 128 query rows (two warpgroups, one block an SM) for
     d = 128, 64 rows (one warpgroup, two blocks an SM) for d <= 64 (H100,
     ``bench/attention_configs.py``: 448 against 385 TFLOP/s at d = 128, 328 against 262 at d = 64).
-    K/V tiles of 128 rows for d <= 64, 160 for d = 128 (H200, TMA copies: 507-512 against 480-490
-    TFLOP/s at S = 4k; 176 and 192 no better, d = 64 slower at 160), 64 past d = 128 (shared
-    memory: q's tile and two stages of K and V)."""
+    K/V tiles of 128 rows up to d = 128, 64 past it (shared memory: q's tile and two stages of K
+    and V). With BM 128 the kernel has a producer warpgroup (``producer=True``) and its consumers
+    240 registers a thread: BN 128 then beats BN 160 without a producer (H200, S = 4k: 529 against
+    502 TFLOP/s), and BN 160 with one runs out of registers (131)."""
     if wgmma:
-        return {"BM": 128 if d > 64 else 64, "BN": 128 if d <= 64 else 160 if d <= 128 else 64, "D": d}
+        return {"BM": 128 if d > 64 else 64, "BN": 128 if d <= 128 else 64, "D": d}
     return {"BM": 64, "BN": 64 if d <= 64 else 32 if d <= 128 else 16, "D": d}  # D > 128: 16-row K/V tiles
 
 

@@ -80,8 +80,11 @@ class Kernel:
     """A ``@tl.kernel`` function; see the module docstring."""
 
     def __init__(self, fn: Callable[..., Any], *, num_warps: int = 4, num_stages: int | None = None,
-                 bulk: bool = False):
+                 bulk: bool = False, producer: bool = False):
         _check_warps(num_warps)
+        if producer and not bulk:
+            raise ValueError(f"{fn.__name__}: producer=True feeds the K loops' bulk copies: give bulk=True too")
+        self.producer = producer
         self.fn = fn
         self.name = fn.__name__
         self.num_warps = num_warps
@@ -252,6 +255,8 @@ class Kernel:
             options.append(f"stages={num_stages}")
         if bulk:
             options.append("bulk=true")
+            if self.producer:
+                options.append("producer=true")
         return BLOCK_LEVEL_PIPELINE.replace("tile-pipeline", f"tile-pipeline{{{' '.join(options)}}}")
 
     def interpret(self, *args: Any, grid: Any, num_warps: int | None = None, after: str | None = None,
@@ -449,9 +454,11 @@ def _at_python_line(message: str, kernel_name: str) -> str:
 
 
 def kernel(fn: Callable[..., Any] | None = None, *, num_warps: int = 4, num_stages: int | None = None,
-           bulk: bool = False) -> Any:
+           bulk: bool = False, producer: bool = False) -> Any:
     """``@tl.kernel`` or ``@tl.kernel(num_warps=8, num_stages=4)`` on a Python function: a :class:`Kernel`
-    (the options are the compile defaults; ``compile``/``kernel[grid]`` take them per call too)."""
+    (the options are the compile defaults; ``compile``/``kernel[grid]`` take them per call too).
+    ``producer=True`` (with ``bulk=True``): one more warpgroup, after the ``num_warps`` warps, issues
+    the ``tl.range`` loops' bulk copies ahead of them (warp specialisation, ``setmaxnreg``)."""
     if fn is None:
-        return lambda f: Kernel(f, num_warps=num_warps, num_stages=num_stages, bulk=bulk)
-    return Kernel(fn, num_warps=num_warps, num_stages=num_stages, bulk=bulk)
+        return lambda f: Kernel(f, num_warps=num_warps, num_stages=num_stages, bulk=bulk, producer=producer)
+    return Kernel(fn, num_warps=num_warps, num_stages=num_stages, bulk=bulk, producer=producer)

@@ -179,6 +179,38 @@ barrier. The parity of that wait is the previous iteration's read parity
 passes. ``release=false`` keeps one ``tile.barrier`` per iteration after the
 wait, as the ``cp.async`` loop does.
 
+**Warp specialisation** (option ``producer``, with ``bulk`` and ``release``; CUTLASS's sm90
+warp-specialised mainloop, FlashAttention-3's producer). When every K loop of a kernel takes bulk
+copies, sits in the kernel's body and the block is two or more whole warpgroups, the block grows by
+one producer warpgroup (``tile.producer_threads = 128``) and its body splits into two ``scf.if``
+regions marked ``tile.role``::
+
+    %full = tile.mbar_init : !tile.mbar<N>; %empty = tile.mbar_init : !tile.mbar<N, warps>
+    scf.if (warp >= W) {                       // the producer warpgroup
+      tile.setmaxnreg "dec" 24
+      <clones of the index math the copies need>
+      scf.for %k ... iter_args(%wph = 1, %ws = 0) {   // each K loop in turn, one stage ring
+        tile.mbar_wait %empty[%ws], %wph issuer       // every consumer warp released the stage
+        tile.mbar_expect %full[%ws], bytes; tile.bulk_copy ... -> stage %ws, %full[%ws]
+      }
+    } {tile.role = "producer"}
+    scf.if (warp < W) {                        // the kernel's own warps: everything else
+      tile.setmaxnreg "inc" 240
+      ...; tile.barrier threads 256            // ordered what came before the loop
+      scf.for ... iter_args(..., %ph = 0, %rs = 0) {
+        tile.mbar_wait %full[%rs], %ph; ... reads of stage %rs ...; tile.mbar_arrive %empty[%rs]
+      }
+      tile.barrier threads 256; ...
+    } {tile.role = "consumers"}
+
+The producer runs ahead by up to N tiles; the consumers have no copy and no block barrier in
+their loops, and their barriers count their own threads (the producer never reaches them). Both
+sides walk the same sequence of K tiles, so the ring's parities agree; the K loops of a kernel
+share one ring ((``ws``, ``wph``) and (``rs``, ``ph``) run on from one loop to the next). The block
+starts at 65536 / threads registers a thread (``.maxnreg``); the producer gives its back and the
+consumers take 240 (``setmaxnreg``). A block of one warpgroup gets no producer (it would double the
+block's threads with no registers to move), nor does a kernel whose K loops sit in other loops.
+
 Loops that have no global→shared ``tile.copy`` before their first barrier are
 left alone. A loop that has such copies but cannot be pipelined (a copied
 tile used outside the loop, copy indices computed from loop-carried values
@@ -197,14 +229,22 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
-from tilec.dialects.abi import LAUNCH_ATTR
+from tilec.dialects.abi import (
+    CONSUMERS,
+    LAUNCH_ATTR,
+    PRODUCER,
+    PRODUCER_ATTR,
+    REGISTER_FILE,
+    ROLE_ATTR,
+    launch_registers,
+)
 from tilec.dialects.tile.attributes import MAX_SHARED_BYTES, LaunchAttr
 from tilec.dialects.tile.ops import (
     AllocOp,
@@ -220,7 +260,9 @@ from tilec.dialects.tile.ops import (
     MbarInitOp,
     MbarWaitOp,
     MmaOp,
+    SetMaxNRegOp,
     StageOp,
+    WarpIdOp,
     WgmmaOp,
     WgmmaWaitOp,
 )
@@ -751,6 +793,250 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
     return new_loop
 
 
+# ---------------------------------------------------------------- warp specialisation
+
+PRODUCER_THREADS = 128
+"""The producer of a warp-specialised kernel: one warpgroup (``setmaxnreg`` works per warpgroup)."""
+PRODUCER_REGISTERS = 24
+"""What the producer keeps of its registers (it only computes addresses): the rest go to the consumers."""
+MAX_CONSUMER_REGISTERS = 240
+
+
+def consumer_registers(consumers: int) -> int:
+    """Registers per consumer thread once the producer warpgroup has given its own back."""
+    spare = (REGISTER_FILE - PRODUCER_THREADS * PRODUCER_REGISTERS) // consumers
+    return min(spare // 8 * 8, MAX_CONSUMER_REGISTERS)
+
+
+class _Producer:
+    """The producer region's code: clones of what the copies need, built once each."""
+
+    def __init__(self, body: Block):
+        self.body = body
+        self.ops: list[Operation] = []
+        self.map: dict[SSAValue, SSAValue] = {}
+
+    def value(self, v: SSAValue, at: Operation) -> SSAValue:
+        """``v`` in the producer region: an argument of the kernel, or a clone of the pure ops it comes from."""
+        if v in self.map:
+            return self.map[v]
+        owner = v.owner
+        if isinstance(owner, Block):
+            if owner is not self.body:
+                raise TilePipelineError("tile-pipeline{producer=true}: a copy's operand is a value of an enclosing "
+                                        "loop or region; the producer warps cannot compute it", at)
+            return v
+        # arith's divisions are not side-effect free to xDSL (a zero divisor), but the kernel's body
+        # computes this one anyway, unconditionally: the producer may too
+        if owner.regions or not (is_side_effect_free(owner) or owner.name.startswith("arith.")):
+            raise TilePipelineError(f"tile-pipeline{{producer=true}}: the copies need %{v.name_hint or '?'}, computed "
+                                    f"by '{owner.name}', which has effects: the producer warps cannot compute it "
+                                    "themselves", at)
+        for operand in owner.operands:
+            self.value(operand, at)
+        clone = owner.clone(value_mapper=self.map)
+        self.ops.append(clone)
+        for old, new in zip(owner.results, clone.results):
+            self.map[old] = new
+        return self.map[v]
+
+
+def _advance(index: SSAValue, parity: SSAValue, n: int, consts: _Consts, ops: list[Operation], name: str):
+    """``index + 1`` wrapped to ``n`` stages, and ``parity`` flipped when it wraps."""
+    inc = arith.AddiOp(index, consts(1))
+    wrap = arith.CmpiOp(inc.result, consts(n), "eq")
+    nxt = arith.SelectOp(wrap.result, consts(0), inc.result)
+    flip = arith.SubiOp(consts(1), parity)
+    nph = arith.SelectOp(wrap.result, flip.result, parity)
+    nxt.result.name_hint, nph.result.name_hint = f"{name}_next", f"{name}_ph_next"
+    ops += [inc, wrap, nxt, flip, nph]
+    return nxt.result, nph.result
+
+
+def _copied_bytes(plan: _Plan) -> int:
+    return sum(math.prod(c.dest.type.dims) * element_bits(c.dest.type.element_type) // 8 for c in plan.copies)
+
+
+def _producer_loop(plan: _Plan, producer: _Producer, allocs: dict[AllocOp, SSAValue], full: SSAValue,
+                   empty: SSAValue, wph0: SSAValue, ws0: SSAValue, consts: _Consts, n: int) -> scf.ForOp:
+    """The producer's loop over ``plan``'s K tiles: wait until every consumer warp released the write
+    stage (``empty``; one thread), announce the tile's bytes on ``full`` and issue its bulk copies."""
+    loop = plan.loop
+    lb, ub, step = (producer.value(v, loop) for v in (loop.lb, loop.ub, loop.step))
+    body = Block(arg_types=[IndexType(), IndexType(), IndexType()])
+    k, wph, ws = body.args
+    k.name_hint, wph.name_hint, ws.name_hint = "k", "wph", "ws"
+    ops: list[Operation] = [MbarWaitOp(empty, ws, wph, issuer=True), MbarExpectOp(full, ws, _copied_bytes(plan))]
+    iv = loop.body.block.args[0]
+    for copy, slice_ops in zip(plan.copies, plan.slices):
+        mapping: dict[SSAValue, SSAValue] = {iv: k}
+        for o in slice_ops:  # index math of the copy inside the loop, on the producer's k
+            for operand in o.operands:
+                if operand not in mapping and not _defined_in(operand, loop.body):
+                    mapping[operand] = producer.value(operand, copy)
+            clone = o.clone(value_mapper=mapping)
+            ops.append(clone)
+            mapping.update(zip(o.results, clone.results))
+        for v in (copy.source, *copy.source_indices):
+            if v not in mapping and not _defined_in(v, loop.body):
+                mapping[v] = producer.value(v, copy)
+        view = StageOp(allocs[copy.dest.owner], ws)
+        view.result.name_hint = f"{copy.dest.name_hint or 'buf'}_w"
+        ops += [view, BulkCopyOp(mapping[copy.source], [mapping[i] for i in copy.source_indices], view.result,
+                                 full, ws)]
+    ws_next, wph_next = _advance(ws, wph, n, consts, ops, "ws")
+    ops.append(scf.YieldOp(wph_next, ws_next))
+    body.add_ops(ops)
+    return scf.ForOp(lb, ub, step, [wph0, ws0], Region(body))
+
+
+def _consumer_loop(plan: _Plan, allocs: dict[AllocOp, SSAValue], full: SSAValue, empty: SSAValue,
+                   ph0: SSAValue, rs0: SSAValue, consts: _Consts, n: int) -> scf.ForOp:
+    """``plan``'s loop for the consumers: wait for the read stage's tile, read it, release it on
+    ``empty`` (moved up to the last read by :func:`release_early`); no copies, no barriers."""
+    loop = plan.loop
+    body = loop.body.block
+    ph = body.insert_arg(IndexType(), len(body.args))
+    rs = body.insert_arg(IndexType(), len(body.args))
+    ph.name_hint, rs.name_hint = "ph", "rs"
+    top: list[Operation] = [MbarWaitOp(full, rs, ph)]
+    for alloc in plan.allocs:
+        view = StageOp(allocs[alloc], rs)
+        view.result.name_hint = f"{alloc.result.name_hint or 'buf'}_r"
+        top.append(view)
+        alloc.result.replace_uses_with_if(view.result, lambda use: _defined_in(use.operation, loop.body))
+    Rewriter.insert_op(top, InsertPoint.at_start(body))
+    for op in [*plan.copies, plan.first_barrier, *([plan.last_barrier] if plan.last_barrier else [])]:
+        op.detach()
+        op.erase()
+    for o in reversed(plan.prefix):  # index math only the copies used
+        if all(not r.uses for r in o.results):
+            o.detach()
+            o.erase()
+    yield_op = body.last_op
+    adv: list[Operation] = [MbarArriveOp(empty, rs)]
+    rs_next, ph_next = _advance(rs, ph, n, consts, adv, "rs")
+    Rewriter.insert_op(adv, InsertPoint.before(yield_op))
+    Rewriter.replace_op(yield_op, scf.YieldOp(*yield_op.operands, ph_next, rs_next))
+    loop.body.detach_block(body)
+    new = scf.ForOp(loop.lb, loop.ub, loop.step, [*loop.iter_args, ph0, rs0], Region(body))
+    for old, res in zip(loop.results, new.results):
+        res.name_hint = old.name_hint
+    # the loop's first barrier ordered what came before it (a tile written before the loop), its
+    # last one what comes after it: one consumer barrier each side keeps both
+    Rewriter.insert_op([BarrierOp(), new, BarrierOp()], InsertPoint.before(loop))
+    for old, res in zip(loop.results, new.results):
+        old.replace_all_uses_with(res)
+    loop.detach()
+    loop.erase()
+    return new
+
+
+def can_warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan],
+                        boxes: list[list[BulkBox] | None]) -> bool:
+    """Whether ``kernel``'s K loops can be fed by a producer warpgroup: every loop takes bulk copies and
+    sits in the kernel's body (not in another loop or branch), and the block is two or more whole
+    warpgroups. With one consumer warpgroup the producer would double the block's threads for no
+    registers to give (attention at D = 64, BM 64 on an H200: 443 -> 251 TFLOP/s, two blocks an SM
+    became one): such a kernel keeps the pipeline without a producer."""
+    bx, by, bz = launch.block_dims
+    return (bool(plans) and all(b is not None for b in boxes) and by == bz == 1 and bx % PRODUCER_THREADS == 0
+            and bx >= 2 * PRODUCER_THREADS and bx + PRODUCER_THREADS <= 1024
+            and all(p.loop.parent_block() is kernel.body.block for p in plans))
+
+
+def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan], n: int,
+                     boxes: list[list[BulkBox]]) -> list[scf.ForOp]:
+    """Split ``kernel`` into a producer warpgroup that issues every K loop's bulk copies and the
+    consumer warps that run everything else (see the module docstring). Returns the consumer loops."""
+    body = kernel.body.block
+    consumers = launch.block_dims[0]
+    consts = _Consts(body.first_op)
+
+    # 1. One stage ring for all the K loops: a staged buffer per copied tile, N full and N empty barriers.
+    allocs: dict[AllocOp, SSAValue] = {}
+    extra = 2 * n * MBARRIER_BYTES
+    head: list[Operation] = []
+    for plan, plan_boxes in zip(plans, boxes):
+        for alloc, box in zip(plan.allocs, plan_boxes):
+            if alloc in allocs:
+                continue
+            tile: SharedType = alloc.result.type
+            eb = element_bits(tile.element_type) // 8
+            tile = SharedType(tile.dims, tile.element_type, box_layout(box, tile.dims[1]))
+            try:
+                layout, stride = staged_layout(tile.layout, n, eb)
+                staged = AllocOp(SharedType((n, *tile.dims), tile.element_type, layout))
+            except (ValueError, VerifyException) as err:
+                raise TilePipelineError(f"tile-pipeline cannot give the shared tile stages: {err}", alloc) from None
+            extra += ((n - 1) * stride + tile.layout.cosize()) * eb - tile.size_bytes
+            staged.result.name_hint = alloc.result.name_hint
+            head.append(staged)
+            allocs[alloc] = staged.result
+    smem = launch.smem.data + extra
+    if smem > MAX_SHARED_BYTES:
+        raise TilePipelineError(f"tile-pipeline: {n} stages need {smem} bytes of shared memory ({launch.smem.data} + "
+                                f"{extra} for the stages and barriers), more than the device limit of "
+                                f"{MAX_SHARED_BYTES}; use fewer stages", kernel)
+    full, empty = MbarInitOp(n), MbarInitOp(n, MBAR_WARPS)
+    full.result.name_hint, empty.result.name_hint = "full", "empty"
+    head += [full, empty]
+
+    # 2. The producer's loops, one after another (the stage ring runs on from one to the next),
+    #    from clones of what they need; then the consumers' loops in place.
+    producer = _Producer(body)
+    wph, ws = consts(1), consts(0)  # a fresh barrier's "previous" phase counts as complete
+    for plan in plans:
+        ploop = _producer_loop(plan, producer, allocs, full.result, empty.result, wph, ws, consts, n)
+        producer.ops.append(ploop)
+        wph, ws = ploop.results
+    ph, rs = consts(0), consts(0)
+    loops = []
+    for plan in plans:
+        loops.append(_consumer_loop(plan, allocs, full.result, empty.result, ph, rs, consts, n))
+        ph, rs = loops[-1].results[-2:]
+    for alloc in allocs:
+        if not alloc.result.uses:
+            alloc.detach()
+            alloc.erase()
+
+    # 3. The roles: the consumer warps (first) take registers, the producer warpgroup (last) gives them.
+    rest = [o for o in body.ops if not isinstance(o, func.ReturnOp)]
+    for o in rest:
+        if isinstance(o, AllocOp):  # shared tiles stay the block's, before the roles
+            head.append(o)
+    warp = WarpIdOp()
+    first = consts(consumers // 32)
+    is_producer = arith.CmpiOp(warp.result, first, "uge")
+    is_consumer = arith.CmpiOp(warp.result, first, "ult")
+    regs = consumer_registers(consumers)
+    give = regs > launch_registers(consumers + PRODUCER_THREADS)
+    pro_ops = ([SetMaxNRegOp("dec", PRODUCER_REGISTERS)] if give else []) + producer.ops + [scf.YieldOp()]
+    con_block = Block()
+    if give:
+        con_block.add_op(SetMaxNRegOp("inc", regs))
+    for o in rest:
+        if not isinstance(o, AllocOp):
+            o.detach()
+            con_block.add_op(o)
+    con_block.add_op(scf.YieldOp())
+    pro_if = scf.IfOp(is_producer.result, [], Region(Block(pro_ops)))
+    con_if = scf.IfOp(is_consumer.result, [], Region(con_block))
+    pro_if.attributes[ROLE_ATTR] = StringAttr(PRODUCER)
+    con_if.attributes[ROLE_ATTR] = StringAttr(CONSUMERS)
+    for o in head:
+        if o.parent is not None:
+            o.detach()
+    ret = body.last_op
+    Rewriter.insert_op([*consts.new, *head, warp, is_producer, is_consumer, pro_if, con_if], InsertPoint.before(ret))
+    for o in con_if.walk():  # the producer warps never reach the consumers' barriers
+        if isinstance(o, BarrierOp) and o.threads is None:
+            o.properties["threads"] = IntegerAttr(consumers, 64)
+    kernel.attributes[LAUNCH_ATTR] = LaunchAttr(launch.grid_dims, (consumers + PRODUCER_THREADS, 1, 1), smem)
+    kernel.attributes[PRODUCER_ATTR] = IntegerAttr(PRODUCER_THREADS, 64)
+    return loops
+
+
 # ---------------------------------------------------------------- register double-buffering
 
 
@@ -1060,6 +1346,8 @@ class TilePipelinePass(ModulePass):
     the warps release each stage on an empty barrier after their last read of
     it, and the issuing thread waits for that before refilling the stage, so
     the K loop has no block barrier (``release=false``: one per K tile).
+    ``producer`` (with ``bulk`` and ``release``): a kernel whose K loops all take bulk copies gets a
+    producer warpgroup that issues them, ahead of the consumers (warp specialisation).
     """
 
     name: ClassVar[str] = "tile-pipeline"
@@ -1069,6 +1357,7 @@ class TilePipelinePass(ModulePass):
     carry_fragments: bool = True
     bulk: bool = False
     release: bool = True
+    producer: bool = False
 
     def __post_init__(self):
         check_stages(self.stages)
@@ -1079,6 +1368,7 @@ class TilePipelinePass(ModulePass):
                 f"tile-pipeline: stages must be 1 .. {MAX_STAGES} (tile.async_wait N-2 must fit cp.async.wait_group's 0 .. 7), got {self.stages}"
             )
         pipelined: list[scf.ForOp] = []
+        released: list[scf.ForOp] = []  # the consumer loops of warp-specialised kernels
         if self.stages >= 2:
             # Every K loop is checked before any is changed: an error leaves the module as it was
             # (but for the smem limit, checked per loop as it is pipelined).
@@ -1086,6 +1376,9 @@ class TilePipelinePass(ModulePass):
             plans = [p for p in map(_analyze, loops) if p is not None]
             stages = _shared_stages(plans, self.stages)
             buffers: dict[AllocOp, SSAValue] = {}
+            if self.producer and self.bulk and self.release:
+                plans, stages, specialised = self._warp_specialize(plans, stages)
+                released.extend(specialised)
             for plan, n in zip(plans, stages):
                 pipelined.append(_pipeline(plan, n, bulk_boxes(plan) if self.bulk else None, self.release, buffers))
         if self.reg_double_buffer:
@@ -1093,5 +1386,25 @@ class TilePipelinePass(ModulePass):
                 split_k_steps(mma)
             if self.carry_fragments:
                 pipelined = [carry_first_fragments(loop) or loop for loop in pipelined]
-        for loop in pipelined:
+        for loop in pipelined + released:
             release_early(loop)
+
+    def _warp_specialize(self, plans: list[_Plan], stages: list[int]):
+        """Give each kernel whose K loops allow it (:func:`can_warp_specialize`) a producer warpgroup;
+        the plans and stage counts left for :func:`_pipeline`, and the consumer loops made."""
+        by_kernel: dict[func.FuncOp, list[int]] = {}
+        for i, plan in enumerate(plans):
+            found = _launch_of(plan.loop)
+            if found is not None:
+                by_kernel.setdefault(found[0], []).append(i)
+        done: set[int] = set()
+        loops: list[scf.ForOp] = []
+        for kernel, indices in by_kernel.items():
+            mine = [plans[i] for i in indices]
+            boxes = [bulk_boxes(p) for p in mine]
+            launch = kernel.attributes[LAUNCH_ATTR]
+            if can_warp_specialize(kernel, launch, mine, boxes):
+                loops += _warp_specialize(kernel, launch, mine, max(stages[i] for i in indices), boxes)
+                done.update(indices)
+        keep = [i for i in range(len(plans)) if i not in done]
+        return [plans[i] for i in keep], [stages[i] for i in keep], loops

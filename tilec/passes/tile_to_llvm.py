@@ -60,8 +60,8 @@ from xdsl.rewriter import BlockInsertPoint, InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from tilec.dialects import frag
-from tilec.dialects.abi import LAUNCH_ATTR, TENSOR_MAP_ATTR
-from tilec.dialects.llvm_ext import GRID_CONSTANT_ATTR, KERNEL_ATTR, MAXNTID_ATTR
+from tilec.dialects.abi import LAUNCH_ATTR, PRODUCER_ATTR, TENSOR_MAP_ATTR, launch_registers
+from tilec.dialects.llvm_ext import GRID_CONSTANT_ATTR, KERNEL_ATTR, MAXNREG_ATTR, MAXNTID_ATTR
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType
 from tilec.ir import fast
@@ -276,6 +276,9 @@ def _func(op: func.FuncOp, b: Builder) -> list[SSAValue]:
         extra[KERNEL_ATTR] = UnitAttr()
         extra[MAXNTID_ATTR] = DenseArrayBase.from_list(i32, list(launch.block_dims))
         extra[LAUNCH_ATTR] = launch
+        if PRODUCER_ATTR in op.attributes:  # warp-specialised: the block starts with an even share
+            extra[MAXNREG_ATTR] = DenseArrayBase.from_list(i32, [launch_registers(launch.threads)])
+            extra[PRODUCER_ATTR] = op.attributes[PRODUCER_ATTR]
     props: dict[str, Attribute | None] = {}
     if op.arg_attrs is not None and any(d.data for d in op.arg_attrs):
         props["arg_attrs"] = ArrayAttr([DictionaryAttr(_param_attrs(dict(d.data))) for d in op.arg_attrs])

@@ -11,7 +11,9 @@ Its options are the tiling's (``block``, ``warps``, ``group``, ``tf32``,
 tensor copies for views with ``tile.aligned_rows``) and ``release`` (with
 ``bulk``: stages released on empty barriers, no block barrier in the K loop);
 ``stages=1`` skips software pipelining, the swizzle always runs. ``wgmma``
-(sm_90a, with ``bulk``) multiplies with the warpgroup MMA on shared tiles.
+(sm_90a, with ``bulk``) multiplies with the warpgroup MMA on shared tiles;
+``producer`` (with ``bulk``) gives the kernel a producer warpgroup that issues
+the copies (warp specialisation, :mod:`tilec.passes.tile_pipeline`).
 
 The options are declared once, as the fields of :class:`TileToPTX`; a GEMM
 configuration (:class:`tilec.kernels.gemm_config.MatmulConfig`) is this pass
@@ -57,6 +59,8 @@ class TileToPTX(PipelinePass):
     bulk: bool = False
     release: bool = True
     wgmma: bool = False
+    producer: bool = False
+    """With ``bulk``: a producer warpgroup issues the K loop's copies (warp specialisation)."""
 
     def __post_init__(self):
         check_options(self.block, self.warps, self.group, self.thread_tile)
@@ -77,6 +81,8 @@ class TileToPTX(PipelinePass):
             pipeline["bulk"] = True
             if not self.release:
                 pipeline["release"] = False
+            if self.producer:
+                pipeline["producer"] = True
         return (("tile-tiling", tiling), ("tile-swizzle", {}), ("tile-pipeline", pipeline),
                 ("tile-layout", {}), ("tile-distribute", {}), ("tile-to-llvm", {}))
 

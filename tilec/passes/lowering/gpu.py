@@ -9,7 +9,8 @@ fragment-level op to its PTX instruction lives in one place:
 ``tile.block_id x``        ``%ctaid.x``, likewise
 ``tile.lane_id``           ``%laneid``, likewise
 ``tile.warp_id``           ``tid.x >> 5`` (1-D blocks), else the linear id >> 5
-``tile.barrier``           ``bar.sync 0``
+``tile.barrier``           ``bar.sync 0`` (``bar.sync 0, N`` with ``threads N``)
+``tile.setmaxnreg``        ``setmaxnreg.{inc,dec}.sync.aligned.u32``
 ``frag.ldmatrix``          ``ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans]``
 ``frag.mma``               ``mma.sync`` m16n8k16 f16/bf16, m16n8k8 tf32;
                            ``fma_f32`` is ``llvm.intr.fma``
@@ -99,7 +100,12 @@ def _warp_id(op: tile.WarpIdOp, b: Builder) -> list[SSAValue]:
 
 
 def _barrier(op: tile.BarrierOp, b: Builder) -> list[SSAValue]:
-    N.barrier(b)
+    N.barrier(b, None if op.threads is None else op.threads.value.data)
+    return []
+
+
+def _setmaxnreg(op: tile.SetMaxNRegOp, b: Builder) -> list[SSAValue]:
+    N.setmaxnreg(b, op.action.data, op.regs.value.data)
     return []
 
 
@@ -279,6 +285,7 @@ LOWERINGS: dict[type[Operation], Lowering] = {
     tile.LaneIdOp: _lane_id,
     tile.WarpIdOp: _warp_id,
     tile.BarrierOp: _barrier,
+    tile.SetMaxNRegOp: _setmaxnreg,
     frag.LdMatrixOp: _ldmatrix,
     frag.MmaOp: _mma,
     frag.CpAsyncOp: _cp_async,

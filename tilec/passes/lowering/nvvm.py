@@ -127,11 +127,21 @@ def warp_id(builder: Builder) -> SSAValue:
     return builder.insert(fast.binary_op(llvm.LShrOp, tid, const_i32(builder, 5))).res
 
 
-def barrier(builder: Builder) -> None:
-    """`bar.sync 0`: every thread of the block waits here (`__syncthreads`)."""
-    call_intrinsic(
-        builder, "llvm.nvvm.barrier.cta.sync.aligned.all", [const_i32(builder, 0)]
-    )
+def barrier(builder: Builder, threads: int | None = None) -> None:
+    """`bar.sync 0`: every thread of the block waits here (`__syncthreads`); with ``threads``,
+    `bar.sync 0, threads`: the block's threads that take part (the others run elsewhere)."""
+    if threads is None:
+        call_intrinsic(builder, "llvm.nvvm.barrier.cta.sync.aligned.all", [const_i32(builder, 0)])
+    else:
+        call_intrinsic(builder, "llvm.nvvm.barrier.cta.sync.aligned.count",
+                       [const_i32(builder, 0), const_i32(builder, threads)])
+
+
+def setmaxnreg(builder: Builder, action: str, regs: int) -> None:
+    """`setmaxnreg.{inc,dec}.sync.aligned.u32 regs` (sm_90a): the warpgroup's registers per thread."""
+    if action not in ("inc", "dec") or not (24 <= regs <= 256 and regs % 8 == 0):
+        raise ValueError(f"setmaxnreg: action inc/dec and a multiple of 8 in 24 .. 256, got {action} {regs}")
+    inline_asm(builder, f"setmaxnreg.{action}.sync.aligned.u32 {regs};", "~{memory}", [])
 
 
 def named_barrier(builder: Builder, barrier: Value, count: int, *, wait: bool) -> None:

@@ -16,7 +16,8 @@
 - **Barriers.** ``tile.mbar_init`` → ``N * 8`` bytes of shared memory; thread 0
   inits each barrier for one arrival (a per-warp ``!tile.mbar<N, warps>``: one
   per warp of the block) and fences, then ``tile.barrier``.
-- **One thread issues.** ``tile.mbar_expect`` → ``frag.mbar_expect_tx`` and
+- **One thread issues** (the block's first, or a warp-specialised kernel's first producer
+  thread, :mod:`.roles`). ``tile.mbar_expect`` → ``frag.mbar_expect_tx`` and
   ``tile.bulk_copy`` → one ``frag.tma_load`` per box (boxes side by side in
   shared memory, :mod:`tilec.layout.bulk`), each under ``scf.if tid == 0``.
 - **Everyone waits.** ``tile.mbar_wait`` → ``frag.mbar_wait`` in every thread
@@ -39,7 +40,7 @@ from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tilec.dialects import frag_fast
-from tilec.dialects.abi import BOX_ATTR, GL_ATTR, SWIZZLE_ATTR, TENSOR_MAP_ATTR
+from tilec.dialects.abi import BOX_ATTR, GL_ATTR, SWIZZLE_ATTR, TENSOR_MAP_ATTR, producer_threads
 from tilec.dialects.tile import ops as t
 from tilec.layout.bulk import MBARRIER_BYTES as MBAR_BYTES, BulkBox
 
@@ -121,7 +122,7 @@ class BulkLowering:
             build()
             return []
 
-        self.if_then(self.em.cmp("eq", self.tid(), 0, i32), then)
+        self.if_then(self.em.cmp("eq", self.tid(), self.leader_tid, i32), then)
 
     def _barrier_at(self, bars: Mbars, index: SSAValue) -> SSAValue:
         """The address of barrier ``index`` (``i64``-sized elements: 8 bytes each)."""
@@ -129,7 +130,7 @@ class BulkLowering:
 
     def mbar_init(self, op: t.MbarInitOp, ptr: SSAValue) -> None:
         count = op.result.type.count.data
-        arrivals = self.threads // 32 if op.result.type.per_warp else 1
+        arrivals = (self.threads - producer_threads(self.fn)) // 32 if op.result.type.per_warp else 1  # consumer warps
         bars = Mbars(ptr, count)
         em = self.em
 

@@ -72,7 +72,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
 from tilec.dialects import frag_fast
-from tilec.dialects.abi import LAUNCH_ATTR, REGISTERS_ATTR
+from tilec.dialects.abi import CONSUMERS, LAUNCH_ATTR, REGISTERS_ATTR, ROLE_ATTR, producer_threads
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType, element_bits
@@ -90,6 +90,7 @@ from tilec.passes.tile_distribute.reduce import REDUCTIONS, ReductionLowering, r
 from tilec.passes.tile_distribute.registers import RegisterForms
 from tilec.passes.tile_distribute.vectors import VectorLowering
 from tilec.passes.tile_distribute.turns import TurnLowering
+from tilec.passes.tile_distribute.roles import RoleLowering, consumer_barriers
 from tilec.passes.tile_layout import uses_tiles, value_name
 from tilec.passes.tile_distribute.wgmma import WgmmaLowering, wgmma_alignment, wgmma_reads_generic_writes
 from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf
@@ -155,7 +156,7 @@ _ELEMENTWISE = {
 
 
 class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, WgmmaLowering, ReductionLowering,
-                     VectorLowering, ConvertLowering, TurnLowering):
+                     VectorLowering, ConvertLowering, TurnLowering, RoleLowering):
     """Rewrites one kernel ``func.func`` into its fragment-level form."""
 
     def __init__(self, fn: func.FuncOp, module: ModuleOp):
@@ -491,7 +492,7 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 em.insert(fast.func_return_op([self.get(v) for v in op.arguments]))
             case _:
                 if op.name.startswith("tile.") and not isinstance(
-                    op, t.BlockIdOp | t.ThreadIdOp | t.WarpIdOp | t.LaneIdOp | t.BarrierOp
+                    op, t.BlockIdOp | t.ThreadIdOp | t.WarpIdOp | t.LaneIdOp | t.BarrierOp | t.SetMaxNRegOp
                 ):
                     raise RegallocError("is not supported by tile-distribute yet")
                 for v in (*op.operands, *op.results):
@@ -571,15 +572,18 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         shapes = [self._shape_of(v) for v in op.results]
         types = [ty for tys, _ in shapes for ty in tys]
         regions = []
+        role = op.attributes.get(ROLE_ATTR)
         for region in op.regions:
             if not region.blocks:
                 regions.append(Region())
                 continue
             block = Block()
-            with em.at(InsertPoint.at_end(block)):
+            with em.at(InsertPoint.at_end(block)), self.in_role(role.data if role is not None else None):
                 self.emit_block(region.block)
             regions.append(Region(block))
         new = em.insert(fast.scf_if_op(self.get(op.cond), types, regions[0], regions[1]))
+        if role is not None and role.data == CONSUMERS:  # the producer warps are elsewhere
+            consumer_barriers(new, self.threads - producer_threads(self.fn))
         pos = 0
         for old_res, (tys, make) in zip(op.results, shapes):
             self.vmap[old_res] = make(list(new.results[pos : pos + len(tys)]))
