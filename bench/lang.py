@@ -122,6 +122,11 @@ def gemm_rows() -> list[dict]:
     hopper = torch.cuda.get_device_capability() == (9, 0)
     # the same wgmma GEMM without its producer warpgroup (no warp specialisation)
     no_ws = tl.Kernel(lang_matmul.matmul_wgmma.fn, num_warps=8, num_stages=3, bulk=True, producer=False)
+    # ... and with it, but each K step's wgmma waited for in its own step (no wgmma in flight)
+    from tilec.api import BLOCK_LEVEL_PIPELINE
+
+    WS_SYNC = BLOCK_LEVEL_PIPELINE.replace("tile-pipeline", "tile-pipeline{stages=3 bulk=true producer=true in-flight=false}")
+    ws_sync = tl.Kernel(lang_matmul.matmul_wgmma.fn, num_warps=8)  # its passes come with the call
     out = []
     print(f"{'gemm':>12} {'size':>6} {'lang':>7} {'tilec':>7} {'cuBLAS':>7} {'triton':>7} {'lang/tilec':>10} "
           f"{'lang/cuBLAS':>11} {'lang/triton':>11}  TFLOP/s")
@@ -137,6 +142,8 @@ def gemm_rows() -> list[dict]:
             kernels["lang wgmma"] = lambda: lang_matmul.matmul_wgmma[lang_matmul.grid(size, size, **cfg)](
                 a, b, c, arch="sm_90a", **cfg)
             kernels["lang no-ws"] = lambda: no_ws[lang_matmul.grid(size, size, **cfg)](a, b, c, arch="sm_90a", **cfg)
+            kernels["lang ws-sync"] = lambda: ws_sync[lang_matmul.grid(size, size, **cfg)](
+                a, b, c, arch="sm_90a", pipeline=WS_SYNC, **cfg)
         others = {"tilec": lambda: tilec.matmul(a, b, out=c2), "cuBLAS": lambda: torch.matmul(a, b),
                   "triton": lambda: triton_matmul.triton_matmul(a, b, c2)}
         flops = 2 * size ** 3

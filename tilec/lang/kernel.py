@@ -321,7 +321,8 @@ class Kernel:
         return lowered
 
     def __getitem__(self, grid: Any) -> Callable[..., None]:
-        """``kernel[grid](*args, **constexprs)``: compile the variant for this GPU (once) and launch it.
+        """``kernel[grid](*args, **constexprs)``: compile the variant for this GPU (once) and launch it
+        (``num_warps``, ``num_stages``, ``arch`` and ``pipeline`` as :meth:`compile` takes them).
 
         A call whose torch tensors have the kinds (shape, strides, dtype, device) of an earlier
         call's, with the same grid, numbers and constexprs, replays that call's prepared launch
@@ -333,26 +334,27 @@ class Kernel:
         g = g + (1,) * (3 - len(g))
 
         def launch(*args: Any, num_warps: int | None = None, num_stages: int | None = None, stream: Any = None,
-                   arch: str | None = None, **kwargs: Any) -> None:
-            key = _call_key(g, (num_warps, num_stages, arch), args, kwargs)
+                   arch: str | None = None, pipeline: str | None = None, **kwargs: Any) -> None:
+            key = _call_key(g, (num_warps, num_stages, arch, pipeline), args, kwargs)
             fast = self._fast.get(key) if key is not None else None
             if fast is not None:
                 call, where = fast
                 pointers = tuple((args[i] if i >= 0 else kwargs[n]).data_ptr() for i, n in where)
                 if call.launch(pointers, stream):
                     return
-            self._launch_checked(g, args, kwargs, num_warps, num_stages, arch, stream, key)
+            self._launch_checked(g, args, kwargs, num_warps, num_stages, arch, stream, key, pipeline)
 
         return launch
 
     def _launch_checked(self, grid: tuple, args: tuple, kwargs: dict, num_warps: int | None,
-                        num_stages: int | None, arch: str | None, stream: Any, key: tuple | None) -> None:
+                        num_stages: int | None, arch: str | None, stream: Any, key: tuple | None,
+                        pipeline: str | None = None) -> None:
         # lazy: the launch path adds ~50 ms (measured) that compiling does not need
         from tilec.kernels.fast_path import prepare
         from tilec.runtime.arrays import is_torch_tensor
         from tilec.runtime.gl_views import expand
 
-        compiled = self.compile(*args, num_warps=num_warps, num_stages=num_stages, arch=arch, **kwargs)
+        compiled = self.compile(*args, num_warps=num_warps, num_stages=num_stages, arch=arch, pipeline=pipeline, **kwargs)
         bound = self._bind(args, kwargs)
         runtime = [v for n, v in bound.arguments.items() if n not in self.constexprs and v is not None]
         flat = expand(compiled, *runtime)

@@ -211,6 +211,13 @@ starts at 65536 / threads registers a thread (``.maxnreg``); the producer gives 
 consumers take 240 (``setmaxnreg``). A block of one warpgroup gets no producer (it would double the
 block's threads with no registers to move), nor does a kernel whose K loops sit in other loops.
 
+**wgmmas in flight** (option ``in_flight``, on with ``producer``). A consumer loop whose wgmmas
+accumulate one carried value (a GEMM's K loop) keeps them running across K steps: they become
+async, ``tile.wgmma_wait %acc_i, G`` after them (``G`` the step's groups) completes the previous
+step's, and that step's stage is released only then, one step late (the producer waits for it);
+after the loop a wait for the last step and its stage's release. The stage a wgmma reads cannot
+be refilled before the wait that completes it, which the lane interpreter checks.
+
 Loops that have no global→shared ``tile.copy`` before their first barrier are
 left alone. A loop that has such copies but cannot be pipelined (a copied
 tile used outside the loop, copy indices computed from loop-carried values
@@ -229,7 +236,7 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -932,6 +939,83 @@ def _consumer_loop(plan: _Plan, allocs: dict[AllocOp, SSAValue], full: SSAValue,
     return new
 
 
+def _wgmma_chain(loop: scf.ForOp) -> tuple[int, list[WgmmaOp]] | None:
+    """The synchronous ``tile.wgmma`` ops of ``loop``'s body that accumulate one loop-carried value
+    (``acc_i`` → wgmma → ... → wgmma → yielded as the next ``acc_i``, nothing else reading it), with
+    the iter_arg's position; None if the body has no such chain or other wgmmas."""
+    body = loop.body.block
+    wgmmas = [o for o in body.ops if isinstance(o, WgmmaOp)]
+    if not wgmmas or any(o.is_async is not None for o in wgmmas) or any(
+            isinstance(o, (WgmmaOp, WgmmaWaitOp)) and o.parent_block() is not body for o in loop.body.walk()):
+        return None
+    yield_op = body.last_op
+    first = wgmmas[0]
+    acc = first.c
+    if not isinstance(acc.owner, Block) or acc.owner is not body or not acc.has_one_use():
+        return None
+    for prev, nxt in zip(wgmmas, wgmmas[1:]):
+        if nxt.c is not prev.result or not prev.result.has_one_use():
+            return None
+    last = wgmmas[-1].result
+    position = acc.index - 1  # the block's first argument is the induction variable
+    if not last.has_one_use() or yield_op.operands[position] is not last:
+        return None
+    return position, wgmmas
+
+
+def _wgmma_in_flight(loop: scf.ForOp, lb: SSAValue, empty: SSAValue, n: int, consts: _Consts) -> bool:
+    """Keep a consumer loop's wgmmas in flight across K steps (CUTLASS's sm90 consumer): the chain
+    accumulating the carried value becomes async, and ``tile.wgmma_wait %acc_i, G`` after it (``G``
+    the chain's groups) completes the previous K step's, whose stage is released only then (one
+    step later than its reads). After the loop a wait for the last step and its release."""
+    found = _wgmma_chain(loop)
+    if found is None:
+        return False
+    position, chain = found
+    body = loop.body.block
+    iv, rs = body.args[0], body.args[-1]
+    arrive = next((o for o in body.ops if isinstance(o, MbarArriveOp)), None)
+    if arrive is None:
+        return False
+    for w in chain:
+        w.properties["async"] = UnitAttr()
+    acc = body.args[position + 1]
+    wait = WgmmaWaitOp(acc, len(chain))  # the previous K step's groups are done; this step's may run
+    not_first = arith.CmpiOp(iv, lb, "ne")
+    release: list[Operation] = []
+    prev = _previous_stage(rs, n, consts, release)
+    release.append(MbarArriveOp(empty, prev))
+    release.append(scf.YieldOp())
+    arrive.detach()
+    arrive.erase()
+    Rewriter.insert_op([wait, not_first, scf.IfOp(not_first.result, [], Region(Block(release)))],
+                       InsertPoint.after(chain[-1]))
+    # after the loop: the last step's groups, then its stage
+    result = loop.results[position]
+    rs_end = loop.results[-1]
+    uses = list(result.uses)
+    done = WgmmaWaitOp(result, 0)
+    done.result.name_hint = result.name_hint
+    ran = arith.CmpiOp(loop.lb, loop.ub, "slt")
+    tail: list[Operation] = []
+    last_stage = _previous_stage(rs_end, n, consts, tail)
+    tail += [MbarArriveOp(empty, last_stage), scf.YieldOp()]
+    Rewriter.insert_op([done, ran, scf.IfOp(ran.result, [], Region(Block(tail)))], InsertPoint.after(loop))
+    for use in uses:
+        use.operation.operands[use.index] = done.result
+    return True
+
+
+def _previous_stage(rs: SSAValue, n: int, consts: _Consts, ops: list[Operation]) -> SSAValue:
+    """``(rs - 1) mod n``: the stage the previous K step read."""
+    first = arith.CmpiOp(rs, consts(0), "eq")
+    dec = arith.SubiOp(rs, consts(1))
+    prev = arith.SelectOp(first.result, consts(n - 1), dec.result)
+    prev.result.name_hint = "rs_prev"
+    ops += [first, dec, prev]
+    return prev.result
+
+
 def can_warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan],
                         boxes: list[list[BulkBox] | None]) -> bool:
     """Whether ``kernel``'s K loops can be fed by a producer warpgroup: every loop takes bulk copies and
@@ -946,7 +1030,7 @@ def can_warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Pl
 
 
 def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan], n: int,
-                     boxes: list[list[BulkBox]]) -> list[scf.ForOp]:
+                     boxes: list[list[BulkBox]], in_flight: bool = True) -> list[scf.ForOp]:
     """Split ``kernel`` into a producer warpgroup that issues every K loop's bulk copies and the
     consumer warps that run everything else (see the module docstring). Returns the consumer loops."""
     body = kernel.body.block
@@ -995,6 +1079,8 @@ def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan]
     for plan in plans:
         loops.append(_consumer_loop(plan, allocs, full.result, empty.result, ph, rs, consts, n))
         ph, rs = loops[-1].results[-2:]
+        if in_flight:
+            _wgmma_in_flight(loops[-1], loops[-1].lb, empty.result, n, consts)
     for alloc in allocs:
         if not alloc.result.uses:
             alloc.detach()
@@ -1347,7 +1433,9 @@ class TilePipelinePass(ModulePass):
     it, and the issuing thread waits for that before refilling the stage, so
     the K loop has no block barrier (``release=false``: one per K tile).
     ``producer`` (with ``bulk`` and ``release``): a kernel whose K loops all take bulk copies gets a
-    producer warpgroup that issues them, ahead of the consumers (warp specialisation).
+    producer warpgroup that issues them, ahead of the consumers (warp specialisation);
+    ``in_flight`` (with ``producer``): a consumer loop's wgmma chain on a carried accumulator stays
+    in flight across K steps, its stage released one step later.
     """
 
     name: ClassVar[str] = "tile-pipeline"
@@ -1358,6 +1446,7 @@ class TilePipelinePass(ModulePass):
     bulk: bool = False
     release: bool = True
     producer: bool = False
+    in_flight: bool = True
 
     def __post_init__(self):
         check_stages(self.stages)
@@ -1404,7 +1493,8 @@ class TilePipelinePass(ModulePass):
             boxes = [bulk_boxes(p) for p in mine]
             launch = kernel.attributes[LAUNCH_ATTR]
             if can_warp_specialize(kernel, launch, mine, boxes):
-                loops += _warp_specialize(kernel, launch, mine, max(stages[i] for i in indices), boxes)
+                loops += _warp_specialize(kernel, launch, mine, max(stages[i] for i in indices), boxes,
+                                          self.in_flight)
                 done.update(indices)
         keep = [i for i in range(len(plans)) if i not in done]
         return [plans[i] for i in keep], [stages[i] for i in keep], loops
