@@ -269,6 +269,8 @@ from tilec.dialects.tile.ops import (
     MmaOp,
     SetMaxNRegOp,
     StageOp,
+    TurnBeginOp,
+    TurnEndOp,
     WarpIdOp,
     WgmmaOp,
     WgmmaWaitOp,
@@ -807,11 +809,15 @@ PRODUCER_THREADS = 128
 PRODUCER_REGISTERS = 24
 """What the producer keeps of its registers (it only computes addresses): the rest go to the consumers."""
 MAX_CONSUMER_REGISTERS = 240
+MAX_WGMMA_PENDING = 7
+"""``wgmma.wait_group N`` takes N up to 7: a K step's chain kept in flight has at most 7 groups."""
 
 
 def consumer_registers(consumers: int) -> int:
-    """Registers per consumer thread once the producer warpgroup has given its own back."""
-    spare = (REGISTER_FILE - PRODUCER_THREADS * PRODUCER_REGISTERS) // consumers
+    """Registers per consumer thread once the producer warpgroup has given its own back: the block's
+    pool (what it starts with, :func:`launch_registers` a thread) less the producer's share."""
+    threads = consumers + PRODUCER_THREADS
+    spare = (launch_registers(threads) * threads - PRODUCER_THREADS * PRODUCER_REGISTERS) // consumers
     return min(spare // 8 * 8, MAX_CONSUMER_REGISTERS)
 
 
@@ -945,9 +951,14 @@ def _wgmma_chain(loop: scf.ForOp) -> tuple[int, list[WgmmaOp]] | None:
     the iter_arg's position; None if the body has no such chain or other wgmmas."""
     body = loop.body.block
     wgmmas = [o for o in body.ops if isinstance(o, WgmmaOp)]
-    if not wgmmas or any(o.is_async is not None for o in wgmmas) or any(
+    if not wgmmas or len(wgmmas) > MAX_WGMMA_PENDING or any(o.is_async is not None for o in wgmmas) or any(
             isinstance(o, (WgmmaOp, WgmmaWaitOp)) and o.parent_block() is not body for o in loop.body.walk()):
         return None
+    rs = body.args[-1]
+    for w in wgmmas:  # operands the producer's stages hold: nothing else may change under a running wgmma
+        for operand in (w.a, w.b):
+            if not (isinstance(operand.owner, StageOp) and operand.owner.index is rs):
+                return None
     yield_op = body.last_op
     first = wgmmas[0]
     acc = first.c
@@ -1024,9 +1035,32 @@ def can_warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Pl
     registers to give (attention at D = 64, BM 64 on an H200: 443 -> 251 TFLOP/s, two blocks an SM
     became one): such a kernel keeps the pipeline without a producer."""
     bx, by, bz = launch.block_dims
-    return (bool(plans) and all(b is not None for b in boxes) and by == bz == 1 and bx % PRODUCER_THREADS == 0
+    if not (bool(plans) and all(b is not None for b in boxes) and by == bz == 1 and bx % PRODUCER_THREADS == 0
             and bx >= 2 * PRODUCER_THREADS and bx + PRODUCER_THREADS <= 1024
-            and all(p.loop.parent_block() is kernel.body.block for p in plans))
+            and all(p.loop.parent_block() is kernel.body.block for p in plans)):
+        return False
+    if any(isinstance(o, TurnBeginOp | TurnEndOp) for o in kernel.walk()):
+        return False  # the turns are the kernel's warps' (named barriers counting them all)
+    return _producer_can_compute(kernel, plans)
+
+
+def _producer_can_compute(kernel: func.FuncOp, plans: list[_Plan]) -> bool:
+    """Whether the producer can compute each K loop's bounds and its copies' operands from pure ops
+    (a dry run of :class:`_Producer`: the clones it makes are never inserted)."""
+    producer = _Producer(kernel.body.block)
+    try:
+        for plan in plans:
+            loop = plan.loop
+            for v in (loop.lb, loop.ub, loop.step):
+                producer.value(v, loop)
+            needed = [v for ops in plan.slices for op in ops for v in op.operands]
+            needed += [v for copy in plan.copies for v in (copy.source, *copy.source_indices)]
+            for v in needed:
+                if v is not loop.body.block.args[0] and not _defined_in(v, loop.body):
+                    producer.value(v, loop)
+    except TilePipelineError:
+        return False
+    return True
 
 
 def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan], n: int,
