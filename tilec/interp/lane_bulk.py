@@ -304,12 +304,8 @@ class BulkFunctions(InterpreterFunctions):
 
     @impl(frag.NamedBarrierSyncOp)
     def run_named_barrier_sync(self, interpreter, op: frag.NamedBarrierSyncOp, args):
-        barrier = self._named(op, args[0])
-        phase = barrier.arrive(32, op.count.value.data)
         block = self.state.barrier
-        while not barrier.passed(phase):
-            if block is None or not block.yield_turn(self.state.warp):
-                raise OpError(barrier.never_completes(phase))
+        self._named(op, args[0]).sync(op.count.value.data, block.yield_turn if block else None, self.state.warp)
         self._progress()
         return ()
 

@@ -339,11 +339,8 @@ class LaneStructureFunctions(InterpreterFunctions):
             self.state.barrier.wait(self.state.warp, op)
             return ()
         # bar.sync 0, N: the block's first N threads (a warp-specialised kernel's consumers)
-        barrier = self.state.shared.mbarriers.named_barrier(0)
-        phase = barrier.arrive(32, op.threads.value.data)
-        while not barrier.passed(phase):
-            if not self.state.barrier.yield_turn(self.state.warp):
-                raise OpError(barrier.never_completes(phase))
+        self.state.shared.mbarriers.named_barrier(0).sync(op.threads.value.data, self.state.barrier.yield_turn,
+                                                          self.state.warp)
         self.state.barrier.progress()
         return ()
 

@@ -135,6 +135,14 @@ class NamedBarrier:
         with self._lock:
             return self.completed > phase
 
+    def sync(self, count: int, yield_turn, warp: int | None) -> None:
+        """``bar.sync id, count`` by one warp: arrive, then let the block's other warps run
+        (``yield_turn(warp)``, False when none can) until the phase completes."""
+        phase = self.arrive(32, count)
+        while not self.passed(phase):
+            if yield_turn is None or not yield_turn(warp):
+                raise OpError(self.never_completes(phase))
+
     def never_completes(self, phase: int) -> str:
         return (f"{self.name}: waits for phase {phase} of {self.count} threads, which has {self.arrived}: on the "
                 "GPU this bar.sync never ends (do all groups take their turns equally often?)")

@@ -408,11 +408,7 @@ class TileFunctions(InterpreterFunctions):
             self.ctx.barrier.wait(self.ctx.warp or 0, op)
             return ()
         # the block's first N threads only (a warp-specialised kernel's consumers): bar.sync 0, N
-        barrier = self.ctx.shared.named_barrier(0)
-        phase = barrier.arrive(32, op.threads.value.data)
-        while not barrier.passed(phase):
-            if not self.ctx.barrier.yield_turn(self.ctx.warp):
-                raise OpError(barrier.never_completes(phase))
+        self.ctx.shared.named_barrier(0).sync(op.threads.value.data, self.ctx.barrier.yield_turn, self.ctx.warp)
         self._progress()
         return ()
 

@@ -18,11 +18,20 @@ CP_ASYNC_MIN_BYTES = 4
 """The smallest ``cp.async`` (4, 8 or 16 bytes): rows promised less are copied element by element."""
 
 
+def leading_coordinates(view: SSAValue) -> tuple[SSAValue, list[SSAValue]]:
+    """The kernel argument a view is a ``tile.subview`` of (through any chain of them, or ``view``) and
+    the coordinates the chain fixes in its leading dimensions, dimension 0 first (none for the argument
+    itself): a tensor map of that argument reaches the view's boxes through them."""
+    lead: list[SSAValue] = []
+    while isinstance(view.owner, SubviewOp):
+        lead[:0] = view.owner.indices
+        view = view.owner.source
+    return view, lead
+
+
 def root_view(view: SSAValue) -> SSAValue:
     """The kernel argument a view is a ``tile.subview`` of (through any chain of them), or ``view``."""
-    while isinstance(view.owner, SubviewOp):
-        view = view.owner.source
-    return view
+    return leading_coordinates(view)[0]
 
 
 def aligned_rows_of(view: SSAValue) -> int:
@@ -41,4 +50,4 @@ def element_rows(view: SSAValue) -> bool:
     return 0 < aligned_rows_of(view) < CP_ASYNC_MIN_BYTES
 
 
-__all__ = ["ALIGNED_ROWS_ATTR", "CP_ASYNC_MIN_BYTES", "aligned_rows_of", "element_rows", "root_view"]
+__all__ = ["ALIGNED_ROWS_ATTR", "CP_ASYNC_MIN_BYTES", "aligned_rows_of", "element_rows", "leading_coordinates", "root_view"]

@@ -237,7 +237,7 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, StringAttr, UnitAttr
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
@@ -274,6 +274,7 @@ from tilec.dialects.tile.ops import (
     WarpIdOp,
     WgmmaOp,
     WgmmaWaitOp,
+    limit_barriers,
 )
 from tilec.dialects.tile.types import MBAR_WARPS, GlobalType, RegisterType, SharedType, element_bits
 from tilec.layout import ComposedLayout, Layout, Swizzle
@@ -623,6 +624,52 @@ def _launch_of(op: Operation) -> tuple[func.FuncOp, LaunchAttr] | None:
     return (op, launch) if isinstance(launch, LaunchAttr) else None
 
 
+def _drop_copies(plan: _Plan) -> None:
+    """Erase the loop's copies and its barriers (the stages' copies and barriers replace them), and
+    the index math only the copies used."""
+    for op in [*plan.copies, plan.first_barrier, *([plan.last_barrier] if plan.last_barrier else [])]:
+        op.detach()
+        op.erase()
+    for o in reversed(plan.prefix):
+        if all(not r.uses for r in o.results):
+            o.detach()
+            o.erase()
+
+
+@dataclass(frozen=True)
+class _Staged:
+    """The ``n``-stage buffer that replaces a tile's alloc: its shape, element type and layout, and
+    the shared-memory bytes it adds (checked against the limit before the type is made)."""
+
+    alloc: AllocOp
+    dims: tuple[int, ...]
+    element_type: Attribute
+    layout: Layout | ComposedLayout
+    extra_bytes: int
+
+    def buffer_type(self) -> SharedType:
+        try:
+            return SharedType(self.dims, self.element_type, self.layout)
+        except VerifyException as err:
+            raise TilePipelineError(f"tile-pipeline cannot give the shared tile {self.dims[0]} stages: {err}",
+                                    self.alloc) from None
+
+
+def _staged(alloc: AllocOp, n: int, box: BulkBox | None) -> _Staged:
+    """How ``alloc``'s tile is staged ``n`` times (laid out as ``box``'s tensor map writes it, with a
+    bulk copy)."""
+    tile: SharedType = alloc.result.type
+    eb = element_bits(tile.element_type) // 8
+    if box is not None:
+        tile = SharedType(tile.dims, tile.element_type, box_layout(box, tile.dims[1]))
+    try:
+        layout, stride = staged_layout(tile.layout, n, eb)
+    except ValueError as err:
+        raise TilePipelineError(f"tile-pipeline cannot give the shared tile stages: {err}", alloc) from None
+    extra = ((n - 1) * stride + tile.layout.cosize()) * eb - tile.size_bytes
+    return _Staged(alloc, (n, *tile.dims), tile.element_type, layout, extra)
+
+
 def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, release: bool = False,
               buffers: dict[AllocOp, SSAValue] | None = None) -> scf.ForOp:
     """Pipeline one K loop with ``cp.async``, or with bulk copies of ``boxes`` (one per copy);
@@ -638,26 +685,19 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
 
     # 1. The staged buffers replace the allocs (checked against the smem limit before any change).
     #    Bulk copies lay their tiles out as the tensor map writes them.
-    staged: list[tuple] = []
+    staged: list[tuple[AllocOp, _Staged | None]] = []
     extra_bytes = n * MBARRIER_BYTES * ((2 if release else 1) if bulk else 0)
     for i, alloc in enumerate(plan.allocs):
-        tile: SharedType = alloc.result.type
-        eb = element_bits(tile.element_type) // 8
-        if bulk:
-            tile = SharedType(tile.dims, tile.element_type, box_layout(boxes[i], tile.dims[1]))
-        try:
-            layout, stride = staged_layout(tile.layout, n, eb)
-        except ValueError as err:
-            raise TilePipelineError(f"tile-pipeline cannot give the shared tile stages: {err}", alloc) from None
+        stage = _staged(alloc, n, boxes[i] if bulk else None)
         if alloc in buffers:  # an earlier loop staged this tile: the same buffer, if it is the same shape
             have = buffers[alloc].type
-            if tuple(have.dims) != (n, *tile.dims) or str(have.layout) != str(layout):
+            if tuple(have.dims) != stage.dims or str(have.layout) != str(stage.layout):
                 raise TilePipelineError(f"tile-pipeline: two K loops copy into this shared tile with different stages "
-                                        f"({have} and {n} stages of {tile})", alloc)
-            staged.append((alloc, None, None, None))
+                                        f"({have} and {n} stages of {alloc.result.type})", alloc)
+            staged.append((alloc, None))
             continue
-        extra_bytes += ((n - 1) * stride + tile.layout.cosize()) * eb - tile.size_bytes
-        staged.append((alloc, (n, *tile.dims), tile.element_type, layout))  # the type once the bytes are checked
+        extra_bytes += stage.extra_bytes
+        staged.append((alloc, stage))
     found = _launch_of(loop)
     if found is not None:
         kernel, launch = found
@@ -670,15 +710,11 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
             )
         kernel.attributes[LAUNCH_ATTR] = LaunchAttr(launch.grid_dims, launch.block_dims, smem)
     bufs: list[SSAValue] = []
-    for alloc, dims, element_type, layout in staged:
-        if dims is None:
+    for alloc, stage in staged:
+        if stage is None:
             bufs.append(buffers[alloc])
             continue
-        try:
-            buf_type = SharedType(dims, element_type, layout)
-        except VerifyException as err:
-            raise TilePipelineError(f"tile-pipeline cannot give the shared tile {n} stages: {err}", alloc) from None
-        new = AllocOp(buf_type)
+        new = AllocOp(stage.buffer_type())
         new.result.name_hint = alloc.result.name_hint
         Rewriter.insert_op(new, InsertPoint.before(alloc))
         bufs.append(new.result)
@@ -738,46 +774,23 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
         issue.append(view)
         reads.append(view.result)
     Rewriter.insert_op(issue, InsertPoint.after(plan.first_barrier))
-    for copy in plan.copies:
-        copy.detach()
-        copy.erase()
+    _drop_copies(plan)
     for alloc, view in zip(plan.allocs, reads):
         alloc.result.replace_uses_with_if(view, lambda use: _defined_in(use.operation, body.parent))
         if not alloc.result.uses:  # another K loop may still copy into it
             alloc.detach()
             alloc.erase()
-    plan.first_barrier.detach()
-    plan.first_barrier.erase()
-    if plan.last_barrier is not None:
-        plan.last_barrier.detach()
-        plan.last_barrier.erase()
-    for o in reversed(plan.prefix):  # index math only the copies used is now dead
-        if all(not r.uses for r in o.results):
-            o.detach()
-            o.erase()
 
     yield_op = body.last_op
     assert isinstance(yield_op, scf.YieldOp)
-    inc = arith.AddiOp(rs, consts(1))
-    inc.result.name_hint = "rs_inc"
-    wrap = arith.CmpiOp(inc.result, consts(n), "eq")
-    wrap.result.name_hint = "wrap"
-    rs_next = arith.SelectOp(wrap.result, consts(0), inc.result)
-    rs_next.result.name_hint = "rs_next"
-    adv: list[Operation] = [inc, wrap, rs_next]
-    phase: list[SSAValue] = []
-    if ph is not None:  # the parity flips each time the read stage wraps around
-        flip = arith.SubiOp(consts(1), ph)
-        flip.result.name_hint = "ph_flip"
-        ph_next = arith.SelectOp(wrap.result, flip.result, ph)
-        ph_next.result.name_hint = "ph_next"
-        adv += [flip, ph_next]
-        phase.append(ph_next.result)
+    adv: list[Operation] = []
+    rs_next, ph_next = _advance(rs, ph, n, consts, adv)  # the parity flips each time the read stage wraps
+    phase = [] if ph_next is None else [ph_next]
     if release:  # every warp is done with stage %rs (moved up to its last read by release_early)
         adv.insert(0, MbarArriveOp(empty, rs))
     Rewriter.insert_op(adv, InsertPoint.before(yield_op))
     # The next write stage and its empty barrier's parity are this iteration's read stage and parity.
-    Rewriter.replace_op(yield_op, scf.YieldOp(*yield_op.operands, *([ph] if release else []), *phase, rs_next.result, rs))
+    Rewriter.replace_op(yield_op, scf.YieldOp(*yield_op.operands, *([ph] if release else []), *phase, rs_next, rs))
 
     # 4. The new loop, then the drain.
     loop.body.detach_block(body)
@@ -854,15 +867,21 @@ class _Producer:
         return self.map[v]
 
 
-def _advance(index: SSAValue, parity: SSAValue, n: int, consts: _Consts, ops: list[Operation], name: str):
-    """``index + 1`` wrapped to ``n`` stages, and ``parity`` flipped when it wraps."""
+def _advance(index: SSAValue, parity: SSAValue | None, n: int, consts: _Consts, ops: list[Operation],
+             name: str = "rs", parity_name: str = "ph") -> tuple[SSAValue, SSAValue | None]:
+    """``index + 1`` wrapped to ``n`` stages and, with a ``parity``, that parity flipped when it wraps
+    (the ops appended to ``ops``): how every stage ring of the pass moves on."""
     inc = arith.AddiOp(index, consts(1))
     wrap = arith.CmpiOp(inc.result, consts(n), "eq")
     nxt = arith.SelectOp(wrap.result, consts(0), inc.result)
+    inc.result.name_hint, wrap.result.name_hint, nxt.result.name_hint = f"{name}_inc", "wrap", f"{name}_next"
+    ops += [inc, wrap, nxt]
+    if parity is None:
+        return nxt.result, None
     flip = arith.SubiOp(consts(1), parity)
     nph = arith.SelectOp(wrap.result, flip.result, parity)
-    nxt.result.name_hint, nph.result.name_hint = f"{name}_next", f"{name}_ph_next"
-    ops += [inc, wrap, nxt, flip, nph]
+    flip.result.name_hint, nph.result.name_hint = f"{parity_name}_flip", f"{parity_name}_next"
+    ops += [flip, nph]
     return nxt.result, nph.result
 
 
@@ -897,7 +916,7 @@ def _producer_loop(plan: _Plan, producer: _Producer, allocs: dict[AllocOp, SSAVa
         view.result.name_hint = f"{copy.dest.name_hint or 'buf'}_w"
         ops += [view, BulkCopyOp(mapping[copy.source], [mapping[i] for i in copy.source_indices], view.result,
                                  full, ws)]
-    ws_next, wph_next = _advance(ws, wph, n, consts, ops, "ws")
+    ws_next, wph_next = _advance(ws, wph, n, consts, ops, "ws", "wph")
     ops.append(scf.YieldOp(wph_next, ws_next))
     body.add_ops(ops)
     return scf.ForOp(lb, ub, step, [wph0, ws0], Region(body))
@@ -919,16 +938,10 @@ def _consumer_loop(plan: _Plan, allocs: dict[AllocOp, SSAValue], full: SSAValue,
         top.append(view)
         alloc.result.replace_uses_with_if(view.result, lambda use: _defined_in(use.operation, loop.body))
     Rewriter.insert_op(top, InsertPoint.at_start(body))
-    for op in [*plan.copies, plan.first_barrier, *([plan.last_barrier] if plan.last_barrier else [])]:
-        op.detach()
-        op.erase()
-    for o in reversed(plan.prefix):  # index math only the copies used
-        if all(not r.uses for r in o.results):
-            o.detach()
-            o.erase()
+    _drop_copies(plan)
     yield_op = body.last_op
     adv: list[Operation] = [MbarArriveOp(empty, rs)]
-    rs_next, ph_next = _advance(rs, ph, n, consts, adv, "rs")
+    rs_next, ph_next = _advance(rs, ph, n, consts, adv)
     Rewriter.insert_op(adv, InsertPoint.before(yield_op))
     Rewriter.replace_op(yield_op, scf.YieldOp(*yield_op.operands, ph_next, rs_next))
     loop.body.detach_block(body)
@@ -974,7 +987,7 @@ def _wgmma_chain(loop: scf.ForOp) -> tuple[int, list[WgmmaOp]] | None:
     return position, wgmmas
 
 
-def _wgmma_in_flight(loop: scf.ForOp, lb: SSAValue, empty: SSAValue, n: int, consts: _Consts) -> bool:
+def _wgmma_in_flight(loop: scf.ForOp, empty: SSAValue, n: int, consts: _Consts) -> bool:
     """Keep a consumer loop's wgmmas in flight across K steps (CUTLASS's sm90 consumer): the chain
     accumulating the carried value becomes async, and ``tile.wgmma_wait %acc_i, G`` after it (``G``
     the chain's groups) completes the previous K step's, whose stage is released only then (one
@@ -992,7 +1005,7 @@ def _wgmma_in_flight(loop: scf.ForOp, lb: SSAValue, empty: SSAValue, n: int, con
         w.properties["async"] = UnitAttr()
     acc = body.args[position + 1]
     wait = WgmmaWaitOp(acc, len(chain))  # the previous K step's groups are done; this step's may run
-    not_first = arith.CmpiOp(iv, lb, "ne")
+    not_first = arith.CmpiOp(iv, loop.lb, "ne")
     release: list[Operation] = []
     prev = _previous_stage(rs, n, consts, release)
     release.append(MbarArriveOp(empty, prev))
@@ -1074,28 +1087,23 @@ def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan]
     # 1. One stage ring for all the K loops: a staged buffer per copied tile, N full and N empty barriers.
     allocs: dict[AllocOp, SSAValue] = {}
     extra = 2 * n * MBARRIER_BYTES
-    head: list[Operation] = []
+    stages: dict[AllocOp, _Staged] = {}
     for plan, plan_boxes in zip(plans, boxes):
         for alloc, box in zip(plan.allocs, plan_boxes):
-            if alloc in allocs:
-                continue
-            tile: SharedType = alloc.result.type
-            eb = element_bits(tile.element_type) // 8
-            tile = SharedType(tile.dims, tile.element_type, box_layout(box, tile.dims[1]))
-            try:
-                layout, stride = staged_layout(tile.layout, n, eb)
-                staged = AllocOp(SharedType((n, *tile.dims), tile.element_type, layout))
-            except (ValueError, VerifyException) as err:
-                raise TilePipelineError(f"tile-pipeline cannot give the shared tile stages: {err}", alloc) from None
-            extra += ((n - 1) * stride + tile.layout.cosize()) * eb - tile.size_bytes
-            staged.result.name_hint = alloc.result.name_hint
-            head.append(staged)
-            allocs[alloc] = staged.result
+            if alloc not in stages:
+                stages[alloc] = _staged(alloc, n, box)
+                extra += stages[alloc].extra_bytes
     smem = launch.smem.data + extra
     if smem > MAX_SHARED_BYTES:
         raise TilePipelineError(f"tile-pipeline: {n} stages need {smem} bytes of shared memory ({launch.smem.data} + "
                                 f"{extra} for the stages and barriers), more than the device limit of "
                                 f"{MAX_SHARED_BYTES}; use fewer stages", kernel)
+    head: list[Operation] = []
+    for alloc, stage in stages.items():
+        buffer = AllocOp(stage.buffer_type())
+        buffer.result.name_hint = alloc.result.name_hint
+        head.append(buffer)
+        allocs[alloc] = buffer.result
     full, empty = MbarInitOp(n), MbarInitOp(n, MBAR_WARPS)
     full.result.name_hint, empty.result.name_hint = "full", "empty"
     head += [full, empty]
@@ -1114,7 +1122,7 @@ def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan]
         loops.append(_consumer_loop(plan, allocs, full.result, empty.result, ph, rs, consts, n))
         ph, rs = loops[-1].results[-2:]
         if in_flight:
-            _wgmma_in_flight(loops[-1], loops[-1].lb, empty.result, n, consts)
+            _wgmma_in_flight(loops[-1], empty.result, n, consts)
     for alloc in allocs:
         if not alloc.result.uses:
             alloc.detach()
@@ -1149,9 +1157,7 @@ def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan]
             o.detach()
     ret = body.last_op
     Rewriter.insert_op([*consts.new, *head, warp, is_producer, is_consumer, pro_if, con_if], InsertPoint.before(ret))
-    for o in con_if.walk():  # the producer warps never reach the consumers' barriers
-        if isinstance(o, BarrierOp) and o.threads is None:
-            o.properties["threads"] = IntegerAttr(consumers, 64)
+    limit_barriers(con_if, consumers)  # the producer warps never reach the consumers' barriers
     kernel.attributes[LAUNCH_ATTR] = LaunchAttr(launch.grid_dims, (consumers + PRODUCER_THREADS, 1, 1), smem)
     kernel.attributes[PRODUCER_ATTR] = IntegerAttr(PRODUCER_THREADS, 64)
     return loops

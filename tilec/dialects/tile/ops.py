@@ -39,7 +39,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -178,6 +178,14 @@ class BarrierOp(IRDLOperation):
     def verify_(self) -> None:
         if self.threads is not None and not (32 <= self.threads.value.data <= 1024 and self.threads.value.data % 32 == 0):
             _fail(self, f"threads must be a multiple of 32 in 32 .. 1024, got {self.threads.value.data}")
+
+
+def limit_barriers(op: Operation, threads: int) -> None:
+    """Every ``tile.barrier`` nested in ``op`` takes part with the block's first ``threads`` only: the
+    consumer region of a warp-specialised kernel, which the producer warps never enter."""
+    for inner in op.walk():
+        if isinstance(inner, BarrierOp) and inner.threads is None:
+            inner.properties["threads"] = IntegerAttr(threads, 64)
 
 
 @irdl_op_definition

@@ -43,6 +43,7 @@ from tilec.dialects import frag_fast
 from tilec.dialects.abi import BOX_ATTR, GL_ATTR, SWIZZLE_ATTR, TENSOR_MAP_ATTR, producer_threads
 from tilec.dialects.tile import ops as t
 from tilec.layout.bulk import MBARRIER_BYTES as MBAR_BYTES, BulkBox
+from tilec.passes.alignment import leading_coordinates
 
 MIN_ALIGNED_ROWS = 16
 
@@ -53,17 +54,6 @@ class Mbars:
 
     ptr: SSAValue
     count: int
-
-
-def leading_coordinates(view: SSAValue) -> tuple[SSAValue, list[SSAValue]]:
-    """The kernel argument a view is a ``tile.subview`` of (through any chain of them) and the
-    coordinates the chain fixes in its leading dimensions, dimension 0 first (none for the argument
-    itself): a tensor map of that argument reaches the view's boxes through them."""
-    lead: list[SSAValue] = []
-    while isinstance(view.owner, t.SubviewOp):
-        lead[:0] = view.owner.indices
-        view = view.owner.source
-    return view, lead
 
 
 def boxes_by_view(fn) -> dict[SSAValue, list[BulkBox]]:

@@ -90,7 +90,7 @@ from tilec.passes.tile_distribute.reduce import REDUCTIONS, ReductionLowering, r
 from tilec.passes.tile_distribute.registers import RegisterForms
 from tilec.passes.tile_distribute.vectors import VectorLowering
 from tilec.passes.tile_distribute.turns import TurnLowering
-from tilec.passes.tile_distribute.roles import RoleLowering, consumer_barriers
+from tilec.passes.tile_distribute.roles import RoleLowering
 from tilec.passes.tile_layout import uses_tiles, value_name
 from tilec.passes.tile_distribute.wgmma import WgmmaLowering, wgmma_alignment, wgmma_reads_generic_writes
 from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf
@@ -583,7 +583,7 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
             regions.append(Region(block))
         new = em.insert(fast.scf_if_op(self.get(op.cond), types, regions[0], regions[1]))
         if role is not None and role.data == CONSUMERS:  # the producer warps are elsewhere
-            consumer_barriers(new, self.threads - producer_threads(self.fn))
+            t.limit_barriers(new, self.threads - producer_threads(self.fn))
         pos = 0
         for old_res, (tys, make) in zip(op.results, shapes):
             self.vmap[old_res] = make(list(new.results[pos : pos + len(tys)]))

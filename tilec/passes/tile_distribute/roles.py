@@ -10,7 +10,7 @@ Such a kernel's block is its consumer warps followed by one producer warpgroup
 - ``"consumers"``: everything else. The producer warps never reach its barriers, so every
   ``tile.barrier`` in it, the program's and those tile-distribute adds (reductions, layout
   conversions through shared memory), counts the consumer threads only (``bar.sync 0, N``):
-  :func:`consumer_barriers`.
+  :func:`tilec.dialects.tile.ops.limit_barriers`.
 
 Per-warp (empty) barriers expect one arrival per consumer warp (:mod:`.bulk`).
 """
@@ -20,11 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from xdsl.dialects import scf
-from xdsl.dialects.builtin import IntegerAttr
-
-from tilec.dialects.abi import CONSUMERS, PRODUCER, ROLE_ATTR, producer_threads
-from tilec.dialects.tile import ops as t
+from tilec.dialects.abi import PRODUCER, producer_threads
 
 
 class RoleLowering:
@@ -44,11 +40,4 @@ class RoleLowering:
             self.leader_tid = saved
 
 
-def consumer_barriers(op: scf.IfOp, threads: int) -> None:
-    """Every block barrier lowered into ``op``'s regions takes part with the first ``threads`` only."""
-    for inner in op.walk():
-        if isinstance(inner, t.BarrierOp) and inner.threads is None:
-            inner.properties["threads"] = IntegerAttr(threads, 64)
-
-
-__all__ = ["CONSUMERS", "PRODUCER", "ROLE_ATTR", "RoleLowering", "consumer_barriers"]
+__all__ = ["RoleLowering"]

@@ -16,3 +16,17 @@ func.func @pingpong(%x: !tile.rt<16x64xf32>) -> !tile.rt<16x64xf32> {
 // CHECK-NEXT:    tile.turn_begin 2
 // CHECK-NEXT:    %{{.*}} = tile.add
 // CHECK-NEXT:    tile.turn_end 2
+
+// A warp-specialised kernel's ops at tile level: a barrier of the block's first N threads
+// (the consumers) and a warpgroup's register count.
+func.func @roles() {
+  tile.barrier threads 256
+  tile.setmaxnreg "dec" 24
+  tile.setmaxnreg "inc" 240
+  func.return
+}
+
+// CHECK-LABEL: func.func @roles
+// CHECK-NEXT:    tile.barrier threads 256
+// CHECK-NEXT:    tile.setmaxnreg "dec" 24
+// CHECK-NEXT:    tile.setmaxnreg "inc" 240
