@@ -71,8 +71,8 @@ def barrier() -> None:
 
 
 class turns:
-    """``with tl.turns(G):`` the block's warps, as ``G`` equal groups of consecutive warps (two
-    warpgroups of 8 warps for ``G = 2``), run the body one group at a time, group 0 first, then
+    """``with tl.turns(G):`` the block's warps, as ``G`` equal groups of consecutive warps (with 8
+    warps and ``G = 2``: its two warpgroups), run the body one group at a time, group 0 first, then
     1, .., G-1, 0 again (``tile.turn_begin``/``tile.turn_end``: named barriers). Only the schedule
     changes: FlashAttention-3's ping-pong puts a warpgroup's MMAs in a turn, so they run while the
     other group computes its softmax outside its own. Every group must go through the turns equally

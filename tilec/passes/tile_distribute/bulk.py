@@ -15,13 +15,14 @@
   addresses and strides; checked at launch).
 - **Barriers.** ``tile.mbar_init`` → ``N * 8`` bytes of shared memory; thread 0
   inits each barrier for one arrival (a per-warp ``!tile.mbar<N, warps>``: one
-  per warp of the block) and fences, then ``tile.barrier``.
+  per warp of the block, or of its consumers in a warp-specialised kernel) and
+  fences, then ``tile.barrier``.
 - **One thread issues** (the block's first, or a warp-specialised kernel's first producer
   thread, :mod:`.roles`). ``tile.mbar_expect`` → ``frag.mbar_expect_tx`` and
   ``tile.bulk_copy`` → one ``frag.tma_load`` per box (boxes side by side in
-  shared memory, :mod:`tilec.layout.bulk`), each under ``scf.if tid == 0``.
+  shared memory, :mod:`tilec.layout.bulk`), each under ``scf.if tid == leader``.
 - **Everyone waits.** ``tile.mbar_wait`` → ``frag.mbar_wait`` in every thread
-  (with ``issuer``: in thread 0 only).
+  (with ``issuer``: in the issuing thread only).
 - **Warps release.** ``tile.mbar_arrive`` → ``frag.mbar_arrive_warp`` (one
   arrival per warp, after ``bar.warp.sync``).
 - **Alignment.** A tensor map's swizzle works on address bits, so a
@@ -106,7 +107,7 @@ class BulkLowering:
     tensor_maps: dict[tuple[SSAValue, BulkBox], SSAValue]
 
     def _leader(self, build) -> None:
-        """``scf.if tid == 0 { build() }``."""
+        """``scf.if tid == leader { build() }`` (the issuing thread of the region, :mod:`.roles`)."""
 
         def then() -> list:
             build()
