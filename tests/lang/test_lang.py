@@ -724,6 +724,40 @@ def test_async_wgmma_waits_in_order():
     assert ptx.count("wgmma.wait_group.sync.aligned 1;") == 1 and ptx.count("wgmma.wait_group.sync.aligned 0;") == 1
 
 
+@tl.kernel(num_warps=4)
+def carried_operand(a, b, d, STEPS: tl.constexpr):
+    """d = sum over steps of P_{i-1} @ b, P_i = (a @ b.T) * (i + 1) rounded to a's type: the A operand
+    from registers is made in one step and multiplied in the next (attention's P carried to the next
+    tile's P @ V)."""
+    sa, sb = tl.alloc((64, 64), a.dtype), tl.alloc((64, 64), b.dtype)
+    tl.copy(a, (0, 0), sa)
+    tl.copy(b, (0, 0), sb)
+    tl.barrier()
+    rows = tl.warp_id() * 16
+    p = tl.zeros((16, 64), a.dtype)
+    acc = tl.zeros((16, 64))
+    for i in tl.range(0, STEPS, 1):
+        acc = tl.wgmma(p, None, sb, 0, acc)
+        s = tl.wgmma(sa, 0, sb, 0, tl.zeros((16, 64)), trans_b=True)
+        p = (s * (i + 1).to(tl.float32)).to(a.dtype)
+    tl.store(d, (rows, 0), acc)
+
+
+def test_a_register_operand_carried_across_a_loop_stays_packed():
+    """The A operand of a wgmma from registers, carried by a loop to the next step, is held as the
+    wgmma reads it (two 16-bit values a register) all the way: the loop carries 32-bit pairs, and no
+    pair is unpacked to f32 and packed again each step."""
+    a, b = rand(64, 64, dtype=np.float16) * 0.25, rand(64, 64, dtype=np.float16) * 0.25
+    s = (a.astype(np.float64) @ b.astype(np.float64).T)
+    want = sum((s * i).astype(np.float16).astype(np.float64) @ b.astype(np.float64) for i in range(1, 3))
+    for after in (None, "tile-distribute"):
+        d = np.full((64, 64), np.nan, np.float32)
+        carried_operand.interpret(a, b, d, STEPS=3, grid=(1,), after=after)
+        assert np.abs(d - want).max() / np.abs(want).max() < 1e-3
+    ptx = carried_operand.compile(a, b, d, STEPS=3, arch="sm_90a").asm["ptx"]
+    assert "cvt.f32.f16" not in ptx  # no pair unpacked
+
+
 def test_an_async_wgmma_result_is_read_only_after_a_wait():
     @tl.kernel(num_warps=4)
     def unwaited(a, b, c):
@@ -845,6 +879,39 @@ def test_a_producer_warpgroup_feeds_the_wgmma_gemm(after, mnk, cfg, stages):
     assert ".maxntid 384, 1, 1" in ptx and "setmaxnreg.inc.sync.aligned.u32 240" in ptx
     assert "bar.sync \t0, 256" in ptx and "cp.async.bulk.tensor.2d" in ptx
     assert "wgmma.wait_group.sync.aligned 1" in ptx  # the wgmmas stay in flight across K steps
+
+
+@tl.kernel(num_warps=8, num_stages=2, bulk=True, producer=True)
+def matmul_in_turns(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """A one-block GEMM fed by a producer warpgroup whose two consumer warpgroups issue their wgmmas
+    in turns (FlashAttention-3's ping-pong)."""
+    warp = tl.warp_id()
+    sa, sb = tl.alloc((BM, BK), a.dtype), tl.alloc((BK, BN), b.dtype)
+    acc = tl.zeros((16, BN))
+    for k in tl.range(0, a.shape[1], BK):
+        tl.copy(a, (0, k), sa)
+        tl.copy(b, (k, 0), sb)
+        tl.barrier()
+        with tl.turns(2):
+            acc = tl.wgmma(sa, warp // 4 * 64, sb, 0, acc, wait=False)
+        acc = tl.wgmma_wait(acc, 0)
+        tl.barrier()
+    tl.store(c, (warp * 16, 0), acc.to(c.dtype))
+
+
+def test_consumer_warpgroups_take_turns_beside_a_producer():
+    """``tl.turns`` in a warp-specialised kernel: the turns are the consumer warpgroups' (named
+    barriers counting their 256 threads, the producer warpgroup never waiting at them)."""
+    a, b = rand(128, 96, dtype=np.float16), rand(96, 64, dtype=np.float16)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    cfg = dict(BM=128, BN=64, BK=32)
+    for after in ("tile-pipeline", "tile-distribute"):
+        c = np.full((128, 64), np.nan, np.float16)
+        matmul_in_turns.interpret(a, b, c, grid=(1,), after=after, **cfg)
+        assert rel_err(c, ref) < 2e-3
+    ptx = matmul_in_turns.compile(a, b, c, arch="sm_90a", **cfg).asm["ptx"]
+    assert ".maxntid 384, 1, 1" in ptx and "setmaxnreg.inc.sync.aligned.u32 240" in ptx
+    assert "bar.arrive \t1, 256" in ptx and "bar.sync \t1, 256" in ptx
 
 
 def test_the_producer_needs_bulk_copies():

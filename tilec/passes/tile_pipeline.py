@@ -269,8 +269,6 @@ from tilec.dialects.tile.ops import (
     MmaOp,
     SetMaxNRegOp,
     StageOp,
-    TurnBeginOp,
-    TurnEndOp,
     WarpIdOp,
     WgmmaOp,
     WgmmaWaitOp,
@@ -1052,8 +1050,6 @@ def can_warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Pl
             and bx >= 2 * PRODUCER_THREADS and bx + PRODUCER_THREADS <= 1024
             and all(p.loop.parent_block() is kernel.body.block for p in plans)):
         return False
-    if any(isinstance(o, TurnBeginOp | TurnEndOp) for o in kernel.walk()):
-        return False  # the turns are the kernel's warps' (named barriers counting them all)
     return _producer_can_compute(kernel, plans)
 
 

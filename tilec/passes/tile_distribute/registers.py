@@ -1,10 +1,11 @@
 """How tile-distribute holds each register tile in 32-bit registers (its *register form*).
 
 A fragment says which lane holds which values; the form says how a lane keeps
-them: 16-bit tiles that feed an mma as its A or B operand are packed two
-values per register (the operand registers of ``mma.sync``, what
-``ldmatrix`` loads; ThunderKittens' ``rt_base``); every other value takes a
-register of its own. Values that must agree on their fragment (a loop's
+them: 16-bit tiles that feed an mma as its A or B operand, or a wgmma as
+its A operand from registers, are packed two values per register (the
+operand registers of ``mma.sync`` and ``wgmma``, what ``ldmatrix`` loads;
+ThunderKittens' ``rt_base``); every other value takes a register of its
+own. Values that must agree on their fragment (a loop's
 carried values, elementwise operands, see
 :func:`tilec.passes.tile_layout.agreeing_classes`) agree on their form too,
 so a loop carries one kind of register.
@@ -29,6 +30,10 @@ class RegisterForms:
             if isinstance(op, t.MmaOp) and mma_atom_of(op).a_type in ("f16", "bf16"):
                 self._packed.add(self.classes.find(op.a))
                 self._packed.add(self.classes.find(op.b))
+            elif isinstance(op, t.WgmmaOp) and isinstance(op.a.type, RegisterType):
+                # a P tile carried across a loop to the next step's wgmma stays packed: no unpacking
+                # and repacking of every pair each step
+                self._packed.add(self.classes.find(op.a))
 
     def packing(self, v: SSAValue) -> int:
         ty = v.type

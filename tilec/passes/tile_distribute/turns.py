@@ -1,7 +1,8 @@
 """``tile-distribute`` for ``tile.turn_begin`` / ``tile.turn_end``: warp groups taking turns.
 
-The block's warps form ``G`` equal groups of consecutive warps (group ``g`` = thread index divided
-by the group's threads); group ``g``'s turn is named barrier ``1 + g`` (barrier 0 is
+The block's warps (its consumer warps when a producer warpgroup feeds them: the producer, last in
+the block, never takes a turn) form ``G`` equal groups of consecutive warps (group ``g`` = thread
+index divided by the group's threads); group ``g``'s turn is named barrier ``1 + g`` (barrier 0 is
 ``tile.barrier``'s), each counting the ``2 * T`` threads of two groups (``T`` a group's):
 
 - ``tile.turn_begin`` → ``bar.sync 1+g, 2T``: wait until the previous group hands the turn over;
@@ -21,6 +22,7 @@ from __future__ import annotations
 from xdsl.dialects import func
 
 from tilec.dialects import frag_fast
+from tilec.dialects.abi import producer_threads
 from tilec.dialects.tile import ops as t
 from tilec.passes.tile_distribute.memory import RegallocError
 from tilec.passes.tile_distribute.emit import i32
@@ -41,9 +43,14 @@ class TurnLowering:
         if first is not None:
             self.turn_groups = first.groups.value.data
 
+    @property
+    def turn_threads(self) -> int:
+        """The threads that take turns: the block's, less a producer warpgroup's."""
+        return self.threads - producer_threads(self.fn)
+
     def _fits(self) -> bool:
         g = self.turn_groups
-        return self.threads % g == 0 and (self.threads // g) % 32 == 0
+        return self.turn_threads % g == 0 and (self.turn_threads // g) % 32 == 0
 
     def _check(self, op: t.TurnBeginOp | t.TurnEndOp) -> None:
         g = op.groups.value.data
@@ -51,14 +58,14 @@ class TurnLowering:
             raise RegallocError(f"takes turns among {g} groups, but the kernel's first turn op among "
                                 f"{self.turn_groups}: a kernel has one set of turns")
         if not self._fits():
-            raise RegallocError(f"{self.threads} threads do not split into {g} groups of whole warps")
+            raise RegallocError(f"{self.turn_threads} threads do not split into {g} groups of whole warps")
 
     def _group(self):
         em = self.em
-        return em.hoisted("turn-group", lambda: em.udiv(self.tid(), self.threads // self.turn_groups, i32))
+        return em.hoisted("turn-group", lambda: em.udiv(self.tid(), self.turn_threads // self.turn_groups, i32))
 
     def _named(self, barrier, wait: bool) -> list:
-        count = 2 * self.threads // self.turn_groups
+        count = 2 * self.turn_threads // self.turn_groups
         self.em.insert(frag_fast.frag_named_barrier(self.em.value(barrier, i32), count, wait=wait))
         return []  # what a branch of ``if_then`` yields
 
