@@ -20,11 +20,11 @@ import numpy as np
 import tilec.lang as tl
 
 
-def block_origin(M, N, BM: int, BN: int, GROUP: int):
-    """(row, column) of this block's BM x BN tile of C: blocks go in groups of GROUP rows of tiles
-    (neighbours share A's rows in L2), as in Triton's tutorial. A plain helper: kernels call it
-    while they are traced."""
-    pid = tl.block_id(0)
+def block_origin(M, N, BM: int, BN: int, GROUP: int, pid=None):
+    """(row, column) of tile ``pid`` (default: this block's) of C's BM x BN tiles: tiles go in
+    groups of GROUP rows (neighbours share A's rows in L2), as in Triton's tutorial. A plain
+    helper: kernels call it while they are traced."""
+    pid = tl.block_id(0) if pid is None else pid
     tiles_m, tiles_n = (M + BM - 1) // BM, (N + BN - 1) // BN
     width = tiles_n * GROUP
     first_m = pid // width * GROUP
@@ -68,6 +68,33 @@ def matmul_wgmma(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, 
         acc = tl.wgmma(sa, warp // 4 * 64, sb, 0, acc)
         tl.barrier()
     tl.store(c, (row0 + warp * 16, col0), acc.to(c.dtype))
+
+
+@tl.kernel(num_warps=8, num_stages=3, bulk=True, producer=True)
+def matmul_persistent(a, b, c, blocks, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                      GROUP: tl.constexpr = 8):
+    """``matmul_wgmma`` as a persistent kernel: ``blocks`` blocks (one an SM) loop over C's tiles,
+    block ``i`` taking tiles ``i``, ``i + blocks``, ... The producer warpgroup runs the same loop
+    over tiles and goes on to the next tile's K steps while the consumers store this one's."""
+    M, N, K = a.shape[0], b.shape[1], a.shape[1]
+    tiles = ((M + BM - 1) // BM) * ((N + BN - 1) // BN)
+    warp = tl.warp_id()
+    sa, sb = tl.alloc((BM, BK), a.dtype), tl.alloc((BK, BN), b.dtype)
+    for tile in tl.range(tl.block_id(0), tiles, blocks):
+        row0, col0 = block_origin(M, N, BM, BN, GROUP, tile)
+        acc = tl.zeros((16, BN))
+        for k in tl.range(0, K, BK):
+            tl.copy(a, (row0, k), sa)
+            tl.copy(b, (k, col0), sb)
+            tl.barrier()
+            acc = tl.wgmma(sa, warp // 4 * 64, sb, 0, acc)
+            tl.barrier()
+        tl.store(c, (row0 + warp * 16, col0), acc.to(c.dtype))
+
+
+def persistent_blocks(m: int, n: int, sms: int, BM: int = 128, BN: int = 256, **_) -> int:
+    """Blocks of :func:`matmul_persistent`: one an SM, never more than there are tiles."""
+    return min(-(-m // BM) * -(-n // BN), sms)
 
 
 CONFIG = dict(BM=128, BN=128, BK=32, WM=32, WN=64)
@@ -119,6 +146,9 @@ def main() -> int:
     if torch.cuda.get_device_capability() == (9, 0):
         runs.append(("matmul_wgmma", lambda: matmul_wgmma[grid(s, s, **CONFIG_WGMMA)](a, b, c, arch="sm_90a",
                                                                                      **CONFIG_WGMMA)))
+        blocks = persistent_blocks(s, s, torch.cuda.get_device_properties(0).multi_processor_count, **CONFIG_WGMMA)
+        runs.append(("matmul_persistent", lambda: matmul_persistent[(blocks,)](a, b, c, blocks, arch="sm_90a",
+                                                                              **CONFIG_WGMMA)))
     for name, run in runs:
         c.fill_(float("nan"))
         run()

@@ -914,6 +914,28 @@ def test_consumer_warpgroups_take_turns_beside_a_producer():
     assert "bar.arrive \t1, 256" in ptx and "bar.sync \t1, 256" in ptx
 
 
+@pytest.mark.parametrize("producer", [True, False], ids=["producer", "no-producer"])
+@pytest.mark.parametrize("after", ["tile-pipeline", "tile-distribute"])
+@pytest.mark.parametrize("mnk, blocks", [((300, 200, 160), 3), ((64, 128, 0), 2)], ids=str)
+def test_a_persistent_gemm_loops_over_its_tiles(producer, after, mnk, blocks):
+    """examples/lang/matmul.py's ``matmul_persistent``: fewer blocks than tiles, each looping over
+    several (ragged M, N and K, and K = 0). With a producer both roles run the tile loop and the
+    stage ring runs on from tile to tile; without one the K loop's barriers start afresh each
+    tile (before, the lane interpreter found the second tile's wait never ending)."""
+    module, _ = _matmul_wgmma(producer)
+    kernel = tl.Kernel(module.matmul_persistent.fn, num_warps=8, num_stages=3, bulk=True, producer=producer)
+    m, n, k = mnk
+    cfg = dict(BM=128, BN=64, BK=32)
+    a, b = rand(m, k, dtype=np.float16), rand(k, n, dtype=np.float16)
+    c = np.full((m, n), np.nan, np.float16)
+    kernel.interpret(a, b, c, blocks, grid=(blocks,), after=after, **cfg)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert (rel_err(c, ref) if k else np.abs(c).max()) < 2e-3
+    if k and after == "tile-distribute":
+        ptx = kernel.compile(a, b, c, blocks, arch="sm_90a", **cfg).asm["ptx"]
+        assert (".maxntid 384, 1, 1" in ptx) == producer and ("setmaxnreg" in ptx) == producer
+
+
 def test_the_producer_needs_bulk_copies():
     module, _ = _matmul_wgmma(True)
     with pytest.raises(ValueError, match="producer=True feeds the K loops' bulk copies: give bulk=True too"):

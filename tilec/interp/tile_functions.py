@@ -72,7 +72,7 @@ class BlockShared:
     def __init__(self, limit: int | None = None):
         self.limit = limit
         self.tiles: dict[Operation, SharedTile] = {}
-        self.barriers: dict[Operation, BarrierArray] = {}
+        self.barriers: dict[tuple[Operation, int], BarrierArray] = {}
         self.named: dict[int, NamedBarrier] = {}
         self.bytes = 0
         self._lock = threading.Lock()
@@ -82,14 +82,15 @@ class BlockShared:
         with self._lock:
             return self.named.setdefault(index, NamedBarrier(f"named barrier {index}"))
 
-    def barriers_of(self, op: t.MbarInitOp, deferred: bool, warps: int) -> BarrierArray:
-        """The block's barriers of one ``tile.mbar_init`` (made at its first execution, in any warp);
+    def barriers_of(self, op: t.MbarInitOp, deferred: bool, warps: int, run: int = 0) -> BarrierArray:
+        """The block's barriers of run ``run`` of one ``tile.mbar_init`` (made fresh at each run's first
+        execution, in any warp: an init inside a loop starts its barriers again each time round);
         per-warp barriers expect ``warps`` arrivals per phase."""
         with self._lock:
-            bars = self.barriers.get(op)
+            bars = self.barriers.get((op, run))
             if bars is None:
                 kind = op.result.type
-                bars = self.barriers[op] = BarrierArray(
+                bars = self.barriers[(op, run)] = BarrierArray(
                     kind.count.data, deferred, "empty barrier" if kind.per_warp else "barrier",
                     warps if kind.per_warp else 1,
                 )
@@ -311,6 +312,8 @@ class ExecContext:
     async_groups: AsyncGroups = field(default_factory=AsyncGroups)
     launched: bool = False
     """Part of a kernel launch (errors then say which block and warp)."""
+    runs: dict = field(default_factory=dict)
+    """How many times this execution ran each ``tile.mbar_init`` (its barriers are per run)."""
 
     @property
     def threads(self) -> int:
@@ -562,7 +565,8 @@ class TileFunctions(InterpreterFunctions):
     @impl(t.MbarInitOp)
     def run_mbar_init(self, interpreter: Interpreter, op: t.MbarInitOp, args: PythonValues):
         consumers = self.ctx.warps - producer_threads(op) // 32  # the warps that release stages
-        return (self.ctx.shared.barriers_of(op, self.ctx.async_groups.mode == "deferred", consumers),)
+        run = self.ctx.runs[op] = self.ctx.runs.get(op, -1) + 1
+        return (self.ctx.shared.barriers_of(op, self.ctx.async_groups.mode == "deferred", consumers, run),)
 
     @impl(t.MbarArriveOp)
     def run_mbar_arrive(self, interpreter: Interpreter, op: t.MbarArriveOp, args: PythonValues):

@@ -344,6 +344,16 @@ class _Plan:
     slices: list[list[Operation]] = field(default_factory=list)  # prefix ops each copy needs
 
 
+def _in_a_loop(op: Operation) -> bool:
+    """Whether ``op`` is nested in a loop (it may run more than once)."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        if isinstance(parent, scf.ForOp | scf.WhileOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
 def _defined_in(x: SSAValue | Operation, region: Region) -> bool:
     """Whether the value (its definition) or the op is nested in ``region``."""
     owner = x.owner if isinstance(x, SSAValue) else x
@@ -721,14 +731,18 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
     empty: SSAValue | None = None
     bulk_bytes = 0
     if bulk:
+        # A loop inside another (a persistent kernel's K loop, run once per output tile) starts its
+        # ring afresh each time: its barriers are initialised right before it, after the previous
+        # run's drain, not once with phases that the earlier runs moved on.
+        where = InsertPoint.before(loop) if _in_a_loop(loop) else InsertPoint.before(plan.allocs[-1])
         init = MbarInitOp(n)
         init.result.name_hint = "full"
-        Rewriter.insert_op(init, InsertPoint.before(plan.allocs[-1]))
+        Rewriter.insert_op(init, where)
         bars = init.result
         if release:
             init = MbarInitOp(n, MBAR_WARPS)
             init.result.name_hint = "empty"
-            Rewriter.insert_op(init, InsertPoint.before(plan.allocs[-1]))
+            Rewriter.insert_op(init, where)
             empty = init.result
         bulk_bytes = sum(math.prod(c.dest.type.dims) * element_bits(c.dest.type.element_type) // 8 for c in plan.copies)
 
@@ -833,12 +847,29 @@ def consumer_registers(consumers: int) -> int:
 
 
 class _Producer:
-    """The producer region's code: clones of what the copies need, built once each."""
+    """The producer region's code: clones of what the copies need, built once each.
+
+    A kernel that loops over its output tiles (a persistent kernel) has its K loops inside that
+    *tile loop*: the producer runs its own tile loop (:meth:`enter`), in which it clones what the
+    tile loop's body computes for the copies (on its own induction variable); what the kernel's
+    body computes is cloned once, before it."""
 
     def __init__(self, body: Block):
         self.body = body
         self.ops: list[Operation] = []
         self.map: dict[SSAValue, SSAValue] = {}
+        self.tile_body: Block | None = None
+        self.tile_ops: list[Operation] = []
+
+    def enter(self, tile_loop: scf.ForOp, iv: SSAValue) -> None:
+        """From now on emit into the producer's tile loop, whose induction variable is ``iv``."""
+        self.tile_body = tile_loop.body.block
+        self.tile_ops = []
+        self.map[self.tile_body.args[0]] = iv
+
+    def emit(self, op: Operation) -> None:
+        """Append ``op`` where the producer is building: its tile loop's body once entered."""
+        (self.tile_ops if self.tile_body is not None else self.ops).append(op)
 
     def value(self, v: SSAValue, at: Operation) -> SSAValue:
         """``v`` in the producer region: an argument of the kernel, or a clone of the pure ops it comes from."""
@@ -850,6 +881,11 @@ class _Producer:
                 raise TilePipelineError("tile-pipeline{producer=true}: a copy's operand is a value of an enclosing "
                                         "loop or region; the producer warps cannot compute it", at)
             return v
+        where = owner.parent_block()
+        if where is not self.body and (self.tile_body is None or where is not self.tile_body):
+            raise TilePipelineError(f"tile-pipeline{{producer=true}}: the copies need %{v.name_hint or '?'}, computed "
+                                    f"inside '{where.parent_op().name if where and where.parent_op() else '?'}': the "
+                                    "producer warps cannot compute it", at)
         # arith's divisions are not side-effect free to xDSL (a zero divisor), but the kernel's body
         # computes this one anyway, unconditionally: the producer may too
         if owner.regions or not (is_side_effect_free(owner) or owner.name.startswith("arith.")):
@@ -859,7 +895,7 @@ class _Producer:
         for operand in owner.operands:
             self.value(operand, at)
         clone = owner.clone(value_mapper=self.map)
-        self.ops.append(clone)
+        (self.tile_ops if where is self.tile_body else self.ops).append(clone)
         for old, new in zip(owner.results, clone.results):
             self.map[old] = new
         return self.map[v]
@@ -1038,17 +1074,33 @@ def _previous_stage(rs: SSAValue, n: int, consts: _Consts, ops: list[Operation])
     return prev.result
 
 
+def tile_loop_of(kernel: func.FuncOp, plans: list[_Plan]) -> tuple[bool, scf.ForOp | None]:
+    """Where ``plans``' K loops sit: ``(True, None)`` in the kernel's body, ``(True, T)`` all in the
+    body of one loop ``T`` of the kernel's body (a persistent kernel's loop over its output tiles),
+    ``(False, None)`` anywhere else."""
+    body = kernel.body.block
+    parents = {p.loop.parent_block() for p in plans}
+    if parents == {body}:
+        return True, None
+    if len(parents) == 1:
+        outer = next(iter(parents)).parent_op()
+        if isinstance(outer, scf.ForOp) and outer.parent_block() is body:
+            return True, outer
+    return False, None
+
+
 def can_warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan],
                         boxes: list[list[BulkBox] | None]) -> bool:
     """Whether ``kernel``'s K loops can be fed by a producer warpgroup: every loop takes bulk copies and
-    sits in the kernel's body (not in another loop or branch), and the block is two or more whole
-    warpgroups. With one consumer warpgroup the producer would double the block's threads for no
-    registers to give (attention at D = 64, BM 64 on an H200: 443 -> 251 TFLOP/s, two blocks an SM
-    became one): such a kernel keeps the pipeline without a producer."""
+    sits in the kernel's body or in one loop of it over the output tiles (a persistent kernel; not in
+    a branch or deeper), and the block is two or more whole warpgroups. With one consumer warpgroup
+    the producer would double the block's threads for no registers to give (attention at D = 64,
+    BM 64 on an H200: 443 -> 251 TFLOP/s, two blocks an SM became one): such a kernel keeps the
+    pipeline without a producer."""
     bx, by, bz = launch.block_dims
+    placed, _ = tile_loop_of(kernel, plans) if plans else (False, None)
     if not (bool(plans) and all(b is not None for b in boxes) and by == bz == 1 and bx % PRODUCER_THREADS == 0
-            and bx >= 2 * PRODUCER_THREADS and bx + PRODUCER_THREADS <= 1024
-            and all(p.loop.parent_block() is kernel.body.block for p in plans)):
+            and bx >= 2 * PRODUCER_THREADS and bx + PRODUCER_THREADS <= 1024 and placed):
         return False
     return _producer_can_compute(kernel, plans)
 
@@ -1057,7 +1109,12 @@ def _producer_can_compute(kernel: func.FuncOp, plans: list[_Plan]) -> bool:
     """Whether the producer can compute each K loop's bounds and its copies' operands from pure ops
     (a dry run of :class:`_Producer`: the clones it makes are never inserted)."""
     producer = _Producer(kernel.body.block)
+    _, tiles = tile_loop_of(kernel, plans)
     try:
+        if tiles is not None:
+            for v in (tiles.lb, tiles.ub, tiles.step):
+                producer.value(v, tiles)
+            producer.enter(tiles, tiles.body.block.args[0])
         for plan in plans:
             loop = plan.loop
             for v in (loop.lb, loop.ub, loop.step):
@@ -1070,6 +1127,27 @@ def _producer_can_compute(kernel: func.FuncOp, plans: list[_Plan]) -> bool:
     except TilePipelineError:
         return False
     return True
+
+
+def _carry_ring(tiles: scf.ForOp, consts: _Consts) -> tuple[scf.ForOp, tuple[SSAValue, SSAValue]]:
+    """``tiles`` (a persistent kernel's loop over output tiles) rebuilt to carry the consumers' read
+    stage and phase from one tile to the next, both starting at 0: the new loop and, inside it, the
+    two values at the start of a tile. Its yield passes them through until the caller replaces it."""
+    body = tiles.body.block
+    ph = body.insert_arg(IndexType(), len(body.args))
+    rs = body.insert_arg(IndexType(), len(body.args))
+    ph.name_hint, rs.name_hint = "ph", "rs"
+    yield_op = body.last_op
+    Rewriter.replace_op(yield_op, scf.YieldOp(*yield_op.operands, ph, rs))
+    tiles.body.detach_block(body)
+    new = scf.ForOp(tiles.lb, tiles.ub, tiles.step, [*tiles.iter_args, consts(0), consts(0)], Region(body))
+    Rewriter.insert_op(new, InsertPoint.before(tiles))
+    for old, res in zip(tiles.results, new.results):
+        res.name_hint = old.name_hint
+        old.replace_all_uses_with(res)
+    tiles.detach()
+    tiles.erase()
+    return new, (ph, rs)
 
 
 def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan], n: int,
@@ -1105,20 +1183,38 @@ def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan]
     head += [full, empty]
 
     # 2. The producer's loops, one after another (the stage ring runs on from one to the next),
-    #    from clones of what they need; then the consumers' loops in place.
+    #    from clones of what they need; then the consumers' loops in place. In a persistent kernel
+    #    both sides run the loop over output tiles, which carries the ring on from tile to tile.
     producer = _Producer(body)
+    _, tiles = tile_loop_of(kernel, plans)
     wph, ws = consts(1), consts(0)  # a fresh barrier's "previous" phase counts as complete
+    if tiles is not None:
+        bounds = [producer.value(v, tiles) for v in (tiles.lb, tiles.ub, tiles.step)]
+        tile_body = Block(arg_types=[IndexType(), IndexType(), IndexType()])
+        tile_body.args[0].name_hint = "tile"
+        producer.enter(tiles, tile_body.args[0])
+        wph0, ws0 = wph, ws
+        wph, ws = tile_body.args[1:]
     for plan in plans:
         ploop = _producer_loop(plan, producer, allocs, full.result, empty.result, wph, ws, consts, n)
-        producer.ops.append(ploop)
+        producer.emit(ploop)
         wph, ws = ploop.results
-    ph, rs = consts(0), consts(0)
+    if tiles is not None:
+        tile_body.add_ops([*producer.tile_ops, scf.YieldOp(wph, ws)])
+        producer.tile_body = None
+        producer.emit(scf.ForOp(*bounds, [wph0, ws0], Region(tile_body)))
+        tiles, (ph, rs) = _carry_ring(tiles, consts)
+    else:
+        ph, rs = consts(0), consts(0)
     loops = []
     for plan in plans:
         loops.append(_consumer_loop(plan, allocs, full.result, empty.result, ph, rs, consts, n))
         ph, rs = loops[-1].results[-2:]
         if in_flight:
             _wgmma_in_flight(loops[-1], empty.result, n, consts)
+    if tiles is not None:
+        last = tiles.body.block.last_op
+        Rewriter.replace_op(last, scf.YieldOp(*last.operands[:-2], ph, rs))
     for alloc in allocs:
         if not alloc.result.uses:
             alloc.detach()
