@@ -12,7 +12,8 @@ causal masking (D = 64 and 128: K/V tiles staged by a cp.async pipeline, warp-le
 on the mma.sync kernel (``arch="sm_80"``) and, on sm_90, the wgmma kernel (two K loops sharing
 the stages, P from registers; at D = 128 a producer warpgroup issues the K/V copies), and
 examples/lang/matmul.py's GEMMs on ragged sizes: mma.sync, and on sm_90 the wgmma GEMM with its
-producer warpgroup and wgmmas in flight across K steps. Fresh random inputs, outputs
+producer warpgroup and wgmmas in flight across K steps, and the persistent GEMM (three blocks
+looping over six tiles, with and without a producer). Fresh random inputs, outputs
 poisoned with NaN, float64 references. Exits 0 when every result is within tolerance, 1 on a
 mismatch (printed), 2 without a GPU.
 """
@@ -35,6 +36,7 @@ def main() -> int:
         print("no GPU")
         return 2
     import tilec
+    import tilec.lang as tl
 
     bad = 0
     archs = ["sm_80"] + (["sm_90"] if torch.cuda.get_device_capability() == (9, 0) else [])
@@ -67,6 +69,11 @@ def main() -> int:
     if torch.cuda.get_device_capability() == (9, 0):  # the producer warpgroup, wgmmas in flight
         runs.append(("wgmma + producer", lambda: mm.matmul_wgmma[mm.grid(m, n, **mm.CONFIG_WGMMA)](
             a, bm, c, arch="sm_90a", **mm.CONFIG_WGMMA)))
+        cfg = dict(BM=128, BN=64, BK=32)  # 6 tiles over 3 blocks: the persistent loop goes round
+        for producer in (True, False):
+            kernel = tl.Kernel(mm.matmul_persistent.fn, num_warps=8, num_stages=3, bulk=True, producer=producer)
+            runs.append((f"persistent{' + producer' if producer else ''}",
+                         lambda kernel=kernel: kernel[(3,)](a, bm, c, 3, arch="sm_90a", **cfg)))
     for name, run in runs:
         c.fill_(float("nan"))
         run()

@@ -164,3 +164,39 @@ def test_warpgroups_taking_turns(steps):
     for _ in range(steps):
         want = want * 2 + 1
     assert rel_err(o, want) < 1e-6
+
+
+@gpu
+@hopper
+@pytest.mark.gpu
+@pytest.mark.parametrize("mnk, blocks", [((1000, 520, 200), 3), ((4096, 4096, 4096), 132), ((300, 1000, 64), 1)], ids=str)
+@pytest.mark.parametrize("producer", [False, True], ids=["", "producer"])
+def test_a_persistent_gemm(mnk, blocks, producer):
+    """examples/lang/matmul.py's ``matmul_persistent``: fewer blocks than tiles, each looping over
+    several; with a producer the stage ring runs on from tile to tile, without one the K loop's
+    barriers start afresh each tile (before, that kernel hung from a block's second tile on)."""
+    import tilec.lang as tl
+
+    mod = example("matmul")
+    kernel = tl.Kernel(mod.matmul_persistent.fn, num_warps=8, num_stages=3, bulk=True, producer=producer)
+    m, n, k = mnk
+    a, b = torch.randn(m, k, device="cuda", dtype=torch.float16), torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    cfg = mod.CONFIG_WGMMA
+    kernel[(blocks,)](a, b, c, blocks, arch="sm_90a", **cfg)
+    assert rel_err(c, a.double() @ b.double()) < 2e-3
+
+
+@gpu
+@hopper
+@pytest.mark.gpu
+def test_consumer_warpgroups_take_turns_beside_a_producer():
+    """tests/lang's ``matmul_in_turns``: the two consumer warpgroups issue their wgmmas in turns
+    (named barriers of 256 threads) while a producer warpgroup feeds them."""
+    spec = importlib.util.spec_from_file_location("lang_tests", Path(__file__).resolve().parents[1] / "lang" / "test_lang.py")
+    tests = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tests)
+    a, b = torch.randn(128, 1000, device="cuda").half(), torch.randn(1000, 64, device="cuda").half()
+    c = torch.full((128, 64), float("nan"), device="cuda").half()
+    tests.matmul_in_turns[(1,)](a, b, c, BM=128, BN=64, BK=32, arch="sm_90a")
+    assert rel_err(c, a.double() @ b.double()) < 2e-3

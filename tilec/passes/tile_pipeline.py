@@ -181,7 +181,8 @@ wait, as the ``cp.async`` loop does.
 
 **Warp specialisation** (option ``producer``, with ``bulk`` and ``release``; CUTLASS's sm90
 warp-specialised mainloop, FlashAttention-3's producer). When every K loop of a kernel takes bulk
-copies, sits in the kernel's body and the block is two or more whole warpgroups, the block grows by
+copies, sits in the kernel's body (or all in one loop of it over output tiles, below) and the block
+is two or more whole warpgroups, the block grows by
 one producer warpgroup (``tile.producer_threads = 128``) and its body splits into two ``scf.if``
 regions marked ``tile.role``::
 
@@ -209,7 +210,16 @@ sides walk the same sequence of K tiles, so the ring's parities agree; the K loo
 share one ring ((``ws``, ``wph``) and (``rs``, ``ph``) run on from one loop to the next). The block
 starts at 65536 / threads registers a thread (``.maxnreg``); the producer gives its back and the
 consumers take 240 (``setmaxnreg``). A block of one warpgroup gets no producer (it would double the
-block's threads with no registers to move), nor does a kernel whose K loops sit in other loops.
+block's threads with no registers to move), nor does a kernel whose K loops sit deeper.
+
+**Persistent kernels.** A kernel whose blocks loop over output tiles (``for tile in range(block,
+tiles, blocks)``, the K loops in that loop's body) keeps that loop on both sides: the producer's
+copy clones what the tile loop's body computes for the copies on its own induction variable, and
+both tile loops carry their side of the ring, (``wph``, ``ws``) and (``ph``, ``rs``), from one tile
+to the next. The producer goes on to the next tile's K tiles while the consumers finish this one.
+Without a producer, a K loop inside another loop initialises its barriers right before it, so
+every run starts its ring at phase 0 (once before the outer loop, the second run would wait for
+phases the first had moved past).
 
 **wgmmas in flight** (option ``in_flight``, on with ``producer``). A consumer loop whose wgmmas
 accumulate one carried value (a GEMM's K loop) keeps them running across K steps: they become
