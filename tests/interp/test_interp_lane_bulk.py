@@ -289,3 +289,31 @@ def test_a_barrier_nobody_made_is_an_error():
         "BODY", "frag.mbar_wait %bar, %parity : !llvm.ptr<3>"))
     with pytest.raises(TileInterpreterError, match=r"'frag.mbar_wait'.*no mbarrier at byte offset 0 of shared \"bar\""):
         run(module, "k", 1)
+
+
+@pytest.mark.parametrize("index", [0, 1], ids=["64x128x128", "64x64x128"])
+def test_matmul_thin_wgmma_configs(rng, index):
+    """tilec.matmul's sm_90a kernels for a decode step's few rows (THIN_WGMMA_CONFIGS: one warpgroup
+    of 64 rows, K steps of 128, 4 and 6 stages) with a bias and ReLU into f32, on a ragged shape (rows
+    past M, a last partial K step) in the lane interpreter."""
+    from tilec.api import make_context
+    from tilec.kernels.gemm_ir import MatmulSpec, build_module
+    from tilec.kernels.gemm_config import THIN_WGMMA_CONFIGS
+    from tilec.passes.registry import build_pipeline
+
+    config = THIN_WGMMA_CONFIGS[index]
+    module = build_module(MatmulSpec("float16", "float32", bias_dtype="float32", activation="relu", align=16))
+    build_pipeline(config.pipeline_to("tile-distribute")).apply(make_context(), module)
+    assert ops_of(module, frag.TmaLoadOp)
+    fn = kernel_of(module)
+    m, n, k = 100, 136, 328
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    bias = rng.standard_normal(n).astype(np.float32)
+    c = np.full((m, n), np.nan, np.float32)
+    grid = config.grid(m, n)
+    run(module, fn.sym_name.data, *expand(gl_params(fn), a, b, c, bias, signature_length=len(fn.args)),
+        grid=(grid, 1, 1))
+    ref = np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0.0)
+    assert not np.isnan(c).any()
+    assert rel_error(c, ref) < 2e-3

@@ -18,7 +18,8 @@ from tilec.kernels.gemm import compile_matmul
 from tilec.kernels.gemm_ir import MatmulSpec, build_module
 from dataclasses import replace
 
-from tilec.kernels.gemm_config import ALIGNED_CONFIGS, BULK_CONFIG, BULK_MEDIUM_CONFIG, WGMMA_CONFIG, choose_config, has_bulk_copies
+from tilec.kernels.gemm_config import (ALIGNED_CONFIGS, BULK_CONFIG, BULK_MEDIUM_CONFIG, THIN_WGMMA_CONFIGS, WGMMA_CONFIG,
+                                       choose_config, has_bulk_copies)
 from tilec.passes.registry import build_pipeline
 from tilec.api import make_context
 
@@ -141,7 +142,15 @@ def test_choose_config_takes_bulk_copies_on_sm_90_only():
     assert choose_config(1536, 1536, 1536, "float16", sm_count=132, aligned=True, arch="sm_90") == BULK_CONFIG
     assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_80") == ALIGNED_CONFIGS["wide"]
     assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=False, arch="sm_90").bulk is False
-    assert choose_config(128, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90").bulk is False  # few tiles
+    # a decode step's few rows: one warpgroup of 64 rows, the widest tile that fills the SMs; too few
+    # even for that (64 x 4096), or transposed, the mma.sync short tile
+    assert choose_config(128, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == THIN_WGMMA_CONFIGS[1]
+    assert choose_config(128, 8192, 8192, "float16", sm_count=132, aligned=True, arch="sm_90") == THIN_WGMMA_CONFIGS[0]
+    assert choose_config(64, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == ALIGNED_CONFIGS["short"]
+    assert choose_config(128, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90",
+                         transposed=True) == ALIGNED_CONFIGS["short"]
+    assert choose_config(16, 8192, 8192, "float16", sm_count=132, aligned=True, arch="sm_90") == ALIGNED_CONFIGS["decode"]
+    assert choose_config(128, 8192, 8192, "float16", sm_count=132, aligned=True, arch="sm_80") == ALIGNED_CONFIGS["short"]
     assert "bulk=true" in BULK_CONFIG.pipeline() and "bulk copies" in BULK_CONFIG.describe()
     assert "release=false" in BULK_CONFIG.pipeline() and "release" not in RELEASE.pipeline()
     # fewer large tiles than SMs: the medium tile, fed by bulk copies on sm_90

@@ -52,7 +52,9 @@ problem whose grid of 128x128 tiles fills the SMs takes :data:`BULK_CONFIG`:
 the large tile with its K tiles loaded by bulk tensor copies (TMA, one
 thread per block issues them, ``tile-pipeline{bulk=true}``), 225 registers;
 a problem that takes the medium tile takes :data:`BULK_MEDIUM_CONFIG`, the
-same tile fed by bulk copies (1024³, cold L2: 165 TFLOP/s vs 152).
+same tile fed by bulk copies (1024³, cold L2: 165 TFLOP/s vs 152). Row-major
+operands take the warpgroup MMA instead where its tiles fill the SMs:
+:data:`WGMMA_CONFIG`, and for ``16 < M <= 128`` :data:`THIN_WGMMA_CONFIGS`.
 
 (``ptxas -v``; no spills and no stack in any of the 96 kernels swept: every
 entry x the four kernel transposes x {plain; bias + ReLU with f32 output;
@@ -179,6 +181,18 @@ released on empty barriers. Session 7: H200 4096^3 606 TFLOP/s against 421 for B
 WGMMA_MIN_FILL = 0.75
 """WGMMA_CONFIG is taken from this many blocks per SM on (2048^3: 128 blocks on 132 SMs pays)."""
 
+THIN_WGMMA_CONFIGS: tuple[MatmulConfig, ...] = (
+    MatmulConfig(block=(64, 128, 128), stages=4, bulk=True, wgmma=True),
+    MatmulConfig(block=(64, 64, 128), stages=6, bulk=True, wgmma=True),
+)
+"""sm_90(a), aligned row-major f16/bf16 A and B with ``16 < M <= 128`` (a decode step's batch, too
+few rows for WGMMA_CONFIG's tiles to fill the SMs): one warpgroup of 64 rows, K steps of 128, as
+many stages as shared memory holds; the wider tile where its grid fills WGMMA_MIN_FILL of the SMs,
+else the narrower one where it does (else the mma.sync ``short`` tile). H200, cold L2
+(``bench/sweep_configs.py --flush``, session 15), TFLOP/s: 128x8192x8192 349 (64x128x128) against
+214 for ``short`` and 388 for cuBLAS; 128x4096x4096 207 (64x64x128) against 178, cuBLAS 226; at
+64x4096x4096 neither fills the SMs (106 against 100 for ``short``: kept)."""
+
 WIDE_MIN_K = 2048
 """The wide aligned tile (half the global and shared traffic per flop of the large one)
 pays for its longer prologue and epilogue from this K on (8192x8192x1024 is faster with
@@ -240,6 +254,10 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
     if (kind == "mma" and aligned and not transposed and arch in ("sm_90", "sm_90a")
             and WGMMA_CONFIG.grid(m, n) >= WGMMA_MIN_FILL * sms):
         return WGMMA_CONFIG
+    if kind == "mma" and aligned and not transposed and arch in ("sm_90", "sm_90a") and 16 < m <= 128:
+        for config in THIN_WGMMA_CONFIGS:
+            if config.grid(m, n) >= WGMMA_MIN_FILL * sms:
+                return config
     if kind == "mma" and aligned and has_bulk_copies(arch) and BULK_CONFIG.grid(m, n) >= sms:
         return BULK_CONFIG
     if kind == "mma" and row_align >= ALIGNED_TABLE_MIN_ROWS:
@@ -432,6 +450,7 @@ __all__ = [
     "SIMT_CANDIDATES",
     "SMEM_LIMIT",
     "TF32_CANDIDATES",
+    "THIN_WGMMA_CONFIGS",
     "WGMMA_CONFIG",
     "MatmulConfig",
     "candidates",
