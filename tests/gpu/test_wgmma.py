@@ -50,7 +50,8 @@ def test_one_block_wgmma(dtype):
 @pytest.mark.skipif(_sm90() is not None, reason=str(_sm90()))
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("block,stages,release", [((128, 128, 64), 4, True), ((128, 256, 64), 3, False),
-                                                  ((64, 128, 128), 4, True), ((64, 64, 128), 6, True)])
+                                                  ((128, 128, 64), 3, True), ((64, 128, 128), 4, True),
+                                                  ((64, 64, 128), 6, True)])
 @pytest.mark.parametrize("shape", [(256, 512, 1024), (200, 136, 200), (1000, 264, 72)])
 def test_matmul_with_wgmma(dtype, block, stages, release, shape):
     """tilec.matmul forced onto the wgmma configuration, ragged shapes included (rows a multiple of 8
@@ -73,21 +74,22 @@ def test_matmul_with_wgmma(dtype, block, stages, release, shape):
 
 
 @pytest.mark.skipif(_sm90() is not None, reason=str(_sm90()))
-@pytest.mark.parametrize("shape", [(128, 4096, 4096), (100, 8192, 1000), (17, 4096, 520)], ids=str)
-def test_a_decode_step_takes_the_thin_wgmma_tiles(shape):
-    """tilec.matmul's own choice for a decode step's few rows on sm_90 (THIN_WGMMA_CONFIGS where
-    their grid fills the SMs), with a bias and ReLU into f32."""
+@pytest.mark.parametrize("shape, tile", [((128, 4096, 4096), "64x64x128"), ((100, 8192, 1100), "64x128x128"),
+                                         ((500, 4096, 1000), "128x128x64"), ((17, 4096, 520), None)], ids=str)
+def test_few_rows_take_the_narrower_wgmma_tiles(shape, tile):
+    """tilec.matmul's own choice on sm_90 when WGMMA_CONFIG's tiles do not fill the SMs (the next tile
+    of WGMMA_LADDER whose grid does, or mma.sync when none does), with a bias and ReLU into f32."""
     torch = pytest.importorskip("torch")
-    from tilec.kernels.gemm_config import THIN_WGMMA_CONFIGS, choose_config
+    from tilec.kernels.gemm_config import choose_config
 
     m, n, k = shape
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
     bias = torch.randn(n, device="cuda")
     c = torch.full((m, n), float("nan"), device="cuda")
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    chosen = choose_config(m, n, k, "bfloat16", sm_count=sms, aligned=True, arch="sm_90")
-    assert (chosen in THIN_WGMMA_CONFIGS) == (m > 16 and THIN_WGMMA_CONFIGS[-1].grid(m, n) >= 0.75 * sms)
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        chosen = choose_config(m, n, k, "bfloat16", sm_count=132, aligned=True, arch="sm_90")
+        assert (chosen.describe().split(",")[0] if chosen.wgmma else None) == tile
     tilec.matmul(a, b, out=c, bias=bias, activation="relu", out_dtype="float32")
     torch.cuda.synchronize()
     ref = torch.relu(a.double() @ b.double() + bias.double())

@@ -291,17 +291,18 @@ def test_a_barrier_nobody_made_is_an_error():
         run(module, "k", 1)
 
 
-@pytest.mark.parametrize("index", [0, 1], ids=["64x128x128", "64x64x128"])
-def test_matmul_thin_wgmma_configs(rng, index):
-    """tilec.matmul's sm_90a kernels for a decode step's few rows (THIN_WGMMA_CONFIGS: one warpgroup
-    of 64 rows, K steps of 128, 4 and 6 stages) with a bias and ReLU into f32, on a ragged shape (rows
-    past M, a last partial K step) in the lane interpreter."""
+@pytest.mark.parametrize("index", [1, 2, 3], ids=["128x128x64", "64x128x128", "64x64x128"])
+def test_matmul_narrower_wgmma_configs(rng, index):
+    """tilec.matmul's sm_90a kernels for problems whose 128x256 tiles do not fill the SMs
+    (WGMMA_LADDER past WGMMA_CONFIG: the half-width tile, one warpgroup of 64 rows with K steps of
+    128 and 4 or 6 stages) with a bias and ReLU into f32, on a ragged shape (rows past M, a last
+    partial K step) in the lane interpreter."""
     from tilec.api import make_context
     from tilec.kernels.gemm_ir import MatmulSpec, build_module
-    from tilec.kernels.gemm_config import THIN_WGMMA_CONFIGS
+    from tilec.kernels.gemm_config import WGMMA_LADDER
     from tilec.passes.registry import build_pipeline
 
-    config = THIN_WGMMA_CONFIGS[index]
+    config = WGMMA_LADDER[index]
     module = build_module(MatmulSpec("float16", "float32", bias_dtype="float32", activation="relu", align=16))
     build_pipeline(config.pipeline_to("tile-distribute")).apply(make_context(), module)
     assert ops_of(module, frag.TmaLoadOp)

@@ -18,8 +18,8 @@ from tilec.kernels.gemm import compile_matmul
 from tilec.kernels.gemm_ir import MatmulSpec, build_module
 from dataclasses import replace
 
-from tilec.kernels.gemm_config import (ALIGNED_CONFIGS, BULK_CONFIG, BULK_MEDIUM_CONFIG, THIN_WGMMA_CONFIGS, WGMMA_CONFIG,
-                                       choose_config, has_bulk_copies)
+from tilec.kernels.gemm_config import (ALIGNED_CONFIGS, BULK_CONFIG, BULK_MEDIUM_CONFIG, MID_WGMMA_CONFIG,
+                                       THIN_WGMMA_CONFIGS, WGMMA_CONFIG, choose_config, has_bulk_copies)
 from tilec.passes.registry import build_pipeline
 from tilec.api import make_context
 
@@ -137,9 +137,16 @@ def test_choose_config_takes_bulk_copies_on_sm_90_only():
     # the warpgroup MMA takes row-major A and B only; transposed operands keep the mma.sync tile
     assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90",
                          transposed=True) == BULK_CONFIG
-    # 2048^3 is 128 such tiles (of 132 SMs): still the warpgroup MMA; 1536^3 (72 tiles) the mma.sync bulk tile
+    # 2048^3 is 128 such tiles (of 132 SMs): still the warpgroup MMA; 1536^3 (72 tiles) its half-width
+    # tile (144 of them); transposed, the mma.sync bulk tile
     assert choose_config(2048, 2048, 2048, "float16", sm_count=132, aligned=True, arch="sm_90") == WGMMA_CONFIG
-    assert choose_config(1536, 1536, 1536, "float16", sm_count=132, aligned=True, arch="sm_90") == BULK_CONFIG
+    assert choose_config(1536, 1536, 1536, "float16", sm_count=132, aligned=True, arch="sm_90") == MID_WGMMA_CONFIG
+    assert choose_config(1536, 1536, 1536, "float16", sm_count=132, aligned=True, arch="sm_90",
+                         transposed=True) == BULK_CONFIG
+    assert choose_config(512, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == MID_WGMMA_CONFIG
+    assert choose_config(256, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == THIN_WGMMA_CONFIGS[0]
+    # K steps of 128 want a few of them: a short K keeps the mma.sync tile
+    assert choose_config(256, 4096, 512, "float16", sm_count=132, aligned=True, arch="sm_90") == BULK_MEDIUM_CONFIG
     assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_80") == ALIGNED_CONFIGS["wide"]
     assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=False, arch="sm_90").bulk is False
     # a decode step's few rows: one warpgroup of 64 rows, the widest tile that fills the SMs; too few
@@ -153,8 +160,11 @@ def test_choose_config_takes_bulk_copies_on_sm_90_only():
     assert choose_config(128, 8192, 8192, "float16", sm_count=132, aligned=True, arch="sm_80") == ALIGNED_CONFIGS["short"]
     assert "bulk=true" in BULK_CONFIG.pipeline() and "bulk copies" in BULK_CONFIG.describe()
     assert "release=false" in BULK_CONFIG.pipeline() and "release" not in RELEASE.pipeline()
-    # fewer large tiles than SMs: the medium tile, fed by bulk copies on sm_90
-    assert choose_config(1024, 1024, 1024, "float16", sm_count=132, aligned=True, arch="sm_90") == BULK_MEDIUM_CONFIG
+    # fewer large tiles than SMs: one warpgroup's thin wgmma tile, or transposed the medium tile fed by
+    # bulk copies on sm_90
+    assert choose_config(1024, 1024, 1024, "float16", sm_count=132, aligned=True, arch="sm_90") == THIN_WGMMA_CONFIGS[0]
+    assert choose_config(1024, 1024, 1024, "float16", sm_count=132, aligned=True, arch="sm_90",
+                         transposed=True) == BULK_MEDIUM_CONFIG
     assert choose_config(1024, 1024, 1024, "float16", sm_count=132, aligned=True, arch="sm_80") == ALIGNED_CONFIGS["medium"]
 
 

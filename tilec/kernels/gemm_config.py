@@ -53,8 +53,8 @@ the large tile with its K tiles loaded by bulk tensor copies (TMA, one
 thread per block issues them, ``tile-pipeline{bulk=true}``), 225 registers;
 a problem that takes the medium tile takes :data:`BULK_MEDIUM_CONFIG`, the
 same tile fed by bulk copies (1024³, cold L2: 165 TFLOP/s vs 152). Row-major
-operands take the warpgroup MMA instead where its tiles fill the SMs:
-:data:`WGMMA_CONFIG`, and for ``16 < M <= 128`` :data:`THIN_WGMMA_CONFIGS`.
+operands take the warpgroup MMA instead where its tiles fill the SMs: the
+widest tile of :data:`WGMMA_LADDER` whose grid does.
 
 (``ptxas -v``; no spills and no stack in any of the 96 kernels swept: every
 entry x the four kernel transposes x {plain; bias + ReLU with f32 output;
@@ -181,17 +181,37 @@ released on empty barriers. Session 7: H200 4096^3 606 TFLOP/s against 421 for B
 WGMMA_MIN_FILL = 0.75
 """WGMMA_CONFIG is taken from this many blocks per SM on (2048^3: 128 blocks on 132 SMs pays)."""
 
+MID_WGMMA_CONFIG = MatmulConfig(block=(128, 128, 64), stages=3, bulk=True, wgmma=True)
+"""sm_90(a): WGMMA_CONFIG's half-width tile, for problems whose 128x256 tiles do not fill the SMs."""
+
 THIN_WGMMA_CONFIGS: tuple[MatmulConfig, ...] = (
     MatmulConfig(block=(64, 128, 128), stages=4, bulk=True, wgmma=True),
     MatmulConfig(block=(64, 64, 128), stages=6, bulk=True, wgmma=True),
 )
-"""sm_90(a), aligned row-major f16/bf16 A and B with ``16 < M <= 128`` (a decode step's batch, too
-few rows for WGMMA_CONFIG's tiles to fill the SMs): one warpgroup of 64 rows, K steps of 128, as
-many stages as shared memory holds; the wider tile where its grid fills WGMMA_MIN_FILL of the SMs,
-else the narrower one where it does (else the mma.sync ``short`` tile). H200, cold L2
-(``bench/sweep_configs.py --flush``, session 15), TFLOP/s: 128x8192x8192 349 (64x128x128) against
-214 for ``short`` and 388 for cuBLAS; 128x4096x4096 207 (64x64x128) against 178, cuBLAS 226; at
-64x4096x4096 neither fills the SMs (106 against 100 for ``short``: kept)."""
+"""sm_90(a): one warpgroup of 64 rows, K steps of 128, as many stages as shared memory holds: for
+fewer rows still (a decode step's batch), from :data:`THIN_MIN_K` on."""
+
+WGMMA_LADDER: tuple[MatmulConfig, ...] = (WGMMA_CONFIG, MID_WGMMA_CONFIG, *THIN_WGMMA_CONFIGS)
+"""The warpgroup-MMA tiles from the widest down: an aligned row-major f16/bf16 problem on sm_90 takes
+the first whose grid fills WGMMA_MIN_FILL of the SMs (past WGMMA_CONFIG only with more than 16
+rows: fewer keep the mma.sync ``decode`` tile). H200, cold L2 (``bench/sweep_configs.py --flush
+--repeat 3``, session 15, f16 TFLOP/s), against what was taken before:
+
+=================  ==========  ==================================  ======
+shape              taken now   before                              cuBLAS
+=================  ==========  ==================================  ======
+1536^3             284 (mid)   210 (BULK_CONFIG)                   456
+512x4096x4096      417 (mid)   282 (BULK_MEDIUM_CONFIG)            605
+256x4096x4096      320 (thin)  260 (BULK_MEDIUM_CONFIG)            367
+1024^3             184 (thin)  165 (BULK_MEDIUM_CONFIG)            225
+128x8192x8192      349 (thin)  214 (``short``)                     388
+128x4096x4096      207 (thin)  178 (``short``)                     226
+64x4096x4096       no tile fills: ``short`` (100; 106 for 64x64x128)  124
+=================  ==========  ==================================  ======
+"""
+
+THIN_MIN_K = 1024
+"""The thin tiles' K steps of 128 want a few of them to pipeline: below this K they are not taken."""
 
 WIDE_MIN_K = 2048
 """The wide aligned tile (half the global and shared traffic per flop of the large one)
@@ -251,11 +271,10 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
     sms = device_sm_count() if sm_count is None else sm_count
     row_align = max(row_align, 16 if aligned else 0)
     aligned = row_align >= 16
-    if (kind == "mma" and aligned and not transposed and arch in ("sm_90", "sm_90a")
-            and WGMMA_CONFIG.grid(m, n) >= WGMMA_MIN_FILL * sms):
-        return WGMMA_CONFIG
-    if kind == "mma" and aligned and not transposed and arch in ("sm_90", "sm_90a") and 16 < m <= 128:
-        for config in THIN_WGMMA_CONFIGS:
+    if kind == "mma" and aligned and not transposed and arch in ("sm_90", "sm_90a"):
+        for config in WGMMA_LADDER if m > 16 else WGMMA_LADDER[:1]:
+            if config.block[2] > 64 and k < THIN_MIN_K:
+                continue
             if config.grid(m, n) >= WGMMA_MIN_FILL * sms:
                 return config
     if kind == "mma" and aligned and has_bulk_copies(arch) and BULK_CONFIG.grid(m, n) >= sms:
@@ -450,8 +469,11 @@ __all__ = [
     "SIMT_CANDIDATES",
     "SMEM_LIMIT",
     "TF32_CANDIDATES",
+    "MID_WGMMA_CONFIG",
+    "THIN_MIN_K",
     "THIN_WGMMA_CONFIGS",
     "WGMMA_CONFIG",
+    "WGMMA_LADDER",
     "MatmulConfig",
     "candidates",
     "check_config",
