@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 _ENTRY_RE = re.compile(rb"\.entry\s+(\w+)\s*\(")
+_CUBIN_ENTRY_RE = re.compile(rb"\.text\.([A-Za-z_]\w*)\0")
+"""Kernels of a real cubin (ptxas's, which the runtime prefers to the JIT): their ``.text.NAME`` sections."""
 
 
 def _real_library_missing(real) -> bool:
@@ -185,7 +187,7 @@ class FakeDriver:
         if not image.startswith(b"\x7fELF"):
             return self._err("CUDA_ERROR_INVALID_IMAGE")
         h = self._handle()
-        self.modules[h] = _ENTRY_RE.findall(image)
+        self.modules[h] = _ENTRY_RE.findall(image) or _CUBIN_ENTRY_RE.findall(image)
         return self._ok(self._real.CUmodule(h))
 
     def cuModuleGetFunction(self, module, name):

@@ -12,6 +12,7 @@ from cuda.bindings import driver as cu
 from tilec.runtime import CubinCache, CudaError, JitError, Kernel, LaunchConfigError, Param, get_device
 
 from runtime_fake_driver import FakeDriver, installed
+from tilec.runtime import find_ptxas
 from runtime_kernels import AXPY_PTX, AXPY_SIGNATURE, BROKEN_PTX, SMEM_PROBE_PTX, SMEM_PROBE_SIGNATURE
 
 
@@ -70,13 +71,13 @@ def test_device_arrays_launch_without_copies_or_sync(fake):
 def test_module_loaded_once_and_cubin_cached(fake, tmp_path):
     cache = CubinCache(tmp_path)
     a = np.zeros(4, np.float32)
-    k = Kernel(AXPY_PTX, "axpy", AXPY_SIGNATURE, cache=cache)
+    k = Kernel(AXPY_PTX, "axpy", AXPY_SIGNATURE, cache=cache, backend="driver")  # the JIT's path
     for _ in range(3):
         k(a, a, a, 1.0, 4, grid=1, block=32)
     assert fake.count("cuModuleLoadData") == 1 and fake.count("cuLinkCreate") == 1
     assert cache.stats.as_dict() == {"hits": 0, "misses": 1, "compiles": 1}
     # a new Kernel object for the same PTX hits the cache: no JIT at all
-    Kernel(AXPY_PTX, "axpy", AXPY_SIGNATURE, cache=cache).load()
+    Kernel(AXPY_PTX, "axpy", AXPY_SIGNATURE, cache=cache, backend="driver").load()
     assert fake.count("cuLinkCreate") == 1
     assert cache.stats.as_dict() == {"hits": 1, "misses": 1, "compiles": 1}
     # the cached cubin is the image the JIT produced (copied before cuLinkDestroy)
@@ -85,6 +86,7 @@ def test_module_loaded_once_and_cubin_cached(fake, tmp_path):
 
 
 def test_jit_error_carries_the_log(fake):
+    """A PTX ptxas refuses goes on to the device's JIT (``auto``), whose log the error carries."""
     k = Kernel(BROKEN_PTX, "broken", [Param.pointer("p")], cache=False)
     with pytest.raises(JitError) as info:
         k.load()
@@ -155,3 +157,23 @@ def test_fake_driver_checks_calls_like_the_real_binding():
         pytest.skip("the real driver library is present: argument conversion is not probed")
     with pytest.raises(AssertionError, match="real cuLaunchKernel rejected"):
         fake.cuLaunchKernel(cu.CUfunction(1), 1, 1, 1, 1, 1, 1, 0, 0, "not params", 0)
+
+
+needs_ptxas = pytest.mark.skipif(find_ptxas() is None, reason="ptxas not found (PATH or nvidia-cuda-nvcc wheel)")
+
+
+@needs_ptxas
+def test_auto_builds_with_ptxas_for_the_device(fake, tmp_path):
+    """``auto`` on a GPU: ptxas, for the device's arch (its ``a`` variant when the PTX asks for it),
+    no JIT; the cache key names ptxas."""
+    from tilec.runtime import jit
+
+    cache = CubinCache(tmp_path)
+    a = np.zeros(4, np.float32)
+    Kernel(AXPY_PTX, "axpy", AXPY_SIGNATURE, cache=cache)(a, a, a, 1.0, 4, grid=1, block=32)
+    assert fake.count("cuLinkCreate") == 0 and fake.count("cuModuleLoadData") == 1
+    (cubin,) = list(tmp_path.rglob("*.cubin"))
+    assert cubin.read_bytes().startswith(b"\x7fELF") and b".text.axpy\0" in cubin.read_bytes()
+    assert jit.device_target("sm_90", "sm_90a") == "sm_90a" and jit.device_target("sm_90", "sm_80") == "sm_90"
+    assert jit.device_target("sm_100", "sm_90a") == "sm_100"
+    assert jit.ptx_target(".version 8.0\n.target sm_90a\n") == "sm_90a" and jit.ptx_target("") is None

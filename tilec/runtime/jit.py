@@ -1,10 +1,11 @@
-"""PTX -> cubin, by the driver's JIT linker or by ``ptxas``.
+"""PTX -> cubin, by ``ptxas`` or by the driver's JIT linker.
 
-Why two compilers: on a GPU machine the driver's linker
-(``cuLinkCreate``/``cuLinkAddData``/``cuLinkComplete``) targets exactly the
-device and its error log explains a bad PTX; without a GPU, ``ptxas`` (from
-PATH or the ``nvidia-cuda-nvcc`` wheel) still builds cubins, so they can be
-checked and cached anywhere.
+Why two compilers: ``ptxas`` (from PATH or the ``nvidia-cuda-nvcc`` wheel)
+builds cubins anywhere, GPU or not, so they can be checked and cached, and it
+is the compiler the tests assemble every kernel with; where it is missing, the
+driver's linker (``cuLinkCreate``/``cuLinkAddData``/``cuLinkComplete``)
+targets the device and its error log explains a bad PTX. :func:`resolve_backend`
+says which one ``auto`` takes and why ptxas first.
 """
 
 from __future__ import annotations
@@ -143,18 +144,43 @@ def compile_with_driver(ptx: str | bytes, *, device: driver.Device | None = None
 # ------------------------------------------------------------ choosing one
 
 
+_TARGET_RE = re.compile(rb"^\s*\.target\s+(sm_\d+[af]?)", re.MULTILINE)
+
+
+def ptx_target(ptx: str | bytes) -> str | None:
+    """The ``.target`` of a PTX text (``sm_90a``), or None when it names none."""
+    m = _TARGET_RE.search(_ptx_bytes(ptx))
+    return m.group(1).decode() if m else None
+
+
+def device_target(device_arch: str, target: str | None) -> str:
+    """What ptxas builds for a device (``sm_90``) from PTX for ``target``: the device's arch, in its
+    arch-specific variant (``sm_90a``) when the PTX asks for that variant of the device's arch."""
+    if target is not None and target[-1] in "af" and target[:-1] == device_arch:
+        return target
+    return device_arch
+
+
 def resolve_backend(backend: str = "auto", arch: str | None = None,
-                    device: int = 0) -> tuple[str, str, str]:
+                    device: int = 0, target: str | None = None) -> tuple[str, str, str]:
     """Pick the compiler: returns (backend, arch, compiler id for cache keys).
 
-    ``auto`` means the driver JIT when a GPU is present, else ptxas.  The
-    driver JIT always targets the device, so an ``arch`` that differs is an
-    error; ptxas needs an ``arch`` (taken from the device when there is one).
+    ``auto`` means ptxas when it is found (for the device's arch when there is a GPU, see
+    :func:`device_target` for the PTX's ``target``), else the driver JIT on a GPU. ptxas first
+    because the driver JIT does not always make the same code: on an H200 with driver 580 (CUDA
+    13.0) it serialised the wgmmas of a persistent GEMM that ptxas 13.0 keeps in flight (a
+    ``WARPGROUP.DEPBAR.LE 0`` after each; 8192^3 559 against 629 TFLOP/s) and made attention 4%
+    slower (``bench/NOTES.md``, session 15). The driver JIT always targets the device, so an
+    ``arch`` that differs is an error; ptxas needs an ``arch`` (taken from the device when there
+    is one).
     """
     if backend not in ("auto", "driver", "ptxas"):
         raise ValueError(f"backend must be 'auto', 'driver' or 'ptxas', got {backend!r}")
     if backend == "auto":
-        backend = "driver" if driver.has_device() else "ptxas"
+        gpu = driver.has_device()
+        backend = "ptxas" if find_ptxas() is not None or not gpu else "driver"
+        if backend == "ptxas" and arch is None and gpu:
+            arch = device_target(driver.get_device(device).arch, target)
     if backend == "driver":
         dev = driver.get_device(device)
         if arch is not None and arch != dev.arch:
@@ -163,7 +189,7 @@ def resolve_backend(backend: str = "auto", arch: str | None = None,
     if arch is None:
         if not driver.has_device():
             raise ValueError("compiling with ptxas without a GPU needs an explicit arch such as 'sm_90'")
-        arch = driver.get_device(device).arch
+        arch = device_target(driver.get_device(device).arch, target)
     exe = find_ptxas()
     if exe is None:
         raise PtxasError("ptxas not found: put it on PATH, install the nvidia-cuda-nvcc wheel, or set TILEC_PTXAS")

@@ -19,7 +19,7 @@ from . import args as _args
 from . import driver, jit
 from .args import Bound, FastArgs, HostArg, Param, TensorMapBound
 from .cache import CubinCache, cache_key, default_cache
-from .errors import LaunchConfigError
+from .errors import LaunchConfigError, PtxasError
 from .launch import ParamBuffer, PreparedLaunch, PreparedMap, launch_raw, param_values
 from .launch import launch as _launch
 
@@ -96,7 +96,8 @@ class Kernel:
 
     ``image`` is PTX text (str or bytes) or a cubin (bytes starting with the
     ELF magic).  PTX is compiled on first need with ``backend`` (``auto``:
-    the driver JIT on a GPU, else ptxas) through ``cache`` (None: the
+    ptxas when it is found, for the device's arch on a GPU, else the driver
+    JIT; :func:`tilec.runtime.jit.resolve_backend`) through ``cache`` (None: the
     default on-disk cache, False: no cache); ``ir``/``pipeline`` let the
     compiler put its own inputs into the cache key.
 
@@ -179,12 +180,22 @@ class Kernel:
         """
         if self._cubin is not None:
             return self._cubin
-        backend, arch, compiler = jit.resolve_backend(backend or self.backend, arch, self.device_ordinal)
         ptx = self._ptx
+        requested = backend or self.backend
+        backend, arch, compiler = jit.resolve_backend(requested, arch, self.device_ordinal,
+                                                      jit.ptx_target(ptx) if ptx is not None else None)
 
         def build() -> bytes:
-            return jit.compile_ptx(ptx, backend=backend, arch=arch, device=self.device_ordinal,
-                                   kernel=self.name, opt_level=self.opt_level)
+            try:
+                return jit.compile_ptx(ptx, backend=backend, arch=arch, device=self.device_ordinal,
+                                       kernel=self.name, opt_level=self.opt_level)
+            except PtxasError:
+                # ``auto`` took ptxas; one that cannot build this PTX (older than the driver, say)
+                # leaves the device's own compiler, which builds for the same arch
+                if requested != "auto" or backend != "ptxas" or not driver.has_device():
+                    raise
+                return jit.compile_ptx(ptx, backend="driver", device=self.device_ordinal, kernel=self.name,
+                                       opt_level=self.opt_level)
 
         cache = self._resolved_cache()
         if cache is None:
