@@ -115,8 +115,8 @@ def main() -> None:
 
 
 def gemm_rows() -> list[dict]:
-    """The language's GEMMs (examples/lang/matmul.py: mma.sync, and on sm_90 wgmma with bulk copies)
-    against tilec.matmul, torch (cuBLAS) and Triton, f16."""
+    """The language's GEMMs (examples/lang/matmul.py: mma.sync, and on sm_90 wgmma with bulk copies,
+    also as a persistent kernel) against tilec.matmul, torch (cuBLAS) and Triton, f16."""
     import triton_matmul  # bench/triton_matmul.py: the autotuned Triton tutorial kernel
 
     hopper = torch.cuda.get_device_capability() == (9, 0)
@@ -144,6 +144,11 @@ def gemm_rows() -> list[dict]:
             kernels["lang no-ws"] = lambda: no_ws[lang_matmul.grid(size, size, **cfg)](a, b, c, arch="sm_90a", **cfg)
             kernels["lang ws-sync"] = lambda: ws_sync[lang_matmul.grid(size, size, **cfg)](
                 a, b, c, arch="sm_90a", pipeline=WS_SYNC, **cfg)
+            # one block an SM looping over the tiles (examples/lang/matmul.py's matmul_persistent)
+            blocks = lang_matmul.persistent_blocks(size, size, torch.cuda.get_device_properties(0).multi_processor_count,
+                                                   **cfg)
+            kernels["lang persist"] = lambda blocks=blocks: lang_matmul.matmul_persistent[(blocks,)](
+                a, b, c, blocks, arch="sm_90a", **cfg)
         others = {"tilec": lambda: tilec.matmul(a, b, out=c2), "cuBLAS": lambda: torch.matmul(a, b),
                   "triton": lambda: triton_matmul.triton_matmul(a, b, c2)}
         flops = 2 * size ** 3
