@@ -177,3 +177,16 @@ def test_auto_builds_with_ptxas_for_the_device(fake, tmp_path):
     assert jit.device_target("sm_90", "sm_90a") == "sm_90a" and jit.device_target("sm_90", "sm_80") == "sm_90"
     assert jit.device_target("sm_100", "sm_90a") == "sm_100"
     assert jit.ptx_target(".version 8.0\n.target sm_90a\n") == "sm_90a" and jit.ptx_target("") is None
+
+
+@needs_ptxas
+def test_auto_keeps_the_jit_where_ptxas_is_newer_than_the_driver(fake, tmp_path):
+    """A ptxas of a newer CUDA than the driver's may write cubins the driver cannot load: ``auto``
+    then builds with the driver's JIT."""
+    from tilec.runtime import jit
+
+    fake.version = 12040  # a CUDA 12.4 driver; the test extra's ptxas is 13
+    assert jit.resolve_backend("auto")[0] == "driver"
+    a = np.zeros(4, np.float32)
+    Kernel(AXPY_PTX, "axpy", AXPY_SIGNATURE, cache=CubinCache(tmp_path))(a, a, a, 1.0, 4, grid=1, block=32)
+    assert fake.count("cuLinkCreate") == 1

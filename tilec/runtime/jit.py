@@ -161,12 +161,24 @@ def device_target(device_arch: str, target: str | None) -> str:
     return device_arch
 
 
+def ptxas_runs_on_driver(ptxas: str) -> bool:
+    """Whether cubins from this ptxas load on this machine's driver: a ptxas of a newer CUDA than
+    the driver's may write cubins the driver cannot load (a test extra's ptxas 13 on a CUDA 12
+    driver), so ``auto`` then keeps the driver's own JIT."""
+    version, cuda = ptxas_version(ptxas), driver.driver_version()
+    m = re.match(r"(\d+)\.(\d+)", version)
+    if m is None or cuda is None:
+        return False
+    return (int(m.group(1)), int(m.group(2))) <= (cuda // 1000, cuda % 1000 // 10)
+
+
 def resolve_backend(backend: str = "auto", arch: str | None = None,
                     device: int = 0, target: str | None = None) -> tuple[str, str, str]:
     """Pick the compiler: returns (backend, arch, compiler id for cache keys).
 
-    ``auto`` means ptxas when it is found (for the device's arch when there is a GPU, see
-    :func:`device_target` for the PTX's ``target``), else the driver JIT on a GPU. ptxas first
+    ``auto`` means ptxas when it is found (on a GPU: for the device's arch, see
+    :func:`device_target` for the PTX's ``target``, and only a ptxas no newer than the driver,
+    :func:`ptxas_runs_on_driver`), else the driver JIT on a GPU. ptxas first
     because the driver JIT does not always make the same code: on an H200 with driver 580 (CUDA
     13.0) it serialised the wgmmas of a persistent GEMM that ptxas 13.0 keeps in flight (a
     ``WARPGROUP.DEPBAR.LE 0`` after each; 8192^3 559 against 629 TFLOP/s) and made attention 4%
@@ -178,7 +190,8 @@ def resolve_backend(backend: str = "auto", arch: str | None = None,
         raise ValueError(f"backend must be 'auto', 'driver' or 'ptxas', got {backend!r}")
     if backend == "auto":
         gpu = driver.has_device()
-        backend = "ptxas" if find_ptxas() is not None or not gpu else "driver"
+        exe = find_ptxas()
+        backend = "ptxas" if not gpu or (exe is not None and ptxas_runs_on_driver(str(exe))) else "driver"
         if backend == "ptxas" and arch is None and gpu:
             arch = device_target(driver.get_device(device).arch, target)
     if backend == "driver":
