@@ -71,16 +71,16 @@ def matmul_wgmma(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, 
 
 
 @tl.kernel(num_warps=8, num_stages=3, bulk=True, producer=True)
-def matmul_persistent(a, b, c, blocks, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-                      GROUP: tl.constexpr = 8):
-    """``matmul_wgmma`` as a persistent kernel: ``blocks`` blocks (one an SM) loop over C's tiles,
-    block ``i`` taking tiles ``i``, ``i + blocks``, ... The producer warpgroup runs the same loop
-    over tiles and goes on to the next tile's K steps while the consumers store this one's."""
+def matmul_persistent(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr = 8):
+    """``matmul_wgmma`` as a persistent kernel: the launch's blocks (one an SM, :func:`persistent_blocks`)
+    loop over C's tiles, block ``i`` of ``n`` taking tiles ``i``, ``i + n``, ... The producer
+    warpgroup runs the same loop over tiles and goes on to the next tile's K steps while the
+    consumers store this one's."""
     M, N, K = a.shape[0], b.shape[1], a.shape[1]
     tiles = ((M + BM - 1) // BM) * ((N + BN - 1) // BN)
     warp = tl.warp_id()
     sa, sb = tl.alloc((BM, BK), a.dtype), tl.alloc((BK, BN), b.dtype)
-    for tile in tl.range(tl.block_id(0), tiles, blocks):
+    for tile in tl.range(tl.block_id(0), tiles, tl.num_blocks(0)):
         row0, col0 = block_origin(M, N, BM, BN, GROUP, tile)
         acc = tl.zeros((16, BN))
         for k in tl.range(0, K, BK):
@@ -147,7 +147,7 @@ def main() -> int:
         runs.append(("matmul_wgmma", lambda: matmul_wgmma[grid(s, s, **CONFIG_WGMMA)](a, b, c, arch="sm_90a",
                                                                                      **CONFIG_WGMMA)))
         blocks = persistent_blocks(s, s, torch.cuda.get_device_properties(0).multi_processor_count, **CONFIG_WGMMA)
-        runs.append(("matmul_persistent", lambda: matmul_persistent[(blocks,)](a, b, c, blocks, arch="sm_90a",
+        runs.append(("matmul_persistent", lambda: matmul_persistent[(blocks,)](a, b, c, arch="sm_90a",
                                                                               **CONFIG_WGMMA)))
     for name, run in runs:
         c.fill_(float("nan"))

@@ -73,7 +73,7 @@ def main() -> int:
         for producer in (True, False):
             kernel = tl.Kernel(mm.matmul_persistent.fn, num_warps=8, num_stages=3, bulk=True, producer=producer)
             runs.append((f"persistent{' + producer' if producer else ''}",
-                         lambda kernel=kernel: kernel[(3,)](a, bm, c, 3, arch="sm_90a", **cfg)))
+                         lambda kernel=kernel: kernel[(3,)](a, bm, c, arch="sm_90a", **cfg)))
     for name, run in runs:
         c.fill_(float("nan"))
         run()

@@ -183,7 +183,7 @@ def test_a_persistent_gemm(mnk, blocks, producer):
     a, b = torch.randn(m, k, device="cuda", dtype=torch.float16), torch.randn(k, n, device="cuda", dtype=torch.float16)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
     cfg = mod.CONFIG_WGMMA
-    kernel[(blocks,)](a, b, c, blocks, arch="sm_90a", **cfg)
+    kernel[(blocks,)](a, b, c, arch="sm_90a", **cfg)
     assert rel_err(c, a.double() @ b.double()) < 2e-3
 
 

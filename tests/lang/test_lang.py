@@ -928,12 +928,32 @@ def test_a_persistent_gemm_loops_over_its_tiles(producer, after, mnk, blocks):
     cfg = dict(BM=128, BN=64, BK=32)
     a, b = rand(m, k, dtype=np.float16), rand(k, n, dtype=np.float16)
     c = np.full((m, n), np.nan, np.float16)
-    kernel.interpret(a, b, c, blocks, grid=(blocks,), after=after, **cfg)
+    kernel.interpret(a, b, c, grid=(blocks,), after=after, **cfg)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     assert (rel_err(c, ref) if k else np.abs(c).max()) < 2e-3
     if k and after == "tile-distribute":
-        ptx = kernel.compile(a, b, c, blocks, arch="sm_90a", **cfg).asm["ptx"]
+        ptx = kernel.compile(a, b, c, arch="sm_90a", **cfg).asm["ptx"]
         assert (".maxntid 384, 1, 1" in ptx) == producer and ("setmaxnreg" in ptx) == producer
+        assert "%nctaid.x" in ptx  # the stride over the tiles: tl.num_blocks(0)
+
+
+@tl.kernel(num_warps=1)
+def shifted_by_the_grid(x, o):
+    """Each block adds the launch's block counts to its 32 values (``tl.num_blocks``)."""
+    i = tl.block_id(0)
+    v = tl.load(x, (i * 32,), shape=(32,))
+    tl.store(o, (i * 32,), v + (tl.num_blocks(0) * 10 + tl.num_programs(1)).to(tl.float32))
+
+
+@pytest.mark.parametrize("after", [None, "tile-distribute"])
+def test_num_blocks_is_the_launch_grid(after):
+    """``tl.num_blocks(axis)`` (``tile.grid_dim``, ``%nctaid``) in both interpreters and the PTX."""
+    x = rand(96)
+    o = np.full_like(x, np.nan)
+    shifted_by_the_grid.interpret(x, o, grid=(3, 2), after=after)
+    assert np.array_equal(o, x + 32.0)
+    ptx = shifted_by_the_grid.compile(x, o, arch="sm_80").asm["ptx"]
+    assert "%nctaid.x" in ptx and "%nctaid.y" in ptx
 
 
 def test_the_producer_needs_bulk_copies():

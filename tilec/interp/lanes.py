@@ -330,6 +330,10 @@ class LaneStructureFunctions(InterpreterFunctions):
     def run_block_id(self, interpreter, op: t.BlockIdOp, args):
         return (np.full(LANES, self.state.block_id[op.axis.data], dtype=np.int64),)
 
+    @impl(t.GridDimOp)
+    def run_grid_dim(self, interpreter, op: t.GridDimOp, args):
+        return (np.full(LANES, self.state.grid[op.axis.data], dtype=np.int64),)
+
     @impl(t.BarrierOp)
     def run_barrier(self, interpreter, op, args):
         self.state.require_converged()

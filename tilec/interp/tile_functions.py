@@ -387,6 +387,10 @@ class TileFunctions(InterpreterFunctions):
     def run_block_id(self, interpreter: Interpreter, op: t.BlockIdOp, args: PythonValues):
         return (self.ctx.block_id[op.axis.data],)
 
+    @impl(t.GridDimOp)
+    def run_grid_dim(self, interpreter: Interpreter, op: t.GridDimOp, args: PythonValues):
+        return (self.ctx.grid[op.axis.data],)
+
     @impl(t.ThreadIdOp)
     def run_thread_id(self, interpreter: Interpreter, op: t.ThreadIdOp, args: PythonValues):
         # A per-warp execution stands for its warp's first lane.

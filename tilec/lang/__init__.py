@@ -32,6 +32,8 @@ from tilec.lang.ops import (
     async_wait,
     barrier,
     block_id,
+    num_blocks,
+    num_programs,
     col_max,
     col_min,
     col_sum,
@@ -73,7 +75,7 @@ from tilec.lang.values import Expanded, Scalar, Shared, Tile, Vector, View
 
 __all__ = [
     "DType", "Expanded", "Kernel", "LangError", "Scalar", "Shared", "Specialization", "Tile", "Vector", "View",
-    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "bfloat16", "block_id", "col_max", "col_min", "col_sum", "constexpr", "exp", "exp2",
+    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "bfloat16", "block_id", "num_blocks", "num_programs", "col_max", "col_min", "col_sum", "constexpr", "exp", "exp2",
     "float16", "float32", "full", "index", "int1", "int32", "iota", "kernel", "lane_id", "load", "log", "log2",
     "loop", "map", "max", "maximum", "min", "minimum", "program_id", "range", "row_max", "row_min", "row_sum",
     "rsqrt", "sigmoid", "sqrt", "store", "sum", "tanh", "thread_id", "turns", "warp_id", "wgmma", "wgmma_wait", "where", "zeros",

@@ -49,6 +49,16 @@ def block_id(axis: int = 0) -> Scalar:
 program_id = block_id
 
 
+def num_blocks(axis: int = 0) -> Scalar:
+    """The launch's number of blocks along axis 0, 1 or 2 (Triton's ``num_programs``): a persistent
+    kernel's stride over its tiles."""
+    _check_axis(axis)
+    return Scalar(current().value(t.GridDimOp(axis), f"blocks{'xyz'[axis]}"))
+
+
+num_programs = num_blocks
+
+
 def thread_id(axis: int = 0) -> Scalar:
     """This thread's index in the block along ``axis`` (for experts: tiles are the block's)."""
     _check_axis(axis)
@@ -500,7 +510,7 @@ def map(fn: Callable[..., Any], *inputs: Any) -> Any:  # noqa: A001 - the op's n
 
 
 __all__ = [
-    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "wgmma", "wgmma_wait", "block_id", "col_max", "col_min", "col_sum", "exp", "exp2", "full", "index",
+    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "wgmma", "wgmma_wait", "block_id", "num_blocks", "num_programs", "col_max", "col_min", "col_sum", "exp", "exp2", "full", "index",
     "iota", "lane_id", "load", "log", "log2", "map", "max", "maximum", "min", "minimum", "program_id",
     "row_max", "row_min", "row_sum", "rsqrt", "sigmoid", "sqrt", "store", "sum", "tanh", "thread_id",
     "warp_id", "where", "zeros",

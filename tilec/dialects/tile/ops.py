@@ -131,6 +131,14 @@ class ThreadIdOp(_AxisIdOp):
     name = "tile.thread_id"
 
 
+@irdl_op_definition
+class GridDimOp(_AxisIdOp):
+    """The number of blocks of the launch along an axis (``%nctaid``): a persistent kernel's stride
+    over its tiles (Triton's ``num_programs``)."""
+
+    name = "tile.grid_dim"
+
+
 class _LinearIdOp(IRDLOperation):
     result = result_def(IndexType)
 
@@ -1448,6 +1456,7 @@ class StageOp(IRDLOperation):
 
 TILE_OPS = [
     BlockIdOp,
+    GridDimOp,
     ThreadIdOp,
     WarpIdOp,
     LaneIdOp,

@@ -82,6 +82,10 @@ def _block_id(op: tile.BlockIdOp, b: Builder) -> list[SSAValue]:
     return [_as_index(b, N.block_id(b, _AXES[op.axis.data]))]
 
 
+def _grid_dim(op: tile.GridDimOp, b: Builder) -> list[SSAValue]:
+    return [_as_index(b, N.grid_dim(b, _AXES[op.axis.data]))]
+
+
 def _lane_id(op: tile.LaneIdOp, b: Builder) -> list[SSAValue]:
     return [_as_index(b, N.lane_id(b))]
 
@@ -282,6 +286,7 @@ def _wgmma_wait(op: frag.WgmmaWaitOp, b: Builder) -> list[SSAValue]:
 LOWERINGS: dict[type[Operation], Lowering] = {
     tile.ThreadIdOp: _thread_id,
     tile.BlockIdOp: _block_id,
+    tile.GridDimOp: _grid_dim,
     tile.LaneIdOp: _lane_id,
     tile.WarpIdOp: _warp_id,
     tile.BarrierOp: _barrier,

@@ -100,6 +100,8 @@ def known_range(v: SSAValue, depth: int = 0) -> tuple[int, int] | None:
             return 0, EXTENT_LIMIT - 1
         case t.BlockIdOp() | t.ThreadIdOp() | t.WarpIdOp():
             return 0, (1 << 31) - 1
+        case t.GridDimOp():
+            return 1, (1 << 31) - 1
         case arith.IndexCastOp():
             return known_range(op.input, d)
         case arith.AddiOp() | arith.SubiOp() | arith.MuliOp():

@@ -492,7 +492,7 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 em.insert(fast.func_return_op([self.get(v) for v in op.arguments]))
             case _:
                 if op.name.startswith("tile.") and not isinstance(
-                    op, t.BlockIdOp | t.ThreadIdOp | t.WarpIdOp | t.LaneIdOp | t.BarrierOp | t.SetMaxNRegOp
+                    op, t.BlockIdOp | t.GridDimOp | t.ThreadIdOp | t.WarpIdOp | t.LaneIdOp | t.BarrierOp | t.SetMaxNRegOp
                 ):
                     raise RegallocError("is not supported by tile-distribute yet")
                 for v in (*op.operands, *op.results):

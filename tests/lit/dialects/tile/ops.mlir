@@ -16,6 +16,7 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
 }
 func.func @block(%a: !tile.gl<f16, [?, ?]>, %o: !tile.gl<f32, [?, ?]>) attributes {tile.launch = #tile.launch<grid = [?, ?, 1], block = [128, 1, 1], smem = 8192>} {
   %bx = tile.block_id x
+  %nbx = tile.grid_dim y
   %c0 = arith.constant 0 : index
   %s = tile.alloc : !tile.st<64x64xf16, Sw<3,3,3> o 0 o (64,64):(64,1)>
   tile.copy %a[%bx, %c0] -> %s thr <(16,8):(8,1)> val <(1,8):(0,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<64x64xf16, Sw<3,3,3> o 0 o (64,64):(64,1)>
@@ -91,6 +92,7 @@ func.func @fragments(%a: !tile.rt<16x16xf16, ((4,8),(2,2,2)):((32,1),(16,8,128))
 // CHECK-NEXT: }
 // CHECK-NEXT: func.func @block(%a: !tile.gl<f16, [?, ?]>, %o: !tile.gl<f32, [?, ?]>) attributes {tile.launch = #tile.launch<grid = [?, ?, 1], block = [128, 1, 1], smem = 8192>} {
 // CHECK-NEXT:   %bx = tile.block_id x
+// CHECK-NEXT:   %nbx = tile.grid_dim y
 // CHECK-NEXT:   %c0 = arith.constant 0 : index
 // CHECK-NEXT:   %s = tile.alloc : !tile.st<64x64xf16, Sw<3,3,3> o 0 o (64,64):(64,1)>
 // CHECK-NEXT:   tile.copy %a[%bx, %c0] -> %s thr <(16,8):(8,1)> val <(1,8):(0,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<64x64xf16, Sw<3,3,3> o 0 o (64,64):(64,1)>

@@ -3,7 +3,7 @@
 // RUN: tile-opt %s -p 'tile-pipeline{stages=2 bulk=true producer=true},tile-layout,tile-distribute,tile-to-llvm' -t 'ptx{arch=sm_90a}' | filecheck %s --check-prefix=PTX
 
 // A persistent kernel: each block loops over output tiles (%t from its block index, by the
-// number of blocks), and the K loop runs once per tile, inside that tile loop.
+// number of blocks, tile.grid_dim), and the K loop runs once per tile, inside that tile loop.
 //
 // With a producer (CHECK) both roles run the tile loop. The producer's loop clones what the
 // tile loop's body computes for the copies (the subview of tile %t, the trip count) on its own
@@ -17,11 +17,12 @@
 // phases the first one had moved past (the lane interpreter reports that as a wait that never
 // ends; on the GPU it hangs).
 
-func.func @rows(%k: !tile.gl<f16, [?, ?, ?, ?]> {tile.aligned_rows = 16 : i64}, %o: !tile.gl<f32, [?, ?]>, %tiles: index, %nb: index)
+func.func @rows(%k: !tile.gl<f16, [?, ?, ?, ?]> {tile.aligned_rows = 16 : i64}, %o: !tile.gl<f32, [?, ?]>, %tiles: index)
     attributes {tile.launch = #tile.launch<grid = [?, 1, 1], block = [256, 1, 1], smem = 8192>} {
   %c0 = arith.constant 0 : index
   %c64 = arith.constant 64 : index
   %b = tile.block_id x
+  %nb = tile.grid_dim x
   %w = tile.warp_id
   %row = arith.muli %w, %c0 : index
   %sk = tile.alloc : !tile.st<64x64xf16, (64,64):(64,1)>
@@ -50,7 +51,7 @@ func.func @rows(%k: !tile.gl<f16, [?, ?, ?, ?]> {tile.aligned_rows = 16 : i64}, 
 // CHECK-NEXT:    %empty = tile.mbar_init : !tile.mbar<2, warps>
 // CHECK:         scf.if
 // CHECK-NEXT:      tile.setmaxnreg "dec" 24
-// CHECK:           %{{.*}}, %{{.*}} = scf.for %tile = %b to %tiles step %nb iter_args(%[[WPH0:.*]] = %c1, %[[WS0:.*]] = %c0) -> (index, index) {
+// CHECK:           %{{.*}}, %{{.*}} = scf.for %tile = %b to %tiles step %{{nb.*}} iter_args(%[[WPH0:.*]] = %c1, %[[WS0:.*]] = %c0) -> (index, index) {
 // CHECK-NEXT:        %kh = tile.subview %k[%tile, %{{.*}}]
 // CHECK-NEXT:        %n = tile.dim %kh, 0
 // CHECK-NEXT:        %[[WPH1:.*]], %[[WS1:.*]] = scf.for %k_1 = %{{.*}} to %n step %{{.*}} iter_args(%wph = %[[WPH0]], %ws = %[[WS0]]) -> (index, index) {
@@ -64,7 +65,7 @@ func.func @rows(%k: !tile.gl<f16, [?, ?, ?, ?]> {tile.aligned_rows = 16 : i64}, 
 // CHECK-NEXT:    }{tile.role = "producer"}
 // CHECK-NEXT:    scf.if
 // CHECK-NEXT:      tile.setmaxnreg "inc" 240
-// CHECK:           %{{.*}}, %{{.*}} = scf.for %t = %{{.*}} to %tiles step %nb iter_args(%ph = %c0, %rs = %c0) -> (index, index) {
+// CHECK:           %{{.*}}, %{{.*}} = scf.for %t = %{{.*}} to %tiles step %{{nb.*}} iter_args(%ph = %c0, %rs = %c0) -> (index, index) {
 // CHECK:             tile.barrier threads 256
 // CHECK-NEXT:        %acc, %[[PH1:.*]], %[[RS1:.*]] = scf.for %n0 = {{.*}} iter_args(%acc_i = %zero, %ph_1 = %ph, %rs_1 = %rs)
 // CHECK-NEXT:          tile.mbar_wait %full[%rs_1], %ph_1
@@ -86,6 +87,7 @@ func.func @rows(%k: !tile.gl<f16, [?, ?, ?, ?]> {tile.aligned_rows = 16 : i64}, 
 // PLAIN:           scf.for %n0 = {{.*}} iter_args(%acc_i = %zero, %wph = %c1, %ph = %c0, %rs = %c0, %ws = %c1)
 
 // PTX:         .maxntid 384, 1, 1
+// PTX:         %nctaid.x
 // PTX:         setmaxnreg.dec.sync.aligned.u32 24
 // PTX:         cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX:         setmaxnreg.inc.sync.aligned.u32 240
