@@ -312,7 +312,7 @@ class ExecContext:
     async_groups: AsyncGroups = field(default_factory=AsyncGroups)
     launched: bool = False
     """Part of a kernel launch (errors then say which block and warp)."""
-    runs: dict = field(default_factory=dict)
+    runs: dict[Operation, int] = field(default_factory=dict)
     """How many times this execution ran each ``tile.mbar_init`` (its barriers are per run)."""
 
     @property

@@ -1,7 +1,9 @@
-"""Walking every op of a module as a list, faster than xDSL's ``Operation.walk``."""
+"""Walking IR: every op of a module as a list, faster than xDSL's ``Operation.walk``, and an op's
+enclosing loops."""
 
 from __future__ import annotations
 
+from xdsl.dialects import func, scf
 from xdsl.ir import Operation
 
 
@@ -30,3 +32,14 @@ def walk_ops(op: Operation, *, reverse: bool = False) -> list[Operation]:
 
 
 __all__ = ["walk_ops"]
+
+
+def in_loop(op: Operation) -> bool:
+    """Whether ``op`` may run more than once in its function: it is nested in an ``scf.for`` or
+    ``scf.while``."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        if isinstance(parent, scf.ForOp | scf.WhileOp):
+            return True
+        parent = parent.parent_op()
+    return False

@@ -287,6 +287,7 @@ from tilec.dialects.tile.ops import (
 from tilec.dialects.tile.types import MBAR_WARPS, GlobalType, RegisterType, SharedType, element_bits
 from tilec.layout import ComposedLayout, Layout, Swizzle
 from tilec.layout.bulk import MBARRIER_BYTES, BulkBox, box_layout, choose_box
+from tilec.ir.walk import in_loop
 from tilec.passes.alignment import aligned_rows_of, element_rows, root_view
 
 MAX_STAGES = 9
@@ -352,16 +353,6 @@ class _Plan:
     first_barrier: BarrierOp
     last_barrier: BarrierOp | None
     slices: list[list[Operation]] = field(default_factory=list)  # prefix ops each copy needs
-
-
-def _in_a_loop(op: Operation) -> bool:
-    """Whether ``op`` is nested in a loop (it may run more than once)."""
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, func.FuncOp):
-        if isinstance(parent, scf.ForOp | scf.WhileOp):
-            return True
-        parent = parent.parent_op()
-    return False
 
 
 def _defined_in(x: SSAValue | Operation, region: Region) -> bool:
@@ -744,7 +735,7 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
         # A loop inside another (a persistent kernel's K loop, run once per output tile) starts its
         # ring afresh each time: its barriers are initialised right before it, after the previous
         # run's drain, not once with phases that the earlier runs moved on.
-        where = InsertPoint.before(loop) if _in_a_loop(loop) else InsertPoint.before(plan.allocs[-1])
+        where = InsertPoint.before(loop) if in_loop(loop) else InsertPoint.before(plan.allocs[-1])
         init = MbarInitOp(n)
         init.result.name_hint = "full"
         Rewriter.insert_op(init, where)

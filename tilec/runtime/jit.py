@@ -192,8 +192,6 @@ def resolve_backend(backend: str = "auto", arch: str | None = None,
         gpu = driver.has_device()
         exe = find_ptxas()
         backend = "ptxas" if not gpu or (exe is not None and ptxas_runs_on_driver(str(exe))) else "driver"
-        if backend == "ptxas" and arch is None and gpu:
-            arch = device_target(driver.get_device(device).arch, target)
     if backend == "driver":
         dev = driver.get_device(device)
         if arch is not None and arch != dev.arch:

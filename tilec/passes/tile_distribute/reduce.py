@@ -21,7 +21,7 @@ lanes holding a row hold its total). Column reductions are the same with the axe
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, i32
 from xdsl.ir import SSAValue
 
@@ -29,6 +29,7 @@ from tilec.dialects import frag_fast
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import element_bits
 from tilec.ir import fast
+from tilec.ir.walk import in_loop
 from tilec.passes.fragments import BitField, Fragment, VectorFragment, tile_fragment
 from tilec.passes.tile_distribute.memory import RegallocError
 from tilec.passes.tile_distribute.values import Regs
@@ -61,16 +62,6 @@ def reduction_scratch_bytes(op) -> int:
         return 0
     work = 8 if element_bits(vec.element_type) == 64 else 4
     return vec.length.data * (1 << len(bits)) * work
-
-
-def in_loop(op) -> bool:
-    """Whether ``op`` may run more than once in a kernel (it is inside a loop)."""
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, func.FuncOp):
-        if isinstance(parent, scf.ForOp | scf.WhileOp):
-            return True
-        parent = parent.parent_op()
-    return False
 
 
 class ReductionLowering:
