@@ -91,6 +91,29 @@ def test_bulk_candidates_on_sm_90_with_aligned_operands():
     assert small and all(c.block[:2] == (64, 64) for c in small)
 
 
+def test_wgmma_candidates_with_row_major_operands():
+    """The warpgroup-MMA tiles (persistent and warp-specialised among them) are timed only where
+    they run: bulk copies and A and B row-major on sm_90a."""
+    found = gc.candidates("float16", 4096, 4096, 4096, smem_limit=gc.SMEM_LIMIT, bulk=True, wgmma=True)
+    assert found == list(gc.MMA_CANDIDATES) + list(gc.BULK_CANDIDATES) + list(gc.WGMMA_CANDIDATES)
+    assert gc.PERSISTENT_WGMMA_CONFIG in found and all(c.wgmma and c.bulk for c in gc.WGMMA_CANDIDATES)
+    assert not any(c.wgmma for c in gc.candidates("float16", 4096, 4096, 4096, smem_limit=gc.SMEM_LIMIT, bulk=True))
+    assert not any(c.wgmma for c in gc.candidates("float16", 4096, 4096, 4096, smem_limit=gc.SMEM_LIMIT, wgmma=True))
+
+
+@pytest.mark.parametrize("config", gc.WGMMA_CANDIDATES, ids=lambda c: c.describe())
+def test_wgmma_candidates_assemble_without_spills(config):
+    from tilec.codegen.ptxas import find_ptxas, kernel_resources
+    from tilec.kernels.gemm import MatmulSpec, compile_matmul
+
+    if find_ptxas() is None:
+        pytest.skip("ptxas is not installed (pip install -e '.[test]' brings it)")
+    spec = MatmulSpec("bfloat16", "float32", bias_dtype="float32", activation="relu", align=16)
+    kernel = compile_matmul(spec, config, arch="sm_90a")
+    used = kernel_resources(kernel.asm["ptx"], "sm_90a")[kernel.name]
+    assert (used.spill_stores, used.spill_loads, used.stack_frame) == (0, 0, 0), used
+
+
 @pytest.mark.parametrize("config", gc.BULK_CANDIDATES, ids=lambda c: c.describe())
 def test_bulk_candidates_assemble_without_spills(config):
     from tilec.codegen.ptxas import find_ptxas, kernel_resources
@@ -164,9 +187,11 @@ def test_config_json_round_trip_and_validation():
 def test_config_json_keeps_bulk_copies():
     """Bulk, release and wgmma are written where they differ from the default (before, a bulk winner
     read back as its cp.async twin); records of other configs keep their six fields."""
-    for c in (*gc.BULK_CANDIDATES, gc.WGMMA_CONFIG):
+    for c in (*gc.BULK_CANDIDATES, *gc.WGMMA_CANDIDATES):
         assert gc.config_from_json(json.loads(json.dumps(gc.config_to_json(c)))) == c
     assert gc.config_to_json(gc.BULK_CONFIG)["release"] is False and gc.config_to_json(gc.WGMMA_CONFIG)["wgmma"]
+    persistent = gc.config_to_json(gc.PERSISTENT_WGMMA_CONFIG)
+    assert persistent["producer"] is True and persistent["persistent"] is True
     assert set(gc.config_to_json(LARGE)) == {"block", "warps", "stages", "group", "tf32", "thread_tile"}
     with pytest.raises(ValueError):
         gc.config_from_json({**gc.config_to_json(LARGE), "bulk": 1})

@@ -42,7 +42,7 @@ import pytest
 
 import tilec
 import tilec.kernels.gemm as gemm
-from tilec.kernels.gemm_config import BULK_CONFIG, CONFIGS, has_bulk_copies
+from tilec.kernels.gemm_config import BULK_CONFIG, CONFIGS, WGMMA_CONFIG, has_bulk_copies
 from tilec.runtime import has_device, no_device_reason
 
 pytestmark = [
@@ -118,6 +118,11 @@ CASES += [
     # the same with empty barriers instead of a block barrier per K tile, and with 8 warps releasing
     Case("f16", (1000, 1032, 1000), "col", "row", config=("mma", "bulk-release")),
     *(Case(dt, (1000, 1032, 2000), config=("mma", "bulk-8-warps")) for dt in ("f16", "bf16")),
+    # persistent kernels (one block an SM looping over C's tiles): the wgmma tile with a producer
+    # warpgroup (sm_90), and the cp.async tile (any arch), ragged, with a bias and ReLU
+    *(Case(dt, (1000, 1032, 1000), config=("mma", "wgmma-persistent")) for dt in ("f16", "bf16")),
+    Case("f16", (3000, 1032, 520), bias="float32", relu=True, out_dtype="float32", config=("mma", "wgmma-persistent")),
+    Case("f16", (3000, 1000, 1000), config=("mma", "persistent")),
     Case("f16", (127, 129, 1000), "col", "row", bias="float32", relu=True, out_dtype="float32"),
     # rows of 4 and 8 bytes (A 2004 B, B and C 264 B): kernels with 4- and 8-byte cp.async
     Case("f16", (130, 132, 1002)),
@@ -136,6 +141,8 @@ FORCED = {
     ("mma", "bulk"): BULK_CONFIG,
     ("mma", "bulk-release"): replace(BULK_CONFIG, release=True),
     ("mma", "bulk-8-warps"): replace(BULK_CONFIG, block=(128, 256, 64), warps=(2, 4), release=True),
+    ("mma", "wgmma-persistent"): replace(WGMMA_CONFIG, producer=True, persistent=True),
+    ("mma", "persistent"): replace(CONFIGS[("mma", "large")], persistent=True),
 }
 
 # ---------------------------------------------------------------- fixtures
@@ -222,7 +229,7 @@ def _check(torch, case: Case, report: list[dict]) -> None:
         out = None
     kwargs = dict(bias=bias, activation="relu" if case.relu else None, out_dtype=case.out_dtype,
                   allow_tf32=case.dtype == "tf32", config=FORCED[case.config] if case.config else None)
-    if case.config and case.config[1].startswith("bulk") and not has_bulk_copies(tilec.api.default_arch()):
+    if case.config and case.config[1].startswith(("bulk", "wgmma")) and not has_bulk_copies(tilec.api.default_arch()):
         pytest.skip(f"bulk tensor copies need sm_90; this GPU is {tilec.api.default_arch()}")
 
     if case.numpy:

@@ -318,3 +318,37 @@ def test_matmul_narrower_wgmma_configs(rng, index):
     ref = np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0.0)
     assert not np.isnan(c).any()
     assert rel_error(c, ref) < 2e-3
+
+
+@pytest.mark.parametrize("name", ["wgmma-producer", "wgmma-one-warpgroup", "cp.async"])
+def test_matmul_persistent(rng, name):
+    """tilec.matmul's kernels made persistent (``persistent=True``: fewer blocks than tiles, each
+    looping over its share): the half-width wgmma tile with a producer warpgroup (its stage ring
+    carried from tile to tile), the one-warpgroup wgmma tile (no producer: its barriers set up again
+    before each tile's K loop), and the sm_80 cp.async tile, with a bias and ReLU into f32 on a
+    ragged shape, in the lane interpreter."""
+    import dataclasses
+
+    from tilec.api import make_context
+    from tilec.kernels.gemm_config import ALIGNED_CONFIGS, WGMMA_LADDER
+    from tilec.kernels.gemm_ir import MatmulSpec, build_module
+    from tilec.passes.registry import build_pipeline
+
+    base = {"wgmma-producer": dataclasses.replace(WGMMA_LADDER[1], producer=True),
+            "wgmma-one-warpgroup": WGMMA_LADDER[3], "cp.async": ALIGNED_CONFIGS["medium"]}[name]
+    config = dataclasses.replace(base, persistent=True)
+    module = build_module(MatmulSpec("float16", "float32", bias_dtype="float32", activation="relu", align=16))
+    build_pipeline(config.pipeline_to("tile-distribute")).apply(make_context(), module)
+    fn = kernel_of(module)
+    m, n, k = (200, 264, 200) if config.wgmma else (100, 72, 136)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    bias = rng.standard_normal(n).astype(np.float32)
+    c = np.full((m, n), np.nan, np.float32)
+    grid = config.grid(m, n, sm_count=3)
+    assert grid == 3 < config.tiles(m, n)
+    run(module, fn.sym_name.data, *expand(gl_params(fn), a, b, c, bias, signature_length=len(fn.args)),
+        grid=(grid, 1, 1))
+    ref = np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0.0)
+    assert not np.isnan(c).any()
+    assert rel_error(c, ref) < 2e-3

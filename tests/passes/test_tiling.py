@@ -108,8 +108,10 @@ def _data(rng, shape, ty):
     return round_bf16(x) if ty == "bf16" else x
 
 
-def check_meaning(spec: str, ab: str, out: str, epilogue: str, ta: bool, tb: bool, shapes, tol: float, **run_options):
-    """Input and tiled kernel agree with float64 numpy on every shape."""
+def check_meaning(spec: str, ab: str, out: str, epilogue: str, ta: bool, tb: bool, shapes, tol: float,
+                  blocks: int | None = None, **run_options):
+    """Input and tiled kernel agree with float64 numpy on every shape (``blocks``: launch this many
+    blocks, not one a tile: a persistent kernel's)."""
     text = matmul_text(ab, out, epilogue, ta, tb)
     whole = parse_module(text)
     kernel = tiled(text, spec)
@@ -122,7 +124,8 @@ def check_meaning(spec: str, ab: str, out: str, epilogue: str, ta: bool, tb: boo
         a64 = a.astype(np.float64).T if ta else a.astype(np.float64)
         b64 = b.astype(np.float64).T if tb else b.astype(np.float64)
         ref = reference(a64 @ b64, [x.astype(np.float64) for x in extra])
-        for label, module, grid in (("input", whole, None), ("tiled", kernel, (grid_of(kernel, m, n), 1, 1))):
+        tiled_grid = (grid_of(kernel, m, n) if blocks is None else blocks, 1, 1)
+        for label, module, grid in (("input", whole, None), ("tiled", kernel, tiled_grid)):
             c = np.full((m, n), np.nan, NP[out])
             run(module, "gemm", a, b, c, *extra, grid=grid, **run_options)
             assert not np.isnan(c).any(), f"{label} {m}x{n}x{k}: NaN in c (unwritten or read from unwritten shared memory)"
@@ -163,6 +166,14 @@ def test_meaning_many_blocks_grouped_descending_warps():
     """7x5 blocks in groups of 2 block rows (a ragged last group); warps take turns in reverse order."""
     check_meaning("tile-tiling{block=32,32,16 group=2}", "f16", "f32", "scale_residual", False, False,
                   [(200, 130, 70)], 1e-5, warp_order="descending")
+
+
+@pytest.mark.parametrize("blocks", [1, 3, 40])
+def test_meaning_persistent(blocks):
+    """A persistent kernel: 1, 3 or 40 blocks stride over 7x5 tiles in groups of 2 block rows (40: more
+    blocks than tiles, the last five take none)."""
+    check_meaning("tile-tiling{block=32,32,16 group=2 persistent=true}", "f16", "f32", "bias_relu", False, True,
+                  [(200, 130, 70)], 1e-5, blocks=blocks)
 
 
 def test_meaning_default_config():

@@ -136,9 +136,17 @@ class MatmulConfig(TileToPTX):
     def is_simt(self) -> bool:
         return self.thread_tile is not None
 
-    def grid(self, m: int, n: int) -> int:
-        """Blocks of the 1-D grid: ``ceil(M/BM) * ceil(N/BN)``."""
+    def tiles(self, m: int, n: int) -> int:
+        """Block tiles of C: ``ceil(M/BM) * ceil(N/BN)``."""
         return -(-m // self.block[0]) * -(-n // self.block[1])
+
+    def grid(self, m: int, n: int, sm_count: int | None = None) -> int:
+        """Blocks of the 1-D grid: one a tile, or for a persistent kernel one an SM (``sm_count``, the
+        GPU's by default) but never more than there are tiles."""
+        tiles = self.tiles(m, n)
+        if not self.persistent:
+            return tiles
+        return max(1, min(tiles, device_sm_count() if sm_count is None else sm_count))
 
     def describe(self) -> str:
         bm, bn, bk = self.block
@@ -148,7 +156,9 @@ class MatmulConfig(TileToPTX):
             kind = "wgmma" if self.wgmma else "tf32 mma" if self.tf32 else "mma"
         warps = f", warps {self.warps[0]}x{self.warps[1]}" if self.warps else ""
         copies = (", bulk copies" + ("" if self.release else ", block barrier")) if self.bulk else ""
-        return f"{bm}x{bn}x{bk}{warps}, {self.stages} stages{copies}, {kind}"
+        copies += ", producer warpgroup" if self.producer else ""
+        persistent = ", persistent" if self.persistent else ""
+        return f"{bm}x{bn}x{bk}{warps}, {self.stages} stages{copies}, {kind}{persistent}"
 
 
 ALIGNED_CONFIGS: dict[str, MatmulConfig] = {
@@ -177,6 +187,20 @@ warpgroup MMA on shared tiles fed by bulk tensor copies, two warpgroups of 64 x 
 released on empty barriers. Session 7: H200 4096^3 606 TFLOP/s against 421 for BULK_CONFIG
 (128x128x64 wgmma tiles 440-471); H100 4096^3 588/616 (f16/bf16) in bench/gemm.py, and at
 2048^3 (128 blocks, 132 SMs) 321 against 254 for BULK_CONFIG in bench/sweep_configs.py."""
+
+PERSISTENT_WGMMA_CONFIG = MatmulConfig(block=(128, 256, 64), stages=3, bulk=True, wgmma=True, producer=True,
+                                       persistent=True)
+"""WGMMA_CONFIG as a persistent, warp-specialised kernel: one block an SM loops over C's tiles
+(``tile-tiling{persistent}``), a producer warpgroup issues the bulk copies and runs ahead into the
+next tile's K steps while the two consumer warpgroups store this one, wgmmas kept in flight.
+Session 16, H200, f16 (``bench/sweep_configs.py --repeat 3``, TFLOP/s, against WGMMA_CONFIG and
+cuBLAS in the same run): 4096^3 668 vs 638 (cuBLAS 680), 8192^3 619 vs 586 (682),
+8192x28672x4096 585 vs 565 (641), 8192x8192x1024 489 vs 485 (647); but 2048^3 (128 tiles, one
+wave) 329 vs 362 and 8192x1024x8192 (256 tiles) 677 vs 688: taken from PERSISTENT_MIN_WAVES on."""
+
+PERSISTENT_MIN_WAVES = 2
+"""PERSISTENT_WGMMA_CONFIG is taken where WGMMA_CONFIG's tiles are at least this many per SM: a block
+then has a next tile whose loads can overlap its last tile's epilogue."""
 
 WGMMA_MIN_FILL = 0.75
 """WGMMA_CONFIG is taken from this many blocks per SM on (2048^3: 128 blocks on 132 SMs pays)."""
@@ -272,12 +296,14 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
     row_align = max(row_align, 16 if aligned else 0)
     aligned = row_align >= 16
     if kind == "mma" and aligned and not transposed and arch in ("sm_90", "sm_90a"):
+        if WGMMA_CONFIG.tiles(m, n) >= PERSISTENT_MIN_WAVES * sms:
+            return PERSISTENT_WGMMA_CONFIG
         for config in WGMMA_LADDER if m > 16 else WGMMA_LADDER[:1]:
             if config.block[2] > 64 and k < THIN_MIN_K:
                 continue
-            if config.grid(m, n) >= WGMMA_MIN_FILL * sms:
+            if config.tiles(m, n) >= WGMMA_MIN_FILL * sms:
                 return config
-    if kind == "mma" and aligned and has_bulk_copies(arch) and BULK_CONFIG.grid(m, n) >= sms:
+    if kind == "mma" and aligned and has_bulk_copies(arch) and BULK_CONFIG.tiles(m, n) >= sms:
         return BULK_CONFIG
     if kind == "mma" and row_align >= ALIGNED_TABLE_MIN_ROWS:
         size = _aligned_size(m, n, k, sms)
@@ -285,7 +311,7 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
             return BULK_MEDIUM_CONFIG if size == "medium" and aligned and has_bulk_copies(arch) \
                 else ALIGNED_CONFIGS[size]
     large = CONFIGS[(kind, "large")]
-    size = "large" if large.grid(m, n) >= sms else "small"
+    size = "large" if large.tiles(m, n) >= sms else "small"
     if kind == "mma" and 0 < row_align < ALIGNED_TABLE_MIN_ROWS and size == "large":
         return ELEMENT_ROWS_LARGE
     return CONFIGS[(kind, size)]
@@ -293,9 +319,9 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
 
 def _aligned_size(m: int, n: int, k: int, sms: int) -> str:
     """The entry of :data:`ALIGNED_CONFIGS` for a problem (see the module docstring)."""
-    if k >= WIDE_MIN_K and ALIGNED_CONFIGS["wide"].grid(m, n) >= sms:
+    if k >= WIDE_MIN_K and ALIGNED_CONFIGS["wide"].tiles(m, n) >= sms:
         return "wide"
-    if ALIGNED_CONFIGS["large"].grid(m, n) >= sms:
+    if ALIGNED_CONFIGS["large"].tiles(m, n) >= sms:
         return "large"
     if m <= 16:
         return "decode"
@@ -352,6 +378,16 @@ BULK_CANDIDATES: tuple[MatmulConfig, ...] = (
 block barrier per K tile and with empty barriers, the 8-warp tiles (empty barriers), smaller ones for
 grids that do not fill the SMs (``bench/NOTES.md``, session 6). No spills on sm_90."""
 
+WGMMA_CANDIDATES: tuple[MatmulConfig, ...] = (
+    PERSISTENT_WGMMA_CONFIG,
+    *WGMMA_LADDER,
+    _C((128, 256, 64), None, 3, bulk=True, wgmma=True, producer=True),
+    _C((128, 256, 64), None, 4, bulk=True, wgmma=True, producer=True, persistent=True),
+)
+"""f16/bf16 on sm_90a with aligned row-major A and B: the warpgroup MMA's tiles (the persistent
+warp-specialised kernel, :data:`WGMMA_LADDER`, and two neighbours of the persistent one: without
+its tile loop, and with 4 stages). No spills on sm_90a."""
+
 TF32_CANDIDATES: tuple[MatmulConfig, ...] = (
     _C((128, 128, 16), (4, 2), 3, tf32=True),
     _C((128, 128, 16), (4, 2), 4, tf32=True),
@@ -394,7 +430,7 @@ def _pow2_at_least(x: int) -> int:
 
 
 def candidates(dtype: Any, m: int, n: int, k: int, *, allow_tf32: bool = False,
-               smem_limit: int | None = None, bulk: bool = False) -> list[MatmulConfig]:
+               smem_limit: int | None = None, bulk: bool = False, wgmma: bool = False) -> list[MatmulConfig]:
     """The configurations worth timing for an ``M x N x K`` matmul of ``dtype`` inputs.
 
     The set of the math's kind (:data:`MMA_CANDIDATES`, :data:`TF32_CANDIDATES`,
@@ -403,11 +439,13 @@ def candidates(dtype: Any, m: int, n: int, k: int, *, allow_tf32: bool = False,
     and those with a block dimension larger than the problem needs: BM beyond
     both M rounded up to a power of two and the smallest BM of the set (the
     same for BN with N and BK with K), so tiny problems time small tiles only.
-    ``bulk`` (sm_90, aligned operands): f16/bf16 also time :data:`BULK_CANDIDATES`.
+    ``bulk`` (sm_90, aligned operands): f16/bf16 also time :data:`BULK_CANDIDATES`; ``wgmma``
+    (with ``bulk``, A and B row-major) :data:`WGMMA_CANDIDATES` too.
     """
     name = _dtypes.canonical(dtype)
     kind = math_kind(name, allow_tf32)
     pool = _BY_KIND[kind] + (BULK_CANDIDATES if bulk and kind == "mma" else ())
+    pool += WGMMA_CANDIDATES if bulk and wgmma and kind == "mma" else ()
     limit = device_smem_limit() if smem_limit is None else smem_limit
     floor = [min(c.block[i] for c in pool) for i in range(3)]
     need = [max(floor[i], _pow2_at_least(x)) for i, x in enumerate((m, n, k))]
@@ -418,7 +456,7 @@ def candidates(dtype: Any, m: int, n: int, k: int, *, allow_tf32: bool = False,
 # ---------------------------------------------------------------- a config in the autotuner's file
 
 _CONFIG_FIELDS = ("block", "warps", "stages", "group", "tf32", "thread_tile")
-_COPY_FIELDS = {"bulk": False, "release": True, "wgmma": False}
+_COPY_FIELDS = {"bulk": False, "release": True, "wgmma": False, "producer": False, "persistent": False}
 """Written only where they differ from the default, so that records of configs without bulk copies
 keep the format they had before bulk configs were tuned."""
 
@@ -470,8 +508,11 @@ __all__ = [
     "SMEM_LIMIT",
     "TF32_CANDIDATES",
     "MID_WGMMA_CONFIG",
+    "PERSISTENT_MIN_WAVES",
+    "PERSISTENT_WGMMA_CONFIG",
     "THIN_MIN_K",
     "THIN_WGMMA_CONFIGS",
+    "WGMMA_CANDIDATES",
     "WGMMA_CONFIG",
     "WGMMA_LADDER",
     "MatmulConfig",

@@ -834,16 +834,21 @@ PRODUCER_THREADS = 128
 """The producer of a warp-specialised kernel: one warpgroup (``setmaxnreg`` works per warpgroup)."""
 PRODUCER_REGISTERS = 24
 """What the producer keeps of its registers (it only computes addresses): the rest go to the consumers."""
+TILE_LOOP_PRODUCER_REGISTERS = 40
+"""The same for a producer that also runs a persistent kernel's loop over output tiles (its tile
+origins, the ring's phase and slot carried from tile to tile): with 24, ptxas spilled the values
+both roles read past the split (36 bytes, the 128x256 wgmma GEMM with a bias into f32); 32 and 40
+do not (CUTLASS's warp-specialised kernels keep 40)."""
 MAX_CONSUMER_REGISTERS = 240
 MAX_WGMMA_PENDING = 7
 """``wgmma.wait_group N`` takes N up to 7: a K step's chain kept in flight has at most 7 groups."""
 
 
-def consumer_registers(consumers: int) -> int:
-    """Registers per consumer thread once the producer warpgroup has given its own back: the block's
-    pool (what it starts with, :func:`launch_registers` a thread) less the producer's share."""
+def consumer_registers(consumers: int, producer: int = PRODUCER_REGISTERS) -> int:
+    """Registers per consumer thread once the producer warpgroup has kept ``producer`` of its own: the
+    block's pool (what it starts with, :func:`launch_registers` a thread) less the producer's share."""
     threads = consumers + PRODUCER_THREADS
-    spare = (launch_registers(threads) * threads - PRODUCER_THREADS * PRODUCER_REGISTERS) // consumers
+    spare = (launch_registers(threads) * threads - PRODUCER_THREADS * producer) // consumers
     return min(spare // 8 * 8, MAX_CONSUMER_REGISTERS)
 
 
@@ -1230,9 +1235,10 @@ def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan]
     first = consts(consumers // 32)
     is_producer = arith.CmpiOp(warp.result, first, "uge")
     is_consumer = arith.CmpiOp(warp.result, first, "ult")
-    regs = consumer_registers(consumers)
+    kept = PRODUCER_REGISTERS if tiles is None else TILE_LOOP_PRODUCER_REGISTERS
+    regs = consumer_registers(consumers, kept)
     give = regs > launch_registers(consumers + PRODUCER_THREADS)
-    pro_ops = ([SetMaxNRegOp("dec", PRODUCER_REGISTERS)] if give else []) + producer.ops + [scf.YieldOp()]
+    pro_ops = ([SetMaxNRegOp("dec", kept)] if give else []) + producer.ops + [scf.YieldOp()]
     con_block = Block()
     if give:
         con_block.add_op(SetMaxNRegOp("inc", regs))

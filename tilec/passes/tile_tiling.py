@@ -11,6 +11,11 @@ Options (``tile-tiling{block=128,128,32 warps=2,2 group=8 atom=... tf32=false th
   type: ``mma_m16n8k16_f16``, ``mma_m16n8k16_bf16``, for f32
   ``mma_m16n8k8_tf32`` with ``tf32=true``, else ``fma_f32`` (SIMT);
 - ``thread_tile=TM,TN`` SIMT only: each lane computes a ``TM x TN`` block of C (default 8,8);
+- ``persistent=true`` a persistent kernel: the launch's blocks loop over C's tiles, block ``i`` of
+  ``n`` (``tile.grid_dim x``) taking tiles ``i, i + n, ...`` in the same grouped order, so the host
+  launches as many blocks as run at once (one an SM) and a block's next tile follows its last
+  without a new launch (with ``tile-pipeline{producer}``, the producer loads the next tile's K
+  tiles while the consumers store this one);
 - ``wgmma=true`` sm_90a's warpgroup MMA (f16/bf16, A row-major M x K, B row-major K x N,
   BM a multiple of 64, BN at most 256): warps ``BM/16 x 1``, warp ``w`` holds rows
   ``16w ..`` and all BN columns; the K loop's ``tile.load``/``tile.mma`` become one
@@ -26,7 +31,10 @@ whose body is the warp-level program of ``examples/levels/gemm_warp_level.mlir``
 
 1. ``tile.dim`` M, K (of a) and N (of b), with the transposes;
 2. the block's tile origin ``(row0, col0)`` from ``tile.block_id x`` over a 1-D
-   grid of ``ceil(M/BM)*ceil(N/BN)`` blocks in grouped order (Triton's);
+   grid of ``ceil(M/BM)*ceil(N/BN)`` blocks in grouped order (Triton's); with
+   ``persistent``, from the tile index of an ``scf.for`` from ``tile.block_id x`` to the
+   tile count, step ``tile.grid_dim x``, whose body holds steps 2 (the origin), 4 (from
+   the accumulator on) and 5;
 3. the warp's tile origin ``(wrow, wcol)`` from ``tile.warp_id``, emitted from
    the layouts ``warp_row``/``warp_col`` of the plan
    (:mod:`tilec.passes.tiling_config`: ``zipped_divide`` of the block tile by
@@ -57,8 +65,9 @@ The kernel also carries ``tile.tiling``, a dictionary of the plan: ``block``,
 ``warps``, ``group``, ``warp_tile``, the ``warp_layout`` (warp coordinate →
 warp id), ``atom`` and ``atoms`` (atoms per warp and K step, M x N x K; on the SIMT
 path FMAs per lane and K step), and
-on the SIMT path ``thread_tile`` and ``lane_layout``. The host computes the
-grid from ``block``: ``ceil(M/BM) * ceil(N/BN)`` blocks along x.
+on the SIMT path ``thread_tile`` and ``lane_layout``, and ``persistent`` (a unit) for a
+persistent kernel. The host computes the grid from ``block``: ``ceil(M/BM) * ceil(N/BN)``
+blocks along x, or for a persistent kernel at most one an SM.
 
 Bad options raise :class:`~tilec.passes.tiling_config.TilingConfigError`
 (a ``PassFailedException``) naming the option and the numbers.
@@ -246,6 +255,7 @@ class TileTilingPass(ModulePass):
     tf32: bool = False
     thread_tile: tuple[int, ...] = DEFAULT_THREAD_TILE
     wgmma: bool = False
+    persistent: bool = False
 
     def __post_init__(self):
         check_options(self.block, self.warps, self.group, self.thread_tile)
@@ -275,11 +285,12 @@ class TileTilingPass(ModulePass):
                     except TilingConfigError as err:
                         raise TilingConfigError(f"{err} (in @{fn.sym_name.data})") from None
         for fn, mm, plan in work:  # every function checked before any is changed
-            tile_matmul(fn, mm, plan)
+            tile_matmul(fn, mm, plan, persistent=self.persistent)
 
 
-def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan) -> None:
-    """Replace ``mm`` (in ``fn``) by the warp-level program of ``plan`` and make ``fn`` a kernel."""
+def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan, persistent: bool = False) -> None:
+    """Replace ``mm`` (in ``fn``) by the warp-level program of ``plan`` and make ``fn`` a kernel
+    (``persistent``: its blocks loop over C's tiles, see the module docstring)."""
     e = _Emitter(fn, mm)
     bm, bn, bk = plan.block
     wtm, wtn = plan.warp_tile
@@ -299,14 +310,19 @@ def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan) -> None:
     tiles_n = e.div(e.add(n, e.const(bn - 1), "n_pad"), e.const(bn), "tiles_n")
     group = e.const(plan.group)
     width = e.mul(tiles_n, group, "width")
-    grp = e.div(bid, width, "group")
-    first_m = e.mul(grp, group, "first_m")
-    group_m = e.min(e.sub(tiles_m, first_m, "left_m"), group, "group_m")
-    in_group = e.rem(bid, width, "in_group")
-    pid_m = e.add(first_m, e.rem(in_group, group_m, "pid_m_off"), "pid_m")
-    pid_n = e.div(in_group, group_m, "pid_n")
-    row0 = e.mul(pid_m, e.const(bm), "row0")
-    col0 = e.mul(pid_n, e.const(bn), "col0")
+
+    def origin(tile: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """The (row, column) of C where tile number ``tile`` of the grouped order starts."""
+        grp = e.div(tile, width, "group")
+        first_m = e.mul(grp, group, "first_m")
+        group_m = e.min(e.sub(tiles_m, first_m, "left_m"), group, "group_m")
+        in_group = e.rem(tile, width, "in_group")
+        pid_m = e.add(first_m, e.rem(in_group, group_m, "pid_m_off"), "pid_m")
+        pid_n = e.div(in_group, group_m, "pid_n")
+        return e.mul(pid_m, e.const(bm), "row0"), e.mul(pid_n, e.const(bn), "col0")
+
+    if not persistent:
+        row0, col0 = origin(bid)
 
     # 3. this warp's part of the block tile, from the plan's layouts of the warp id
     warp = e.value(t.WarpIdOp(), "warp")
@@ -315,11 +331,22 @@ def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan) -> None:
     if plan.wgmma:  # warps 4g .. 4g+3 multiply A's rows 64g ..
         band = e.mul(e.div(warp, e.const(4), "wg"), e.const(64), "wg_row")
 
-    # 4. shared tiles, accumulator, K loop
+    # 4. shared tiles (a persistent kernel's tile loop reuses them)
     st_a = SharedType(plan.shared_a, elem)
     st_b = SharedType(plan.shared_b, elem)
     sa = e.value(t.AllocOp(st_a), "sa")
     sb = e.value(t.AllocOp(st_b), "sb")
+
+    if persistent:  # the launch's blocks stride over the tiles: the rest runs once a tile
+        tiles = e.mul(tiles_m, tiles_n, "tiles")
+        blocks = e.value(t.GridDimOp("x"), "blocks")
+        tile_body = Block(arg_types=[IndexType()])
+        tile_body.args[0].name_hint = "tile"
+        e.emit(scf.ForOp(bid, tiles, blocks, [], tile_body))
+        e.block, e.anchor = tile_body, None
+        row0, col0 = origin(tile_body.args[0])
+
+    # the accumulator and the K loop
     acc_type = RegisterType((wtm, wtn), f32)
     zero = e.value(t.ZerosOp(acc_type), "zero")
 
@@ -372,16 +399,18 @@ def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan) -> None:
     mm.epilogue.clone_into(region)
     out = e.value(t.MapOp(map_inputs, RegisterType((wtm, wtn), c.type.element_type), region), "out")
     e.emit(t.StoreOp(out, c, [row, col]))
+    if persistent:
+        e.emit(scf.YieldOp())
 
     e.place_constants()
     mm.detach()
     mm.erase()
 
     fn.attributes[LAUNCH_ATTR] = LaunchAttr((DYNAMIC, 1, 1), (plan.threads, 1, 1), plan.smem_bytes)
-    fn.attributes[TILING_ATTR] = _tiling_attr(plan)
+    fn.attributes[TILING_ATTR] = _tiling_attr(plan, persistent)
 
 
-def _tiling_attr(plan: TilingPlan) -> DictionaryAttr:
+def _tiling_attr(plan: TilingPlan, persistent: bool = False) -> DictionaryAttr:
     entries: dict[str, Attribute] = {
         "block": _array(plan.block),
         "warps": _array(plan.warps),
@@ -396,4 +425,6 @@ def _tiling_attr(plan: TilingPlan) -> DictionaryAttr:
         entries["lane_layout"] = LayoutAttr(plan.lane_layout)
     if plan.wgmma:
         entries["wgmma"] = UnitAttr()
+    if persistent:
+        entries["persistent"] = UnitAttr()
     return DictionaryAttr(entries)

@@ -61,6 +61,8 @@ class TileToPTX(PipelinePass):
     wgmma: bool = False
     producer: bool = False
     """With ``bulk``: a producer warpgroup issues the K loop's copies (warp specialisation)."""
+    persistent: bool = False
+    """The blocks loop over C's tiles (``tile-tiling{persistent}``): launch at most one an SM."""
 
     def __post_init__(self):
         check_options(self.block, self.warps, self.group, self.thread_tile)
@@ -76,6 +78,8 @@ class TileToPTX(PipelinePass):
             tiling["tf32"] = True
         if self.wgmma:
             tiling["wgmma"] = True
+        if self.persistent:
+            tiling["persistent"] = True
         pipeline: dict[str, Any] = {"stages": self.stages}
         if self.bulk:
             pipeline["bulk"] = True

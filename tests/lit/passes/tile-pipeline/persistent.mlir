@@ -50,7 +50,7 @@ func.func @rows(%k: !tile.gl<f16, [?, ?, ?, ?]> {tile.aligned_rows = 16 : i64}, 
 // CHECK:         %full = tile.mbar_init : !tile.mbar<2>
 // CHECK-NEXT:    %empty = tile.mbar_init : !tile.mbar<2, warps>
 // CHECK:         scf.if
-// CHECK-NEXT:      tile.setmaxnreg "dec" 24
+// CHECK-NEXT:      tile.setmaxnreg "dec" 40
 // CHECK:           %{{.*}}, %{{.*}} = scf.for %tile = %b to %tiles step %{{nb.*}} iter_args(%[[WPH0:.*]] = %c1, %[[WS0:.*]] = %c0) -> (index, index) {
 // CHECK-NEXT:        %kh = tile.subview %k[%tile, %{{.*}}]
 // CHECK-NEXT:        %n = tile.dim %kh, 0
@@ -64,7 +64,7 @@ func.func @rows(%k: !tile.gl<f16, [?, ?, ?, ?]> {tile.aligned_rows = 16 : i64}, 
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }{tile.role = "producer"}
 // CHECK-NEXT:    scf.if
-// CHECK-NEXT:      tile.setmaxnreg "inc" 240
+// CHECK-NEXT:      tile.setmaxnreg "inc" 232
 // CHECK:           %{{.*}}, %{{.*}} = scf.for %t = %{{.*}} to %tiles step %{{nb.*}} iter_args(%ph = %c0, %rs = %c0) -> (index, index) {
 // CHECK:             tile.barrier threads 256
 // CHECK-NEXT:        %acc, %[[PH1:.*]], %[[RS1:.*]] = scf.for %n0 = {{.*}} iter_args(%acc_i = %zero, %ph_1 = %ph, %rs_1 = %rs)
@@ -88,6 +88,6 @@ func.func @rows(%k: !tile.gl<f16, [?, ?, ?, ?]> {tile.aligned_rows = 16 : i64}, 
 
 // PTX:         .maxntid 384, 1, 1
 // PTX:         %nctaid.x
-// PTX:         setmaxnreg.dec.sync.aligned.u32 24
+// PTX:         setmaxnreg.dec.sync.aligned.u32 40
 // PTX:         cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-// PTX:         setmaxnreg.inc.sync.aligned.u32 240
+// PTX:         setmaxnreg.inc.sync.aligned.u32 232
