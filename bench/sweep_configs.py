@@ -1,7 +1,7 @@
 """Time several matmul configurations on one shape (GPU), to see which knob matters.
 
     python bench/sweep_configs.py [--shape 4096,4096,4096] [--dtype float16]
-        [--config 128x128x32/4x2/4[+aligned][+bulk|+bulksync][+wgmma][+producer][+persistent][+gN] ...] [--repeat R] [--flush]
+        [--config 128x128x32/4x2/4[+aligned][+bulk|+bulksync][+wgmma][+producer][+persistent][+tmastore][+gN] ...] [--repeat R] [--flush]
         [--cublas] [--json out.json]
 
 Every kernel is the one ``tilec.matmul`` picks for these row-major torch
@@ -13,8 +13,9 @@ instead (``tile-pipeline{release=false}``). ``+wgmma`` (sm_90a, with a bulk
 flag) multiplies with the warpgroup MMA; its warps are ``BM/16 x 1`` (write
 ``-`` for them: ``128x256x64/-/3+bulk+wgmma``); ``+producer`` (with ``+bulk``)
 adds a producer warpgroup that issues the copies (warp specialisation). ``+persistent`` launches
-one block an SM, each looping over C's tiles (``tile-tiling{persistent}``). ``+gN`` groups N block
-rows along M for L2 reuse (default 8).
+one block an SM, each looping over C's tiles (``tile-tiling{persistent}``). ``+tmastore`` (with
+``+bulk``) stores C through shared memory and bulk tensor stores (``tile-bulk-store``). ``+gN``
+groups N block rows along M for L2 reuse (default 8).
 
 Each configuration is compiled through tilec's pipeline, checked once against
 a float64 reference (NaN-poisoned output first), then timed: the median of
@@ -52,7 +53,8 @@ def parse_config(text: str):
                         warps=None if warps == "-" else tuple(int(v) for v in warps.split("x")),
                         stages=int(stages), group=group,
                         bulk="bulk" in flags or "bulksync" in flags, release="bulksync" not in flags,
-                        wgmma="wgmma" in flags, producer="producer" in flags, persistent="persistent" in flags)
+                        wgmma="wgmma" in flags, producer="producer" in flags, persistent="persistent" in flags,
+                        bulk_store="tmastore" in flags)
 
 
 def time_kernel(launch, reps: int = 50, flush=None) -> float:

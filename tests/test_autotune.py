@@ -96,7 +96,8 @@ def test_wgmma_candidates_with_row_major_operands():
     they run: bulk copies and A and B row-major on sm_90a."""
     found = gc.candidates("float16", 4096, 4096, 4096, smem_limit=gc.SMEM_LIMIT, bulk=True, wgmma=True)
     assert found == list(gc.MMA_CANDIDATES) + list(gc.BULK_CANDIDATES) + list(gc.WGMMA_CANDIDATES)
-    assert gc.PERSISTENT_WGMMA_CONFIG in found and all(c.wgmma and c.bulk for c in gc.WGMMA_CANDIDATES)
+    assert gc.PERSISTENT_WGMMA_CONFIG in found and gc.WGMMA_CONFIG in found
+    assert all(c.wgmma and c.bulk for c in gc.WGMMA_CANDIDATES)
     assert not any(c.wgmma for c in gc.candidates("float16", 4096, 4096, 4096, smem_limit=gc.SMEM_LIMIT, bulk=True))
     assert not any(c.wgmma for c in gc.candidates("float16", 4096, 4096, 4096, smem_limit=gc.SMEM_LIMIT, wgmma=True))
 
@@ -191,7 +192,7 @@ def test_config_json_keeps_bulk_copies():
         assert gc.config_from_json(json.loads(json.dumps(gc.config_to_json(c)))) == c
     assert gc.config_to_json(gc.BULK_CONFIG)["release"] is False and gc.config_to_json(gc.WGMMA_CONFIG)["wgmma"]
     persistent = gc.config_to_json(gc.PERSISTENT_WGMMA_CONFIG)
-    assert persistent["producer"] is True and persistent["persistent"] is True
+    assert persistent["producer"] is True and persistent["persistent"] is True and persistent["bulk_store"] is True
     assert set(gc.config_to_json(LARGE)) == {"block", "warps", "stages", "group", "tf32", "thread_tile"}
     with pytest.raises(ValueError):
         gc.config_from_json({**gc.config_to_json(LARGE), "bulk": 1})

@@ -536,26 +536,25 @@ def test_config_by_row_alignment(m, n, k, align, expected):
 
 
 @pytest.mark.parametrize("m,n,k,expected", [
-    (4096, 4096, 4096, "persistent"),  # 512 tiles of 128x256: ~3.9 a SM
+    (4096, 4096, 4096, "persistent"),  # 512 tiles of 128x256
     (8192, 28672, 4096, "persistent"),
     (8192, 8192, 1024, "persistent"),
-    (8192, 1024, 8192, "wide"),  # 256 tiles: fewer than two a SM
-    (2048, 2048, 2048, "wide"),  # one wave
+    (8192, 1024, 8192, "persistent"),
+    (2048, 2048, 2048, "persistent"),  # 128 tiles: one wave
     (1536, 1536, 1536, "mid"),
     (128, 4096, 4096, "thin"),
 ])
 def test_wgmma_choice_on_sm90(m, n, k, expected):
-    """Aligned row-major f16 on sm_90 (132 SMs): the persistent warp-specialised kernel from two
-    WGMMA_CONFIG tiles a SM on, else the widest tile of WGMMA_LADDER whose grid fills the SMs."""
+    """Aligned row-major f16 on sm_90 (132 SMs): the widest tile of WGMMA_LADDER whose grid fills
+    the SMs, the first being the persistent warp-specialised kernel with the TMA-store epilogue."""
     from tilec.kernels.gemm_config import PERSISTENT_WGMMA_CONFIG, WGMMA_LADDER
 
     got = choose_config(m, n, k, "float16", sm_count=132, aligned=True, arch="sm_90")
-    want = {"persistent": PERSISTENT_WGMMA_CONFIG, "wide": WGMMA_LADDER[0], "mid": WGMMA_LADDER[1],
-            "thin": WGMMA_LADDER[3]}[expected]
-    assert got == want
-    assert got.persistent == got.producer == (expected == "persistent")
+    want = {"persistent": PERSISTENT_WGMMA_CONFIG, "mid": WGMMA_LADDER[1], "thin": WGMMA_LADDER[3]}[expected]
+    assert got == want and WGMMA_LADDER[0] is PERSISTENT_WGMMA_CONFIG
+    assert got.persistent == got.producer == got.bulk_store == (expected == "persistent")
     if got.persistent:  # one block a SM, never more than there are tiles
-        assert got.grid(m, n, sm_count=132) == 132 and got.grid(100, 300, sm_count=132) == 2
+        assert got.grid(m, n, sm_count=132) == min(132, got.tiles(m, n)) and got.grid(100, 300, sm_count=132) == 2
     assert choose_config(m, n, k, "float16", sm_count=132, aligned=True, arch="sm_90", transposed=True).wgmma is False
 
 

@@ -123,6 +123,9 @@ CASES += [
     *(Case(dt, (1000, 1032, 1000), config=("mma", "wgmma-persistent")) for dt in ("f16", "bf16")),
     Case("f16", (3000, 1032, 520), bias="float32", relu=True, out_dtype="float32", config=("mma", "wgmma-persistent")),
     Case("f16", (3000, 1000, 1000), config=("mma", "persistent")),
+    # C through shared memory and bulk tensor stores (TMA), clipped at the ragged edges
+    *(Case(dt, (1000, 1032, 1000), bias="float32", relu=True, config=("mma", "wgmma-tma-store")) for dt in ("f16", "bf16")),
+    Case("f16", (3000, 1032, 520), config=("mma", "wgmma-persistent-tma-store")),
     Case("f16", (127, 129, 1000), "col", "row", bias="float32", relu=True, out_dtype="float32"),
     # rows of 4 and 8 bytes (A 2004 B, B and C 264 B): kernels with 4- and 8-byte cp.async
     Case("f16", (130, 132, 1002)),
@@ -143,6 +146,8 @@ FORCED = {
     ("mma", "bulk-8-warps"): replace(BULK_CONFIG, block=(128, 256, 64), warps=(2, 4), release=True),
     ("mma", "wgmma-persistent"): replace(WGMMA_CONFIG, producer=True, persistent=True),
     ("mma", "persistent"): replace(CONFIGS[("mma", "large")], persistent=True),
+    ("mma", "wgmma-tma-store"): replace(WGMMA_CONFIG, bulk_store=True),
+    ("mma", "wgmma-persistent-tma-store"): replace(WGMMA_CONFIG, producer=True, persistent=True, bulk_store=True),
 }
 
 # ---------------------------------------------------------------- fixtures

@@ -320,13 +320,15 @@ def test_matmul_narrower_wgmma_configs(rng, index):
     assert rel_error(c, ref) < 2e-3
 
 
-@pytest.mark.parametrize("name", ["wgmma-producer", "wgmma-one-warpgroup", "cp.async"])
+@pytest.mark.parametrize("name", ["wgmma-producer", "wgmma-tma-store", "wgmma-one-warpgroup", "cp.async"])
 def test_matmul_persistent(rng, name):
     """tilec.matmul's kernels made persistent (``persistent=True``: fewer blocks than tiles, each
     looping over its share): the half-width wgmma tile with a producer warpgroup (its stage ring
-    carried from tile to tile), the one-warpgroup wgmma tile (no producer: its barriers set up again
-    before each tile's K loop), and the sm_80 cp.async tile, with a bias and ReLU into f32 on a
-    ragged shape, in the lane interpreter."""
+    carried from tile to tile), the same storing C by bulk tensor stores (``tile-bulk-store``: each
+    warp's stage of the buffer reused from tile to tile, the edges clipped by the tensor map), the
+    one-warpgroup wgmma tile (no producer: its barriers set up again before each tile's K loop),
+    and the sm_80 cp.async tile, with a bias and ReLU into f32 on a ragged shape, in the lane
+    interpreter."""
     import dataclasses
 
     from tilec.api import make_context
@@ -335,11 +337,13 @@ def test_matmul_persistent(rng, name):
     from tilec.passes.registry import build_pipeline
 
     base = {"wgmma-producer": dataclasses.replace(WGMMA_LADDER[1], producer=True),
+            "wgmma-tma-store": dataclasses.replace(WGMMA_LADDER[1], producer=True, bulk_store=True),
             "wgmma-one-warpgroup": WGMMA_LADDER[3], "cp.async": ALIGNED_CONFIGS["medium"]}[name]
     config = dataclasses.replace(base, persistent=True)
     module = build_module(MatmulSpec("float16", "float32", bias_dtype="float32", activation="relu", align=16))
     build_pipeline(config.pipeline_to("tile-distribute")).apply(make_context(), module)
     fn = kernel_of(module)
+    assert bool(ops_of(module, frag.TmaStoreWarpOp)) == config.bulk_store
     m, n, k = (200, 264, 200) if config.wgmma else (100, 72, 136)
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)

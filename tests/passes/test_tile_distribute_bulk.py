@@ -19,7 +19,8 @@ from tilec.kernels.gemm_ir import MatmulSpec, build_module
 from dataclasses import replace
 
 from tilec.kernels.gemm_config import (ALIGNED_CONFIGS, BULK_CONFIG, BULK_MEDIUM_CONFIG, MID_WGMMA_CONFIG,
-                                       THIN_WGMMA_CONFIGS, WGMMA_CONFIG, choose_config, has_bulk_copies)
+                                       PERSISTENT_WGMMA_CONFIG, THIN_WGMMA_CONFIGS, WGMMA_CONFIG, choose_config,
+                                       has_bulk_copies)
 from tilec.passes.registry import build_pipeline
 from tilec.api import make_context
 
@@ -121,7 +122,7 @@ def test_regalloc_refuses_a_bulk_copy_of_an_unaligned_view():
     }
     """
     module = parse_module(text)
-    with pytest.raises(PassFailedException, match=r"read by tile.bulk_copy, .* give it tile.aligned_rows = 16"):
+    with pytest.raises(PassFailedException, match=r"read by tile.bulk_copy or written by tile.bulk_store, .* give it tile.aligned_rows = 16"):
         build_pipeline("tile-regalloc").apply(make_context(), module)
 
 
@@ -132,14 +133,14 @@ def test_bulk_config_needs_sm_90():
 
 def test_choose_config_takes_bulk_copies_on_sm_90_only():
     assert has_bulk_copies("sm_90") and not has_bulk_copies("sm_80") and not has_bulk_copies(None)
-    assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == WGMMA_CONFIG
-    assert choose_config(4096, 4096, 4096, "bfloat16", sm_count=132, aligned=True, arch="sm_90") == WGMMA_CONFIG
+    assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == PERSISTENT_WGMMA_CONFIG
+    assert choose_config(4096, 4096, 4096, "bfloat16", sm_count=132, aligned=True, arch="sm_90") == PERSISTENT_WGMMA_CONFIG
     # the warpgroup MMA takes row-major A and B only; transposed operands keep the mma.sync tile
     assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90",
                          transposed=True) == BULK_CONFIG
     # 2048^3 is 128 such tiles (of 132 SMs): still the warpgroup MMA; 1536^3 (72 tiles) its half-width
     # tile (144 of them); transposed, the mma.sync bulk tile
-    assert choose_config(2048, 2048, 2048, "float16", sm_count=132, aligned=True, arch="sm_90") == WGMMA_CONFIG
+    assert choose_config(2048, 2048, 2048, "float16", sm_count=132, aligned=True, arch="sm_90") == PERSISTENT_WGMMA_CONFIG
     assert choose_config(1536, 1536, 1536, "float16", sm_count=132, aligned=True, arch="sm_90") == MID_WGMMA_CONFIG
     assert choose_config(1536, 1536, 1536, "float16", sm_count=132, aligned=True, arch="sm_90",
                          transposed=True) == BULK_CONFIG

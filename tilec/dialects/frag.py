@@ -361,6 +361,81 @@ class TmaLoadOp(IRDLOperation):
 
 
 @irdl_op_definition
+class TmaStoreWarpOp(IRDLOperation):
+    """``cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group [tensor_map, {coords}], [src]``
+    by the executing warp's lane 0: the box at ``src`` (shared memory, in the tensor map's layout)
+    to the tensor at ``coords`` (i32, innermost dimension first), the parts past its edges not
+    written. Joins lane 0's open bulk group (:class:`BulkCommitWarpOp`). Warp-collective."""
+
+    name = "frag.tma_store_warp"
+
+    src = operand_def(LLVMPointerType)
+    tensor_map = operand_def(LLVMPointerType)
+    coords = var_operand_def(i32)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$src `,` $tensor_map `[` $coords `]` attr-dict `:` type($src) `,` type($tensor_map)"
+
+    def __init__(self, src: SSAValue, tensor_map: SSAValue, coords):
+        super().__init__(operands=[src, tensor_map, coords])
+
+    def verify_(self) -> None:
+        if not 1 <= len(self.coords) <= 5:
+            _fail(self, f"takes 1 .. 5 coordinates, got {len(self.coords)}")
+        _expect_pointer(self, "source", self.src, SHARED_SPACE)
+        _expect_pointer(self, "tensor map", self.tensor_map, GENERIC_SPACE)
+
+
+@irdl_op_definition
+class BulkCommitWarpOp(IRDLOperation):
+    """``cp.async.bulk.commit_group`` by the executing warp's lane 0: its bulk stores so far form a
+    group that :class:`BulkWaitWarpOp` waits for. Warp-collective."""
+
+    name = "frag.bulk_commit_warp"
+
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+@irdl_op_definition
+class BulkWaitWarpOp(IRDLOperation):
+    """``cp.async.bulk.wait_group.read pending`` by the executing warp's lane 0, then
+    ``bar.warp.sync``: at most ``pending`` of the warp's bulk groups still read shared memory, and
+    the whole warp may write what the others read. Warp-collective."""
+
+    name = "frag.bulk_wait_warp"
+
+    pending = prop_def(IntegerAttr[I64])
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$pending attr-dict"
+
+    def __init__(self, pending: int = 0):
+        super().__init__(properties={"pending": _int(pending)})
+
+    def verify_(self) -> None:
+        if not 0 <= self.pending.value.data <= 7:
+            _fail(self, f"pending must be 0 to 7, got {self.pending.value.data}")
+
+
+@irdl_op_definition
+class WarpSyncOp(IRDLOperation):
+    """``bar.warp.sync -1``: the warp's lanes meet, their earlier memory accesses ordered before
+    what any of them does next (a lane's shared writes, then lane 0's bulk store of them)."""
+
+    name = "frag.warp_sync"
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+@irdl_op_definition
 class MbarWaitOp(IRDLOperation):
     """``mbarrier.try_wait.parity`` until it succeeds: the phase of parity ``parity`` (i32) has completed."""
 
@@ -810,6 +885,10 @@ Frag = Dialect(
         FenceProxyAsyncOp,
         MbarExpectTxOp,
         TmaLoadOp,
+        TmaStoreWarpOp,
+        BulkCommitWarpOp,
+        BulkWaitWarpOp,
+        WarpSyncOp,
         MbarWaitOp,
         MbarArriveWarpOp,
         NamedBarrierSyncOp,

@@ -142,6 +142,26 @@ def frag_tma_load(dst: SSAValue, tensor_map: SSAValue, bar: SSAValue, coords: Se
     return create(frag.TmaLoadOp, operands=(dst, tensor_map, bar, *coords))
 
 
+def frag_tma_store_warp(src: SSAValue, tensor_map: SSAValue, coords: Sequence[SSAValue]) -> frag.TmaStoreWarpOp:
+    """`frag.TmaStoreWarpOp(src, tensor_map, coords)`."""
+    return create(frag.TmaStoreWarpOp, operands=(src, tensor_map, *coords))
+
+
+def frag_bulk_commit_warp() -> frag.BulkCommitWarpOp:
+    """`frag.BulkCommitWarpOp()`."""
+    return create(frag.BulkCommitWarpOp)
+
+
+def frag_bulk_wait_warp(pending: int = 0) -> frag.BulkWaitWarpOp:
+    """`frag.BulkWaitWarpOp(pending)`."""
+    return create(frag.BulkWaitWarpOp, properties={"pending": index_attr(pending, i64)})
+
+
+def frag_warp_sync() -> frag.WarpSyncOp:
+    """`frag.WarpSyncOp()`."""
+    return create(frag.WarpSyncOp)
+
+
 def frag_mbar_wait(bar: SSAValue, parity: SSAValue) -> frag.MbarWaitOp:
     """`frag.MbarWaitOp(bar, parity)`."""
     return create(frag.MbarWaitOp, operands=(bar, parity))
@@ -238,6 +258,10 @@ __all__ = [
     "frag_mbar_expect_tx",
     "frag_mbar_init",
     "frag_fence_proxy_async",
+    "frag_tma_store_warp",
+    "frag_bulk_commit_warp",
+    "frag_bulk_wait_warp",
+    "frag_warp_sync",
     "frag_mbar_init_fence",
     "frag_mbar_wait",
     "frag_mma",

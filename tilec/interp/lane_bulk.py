@@ -27,6 +27,11 @@ What ``tile-distribute`` emits for ``tile.bulk_copy`` and its barriers
   can, the wait never ends on the GPU, and that is the error.
 - ``frag.mbar_arrive_warp %bar``: the warp (all 32 lanes) arrives once, at
   lane 0's address.
+- ``frag.tma_store_warp %src, %map[%c0, %c1, ...]``: the warp (all 32 lanes) stores lane 0's box
+  of shared memory at ``%src`` (read through the map's swizzle, as a load lands) into the map's
+  view at the coordinates, dropping what lies outside it, at once: no bulk store is kept in
+  flight, so ``frag.bulk_commit_warp``, ``frag.bulk_wait_warp`` and ``frag.warp_sync`` only
+  check that the whole warp runs them.
 - ``frag.named_barrier_sync %id, n`` / ``frag.named_barrier_arrive %id, n``: the
   warp's 32 threads arrive on the block's named barrier ``id``
   (:class:`~tilec.interp.mbarriers.NamedBarrier`); ``sync`` then lets the other
@@ -98,6 +103,26 @@ class TensorMap:
         out = np.zeros(offsets.shape, dtype=np.uint8)
         out[inside] = self.memory.data[wanted]
         return out.reshape(-1)
+
+    def write_box(self, coords: Sequence[int], data: np.ndarray) -> None:
+        """Write a box (rows first, ``R * I * e`` uint8, as :meth:`read_box` gives) at ``coords``;
+        the elements outside the view are dropped, as a bulk tensor store does."""
+        box, e = self.box, self.box.elem_bytes
+        col, row, *lead = coords
+        rows = row + np.arange(box.rows, dtype=np.int64)[:, None]
+        cols = col + np.arange(box.inner, dtype=np.int64)[None, :]
+        inside = (rows >= 0) & (rows < self.shape[-2]) & (cols >= 0) & (cols < self.shape[-1])
+        start = self.origin + (rows * self.strides[-2] + cols * self.strides[-1]) * e
+        for d, c in zip(range(len(self.shape) - 3, -1, -1), lead):
+            inside &= 0 <= c < self.shape[d]
+            start = start + c * self.strides[d] * e
+        offsets = start[..., None] + np.arange(e, dtype=np.int64)
+        wanted = offsets[inside]
+        if wanted.size and (wanted.min() < 0 or wanted.max() >= self.memory.size):
+            raise OpError(f"{self.what}: the box at {tuple(coords)} (innermost first) writes outside "
+                          f"{self.memory.name} ({self.memory.extent()}): its extents or strides do not fit the array")
+        self.memory.data[wanted] = data.reshape(offsets.shape)[inside]
+        self.memory.written = True
 
     def landing(self, dst: Ptr, lane: int) -> np.ndarray:
         """The byte offsets into ``dst.memory`` where the box's bytes go (checked: in bounds, aligned)."""
@@ -281,6 +306,37 @@ class BulkFunctions(InterpreterFunctions):
             barrier = self._mbarriers.at(bar, lane)
             barrier.copy(data.size, lambda m=dst.memory, w=where, d=data: _land(m, w, d))
         self._progress()
+        return ()
+
+    @impl(frag.TmaStoreWarpOp)
+    def run_tma_store_warp(self, interpreter, op: frag.TmaStoreWarpOp, args):
+        """Lane 0's box, read from shared memory through the tensor map's swizzle, written at once
+        (the interpreter keeps no bulk store in flight: the waits have nothing to wait for)."""
+        self.state.require_all_lanes()
+        src, tmap, *coords = args
+        src = expect_space(src, SHARED, "the source")
+        if not isinstance(tmap, TensorMap):
+            raise OpError(f"the tensor map is not a tensor-map parameter of the kernel: {type(tmap).__name__}")
+        rank = len(tmap.shape)
+        if len(coords) != rank:
+            raise OpError(f"{tmap.what} is {rank}-d: it takes {rank} coordinates (innermost first), got {len(coords)}")
+        where = tmap.landing(src, 0)
+        tmap.write_box([int(np.asarray(c).reshape(-1)[0]) for c in coords], src.memory.data[where])
+        return ()
+
+    @impl(frag.BulkCommitWarpOp)
+    def run_bulk_commit_warp(self, interpreter, op, args):
+        self.state.require_all_lanes()
+        return ()
+
+    @impl(frag.BulkWaitWarpOp)
+    def run_bulk_wait_warp(self, interpreter, op, args):
+        self.state.require_all_lanes()
+        return ()
+
+    @impl(frag.WarpSyncOp)
+    def run_warp_sync(self, interpreter, op, args):
+        self.state.require_all_lanes()
         return ()
 
     @impl(frag.MbarWaitOp)

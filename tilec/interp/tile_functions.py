@@ -600,6 +600,18 @@ class TileFunctions(InterpreterFunctions):
         self._progress()
         return ()
 
+    @impl(t.BulkStoreOp)
+    def run_bulk_store(self, interpreter: Interpreter, op: t.BulkStoreOp, args: PythonValues):
+        """The warp's shared tile to the global window (clipped at the view's edges), at issue: the
+        interpreter has no store in flight for ``tile.bulk_store_wait`` to wait for."""
+        source, dest, *indices = args
+        _write(dest, _indices(indices), _read(source, (), op.source.type.dims))
+        return ()
+
+    @impl(t.BulkStoreWaitOp)
+    def run_bulk_store_wait(self, interpreter: Interpreter, op: t.BulkStoreWaitOp, args: PythonValues):
+        return ()
+
     @impl(t.MbarWaitOp)
     def run_mbar_wait(self, interpreter: Interpreter, op: t.MbarWaitOp, args: PythonValues):
         bars, index, parity = args

@@ -189,18 +189,27 @@ released on empty barriers. Session 7: H200 4096^3 606 TFLOP/s against 421 for B
 2048^3 (128 blocks, 132 SMs) 321 against 254 for BULK_CONFIG in bench/sweep_configs.py."""
 
 PERSISTENT_WGMMA_CONFIG = MatmulConfig(block=(128, 256, 64), stages=3, bulk=True, wgmma=True, producer=True,
-                                       persistent=True)
-"""WGMMA_CONFIG as a persistent, warp-specialised kernel: one block an SM loops over C's tiles
-(``tile-tiling{persistent}``), a producer warpgroup issues the bulk copies and runs ahead into the
-next tile's K steps while the two consumer warpgroups store this one, wgmmas kept in flight.
-Session 16, H200, f16 (``bench/sweep_configs.py --repeat 3``, TFLOP/s, against WGMMA_CONFIG and
-cuBLAS in the same run): 4096^3 668 vs 638 (cuBLAS 680), 8192^3 619 vs 586 (682),
-8192x28672x4096 585 vs 565 (641), 8192x8192x1024 489 vs 485 (647); but 2048^3 (128 tiles, one
-wave) 329 vs 362 and 8192x1024x8192 (256 tiles) 677 vs 688: taken from PERSISTENT_MIN_WAVES on."""
+                                       persistent=True, bulk_store=True)
+"""WGMMA_CONFIG as a persistent, warp-specialised kernel with a TMA-store epilogue: one block an SM
+loops over C's tiles (``tile-tiling{persistent}``), a producer warpgroup issues the bulk copies
+and runs ahead into the next tile's K steps, the two consumer warpgroups keep their wgmmas in
+flight and store C through shared memory with bulk tensor stores (``tile-bulk-store``: whole
+lines written, the warp free at once; an f32 C has no room for it and keeps its direct stores).
+Session 16, H200, f16 (``bench/sweep_configs.py --repeat 3``, TFLOP/s, one call), against
+WGMMA_CONFIG, WGMMA_CONFIG with the TMA store, the persistent kernel without it, and cuBLAS:
 
-PERSISTENT_MIN_WAVES = 2
-"""PERSISTENT_WGMMA_CONFIG is taken where WGMMA_CONFIG's tiles are at least this many per SM: a block
-then has a next tile whose loads can overlap its last tile's epilogue."""
+=================  ===========  ==========  ==========  ==========  ======
+shape              WGMMA        +TMA store  persistent  this        cuBLAS
+=================  ===========  ==========  ==========  ==========  ======
+8192x8192x1024     490          595         490         626         658
+4096^3             652          688         681         727         676
+8192^3             596          597         633         656         658
+2048^3             520          604         531         635         547
+8192x1024x8192     698          704         723         731         692
+8192x28672x4096    570          602         605         649         650
+=================  ===========  ==========  ==========  ==========  ======
+
+With a bias into bf16 the consumers spill 28 bytes (loop-invariant values reloaded once a tile)."""
 
 WGMMA_MIN_FILL = 0.75
 """WGMMA_CONFIG is taken from this many blocks per SM on (2048^3: 128 blocks on 132 SMs pays)."""
@@ -215,10 +224,12 @@ THIN_WGMMA_CONFIGS: tuple[MatmulConfig, ...] = (
 """sm_90(a): one warpgroup of 64 rows, K steps of 128, as many stages as shared memory holds: for
 fewer rows still (a decode step's batch), from :data:`THIN_MIN_K` on."""
 
-WGMMA_LADDER: tuple[MatmulConfig, ...] = (WGMMA_CONFIG, MID_WGMMA_CONFIG, *THIN_WGMMA_CONFIGS)
+WGMMA_LADDER: tuple[MatmulConfig, ...] = (PERSISTENT_WGMMA_CONFIG, MID_WGMMA_CONFIG, *THIN_WGMMA_CONFIGS)
 """The warpgroup-MMA tiles from the widest down: an aligned row-major f16/bf16 problem on sm_90 takes
-the first whose grid fills WGMMA_MIN_FILL of the SMs (past WGMMA_CONFIG only with more than 16
-rows: fewer keep the mma.sync ``decode`` tile). H200, cold L2 (``bench/sweep_configs.py --flush
+the first whose grid of tiles fills WGMMA_MIN_FILL of the SMs (past the first only with more than 16
+rows: fewer keep the mma.sync ``decode`` tile). The first is the persistent kernel with a TMA-store
+epilogue (its 128x256 tiles: 2048^3 has 128, 635 TFLOP/s against 604 for the same tile launched
+a block a tile). H200, cold L2 (``bench/sweep_configs.py --flush
 --repeat 3``, session 15, f16 TFLOP/s), against what was taken before:
 
 =================  ==========  ==================================  ======
@@ -296,8 +307,6 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
     row_align = max(row_align, 16 if aligned else 0)
     aligned = row_align >= 16
     if kind == "mma" and aligned and not transposed and arch in ("sm_90", "sm_90a"):
-        if WGMMA_CONFIG.tiles(m, n) >= PERSISTENT_MIN_WAVES * sms:
-            return PERSISTENT_WGMMA_CONFIG
         for config in WGMMA_LADDER if m > 16 else WGMMA_LADDER[:1]:
             if config.block[2] > 64 and k < THIN_MIN_K:
                 continue
@@ -379,14 +388,16 @@ block barrier per K tile and with empty barriers, the 8-warp tiles (empty barrie
 grids that do not fill the SMs (``bench/NOTES.md``, session 6). No spills on sm_90."""
 
 WGMMA_CANDIDATES: tuple[MatmulConfig, ...] = (
-    PERSISTENT_WGMMA_CONFIG,
     *WGMMA_LADDER,
-    _C((128, 256, 64), None, 3, bulk=True, wgmma=True, producer=True),
-    _C((128, 256, 64), None, 4, bulk=True, wgmma=True, producer=True, persistent=True),
+    WGMMA_CONFIG,
+    _C((128, 256, 64), None, 3, bulk=True, wgmma=True, bulk_store=True),
+    _C((128, 256, 64), None, 3, bulk=True, wgmma=True, producer=True, persistent=True),
+    _C((128, 128, 64), None, 3, bulk=True, wgmma=True, bulk_store=True),
 )
-"""f16/bf16 on sm_90a with aligned row-major A and B: the warpgroup MMA's tiles (the persistent
-warp-specialised kernel, :data:`WGMMA_LADDER`, and two neighbours of the persistent one: without
-its tile loop, and with 4 stages). No spills on sm_90a."""
+"""f16/bf16 on sm_90a with aligned row-major A and B: the warpgroup MMA's tiles (:data:`WGMMA_LADDER`,
+and the 128x256 and 128x128 tiles launched a block a tile, with and without the TMA store, and
+persistent without it). No spills on sm_90a with an f32 C; with a bf16 C and a bias the persistent
+kernel spills 28 bytes (see :data:`PERSISTENT_WGMMA_CONFIG`)."""
 
 TF32_CANDIDATES: tuple[MatmulConfig, ...] = (
     _C((128, 128, 16), (4, 2), 3, tf32=True),
@@ -456,7 +467,8 @@ def candidates(dtype: Any, m: int, n: int, k: int, *, allow_tf32: bool = False,
 # ---------------------------------------------------------------- a config in the autotuner's file
 
 _CONFIG_FIELDS = ("block", "warps", "stages", "group", "tf32", "thread_tile")
-_COPY_FIELDS = {"bulk": False, "release": True, "wgmma": False, "producer": False, "persistent": False}
+_COPY_FIELDS = {"bulk": False, "release": True, "wgmma": False, "producer": False, "persistent": False,
+                "bulk_store": False}
 """Written only where they differ from the default, so that records of configs without bulk copies
 keep the format they had before bulk configs were tuned."""
 
@@ -508,7 +520,6 @@ __all__ = [
     "SMEM_LIMIT",
     "TF32_CANDIDATES",
     "MID_WGMMA_CONFIG",
-    "PERSISTENT_MIN_WAVES",
     "PERSISTENT_WGMMA_CONFIG",
     "THIN_MIN_K",
     "THIN_WGMMA_CONFIGS",

@@ -69,6 +69,7 @@ PASSES: dict[str, str] = {
     "tile-to-llvm": "tilec.passes.tile_to_llvm:TileToLLVMPass",
     "tile-layout": "tilec.passes.tile_layout:TileLayoutPass",
     "tile-distribute": "tilec.passes.tile_distribute:TileDistributePass",
+    "tile-bulk-store": "tilec.passes.tile_bulk_store:TileBulkStorePass",
     "tile-pipeline": "tilec.passes.tile_pipeline:TilePipelinePass",
     "tile-swizzle": "tilec.passes.tile_swizzle:TileSwizzlePass",
     "tile-to-ptx": "tilec.passes.tile_to_ptx:TileToPTX",

@@ -63,6 +63,8 @@ class TileToPTX(PipelinePass):
     """With ``bulk``: a producer warpgroup issues the K loop's copies (warp specialisation)."""
     persistent: bool = False
     """The blocks loop over C's tiles (``tile-tiling{persistent}``): launch at most one an SM."""
+    bulk_store: bool = False
+    """With ``bulk``: the warps store C through shared memory and bulk tensor stores (``tile-bulk-store``)."""
 
     def __post_init__(self):
         check_options(self.block, self.warps, self.group, self.thread_tile)
@@ -87,7 +89,8 @@ class TileToPTX(PipelinePass):
                 pipeline["release"] = False
             if self.producer:
                 pipeline["producer"] = True
-        return (("tile-tiling", tiling), ("tile-swizzle", {}), ("tile-pipeline", pipeline),
+        stores = (("tile-bulk-store", {}),) if self.bulk and self.bulk_store else ()
+        return (("tile-tiling", tiling), ("tile-swizzle", {}), ("tile-pipeline", pipeline), *stores,
                 ("tile-layout", {}), ("tile-distribute", {}), ("tile-to-llvm", {}))
 
     def passes(self) -> tuple[ModulePass, ...]:

@@ -32,8 +32,9 @@ def _divergent(op: Operation, varying: set[SSAValue]) -> bool:
     return False
 
 
-def warp_varying(fn: func.FuncOp) -> set[SSAValue]:
-    """Every value of ``fn`` that may differ between the warps of a block."""
+def warp_varying(fn: func.FuncOp, sources: tuple[type[Operation], ...] = _SOURCES) -> set[SSAValue]:
+    """Every value of ``fn`` that may differ between the warps of a block (``sources``: the ops whose
+    results differ, by default the warp, lane and thread ids)."""
     varying: set[SSAValue] = set()
 
     def mark(values) -> bool:
@@ -44,7 +45,7 @@ def warp_varying(fn: func.FuncOp) -> set[SSAValue]:
     def visit(block, divergent: bool) -> bool:
         changed = False
         for op in block.ops:
-            inside = divergent or isinstance(op, _SOURCES) or _divergent(op, varying)
+            inside = divergent or isinstance(op, sources) or _divergent(op, varying)
             if inside or any(v in varying for v in op.operands):
                 changed |= mark(op.results)
             if isinstance(op, scf.ForOp):
@@ -79,4 +80,10 @@ def warp_varying(fn: func.FuncOp) -> set[SSAValue]:
     return varying
 
 
-__all__ = ["warp_varying"]
+def lane_varying(fn: func.FuncOp) -> set[SSAValue]:
+    """Every value of ``fn`` that may differ between the lanes of a warp (from ``tile.lane_id`` or
+    ``tile.thread_id``): a branch on one runs in only some lanes."""
+    return warp_varying(fn, (t.LaneIdOp, t.ThreadIdOp))
+
+
+__all__ = ["lane_varying", "warp_varying"]

@@ -869,6 +869,68 @@ class BulkCopyOp(IRDLOperation):
 
 
 @irdl_op_definition
+class BulkStoreOp(IRDLOperation):
+    """``tile.bulk_store %src -> %g[%r, %c]``: the executing warp stores its shared tile to a global
+    window as bulk tensor copies (TMA boxes), issued by its first lane once its lanes' writes to
+    ``%src`` are visible to the async proxy. Elements past the view's edges are not written.
+
+    Asynchronous: the warp goes on at once, and must ``tile.bulk_store_wait`` before it writes
+    ``%src`` again (and before the kernel ends). Each warp stores its own tile (a warp's
+    ``tile.stage`` of a per-warp buffer): no other warp may write ``%src`` meanwhile. The
+    shared tile's layout must be one a tensor map reads (:mod:`tilec.layout.bulk`), and the view
+    needs 16-byte aligned rows (``tile.aligned_rows``).
+    """
+
+    name = "tile.bulk_store"
+
+    source = operand_def(SharedType)
+    dest = operand_def(GlobalType)
+    indices = var_operand_def(IndexType)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = (
+        "$source `->` $dest `[` $indices `]` attr-dict `:` type($source) `->` type($dest)"
+    )
+
+    def __init__(self, source: SSAValue, dest: SSAValue, indices):
+        super().__init__(operands=[source, dest, indices])
+
+    def box(self):
+        """The :class:`~tilec.layout.bulk.BulkBox` of the source's layout (None if there is none)."""
+        tile = self.source.type
+        if len(tile.dims) != 2:
+            return None
+        return bulk_box(tile.layout, tuple(tile.dims), element_bits(tile.element_type) // 8)
+
+    def verify_(self) -> None:
+        tile = self.source.type
+        if len(tile.dims) != 2:
+            _fail(self, f"stores 2-D tiles, got {_dims_text(tile.dims)}")
+        _check_window(self, self.dest.type, self.indices, tile.dims, "destination")
+        _check_same_element(self, tile, self.dest.type)
+        if self.box() is None:
+            _fail(self, f"a tensor map cannot read the layout {tile.layout} of {tile}: expected row-major boxes of "
+                        "32, 64 or 128-byte rows side by side under the matching swizzle (see tilec.layout.bulk)")
+
+
+@irdl_op_definition
+class BulkStoreWaitOp(IRDLOperation):
+    """``tile.bulk_store_wait``: the executing warp waits until its earlier bulk stores
+    have read their shared tiles (``cp.async.bulk.wait_group.read 0``), which it may then write
+    again. Their global writes may still be on their way (they are visible once the kernel ends)."""
+
+    name = "tile.bulk_store_wait"
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+@irdl_op_definition
 class MbarWaitOp(IRDLOperation):
     """``tile.mbar_wait %bars[%i], %parity``: every thread waits for the phase of barrier ``%i``
     with parity ``%parity`` (0 or 1) to complete; that phase's bulk copies are then visible to it.
@@ -1478,6 +1540,8 @@ TILE_OPS = [
     MbarInitOp,
     MbarExpectOp,
     BulkCopyOp,
+    BulkStoreOp,
+    BulkStoreWaitOp,
     MbarWaitOp,
     MbarArriveOp,
     MmaOp,

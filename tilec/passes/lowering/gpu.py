@@ -179,6 +179,26 @@ def _tma_load(op: frag.TmaLoadOp, b: Builder) -> list[SSAValue]:
     return []
 
 
+def _tma_store_warp(op: frag.TmaStoreWarpOp, b: Builder) -> list[SSAValue]:
+    N.tma_store_warp(b, op.src, op.tensor_map, list(op.coords))
+    return []
+
+
+def _bulk_commit_warp(op: frag.BulkCommitWarpOp, b: Builder) -> list[SSAValue]:
+    N.bulk_commit_warp(b)
+    return []
+
+
+def _bulk_wait_warp(op: frag.BulkWaitWarpOp, b: Builder) -> list[SSAValue]:
+    N.bulk_wait_warp(b, op.pending.value.data)
+    return []
+
+
+def _warp_sync(op: frag.WarpSyncOp, b: Builder) -> list[SSAValue]:
+    N.warp_sync(b)
+    return []
+
+
 def _mbar_wait(op: frag.MbarWaitOp, b: Builder) -> list[SSAValue]:
     N.mbarrier_wait(b, op.bar, op.parity)
     return []
@@ -301,6 +321,10 @@ LOWERINGS: dict[type[Operation], Lowering] = {
     frag.FenceProxyAsyncOp: _fence_proxy_async,
     frag.MbarExpectTxOp: _mbar_expect_tx,
     frag.TmaLoadOp: _tma_load,
+    frag.TmaStoreWarpOp: _tma_store_warp,
+    frag.BulkCommitWarpOp: _bulk_commit_warp,
+    frag.BulkWaitWarpOp: _bulk_wait_warp,
+    frag.WarpSyncOp: _warp_sync,
     frag.MbarWaitOp: _mbar_wait,
     frag.MbarArriveWarpOp: _mbar_arrive_warp,
     frag.NamedBarrierSyncOp: _named_barrier,

@@ -435,6 +435,50 @@ def tma_load(builder: Builder, dst: Value, tensor_map: Value, bar: Value, coords
     inline_asm(builder, asm, "r,l," + "r," * n + "r,~{memory}", args)
 
 
+_LANE0 = "\t.reg .pred lead;\n\t.reg .b32 lane;\n\tmov.u32 lane, %laneid;\n\tsetp.eq.u32 lead, lane, 0;\n\t"
+"""Inline asm that sets the predicate ``lead`` in the warp's lane 0 (a warp-collective op's issuer)."""
+
+
+def tma_store_warp(builder: Builder, src: Value, tensor_map: Value, coords: Sequence[Value]) -> None:
+    """`cp.async.bulk.tensor.{n}d.global.shared::cta.tile.bulk_group` by the warp's lane 0.
+
+    One box of shared memory at `src` (the tensor map's layout) to the tensor at
+    `coords` (i32, innermost first); the hardware clips what lies past the
+    tensor's edges. Inline asm for the same reason as :func:`tma_load` (the
+    CTA's own 32-bit shared address), with the lane election inside.
+    """
+    op = "cp.async.bulk.tensor"
+    n = len(coords)
+    if not 1 <= n <= 5:
+        raise ValueError(f"{op}: takes 1 to 5 coordinates, got {n}")
+    src = expect_pointer(op, "source", src, SHARED)
+    tmap = value_of(op, tensor_map)
+    args = [src, tmap, *(expect_type(op, f"coordinate {i}", c, i32) for i, c in enumerate(coords))]
+    places = ", ".join(f"${i + 2}" for i in range(n))
+    asm = ("{\n" + _LANE0 + f"@lead cp.async.bulk.tensor.{n}d.global.shared::cta.tile.bulk_group "
+           f"[$1, {{{places}}}], [$0];\n}}")
+    inline_asm(builder, asm, "r,l," + "r," * n + "~{memory}", args)
+
+
+def bulk_commit_warp(builder: Builder) -> None:
+    """`cp.async.bulk.commit_group` by the warp's lane 0 (who issued its bulk stores)."""
+    inline_asm(builder, "{\n" + _LANE0 + "@lead cp.async.bulk.commit_group;\n}", "~{memory}", [])
+
+
+def bulk_wait_warp(builder: Builder, pending: int) -> None:
+    """`cp.async.bulk.wait_group.read pending` by the warp's lane 0, then `bar.warp.sync -1`: the
+    warp's bulk stores but the last `pending` groups have read their shared memory."""
+    if not 0 <= pending <= 7:
+        raise ValueError(f"cp.async.bulk.wait_group: pending must be 0 to 7, got {pending}")
+    asm = "{\n" + _LANE0 + f"@lead cp.async.bulk.wait_group.read {pending};\n\tbar.warp.sync -1;\n}}"
+    inline_asm(builder, asm, "~{memory}", [])
+
+
+def warp_sync(builder: Builder) -> None:
+    """`bar.warp.sync -1`: the warp's lanes meet (and their memory accesses are ordered)."""
+    inline_asm(builder, "bar.warp.sync -1;", "~{memory}", [])
+
+
 def mbarrier_wait(builder: Builder, bar: Value, parity: Value) -> None:
     """Spin on `mbarrier.try_wait.parity.shared::cta.b64` until the phase of `parity` has completed.
 

@@ -61,7 +61,7 @@ class AbiLowering:
     def signature(self) -> tuple[Block, list[Attribute], list[DictionaryAttr]]:
         written = set()
         for op in self.fn.walk():
-            if isinstance(op, t.StoreOp):
+            if isinstance(op, t.StoreOp | t.BulkStoreOp):
                 written.add(root_view(op.dest))
             elif isinstance(op, t.CopyOp) and isinstance(op.dest.type, GlobalType):
                 written.add(root_view(op.dest))
@@ -98,7 +98,8 @@ class AbiLowering:
                 boxes = bulk_views.get(arg, [])
                 if boxes and aligned < MIN_ALIGNED_ROWS:
                     raise RegallocError(
-                        f"@{self.name}: argument #{i} ({ty}) is read by tile.bulk_copy, whose tensor map needs "
+                        f"@{self.name}: argument #{i} ({ty}) is read by tile.bulk_copy or written by tile.bulk_store, "
+                        "whose tensor map needs "
                         f"16-byte aligned rows: give it {ALIGNED_ROWS_ATTR} = 16 (or more), got {aligned or 'none'}"
                     )
                 for pty, pattrs, pname in tensor_map_params(name, boxes):

@@ -23,6 +23,11 @@
   shared memory, :mod:`tilec.layout.bulk`), each under ``scf.if tid == leader``.
 - **Everyone waits.** ``tile.mbar_wait`` → ``frag.mbar_wait`` in every thread
   (with ``issuer``: in the issuing thread only).
+- **Bulk stores, per warp.** ``tile.bulk_store`` → ``frag.fence_proxy_async`` and
+  ``frag.warp_sync`` in every lane (the warp's ``st.shared`` reach the async proxy), then one
+  ``frag.tma_store_warp`` per box and ``frag.bulk_commit_warp`` (lane 0 issues); a store's view
+  gets a tensor-map parameter as a bulk copy's does. ``tile.bulk_store_wait`` →
+  ``frag.bulk_wait_warp 0`` (lane 0 waits for the reads, then the warp syncs).
 - **Warps release.** ``tile.mbar_arrive`` → ``frag.mbar_arrive_warp`` (one
   arrival per warp, after ``bar.warp.sync``).
 - **Alignment.** A tensor map's swizzle works on address bits, so a
@@ -58,13 +63,14 @@ class Mbars:
 
 
 def boxes_by_view(fn) -> dict[SSAValue, list[BulkBox]]:
-    """Each kernel argument that bulk copies read (itself or a subview of it) → its distinct boxes,
-    in order of first use."""
+    """Each kernel argument that bulk copies read or bulk stores write (itself or a subview of it)
+    → its distinct boxes, in order of first use."""
     out: dict[SSAValue, list[BulkBox]] = {}
     for op in fn.walk():
-        if isinstance(op, t.BulkCopyOp):
+        if isinstance(op, t.BulkCopyOp | t.BulkStoreOp):
             box = op.box()
-            boxes = out.setdefault(leading_coordinates(op.source)[0], [])
+            view = op.source if isinstance(op, t.BulkCopyOp) else op.dest
+            boxes = out.setdefault(leading_coordinates(view)[0], [])
             if box not in boxes:
                 boxes.append(box)
     return out
@@ -91,8 +97,8 @@ def bulk_alignment(fn) -> dict[Operation, int]:
     """The ``tile.alloc`` of each bulk copy's destination → the alignment its boxes need (bytes)."""
     out: dict[Operation, int] = {}
     for op in fn.walk():
-        if isinstance(op, t.BulkCopyOp):
-            root = op.dest
+        if isinstance(op, t.BulkCopyOp | t.BulkStoreOp):
+            root = op.dest if isinstance(op, t.BulkCopyOp) else op.source
             while isinstance(root.owner, t.StageOp):
                 root = root.owner.buffer
             alloc = root.owner
@@ -156,6 +162,27 @@ class BulkLowering:
                 em.insert(frag_fast.frag_tma_load(at, tmap, bar, coords))
 
         self._leader(issue)
+
+    def bulk_store(self, op: t.BulkStoreOp) -> None:
+        """The warp's shared writes handed to the async proxy, then its lane 0 stores each box and
+        commits them as one group (:class:`~tilec.dialects.tile.ops.BulkStoreOp`)."""
+        em = self.em
+        box = op.box()
+        root, lead = leading_coordinates(op.dest)
+        tmap = self.tensor_maps[(root, box)]
+        src = self.get(op.source)
+        row0, col0 = (em.cast(self.get(i), i32) for i in op.indices)
+        outer = [em.value(em.cast(self.get(i), i32), i32) for i in reversed(lead)]  # innermost first
+        em.insert(frag_fast.frag_fence_proxy_async())
+        em.insert(frag_fast.frag_warp_sync())
+        for j in range(op.source.type.dims[1] // box.inner):
+            at = em.gep(src.ptr, j * box.rows * box.inner, src.type.element_type, i32)
+            coords = [em.value(em.add(col0, j * box.inner, i32), i32), em.value(row0, i32), *outer]
+            em.insert(frag_fast.frag_tma_store_warp(at, tmap, coords))
+        em.insert(frag_fast.frag_bulk_commit_warp())
+
+    def bulk_store_wait(self, op: t.BulkStoreWaitOp) -> None:
+        self.em.insert(frag_fast.frag_bulk_wait_warp(0))
 
     def mbar_wait(self, op: t.MbarWaitOp) -> None:
         em = self.em

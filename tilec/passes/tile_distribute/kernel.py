@@ -406,6 +406,10 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 self.mbar_expect(op)
             case t.BulkCopyOp():
                 self.bulk_copy(op)
+            case t.BulkStoreOp():
+                self.bulk_store(op)
+            case t.BulkStoreWaitOp():
+                self.bulk_store_wait(op)
             case t.MbarWaitOp():
                 self.mbar_wait(op)
             case t.MbarArriveOp():

@@ -743,14 +743,26 @@ class MemoryLowering:
         self.em.insert(frag_fast.frag_store(x, ptr, None if p is True else p))
 
     def store_shared_fragment(self, value: Regs, dst: SharedBuf, idx_old, idx_new) -> None:
+        """The lane's values into a shared window: vector stores where they form aligned runs along
+        a contiguous dimension of the shared layout (as :meth:`load_shared_values` reads), else one
+        store each."""
         em = self.em
         fr = value.frag
         assert isinstance(fr, Fragment)
-        origin, _ = self.shared_origin(idx_old, idx_new)
-        for v, x in enumerate(self.scalars(value)):
-            m, n = self.value_coord(fr, v)
+        origin, div = self.shared_origin(idx_old, idx_new)
+        elem = value.element_type
+        scalars = self.scalars(value)
+        dims = dst.type.dims
+        for v0, d, w in self._runs(fr, list(range(fr.num_values)), elem,
+                                   lambda d, w: div[d] % w == 0 and dst.align % (w * _bytes(elem)) == 0
+                                   and contiguous_runs(dst.type.layout, dims, d, w)):
+            m, n = self.value_coord(fr, v0)
             ptr = self.shared_ptr(dst, em.add(origin[0], m, i32), em.add(origin[1], n, i32))
-            em.insert(frag_fast.frag_store(x, ptr))
+            if w == 1:
+                em.insert(frag_fast.frag_store(scalars[v0], ptr))
+            else:
+                vals = [scalars[v] for v in self._run_values(fr, v0, d, w)]
+                em.insert(frag_fast.frag_store(self.pack_vector(vals, fast.vector_type(elem, w)), ptr))
 
     def scalars(self, value: Regs) -> list[SSAValue]:
         """One value of the element type per fragment value (16-bit pairs unpacked)."""

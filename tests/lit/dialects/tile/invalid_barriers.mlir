@@ -27,3 +27,21 @@ func.func @copy_on_empty(%a: !tile.gl<f16, [?, ?]>, %i: index) {
   func.return
 }
 // CHECK: 'tile.bulk_copy' expects transaction barriers (!tile.mbar<1>), got !tile.mbar<1, warps>
+
+// -----
+
+func.func @store_unboxed(%c: !tile.gl<f16, [?, ?]>, %i: index) {
+  %s = tile.alloc : !tile.st<16x128xf16, (16,128):(1,16)>
+  tile.bulk_store %s -> %c[%i, %i] : !tile.st<16x128xf16, (16,128):(1,16)> -> !tile.gl<f16, [?, ?]>
+  func.return
+}
+// CHECK: 'tile.bulk_store' a tensor map cannot read the layout (16,128):(1,16) of !tile.st<16x128xf16, (16,128):(1,16)>
+
+// -----
+
+func.func @store_other_element(%c: !tile.gl<f32, [?, ?]>, %i: index) {
+  %s = tile.alloc : !tile.st<16x64xf16, Sw<3,3,3> o 0 o (16,64):(64,1)>
+  tile.bulk_store %s -> %c[%i, %i] : !tile.st<16x64xf16, Sw<3,3,3> o 0 o (16,64):(64,1)> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK: 'tile.bulk_store' element types differ: f16 vs f32

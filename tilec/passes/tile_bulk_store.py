@@ -1,0 +1,162 @@
+"""``tile-bulk-store``: a warp's register tile reaches global memory through shared memory and a
+bulk tensor store (TMA), not one ``st.global`` per fragment value.
+
+A register tile's fragment scatters each lane's values over the tile (a wgmma accumulator gives
+a lane two elements of a row, then the next eight columns over), so storing it element pair by
+element pair writes half sectors: twice the L2 write transactions of whole lines, and an
+epilogue that keeps the warp's load/store unit busy while the next tile's math waits (H200,
+session 16: the persistent 8192x8192x1024 GEMM ran at 522 TFLOP/s with its stores and 736
+without them). Here each warp writes its tile into a shared buffer of its own in the layout a
+tensor map reads (row-major boxes of 128-byte rows under the 128-byte swizzle, so the
+fragment's writes are bank-conflict free), and its first lane hands the buffer to the TMA
+unit, which writes whole lines and clips the ragged edges; the warp goes on at once::
+
+    tile.store %out, %c[%row, %col]      // %out: !tile.rt<16x256xf16>, warp-varying
+
+becomes::
+
+    %sc = tile.alloc : !tile.st<Wx16x256xf16, Sw<3,3,3> o 0 o (W,16,(64,4)):(4096,64,(1,1024))>  // kernel entry
+    ...
+    %w = tile.warp_id
+    %sw = tile.stage %sc[%w]
+    tile.bulk_store_wait                 // this warp's last bulk store has read %sw
+    tile.store %out, %sw[%c0, %c0]
+    tile.bulk_store %sw -> %c[%row, %col]
+
+and every ``func.return`` of the kernel is preceded by a ``tile.bulk_store_wait`` (a block must
+not exit while the TMA unit still reads its shared memory). ``W`` is the warps that run the
+store: the block's, or its consumers' in a warp-specialised kernel (``tile-pipeline{producer}``
+puts them first). Stores of the same shape and element type share one buffer.
+
+A store is taken when its value is a 2-D register tile that each warp holds for itself
+(warp-varying, :mod:`tilec.passes.uniformity`: a warp-uniform tile may become one tile spread
+over the block), it runs in every lane of its warp (no branch on a lane-varying value), its view
+is 2-D (an argument or a subview of one) whose rows are 16-byte aligned (``tile.aligned_rows``,
+what a tensor map needs), a tensor map's box covers the tile (:func:`tilec.layout.bulk.choose_box`)
+and the buffers fit the shared memory left (``tile.launch``'s ``smem`` grows by them); other stores
+stay as they are. Run after ``tile-pipeline`` (which sizes the stages first) and before
+``tile-layout``; sm_90 (bulk tensor copies).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from tilec.dialects.abi import LAUNCH_ATTR, producer_threads
+from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.attributes import MAX_SHARED_BYTES, LaunchAttr
+from tilec.dialects.tile.types import GlobalType, RegisterType, SharedType, element_bits
+from tilec.layout.bulk import box_layout, choose_box
+from tilec.passes.alignment import aligned_rows_of
+from tilec.passes.tile_pipeline import staged_layout
+from tilec.passes.uniformity import lane_varying, warp_varying
+
+MIN_ALIGNED_ROWS = 16
+"""Bytes a view's rows must be aligned to for a tensor map (``tile.aligned_rows``)."""
+
+
+@dataclass(frozen=True)
+class TileBulkStorePass(ModulePass):
+    """Register tiles stored through per-warp shared buffers and bulk tensor stores (see the module docstring)."""
+
+    name: ClassVar[str] = "tile-bulk-store"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in op.walk():
+            if isinstance(fn, func.FuncOp) and LAUNCH_ATTR in fn.attributes and not fn.is_declaration:
+                bulk_stores(fn)
+
+
+def bulk_stores(kernel: func.FuncOp) -> None:
+    """Rewrite the stores of ``kernel`` that qualify (see the module docstring)."""
+    stores = _candidates(kernel)
+    if not stores:
+        return
+    launch: LaunchAttr = kernel.attributes[LAUNCH_ATTR]
+    bx, by, bz = launch.block_dims
+    warps = (bx * by * bz - producer_threads(kernel)) // 32
+    smem = launch.smem.data
+    buffers: dict[tuple, SSAValue] = {}
+    entry = kernel.body.block
+    for store in stores:
+        tile: RegisterType = store.value.type
+        key = (tuple(tile.dims), tile.element_type)
+        if key not in buffers:
+            elem_bytes = element_bits(tile.element_type) // 8
+            box = choose_box(tuple(tile.dims), elem_bytes)
+            layout, stride = staged_layout(box_layout(box, tile.dims[1]), warps, elem_bytes)
+            nbytes = stride * warps * elem_bytes + box.alignment()  # the buffer's start is aligned up
+            if smem + nbytes > MAX_SHARED_BYTES:
+                continue
+            smem += nbytes
+            alloc = t.AllocOp(SharedType((warps, *tile.dims), tile.element_type, layout))
+            alloc.result.name_hint = "sc"
+            entry.insert_op_before(alloc, entry.first_op)
+            buffers[key] = alloc.result
+        _rewrite(store, buffers[key])
+    if not buffers:
+        return
+    for ret in [o for o in kernel.walk() if isinstance(o, func.ReturnOp)]:
+        ret.parent_block().insert_op_before(t.BulkStoreWaitOp(), ret)
+    kernel.attributes[LAUNCH_ATTR] = LaunchAttr(launch.grid_dims, launch.block_dims, smem)
+
+
+def _candidates(kernel: func.FuncOp) -> list[t.StoreOp]:
+    varying = warp_varying(kernel)
+    lanes = lane_varying(kernel)
+    out = []
+    for op in kernel.walk():
+        if not isinstance(op, t.StoreOp) or not isinstance(op.value.type, RegisterType):
+            continue
+        tile, view = op.value.type, op.dest.type
+        if len(tile.dims) != 2 or not isinstance(view, GlobalType) or view.rank != 2:
+            continue
+        if op.value not in varying or _in_lane_branch(op, kernel, lanes):
+            continue
+        if aligned_rows_of(op.dest) < MIN_ALIGNED_ROWS:
+            continue
+        if choose_box(tuple(tile.dims), element_bits(tile.element_type) // 8) is None:
+            continue
+        out.append(op)
+    return out
+
+
+def _in_lane_branch(op: Operation, kernel: func.FuncOp, lanes: set[SSAValue]) -> bool:
+    """Whether an op enclosing ``op`` runs in only some lanes of a warp (a lane-varying condition or bound)."""
+    parent = op.parent_op()
+    while parent is not None and parent is not kernel:
+        if isinstance(parent, scf.IfOp) and parent.cond in lanes:
+            return True
+        if isinstance(parent, scf.ForOp) and any(v in lanes for v in (parent.lb, parent.ub, parent.step)):
+            return True
+        if isinstance(parent, scf.WhileOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def _rewrite(store: t.StoreOp, buffer: SSAValue) -> None:
+    block = store.parent_block()
+    zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+    zero.result.name_hint = "zero"
+    warp = t.WarpIdOp()
+    warp.result.name_hint = "w"
+    stage = t.StageOp(buffer, warp.result)
+    stage.result.name_hint = "sw"
+    new = [zero, warp, stage, t.BulkStoreWaitOp(),
+           t.StoreOp(store.value, stage.result, [zero.result, zero.result]),
+           t.BulkStoreOp(stage.result, store.dest, list(store.indices))]
+    for o in new:
+        block.insert_op_before(o, store)
+    store.detach()
+    store.erase()
+
+
+__all__ = ["TileBulkStorePass", "bulk_stores"]
