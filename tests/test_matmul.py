@@ -541,7 +541,8 @@ def test_config_by_row_alignment(m, n, k, align, expected):
     (8192, 8192, 1024, "persistent"),
     (8192, 1024, 8192, "persistent"),
     (2048, 2048, 2048, "persistent"),  # 128 tiles: one wave
-    (1536, 1536, 1536, "mid"),
+    (1536, 1536, 1536, "persistent"),  # 72 tiles: over half the SMs
+    (512, 4096, 4096, "mid"),  # 64 tiles: under half
     (128, 4096, 4096, "thin"),
 ])
 def test_wgmma_choice_on_sm90(m, n, k, expected):

@@ -9,6 +9,8 @@ Runs (fresh random inputs, output poisoned with NaN, float64 reference):
 
 - small 33x65x47 (ragged against every tile): row/row; B column-major with a
   strided A and a bias + ReLU (the element-wise copy paths and the bias loads);
+- hopper (sm_90): bulk copies, wgmma, and the persistent warp-specialised kernel with its
+  TMA-store epilogue on a ragged 1000x1032x520 with a bias;
 - large 1024x1024x512: row/row with the configuration the heuristic picks
   (64x64x32 on a 132-SM GPU), and with the large 128x128x32 configuration
   forced (4 warps x 2, 4-stage cp.async pipeline, > 48 KB shared memory).
@@ -92,7 +94,7 @@ def main() -> int:
     parser.add_argument("--numpy", action="store_true", help="numpy inputs even when torch is installed")
     args = parser.parse_args()
 
-    from tilec.kernels.gemm_config import BULK_CONFIG, CONFIGS, WGMMA_CONFIG
+    from tilec.kernels.gemm_config import BULK_CONFIG, CONFIGS, PERSISTENT_WGMMA_CONFIG, WGMMA_CONFIG
     from tilec.runtime import get_device
     from tilec.runtime import has_device, no_device_reason
 
@@ -118,6 +120,10 @@ def main() -> int:
         # sm_90's paths: TMA bulk copies into swizzled tiles with mbarriers, and wgmma (run with synccheck too)
         ok &= run_case("large bulk copies", 1024, 1024, 512, config=BULK_CONFIG, use_torch=torch)
         ok &= run_case("large wgmma", 1024, 1024, 512, config=WGMMA_CONFIG, use_torch=torch)
+        # the persistent warp-specialised kernel with its TMA-store epilogue, fewer blocks than tiles
+        # (the stage ring and each warp's store buffer reused from tile to tile), ragged edges
+        ok &= run_case("persistent wgmma, TMA store", 1000, 1032, 520, bias=True,
+                       config=PERSISTENT_WGMMA_CONFIG, use_torch=torch)
     print("all results match" if ok else "MISMATCH")
     return 0 if ok else 1
 

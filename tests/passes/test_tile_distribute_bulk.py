@@ -141,7 +141,7 @@ def test_choose_config_takes_bulk_copies_on_sm_90_only():
     # 2048^3 is 128 such tiles (of 132 SMs): still the warpgroup MMA; 1536^3 (72 tiles) its half-width
     # tile (144 of them); transposed, the mma.sync bulk tile
     assert choose_config(2048, 2048, 2048, "float16", sm_count=132, aligned=True, arch="sm_90") == PERSISTENT_WGMMA_CONFIG
-    assert choose_config(1536, 1536, 1536, "float16", sm_count=132, aligned=True, arch="sm_90") == MID_WGMMA_CONFIG
+    assert choose_config(1536, 1536, 1536, "float16", sm_count=132, aligned=True, arch="sm_90") == PERSISTENT_WGMMA_CONFIG
     assert choose_config(1536, 1536, 1536, "float16", sm_count=132, aligned=True, arch="sm_90",
                          transposed=True) == BULK_CONFIG
     assert choose_config(512, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == MID_WGMMA_CONFIG

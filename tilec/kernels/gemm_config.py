@@ -212,7 +212,13 @@ shape              WGMMA        +TMA store  persistent  this        cuBLAS
 With a bias into bf16 the consumers spill 28 bytes (loop-invariant values reloaded once a tile)."""
 
 WGMMA_MIN_FILL = 0.75
-"""WGMMA_CONFIG is taken from this many blocks per SM on (2048^3: 128 blocks on 132 SMs pays)."""
+"""A tile of :data:`WGMMA_LADDER` past the first is taken from this many blocks per SM on."""
+
+PERSISTENT_MIN_FILL = 0.5
+"""The first tile of :data:`WGMMA_LADDER` (the persistent kernel) is taken from this many 128x256
+tiles per SM on: 1536^3 (72 tiles on 132 SMs, one partial wave) ran at 329 TFLOP/s against 289
+for the half-width tile (144 tiles, two waves at one block an SM or one at two), while 512x4096x4096
+(64 tiles) ran at 358 against 416 (H200, cold L2, session 16)."""
 
 MID_WGMMA_CONFIG = MatmulConfig(block=(128, 128, 64), stages=3, bulk=True, wgmma=True)
 """sm_90(a): WGMMA_CONFIG's half-width tile, for problems whose 128x256 tiles do not fill the SMs."""
@@ -226,10 +232,12 @@ fewer rows still (a decode step's batch), from :data:`THIN_MIN_K` on."""
 
 WGMMA_LADDER: tuple[MatmulConfig, ...] = (PERSISTENT_WGMMA_CONFIG, MID_WGMMA_CONFIG, *THIN_WGMMA_CONFIGS)
 """The warpgroup-MMA tiles from the widest down: an aligned row-major f16/bf16 problem on sm_90 takes
-the first whose grid of tiles fills WGMMA_MIN_FILL of the SMs (past the first only with more than 16
-rows: fewer keep the mma.sync ``decode`` tile). The first is the persistent kernel with a TMA-store
-epilogue (its 128x256 tiles: 2048^3 has 128, 635 TFLOP/s against 604 for the same tile launched
-a block a tile). H200, cold L2 (``bench/sweep_configs.py --flush
+the first whose grid of tiles fills WGMMA_MIN_FILL of the SMs, PERSISTENT_MIN_FILL for the first
+(past the first only with more than 16 rows: fewer keep the mma.sync ``decode`` tile). The first is
+the persistent kernel with a TMA-store epilogue (2048^3 has 128 of its 128x256 tiles: 635 TFLOP/s
+against 604 for the same tile launched a block a tile). The narrower tiles keep their direct stores:
+a TMA store's buffers halve the blocks an SM holds (1536^3 with the 128x128 tile: 289 -> 242), and
+where they do not it gained 1-6% (session 16 sweeps). H200, cold L2 (``bench/sweep_configs.py --flush
 --repeat 3``, session 15, f16 TFLOP/s), against what was taken before:
 
 =================  ==========  ==================================  ======
@@ -310,7 +318,7 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
         for config in WGMMA_LADDER if m > 16 else WGMMA_LADDER[:1]:
             if config.block[2] > 64 and k < THIN_MIN_K:
                 continue
-            if config.tiles(m, n) >= WGMMA_MIN_FILL * sms:
+            if config.tiles(m, n) >= (PERSISTENT_MIN_FILL if config is WGMMA_LADDER[0] else WGMMA_MIN_FILL) * sms:
                 return config
     if kind == "mma" and aligned and has_bulk_copies(arch) and BULK_CONFIG.tiles(m, n) >= sms:
         return BULK_CONFIG
@@ -520,6 +528,7 @@ __all__ = [
     "SMEM_LIMIT",
     "TF32_CANDIDATES",
     "MID_WGMMA_CONFIG",
+    "PERSISTENT_MIN_FILL",
     "PERSISTENT_WGMMA_CONFIG",
     "THIN_MIN_K",
     "THIN_WGMMA_CONFIGS",
