@@ -70,12 +70,13 @@ def matmul_wgmma(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, 
     tl.store(c, (row0 + warp * 16, col0), acc.to(c.dtype))
 
 
-@tl.kernel(num_warps=8, num_stages=3, bulk=True, producer=True)
+@tl.kernel(num_warps=8, num_stages=3, bulk=True, producer=True, bulk_store=True)
 def matmul_persistent(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr = 8):
     """``matmul_wgmma`` as a persistent kernel: the launch's blocks (one an SM, :func:`persistent_blocks`)
     loop over C's tiles, block ``i`` of ``n`` taking tiles ``i``, ``i + n``, ... The producer
     warpgroup runs the same loop over tiles and goes on to the next tile's K steps while the
-    consumers store this one's."""
+    consumers store this one's, each warp through shared memory and a bulk tensor store
+    (``bulk_store=True``: whole lines written, the warp free at once)."""
     M, N, K = a.shape[0], b.shape[1], a.shape[1]
     tiles = ((M + BM - 1) // BM) * ((N + BN - 1) // BN)
     warp = tl.warp_id()

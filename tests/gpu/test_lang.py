@@ -170,15 +170,18 @@ def test_warpgroups_taking_turns(steps):
 @hopper
 @pytest.mark.gpu
 @pytest.mark.parametrize("mnk, blocks", [((1000, 520, 200), 3), ((4096, 4096, 4096), 132), ((300, 1000, 64), 1)], ids=str)
-@pytest.mark.parametrize("producer", [False, True], ids=["", "producer"])
-def test_a_persistent_gemm(mnk, blocks, producer):
+@pytest.mark.parametrize("producer, bulk_store", [(False, False), (True, False), (True, True)],
+                         ids=["", "producer", "producer-tma-store"])
+def test_a_persistent_gemm(mnk, blocks, producer, bulk_store):
     """examples/lang/matmul.py's ``matmul_persistent``: fewer blocks than tiles, each looping over
     several; with a producer the stage ring runs on from tile to tile, without one the K loop's
-    barriers start afresh each tile (before, that kernel hung from a block's second tile on)."""
+    barriers start afresh each tile (before, that kernel hung from a block's second tile on); as
+    written, its C goes out by bulk tensor stores."""
     import tilec.lang as tl
 
     mod = example("matmul")
-    kernel = tl.Kernel(mod.matmul_persistent.fn, num_warps=8, num_stages=3, bulk=True, producer=producer)
+    kernel = tl.Kernel(mod.matmul_persistent.fn, num_warps=8, num_stages=3, bulk=True, producer=producer,
+                       bulk_store=bulk_store)
     m, n, k = mnk
     a, b = torch.randn(m, k, device="cuda", dtype=torch.float16), torch.randn(k, n, device="cuda", dtype=torch.float16)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)

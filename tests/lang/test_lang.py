@@ -914,16 +914,19 @@ def test_consumer_warpgroups_take_turns_beside_a_producer():
     assert "bar.arrive \t1, 256" in ptx and "bar.sync \t1, 256" in ptx
 
 
-@pytest.mark.parametrize("producer", [True, False], ids=["producer", "no-producer"])
+@pytest.mark.parametrize("producer, bulk_store", [(True, True), (True, False), (False, False)],
+                         ids=["producer-tma-store", "producer", "no-producer"])
 @pytest.mark.parametrize("after", ["tile-pipeline", "tile-distribute"])
 @pytest.mark.parametrize("mnk, blocks", [((300, 200, 160), 3), ((64, 128, 0), 2)], ids=str)
-def test_a_persistent_gemm_loops_over_its_tiles(producer, after, mnk, blocks):
+def test_a_persistent_gemm_loops_over_its_tiles(producer, bulk_store, after, mnk, blocks):
     """examples/lang/matmul.py's ``matmul_persistent``: fewer blocks than tiles, each looping over
     several (ragged M, N and K, and K = 0). With a producer both roles run the tile loop and the
     stage ring runs on from tile to tile; without one the K loop's barriers start afresh each
-    tile (before, the lane interpreter found the second tile's wait never ending)."""
+    tile (before, the lane interpreter found the second tile's wait never ending). As the example
+    is written (``bulk_store=True``) each warp stores its C tile by bulk tensor stores."""
     module, _ = _matmul_wgmma(producer)
-    kernel = tl.Kernel(module.matmul_persistent.fn, num_warps=8, num_stages=3, bulk=True, producer=producer)
+    kernel = tl.Kernel(module.matmul_persistent.fn, num_warps=8, num_stages=3, bulk=True, producer=producer,
+                       bulk_store=bulk_store)
     m, n, k = mnk
     cfg = dict(BM=128, BN=64, BK=32)
     a, b = rand(m, k, dtype=np.float16), rand(k, n, dtype=np.float16)
@@ -935,6 +938,7 @@ def test_a_persistent_gemm_loops_over_its_tiles(producer, after, mnk, blocks):
         ptx = kernel.compile(a, b, c, arch="sm_90a", **cfg).asm["ptx"]
         assert (".maxntid 384, 1, 1" in ptx) == producer and ("setmaxnreg" in ptx) == producer
         assert "%nctaid.x" in ptx  # the stride over the tiles: tl.num_blocks(0)
+        assert ("cp.async.bulk.tensor.2d.global.shared::cta" in ptx) == bulk_store
 
 
 @tl.kernel(num_warps=1)

@@ -80,11 +80,14 @@ class Kernel:
     """A ``@tl.kernel`` function; see the module docstring."""
 
     def __init__(self, fn: Callable[..., Any], *, num_warps: int = 4, num_stages: int | None = None,
-                 bulk: bool = False, producer: bool = False):
+                 bulk: bool = False, producer: bool = False, bulk_store: bool = False):
         _check_warps(num_warps)
         if producer and not bulk:
             raise ValueError(f"{fn.__name__}: producer=True feeds the K loops' bulk copies: give bulk=True too")
+        if bulk_store and not bulk:
+            raise ValueError(f"{fn.__name__}: bulk_store=True stores through tensor maps (sm_90): give bulk=True too")
         self.producer = producer
+        self.bulk_store = bulk_store
         self.fn = fn
         self.name = fn.__name__
         self.num_warps = num_warps
@@ -253,11 +256,14 @@ class Kernel:
             if not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 1:
                 raise ValueError(f"{self.name}: num_stages must be a positive int, got {num_stages!r}")
             options.append(f"stages={num_stages}")
+        stores = ""
         if bulk:
             options.append("bulk=true")
             if self.producer:
                 options.append("producer=true")
-        return BLOCK_LEVEL_PIPELINE.replace("tile-pipeline", f"tile-pipeline{{{' '.join(options)}}}")
+            if self.bulk_store:
+                stores = ",tile-bulk-store"
+        return BLOCK_LEVEL_PIPELINE.replace("tile-pipeline", f"tile-pipeline{{{' '.join(options)}}}{stores}")
 
     def interpret(self, *args: Any, grid: Any, num_warps: int | None = None, after: str | None = None,
                   num_stages: int | None = None, bulk: bool | None = None, pipeline: str | None = None,
@@ -456,11 +462,15 @@ def _at_python_line(message: str, kernel_name: str) -> str:
 
 
 def kernel(fn: Callable[..., Any] | None = None, *, num_warps: int = 4, num_stages: int | None = None,
-           bulk: bool = False, producer: bool = False) -> Any:
+           bulk: bool = False, producer: bool = False, bulk_store: bool = False) -> Any:
     """``@tl.kernel`` or ``@tl.kernel(num_warps=8, num_stages=4)`` on a Python function: a :class:`Kernel`
     (the options are the compile defaults; ``compile``/``kernel[grid]`` take them per call too).
     ``producer=True`` (with ``bulk=True``): one more warpgroup, after the ``num_warps`` warps, issues
-    the ``tl.range`` loops' bulk copies ahead of them (warp specialisation, ``setmaxnreg``)."""
+    the ``tl.range`` loops' bulk copies ahead of them (warp specialisation, ``setmaxnreg``).
+    ``bulk_store=True`` (with ``bulk=True``): each warp's ``tl.store`` of its own register tile to a
+    view with 16-byte aligned rows goes through shared memory and a bulk tensor store
+    (``tile-bulk-store``)."""
+    options = dict(num_warps=num_warps, num_stages=num_stages, bulk=bulk, producer=producer, bulk_store=bulk_store)
     if fn is None:
-        return lambda f: Kernel(f, num_warps=num_warps, num_stages=num_stages, bulk=bulk, producer=producer)
-    return Kernel(fn, num_warps=num_warps, num_stages=num_stages, bulk=bulk, producer=producer)
+        return lambda f: Kernel(f, **options)
+    return Kernel(fn, **options)
