@@ -2,7 +2,7 @@
 
     python bench/sweep_configs.py [--shape 4096,4096,4096] [--dtype float16]
         [--config 128x128x32/4x2/4[+aligned][+bulk|+bulksync][+wgmma][+producer][+persistent][+tmastore][+gN] ...] [--repeat R] [--flush]
-        [--cublas] [--json out.json]
+        [--cublas] [--b-layout row|col] [--json out.json]
 
 Every kernel is the one ``tilec.matmul`` picks for these row-major torch
 operands: the specialisation for rows aligned to 16 bytes (``+aligned`` is
@@ -83,7 +83,7 @@ def time_kernel(launch, reps: int = 50, flush=None) -> float:
     return statistics.median(s.elapsed_time(e) for s, e in times)
 
 
-def prepare(config_text: str, m: int, n: int, k: int, dtype: str, flush=None):
+def prepare(config_text: str, m: int, n: int, k: int, dtype: str, flush=None, b_layout: str = "row"):
     """Compile and check one configuration: its result row, and a function timing one round (None on error).
 
     The kernel is the one ``tilec.matmul`` runs for these operands (torch
@@ -101,7 +101,8 @@ def prepare(config_text: str, m: int, n: int, k: int, dtype: str, flush=None):
     config = parse_config(config_text)
     tdtype = getattr(torch, dtype)
     a = torch.randn(m, k, device="cuda", dtype=tdtype)
-    b = torch.randn(k, n, device="cuda", dtype=tdtype)
+    b = torch.randn(n, k, device="cuda", dtype=tdtype).t() if b_layout == "col" else \
+        torch.randn(k, n, device="cuda", dtype=tdtype)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=tdtype)
     row = {"config": config_text}
     try:
@@ -129,6 +130,8 @@ def main() -> None:
     p.add_argument("--cublas", action="store_true", help="also time torch.matmul")
     p.add_argument("--flush", action="store_true",
                    help="zero 256 MB before each launch (cold L2, host cost hidden: for small problems)")
+    p.add_argument("--b-layout", choices=("row", "col"), default="row",
+                   help="B row-major K x N (default) or column-major (an N x K tensor transposed: x @ w.T)")
     p.add_argument("--json")
     args = p.parse_args()
     m, n, k = (int(v) for v in args.shape.split(","))
@@ -138,12 +141,13 @@ def main() -> None:
         import torch
 
         flush = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device="cuda")
-    entries = [(text, *prepare(text, m, n, k, args.dtype, flush)) for text in args.config or DEFAULT_CONFIGS]
+    entries = [(text, *prepare(text, m, n, k, args.dtype, flush, args.b_layout)) for text in args.config or DEFAULT_CONFIGS]
     if args.cublas:
         import torch
 
         a = torch.randn(m, k, device="cuda", dtype=getattr(torch, args.dtype))
-        b = torch.randn(k, n, device="cuda", dtype=getattr(torch, args.dtype))
+        b = torch.randn(n, k, device="cuda", dtype=getattr(torch, args.dtype)).t() if args.b_layout == "col" else \
+            torch.randn(k, n, device="cuda", dtype=getattr(torch, args.dtype))
         entries.append(("cuBLAS", {"config": "cublas"}, lambda: time_kernel(lambda: torch.matmul(a, b), flush=flush)))
     for _ in range(args.repeat):
         for _, row, timer in entries:

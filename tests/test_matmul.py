@@ -556,7 +556,7 @@ def test_wgmma_choice_on_sm90(m, n, k, expected):
     assert got.persistent == got.producer == got.bulk_store == (expected == "persistent")
     if got.persistent:  # one block a SM, never more than there are tiles
         assert got.grid(m, n, sm_count=132) == min(132, got.tiles(m, n)) and got.grid(100, 300, sm_count=132) == 2
-    assert choose_config(m, n, k, "float16", sm_count=132, aligned=True, arch="sm_90", transposed=True).wgmma is False
+    assert choose_config(m, n, k, "float16", sm_count=132, aligned=True, arch="sm_90", transpose_a=True).wgmma is False
 
 
 def test_bf16_kernel_and_matmul_kernel_without_gpu():

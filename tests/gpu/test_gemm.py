@@ -126,6 +126,10 @@ CASES += [
     # C through shared memory and bulk tensor stores (TMA), clipped at the ragged edges
     *(Case(dt, (1000, 1032, 1000), bias="float32", relu=True, config=("mma", "wgmma-tma-store")) for dt in ("f16", "bf16")),
     Case("f16", (3000, 1032, 520), config=("mma", "wgmma-persistent-tma-store")),
+    # B given N x K (x @ w.T): the wgmma kernels read it K-major; the heuristic's pick at 4096^3
+    *(Case(dt, (1000, 1032, 1000), "row", "col", bias="float32", relu=True, config=("mma", "wgmma-persistent-tma-store"))
+      for dt in ("f16", "bf16")),
+    Case("bf16", (4096, 4096, 4096), "row", "col"),
     Case("f16", (127, 129, 1000), "col", "row", bias="float32", relu=True, out_dtype="float32"),
     # rows of 4 and 8 bytes (A 2004 B, B and C 264 B): kernels with 4- and 8-byte cp.async
     Case("f16", (130, 132, 1002)),

@@ -320,7 +320,7 @@ def test_matmul_narrower_wgmma_configs(rng, index):
     assert rel_error(c, ref) < 2e-3
 
 
-@pytest.mark.parametrize("name", ["wgmma-producer", "wgmma-tma-store", "wgmma-one-warpgroup", "cp.async"])
+@pytest.mark.parametrize("name", ["wgmma-producer", "wgmma-tma-store", "wgmma-nt", "wgmma-one-warpgroup", "cp.async"])
 def test_matmul_persistent(rng, name):
     """tilec.matmul's kernels made persistent (``persistent=True``: fewer blocks than tiles, each
     looping over its share): the half-width wgmma tile with a producer warpgroup (its stage ring
@@ -328,7 +328,7 @@ def test_matmul_persistent(rng, name):
     warp's stage of the buffer reused from tile to tile, the edges clipped by the tensor map), the
     one-warpgroup wgmma tile (no producer: its barriers set up again before each tile's K loop),
     and the sm_80 cp.async tile, with a bias and ReLU into f32 on a ragged shape, in the lane
-    interpreter."""
+    interpreter; ``wgmma-nt`` is the TMA-store kernel with B given N x K (read K-major)."""
     import dataclasses
 
     from tilec.api import make_context
@@ -338,9 +338,12 @@ def test_matmul_persistent(rng, name):
 
     base = {"wgmma-producer": dataclasses.replace(WGMMA_LADDER[1], producer=True),
             "wgmma-tma-store": dataclasses.replace(WGMMA_LADDER[1], producer=True, bulk_store=True),
+            "wgmma-nt": dataclasses.replace(WGMMA_LADDER[1], producer=True, bulk_store=True),
             "wgmma-one-warpgroup": WGMMA_LADDER[3], "cp.async": ALIGNED_CONFIGS["medium"]}[name]
     config = dataclasses.replace(base, persistent=True)
-    module = build_module(MatmulSpec("float16", "float32", bias_dtype="float32", activation="relu", align=16))
+    nt = name == "wgmma-nt"
+    module = build_module(MatmulSpec("float16", "float32", transpose_b=nt, bias_dtype="float32", activation="relu",
+                                     align=16))
     build_pipeline(config.pipeline_to("tile-distribute")).apply(make_context(), module)
     fn = kernel_of(module)
     assert bool(ops_of(module, frag.TmaStoreWarpOp)) == config.bulk_store
@@ -351,7 +354,8 @@ def test_matmul_persistent(rng, name):
     c = np.full((m, n), np.nan, np.float32)
     grid = config.grid(m, n, sm_count=3)
     assert grid == 3 < config.tiles(m, n)
-    run(module, fn.sym_name.data, *expand(gl_params(fn), a, b, c, bias, signature_length=len(fn.args)),
+    b_arg = np.ascontiguousarray(b.T) if nt else b  # N x K rows
+    run(module, fn.sym_name.data, *expand(gl_params(fn), a, b_arg, c, bias, signature_length=len(fn.args)),
         grid=(grid, 1, 1))
     ref = np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0.0)
     assert not np.isnan(c).any()

@@ -137,13 +137,13 @@ def test_choose_config_takes_bulk_copies_on_sm_90_only():
     assert choose_config(4096, 4096, 4096, "bfloat16", sm_count=132, aligned=True, arch="sm_90") == PERSISTENT_WGMMA_CONFIG
     # the warpgroup MMA takes row-major A and B only; transposed operands keep the mma.sync tile
     assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90",
-                         transposed=True) == BULK_CONFIG
+                         transpose_a=True) == BULK_CONFIG
     # 2048^3 is 128 such tiles (of 132 SMs): still the warpgroup MMA; 1536^3 (72 tiles) its half-width
     # tile (144 of them); transposed, the mma.sync bulk tile
     assert choose_config(2048, 2048, 2048, "float16", sm_count=132, aligned=True, arch="sm_90") == PERSISTENT_WGMMA_CONFIG
     assert choose_config(1536, 1536, 1536, "float16", sm_count=132, aligned=True, arch="sm_90") == PERSISTENT_WGMMA_CONFIG
     assert choose_config(1536, 1536, 1536, "float16", sm_count=132, aligned=True, arch="sm_90",
-                         transposed=True) == BULK_CONFIG
+                         transpose_a=True) == BULK_CONFIG
     assert choose_config(512, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == MID_WGMMA_CONFIG
     assert choose_config(256, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == THIN_WGMMA_CONFIGS[0]
     # K steps of 128 want a few of them: a short K keeps the mma.sync tile
@@ -156,7 +156,7 @@ def test_choose_config_takes_bulk_copies_on_sm_90_only():
     assert choose_config(128, 8192, 8192, "float16", sm_count=132, aligned=True, arch="sm_90") == THIN_WGMMA_CONFIGS[0]
     assert choose_config(64, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == ALIGNED_CONFIGS["short"]
     assert choose_config(128, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90",
-                         transposed=True) == ALIGNED_CONFIGS["short"]
+                         transpose_a=True) == ALIGNED_CONFIGS["short"]
     assert choose_config(16, 8192, 8192, "float16", sm_count=132, aligned=True, arch="sm_90") == ALIGNED_CONFIGS["decode"]
     assert choose_config(128, 8192, 8192, "float16", sm_count=132, aligned=True, arch="sm_80") == ALIGNED_CONFIGS["short"]
     assert "bulk=true" in BULK_CONFIG.pipeline() and "bulk copies" in BULK_CONFIG.describe()
@@ -165,7 +165,7 @@ def test_choose_config_takes_bulk_copies_on_sm_90_only():
     # bulk copies on sm_90
     assert choose_config(1024, 1024, 1024, "float16", sm_count=132, aligned=True, arch="sm_90") == THIN_WGMMA_CONFIGS[0]
     assert choose_config(1024, 1024, 1024, "float16", sm_count=132, aligned=True, arch="sm_90",
-                         transposed=True) == BULK_MEDIUM_CONFIG
+                         transpose_a=True) == BULK_MEDIUM_CONFIG
     assert choose_config(1024, 1024, 1024, "float16", sm_count=132, aligned=True, arch="sm_80") == ALIGNED_CONFIGS["medium"]
 
 

@@ -301,20 +301,20 @@ def has_bulk_copies(arch: str | None) -> bool:
 
 def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = False,
                   sm_count: int | None = None, aligned: bool = False, row_align: int = 0, arch: str | None = None,
-                  transposed: bool = False) -> MatmulConfig:
+                  transpose_a: bool = False) -> MatmulConfig:
     """The configuration for an ``M x N x K`` matmul of ``dtype`` inputs (see the module docstring).
 
     ``row_align``: the smallest ``tile.aligned_rows`` of the kernel's arguments (A, B, C and the
     bias; bytes; ``aligned`` means 16). From :data:`ALIGNED_TABLE_MIN_ROWS` bytes the aligned table applies;
     bulk copies and the warpgroup MMA need 16.
     ``arch``: the target; on sm_90 large aligned problems take bulk tensor copies, and without
-    ``transposed`` operands (A stored K x M or B N x K) the warpgroup MMA.
+    ``transpose_a`` (A stored K x M) the warpgroup MMA (B may be K x N or N x K).
     """
     kind = math_kind(dtype, allow_tf32)
     sms = device_sm_count() if sm_count is None else sm_count
     row_align = max(row_align, 16 if aligned else 0)
     aligned = row_align >= 16
-    if kind == "mma" and aligned and not transposed and arch in ("sm_90", "sm_90a"):
+    if kind == "mma" and aligned and not transpose_a and arch in ("sm_90", "sm_90a"):
         for config in WGMMA_LADDER if m > 16 else WGMMA_LADDER[:1]:
             if config.block[2] > 64 and k < THIN_MIN_K:
                 continue

@@ -314,7 +314,7 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
                       bias_dtype=bias_dtype, activation=activation, align=align)
     if config is None:
         config = choose_config(m, n, k, dtype, allow_tf32=allow_tf32, sm_count=sm_count, row_align=min(align),
-                               arch=arch or default_arch(), transposed=va.transposed or vb.transposed)
+                               arch=arch or default_arch(), transpose_a=va.transposed)
     else:
         check_config(config, dtype, allow_tf32)
     return MatmulPlan(m, n, k, spec, config, va, vb, out_view, bias_view, tuple(operands))

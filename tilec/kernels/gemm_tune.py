@@ -117,7 +117,7 @@ def candidates_for(plan: Any, allow_tf32: bool, smem_limit: int) -> list[MatmulC
     """:func:`~tilec.kernels.gemm_config.candidates` for a checked call, the heuristic's config first."""
     arch = default_arch()
     bulk = plan.spec.aligned and has_bulk_copies(arch)
-    wgmma = arch in ("sm_90", "sm_90a") and not (plan.spec.transpose_a or plan.spec.transpose_b)
+    wgmma = arch in ("sm_90", "sm_90a") and not plan.spec.transpose_a
     found = candidates(plan.spec.dtype, plan.m, plan.n, plan.k, allow_tf32=allow_tf32, smem_limit=smem_limit,
                        bulk=bulk, wgmma=wgmma)
     return [plan.config] + [c for c in found if c != plan.config]

@@ -16,11 +16,12 @@ Options (``tile-tiling{block=128,128,32 warps=2,2 group=8 atom=... tf32=false th
   launches as many blocks as run at once (one an SM) and a block's next tile follows its last
   without a new launch (with ``tile-pipeline{producer}``, the producer loads the next tile's K
   tiles while the consumers store this one);
-- ``wgmma=true`` sm_90a's warpgroup MMA (f16/bf16, A row-major M x K, B row-major K x N,
-  BM a multiple of 64, BN at most 256): warps ``BM/16 x 1``, warp ``w`` holds rows
-  ``16w ..`` and all BN columns; the K loop's ``tile.load``/``tile.mma`` become one
-  ``tile.wgmma %sa[64 * (warp / 4)], %sb[0], %acc`` (operands stay in shared memory, in
-  the layouts bulk tensor copies write: use ``tile-pipeline{bulk=true}``).
+- ``wgmma=true`` sm_90a's warpgroup MMA (f16/bf16, A row-major M x K, B K x N or, with
+  ``transpose_b``, N x K; BM a multiple of 64, BN at most 256): warps ``BM/16 x 1``, warp
+  ``w`` holds rows ``16w ..`` and all BN columns; the K loop's ``tile.load``/``tile.mma``
+  become one ``tile.wgmma %sa[64 * (warp / 4)], %sb[0], %acc`` (``transpose_b``: B's shared
+  tile is ``BN x BK``, read K-major; operands stay in shared memory, in the layouts bulk
+  tensor copies write: use ``tile-pipeline{bulk=true}``).
 
 Input: ``func.func``\\ s whose body is one ``tile.matmul`` (any transposes,
 f16/bf16/f32 in, f16/bf16/f32 out, epilogue inputs of rank 1 (per column) or
@@ -366,7 +367,7 @@ def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan, persistent: b
     e.emit(t.CopyOp(b, b_idx, sb, (), plan.copy_b.thr, plan.copy_b.val))
     e.emit(t.BarrierOp())
     if plan.wgmma:  # the warpgroup's 64-row band of A times all of B, operands in shared memory
-        d = e.value(t.WgmmaOp(sa, band, sb, c0, acc_i), "d")
+        d = e.value(t.WgmmaOp(sa, band, sb, c0, acc_i, transpose_b=tb), "d")
     else:
         ra_type = RegisterType((bk, wtm) if ta else (wtm, bk), elem)
         rb_type = RegisterType((wtn, bk) if tb else (bk, wtn), elem)

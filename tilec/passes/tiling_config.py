@@ -332,8 +332,9 @@ def _wgmma_warps(block, warps, element_type, transpose_a: bool, transpose_b: boo
     bm, bn, bk = block
     if not isinstance(element_type, (Float16Type, BFloat16Type)) or atom is not None or tf32:
         _fail(f"wgmma=true: needs f16 or bf16 operands and no atom or tf32 option, got {element_type}")
-    if transpose_a or transpose_b:
-        _fail("wgmma=true: A must be M x K and B K x N in memory (row-major); transposed operands are not supported yet")
+    if transpose_a:
+        _fail("wgmma=true: A must be M x K in memory (row-major); a transposed A is not supported yet "
+              "(B may be either: K x N, or N x K with transpose_b)")
     if bm % 64 or bn % 8 or bn > WGMMA_MAX_N or bk % 16:
         _fail(f"block={_text(block)}: wgmma=true needs BM a multiple of 64 (warpgroups of 64 rows), "
               f"BN a multiple of 8 up to {WGMMA_MAX_N} and BK a multiple of 16")
