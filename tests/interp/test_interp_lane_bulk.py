@@ -291,7 +291,7 @@ def test_a_barrier_nobody_made_is_an_error():
         run(module, "k", 1)
 
 
-@pytest.mark.parametrize("index", [1, 2, 3], ids=["128x128x64", "64x128x128", "64x64x128"])
+@pytest.mark.parametrize("index", [1, 2, 3, 4], ids=["128x128x64", "128x64x128-producer", "64x128x128", "64x64x128"])
 def test_matmul_narrower_wgmma_configs(rng, index):
     """tilec.matmul's sm_90a kernels for problems whose 128x256 tiles do not fill the SMs
     (WGMMA_LADDER past WGMMA_CONFIG: the half-width tile, one warpgroup of 64 rows with K steps of
@@ -339,7 +339,7 @@ def test_matmul_persistent(rng, name):
     base = {"wgmma-producer": dataclasses.replace(WGMMA_LADDER[1], producer=True),
             "wgmma-tma-store": dataclasses.replace(WGMMA_LADDER[1], producer=True, bulk_store=True),
             "wgmma-nt": dataclasses.replace(WGMMA_LADDER[1], producer=True, bulk_store=True),
-            "wgmma-one-warpgroup": WGMMA_LADDER[3], "cp.async": ALIGNED_CONFIGS["medium"]}[name]
+            "wgmma-one-warpgroup": WGMMA_LADDER[4], "cp.async": ALIGNED_CONFIGS["medium"]}[name]
     config = dataclasses.replace(base, persistent=True)
     nt = name == "wgmma-nt"
     module = build_module(MatmulSpec("float16", "float32", transpose_b=nt, bias_dtype="float32", activation="relu",

@@ -223,6 +223,13 @@ for the half-width tile (144 tiles, two waves at one block an SM or one at two),
 MID_WGMMA_CONFIG = MatmulConfig(block=(128, 128, 64), stages=3, bulk=True, wgmma=True)
 """sm_90(a): WGMMA_CONFIG's half-width tile, for problems whose 128x256 tiles do not fill the SMs."""
 
+NARROW_WGMMA_CONFIG = MatmulConfig(block=(128, 64, 128), stages=4, bulk=True, wgmma=True, producer=True)
+"""sm_90(a): two warpgroups of 64 x 64 fed by a producer warpgroup, K steps of 128: where the 128x128
+tiles do not fill the SMs but 128x64 ones do (cuBLAS's kernel for 1024^3 is a 128x64 warp-specialised
+one). Session 16, H200, cold L2, f16 (TFLOP/s; without the producer / the 64x128x128 tile taken
+before / cuBLAS): 1024^3 197 (185 / 183 / 223), 256x4096x4096 324 (334 / 319 / 368), 128x8192x8192
+352 (357 / 348 / 385)."""
+
 THIN_WGMMA_CONFIGS: tuple[MatmulConfig, ...] = (
     MatmulConfig(block=(64, 128, 128), stages=4, bulk=True, wgmma=True),
     MatmulConfig(block=(64, 64, 128), stages=6, bulk=True, wgmma=True),
@@ -230,14 +237,17 @@ THIN_WGMMA_CONFIGS: tuple[MatmulConfig, ...] = (
 """sm_90(a): one warpgroup of 64 rows, K steps of 128, as many stages as shared memory holds: for
 fewer rows still (a decode step's batch), from :data:`THIN_MIN_K` on."""
 
-WGMMA_LADDER: tuple[MatmulConfig, ...] = (PERSISTENT_WGMMA_CONFIG, MID_WGMMA_CONFIG, *THIN_WGMMA_CONFIGS)
+WGMMA_LADDER: tuple[MatmulConfig, ...] = (PERSISTENT_WGMMA_CONFIG, MID_WGMMA_CONFIG, NARROW_WGMMA_CONFIG,
+                                          *THIN_WGMMA_CONFIGS)
 """The warpgroup-MMA tiles from the widest down: an aligned row-major f16/bf16 problem on sm_90 takes
 the first whose grid of tiles fills WGMMA_MIN_FILL of the SMs, PERSISTENT_MIN_FILL for the first
 (past the first only with more than 16 rows: fewer keep the mma.sync ``decode`` tile). The first is
 the persistent kernel with a TMA-store epilogue (2048^3 has 128 of its 128x256 tiles: 635 TFLOP/s
 against 604 for the same tile launched a block a tile). The narrower tiles keep their direct stores:
 a TMA store's buffers halve the blocks an SM holds (1536^3 with the 128x128 tile: 289 -> 242), and
-where they do not it gained 1-6% (session 16 sweeps). H200, cold L2 (``bench/sweep_configs.py --flush
+where they do not it gained 1-6% (session 16 sweeps). Session 16 put :data:`NARROW_WGMMA_CONFIG`
+between the 128x128 and the 64-row tiles (it now takes 1024^3, 256x4096x4096 and 128x8192x8192 of
+the table below). H200, cold L2 (``bench/sweep_configs.py --flush
 --repeat 3``, session 15, f16 TFLOP/s), against what was taken before:
 
 =================  ==========  ==================================  ======
@@ -317,6 +327,8 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
     if kind == "mma" and aligned and not transpose_a and arch in ("sm_90", "sm_90a"):
         for config in WGMMA_LADDER if m > 16 else WGMMA_LADDER[:1]:
             if config.block[2] > 64 and k < THIN_MIN_K:
+                continue
+            if config.block[0] > -(-m // 64) * 64:  # a warpgroup's 64 rows with nothing to compute
                 continue
             if config.tiles(m, n) >= (PERSISTENT_MIN_FILL if config is WGMMA_LADDER[0] else WGMMA_MIN_FILL) * sms:
                 return config
@@ -528,6 +540,7 @@ __all__ = [
     "SMEM_LIMIT",
     "TF32_CANDIDATES",
     "MID_WGMMA_CONFIG",
+    "NARROW_WGMMA_CONFIG",
     "PERSISTENT_MIN_FILL",
     "PERSISTENT_WGMMA_CONFIG",
     "THIN_MIN_K",
