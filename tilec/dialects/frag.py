@@ -236,11 +236,8 @@ class CpAsyncCommitOp(IRDLOperation):
         super().__init__()
 
 
-@irdl_op_definition
-class CpAsyncWaitOp(IRDLOperation):
-    """``cp.async.wait_group pending``."""
-
-    name = "frag.cp_async_wait"
+class _GroupWaitOp(IRDLOperation):
+    """A wait until at most ``pending`` (0 .. 7) of the issuing thread's async groups are in flight."""
 
     pending = prop_def(IntegerAttr[I64])
 
@@ -253,6 +250,13 @@ class CpAsyncWaitOp(IRDLOperation):
     def verify_(self) -> None:
         if not 0 <= self.pending.value.data <= 7:
             _fail(self, f"pending must be between 0 and 7, got {self.pending.value.data}")
+
+
+@irdl_op_definition
+class CpAsyncWaitOp(_GroupWaitOp):
+    """``cp.async.wait_group pending``."""
+
+    name = "frag.cp_async_wait"
 
 
 # ------------------------------------------------------------ bulk tensor copies (sm_90)
@@ -401,24 +405,12 @@ class BulkCommitWarpOp(IRDLOperation):
 
 
 @irdl_op_definition
-class BulkWaitWarpOp(IRDLOperation):
+class BulkWaitWarpOp(_GroupWaitOp):
     """``cp.async.bulk.wait_group.read pending`` by the executing warp's lane 0, then
     ``bar.warp.sync``: at most ``pending`` of the warp's bulk groups still read shared memory, and
     the whole warp may write what the others read. Warp-collective."""
 
     name = "frag.bulk_wait_warp"
-
-    pending = prop_def(IntegerAttr[I64])
-
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = "$pending attr-dict"
-
-    def __init__(self, pending: int = 0):
-        super().__init__(properties={"pending": _int(pending)})
-
-    def verify_(self) -> None:
-        if not 0 <= self.pending.value.data <= 7:
-            _fail(self, f"pending must be 0 to 7, got {self.pending.value.data}")
 
 
 @irdl_op_definition

@@ -83,9 +83,9 @@ class TensorMap:
     strides: tuple[int, ...]
     box: BulkBox
 
-    def read_box(self, coords: Sequence[int]) -> np.ndarray:
-        """The box at ``coords`` (innermost dimension first, as ``frag.tma_load`` takes them), rows
-        first (``R * I * e`` uint8); elements outside the view are zeros."""
+    def _box(self, coords: Sequence[int], verb: str) -> tuple[np.ndarray, np.ndarray]:
+        """The byte offsets into the view's memory of the box at ``coords`` (innermost dimension first,
+        as the frag ops take them), ``R x I x e``, and which of its ``R x I`` elements lie inside the view."""
         box, e = self.box, self.box.elem_bytes
         col, row, *lead = coords  # lead: dimensions rank-3 .. 0
         rows = row + np.arange(box.rows, dtype=np.int64)[:, None]
@@ -98,30 +98,22 @@ class TensorMap:
         offsets = start[..., None] + np.arange(e, dtype=np.int64)
         wanted = offsets[inside]
         if wanted.size and (wanted.min() < 0 or wanted.max() >= self.memory.size):
-            raise OpError(f"{self.what}: the box at {tuple(coords)} (innermost first) reads outside "
+            raise OpError(f"{self.what}: the box at {tuple(coords)} (innermost first) {verb} outside "
                           f"{self.memory.name} ({self.memory.extent()}): its extents or strides do not fit the array")
+        return offsets, inside
+
+    def read_box(self, coords: Sequence[int]) -> np.ndarray:
+        """The box at ``coords``, rows first (``R * I * e`` uint8); elements outside the view are zeros."""
+        offsets, inside = self._box(coords, "reads")
         out = np.zeros(offsets.shape, dtype=np.uint8)
-        out[inside] = self.memory.data[wanted]
+        out[inside] = self.memory.data[offsets[inside]]
         return out.reshape(-1)
 
     def write_box(self, coords: Sequence[int], data: np.ndarray) -> None:
         """Write a box (rows first, ``R * I * e`` uint8, as :meth:`read_box` gives) at ``coords``;
         the elements outside the view are dropped, as a bulk tensor store does."""
-        box, e = self.box, self.box.elem_bytes
-        col, row, *lead = coords
-        rows = row + np.arange(box.rows, dtype=np.int64)[:, None]
-        cols = col + np.arange(box.inner, dtype=np.int64)[None, :]
-        inside = (rows >= 0) & (rows < self.shape[-2]) & (cols >= 0) & (cols < self.shape[-1])
-        start = self.origin + (rows * self.strides[-2] + cols * self.strides[-1]) * e
-        for d, c in zip(range(len(self.shape) - 3, -1, -1), lead):
-            inside &= 0 <= c < self.shape[d]
-            start = start + c * self.strides[d] * e
-        offsets = start[..., None] + np.arange(e, dtype=np.int64)
-        wanted = offsets[inside]
-        if wanted.size and (wanted.min() < 0 or wanted.max() >= self.memory.size):
-            raise OpError(f"{self.what}: the box at {tuple(coords)} (innermost first) writes outside "
-                          f"{self.memory.name} ({self.memory.extent()}): its extents or strides do not fit the array")
-        self.memory.data[wanted] = data.reshape(offsets.shape)[inside]
+        offsets, inside = self._box(coords, "writes")
+        self.memory.data[offsets[inside]] = data.reshape(offsets.shape)[inside]
         self.memory.written = True
 
     def landing(self, dst: Ptr, lane: int) -> np.ndarray:
@@ -137,6 +129,15 @@ class TensorMap:
                           f"({mem.extent()})")
         linear = mem.address + at + np.arange(n, dtype=np.int64)
         return swizzle_address(linear, self.box.swizzle) - mem.address
+
+
+def _check_map(tmap: Any, coords: Sequence[Any]) -> None:
+    """A bulk copy's tensor map must be a kernel's tensor-map parameter, given one coordinate a dimension."""
+    if not isinstance(tmap, TensorMap):
+        raise OpError(f"the tensor map is not a tensor-map parameter of the kernel: {type(tmap).__name__}")
+    rank = len(tmap.shape)
+    if len(coords) != rank:
+        raise OpError(f"{tmap.what} is {rank}-d: it takes {rank} coordinates (innermost first), got {len(coords)}")
 
 
 def _land(memory: Memory, offsets: np.ndarray, data: np.ndarray) -> None:
@@ -294,11 +295,7 @@ class BulkFunctions(InterpreterFunctions):
     def run_tma_load(self, interpreter, op: frag.TmaLoadOp, args):
         dst, tmap, bar_ptr, *coords = args
         dst = expect_space(dst, SHARED, "the destination")
-        if not isinstance(tmap, TensorMap):
-            raise OpError(f"the tensor map is not a tensor-map parameter of the kernel: {type(tmap).__name__}")
-        rank = len(tmap.shape)
-        if len(coords) != rank:
-            raise OpError(f"{tmap.what} is {rank}-d: it takes {rank} coordinates (innermost first), got {len(coords)}")
+        _check_map(tmap, coords)
         bar, lanes = self._barrier_lanes(bar_ptr)
         for lane in (int(x) for x in lanes):
             data = tmap.read_box([int(np.asarray(c)[lane]) for c in coords])
@@ -315,11 +312,7 @@ class BulkFunctions(InterpreterFunctions):
         self.state.require_all_lanes()
         src, tmap, *coords = args
         src = expect_space(src, SHARED, "the source")
-        if not isinstance(tmap, TensorMap):
-            raise OpError(f"the tensor map is not a tensor-map parameter of the kernel: {type(tmap).__name__}")
-        rank = len(tmap.shape)
-        if len(coords) != rank:
-            raise OpError(f"{tmap.what} is {rank}-d: it takes {rank} coordinates (innermost first), got {len(coords)}")
+        _check_map(tmap, coords)
         where = tmap.landing(src, 0)
         tmap.write_box([int(np.asarray(c).reshape(-1)[0]) for c in coords], src.memory.data[where])
         return ()

@@ -820,6 +820,22 @@ class MbarExpectOp(IRDLOperation):
             _fail(self, f"expects 1 .. 2^20-1 bytes per phase (the mbarrier's transaction count), got {self.bytes.value.data}")
 
 
+def _tile_box(tile: SharedType):
+    """The box of tensor maps that lay out a 2-D shared tile as it is (None: no tensor map does)."""
+    if len(tile.dims) != 2:
+        return None
+    return bulk_box(tile.layout, tuple(tile.dims), element_bits(tile.element_type) // 8)
+
+
+def _check_boxed(op: IRDLOperation, tile: SharedType, verb: str) -> None:
+    if len(tile.dims) != 2:
+        _fail(op, f"{verb} 2-D tiles, got {_dims_text(tile.dims)}")
+    if _tile_box(tile) is None:
+        _fail(op, f"a tensor map cannot {'write' if verb == 'copies' else 'read'} the layout {tile.layout} of {tile}: "
+                  "expected row-major boxes of 32, 64 or 128-byte rows side by side under the matching swizzle "
+                  "(see tilec.layout.bulk)")
+
+
 @irdl_op_definition
 class BulkCopyOp(IRDLOperation):
     """``tile.bulk_copy %g[%r, %c] -> %dst, %bars[%i]``: a global window to a whole shared tile,
@@ -851,21 +867,14 @@ class BulkCopyOp(IRDLOperation):
 
     def box(self):
         """The :class:`~tilec.layout.bulk.BulkBox` of the destination's layout (None if there is none)."""
-        tile = self.dest.type
-        if len(tile.dims) != 2:
-            return None
-        return bulk_box(tile.layout, tuple(tile.dims), element_bits(tile.element_type) // 8)
+        return _tile_box(self.dest.type)
 
     def verify_(self) -> None:
         tile = self.dest.type
         _check_kind(self, self.barriers, per_warp=False)
         _check_window(self, self.source.type, self.indices, tile.dims, "source")
         _check_same_element(self, self.source.type, tile)
-        if len(tile.dims) != 2:
-            _fail(self, f"copies 2-D tiles, got {_dims_text(tile.dims)}")
-        if self.box() is None:
-            _fail(self, f"a tensor map cannot write the layout {tile.layout} of {tile}: expected row-major boxes of "
-                        "32, 64 or 128-byte rows side by side under the matching swizzle (see tilec.layout.bulk)")
+        _check_boxed(self, tile, "copies")
 
 
 @irdl_op_definition
@@ -898,20 +907,13 @@ class BulkStoreOp(IRDLOperation):
 
     def box(self):
         """The :class:`~tilec.layout.bulk.BulkBox` of the source's layout (None if there is none)."""
-        tile = self.source.type
-        if len(tile.dims) != 2:
-            return None
-        return bulk_box(tile.layout, tuple(tile.dims), element_bits(tile.element_type) // 8)
+        return _tile_box(self.source.type)
 
     def verify_(self) -> None:
         tile = self.source.type
-        if len(tile.dims) != 2:
-            _fail(self, f"stores 2-D tiles, got {_dims_text(tile.dims)}")
         _check_window(self, self.dest.type, self.indices, tile.dims, "destination")
         _check_same_element(self, tile, self.dest.type)
-        if self.box() is None:
-            _fail(self, f"a tensor map cannot read the layout {tile.layout} of {tile}: expected row-major boxes of "
-                        "32, 64 or 128-byte rows side by side under the matching swizzle (see tilec.layout.bulk)")
+        _check_boxed(self, tile, "stores")
 
 
 @irdl_op_definition
