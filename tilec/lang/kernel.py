@@ -263,7 +263,8 @@ class Kernel:
                 options.append("producer=true")
             if self.bulk_store:
                 stores = ",tile-bulk-store"
-        return BLOCK_LEVEL_PIPELINE.replace("tile-pipeline", f"tile-pipeline{{{' '.join(options)}}}{stores}")
+        return BLOCK_LEVEL_PIPELINE.replace("tile-pipeline", f"tile-pipeline{{{' '.join(options)}}}").replace(
+            "tile-layout", f"tile-layout{stores}")
 
     def interpret(self, *args: Any, grid: Any, num_warps: int | None = None, after: str | None = None,
                   num_stages: int | None = None, bulk: bool | None = None, pipeline: str | None = None,

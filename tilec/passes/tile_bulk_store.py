@@ -29,13 +29,18 @@ store: the block's, or its consumers' in a warp-specialised kernel (``tile-pipel
 puts them first). Stores of the same shape and element type share one buffer.
 
 A store is taken when its value is a 2-D register tile that each warp holds for itself
-(warp-varying, :mod:`tilec.passes.uniformity`: a warp-uniform tile may become one tile spread
-over the block), it runs in every lane of its warp (no branch on a lane-varying value), its view
-is 2-D (an argument or a subview of one) whose rows are 16-byte aligned (``tile.aligned_rows``,
-what a tensor map needs), a tensor map's box covers the tile (:func:`tilec.layout.bulk.choose_box`)
-and the buffers fit the shared memory left (``tile.launch``'s ``smem`` grows by them); other stores
-stay as they are. Run after ``tile-pipeline`` (which sizes the stages first) and before
-``tile-layout``; sm_90 (bulk tensor copies).
+(warp-varying, :mod:`tilec.passes.uniformity`: a warp-uniform tile may be one tile spread over
+the block), it runs in every lane of its warp at one window (no branch on a lane-varying value,
+no lane-varying index: lane 0 issues the copy), its view is 2-D (an argument or a subview of
+one) whose rows are 16-byte aligned (``tile.aligned_rows``, what a tensor map needs), nothing
+else in the kernel reads or writes that argument (the bulk store's global writes are ordered
+with nothing but the kernel's end), a tensor map's box covers the tile
+(:func:`tilec.layout.bulk.choose_box`) and the buffers fit: the kernel's shared memory as
+tile-distribute will plan it (:func:`~tilec.passes.tile_distribute.kernel.plan_shared_memory`,
+layout conversions' and reductions' scratch included) stays within the device's limit, and
+``tile.launch``'s ``smem`` grows to it. Other stores stay as they are. Run after ``tile-layout``
+(whose conversions take shared memory too) and before ``tile-distribute``; sm_90 (bulk tensor
+copies).
 """
 
 from __future__ import annotations
@@ -54,7 +59,8 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import MAX_SHARED_BYTES, LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, SharedType, element_bits
 from tilec.layout.bulk import box_layout, choose_box
-from tilec.passes.alignment import aligned_rows_of
+from tilec.passes.alignment import aligned_rows_of, leading_coordinates
+from tilec.passes.tile_distribute.kernel import plan_shared_memory
 from tilec.passes.tile_pipeline import staged_layout
 from tilec.passes.uniformity import lane_varying, warp_varying
 
@@ -81,31 +87,34 @@ def bulk_stores(kernel: func.FuncOp) -> None:
         return
     launch: LaunchAttr = kernel.attributes[LAUNCH_ATTR]
     bx, by, bz = launch.block_dims
-    warps = (bx * by * bz - producer_threads(kernel)) // 32
-    smem = launch.smem.data
+    threads = bx * by * bz
+    warps = (threads - producer_threads(kernel)) // 32
     buffers: dict[tuple, SSAValue] = {}
     entry = kernel.body.block
+    total = launch.smem.data
     for store in stores:
         tile: RegisterType = store.value.type
         key = (tuple(tile.dims), tile.element_type)
         if key not in buffers:
             elem_bytes = element_bits(tile.element_type) // 8
-            box = choose_box(tuple(tile.dims), elem_bytes)
-            layout, stride = staged_layout(box_layout(box, tile.dims[1]), warps, elem_bytes)
-            nbytes = stride * warps * elem_bytes + box.alignment()  # the buffer's start is aligned up
-            if smem + nbytes > MAX_SHARED_BYTES:
-                continue
-            smem += nbytes
+            layout, _ = staged_layout(box_layout(choose_box(tuple(tile.dims), elem_bytes), tile.dims[1]), warps,
+                                      elem_bytes)
             alloc = t.AllocOp(SharedType((warps, *tile.dims), tile.element_type, layout))
             alloc.result.name_hint = "sc"
             entry.insert_op_before(alloc, entry.first_op)
+            planned = plan_shared_memory(kernel, threads).total
+            if planned > MAX_SHARED_BYTES:  # no room: this shape keeps its direct stores
+                alloc.detach()
+                alloc.erase()
+                continue
+            total = max(total, planned)
             buffers[key] = alloc.result
         _rewrite(store, buffers[key])
     if not buffers:
         return
     for ret in [o for o in kernel.walk() if isinstance(o, func.ReturnOp)]:
         ret.parent_block().insert_op_before(t.BulkStoreWaitOp(), ret)
-    kernel.attributes[LAUNCH_ATTR] = LaunchAttr(launch.grid_dims, launch.block_dims, smem)
+    kernel.attributes[LAUNCH_ATTR] = LaunchAttr(launch.grid_dims, launch.block_dims, total)
 
 
 def _candidates(kernel: func.FuncOp) -> list[t.StoreOp]:
@@ -118,14 +127,28 @@ def _candidates(kernel: func.FuncOp) -> list[t.StoreOp]:
         tile, view = op.value.type, op.dest.type
         if len(tile.dims) != 2 or not isinstance(view, GlobalType) or view.rank != 2:
             continue
+        root, lead = leading_coordinates(op.dest)
         if op.value not in varying or _in_lane_branch(op, kernel, lanes):
             continue
-        if aligned_rows_of(op.dest) < MIN_ALIGNED_ROWS:
+        if any(i in lanes for i in (*op.indices, *lead)):  # lane 0's window would be every lane's
+            continue
+        if aligned_rows_of(op.dest) < MIN_ALIGNED_ROWS or _accessed_elsewhere(kernel, root, op):
             continue
         if choose_box(tuple(tile.dims), element_bits(tile.element_type) // 8) is None:
             continue
         out.append(op)
     return out
+
+
+def _accessed_elsewhere(kernel: func.FuncOp, root: SSAValue, store: t.StoreOp) -> bool:
+    """Whether an op of ``kernel`` besides ``store`` reads or writes the argument ``root`` (its
+    extents, ``tile.dim``, and views of it, ``tile.subview``, do not count)."""
+    for op in kernel.walk():
+        if op is store or isinstance(op, t.DimOp | t.SubviewOp):
+            continue
+        if any(isinstance(v.type, GlobalType) and leading_coordinates(v)[0] is root for v in op.operands):
+            return True
+    return False
 
 
 def _in_lane_branch(op: Operation, kernel: func.FuncOp, lanes: set[SSAValue]) -> bool:

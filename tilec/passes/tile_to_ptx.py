@@ -90,8 +90,8 @@ class TileToPTX(PipelinePass):
             if self.producer:
                 pipeline["producer"] = True
         stores = (("tile-bulk-store", {}),) if self.bulk and self.bulk_store else ()
-        return (("tile-tiling", tiling), ("tile-swizzle", {}), ("tile-pipeline", pipeline), *stores,
-                ("tile-layout", {}), ("tile-distribute", {}), ("tile-to-llvm", {}))
+        return (("tile-tiling", tiling), ("tile-swizzle", {}), ("tile-pipeline", pipeline), ("tile-layout", {}),
+                *stores, ("tile-distribute", {}), ("tile-to-llvm", {}))
 
     def passes(self) -> tuple[ModulePass, ...]:
         """The inner passes, made from the option values (no text is parsed)."""

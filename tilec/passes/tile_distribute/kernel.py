@@ -155,6 +155,51 @@ _ELEMENTWISE = {
 }
 
 
+
+@dataclass(frozen=True)
+class SharedLayout:
+    """Where a kernel's shared memory goes: each allocation (a tile.alloc, barriers, a layout
+    conversion's or a reduction's scratch) with its byte offset and size, the alignments, and the
+    total the launch must give (one dynamic buffer past 48 KB, whose base is rounded up at run time)."""
+
+    entries: tuple[tuple[Operation, int, int], ...]
+    align: dict[Operation, int]
+    wgmma_tiles: dict[Operation, int]
+    dynamic: bool
+    base_align: int
+    total: int
+
+
+def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
+    """The shared memory ``fn`` (fragment-typed tile IR, after ``tile-layout``) needs with ``threads``
+    a block: what tile-distribute allocates, so that a pass may ask before it adds a buffer."""
+    allocs = [op for op in fn.walk() if isinstance(op, t.AllocOp | t.MbarInitOp)
+              or (isinstance(op, t.ConvertLayoutOp) and needs_scratch(op))
+              or (isinstance(op, REDUCTIONS) and reduction_scratch_bytes(op))]
+    align = bulk_alignment(fn)
+    wgmma_tiles = wgmma_alignment(fn)
+    for alloc, period in wgmma_tiles.items():
+        align[alloc] = max(align.get(alloc, SHARED_ALIGN), period)
+    entries, offset = [], 0
+    for op in allocs:
+        if isinstance(op, t.MbarInitOp):
+            size = op.result.type.count.data * MBAR_BYTES
+        elif isinstance(op, t.ConvertLayoutOp):
+            size = scratch_bytes(op, threads // 32)
+        elif isinstance(op, REDUCTIONS):
+            size = reduction_scratch_bytes(op)
+        else:
+            size = op.result.type.size_bytes
+        a = align.get(op, SHARED_ALIGN)
+        offset = (offset + a - 1) // a * a
+        entries.append((op, offset, size))
+        offset += size
+    dynamic = offset > STATIC_SHARED_LIMIT
+    base_align = max(align.values(), default=SHARED_ALIGN) if dynamic else SHARED_ALIGN
+    total = offset + (base_align - SHARED_ALIGN if base_align > SHARED_ALIGN else 0)
+    return SharedLayout(tuple(entries), align, wgmma_tiles, dynamic, base_align, total)
+
+
 class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, WgmmaLowering, ReductionLowering,
                      VectorLowering, ConvertLowering, TurnLowering, RoleLowering):
     """Rewrites one kernel ``func.func`` into its fragment-level form."""
@@ -309,26 +354,13 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
 
     def _plan_shared(self) -> dict[Operation, tuple[str, int, int]]:
         """Each tile.alloc (and each layout conversion through shared memory) → (symbol, byte offset,
-        bytes); one dynamic buffer past 48 KB."""
-        allocs = [op for op in self.fn.walk() if isinstance(op, t.AllocOp | t.MbarInitOp)
-                  or (isinstance(op, t.ConvertLayoutOp) and needs_scratch(op))
-                  or (isinstance(op, REDUCTIONS) and reduction_scratch_bytes(op))]
-        self._align = bulk_alignment(self.fn)
-        wgmma_tiles = wgmma_alignment(self.fn)
-        for alloc, period in wgmma_tiles.items():
-            self._align[alloc] = max(self._align.get(alloc, SHARED_ALIGN), period)
+        bytes); one dynamic buffer past 48 KB (:func:`plan_shared_memory`)."""
+        layout = plan_shared_memory(self.fn, self.threads)
+        self._align = layout.align
         # wgmma reads shared memory through the async proxy: a barrier hands it generic writes only after a proxy fence
-        self._proxy_fence = wgmma_reads_generic_writes(self.fn, wgmma_tiles)
-        plan, offset, used = {}, 0, set()
-        for i, op in enumerate(allocs):
-            if isinstance(op, t.MbarInitOp):
-                size = op.result.type.count.data * MBAR_BYTES
-            elif isinstance(op, t.ConvertLayoutOp):
-                size = scratch_bytes(op, self.threads // 32)
-            elif isinstance(op, REDUCTIONS):
-                size = reduction_scratch_bytes(op)
-            else:
-                size = op.result.type.size_bytes
+        self._proxy_fence = wgmma_reads_generic_writes(self.fn, layout.wgmma_tiles)
+        plan, used = {}, set()
+        for i, (op, offset, size) in enumerate(layout.entries):
             hint = op.result.name_hint or f"smem{i}"
             if isinstance(op, t.ConvertLayoutOp):
                 hint += "_convert"
@@ -338,14 +370,10 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
             while sym in used:
                 sym += "_"
             used.add(sym)
-            align = self._align.get(op, SHARED_ALIGN)
-            offset = (offset + align - 1) // align * align
             plan[op] = (sym, offset, size)
-            offset += size
-        self._dynamic = offset > STATIC_SHARED_LIMIT
-        # a dynamic buffer's base is only 16-byte aligned: rounding it up may take this much more
-        self._base_align = max(self._align.values(), default=SHARED_ALIGN) if self._dynamic else SHARED_ALIGN
-        self._shared_total = offset + (self._base_align - SHARED_ALIGN if self._base_align > SHARED_ALIGN else 0)
+        self._dynamic = layout.dynamic
+        self._base_align = layout.base_align
+        self._shared_total = layout.total
         return plan
 
     def _shared_address(self, op: Operation) -> SSAValue:
