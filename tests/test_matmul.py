@@ -267,6 +267,9 @@ def test_config_follows_the_sm_count_and_pipeline_text():
         large.passes_to("tile-regalloc")
     with pytest.raises(ValueError, match="tf32 .* and thread_tile .* exclude"):
         MatmulConfig((64, 64, 8), tf32=True, thread_tile=(4, 4))
+    for option in ("producer", "bulk_store"):  # both work on bulk tensor copies: without them, an error
+        with pytest.raises(ValueError, match=f"MatmulConfig: {option}=True works on bulk tensor copies"):
+            MatmulConfig((128, 128, 64), (2, 2), 3, **{option: True})
     with pytest.raises(ValueError, match="no matmul for inputs of dtype int8"):
         choose_config(1, 1, 1, "int8")
 

@@ -126,6 +126,9 @@ class MatmulConfig(TileToPTX):
             raise ValueError("MatmulConfig: tf32 (tensor cores) and thread_tile (SIMT) exclude each other")
         if self.wgmma and not self.bulk:
             raise ValueError("MatmulConfig: wgmma reads shared tiles in the layouts bulk copies write: it needs bulk=True")
+        for option in ("producer", "bulk_store"):
+            if getattr(self, option) and not self.bulk:
+                raise ValueError(f"MatmulConfig: {option}=True works on bulk tensor copies (sm_90): it needs bulk=True")
         object.__setattr__(self, "block", tuple(self.block))
         if self.warps is not None:
             object.__setattr__(self, "warps", tuple(self.warps))

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 from xdsl.passes import ModulePass
 
 from tilec.passes.registry import PipelinePass, get_tilec_passes
-from tilec.passes.tile_pipeline import check_stages
+from tilec.passes.tile_pipeline import TilePipelineError, check_stages
 from tilec.passes.tiling_config import DEFAULT_BLOCK, DEFAULT_THREAD_TILE, check_options
 
 
@@ -69,6 +69,9 @@ class TileToPTX(PipelinePass):
     def __post_init__(self):
         check_options(self.block, self.warps, self.group, self.thread_tile)
         check_stages(self.stages)
+        for option in ("producer", "bulk_store"):
+            if getattr(self, option) and not self.bulk:
+                raise TilePipelineError(f"{self.name}: {option}=true works on bulk tensor copies (sm_90): give bulk=true too")
 
     def steps(self) -> tuple[tuple[str, dict[str, Any]], ...]:
         """(pass name, options) of each inner pass: the one list :meth:`passes` and :meth:`pipeline` read."""

@@ -1,5 +1,6 @@
 // RUN: tile-opt %s -p tile-layout,tile-bulk-store | filecheck %s
 // RUN: tile-opt %s -p tile-layout,tile-bulk-store,tile-distribute,tile-to-llvm -t 'ptx{arch=sm_90}' | filecheck %s --check-prefix=PTX
+// RUN: not tile-opt %s -p 'tile-to-ptx{bulk_store=true}' 2>&1 | filecheck %s --check-prefix=OPT
 
 // tile-bulk-store (after tile-layout): a warp's own register tile (warp-varying: it
 // depends on tile.warp_id) stored to a view with 16-byte aligned rows goes through the
@@ -55,3 +56,6 @@ func.func @k(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %c: !tile
 // PTX-COUNT-2: @lead cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
 // PTX:         @lead cp.async.bulk.commit_group;
 // PTX:         @lead cp.async.bulk.wait_group.read 0;
+
+// tile-to-ptx's bulk_store (and producer) need its bulk copies: asked without them, an error.
+// OPT: error: invalid options for pass 'tile-to-ptx': tile-to-ptx: bulk_store=true works on bulk tensor copies (sm_90): give bulk=true too
