@@ -76,3 +76,50 @@ def test_rows_not_known_aligned_keep_their_stores():
     config = dataclasses.replace(WGMMA_LADDER[1], bulk_store=True)
     module = _lowered(spec, config, "tile-bulk-store")
     assert not _ops(module, t.BulkStoreOp)
+
+
+_COPY = '''func.func @k(%a: !tile.gl<T, [?, ?]> {tile.aligned_rows = 16 : i64}, %c: !tile.gl<T, [?, ?]> {tile.aligned_rows = 16 : i64}) attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %warp = tile.warp_id
+  %row = arith.muli %warp, %c16 : index
+  %v = tile.load %a[%row, %c0] : !tile.gl<T, [?, ?]> -> !tile.rt<16xCxT>
+  tile.store %v, %c[%row, %c0] : !tile.rt<16xCxT> -> !tile.gl<T, [?, ?]>
+  func.return
+}'''
+
+
+@pytest.mark.parametrize("ty, cols, boxes", [("bf16", 32, 1), ("f16", 192, 3), ("f32", 64, 2)])
+def test_bulk_stores_of_other_boxes_in_the_lane_interpreter(ty, cols, boxes):
+    """Four warps copy 57 rows through tile-bulk-store (the last warp's window past the edge): a
+    64-byte swizzle (32 bf16), three 128-byte boxes side by side (192 f16), 4-byte elements (f32);
+    the lane interpreter writes back exactly the input, clipped at the view's edge."""
+    from tilec.dialects import frag
+    from tilec.dialects.abi import gl_params
+    from tilec.interp import parse_module, round_bf16
+    from tilec.runtime.gl_views import expand
+
+    module = parse_module(_COPY.replace("T", ty).replace("C", str(cols)))
+    build_pipeline("tile-layout,tile-bulk-store,tile-distribute").apply(make_context(), module)
+    assert len(_ops(module, frag.TmaStoreWarpOp)) == boxes
+    fn = next(o for o in module.walk() if o.name == "func.func")
+    a = np.random.default_rng(cols).standard_normal((57, cols)).astype(np.float32)
+    a = np.array(round_bf16(a), dtype=np.float32) if ty == "bf16" else a.astype({"f16": np.float16}.get(ty, np.float32))
+    c = np.full(a.shape, np.nan, a.dtype)
+    run(module, "k", *expand(gl_params(fn), a, c, signature_length=len(fn.args)), grid=(1, 1, 1))
+    assert np.array_equal(a, c)
+
+
+def test_the_bulk_store_kernels_assemble():
+    """ptxas (sm_90a) takes the persistent TMA-store GEMM, plain and with a bias into bf16."""
+    from tilec.api import compile as tilec_compile
+    from tilec.codegen.ptxas import find_ptxas, kernel_resources
+
+    if find_ptxas() is None:
+        pytest.skip("ptxas is not installed (pip install -e '.[test]' brings it)")
+    for spec in (MatmulSpec("float16", "float16", align=16),
+                 MatmulSpec("bfloat16", "bfloat16", bias_dtype="float32", activation="relu", align=16)):
+        kernel = tilec_compile(build_module(spec), pipeline=PERSISTENT_WGMMA_CONFIG, arch="sm_90a")
+        ptx = kernel.asm["ptx"]
+        assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group") == 4
+        assert kernel_resources(ptx, "sm_90a")[kernel.name].registers <= 168
