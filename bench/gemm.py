@@ -25,6 +25,9 @@ f32 without tf32 (tilec's SIMT path vs cuBLAS sgemm with
 ``torch.backends.cuda.matmul.allow_tf32 = False``), the mma.sync ceiling of
 ``bench/mma_ceiling.py`` on the same GPU, and the host cost of one call on a
 tiny problem (tilec.matmul, tilec's bare kernel launch, torch, Triton).
+On sm_90 and later, FP8 (``--shapes fp8``): e4m3 A (M x K) and W (N x K),
+per-tensor f32 scales, bf16 C: ``tilec.matmul(a, w.t(), scale_a=, scale_b=)``
+against ``torch._scaled_mm`` (cuBLASLt) with and without ``use_fast_accum``.
 
 Every implementation is checked before it is timed: fresh random inputs
 (torch.randn), the output filled with NaN, then every element must be finite
@@ -74,6 +77,10 @@ SHAPES = {
 }
 QUICK_SHAPES = [("square", (4096, 4096, 4096)), ("decode", (16, 4096, 4096))]
 F32_SIZES = (1024, 2048, 4096)
+FP8_SHAPES = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (8192, 1024, 8192),
+              (8192, 28672, 4096), (16, 4096, 4096), (128, 4096, 4096)]
+"""FP8 (sm_90): A M x K and W N x K in float8_e4m3fn, per-tensor scales, C bf16: tilec.matmul(a, w.t()) against
+torch._scaled_mm (cuBLASLt) with and without use_fast_accum (tilec's wgmma accumulates as the fast mode does)."""
 DTYPES = ("float16", "bfloat16")
 TOLERANCE = {"float16": 1e-2, "bfloat16": 1e-2, "float32": 2e-5}
 SAMPLED_ROWS = 256
@@ -391,6 +398,46 @@ def run_f32(sizes, timing: Timing, autotune: bool) -> list[dict]:
     return out
 
 
+def run_fp8(shapes, timing: Timing) -> list[dict]:
+    """tilec.matmul vs torch._scaled_mm on FP8 inputs (sm_90 and later)."""
+    import tilec
+    import tilec.kernels.gemm
+
+    torch = _torch()
+    out = []
+    for m, n, k in shapes:
+        label = f"{m}x{n}x{k} e4m3"
+        try:
+            seed = seed_of(m, n, k, "float16") + 7
+            gen = torch.Generator(device="cuda").manual_seed(seed)
+            a = torch.randn(m, k, device="cuda", generator=gen).to(torch.float8_e4m3fn)
+            w = torch.randn(n, k, device="cuda", generator=gen).to(torch.float8_e4m3fn)
+            sa = torch.rand((), device="cuda", generator=gen) + 0.5
+            sb = torch.rand((), device="cuda", generator=gen) + 0.5
+            c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+            rows, ref = reference(a.to(torch.float16), w.t().to(torch.float16), seed)  # f16 holds e4m3 exactly
+            ref = ref * (sa.double() * sb.double())
+        except Exception as e:  # noqa: BLE001 - the rest goes on
+            out.append(failed_row("fp8", m, n, k, "float8_e4m3fn", ("tilec", "scaled_mm", "scaled_mm_fast"), e))
+            continue
+        flop, tol = 2 * m * n * k, TOLERANCE["bfloat16"]
+        row = {"group": "fp8", "m": m, "n": n, "k": k, "dtype": "float8_e4m3fn", "flop": flop, "impls": {}}
+        tl = row["impls"]["tilec"] = guarded(f"tilec {label}", lambda: measure(
+            lambda: tilec.matmul(a, w.t(), out=c, scale_a=sa, scale_b=sb), c, rows, ref, tol, timing, flop))
+        if "error" not in tl:
+            plan = tilec.kernels.gemm.plan_matmul(a, w.t(), out=c, scale_a=sa, scale_b=sb)
+            tl.update(config=plan.config.describe(), kernel=plan.spec.kernel_name)
+        for name, fast in (("scaled_mm", False), ("scaled_mm_fast", True)):
+            row["impls"][name] = guarded(f"{name} {label}", lambda fast=fast: measure(
+                lambda: torch._scaled_mm(a, w.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
+                                         use_fast_accum=fast, out=c), c, rows, ref, tol, timing, flop))
+        log(f"  {label}: " + ", ".join(f"{name} {_fmt_tflops(r)}" for name, r in row["impls"].items()))
+        out.append(row)
+        del a, w, c, ref
+        torch.cuda.empty_cache()
+    return out
+
+
 def run_overhead(calls: int, autotune: bool) -> dict:
     """Host cost per call on a tiny f16 problem: tilec.matmul, tilec's bare kernel launch, torch.matmul."""
     torch = _torch()
@@ -591,7 +638,8 @@ def _print_pairs(rows: list[dict], other: str, other_title: str, info: str, labe
               f"{_fmt_ratio(_ratio(im.get('tilec'), im.get(other))):>6}  {(im.get('tilec') or {}).get(info, '-')}")
 
 
-def print_table(rows: list[dict], ceiling: float | None, f32_rows: list[dict], overhead: dict) -> None:
+def print_table(rows: list[dict], ceiling: float | None, f32_rows: list[dict], overhead: dict,
+                fp8_rows: list[dict] = ()) -> None:
     """The human-readable report (the JSON has everything)."""
     roof = f"mma.sync ceiling from registers: {ceiling:.1f} TFLOP/s" if ceiling else "no mma.sync ceiling"
     print(f"\nTFLOP/s, medians ('!' = failed check). Tri-ms = Triton with DISABLE_MMA_V3=1 (mma.sync). {roof}")
@@ -616,6 +664,15 @@ def print_table(rows: list[dict], ceiling: float | None, f32_rows: list[dict], o
     if f32_rows:
         print("\nf32 without tf32: tilec SIMT vs cuBLAS sgemm (torch.backends.cuda.matmul.allow_tf32 = False)")
         _print_pairs(f32_rows, "cublas", "cuBLAS", "config", shape_text)
+    if fp8_rows:
+        print("\nFP8 e4m3 in, bf16 out, per-tensor scales: tilec.matmul(a, w.t()) vs torch._scaled_mm (cuBLASLt), "
+              "TFLOP/s")
+        print(f"  {'shape':<18} {'tilec':>7} {'_scaled_mm':>10} {'fast_accum':>10} {'t/sm':>6} {'t/fast':>6}  config")
+        for row in fp8_rows:
+            im = row["impls"]
+            t, s, f = (im.get(x) for x in ("tilec", "scaled_mm", "scaled_mm_fast"))
+            print(f"  {shape_text(row):<18} {_fmt_tflops(t):>7} {_fmt_tflops(s):>10} {_fmt_tflops(f):>10} "
+                  f"{_fmt_ratio(_ratio(t, s)):>6} {_fmt_ratio(_ratio(t, f)):>6}  {(t or {}).get('config', '-')}")
     if overhead:
         m, n, k = OVERHEAD_SHAPE
         print(f"\nhost cost per call, {m}x{n}x{k} f16, back-to-back calls, microseconds "
@@ -629,7 +686,7 @@ def print_table(rows: list[dict], ceiling: float | None, f32_rows: list[dict], o
                 flag = "" if r.get("ok") else "  (check FAILED)"
                 print(f"  {name:<44} submit {r['submit_us']:7.1f}   total {r['total_us']:7.1f}{flag}")
     failed: dict[str, list[str]] = {}  # one line per distinct problem (a dead worker fails every row alike)
-    for row in rows + f32_rows:
+    for row in [*rows, *f32_rows, *fp8_rows]:
         for name, r in row["impls"].items():
             if "error" in r:
                 problem = f"{name}: {r['error']}"
@@ -703,10 +760,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--triton-worker", metavar="SPEC", help=argparse.SUPPRESS)
     p.add_argument("--worker-out", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    groups = [g.strip() for g in (args.shapes or "square,llm,decode,ragged,f32").split(",") if g.strip()]
-    bad = [g for g in groups if g not in (*SHAPES, "f32")]
+    groups = [g.strip() for g in (args.shapes or "square,llm,decode,ragged,f32,fp8").split(",") if g.strip()]
+    bad = [g for g in groups if g not in (*SHAPES, "f32", "fp8")]
     if bad:
-        p.error(f"--shapes: unknown group(s) {', '.join(bad)}; expected square, llm, decode, ragged, f32")
+        p.error(f"--shapes: unknown group(s) {', '.join(bad)}; expected square, llm, decode, ragged, f32, fp8")
     dtypes = [d.strip() for d in (args.dtypes or ",".join(DTYPES)).split(",") if d.strip()]
     bad = [d for d in dtypes if d not in DTYPES]
     if bad:
@@ -772,6 +829,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = run_rows(shapes, dtypes, timing, autotune)
     log("f32 (no tf32)")
     f32_rows = run_f32(f32_sizes, timing, autotune)
+    fp8_rows = []
+    if "fp8" in args.groups and torch.cuda.get_device_capability() >= (9, 0):
+        log("FP8 (tilec vs torch._scaled_mm)")
+        fp8_rows = run_fp8(FP8_SHAPES[1:2] if args.quick else FP8_SHAPES, timing)
     log("host cost per call")
     overhead = run_overhead(args.overhead_calls, autotune)
 
@@ -787,20 +848,25 @@ def main(argv: list[str] | None = None) -> int:
                     overhead[name if flag is None else f"{name}, DISABLE_MMA_V3=1"] = r
     add_ratios(rows, ceiling)
     add_ratios(f32_rows, None)
+    for row in fp8_rows:
+        im = row["impls"]
+        row["ratios"] = {"tilec/scaled_mm": _ratio(im.get("tilec"), im.get("scaled_mm")),
+                         "tilec/scaled_mm_fast": _ratio(im.get("tilec"), im.get("scaled_mm_fast"))}
     tilec_host, triton_host = overhead.get("tilec.matmul", {}), overhead.get("triton (autotuned)", {})
     if "submit_us" in tilec_host and "submit_us" in triton_host:
         overhead["tilec.matmul / triton (autotuned)"] = {
             "ratio": tilec_host["submit_us"] / triton_host["submit_us"]}
-    report.update(rows=rows, f32=f32_rows, launch_overhead={"shape": list(OVERHEAD_SHAPE), "dtype": "float16",
+    report.update(rows=rows, f32=f32_rows, fp8=fp8_rows, launch_overhead={"shape": list(OVERHEAD_SHAPE), "dtype": "float16",
                                                           "results": overhead})
     report["elapsed_s"] = time.perf_counter() - t_start
 
-    print_table(rows, ceiling, f32_rows, overhead)
+    print_table(rows, ceiling, f32_rows, overhead, fp8_rows)
     path = Path(args.json) if args.json else default_json_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=1, default=str))
     print(f"\nJSON: {path}  ({report['elapsed_s']:.0f} s)")
-    failed = any("error" in r or not r.get("ok") for row in rows + f32_rows for r in row["impls"].values())
+    failed = any("error" in r or not r.get("ok") for row in [*rows, *f32_rows, *fp8_rows]
+                 for r in row["impls"].values())
     return 1 if failed else 0
 
 

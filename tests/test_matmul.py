@@ -44,7 +44,10 @@ from tilec.kernels.gemm_config import (
     BULK_MEDIUM_CONFIG,
     CONFIGS,
     ELEMENT_ROWS_LARGE,
+    FP8_WGMMA_LADDER,
+    WGMMA_LADDER,
     MatmulConfig,
+    as_fp8,
     choose_config,
 )
 from tilec.runtime import NoDeviceError, has_device
@@ -89,7 +92,8 @@ class _DLManagedTensor(ctypes.Structure):
 
 _capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
     ("PyCapsule_New", ctypes.pythonapi))
-_DL_CODES = {"float16": (2, 16), "bfloat16": (4, 16), "float32": (2, 32)}
+_DL_CODES = {"float16": (2, 16), "bfloat16": (4, 16), "float32": (2, 32), "float8_e4m3fn": (10, 8),
+             "float8_e5m2": (12, 8)}
 
 
 class FakeCudaArray:
@@ -162,7 +166,7 @@ ERRORS = [
     ("mixed dtypes", dict(a=f16(4, 5), b=np.ones((5, 3), np.float32)), TypeError,
      r"a has dtype float16 but b has dtype float32"),
     ("int inputs", dict(a=np.ones((4, 5), np.int32), b=np.ones((5, 3), np.int32)), TypeError,
-     r"a has dtype int32; expected float16, bfloat16 or float32"),
+     r"a has dtype int32; expected float16, bfloat16, float32, float8_e4m3fn or float8_e5m2"),
     ("rank", dict(a=f16(4), b=f16(4, 3)), ValueError, r"a must be a 2-D matrix, got shape \(4,\)"),
     ("not an array", dict(a=[[1.0]], b=f16(1, 1)), TypeError, r"a must be an array .* got list"),
     ("out shape", dict(a=f16(4, 5), b=f16(5, 3), out=np.zeros((3, 4), np.float16)), ValueError,
@@ -573,6 +577,74 @@ def test_bf16_kernel_and_matmul_kernel_without_gpu():
     assert tilec.matmul_kernel(a, b, out=out, arch="sm_80") is k  # compiled once per process
     k2 = tilec.matmul_kernel(np.ones((8, 8), np.float32), np.ones((8, 8), np.float32), allow_tf32=True, arch="sm_80")
     assert "tf32" in k2.asm["ptx"]
+
+
+# ---------------------------------------------------------------- FP8
+
+
+def _fp8(m, n, k, dtype="float8_e4m3fn"):
+    """A (M x K), B = W.t() (K x N stored N x K), a bf16 C and two one-element f32 scales, all on the 'GPU'."""
+    at = [0x7F0000000000 + (i << 32) for i in range(5)]  # apart: C of 8192^2 is larger than the default spacing
+    return (FakeCudaArray((m, k), dtype, address=at[0]), FakeCudaArray((k, n), dtype, strides=(1, k), address=at[1]),
+            FakeCudaArray((m, n), "bfloat16", address=at[2]), FakeCudaArray((), "float32", address=at[3]),
+            FakeCudaArray((1,), "float32", address=at[4]))
+
+
+@pytest.mark.parametrize("m,n,k,rung", [(4096, 4096, 4096, 0), (8192, 8192, 1024, 0), (1024, 1024, 1024, 2),
+                                        (128, 4096, 4096, 4), (16, 4096, 4096, 4), (64, 64, 64, 4)])
+def test_fp8_plan_and_config(m, n, k, rung):
+    """FP8 takes the wgmma ladder with twice the K elements a step (the same bytes); B read K-major."""
+    a, b, c, sa, sb = _fp8(m, n, k)
+    p = mm.plan_matmul(a, b, out=c, scale_a=sa, scale_b=sb, sm_count=132, arch="sm_90a")
+    assert p.spec == mm.MatmulSpec("float8_e4m3fn", "bfloat16", transpose_b=True, align=(16, 16, 16, 0, 0),
+                                   scale_a=True, scale_b=True)
+    assert p.spec.kernel_name == "matmul_e4m3_nt_bf16_scaled_a16" and p.spec.row_align == 16
+    assert p.config == FP8_WGMMA_LADDER[rung] == as_fp8(WGMMA_LADDER[rung])
+    assert [v.shape for v in p.scales] == [(1,), (1,)]
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    (dict(b="row"), ValueError, r"read K-major: op\(a\) must be M x K .* got op\(a\) with contiguous rows and "
+                                r"op\(b\) with contiguous rows"),
+    (dict(a="col"), ValueError, "read K-major"),
+    (dict(arch="sm_80"), ValueError, "FP8 inputs are multiplied by the warpgroup MMA of sm_90 .* the target is sm_80"),
+    (dict(k=40), ValueError, "rows of a, b and the output must start at 16-byte aligned"),
+    (dict(scale_a=(2,)), ValueError, r"scale_a must hold one number \(a per-tensor scale\), got shape \(2,\)"),
+    (dict(scale_b="float16"), TypeError, "scale_b has dtype float16; expected float32"),
+    (dict(bias="float8_e4m3fn"), TypeError, r"bias has dtype float8_e4m3fn; expected one of bfloat16, float32 "
+                                            r"\(the output's or float32\)"),
+    (dict(b_dtype="float8_e5m2"), TypeError, "mixed input dtypes"),
+    (dict(config=BULK_CONFIG), ValueError, "float8_e4m3fn inputs are multiplied by wgmma only"),
+])
+def test_fp8_errors(kwargs, error, match):
+    m, n, k = 256, 256, kwargs.pop("k", 256)
+    a, b, c, sa, sb = _fp8(m, n, k)
+    if kwargs.pop("b", None) == "row":
+        b = FakeCudaArray((k, n), "float8_e4m3fn")
+    if kwargs.pop("a", None) == "col":
+        a = FakeCudaArray((m, k), "float8_e4m3fn", strides=(1, m))
+    if "b_dtype" in kwargs:
+        b = FakeCudaArray((k, n), kwargs.pop("b_dtype"), strides=(1, k))
+    if "scale_a" in kwargs:
+        sa = FakeCudaArray(kwargs.pop("scale_a"), "float32")
+    if "scale_b" in kwargs:
+        sb = FakeCudaArray((1,), kwargs.pop("scale_b"))
+    if "bias" in kwargs:
+        kwargs["bias"] = FakeCudaArray((n,), kwargs.pop("bias"))
+    kwargs.setdefault("arch", "sm_90a")
+    with pytest.raises(error, match=match):
+        mm.plan_matmul(a, b, out=c, scale_a=sa, scale_b=sb, **kwargs)
+
+
+def test_fp8_kernel_without_gpu(ptxas):
+    """The decode-shaped FP8 kernel: K = 32 e4m3 wgmmas, the scales two loads, no spills."""
+    a, b, c, sa, sb = _fp8(16, 4096, 4096)
+    k = tilec.matmul_kernel(a, b, out=c, scale_a=sa, scale_b=sb, arch="sm_90a")
+    ptx = k.asm["ptx"]
+    assert k.name == "matmul_e4m3_nt_bf16_scaled_a16"
+    assert "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3" in ptx and ptx.count("ld.global") == 2
+    used = kernel_resources(ptx, "sm_90a", ptxas=ptxas)[k.name]
+    assert (used.spill_stores, used.spill_loads) == (0, 0), used
 
 
 # ---------------------------------------------------------------- meaning, in the lane interpreter

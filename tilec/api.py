@@ -53,6 +53,8 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DictionaryAttr,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -359,6 +361,10 @@ def _dtype_name(t: Attribute) -> str | None:
             return "float32"
         case Float64Type():
             return "float64"
+        case Float8E4M3FNType():
+            return "float8_e4m3fn"
+        case Float8E5M2Type():
+            return "float8_e5m2"
         case _:
             return None
 

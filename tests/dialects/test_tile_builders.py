@@ -80,3 +80,16 @@ def test_launch_attribute_checks_limits():
     assert tile.LaunchAttr([tile.DYNAMIC, 4, 1], [128, 1, 1], 1024).threads == 128
     with pytest.raises(VerifyException, match="2048 threads per block"):
         tile.LaunchAttr([1, 1, 1], [2048, 1, 1])
+
+
+def test_fp8_lives_in_memory_only():
+    """f8E4M3FN / f8E5M2 views and shared tiles verify (one byte an element); register tiles of them do not."""
+    from xdsl.dialects.builtin import Float8E4M3FNType, Float8E5M2Type
+
+    for f8 in (Float8E4M3FNType(), Float8E5M2Type()):
+        tile.GlobalType(f8, [tile.DYNAMIC, tile.DYNAMIC]).verify()
+        st = tile.SharedType((128, 128), f8)
+        st.verify()
+        assert st.size_bytes == 128 * 128
+        with pytest.raises(VerifyException, match=f"tile.rt: element type must be .* in registers, got {f8.name}"):
+            tile.RegisterType((16, 16), f8).verify()

@@ -62,6 +62,8 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
     DenseArrayBase,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
@@ -136,6 +138,10 @@ def _translate_type(type_attr: Attribute) -> ir.Type:
     match type_attr:
         case BFloat16Type():
             return BFloatType()
+        case Float8E4M3FNType() | Float8E5M2Type():
+            # LLVM IR has no 8-bit float: FP8 reaches this level only as memory (GEP element
+            # types, bytes a bulk copy or wgmma moves), which an i8 describes exactly
+            return ir.IntType(8)
         case VectorType():
             if type_attr.get_num_scalable_dims() or type_attr.get_num_dims() != 1:
                 raise NotImplementedError(

@@ -19,6 +19,8 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (
     I64,
     BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     IntAttr,
@@ -693,8 +695,14 @@ class FMinOp(_BinaryF32):
 
 # ---------------------------------------------------------------- warpgroup MMA (sm_90a)
 
-WGMMA_TYPES = {"f16": Float16Type, "bf16": BFloat16Type}
+WGMMA_TYPES = {"f16": Float16Type, "bf16": BFloat16Type, "e4m3": Float8E4M3FNType, "e5m2": Float8E5M2Type}
 """Operand element types of ``frag.wgmma`` (f32 accumulators), by their PTX names."""
+
+WGMMA_K = {"f16": 16, "bf16": 16, "e4m3": 32, "e5m2": 32}
+"""One wgmma's K by operand type: 32 bytes of it."""
+
+WGMMA_KMAJOR_ONLY = ("e4m3", "e5m2")
+"""Operand types whose wgmma has no transpose: A and B are read K-major only."""
 
 WGMMA_MAX_N = 256
 
@@ -783,6 +791,8 @@ class WgmmaOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_wgmma(self, self.n.value.data, self.dtype.data, self.c, self.d)
+        if self.dtype.data in WGMMA_KMAJOR_ONLY and (self.trans_a is not None or self.trans_b is not None):
+            _fail(self, f"a {self.dtype.data} wgmma reads A and B K-major only: no trans_a or trans_b")
 
 
 WGMMA_A_REGISTERS = 4
@@ -823,6 +833,8 @@ class WgmmaRsOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_wgmma(self, self.n.value.data, self.dtype.data, self.c, self.d)
+        if self.dtype.data in WGMMA_KMAJOR_ONLY:
+            _fail(self, f"register A is f16 or bf16 (the m16n8k16 A fragment), got {self.dtype.data}")
         if len(self.a) != WGMMA_A_REGISTERS:
             _fail(self, f"takes {WGMMA_A_REGISTERS} A registers (i32) per lane, got {len(self.a)}")
 

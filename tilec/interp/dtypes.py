@@ -1,4 +1,4 @@
-"""Element types as numpy values, and the bf16 rounding helper.
+"""Element types as numpy values, and the bf16 and FP8 rounding helpers.
 
 Each element type of the tile dialect is one numpy dtype during interpretation:
 
@@ -8,6 +8,9 @@ Each element type of the tile dialect is one numpy dtype during interpretation:
           every value an op produces is rounded with :func:`round_bf16`
 ``f32``   ``np.float32``
 ``f64``   ``np.float64``
+``f8*``   ``np.float32`` arrays of FP8 values (``f8E4M3FN``, ``f8E5M2``),
+          rounded with :func:`round_f8`; their bytes are :func:`f8_bits`
+          and :func:`f8_values` of them
 ========  ===============================================================
 
 Float scalars are numpy scalars of the same dtypes, so that scalar arithmetic
@@ -19,7 +22,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType
+from functools import lru_cache
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+)
 from xdsl.ir import Attribute
 
 _DTYPES: dict[type, np.dtype] = {
@@ -27,6 +40,8 @@ _DTYPES: dict[type, np.dtype] = {
     BFloat16Type: np.dtype(np.float32),
     Float32Type: np.dtype(np.float32),
     Float64Type: np.dtype(np.float64),
+    Float8E4M3FNType: np.dtype(np.float32),
+    Float8E5M2Type: np.dtype(np.float32),
 }
 
 
@@ -67,6 +82,75 @@ def round_bf16(x: Any) -> np.ndarray | np.float32:
     return np.float32(out) if scalar else out.reshape(a.shape)
 
 
+# -- FP8 (OCP 8-bit floats) ---------------------------------------------------------------
+
+FLOAT8_FORMATS = {"f8E4M3FN": (4, 3), "f8E5M2": (5, 2)}
+"""Exponent and mantissa bits of the FP8 types, by their IR names (``e4m3``/``e5m2`` in PTX)."""
+
+
+@lru_cache(maxsize=None)
+def _f8_table(name: str) -> np.ndarray:
+    """The value of each of the 256 bit patterns, float64. E4M3FN has no infinities (S.1111.111 is
+    NaN, the largest value 448); E5M2 is IEEE-like (exponent 31: infinity or NaN, largest 57344)."""
+    e_bits, m_bits = FLOAT8_FORMATS[name]
+    bias = (1 << (e_bits - 1)) - 1
+    codes = np.arange(256)
+    sign = np.where(codes & 0x80, -1.0, 1.0)
+    exp = (codes >> m_bits) & ((1 << e_bits) - 1)
+    man = codes & ((1 << m_bits) - 1)
+    frac = man / float(1 << m_bits)
+    values = sign * np.where(exp == 0, frac * 2.0 ** (1 - bias), (1 + frac) * 2.0 ** (exp - bias))
+    top = exp == (1 << e_bits) - 1
+    if name == "f8E4M3FN":
+        values[top & (man == (1 << m_bits) - 1)] = np.nan
+    else:
+        values[top] = np.where(man[top] == 0, sign[top] * np.inf, np.nan)
+    values.setflags(write=False)
+    return values
+
+
+def f8_values(bits: Any, name: str) -> np.ndarray:
+    """FP8 bit patterns (uint8) of type ``name`` as float64 values."""
+    return _f8_table(name)[np.asarray(bits, dtype=np.uint8)]
+
+
+def f8_bits(x: Any, name: str) -> np.ndarray:
+    """Float values rounded to the nearest FP8 value of type ``name`` (ties to the even pattern), as uint8
+    bits. Past the largest finite value by half a step or more: NaN for E4M3FN (it has no infinity),
+    infinity for E5M2, as a conversion without ``.satfinite`` gives; NaN stays NaN."""
+    table = _f8_table(name)
+    positive = table[:128]
+    finite = np.flatnonzero(np.isfinite(positive))  # codes 0 .. largest, values increasing
+    steps = positive[finite]
+    a = np.asarray(x, dtype=np.float64)
+    mag = np.abs(a)
+    hi = np.clip(np.searchsorted(steps, mag), 1, len(steps) - 1)
+    lo = hi - 1
+    below, above = mag - steps[lo], steps[hi] - mag
+    pick = np.where(below < above, lo, np.where(above < below, hi, np.where(finite[lo] % 2 == 0, lo, hi)))
+    code = finite[pick]
+    half_step = (steps[-1] - steps[-2]) / 2
+    overflow = mag >= steps[-1] + half_step
+    big = 0x7F if name == "f8E4M3FN" else 0x7C
+    code = np.where(overflow, big, code)
+    code = np.where(np.isnan(a), 0x7F, code)
+    return (code | np.where(np.signbit(a), 0x80, 0)).astype(np.uint8)
+
+
+def round_f8(x: Any, name: str) -> np.ndarray:
+    """Float values rounded to FP8 type ``name`` (:func:`f8_bits`), as float32 values."""
+    return f8_values(f8_bits(x, name), name).astype(np.float32)
+
+
+def _round(a: Any, element_type: Attribute) -> Any:
+    if isinstance(element_type, BFloat16Type):
+        return round_bf16(a)
+    if element_type.name in FLOAT8_FORMATS:
+        out = round_f8(a, element_type.name)
+        return np.float32(out) if np.ndim(a) == 0 else out
+    return a
+
+
 def to_element(x: Any, element_type: Attribute) -> Any:
     """``x`` (a scalar or an array) converted to ``element_type``, rounding to nearest even.
 
@@ -74,10 +158,8 @@ def to_element(x: Any, element_type: Attribute) -> Any:
     """
     dtype = numpy_dtype(element_type)
     if np.ndim(x) == 0:
-        value = dtype.type(x)
-        return round_bf16(value) if isinstance(element_type, BFloat16Type) else value
-    a = np.asarray(x).astype(dtype)
-    return round_bf16(a) if isinstance(element_type, BFloat16Type) else a
+        return _round(dtype.type(x), element_type)
+    return _round(np.asarray(x).astype(dtype), element_type)
 
 
 def nan_fill(shape, element_type: Attribute) -> np.ndarray:

@@ -12,6 +12,7 @@ all 32 entries are equal. Element representation:
 ``i1``         ``bool``
 ``f16``        ``float16``
 ``bf16``       ``float32`` holding bf16 values (as :mod:`tilec.interp.dtypes`)
+``f8*``        ``float32`` holding FP8 values (E4M3FN, E5M2), one byte in memory
 ``f32``/``f64`` ``float32``/``float64``
 pointers       :class:`~tilec.interp.lane_memory.Ptr` (a memory and 32 byte offsets)
 =============  ===================================================================
@@ -27,6 +28,8 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -37,7 +40,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.llvm import LLVMArrayType, LLVMPointerType, LLVMStructType
 from xdsl.ir import Attribute
 
-from tilec.interp.dtypes import round_bf16
+from tilec.interp.dtypes import f8_bits, f8_values, round_bf16, round_f8
 from tilec.interp.errors import OpError
 
 LANES = 32
@@ -88,8 +91,10 @@ def unsigned(x: np.ndarray, width: int) -> np.ndarray:
 
 # -- element types -------------------------------------------------------------------
 
-_FLOAT_VALUE = {Float16Type: np.float16, BFloat16Type: np.float32, Float32Type: np.float32, Float64Type: np.float64}
-_FLOAT_STORAGE = {Float16Type: np.float16, BFloat16Type: np.uint16, Float32Type: np.float32, Float64Type: np.float64}
+_FLOAT_VALUE = {Float16Type: np.float16, BFloat16Type: np.float32, Float32Type: np.float32, Float64Type: np.float64,
+                Float8E4M3FNType: np.float32, Float8E5M2Type: np.float32}
+_FLOAT_STORAGE = {Float16Type: np.float16, BFloat16Type: np.uint16, Float32Type: np.float32, Float64Type: np.float64,
+                  Float8E4M3FNType: np.uint8, Float8E5M2Type: np.uint8}
 _INT_STORAGE = {1: np.uint8, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 
 
@@ -132,6 +137,8 @@ def round_to(x: Any, t: Attribute) -> np.ndarray:
     """Float values rounded to the (element) type ``t`` (nearest even), as its value dtype."""
     e = element_type(t)
     a = np.asarray(x).astype(_FLOAT_VALUE[type(e)])
+    if isinstance(e, (Float8E4M3FNType, Float8E5M2Type)):
+        return round_f8(a, e.name)
     return round_bf16(a) if isinstance(e, BFloat16Type) else a
 
 
@@ -202,6 +209,8 @@ def to_bytes(value: np.ndarray, t: Attribute) -> np.ndarray:
     e = element_type(t)
     if isinstance(e, BFloat16Type):
         stored = (round_bf16(value.astype(np.float32)).view(np.uint32) >> 16).astype(np.uint16)
+    elif isinstance(e, (Float8E4M3FNType, Float8E5M2Type)):
+        stored = f8_bits(value, e.name)
     elif int_width(e) is not None:
         stored = value.astype(np.int64).astype(storage_dtype(t)) if int_width(e) > 1 else value.astype(np.uint8)
     else:
@@ -218,6 +227,8 @@ def from_bytes(data: np.ndarray, t: Attribute) -> np.ndarray:
     e = element_type(t)
     if isinstance(e, BFloat16Type):
         return (raw.astype(np.uint32) << 16).view(np.float32)
+    if isinstance(e, (Float8E4M3FNType, Float8E5M2Type)):
+        return f8_values(raw, e.name).astype(np.float32)
     w = int_width(e)
     if w == 1:
         return raw != 0

@@ -7,16 +7,17 @@ What ``tile-distribute`` emits for ``tile.wgmma``, one warp at a time:
   shared-window address plus the offset, the same addresses the bulk copies
   swizzle on: :func:`tilec.layout.bulk.swizzle_address`). An address that is
   not a multiple of 16 or does not fit the 14-bit field is an error.
-- ``frag.wgmma "f16"|"bf16" n N %da, %db [trans_a] [trans_b] (c...)``:
+- ``frag.wgmma "f16"|"bf16"|"e4m3"|"e5m2" n N %da, %db [trans_a] [trans_b] (c...)``:
   ``D = A·B + C`` for the warpgroup (warps ``4g .. 4g+3`` of the block, all
-  present, all 32 lanes). A is ``64 x 16`` (K-major, MN-major with
-  ``trans_a``), B is ``N x 16`` stored K-major (MN-major with ``trans_b``);
+  present, all 32 lanes). A is ``64 x k`` (``k`` = 16, or 32 for FP8;
+  K-major, MN-major with ``trans_a``), B is ``N x k`` stored K-major
+  (MN-major with ``trans_b``);
   their elements are read from shared memory at the addresses
   :func:`tilec.layout.gmma.operand_offsets` gives for the (warp-uniform)
   descriptors. Warp ``w`` (``q = w % 4``) computes rows ``16q .. 16q+15``:
   lane ``l``'s accumulator ``4j + i`` is row ``16q + l/4 (+8 for i >= 2)``,
   column ``8j + 2(l%4) (+1 for odd i)``. Products are exact in float64, the
-  16 of a row and column are added in order of k to C in float64 and the sum
+  ``k`` of a row and column are added in order of k to C in float64 and the sum
   is rounded once to f32 (as ``frag.mma``); scale-d is 1.
 - ``frag.wgmma_rs "f16"|"bf16" n N (a0, a1, a2, a3), %db [trans_b] (c...)``:
   the same with A from registers: lane ``l`` of warp ``w`` (``g = l/4``,
@@ -64,6 +65,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, im
 from xdsl.ir import Operation
 
 from tilec.dialects import frag
+from tilec.interp.dtypes import f8_values
 from tilec.interp.errors import OpError, TileInterpreterError
 from tilec.interp.lane_frag import expect_space
 from tilec.interp.lane_memory import SHARED, Memory
@@ -71,9 +73,12 @@ from tilec.interp.lane_values import LANE_IDS, LANES, round_to, u32
 from tilec.layout.gmma import FIELD_MASK, operand_offsets
 
 M, K = 64, 16
-"""A wgmma's A is ``M x K``; each warp of the warpgroup holds ``M / 4`` rows of D."""
+"""A wgmma's A is ``M x K`` (K for f16/bf16; 32 bytes of any type); each warp of the warpgroup holds
+``M / 4`` rows of D."""
 WARP_ROWS = M // 4
-ELEM_BYTES = 2
+K_BYTES = 32
+ELEM_BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1}
+_F8_NAMES = {"e4m3": "f8E4M3FN", "e5m2": "f8E5M2"}
 
 _MASK64 = (1 << 64) - 1
 
@@ -89,7 +94,7 @@ def descriptor(addresses: np.ndarray, high: int) -> np.ndarray:
 
 def _locate(memories: list[Memory], addresses: np.ndarray, what: str, value: int) -> tuple[Memory, np.ndarray]:
     """The shared buffer holding all of ``addresses`` (absolute shared byte addresses) and their offsets in it."""
-    lo, hi = int(addresses.min()), int(addresses.max()) + ELEM_BYTES
+    lo, hi = int(addresses.min()), int(addresses.max()) + 1
     for mem in memories:
         if mem.address <= lo and hi <= mem.address + mem.size:
             return mem, addresses - mem.address
@@ -99,25 +104,30 @@ def _locate(memories: list[Memory], addresses: np.ndarray, what: str, value: int
 
 
 def _values(bits: np.ndarray, dtype: str) -> np.ndarray:
-    """16-bit patterns (uint16) of ``dtype`` as float64 values."""
+    """16-bit patterns (uint16) of f16/bf16, or 8-bit ones (uint8) of e4m3/e5m2, as float64 values."""
     if dtype == "f16":
         return bits.view(np.float16).astype(np.float64)
+    if dtype in _F8_NAMES:
+        return f8_values(bits, _F8_NAMES[dtype])
     return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)  # bf16
 
 
 def read_operand(memories: list[Memory], value: int, major: str, dtype: str, mn: int, what: str,
                  reads: list | None = None) -> np.ndarray:
-    """The ``mn x 16`` operand a descriptor ``value`` describes, as float64 values; ``reads`` (if given)
-    gets ``(buffer, offsets, bytes)`` of what was read, for :meth:`WgmmaTracker.wait` to check."""
+    """The ``mn x k`` operand (``k``: 32 bytes of ``dtype``) a descriptor ``value`` describes, as float64
+    values; ``reads`` (if given) gets ``(buffer, byte offsets, bytes)`` of what was read, for
+    :meth:`WgmmaTracker.wait` to check."""
+    eb = ELEM_BYTES[dtype]
     try:
-        addresses = operand_offsets(value & _MASK64, major, ELEM_BYTES, mn, K)
+        addresses = operand_offsets(value & _MASK64, major, eb, mn, K_BYTES // eb)
     except ValueError as err:
         raise OpError(f"{what}: {err}") from None
     mem, offsets = _locate(memories, addresses, what, value)
-    lo, hi = mem.data[offsets], mem.data[offsets + 1]
+    offsets = offsets[..., None] + np.arange(eb)  # each element's bytes, little-endian
+    data = mem.data[offsets]
     if reads is not None:
-        reads.append((mem, offsets, lo.copy(), hi.copy(), what))
-    bits = lo.astype(np.uint16) | (hi.astype(np.uint16) << np.uint16(8))
+        reads.append((mem, offsets, data.copy(), what))
+    bits = data[..., 0] if eb == 1 else data.view(np.uint16)[..., 0]
     return _values(bits, dtype)
 
 
@@ -162,7 +172,7 @@ def warp_mma(a: np.ndarray, b: np.ndarray, c: tuple, quarter: int) -> tuple[np.n
     acc = np.zeros((WARP_ROWS, n))
     acc[rows, cols] = np.stack([np.asarray(x, dtype=np.float64) for x in c])
     a = a[WARP_ROWS * quarter : WARP_ROWS * (quarter + 1)]
-    for k in range(K):
+    for k in range(a.shape[1]):
         acc += a[:, k, None] * b[None, :, k]
     return tuple(round_to(acc[rows[v], cols[v]], _F32) for v in range(n // 2))
 
@@ -268,8 +278,8 @@ class WgmmaTracker(Interpreter.Listener):
         while len(self.committed) > pending:
             for x in self.committed.popleft():
                 self.pending.pop(id(x), None)
-            for mem, offsets, lo, hi, what in self.committed_reads.popleft():
-                if not (np.array_equal(mem.data[offsets], lo) and np.array_equal(mem.data[offsets + 1], hi)):
+            for mem, offsets, data, what in self.committed_reads.popleft():
+                if not np.array_equal(mem.data[offsets], data):
                     raise OpError(f"the shared memory of a wgmma's {what} ({mem.name}) was written while the wgmma "
                                   "ran: its group completes only at this wait, and its operands must not change before")
 

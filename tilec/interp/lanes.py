@@ -67,7 +67,7 @@ hold that element type: ``f16`` float16 (or uint16 bits), ``f32`` float32,
 ``f64`` float64, ``iN`` intN/uintN, and ``bf16`` either uint16 arrays of bf16
 bits (used in place) or float32 arrays of values (rounded to bf16, nearest
 even, into a staging buffer; after the run the elements whose bits the kernel
-changed are copied back). Without ``tile.dtype`` any dtype is raw bytes.
+changed are copied back); ``f8E4M3FN`` / ``f8E5M2`` the same with uint8 bits. Without ``tile.dtype`` any dtype is raw bytes.
 A tensor-map parameter (``!llvm.ptr {tile.gl = "a", tile.tensor_map = j, ...}``)
 is made from its view's pointer, extents and strides arguments: pass the
 ``TensorMapArg`` :func:`tilec.runtime.gl_views.expand` gives (it must describe that
@@ -117,7 +117,7 @@ from tilec.dialects import frag
 from tilec.dialects.abi import DTYPE_ATTR, LAUNCH_ATTR
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
-from tilec.interp.dtypes import round_bf16
+from tilec.interp.dtypes import f8_bits, f8_values, round_bf16
 from tilec.interp.errors import OpError, TileInterpreterError
 from tilec.interp.grid import DEFAULT_BARRIER_TIMEOUT, any_reachable_op, lookup_function, resolve_grid, run_block_warps
 from tilec.interp.lane_arith import LaneArithFunctions, LaneMathFunctions, LaneVectorFunctions, select
@@ -517,6 +517,8 @@ _DTYPES_OF = {
     "f32": (np.float32,),
     "f64": (np.float64,),
     "bf16": (np.uint16, np.float32),
+    "f8E4M3FN": (np.uint8, np.float32),
+    "f8E5M2": (np.uint8, np.float32),
     "i8": (np.int8, np.uint8),
     "i16": (np.int16, np.uint16),
     "i32": (np.int32, np.uint32),
@@ -525,20 +527,38 @@ _DTYPES_OF = {
 }
 
 
+_STAGED = ("bf16", "f8E4M3FN", "f8E5M2")
+"""Element types a float32 array may stand for (its values rounded, its bits staged for the run)."""
+
+
 @dataclass
 class _Staged:
-    """A float32 allocation bound as bf16: its bits live in ``memory`` during the run."""
+    """A float32 allocation bound as bf16 or FP8 (``elem``): its bits live in ``memory`` during the run."""
 
     flat: np.ndarray
     memory: Memory
     original: np.ndarray
+    elem: str = "bf16"
 
     def copy_back(self) -> None:
         """Elements whose bits the kernel changed go back into the float32 array (the others stay as given)."""
         if self.memory.written:
-            bits = self.memory.data.view(np.uint16)
+            bits = self.memory.data.view(self.original.dtype)
             changed = bits != self.original
-            self.flat[changed] = (bits[changed].astype(np.uint32) << np.uint32(16)).view(np.float32)
+            self.flat[changed] = _float32_of(bits[changed], self.elem)
+
+
+def _bits_of(values: np.ndarray, elem: str) -> np.ndarray:
+    """float32 values as the bits of ``elem`` (bf16: uint16, FP8: uint8), rounded to nearest even."""
+    if elem == "bf16":
+        return (round_bf16(values).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+    return f8_bits(values, elem)
+
+
+def _float32_of(bits: np.ndarray, elem: str) -> np.ndarray:
+    if elem == "bf16":
+        return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    return f8_values(bits, elem).astype(np.float32)
 
 
 def _allocation(value: np.ndarray, what: str) -> tuple[np.ndarray, int]:
@@ -565,16 +585,18 @@ def _global_memory(value: Any, dtype_attr: Attribute | None, what: str, index: i
             raise OpError(f"{what} has {DTYPE_ATTR} = {elem}, which the lane interpreter does not know")
         if value.dtype.type not in allowed:
             names = " or ".join(np.dtype(a).name for a in allowed)
-            note = " (bf16: uint16 bits, or float32 values rounded to bf16)" if elem == "bf16" else ""
+            note = (f" ({elem}: {np.dtype(allowed[0]).name} bits, or float32 values rounded to {elem})"
+                    if elem in _STAGED else "")
             raise OpError(f"{what} is {DTYPE_ATTR} = {elem}: expected a numpy array of {names}{note}, got {value.dtype}")
     flat, origin = _allocation(value, what)
     writable = bool(value.flags.writeable)
-    if elem == "bf16" and value.dtype == np.float32:
+    if elem in _STAGED and value.dtype == np.float32:
         if flat.dtype != np.float32:
-            raise OpError(f"{what}: a float32 view of a {flat.dtype} allocation cannot be staged as bf16")
-        bits = (round_bf16(flat).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
-        mem = Memory(name, GLOBAL, bits.view(np.uint8), writable=writable, origin=origin // 2, address=address)
-        return mem, _Staged(flat, mem, bits.copy())
+            raise OpError(f"{what}: a float32 view of a {flat.dtype} allocation cannot be staged as {elem}")
+        bits = _bits_of(flat, elem)
+        mem = Memory(name, GLOBAL, bits.view(np.uint8), writable=writable, origin=origin // 4 * bits.itemsize,
+                     address=address)
+        return mem, _Staged(flat, mem, bits.copy(), elem)
     return Memory(name, GLOBAL, flat.view(np.uint8), writable=writable, origin=origin, address=address), None
 
 

@@ -24,7 +24,7 @@ from xdsl.ir import Attribute
 
 from tilec.dialects.tile.attributes import DYNAMIC
 from tilec.dialects.tile.types import GlobalType, SharedType, element_bits
-from tilec.interp.dtypes import nan_fill, numpy_dtype, round_bf16
+from tilec.interp.dtypes import FLOAT8_FORMATS, nan_fill, numpy_dtype, round_bf16, round_f8
 from tilec.interp.errors import OpError
 from tilec.layout import ComposedLayout, Layout, Swizzle
 
@@ -59,7 +59,8 @@ class GlobalView:
             raise OpError(f"{what} is {gl_type}: expected a numpy array, got {type(value).__name__}")
         dtype = numpy_dtype(gl_type.element_type)
         if value.dtype != dtype:
-            note = " (bf16 is held in float32 arrays)" if isinstance(gl_type.element_type, BFloat16Type) else ""
+            narrow = isinstance(gl_type.element_type, BFloat16Type) or gl_type.element_type.name in FLOAT8_FORMATS
+            note = f" ({gl_type.element_type} is held in float32 arrays)" if narrow else ""
             raise OpError(f"{what} is {gl_type}: expected a numpy array of {dtype}{note}, got {value.dtype}")
         if value.ndim != gl_type.rank:
             raise OpError(f"{what} is {gl_type}: expected a {gl_type.rank}-D array, got shape {value.shape}")
@@ -81,6 +82,8 @@ class GlobalView:
             out[w[0]] = self.array[w[1]]
         if isinstance(self.element_type, BFloat16Type):
             out = round_bf16(out)
+        elif self.element_type.name in FLOAT8_FORMATS:
+            out = round_f8(out, self.element_type.name)
         return out
 
     def write(self, origin, values: np.ndarray, mask: np.ndarray | None = None) -> None:

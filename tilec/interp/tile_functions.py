@@ -451,7 +451,9 @@ class TileFunctions(InterpreterFunctions):
         extra = []
         for i, view in enumerate(inputs):
             data = view.read((0,) * len(view.shape), view.shape)
-            if data.ndim == 1:
+            if tuple(op.inputs[i].type.dims) == (1,):  # one number for every element
+                data = data.reshape(1, 1)
+            elif data.ndim == 1:
                 if data.shape != (n,):
                     raise OpError(f"epilogue input {i} has {data.shape[0]} elements, expected N = {n}")
                 data = data[None, :]
@@ -491,6 +493,14 @@ class TileFunctions(InterpreterFunctions):
         rt = op.result.type
         return (np.array(_read(source, _indices(indices), _register_dims(rt), op.fill),
                          dtype=numpy_dtype(rt.element_type)),)
+
+    @impl(t.LoadScalarOp)
+    def run_load_scalar(self, interpreter: Interpreter, op: t.LoadScalarOp, args: PythonValues):
+        source, *indices = args
+        coords = tuple(int(i) for i in indices)
+        inside = all(0 <= c < d for c, d in zip(coords, source.shape))
+        value = source.read(coords, (1,) * len(coords)).reshape(()) if inside else 0.0
+        return (numpy_dtype(op.result.type).type(value),)
 
     @impl(t.DimOp)
     def run_dim(self, interpreter: Interpreter, op: t.DimOp, args: PythonValues):

@@ -145,26 +145,36 @@ def clear_cache() -> None:
 
 def matmul_kernel(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str | None = None,
                   out_dtype: Any = None, trans_a: bool = False, trans_b: bool = False, allow_tf32: bool = False,
-                  config: MatmulConfig | None = None, arch: str | None = None) -> Any:
+                  config: MatmulConfig | None = None, arch: str | None = None, scale_a: Any = None,
+                  scale_b: Any = None) -> Any:
     """The :class:`~tilec.api.CompiledKernel` that :func:`matmul` would launch for these arguments.
 
     Works without a GPU (the arrays may be numpy arrays standing in for the
     shapes and dtypes); ``arch`` defaults to the GPU's, else sm_80.
     """
     plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
-                       trans_b=trans_b, allow_tf32=allow_tf32, config=config, arch=arch)
+                       trans_b=trans_b, allow_tf32=allow_tf32, config=config, arch=arch, scale_a=scale_a,
+                       scale_b=scale_b)
     return compile_matmul(plan.spec, plan.config, arch=arch)
 
 
 def matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str | None = None,
            out_dtype: Any = None, trans_a: bool = False, trans_b: bool = False, allow_tf32: bool = False,
-           config: MatmulConfig | None = None, stream: Any = None, autotune: bool = False) -> Any:
-    """``act(op(a) @ op(b) + bias)`` with f32 accumulation; returns ``out`` (allocated when None).
+           config: MatmulConfig | None = None, stream: Any = None, autotune: bool = False, scale_a: Any = None,
+           scale_b: Any = None) -> Any:
+    """``act(scale_a * scale_b * (op(a) @ op(b)) + bias)`` with f32 accumulation; returns ``out`` (allocated
+    when None).
 
     ``a``, ``b``: 2-D torch/cupy CUDA tensors or numpy arrays (copied to the
-    GPU and back), both float16, bfloat16 or float32; ``op(x)`` is ``x.T``
-    with ``trans_a``/``trans_b``. f16/bf16 use mma.sync tensor cores; f32
-    uses SIMT FMAs, or tf32 tensor cores with ``allow_tf32=True``.
+    GPU and back), both float16, bfloat16 or float32, or both FP8
+    (``float8_e4m3fn`` / ``float8_e5m2``); ``op(x)`` is ``x.T``
+    with ``trans_a``/``trans_b``. f16/bf16 use mma.sync tensor cores (wgmma
+    on sm_90); f32 uses SIMT FMAs, or tf32 tensor cores with ``allow_tf32=True``;
+    FP8 uses sm_90's wgmma and needs op(a) M x K with contiguous rows and
+    op(b) stored N x K (``w.t()``, as ``torch._scaled_mm``), 16-byte aligned
+    rows; its output defaults to bfloat16. ``scale_a``/``scale_b``: float32
+    device arrays of one element (per-tensor scales, read by the kernel: no
+    host synchronisation), for any input dtype.
     ``bias``: N elements added to each row of the product (dtype: the
     inputs', the output's or float32); ``activation``: None or ``"relu"``;
     ``out_dtype``: float16, bfloat16 or float32 (default: the inputs');
@@ -183,20 +193,21 @@ def matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str
     that call's checked plan (:mod:`tilec.kernels.fast_path`): only the addresses and the
     stream are new.
     """
-    key = _fast_key(a, b, out, bias, activation, out_dtype, trans_a, trans_b, allow_tf32, config, autotune)
+    scales = (scale_a, scale_b)
+    key = _fast_key(a, b, out, bias, activation, out_dtype, trans_a, trans_b, allow_tf32, config, autotune, scales)
     fast = _FAST.get(key)
     if fast is not None:
-        result = _fast_matmul(fast, a, b, out, bias, stream)
+        result = _fast_matmul(fast, a, b, out, bias, stream, scales)
         if result is not None:
             return result
     return _matmul_checked(key, a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype,
                            trans_a=trans_a, trans_b=trans_b, allow_tf32=allow_tf32, config=config, stream=stream,
-                           tuned=autotune)
+                           tuned=autotune, scale_a=scale_a, scale_b=scale_b)
 
 
 def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, activation: str | None,
                     out_dtype: Any, trans_a: bool, trans_b: bool, allow_tf32: bool, config: MatmulConfig | None,
-                    stream: Any, tuned: bool) -> Any:
+                    stream: Any, tuned: bool, scale_a: Any = None, scale_b: Any = None) -> Any:
     """:func:`matmul` with every check; remembers the call for the fast path when ``key`` is given.
 
     ``tuned``: :func:`matmul`'s ``autotune`` (the name here is the function :func:`autotune`).
@@ -207,7 +218,7 @@ def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, a
         raise ValueError(f"{_where('autotune')}=True chooses the config itself; pass config= or autotune=True, "
                          "not both")
     plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
-                       trans_b=trans_b, allow_tf32=allow_tf32, config=config)
+                       trans_b=trans_b, allow_tf32=allow_tf32, config=config, scale_a=scale_a, scale_b=scale_b)
     if not has_device():
         raise NoDeviceError(f"{no_device_reason() or 'none found'} (tilec.matmul checked its arguments; "
                             "tilec.matmul_kernel(...) gives the compiled kernel without a GPU)")
@@ -216,7 +227,7 @@ def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, a
         return result
     if tuned:
         winner = autotune(a, b, out=result, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
-                          trans_b=trans_b, allow_tf32=allow_tf32)
+                          trans_b=trans_b, allow_tf32=allow_tf32, scale_a=scale_a, scale_b=scale_b)
         plan = dataclasses.replace(plan, config=winner.config)
     kernel = compile_matmul(plan.spec, plan.config)
     flat = plan.kernel_args(kernel, result)
@@ -237,7 +248,7 @@ _FAST = FastCache()
 
 
 def _fast_key(a: Any, b: Any, out: Any, bias: Any, activation: Any, out_dtype: Any, trans_a: Any, trans_b: Any,
-              allow_tf32: Any, config: Any, autotune: Any) -> tuple | None:
+              allow_tf32: Any, config: Any, autotune: Any, scales: tuple = (None, None)) -> tuple | None:
     """The key of a call in :data:`_FAST`, or None when the call has to take the checked path.
 
     Everything :func:`plan_matmul` decides from is in it: per array its class,
@@ -257,27 +268,31 @@ def _fast_key(a: Any, b: Any, out: Any, bias: Any, activation: Any, out_dtype: A
         return None
     if bias is not None and (kbias := tensor_key(bias)) is None:
         return None
-    return (ka, kb, ko, kbias, activation, out_dtype, trans_a, trans_b, allow_tf32, config, autotune)
+    kscales = tuple(None if s is None else tensor_key(s) for s in scales)
+    if any(k is None and s is not None for k, s in zip(kscales, scales)):
+        return None
+    return (ka, kb, ko, kbias, activation, out_dtype, trans_a, trans_b, allow_tf32, config, autotune, kscales)
 
 
-def _fast_matmul(fast: Any, a: Any, b: Any, out: Any, bias: Any, stream: Any) -> Any:
+def _fast_matmul(fast: Any, a: Any, b: Any, out: Any, bias: Any, stream: Any, scales: tuple = (None, None)) -> Any:
     """The prepared call ``fast`` for these tensors: the product, or None when it cannot take them."""
     result = out if out is not None else fast.allocate()
-    if bias is None:
-        pointers = (a.data_ptr(), b.data_ptr(), result.data_ptr())
-    else:
-        pointers = (a.data_ptr(), b.data_ptr(), result.data_ptr(), bias.data_ptr())
-    return result if fast.launch(pointers, stream) else None
+    pointers = [a.data_ptr(), b.data_ptr(), result.data_ptr()]
+    for x in (bias, *scales):
+        if x is not None:
+            pointers.append(x.data_ptr())
+    return result if fast.launch(tuple(pointers), stream) else None
 
 
 def _remember(key: tuple, plan: MatmulPlan, kernel: Any, flat: list[Any], result: Any) -> None:
     """Prepare ``plan``'s launch for the fast path, when every array is a torch tensor."""
     if not all(op.info.source == "torch" for op in plan.operands) or not is_torch_tensor(result):
         return
-    names = ["a", "b", "c"] + (["bias"] if plan.bias is not None else [])
+    names = list(plan.spec.argument_names())
     pointers = [plan.a.operand.info.ptr, plan.b.operand.info.ptr, result.data_ptr()]
-    if plan.bias is not None:
-        pointers.append(plan.bias.operand.info.ptr)
+    for view in (plan.bias, *plan.scales):
+        if view is not None:
+            pointers.append(view.operand.info.ptr)
     torch = sys.modules["torch"]
     device = plan.a.operand.value.device
     allocate = functools.partial(torch.empty, (plan.m, plan.n), dtype=getattr(torch, plan.spec.out_dtype),
@@ -294,7 +309,7 @@ def autotune(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: s
              progress: bool = True, retune: bool = False,
              measure: Callable[[MatmulConfig], float] | None = None,
              timer: Callable[[Callable[[], None], int, int], float] | None = None,
-             path: str | os.PathLike | None = None) -> TuneResult[MatmulConfig]:
+             path: str | os.PathLike | None = None, scale_a: Any = None, scale_b: Any = None) -> TuneResult[MatmulConfig]:
     """Choose the :class:`MatmulConfig` for ``tilec.matmul(a, b, ...)`` by timing candidates; remember it.
 
     ::
@@ -330,7 +345,7 @@ def autotune(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: s
     candidate works.
     """
     plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
-                       trans_b=trans_b, allow_tf32=allow_tf32)
+                       trans_b=trans_b, allow_tf32=allow_tf32, scale_a=scale_a, scale_b=scale_b)
     for what, v in (("reps", reps), ("warmup", warmup)):
         if type(v) is not int or v < 0:
             raise ValueError(f"tilec.autotune: {what} must be a non-negative int, got {v!r}")
@@ -349,13 +364,14 @@ def autotune(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: s
 
         def run(config: MatmulConfig, into: Any) -> Any:
             return matmul(a, b, out=into, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
-                          trans_b=trans_b, allow_tf32=allow_tf32, config=config)
+                          trans_b=trans_b, allow_tf32=allow_tf32, config=config, scale_a=scale_a, scale_b=scale_b)
 
         return gemm_tune.gpu_measure(
             plan, run=run, compile=lambda config: compile_matmul(plan.spec, config),
             out=out if out is not None else allocate_output(plan), allow_tf32=allow_tf32, timer=timer,
             warmup=warmup, reps=reps, smem_limit=limit,
-            reference_args=dict(a=a, b=b, trans_a=trans_a, trans_b=trans_b, bias=bias, activation=activation))
+            reference_args=dict(a=a, b=b, trans_a=trans_a, trans_b=trans_b, bias=bias, activation=activation,
+                                scale_a=scale_a, scale_b=scale_b))
 
     problem = gemm_tune.problem(plan, key, allow_tf32=allow_tf32, smem_limit=limit, configs=configs,
                                 measure=make_measure)

@@ -80,6 +80,7 @@ measured 3 → 4 stages as +29% at 4096³ (with 2x2 warps).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,6 +90,10 @@ from tilec.runtime import get_device, has_device
 
 MMA_DTYPES = ("float16", "bfloat16")
 FLOAT_DTYPES = ("float16", "bfloat16", "float32")
+FP8_DTYPES = ("float8_e4m3fn", "float8_e5m2")
+"""OCP FP8 inputs (torch's names): multiplied by sm_90a's wgmma only, A M x K and B N x K (both K-major)."""
+INPUT_DTYPES = FLOAT_DTYPES + FP8_DTYPES
+"""What a matmul's A and B may be; the output and the bias are among FLOAT_DTYPES."""
 DEFAULT_SM_COUNT = 132
 ALIGNED_TABLE_MIN_ROWS = 4
 """The fewest bytes the rows of A, B and C must be aligned to (``tile.aligned_rows``) for
@@ -266,6 +271,16 @@ shape              taken now   before                              cuBLAS
 =================  ==========  ==================================  ======
 """
 
+def as_fp8(config: MatmulConfig) -> MatmulConfig:
+    """A wgmma config of f16/bf16 made for FP8 inputs: twice the K elements a step, so the same bytes per
+    stage, shared tile rows and swizzle (128-byte rows), the same registers and barriers."""
+    bm, bn, bk = config.block
+    return dataclasses.replace(config, block=(bm, bn, 2 * bk))
+
+
+FP8_WGMMA_LADDER: tuple[MatmulConfig, ...] = tuple(as_fp8(c) for c in WGMMA_LADDER)
+"""The same tiles for FP8 inputs (:func:`as_fp8`: K steps of 128 or 256 one-byte elements)."""
+
 THIN_MIN_K = 1024
 """The thin tiles' K steps of 128 want a few of them to pipeline: below this K they are not taken."""
 
@@ -292,12 +307,14 @@ the general large tile; 4096x4096x4095 171.5 against 121.8. 204-244 registers, n
 
 
 def math_kind(dtype: str, allow_tf32: bool = False) -> str:
-    """``mma`` for f16/bf16 inputs, ``tf32`` or ``simt`` for f32."""
+    """``mma`` for f16/bf16 inputs, ``fp8`` for FP8 (wgmma only), ``tf32`` or ``simt`` for f32."""
     if dtype in MMA_DTYPES:
         return "mma"
+    if dtype in FP8_DTYPES:
+        return "fp8"
     if dtype == "float32":
         return "tf32" if allow_tf32 else "simt"
-    raise ValueError(f"no matmul for inputs of dtype {dtype}; expected one of {', '.join(FLOAT_DTYPES)}")
+    raise ValueError(f"no matmul for inputs of dtype {dtype}; expected one of {', '.join(INPUT_DTYPES)}")
 
 
 def device_sm_count() -> int:
@@ -327,6 +344,8 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
     sms = device_sm_count() if sm_count is None else sm_count
     row_align = max(row_align, 16 if aligned else 0)
     aligned = row_align >= 16
+    if kind == "fp8":
+        return _fp8_config(m, n, k, sms, aligned, transpose_a, arch)
     if kind == "mma" and aligned and not transpose_a and arch in ("sm_90", "sm_90a"):
         for config in WGMMA_LADDER if m > 16 else WGMMA_LADDER[:1]:
             if config.block[2] > 64 and k < THIN_MIN_K:
@@ -349,6 +368,31 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
     return CONFIGS[(kind, size)]
 
 
+def _fp8_config(m: int, n: int, k: int, sms: int, aligned: bool, transpose_a: bool, arch: str | None) -> MatmulConfig:
+    """:data:`FP8_WGMMA_LADDER`'s rung for the problem, as :func:`choose_config` picks from WGMMA_LADDER (the
+    thin tiles also below THIN_MIN_K when nothing else fills the SMs: FP8 has no mma.sync kernel to fall
+    back to); ValueError where FP8 has no kernel."""
+    if arch not in ("sm_90", "sm_90a"):
+        raise ValueError(f"tilec.matmul: FP8 inputs are multiplied by the warpgroup MMA of sm_90 (wgmma); the "
+                         f"target is {arch}")
+    if transpose_a:
+        raise ValueError("tilec.matmul: FP8 wgmma reads A K-major: a must be M x K with contiguous rows (not the "
+                         "transpose of a K x M array)")
+    if not aligned:
+        raise ValueError("tilec.matmul: FP8 operands are read by bulk tensor copies: the rows of a, b and the "
+                         "output must start at 16-byte aligned addresses and be multiples of 16 bytes long")
+    fallback = None
+    for config in FP8_WGMMA_LADDER if m > 16 else FP8_WGMMA_LADDER[:1] + FP8_WGMMA_LADDER[-2:]:
+        if config.block[0] > -(-m // 64) * 64:
+            continue
+        fallback = config
+        if config.block[2] > 128 and k < THIN_MIN_K:
+            continue
+        if config.tiles(m, n) >= (PERSISTENT_MIN_FILL if config is FP8_WGMMA_LADDER[0] else WGMMA_MIN_FILL) * sms:
+            return config
+    return fallback or FP8_WGMMA_LADDER[-1]
+
+
 def _aligned_size(m: int, n: int, k: int, sms: int) -> str:
     """The entry of :data:`ALIGNED_CONFIGS` for a problem (see the module docstring)."""
     if k >= WIDE_MIN_K and ALIGNED_CONFIGS["wide"].tiles(m, n) >= sms:
@@ -366,6 +410,9 @@ def check_config(config: MatmulConfig, dtype: str, allow_tf32: bool) -> None:
     if not isinstance(config, MatmulConfig):
         raise TypeError(f"tilec.matmul: config must be a tilec.MatmulConfig, got {type(config).__name__}")
     kind = math_kind(dtype, allow_tf32 or config.tf32)
+    if kind == "fp8" and not config.wgmma:
+        raise ValueError(f"tilec.matmul: config: {dtype} inputs are multiplied by wgmma only (a config with "
+                         f"wgmma=True, bulk=True), got {config.describe()}")
     if kind == "mma" and (config.tf32 or config.is_simt):
         raise ValueError(f"tilec.matmul: config: {config.describe()} is for float32 inputs, a and b are {dtype}")
     if kind == "tf32" and not config.tf32:
@@ -442,7 +489,10 @@ SIMT_CANDIDATES: tuple[MatmulConfig, ...] = (
 )
 """f32 on FMAs; rejected: 128x128x16 with an 8x8 thread tile (tile-distribute: ~376 registers)."""
 
-_BY_KIND = {"mma": MMA_CANDIDATES, "tf32": TF32_CANDIDATES, "simt": SIMT_CANDIDATES}
+FP8_CANDIDATES: tuple[MatmulConfig, ...] = tuple(dict.fromkeys(as_fp8(c) for c in WGMMA_CANDIDATES))
+"""FP8 on sm_90a (A M x K, B N x K, aligned): :data:`WGMMA_CANDIDATES` with twice the K elements a step."""
+
+_BY_KIND = {"mma": MMA_CANDIDATES, "tf32": TF32_CANDIDATES, "simt": SIMT_CANDIDATES, "fp8": ()}
 
 SMEM_LIMIT = 227 * 1024
 """Shared memory per block without a GPU to ask (an H100's opt-in maximum, 232448 bytes)."""
@@ -480,6 +530,7 @@ def candidates(dtype: Any, m: int, n: int, k: int, *, allow_tf32: bool = False,
     kind = math_kind(name, allow_tf32)
     pool = _BY_KIND[kind] + (BULK_CANDIDATES if bulk and kind == "mma" else ())
     pool += WGMMA_CANDIDATES if bulk and wgmma and kind == "mma" else ()
+    pool += FP8_CANDIDATES if bulk and wgmma and kind == "fp8" else ()
     limit = device_smem_limit() if smem_limit is None else smem_limit
     floor = [min(c.block[i] for c in pool) for i in range(3)]
     need = [max(floor[i], _pow2_at_least(x)) for i, x in enumerate((m, n, k))]
@@ -537,6 +588,10 @@ __all__ = [
     "BULK_MEDIUM_CONFIG",
     "CONFIGS",
     "DEFAULT_SM_COUNT",
+    "FP8_CANDIDATES",
+    "FP8_DTYPES",
+    "FP8_WGMMA_LADDER",
+    "INPUT_DTYPES",
     "ELEMENT_ROWS_LARGE",
     "MMA_CANDIDATES",
     "SIMT_CANDIDATES",
@@ -552,6 +607,7 @@ __all__ = [
     "WGMMA_CONFIG",
     "WGMMA_LADDER",
     "MatmulConfig",
+    "as_fp8",
     "candidates",
     "check_config",
     "choose_config",

@@ -17,6 +17,8 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
     DictionaryAttr,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     FloatAttr,
@@ -28,26 +30,34 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from tilec.dialects.tile.attributes import DYNAMIC
 from tilec.dialects.tile.ops import MatmulOp, YieldOp
 from tilec.dialects.tile.types import GlobalType
-from tilec.kernels.gemm_config import FLOAT_DTYPES
+from tilec.kernels.gemm_config import FLOAT_DTYPES, INPUT_DTYPES
 from tilec.kernels.ir_build import aligned_rows_attrs
 
 ACTIVATIONS = (None, "relu")
 ALIGN_BYTES = 16
 """The widest ``tile.aligned_rows`` a matmul kernel is specialised for: one cp.async / ldmatrix vector."""
 
-_IR_TYPES: dict[str, type[Attribute]] = {"float16": Float16Type, "bfloat16": BFloat16Type, "float32": Float32Type}
-SHORT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
+_IR_TYPES: dict[str, type[Attribute]] = {"float16": Float16Type, "bfloat16": BFloat16Type, "float32": Float32Type,
+                                         "float8_e4m3fn": Float8E4M3FNType, "float8_e5m2": Float8E5M2Type}
+SHORT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
 """Short names of the dtypes, in kernel names and the autotuner's titles."""
-ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4}
+ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "float8_e4m3fn": 1, "float8_e5m2": 1}
 
 
 @dataclass(frozen=True)
 class MatmulSpec:
     """What a matmul kernel computes (everything but the shapes and strides, which are arguments).
 
-    ``dtype``/``out_dtype``/``bias_dtype`` are canonical names (``float16``,
-    ``bfloat16``, ``float32``); ``transpose_a``/``transpose_b`` are the
-    kernel's (A given K x M, B given N x K); ``activation`` None or ``relu``.
+    ``dtype`` is a canonical name among :data:`INPUT_DTYPES` (``float16``,
+    ``bfloat16``, ``float32``, ``float8_e4m3fn``, ``float8_e5m2``);
+    ``out_dtype``/``bias_dtype`` among ``float16``, ``bfloat16``,
+    ``float32``; ``transpose_a``/``transpose_b`` are the kernel's (A given
+    K x M, B given N x K); ``activation`` None or ``relu``.
+    ``scale_a``/``scale_b``: the kernel takes a per-tensor f32 scale of A
+    (of B), an epilogue input ``!tile.gl<f32, [1]>`` (one number for every
+    element, read in the kernel: the host need not synchronise to read it):
+    C = act(scale_a · scale_b · (op(A) @ op(B)) + bias), what FP8 GEMMs
+    (``torch._scaled_mm``) compute.
 
     ``align``: per kernel argument (a, b, c[, bias]; one int for all) the ``tile.aligned_rows``
     the kernel is specialised for, in bytes: its rows are contiguous, start at
@@ -66,21 +76,26 @@ class MatmulSpec:
     bias_dtype: str | None = None
     activation: str | None = None
     align: tuple[int, ...] = ()
+    scale_a: bool = False
+    scale_b: bool = False
 
     def __post_init__(self):
         for what, d in (("dtype", self.dtype), ("out_dtype", self.out_dtype), ("bias_dtype", self.bias_dtype)):
             if d is None and what == "bias_dtype":
                 continue
-            if d not in FLOAT_DTYPES:
-                raise ValueError(f"MatmulSpec: {what}={d!r}; expected one of {', '.join(FLOAT_DTYPES)}")
+            allowed = INPUT_DTYPES if what == "dtype" else FLOAT_DTYPES
+            if d not in allowed:
+                raise ValueError(f"MatmulSpec: {what}={d!r}; expected one of {', '.join(allowed)}")
         if self.activation not in ACTIVATIONS:
             raise ValueError(f"MatmulSpec: activation={self.activation!r}; expected None or 'relu'")
-        names = ("a", "b", "c", "bias")[:3 + (self.bias_dtype is not None)]
-        if isinstance(self.align, int):  # one alignment for every argument
-            object.__setattr__(self, "align", (self.align,) * len(names) if self.align else ())
+        names = self.argument_names()
+        if isinstance(self.align, int):  # one alignment for every argument (the scales, single numbers: none)
+            one = self.align
+            object.__setattr__(self, "align", tuple(0 if x.startswith("scale") else one for x in names) if one else ())
         if not self.align:
             return
-        dtypes = (self.dtype, self.dtype, self.out_dtype, self.bias_dtype)
+        of = {"a": self.dtype, "b": self.dtype, "c": self.out_dtype, "bias": self.bias_dtype}
+        dtypes = [of.get(x, "float32") for x in names]
         if len(self.align) != len(names):
             raise ValueError(f"MatmulSpec: align={self.align!r} has {len(self.align)} entries; expected one per "
                              f"argument ({', '.join(names)})")
@@ -90,10 +105,22 @@ class MatmulSpec:
                 raise ValueError(f"MatmulSpec: align of '{name}' is {a!r}; expected 0 or a power of two from its "
                                  f"element size ({size}) to {ALIGN_BYTES}")
 
+    def argument_names(self) -> tuple[str, ...]:
+        """The kernel's arguments: ``a``, ``b``, ``c``, then ``bias``, ``scale_a``, ``scale_b`` if it takes them."""
+        extra = (("bias", self.bias_dtype is not None), ("scale_a", self.scale_a), ("scale_b", self.scale_b))
+        return ("a", "b", "c", *(name for name, present in extra if present))
+
+    @property
+    def row_align(self) -> int:
+        """The smallest ``tile.aligned_rows`` of the matrices and the bias (the scales are single numbers, never
+        vectors): what the configuration depends on."""
+        names = self.argument_names()
+        return min((a for a, x in zip(self.align, names) if not x.startswith("scale")), default=0)
+
     @property
     def aligned(self) -> bool:
         """Every argument is specialised for 16-byte aligned rows (the kernels of ``ALIGNED_CONFIGS``)."""
-        return bool(self.align) and min(self.align) >= ALIGN_BYTES
+        return bool(self.align) and self.row_align >= ALIGN_BYTES
 
     @property
     def kernel_name(self) -> str:
@@ -103,6 +130,8 @@ class MatmulSpec:
             parts += ["bias", SHORT[self.bias_dtype]]
         if self.activation is not None:
             parts.append(self.activation)
+        if self.scale_a or self.scale_b:
+            parts.append("scaled" if self.scale_a and self.scale_b else "scale_" + ("a" if self.scale_a else "b"))
         if any(self.align):
             parts.append(self.rows)
         return "_".join(parts)
@@ -121,14 +150,22 @@ def ir_type(dtype: str) -> Attribute:
 
 
 def build_epilogue(spec: MatmulSpec) -> Region:
-    """``^bb0(%acc: f32[, %bias: T]): [extf] [addf] [maximumf 0.0] [truncf]; tile.yield``."""
+    """``^bb0(%acc: f32[, %bias: T][, %sa: f32][, %sb: f32]): [mulf sa] [mulf sb] [extf] [addf] [maximumf 0.0]
+    [truncf]; tile.yield``."""
     f32 = Float32Type()
     arg_types: list[Attribute] = [f32]
     if spec.bias_dtype is not None:
         arg_types.append(ir_type(spec.bias_dtype))
+    arg_types += [f32] * (spec.scale_a + spec.scale_b)
     block = Block(arg_types=arg_types)
     block.args[0].name_hint = "acc"
     value: SSAValue = block.args[0]
+    scales = block.args[1 + (spec.bias_dtype is not None):]
+    for scale, name in zip(scales, [x for x, on in (("sa", spec.scale_a), ("sb", spec.scale_b)) if on]):
+        scale.name_hint = name
+        mul = arith.MulfOp(value, scale)
+        block.add_op(mul)
+        value = mul.result
     if spec.bias_dtype is not None:
         bias: SSAValue = block.args[1]
         bias.name_hint = "bv"
@@ -154,14 +191,15 @@ def build_epilogue(spec: MatmulSpec) -> Region:
 
 
 def build_module(spec: MatmulSpec) -> ModuleOp:
-    """The whole-problem kernel: ``func.func @<name>(%a, %b, %c[, %bias])`` with one ``tile.matmul``."""
+    """The whole-problem kernel: ``func.func @<name>(%a, %b, %c[, %bias][, %scale_a][, %scale_b])`` with one
+    ``tile.matmul``."""
     gl_in = GlobalType(ir_type(spec.dtype), [DYNAMIC, DYNAMIC])
     gl_out = GlobalType(ir_type(spec.out_dtype), [DYNAMIC, DYNAMIC])
     arg_types: list[Attribute] = [gl_in, gl_in, gl_out]
-    names = ["a", "b", "c"]
+    names = list(spec.argument_names())
     if spec.bias_dtype is not None:
         arg_types.append(GlobalType(ir_type(spec.bias_dtype), [DYNAMIC]))
-        names.append("bias")
+    arg_types += [GlobalType(Float32Type(), [1])] * (spec.scale_a + spec.scale_b)  # one number each
     body = Block(arg_types=arg_types)
     for arg, name in zip(body.args, names):
         arg.name_hint = name

@@ -11,6 +11,8 @@ ValueError that names the argument and the numbers.
 
 from __future__ import annotations
 
+import math
+
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from tilec.api import default_arch
-from tilec.kernels.gemm_config import FLOAT_DTYPES, MatmulConfig, check_config, choose_config
+from tilec.kernels.gemm_config import FLOAT_DTYPES, FP8_DTYPES, INPUT_DTYPES, MatmulConfig, check_config, choose_config
 from tilec.kernels.gemm_ir import ACTIVATIONS, ALIGN_BYTES, ITEMSIZE, MatmulSpec
 from tilec.runtime import dtypes as _dtypes
 from tilec.runtime.arrays import ArrayInfo, NotAnArray, describe_array
@@ -146,6 +148,8 @@ class MatmulPlan:
     """None when the output is to be allocated (its shape is M x N, row-major)."""
     bias: KernelView | None
     operands: tuple[Operand, ...] = field(default=(), repr=False)
+    scales: tuple[KernelView, ...] = ()
+    """The per-tensor scales given (scale_a, then scale_b): one number each, as views of one element."""
 
     @property
     def grid(self) -> int:
@@ -163,10 +167,11 @@ class MatmulPlan:
         return KernelView(op, (self.m, self.n), _out_strides(op, self.m, self.n), False, "row")
 
     def views(self, out: Any) -> list[GlView]:
-        """One :class:`GlView` per kernel argument (a, b, c[, bias])."""
+        """One :class:`GlView` per kernel argument (a, b, c[, bias][, scale_a][, scale_b])."""
         views = [self.a.gl(), self.b.gl(), self.output_view(out).gl()]
         if self.bias is not None:
             views.append(self.bias.gl())
+        views += [s.gl() for s in self.scales]
         return views
 
     def kernel_args(self, kernel: Any, out: Any) -> list[Any]:
@@ -229,12 +234,21 @@ def _check_devices(operands: list[Operand]) -> None:
             raise ValueError(f"{_where(name)} is on cuda:{d}; tilec launches on device 0 (cuda:0) for now")
 
 
+_LAYOUT_WORDS = {"row": "with contiguous rows", "col": "with contiguous columns", "strided": "with no contiguous "
+                 "dimension", "vector": "a vector"}
+
+
 def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str | None = None,
                 out_dtype: Any = None, trans_a: bool = False, trans_b: bool = False, allow_tf32: bool = False,
-                config: MatmulConfig | None = None, sm_count: int | None = None, arch: str | None = None) -> MatmulPlan:
+                config: MatmulConfig | None = None, sm_count: int | None = None, arch: str | None = None,
+                scale_a: Any = None, scale_b: Any = None) -> MatmulPlan:
     """Check a :func:`matmul` call and decide everything about it, without a GPU or a compile.
 
     ``arch`` is the target the configuration is chosen for (default: the GPU's, else sm_80).
+    FP8 inputs (``float8_e4m3fn``, ``float8_e5m2``): op(A) M x K with contiguous rows, op(B) K x N
+    stored N x K (``w.t()`` of a contiguous ``w``, as ``torch._scaled_mm`` takes it); the output
+    defaults to bfloat16. ``scale_a``/``scale_b``: one float32 number each (per-tensor scales, any
+    dtype of inputs) multiplying the product before the bias.
     """
     if activation not in ACTIVATIONS:
         raise ValueError(f"{_where('activation')}={activation!r} is not supported; expected None or 'relu'")
@@ -246,12 +260,14 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
         if len(op.shape) != 2:
             raise ValueError(f"{_where(op.name)} must be a 2-D matrix, got shape {op.shape}")
     dtype = A.dtype
-    if dtype not in FLOAT_DTYPES:
-        raise TypeError(f"{_where('a')} has dtype {dtype}; expected float16, bfloat16 or float32")
+    if dtype not in INPUT_DTYPES:
+        raise TypeError(f"{_where('a')} has dtype {dtype}; expected float16, bfloat16, float32, float8_e4m3fn or "
+                        "float8_e5m2")
     if B.dtype != dtype:
         raise TypeError(f"tilec.matmul: a has dtype {dtype} but b has dtype {B.dtype}: mixed input dtypes; "
                         "convert one of them")
-    out_dt = dtype if out_dtype is None else _dtype_name(out_dtype, "out_dtype")
+    fp8 = dtype in FP8_DTYPES
+    out_dt = ("bfloat16" if fp8 else dtype) if out_dtype is None else _dtype_name(out_dtype, "out_dtype")
 
     # op(A) is M x K with element strides (sm, sk); op(B) is K x N with (sk, sn)
     (m, k), a_strides = (A.shape[::-1], A.strides[::-1]) if trans_a else (A.shape, A.strides)
@@ -273,14 +289,26 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
         if Bias.shape[0] != n:
             raise ValueError(f"{_where('bias')} has {Bias.shape[0]} elements, expected N = {n} "
                              f"(one per column of the {m}x{n} result)")
-        allowed = sorted({dtype, out_dt, "float32"}, key=FLOAT_DTYPES.index)
+        allowed = sorted({out_dt, "float32"} | ({dtype} & set(FLOAT_DTYPES)), key=FLOAT_DTYPES.index)
         if Bias.dtype not in allowed:
             raise TypeError(f"{_where('bias')} has dtype {Bias.dtype}; expected one of {', '.join(allowed)} "
-                            "(the inputs', the output's, or float32)")
+                            + ("(the output's or float32)" if fp8 else "(the inputs', the output's, or float32)"))
         bias_dtype = Bias.dtype
         stride = Bias.strides[0] if n > 1 else 1
         bias_view = KernelView(Bias, (n,), (stride,), False, "vector")
         operands.append(Bias)
+
+    scale_views = []
+    for name, value in (("scale_a", scale_a), ("scale_b", scale_b)):
+        if value is None:
+            continue
+        Scale = describe_operand(name, value)
+        if math.prod(Scale.shape) != 1:
+            raise ValueError(f"{_where(name)} must hold one number (a per-tensor scale), got shape {Scale.shape}")
+        if Scale.dtype != "float32":
+            raise TypeError(f"{_where(name)} has dtype {Scale.dtype}; expected float32")
+        scale_views.append(KernelView(Scale, (1,), (1,), False, "vector"))
+        operands.append(Scale)
 
     out_view = None
     if out is not None:
@@ -288,7 +316,8 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
         if Out.shape != (m, n):
             raise ValueError(f"{_where('out')} has shape {Out.shape}, expected ({m}, {n}) = (M, N)")
         if Out.dtype != out_dt:
-            hint = "" if out_dtype is not None else f" (the default, the inputs' dtype; pass out_dtype={Out.dtype!r} to change it)"
+            default = "bfloat16 for FP8 inputs" if fp8 else "the inputs' dtype"
+            hint = "" if out_dtype is not None else f" (the default, {default}; pass out_dtype={Out.dtype!r} to change it)"
             raise TypeError(f"{_where('out')} has dtype {Out.dtype}, expected {out_dt}{hint}")
         if Out.info.readonly:
             raise ValueError(f"{_where('out')} is read-only")
@@ -303,6 +332,10 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
     va = orient(A, m, k, a_strides)
     # op(B) is K x N; the kernel's B without transpose is K x N, with transpose_b N x K
     vb = orient(B, k, n, b_strides)
+    if fp8 and (va.transposed or not vb.transposed) and m * n * k:
+        raise ValueError(f"tilec.matmul: {dtype} inputs are read K-major: op(a) must be M x K with contiguous rows "
+                         f"and op(b) K x N stored N x K (b = w.t() of a contiguous N x K w, as torch._scaled_mm "
+                         f"takes it); got op(a) {_LAYOUT_WORDS[va.layout]} and op(b) {_LAYOUT_WORDS[vb.layout]}")
     if out_view is not None:
         out_align = row_alignment(out_view)
     else:  # allocated like the inputs: a device array is fresh row-major memory, a numpy one is staged
@@ -310,14 +343,16 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
     align = (row_alignment(va), row_alignment(vb), out_align)
     if bias_view is not None:
         align += (row_alignment(bias_view),)
+    align += (0,) * len(scale_views)
     spec = MatmulSpec(dtype, out_dt, transpose_a=va.transposed, transpose_b=vb.transposed,
-                      bias_dtype=bias_dtype, activation=activation, align=align)
+                      bias_dtype=bias_dtype, activation=activation, align=align,
+                      scale_a=scale_a is not None, scale_b=scale_b is not None)
     if config is None:
-        config = choose_config(m, n, k, dtype, allow_tf32=allow_tf32, sm_count=sm_count, row_align=min(align),
+        config = choose_config(m, n, k, dtype, allow_tf32=allow_tf32, sm_count=sm_count, row_align=spec.row_align,
                                arch=arch or default_arch(), transpose_a=va.transposed)
     else:
         check_config(config, dtype, allow_tf32)
-    return MatmulPlan(m, n, k, spec, config, va, vb, out_view, bias_view, tuple(operands))
+    return MatmulPlan(m, n, k, spec, config, va, vb, out_view, bias_view, tuple(operands), tuple(scale_views))
 
 
 def row_alignment(view: KernelView) -> int:

@@ -172,7 +172,7 @@ def problem(plan: Any, key: TuneKey, *, allow_tf32: bool, smem_limit: int,
 
 
 def reference_error(result: Any, a: Any, b: Any, *, trans_a: bool = False, trans_b: bool = False, bias: Any = None,
-                    activation: str | None = None, rows: int = 8) -> float:
+                    activation: str | None = None, rows: int = 8, scale_a: Any = None, scale_b: Any = None) -> float:
     """Relative error of ``result`` against float64 on its first and last ``rows`` rows (torch/cupy/numpy)."""
     opa = a.T if trans_a else a
     opb = float64(b.T if trans_b else b)
@@ -180,6 +180,9 @@ def reference_error(result: Any, a: Any, b: Any, *, trans_a: bool = False, trans
     errors = []
     for lo, hi in sorted({(0, min(rows, m)), (max(0, m - rows), m)}):
         ref = float64(opa[lo:hi]) @ opb
+        for scale in (scale_a, scale_b):
+            if scale is not None:
+                ref = ref * float64(scale).reshape(())
         if bias is not None:
             ref = ref + float64(bias)
         if activation == "relu":
@@ -190,7 +193,7 @@ def reference_error(result: Any, a: Any, b: Any, *, trans_a: bool = False, trans
 
 CHECK_TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-3}
 """Between two configurations' results (only the order of the f32 sums differs), by output dtype."""
-REFERENCE_TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "simt": 1e-5, "tf32": 5e-3, "mma": 1e-4}
+REFERENCE_TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "simt": 1e-5, "tf32": 5e-3, "mma": 1e-4, "fp8": 1e-4}
 """Against float64: by output dtype for 16-bit outputs, else by the math (as tests/gpu/test_gemm.py)."""
 
 

@@ -24,8 +24,8 @@ Options (``tile-tiling{block=128,128,32 warps=2,2 group=8 atom=... tf32=false th
   tensor copies write: use ``tile-pipeline{bulk=true}``).
 
 Input: ``func.func``\\ s whose body is one ``tile.matmul`` (any transposes,
-f16/bf16/f32 in, f16/bf16/f32 out, epilogue inputs of rank 1 (per column) or
-2 (per element)) besides side-effect-free ops; functions without a matmul are
+f16/bf16/f32 (FP8 with ``wgmma``) in, f16/bf16/f32 out, epilogue inputs of rank 1
+(per column; of static extent ``[1]``, one number) or 2 (per element)) besides side-effect-free ops; functions without a matmul are
 left alone. Output: the function becomes a kernel,
 ``#tile.launch<grid = [?, 1, 1], block = [32*WM*WN, 1, 1], smem = bytes of A's and B's shared tiles>``,
 whose body is the warp-level program of ``examples/levels/gemm_warp_level.mlir``:
@@ -50,9 +50,10 @@ whose body is the warp-level program of ``examples/levels/gemm_warp_level.mlir``
    orientations and the ``atom``, ``tile.barrier``;
 5. the epilogue at the warp's C window ``(row0 + wrow, col0 + wcol)``: rank-1
    inputs ``tile.load`` as ``!tile.rv<WNxT, col>`` and ``tile.broadcast``,
-   rank-2 inputs ``tile.load`` as register tiles, one ``tile.map`` whose body
-   is the matmul's epilogue block (cloned, its ``tile.yield`` yields the map's
-   element), ``tile.store`` into c. Ragged edges need nothing: windows read
+   rank-2 inputs ``tile.load`` as register tiles, rank-1 inputs ``[1]``
+   ``tile.load_scalar`` (one register, not a vector of copies), one ``tile.map``
+   whose body is the matmul's epilogue block (cloned, its ``tile.yield`` yields
+   the map's element; the scalars' arguments replaced by the loaded numbers), ``tile.store`` into c. Ragged edges need nothing: windows read
    zeros past the edges and drop writes there.
 
 On the SIMT path (atom ``fma_f32``) the program is the same; the register
@@ -386,18 +387,20 @@ def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan, persistent: b
     row = e.offset(row0, wrow, "row")
     col = e.offset(col0, wcol, "col")
     map_inputs = [acc]
+    scalars: dict[int, SSAValue] = {}  # epilogue argument -> the number every element reads
     for i, view in enumerate(mm.inputs):
         vt: GlobalType = view.type
         et = vt.element_type
         tile_type = RegisterType((wtm, wtn), et)
         hint = view.name_hint or f"in{i}"
-        if vt.rank == 1:
+        if vt.rank == 1 and tuple(vt.dims) == (1,):  # one number for every element (broadcast)
+            scalars[i + 1] = e.value(t.LoadScalarOp(view, [e.const(0)]), f"{hint}_s")
+        elif vt.rank == 1:
             vec = e.value(t.LoadOp(view, [col], RegisterVectorType(wtn, et, "col")), f"{hint}_v")
             map_inputs.append(e.value(t.BroadcastOp(vec, tile_type), f"{hint}_t"))
         else:
             map_inputs.append(e.value(t.LoadOp(view, [row, col], tile_type), f"{hint}_t"))
-    region = Region()
-    mm.epilogue.clone_into(region)
+    region = _map_body(mm.epilogue.block, scalars)
     out = e.value(t.MapOp(map_inputs, RegisterType((wtm, wtn), c.type.element_type), region), "out")
     e.emit(t.StoreOp(out, c, [row, col]))
     if persistent:
@@ -409,6 +412,22 @@ def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan, persistent: b
 
     fn.attributes[LAUNCH_ATTR] = LaunchAttr((DYNAMIC, 1, 1), (plan.threads, 1, 1), plan.smem_bytes)
     fn.attributes[TILING_ATTR] = _tiling_attr(plan, persistent)
+
+
+def _map_body(epilogue: Block, scalars: dict[int, SSAValue]) -> Region:
+    """The matmul's epilogue as a ``tile.map`` body: a clone whose arguments in ``scalars`` (by position)
+    are replaced by those values, defined before the map (numbers every element reads)."""
+    old_args = list(epilogue.args)
+    block = Block(arg_types=[a.type for i, a in enumerate(old_args) if i not in scalars])
+    mapper: dict[SSAValue, SSAValue] = {}
+    kept = iter(block.args)
+    for i, arg in enumerate(old_args):
+        mapper[arg] = scalars[i] if i in scalars else next(kept)
+        if i not in scalars and arg.name_hint:
+            mapper[arg].name_hint = arg.name_hint
+    for op in epilogue.ops:
+        block.add_op(op.clone(value_mapper=mapper))
+    return Region(block)
 
 
 def _tiling_attr(plan: TilingPlan, persistent: bool = False) -> DictionaryAttr:

@@ -42,7 +42,7 @@ from xdsl.ir import Attribute
 from xdsl.utils.exceptions import PassFailedException
 
 from tilec.dialects.tile.attributes import MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK
-from tilec.dialects.tile.types import element_bits
+from tilec.dialects.tile.types import FLOAT8_TYPES, element_bits
 from tilec.layout import (
     FMA_F32,
     MMA_ATOMS,
@@ -207,6 +207,8 @@ def default_atom(element_type: Attribute, tf32: bool) -> MMAAtom:
         return MMA_M16N8K16_BF16
     if isinstance(element_type, Float32Type):
         return MMA_M16N8K8_TF32 if tf32 else FMA_F32
+    if isinstance(element_type, FLOAT8_TYPES):
+        _fail(f"a and b have element type {element_type}: FP8 is multiplied by sm_90a's wgmma only (wgmma=true)")
     _fail(f"a and b have element type {element_type}; expected f16, bf16 or f32")
     raise AssertionError
 
@@ -330,14 +332,18 @@ WGMMA_MAX_N = 256
 def _wgmma_warps(block, warps, element_type, transpose_a: bool, transpose_b: bool, atom, tf32: bool) -> tuple[int, int]:
     """The warps of a ``wgmma`` tiling, ``(BM/16, 1)``, after checking what it supports."""
     bm, bn, bk = block
-    if not isinstance(element_type, (Float16Type, BFloat16Type)) or atom is not None or tf32:
-        _fail(f"wgmma=true: needs f16 or bf16 operands and no atom or tf32 option, got {element_type}")
+    fp8 = isinstance(element_type, FLOAT8_TYPES)
+    if not isinstance(element_type, (Float16Type, BFloat16Type, *FLOAT8_TYPES)) or atom is not None or tf32:
+        _fail(f"wgmma=true: needs f16, bf16, f8E4M3FN or f8E5M2 operands and no atom or tf32 option, got {element_type}")
     if transpose_a:
         _fail("wgmma=true: A must be M x K in memory (row-major); a transposed A is not supported yet "
               "(B may be either: K x N, or N x K with transpose_b)")
-    if bm % 64 or bn % 8 or bn > WGMMA_MAX_N or bk % 16:
+    if fp8 and not transpose_b:
+        _fail(f"wgmma=true: {element_type} operands are read K-major only: B must be stored N x K (transpose_b)")
+    k_step = 32 if fp8 else 16
+    if bm % 64 or bn % 8 or bn > WGMMA_MAX_N or bk % k_step:
         _fail(f"block={_text(block)}: wgmma=true needs BM a multiple of 64 (warpgroups of 64 rows), "
-              f"BN a multiple of 8 up to {WGMMA_MAX_N} and BK a multiple of 16")
+              f"BN a multiple of 8 up to {WGMMA_MAX_N} and BK a multiple of {k_step} (32 bytes of {element_type})")
     expected = (bm // 16, 1)
     if warps is not None and tuple(warps) != expected:
         _fail(f"warps={_text(warps)}: with wgmma=true each warp holds 16 rows of the block tile: warps={_text(expected)}")
@@ -363,7 +369,10 @@ def plan_tiling(
         warps = _wgmma_warps(block, warps, element_type, transpose_a, transpose_b, atom, tf32)
     if not isinstance(group, int) or group <= 0:
         _fail(f"group={group}: expected a positive number of block rows per group")
-    chosen = _pick_atom(atom, element_type, tf32)
+    if wgmma and isinstance(element_type, FLOAT8_TYPES):
+        chosen = MMA_M16N8K16_F16  # only its m16n8 C fragment is used: a wgmma's accumulator per warp
+    else:
+        chosen = _pick_atom(atom, element_type, tf32)
     simt = chosen is FMA_F32
     tt = _positive("thread_tile", thread_tile, 2, "TM,TN") if simt else None
     if warps is None:

@@ -75,7 +75,7 @@ class Param:
         elif self.view is not None or self.view_index is not None or self.box is not None or self.swizzle:
             raise ValueError(f"parameter {self.name!r}: view/view_index/box/swizzle only apply to tensor maps")
         if kind == SCALAR:
-            if dtype is None or not dtypes.is_known(dtype):
+            if dtype is None or dtype not in dtypes.SCALAR_DTYPES:
                 raise ValueError(
                     f"parameter {self.name!r}: scalar dtype must be one of {', '.join(dtypes.SCALAR_DTYPES)}, got {dtype!r}"
                 )

@@ -28,6 +28,8 @@ _TABLE: dict[str, tuple[int, str]] = {
     "bfloat16": (2, "float"),
     "float32": (4, "float"),
     "float64": (8, "float"),
+    "float8_e4m3fn": (1, "float"),
+    "float8_e5m2": (1, "float"),
 }
 
 _ALIASES = {
@@ -40,8 +42,9 @@ _ALIASES = {
     "int": "int32", "i1": "bool",
 }
 
-# DLPack type codes (dlpack.h): kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLBool.
-_DLPACK_CODES = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 6: "bool"}
+# DLPack type codes (dlpack.h): kDLInt, kDLUInt, kDLFloat, kDLBfloat, kDLBool, and (DLPack 1.1) the
+# 8-bit floats kDLFloat8_e4m3fn and kDLFloat8_e5m2, which name their type themselves.
+_DLPACK_CODES = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 6: "bool", 10: "float8_e4m3fn", 12: "float8_e5m2"}
 
 
 def canonical(dtype) -> str:
@@ -97,8 +100,10 @@ def from_dlpack(code: int, bits: int, lanes: int) -> str:
     k = _DLPACK_CODES.get(code)
     if k is None:
         raise TypeError(f"unsupported DLPack dtype code {code}")
-    if k == "bool":
-        return "bool"
+    if k in ("bool", "float8_e4m3fn", "float8_e5m2"):
+        if k != "bool" and bits != 8:
+            raise TypeError(f"DLPack dtype {k} with {bits} bits")
+        return k
     if k == "bfloat":
         return f"bfloat{bits}"
     return f"{k}{bits}"
@@ -112,7 +117,8 @@ _INT_CTYPES = {
     "bool": ctypes.c_uint8,
 }
 
-SCALAR_DTYPES = tuple(_TABLE)
+SCALAR_DTYPES = tuple(name for name in _TABLE if not name.startswith("float8"))
+"""Dtypes of scalar kernel parameters (FP8 lives in arrays only)."""
 
 
 def int_range(name: str) -> tuple[int, int]:

@@ -60,6 +60,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from tilec.dialects.tile.attributes import DYNAMIC, CopyAtomAttr, LayoutAttr, MMAAtomAttr
 from tilec.dialects.tile.types import (
+    FLOAT8_TYPES,
     FLOAT_TYPES,
     MAX_THREADS,
     MBAR_TX,
@@ -75,6 +76,10 @@ from tilec.layout import ComposedLayout, Layout, Swizzle
 from tilec.layout.bulk import bulk_box
 
 MMA_INPUT_TYPES = (Float16Type, BFloat16Type, Float32Type)
+MATMUL_INPUT_TYPES = (*MMA_INPUT_TYPES, *FLOAT8_TYPES)
+"""What ``tile.matmul`` multiplies: the mma.sync types, and FP8 (wgmma only, A and B K-major)."""
+WGMMA_K_BYTES = 32
+"""One wgmma's K step in bytes: 16 f16/bf16 elements, 32 FP8 ones."""
 
 
 def _fail(op: IRDLOperation, message: str) -> None:
@@ -270,7 +275,9 @@ class MatmulOp(IRDLOperation):
     (``N x K`` with ``transpose_b``), accumulation is in f32. The epilogue
     block receives the f32 accumulator of one element, then one element of
     each extra input (rank-1 inputs are indexed by column, rank-2 by
-    ``(row, column)``), and yields the value stored to ``c``.
+    ``(row, column)``; a rank-1 input of static extent ``[1]`` is one number
+    for every element, as NumPy broadcasts it: a per-tensor scale), and
+    yields the value stored to ``c``.
     """
 
     name = "tile.matmul"
@@ -321,8 +328,12 @@ class MatmulOp(IRDLOperation):
         for label, t in (("a", a), ("b", b), ("c", c)):
             if t.rank != 2:
                 _fail(self, f"operand {label} must be a 2-D global view, got {t}")
-        if not isinstance(a.element_type, MMA_INPUT_TYPES) or a.element_type != b.element_type:
-            _fail(self, f"a and b must share an element type among f16, bf16, f32; got {a.element_type} and {b.element_type}")
+        if not isinstance(a.element_type, MATMUL_INPUT_TYPES) or a.element_type != b.element_type:
+            _fail(self, f"a and b must share an element type among f16, bf16, f32, f8E4M3FN, f8E5M2; got "
+                        f"{a.element_type} and {b.element_type}")
+        if isinstance(a.element_type, FLOAT8_TYPES) and (self.transpose_a or not self.transpose_b):
+            _fail(self, f"{a.element_type} operands are read K-major (FP8 wgmma has no transpose): a must be M x K "
+                        "and b N x K (transpose_b), without transpose_a")
         if not isinstance(c.element_type, MMA_INPUT_TYPES):
             _fail(self, f"c must have element type f16, bf16 or f32, got {c.element_type}")
         am, ak = a.dims[::-1] if self.transpose_a else a.dims
@@ -333,8 +344,9 @@ class MatmulOp(IRDLOperation):
                 _fail(self, f"{what} differ: {x} vs {y} (a is {_dims_text(a.dims)}, b is {_dims_text(b.dims)}, c is {_dims_text(c.dims)})")
         for i, inp in enumerate(self.inputs):
             t = inp.type
-            if t.rank == 1 and DYNAMIC not in (t.dims[0], cn) and t.dims[0] != cn:
-                _fail(self, f"epilogue input {i} has {t.dims[0]} elements, expected N = {cn}")
+            if t.rank == 1 and DYNAMIC not in (t.dims[0], cn) and t.dims[0] not in (cn, 1):
+                _fail(self, f"epilogue input {i} has {t.dims[0]} elements, expected N = {cn} (or 1, one number "
+                            "for every element)")
             if t.rank == 2 and any(DYNAMIC not in (x, y) and x != y for x, y in zip(t.dims, c.dims)):
                 _fail(self, f"epilogue input {i} is {_dims_text(t.dims)}, expected the shape of c {_dims_text(c.dims)}")
         block = self.epilogue.block
@@ -604,6 +616,37 @@ class LoadOp(IRDLOperation):
         else:
             _check_window(self, self.source.type, self.indices, result.dims, "source")
         _check_same_element(self, self.source.type, result)
+
+
+@irdl_op_definition
+class LoadScalarOp(IRDLOperation):
+    """One element of a global view, the same for every thread: ``%s = tile.load_scalar %v[%i, ...]``.
+
+    For numbers a kernel reads from device memory rather than takes as arguments (a per-tensor scale
+    that the host has not synchronised to read); an element outside the view reads as 0. Its result is
+    an ordinary scalar, which ``tile.map`` bodies may use.
+    """
+
+    name = "tile.load_scalar"
+
+    source = operand_def(GlobalType)
+    indices = var_operand_def(IndexType)
+    result = result_def()
+
+    traits = traits_def(MemoryReadEffect())
+
+    assembly_format = "$source `[` $indices `]` attr-dict `:` type($source) `->` type($result)"
+
+    def __init__(self, source: SSAValue, indices):
+        super().__init__(operands=[source, indices], result_types=[SSAValue.get(source).type.element_type])
+
+    def verify_(self) -> None:
+        src = self.source.type
+        if len(self.indices) != src.rank:
+            _fail(self, f"takes one index per dimension of {src}: {src.rank}, got {len(self.indices)}")
+        if self.result.type != src.element_type or not isinstance(src.element_type, FLOAT_TYPES):
+            _fail(self, f"result must be the view's element type {src.element_type} (f16, bf16, f32 or f64), got "
+                        f"{self.result.type}")
 
 
 @irdl_op_definition
@@ -1100,6 +1143,10 @@ class WgmmaOp(IRDLOperation):
         """Whether A comes from each warp's registers (no ``%row``)."""
         return isinstance(self.a.type, RegisterType)
 
+    def k_step(self) -> int:
+        """One wgmma's K in elements: 32 bytes of the operands' type."""
+        return WGMMA_K_BYTES * 8 // element_bits(self.a.type.element_type)
+
     def b_kn(self) -> tuple[int, int]:
         """B's ``(K, N)`` extents as stored (``N x K`` with ``transpose_b``)."""
         dims = tuple(self.b.type.dims)
@@ -1124,8 +1171,9 @@ class WgmmaOp(IRDLOperation):
         if k != k2:
             _fail(self, f"K differs: a is {_dims_text(a.dims)} (K = {k}), b is {_dims_text(b.dims)} (K = {k2}"
                   f"{', stored N x K' if self.transpose_b is not None else ''})")
-        if k % 16:
-            _fail(self, f"K = {k} is not a multiple of 16 (wgmma's K)")
+        ka = self.k_step()
+        if k % ka:
+            _fail(self, f"K = {k} is not a multiple of {ka} (wgmma's K for {a.element_type})")
         if len(c.dims) != 2 or c.dims[0] != WGMMA_WARP_ROWS:
             _fail(self, f"a warp's accumulator is {WGMMA_WARP_ROWS}xN, got {_dims_text(c.dims)}")
         n = c.dims[1]
@@ -1133,8 +1181,12 @@ class WgmmaOp(IRDLOperation):
             _fail(self, f"N = {n} must be a multiple of 8 up to 256 that divides b's {nb} columns")
         if c.dims != d.dims or c.element_type != d.element_type:
             _fail(self, f"result {d} must have the accumulator's type {c}")
-        if a.element_type != b.element_type or not isinstance(a.element_type, (Float16Type, BFloat16Type)):
-            _fail(self, f"a and b must both be f16 or both bf16, got {a.element_type} and {b.element_type}")
+        if a.element_type != b.element_type or not isinstance(a.element_type, (Float16Type, BFloat16Type, *FLOAT8_TYPES)):
+            _fail(self, f"a and b must both be f16, both bf16, both f8E4M3FN or both f8E5M2, got {a.element_type} "
+                        f"and {b.element_type}")
+        if isinstance(a.element_type, FLOAT8_TYPES) and (self.registers_a or self.transpose_b is None):
+            _fail(self, f"{a.element_type} operands must both be shared and K-major: a shared A (M x K) and b "
+                        "stored N x K (transpose_b)")
         if not isinstance(c.element_type, Float32Type):
             _fail(self, f"accumulates in f32, got {c.element_type}")
         if self.is_async is not None:
@@ -1534,6 +1586,7 @@ TILE_OPS = [
     ZerosOp,
     FillOp,
     LoadOp,
+    LoadScalarOp,
     StoreOp,
     CopyOp,
     AsyncCopyOp,

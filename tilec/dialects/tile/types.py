@@ -20,6 +20,8 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
     Float32Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float64Type,
     IntAttr,
     IntegerType,
@@ -39,10 +41,16 @@ from tilec.layout.int_tuple import flatten, suffix_product
 
 FLOAT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 
+FLOAT8_TYPES = (Float8E4M3FNType, Float8E5M2Type)
+"""The 8-bit floats (OCP FP8: ``f8E4M3FN``, ``f8E5M2``). They live in memory (global views and shared
+tiles) and feed ``tile.wgmma`` / ``tile.matmul``; register tiles hold them only as what a wgmma reads."""
+
 
 def element_bits(element_type: Attribute) -> int:
     if isinstance(element_type, IntegerType):
         return element_type.width.data
+    if isinstance(element_type, FLOAT8_TYPES):
+        return 8
     if isinstance(element_type, Float16Type | BFloat16Type):
         return 16
     if isinstance(element_type, Float32Type):
@@ -59,7 +67,9 @@ REGISTER_INT_TYPES = (IntegerType(1), IntegerType(32))
 def _check_element(owner: str, element_type: Attribute, registers: bool = False) -> None:
     if isinstance(element_type, FLOAT_TYPES) or (registers and element_type in REGISTER_INT_TYPES):
         return
-    extra = ", or i32 / i1 in registers" if registers else ""
+    if not registers and isinstance(element_type, FLOAT8_TYPES):
+        return
+    extra = ", or i32 / i1 in registers" if registers else ", f8E4M3FN or f8E5M2 (in memory)"
     raise VerifyException(f"{owner}: element type must be f16, bf16, f32 or f64{extra}, got {element_type}")
 
 

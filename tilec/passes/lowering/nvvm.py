@@ -541,14 +541,19 @@ def wgmma(
     trans_a: bool = False,
     trans_b: bool = False,
 ) -> list[SSAValue]:
-    """`wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype}`: D = A·B + C, scale-d = 1.
+    """`wgmma.mma_async.sync.aligned.m64n{n}k{16|32}.f32.{dtype}.{dtype}`: D = A·B + C, scale-d = 1.
 
     Inline asm (LLVM 22 has no intrinsic for it): the `n / 2` accumulators are
-    outputs tied to their inputs, so they stay in the same registers.
+    outputs tied to their inputs, so they stay in the same registers. FP8
+    (`e4m3`, `e5m2`) is K = 32 and has no transpose operands (K-major only).
     """
-    op = f"wgmma.m64n{n}k16.{dtype}"
-    if dtype not in ("f16", "bf16"):
-        raise ValueError(f"{op}: dtype must be f16 or bf16, got {dtype!r}")
+    k = {"f16": 16, "bf16": 16, "e4m3": 32, "e5m2": 32}.get(dtype)
+    op = f"wgmma.m64n{n}k{k or 16}.{dtype}"
+    if k is None:
+        raise ValueError(f"{op}: dtype must be f16, bf16, e4m3 or e5m2, got {dtype!r}")
+    fp8 = k == 32
+    if fp8 and (trans_a or trans_b):
+        raise ValueError(f"{op}: FP8 operands are K-major only (no transpose)")
     count = n // 2
     expect_count(op, "C", c, count)
     acc = [expect_type(op, "C", v, f32) for v in c]
@@ -557,8 +562,9 @@ def wgmma(
     regs = ", ".join(f"${i}" for i in range(count))
     asm = ("{\n\t.reg .pred p;\n\t"
            f"setp.ne.b32 p, ${count + 2}, 0;\n\t"
-           f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype} "
-           f"{{{regs}}}, ${count}, ${count + 1}, p, 1, 1, {int(trans_a)}, {int(trans_b)};\n}}")
+           f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{dtype}.{dtype} "
+           f"{{{regs}}}, ${count}, ${count + 1}, p, 1, 1"
+           + ("" if fp8 else f", {int(trans_a)}, {int(trans_b)}") + ";\n}")
     constraints = ",".join(["=f"] * count + ["l", "l", "r"] + [str(i) for i in range(count)]) + ",~{memory}"
     result = inline_asm(builder, asm, constraints, [da, db, const_i32(builder, 1), *acc], _struct(count, f32))
     assert result is not None

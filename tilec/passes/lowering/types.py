@@ -11,6 +11,8 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     Signedness,
     BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -46,6 +48,8 @@ def is_llvm_type(t: Attribute) -> bool:
         case IndexType():
             return True
         case Float16Type() | BFloat16Type() | Float32Type() | Float64Type():
+            return True
+        case Float8E4M3FNType() | Float8E5M2Type():  # memory only: i8 in LLVM IR (llvm_translate)
             return True
         case VectorType():
             return t.get_num_dims() == 1 and not t.get_num_scalable_dims() and is_llvm_type(t.element_type)

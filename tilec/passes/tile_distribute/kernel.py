@@ -459,6 +459,8 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                     Regs(fr, elem, self.pack_registers(fr, elem, [x] * fr.num_values))
             case t.LoadOp():
                 self._load(op)
+            case t.LoadScalarOp():
+                self._load_scalar(op)
             case t.StoreOp():
                 self._store_op(op)
             case t.CopyOp():
@@ -641,6 +643,17 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
             self.vmap[op.result] = self.load_global_fragment(src, list(op.indices), idx_new, fr, elem)
         if op.fill != 0 and isinstance(src, GlobalArg):
             self.vmap[op.result] = self.in_form(self.fill_outside(self.vmap[op.result], src, idx_new, op.fill), fr)
+
+    def _load_scalar(self, op: t.LoadScalarOp) -> None:
+        """One element, loaded by every lane (the same address: one transaction a warp), 0 outside the view."""
+        em = self.em
+        src = self.get(op.source)
+        coords = [em.cast(self.get(i), i64) for i in op.indices]
+        inside = em.all([self.in_bounds(src, d, c) for d, c in enumerate(coords)])
+        pred = None if inside is True else em.boolean(inside)
+        value = em.insert(frag_fast.frag_load(self.global_ptr(src, coords), op.result.type, pred)).results[0]
+        value.name_hint = op.result.name_hint
+        self.vmap[op.result] = value
 
     def _store_op(self, op: t.StoreOp) -> None:
         value = self.get(op.value)

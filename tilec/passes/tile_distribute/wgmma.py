@@ -1,8 +1,9 @@
 """``tile-distribute`` for ``tile.wgmma``: shared-memory descriptors and the warpgroup MMA (sm_90a).
 
-``%d = tile.wgmma %sa[%row], %sb[%col], %acc`` becomes, per K step of 16:
-one ``frag.wgmma`` m64nN on descriptors of A's ``64 x 16`` window at
-``(%row, 16 s)`` and B's ``16 x N`` window at ``(16 s, %col)``, between a
+``%d = tile.wgmma %sa[%row], %sb[%col], %acc`` becomes, per K step ``k`` of
+32 bytes (16 f16/bf16, 32 FP8 elements): one ``frag.wgmma`` m64nNk on
+descriptors of A's ``64 x k`` window at ``(%row, k s)`` and B's ``k x N``
+window at ``(k s, %col)``, between a
 ``frag.wgmma_fence`` and ``frag.wgmma_commit``, then ``frag.wgmma_wait 0``,
 which hands back the accumulators (the op is complete when it returns). An
 ``async`` op stops at the commit: its result is the wgmma's registers, still
@@ -13,6 +14,8 @@ pending, until ``tile.wgmma_wait N`` (``frag.wgmma_wait N`` on them).
   ``frag.wgmma_rs`` instead of A's descriptor.
 - **B stored N x K** (``transpose_b``): its bands are rows, described like an
   A's (K-major when K is contiguous).
+- **FP8** (``f8E4M3FN``/``f8E5M2`` → ``e4m3``/``e5m2``): the wgmma has no
+  transpose, so only K-major descriptors are tried for both operands.
 - **The accumulator** is this warp's ``16 x N`` register tile in the m16n8 C
   fragment (:data:`tilec.layout.atoms.MMA_M16N8K16_F16`'s C, repeated along
   N): the register order of a wgmma's ``d`` for the warp's 16 rows.
@@ -38,6 +41,7 @@ from xdsl.dialects.builtin import IntegerType, i32, i64
 from xdsl.ir import SSAValue
 
 from tilec.dialects import frag_fast
+from tilec.dialects.frag import WGMMA_KMAJOR_ONLY
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import SharedType, element_bits
 from tilec.ir import fast
@@ -46,21 +50,24 @@ from tilec.passes.tile_distribute.memory import RegallocError
 from tilec.passes.tile_layout import wgmma_a_fragment, wgmma_fragment
 from tilec.passes.tile_distribute.values import Regs
 
-WGMMA_K = 16
 _I8 = IntegerType(8)
+_PTX_TYPE = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
+"""The wgmma's operand type (PTX name) by the tile's element type."""
 
 
 @lru_cache(maxsize=64)
-def _bands(layout, dims: tuple[int, int], elem_bytes: int, role: str, band: int, step: int):
+def _bands(layout, dims: tuple[int, int], elem_bytes: int, role: str, band: int, step: int, k_major_only: bool = False):
     """(major, stride between bands in bytes, [Described per K step]) for an operand, proven for every band.
 
     ``role`` "A": bands of ``band`` rows, K along columns; "B": bands of ``band`` columns, K along rows.
+    ``k_major_only``: the wgmma has no transpose (FP8), so only a K-major descriptor will do.
     """
     rows, cols = dims
     k = cols if role == "A" else rows
     count = (rows if role == "A" else cols) // band
     errors = []
-    for major in (("K", "MN") if role == "A" else ("MN", "K")):
+    majors = ("K", "MN") if role == "A" else ("MN", "K")
+    for major in (m for m in majors if m == "K" or not k_major_only):
         try:
             per_band = []
             for i in range(count):
@@ -94,14 +101,16 @@ class WgmmaLowering:
         k, n = op.a.type.dims[1], op.c.type.dims[1]
         elem = op.a.type.element_type
         eb = element_bits(elem) // 8
-        dtype = "bf16" if elem.name == "bf16" else "f16"
+        dtype = _PTX_TYPE[elem.name]
+        step = op.k_step()
+        kmajor = dtype in WGMMA_KMAJOR_ONLY
         # B stored N x K is banded like an A (bands of N rows, K along the columns)
         role_b = "A" if op.transpose_b is not None else "B"
         try:
-            major_b, stride_b, steps_b = _bands(op.b.type.layout, tuple(op.b.type.dims), eb, role_b, n, WGMMA_K)
+            major_b, stride_b, steps_b = _bands(op.b.type.layout, tuple(op.b.type.dims), eb, role_b, n, step, kmajor)
             if not op.registers_a:
                 major_a, stride_a, steps_a = _bands(op.a.type.layout, tuple(op.a.type.dims), eb, "A",
-                                                    t.WGMMA_ROWS, WGMMA_K)
+                                                    t.WGMMA_ROWS, step, kmajor)
         except GmmaLayoutError as e:
             raise RegallocError(f"no wgmma descriptor describes the operands: {e}") from None
         shared = [(b, "b")] if op.registers_a else [(self.get(op.a), "a"), (b, "b")]

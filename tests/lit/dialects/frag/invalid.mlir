@@ -100,7 +100,7 @@ func.func @wgmma_dtype(%d: i64, %x: f32) {
   %r:4 = frag.wgmma "f32" n 8 %d, %d (%x, %x, %x, %x) : f32, f32, f32, f32
   func.return
 }
-// CHECK: 'frag.wgmma' dtype must be one of f16, bf16, got 'f32'
+// CHECK: 'frag.wgmma' dtype must be one of f16, bf16, e4m3, e5m2, got 'f32'
 
 // -----
 
@@ -158,3 +158,19 @@ func.func @named_barrier_count(%id: i32) {
   func.return
 }
 // CHECK: 'frag.named_barrier_sync' count must be a multiple of 32 threads in 32 .. 1024, got 48
+
+// -----
+
+func.func @wgmma_fp8_transposed(%d: i64, %x: f32) {
+  %r:4 = frag.wgmma "e4m3" n 8 %d, %d trans_b (%x, %x, %x, %x) : f32, f32, f32, f32
+  func.return
+}
+// CHECK: 'frag.wgmma' a e4m3 wgmma reads A and B K-major only: no trans_a or trans_b
+
+// -----
+
+func.func @wgmma_rs_fp8(%a: i32, %d: i64, %x: f32) {
+  %r:4 = frag.wgmma_rs "e5m2" n 8 (%a, %a, %a, %a), %d (%x, %x, %x, %x) : f32, f32, f32, f32
+  func.return
+}
+// CHECK: 'frag.wgmma_rs' register A is f16 or bf16 (the m16n8k16 A fragment), got e5m2

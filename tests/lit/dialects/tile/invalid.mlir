@@ -21,7 +21,7 @@ func.func @matmul_types(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<bf16, [?, ?]>, %
   }
   func.return
 }
-// CHECK: 'tile.matmul' a and b must share an element type among f16, bf16, f32; got f16 and bf16
+// CHECK: 'tile.matmul' a and b must share an element type among f16, bf16, f32, f8E4M3FN, f8E5M2; got f16 and bf16
 
 // -----
 

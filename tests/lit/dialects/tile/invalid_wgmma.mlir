@@ -38,7 +38,7 @@ func.func @f32_inputs(%sa: !tile.st<64x16xf32>, %sb: !tile.st<16x64xf32>, %i: in
   %d = tile.wgmma %sa[%i], %sb[%i], %acc : !tile.st<64x16xf32>, !tile.st<16x64xf32>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
   func.return
 }
-// CHECK: 'tile.wgmma' a and b must both be f16 or both bf16, got f32 and f32
+// CHECK: 'tile.wgmma' a and b must both be f16, both bf16, both f8E4M3FN or both f8E5M2, got f32 and f32
 
 // -----
 
@@ -96,3 +96,28 @@ func.func @wait_range(%acc: !tile.rt<16x64xf32>) {
   func.return
 }
 // CHECK: 'tile.wgmma_wait' pending must be 0 to 7 (wgmma.wait_group's range), got 8
+
+// -----
+
+// FP8: both operands K-major (the wgmma has no transpose), K steps of 32
+func.func @fp8_kn_b(%sa: !tile.st<64x64xf8E4M3FN>, %sb: !tile.st<64x64xf8E4M3FN>, %i: index, %acc: !tile.rt<16x64xf32>) {
+  %d = tile.wgmma %sa[%i], %sb[%i], %acc : !tile.st<64x64xf8E4M3FN>, !tile.st<64x64xf8E4M3FN>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' f8E4M3FN operands must both be shared and K-major: a shared A (M x K) and b stored N x K (transpose_b)
+
+// -----
+
+func.func @fp8_k(%sa: !tile.st<64x48xf8E5M2>, %sb: !tile.st<64x48xf8E5M2>, %i: index, %acc: !tile.rt<16x64xf32>) {
+  %d = tile.wgmma %sa[%i], %sb[%i], %acc transpose_b : !tile.st<64x48xf8E5M2>, !tile.st<64x48xf8E5M2>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' K = 48 is not a multiple of 32 (wgmma's K for f8E5M2)
+
+// -----
+
+func.func @fp8_mixed(%sa: !tile.st<64x64xf8E4M3FN>, %sb: !tile.st<64x64xf8E5M2>, %i: index, %acc: !tile.rt<16x64xf32>) {
+  %d = tile.wgmma %sa[%i], %sb[%i], %acc transpose_b : !tile.st<64x64xf8E4M3FN>, !tile.st<64x64xf8E5M2>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' a and b must both be f16, both bf16, both f8E4M3FN or both f8E5M2, got f8E4M3FN and f8E5M2
