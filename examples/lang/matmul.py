@@ -93,6 +93,30 @@ def matmul_persistent(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.conste
         tl.store(c, (row0 + warp * 16, col0), acc.to(c.dtype))
 
 
+@tl.kernel(num_warps=8, num_stages=3, bulk=True, producer=True, bulk_store=True)
+def matmul_fp8(a, w, c, scale_a, scale_b, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+               GROUP: tl.constexpr = 8):
+    """``matmul_persistent`` on FP8 (e4m3 or e5m2), as ``torch._scaled_mm`` takes it: A is M x K and W
+    is N x K, both K-major (an FP8 wgmma has no transpose: ``trans_b=True`` reads W's rows), and C is
+    ``scale_a * scale_b * (A @ W.T)``, the two per-tensor scales read from device memory by
+    ``tl.load_scalar`` (no host synchronisation; each one register, not a tile of copies)."""
+    M, N, K = a.shape[0], w.shape[0], a.shape[1]
+    tiles = ((M + BM - 1) // BM) * ((N + BN - 1) // BN)
+    warp = tl.warp_id()
+    sa, sw = tl.alloc((BM, BK), a.dtype), tl.alloc((BN, BK), w.dtype)
+    scale = tl.load_scalar(scale_a, (0,)) * tl.load_scalar(scale_b, (0,))
+    for tile in tl.range(tl.block_id(0), tiles, tl.num_blocks(0)):
+        row0, col0 = block_origin(M, N, BM, BN, GROUP, tile)
+        acc = tl.zeros((16, BN))
+        for k in tl.range(0, K, BK):
+            tl.copy(a, (row0, k), sa)
+            tl.copy(w, (col0, k), sw)
+            tl.barrier()
+            acc = tl.wgmma(sa, warp // 4 * 64, sw, 0, acc, trans_b=True)
+            tl.barrier()
+        tl.store(c, (row0 + warp * 16, col0), (acc * scale).to(c.dtype))
+
+
 def persistent_blocks(m: int, n: int, sms: int, BM: int = 128, BN: int = 256, **_) -> int:
     """Blocks of :func:`matmul_persistent`: one an SM, never more than there are tiles."""
     return min(-(-m // BM) * -(-n // BN), sms)
@@ -103,6 +127,9 @@ CONFIG = dict(BM=128, BN=128, BK=32, WM=32, WN=64)
 
 CONFIG_WGMMA = dict(BM=128, BN=256, BK=64)
 """sm_90a: 128x256 block tiles, two warpgroups, K steps of 64 in 3 stages (tilec.matmul's WGMMA_CONFIG)."""
+
+CONFIG_FP8 = dict(BM=128, BN=256, BK=128)
+"""FP8 on sm_90a: the same tiles with K steps of 128 one-byte elements (the same 128-byte rows)."""
 
 
 def grid(m: int, n: int, BM: int = 128, BN: int = 128, **_) -> tuple[int]:
@@ -156,6 +183,16 @@ def main() -> int:
         err = ((c.double() - ref).abs().max() / ref.abs().max()).item()
         worst = max(worst, err)
         print(f"GPU, {name}: {s}^3 f16, max relative error {err:.1e}")
+    if torch.cuda.get_device_capability() == (9, 0):  # FP8: e4m3 A and W (N x K), per-tensor scales
+        a8, w8 = a.to(torch.float8_e4m3fn), b.t().contiguous().to(torch.float8_e4m3fn)
+        sa, sb = torch.tensor([0.5], device="cuda"), torch.tensor([4.0], device="cuda")
+        c16 = torch.full((s, s), float("nan"), device="cuda", dtype=torch.bfloat16)
+        blocks = persistent_blocks(s, s, torch.cuda.get_device_properties(0).multi_processor_count, **CONFIG_FP8)
+        matmul_fp8[(blocks,)](a8, w8, c16, sa, sb, arch="sm_90a", **CONFIG_FP8)
+        ref8 = a8.double() @ w8.double().t() * 2.0
+        err = ((c16.double() - ref8).abs().max() / ref8.abs().max()).item()
+        worst = max(worst, err)
+        print(f"GPU, matmul_fp8: {s}^3 e4m3 -> bf16, max relative error {err:.1e}")
     return 0 if worst < 1e-2 else 1
 
 

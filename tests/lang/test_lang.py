@@ -941,6 +941,45 @@ def test_a_persistent_gemm_loops_over_its_tiles(producer, bulk_store, after, mnk
         assert ("cp.async.bulk.tensor.2d.global.shared::cta" in ptx) == bulk_store
 
 
+@pytest.mark.parametrize("after", [None, "tile-pipeline", "tile-distribute"])
+def test_an_fp8_gemm_with_scales_read_in_the_kernel(after):
+    """examples/lang/matmul.py's ``matmul_fp8``: e4m3 A (M x K) and W (N x K) read K-major by K = 32
+    wgmmas, ``tl.load_scalar`` scales multiplying the accumulator inside the epilogue's map (no tile of
+    copies), bulk tensor stores; K steps of 64 bytes (the 64-byte swizzle). The arrays are described
+    for the specialisation (numpy has no FP8) and the interpreters run on float32 arrays of FP8 values."""
+    from test_matmul import FakeCudaArray
+    from xdsl.dialects import func
+
+    from tilec.dialects.abi import gl_params
+    from tilec.interp import run
+    from tilec.interp.dtypes import round_f8
+    from tilec.runtime.gl_views import expand
+
+    module, _ = _matmul_wgmma(True)
+    kernel = module.matmul_fp8
+    m, n, k, cfg = 300, 136, 160, dict(BM=128, BN=64, BK=64)
+    at = [0x7E0000000000 + (i << 32) for i in range(5)]
+    described = (FakeCudaArray((m, k), "float8_e4m3fn", address=at[0]),
+                 FakeCudaArray((n, k), "float8_e4m3fn", address=at[1]), FakeCudaArray((m, n), "float32", address=at[2]),
+                 FakeCudaArray((1,), "float32", address=at[3]), FakeCudaArray((1,), "float32", address=at[4]))
+    ir = kernel.ir(*described, **cfg)
+    assert "tile.load_scalar" in str(ir) and "tile.fill" not in str(ir)
+    a, w = round_f8(rand(m, k) * 3, "f8E4M3FN"), round_f8(rand(n, k), "f8E4M3FN")
+    sa, sb = np.array([0.5], np.float32), np.array([1.25], np.float32)
+    c = np.full((m, n), np.nan, np.float32)
+    lowered = ir if after is None else kernel._lowered(ir, kernel._pipeline(None, None, None), after)
+    fn = next(op for op in lowered.body.block.ops if isinstance(op, func.FuncOp))
+    args = (a, w, c, sa, sb)
+    if after == "tile-distribute":
+        args = expand(gl_params(fn), *args, signature_length=len(fn.function_type.inputs.data))
+    run(lowered, fn.sym_name.data, *args, grid=(3,))
+    assert rel_err(c, a.astype(np.float64) @ w.astype(np.float64).T * 0.625) < 1e-5
+    if after == "tile-distribute":
+        ptx = kernel.compile(*described, arch="sm_90a", **cfg).asm["ptx"]
+        assert "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3" in ptx and ptx.count("ld.global") == 2
+        assert "cp.async.bulk.tensor.2d.global.shared::cta" in ptx
+
+
 @tl.kernel(num_warps=1)
 def shifted_by_the_grid(x, o):
     """Each block adds the launch's block counts to its 32 values (``tl.num_blocks``)."""

@@ -20,7 +20,7 @@ by ``tile-layout``, reductions and broadcasts lowered by ``tile-distribute``.
 
 import tilec.ir  # noqa: F401  first: installs the lazy assembly formats (tilec/ir/lazy_formats.py)
 from tilec.lang import loop
-from tilec.lang.dtypes import DType, bfloat16, float16, float32, index, int1, int32
+from tilec.lang.dtypes import DType, bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, index, int1, int32
 from tilec.lang.kernel import Kernel, Specialization, constexpr, kernel
 from tilec.lang.loop import range  # noqa: A004 - tl.range, as Triton names it
 from tilec.lang.ops import (
@@ -44,6 +44,7 @@ from tilec.lang.ops import (
     iota,
     lane_id,
     load,
+    load_scalar,
     log,
     log2,
     map,  # noqa: A004
@@ -76,7 +77,8 @@ from tilec.lang.values import Expanded, Scalar, Shared, Tile, Vector, View
 __all__ = [
     "DType", "Expanded", "Kernel", "LangError", "Scalar", "Shared", "Specialization", "Tile", "Vector", "View",
     "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "bfloat16", "block_id", "num_blocks", "num_programs", "col_max", "col_min", "col_sum", "constexpr", "exp", "exp2",
-    "float16", "float32", "full", "index", "int1", "int32", "iota", "kernel", "lane_id", "load", "log", "log2",
+    "float16", "float32", "float8_e4m3fn", "float8_e5m2", "full", "index", "int1", "int32", "iota", "kernel",
+    "lane_id", "load", "load_scalar", "log", "log2",
     "loop", "map", "max", "maximum", "min", "minimum", "program_id", "range", "row_max", "row_min", "row_sum",
     "rsqrt", "sigmoid", "sqrt", "store", "sum", "tanh", "thread_id", "turns", "warp_id", "wgmma", "wgmma_wait", "where", "zeros",
 ]

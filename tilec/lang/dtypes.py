@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IndexType, IntegerType
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
+    Float16Type,
+    Float32Type,
+    IndexType,
+    IntegerType,
+)
 from xdsl.ir import Attribute
 
 
@@ -27,18 +35,22 @@ class DType:
 
 
 float16, bfloat16, float32 = DType("float16"), DType("bfloat16"), DType("float32")
+float8_e4m3fn, float8_e5m2 = DType("float8_e4m3fn"), DType("float8_e5m2")
+"""FP8, in arrays and shared tiles only: what ``tl.wgmma`` reads (K-major), never a register tile."""
 int32, int1, index = DType("int32"), DType("int1"), DType("index")
 
 _IR = {
     "float16": Float16Type,
     "bfloat16": BFloat16Type,
     "float32": Float32Type,
+    "float8_e4m3fn": Float8E4M3FNType,
+    "float8_e5m2": Float8E5M2Type,
     "int32": lambda: IntegerType(32),
     "int1": lambda: IntegerType(1),
     "index": IndexType,
 }
 
-ARRAY_DTYPES = ("float16", "bfloat16", "float32")
+ARRAY_DTYPES = ("float16", "bfloat16", "float32", "float8_e4m3fn", "float8_e5m2")
 """Element types a kernel's array arguments may have."""
 
 

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.ir import Operation, SSAValue
 
 from tilec.dialects.tile import ops as t
-from tilec.dialects.tile.types import RegisterType, RegisterVectorType, SharedType, element_bits
+from tilec.dialects.tile.types import FLOAT_TYPES, RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
 from tilec.lang.dtypes import as_dtype, int32
@@ -160,6 +160,20 @@ def load(view: View | Shared, offsets: Sequence[Any] = (), shape: Any = None, *,
     else:
         raise error(f"tl.load makes 1-D vectors and 2-D tiles, got shape {dims}")
     return wrap(current().value(t.LoadOp(view.value, offsets, ty, other=float(other)), f"{view.name}_t"))
+
+
+def load_scalar(view: View, offsets: Sequence[Any] = ()) -> Scalar:
+    """One element of an array argument at ``offsets`` (one index per dimension), the same for every
+    thread (``tile.load_scalar``): a number the kernel reads from device memory, such as a per-tensor
+    scale the host has not synchronised to read. Outside the array it reads 0. Its value multiplies
+    tiles like any scalar, without a tile of copies in registers."""
+    if not isinstance(view, View):
+        raise error(f"tl.load_scalar reads an array argument of the kernel, got {_describe(view)}")
+    if not isinstance(view.type.element_type, FLOAT_TYPES):
+        raise error(f"tl.load_scalar reads f16, bf16, f32 or f64 elements; {view.name!r} holds "
+                    f"{view.type.element_type}")
+    offsets = _offsets(view, offsets, "tl.load_scalar")
+    return Scalar(current().value(t.LoadScalarOp(view.value, offsets), f"{view.name}_s"))
 
 
 def _load_shared(tile: Shared, offsets: Any, shape: Any) -> Tile:

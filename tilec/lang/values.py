@@ -558,7 +558,10 @@ def elementwise(op: str, *operands: Any) -> Any:
     if shape.kind == "scalar":
         return Scalar(scalar_op(op, values))
     trace = current()
-    if _is_float(element) and op in _NATIVE_BINARY:
+    # a traced scalar (tl.load_scalar, a number argument) goes into a map's body as itself; a native op
+    # would take it as a tile filled with copies of it (registers a lane for every element it holds)
+    by_scalar = any(isinstance(o, Scalar) for o in operands)
+    if _is_float(element) and op in _NATIVE_BINARY and not by_scalar:
         result = trace.value(_NATIVE_BINARY[op](values[0], values[1]))
     elif _is_float(element) and op in _NATIVE_UNARY:
         result = trace.value(_NATIVE_UNARY[op](values[0]))
@@ -600,7 +603,7 @@ def map_values(body: Callable[..., SSAValue], inputs: Sequence[SSAValue], result
 
     Elementwise work is fused as it is built: an input made by another ``tile.map`` brings that
     map's body in (its inputs become this map's), and a tile filled with a constant becomes the
-    constant inside the body. ``tl.where(cols < n, x - m, 0.0)`` is then one map of ``cols`` and
+    constant inside the body, one filled with a traced scalar that scalar (read from outside it). ``tl.where(cols < n, x - m, 0.0)`` is then one map of ``cols`` and
     ``x - m``, not a mask tile, a tile of zeros and a select: fewer registers live, which a kernel
     that holds whole rows needs. Maps left without uses are removed when the kernel is finished
     (:func:`remove_dead_ops`).
@@ -623,6 +626,8 @@ def _fusable(v: SSAValue) -> str | None:
     op = v.owner
     if isinstance(op, t.FillOp) and isinstance(op.value.owner, arith.ConstantOp):
         return "constant"
+    if isinstance(op, t.FillOp):  # a traced scalar (tl.load_scalar, an argument): the body reads it directly
+        return "scalar"
     if isinstance(op, t.MapOp) and len(op.body.block.ops) <= FUSE_LIMIT:
         return "map"
     return None
@@ -646,6 +651,8 @@ def _scalar_in_body(v: SSAValue, args: dict[SSAValue, SSAValue]) -> SSAValue:
     if kind == "constant":
         const = v.owner.value.owner
         return trace.value(arith.ConstantOp(const.value, const.result.type))
+    if kind == "scalar":
+        return v.owner.value
     if kind is None:
         return args[v]
     producer = v.owner
