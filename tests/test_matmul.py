@@ -44,6 +44,7 @@ from tilec.kernels.gemm_config import (
     BULK_MEDIUM_CONFIG,
     CONFIGS,
     ELEMENT_ROWS_LARGE,
+    FP8_CANDIDATES,
     FP8_WGMMA_LADDER,
     WGMMA_LADDER,
     MatmulConfig,
@@ -634,6 +635,29 @@ def test_fp8_errors(kwargs, error, match):
     kwargs.setdefault("arch", "sm_90a")
     with pytest.raises(error, match=match):
         mm.plan_matmul(a, b, out=c, scale_a=sa, scale_b=sb, **kwargs)
+
+
+def test_fp8_autotune_times_the_fp8_ladder(tmp_path, monkeypatch):
+    """Without a GPU (``measure=``, the target taken as sm_90a): the FP8 candidates are the wgmma ones
+    with K steps of 128/256, the heuristic's first; a config that does other math is refused."""
+    import tilec.kernels.gemm_plan as plan_module
+    import tilec.kernels.gemm_tune as tune_module
+
+    for where in (plan_module, tune_module):
+        monkeypatch.setattr(where, "default_arch", lambda: "sm_90a")
+    a, b, c, sa, sb = _fp8(2048, 2048, 2048)
+    seen = []
+
+    def measure(config):
+        seen.append(config)
+        return config.block[1] / 1e6  # the narrowest tile "wins"
+
+    r = tilec.autotune(a, b, out=c, scale_a=sa, scale_b=sb, measure=measure, progress=False,
+                       path=tmp_path / "t.json")
+    assert seen[0] == FP8_WGMMA_LADDER[0] and all(cfg.wgmma and cfg in FP8_CANDIDATES for cfg in seen)
+    assert r.config.block[1] == min(cfg.block[1] for cfg in seen)
+    with pytest.raises(ValueError, match="multiplied by wgmma only"):
+        tilec.autotune(a, b, out=c, candidates=[CONFIGS[("mma", "large")]], measure=measure, path=tmp_path / "u.json")
 
 
 def test_fp8_kernel_without_gpu(ptxas):

@@ -111,3 +111,16 @@ def test_fp8_errors_name_the_argument(torch):
         tilec.matmul(a, w.t(), scale_a=torch.ones(2, device="cuda"))
     with pytest.raises(ValueError, match="wgmma only"):
         tilec.matmul(a, w.t(), config=replace(FP8_WGMMA_LADDER[1], wgmma=False))
+
+
+def test_fp8_autotune(torch, tmp_path):
+    """The autotuner on an FP8 problem with scales: the reference check includes the scales, the
+    winner is one of the candidates, and matmul(autotune=True) gives the product with it."""
+    a, w = _inputs(torch, 512, 768, 1024, "float8_e4m3fn")
+    sa, sb = torch.tensor(0.5, device="cuda"), torch.tensor(1.5, device="cuda")
+    candidates = list(FP8_WGMMA_LADDER[1:4])
+    r = tilec.autotune(a, w.t(), scale_a=sa, scale_b=sb, candidates=candidates, reps=3, warmup=1, progress=False,
+                       path=tmp_path / "tune.json")
+    assert r.config in candidates and len(r.timings) == len(candidates)
+    c = tilec.matmul(a, w.t(), scale_a=sa, scale_b=sb, config=r.config)
+    assert _error(c, a.double() @ w.double().t() * 0.75) < TOLERANCE["bfloat16"]

@@ -427,6 +427,11 @@ def config_kind(config: MatmulConfig) -> str:
     return "simt" if config.is_simt else "tf32" if config.tf32 else "mma"
 
 
+def does_math(config: MatmulConfig, kind: str) -> bool:
+    """Whether ``config`` does the math ``kind`` (:func:`math_kind`): FP8 is any wgmma config's."""
+    return config.wgmma if kind == "fp8" else config_kind(config) == kind
+
+
 # ---------------------------------------------------------------- what the autotuner times
 
 _C = MatmulConfig
@@ -613,6 +618,7 @@ __all__ = [
     "choose_config",
     "config_from_json",
     "config_kind",
+    "does_math",
     "config_to_json",
     "device_sm_count",
     "device_smem_limit",

@@ -49,6 +49,7 @@ from tilec.kernels.gemm_config import (
     check_config,
     config_from_json,
     config_kind,
+    does_math,
     config_to_json,
     has_bulk_copies,
     math_kind,
@@ -131,7 +132,7 @@ def checked_candidates(configs: Sequence[MatmulConfig], plan: Any, allow_tf32: b
     kind = math_kind(plan.spec.dtype, allow_tf32)
     for c in configs:
         check_config(c, plan.spec.dtype, allow_tf32)
-        if config_kind(c) != kind:
+        if not does_math(c, kind):
             raise ValueError(f"tilec.autotune: candidate {c.describe()} does {config_kind(c)} math, but the "
                              f"problem does {kind} ({plan.spec.dtype} inputs, allow_tf32={allow_tf32})")
     return configs
@@ -141,7 +142,7 @@ def stored_config(data: Any, key: TuneKey, allow_tf32: bool, smem_limit: int) ->
     """The config of a stored record if it is usable for ``key``; ValueError/TypeError if not."""
     config = config_from_json(data)
     check_config(config, key.dtype, allow_tf32)
-    if config_kind(config) != key.math:
+    if not does_math(config, key.math):
         raise ValueError(f"a {config_kind(config)} config for a {key.math} problem")
     if shared_memory_bytes(config, key.dtype) > smem_limit:
         raise ValueError(f"{config.describe()} needs more shared memory than the GPU gives")
