@@ -925,3 +925,126 @@ def test_aligned_kernels_mean_the_same_in_the_interpreter(shape, how_a, how_b, b
     ref = _reference(a, b, ta, tb, bias, "relu")
     assert not np.isnan(out).any()
     assert _rel_error(out, ref) < 2e-3
+
+
+# ---------------------------------------------------------------- split-K
+
+
+@pytest.mark.parametrize("m,n,k,size,tiles,expected", [
+    (16, 4096, 4096, 2, 64, 2), (16, 4096, 4096, 1, 64, 1), (128, 1024, 8192, 2, 64, 4), (128, 1024, 8192, 1, 32, 4),
+    (16, 8192, 8192, 2, 128, 1), (1024, 1024, 1024, 2, 128, 1), (16, 4096, 6144, 2, 64, 3), (16, 4096, 4100, 2, 64, 1),
+])
+def test_choose_split(m, n, k, size, tiles, expected):
+    from tilec.kernels.splitk import choose_split
+
+    assert choose_split(m, n, k, size, tiles, 132) == expected
+
+
+def test_split_plan_views_and_kernels():
+    """A decode step splits in two: op(A) and op(B) become batches of K's halves (strided views, no copy),
+    the batched matmul writes f32 partials, the reduction carries the epilogue."""
+    at = [0x7D0000000000 + (i << 32) for i in range(4)]
+    a = FakeCudaArray((16, 4096), "float16", address=at[0])
+    w = FakeCudaArray((4096, 4096), "float16", strides=(1, 4096), address=at[1])  # B = W.t(), stored N x K
+    c = FakeCudaArray((16, 4096), "float16", address=at[2])
+    bias = FakeCudaArray((4096,), "float32", address=at[3])
+    p = mm.plan_matmul(a, w, out=c, bias=bias, activation="relu", sm_count=132, arch="sm_90a")
+    assert p.split_k == 2
+    va, vb = p.slice_views()
+    assert (va.shape, va.strides) == ((2, 16, 2048), (2048, 4096, 1))
+    assert (vb.shape, vb.strides) == ((2, 4096, 2048), (2048, 4096, 1))  # N x K rows, K halves
+    g = p.gemm_spec()
+    assert g.batched and g.out_dtype == "float32" and g.bias_dtype is None and g.align == (16, 16, 16)
+    r = p.reduce_spec(c)
+    assert (r.out_dtype, r.bias_dtype, r.relu, r.align) == ("float16", "float32", True, (16, 16, 16))
+    k1 = tilec.matmul_kernel(a, w, out=c, bias=bias, activation="relu", arch="sm_90a")
+    assert k1.name == "matmul_f16_nt_f32_batched_a16" and "%ctaid.y" in k1.asm["ptx"]
+    k2 = mm.compile_reduce(r, arch="sm_90a")
+    assert "ld.global" in k2.asm["ptx"] and k2.name.startswith("splitk_reduce_float16_bias_float32_relu")
+    assert mm.plan_matmul(a, w, out=c, bias=bias, split_k=1, sm_count=132, arch="sm_90a").split_k == 1
+
+
+@pytest.mark.parametrize("split_k,error,match", [
+    (3, ValueError, r"split_k=3: K = 4096 must divide into 3 slices of whole 16-byte rows"),
+    (5, ValueError, "split_k=5: expected an int from 1 to 4"),
+    (2.0, ValueError, "expected an int"),
+])
+def test_split_k_errors(split_k, error, match):
+    a, b = FakeCudaArray((16, 4096), "float16"), FakeCudaArray((4096, 64), "float16")
+    with pytest.raises(error, match=match):
+        mm.plan_matmul(a, b, out=FakeCudaArray((16, 64), "float16"), split_k=split_k)
+    with pytest.raises(ValueError, match="needs device arrays"):
+        mm.plan_matmul(np.ones((16, 64), np.float16), np.ones((64, 8), np.float16), split_k=2)
+
+
+def test_split_meaning_in_the_interpreters():
+    """The two kernels of a split call, as the launcher runs them, on ragged M and N with A given
+    transposed (K x M), a bias, ReLU and an f32 C: the batched matmul lane by lane (mma.sync), the
+    reduction at the tile level; equal to the unsplit product."""
+    from tilec.interp import run
+    from tilec.kernels.splitk_ir import build_reduce_module
+
+    m, n, k, split = 40, 72, 192, 3
+    rng = np.random.default_rng(5)
+    at = rng.standard_normal((k, m)).astype(np.float16)  # op(A) = at.T
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    bias = rng.standard_normal(n).astype(np.float32)
+    plan = _plan(at, b, trans_a=True, bias=bias, activation="relu", out_dtype="float32")
+    plan = dataclasses.replace(plan, split_k=split)
+    va, vb = plan.slice_views()
+    gemm = dataclasses.replace(plan.gemm_spec(), align=16)
+    module = mm.build_module(gemm)
+    PassPipeline(CONFIGS[("mma", "small")].passes_to("tile-distribute")).apply(make_context(), module)
+    (fn,) = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    ws = np.full((split, m, n), np.nan, np.float32)
+    args = expand(gl_params(fn), GlView(at, va.shape, va.strides), GlView(b, vb.shape, vb.strides), ws,
+                  signature_length=len(fn.args))
+    run(module, fn.sym_name.data, *args, grid=(CONFIGS[("mma", "small")].tiles(m, n), split, 1))
+    out = np.full((m, n), np.nan, np.float32)
+    rspec = dataclasses.replace(plan.reduce_spec(out), align=(16, 0, 0))
+    run(build_reduce_module(rspec), rspec.kernel_name, ws, out, bias, grid=(rspec.grid(m, n), 1, 1))
+    assert _rel_error(out, _reference(at, b, True, False, bias, "relu")) < 2e-3
+
+
+@pytest.mark.parametrize("n", [65, 64])
+def test_split_launch_arguments_keep_their_promises(n):
+    """The workspace's rows are padded to whole 16-byte vectors (ragged N = 65 too), so both launches'
+    flat arguments keep every ``tile.aligned_rows`` promise the kernels were compiled with."""
+    from tilec.runtime.gl_views import check_aligned_rows
+
+    m, k = 33, 4096
+    at = [0x7C0000000000 + (i << 32) for i in range(4)]
+    a = FakeCudaArray((m, k), "bfloat16", strides=(1, m), address=at[0])
+    b = FakeCudaArray((k, n), "bfloat16", strides=(1, k), address=at[1])
+    c = FakeCudaArray((m, n), "float32", address=at[2])
+    plan = mm.plan_matmul(a, b, out=c, out_dtype="float32", split_k=4, arch="sm_80", sm_count=132)
+    ws = FakeCudaArray((4, m, -(-n // 4) * 4), "float32", address=at[3])
+    launches = mm._split_launches(plan, c, ws)
+    assert [grid for _, _, grid, _ in launches] == [(plan.config.grid(m, n), 4, 1), (plan.reduce_spec(c).grid(m, n), 1, 1)]
+    for kernel, flat, _, names in launches:
+        assert [g.name for g in kernel.gl_params] == names
+        check_aligned_rows(kernel.gl_params, flat, kernel.name)
+
+
+def test_batched_generic_kernel_in_the_lane_interpreter():
+    """A batched matmul without aligned rows (the generic kernel: run-time alignment tests per batch
+    matrix, whose address is known only after its tile.subview), lane by lane, on overlapping strided
+    views of one A (K's slices) and a B given N x K."""
+    from tilec.interp import run
+
+    m, n, k, split = 20, 24, 96, 3
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    w = rng.standard_normal((n, k)).astype(np.float16)
+    module = mm.build_module(mm.MatmulSpec("float16", "float32", transpose_b=True, batched=True))
+    config = CONFIGS[("mma", "small")]
+    PassPipeline(config.passes_to("tile-distribute")).apply(make_context(), module)
+    (fn,) = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    part = k // split
+    ws = np.full((split, m, n), np.nan, np.float32)
+    args = expand(gl_params(fn), GlView(a, (split, m, part), (part, k, 1)), GlView(w, (split, n, part), (part, k, 1)),
+                  ws, signature_length=len(fn.args))
+    run(module, fn.sym_name.data, *args, grid=(config.tiles(m, n), split, 1))
+    for s in range(split):
+        sl = slice(s * part, (s + 1) * part)
+        assert _rel_error(ws[s], a[:, sl].astype(np.float64) @ w[:, sl].astype(np.float64).T) < 1e-5

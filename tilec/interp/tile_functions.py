@@ -436,6 +436,16 @@ class TileFunctions(InterpreterFunctions):
     @impl(t.MatmulOp)
     def run_matmul(self, interpreter: Interpreter, op: t.MatmulOp, args: PythonValues):
         a, b, c, *inputs = args
+        if op.batched:  # one matmul per leading index, on views of the trailing dimensions
+            if not a.shape[0] == b.shape[0] == c.shape[0]:
+                raise OpError(f"batch extents differ at run time: a {a.shape}, b {b.shape}, c {c.shape}")
+            for i in range(c.shape[0]):
+                self._matmul(interpreter, op, GlobalView(a.array[i], a.element_type),
+                             GlobalView(b.array[i], b.element_type), GlobalView(c.array[i], c.element_type), inputs)
+            return ()
+        return self._matmul(interpreter, op, a, b, c, inputs)
+
+    def _matmul(self, interpreter: Interpreter, op: t.MatmulOp, a, b, c, inputs):
         av = _op_t(a.array, op.transpose_a is not None)
         bv = _op_t(b.array, op.transpose_b is not None)
         (m, k), (k2, n) = av.shape, bv.shape

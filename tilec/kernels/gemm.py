@@ -86,14 +86,16 @@ from tilec.kernels.gemm_plan import (
     MatmulPlan,
     Operand,
     allocate_output,
+    array_library,
     default_stream,
     orient,
     plan_matmul,
 )
-from tilec.kernels.fast_path import FastCache, tensor_key
+from tilec.kernels.fast_path import LOW_MASK, FastCache, tensor_key
 from tilec.kernels.fast_path import prepare as prepare_fast_call
 from tilec.runtime import NoDeviceError, has_device, no_device_reason
 from tilec.runtime.arrays import is_torch_tensor
+from tilec.runtime.gl_views import GlView, expand
 
 
 def _where(name: str) -> str:
@@ -127,6 +129,53 @@ def compile_matmul(spec: MatmulSpec, config: MatmulConfig, *, arch: str | None =
     return kernel
 
 
+def compile_reduce(spec: Any, *, arch: str | None = None) -> Any:
+    """The split-K reduction kernel of ``spec`` (:class:`~tilec.kernels.splitk.ReduceSpec`), compiled once."""
+    from tilec.kernels.splitk_ir import build_reduce_module  # lazy: ~20 ms (tilec.lang), only split calls need it
+
+    arch = arch or default_arch()
+    key = ("splitk_reduce", spec, arch)
+    with _KERNELS_LOCK:
+        kernel = _KERNELS.get(key)
+        if kernel is None:
+            kernel = _KERNELS[key] = tilec_compile(build_reduce_module(spec), arch=arch)
+    return kernel
+
+
+def _split_launches(plan: MatmulPlan, result: Any, workspace: Any) -> list[tuple[Any, list[Any], tuple, list[str]]]:
+    """The two launches of a split call: (kernel, flat arguments, grid, gl parameter names) each."""
+    va, vb = plan.slice_views()
+    gemm_kernel = compile_matmul(plan.gemm_spec(), plan.config)
+    # rows of N rounded up to whole 16-byte vectors, as the kernels' aligned_rows = 16 needs: the batched
+    # matmul writes zeros past N (B reads zeros there), the reduction stores only C's N columns
+    row = workspace.shape[-1]
+    ws = GlView(workspace, (plan.split_k, plan.m, row), (plan.m * row, row, 1))
+    first = (gemm_kernel, expand(gemm_kernel, va.gl(), vb.gl(), ws), (plan.config.grid(plan.m, plan.n), plan.split_k, 1),
+             ["a", "b", "c"])
+    rspec = plan.reduce_spec(result)
+    reduce_kernel = compile_reduce(rspec)
+    views = [ws, plan.output_view(result).gl()]
+    names = ["ws", "c"]
+    for name, view in (("bias", plan.bias), *zip(("scale_a", "scale_b"), plan.scales)):
+        if view is not None:
+            views.append(view.gl())
+            names.append(name)
+    second = (reduce_kernel, expand(reduce_kernel, *views), (rspec.grid(plan.m, plan.n), 1, 1), names)
+    return [first, second]
+
+
+def allocate_workspace(plan: MatmulPlan, like: Any) -> Any:
+    """The f32 ``split_k x M x N`` partial products, on ``like``'s device (its library: torch or cupy); its
+    rows padded to a multiple of 4 elements (16 bytes), as the kernels' ``tile.aligned_rows = 16`` needs."""
+    shape = (plan.split_k, plan.m, -(-plan.n // 4) * 4)
+    if array_library(like) == "torch":
+        torch = sys.modules["torch"]
+        return torch.empty(shape, dtype=torch.float32, device=like.device)
+    cupy = sys.modules["cupy"]
+    with cupy.cuda.Device(0):
+        return cupy.empty(shape, "float32")
+
+
 def cached_kernels() -> dict[tuple, Any]:
     """A copy of the in-process cache: (spec, config, arch) → CompiledKernel."""
     with _KERNELS_LOCK:
@@ -146,22 +195,27 @@ def clear_cache() -> None:
 def matmul_kernel(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str | None = None,
                   out_dtype: Any = None, trans_a: bool = False, trans_b: bool = False, allow_tf32: bool = False,
                   config: MatmulConfig | None = None, arch: str | None = None, scale_a: Any = None,
-                  scale_b: Any = None) -> Any:
+                  scale_b: Any = None, split_k: int | None = None) -> Any:
     """The :class:`~tilec.api.CompiledKernel` that :func:`matmul` would launch for these arguments.
 
     Works without a GPU (the arrays may be numpy arrays standing in for the
-    shapes and dtypes); ``arch`` defaults to the GPU's, else sm_80.
+    shapes and dtypes); ``arch`` defaults to the GPU's, else sm_80. A split
+    call (``split_k``, or the heuristic's) launches two: this gives the first,
+    the batched matmul of K's slices (the second is :func:`compile_reduce` of
+    ``plan_matmul(...).reduce_spec(out)``).
     """
     plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
                        trans_b=trans_b, allow_tf32=allow_tf32, config=config, arch=arch, scale_a=scale_a,
-                       scale_b=scale_b)
+                       scale_b=scale_b, split_k=split_k)
+    if plan.split_k > 1:
+        return compile_matmul(plan.gemm_spec(), plan.config, arch=arch)
     return compile_matmul(plan.spec, plan.config, arch=arch)
 
 
 def matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str | None = None,
            out_dtype: Any = None, trans_a: bool = False, trans_b: bool = False, allow_tf32: bool = False,
            config: MatmulConfig | None = None, stream: Any = None, autotune: bool = False, scale_a: Any = None,
-           scale_b: Any = None) -> Any:
+           scale_b: Any = None, split_k: int | None = None) -> Any:
     """``act(scale_a * scale_b * (op(a) @ op(b)) + bias)`` with f32 accumulation; returns ``out`` (allocated
     when None).
 
@@ -174,7 +228,10 @@ def matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str
     op(b) stored N x K (``w.t()``, as ``torch._scaled_mm``), 16-byte aligned
     rows; its output defaults to bfloat16. ``scale_a``/``scale_b``: float32
     device arrays of one element (per-tensor scales, read by the kernel: no
-    host synchronisation), for any input dtype.
+    host synchronisation), for any input dtype. ``split_k``: slices of K run
+    side by side then added in order (:mod:`tilec.kernels.splitk`; None: the
+    heuristic's choice, which splits problems whose tiles fill at most half
+    the SMs; 1: never); on torch's current stream only.
     ``bias``: N elements added to each row of the product (dtype: the
     inputs', the output's or float32); ``activation``: None or ``"relu"``;
     ``out_dtype``: float16, bfloat16 or float32 (default: the inputs');
@@ -194,7 +251,8 @@ def matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str
     stream are new.
     """
     scales = (scale_a, scale_b)
-    key = _fast_key(a, b, out, bias, activation, out_dtype, trans_a, trans_b, allow_tf32, config, autotune, scales)
+    key = _fast_key(a, b, out, bias, activation, out_dtype, trans_a, trans_b, allow_tf32, config, autotune, scales,
+                    split_k)
     fast = _FAST.get(key)
     if fast is not None:
         result = _fast_matmul(fast, a, b, out, bias, stream, scales)
@@ -202,12 +260,13 @@ def matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str
             return result
     return _matmul_checked(key, a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype,
                            trans_a=trans_a, trans_b=trans_b, allow_tf32=allow_tf32, config=config, stream=stream,
-                           tuned=autotune, scale_a=scale_a, scale_b=scale_b)
+                           tuned=autotune, scale_a=scale_a, scale_b=scale_b, split_k=split_k)
 
 
 def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, activation: str | None,
                     out_dtype: Any, trans_a: bool, trans_b: bool, allow_tf32: bool, config: MatmulConfig | None,
-                    stream: Any, tuned: bool, scale_a: Any = None, scale_b: Any = None) -> Any:
+                    stream: Any, tuned: bool, scale_a: Any = None, scale_b: Any = None,
+                    split_k: int | None = None) -> Any:
     """:func:`matmul` with every check; remembers the call for the fast path when ``key`` is given.
 
     ``tuned``: :func:`matmul`'s ``autotune`` (the name here is the function :func:`autotune`).
@@ -218,7 +277,8 @@ def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, a
         raise ValueError(f"{_where('autotune')}=True chooses the config itself; pass config= or autotune=True, "
                          "not both")
     plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
-                       trans_b=trans_b, allow_tf32=allow_tf32, config=config, scale_a=scale_a, scale_b=scale_b)
+                       trans_b=trans_b, allow_tf32=allow_tf32, config=config, scale_a=scale_a, scale_b=scale_b,
+                       split_k=1 if tuned else split_k)
     if not has_device():
         raise NoDeviceError(f"{no_device_reason() or 'none found'} (tilec.matmul checked its arguments; "
                             "tilec.matmul_kernel(...) gives the compiled kernel without a GPU)")
@@ -229,9 +289,24 @@ def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, a
         winner = autotune(a, b, out=result, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
                           trans_b=trans_b, allow_tf32=allow_tf32, scale_a=scale_a, scale_b=scale_b)
         plan = dataclasses.replace(plan, config=winner.config)
+    launch_stream = default_stream(plan) if stream is None else stream
+    if plan.split_k > 1:
+        if stream is not None:  # the workspace is freed on torch's current stream: split only there
+            plan = dataclasses.replace(plan, split_k=1)
+        else:
+            workspace = allocate_workspace(plan, plan.a.operand.value)
+            launches = _split_launches(plan, result, workspace)
+            for kernel, flat, grid, _ in launches:
+                kernel(*flat, grid=grid, stream=launch_stream)
+            if key is not None:
+                try:
+                    _remember_split(key, plan, launches, result, workspace)
+                except Exception:  # launched; without a prepared call the next one is checked again
+                    pass
+            return result
     kernel = compile_matmul(plan.spec, plan.config)
     flat = plan.kernel_args(kernel, result)
-    kernel(*flat, grid=(plan.grid, 1, 1), stream=default_stream(plan) if stream is None else stream)
+    kernel(*flat, grid=(plan.grid, 1, 1), stream=launch_stream)
     if key is not None:
         try:
             _remember(key, plan, kernel, flat, result)
@@ -248,7 +323,8 @@ _FAST = FastCache()
 
 
 def _fast_key(a: Any, b: Any, out: Any, bias: Any, activation: Any, out_dtype: Any, trans_a: Any, trans_b: Any,
-              allow_tf32: Any, config: Any, autotune: Any, scales: tuple = (None, None)) -> tuple | None:
+              allow_tf32: Any, config: Any, autotune: Any, scales: tuple = (None, None),
+              split_k: Any = None) -> tuple | None:
     """The key of a call in :data:`_FAST`, or None when the call has to take the checked path.
 
     Everything :func:`plan_matmul` decides from is in it: per array its class,
@@ -271,7 +347,8 @@ def _fast_key(a: Any, b: Any, out: Any, bias: Any, activation: Any, out_dtype: A
     kscales = tuple(None if s is None else tensor_key(s) for s in scales)
     if any(k is None and s is not None for k, s in zip(kscales, scales)):
         return None
-    return (ka, kb, ko, kbias, activation, out_dtype, trans_a, trans_b, allow_tf32, config, autotune, kscales)
+    return (ka, kb, ko, kbias, activation, out_dtype, trans_a, trans_b, allow_tf32, config, autotune, kscales,
+            split_k)
 
 
 def _fast_matmul(fast: Any, a: Any, b: Any, out: Any, bias: Any, stream: Any, scales: tuple = (None, None)) -> Any:
@@ -298,6 +375,50 @@ def _remember(key: tuple, plan: MatmulPlan, kernel: Any, flat: list[Any], result
     allocate = functools.partial(torch.empty, (plan.m, plan.n), dtype=getattr(torch, plan.spec.out_dtype),
                                  device=device)
     _FAST.put(key, prepare_fast_call(kernel, flat, (plan.grid, 1, 1), names, pointers, device, allocate))
+
+
+class _SplitCall:
+    """A split call made ready: the batched matmul's and the reduction's prepared launches, with a new
+    workspace each call (torch's caching allocator, on the current stream, orders its reuse)."""
+
+    __slots__ = ("first", "second", "workspace", "allocate")
+
+    def __init__(self, first: Any, second: Any, workspace: Any, allocate: Any):
+        self.first, self.second, self.workspace, self.allocate = first, second, workspace, allocate
+
+    def launch(self, pointers: tuple[int, ...], stream: Any) -> bool:
+        """``pointers``: a, b, c[, bias][, scales] as :func:`_fast_matmul` gives them. A call on a stream
+        it was not planned for (``stream=``) goes back to the checked path, which does not split."""
+        if stream is not None:
+            return False
+        low = LOW_MASK
+        if any(p & low != bit for p, bit in zip(pointers[:2], self.first.low_bits[:2])) or \
+                any(p & low != bit for p, bit in zip(pointers[2:], self.second.low_bits[1:])):
+            return False
+        ws = self.workspace().data_ptr()
+        self.first.launch((pointers[0], pointers[1], ws), stream)
+        self.second.launch((ws, *pointers[2:]), stream)
+        return True
+
+
+def _remember_split(key: tuple, plan: MatmulPlan, launches: list, result: Any, workspace: Any) -> None:
+    """Prepare both launches of a split call for the fast path (torch tensors only)."""
+    if not all(op.info.source == "torch" for op in plan.operands) or not is_torch_tensor(result):
+        return
+    torch = sys.modules["torch"]
+    device = plan.a.operand.value.device
+    (k1, flat1, grid1, names1), (k2, flat2, grid2, names2) = launches
+    ws = workspace.data_ptr()
+    rest = [v.operand.info.ptr for v in (plan.bias, *plan.scales) if v is not None]
+    first = prepare_fast_call(k1, flat1, grid1, names1, [plan.a.operand.info.ptr, plan.b.operand.info.ptr, ws],
+                              device, None)
+    second = prepare_fast_call(k2, flat2, grid2, names2, [ws, result.data_ptr(), *rest], device, None)
+    if first is None or second is None:
+        return
+    allocate = functools.partial(torch.empty, (plan.m, plan.n), dtype=getattr(torch, plan.spec.out_dtype),
+                                 device=device)
+    make_ws = functools.partial(torch.empty, tuple(workspace.shape), dtype=torch.float32, device=device)
+    _FAST.put(key, _SplitCall(first, second, make_ws, allocate))
 
 
 # ---------------------------------------------------------------- autotuning
@@ -392,6 +513,7 @@ __all__ = [
     "choose_config",
     "clear_cache",
     "compile_matmul",
+    "compile_reduce",
     "matmul",
     "matmul_kernel",
     "orient",

@@ -78,6 +78,8 @@ class MatmulSpec:
     align: tuple[int, ...] = ()
     scale_a: bool = False
     scale_b: bool = False
+    batched: bool = False
+    """A, B and C are 3-D views, a batch of matmuls (split-K's slices of K, ``tilec.kernels.splitk``)."""
 
     def __post_init__(self):
         for what, d in (("dtype", self.dtype), ("out_dtype", self.out_dtype), ("bias_dtype", self.bias_dtype)):
@@ -132,6 +134,8 @@ class MatmulSpec:
             parts.append(self.activation)
         if self.scale_a or self.scale_b:
             parts.append("scaled" if self.scale_a and self.scale_b else "scale_" + ("a" if self.scale_a else "b"))
+        if self.batched:
+            parts.append("batched")
         if any(self.align):
             parts.append(self.rows)
         return "_".join(parts)
@@ -193,8 +197,9 @@ def build_epilogue(spec: MatmulSpec) -> Region:
 def build_module(spec: MatmulSpec) -> ModuleOp:
     """The whole-problem kernel: ``func.func @<name>(%a, %b, %c[, %bias][, %scale_a][, %scale_b])`` with one
     ``tile.matmul``."""
-    gl_in = GlobalType(ir_type(spec.dtype), [DYNAMIC, DYNAMIC])
-    gl_out = GlobalType(ir_type(spec.out_dtype), [DYNAMIC, DYNAMIC])
+    matrix = [DYNAMIC] * (3 if spec.batched else 2)
+    gl_in = GlobalType(ir_type(spec.dtype), matrix)
+    gl_out = GlobalType(ir_type(spec.out_dtype), matrix)
     arg_types: list[Attribute] = [gl_in, gl_in, gl_out]
     names = list(spec.argument_names())
     if spec.bias_dtype is not None:

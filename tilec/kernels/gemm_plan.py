@@ -14,14 +14,23 @@ from __future__ import annotations
 import math
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from tilec.api import default_arch
-from tilec.kernels.gemm_config import FLOAT_DTYPES, FP8_DTYPES, INPUT_DTYPES, MatmulConfig, check_config, choose_config
+from tilec.kernels.gemm_config import (
+    FLOAT_DTYPES,
+    FP8_DTYPES,
+    INPUT_DTYPES,
+    MatmulConfig,
+    check_config,
+    choose_config,
+    device_sm_count,
+)
 from tilec.kernels.gemm_ir import ACTIVATIONS, ALIGN_BYTES, ITEMSIZE, MatmulSpec
+from tilec.kernels.splitk import MAX_SPLIT, ReduceSpec, choose_split
 from tilec.runtime import dtypes as _dtypes
 from tilec.runtime.arrays import ArrayInfo, NotAnArray, describe_array
 from tilec.runtime.gl_views import GlView, expand
@@ -150,10 +159,35 @@ class MatmulPlan:
     operands: tuple[Operand, ...] = field(default=(), repr=False)
     scales: tuple[KernelView, ...] = ()
     """The per-tensor scales given (scale_a, then scale_b): one number each, as views of one element."""
+    split_k: int = 1
+    """Slices of K (:mod:`tilec.kernels.splitk`): > 1 runs ``config`` on a batch of K's slices into an f32
+    workspace, then the reduction with the epilogue."""
 
     @property
     def grid(self) -> int:
         return self.config.grid(self.m, self.n)
+
+    # ------------------------------------------------------------ split-K
+
+    def slice_views(self) -> tuple[KernelView, KernelView]:
+        """op(A) and op(B) as batches of K's ``split_k`` slices: K's extent divided, the batch stride
+        the slice's length times K's stride."""
+        return _sliced(self.a, self.k, self.split_k, k_last=not self.a.transposed), \
+            _sliced(self.b, self.k, self.split_k, k_last=self.b.transposed)
+
+    def gemm_spec(self) -> MatmulSpec:
+        """The batched matmul of the slices: f32 partial products, no epilogue."""
+        va, vb = self.slice_views()
+        return MatmulSpec(self.spec.dtype, "float32", transpose_a=self.spec.transpose_a,
+                          transpose_b=self.spec.transpose_b, align=(row_alignment(va), row_alignment(vb), 16),
+                          batched=True)
+
+    def reduce_spec(self, out: Any) -> ReduceSpec:
+        """The reduction into ``out`` with this call's epilogue."""
+        out_align = row_alignment(self.output_view(out))
+        bias_align = 0 if self.bias is None else row_alignment(self.bias)
+        return ReduceSpec(self.spec.out_dtype, self.spec.bias_dtype, self.spec.activation == "relu",
+                          self.spec.scale_a, self.spec.scale_b, (16, out_align, bias_align))
 
     @property
     def layouts(self) -> str:
@@ -177,6 +211,15 @@ class MatmulPlan:
     def kernel_args(self, kernel: Any, out: Any) -> list[Any]:
         """The flat launch arguments of ``kernel`` (pointer, extents, strides per view)."""
         return expand(kernel, *self.views(out))
+
+
+def _sliced(view: KernelView, k: int, split: int, k_last: bool) -> KernelView:
+    """``view`` (a kernel view holding K along its last dimension if ``k_last``, else its first) as
+    ``split`` slices of K: a 3-D view, the slice the leading index."""
+    (r, c), (sr, sc) = view.shape, view.strides
+    part = k // split
+    shape, batch = ((r, part), part * sc) if k_last else ((part, c), part * sr)
+    return KernelView(view.operand, (split, *shape), (batch, sr, sc), view.transposed, view.layout)
 
 
 def _out_strides(op: Operand, m: int, n: int) -> tuple[int, int]:
@@ -241,7 +284,7 @@ _LAYOUT_WORDS = {"row": "with contiguous rows", "col": "with contiguous columns"
 def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str | None = None,
                 out_dtype: Any = None, trans_a: bool = False, trans_b: bool = False, allow_tf32: bool = False,
                 config: MatmulConfig | None = None, sm_count: int | None = None, arch: str | None = None,
-                scale_a: Any = None, scale_b: Any = None) -> MatmulPlan:
+                scale_a: Any = None, scale_b: Any = None, split_k: int | None = None) -> MatmulPlan:
     """Check a :func:`matmul` call and decide everything about it, without a GPU or a compile.
 
     ``arch`` is the target the configuration is chosen for (default: the GPU's, else sm_80).
@@ -347,12 +390,41 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
     spec = MatmulSpec(dtype, out_dt, transpose_a=va.transposed, transpose_b=vb.transposed,
                       bias_dtype=bias_dtype, activation=activation, align=align,
                       scale_a=scale_a is not None, scale_b=scale_b is not None)
+    arch = arch or default_arch()
+    given = config
     if config is None:
         config = choose_config(m, n, k, dtype, allow_tf32=allow_tf32, sm_count=sm_count, row_align=spec.row_align,
-                               arch=arch or default_arch(), transpose_a=va.transposed)
+                               arch=arch, transpose_a=va.transposed)
     else:
         check_config(config, dtype, allow_tf32)
-    return MatmulPlan(m, n, k, spec, config, va, vb, out_view, bias_view, tuple(operands), tuple(scale_views))
+    split = _split(split_k, m, n, k, dtype, config, given, operands, sm_count)
+    plan = MatmulPlan(m, n, k, spec, config, va, vb, out_view, bias_view, tuple(operands), tuple(scale_views), split)
+    if split > 1 and given is None:  # the tiles of one slice: the ladder's choice for K / split
+        gemm = plan.gemm_spec()
+        plan = replace(plan, config=choose_config(m, n, k // split, dtype, allow_tf32=allow_tf32, sm_count=sm_count,
+                                                  row_align=min(gemm.align), arch=arch, transpose_a=va.transposed))
+    return plan
+
+
+def _split(split_k: Any, m: int, n: int, k: int, dtype: str, config: MatmulConfig, given: Any,
+           operands: list[Operand], sm_count: int | None) -> int:
+    """The slices of K: ``split_k`` if given (checked), else :func:`~tilec.kernels.splitk.choose_split`'s
+    for device arrays and the heuristic's config (numpy inputs, staged through the host, never split)."""
+    size = ITEMSIZE[dtype]
+    if split_k is not None:
+        if type(split_k) is not int or not 1 <= split_k <= MAX_SPLIT:
+            raise ValueError(f"{_where('split_k')}={split_k!r}: expected an int from 1 to {MAX_SPLIT}")
+        if split_k > 1 and (k % split_k or (k // split_k * size) % 16):
+            raise ValueError(f"{_where('split_k')}={split_k}: K = {k} must divide into {split_k} slices of whole "
+                             f"16-byte rows ({16 // size} elements of {dtype})")
+        if split_k > 1 and any(op.on_host for op in operands):
+            raise ValueError(f"{_where('split_k')}={split_k} needs device arrays (its workspace lives on the GPU); "
+                             "numpy inputs are not split")
+        return split_k
+    if given is not None or any(op.on_host for op in operands) or m * n * k == 0:
+        return 1
+    sms = device_sm_count() if sm_count is None else sm_count
+    return choose_split(m, n, k, size, config.tiles(m, n), sms)
 
 
 def row_alignment(view: KernelView) -> int:

@@ -23,11 +23,12 @@ Options (``tile-tiling{block=128,128,32 warps=2,2 group=8 atom=... tf32=false th
   tile is ``BN x BK``, read K-major; operands stay in shared memory, in the layouts bulk
   tensor copies write: use ``tile-pipeline{bulk=true}``).
 
-Input: ``func.func``\\ s whose body is one ``tile.matmul`` (any transposes,
+Input: ``func.func``\\ s whose body is one ``tile.matmul`` (any transposes, batched or not,
 f16/bf16/f32 (FP8 with ``wgmma``) in, f16/bf16/f32 out, epilogue inputs of rank 1
 (per column; of static extent ``[1]``, one number) or 2 (per element)) besides side-effect-free ops; functions without a matmul are
 left alone. Output: the function becomes a kernel,
-``#tile.launch<grid = [?, 1, 1], block = [32*WM*WN, 1, 1], smem = bytes of A's and B's shared tiles>``,
+``#tile.launch<grid = [?, 1, 1], block = [32*WM*WN, 1, 1], smem = bytes of A's and B's shared tiles>``
+(``grid = [?, ?, 1]`` for a batch: block ``y`` takes matrix ``block_id(1)``, its views ``tile.subview``\\ s),
 whose body is the warp-level program of ``examples/levels/gemm_warp_level.mlir``:
 
 1. ``tile.dim`` M, K (of a) and N (of b), with the transposes;
@@ -301,6 +302,12 @@ def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan, persistent: b
     elem = a.type.element_type
     f32 = Float32Type()
 
+    # 0. a batch: block y multiplies matrix number block_id(1) (views of the trailing dimensions)
+    if mm.batched:
+        batch = e.value(t.BlockIdOp("y"), "batch")
+        a, b, c = (e.value(t.SubviewOp(x, [batch]), f"{x.name_hint or name}_b")
+                   for x, name in ((a, "a"), (b, "b"), (c, "c")))
+
     # 1. problem size
     m = e.value(t.DimOp(a, 1 if ta else 0), "M")
     k = e.value(t.DimOp(a, 0 if ta else 1), "K")
@@ -410,7 +417,8 @@ def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan, persistent: b
     mm.detach()
     mm.erase()
 
-    fn.attributes[LAUNCH_ATTR] = LaunchAttr((DYNAMIC, 1, 1), (plan.threads, 1, 1), plan.smem_bytes)
+    fn.attributes[LAUNCH_ATTR] = LaunchAttr((DYNAMIC, DYNAMIC if mm.batched else 1, 1), (plan.threads, 1, 1),
+                                            plan.smem_bytes)
     fn.attributes[TILING_ATTR] = _tiling_attr(plan, persistent)
 
 

@@ -272,7 +272,10 @@ class MatmulOp(IRDLOperation):
     """``c = epilogue(op(a) @ op(b), inputs...)`` over whole global matrices.
 
     ``a`` is ``M x K`` (``K x M`` with ``transpose_a``), ``b`` is ``K x N``
-    (``N x K`` with ``transpose_b``), accumulation is in f32. The epilogue
+    (``N x K`` with ``transpose_b``), accumulation is in f32. With 3-D views
+    (``B x M x K`` ...) it is a batch of such matmuls, one per leading index
+    (the epilogue's inputs are the same for each): what split-K runs, K's
+    slices as a batch of strided views. The epilogue
     block receives the f32 accumulator of one element, then one element of
     each extra input (rank-1 inputs are indexed by column, rank-2 by
     ``(row, column)``; a rank-1 input of static extent ``[1]`` is one number
@@ -317,17 +320,30 @@ class MatmulOp(IRDLOperation):
             props["transpose_b"] = UnitAttr()
         super().__init__(operands=[a, b, c, inputs], properties=props, regions=[epilogue])
 
+    @property
+    def batched(self) -> bool:
+        """Whether a, b and c are rank 3: a batch of matrices, one matmul per leading index."""
+        return self.c.type.rank == 3
+
     def problem_dims(self) -> tuple[int, int, int]:
         """Static (M, N, K) where known, ``DYNAMIC`` otherwise."""
-        am, ak = self.a.type.dims[::-1] if self.transpose_a else self.a.type.dims
-        bk, bn = self.b.type.dims[::-1] if self.transpose_b else self.b.type.dims
+        am, ak = self.a.type.dims[-2:][::-1] if self.transpose_a else self.a.type.dims[-2:]
+        bk, bn = self.b.type.dims[-2:][::-1] if self.transpose_b else self.b.type.dims[-2:]
         return am, bn, ak if ak != DYNAMIC else bk
 
     def verify_(self) -> None:
         a, b, c = self.a.type, self.b.type, self.c.type
+        rank = c.rank if c.rank in (2, 3) else 2
         for label, t in (("a", a), ("b", b), ("c", c)):
-            if t.rank != 2:
-                _fail(self, f"operand {label} must be a 2-D global view, got {t}")
+            if t.rank != rank:
+                _fail(self, f"operand {label} must be a {rank}-D global view"
+                            f"{' (a batch, as c is)' if rank == 3 else ' (or a, b and c all 3-D: a batch)'}, got {t}")
+        if rank == 3:
+            batches = {x.dims[0] for x in (a, b, c)} - {DYNAMIC}
+            if len(batches) > 1:
+                ext = ["?" if x.dims[0] == DYNAMIC else str(x.dims[0]) for x in (a, b, c)]
+                _fail(self, f"a, b and c must have one batch extent, got {ext[0]}, {ext[1]} and {ext[2]}")
+        a, b, c = (GlobalType(x.element_type, list(x.dims[-2:])) for x in (a, b, c))
         if not isinstance(a.element_type, MATMUL_INPUT_TYPES) or a.element_type != b.element_type:
             _fail(self, f"a and b must share an element type among f16, bf16, f32, f8E4M3FN, f8E5M2; got "
                         f"{a.element_type} and {b.element_type}")

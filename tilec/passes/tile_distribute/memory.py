@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import Float32Type, IntegerType, VectorType, i32, i64
-from xdsl.ir import Attribute, Block, OpResult, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from tilec.dialects import frag_fast
@@ -206,7 +206,9 @@ class MemoryLowering:
                 ok.name_hint = f"{g.name}_vec{n}"
             return ok
 
-        return em.hoisted(("vec-ok", id(g), n), make)
+        if isinstance(g.ptr, BlockArgument) and g.ptr.block is em.entry:
+            return em.hoisted(("vec-ok", id(g), n), make)
+        return make()  # a view of a subview (a batch's matrix): its address is known only where it is made
 
     def _origin_aligned(self, old: SSAValue, new: Int, n: int) -> Bool:
         if n == 1 or known_divisor(old) % n == 0:

@@ -268,3 +268,25 @@ func.func @subview_type(%q: !tile.gl<f16, [2, 3, ?]>, %i: index) {
   func.return
 }
 // CHECK: 'tile.subview' the view of !tile.gl<f16, [2, 3, ?]> at 1 leading coordinates is !tile.gl<f16, [3, ?]>, not !tile.gl<f16, [2, ?]>
+
+// -----
+
+func.func @batch_rank(%a: !tile.gl<f16, [?, ?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?, ?]>) {
+  tile.matmul %a, %b -> %c : !tile.gl<f16, [?, ?, ?]>, !tile.gl<f16, [?, ?]> -> !tile.gl<f32, [?, ?, ?]> {
+  ^bb0(%acc: f32):
+    tile.yield %acc : f32
+  }
+  func.return
+}
+// CHECK: 'tile.matmul' operand b must be a 3-D global view (a batch, as c is), got !tile.gl<f16, [?, ?]>
+
+// -----
+
+func.func @batch_extent(%a: !tile.gl<f16, [2, ?, ?]>, %b: !tile.gl<f16, [3, ?, ?]>, %c: !tile.gl<f32, [?, ?, ?]>) {
+  tile.matmul %a, %b -> %c : !tile.gl<f16, [2, ?, ?]>, !tile.gl<f16, [3, ?, ?]> -> !tile.gl<f32, [?, ?, ?]> {
+  ^bb0(%acc: f32):
+    tile.yield %acc : f32
+  }
+  func.return
+}
+// CHECK: 'tile.matmul' a, b and c must have one batch extent, got 2, 3 and ?
