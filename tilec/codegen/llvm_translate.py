@@ -48,7 +48,8 @@ Gaps filled (xDSL 0.74, llvmlite 0.50 / LLVM 22):
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import llvmlite.ir as ir
@@ -72,6 +73,7 @@ from xdsl.dialects.builtin import (
     VectorType,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue, TypeAttribute
+from xdsl.utils.exceptions import LLVMTranslationException
 
 from tilec.dialects import llvm_ext
 from tilec.dialects.llvm_ext import GRID_CONSTANT_ATTR, KERNEL_ATTR, MAXNREG_ATTR, MAXNTID_ATTR, MINCTASM_ATTR
@@ -692,13 +694,26 @@ def translate_op(
     op: Operation, builder: ir.IRBuilder, values: ValueMap, blocks: BlockMap
 ) -> None:
     """Append `op` to `builder`: our translation if we have one, else xDSL's."""
-    translation = _TRANSLATIONS.get(type(op))
-    if translation is not None:
-        translation(op, builder, values)
-    elif (branch := _BRANCHES.get(type(op))) is not None:
-        branch(op, builder, values, blocks)
-    else:
-        xdsl_convert_op(op, builder, values, blocks)
+    with _at(op):
+        translation = _TRANSLATIONS.get(type(op))
+        if translation is not None:
+            translation(op, builder, values)
+        elif (branch := _BRANCHES.get(type(op))) is not None:
+            branch(op, builder, values, blocks)
+        else:
+            xdsl_convert_op(op, builder, values, blocks)
+
+
+@contextmanager
+def _at(op: Operation) -> Iterator[None]:
+    """What cannot be translated inside (a type LLVM lacks: xDSL's ``LLVMTranslationException`` names
+    only the type) is said at ``op``: the error carries it as ``.op``, as :func:`unsupported` does."""
+    try:
+        yield
+    except (NotImplementedError, LLVMTranslationException) as e:
+        if getattr(e, "op", None) is None:
+            e.op = op  # type: ignore[attr-defined]
+        raise
 
 
 # ---------------------------------------------------------------- module
@@ -857,7 +872,8 @@ class _BodyWriter:
             write = self.OPS.get(type(op))
             if write is None:
                 raise _NotDirect
-            line = write(self, op)
+            with _at(op):
+                line = write(self, op)
             if line is None:
                 continue  # an operand, not an instruction
             name = self._name()

@@ -115,9 +115,30 @@ def counting_blocks_once() -> Iterator[None]:
 
 
 def verify(op: Operation) -> None:
-    """``op.verify()``, in linear rather than quadratic time in the blocks per region."""
+    """``op.verify()``, in linear rather than quadratic time in the blocks per region; a verifier that
+    raises something else than a VerifyException (:func:`as_verify_error`) raises one."""
     with counting_blocks_once():
-        op.verify()
+        try:
+            op.verify()
+        except VerifyException:
+            raise
+        except Exception as e:  # noqa: BLE001 - an xDSL verifier's bare Exception becomes a diagnostic
+            raise as_verify_error(op, e) from None
+
+
+def as_verify_error(root: Operation, error: Exception) -> VerifyException:
+    """A VerifyException with the message of ``error``, which an op's verifier raised instead of one
+    (xDSL 0.74's ``scf.while`` raises a bare ``Exception`` for block arguments of the wrong type),
+    carrying the op whose own verifier raises it as ``.op`` (the diagnostic points at it)."""
+    out = VerifyException(str(error))
+    for inner in root.walk():
+        try:
+            inner.verify(verify_nested_ops=False)
+        except Exception as e:  # noqa: BLE001 - looking for the op that raises the same message
+            if str(e) == str(error):
+                out.op = inner  # type: ignore[attr-defined]
+                break
+    return out
 
 
 LOCALLY_VERIFIED: set[type[Operation]] = {
@@ -153,7 +174,12 @@ def locally_verified(op_type: OpT) -> OpT:
 def verify_memoized(op: Operation) -> None:
     """:func:`verify`, verifying each signature of the ops of :data:`LOCALLY_VERIFIED` once."""
     with counting_blocks_once():
-        _verify_op(op, _Passed())
+        try:
+            _verify_op(op, _Passed())
+        except VerifyException:
+            raise
+        except Exception as e:  # noqa: BLE001 - as verify() does
+            raise as_verify_error(op, e) from None
 
 
 class _Passed:

@@ -75,7 +75,14 @@ from tilec.dialects import frag_fast
 from tilec.dialects.abi import CONSUMERS, LAUNCH_ATTR, REGISTERS_ATTR, ROLE_ATTR, producer_threads
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
-from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType, element_bits
+from tilec.dialects.tile.types import (
+    MAX_SHARED_BYTES,
+    GlobalType,
+    RegisterType,
+    RegisterVectorType,
+    SharedType,
+    element_bits,
+)
 from tilec.ir import fast
 from tilec.ir.parser import location_text
 from tilec.passes.fragments import Fragment, FragmentError, VectorFragment, tile_fragment
@@ -347,6 +354,9 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
             if k not in ("sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs"):
                 new.attributes[k] = v
         launch = self.launch
+        if self._shared_total > MAX_SHARED_BYTES:  # said here, naming the kernel: the attribute would say it nowhere
+            raise RegallocError(f"@{self.name} needs {self._shared_total} bytes of shared memory (its tiles, their "
+                                f"stages and conversion scratch), more than the device limit of {MAX_SHARED_BYTES}")
         if self._shared_total > launch.smem.data:
             new.attributes[LAUNCH_ATTR] = LaunchAttr(launch.grid_dims, launch.block_dims, self._shared_total)
         new.attributes[REGISTERS_ATTR] = IntegerAttr(estimate.total, i64)
