@@ -69,8 +69,12 @@ def _check_element(owner: str, element_type: Attribute, registers: bool = False)
         return
     if not registers and isinstance(element_type, FLOAT8_TYPES):
         return
-    extra = ", or i32 / i1 in registers" if registers else ", f8E4M3FN or f8E5M2 (in memory)"
-    raise VerifyException(f"{owner}: element type must be f16, bf16, f32 or f64{extra}, got {element_type}")
+    if registers:
+        why = " (FP8 lives in memory: tile.wgmma reads it from shared tiles)" \
+            if isinstance(element_type, FLOAT8_TYPES) else ""
+        raise VerifyException(f"{owner}: element type must be f16, bf16, f32 or f64, or i32 / i1 in registers, "
+                              f"got {element_type}{why}")
+    raise VerifyException(f"{owner}: element type must be f16, bf16, f32, f64, f8E4M3FN or f8E5M2, got {element_type}")
 
 
 def _print_shape(printer: Printer, shape: Sequence[int], element_type: Attribute) -> None:
