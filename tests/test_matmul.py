@@ -608,6 +608,7 @@ def test_fp8_plan_and_config(m, n, k, rung):
     (dict(b="row"), ValueError, r"read K-major: op\(a\) must be M x K .* got op\(a\) with contiguous rows and "
                                 r"op\(b\) with contiguous rows"),
     (dict(a="col"), ValueError, "read K-major"),
+    (dict(a="strided"), ValueError, "read K-major: .* got op\\(a\\) with no contiguous dimension"),
     (dict(arch="sm_80"), ValueError, "FP8 inputs are multiplied by the warpgroup MMA of sm_90 .* the target is sm_80"),
     (dict(k=40), ValueError, "rows of a, b and the output must start at 16-byte aligned"),
     (dict(scale_a=(2,)), ValueError, r"scale_a must hold one number \(a per-tensor scale\), got shape \(2,\)"),
@@ -622,8 +623,11 @@ def test_fp8_errors(kwargs, error, match):
     a, b, c, sa, sb = _fp8(m, n, k)
     if kwargs.pop("b", None) == "row":
         b = FakeCudaArray((k, n), "float8_e4m3fn")
-    if kwargs.pop("a", None) == "col":
+    how_a = kwargs.pop("a", None)
+    if how_a == "col":
         a = FakeCudaArray((m, k), "float8_e4m3fn", strides=(1, m))
+    elif how_a == "strided":
+        a = FakeCudaArray((m, k), "float8_e4m3fn", strides=(2 * k, 2))
     if "b_dtype" in kwargs:
         b = FakeCudaArray((k, n), kwargs.pop("b_dtype"), strides=(1, k))
     if "scale_a" in kwargs:
@@ -984,7 +988,7 @@ def test_split_meaning_in_the_interpreters():
     from tilec.interp import run
     from tilec.kernels.splitk_ir import build_reduce_module
 
-    m, n, k, split = 40, 72, 192, 3
+    m, n, k, split = 40, 65, 192, 3
     rng = np.random.default_rng(5)
     at = rng.standard_normal((k, m)).astype(np.float16)  # op(A) = at.T
     b = rng.standard_normal((k, n)).astype(np.float16)
@@ -992,18 +996,32 @@ def test_split_meaning_in_the_interpreters():
     plan = _plan(at, b, trans_a=True, bias=bias, activation="relu", out_dtype="float32")
     plan = dataclasses.replace(plan, split_k=split)
     va, vb = plan.slice_views()
-    gemm = dataclasses.replace(plan.gemm_spec(), align=16)
+    # the alignments a device array of these shapes has (numpy arrays are staged, so the plan says 0):
+    # A's rows of 40 f16 are 16-byte vectors, B's of 65 f16 only 2-byte ones, the workspace's rows of 65
+    # f32 (in rows of 68) 4-byte ones
+    assert (plan.workspace_row(), plan.workspace_align()) == (68, 4)
+    gemm = dataclasses.replace(plan.gemm_spec(), align=(16, 2, 4))
     module = mm.build_module(gemm)
     PassPipeline(CONFIGS[("mma", "small")].passes_to("tile-distribute")).apply(make_context(), module)
     (fn,) = [op for op in module.ops if isinstance(op, func.FuncOp)]
-    ws = np.full((split, m, n), np.nan, np.float32)
+    workspace = np.full((split, m, plan.workspace_row()), np.nan, np.float32)
+    ws = GlView(workspace, (split, m, n), (m * plan.workspace_row(), plan.workspace_row(), 1))  # as the launcher's
     args = expand(gl_params(fn), GlView(at, va.shape, va.strides), GlView(b, vb.shape, vb.strides), ws,
                   signature_length=len(fn.args))
     run(module, fn.sym_name.data, *args, grid=(CONFIGS[("mma", "small")].tiles(m, n), split, 1))
+    assert np.isnan(workspace[:, :, n:]).all()  # the row padding is never written
     out = np.full((m, n), np.nan, np.float32)
-    rspec = dataclasses.replace(plan.reduce_spec(out), align=(16, 0, 0))
-    run(build_reduce_module(rspec), rspec.kernel_name, ws, out, bias, grid=(rspec.grid(m, n), 1, 1))
+    rspec = dataclasses.replace(plan.reduce_spec(out), align=(4, 0, 0))
+    run(build_reduce_module(rspec), rspec.kernel_name,
+        np.lib.stride_tricks.as_strided(workspace, (split, m, n), workspace.strides), out, bias,
+        grid=(rspec.grid(m, n), 1, 1))
     assert _rel_error(out, _reference(at, b, True, False, bias, "relu")) < 2e-3
+
+
+def test_split_k_with_autotune_is_refused():
+    a, b = FakeCudaArray((16, 4096), "float16"), FakeCudaArray((4096, 64), "float16")
+    with pytest.raises(ValueError, match="split_k=2 with autotune=True"):
+        tilec.matmul(a, b, out=FakeCudaArray((16, 64), "float16"), autotune=True, split_k=2)
 
 
 @pytest.mark.parametrize("n", [65, 64])

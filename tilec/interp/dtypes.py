@@ -116,8 +116,9 @@ def f8_values(bits: Any, name: str) -> np.ndarray:
 
 def f8_bits(x: Any, name: str) -> np.ndarray:
     """Float values rounded to the nearest FP8 value of type ``name`` (ties to the even pattern), as uint8
-    bits. Past the largest finite value by half a step or more: NaN for E4M3FN (it has no infinity),
-    infinity for E5M2, as a conversion without ``.satfinite`` gives; NaN stays NaN."""
+    bits. Past the largest finite value by more than half a step (E4M3FN: 464 still rounds to 448, whose
+    pattern is even; E5M2: from 61440 on): NaN for E4M3FN (it has no infinity), infinity for E5M2, as a
+    conversion without ``.satfinite`` gives (torch's too); NaN stays NaN."""
     table = _f8_table(name)
     positive = table[:128]
     finite = np.flatnonzero(np.isfinite(positive))  # codes 0 .. largest, values increasing
@@ -129,8 +130,8 @@ def f8_bits(x: Any, name: str) -> np.ndarray:
     below, above = mag - steps[lo], steps[hi] - mag
     pick = np.where(below < above, lo, np.where(above < below, hi, np.where(finite[lo] % 2 == 0, lo, hi)))
     code = finite[pick]
-    half_step = (steps[-1] - steps[-2]) / 2
-    overflow = mag >= steps[-1] + half_step
+    limit = steps[-1] + (steps[-1] - steps[-2]) / 2  # halfway past the largest value: a tie goes to the even
+    overflow = (mag > limit) | ((mag == limit) & (finite[-1] % 2 == 1))  # code (E4M3FN's 448 is, E5M2's is not)
     big = 0x7F if name == "f8E4M3FN" else 0x7C
     code = np.where(overflow, big, code)
     code = np.where(np.isnan(a), 0x7F, code)

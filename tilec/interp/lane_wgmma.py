@@ -92,9 +92,11 @@ def descriptor(addresses: np.ndarray, high: int) -> np.ndarray:
     return ((addresses >> 4) & FIELD_MASK) | np.int64(high)
 
 
-def _locate(memories: list[Memory], addresses: np.ndarray, what: str, value: int) -> tuple[Memory, np.ndarray]:
-    """The shared buffer holding all of ``addresses`` (absolute shared byte addresses) and their offsets in it."""
-    lo, hi = int(addresses.min()), int(addresses.max()) + 1
+def _locate(memories: list[Memory], addresses: np.ndarray, what: str, value: int,
+            elem_bytes: int) -> tuple[Memory, np.ndarray]:
+    """The shared buffer holding all of ``addresses`` (absolute shared byte addresses of elements of
+    ``elem_bytes`` bytes) and their offsets in it."""
+    lo, hi = int(addresses.min()), int(addresses.max()) + elem_bytes
     for mem in memories:
         if mem.address <= lo and hi <= mem.address + mem.size:
             return mem, addresses - mem.address
@@ -122,7 +124,7 @@ def read_operand(memories: list[Memory], value: int, major: str, dtype: str, mn:
         addresses = operand_offsets(value & _MASK64, major, eb, mn, K_BYTES // eb)
     except ValueError as err:
         raise OpError(f"{what}: {err}") from None
-    mem, offsets = _locate(memories, addresses, what, value)
+    mem, offsets = _locate(memories, addresses, what, value, eb)
     offsets = offsets[..., None] + np.arange(eb)  # each element's bytes, little-endian
     data = mem.data[offsets]
     if reads is not None:

@@ -86,7 +86,6 @@ from tilec.kernels.gemm_plan import (
     MatmulPlan,
     Operand,
     allocate_output,
-    array_library,
     default_stream,
     orient,
     plan_matmul,
@@ -146,10 +145,10 @@ def _split_launches(plan: MatmulPlan, result: Any, workspace: Any) -> list[tuple
     """The two launches of a split call: (kernel, flat arguments, grid, gl parameter names) each."""
     va, vb = plan.slice_views()
     gemm_kernel = compile_matmul(plan.gemm_spec(), plan.config)
-    # rows of N rounded up to whole 16-byte vectors, as the kernels' aligned_rows = 16 needs: the batched
-    # matmul writes zeros past N (B reads zeros there), the reduction stores only C's N columns
-    row = workspace.shape[-1]
-    ws = GlView(workspace, (plan.split_k, plan.m, row), (plan.m * row, row, 1))
+    # N columns in rows of N rounded up to whole 16-byte vectors (plan.workspace_align: 16-byte rows when N
+    # is a multiple of 4); the batched matmul's C and the reduction's input, both M x N
+    row = plan.workspace_row()
+    ws = GlView(workspace, (plan.split_k, plan.m, plan.n), (plan.m * row, row, 1))
     first = (gemm_kernel, expand(gemm_kernel, va.gl(), vb.gl(), ws), (plan.config.grid(plan.m, plan.n), plan.split_k, 1),
              ["a", "b", "c"])
     rspec = plan.reduce_spec(result)
@@ -165,15 +164,10 @@ def _split_launches(plan: MatmulPlan, result: Any, workspace: Any) -> list[tuple
 
 
 def allocate_workspace(plan: MatmulPlan, like: Any) -> Any:
-    """The f32 ``split_k x M x N`` partial products, on ``like``'s device (its library: torch or cupy); its
-    rows padded to a multiple of 4 elements (16 bytes), as the kernels' ``tile.aligned_rows = 16`` needs."""
-    shape = (plan.split_k, plan.m, -(-plan.n // 4) * 4)
-    if array_library(like) == "torch":
-        torch = sys.modules["torch"]
-        return torch.empty(shape, dtype=torch.float32, device=like.device)
-    cupy = sys.modules["cupy"]
-    with cupy.cuda.Device(0):
-        return cupy.empty(shape, "float32")
+    """The f32 ``split_k x M x N`` partial products on ``like``'s device, from torch's caching allocator on
+    the current stream (split calls take torch tensors only); rows of :meth:`MatmulPlan.workspace_row`."""
+    torch = sys.modules["torch"]
+    return torch.empty((plan.split_k, plan.m, plan.workspace_row()), dtype=torch.float32, device=like.device)
 
 
 def cached_kernels() -> dict[tuple, Any]:
@@ -276,6 +270,9 @@ def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, a
     if tuned and config is not None:
         raise ValueError(f"{_where('autotune')}=True chooses the config itself; pass config= or autotune=True, "
                          "not both")
+    if tuned and split_k not in (None, 1):
+        raise ValueError(f"{_where('split_k')}={split_k} with autotune=True: the autotuner times unsplit "
+                         "configurations; pass one of them")
     plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
                        trans_b=trans_b, allow_tf32=allow_tf32, config=config, scale_a=scale_a, scale_b=scale_b,
                        split_k=1 if tuned else split_k)
@@ -291,8 +288,16 @@ def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, a
         plan = dataclasses.replace(plan, config=winner.config)
     launch_stream = default_stream(plan) if stream is None else stream
     if plan.split_k > 1:
-        if stream is not None:  # the workspace is freed on torch's current stream: split only there
+        # the workspace comes from torch's caching allocator and is freed on torch's current stream: a split
+        # runs there, on torch tensors only (cupy's pool and stream 0 would not order its reuse)
+        torch_only = all(op.info.source == "torch" for op in plan.operands)
+        if stream is not None or not torch_only:
+            if split_k is not None:
+                raise ValueError(f"{_where('split_k')}={split_k} runs on torch tensors and torch's current stream "
+                                 "(its workspace is freed there); pass torch tensors and stream=None, or "
+                                 "split_k=None to leave this call unsplit")
             plan = dataclasses.replace(plan, split_k=1)
+            key = None  # this call's plan is not the one later calls of the same key (on torch's stream) get
         else:
             workspace = allocate_workspace(plan, plan.a.operand.value)
             launches = _split_launches(plan, result, workspace)
@@ -395,7 +400,8 @@ class _SplitCall:
         if any(p & low != bit for p, bit in zip(pointers[:2], self.first.low_bits[:2])) or \
                 any(p & low != bit for p, bit in zip(pointers[2:], self.second.low_bits[1:])):
             return False
-        ws = self.workspace().data_ptr()
+        workspace = self.workspace()  # held until both launches are queued: freed after, on this stream
+        ws = workspace.data_ptr()
         self.first.launch((pointers[0], pointers[1], ws), stream)
         self.second.launch((ws, *pointers[2:]), stream)
         return True

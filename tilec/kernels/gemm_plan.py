@@ -175,19 +175,29 @@ class MatmulPlan:
         return _sliced(self.a, self.k, self.split_k, k_last=not self.a.transposed), \
             _sliced(self.b, self.k, self.split_k, k_last=self.b.transposed)
 
+    def workspace_row(self) -> int:
+        """The workspace's row stride in elements: N rounded up to whole 16-byte vectors."""
+        return -(-self.n // 4) * 4
+
+    def workspace_align(self) -> int:
+        """The ``tile.aligned_rows`` of the workspace view (``split_k x M x N``, rows of
+        :meth:`workspace_row`, a fresh allocation): 16 bytes when N is a multiple of 4, else 4."""
+        row = self.workspace_row()
+        return _largest_alignment(4, self.n * 4, row * 4, self.m * row * 4)
+
     def gemm_spec(self) -> MatmulSpec:
         """The batched matmul of the slices: f32 partial products, no epilogue."""
         va, vb = self.slice_views()
         return MatmulSpec(self.spec.dtype, "float32", transpose_a=self.spec.transpose_a,
-                          transpose_b=self.spec.transpose_b, align=(row_alignment(va), row_alignment(vb), 16),
-                          batched=True)
+                          transpose_b=self.spec.transpose_b,
+                          align=(row_alignment(va), row_alignment(vb), self.workspace_align()), batched=True)
 
     def reduce_spec(self, out: Any) -> ReduceSpec:
         """The reduction into ``out`` with this call's epilogue."""
         out_align = row_alignment(self.output_view(out))
         bias_align = 0 if self.bias is None else row_alignment(self.bias)
         return ReduceSpec(self.spec.out_dtype, self.spec.bias_dtype, self.spec.activation == "relu",
-                          self.spec.scale_a, self.spec.scale_b, (16, out_align, bias_align))
+                          self.spec.scale_a, self.spec.scale_b, (self.workspace_align(), out_align, bias_align))
 
     @property
     def layouts(self) -> str:
@@ -375,7 +385,7 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
     va = orient(A, m, k, a_strides)
     # op(B) is K x N; the kernel's B without transpose is K x N, with transpose_b N x K
     vb = orient(B, k, n, b_strides)
-    if fp8 and (va.transposed or not vb.transposed) and m * n * k:
+    if fp8 and (va.transposed or not vb.transposed or "strided" in (va.layout, vb.layout)) and m * n * k:
         raise ValueError(f"tilec.matmul: {dtype} inputs are read K-major: op(a) must be M x K with contiguous rows "
                          f"and op(b) K x N stored N x K (b = w.t() of a contiguous N x K w, as torch._scaled_mm "
                          f"takes it); got op(a) {_LAYOUT_WORDS[va.layout]} and op(b) {_LAYOUT_WORDS[vb.layout]}")
@@ -420,7 +430,7 @@ def _split(split_k: Any, m: int, n: int, k: int, dtype: str, config: MatmulConfi
         if split_k > 1 and any(op.on_host for op in operands):
             raise ValueError(f"{_where('split_k')}={split_k} needs device arrays (its workspace lives on the GPU); "
                              "numpy inputs are not split")
-        return split_k
+        return split_k if k else 1  # K = 0: nothing to split
     if given is not None or any(op.on_host for op in operands) or m * n * k == 0:
         return 1
     sms = device_sm_count() if sm_count is None else sm_count

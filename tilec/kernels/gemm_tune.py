@@ -194,8 +194,10 @@ def reference_error(result: Any, a: Any, b: Any, *, trans_a: bool = False, trans
 
 CHECK_TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-3}
 """Between two configurations' results (only the order of the f32 sums differs), by output dtype."""
-REFERENCE_TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "simt": 1e-5, "tf32": 5e-3, "mma": 1e-4, "fp8": 1e-4}
-"""Against float64: by output dtype for 16-bit outputs, else by the math (as tests/gpu/test_gemm.py)."""
+REFERENCE_TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "simt": 1e-5, "tf32": 5e-3, "mma": 1e-4, "fp8": 5e-3}
+"""Against float64: by output dtype for 16-bit outputs, else by the math (as tests/gpu/test_gemm.py). FP8's
+wgmma chains accumulate in the tensor cores' own precision over all of K (as cuBLASLt's fast mode), not in f32:
+2e-3 at K = 4096 measured with a bf16 output (bench/NOTES.md, session 17)."""
 
 
 def gpu_measure(plan: Any, *, run: Callable[[MatmulConfig, Any], Any], compile: Callable[[MatmulConfig], Any],

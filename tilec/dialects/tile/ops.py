@@ -660,9 +660,11 @@ class LoadScalarOp(IRDLOperation):
         src = self.source.type
         if len(self.indices) != src.rank:
             _fail(self, f"takes one index per dimension of {src}: {src.rank}, got {len(self.indices)}")
-        if self.result.type != src.element_type or not isinstance(src.element_type, FLOAT_TYPES):
-            _fail(self, f"result must be the view's element type {src.element_type} (f16, bf16, f32 or f64), got "
-                        f"{self.result.type}")
+        if not isinstance(src.element_type, FLOAT_TYPES):
+            _fail(self, f"reads f16, bf16, f32 or f64 elements, not {src.element_type} (FP8 is read by tile.wgmma "
+                        "from shared tiles)")
+        if self.result.type != src.element_type:
+            _fail(self, f"result must be the view's element type {src.element_type}, got {self.result.type}")
 
 
 @irdl_op_definition
