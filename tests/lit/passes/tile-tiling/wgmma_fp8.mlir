@@ -1,4 +1,5 @@
 // RUN: tile-opt %s -p 'tile-tiling{block=128,256,128 wgmma=true}' | filecheck %s
+// RUN: tile-opt %s -p 'tile-tiling{block=128,256,128 wgmma=true},tile-swizzle,tile-pipeline{stages=3 bulk=true},tile-layout,tile-distribute' | filecheck %s --check-prefix=DIST
 // RUN: tile-opt %s -p 'tile-to-ptx{block=128,256,128 stages=3 bulk=true wgmma=true producer=true persistent=true bulk_store=true}' -t 'ptx{arch=sm_90a}' | filecheck %s --check-prefix=PTX
 
 // An FP8 GEMM as torch._scaled_mm computes it: e4m3 A (M x K) and B stored N x K, per-tensor scales
@@ -28,6 +29,14 @@ func.func @scaled(%a: !tile.gl<f8E4M3FN, [?, ?]> {tile.aligned_rows = 16 : i64},
 // CHECK-NEXT:  ^bb0(%acc_1: f32):
 // CHECK-NEXT:    %{{.*}} = arith.mulf %acc_1, %sa_s : f32
 // CHECK-NEXT:    %{{.*}} = arith.mulf %{{.*}}, %sb_s : f32
+
+// tile-distribute: four K = 32 e4m3 wgmmas a stage on K-major descriptors (no trans_a/trans_b), and each
+// scale one unpredicated load (the static [1] view is in bounds) that every element's mulf reads.
+// DIST-COUNT-4: frag.wgmma "e4m3" n 256 %{{[0-9]+}}, %{{[0-9]+}}(
+// DIST-NOT:    trans_
+// DIST:        %sa_s = frag.load %sa : !llvm.ptr<1> -> f32
+// DIST-NEXT:   %sb_s = frag.load %sb : !llvm.ptr<1> -> f32
+// DIST-NEXT:   arith.mulf %acc, %sa_s : f32
 
 // The producer's TMA loads, the consumers' TMA stores of C (the loop's tail, laid out first), then the
 // K loop's four K = 32 wgmmas a stage (no transpose operands: FP8 is K-major only).
