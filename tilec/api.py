@@ -89,7 +89,8 @@ from tilec.dialects.tile.attributes import DYNAMIC, LaunchAttr
 from tilec.dialects.context import make_context
 from tilec.ir.gc import fewer_gc_pauses
 from tilec.ir.parser import LocatingParser
-from tilec.ir.verify import verify, verify_memoized
+from tilec.ir.verify import verify
+from tilec.ir.verify_lowered import verify_memoized
 from tilec.passes.registry import (
     VERIFY_EACH_ENV,
     PipelineSpecError,
@@ -307,7 +308,7 @@ def _verify_output(module: ModuleOp, producer: str | None, name: str) -> None:
     :class:`CompilationError` of stage ``pipeline`` naming ``producer`` if it does not verify.
 
     Each signature of the thousands of plain llvm ops is verified once
-    (:func:`tilec.ir.verify.verify_memoized`: the same verdict, in half the time).
+    (:func:`tilec.ir.verify_lowered.verify_memoized`: the same verdict, in half the time).
     """
     if producer is None:
         return

@@ -151,7 +151,7 @@ from xdsl.traits import NoMemoryEffect, Pure, SameOperandsAndResultType  # noqa:
 
 from tilec.dialects import llvm_ext  # noqa: E402
 from tilec.ir import fast  # noqa: E402
-from tilec.ir.verify import LOCALLY_VERIFIED, locally_verified, verify_memoized  # noqa: E402
+from tilec.ir.verify_lowered import LOCALLY_VERIFIED, locally_verified, verify_memoized  # noqa: E402
 
 
 def _kernel(make_ops, blocks: int = 1) -> ModuleOp:

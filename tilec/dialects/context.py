@@ -17,11 +17,7 @@ def make_context(*, allow_unregistered: bool = False) -> Context:
 
     Dialects are registered lazily (xDSL loads one on first use), so this costs microseconds.
     """
-    # lazy: the llvm dialect and our extensions cost ~140 ms of import (measured), paid once a context is made
-    from tilec.dialects.llvm_ext import load_llvm_extensions
-
     ctx = Context(allow_unregistered=allow_unregistered)
     for name, factory in {**get_xdsl_dialects(), **get_tilec_dialects()}.items():
-        ctx.register_dialect(name, factory)
-    load_llvm_extensions(ctx)
+        ctx.register_dialect(name, factory)  # tilec's llvm (with our extensions) replaces xDSL's
     return ctx

@@ -9,8 +9,10 @@ IR reads like MLIR's, and `tilec.codegen.llvm_translate` turns them into LLVM
 IR. They live with the dialects (not in `codegen`) because the passes that
 make them and the translator that reads them both need them.
 
-They are not part of xDSL's `LLVM` dialect object; a context that parses
-them calls `load_llvm_extensions(ctx)`.
+They are not part of xDSL's `LLVM` dialect object: `extended_llvm_dialect()`
+is that dialect with them, which tilec's dialect registry
+(`tilec.dialects.get_all_dialects`) puts under the name `llvm`, so every
+tilec context loads them (lazily, with the rest of `llvm`).
 
 The `nvvm.*` discardable attributes that make an `llvm.func` a kernel (as in
 MLIR) are named here too, for the same two readers: the passes set them,
@@ -20,6 +22,7 @@ the translator turns them into PTX directives.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
@@ -29,8 +32,8 @@ from xdsl.dialects.builtin import (
     VectorType,
     i64,
 )
-from xdsl.dialects.llvm import GenericCastOp, LLVMPointerType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.dialects.llvm import LLVM, GenericCastOp, LLVMPointerType
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -46,7 +49,7 @@ from xdsl.traits import NoMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from tilec.ir.fast import create
-from tilec.ir.verify import locally_verified
+from tilec.ir.verify_lowered import locally_verified
 
 KERNEL_ATTR = "nvvm.kernel"
 """Unit attribute on `llvm.func` marking a kernel (PTX `.entry`), as in MLIR."""
@@ -310,8 +313,14 @@ LLVM_EXTENSION_OPS: Sequence[type[IRDLOperation]] = (
 """Every op this module adds to the `llvm` namespace."""
 
 
+@cache
+def extended_llvm_dialect() -> Dialect:
+    """xDSL's `llvm` dialect with the ops above: the `llvm` every tilec context loads."""
+    return Dialect("llvm", [*LLVM.operations, *LLVM_EXTENSION_OPS], [*LLVM.attributes])
+
+
 def load_llvm_extensions(ctx: Context) -> None:
-    """Make `ctx` able to parse the ops above (idempotent)."""
+    """Make `ctx` able to parse the ops above (idempotent): for a context not made by tilec."""
     loaded = {op.name for op in ctx.loaded_ops}
     for op in LLVM_EXTENSION_OPS:
         if op.name not in loaded:
@@ -333,6 +342,7 @@ __all__ = [
     "MAXNTID_ATTR",
     "MINCTASM_ATTR",
     "UIToFPOp",
+    "extended_llvm_dialect",
     "extract_element_op",
     "load_llvm_extensions",
 ]

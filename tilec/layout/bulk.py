@@ -21,10 +21,9 @@ tile (:func:`choose_box`). Plain Python, no IR.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 from functools import lru_cache
-
-import numpy as np
 
 from tilec.layout.layout import Layout
 from tilec.layout.swizzle import ComposedLayout, Swizzle
@@ -111,7 +110,7 @@ def side_by_side(rows: int, inner: int, cols: int, sw: Swizzle | None) -> Layout
 @lru_cache(maxsize=256)
 def _offsets(layout, dims: tuple[int, int]) -> bytes:
     r, c = dims
-    return np.array([[layout((i, j)) for j in range(c)] for i in range(r)], dtype=np.int64).tobytes()
+    return array("q", [layout((i, j)) for i in range(r) for j in range(c)]).tobytes()
 
 
 def same_placement(a, b, dims: tuple[int, int]) -> bool:

@@ -62,12 +62,12 @@ from xdsl.utils.exceptions import (
     ShrinkException,
     VerifyException,
 )
+from xdsl.universe import Universe
 from xdsl.utils.lexer import Location
 from xdsl.xdsl_opt_main import _empty_post_init  # pyright: ignore[reportPrivateUsage]
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tilec.dialects import get_all_dialects as get_tilec_dialects
-from tilec.dialects.llvm_ext import load_llvm_extensions
 from tilec.ir.parser import LocatingParser
 from tilec.ir.verify import verify as verify_op
 from tilec.passes.registry import (
@@ -277,10 +277,11 @@ class TileOptMain(xDSLOptMain):
     # -- registration ------------------------------------------------------
 
     def register_all_dialects(self):
-        super().register_all_dialects()  # every dialect xdsl-opt loads
-        for name, factory in get_tilec_dialects().items():  # tilec's, lazily
+        # every dialect xdsl-opt loads, and tilec's, all lazily; tilec's llvm (xDSL's with the
+        # ops xDSL lacks, so lowered IR parses back) replaces xDSL's
+        dialects = {**Universe.get_multiverse().all_dialects, **get_tilec_dialects()}
+        for name, factory in dialects.items():
             self.ctx.register_dialect(name, factory)
-        load_llvm_extensions(self.ctx)  # llvm ops xDSL lacks, so lowered IR parses back
 
     def register_all_frontends(self):
         def parse_mlir(io: IO[bytes]) -> ModuleOp:
