@@ -499,6 +499,76 @@ def test_matmul_autotune_uses_the_winner_once(monkeypatch):
         driver._reset_for_tests()
 
 
+# ---------------------------------------------------------------- split-K candidates
+
+
+def _decode_plan():
+    """16 x 4096 x 4096 f16 on device arrays (described only), planned unsplit for an sm_90a of 132 SMs."""
+    from test_matmul import FakeCudaArray
+
+    a, b, c = (FakeCudaArray(shape, address=0x7E0000000000 + (i << 28))
+               for i, shape in enumerate([(16, 4096), (4096, 4096), (16, 4096)]))
+    return mm.plan_matmul(a, b, out=c, split_k=1, sm_count=132, arch="sm_90a"), (a, b, c)
+
+
+def test_split_config_checks_and_its_record():
+    with pytest.raises(ValueError, match="split_k must be an int from 2 to 4, got 1"):
+        gc.SplitConfig(SMALL, 1)
+    with pytest.raises(TypeError, match="config must be a tilec.MatmulConfig, got str"):
+        gc.SplitConfig("128x128", 2)
+    split = gc.SplitConfig(SMALL, 4)
+    assert split.describe() == f"{SMALL.describe()}, K in 4 slices"
+    data = gc.config_to_json(split)
+    assert data == {**gc.config_to_json(SMALL), "split_k": 4} and gc.config_from_json(data) == split
+    with pytest.raises(ValueError, match="split_k must be an int"):
+        gc.config_from_json({**data, "split_k": 9})
+    plan, _ = _decode_plan()
+    key = gt.tune_key(plan, "gpu", False, splits=True)
+    assert key.text.endswith("|split-k") and key.fields()["splits"] is True
+    assert "splits" not in gt.tune_key(plan, "gpu", False).fields()  # records of unsplit keys stay valid
+    assert gt.stored_config(data, key, False, 1 << 20) == split
+    with pytest.raises(ValueError, match="not a split of K = 4096 this call can run"):
+        gt.stored_config(data, gt.tune_key(plan, "gpu", False), False, 1 << 20)  # a call that cannot split
+    with pytest.raises(ValueError, match="not a split of K = 4096"):
+        gt.stored_config({**data, "split_k": 3}, key, False, 1 << 20)
+
+
+def test_split_candidates_come_with_the_configs():
+    """A grid that leaves SMs idle times K in 2 and 4 slices too (3 does not divide 4096), each with the
+    ladder's tile for its slices; the heuristic's choice (here a split) comes first, nothing twice."""
+    plan, (a, b, c) = _decode_plan()
+    assert gt.split_factors(plan, 132) == [2, 4]
+    assert gt.split_factors(plan, plan.config.tiles(16, 4096)) == []  # tiles that fill the SMs: no split
+    splits = [gc.SplitConfig(mm.plan_matmul(a, b, out=c, split_k=s, sm_count=132, arch="sm_90a").config, s)
+              for s in (2, 4)]
+    found = gt.candidates_for(plan, False, 1 << 20, (splits, splits[0]))
+    assert found[0] == splits[0] and splits[1] in found and plan.config in found
+    assert len(found) == len(set(found)) and sum(isinstance(f, gc.SplitConfig) for f in found) == 2
+    assert gt.candidates_for(plan, False, 1 << 20)[0] == plan.config  # without splits: as before
+
+
+def test_a_split_config_is_a_config_and_a_split():
+    plan, (a, b, c) = _decode_plan()
+    cfg = mm.plan_matmul(a, b, out=c, split_k=2, sm_count=132, arch="sm_90a").config
+    k1 = mm.matmul_kernel(a, b, out=c, config=gc.SplitConfig(cfg, 2), arch="sm_90a")
+    k2 = mm.matmul_kernel(a, b, out=c, config=cfg, split_k=2, arch="sm_90a")
+    assert k1.name == k2.name and k1.asm["ptx"] == k2.asm["ptx"]
+    with pytest.raises(ValueError, match=r"split_k=4 but config=.* runs 2 slices"):
+        mm.matmul_kernel(a, b, out=c, config=gc.SplitConfig(cfg, 2), split_k=4, arch="sm_90a")
+
+
+def test_split_candidates_need_a_call_that_can_split(no_tqdm):
+    """numpy inputs (staged through the host) never split: no split is timed, and one given is refused."""
+    a, b = f16(16, 1024), f16(1024, 256)
+    clock = Clock()
+    r = tilec.autotune(a, b, measure=clock, progress=False)
+    assert not r.key.splits and not any(isinstance(c, gc.SplitConfig) for c in clock.calls)
+    with pytest.raises(ValueError, match="splits K, which runs on torch tensors"):
+        tilec.autotune(a, b, candidates=[gc.SplitConfig(SMALL, 2)], measure=clock, progress=False)
+    with pytest.raises(TypeError, match="allow_split must be a bool"):
+        tilec.autotune(a, b, measure=clock, progress=False, allow_split=1)
+
+
 # ---------------------------------------------------------------- on the GPU
 
 

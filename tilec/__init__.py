@@ -1,8 +1,8 @@
 """tilec: a compiler for GPU tile programs, built on xDSL.
 
 The public names: :func:`compile` and :class:`CompiledKernel` (:mod:`tilec.api`),
-:func:`matmul`, :func:`matmul_kernel`, :func:`autotune` and :class:`MatmulConfig`
-(the GEMM, :mod:`tilec.kernels.gemm`), :func:`softmax`, :func:`layer_norm`, :func:`rms_norm` and
+:func:`matmul`, :func:`matmul_kernel`, :func:`autotune`, :class:`MatmulConfig` and
+:class:`SplitConfig` (the GEMM, :mod:`tilec.kernels.gemm`), :func:`softmax`, :func:`layer_norm`, :func:`rms_norm` and
 their ``*_kernel`` twins (:mod:`tilec.kernels.softmax`, :mod:`tilec.kernels.norms`), :func:`attention` and
 :func:`attention_kernel` (:mod:`tilec.kernels.attention`). They are loaded on first use.
 """
@@ -18,11 +18,11 @@ if TYPE_CHECKING:
     from tilec.api import CompilationError, CompiledKernel, compile
     from tilec.kernels.attention import attention, attention_kernel
     from tilec.kernels.gemm import autotune, matmul, matmul_kernel
-    from tilec.kernels.gemm_config import MatmulConfig
+    from tilec.kernels.gemm_config import MatmulConfig, SplitConfig
     from tilec.kernels.norms import layer_norm, layer_norm_kernel, rms_norm, rms_norm_kernel
     from tilec.kernels.softmax import softmax, softmax_kernel
 
-__all__ = ["CompilationError", "CompiledKernel", "MatmulConfig", "__version__", "attention", "attention_kernel",
+__all__ = ["CompilationError", "CompiledKernel", "MatmulConfig", "SplitConfig", "__version__", "attention", "attention_kernel",
            "autotune", "compile", "matmul",
            "layer_norm", "layer_norm_kernel", "matmul_kernel", "rms_norm", "rms_norm_kernel", "softmax",
            "softmax_kernel"]
@@ -35,6 +35,7 @@ _HOMES = {
     "matmul_kernel": "tilec.kernels.gemm",
     "autotune": "tilec.kernels.gemm",
     "MatmulConfig": "tilec.kernels.gemm_config",
+    "SplitConfig": "tilec.kernels.gemm_config",
     "softmax": "tilec.kernels.softmax",
     "softmax_kernel": "tilec.kernels.softmax",
     "layer_norm": "tilec.kernels.norms",

@@ -98,3 +98,36 @@ def test_split_fast_path_new_values_and_explicit_stream(torch):
     c = tilec.matmul(a, b)
     assert _error(c, a.double() @ b.double()) < 1e-2 and isinstance(gemm._FAST.get(
         gemm._fast_key(a, b, None, None, None, None, False, False, False, None, False)), gemm._SplitCall)
+
+
+def test_autotune_times_splits(torch, tmp_path, monkeypatch):
+    """The autotuner times K in slices beside the unsplit configs where the grid leaves SMs idle; its winner,
+    split or not, runs through ``config=`` and ``autotune=True``; a call on an explicit stream tunes unsplit."""
+    import tilec.kernels.autotune as at
+    from tilec.kernels.gemm_config import SplitConfig
+
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    at.forget()
+    m, n, k = 64, 1024, 8192
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    r = tilec.autotune(a, b, out=out, reps=5, progress=False)
+    timed = [t for t in r.timings if t.seconds is not None]
+    print(f"\n{r.key.text}: winner {r.config.describe()}; "
+          + "; ".join(f"{t.config.describe()} {t.seconds * 1e6:.1f} us" for t in timed))
+    assert r.key.splits and sum(isinstance(t.config, SplitConfig) for t in timed) >= 2
+    ref = a.double() @ b.double()
+    for call in (dict(config=r.config), dict(autotune=True)):
+        out.fill_(float("nan"))
+        tilec.matmul(a, b, out=out, **call)
+        torch.cuda.synchronize()
+        assert not torch.isnan(out).any() and _error(out, ref) < 1e-2, call
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        out.fill_(float("nan"))
+        tilec.matmul(a, b, out=out, autotune=True, stream=stream.cuda_stream)
+    torch.cuda.synchronize()
+    assert not torch.isnan(out).any() and _error(out, ref) < 1e-2
+    assert not tilec.autotune(a, b, out=out, progress=False, allow_split=False).key.splits
+    at.forget()

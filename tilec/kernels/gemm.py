@@ -79,7 +79,14 @@ from tilec.api import compile as tilec_compile
 from tilec.api import default_arch
 from tilec.kernels import gemm_tune
 from tilec.kernels.autotune import TuneResult, tune
-from tilec.kernels.gemm_config import MatmulConfig, choose_config, device_smem_limit, has_bulk_copies
+from tilec.kernels.gemm_config import (
+    MatmulConfig,
+    SplitConfig,
+    choose_config,
+    device_sm_count,
+    device_smem_limit,
+    has_bulk_copies,
+)
 from tilec.kernels.gemm_ir import ACTIVATIONS, MatmulSpec, build_epilogue, build_module
 from tilec.kernels.gemm_plan import (
     KernelView,
@@ -186,9 +193,19 @@ def clear_cache() -> None:
 # ---------------------------------------------------------------- the entry points
 
 
+def _unsplit(config: Any, split_k: Any) -> tuple[Any, Any]:
+    """``(config, split_k)`` with a :class:`SplitConfig` taken apart (its ``split_k`` must agree with one given)."""
+    if not isinstance(config, SplitConfig):
+        return config, split_k
+    if split_k is not None and split_k != config.split_k:
+        raise ValueError(f"{_where('split_k')}={split_k!r} but config={config.describe()!r} runs "
+                         f"{config.split_k} slices; pass one of them")
+    return config.config, config.split_k
+
+
 def matmul_kernel(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str | None = None,
                   out_dtype: Any = None, trans_a: bool = False, trans_b: bool = False, allow_tf32: bool = False,
-                  config: MatmulConfig | None = None, arch: str | None = None, scale_a: Any = None,
+                  config: MatmulConfig | SplitConfig | None = None, arch: str | None = None, scale_a: Any = None,
                   scale_b: Any = None, split_k: int | None = None) -> Any:
     """The :class:`~tilec.api.CompiledKernel` that :func:`matmul` would launch for these arguments.
 
@@ -198,6 +215,7 @@ def matmul_kernel(a: Any, b: Any, *, out: Any = None, bias: Any = None, activati
     the batched matmul of K's slices (the second is :func:`compile_reduce` of
     ``plan_matmul(...).reduce_spec(out)``).
     """
+    config, split_k = _unsplit(config, split_k)
     plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
                        trans_b=trans_b, allow_tf32=allow_tf32, config=config, arch=arch, scale_a=scale_a,
                        scale_b=scale_b, split_k=split_k)
@@ -208,8 +226,8 @@ def matmul_kernel(a: Any, b: Any, *, out: Any = None, bias: Any = None, activati
 
 def matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str | None = None,
            out_dtype: Any = None, trans_a: bool = False, trans_b: bool = False, allow_tf32: bool = False,
-           config: MatmulConfig | None = None, stream: Any = None, autotune: bool = False, scale_a: Any = None,
-           scale_b: Any = None, split_k: int | None = None) -> Any:
+           config: MatmulConfig | SplitConfig | None = None, stream: Any = None, autotune: bool = False,
+           scale_a: Any = None, scale_b: Any = None, split_k: int | None = None) -> Any:
     """``act(scale_a * scale_b * (op(a) @ op(b)) + bias)`` with f32 accumulation; returns ``out`` (allocated
     when None).
 
@@ -230,8 +248,9 @@ def matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str
     inputs', the output's or float32); ``activation``: None or ``"relu"``;
     ``out_dtype``: float16, bfloat16 or float32 (default: the inputs');
     ``out``: an M x N array of that dtype to write into; ``config``: a
-    :class:`~tilec.kernels.gemm_config.MatmulConfig` instead of the heuristic's;
-    ``autotune``: choose the config by timing candidates on the GPU
+    :class:`~tilec.kernels.gemm_config.MatmulConfig` instead of the heuristic's
+    (a :class:`~tilec.kernels.gemm_config.SplitConfig`: that config on slices of K);
+    ``autotune``: choose the config (and whether to split K) by timing candidates on the GPU
     (:func:`autotune`; once per problem, then remembered in memory
     and on disk); ``stream``: a CUDA stream (default: torch's current stream
     for torch inputs, else the default stream).
@@ -271,8 +290,9 @@ def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, a
         raise ValueError(f"{_where('autotune')}=True chooses the config itself; pass config= or autotune=True, "
                          "not both")
     if tuned and split_k not in (None, 1):
-        raise ValueError(f"{_where('split_k')}={split_k} with autotune=True: the autotuner times unsplit "
-                         "configurations; pass one of them")
+        raise ValueError(f"{_where('split_k')}={split_k} with autotune=True: the autotuner chooses the slices "
+                         "too; pass split_k=None (or 1: no split)")
+    config, split_k = _unsplit(config, split_k)
     plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
                        trans_b=trans_b, allow_tf32=allow_tf32, config=config, scale_a=scale_a, scale_b=scale_b,
                        split_k=1 if tuned else split_k)
@@ -284,8 +304,14 @@ def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, a
         return result
     if tuned:
         winner = autotune(a, b, out=result, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
-                          trans_b=trans_b, allow_tf32=allow_tf32, scale_a=scale_a, scale_b=scale_b)
-        plan = dataclasses.replace(plan, config=winner.config)
+                          trans_b=trans_b, allow_tf32=allow_tf32, scale_a=scale_a, scale_b=scale_b,
+                          allow_split=split_k is None and stream is None).config
+        if isinstance(winner, SplitConfig):
+            plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype,
+                               trans_a=trans_a, trans_b=trans_b, allow_tf32=allow_tf32, config=winner.config,
+                               scale_a=scale_a, scale_b=scale_b, split_k=winner.split_k)
+        else:
+            plan = dataclasses.replace(plan, config=winner)
     launch_stream = default_stream(plan) if stream is None else stream
     if plan.split_k > 1:
         # the workspace comes from torch's caching allocator and is freed on torch's current stream: a split
@@ -432,11 +458,12 @@ def _remember_split(key: tuple, plan: MatmulPlan, launches: list, result: Any, w
 
 def autotune(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str | None = None,
              out_dtype: Any = None, trans_a: bool = False, trans_b: bool = False, allow_tf32: bool = False,
-             candidates: Sequence[MatmulConfig] | None = None, reps: int = 20, warmup: int = 3,
+             candidates: Sequence[MatmulConfig | SplitConfig] | None = None, reps: int = 20, warmup: int = 3,
              progress: bool = True, retune: bool = False,
              measure: Callable[[MatmulConfig], float] | None = None,
              timer: Callable[[Callable[[], None], int, int], float] | None = None,
-             path: str | os.PathLike | None = None, scale_a: Any = None, scale_b: Any = None) -> TuneResult[MatmulConfig]:
+             path: str | os.PathLike | None = None, scale_a: Any = None, scale_b: Any = None,
+             allow_split: bool = True) -> TuneResult[MatmulConfig | SplitConfig]:
     """Choose the :class:`MatmulConfig` for ``tilec.matmul(a, b, ...)`` by timing candidates; remember it.
 
     ::
@@ -460,7 +487,11 @@ def autotune(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: s
     :class:`~tilec.kernels.autotune.SkipCandidate` to skip one: for tests, or
     to tune by another measure); ``timer``: ``timer(run, warmup, reps) ->
     seconds`` instead of CUDA events; ``path``: the winners file (default
-    :func:`~tilec.kernels.gemm_tune.winners_path`).
+    :func:`~tilec.kernels.gemm_tune.winners_path`); ``allow_split``: time
+    split-K candidates too (:class:`~tilec.kernels.gemm_config.SplitConfig`:
+    the ladder's tile for K / S, S = 2 .. 4, where the unsplit tiles do not
+    fill the SMs), on torch tensors only (a split runs on torch's current
+    stream). A split winner is what ``tilec.matmul(config=r.config)`` runs.
 
     Tune with device arrays: numpy inputs are copied to the GPU and back in
     every timed run, and the copies are timed too.
@@ -471,37 +502,57 @@ def autotune(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: s
     is given), :class:`~tilec.kernels.autotune.AutotuneError` if no
     candidate works.
     """
-    plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
-                       trans_b=trans_b, allow_tf32=allow_tf32, scale_a=scale_a, scale_b=scale_b)
+    if not isinstance(allow_split, bool):
+        raise TypeError(f"tilec.autotune: allow_split must be a bool, got {allow_split!r}")
+    args = dict(out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a, trans_b=trans_b,
+                allow_tf32=allow_tf32, scale_a=scale_a, scale_b=scale_b)
+    plan = plan_matmul(a, b, **args, split_k=1)
     for what, v in (("reps", reps), ("warmup", warmup)):
         if type(v) is not int or v < 0:
             raise ValueError(f"tilec.autotune: {what} must be a non-negative int, got {v!r}")
-    configs = None if candidates is None else gemm_tune.checked_candidates(candidates, plan, allow_tf32)
+    splits = allow_split and all(op.info.source == "torch" and not op.on_host for op in plan.operands)
+    configs = None if candidates is None else gemm_tune.checked_candidates(candidates, plan, allow_tf32, splits)
     if measure is None and not has_device():
         raise NoDeviceError(f"{no_device_reason() or 'none found'} (tilec.autotune checked its arguments; "
                             "pass measure= to tune without a GPU)")
-    key = gemm_tune.tune_key(plan, gemm_tune.gpu_name(), allow_tf32)
+    key = gemm_tune.tune_key(plan, gemm_tune.gpu_name(), allow_tf32, splits=splits)
     if plan.m == 0 or plan.n == 0:
         return TuneResult(plan.config, key, "trivial", (), path if path is not None else gemm_tune.winners_path())
     limit = device_smem_limit()
+
+    def split_candidates() -> tuple[list[SplitConfig], SplitConfig | None]:
+        """The splits worth timing, each with the ladder's tile for its slices, and the heuristic's choice
+        when it splits (then it is the first candidate)."""
+        if not splits:
+            return [], None
+        found = [SplitConfig(plan_matmul(a, b, **args, split_k=s).config, s)
+                 for s in gemm_tune.split_factors(plan, device_sm_count())]
+        heuristic = plan_matmul(a, b, **args)
+        return found, SplitConfig(heuristic.config, heuristic.split_k) if heuristic.split_k > 1 else None
+
+    def compile_candidate(config: MatmulConfig | SplitConfig) -> Any:
+        if isinstance(config, SplitConfig):
+            sliced = plan_matmul(a, b, **args, config=config.config, split_k=config.split_k)
+            return compile_matmul(sliced.gemm_spec(), config.config)
+        return compile_matmul(plan.spec, config)
 
     def make_measure() -> Callable[[MatmulConfig], float]:
         if measure is not None:
             return measure
 
-        def run(config: MatmulConfig, into: Any) -> Any:
+        def run(config: MatmulConfig | SplitConfig, into: Any) -> Any:
             return matmul(a, b, out=into, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
                           trans_b=trans_b, allow_tf32=allow_tf32, config=config, scale_a=scale_a, scale_b=scale_b)
 
         return gemm_tune.gpu_measure(
-            plan, run=run, compile=lambda config: compile_matmul(plan.spec, config),
+            plan, run=run, compile=compile_candidate,
             out=out if out is not None else allocate_output(plan), allow_tf32=allow_tf32, timer=timer,
             warmup=warmup, reps=reps, smem_limit=limit,
             reference_args=dict(a=a, b=b, trans_a=trans_a, trans_b=trans_b, bias=bias, activation=activation,
                                 scale_a=scale_a, scale_b=scale_b))
 
     problem = gemm_tune.problem(plan, key, allow_tf32=allow_tf32, smem_limit=limit, configs=configs,
-                                measure=make_measure)
+                                measure=make_measure, splits=split_candidates)
     return tune(problem, retune=retune, progress=progress, path=path)
 
 

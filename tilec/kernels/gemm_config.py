@@ -84,6 +84,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from tilec.kernels.splitk import MAX_SPLIT
 from tilec.passes.tile_to_ptx import TileToPTX
 from tilec.runtime import dtypes as _dtypes
 from tilec.runtime import get_device, has_device
@@ -543,6 +544,28 @@ def candidates(dtype: Any, m: int, n: int, k: int, *, allow_tf32: bool = False,
             if shared_memory_bytes(c, name) <= limit and all(c.block[i] <= need[i] for i in range(3))]
 
 
+# ---------------------------------------------------------------- a config on slices of K
+
+
+@dataclass(frozen=True)
+class SplitConfig:
+    """``config`` run on ``split_k`` slices of K, added in order afterwards (split-K,
+    :mod:`tilec.kernels.splitk`): a candidate the autotuner times beside the unsplit configs, and
+    what ``tilec.matmul(config=...)`` takes to run one (the same as ``config=config, split_k=split_k``)."""
+
+    config: MatmulConfig
+    split_k: int
+
+    def __post_init__(self):
+        if not isinstance(self.config, MatmulConfig):
+            raise TypeError(f"SplitConfig: config must be a tilec.MatmulConfig, got {type(self.config).__name__}")
+        if type(self.split_k) is not int or not 2 <= self.split_k <= MAX_SPLIT:
+            raise ValueError(f"SplitConfig: split_k must be an int from 2 to {MAX_SPLIT}, got {self.split_k!r}")
+
+    def describe(self) -> str:
+        return f"{self.config.describe()}, K in {self.split_k} slices"
+
+
 # ---------------------------------------------------------------- a config in the autotuner's file
 
 _CONFIG_FIELDS = ("block", "warps", "stages", "group", "tf32", "thread_tile")
@@ -552,7 +575,9 @@ _COPY_FIELDS = {"bulk": False, "release": True, "wgmma": False, "producer": Fals
 keep the format they had before bulk configs were tuned."""
 
 
-def config_to_json(config: MatmulConfig) -> dict[str, Any]:
+def config_to_json(config: MatmulConfig | SplitConfig) -> dict[str, Any]:
+    if isinstance(config, SplitConfig):
+        return {**config_to_json(config.config), "split_k": config.split_k}
     data = {"block": list(config.block), "warps": None if config.warps is None else list(config.warps),
             "stages": config.stages, "group": config.group, "tf32": config.tf32,
             "thread_tile": None if config.thread_tile is None else list(config.thread_tile)}
@@ -564,8 +589,15 @@ def _ints(value: Any, count: int) -> bool:
     return isinstance(value, list) and len(value) == count and all(type(v) is int for v in value)
 
 
-def config_from_json(data: Any) -> MatmulConfig:
-    """The :class:`MatmulConfig` of a stored record's ``config``; ValueError if it is not a valid one."""
+def config_from_json(data: Any) -> MatmulConfig | SplitConfig:
+    """The :class:`MatmulConfig` (with ``split_k``: :class:`SplitConfig`) of a stored record's ``config``;
+    ValueError if it is not a valid one."""
+    if isinstance(data, dict) and "split_k" in data:
+        rest = {f: v for f, v in data.items() if f != "split_k"}
+        try:
+            return SplitConfig(config_from_json(rest), data["split_k"])
+        except TypeError as e:
+            raise ValueError(str(e)) from None
     if not isinstance(data, dict) or not set(_CONFIG_FIELDS) <= set(data) <= {*_CONFIG_FIELDS, *_COPY_FIELDS}:
         raise ValueError(f"a config has the fields {', '.join(_CONFIG_FIELDS)} (and maybe "
                          f"{', '.join(_COPY_FIELDS)}), got {data!r}")
@@ -612,6 +644,7 @@ __all__ = [
     "WGMMA_CONFIG",
     "WGMMA_LADDER",
     "MatmulConfig",
+    "SplitConfig",
     "as_fp8",
     "candidates",
     "check_config",

@@ -45,6 +45,7 @@ from tilec.kernels.autotune import winners_path as _winners_path
 from tilec.kernels.autotune import driver_event_timer, torch_event_timer
 from tilec.kernels.gemm_config import (
     MatmulConfig,
+    SplitConfig,
     candidates,
     check_config,
     config_from_json,
@@ -55,7 +56,8 @@ from tilec.kernels.gemm_config import (
     math_kind,
     shared_memory_bytes,
 )
-from tilec.kernels.gemm_ir import SHORT
+from tilec.kernels.gemm_ir import ITEMSIZE, SHORT
+from tilec.kernels.splitk import MAX_SPLIT
 from tilec.runtime import get_device, has_device
 from tilec.runtime.arrays import is_torch_tensor
 
@@ -81,27 +83,46 @@ class TuneKey:
     rows: str = "any"
     """The row alignments the kernel is specialised for (:attr:`tilec.kernels.gemm_ir.MatmulSpec.rows`):
     configs need them (bulk copies and the warpgroup MMA 16-byte rows)."""
+    splits: bool = False
+    """Whether split-K candidates were timed (torch tensors on torch's current stream: where a split runs)."""
 
     @property
     def text(self) -> str:
         """The key of the record in the file."""
         return "|".join([self.gpu, self.dtype, self.out_dtype, self.layouts, self.epilogue, self.math,
-                         f"{self.m}x{self.n}x{self.k}", self.rows])
+                         f"{self.m}x{self.n}x{self.k}", self.rows] + (["split-k"] if self.splits else []))
 
     def fields(self) -> dict[str, Any]:
-        return {"gpu": self.gpu, "dtype": self.dtype, "out_dtype": self.out_dtype, "layouts": self.layouts,
-                "epilogue": self.epilogue, "math": self.math, "m": self.m, "n": self.n, "k": self.k,
-                "rows": self.rows}
+        fields = {"gpu": self.gpu, "dtype": self.dtype, "out_dtype": self.out_dtype, "layouts": self.layouts,
+                  "epilogue": self.epilogue, "math": self.math, "m": self.m, "n": self.n, "k": self.k,
+                  "rows": self.rows}
+        return {**fields, "splits": True} if self.splits else fields
 
 
-def tune_key(plan: Any, gpu: str, allow_tf32: bool) -> TuneKey:
-    """The :class:`TuneKey` of a checked call (a :class:`~tilec.kernels.gemm_plan.MatmulPlan`) on the GPU ``gpu``."""
+def tune_key(plan: Any, gpu: str, allow_tf32: bool, splits: bool = False) -> TuneKey:
+    """The :class:`TuneKey` of a checked call (a :class:`~tilec.kernels.gemm_plan.MatmulPlan`) on the GPU ``gpu``;
+    ``splits``: split-K candidates are timed too."""
     spec = plan.spec
     parts = [] if spec.bias_dtype is None else [f"bias_{SHORT[spec.bias_dtype]}"]
     if spec.activation is not None:
         parts.append(spec.activation)
     return TuneKey(gpu, spec.dtype, spec.out_dtype, plan.layouts, "_".join(parts) or "none",
-                   math_kind(spec.dtype, allow_tf32), plan.m, plan.n, plan.k, spec.rows)
+                   math_kind(spec.dtype, allow_tf32), plan.m, plan.n, plan.k, spec.rows, splits)
+
+
+SPLIT_TUNE_MIN_K_BYTES = 1024
+"""A split candidate's slices keep at least this many bytes of K a row (512 f16: several K tiles)."""
+
+
+def split_factors(plan: Any, sms: int) -> list[int]:
+    """The slices of K worth timing for an unsplit plan: where its tiles leave SMs idle, each S from 2 to
+    :data:`~tilec.kernels.splitk.MAX_SPLIT` whose slices are whole 16-byte rows of at least
+    :data:`SPLIT_TUNE_MIN_K_BYTES` (a wider net than :func:`~tilec.kernels.splitk.choose_split`'s rule)."""
+    size = ITEMSIZE[plan.spec.dtype]
+    if plan.config.tiles(plan.m, plan.n) >= sms:
+        return []
+    return [s for s in range(2, MAX_SPLIT + 1)
+            if plan.k % s == 0 and plan.k // s * size % 16 == 0 and plan.k // s * size >= SPLIT_TUNE_MIN_K_BYTES]
 
 
 def gpu_name() -> str:
@@ -114,23 +135,39 @@ def winners_path():
     return _winners_path(FAMILY)
 
 
-def candidates_for(plan: Any, allow_tf32: bool, smem_limit: int) -> list[MatmulConfig]:
-    """:func:`~tilec.kernels.gemm_config.candidates` for a checked call, the heuristic's config first."""
+def candidates_for(plan: Any, allow_tf32: bool, smem_limit: int,
+                   splits: tuple[Sequence[SplitConfig], SplitConfig | None] = ((), None)
+                   ) -> list[MatmulConfig | SplitConfig]:
+    """:func:`~tilec.kernels.gemm_config.candidates` for a checked (unsplit) call and the ``splits``
+    (candidates, the heuristic's if it splits); the heuristic's choice first."""
     arch = default_arch()
     bulk = plan.spec.aligned and has_bulk_copies(arch)
     wgmma = arch in ("sm_90", "sm_90a") and not plan.spec.transpose_a
     found = candidates(plan.spec.dtype, plan.m, plan.n, plan.k, allow_tf32=allow_tf32, smem_limit=smem_limit,
                        bulk=bulk, wgmma=wgmma)
-    return [plan.config] + [c for c in found if c != plan.config]
+    split_found, split_first = splits
+    first = split_first if split_first is not None else plan.config
+    return [first, *dict.fromkeys(c for c in [plan.config, *found, *split_found] if c != first)]
 
 
-def checked_candidates(configs: Sequence[MatmulConfig], plan: Any, allow_tf32: bool) -> list[MatmulConfig]:
-    """Configs the caller gave, each checked against the problem's math (ValueError/TypeError)."""
+def checked_candidates(configs: Sequence[MatmulConfig | SplitConfig], plan: Any, allow_tf32: bool,
+                       splits: bool = False) -> list[MatmulConfig | SplitConfig]:
+    """Configs the caller gave, each checked against the problem's math and, for a
+    :class:`SplitConfig`, against K and whether this call can split (``splits``) (ValueError/TypeError)."""
     configs = list(configs)
     if not configs:
         raise ValueError("tilec.autotune: candidates is empty")
     kind = math_kind(plan.spec.dtype, allow_tf32)
+    size = ITEMSIZE[plan.spec.dtype]
     for c in configs:
+        if isinstance(c, SplitConfig):
+            if not splits:
+                raise ValueError(f"tilec.autotune: candidate {c.describe()} splits K, which runs on torch tensors "
+                                 "on torch's current stream (and allow_split=True) only")
+            if plan.k % c.split_k or plan.k // c.split_k * size % 16:
+                raise ValueError(f"tilec.autotune: candidate {c.describe()}: K = {plan.k} does not divide into "
+                                 f"{c.split_k} slices of whole 16-byte rows")
+            c = c.config
         check_config(c, plan.spec.dtype, allow_tf32)
         if not does_math(c, kind):
             raise ValueError(f"tilec.autotune: candidate {c.describe()} does {config_kind(c)} math, but the "
@@ -138,34 +175,43 @@ def checked_candidates(configs: Sequence[MatmulConfig], plan: Any, allow_tf32: b
     return configs
 
 
-def stored_config(data: Any, key: TuneKey, allow_tf32: bool, smem_limit: int) -> MatmulConfig:
+def stored_config(data: Any, key: TuneKey, allow_tf32: bool, smem_limit: int) -> MatmulConfig | SplitConfig:
     """The config of a stored record if it is usable for ``key``; ValueError/TypeError if not."""
-    config = config_from_json(data)
+    stored = config_from_json(data)
+    if isinstance(stored, SplitConfig):
+        s, size = stored.split_k, ITEMSIZE[key.dtype]
+        if not key.splits or key.k % s or key.k // s * size % 16:
+            raise ValueError(f"{stored.describe()} is not a split of K = {key.k} this call can run")
+        config = stored.config
+    else:
+        config = stored
     check_config(config, key.dtype, allow_tf32)
     if not does_math(config, key.math):
         raise ValueError(f"a {config_kind(config)} config for a {key.math} problem")
     if shared_memory_bytes(config, key.dtype) > smem_limit:
         raise ValueError(f"{config.describe()} needs more shared memory than the GPU gives")
-    return config
+    return stored
 
 
 def problem(plan: Any, key: TuneKey, *, allow_tf32: bool, smem_limit: int,
-            configs: Sequence[MatmulConfig] | None, measure: Callable[[], Callable[[MatmulConfig], float]]
-            ) -> Problem[MatmulConfig]:
+            configs: Sequence[MatmulConfig] | None, measure: Callable[[], Callable[[MatmulConfig], float]],
+            splits: Callable[[], tuple[Sequence[SplitConfig], SplitConfig | None]] = lambda: ((), None)
+            ) -> Problem[MatmulConfig | SplitConfig]:
     """The shared tuner's :class:`~tilec.kernels.autotune.Problem` for a checked call.
 
-    ``configs``: the candidates (None: :func:`candidates_for`); ``measure``:
+    ``configs``: the candidates (None: :func:`candidates_for`, with ``splits()``'s); ``measure``:
     makes ``config -> seconds`` when the problem is timed (e.g. :func:`gpu_measure`).
     """
     return Problem(
         family=FAMILY,
         key=key,
-        candidates=(lambda: configs) if configs is not None else (lambda: candidates_for(plan, allow_tf32, smem_limit)),
+        candidates=(lambda: configs) if configs is not None else
+        (lambda: candidates_for(plan, allow_tf32, smem_limit, splits())),
         measure=measure,
         to_json=config_to_json,
         from_json=lambda data: stored_config(data, key, allow_tf32, smem_limit),
         title=f"tilec.autotune {plan.m}x{plan.n}x{plan.k} {SHORT[plan.spec.dtype]} {plan.layouts}",
-        describe=MatmulConfig.describe,
+        describe=lambda c: c.describe(),
     )
 
 
@@ -230,6 +276,7 @@ __all__ = [
     "CHECK_TOLERANCE",
     "FAMILY",
     "REFERENCE_TOLERANCE",
+    "SPLIT_TUNE_MIN_K_BYTES",
     "TuneKey",
     "candidates_for",
     "checked_candidates",
@@ -237,6 +284,7 @@ __all__ = [
     "gpu_name",
     "problem",
     "reference_error",
+    "split_factors",
     "stored_config",
     "tune_key",
     "winners_path",
