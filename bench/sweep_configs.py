@@ -1,7 +1,7 @@
 """Time several matmul configurations on one shape (GPU), to see which knob matters.
 
     python bench/sweep_configs.py [--shape 4096,4096,4096] [--dtype float16]
-        [--config 128x128x32/4x2/4[+aligned][+bulk|+bulksync][+wgmma][+producer][+persistent][+tmastore][+gN] ...] [--repeat R] [--flush]
+        [--config 128x128x32/4x2/4[+aligned][+bulk|+bulksync][+wgmma][+producer][+persistent][+tmastore][+gN][+cN] ...] [--repeat R] [--flush]
         [--cublas] [--b-layout row|col] [--json out.json]
 
 Every kernel is the one ``tilec.matmul`` picks for these row-major torch
@@ -15,7 +15,8 @@ flag) multiplies with the warpgroup MMA; its warps are ``BM/16 x 1`` (write
 adds a producer warpgroup that issues the copies (warp specialisation). ``+persistent`` launches
 one block an SM, each looping over C's tiles (``tile-tiling{persistent}``). ``+tmastore`` (with
 ``+bulk``) stores C through shared memory and bulk tensor stores (``tile-bulk-store``). ``+gN``
-groups N block rows along M for L2 reuse (default 8).
+groups N block rows along M for L2 reuse (default 8). ``+cN`` (with ``+persistent`` and ``+producer``)
+runs thread-block clusters of N blocks along M that multicast B's tiles (sm_90).
 
 Each configuration is compiled through tilec's pipeline, checked once against
 a float64 reference (NaN-poisoned output first), then timed: the median of
@@ -49,12 +50,13 @@ def parse_config(text: str):
     base, *flags = text.split("+")
     block, warps, stages = base.split("/")
     group = next((int(f[1:]) for f in flags if f[:1] == "g" and f[1:].isdigit()), 8)
+    cluster = next((int(f[1:]) for f in flags if f[:1] == "c" and f[1:].isdigit()), 1)
     return MatmulConfig(block=tuple(int(v) for v in block.split("x")),
                         warps=None if warps == "-" else tuple(int(v) for v in warps.split("x")),
                         stages=int(stages), group=group,
                         bulk="bulk" in flags or "bulksync" in flags, release="bulksync" not in flags,
                         wgmma="wgmma" in flags, producer="producer" in flags, persistent="persistent" in flags,
-                        bulk_store="tmastore" in flags)
+                        bulk_store="tmastore" in flags, cluster=cluster)
 
 
 def time_kernel(launch, reps: int = 50, flush=None) -> float:

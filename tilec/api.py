@@ -109,6 +109,7 @@ from tilec.runtime import (
     has_device,
     no_device_reason,
 )
+from tilec.runtime.args import check_whole_clusters
 from tilec.runtime.gl_views import check_aligned_rows
 
 BLOCK_LEVEL_PIPELINE = "tile-swizzle,tile-pipeline,tile-layout,tile-distribute,tile-to-llvm"
@@ -570,6 +571,8 @@ class CompiledKernel:
             shared_mem = self.launch_defaults.shared_mem
         if self._aligned:
             check_aligned_rows(self._aligned, args, self.name)
+        if self.launch_defaults.cluster != (1, 1, 1):
+            check_whole_clusters(self.name, grid, self.launch_defaults.cluster)
         runtime = self._runtime
         if runtime is None:
             self.validate(*args, stream=stream)
@@ -579,6 +582,18 @@ class CompiledKernel:
         runtime.launch(*args, grid=grid, block=block, shared_mem=shared_mem, stream=stream)
 
     __call__ = launch
+
+    def max_active_clusters(self) -> int:
+        """Thread-block clusters of this kernel the GPU runs at once (its launch's block, shared memory
+        and cluster; :meth:`tilec.runtime.Kernel.max_active_clusters`): what a persistent kernel
+        with clusters launches at most."""
+        if not has_device():
+            raise NoDeviceError(no_device_reason() or "no GPU")
+        runtime = self._runtime
+        if runtime is None:
+            runtime = self._runtime = Kernel.from_cubin(self.cubin(), self.name, self.signature, cache=False)
+        d = self.launch_defaults
+        return runtime.max_active_clusters(d.block, d.shared_mem, d.cluster)
 
 
 AUTO_PIPELINE = "auto"
@@ -695,7 +710,8 @@ def _lower(ctx: Context, module: ModuleOp, text: str, name: str, pipeline: Pipel
         static, dynamic = _shared_memory(module)
         if isinstance(launch_attr, LaunchAttr):
             grid = tuple(None if g == DYNAMIC else g for g in launch_attr.grid_dims)
-            defaults = LaunchDefaults(grid, launch_attr.block_dims, launch_attr.smem.data, static, dynamic)
+            defaults = LaunchDefaults(grid, launch_attr.block_dims, launch_attr.smem.data, static, dynamic,
+                                      launch_attr.cluster_dims)
         else:
             defaults = LaunchDefaults(None, None, 0, static, dynamic)
         # LLVM runs in another thread meanwhile the output is verified (once, here)

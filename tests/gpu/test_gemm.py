@@ -13,7 +13,8 @@ output poisoned with NaN first, so an unwritten element fails):
   1000x1000x1000 (all ragged against the 64x64 and 128x128 tiles);
 - 4096^3 for f16 and bf16 (the large 128x128x32 configuration), row/row;
 - the large configurations forced on the ragged 1000^3 (``config=``), and
-  the sm_90 bulk-copy (TMA) configuration with every transpose of A and B;
+  the sm_90 bulk-copy (TMA) configuration with every transpose of A and B, the persistent
+  warpgroup-MMA kernels with thread-block clusters of 2 and 4 (B's tiles multicast);
 - rows of every alignment: 16 bytes (1000^3), 8 and 4 (130x132x1002), 2
   (17x33x65): ``tilec.matmul`` compiles a kernel per alignment of each
   operand's rows;
@@ -126,6 +127,12 @@ CASES += [
     # C through shared memory and bulk tensor stores (TMA), clipped at the ragged edges
     *(Case(dt, (1000, 1032, 1000), bias="float32", relu=True, config=("mma", "wgmma-tma-store")) for dt in ("f16", "bf16")),
     Case("f16", (3000, 1032, 520), config=("mma", "wgmma-persistent-tma-store")),
+    # thread-block clusters of 2 (and 4) blocks along M multicasting B's tiles: ragged M (a last cluster
+    # row of one real tile), odd tile rows, B given N x K, a bias, bf16
+    Case("f16", (1000, 1032, 520), bias="float32", relu=True, config=("mma", "wgmma-cluster-2")),
+    Case("bf16", (333, 1000, 1000), "row", "col", config=("mma", "wgmma-cluster-2")),
+    Case("f16", (129, 300, 64), config=("mma", "wgmma-cluster-2")),
+    Case("f16", (1000, 1032, 1000), "row", "col", out_dtype="float32", config=("mma", "wgmma-cluster-4")),
     # B given N x K (x @ w.T): the wgmma kernels read it K-major; the heuristic's pick at 4096^3
     *(Case(dt, (1000, 1032, 1000), "row", "col", bias="float32", relu=True, config=("mma", "wgmma-persistent-tma-store"))
       for dt in ("f16", "bf16")),
@@ -152,6 +159,8 @@ FORCED = {
     ("mma", "persistent"): replace(CONFIGS[("mma", "large")], persistent=True),
     ("mma", "wgmma-tma-store"): replace(WGMMA_CONFIG, bulk_store=True),
     ("mma", "wgmma-persistent-tma-store"): replace(WGMMA_CONFIG, producer=True, persistent=True, bulk_store=True),
+    ("mma", "wgmma-cluster-2"): replace(WGMMA_CONFIG, producer=True, persistent=True, bulk_store=True, cluster=2),
+    ("mma", "wgmma-cluster-4"): replace(WGMMA_CONFIG, producer=True, persistent=True, cluster=4),
 }
 
 # ---------------------------------------------------------------- fixtures

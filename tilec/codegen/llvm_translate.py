@@ -29,9 +29,9 @@ Gaps filled (xDSL 0.74, llvmlite 0.50 / LLVM 22):
 5. Kernels: xDSL's calling-convention attribute cannot say `ptx_kernel`,
    and xDSL ignores function linkage. Here, as in MLIR, an `llvm.func` with
    the discardable attribute `nvvm.kernel` gets the `ptx_kernel` calling
-   convention (PTX `.entry`); `nvvm.maxntid`, `nvvm.minctasm`, `nvvm.maxnreg`
-   become LLVM's string function attributes (PTX `.maxntid`,
-   `.minnctapersm`, `.maxnreg`), which llvmlite cannot express either; the
+   convention (PTX `.entry`); `nvvm.maxntid`, `nvvm.minctasm`, `nvvm.maxnreg`,
+   `nvvm.cluster_dim` become LLVM's string function attributes (PTX `.maxntid`,
+   `.minnctapersm`, `.maxnreg`, `.reqnctapercluster`), which llvmlite cannot express either; the
    `passthrough` property is honoured; linkage is kept.
 6. `llvm.call_intrinsic` / `llvm.inline_asm`: translated with the types
    above; a second declaration of one intrinsic name with another signature
@@ -76,7 +76,14 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue, TypeAttribute
 from xdsl.utils.exceptions import LLVMTranslationException
 
 from tilec.dialects import llvm_ext
-from tilec.dialects.llvm_ext import GRID_CONSTANT_ATTR, KERNEL_ATTR, MAXNREG_ATTR, MAXNTID_ATTR, MINCTASM_ATTR
+from tilec.dialects.llvm_ext import (
+    CLUSTER_DIM_ATTR,
+    GRID_CONSTANT_ATTR,
+    KERNEL_ATTR,
+    MAXNREG_ATTR,
+    MAXNTID_ATTR,
+    MINCTASM_ATTR,
+)
 
 NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
 
@@ -283,6 +290,11 @@ def _function_attributes(op: llvm.FuncOp) -> _FunctionAttributes:
                 f"@{name}: {MAXNTID_ATTR} must be 1 to 3 positive sizes, got {dims}"
             )
         attrs.strings[MAXNTID_ATTR] = ",".join(str(d) for d in dims)
+    if CLUSTER_DIM_ATTR in op.attributes:
+        dims = _int_list(op.attributes[CLUSTER_DIM_ATTR], f"@{name} {CLUSTER_DIM_ATTR}")
+        if len(dims) != 3 or any(d <= 0 for d in dims):
+            raise ValueError(f"@{name}: {CLUSTER_DIM_ATTR} must be 3 positive sizes, got {dims}")
+        attrs.strings[CLUSTER_DIM_ATTR] = ",".join(str(d) for d in dims)
     for key in (MINCTASM_ATTR, MAXNREG_ATTR):
         if key in op.attributes:
             (count,) = _int_list(op.attributes[key], f"@{name} {key}")

@@ -84,6 +84,7 @@ ARCH_INSTRUCTIONS = (
     (re.compile(r"\bsetmaxnreg\b|llvm\.nvvm\.setmaxnreg"), 90, True),
     (re.compile(r"cp\.async\.bulk|llvm\.nvvm\.cp\.async\.bulk"), 90, False),
     (re.compile(r"fence\.proxy\.async|expect_tx"), 90, False),
+    (re.compile(r"nvvm\.cluster_dim|barrier\.cluster|\bmapa\b|sreg\.(n?clusterid|cluster\.ctarank)"), 90, False),
 )
 """Instructions LLVM's NVPTX back end (or ptxas) accepts only from an arch on: checked first, so a
 module for an older arch gets a diagnostic instead of LLVM aborting the process."""

@@ -341,7 +341,11 @@ class MbarExpectTxOp(IRDLOperation):
 class TmaLoadOp(IRDLOperation):
     """``cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes
     [dst], [tensor_map, {coords}], [bar]``: one box of the tensor map's tensor at ``coords``
-    (i32, innermost dimension first) into shared memory, completing on ``bar``."""
+    (i32, innermost dimension first) into shared memory, completing on ``bar``.
+
+    ``multicast = M`` (``.multicast::cluster``, ``M`` a 16-bit mask of block ranks): the box lands at
+    ``dst``'s offset in the shared memory of every block of the thread-block cluster whose rank is
+    in ``M``, completing on the barrier at ``bar``'s offset in each of them."""
 
     name = "frag.tma_load"
 
@@ -349,18 +353,23 @@ class TmaLoadOp(IRDLOperation):
     tensor_map = operand_def(LLVMPointerType)
     bar = operand_def(LLVMPointerType)
     coords = var_operand_def(i32)
+    multicast = opt_prop_def(IntegerAttr[I64])
 
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
-        "$dst `,` $tensor_map `[` $coords `]` `,` $bar attr-dict `:` type($dst) `,` type($tensor_map) `,` type($bar)"
+        "$dst `,` $tensor_map `[` $coords `]` `,` $bar (`multicast` $multicast^)? attr-dict "
+        "`:` type($dst) `,` type($tensor_map) `,` type($bar)"
     )
 
-    def __init__(self, dst: SSAValue, tensor_map: SSAValue, bar: SSAValue, coords):
-        super().__init__(operands=[dst, tensor_map, bar, coords])
+    def __init__(self, dst: SSAValue, tensor_map: SSAValue, bar: SSAValue, coords, multicast: int | None = None):
+        super().__init__(operands=[dst, tensor_map, bar, coords],
+                         properties={} if multicast is None else {"multicast": _int(multicast)})
 
     def verify_(self) -> None:
         if not 1 <= len(self.coords) <= 5:
             _fail(self, f"takes 1 .. 5 coordinates, got {len(self.coords)}")
+        if self.multicast is not None and not 0 < self.multicast.value.data < 1 << 16:
+            _fail(self, f"multicast is a mask of the cluster's block ranks, 1 .. 2^16-1, got {self.multicast.value.data}")
         _expect_pointer(self, "destination", self.dst, SHARED_SPACE)
         _expect_pointer(self, "barrier", self.bar, SHARED_SPACE)
         _expect_pointer(self, "tensor map", self.tensor_map, GENERIC_SPACE)
@@ -451,20 +460,27 @@ class MbarWaitOp(IRDLOperation):
 @irdl_op_definition
 class MbarArriveWarpOp(IRDLOperation):
     """The warp arrives once on ``bar``: ``bar.warp.sync`` (its lanes' earlier memory accesses are
-    ordered before lane 0's), then ``mbarrier.arrive`` (release) by lane 0. Warp-collective."""
+    ordered before lane 0's), then ``mbarrier.arrive`` (release) by lane 0. Warp-collective.
+
+    ``cluster = C``: the warp arrives once on the barrier at ``bar``'s offset in each block of ranks
+    0 .. C-1 of the thread-block cluster instead (lane ``r`` signals rank ``r``: ``mapa``, then
+    ``mbarrier.arrive.shared::cluster``)."""
 
     name = "frag.mbar_arrive_warp"
 
     bar = operand_def(LLVMPointerType)
+    cluster = opt_prop_def(IntegerAttr[I64])
 
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = "$bar attr-dict `:` type($bar)"
+    assembly_format = "$bar (`cluster` $cluster^)? attr-dict `:` type($bar)"
 
-    def __init__(self, bar: SSAValue):
-        super().__init__(operands=[bar])
+    def __init__(self, bar: SSAValue, cluster: int | None = None):
+        super().__init__(operands=[bar], properties={} if cluster is None else {"cluster": _int(cluster)})
 
     def verify_(self) -> None:
         _expect_pointer(self, "barrier", self.bar, SHARED_SPACE)
+        if self.cluster is not None and not 2 <= self.cluster.value.data <= 16:
+            _fail(self, f"cluster is the number of blocks to arrive at, 2 .. 16, got {self.cluster.value.data}")
 
 
 class _NamedBarrierOp(IRDLOperation):

@@ -137,9 +137,11 @@ def frag_mbar_expect_tx(bar: SSAValue, nbytes: int) -> frag.MbarExpectTxOp:
     return create(frag.MbarExpectTxOp, operands=(bar,), properties={"bytes": index_attr(nbytes, i64)})
 
 
-def frag_tma_load(dst: SSAValue, tensor_map: SSAValue, bar: SSAValue, coords: Sequence[SSAValue]) -> frag.TmaLoadOp:
-    """`frag.TmaLoadOp(dst, tensor_map, bar, coords)`."""
-    return create(frag.TmaLoadOp, operands=(dst, tensor_map, bar, *coords))
+def frag_tma_load(dst: SSAValue, tensor_map: SSAValue, bar: SSAValue, coords: Sequence[SSAValue],
+                  multicast: int | None = None) -> frag.TmaLoadOp:
+    """`frag.TmaLoadOp(dst, tensor_map, bar, coords, multicast)`."""
+    properties = {} if multicast is None else {"multicast": index_attr(multicast, i64)}
+    return create(frag.TmaLoadOp, operands=(dst, tensor_map, bar, *coords), properties=properties)
 
 
 def frag_tma_store_warp(src: SSAValue, tensor_map: SSAValue, coords: Sequence[SSAValue]) -> frag.TmaStoreWarpOp:
@@ -167,9 +169,10 @@ def frag_mbar_wait(bar: SSAValue, parity: SSAValue) -> frag.MbarWaitOp:
     return create(frag.MbarWaitOp, operands=(bar, parity))
 
 
-def frag_mbar_arrive_warp(bar: SSAValue) -> frag.MbarArriveWarpOp:
-    """`frag.MbarArriveWarpOp(bar)`."""
-    return create(frag.MbarArriveWarpOp, operands=(bar,))
+def frag_mbar_arrive_warp(bar: SSAValue, cluster: int | None = None) -> frag.MbarArriveWarpOp:
+    """`frag.MbarArriveWarpOp(bar, cluster)`."""
+    properties = {} if cluster is None else {"cluster": index_attr(cluster, i64)}
+    return create(frag.MbarArriveWarpOp, operands=(bar,), properties=properties)
 
 
 def frag_named_barrier(barrier: SSAValue, count: int, *, wait: bool) -> frag.NamedBarrierSyncOp | frag.NamedBarrierArriveOp:

@@ -63,6 +63,10 @@ MINCTASM_ATTR = "nvvm.minctasm"
 MAXNREG_ATTR = "nvvm.maxnreg"
 """`i32` on a kernel: the most registers per thread (PTX `.maxnreg`)."""
 
+CLUSTER_DIM_ATTR = "nvvm.cluster_dim"
+"""`array<i32: x, y, z>` on a kernel: its thread-block cluster (PTX `.explicitcluster` and
+`.reqnctapercluster`, sm_90), as MLIR's NVVM names it."""
+
 GRID_CONSTANT_ATTR = "nvvm.grid_constant"
 """Unit attribute on a kernel's `llvm.byval` parameter: read in place, never written (as in MLIR's NVVM)."""
 
@@ -330,6 +334,7 @@ def load_llvm_extensions(ctx: Context) -> None:
 __all__ = [
     "ATOMIC_BIN_OPS",
     "ATOMIC_ORDERINGS",
+    "CLUSTER_DIM_ATTR",
     "AddrSpaceCastOp",
     "AtomicRMWOp",
     "ExtractElementOp",

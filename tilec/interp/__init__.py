@@ -28,6 +28,7 @@ from tilec.interp.tile_functions import (
     BlockShared,
     ExecContext,
     TileFunctions,
+    WarpScheduler,
     make_interpreter,
 )
 from tilec.dialects.context import make_context
@@ -49,6 +50,7 @@ __all__ = [
     "SharedTile",
     "TileFunctions",
     "TileInterpreterError",
+    "WarpScheduler",
     "copy_owner_mask",
     "copy_thread_map",
     "is_fragment_level",

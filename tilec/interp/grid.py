@@ -1,6 +1,7 @@
 """What the tile interpreter (:mod:`tilec.interp.launch`) and the lane interpreter
 (:mod:`tilec.interp.lanes`) share: finding the function to run, walking the functions
-it calls, checking the grid of a launch, and running the warps of one block.
+it calls, checking the grid of a launch, grouping its blocks into thread-block
+clusters, and running the warps of one cluster (of one block without clusters) together.
 
 Both interpreters import this module; neither imports the other for it (``launch``
 dispatches to ``lanes``, never the other way round).
@@ -9,6 +10,7 @@ dispatches to ``lanes``, never the other way round).
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 from xdsl.dialects import func as func_dialect
@@ -17,7 +19,7 @@ from xdsl.traits import SymbolTable
 
 from tilec.dialects.tile.attributes import DYNAMIC, LaunchAttr
 from tilec.interp.errors import OpError, TileInterpreterError, WarpAborted
-from tilec.interp.tile_functions import BlockBarrier
+from tilec.interp.tile_functions import BlockBarrier, WarpScheduler
 
 DEFAULT_BARRIER_TIMEOUT = 30.0
 
@@ -68,42 +70,70 @@ def resolve_grid(fn: func_dialect.FuncOp, launch: LaunchAttr, grid) -> tuple[int
             raise TileInterpreterError(
                 fn, f"grid {list(g)} disagrees with the kernel's static grid {_dims(static)} on axis {'xyz'[axis]}"
             )
+    for axis, (d, c) in enumerate(zip(g, launch.cluster_dims)):
+        if d % c:
+            raise TileInterpreterError(
+                fn, f"grid {list(g)} is not whole thread-block clusters of {list(launch.cluster_dims)}: its extent {d} "
+                f"on axis {'xyz'[axis]} is not a multiple of {c}"
+            )
     return g
+
+
+def clusters(grid: Sequence[int], cluster_dims: Sequence[int]) -> Iterator[list[tuple[int, int, int]]]:
+    """The blocks of each thread-block cluster of ``grid`` by rank (x fastest), cluster after cluster
+    (x fastest, then y, then z); without clusters (``(1, 1, 1)``) each block alone, in grid order."""
+    (gx, gy, gz), (cx, cy, cz) = grid, cluster_dims
+    for z in range(0, gz, cz):
+        for y in range(0, gy, cy):
+            for x in range(0, gx, cx):
+                yield [(x + i, y + j, z + k) for k in range(cz) for j in range(cy) for i in range(cx)]
+
+
+def describe_block(block_id: Sequence[int]) -> str:
+    return f"block ({', '.join(map(str, block_id))})"
 
 
 def _dims(dims) -> str:
     return "[" + ", ".join("?" if d == DYNAMIC else str(d) for d in dims) + "]"
 
 
-def run_block_warps(warps: int, timeout: float, order: str, fn, run_warp) -> None:
-    """Run ``run_warp(warp, barrier)`` for every warp of one block, each in its own thread.
+def run_cluster_warps(blocks: Sequence[tuple[int, int, int]], warps: int, timeout: float, order: str, fn,
+                      run_warp) -> None:
+    """Run ``run_warp(rank, warp, barrier)`` for every warp of every block of one thread-block cluster
+    (``blocks``, by rank; one block without clusters), each in its own thread.
 
-    The warps share one ``BlockBarrier`` (so ``tile.barrier`` really
-    synchronises them); a failing warp aborts the others, and the error
+    The warps share one :class:`~tilec.interp.tile_functions.WarpScheduler`
+    (so ``tile.barrier`` really synchronises the warps of a block, and
+    ``tile.cluster_barrier`` those of the cluster); ``barrier`` is the warp's
+    block's view of it. A failing warp aborts the others, and the error
     reported is the root cause, not a warp that was stopped because of it.
-    ``run_warp`` returns a function ``describe() -> str`` for error messages
-    before it starts executing.
     """
-    barrier = BlockBarrier(warps, timeout, order)
-    errors: list[BaseException | None] = [None] * warps
+    names = [describe_block(b) for b in blocks]
+    scheduler = WarpScheduler(warps, timeout, order, names)
+    views = [BlockBarrier(scheduler, rank) for rank in range(len(blocks))]
+    slots = len(blocks) * warps
+    errors: list[BaseException | None] = [None] * slots
 
-    def body(warp: int) -> None:
+    def body(slot: int) -> None:
+        rank, warp = divmod(slot, warps)
+        barrier = views[rank]
         try:
             try:
                 barrier.start(warp)
             except OpError as err:
-                raise TileInterpreterError(fn, str(err), f"warp {warp}") from err
-            run_warp(warp, barrier)
+                where = f"warp {warp}" if len(blocks) == 1 else f"{names[rank]}, warp {warp}"
+                raise TileInterpreterError(fn, str(err), where) from err
+            run_warp(rank, warp, barrier)
         except BaseException as err:  # noqa: BLE001 - handed to the caller below
-            errors[warp] = err
+            errors[slot] = err
             barrier.abort(warp)
         else:
             barrier.finish(warp)
 
-    if warps == 1:
+    if slots == 1:
         body(0)
     else:
-        threads = [threading.Thread(target=body, args=(w,), name=f"tilec-warp-{w}", daemon=True) for w in range(warps)]
+        threads = [threading.Thread(target=body, args=(s,), name=f"tilec-warp-{s}", daemon=True) for s in range(slots)]
         for th in threads:
             th.start()
         for th in threads:
@@ -114,4 +144,12 @@ def run_block_warps(warps: int, timeout: float, order: str, fn, run_warp) -> Non
         raise (primary or failed)[0]
 
 
-__all__ = ["DEFAULT_BARRIER_TIMEOUT", "any_reachable_op", "lookup_function", "resolve_grid", "run_block_warps"]
+__all__ = [
+    "DEFAULT_BARRIER_TIMEOUT",
+    "any_reachable_op",
+    "clusters",
+    "describe_block",
+    "lookup_function",
+    "resolve_grid",
+    "run_cluster_warps",
+]

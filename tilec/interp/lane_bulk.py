@@ -22,11 +22,18 @@ What ``tile-distribute`` emits for ``tile.bulk_copy`` and its barriers
   64, 256 for 32, else 128).
 - ``frag.mbar_wait %bar, %parity``: each active lane waits until the phase of
   that parity has completed (parity 1 on a fresh barrier passes). A warp that
-  cannot pass lets the other warps of its block run
-  (:meth:`~tilec.interp.tile_functions.BlockBarrier.yield_turn`); when none
+  cannot pass lets the other warps of its block (and cluster) run
+  (:meth:`~tilec.interp.tile_functions.WarpScheduler.yield_turn`); when none
   can, the wait never ends on the GPU, and that is the error.
 - ``frag.mbar_arrive_warp %bar``: the warp (all 32 lanes) arrives once, at
-  lane 0's address.
+  lane 0's address; with ``cluster C``, at that address in each block of ranks
+  0 .. C-1 of the thread-block cluster.
+- ``frag.tma_load ... multicast M``: the box lands at ``%dst``'s address in
+  every block of the cluster whose rank is in the mask ``M``, completing its
+  bytes on the barrier at ``%bar``'s address in each. Every block has its own
+  shared memory and barriers, at the same addresses (:meth:`SharedBuffers.counterpart
+  <tilec.interp.lanes.SharedBuffers.counterpart>`); another block's barrier that
+  its ``frag.mbar_init`` has not made yet is an error.
 - ``frag.tma_store_warp %src, %map[%c0, %c1, ...]``: the warp (all 32 lanes) stores lane 0's box
   of shared memory at ``%src`` (read through the map's swizzle, as a load lands) into the map's
   view at the coordinates, dropping what lies outside it, at once: no bulk store is kept in
@@ -213,6 +220,8 @@ class Mbarriers:
     """The ``mbarrier`` objects of one block, by shared address."""
 
     deferred: bool = True
+    clustered: bool = False
+    """The block is one of a thread-block cluster's (its barriers may receive other blocks' copies)."""
     barriers: dict[int, TransactionBarrier] = field(default_factory=dict)
     named: dict[int, NamedBarrier] = field(default_factory=dict)
     """The named barriers (``bar.sync id``), by id."""
@@ -228,13 +237,19 @@ class Mbarriers:
         at = int(ptr.offsets[lane])
         name = f"the mbarrier at byte {at} of {ptr.memory.name}"
         with self._lock:
-            self.barriers[ptr.memory.address + at] = TransactionBarrier(name, self.deferred, arrivals)
+            self.barriers[ptr.memory.address + at] = TransactionBarrier(name, self.deferred, arrivals, self.clustered)
 
-    def at(self, ptr: Ptr, lane: int) -> TransactionBarrier:
+    def at(self, ptr: Ptr, lane: int, peer: int | None = None) -> TransactionBarrier:
+        """The barrier at lane ``lane``'s address; ``peer``: these are the barriers of the block of that
+        rank in the cluster, another block's (at the same address in every block)."""
         at = int(ptr.offsets[lane])
         with self._lock:
             barrier = self.barriers.get(ptr.memory.address + at)
         if barrier is None:
+            if peer is not None:
+                raise OpError(f"lane {lane}: no mbarrier at byte offset {at} of {ptr.memory.name} in block rank {peer} "
+                              "of the cluster: frag.mbar_init has not made one there yet (a cluster barrier after "
+                              "the init must come before another block uses it)")
             raise OpError(f"lane {lane}: no mbarrier at byte offset {at} of {ptr.memory.name}: "
                           "frag.mbar_init has not made one there")
         return barrier
@@ -291,17 +306,42 @@ class BulkFunctions(InterpreterFunctions):
         self._progress()
         return ()
 
+    def _ranks(self, ranks: Sequence[int], what: str) -> list[tuple[int, Any]]:
+        """The blocks of the cluster of ``ranks``, each with its shared memory
+        (:class:`~tilec.interp.lanes.SharedBuffers`)."""
+        blocks = self.state.cluster_blocks
+        if max(ranks) >= len(blocks):
+            raise OpError(f"{what} block rank {max(ranks)}, but the cluster has {len(blocks)} block(s)")
+        return [(r, blocks[r]) for r in ranks]
+
+    def _barrier_of(self, rank: int, peer, bar: Ptr, lane: int) -> TransactionBarrier:
+        """The barrier at ``bar`` in the block of rank ``rank`` (``peer`` its shared memory)."""
+        if rank == self.state.rank:
+            return self._mbarriers.at(bar, lane)
+        return peer.mbarriers.at(bar, lane, rank)
+
     @impl(frag.TmaLoadOp)
     def run_tma_load(self, interpreter, op: frag.TmaLoadOp, args):
+        """The box lands in this block, or with ``multicast`` in every block of the mask's ranks (at the
+        same address in each, completing on the barrier at ``bar``'s address in each)."""
         dst, tmap, bar_ptr, *coords = args
         dst = expect_space(dst, SHARED, "the destination")
         _check_map(tmap, coords)
         bar, lanes = self._barrier_lanes(bar_ptr)
+        if op.multicast is None:
+            blocks = [(self.state.rank, self.state.shared)]
+        else:
+            mask = op.multicast.value.data
+            ranks = [r for r in range(mask.bit_length()) if mask >> r & 1]
+            blocks = self._ranks(ranks, f"multicast mask {mask:#x} names")
         for lane in (int(x) for x in lanes):
             data = tmap.read_box([int(np.asarray(c)[lane]) for c in coords])
             where = tmap.landing(dst, lane)
-            barrier = self._mbarriers.at(bar, lane)
-            barrier.copy(data.size, lambda m=dst.memory, w=where, d=data: _land(m, w, d))
+            # every block's buffer and barrier are found before anything is issued
+            targets = [(dst.memory if peer is self.state.shared else self.state.shared.counterpart(dst.memory, peer),
+                        self._barrier_of(r, peer, bar, lane)) for r, peer in blocks]
+            for memory, barrier in targets:
+                barrier.copy(data.size, lambda m=memory, w=where, d=data: _land(m, w, d))
         self._progress()
         return ()
 
@@ -374,10 +414,18 @@ class BulkFunctions(InterpreterFunctions):
         return self._mbarriers.named_barrier(ids.pop())
 
     @impl(frag.MbarArriveWarpOp)
-    def run_mbar_arrive_warp(self, interpreter, op, args):
+    def run_mbar_arrive_warp(self, interpreter, op: frag.MbarArriveWarpOp, args):
+        """Lane 0 arrives once for the warp: on its block's barrier, or with ``cluster = C`` on the
+        barrier at the same address in each block of ranks 0 .. C-1."""
         self.state.require_all_lanes()
         bar, _ = self._barrier_lanes(args[0])
-        self._mbarriers.at(bar, 0).arrive()
+        if op.cluster is None:
+            barriers = [self._mbarriers.at(bar, 0)]
+        else:
+            blocks = self._ranks(range(op.cluster.value.data), "arrives on")
+            barriers = [self._barrier_of(r, peer, bar, 0) for r, peer in blocks]
+        for barrier in barriers:
+            barrier.arrive()
         self._progress()
         return ()
 

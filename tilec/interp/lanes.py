@@ -4,8 +4,8 @@ After ``tile-distribute`` a kernel is per-thread code: ``frag`` ops (ldmatrix,
 mma.sync, cp.async, sm_90 bulk tensor copies and their mbarriers, sm_90a
 warpgroup MMA, predicated loads and stores, shuffles, conversions), ``llvm.getelementptr`` address
 arithmetic on ``!llvm.ptr<1>`` (global) and ``!llvm.ptr<3>`` (shared)
-pointers, integer ``arith``, ``scf``, and the tile dialect's ids and
-``tile.barrier``. :func:`run_fragment` runs such a kernel;
+pointers, integer ``arith``, ``scf``, and the tile dialect's ids,
+``tile.barrier`` and ``tile.cluster_barrier``. :func:`run_fragment` runs such a kernel;
 ``tilec.interp.run`` / ``run_text`` dispatch here by themselves when the
 function is fragment-level (:func:`is_fragment_level`)::
 
@@ -17,8 +17,15 @@ interpreter through ``run``; call :func:`run_fragment` to run it lane by lane.
 
 **Execution.** Every block of the grid (x fastest), every warp of a block in
 its own Python thread with the tile interpreter's cooperative scheduler
-(:class:`~tilec.interp.tile_functions.BlockBarrier`: warps take turns between
-``tile.barrier``\\ s, deterministically, in ``warp_order``). A warp runs its
+(:class:`~tilec.interp.tile_functions.WarpScheduler`: warps take turns between
+``tile.barrier``\\ s, deterministically, in ``warp_order``). With
+thread-block clusters (``#tile.launch<..., cluster = [cx, cy, cz]>``) the
+blocks of a cluster run together, every warp of each under one scheduler,
+cluster after cluster: ``tile.barrier`` and named barriers meet the warps of a
+block, ``tile.cluster_barrier`` every warp of the cluster, and a warp waiting
+on an mbarrier lets any warp of the cluster run; ``tile.cluster_id``,
+``tile.cluster_count`` and ``tile.block_rank`` are the launch's (as in
+:mod:`tilec.interp.launch`). A warp runs its
 function body once; each SSA value is a numpy array with one entry per lane
 (:mod:`tilec.interp.lane_values`). ``scf.if`` with a condition that differs
 between the active lanes runs both regions under a lane mask (memory ops and
@@ -43,7 +50,13 @@ the phase of its parity has completed (parity 1 on a fresh barrier passes);
 when no warp can run on, or the copies bring other bytes than announced, the
 wait never ends on the GPU and the run stops with that error.
 ``frag.mbar_arrive_warp`` (all 32 lanes) arrives once for the warp. A barrier
-op at an address where no barrier was made is an error.
+op at an address where no barrier was made is an error. In a cluster every
+block has its own shared memory at the same addresses: ``frag.tma_load ...
+multicast M`` lands its box at the destination's address in each block whose
+rank is in ``M`` and completes there on the barrier at the same address, and
+``frag.mbar_arrive_warp ... cluster C`` arrives on the barrier at its address in
+blocks 0 .. C-1; a block whose barrier is not made yet (no
+``tile.cluster_barrier`` after the init) is an error.
 
 **Warpgroup MMA** (:mod:`tilec.interp.lane_wgmma`). ``frag.wgmma_desc`` encodes
 its base's shared address (the made-up address of its buffer plus the
@@ -119,7 +132,14 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.interp.dtypes import f8_bits, f8_values, round_bf16
 from tilec.interp.errors import OpError, TileInterpreterError
-from tilec.interp.grid import DEFAULT_BARRIER_TIMEOUT, any_reachable_op, lookup_function, resolve_grid, run_block_warps
+from tilec.interp.grid import (
+    DEFAULT_BARRIER_TIMEOUT,
+    any_reachable_op,
+    clusters,
+    lookup_function,
+    resolve_grid,
+    run_cluster_warps,
+)
 from tilec.interp.lane_arith import LaneArithFunctions, LaneMathFunctions, LaneVectorFunctions, select
 from tilec.interp.lane_bulk import BulkFunctions, Mbarriers, bind_tensor_maps, tensor_map_indices
 from tilec.interp.lane_frag import FragFunctions
@@ -144,6 +164,8 @@ from tilec.interp.lane_wgmma import WgmmaFunctions
 from tilec.interp.tile_functions import (
     AsyncGroups,
     BlockBarrier,
+    WarpScheduler,
+    block_rank,
     _ReportingImpls,  # noqa: PLC2701 - the same error reporting as the tile interpreter
     _StopWhenBlockFails,  # noqa: PLC2701
 )
@@ -184,13 +206,13 @@ class SharedBuffers:
     """The shared memory of one block: one buffer per static symbol, one for all dynamic ones (0xFF-filled)."""
 
     def __init__(self, static: dict[str, int], dynamic_bytes: int, align: dict[str, int] | None = None,
-                 deferred: bool = True):
+                 deferred: bool = True, clustered: bool = False):
         self.static = static
         self.dynamic_bytes = dynamic_bytes
         self._buffers: dict[str, Memory] = {}
         self._dynamic: Memory | None = None
         self._lock = threading.Lock()
-        self.mbarriers = Mbarriers(deferred)
+        self.mbarriers = Mbarriers(deferred, clustered)
         """The block's ``mbarrier`` objects (:mod:`tilec.interp.lane_bulk`)."""
         # made-up shared-window addresses: static buffers in module order (each at a multiple of
         # its alignment, 128 at least), then the dynamic one
@@ -205,9 +227,12 @@ class SharedBuffers:
         self._dynamic_address = _round_up(top, dynamic_align)
 
     def get(self, op: frag.SharedOp) -> Memory:
-        name = op.sym_name.data
+        return self._buffer(None if op.bytes.value.data == 0 else op.sym_name.data)
+
+    def _buffer(self, name: str | None) -> Memory:
+        """The static buffer ``name``, or the dynamic one (None), made on first use."""
         with self._lock:
-            if op.bytes.value.data == 0:
+            if name is None:
                 if self._dynamic is None:
                     self._dynamic = Memory.fresh_shared("<dynamic>", self.dynamic_bytes, self._dynamic_address)
                 return self._dynamic
@@ -215,6 +240,17 @@ class SharedBuffers:
             if mem is None:
                 mem = self._buffers[name] = Memory.fresh_shared(name, self.static[name], self._address[name])
             return mem
+
+    def counterpart(self, memory: Memory, other: SharedBuffers) -> Memory:
+        """``memory`` (one of this block's buffers) in ``other``, another block of the cluster: every
+        block has its own shared memory, at the same addresses."""
+        if memory is self._dynamic:
+            return other._buffer(None)
+        with self._lock:
+            name = next((n for n, m in self._buffers.items() if m is memory), None)
+        if name is None:
+            raise OpError(f"{memory.name} is not shared memory of this block")
+        return other._buffer(name)
 
     def memories(self) -> list[Memory]:
         """The buffers made so far (a ``frag.shared`` of some warp made each): where wgmma descriptors point."""
@@ -238,6 +274,19 @@ class LaneState:
     barrier: BlockBarrier | None = None
     async_groups: AsyncGroups = field(default_factory=AsyncGroups)
     launched: bool = False
+    cluster_dims: tuple[int, int, int] = (1, 1, 1)
+    cluster: tuple[SharedBuffers, ...] = ()
+    """The shared memory of every block of the thread-block cluster, by rank (empty: no clusters)."""
+
+    @property
+    def rank(self) -> int:
+        """The block's rank in its cluster (0 without clusters)."""
+        return block_rank(self.block_id, self.cluster_dims)
+
+    @property
+    def cluster_blocks(self) -> tuple[SharedBuffers, ...]:
+        """The shared memory of every block of the cluster, by rank (just this block's without clusters)."""
+        return self.cluster or (self.shared,)
 
     def __post_init__(self):
         threads = self.block_dims[0] * self.block_dims[1] * self.block_dims[2]
@@ -333,6 +382,28 @@ class LaneStructureFunctions(InterpreterFunctions):
     @impl(t.GridDimOp)
     def run_grid_dim(self, interpreter, op: t.GridDimOp, args):
         return (np.full(LANES, self.state.grid[op.axis.data], dtype=np.int64),)
+
+    @impl(t.ClusterIdOp)
+    def run_cluster_id(self, interpreter, op: t.ClusterIdOp, args):
+        axis = op.axis.data
+        return (np.full(LANES, self.state.block_id[axis] // self.state.cluster_dims[axis], dtype=np.int64),)
+
+    @impl(t.ClusterCountOp)
+    def run_cluster_count(self, interpreter, op: t.ClusterCountOp, args):
+        axis = op.axis.data
+        return (np.full(LANES, self.state.grid[axis] // self.state.cluster_dims[axis], dtype=np.int64),)
+
+    @impl(t.BlockRankOp)
+    def run_block_rank(self, interpreter, op, args):
+        return (np.full(LANES, self.state.rank, dtype=np.int64),)
+
+    @impl(t.ClusterBarrierOp)
+    def run_cluster_barrier(self, interpreter, op, args):
+        """Every warp of every block of the cluster (alone: nothing to wait for)."""
+        self.state.require_converged()
+        if self.state.barrier is not None:
+            self.state.barrier.cluster_wait(self.state.warp, op)
+        return ()
 
     @impl(t.BarrierOp)
     def run_barrier(self, interpreter, op, args):
@@ -683,14 +754,19 @@ def _execute(module: ModuleOp, fn: func.FuncOp, args: Sequence[Any], state: Lane
     return results
 
 
-def _run_block(module, fn, args, block_id, grid, block_dims, shared, async_mode, timeout, order) -> None:
-    threads = block_dims[0] * block_dims[1] * block_dims[2]
+def _run_cluster(module, fn, args, blocks, grid, launch, make_shared, async_mode, timeout, order) -> None:
+    """Every warp of every block of one thread-block cluster (one block without clusters) together."""
+    clustered = len(blocks) > 1
+    shared = tuple(make_shared(clustered) for _ in blocks)
 
-    def run_warp(warp: int, barrier: BlockBarrier) -> None:
-        state = LaneState(block_id, grid, block_dims, warp, shared, barrier, AsyncGroups(async_mode), launched=True)
+    def run_warp(rank: int, warp: int, barrier: BlockBarrier) -> None:
+        state = LaneState(
+            blocks[rank], grid, launch.block_dims, warp, shared[rank], barrier, AsyncGroups(async_mode), launched=True,
+            cluster_dims=launch.cluster_dims, cluster=shared if clustered else (),
+        )
         _execute(module, fn, args, state)
 
-    run_block_warps(-(-threads // LANES), timeout, order, fn, run_warp)
+    run_cluster_warps(blocks, -(-launch.threads // LANES), timeout, order, fn, run_warp)
 
 
 def _result(value: Any) -> Any:
@@ -718,7 +794,7 @@ def run_fragment(
     if isinstance(fn, str):
         fn = lookup_function(module, fn)
     AsyncGroups(async_mode)  # validates the options before anything runs
-    BlockBarrier(1, barrier_timeout, warp_order)
+    WarpScheduler(1, barrier_timeout, warp_order)
     launch = fn.attributes.get(LAUNCH_ATTR)
     static, dynamic = shared_symbols(module)
     align = shared_alignments(module)
@@ -746,15 +822,13 @@ def run_fragment(
             fn, f"the static shared buffers take {static_bytes} bytes ({sizes}), but tile.launch declares smem = {smem}"
         )
     dynamic_bytes = max(0, smem - static_bytes) if dynamic else 0
-    gx, gy, gz = resolve_grid(fn, launch, grid)
-    block_dims = launch.block_dims
-    for z in range(gz):
-        for y in range(gy):
-            for x in range(gx):
-                shared = SharedBuffers(static, dynamic_bytes, align, async_mode == "deferred")
-                _run_block(
-                    module, fn, values, (x, y, z), (gx, gy, gz), block_dims, shared, async_mode, barrier_timeout, warp_order
-                )
+    grid = resolve_grid(fn, launch, grid)
+
+    def make_shared(clustered: bool) -> SharedBuffers:
+        return SharedBuffers(static, dynamic_bytes, align, async_mode == "deferred", clustered)
+
+    for blocks in clusters(grid, launch.cluster_dims):
+        _run_cluster(module, fn, values, blocks, grid, launch, make_shared, async_mode, barrier_timeout, warp_order)
     for s in staged:
         s.copy_back()
     return ()

@@ -7,13 +7,14 @@
   ``!tile.rt``/``!tile.rv``/``!tile.st`` parameters take numpy arrays of the tile's shape.
 - A function without ``tile.launch`` runs once and its results are returned.
 - A kernel (``tile.launch = #tile.launch<grid = [...], block = [...], smem = ...>``)
-  runs for every block of the grid, x fastest, then y, then z, one block after
-  the other. Dynamic grid extents come from ``grid``; static ones must agree.
+  runs for every block of the grid, x fastest, then y, then z, one block (or
+  cluster of blocks, below) after the other. Dynamic grid extents come from
+  ``grid``; static ones must agree.
   Each block gets fresh shared memory (NaN), at most ``smem`` bytes of it.
 - If the kernel (or a function it calls) uses ``tile.warp_id``, ``tile.lane_id``
   or ``tile.thread_id``, each block runs once per warp (``ceil(threads / 32)``),
   each warp in its own Python thread with its own interpreter, and
-  ``tile.barrier`` synchronises them for real (:class:`BlockBarrier`: the warps
+  ``tile.barrier`` synchronises them for real (:class:`WarpScheduler`: the warps
   take turns between barriers in a fixed order, so runs are deterministic and a
   missing barrier shows on every run). A per-warp execution stands for its
   warp's first lane: ``tile.lane_id`` is 0 and ``tile.thread_id`` gives the
@@ -21,6 +22,26 @@
   ``thr``/``val`` layouts then moves only the elements of that warp's threads;
   without them every warp moves the whole tile. Otherwise (no per-warp ids) the
   body runs once per block, ``tile.barrier`` is a no-op and copies move whole tiles.
+- Thread-block clusters (``#tile.launch<..., cluster = [cx, cy, cz]>``): block
+  ``(x, y, z)`` is in cluster ``(x // cx, y // cy, z // cz)`` with rank
+  ``x % cx + (y % cy) cx + (z % cz) cx cy`` (``tile.cluster_id``,
+  ``tile.cluster_count`` = grid extent // cluster extent, ``tile.block_rank``,
+  0 without clusters); the grid must be whole clusters. The blocks of a cluster
+  run together, cluster after cluster: all their warps (or, without per-warp
+  ids, each block once) under one scheduler (:class:`WarpScheduler`, rank 0's
+  warps first in ascending order; a block runs on until it waits for another),
+  where ``tile.barrier`` meets the warps of a block, ``tile.cluster_barrier``
+  every warp of the cluster, and a warp waiting on an mbarrier lets any other
+  warp of the cluster run. Each block has its own shared memory and barriers,
+  which the others reach: ``!tile.mbar<N, cluster_warps>`` counts one arrival
+  per consumer warp of every block, and ``tile.mbar_arrive`` on it arrives on
+  that barrier of every block; ``tile.bulk_copy ... multicast`` in block rank
+  ``r`` of ``c`` copies rows ``[r R/c, (r+1) R/c)`` of the window into the same
+  tile of every block, completing (those bytes) on the same barrier of each (in
+  deferred mode landing when that block's phase completes; a phase short of
+  bytes waits for the other blocks' parts). Blocks multicasting different
+  windows into one phase, and using a block's barriers before it initialised
+  them (a ``tile.cluster_barrier`` after ``tile.mbar_init`` is missing), are errors.
 - Indices of a global window are the element coordinates of the tile's origin
   (its top-left element), not tile numbers.
 - Fragment-level functions (``frag``/``llvm`` ops, ``!llvm.ptr`` arguments) run
@@ -45,9 +66,16 @@ from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorTy
 from tilec.interp import lanes
 from tilec.interp.dtypes import is_float_type, to_element
 from tilec.interp.errors import OpError, TileInterpreterError
-from tilec.interp.grid import DEFAULT_BARRIER_TIMEOUT, any_reachable_op, lookup_function, resolve_grid, run_block_warps
+from tilec.interp.grid import (
+    DEFAULT_BARRIER_TIMEOUT,
+    any_reachable_op,
+    clusters,
+    lookup_function,
+    resolve_grid,
+    run_cluster_warps,
+)
 from tilec.interp.memory import GlobalView, SharedTile
-from tilec.interp.tile_functions import AsyncGroups, BlockBarrier, BlockShared, ExecContext, make_interpreter
+from tilec.interp.tile_functions import AsyncGroups, BlockBarrier, BlockShared, ExecContext, WarpScheduler, make_interpreter
 from tilec.dialects.context import make_context
 
 _PER_WARP_OPS = (t.WarpIdOp, t.LaneIdOp, t.ThreadIdOp)
@@ -113,12 +141,26 @@ def _execute(module: ModuleOp, fn: func_dialect.FuncOp, args: tuple, ctx: ExecCo
     return results
 
 
-def _run_warps(module, fn, args, block_id, grid, block_dims, shared, async_mode, timeout, order) -> None:
-    def run_warp(warp: int, barrier: BlockBarrier) -> None:
-        ctx = ExecContext(block_id, grid, block_dims, warp, shared, barrier, AsyncGroups(async_mode), launched=True)
+def _run_cluster(module, fn, args, blocks, grid, launch, limit, per_warp, async_mode, timeout, order) -> None:
+    """The blocks of one thread-block cluster (one block without clusters) together: every warp of
+    each (a per-warp program), or each block once (a block-level one), under one scheduler."""
+    clustered = len(blocks) > 1
+    shared = tuple(BlockShared(limit, clustered) for _ in blocks)
+    block_dims, cluster_dims = launch.block_dims, launch.cluster_dims
+    if not per_warp and not clustered:  # a block alone, once: nothing to schedule
+        ctx = ExecContext(blocks[0], grid, block_dims, None, shared[0], None, AsyncGroups(async_mode), launched=True)
+        _execute(module, fn, args, ctx)
+        return
+
+    def run_warp(rank: int, warp: int, barrier: BlockBarrier) -> None:
+        ctx = ExecContext(
+            blocks[rank], grid, block_dims, warp if per_warp else None, shared[rank], barrier,
+            AsyncGroups(async_mode), launched=True, cluster_dims=cluster_dims, cluster=shared if clustered else (),
+        )
         _execute(module, fn, args, ctx)
 
-    run_block_warps(ExecContext(block_dims=block_dims).warps, timeout, order, fn, run_warp)
+    warps = ExecContext(block_dims=block_dims).warps if per_warp else 1
+    run_cluster_warps(blocks, warps, timeout, order, fn, run_warp)
 
 
 def run(
@@ -138,8 +180,9 @@ def run(
     missing wait reads stale (NaN) data; ``"eager"`` lands it at issue.
     ``check_smem``: a kernel's shared tiles must fit its ``smem``.
     ``warp_order``: ``"ascending"`` or ``"descending"``, the order in which the
-    warps of a block take turns between barriers (runs are deterministic; try
-    both to shake out assumptions about which warp runs first).
+    warps of a block (of a cluster: block rank 0's first, or last) take turns
+    between barriers (runs are deterministic; try both to shake out assumptions
+    about which warp or block runs first).
     ``barrier_timeout``: seconds a warp may wait for its turn before the run is
     reported as deadlocked.
     Returns the function's results (numpy values) for a plain function, ``()``
@@ -162,7 +205,7 @@ def run(
     except OpError as err:
         raise TileInterpreterError(fn, str(err)) from err
     AsyncGroups(async_mode)  # validates the options before anything runs
-    BlockBarrier(1, barrier_timeout, warp_order)
+    WarpScheduler(1, barrier_timeout, warp_order)
 
     launch = fn.attributes.get(LAUNCH_ATTR)
     if launch is None:
@@ -175,21 +218,11 @@ def run(
         raise TileInterpreterError(fn, f"tile.launch must be a #tile.launch<...>, got {launch}")
     if fn.function_type.outputs.data:
         raise TileInterpreterError(fn, "a kernel (with tile.launch) cannot return values")
-    gx, gy, gz = resolve_grid(fn, launch, grid)
-    block_dims = launch.block_dims
+    grid = resolve_grid(fn, launch, grid)
     per_warp = _uses_per_warp_ids(module, fn)
     limit = launch.smem.data if check_smem else None
-    for z in range(gz):
-        for y in range(gy):
-            for x in range(gx):
-                shared = BlockShared(limit)
-                if per_warp:
-                    _run_warps(module, fn, bound, (x, y, z), (gx, gy, gz), block_dims, shared, async_mode, barrier_timeout, warp_order)
-                else:
-                    ctx = ExecContext(
-                        (x, y, z), (gx, gy, gz), block_dims, None, shared, None, AsyncGroups(async_mode), launched=True
-                    )
-                    _execute(module, fn, bound, ctx)
+    for blocks in clusters(grid, launch.cluster_dims):
+        _run_cluster(module, fn, bound, blocks, grid, launch, limit, per_warp, async_mode, barrier_timeout, warp_order)
     return ()
 
 

@@ -13,6 +13,11 @@ memory only when a wait completes its phase (``deferred``), so a read before
 the right wait sees stale data or NaN, a wait on the wrong barrier or parity
 is an error instead of a hang, and a byte count that does not match what the
 copies bring (a kernel that would wait forever on the GPU) is reported.
+
+The barriers of a block in a thread-block cluster (``clustered``) also receive
+the other blocks' multicast copies: a phase short of bytes waits for them (the
+other blocks may not have run yet), and more bytes than announced before the
+phase completes is a copy for a later phase that came early.
 """
 
 from __future__ import annotations
@@ -26,10 +31,12 @@ from tilec.interp.errors import OpError
 class TransactionBarrier:
     """One barrier: the number of completed phases, and the open phase's arrival and copies."""
 
-    def __init__(self, name: str, deferred: bool = True, arrivals: int = 1):
+    def __init__(self, name: str, deferred: bool = True, arrivals: int = 1, clustered: bool = False):
         self.name = name
         self.deferred = deferred
         self.arrivals = arrivals  # per phase; 1 for a transaction barrier
+        self.clustered = clustered
+        """Other blocks of a thread-block cluster may copy into it: a phase short of bytes waits for them."""
         self.arrived = 0
         self.completed = 0
         self.expected: int | None = None  # bytes announced by this phase's arrival (None: no arrival yet)
@@ -74,6 +81,8 @@ class TransactionBarrier:
         land()
 
     def never_arrived(self, parity: int) -> str:
+        if self.arrived == self.arrivals and self.expected is not None:  # short of bytes (clustered)
+            return self._wrong_bytes()
         got = "nothing has arrived at" if not self.arrived else f"has {self.arrived} of its {self.arrivals} arrivals"
         return (f"{self.name}: waits for phase {self.completed} (parity {parity}), which {got}: "
                 "on the GPU this wait never ends")
@@ -83,7 +92,8 @@ class TransactionBarrier:
 
         False while the open phase lacks arrivals (the caller waits for another
         warp, or reports :meth:`never_arrived`); a byte count the copies do not
-        match is an error at once.
+        match is an error at once, but for a clustered barrier short of bytes
+        (another block's copy may still come: it waits).
         """
         if parity not in (0, 1):
             raise OpError(f"{self.name}: phase parity must be 0 or 1, got {parity}")
@@ -92,17 +102,25 @@ class TransactionBarrier:
                 return True  # that phase completed earlier
             if self.arrived < self.arrivals:
                 return False
+            if self.clustered and self.expected is not None and self.brought < self.expected:
+                return False
             if self.brought != self.expected:
-                raise OpError(
-                    f"{self.name}: phase {self.completed} expects {self.expected} bytes, its bulk copies bring "
-                    f"{self.brought}: on the GPU this wait never ends"
-                )
+                raise OpError(self._wrong_bytes())
             landing, self.landing = self.landing, []
             self.completed += 1
             self.expected, self.brought, self.arrived = None, 0, 0
         for land in landing:
             land()
         return True
+
+    def _wrong_bytes(self) -> str:
+        text = (f"{self.name}: phase {self.completed} expects {self.expected} bytes, its bulk copies bring "
+                f"{self.brought}")
+        if self.clustered and self.brought > self.expected:
+            return (f"{text} before it completes: a wrong count, or another block's copy for a later phase came "
+                    "early (it multicast into this block's stage before every block of the cluster had released "
+                    "it: on the GPU it overwrites data still being read)")
+        return f"{text}: on the GPU this wait never ends"
 
 
 class NamedBarrier:
@@ -149,10 +167,15 @@ class NamedBarrier:
 
 
 class BarrierArray:
-    """The ``N`` barriers of one ``tile.mbar_init`` (or one ``frag.mbar_init`` address range)."""
+    """The ``N`` barriers of one ``tile.mbar_init`` (or one ``frag.mbar_init`` address range).
 
-    def __init__(self, count: int, deferred: bool = True, what: str = "barrier", arrivals: int = 1):
-        self.barriers = [TransactionBarrier(f"{what} {i}", deferred, arrivals) for i in range(count)]
+    ``key`` says what made them (a ``tile.mbar_init`` and its run): the blocks of a
+    cluster find each other's barriers of the same init by it."""
+
+    def __init__(self, count: int, deferred: bool = True, what: str = "barrier", arrivals: int = 1, key=None,
+                 clustered: bool = False):
+        self.barriers = [TransactionBarrier(f"{what} {i}", deferred, arrivals, clustered) for i in range(count)]
+        self.key = key
 
     def __getitem__(self, index: int) -> TransactionBarrier:
         if not 0 <= index < len(self.barriers):

@@ -11,13 +11,17 @@ Values while interpreting:
 Each interpreter runs one *execution*: one block of a grid (block-level
 programs) or one warp of one block (per-warp programs); :class:`ExecContext`
 says which, and holds what the execution shares with the rest of its block
-(shared memory, the barrier) and what it owns (its pending async copies).
+(shared memory, the barrier) and its thread-block cluster (the other blocks'
+shared memory and barriers, for multicast copies and cluster-wide arrivals),
+and what it owns (its pending async copies). The executions of a cluster's
+blocks take turns under one :class:`WarpScheduler`.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +47,7 @@ from tilec.dialects.abi import producer_threads
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import SharedType, element_bits
 from tilec.interp.dtypes import exp2_ftz, exp_ftz, numpy_dtype, to_element
-from tilec.interp.errors import BarrierError, OpError, TileInterpreterError, WarpAborted, describe_op
+from tilec.interp.errors import BarrierError, OpError, TileInterpreterError, WarpAborted, describe_op, op_text
 from tilec.interp.mbarriers import BarrierArray, NamedBarrier
 from tilec.interp.memory import GlobalView, SharedTile, copy_owner_mask, shared_offsets
 from tilec.interp.numeric import NumpyArithFunctions, NumpyMathFunctions, NumpyIntegerFunctions
@@ -66,14 +70,20 @@ class BlockShared:
 
     A ``tile.alloc`` executed again (in a loop, or by another warp) returns the
     same memory, as a static shared allocation would. New memory is NaN.
-    ``limit`` (bytes, None = unchecked) is the kernel's ``smem``.
+    ``limit`` (bytes, None = unchecked) is the kernel's ``smem``. The other
+    blocks of a thread-block cluster reach it too: multicast copies land in its
+    tiles (:meth:`counterpart`) and complete on its barriers (:meth:`peer_barriers`).
     """
 
-    def __init__(self, limit: int | None = None):
+    def __init__(self, limit: int | None = None, clustered: bool = False):
         self.limit = limit
+        self.clustered = clustered
+        """Part of a thread-block cluster of several blocks (its barriers may receive other blocks' copies)."""
         self.tiles: dict[Operation, SharedTile] = {}
         self.barriers: dict[tuple[Operation, int], BarrierArray] = {}
         self.named: dict[int, NamedBarrier] = {}
+        self.multicasts: dict[tuple, tuple[int, dict[int, list]]] = {}
+        """By (barrier, op): the open phase, and the windows each block (by rank) multicast into it."""
         self.bytes = 0
         self._lock = threading.Lock()
 
@@ -92,9 +102,55 @@ class BlockShared:
                 kind = op.result.type
                 bars = self.barriers[(op, run)] = BarrierArray(
                     kind.count.data, deferred, "empty barrier" if kind.per_warp else "barrier",
-                    warps if kind.per_warp else 1,
+                    warps if kind.per_warp else 1, key=(op, run), clustered=self.clustered,
                 )
             return bars
+
+    def peer_barriers(self, bars: BarrierArray, rank: int) -> BarrierArray:
+        """This block's barriers made by the same ``tile.mbar_init`` (and run) as ``bars``, another
+        block's, for that block to arrive or copy on; ``rank`` is this block's rank, for errors."""
+        with self._lock:
+            found = self.barriers.get(bars.key)
+        if found is None:
+            op, run = bars.key
+            again = f" (run {run + 1} of it)" if run else ""
+            raise OpError(
+                f"block rank {rank} of the cluster has not initialised its barriers of `{op_text(op)}`{again} yet: "
+                "a tile.cluster_barrier after tile.mbar_init must come before any block uses another's barriers"
+            )
+        return found
+
+    def counterpart(self, tile: SharedTile, other: BlockShared) -> SharedTile:
+        """``tile`` (one of this block's ``tile.alloc`` tiles, or a stage of one) at the same place in
+        ``other``'s shared memory: where a multicast copy lands in another block of the cluster."""
+        with self._lock:
+            tiles = list(self.tiles.items())
+        for op, mine in tiles:
+            start = _offset_in(tile.buffer, mine.buffer)
+            if start is not None:
+                theirs = other.get(op).buffer
+                return SharedTile(tile.tile_type, theirs[start : start + tile.buffer.size], tile.offsets)
+        raise OpError("the destination is not a tile.alloc of the block: another block has no copy of it")
+
+    def note_multicast(self, op: Operation, barrier, rank: int, window: tuple[int, ...]) -> None:
+        """Block ``rank`` multicasts ``window`` into the open phase of ``barrier`` (one of this block's):
+        every block of the cluster must copy the same window there."""
+        with self._lock:
+            phase, record = self.multicasts.get((id(barrier), op), (None, {}))
+            if phase != barrier.completed:  # only the open phase is kept
+                record = {}
+                self.multicasts[(id(barrier), op)] = (barrier.completed, record)
+            mine = record.setdefault(rank, [])
+            nth = len(mine)
+            mine.append(window)
+            other = next(((r, ws[nth]) for r, ws in record.items()
+                          if r != rank and len(ws) > nth and ws[nth] != window), None)
+        if other is not None:
+            raise OpError(
+                f"the blocks of the cluster multicast different windows into phase {barrier.completed} of "
+                f"{barrier.name}: rank {rank} copies the window at {list(window)}, rank {other[0]} copied the one at "
+                f"{list(other[1])}; every block of the cluster must issue the same copy"
+            )
 
     def get(self, op: t.AllocOp) -> SharedTile:
         with self._lock:
@@ -113,72 +169,144 @@ class BlockShared:
             return tile
 
 
-class BlockBarrier:
-    """``tile.barrier`` for the warps of one block, each running in its own Python thread.
+def _offset_in(view: np.ndarray, buffer: np.ndarray) -> int | None:
+    """Where the contiguous 1-D ``view`` starts in ``buffer`` (in elements), or None if it is not inside it."""
+    if view.dtype != buffer.dtype or view.strides != buffer.strides:
+        return None
+    delta = view.__array_interface__["data"][0] - buffer.__array_interface__["data"][0]
+    start, size = delta // buffer.itemsize, view.size
+    if delta % buffer.itemsize or start < 0 or start + size > buffer.size:
+        return None
+    return start
+
+
+class WarpScheduler:
+    """The warps of one block, or of every block of a thread-block cluster, each running in its own
+    Python thread, taking turns.
 
     The warps are scheduled cooperatively, so a run is deterministic: one warp
-    runs at a time, in ``order`` (ascending or descending warp ids), until it
-    reaches a barrier or finishes, then the next one runs. When every warp waits
-    at the barrier, all are released and the first runs again. So a missing
+    runs at a time, in ``order`` (ascending or descending ids; with clusters the
+    ids are ``rank * warps + warp``, so ascending runs block rank 0's warps
+    first), until it reaches a barrier or finishes, then the next one runs. A
+    barrier is a group of warps: ``tile.barrier`` the warps of one block,
+    ``tile.cluster_barrier`` every warp of the cluster. When the last warp of
+    the group reaches the barrier, the first of them runs again (so a block runs
+    as far as it can before the next block of its cluster runs). So a missing
     barrier shows up on every run (the first warp reads what the others have not
-    written yet), not by chance.
+    written yet), not by chance. A warp
+    spinning on an mbarrier (:meth:`yield_turn`) lets any other warp of the
+    cluster run: a consumer in one block waits for another block's copy.
 
     Errors, raised in the waiting warps as :class:`BarrierError`: a warp that
-    finishes while others wait (divergence), warps waiting at different barrier
-    ops, or a warp that does not reach a barrier within ``timeout`` seconds.
+    finishes while others of its barrier's group wait (divergence), warps of a
+    group waiting at different barrier ops, or a warp that does not reach a
+    barrier within ``timeout`` seconds. The warps of a block are what
+    :class:`BlockBarrier` (its view) calls.
     """
 
-    def __init__(self, warps: int, timeout: float, order: str = "ascending"):
+    def __init__(self, warps: int, timeout: float, order: str = "ascending", blocks: Sequence[str] = ("",)):
         if order not in WARP_ORDERS:
             raise ValueError(f"warp order must be one of {WARP_ORDERS}, got {order!r}")
         self.warps = warps
+        """Warps a block."""
+        self.blocks = tuple(blocks)
+        """How errors name each block of the cluster, by rank (one block: not named)."""
         self.timeout = timeout
-        self.order = list(range(warps)) if order == "ascending" else list(range(warps - 1, -1, -1))
+        slots = range(len(self.blocks) * warps)
+        self.order = list(slots) if order == "ascending" else list(reversed(slots))
         self._cond = threading.Condition()
-        self._running: int | None = self.order[0] if warps else None
-        self._ready: set[int] = set(range(warps))
-        self._waiting: dict[int, Operation] = {}
+        self._running: int | None = self.order[0] if self.order else None
+        self._ready: set[int] = set(slots)
+        self._waiting: dict[int, tuple[Operation, bool]] = {}  # slot -> (barrier op, cluster-wide)
         self._finished: set[int] = set()
         self._spinning: set[int] = set()  # warps waiting at a transaction barrier since the last progress
         self._error: OpError | None = None
         self._turn_since = time.monotonic()
 
+    # naming ----------------------------------------------------------------------------
+
+    def name(self, slot: int | None) -> str:
+        """``warp 3``, or with clusters ``warp 3 of block (1, 0, 0)``."""
+        if slot is None:
+            return "no warp"
+        rank, warp = divmod(slot, self.warps)
+        return f"warp {warp}" if len(self.blocks) == 1 else f"warp {warp} of {self.blocks[rank]}"
+
+    def _who(self, slots) -> str:
+        """``warp(s) 0, 2`` (with clusters, ``of block ...`` for each block)."""
+        by_block: dict[int, list[int]] = {}
+        for s in sorted(slots):
+            by_block.setdefault(s // self.warps, []).append(s % self.warps)
+        if len(self.blocks) == 1:
+            return f"warp(s) {_list(by_block[0])}"
+        return " and ".join(f"warp(s) {_list(ws)} of {self.blocks[r]}" for r, ws in by_block.items())
+
     # the turn --------------------------------------------------------------------
 
-    def _pass_turn(self, warp: int) -> None:
-        """``warp`` stops running: give the turn to the next ready warp, or release the barrier."""
+    def _pass_turn(self, slot: int) -> None:
+        """``slot`` stops running: give the turn to the next ready warp, or release the barriers."""
         self._turn_since = time.monotonic()
-        pos = self.order.index(warp)
-        for w in self.order[pos + 1 :] + self.order[: pos + 1]:
-            if w in self._ready:
-                self._running = w
+        pos = self.order.index(slot)
+        for s in self.order[pos + 1 :] + self.order[: pos + 1]:
+            if s in self._ready:
+                self._running = s
                 self._cond.notify_all()
                 return
         self._running = None
-        if self._waiting and self._error is None:
-            if self._finished:
-                self._error = BarrierError(
-                    f"warp(s) {_list(self._waiting)} wait at tile.barrier, but warp(s) {_list(self._finished)} "
-                    "finished without reaching it: the warps diverge on tile.barrier"
-                )
-            elif len({id(o) for o in self._waiting.values()}) > 1:
-                where = "; ".join(f"warp {w} at {describe_op(o)}" for w, o in sorted(self._waiting.items()))
-                self._error = BarrierError(f"the warps of the block reached different barriers: {where}")
-            else:
-                self._ready = set(self._waiting)
-                self._waiting.clear()
-                self._running = next(w for w in self.order if w in self._ready)
+        if self._waiting and self._error is None and self._release():
+            self._running = next(s for s in self.order if s in self._ready)
         self._cond.notify_all()
 
-    def _await_turn(self, warp: int, what: str) -> None:
+    def _release(self) -> bool:
+        """When no warp can run on: release every barrier whose whole group waits at it (none, as
+        :meth:`wait` releases a group when it is whole), else report a group that never will be (some
+        of its warps finished, or wait at another barrier). Whether any warp was released."""
+        released: list[int] = []
+        for rank in range(len(self.blocks)):
+            members = set(range(rank * self.warps, (rank + 1) * self.warps))
+            here = {s: self._waiting[s] for s in members if s in self._waiting}
+            if members & self._ready or not any(not wide for _, wide in here.values()):
+                continue  # warps of the block run on, or none waits at a tile.barrier
+            if members & self._finished:
+                return self._fail(BarrierError(
+                    f"{self._who(here)} wait at tile.barrier, but {self._who(members & self._finished)} finished "
+                    "without reaching it: the warps diverge on tile.barrier"
+                ))
+            if len({id(op) for op, _ in here.values()}) > 1:
+                where = "; ".join(f"warp {s % self.warps} at {describe_op(op)}" for s, (op, _) in sorted(here.items()))
+                block = "the block" if len(self.blocks) == 1 else self.blocks[rank]
+                return self._fail(BarrierError(f"the warps of {block} reached different barriers: {where}"))
+            released += here
+        if not released and not self._ready:  # every warp waits at tile.cluster_barrier or finished
+            if self._finished:
+                return self._fail(BarrierError(
+                    f"{self._who(self._waiting)} wait at tile.cluster_barrier, but {self._who(self._finished)} "
+                    "finished without reaching it: the warps diverge on tile.cluster_barrier"
+                ))
+            if len({id(op) for op, _ in self._waiting.values()}) > 1:
+                where = "; ".join(f"{self.name(s)} at {describe_op(op)}"
+                                  for s, (op, _) in sorted(self._waiting.items()))
+                return self._fail(BarrierError(f"the warps of the cluster reached different barriers: {where}"))
+            released = list(self._waiting)
+        for s in released:
+            del self._waiting[s]
+        self._ready.update(released)
+        return bool(released)
+
+    def _fail(self, error: OpError) -> bool:
+        self._error = error
+        self._cond.notify_all()
+        return False
+
+    def _await_turn(self, slot: int, what: str) -> None:
         # The deadline restarts whenever the turn moves: only a warp that keeps the
         # turn for ``timeout`` seconds without reaching a barrier is a deadlock.
-        while self._running != warp and self._error is None:
+        while self._running != slot and self._error is None:
             remaining = self._turn_since + self.timeout - time.monotonic()
             if remaining <= 0:
                 self._error = BarrierError(
-                    f"deadlock: warp {warp} waited {self.timeout:g} s {what}; warp {self._running} has been "
-                    "running since without reaching a tile.barrier"
+                    f"deadlock: {self.name(slot)} waited {self.timeout:g} s {what}; {self.name(self._running)} has "
+                    "been running since without reaching a tile.barrier"
                 )
                 self._cond.notify_all()
                 break
@@ -190,33 +318,48 @@ class BlockBarrier:
         if err is not None:
             raise type(err)(str(err))  # a fresh exception per warp thread
 
-    # what the warps call -------------------------------------------------------------
+    # what the warps call (through their block's BlockBarrier) ---------------------------
 
-    def start(self, warp: int) -> None:
+    def start(self, slot: int) -> None:
         with self._cond:
-            self._await_turn(warp, "to start")
+            self._await_turn(slot, "to start")
 
-    def wait(self, warp: int, op: Operation) -> None:
-        """``tile.barrier`` in ``warp``."""
+    def wait(self, slot: int, op: Operation, cluster: bool = False) -> None:
+        """``tile.barrier`` (``tile.cluster_barrier`` with ``cluster``) in ``slot``. The last warp of
+        the group to arrive releases it, and the group's first warp runs on: a block goes as far
+        as it can before the other blocks of its cluster run."""
         with self._cond:
             self._raise_if_broken()
-            self._ready.discard(warp)
-            self._waiting[warp] = op
+            self._ready.discard(slot)
+            self._waiting[slot] = (op, cluster)
             self._spinning.clear()
-            self._pass_turn(warp)
-            self._await_turn(warp, "at this barrier")
+            rank = slot // self.warps
+            group = range(len(self.order)) if cluster else range(rank * self.warps, (rank + 1) * self.warps)
+            if all(s in self._waiting and self._waiting[s][0] is op for s in group):
+                for s in group:
+                    del self._waiting[s]
+                self._ready.update(group)
+                self._turn_since = time.monotonic()
+                self._running = next(s for s in self.order if s in group)
+                self._cond.notify_all()
+            else:
+                self._pass_turn(slot)
+            self._await_turn(slot, "at this barrier")
 
-    def yield_turn(self, warp: int) -> bool:
-        """``warp`` waits for another warp to make progress (a transaction barrier's phase that
+    def yield_turn(self, slot: int) -> bool:
+        """``slot`` waits for another warp to make progress (a transaction barrier's phase that
         the issuing warp has not reached yet): it stays ready but lets the next ready warp run.
         False when no other warp could run (then the wait would never end)."""
         with self._cond:
             self._raise_if_broken()
-            self._spinning.add(warp)
-            if self._ready <= self._spinning:
-                return False  # every warp that could run spins: nobody will arrive
-            self._pass_turn(warp)
-            self._await_turn(warp, "at a transaction barrier")
+            self._spinning.add(slot)
+            # every warp that could run spins: nobody will arrive (unless a group of warps that
+            # all wait at a barrier is released; else a group that never will be is the error)
+            if self._ready <= self._spinning and not self._release():
+                self._raise_if_broken()
+                return False
+            self._pass_turn(slot)
+            self._await_turn(slot, "at a transaction barrier")
             return True
 
     def progress(self) -> None:
@@ -224,26 +367,67 @@ class BlockBarrier:
         with self._cond:
             self._spinning.clear()
 
-    def finish(self, warp: int) -> None:
-        """``warp`` returned from the kernel."""
+    def finish(self, slot: int) -> None:
+        """``slot`` returned from the kernel."""
         with self._cond:
-            self._ready.discard(warp)
-            self._finished.add(warp)
+            self._ready.discard(slot)
+            self._finished.add(slot)
             self._spinning.clear()
-            self._pass_turn(warp)
+            self._pass_turn(slot)
 
     def check(self) -> None:
-        """Raise if the block has failed (called before every op of a per-warp execution)."""
+        """Raise if the run has failed (called before every op of a per-warp execution)."""
         if self._error is not None:
             with self._cond:
                 self._raise_if_broken()
 
-    def abort(self, warp: int) -> None:
-        """``warp`` failed: release the others."""
+    def abort(self, slot: int) -> None:
+        """``slot`` failed: release the others."""
         with self._cond:
             if self._error is None:
-                self._error = WarpAborted(f"stopped because warp {warp} of this block failed")
+                failed = f"{self.name(slot)} of this block" if len(self.blocks) == 1 else self.name(slot)
+                self._error = WarpAborted(f"stopped because {failed} failed")
             self._cond.notify_all()
+
+
+class BlockBarrier:
+    """What the warps of one block (of rank ``rank`` in its cluster) call: ``tile.barrier`` among
+    themselves, ``tile.cluster_barrier`` among all the warps of the cluster, and the turns of the
+    :class:`WarpScheduler` they run under, by their warp ids in the block. A block-level execution
+    (``warp`` None) is its block's one warp."""
+
+    def __init__(self, scheduler: WarpScheduler, rank: int = 0):
+        self.scheduler = scheduler
+        self.rank = rank
+
+    def _slot(self, warp: int | None) -> int:
+        return self.rank * self.scheduler.warps + (warp or 0)
+
+    def start(self, warp: int | None) -> None:
+        self.scheduler.start(self._slot(warp))
+
+    def wait(self, warp: int | None, op: Operation) -> None:
+        """``tile.barrier``: the warps of this block."""
+        self.scheduler.wait(self._slot(warp), op)
+
+    def cluster_wait(self, warp: int | None, op: Operation) -> None:
+        """``tile.cluster_barrier``: every warp of the cluster."""
+        self.scheduler.wait(self._slot(warp), op, cluster=True)
+
+    def yield_turn(self, warp: int | None) -> bool:
+        return self.scheduler.yield_turn(self._slot(warp))
+
+    def progress(self) -> None:
+        self.scheduler.progress()
+
+    def finish(self, warp: int | None) -> None:
+        self.scheduler.finish(self._slot(warp))
+
+    def check(self) -> None:
+        self.scheduler.check()
+
+    def abort(self, warp: int | None) -> None:
+        self.scheduler.abort(self._slot(warp))
 
 
 class _StopWhenBlockFails(Interpreter.Listener):
@@ -295,12 +479,20 @@ class AsyncGroups:
         self.wait(0)
 
 
+def block_rank(block_id: Sequence[int], cluster_dims: Sequence[int]) -> int:
+    """The rank of a block in its thread-block cluster (``%cluster_ctarank``): x fastest."""
+    (x, y, z), (cx, cy, cz) = block_id, cluster_dims
+    return x % cx + (y % cy) * cx + (z % cz) * cx * cy
+
+
 @dataclass
 class ExecContext:
-    """Which execution an interpreter runs and what it shares with its block.
+    """Which execution an interpreter runs and what it shares with its block and cluster.
 
     ``warp`` is None for a block-level execution (the program uses no per-warp
-    ids). ``threads`` is the block's thread count.
+    ids). ``threads`` is the block's thread count. ``cluster`` holds the shared
+    state of every block of the execution's thread-block cluster, by rank
+    (empty: a launch without clusters, the block is alone).
     """
 
     block_id: tuple[int, int, int] = (0, 0, 0)
@@ -314,6 +506,18 @@ class ExecContext:
     """Part of a kernel launch (errors then say which block and warp)."""
     runs: dict[Operation, int] = field(default_factory=dict)
     """How many times this execution ran each ``tile.mbar_init`` (its barriers are per run)."""
+    cluster_dims: tuple[int, int, int] = (1, 1, 1)
+    cluster: tuple[BlockShared, ...] = ()
+
+    @property
+    def rank(self) -> int:
+        """The block's rank in its cluster (0 without clusters)."""
+        return block_rank(self.block_id, self.cluster_dims)
+
+    @property
+    def cluster_blocks(self) -> tuple[BlockShared, ...]:
+        """The shared state of every block of the cluster, by rank (just this block's without clusters)."""
+        return self.cluster or (self.shared,)
 
     @property
     def threads(self) -> int:
@@ -391,6 +595,20 @@ class TileFunctions(InterpreterFunctions):
     def run_grid_dim(self, interpreter: Interpreter, op: t.GridDimOp, args: PythonValues):
         return (self.ctx.grid[op.axis.data],)
 
+    @impl(t.ClusterIdOp)
+    def run_cluster_id(self, interpreter: Interpreter, op: t.ClusterIdOp, args: PythonValues):
+        axis = op.axis.data
+        return (self.ctx.block_id[axis] // self.ctx.cluster_dims[axis],)
+
+    @impl(t.ClusterCountOp)
+    def run_cluster_count(self, interpreter: Interpreter, op: t.ClusterCountOp, args: PythonValues):
+        axis = op.axis.data
+        return (self.ctx.grid[axis] // self.ctx.cluster_dims[axis],)
+
+    @impl(t.BlockRankOp)
+    def run_block_rank(self, interpreter: Interpreter, op: t.BlockRankOp, args: PythonValues):
+        return (self.ctx.rank,)
+
     @impl(t.ThreadIdOp)
     def run_thread_id(self, interpreter: Interpreter, op: t.ThreadIdOp, args: PythonValues):
         # A per-warp execution stands for its warp's first lane.
@@ -409,14 +627,21 @@ class TileFunctions(InterpreterFunctions):
 
     @impl(t.BarrierOp)
     def run_barrier(self, interpreter: Interpreter, op: t.BarrierOp, args: PythonValues):
-        if self.ctx.barrier is None:
-            return ()
+        if self.ctx.barrier is None or self.ctx.warp is None:
+            return ()  # a block-level execution is the whole block
         if op.threads is None:
             self.ctx.barrier.wait(self.ctx.warp or 0, op)
             return ()
         # the block's first N threads only (a warp-specialised kernel's consumers): bar.sync 0, N
         self.ctx.shared.named_barrier(0).sync(op.threads.value.data, self.ctx.barrier.yield_turn, self.ctx.warp)
         self._progress()
+        return ()
+
+    @impl(t.ClusterBarrierOp)
+    def run_cluster_barrier(self, interpreter: Interpreter, op: t.ClusterBarrierOp, args: PythonValues):
+        """Every warp of every block of the cluster (a block-level execution stands for its block's)."""
+        if self.ctx.barrier is not None:
+            self.ctx.barrier.cluster_wait(self.ctx.warp, op)
         return ()
 
     @impl(t.SetMaxNRegOp)
@@ -589,14 +814,23 @@ class TileFunctions(InterpreterFunctions):
     @impl(t.MbarInitOp)
     def run_mbar_init(self, interpreter: Interpreter, op: t.MbarInitOp, args: PythonValues):
         consumers = self.ctx.warps - producer_threads(op) // 32  # the warps that release stages
+        if op.result.type.cluster_wide:  # ... in every block of the cluster
+            consumers *= len(self.ctx.cluster_blocks)
         run = self.ctx.runs[op] = self.ctx.runs.get(op, -1) + 1
         return (self.ctx.shared.barriers_of(op, self.ctx.async_groups.mode == "deferred", consumers, run),)
+
+    def _in_cluster(self, bars: BarrierArray) -> list[BarrierArray]:
+        """The barriers of the same ``tile.mbar_init`` as ``bars`` in every block of the cluster, by rank."""
+        mine = self.ctx.rank
+        return [bars if r == mine else peer.peer_barriers(bars, r) for r, peer in enumerate(self.ctx.cluster_blocks)]
 
     @impl(t.MbarArriveOp)
     def run_mbar_arrive(self, interpreter: Interpreter, op: t.MbarArriveOp, args: PythonValues):
         bars, index = args
         # A block-level execution stands for every warp of the block.
-        bars[int(index)].arrive(1 if self.ctx.warp is not None else self.ctx.warps)
+        count = 1 if self.ctx.warp is not None else self.ctx.warps
+        for each in self._in_cluster(bars) if op.barriers.type.cluster_wide else [bars]:
+            each[int(index)].arrive(count)
         self._progress()
         return ()
 
@@ -615,10 +849,28 @@ class TileFunctions(InterpreterFunctions):
             return ()
         tile_type = op.dest.type
         data = _read(source, _indices(indices), tile_type.dims)  # the global read happens at issue
-        nbytes = data.size * element_bits(tile_type.element_type) // 8
-        bars[int(index)].copy(nbytes, lambda: dest.write(data))
+        if op.multicast is not None and len(self.ctx.cluster_blocks) > 1:
+            self._multicast(op, data, _indices(indices), dest, bars, int(index))
+        else:
+            nbytes = data.size * element_bits(tile_type.element_type) // 8
+            bars[int(index)].copy(nbytes, lambda: dest.write(data))
         self._progress()
         return ()
+
+    def _multicast(self, op: t.BulkCopyOp, data: np.ndarray, window: tuple[int, ...], dest: SharedTile,
+                   bars: BarrierArray, index: int) -> None:
+        """This block's share of the window's rows, to ``dest`` and barrier ``index`` in every block of
+        the cluster (its rank ``r`` of ``c`` blocks: rows ``[r R/c, (r+1) R/c)``)."""
+        blocks, mine = self.ctx.cluster_blocks, self.ctx.rank
+        rows = data.shape[0] // len(blocks)
+        part = data[mine * rows : (mine + 1) * rows]
+        nbytes = part.size * element_bits(op.dest.type.element_type) // 8
+        # every block's tile and barrier are found before anything is issued
+        tiles = [dest if r == mine else self.ctx.shared.counterpart(dest, peer) for r, peer in enumerate(blocks)]
+        barriers = [each[index] for each in self._in_cluster(bars)]
+        for peer, tile, bar in zip(blocks, tiles, barriers):
+            peer.note_multicast(op, bar, mine, window)
+            bar.copy(nbytes, lambda tile=tile: tile.write(part, origin=(mine * rows, 0)))
 
     @impl(t.BulkStoreOp)
     def run_bulk_store(self, interpreter: Interpreter, op: t.BulkStoreOp, args: PythonValues):
@@ -854,6 +1106,8 @@ __all__ = [
     "ASYNC_MODES",
     "AsyncGroups",
     "BlockBarrier",
+    "WarpScheduler",
+    "block_rank",
     "WARP_ORDERS",
     "BlockShared",
     "ExecContext",

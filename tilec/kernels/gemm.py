@@ -190,6 +190,15 @@ def clear_cache() -> None:
     _FAST.clear()
 
 
+def launch_grid(plan: MatmulPlan, kernel: Any) -> int:
+    """Blocks to launch: the plan's, for clusters no more whole clusters than run at once (a persistent
+    kernel's clusters stride over the tiles, so fewer is as right, and none waits for a free GPC)."""
+    c = plan.config.cluster
+    if c <= 1 or not plan.config.persistent:  # a block a tile: every tile needs its block
+        return plan.grid
+    return min(plan.grid, c * max(1, kernel.max_active_clusters()))
+
+
 # ---------------------------------------------------------------- the entry points
 
 
@@ -337,10 +346,11 @@ def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, a
             return result
     kernel = compile_matmul(plan.spec, plan.config)
     flat = plan.kernel_args(kernel, result)
-    kernel(*flat, grid=(plan.grid, 1, 1), stream=launch_stream)
+    grid = launch_grid(plan, kernel)
+    kernel(*flat, grid=(grid, 1, 1), stream=launch_stream)
     if key is not None:
         try:
-            _remember(key, plan, kernel, flat, result)
+            _remember(key, plan, kernel, flat, result, grid)
         except Exception:  # the product is launched; without a prepared call the next one is checked again
             pass
     return result
@@ -392,7 +402,7 @@ def _fast_matmul(fast: Any, a: Any, b: Any, out: Any, bias: Any, stream: Any, sc
     return result if fast.launch(tuple(pointers), stream) else None
 
 
-def _remember(key: tuple, plan: MatmulPlan, kernel: Any, flat: list[Any], result: Any) -> None:
+def _remember(key: tuple, plan: MatmulPlan, kernel: Any, flat: list[Any], result: Any, grid: int) -> None:
     """Prepare ``plan``'s launch for the fast path, when every array is a torch tensor."""
     if not all(op.info.source == "torch" for op in plan.operands) or not is_torch_tensor(result):
         return
@@ -405,7 +415,7 @@ def _remember(key: tuple, plan: MatmulPlan, kernel: Any, flat: list[Any], result
     device = plan.a.operand.value.device
     allocate = functools.partial(torch.empty, (plan.m, plan.n), dtype=getattr(torch, plan.spec.out_dtype),
                                  device=device)
-    _FAST.put(key, prepare_fast_call(kernel, flat, (plan.grid, 1, 1), names, pointers, device, allocate))
+    _FAST.put(key, prepare_fast_call(kernel, flat, (grid, 1, 1), names, pointers, device, allocate))
 
 
 class _SplitCall:

@@ -151,11 +151,14 @@ class MatmulConfig(TileToPTX):
 
     def grid(self, m: int, n: int, sm_count: int | None = None) -> int:
         """Blocks of the 1-D grid: one a tile, or for a persistent kernel one an SM (``sm_count``, the
-        GPU's by default) but never more than there are tiles."""
-        tiles = self.tiles(m, n)
+        GPU's by default) but never more than there are tiles; whole clusters (a ragged last row of
+        tiles still takes a cluster's blocks)."""
+        c = self.cluster  # whole clusters, each taking c block rows of one column of tiles at a time
+        cluster_tiles = -(-m // (self.block[0] * c)) * -(-n // self.block[1])
         if not self.persistent:
-            return tiles
-        return max(1, min(tiles, device_sm_count() if sm_count is None else sm_count))
+            return c * cluster_tiles
+        sms = device_sm_count() if sm_count is None else sm_count
+        return c * max(1, min(cluster_tiles, sms // c))
 
     def describe(self) -> str:
         bm, bn, bk = self.block
@@ -167,6 +170,7 @@ class MatmulConfig(TileToPTX):
         copies = (", bulk copies" + ("" if self.release else ", block barrier")) if self.bulk else ""
         copies += ", producer warpgroup" if self.producer else ""
         persistent = ", persistent" if self.persistent else ""
+        persistent += f", clusters of {self.cluster}" if self.cluster > 1 else ""
         return f"{bm}x{bn}x{bk}{warps}, {self.stages} stages{copies}, {kind}{persistent}"
 
 
@@ -582,6 +586,8 @@ def config_to_json(config: MatmulConfig | SplitConfig) -> dict[str, Any]:
             "stages": config.stages, "group": config.group, "tf32": config.tf32,
             "thread_tile": None if config.thread_tile is None else list(config.thread_tile)}
     data.update({f: getattr(config, f) for f, default in _COPY_FIELDS.items() if getattr(config, f) != default})
+    if config.cluster != 1:
+        data["cluster"] = config.cluster
     return data
 
 
@@ -598,19 +604,21 @@ def config_from_json(data: Any) -> MatmulConfig | SplitConfig:
             return SplitConfig(config_from_json(rest), data["split_k"])
         except TypeError as e:
             raise ValueError(str(e)) from None
-    if not isinstance(data, dict) or not set(_CONFIG_FIELDS) <= set(data) <= {*_CONFIG_FIELDS, *_COPY_FIELDS}:
+    if not isinstance(data, dict) or not set(_CONFIG_FIELDS) <= set(data) <= {*_CONFIG_FIELDS, *_COPY_FIELDS, "cluster"}:
         raise ValueError(f"a config has the fields {', '.join(_CONFIG_FIELDS)} (and maybe "
                          f"{', '.join(_COPY_FIELDS)}), got {data!r}")
     ok = (_ints(data["block"], 3) and (data["warps"] is None or _ints(data["warps"], 2))
           and type(data["stages"]) is int and type(data["group"]) is int and data["group"] >= 1
           and type(data["tf32"]) is bool and (data["thread_tile"] is None or _ints(data["thread_tile"], 2))
-          and all(type(data.get(f, default)) is bool for f, default in _COPY_FIELDS.items()))
+          and all(type(data.get(f, default)) is bool for f, default in _COPY_FIELDS.items())
+          and type(data.get("cluster", 1)) is int)
     if not ok:
         raise ValueError(f"malformed config {data!r}")
     try:
         return MatmulConfig(block=tuple(data["block"]), warps=None if data["warps"] is None else tuple(data["warps"]),
                             stages=data["stages"], group=data["group"], tf32=data["tf32"],
                             thread_tile=None if data["thread_tile"] is None else tuple(data["thread_tile"]),
+                            cluster=data.get("cluster", 1),
                             **{f: data.get(f, default) for f, default in _COPY_FIELDS.items()})
     except (TypeError, ValueError) as e:
         raise ValueError(str(e)) from None

@@ -114,7 +114,7 @@ def bulk_stores(kernel: func.FuncOp) -> None:
         return
     for ret in [o for o in kernel.walk() if isinstance(o, func.ReturnOp)]:
         ret.parent_block().insert_op_before(t.BulkStoreWaitOp(), ret)
-    kernel.attributes[LAUNCH_ATTR] = LaunchAttr(launch.grid_dims, launch.block_dims, total)
+    kernel.attributes[LAUNCH_ATTR] = launch.replace(smem=total)
 
 
 def _candidates(kernel: func.FuncOp) -> list[t.StoreOp]:

@@ -269,8 +269,15 @@ from tilec.dialects.tile.ops import (
     AsyncCopyOp,
     AsyncWaitOp,
     BarrierOp,
+    BlockIdOp,
+    BlockRankOp,
     BulkCopyOp,
+    ClusterBarrierOp,
+    ClusterCountOp,
+    ClusterIdOp,
     CopyOp,
+    GridDimOp,
+    LaneIdOp,
     LoadOp,
     MbarArriveOp,
     MbarExpectOp,
@@ -279,12 +286,13 @@ from tilec.dialects.tile.ops import (
     MmaOp,
     SetMaxNRegOp,
     StageOp,
+    ThreadIdOp,
     WarpIdOp,
     WgmmaOp,
     WgmmaWaitOp,
     limit_barriers,
 )
-from tilec.dialects.tile.types import MBAR_WARPS, GlobalType, RegisterType, SharedType, element_bits
+from tilec.dialects.tile.types import MBAR_CLUSTER_WARPS, MBAR_WARPS, GlobalType, RegisterType, SharedType, element_bits
 from tilec.layout import ComposedLayout, Layout, Swizzle
 from tilec.layout.bulk import MBARRIER_BYTES, BulkBox, box_layout, choose_box
 from tilec.ir.walk import in_loop
@@ -717,7 +725,7 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
                 f"for the extra stages), more than the device limit of {MAX_SHARED_BYTES}; use fewer stages",
                 kernel,
             )
-        kernel.attributes[LAUNCH_ATTR] = LaunchAttr(launch.grid_dims, launch.block_dims, smem)
+        kernel.attributes[LAUNCH_ATTR] = launch.replace(smem=smem)
     bufs: list[SSAValue] = []
     for alloc, stage in staged:
         if stage is None:
@@ -930,9 +938,11 @@ def _copied_bytes(plan: _Plan) -> int:
 
 
 def _producer_loop(plan: _Plan, producer: _Producer, allocs: dict[AllocOp, SSAValue], full: SSAValue,
-                   empty: SSAValue, wph0: SSAValue, ws0: SSAValue, consts: _Consts, n: int) -> scf.ForOp:
+                   empty: SSAValue, wph0: SSAValue, ws0: SSAValue, consts: _Consts, n: int,
+                   cluster: int = 1, boxes: list[BulkBox] | None = None) -> scf.ForOp:
     """The producer's loop over ``plan``'s K tiles: wait until every consumer warp released the write
-    stage (``empty``; one thread), announce the tile's bytes on ``full`` and issue its bulk copies."""
+    stage (``empty``; one thread), announce the tile's bytes on ``full`` and issue its bulk copies
+    (in a cluster of ``cluster`` blocks, those of one window for every block multicast)."""
     loop = plan.loop
     lb, ub, step = (producer.value(v, loop) for v in (loop.lb, loop.ub, loop.step))
     body = Block(arg_types=[IndexType(), IndexType(), IndexType()])
@@ -940,6 +950,7 @@ def _producer_loop(plan: _Plan, producer: _Producer, allocs: dict[AllocOp, SSAVa
     k.name_hint, wph.name_hint, ws.name_hint = "k", "wph", "ws"
     ops: list[Operation] = [MbarWaitOp(empty, ws, wph, issuer=True), MbarExpectOp(full, ws, _copied_bytes(plan))]
     iv = loop.body.block.args[0]
+    box_of = dict(zip(plan.allocs, boxes or []))
     for copy, slice_ops in zip(plan.copies, plan.slices):
         mapping: dict[SSAValue, SSAValue] = {iv: k}
         for o in slice_ops:  # index math of the copy inside the loop, on the producer's k
@@ -955,11 +966,51 @@ def _producer_loop(plan: _Plan, producer: _Producer, allocs: dict[AllocOp, SSAVa
         view = StageOp(allocs[copy.dest.owner], ws)
         view.result.name_hint = f"{copy.dest.name_hint or 'buf'}_w"
         ops += [view, BulkCopyOp(mapping[copy.source], [mapping[i] for i in copy.source_indices], view.result,
-                                 full, ws)]
+                                 full, ws, multicast=_multicast(copy, box_of.get(copy.dest.owner), cluster))]
     ws_next, wph_next = _advance(ws, wph, n, consts, ops, "ws", "wph")
     ops.append(scf.YieldOp(wph_next, ws_next))
     body.add_ops(ops)
     return scf.ForOp(lb, ub, step, [wph0, ws0], Region(body))
+
+
+def cluster_uniform(v: SSAValue, seen: dict[SSAValue, bool] | None = None) -> bool:
+    """Whether ``v`` is the same in every block of a thread-block cluster: computed without side
+    effects from constants, kernel arguments, cluster ids and counts, grid sizes, extents of such
+    views, and induction variables of loops whose bounds are such values (conservative: False when
+    unsure, e.g. for loop-carried values)."""
+    seen = {} if seen is None else seen
+    if v in seen:
+        return seen[v]
+    seen[v] = False  # a cycle (through a loop) is not proven uniform
+    owner = v.owner
+    if isinstance(owner, Block):
+        parent = owner.parent_op()
+        if isinstance(parent, func.FuncOp):
+            result = True
+        elif isinstance(parent, scf.ForOp) and v is owner.args[0]:
+            result = all(cluster_uniform(x, seen) for x in (parent.lb, parent.ub, parent.step))
+        else:
+            result = False
+    elif isinstance(owner, ClusterIdOp | ClusterCountOp | GridDimOp | arith.ConstantOp):
+        result = True
+    elif isinstance(owner, BlockIdOp | BlockRankOp | WarpIdOp | ThreadIdOp | LaneIdOp):
+        result = False
+    else:
+        pure = is_side_effect_free(owner) or owner.name.startswith("arith.")  # xDSL's divisions carry no trait
+        result = not owner.regions and pure and all(cluster_uniform(x, seen) for x in owner.operands)
+    seen[v] = result
+    return result
+
+
+def _multicast(copy: CopyOp, box: BulkBox | None, cluster: int) -> bool:
+    """Whether the blocks of a cluster multicast ``copy`` (a K loop's copy, before it is pipelined, in
+    boxes ``box``): its window is the same in every block, and each box's rows divide into the blocks'
+    shares of whole swizzle periods (what ``tile.bulk_copy ... multicast`` issues)."""
+    if cluster <= 1 or box is None or box.rows % cluster:
+        return False
+    if (box.rows // cluster) * box.inner * box.elem_bytes % box.alignment():
+        return False
+    return cluster_uniform(copy.source) and all(cluster_uniform(i) for i in copy.source_indices)
 
 
 def _consumer_loop(plan: _Plan, allocs: dict[AllocOp, SSAValue], full: SSAValue, empty: SSAValue,
@@ -1184,7 +1235,8 @@ def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan]
         buffer.result.name_hint = alloc.result.name_hint
         head.append(buffer)
         allocs[alloc] = buffer.result
-    full, empty = MbarInitOp(n), MbarInitOp(n, MBAR_WARPS)
+    cluster = launch.cluster_size  # its blocks multicast shared tiles: each releases a stage to all
+    full, empty = MbarInitOp(n), MbarInitOp(n, MBAR_CLUSTER_WARPS if cluster > 1 else MBAR_WARPS)
     full.result.name_hint, empty.result.name_hint = "full", "empty"
     head += [full, empty]
 
@@ -1201,8 +1253,9 @@ def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan]
         producer.enter(tiles, tile_body.args[0])
         wph0, ws0 = wph, ws
         wph, ws = tile_body.args[1:]
-    for plan in plans:
-        ploop = _producer_loop(plan, producer, allocs, full.result, empty.result, wph, ws, consts, n)
+    for plan, plan_boxes in zip(plans, boxes):
+        ploop = _producer_loop(plan, producer, allocs, full.result, empty.result, wph, ws, consts, n, cluster,
+                               plan_boxes)
         producer.emit(ploop)
         wph, ws = ploop.results
     if tiles is not None:
@@ -1255,9 +1308,13 @@ def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan]
         if o.parent is not None:
             o.detach()
     ret = body.last_op
-    Rewriter.insert_op([*consts.new, *head, warp, is_producer, is_consumer, pro_if, con_if], InsertPoint.before(ret))
+    # a cluster meets once every block's barriers are initialised (before any block arrives on another's
+    # or multicasts into it) and at the end (no block leaves while another may still write to it)
+    meet = [ClusterBarrierOp()] if cluster > 1 else []
+    Rewriter.insert_op([*consts.new, *head, *meet, warp, is_producer, is_consumer, pro_if, con_if,
+                        *([ClusterBarrierOp()] if cluster > 1 else [])], InsertPoint.before(ret))
     limit_barriers(con_if, consumers)  # the producer warps never reach the consumers' barriers
-    kernel.attributes[LAUNCH_ATTR] = LaunchAttr(launch.grid_dims, (consumers + PRODUCER_THREADS, 1, 1), smem)
+    kernel.attributes[LAUNCH_ATTR] = launch.replace(block=(consumers + PRODUCER_THREADS, 1, 1), smem=smem)
     kernel.attributes[PRODUCER_ATTR] = IntegerAttr(PRODUCER_THREADS, 64)
     return loops
 

@@ -61,7 +61,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from tilec.dialects import frag
 from tilec.dialects.abi import LAUNCH_ATTR, PRODUCER_ATTR, TENSOR_MAP_ATTR, launch_registers
-from tilec.dialects.llvm_ext import GRID_CONSTANT_ATTR, KERNEL_ATTR, MAXNREG_ATTR, MAXNTID_ATTR
+from tilec.dialects.llvm_ext import CLUSTER_DIM_ATTR, GRID_CONSTANT_ATTR, KERNEL_ATTR, MAXNREG_ATTR, MAXNTID_ATTR
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType
 from tilec.ir import fast
@@ -266,7 +266,8 @@ def _param_attrs(attrs: dict[str, Attribute]) -> dict[str, Attribute]:
 
 
 def _func(op: func.FuncOp, b: Builder) -> list[SSAValue]:
-    """``func.func`` → ``llvm.func`` (kernels: ``nvvm.kernel`` + ``nvvm.maxntid``); the body moves over."""
+    """``func.func`` → ``llvm.func`` (kernels: ``nvvm.kernel`` + ``nvvm.maxntid``, and ``nvvm.cluster_dim``
+    with clusters); the body moves over."""
     inputs = [convert_type(t) for t in op.function_type.inputs.data]
     outputs = [convert_type(t) for t in op.function_type.outputs.data]
     fn_type = llvm.LLVMFunctionType(inputs, outputs[0] if outputs else None)
@@ -276,6 +277,8 @@ def _func(op: func.FuncOp, b: Builder) -> list[SSAValue]:
         extra[KERNEL_ATTR] = UnitAttr()
         extra[MAXNTID_ATTR] = DenseArrayBase.from_list(i32, list(launch.block_dims))
         extra[LAUNCH_ATTR] = launch
+        if launch.cluster_size > 1:
+            extra[CLUSTER_DIM_ATTR] = DenseArrayBase.from_list(i32, list(launch.cluster_dims))
         if PRODUCER_ATTR in op.attributes:  # warp-specialised: the block starts with an even share
             extra[MAXNREG_ATTR] = DenseArrayBase.from_list(i32, [launch_registers(launch.threads)])
             extra[PRODUCER_ATTR] = op.attributes[PRODUCER_ATTR]

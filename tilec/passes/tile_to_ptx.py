@@ -32,7 +32,7 @@ from xdsl.passes import ModulePass
 
 from tilec.passes.registry import PipelinePass, get_tilec_passes
 from tilec.passes.tile_pipeline import TilePipelineError, check_stages
-from tilec.passes.tiling_config import DEFAULT_BLOCK, DEFAULT_THREAD_TILE, check_options
+from tilec.passes.tiling_config import DEFAULT_BLOCK, DEFAULT_THREAD_TILE, check_cluster, check_options
 
 
 def _value(value: Any) -> str:
@@ -65,13 +65,20 @@ class TileToPTX(PipelinePass):
     """The blocks loop over C's tiles (``tile-tiling{persistent}``): launch at most one an SM."""
     bulk_store: bool = False
     """With ``bulk``: the warps store C through shared memory and bulk tensor stores (``tile-bulk-store``)."""
+    cluster: int = 1
+    """With ``producer``: thread-block clusters of this many blocks along M, which multicast B's tiles
+    to each other (``tile-tiling{cluster}``, ``tile-pipeline``)."""
 
     def __post_init__(self):
         check_options(self.block, self.warps, self.group, self.thread_tile)
         check_stages(self.stages)
+        check_cluster(self.cluster)
         for option in ("producer", "bulk_store"):
             if getattr(self, option) and not self.bulk:
                 raise TilePipelineError(f"{self.name}: {option}=true works on bulk tensor copies (sm_90): give bulk=true too")
+        if self.cluster > 1 and not self.producer:
+            raise TilePipelineError(f"{self.name}: cluster={self.cluster} multicasts the producer's bulk copies: "
+                                    "give producer=true (and bulk=true) too")
 
     def steps(self) -> tuple[tuple[str, dict[str, Any]], ...]:
         """(pass name, options) of each inner pass: the one list :meth:`passes` and :meth:`pipeline` read."""
@@ -85,6 +92,8 @@ class TileToPTX(PipelinePass):
             tiling["wgmma"] = True
         if self.persistent:
             tiling["persistent"] = True
+        if self.cluster > 1:
+            tiling["cluster"] = self.cluster
         pipeline: dict[str, Any] = {"stages": self.stages}
         if self.bulk:
             pipeline["bulk"] = True

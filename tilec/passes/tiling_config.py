@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import PassFailedException
 
-from tilec.dialects.tile.attributes import MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK
+from tilec.dialects.tile.attributes import MAX_CLUSTER_BLOCKS, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK
 from tilec.dialects.tile.types import FLOAT8_TYPES, element_bits
 from tilec.layout import (
     FMA_F32,
@@ -465,3 +465,9 @@ def plan_tiling(
             f"{MAX_SHARED_BYTES} bytes ({MAX_SHARED_BYTES // 1024} KB) of shared memory a block may use"
         )
     return plan
+
+
+def check_cluster(cluster: int) -> None:
+    """The ``cluster`` option: 1 (none), or 2 .. 8 blocks."""
+    if type(cluster) is not int or not 1 <= cluster <= MAX_CLUSTER_BLOCKS:
+        raise TilingConfigError(f"tile-tiling: cluster must be 1 .. {MAX_CLUSTER_BLOCKS} blocks, got {cluster!r}")

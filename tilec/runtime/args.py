@@ -18,7 +18,7 @@ import numpy as np
 
 from . import dtypes
 from .arrays import ArrayInfo, NotAnArray, describe_array, is_torch_tensor, torch_dtype_name
-from .errors import CudaError
+from .errors import CudaError, LaunchConfigError
 from .tensor_map import TensorMapArg, box_problem
 from .tensor_map import encode as encode_map
 
@@ -436,7 +436,7 @@ _BLOCK_MAX = (1024, 1024, 64)
 
 @dataclass(frozen=True)
 class LaunchDefaults:
-    """What a kernel's ``#tile.launch`` says: grid (None where dynamic), block, shared memory.
+    """What a kernel's ``#tile.launch`` says: grid (None where dynamic), block, shared memory, cluster.
 
     ``static_shared`` and ``dynamic_shared`` come from the kernel's shared buffers.
     """
@@ -446,6 +446,8 @@ class LaunchDefaults:
     smem: int
     static_shared: int
     dynamic_shared: bool
+    cluster: tuple[int, ...] = (1, 1, 1)
+    """The thread-block cluster (sm_90; the cubin requires it): a launch's grid is whole clusters."""
 
     @property
     def shared_mem(self) -> int:
@@ -472,6 +474,16 @@ def normalize_dims(value, what: str) -> tuple[int, int, int]:
     if what == "block" and dims[0] * dims[1] * dims[2] > 1024:
         raise ValueError(f"block has {dims[0] * dims[1] * dims[2]} threads, more than 1024")
     return dims[0], dims[1], dims[2]
+
+
+def check_whole_clusters(kernel: str, grid, cluster: tuple[int, ...]) -> None:
+    """A :class:`LaunchConfigError` unless ``grid`` is whole thread-block clusters of ``cluster``."""
+    dims = normalize_dims(grid, "grid")
+    for axis, (g, c) in enumerate(zip(dims, cluster)):
+        if g % c:
+            raise LaunchConfigError(f"kernel {kernel!r} runs in clusters of {list(cluster)} blocks: its grid "
+                                    f"{list(dims)} must be whole clusters, but {g} blocks along {'xyz'[axis]} "
+                                    f"are not a multiple of {c}")
 
 
 def normalize_shared_mem(value) -> int:

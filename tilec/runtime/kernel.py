@@ -246,6 +246,24 @@ class Kernel:
         return {k: int(driver.call("cuFuncGetAttribute", a, loaded.function, kernel=self.name))
                 for k, a in names.items()}
 
+    def max_active_clusters(self, block, shared_mem: int = 0, cluster=(1, 1, 1)) -> int:
+        """How many of this kernel's thread-block clusters (its cubin's ``.reqnctapercluster``) the GPU
+        runs at once with ``block`` threads and ``shared_mem`` dynamic bytes a block
+        (``cuOccupancyMaxActiveClusters``): a persistent kernel launches no more (the rest would
+        wait for a whole cluster of SMs in one GPC to free up)."""
+        dev = driver.get_device(self.device_ordinal)
+        loaded = self._load(dev)
+        dev.make_current()
+        smem = _args.normalize_shared_mem(shared_mem)
+        self._ensure_shared_mem(loaded, dev, smem)
+        drv = driver.init()
+        config = drv.CUlaunchConfig()
+        config.gridDimX, config.gridDimY, config.gridDimZ = _args.normalize_dims(cluster, "grid")  # one cluster
+        config.blockDimX, config.blockDimY, config.blockDimZ = _args.normalize_dims(block, "block")
+        config.sharedMemBytes = smem
+        config.numAttrs = 0
+        return int(driver.call("cuOccupancyMaxActiveClusters", loaded.function, config, kernel=self.name))
+
     def _ensure_shared_mem(self, loaded: _Loaded, dev: driver.Device, shared_mem: int) -> None:
         total = shared_mem + loaded.static_shared
         limit = dev.max_shared_per_block_optin

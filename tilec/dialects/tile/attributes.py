@@ -25,6 +25,8 @@ DYNAMIC = -1
 MAX_THREADS_PER_BLOCK = 1024
 MAX_SHARED_BYTES = 227 * 1024
 """Largest dynamic shared memory one block may opt in to on sm_90 (sm_80: 163 KB)."""
+MAX_CLUSTER_BLOCKS = 8
+"""Blocks in a thread-block cluster: 8 is the portable limit (16 needs a non-portable opt-in)."""
 
 
 @irdl_attr_definition
@@ -142,6 +144,11 @@ class LaunchAttr(ParametrizedAttribute):
     """``#tile.launch<grid = [?, ?, 1], block = [128, 1, 1], smem = 32768>`` on a kernel ``func.func``.
 
     Grid extents may be dynamic: the host computes them from the problem shape.
+    ``cluster = [2, 1, 1]`` (sm_90, optional) groups the grid's blocks into
+    thread-block clusters of that shape (consecutive block indices, as CUDA
+    does), whose blocks run at the same time on one GPC and may wait for each
+    other (``tile.cluster_barrier``) and write each other's shared memory
+    (``tile.bulk_copy ... multicast``); the grid must be whole clusters.
     """
 
     name = "tile.launch"
@@ -149,9 +156,16 @@ class LaunchAttr(ParametrizedAttribute):
     grid: ArrayAttr[IntAttr]
     block: ArrayAttr[IntAttr]
     smem: IntAttr
+    cluster: ArrayAttr[IntAttr]
 
-    def __init__(self, grid: Sequence[int], block: Sequence[int], smem: int = 0):
-        super().__init__(_int_array(grid), _int_array(block), IntAttr(smem))
+    def __init__(self, grid: Sequence[int], block: Sequence[int], smem: int = 0, cluster: Sequence[int] = (1, 1, 1)):
+        super().__init__(_int_array(grid), _int_array(block), IntAttr(smem), _int_array(cluster))
+
+    def replace(self, *, grid: Sequence[int] | None = None, block: Sequence[int] | None = None,
+                smem: int | None = None, cluster: Sequence[int] | None = None) -> LaunchAttr:
+        """This launch with the given fields changed (the others, the cluster too, kept)."""
+        return LaunchAttr(self.grid_dims if grid is None else grid, self.block_dims if block is None else block,
+                          self.smem.data if smem is None else smem, self.cluster_dims if cluster is None else cluster)
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -174,18 +188,27 @@ class LaunchAttr(ParametrizedAttribute):
             parser.parse_punctuation("=")
             block = parse_dims(parser)
             smem = 0
+            cluster = (1, 1, 1)
             if parser.parse_optional_punctuation(","):
                 parser.parse_keyword("smem")
                 parser.parse_punctuation("=")
                 smem = parser.parse_integer(allow_boolean=False, allow_negative=False)
-        return (_int_array(grid), _int_array(block), IntAttr(smem))
+                if parser.parse_optional_punctuation(","):
+                    parser.parse_keyword("cluster")
+                    parser.parse_punctuation("=")
+                    cluster = parse_dims(parser)
+        return (_int_array(grid), _int_array(block), IntAttr(smem), _int_array(cluster))
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string("<grid = ")
         print_dims(printer, self.grid_dims)
         printer.print_string(", block = ")
         print_dims(printer, self.block_dims)
-        printer.print_string(f", smem = {self.smem.data}>")
+        printer.print_string(f", smem = {self.smem.data}")
+        if self.cluster_size > 1:
+            printer.print_string(", cluster = ")
+            print_dims(printer, self.cluster_dims)
+        printer.print_string(">")
 
     @property
     def grid_dims(self) -> tuple[int, ...]:
@@ -196,19 +219,37 @@ class LaunchAttr(ParametrizedAttribute):
         return tuple(d.data for d in self.block.data)
 
     @property
+    def cluster_dims(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.cluster.data)
+
+    @property
+    def cluster_size(self) -> int:
+        """Blocks a cluster (1: no clusters)."""
+        x, y, z = self.cluster_dims
+        return x * y * z
+
+    @property
     def threads(self) -> int:
         x, y, z = self.block_dims
         return x * y * z
 
     def verify(self) -> None:
-        if len(self.grid.data) != 3 or len(self.block.data) != 3:
-            raise VerifyException(f"{self.name}: grid and block need 3 extents each, got {len(self.grid.data)} and {len(self.block.data)}")
+        if len(self.grid.data) != 3 or len(self.block.data) != 3 or len(self.cluster.data) != 3:
+            raise VerifyException(f"{self.name}: grid, block and cluster need 3 extents each, got "
+                                  f"{len(self.grid.data)}, {len(self.block.data)} and {len(self.cluster.data)}")
         if any(d == DYNAMIC or d <= 0 for d in self.block_dims):
             raise VerifyException(f"{self.name}: block extents must be static and positive, got {list(self.block_dims)}")
         if self.threads > MAX_THREADS_PER_BLOCK:
             raise VerifyException(f"{self.name}: {self.threads} threads per block, the limit is {MAX_THREADS_PER_BLOCK}")
         if any(d != DYNAMIC and d <= 0 for d in self.grid_dims):
             raise VerifyException(f"{self.name}: grid extents must be positive or '?', got {list(self.grid_dims)}")
+        if any(d == DYNAMIC or d <= 0 for d in self.cluster_dims) or self.cluster_size > MAX_CLUSTER_BLOCKS:
+            raise VerifyException(f"{self.name}: cluster extents must be static and positive, at most "
+                                  f"{MAX_CLUSTER_BLOCKS} blocks in all (the portable limit), got {list(self.cluster_dims)}")
+        for axis, (g, c) in enumerate(zip(self.grid_dims, self.cluster_dims)):
+            if g != DYNAMIC and g % c:
+                raise VerifyException(f"{self.name}: the grid is whole clusters: its extent {g} along "
+                                      f"{'xyz'[axis]} is not a multiple of the cluster's {c}")
         if self.smem.data > MAX_SHARED_BYTES:
             raise VerifyException(
                 f"{self.name}: {self.smem.data} bytes of shared memory, more than the device limit of {MAX_SHARED_BYTES}"

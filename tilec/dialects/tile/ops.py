@@ -58,7 +58,7 @@ from xdsl.irdl import (
 from xdsl.traits import HasParent, IsTerminator, MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from tilec.dialects.tile.attributes import DYNAMIC, CopyAtomAttr, LayoutAttr, MMAAtomAttr
+from tilec.dialects.tile.attributes import DYNAMIC, CopyAtomAttr, LaunchAttr, LayoutAttr, MMAAtomAttr
 from tilec.dialects.tile.types import (
     FLOAT8_TYPES,
     FLOAT_TYPES,
@@ -73,7 +73,7 @@ from tilec.dialects.tile.types import (
     element_bits,
 )
 from tilec.layout import ComposedLayout, Layout, Swizzle
-from tilec.layout.bulk import bulk_box
+from tilec.layout.bulk import BulkBox, bulk_box
 
 MMA_INPUT_TYPES = (Float16Type, BFloat16Type, Float32Type)
 MATMUL_INPUT_TYPES = (*MMA_INPUT_TYPES, *FLOAT8_TYPES)
@@ -144,6 +144,22 @@ class GridDimOp(_AxisIdOp):
     name = "tile.grid_dim"
 
 
+@irdl_op_definition
+class ClusterIdOp(_AxisIdOp):
+    """Which thread-block cluster of the launch the block is in, along an axis (``%clusterid``; the
+    block index divided by the cluster's extent): the same for every block of a cluster."""
+
+    name = "tile.cluster_id"
+
+
+@irdl_op_definition
+class ClusterCountOp(_AxisIdOp):
+    """The number of clusters of the launch along an axis (``%nclusterid``): a persistent kernel's
+    stride over its tiles when a cluster works on tiles together."""
+
+    name = "tile.cluster_count"
+
+
 class _LinearIdOp(IRDLOperation):
     result = result_def(IndexType)
 
@@ -167,6 +183,32 @@ class LaneIdOp(_LinearIdOp):
     """The lane of the calling thread within its warp (0..31)."""
 
     name = "tile.lane_id"
+
+
+@irdl_op_definition
+class BlockRankOp(_LinearIdOp):
+    """The block's rank in its thread-block cluster (``%cluster_ctarank``: 0 .. blocks a cluster - 1,
+    x fastest); 0 in a launch without clusters."""
+
+    name = "tile.block_rank"
+
+
+@irdl_op_definition
+class ClusterBarrierOp(IRDLOperation):
+    """Every thread of every block of the thread-block cluster waits here (``barrier.cluster.arrive``
+    with release, ``barrier.cluster.wait`` with acquire): what one block wrote before it, in its own
+    or another block's shared memory (barriers initialised, stages released), is visible to all after
+    it. A kernel with clusters meets here once its barriers are initialised (before any block arrives
+    on another's) and before it ends (no block leaves while another may still write to it)."""
+
+    name = "tile.cluster_barrier"
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
 
 
 @irdl_op_definition
@@ -835,8 +877,10 @@ class MbarInitOp(IRDLOperation):
     """``%bars = tile.mbar_init : !tile.mbar<N>`` (or ``!tile.mbar<N, warps>``): N barriers in shared memory.
 
     Block-wide, like ``tile.alloc``: every barrier is initialised for the
-    arrivals its kind counts per phase (one, or one per warp of the block),
-    and every thread sees them initialised once past the op.
+    arrivals its kind counts per phase (one, one per warp of the block, or one
+    per warp of every block of the cluster), and every thread sees them
+    initialised once past the op (other blocks of a cluster, once past the
+    next ``tile.cluster_barrier``).
     """
 
     name = "tile.mbar_init"
@@ -849,6 +893,11 @@ class MbarInitOp(IRDLOperation):
 
     def __init__(self, count: int, arrivals: str = MBAR_TX):
         super().__init__(result_types=[MbarType(count, arrivals)])
+
+    def verify_(self) -> None:
+        if self.result.type.cluster_wide and (launch_cluster_size(self) or 1) < 2:
+            _fail(self, f"{self.result.type} counts the warps of every block of a thread-block cluster: its "
+                        "kernel's tile.launch needs cluster = [c, ...] with c > 1 blocks")
 
 
 def _check_kind(op: IRDLOperation, bars: SSAValue, per_warp: bool) -> None:
@@ -906,6 +955,15 @@ class BulkCopyOp(IRDLOperation):
     counts its bytes); elements outside the view arrive as zeros. The shared
     tile's layout must be one a tensor map writes (:mod:`tilec.layout.bulk`:
     row-major boxes, side by side, under the tensor map's swizzle).
+
+    ``multicast`` (a launch with thread-block clusters of ``c`` blocks): every
+    block of the cluster runs this copy with the same window, and together they
+    copy it once into each block's ``%dst``: block ``r`` issues rows
+    ``[r R/c, (r+1) R/c)`` of each box (``R`` its rows) to the same place in
+    every block of the cluster, completing on barrier ``%i`` of each. So each
+    block's barrier still counts the whole tile's bytes, and a block may issue
+    only once every block of the cluster is done with ``%dst``'s previous
+    contents (a ``cluster_warps`` barrier, :class:`MbarArriveOp`).
     """
 
     name = "tile.bulk_copy"
@@ -915,20 +973,31 @@ class BulkCopyOp(IRDLOperation):
     dest = operand_def(SharedType)
     barriers = operand_def(MbarType)
     barrier = operand_def(IndexType)
+    multicast = opt_prop_def(UnitAttr)
 
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
     assembly_format = (
-        "$source `[` $indices `]` `->` $dest `,` $barriers `[` $barrier `]` attr-dict "
+        "$source `[` $indices `]` `->` $dest `,` $barriers `[` $barrier `]` (`multicast` $multicast^)? attr-dict "
         "`:` type($source) `->` type($dest) `,` type($barriers)"
     )
 
-    def __init__(self, source: SSAValue, indices, dest: SSAValue, barriers: SSAValue, barrier: SSAValue):
-        super().__init__(operands=[source, indices, dest, barriers, barrier])
+    def __init__(self, source: SSAValue, indices, dest: SSAValue, barriers: SSAValue, barrier: SSAValue,
+                 multicast: bool = False):
+        super().__init__(operands=[source, indices, dest, barriers, barrier],
+                         properties={"multicast": UnitAttr()} if multicast else {})
 
     def box(self):
         """The :class:`~tilec.layout.bulk.BulkBox` of the destination's layout (None if there is none)."""
         return _tile_box(self.dest.type)
+
+    def issued_box(self, cluster: int):
+        """The box one block issues: :meth:`box`, or with ``multicast`` its share of the rows in a
+        cluster of ``cluster`` blocks."""
+        box = self.box()
+        if self.multicast is None or cluster <= 1:
+            return box
+        return BulkBox(box.rows // cluster, box.inner, box.elem_bytes, box.swizzle)
 
     def verify_(self) -> None:
         tile = self.dest.type
@@ -936,6 +1005,25 @@ class BulkCopyOp(IRDLOperation):
         _check_window(self, self.source.type, self.indices, tile.dims, "source")
         _check_same_element(self, self.source.type, tile)
         _check_boxed(self, tile, "copies")
+        if self.multicast is not None:
+            c = launch_cluster_size(self)
+            if c is None or c < 2:
+                _fail(self, "multicast copies into every block of a thread-block cluster: its kernel's "
+                            "tile.launch needs cluster = [c, ...] with c > 1 blocks")
+            box = self.box()
+            part = box.rows // c
+            if box.rows % c or (part * box.inner * box.elem_bytes) % box.alignment():
+                _fail(self, f"multicast splits each {box.rows}-row box among the cluster's {c} blocks: the rows "
+                            f"must divide into {c} parts of whole {box.alignment()}-byte swizzle periods")
+
+
+def launch_cluster_size(op: Operation) -> int | None:
+    """Blocks a thread-block cluster of the kernel that holds ``op`` (None: not in a kernel)."""
+    parent = op.parent_op()
+    while parent is not None and parent.name != "func.func":
+        parent = parent.parent_op()
+    launch = None if parent is None else parent.attributes.get("tile.launch")
+    return launch.cluster_size if isinstance(launch, LaunchAttr) else None
 
 
 @irdl_op_definition
@@ -1022,7 +1110,8 @@ class MbarWaitOp(IRDLOperation):
 @irdl_op_definition
 class MbarArriveOp(IRDLOperation):
     """``tile.mbar_arrive %bars[%i] : !tile.mbar<N, warps>``: each warp arrives once on barrier ``%i``,
-    after all its threads' earlier shared-memory reads (the consumer's release of a stage)."""
+    after all its threads' earlier shared-memory reads (the consumer's release of a stage). On
+    ``cluster_warps`` barriers each warp arrives on barrier ``%i`` of every block of the cluster."""
 
     name = "tile.mbar_arrive"
 
@@ -1591,10 +1680,14 @@ class StageOp(IRDLOperation):
 TILE_OPS = [
     BlockIdOp,
     GridDimOp,
+    ClusterIdOp,
+    ClusterCountOp,
+    BlockRankOp,
     ThreadIdOp,
     WarpIdOp,
     LaneIdOp,
     BarrierOp,
+    ClusterBarrierOp,
     MatmulOp,
     YieldOp,
     DimOp,

@@ -432,8 +432,9 @@ class RegisterVectorType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
             raise VerifyException(f"{self.name}: {problem}")
 
 
-MBAR_TX, MBAR_WARPS = "tx", "warps"
-"""The two kinds of ``!tile.mbar``: transaction (full) barriers and per-warp (empty) barriers."""
+MBAR_TX, MBAR_WARPS, MBAR_CLUSTER_WARPS = "tx", "warps", "cluster_warps"
+"""The kinds of ``!tile.mbar``: transaction (full) barriers, per-warp (empty) barriers, and per-warp
+barriers of a thread-block cluster (empty barriers of stages that other blocks multicast into)."""
 
 
 @irdl_attr_definition
@@ -449,6 +450,10 @@ class MbarType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
       barrier of its stage.
     - ``warps`` (the stages' "empty" barriers): one arrival per warp of the
       block (``tile.mbar_arrive``, a warp saying it is done reading a stage).
+    - ``cluster_warps`` (empty barriers of a thread-block cluster whose blocks
+      multicast into each other's stages, ``tile.bulk_copy ... multicast``): one
+      arrival per warp of every block of the cluster; ``tile.mbar_arrive``
+      arrives on the barrier of that index in each block of the cluster.
 
     ``tile.mbar_wait`` waits for a phase of either kind by its parity.
     """
@@ -463,7 +468,13 @@ class MbarType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
 
     @property
     def per_warp(self) -> bool:
-        return self.arrivals.data == MBAR_WARPS
+        """Arrivals are warps' (``warps`` or ``cluster_warps``), not a transaction's."""
+        return self.arrivals.data in (MBAR_WARPS, MBAR_CLUSTER_WARPS)
+
+    @property
+    def cluster_wide(self) -> bool:
+        """Every block of the cluster's warps arrive (``cluster_warps``)."""
+        return self.arrivals.data == MBAR_CLUSTER_WARPS
 
     @classmethod
     def _parse_body(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -479,7 +490,8 @@ class MbarType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
         printer.print_string(f"<{self.count.data}{kind}>")
 
     def verify(self) -> None:
-        if self.arrivals.data not in (MBAR_TX, MBAR_WARPS):
-            raise VerifyException(f"{self.name}: arrivals must be '{MBAR_TX}' or '{MBAR_WARPS}', got {self.arrivals.data!r}")
+        if self.arrivals.data not in (MBAR_TX, MBAR_WARPS, MBAR_CLUSTER_WARPS):
+            raise VerifyException(f"{self.name}: arrivals must be '{MBAR_TX}', '{MBAR_WARPS}' or "
+                                  f"'{MBAR_CLUSTER_WARPS}', got {self.arrivals.data!r}")
         if self.count.data <= 0:
             raise VerifyException(f"{self.name}: needs at least one barrier, got {self.count.data}")

@@ -86,6 +86,23 @@ def _grid_dim(op: tile.GridDimOp, b: Builder) -> list[SSAValue]:
     return [_as_index(b, N.grid_dim(b, _AXES[op.axis.data]))]
 
 
+def _cluster_id(op: tile.ClusterIdOp, b: Builder) -> list[SSAValue]:
+    return [_as_index(b, N.cluster_id(b, _AXES[op.axis.data]))]
+
+
+def _cluster_count(op: tile.ClusterCountOp, b: Builder) -> list[SSAValue]:
+    return [_as_index(b, N.cluster_count(b, _AXES[op.axis.data]))]
+
+
+def _block_rank(op: tile.BlockRankOp, b: Builder) -> list[SSAValue]:
+    return [_as_index(b, N.block_rank(b))]
+
+
+def _cluster_barrier(op: tile.ClusterBarrierOp, b: Builder) -> list[SSAValue]:
+    N.cluster_barrier(b)
+    return []
+
+
 def _lane_id(op: tile.LaneIdOp, b: Builder) -> list[SSAValue]:
     return [_as_index(b, N.lane_id(b))]
 
@@ -175,7 +192,8 @@ def _mbar_expect_tx(op: frag.MbarExpectTxOp, b: Builder) -> list[SSAValue]:
 
 
 def _tma_load(op: frag.TmaLoadOp, b: Builder) -> list[SSAValue]:
-    N.tma_load(b, op.dst, op.tensor_map, op.bar, list(op.coords))
+    N.tma_load(b, op.dst, op.tensor_map, op.bar, list(op.coords),
+               None if op.multicast is None else op.multicast.value.data)
     return []
 
 
@@ -205,7 +223,7 @@ def _mbar_wait(op: frag.MbarWaitOp, b: Builder) -> list[SSAValue]:
 
 
 def _mbar_arrive_warp(op: frag.MbarArriveWarpOp, b: Builder) -> list[SSAValue]:
-    N.mbarrier_arrive_warp(b, op.bar)
+    N.mbarrier_arrive_warp(b, op.bar, None if op.cluster is None else op.cluster.value.data)
     return []
 
 
@@ -307,6 +325,10 @@ LOWERINGS: dict[type[Operation], Lowering] = {
     tile.ThreadIdOp: _thread_id,
     tile.BlockIdOp: _block_id,
     tile.GridDimOp: _grid_dim,
+    tile.ClusterIdOp: _cluster_id,
+    tile.ClusterCountOp: _cluster_count,
+    tile.BlockRankOp: _block_rank,
+    tile.ClusterBarrierOp: _cluster_barrier,
     tile.LaneIdOp: _lane_id,
     tile.WarpIdOp: _warp_id,
     tile.BarrierOp: _barrier,

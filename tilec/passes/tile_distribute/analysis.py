@@ -98,9 +98,11 @@ def known_range(v: SSAValue, depth: int = 0) -> tuple[int, int] | None:
             return (value.value.data,) * 2 if isinstance(value, IntegerAttr) else None
         case t.DimOp():
             return 0, EXTENT_LIMIT - 1
-        case t.BlockIdOp() | t.ThreadIdOp() | t.WarpIdOp():
+        case t.BlockIdOp() | t.ThreadIdOp() | t.WarpIdOp() | t.ClusterIdOp():
             return 0, (1 << 31) - 1
-        case t.GridDimOp():
+        case t.BlockRankOp():
+            return 0, 15
+        case t.GridDimOp() | t.ClusterCountOp():
             return 1, (1 << 31) - 1
         case arith.IndexCastOp():
             return known_range(op.input, d)

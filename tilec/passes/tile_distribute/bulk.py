@@ -41,13 +41,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, StringAttr, i32, i64
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IndexType, IntegerAttr, StringAttr, i32, i64
 from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tilec.dialects import frag_fast
-from tilec.dialects.abi import BOX_ATTR, GL_ATTR, SWIZZLE_ATTR, TENSOR_MAP_ATTR, producer_threads
+from tilec.ir import fast
+from tilec.dialects.abi import BOX_ATTR, GL_ATTR, LAUNCH_ATTR, SWIZZLE_ATTR, TENSOR_MAP_ATTR, producer_threads
 from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.layout.bulk import MBARRIER_BYTES as MBAR_BYTES, BulkBox
 from tilec.passes.alignment import leading_coordinates
 
@@ -62,13 +64,20 @@ class Mbars:
     count: int
 
 
+def cluster_size(fn) -> int:
+    """Blocks a thread-block cluster of the kernel ``fn`` (1: no clusters)."""
+    launch = fn.attributes.get(LAUNCH_ATTR)
+    return launch.cluster_size if isinstance(launch, LaunchAttr) else 1
+
+
 def boxes_by_view(fn) -> dict[SSAValue, list[BulkBox]]:
     """Each kernel argument that bulk copies read or bulk stores write (itself or a subview of it)
-    → its distinct boxes, in order of first use."""
+    → its distinct boxes, in order of first use (a multicast copy's: the rows one block issues)."""
     out: dict[SSAValue, list[BulkBox]] = {}
+    cluster = cluster_size(fn)
     for op in fn.walk():
         if isinstance(op, t.BulkCopyOp | t.BulkStoreOp):
-            box = op.box()
+            box = op.issued_box(cluster) if isinstance(op, t.BulkCopyOp) else op.box()
             view = op.source if isinstance(op, t.BulkCopyOp) else op.dest
             boxes = out.setdefault(leading_coordinates(view)[0], [])
             if box not in boxes:
@@ -128,6 +137,8 @@ class BulkLowering:
     def mbar_init(self, op: t.MbarInitOp, ptr: SSAValue) -> None:
         count = op.result.type.count.data
         arrivals = (self.threads - producer_threads(self.fn)) // 32 if op.result.type.per_warp else 1  # consumer warps
+        if op.result.type.cluster_wide:  # ... of every block of the cluster
+            arrivals *= cluster_size(self.fn)
         bars = Mbars(ptr, count)
         em = self.em
 
@@ -145,21 +156,33 @@ class BulkLowering:
         self._leader(lambda: self.em.insert(frag_fast.frag_mbar_expect_tx(bar, op.bytes.value.data)))
 
     def bulk_copy(self, op: t.BulkCopyOp) -> None:
+        """One ``frag.tma_load`` per box; a multicast copy issues this block's rows of each box
+        (its rank's share) to every block of the cluster."""
         em = self.em
         box = op.box()
+        cluster = cluster_size(self.fn)
+        part = op.issued_box(cluster)
         root, lead = leading_coordinates(op.source)
-        tmap = self.tensor_maps[(root, box)]
+        tmap = self.tensor_maps[(root, part)]
         dst = self.get(op.dest)
         bar = self._barrier_at(self.get(op.barriers), self.get(op.barrier))
         row0, col0 = (em.cast(self.get(i), i32) for i in op.indices)
         outer = [em.value(em.cast(self.get(i), i32), i32) for i in reversed(lead)]  # innermost first
         cols = op.dest.type.dims[1]
+        mask = None if part == box else (1 << cluster) - 1
+        skip = None  # the rows of each box before this block's share, and their elements
+        if mask is not None:
+            rank = em.insert(fast.create(t.BlockRankOp, result_types=[IndexType()])).result
+            skip = em.mul(em.cast(rank, i32), part.rows, i32)
+            row0 = em.value(em.add(row0, skip, i32), i32)
 
         def issue():
             for j in range(cols // box.inner):
                 at = em.gep(dst.ptr, j * box.rows * box.inner, dst.type.element_type, i32)
+                if skip is not None:
+                    at = em.gep(at, em.mul(skip, box.inner, i32), dst.type.element_type, i32)
                 coords = [em.value(em.add(col0, j * box.inner, i32), i32), em.value(row0, i32), *outer]
-                em.insert(frag_fast.frag_tma_load(at, tmap, bar, coords))
+                em.insert(frag_fast.frag_tma_load(at, tmap, bar, coords, mask))
 
         self._leader(issue)
 
@@ -194,4 +217,6 @@ class BulkLowering:
             em.insert(frag_fast.frag_mbar_wait(bar, parity))
 
     def mbar_arrive(self, op: t.MbarArriveOp) -> None:
-        self.em.insert(frag_fast.frag_mbar_arrive_warp(self._barrier_at(self.get(op.barriers), self.get(op.index))))
+        cluster = cluster_size(self.fn) if op.barriers.type.cluster_wide else None
+        bar = self._barrier_at(self.get(op.barriers), self.get(op.index))
+        self.em.insert(frag_fast.frag_mbar_arrive_warp(bar, cluster))

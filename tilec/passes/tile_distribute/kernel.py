@@ -358,7 +358,7 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
             raise RegallocError(f"@{self.name} needs {self._shared_total} bytes of shared memory (its tiles, their "
                                 f"stages and conversion scratch), more than the device limit of {MAX_SHARED_BYTES}")
         if self._shared_total > launch.smem.data:
-            new.attributes[LAUNCH_ATTR] = LaunchAttr(launch.grid_dims, launch.block_dims, self._shared_total)
+            new.attributes[LAUNCH_ATTR] = launch.replace(smem=self._shared_total)
         new.attributes[REGISTERS_ATTR] = IntegerAttr(estimate.total, i64)
         return new
 
@@ -537,6 +537,7 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
             case _:
                 if op.name.startswith("tile.") and not isinstance(
                     op, t.BlockIdOp | t.GridDimOp | t.ThreadIdOp | t.WarpIdOp | t.LaneIdOp | t.BarrierOp | t.SetMaxNRegOp
+                    | t.ClusterIdOp | t.ClusterCountOp | t.BlockRankOp | t.ClusterBarrierOp
                 ):
                     raise RegallocError("is not supported by tile-distribute yet")
                 for v in (*op.operands, *op.results):

@@ -95,4 +95,4 @@ func.func @barrier_kind() {
   func.return
 }
 // CHECK: invalid_types.mlir:{{[0-9]+}}:{{[0-9]+}}
-// CHECK: tile.mbar: arrivals must be 'tx' or 'warps', got 'lanes'
+// CHECK: tile.mbar: arrivals must be 'tx', 'warps' or 'cluster_warps', got 'lanes'

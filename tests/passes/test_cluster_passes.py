@@ -1,0 +1,102 @@
+"""Thread-block clusters outside the interpreters: options, the grid, the launch, the uniformity proof.
+
+The interpreters' model of a cluster (blocks run together, multicast copies, cluster-wide
+barriers) is tested in ``tests/interp/test_clusters.py``; the lowering in the lit tests
+``dialects/tile/clusters.mlir`` and ``passes/tile-tiling/cluster.mlir``; the GPU in
+``tests/gpu/test_gemm.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from xdsl.dialects import scf
+
+from tilec.api import make_context
+from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.attributes import LaunchAttr
+from tilec.kernels.gemm_config import PERSISTENT_WGMMA_CONFIG, MatmulConfig, config_from_json, config_to_json
+from tilec.passes.tile_pipeline import TilePipelineError, cluster_uniform
+from tilec.passes.tile_tiling import TileTilingPass
+from tilec.passes.tile_to_ptx import TileToPTX
+from tilec.passes.tiling_config import TilingConfigError
+from tilec.runtime.args import check_whole_clusters
+from tilec.runtime.errors import LaunchConfigError
+
+C2 = dataclasses.replace(PERSISTENT_WGMMA_CONFIG, cluster=2)
+
+
+def test_cluster_options_are_checked():
+    with pytest.raises(TilingConfigError, match="cluster must be 1 .. 8 blocks, got 9"):
+        TileTilingPass(cluster=9, persistent=True)
+    with pytest.raises(TilePipelineError, match="cluster=2 multicasts the producer's bulk copies: give producer=true"):
+        TileToPTX(block=(128, 256, 64), bulk=True, wgmma=True, persistent=True, cluster=2)
+    assert "cluster=2" in str(C2) and C2.describe().endswith("persistent, clusters of 2")
+
+
+def test_a_cluster_config_launches_whole_clusters():
+    """Each cluster takes two block rows of a column of tiles: the grid is whole clusters, at most one
+    block an SM, at most the clusters the tiles fill."""
+    assert C2.grid(4096, 4096, sm_count=132) == 132
+    assert C2.grid(1000, 1000, sm_count=132) == 32  # 8 x 4 tiles: 4 x 4 clusters of 2
+    assert C2.grid(129, 300, sm_count=132) == 4  # a ragged last cluster row still takes its pair
+    assert C2.grid(4096, 4096, sm_count=131) == 130
+    thin = MatmulConfig(block=(64, 64, 128), stages=6, bulk=True, wgmma=True, producer=True, cluster=2)
+    assert thin.grid(128, 4096) == 128 and thin.grid(65, 100) == 4  # a block a tile, whole clusters
+    assert config_from_json(config_to_json(C2)) == C2 and "cluster" not in config_to_json(PERSISTENT_WGMMA_CONFIG)
+    with pytest.raises(ValueError, match="malformed config"):
+        config_from_json({**config_to_json(C2), "cluster": "2"})
+    with pytest.raises(LaunchConfigError, match=r"runs in clusters of \[2, 1, 1\] blocks: its grid \[131, 1, 1\] "
+                                                r"must be whole clusters, but 131 blocks along x"):
+        check_whole_clusters("k", 131, (2, 1, 1))
+    check_whole_clusters("k", (132, 3), (2, 1, 1))
+
+
+def test_launch_replace_keeps_the_cluster():
+    launch = LaunchAttr((-1, 1, 1), (256, 1, 1), 1024, (2, 1, 1))
+    assert launch.replace(smem=2048).cluster_dims == (2, 1, 1)
+    assert launch.replace(block=(384, 1, 1)) == LaunchAttr((-1, 1, 1), (384, 1, 1), 1024, (2, 1, 1))
+    assert LaunchAttr((4, 1, 1), (32, 1, 1)).cluster_size == 1
+
+
+UNIFORM = """
+func.func @k(%v: !tile.gl<f16, [?, ?]>, %n: index) attributes {tile.launch = #tile.launch<grid = [?, 1, 1], block = [32, 1, 1], smem = 0, cluster = [2, 1, 1]>} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %cid = tile.cluster_id x
+  %ncl = tile.cluster_count x
+  %rank = tile.block_rank
+  %bid = tile.block_id x
+  %m = tile.dim %v, 0 : !tile.gl<f16, [?, ?]>
+  scf.for %t = %cid to %m step %ncl {
+    %col = arith.muli %t, %c64 : index
+    %q = arith.divui %col, %n : index
+    %row = arith.addi %q, %rank : index
+    %other = arith.addi %t, %bid : index
+    scf.for %s = %c0 to %row step %c64 {
+      %inner = arith.addi %s, %c0 : index
+    }
+  }
+  func.return
+}
+"""
+
+
+def test_cluster_uniform_values():
+    """What tile-pipeline multicasts: values the same in every block of a cluster (constants,
+    arguments, cluster ids and counts, extents, loops over such bounds, and arithmetic of them);
+    not the block's id or rank, nor what they reach."""
+    from xdsl.parser import Parser
+
+    module = Parser(make_context(), UNIFORM).parse_module()
+    values = {}
+    for op in module.walk():
+        for r in op.results:
+            values[r.name_hint] = r
+        if isinstance(op, scf.ForOp):
+            values[op.body.block.args[0].name_hint] = op.body.block.args[0]
+    uniform = {name for name, v in values.items() if cluster_uniform(v)}
+    assert {"c0", "c64", "cid", "ncl", "m", "t", "col", "q"} <= uniform
+    assert not uniform & {"rank", "bid", "row", "other", "s", "inner"}  # s loops to a rank-dependent bound
+    assert isinstance(values["rank"].owner, t.BlockRankOp)
