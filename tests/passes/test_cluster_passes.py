@@ -30,8 +30,12 @@ C2 = dataclasses.replace(PERSISTENT_WGMMA_CONFIG, cluster=2)
 def test_cluster_options_are_checked():
     with pytest.raises(TilingConfigError, match="cluster must be 1 .. 8 blocks, got 9"):
         TileTilingPass(cluster=9, persistent=True)
-    with pytest.raises(TilePipelineError, match="cluster=2 multicasts the producer's bulk copies: give producer=true"):
-        TileToPTX(block=(128, 256, 64), bulk=True, wgmma=True, persistent=True, cluster=2)
+    with pytest.raises(TilePipelineError, match="cluster=2 multicasts bulk copies into stages the blocks release"):
+        TileToPTX(block=(128, 256, 64), wgmma=True, persistent=True, cluster=2)
+    with pytest.raises(ValueError, match="cluster > 1 multicasts bulk copies .* it needs bulk=True and release=True"):
+        MatmulConfig(block=(128, 256, 64), bulk=True, release=False, cluster=2)
+    with pytest.raises(ValueError, match="cluster must be 1 .. 8 blocks, got 0"):
+        MatmulConfig(block=(128, 256, 64), bulk=True, cluster=0)
     assert "cluster=2" in str(C2) and C2.describe().endswith("persistent, clusters of 2")
 
 
@@ -100,3 +104,41 @@ def test_cluster_uniform_values():
     assert {"c0", "c64", "cid", "ncl", "m", "t", "col", "q"} <= uniform
     assert not uniform & {"rank", "bid", "row", "other", "s", "inner"}  # s loops to a rank-dependent bound
     assert isinstance(values["rank"].owner, t.BlockRankOp)
+
+
+@pytest.mark.parametrize("config,shape", [
+    (C2, (136, 264, 72)),  # persistent, a producer warpgroup, TMA stores; ragged last cluster row
+    (MatmulConfig(block=(64, 64, 128), stages=3, bulk=True, wgmma=True, cluster=2), (72, 64, 264)),  # plain pipeline
+], ids=["persistent-producer", "plain"])
+def test_cluster_gemm_means_the_same_at_each_level(config, shape):
+    """The GEMM of a cluster config, interpreted after tile-tiling (tile level, no pipeline yet),
+    after tile-pipeline (multicast copies, cluster-wide empty barriers) and after tile-distribute
+    (lane by lane): each equals the float64 product."""
+    import numpy as np
+    from xdsl.passes import PassPipeline
+
+    import tilec.kernels.gemm as mm
+    from tilec.dialects.abi import gl_params
+    from tilec.interp import run
+    from tilec.runtime.gl_views import expand
+
+    m, n, k = shape
+    rng = np.random.default_rng(m + n + k)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    plan = mm.plan_matmul(a, b, config=config, arch="sm_90a", sm_count=132)
+    plan = dataclasses.replace(plan, spec=dataclasses.replace(plan.spec, align=16))
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    for last in ("tile-tiling", "tile-pipeline", "tile-distribute"):
+        module = mm.build_module(plan.spec)
+        PassPipeline(config.passes_to(last)).apply(make_context(), module)
+        fn = next(op for op in module.walk() if op.name == "func.func")
+        out = np.full((m, n), np.nan, np.float16)
+        views = plan.views(out)
+        args = expand(gl_params(fn), *views, signature_length=len(fn.args)) if last == "tile-distribute" else \
+            [v.array if hasattr(v, "array") else v for v in (a, b, out)]
+        run(module, fn.sym_name.data, *args, grid=(plan.grid, 1, 1))
+        err = float(np.linalg.norm(out.astype(np.float64) - ref) / np.linalg.norm(ref))
+        assert not np.isnan(out).any() and err < 2e-3, (last, err)
+        if last == "tile-pipeline":
+            assert "multicast" in str(module) and "cluster_warps" in str(module)

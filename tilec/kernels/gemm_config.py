@@ -135,6 +135,11 @@ class MatmulConfig(TileToPTX):
         for option in ("producer", "bulk_store"):
             if getattr(self, option) and not self.bulk:
                 raise ValueError(f"MatmulConfig: {option}=True works on bulk tensor copies (sm_90): it needs bulk=True")
+        if type(self.cluster) is not int or not 1 <= self.cluster <= 8:
+            raise ValueError(f"MatmulConfig: cluster must be 1 .. 8 blocks, got {self.cluster!r}")
+        if self.cluster > 1 and not (self.bulk and self.release):
+            raise ValueError("MatmulConfig: cluster > 1 multicasts bulk copies into stages released on empty "
+                             "barriers (sm_90): it needs bulk=True and release=True")
         object.__setattr__(self, "block", tuple(self.block))
         if self.warps is not None:
             object.__setattr__(self, "warps", tuple(self.warps))

@@ -587,7 +587,7 @@ def _k_ahead(k: SSAValue, step: SSAValue, ahead: int, consts: _Consts, ops: list
 def _guarded_copies(
     plan: _Plan, bufs: list[SSAValue], k: SSAValue, stage: SSAValue, ub: SSAValue, ops: list[Operation], suffix: str,
     guard: bool = True, bars: SSAValue | None = None, bulk_bytes: int = 0,
-    released: tuple[SSAValue, SSAValue] | None = None,
+    released: tuple[SSAValue, SSAValue] | None = None, multicast: list[bool] | None = None,
 ) -> None:
     """``scf.if (k < ub) { async copies of K tile k into stage }`` then ``tile.async_commit``.
 
@@ -598,7 +598,8 @@ def _guarded_copies(
     stage's barrier, announced by one ``tile.mbar_expect`` of ``bulk_bytes``,
     and nothing is committed. ``released = (empty, parity)``: the issuing
     thread first waits for the phase of ``empty[stage]`` that every warp's
-    release of the stage's previous K tile completes.
+    release of the stage's previous K tile completes. ``multicast``: per copy,
+    whether the blocks of the cluster multicast it.
     """
     inner: list[Operation] = []
     if released is not None:
@@ -606,7 +607,7 @@ def _guarded_copies(
     if bars is not None:
         inner.append(MbarExpectOp(bars, stage, bulk_bytes))
     iv = plan.loop.body.block.args[0]
-    for copy, buf, slice_ops in zip(plan.copies, bufs, plan.slices):
+    for i, (copy, buf, slice_ops) in enumerate(zip(plan.copies, bufs, plan.slices)):
         mapping: dict[SSAValue, SSAValue] = {iv: k}
         for o in slice_ops:
             inner.append(o.clone(value_mapper=mapping))
@@ -618,7 +619,7 @@ def _guarded_copies(
         indices = [mapping.get(i, i) for i in copy.source_indices]
         source = mapping.get(copy.source, copy.source)
         if bars is not None:
-            inner.append(BulkCopyOp(source, indices, view.result, bars, stage))
+            inner.append(BulkCopyOp(source, indices, view.result, bars, stage, bool(multicast and multicast[i])))
         else:
             inner.append(AsyncCopyOp(source, indices, view.result, thr, val))
     if guard:
@@ -739,6 +740,13 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
     bars: SSAValue | None = None
     empty: SSAValue | None = None
     bulk_bytes = 0
+    # In a cluster, copies of one window for every block are multicast: a stage is then refilled once
+    # every block released it (cluster-wide empty barriers), so only with releases; and only for a
+    # loop run once (a loop inside another re-initialises its barriers, which the cluster would
+    # have to meet around each time).
+    cluster = found[1].cluster_size if found is not None else 1
+    multicast = [release and not in_loop(loop) and _multicast(c, boxes[i], cluster) for i, c in enumerate(plan.copies)] \
+        if bulk else []
     if bulk:
         # A loop inside another (a persistent kernel's K loop, run once per output tile) starts its
         # ring afresh each time: its barriers are initialised right before it, after the previous
@@ -749,10 +757,13 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
         Rewriter.insert_op(init, where)
         bars = init.result
         if release:
-            init = MbarInitOp(n, MBAR_WARPS)
+            init = MbarInitOp(n, MBAR_CLUSTER_WARPS if any(multicast) else MBAR_WARPS)
             init.result.name_hint = "empty"
             Rewriter.insert_op(init, where)
             empty = init.result
+        if any(multicast):  # every block's barriers initialised before any block multicasts; none leaves early
+            Rewriter.insert_op(ClusterBarrierOp(), InsertPoint.before(loop))
+            Rewriter.insert_op(ClusterBarrierOp(), InsertPoint.before(found[0].body.block.last_op))
         bulk_bytes = sum(math.prod(c.dest.type.dims) * element_bits(c.dest.type.element_type) // 8 for c in plan.copies)
 
     # 2. Prologue: K tiles 0 .. N-2.
@@ -761,7 +772,8 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
     pro: list[Operation] = []
     for s in range(n - 1):
         k_s = _k_ahead(lb, step, s, consts, pro, f"k{s}")
-        _guarded_copies(plan, bufs, k_s, consts(s), ub, pro, str(s), bars=bars, bulk_bytes=bulk_bytes)
+        _guarded_copies(plan, bufs, k_s, consts(s), ub, pro, str(s), bars=bars, bulk_bytes=bulk_bytes,
+                        multicast=multicast)
     rs0, ws0 = consts(0), consts(n - 1)
 
     # 3. The steady state, in the loop's own block (two more iter_args: read and write stage;
@@ -787,7 +799,7 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
     # Bulk copies are guarded: every phase a copy completes is waited for in the loop, so none
     # is still writing shared memory when the block exits.
     _guarded_copies(plan, bufs, k_next, ws, ub, issue, "", guard=bulk, bars=bars, bulk_bytes=bulk_bytes,
-                    released=(empty, wph) if release else None)
+                    released=(empty, wph) if release else None, multicast=multicast)
     reads: list[SSAValue] = []
     for buf in bufs:
         view = StageOp(buf, rs)

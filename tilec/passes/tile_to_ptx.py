@@ -66,8 +66,8 @@ class TileToPTX(PipelinePass):
     bulk_store: bool = False
     """With ``bulk``: the warps store C through shared memory and bulk tensor stores (``tile-bulk-store``)."""
     cluster: int = 1
-    """With ``producer``: thread-block clusters of this many blocks along M, which multicast B's tiles
-    to each other (``tile-tiling{cluster}``, ``tile-pipeline``)."""
+    """With ``bulk``: thread-block clusters of this many blocks along M, which multicast B's tiles to
+    each other (``tile-tiling{cluster}``, ``tile-pipeline``)."""
 
     def __post_init__(self):
         check_options(self.block, self.warps, self.group, self.thread_tile)
@@ -76,9 +76,9 @@ class TileToPTX(PipelinePass):
         for option in ("producer", "bulk_store"):
             if getattr(self, option) and not self.bulk:
                 raise TilePipelineError(f"{self.name}: {option}=true works on bulk tensor copies (sm_90): give bulk=true too")
-        if self.cluster > 1 and not self.producer:
-            raise TilePipelineError(f"{self.name}: cluster={self.cluster} multicasts the producer's bulk copies: "
-                                    "give producer=true (and bulk=true) too")
+        if self.cluster > 1 and not (self.bulk and self.release):
+            raise TilePipelineError(f"{self.name}: cluster={self.cluster} multicasts bulk copies into stages the "
+                                    "blocks release on empty barriers: give bulk=true (and release=true) too")
 
     def steps(self) -> tuple[tuple[str, dict[str, Any]], ...]:
         """(pass name, options) of each inner pass: the one list :meth:`passes` and :meth:`pipeline` read."""

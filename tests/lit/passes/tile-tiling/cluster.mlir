@@ -1,5 +1,6 @@
 // RUN: tile-opt %s -p 'tile-tiling{block=128,256,64 wgmma=true persistent=true cluster=2}' | filecheck %s
 // RUN: tile-opt %s -p 'tile-tiling{block=128,256,64 wgmma=true persistent=true cluster=2},tile-swizzle,tile-pipeline{stages=3 bulk=true producer=true}' | filecheck %s --check-prefix=WS
+// RUN: tile-opt %s -p 'tile-tiling{block=64,64,128 wgmma=true cluster=2},tile-swizzle,tile-pipeline{stages=3 bulk=true}' | filecheck %s --check-prefix=PLAIN
 // RUN: tile-opt %s -p 'tile-to-ptx{block=128,256,64 stages=3 bulk=true wgmma=true producer=true persistent=true cluster=2}' -t 'ptx{arch=sm_90a}' | filecheck %s --check-prefix=PTX
 
 // Thread-block clusters of two blocks along M. tile-tiling: cluster j of n (tile.cluster_id,
@@ -12,6 +13,10 @@
 // depends on the rank, alone. A stage is refilled once the consumers of both blocks released it:
 // the empty barriers count the warps of the cluster (cluster_warps). The cluster meets after the
 // barriers are initialised and before it ends.
+//
+// Without a producer and a tile loop (PLAIN), block r of cluster j takes row r of the j-th tile of
+// two block rows, and the one issuing thread of each block multicasts B's tiles: in the prologue and
+// in the loop, once both blocks released the stage.
 //
 // The PTX has the kernel's cluster directives, four multicast boxes of 32 rows (B's 64-row boxes shared
 // by two blocks), the remote arrivals on the empty barriers, and the two cluster barriers.
@@ -61,3 +66,16 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %b: !t
 // PTX-NEXT: @lead mbarrier.arrive.shared::cluster.b64
 // PTX:      barrier.cluster.arrive;
 // PTX-NEXT: barrier.cluster.wait;
+
+// PLAIN:      %cluster = tile.cluster_id x
+// PLAIN:      %rank = tile.block_rank
+// PLAIN:      %empty = tile.mbar_init : !tile.mbar<3, cluster_warps>
+// PLAIN:      tile.cluster_barrier
+// PLAIN:      tile.bulk_copy %a[%row0, %c0] -> %sa_w0, %full[%c0] : !tile.gl
+// PLAIN:      tile.bulk_copy %b[%c0, %col0] -> %sb_w0, %full[%c0] multicast : !tile.gl
+// PLAIN:      scf.for %k
+// PLAIN:        tile.mbar_wait %empty[%ws], %wph issuer : !tile.mbar<3, cluster_warps>
+// PLAIN:        tile.bulk_copy %b[%k_next, %col0] -> %sb_w, %full[%ws] multicast : !tile.gl
+// PLAIN:        tile.mbar_arrive %empty[%rs] : !tile.mbar<3, cluster_warps>
+// PLAIN:      tile.cluster_barrier
+// PLAIN-NEXT: func.return
