@@ -1012,6 +1012,12 @@ class TileFunctions(InterpreterFunctions):
     def run_convert(self, interpreter, op, args):
         return (to_element(args[0], op.result.type.element_type),)
 
+    @impl(t.SliceOp)
+    def run_slice(self, interpreter, op, args):
+        """The window of the tile at the op's offsets (a copy: tiles are values)."""
+        window = tuple(slice(o, o + d) for o, d in zip(op.offset_values, op.result.type.dims))
+        return (np.array(args[0][window]),)
+
     @impl(t.ConvertLayoutOp)
     def run_convert_layout(self, interpreter, op, args):
         """Another fragment, the same values: at tile level nothing changes."""

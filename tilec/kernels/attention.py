@@ -174,8 +174,8 @@ HEAD_DIMS = (64, 128)
 kernel, up to :data:`MMA_MAX_HEAD_DIM` on the mma.sync kernel (sm_80 and up)."""
 
 MMA_MAX_HEAD_DIM = 192
-"""The mma.sync kernel keeps a warp's 16 x D accumulator and whole K/V operand tiles in registers:
-at D = 256 that is past 255 a thread even with 16-row K/V tiles (D = 192 spills 68 bytes)."""
+"""The mma.sync kernel keeps a warp's 16 x D accumulator and its 16 x D query tile in registers: at
+D = 256 that spills (28 bytes with 16-row K/V tiles; D = 192 fits in 248 registers)."""
 
 DTYPES = ("float16", "bfloat16")
 
@@ -189,9 +189,12 @@ WGMMA_ARCHS = ("sm_90", "sm_90a")
 def config(d: int, wgmma: bool = False) -> dict[str, int]:
     """Block sizes for head dimension ``d``; a warp owns 16 query rows, so a block has BM / 16 warps.
 
-    mma.sync (:data:`attention_fwd`): 64 query rows a block (4 warps), K/V tiles of 64 rows for
-    d <= 64, else 32: each warp holds its K and V operand tiles whole in registers (a 64 x 128 f16
-    tile is 128 registers a thread, past the budget with the accumulator and the stages' addresses).
+    mma.sync (:data:`attention_fwd`): 64 query rows a block (4 warps), K/V tiles of 128 rows for
+    d <= 64, 64 up to d = 128, 32 up to 160, else 16. ``tile-pipeline`` splits both mmas into their K steps (K's
+    and V's operands loaded from shared memory a step ahead, q's and P's taken as ``tile.slice``\\ s of
+    the registers that hold them), so a warp never holds a whole K or V tile: H200, bf16, S 4k / 16k,
+    TFLOP/s, session 18: d = 128 BN 64 312 / 316 against BN 32 272 / 281 (causal 283 against 247),
+    d = 64 BN 128 294 / 296 against BN 64 257 / 264 (255 and 254 registers, no spills).
     wgmma (:data:`attention_fwd_wgmma`): the operands stay in shared memory and a thread holds S
     (BN / 2) and O (d / 2) accumulators; 128 query rows (two warpgroups, one block an SM) for
     d = 128, 64 rows (one warpgroup, two blocks an SM) for d <= 64 (H100,
@@ -202,7 +205,7 @@ def config(d: int, wgmma: bool = False) -> dict[str, int]:
     502 TFLOP/s), and BN 160 with one runs out of registers (131)."""
     if wgmma:
         return {"BM": 128 if d > 64 else 64, "BN": 128 if d <= 128 else 64, "D": d}
-    return {"BM": 64, "BN": 64 if d <= 64 else 32 if d <= 128 else 16, "D": d}  # D > 128: 16-row K/V tiles
+    return {"BM": 64, "BN": 128 if d <= 64 else 64 if d <= 128 else 32 if d <= 160 else 16, "D": d}
 
 
 def path(arch: str | None) -> tuple[Any, str]:

@@ -210,6 +210,27 @@ class Fragment:
         return self if packing == self.packing else replace(self, packing=packing)
 
 
+def window_values(tile: Fragment, window: Fragment, offsets: tuple[int, int]) -> list[int] | None:
+    """For each value of ``window`` (the fragment of a window of ``tile`` at ``offsets``), the value of
+    ``tile`` every lane holds that element in; None unless every lane holds all its window elements
+    among its tile values, at the same value indices (then a slice is a choice of registers)."""
+    if tile.tv.num_threads != window.tv.num_threads:
+        return None
+    r0, c0 = offsets
+    held = [{tile.coord(lane, v): v for v in range(tile.num_values)} for lane in range(tile.tv.num_threads)]
+    out: list[int] = []
+    for v in range(window.num_values):
+        found = None
+        for lane, values in enumerate(held):
+            m, n = window.coord(lane, v)
+            u = values.get((m + r0, n + c0))
+            if u is None or (found is not None and u != found):
+                return None
+            found = u
+        out.append(found)
+    return out
+
+
 def _atom_layouts(atom: MMAAtom, operand: str) -> tuple[TVLayout, tuple[int, int]]:
     m, n, k = atom.shape_mnk
     return {"A": (atom.a, (m, k)), "B": (atom.b, (n, k)), "C": (atom.c, (m, n))}[operand]

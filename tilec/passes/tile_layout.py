@@ -71,6 +71,7 @@ from tilec.passes.fragments import (
     thread_bits,
     tile_fragment,
     vector_fragment,
+    window_values,
 )
 from tilec.passes.uniformity import warp_varying
 
@@ -254,6 +255,7 @@ class LayoutAssignment:
         operands: list[tuple[Operation, int, Fragment]] = []
         self.broadcasts: list[t.BroadcastOp] = []
         self.reductions: list[Operation] = []
+        slices: list[t.SliceOp] = []
         for op in fn.walk():
             for v in self._defined(op):
                 self.values.append(v)
@@ -270,6 +272,8 @@ class LayoutAssignment:
                         operands.append((op, 0, wgmma_a_fragment(op)))
                 case t.BroadcastOp():
                     self.broadcasts.append(op)
+                case t.SliceOp():
+                    slices.append(op)
                 case _ if isinstance(op, _REDUCTIONS):
                     self.reductions.append(op)
         self.conversions: list[Conversion] = []
@@ -286,6 +290,10 @@ class LayoutAssignment:
         for op, index, frag in operands:
             if self._choose(op.operands[index], frag, op.name) is not None:
                 self.conversions.append(Conversion(op, index, frag))
+        for op in slices:  # a tile sliced into mma operands is held as that operand over its whole extent
+            wanted = self._whole_of(op)
+            if wanted is not None:
+                self._choose(op.source, wanted, f"{op.name} into {wanted.operand or 'a'} operand")
         self.tile: dict[SSAValue, Fragment] = {}
         block = {} if block_threads is None else block_tile_classes(fn, self.uf, self.values)
         for v in self.values:
@@ -301,6 +309,29 @@ class LayoutAssignment:
                 self.tile[v] = self._chosen[root][0]
         self.vector: dict[SSAValue, VectorFragment] = {}
         self._solve_vectors()
+        for op in slices:  # a window whose registers are not the tile's: convert the tile first
+            offsets = op.offset_values
+            if window_values(self.tile[op.source], self.tile[op.result], (offsets[0], offsets[1])) is None:
+                wanted = self._whole_of(op)
+                if wanted is None or window_values(wanted, self.tile[op.result], (offsets[0], offsets[1])) is None:
+                    raise FragmentError(
+                        f"{op.name}: the lanes do not hold the window {value_name(op.result)} "
+                        f"({self.tile[op.result].describe()}) among their values of {value_name(op.source)} "
+                        f"({self.tile[op.source].describe()}), and no conversion of the tile gives them")
+                self.conversions.append(Conversion(op, 0, wanted))
+
+    def _whole_of(self, op: t.SliceOp) -> Fragment | None:
+        """The fragment of the slice's mma operand (atom, operand, transposition) over the whole sliced
+        tile, when the window has one and the tile's extent is whole atoms."""
+        root = self.uf.find(op.result)
+        window = self._chosen.get(root, (None,))[0]
+        if window is None or window.atom is None:
+            return None
+        try:
+            return mma_fragment(window.atom, window.operand, tuple(op.source.type.dims), window.transposed,
+                                value_name(op.source))
+        except FragmentError:
+            return None
 
     @staticmethod
     def _defined(op: Operation):

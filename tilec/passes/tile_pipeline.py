@@ -285,6 +285,7 @@ from tilec.dialects.tile.ops import (
     MbarWaitOp,
     MmaOp,
     SetMaxNRegOp,
+    SliceOp,
     StageOp,
     ThreadIdOp,
     WarpIdOp,
@@ -296,6 +297,7 @@ from tilec.dialects.tile.types import MBAR_CLUSTER_WARPS, MBAR_WARPS, GlobalType
 from tilec.layout import ComposedLayout, Layout, Swizzle
 from tilec.layout.bulk import MBARRIER_BYTES, BulkBox, box_layout, choose_box
 from tilec.ir.walk import in_loop
+from tilec.passes.tile_layout import mma_atom_of
 from tilec.passes.alignment import aligned_rows_of, element_rows, root_view
 
 MAX_STAGES = 9
@@ -1343,31 +1345,42 @@ def _shared_window(v: SSAValue, mma: MmaOp) -> LoadOp | None:
     return load
 
 
+def _sliceable(v: SSAValue) -> bool:
+    """Whether operand ``v`` of an mma is a 2-D register tile without a fragment yet (its K steps are then
+    ``tile.slice``\\ s of it: registers it holds anyway, whatever else reads it)."""
+    return isinstance(v.type, RegisterType) and v.type.fragment is None and len(v.type.dims) == 2
+
+
 def split_k_steps(mma: MmaOp) -> bool:
     """Split ``mma`` into atom-K steps, loading the fragments of step ``s+1`` before the mma of step ``s``.
 
-    Applies to warp-wide (tensor-core) atoms when both operands are
-    ``tile.load``\\ s of shared tiles used only
-    by this mma, in its block, with only side-effect-free ops or other loads
-    between them and the mma, and the mma's atom K divides the warp K tile
-    more than once. Returns whether it changed anything.
+    Applies to warp-wide (tensor-core) atoms when at least one operand is a
+    ``tile.load`` of a shared tile used only by this mma, in its block, with
+    only side-effect-free ops or other loads between it and the mma, the other
+    such a load too or a register tile (its steps are
+    ``tile.slice``\\ s of it: flash attention's ``q`` and ``P``, held in
+    registers, against K's and V's tiles in shared memory), and the mma's atom
+    K divides the warp K tile more than once. Returns whether it changed anything.
     """
-    if mma.atom is None or mma.atom.data.threads < 32:
-        return False  # no atom, or the SIMT FMA atom: no warp-wide fragments to double-buffer
+    atom = mma_atom_of(mma)  # the op's, else the one tile-layout will choose
+    if atom.threads < 32:
+        return False  # the SIMT FMA atom: no warp-wide fragments to double-buffer
     a_t, b_t = mma.a.type, mma.b.type
     if a_t.fragment is not None or b_t.fragment is not None:
         return False
     ta, tb = mma.transpose_a is not None, mma.transpose_b is not None
     a_axis, b_axis = (0 if ta else 1), (1 if tb else 0)
     k = a_t.dims[a_axis]
-    ak = mma.atom.data.shape_mnk[2]
+    ak = atom.shape_mnk[2]
     if k <= ak or k % ak:
         return False
     la, lb = _shared_window(mma.a, mma), _shared_window(mma.b, mma)
-    if la is None or lb is None or la is lb:
+    loads = [x for x in (la, lb) if x is not None]
+    if not loads or la is lb or (la is None and not _sliceable(mma.a)) or \
+            (lb is None and not _sliceable(mma.b)):
         return False
     block = mma.parent_block()
-    first = min(block.get_operation_index(la), block.get_operation_index(lb))
+    first = min(block.get_operation_index(x) for x in loads)
     between = list(block.ops)[first + 1 : block.get_operation_index(mma)]
     if any(not (isinstance(o, LoadOp) or is_side_effect_free(o)) for o in between):
         return False
@@ -1382,11 +1395,17 @@ def split_k_steps(mma: MmaOp) -> bool:
 
     def load_step(s: int) -> tuple[SSAValue, SSAValue]:
         out = []
-        for load, t, axis, tag in ((la, a_t, a_axis, "a"), (lb, b_t, b_axis, "b")):
+        for v, load, t, axis, tag in ((mma.a, la, a_t, a_axis, "a"), (mma.b, lb, b_t, b_axis, "b")):
             dims = list(t.dims)
             dims[axis] = ak
-            new = LoadOp(load.source, indices(load, axis, s * ak), RegisterType(dims, t.element_type))
-            new.result.name_hint = f"{load.result.name_hint or 'r' + tag}{s}"
+            if load is not None:
+                new = LoadOp(load.source, indices(load, axis, s * ak), RegisterType(dims, t.element_type))
+                new.result.name_hint = f"{load.result.name_hint or 'r' + tag}{s}"
+            else:
+                offsets = [0, 0]
+                offsets[axis] = s * ak
+                new = SliceOp(v, offsets, RegisterType(dims, t.element_type))
+                new.result.name_hint = f"{v.name_hint or tag}{s}"
             ops.append(new)
             out.append(new.result)
         return out[0], out[1]
@@ -1398,14 +1417,14 @@ def split_k_steps(mma: MmaOp) -> bool:
         if s + 1 < steps:
             frags.append(load_step(s + 1))  # the next step's fragments, before this step's mma
         a, b = frags[s]
-        step = MmaOp(a, b, acc, transpose_a=ta, transpose_b=tb, atom=mma.atom.data)
+        step = MmaOp(a, b, acc, transpose_a=ta, transpose_b=tb, atom=None if mma.atom is None else atom)
         step.attributes.update(mma.attributes)
         step.result.name_hint = f"{mma.result.name_hint or 'd'}{s}" if s + 1 < steps else mma.result.name_hint
         ops.append(step)
         acc = step.result
     Rewriter.insert_op([*consts.new, *ops], InsertPoint.before(mma))
     mma.result.replace_all_uses_with(acc)
-    for o in (mma, la, lb):
+    for o in (mma, *loads):
         o.detach()
         o.erase()
     return True

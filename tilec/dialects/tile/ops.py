@@ -27,6 +27,7 @@ from typing import ClassVar
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     I64,
+    DenseArrayBase,
     Float64Type,
     FloatAttr,
     IntegerAttr,
@@ -38,6 +39,7 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerType,
     UnitAttr,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
@@ -1452,6 +1454,70 @@ class ConvertOp(IRDLOperation):
 
 
 @irdl_op_definition
+class SliceOp(IRDLOperation):
+    """``%s = tile.slice %r[0, 16] : !tile.rt<16x64xf16> -> !tile.rt<16x16xf16>``: the static window
+    of a register tile starting at ``offsets`` (ThunderKittens' subtile of an ``rt``).
+
+    No data moves when each lane's values of the window are among its values of the tile (the
+    window's fragment a part of the tile's: an mma operand's atoms of a wider operand, or two
+    accumulator atoms of an mma C tile read as the next mma's A): tile-distribute then picks those
+    registers. Otherwise tile-layout converts the tile first. ``tile-pipeline`` slices a register
+    operand this way to split an mma into its K steps.
+    """
+
+    name = "tile.slice"
+
+    source = operand_def(RegisterType)
+    offsets = prop_def(DenseArrayBase)
+    result = result_def(RegisterType)
+
+    traits = traits_def(Pure())
+
+    def __init__(self, source: SSAValue, offsets, result_type: Attribute):
+        super().__init__(operands=[source], properties={"offsets": DenseArrayBase.from_list(i64, list(offsets))},
+                         result_types=[result_type])
+
+    @classmethod
+    def parse(cls, parser):
+        unresolved = parser.parse_unresolved_operand()
+        offsets = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False, allow_negative=False))
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        source = parser.resolve_operand(unresolved, parser.parse_type())
+        parser.parse_punctuation("->")
+        op = cls(source, offsets, parser.parse_type())
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer):
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        printer.print_string(f"[{', '.join(map(str, self.offset_values))}]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @property
+    def offset_values(self) -> tuple[int, ...]:
+        return tuple(int(v) for v in self.offsets.iter_values())
+
+    def verify_(self) -> None:
+        src, res = self.source.type, self.result.type
+        offsets = self.offset_values
+        if len(offsets) != len(src.dims) or len(res.dims) != len(src.dims):
+            _fail(self, f"takes one offset per dimension of {src} and a result of its rank, got offsets "
+                        f"{list(offsets)} and {res}")
+        if src.element_type != res.element_type:
+            _fail(self, f"keeps the element type: {src.element_type} in, {res.element_type} out")
+        for axis, (o, d, n) in enumerate(zip(offsets, res.dims, src.dims)):
+            if o < 0 or o + d > n:
+                _fail(self, f"window {_dims_text(res.dims)} at {list(offsets)} leaves {src} along dimension {axis}")
+
+
+@irdl_op_definition
 class ConvertLayoutOp(IRDLOperation):
     """The same tile (or vector) in another fragment: ``%y = tile.convert_layout %x : T1 -> T2``.
 
@@ -1727,6 +1793,7 @@ TILE_OPS = [
     ReluOp,
     ConvertOp,
     ConvertLayoutOp,
+    SliceOp,
     RowSumOp,
     RowMaxOp,
     RowMinOp,

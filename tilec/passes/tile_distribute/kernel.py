@@ -85,7 +85,7 @@ from tilec.dialects.tile.types import (
 )
 from tilec.ir import fast
 from tilec.ir.parser import location_text
-from tilec.passes.fragments import Fragment, FragmentError, VectorFragment, tile_fragment
+from tilec.passes.fragments import Fragment, FragmentError, VectorFragment, tile_fragment, window_values
 from tilec.passes.tile_distribute.abi import AbiLowering
 from tilec.passes.tile_distribute.analysis import estimate_registers
 from tilec.passes.tile_distribute.bulk import MBAR_BYTES, BulkLowering, bulk_alignment
@@ -506,6 +506,8 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 self.reduce(op)
             case t.ConvertLayoutOp():
                 self.convert_layout(op, self._shared_address(op) if op in self._shared else None)
+            case t.SliceOp():
+                self._slice(op)
             case t.ConvertOp():
                 src = self.get(op.input)
                 dst = op.result.type.element_type
@@ -694,6 +696,24 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         )
 
     # ------------------------------------------------------------ compute
+
+    def _slice(self, op: t.SliceOp) -> None:
+        """The window's registers, chosen from the tile's (tile-layout made the window's fragment a part
+        of the tile's): whole pairs when both are packed and the pairs line up, else values."""
+        src = self.get(op.source)
+        fr = self.fragment(op.result)
+        offsets = op.offset_values
+        picked = window_values(src.frag, fr, (offsets[0], offsets[1]))
+        if picked is None:
+            raise RegallocError(f"the lanes do not hold the window ({fr.describe()}) among their values of "
+                                f"{value_name(op.source)} ({src.frag.describe()}): run tile-layout, which converts it")
+        if src.packing == fr.packing == 2 and all(picked[i] % 2 == 0 and picked[i + 1] == picked[i] + 1
+                                                  for i in range(0, len(picked), 2)):
+            self.vmap[op.result] = Regs(fr, src.element_type, [src.values[picked[i] // 2]
+                                                                for i in range(0, len(picked), 2)])
+            return
+        scalars = self.scalars(src)
+        self.set_scalars(op.result, [scalars[v] for v in picked])
 
     def _convert(self, x: SSAValue, dst: Attribute) -> SSAValue:
         src = x.type

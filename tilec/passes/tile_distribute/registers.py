@@ -2,7 +2,8 @@
 
 A fragment says which lane holds which values; the form says how a lane keeps
 them: 16-bit tiles that feed an mma as its A or B operand, or a wgmma as
-its A operand from registers, are packed two values per register (the
+its A operand from registers (or are sliced, ``tile.slice``, into such operands), are packed two
+values per register (the
 operand registers of ``mma.sync`` and ``wgmma``, what ``ldmatrix`` loads;
 ThunderKittens' ``rt_base``); every other value takes a register of its
 own. Values that must agree on their fragment (a loop's
@@ -34,6 +35,9 @@ class RegisterForms:
                 # a P tile carried across a loop to the next step's wgmma stays packed: no unpacking
                 # and repacking of every pair each step
                 self._packed.add(self.classes.find(op.a))
+        for op in fn.walk():  # a tile sliced into packed operands is packed too: a slice picks its pairs
+            if isinstance(op, t.SliceOp) and self.classes.find(op.result) in self._packed:
+                self._packed.add(self.classes.find(op.source))
 
     def packing(self, v: SSAValue) -> int:
         ty = v.type
