@@ -92,7 +92,7 @@ def test_split_fast_path_new_values_and_explicit_stream(torch):
     c = tilec.matmul(a2, b, stream=s)  # not split: the workspace would be freed on another stream
     s.synchronize()
     assert _error(c, a2.double() @ b.double()) < 1e-2
-    with pytest.raises(ValueError, match="split_k=2 runs on torch tensors and torch's current stream"):
+    with pytest.raises(ValueError, match="split_k=2 splits K, which runs on torch tensors and torch's current stream"):
         tilec.matmul(a2, b, stream=s, split_k=2)
     a.normal_()  # the unsplit call on the other stream left nothing behind for this key: still split, right
     c = tilec.matmul(a, b)

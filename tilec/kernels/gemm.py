@@ -224,7 +224,10 @@ def matmul_kernel(a: Any, b: Any, *, out: Any = None, bias: Any = None, activati
     the batched matmul of K's slices (the second is :func:`compile_reduce` of
     ``plan_matmul(...).reduce_spec(out)``).
     """
+    given_split = f"config={config.describe()!r}" if isinstance(config, SplitConfig) else f"split_k={split_k}"
     config, split_k = _unsplit(config, split_k)
+    if tuned and stream is not None:
+        key = None  # tuned without splits (a split runs on torch's stream): not the entry of the stream-less call
     plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
                        trans_b=trans_b, allow_tf32=allow_tf32, config=config, arch=arch, scale_a=scale_a,
                        scale_b=scale_b, split_k=split_k)
@@ -301,7 +304,10 @@ def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, a
     if tuned and split_k not in (None, 1):
         raise ValueError(f"{_where('split_k')}={split_k} with autotune=True: the autotuner chooses the slices "
                          "too; pass split_k=None (or 1: no split)")
+    given_split = f"config={config.describe()!r}" if isinstance(config, SplitConfig) else f"split_k={split_k}"
     config, split_k = _unsplit(config, split_k)
+    if tuned and stream is not None:
+        key = None  # tuned without splits (a split runs on torch's stream): not the entry of the stream-less call
     plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
                        trans_b=trans_b, allow_tf32=allow_tf32, config=config, scale_a=scale_a, scale_b=scale_b,
                        split_k=1 if tuned else split_k)
@@ -328,9 +334,9 @@ def _matmul_checked(key: tuple | None, a: Any, b: Any, *, out: Any, bias: Any, a
         torch_only = all(op.info.source == "torch" for op in plan.operands)
         if stream is not None or not torch_only:
             if split_k is not None:
-                raise ValueError(f"{_where('split_k')}={split_k} runs on torch tensors and torch's current stream "
-                                 "(its workspace is freed there); pass torch tensors and stream=None, or "
-                                 "split_k=None to leave this call unsplit")
+                raise ValueError(f"tilec.matmul: {given_split} splits K, which runs on torch tensors and torch's "
+                                 "current stream (its workspace is freed there); pass torch tensors and "
+                                 "stream=None, or leave the split out")
             plan = dataclasses.replace(plan, split_k=1)
             key = None  # this call's plan is not the one later calls of the same key (on torch's stream) get
         else:

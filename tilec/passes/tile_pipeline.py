@@ -747,8 +747,8 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
     # loop run once (a loop inside another re-initialises its barriers, which the cluster would
     # have to meet around each time).
     cluster = found[1].cluster_size if found is not None else 1
-    multicast = [release and not in_loop(loop) and _multicast(c, boxes[i], cluster) for i, c in enumerate(plan.copies)] \
-        if bulk else []
+    alike = release and cluster > 1 and not in_loop(loop) and runs_alike(loop)
+    multicast = [alike and _multicast(c, boxes[i], cluster) for i, c in enumerate(plan.copies)] if bulk else []
     if bulk:
         # A loop inside another (a persistent kernel's K loop, run once per output tile) starts its
         # ring afresh each time: its barriers are initialised right before it, after the previous
@@ -953,10 +953,10 @@ def _copied_bytes(plan: _Plan) -> int:
 
 def _producer_loop(plan: _Plan, producer: _Producer, allocs: dict[AllocOp, SSAValue], full: SSAValue,
                    empty: SSAValue, wph0: SSAValue, ws0: SSAValue, consts: _Consts, n: int,
-                   cluster: int = 1, boxes: list[BulkBox] | None = None) -> scf.ForOp:
+                   multicast: list[bool] | None = None) -> scf.ForOp:
     """The producer's loop over ``plan``'s K tiles: wait until every consumer warp released the write
     stage (``empty``; one thread), announce the tile's bytes on ``full`` and issue its bulk copies
-    (in a cluster of ``cluster`` blocks, those of one window for every block multicast)."""
+    (``multicast``: per copy, whether the cluster's blocks multicast it)."""
     loop = plan.loop
     lb, ub, step = (producer.value(v, loop) for v in (loop.lb, loop.ub, loop.step))
     body = Block(arg_types=[IndexType(), IndexType(), IndexType()])
@@ -964,8 +964,7 @@ def _producer_loop(plan: _Plan, producer: _Producer, allocs: dict[AllocOp, SSAVa
     k.name_hint, wph.name_hint, ws.name_hint = "k", "wph", "ws"
     ops: list[Operation] = [MbarWaitOp(empty, ws, wph, issuer=True), MbarExpectOp(full, ws, _copied_bytes(plan))]
     iv = loop.body.block.args[0]
-    box_of = dict(zip(plan.allocs, boxes or []))
-    for copy, slice_ops in zip(plan.copies, plan.slices):
+    for i, (copy, slice_ops) in enumerate(zip(plan.copies, plan.slices)):
         mapping: dict[SSAValue, SSAValue] = {iv: k}
         for o in slice_ops:  # index math of the copy inside the loop, on the producer's k
             for operand in o.operands:
@@ -980,7 +979,7 @@ def _producer_loop(plan: _Plan, producer: _Producer, allocs: dict[AllocOp, SSAVa
         view = StageOp(allocs[copy.dest.owner], ws)
         view.result.name_hint = f"{copy.dest.name_hint or 'buf'}_w"
         ops += [view, BulkCopyOp(mapping[copy.source], [mapping[i] for i in copy.source_indices], view.result,
-                                 full, ws, multicast=_multicast(copy, box_of.get(copy.dest.owner), cluster))]
+                                 full, ws, multicast=bool(multicast and multicast[i]))]
     ws_next, wph_next = _advance(ws, wph, n, consts, ops, "ws", "wph")
     ops.append(scf.YieldOp(wph_next, ws_next))
     body.add_ops(ops)
@@ -1016,10 +1015,30 @@ def cluster_uniform(v: SSAValue, seen: dict[SSAValue, bool] | None = None) -> bo
     return result
 
 
+def runs_alike(loop: scf.ForOp) -> bool:
+    """Whether every block of a cluster runs ``loop`` the same number of times: its bounds, and those
+    of every loop around it, are cluster-uniform, and every branch around it takes a cluster-uniform
+    condition (a block that skipped the loop, or ran it fewer times, would never issue its share of a
+    multicast, nor release the stages the others wait on)."""
+    op: Operation | None = loop
+    while op is not None and not isinstance(op, func.FuncOp):
+        if isinstance(op, scf.ForOp):
+            if not all(cluster_uniform(v) for v in (op.lb, op.ub, op.step)):
+                return False
+        elif isinstance(op, scf.IfOp):
+            if not cluster_uniform(op.cond):
+                return False
+        elif op is not loop:
+            return False  # a while loop, a role region: not proven
+        op = op.parent_op()
+    return op is not None
+
+
 def _multicast(copy: CopyOp, box: BulkBox | None, cluster: int) -> bool:
     """Whether the blocks of a cluster multicast ``copy`` (a K loop's copy, before it is pipelined, in
     boxes ``box``): its window is the same in every block, and each box's rows divide into the blocks'
-    shares of whole swizzle periods (what ``tile.bulk_copy ... multicast`` issues)."""
+    shares of whole swizzle periods (what ``tile.bulk_copy ... multicast`` issues). The caller checks
+    that every block runs the loop alike (:func:`runs_alike`)."""
     if cluster <= 1 or box is None or box.rows % cluster:
         return False
     if (box.rows // cluster) * box.inner * box.elem_bytes % box.alignment():
@@ -1249,7 +1268,14 @@ def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan]
         buffer.result.name_hint = alloc.result.name_hint
         head.append(buffer)
         allocs[alloc] = buffer.result
-    cluster = launch.cluster_size  # its blocks multicast shared tiles: each releases a stage to all
+    # In a cluster whose blocks all run every K loop (and the tile loop) alike, copies of one window for
+    # all are multicast; then each block releases a stage to all (one ring for all the loops). Otherwise
+    # the blocks stay independent.
+    cluster = launch.cluster_size
+    _, tile_loop = tile_loop_of(kernel, plans)
+    alike = cluster > 1 and all(runs_alike(p.loop) for p in plans) and (tile_loop is None or runs_alike(tile_loop))
+    multicasts = [[alike and _multicast(c, box, cluster) for c, box in zip(p.copies, b or [])] for p, b in zip(plans, boxes)]
+    cluster = cluster if any(any(m) for m in multicasts) else 1
     full, empty = MbarInitOp(n), MbarInitOp(n, MBAR_CLUSTER_WARPS if cluster > 1 else MBAR_WARPS)
     full.result.name_hint, empty.result.name_hint = "full", "empty"
     head += [full, empty]
@@ -1267,9 +1293,8 @@ def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan]
         producer.enter(tiles, tile_body.args[0])
         wph0, ws0 = wph, ws
         wph, ws = tile_body.args[1:]
-    for plan, plan_boxes in zip(plans, boxes):
-        ploop = _producer_loop(plan, producer, allocs, full.result, empty.result, wph, ws, consts, n, cluster,
-                               plan_boxes)
+    for plan, flags in zip(plans, multicasts):
+        ploop = _producer_loop(plan, producer, allocs, full.result, empty.result, wph, ws, consts, n, flags)
         producer.emit(ploop)
         wph, ws = ploop.results
     if tiles is not None:

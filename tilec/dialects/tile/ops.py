@@ -1461,8 +1461,10 @@ class SliceOp(IRDLOperation):
     No data moves when each lane's values of the window are among its values of the tile (the
     window's fragment a part of the tile's: an mma operand's atoms of a wider operand, or two
     accumulator atoms of an mma C tile read as the next mma's A): tile-distribute then picks those
-    registers. Otherwise tile-layout converts the tile first. ``tile-pipeline`` slices a register
-    operand this way to split an mma into its K steps.
+    registers. A window that is an mma operand whose lanes do not hold it is reached by converting the
+    tile to that operand's fragment first (tile-layout); other windows must be held so already (a
+    diagnostic says when not). ``tile-pipeline`` slices a register operand this way to split an mma
+    into its K steps.
     """
 
     name = "tile.slice"
