@@ -224,10 +224,7 @@ def matmul_kernel(a: Any, b: Any, *, out: Any = None, bias: Any = None, activati
     the batched matmul of K's slices (the second is :func:`compile_reduce` of
     ``plan_matmul(...).reduce_spec(out)``).
     """
-    given_split = f"config={config.describe()!r}" if isinstance(config, SplitConfig) else f"split_k={split_k}"
     config, split_k = _unsplit(config, split_k)
-    if tuned and stream is not None:
-        key = None  # tuned without splits (a split runs on torch's stream): not the entry of the stream-less call
     plan = plan_matmul(a, b, out=out, bias=bias, activation=activation, out_dtype=out_dtype, trans_a=trans_a,
                        trans_b=trans_b, allow_tf32=allow_tf32, config=config, arch=arch, scale_a=scale_a,
                        scale_b=scale_b, split_k=split_k)
