@@ -999,6 +999,34 @@ def test_num_blocks_is_the_launch_grid(after):
     assert "%nctaid.x" in ptx and "%nctaid.y" in ptx
 
 
+@tl.kernel(num_warps=1, cluster=2)
+def shifted_by_the_cluster(x, o):
+    """Each block adds its cluster, its rank in it and the number of clusters to its 32 values, after
+    meeting the other block of its cluster."""
+    i = tl.block_id(0)
+    v = tl.load(x, (i * 32,), shape=(32,))
+    tl.cluster_barrier()
+    tl.store(o, (i * 32,), v + (tl.cluster_id(0) * 100 + tl.block_rank() * 10 + tl.num_clusters(0)).to(tl.float32))
+
+
+@pytest.mark.parametrize("after", [None, "tile-distribute"])
+def test_cluster_ids_in_the_language(after):
+    """``cluster=2``: blocks 0-1 are cluster 0 (ranks 0, 1), blocks 2-3 cluster 1; both interpreters run
+    a cluster's blocks together (the cluster barrier); the PTX asks for the cluster. A grid that is not
+    whole clusters is refused, as is a cluster past 8 blocks."""
+    x = rand(128)
+    o = np.full_like(x, np.nan)
+    shifted_by_the_cluster.interpret(x, o, grid=(4,), after=after)
+    want = np.repeat([2.0, 12.0, 102.0, 112.0], 32).astype(np.float32)
+    assert np.array_equal(o, x + want)
+    ptx = shifted_by_the_cluster.compile(x, o, arch="sm_90a").asm["ptx"]
+    assert ".reqnctapercluster 2, 1, 1" in ptx and "%cluster_ctarank" in ptx and "barrier.cluster.wait" in ptx
+    with pytest.raises(Exception, match="is not whole thread-block clusters of \\[2, 1, 1\\]"):
+        shifted_by_the_cluster.interpret(x, o, grid=(3,), after=after)
+    with pytest.raises(ValueError, match=r"cluster \[4, 4, 1\] has more than 8 blocks"):
+        tl.kernel(shifted_by_the_cluster.fn, cluster=(4, 4))
+
+
 def test_the_producer_needs_bulk_copies():
     module, _ = _matmul_wgmma(True)
     with pytest.raises(ValueError, match="producer=True feeds the K loops' bulk copies: give bulk=True too"):

@@ -26,7 +26,7 @@ from xdsl.ir import Block, Region
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from tilec.dialects.abi import ALIGNED_ROWS_ATTR, LAUNCH_ATTR
-from tilec.dialects.tile.attributes import DYNAMIC, LaunchAttr
+from tilec.dialects.tile.attributes import DYNAMIC, MAX_CLUSTER_BLOCKS, LaunchAttr
 from tilec.dialects.tile.ops import AllocOp
 from tilec.dialects.tile.types import GlobalType
 from tilec.ir.parser import location_text
@@ -76,12 +76,28 @@ def _is_constexpr(annotation: Any) -> bool:
     return isinstance(annotation, str) and annotation.replace(" ", "").split(".")[-1] == "constexpr"
 
 
+def _cluster_dims(cluster: Any, name: str) -> tuple[int, int, int]:
+    """``cluster=`` of a kernel: blocks a thread-block cluster along x (an int) or (x, y, z), at most
+    :data:`~tilec.dialects.tile.attributes.MAX_CLUSTER_BLOCKS` in all."""
+    dims = (cluster,) if isinstance(cluster, int) and not isinstance(cluster, bool) else tuple(cluster) \
+        if isinstance(cluster, (tuple, list)) else None
+    if dims is None or not 1 <= len(dims) <= 3 or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1
+                                                        for d in dims):
+        raise ValueError(f"{name}: cluster must be a positive int or 1 to 3 of them (blocks a cluster along x, y, z), "
+                         f"got {cluster!r}")
+    dims = (*dims, *(1,) * (3 - len(dims)))
+    if dims[0] * dims[1] * dims[2] > MAX_CLUSTER_BLOCKS:
+        raise ValueError(f"{name}: cluster {list(dims)} has more than {MAX_CLUSTER_BLOCKS} blocks (the portable limit)")
+    return dims
+
+
 class Kernel:
     """A ``@tl.kernel`` function; see the module docstring."""
 
     def __init__(self, fn: Callable[..., Any], *, num_warps: int = 4, num_stages: int | None = None,
-                 bulk: bool = False, producer: bool = False, bulk_store: bool = False):
+                 bulk: bool = False, producer: bool = False, bulk_store: bool = False, cluster: Any = 1):
         _check_warps(num_warps)
+        self.cluster = _cluster_dims(cluster, fn.__name__)
         if producer and not bulk:
             raise ValueError(f"{fn.__name__}: producer=True feeds the K loops' bulk copies: give bulk=True too")
         if bulk_store and not bulk:
@@ -201,7 +217,7 @@ class Kernel:
         fn = func.FuncOp(kernel_name, (arg_types, []), Region(entry), arg_attrs=arg_attrs)
         remove_dead_ops(fn.body)
         smem = sum(op.result.type.size_bytes for op in fn.walk() if isinstance(op, AllocOp))
-        fn.attributes[LAUNCH_ATTR] = LaunchAttr([DYNAMIC] * 3, [32 * spec.num_warps, 1, 1], smem)
+        fn.attributes[LAUNCH_ATTR] = LaunchAttr([DYNAMIC] * 3, [32 * spec.num_warps, 1, 1], smem, self.cluster)
         module = ModuleOp([fn])
         try:
             module.verify()
@@ -463,15 +479,19 @@ def _at_python_line(message: str, kernel_name: str) -> str:
 
 
 def kernel(fn: Callable[..., Any] | None = None, *, num_warps: int = 4, num_stages: int | None = None,
-           bulk: bool = False, producer: bool = False, bulk_store: bool = False) -> Any:
+           bulk: bool = False, producer: bool = False, bulk_store: bool = False, cluster: Any = 1) -> Any:
     """``@tl.kernel`` or ``@tl.kernel(num_warps=8, num_stages=4)`` on a Python function: a :class:`Kernel`
     (the options are the compile defaults; ``compile``/``kernel[grid]`` take them per call too).
     ``producer=True`` (with ``bulk=True``): one more warpgroup, after the ``num_warps`` warps, issues
     the ``tl.range`` loops' bulk copies ahead of them (warp specialisation, ``setmaxnreg``).
     ``bulk_store=True`` (with ``bulk=True``): each warp's ``tl.store`` of its own register tile to a
     view with 16-byte aligned rows goes through shared memory and a bulk tensor store
-    (``tile-bulk-store``)."""
-    options = dict(num_warps=num_warps, num_stages=num_stages, bulk=bulk, producer=producer, bulk_store=bulk_store)
+    (``tile-bulk-store``). ``cluster=2`` (or ``(x, y, z)``, sm_90): the grid runs in thread-block
+    clusters of that many consecutive blocks (``tl.cluster_id``, ``tl.block_rank``,
+    ``tl.cluster_barrier``); with ``bulk=True``, a ``tl.range`` loop's copies of a window that is the
+    same in every block of the cluster are multicast (each block loads its share for all)."""
+    options = dict(num_warps=num_warps, num_stages=num_stages, bulk=bulk, producer=producer, bulk_store=bulk_store,
+                   cluster=cluster)
     if fn is None:
         return lambda f: Kernel(f, **options)
     return Kernel(fn, **options)

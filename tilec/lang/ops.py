@@ -59,6 +59,29 @@ def num_blocks(axis: int = 0) -> Scalar:
 num_programs = num_blocks
 
 
+def cluster_id(axis: int = 0) -> Scalar:
+    """This block's thread-block cluster along axis 0, 1 or 2 (a kernel with ``cluster=``): the same in
+    every block of a cluster, so a window computed from it is one every block shares (multicast)."""
+    _check_axis(axis)
+    return Scalar(current().value(t.ClusterIdOp(axis), f"cluster{'xyz'[axis]}"))
+
+
+def num_clusters(axis: int = 0) -> Scalar:
+    """The launch's number of clusters along axis 0, 1 or 2."""
+    _check_axis(axis)
+    return Scalar(current().value(t.ClusterCountOp(axis), f"clusters{'xyz'[axis]}"))
+
+
+def block_rank() -> Scalar:
+    """This block's rank in its cluster (0 .. blocks a cluster - 1, x fastest; 0 without clusters)."""
+    return Scalar(current().value(t.BlockRankOp(), "rank"))
+
+
+def cluster_barrier() -> None:
+    """Every thread of every block of the cluster waits here."""
+    current().emit(t.ClusterBarrierOp())
+
+
 def thread_id(axis: int = 0) -> Scalar:
     """This thread's index in the block along ``axis`` (for experts: tiles are the block's)."""
     _check_axis(axis)
