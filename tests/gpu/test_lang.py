@@ -203,3 +203,32 @@ def test_consumer_warpgroups_take_turns_beside_a_producer():
     c = torch.full((128, 64), float("nan"), device="cuda").half()
     tests.matmul_in_turns[(1,)](a, b, c, BM=128, BN=64, BK=32, arch="sm_90a")
     assert rel_err(c, a.double() @ b.double()) < 2e-3
+
+
+@gpu
+def test_a_cluster_kernel_on_the_gpu():
+    """``@tl.kernel(cluster=2)`` (sm_90): the launch runs whole clusters (the cubin's
+    ``.reqnctapercluster``); cluster ids, ranks and counts are the interpreter's; a grid that is not
+    whole clusters is refused before the launch."""
+    import tilec.lang as tl
+    from tilec.runtime.errors import LaunchConfigError
+
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread-block clusters need sm_90")
+
+    @tl.kernel(num_warps=1, cluster=2)
+    def shifted(x, o):
+        i = tl.block_id(0)
+        v = tl.load(x, (i * 32,), shape=(32,))
+        tl.cluster_barrier()
+        tl.store(o, (i * 32,), v + (tl.cluster_id(0) * 100 + tl.block_rank() * 10 + tl.num_clusters(0)).to(tl.float32))
+
+    x = torch.randn(256, device="cuda")
+    o = torch.full_like(x, float("nan"))
+    shifted[(8,)](x, o)
+    torch.cuda.synchronize()
+    want = torch.tensor([100 * (b // 2) + 10 * (b % 2) + 4 for b in range(8)], device="cuda",
+                        dtype=torch.float32).repeat_interleave(32)
+    assert torch.equal(o, x + want)
+    with pytest.raises(LaunchConfigError, match="must be whole clusters"):
+        shifted[(7,)](x, o)
