@@ -24,7 +24,7 @@ TOLERANCE = {"bfloat16": 1e-2, "float16": 2e-3, "float32": 1e-3}
 
 @pytest.fixture(scope="module")
 def torch():
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="the GPU tests make their inputs with torch, which is not installed")
     if torch.cuda.get_device_capability() < (9, 0):
         pytest.skip(f"FP8 matmul needs sm_90 (wgmma); this GPU is sm_{''.join(map(str, torch.cuda.get_device_capability()))}")
     return torch

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(not has_device(), reason=f"no CUDA device: {no_d
 
 @pytest.fixture(scope="module")
 def torch():
-    return pytest.importorskip("torch")
+    return pytest.importorskip("torch", reason="the GPU tests make their inputs with torch, which is not installed")
 
 
 def _operand(torch, rows, cols, how, dtype):

@@ -84,6 +84,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from tilec.dialects.tile.attributes import MAX_CLUSTER_BLOCKS
 from tilec.kernels.splitk import MAX_SPLIT
 from tilec.passes.tile_to_ptx import TileToPTX
 from tilec.runtime import dtypes as _dtypes
@@ -135,8 +136,8 @@ class MatmulConfig(TileToPTX):
         for option in ("producer", "bulk_store"):
             if getattr(self, option) and not self.bulk:
                 raise ValueError(f"MatmulConfig: {option}=True works on bulk tensor copies (sm_90): it needs bulk=True")
-        if type(self.cluster) is not int or not 1 <= self.cluster <= 8:
-            raise ValueError(f"MatmulConfig: cluster must be 1 .. 8 blocks, got {self.cluster!r}")
+        if type(self.cluster) is not int or not 1 <= self.cluster <= MAX_CLUSTER_BLOCKS:
+            raise ValueError(f"MatmulConfig: cluster must be 1 .. {MAX_CLUSTER_BLOCKS} blocks, got {self.cluster!r}")
         if self.cluster > 1 and not (self.bulk and self.release):
             raise ValueError("MatmulConfig: cluster > 1 multicasts bulk copies into stages released on empty "
                              "barriers (sm_90): it needs bulk=True and release=True")

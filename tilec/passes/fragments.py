@@ -213,7 +213,8 @@ class Fragment:
 def window_values(tile: Fragment, window: Fragment, offsets: tuple[int, int]) -> list[int] | None:
     """For each value of ``window`` (the fragment of a window of ``tile`` at ``offsets``), the value of
     ``tile`` every lane holds that element in; None unless every lane holds all its window elements
-    among its tile values, at the same value indices (then a slice is a choice of registers)."""
+    among its tile values, at the same value indices (then a slice is a choice of registers): the
+    windowed counterpart of ``tile_distribute.convert.lane_permutation``."""
     if tile.tv.num_threads != window.tv.num_threads:
         return None
     r0, c0 = offsets

@@ -269,15 +269,9 @@ from tilec.dialects.tile.ops import (
     AsyncCopyOp,
     AsyncWaitOp,
     BarrierOp,
-    BlockIdOp,
-    BlockRankOp,
     BulkCopyOp,
     ClusterBarrierOp,
-    ClusterCountOp,
-    ClusterIdOp,
     CopyOp,
-    GridDimOp,
-    LaneIdOp,
     LoadOp,
     MbarArriveOp,
     MbarExpectOp,
@@ -287,7 +281,6 @@ from tilec.dialects.tile.ops import (
     SetMaxNRegOp,
     SliceOp,
     StageOp,
-    ThreadIdOp,
     WarpIdOp,
     WgmmaOp,
     WgmmaWaitOp,
@@ -298,6 +291,7 @@ from tilec.layout import ComposedLayout, Layout, Swizzle
 from tilec.layout.bulk import MBARRIER_BYTES, BulkBox, box_layout, choose_box
 from tilec.ir.walk import in_loop
 from tilec.passes.tile_layout import mma_atom_of
+from tilec.passes.uniformity import cluster_varying
 from tilec.passes.alignment import aligned_rows_of, element_rows, root_view
 
 MAX_STAGES = 9
@@ -747,8 +741,9 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
     # loop run once (a loop inside another re-initialises its barriers, which the cluster would
     # have to meet around each time).
     cluster = found[1].cluster_size if found is not None else 1
-    alike = release and cluster > 1 and not in_loop(loop) and runs_alike(loop)
-    multicast = [alike and _multicast(c, boxes[i], cluster) for i, c in enumerate(plan.copies)] if bulk else []
+    may = bulk and release and cluster > 1 and not in_loop(loop)
+    varying = cluster_varying(found[0]) if may else set()
+    multicast = [may and _multicast(c, boxes[i], cluster, varying) for i, c in enumerate(plan.copies)]
     if bulk:
         # A loop inside another (a persistent kernel's K loop, run once per output tile) starts its
         # ring afresh each time: its barriers are initialised right before it, after the previous
@@ -986,64 +981,19 @@ def _producer_loop(plan: _Plan, producer: _Producer, allocs: dict[AllocOp, SSAVa
     return scf.ForOp(lb, ub, step, [wph0, ws0], Region(body))
 
 
-def cluster_uniform(v: SSAValue, seen: dict[SSAValue, bool] | None = None) -> bool:
-    """Whether ``v`` is the same in every block of a thread-block cluster: computed without side
-    effects from constants, kernel arguments, cluster ids and counts, grid sizes, extents of such
-    views, and induction variables of loops whose bounds are such values (conservative: False when
-    unsure, e.g. for loop-carried values)."""
-    seen = {} if seen is None else seen
-    if v in seen:
-        return seen[v]
-    seen[v] = False  # a cycle (through a loop) is not proven uniform
-    owner = v.owner
-    if isinstance(owner, Block):
-        parent = owner.parent_op()
-        if isinstance(parent, func.FuncOp):
-            result = True
-        elif isinstance(parent, scf.ForOp) and v is owner.args[0]:
-            result = all(cluster_uniform(x, seen) for x in (parent.lb, parent.ub, parent.step))
-        else:
-            result = False
-    elif isinstance(owner, ClusterIdOp | ClusterCountOp | GridDimOp | arith.ConstantOp):
-        result = True
-    elif isinstance(owner, BlockIdOp | BlockRankOp | WarpIdOp | ThreadIdOp | LaneIdOp):
-        result = False
-    else:
-        pure = is_side_effect_free(owner) or owner.name.startswith("arith.")  # xDSL's divisions carry no trait
-        result = not owner.regions and pure and all(cluster_uniform(x, seen) for x in owner.operands)
-    seen[v] = result
-    return result
-
-
-def runs_alike(loop: scf.ForOp) -> bool:
-    """Whether every block of a cluster runs ``loop`` the same number of times: its bounds, and those
-    of every loop around it, are cluster-uniform, and every branch around it takes a cluster-uniform
-    condition (a block that skipped the loop, or ran it fewer times, would never issue its share of a
-    multicast, nor release the stages the others wait on)."""
-    op: Operation | None = loop
-    while op is not None and not isinstance(op, func.FuncOp):
-        if isinstance(op, scf.ForOp):
-            if not all(cluster_uniform(v) for v in (op.lb, op.ub, op.step)):
-                return False
-        elif isinstance(op, scf.IfOp):
-            if not cluster_uniform(op.cond):
-                return False
-        elif op is not loop:
-            return False  # a while loop, a role region: not proven
-        op = op.parent_op()
-    return op is not None
-
-
-def _multicast(copy: CopyOp, box: BulkBox | None, cluster: int) -> bool:
+def _multicast(copy: CopyOp, box: BulkBox | None, cluster: int, varying: set[SSAValue]) -> bool:
     """Whether the blocks of a cluster multicast ``copy`` (a K loop's copy, before it is pipelined, in
-    boxes ``box``): its window is the same in every block, and each box's rows divide into the blocks'
-    shares of whole swizzle periods (what ``tile.bulk_copy ... multicast`` issues). The caller checks
-    that every block runs the loop alike (:func:`runs_alike`)."""
+    boxes ``box``): every block runs its loop alike and copies the same window (nothing of it in
+    ``varying``, :func:`~tilec.passes.uniformity.cluster_varying`: a block that skipped the loop, or ran
+    it fewer times, would never issue its share, nor release the stages the others wait on), and each
+    box's rows divide into the blocks' shares of whole swizzle periods (what ``tile.bulk_copy ...
+    multicast`` issues)."""
     if cluster <= 1 or box is None or box.rows % cluster:
         return False
     if (box.rows // cluster) * box.inner * box.elem_bytes % box.alignment():
         return False
-    return cluster_uniform(copy.source) and all(cluster_uniform(i) for i in copy.source_indices)
+    loop = copy.parent_op()  # a K loop's copies are in its body
+    return not any(v in varying for v in (copy.source, *copy.source_indices, loop.body.block.args[0]))
 
 
 def _consumer_loop(plan: _Plan, allocs: dict[AllocOp, SSAValue], full: SSAValue, empty: SSAValue,
@@ -1272,9 +1222,10 @@ def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan]
     # all are multicast; then each block releases a stage to all (one ring for all the loops). Otherwise
     # the blocks stay independent.
     cluster = launch.cluster_size
-    _, tile_loop = tile_loop_of(kernel, plans)
-    alike = cluster > 1 and all(runs_alike(p.loop) for p in plans) and (tile_loop is None or runs_alike(tile_loop))
-    multicasts = [[alike and _multicast(c, box, cluster) for c, box in zip(p.copies, b or [])] for p, b in zip(plans, boxes)]
+    varying = cluster_varying(kernel) if cluster > 1 else set()
+    alike = cluster > 1 and not any(p.loop.body.block.args[0] in varying for p in plans)  # every block runs all
+    multicasts = [[alike and _multicast(c, box, cluster, varying) for c, box in zip(p.copies, b or [])]
+                  for p, b in zip(plans, boxes)]
     cluster = cluster if any(any(m) for m in multicasts) else 1
     full, empty = MbarInitOp(n), MbarInitOp(n, MBAR_CLUSTER_WARPS if cluster > 1 else MBAR_WARPS)
     full.result.name_hint, empty.result.name_hint = "full", "empty"

@@ -1,4 +1,4 @@
-"""Which values of a kernel may differ between the warps of a block.
+"""Which values of a kernel may differ between the warps of a block (or the blocks of a cluster).
 
 A value computed only from kernel arguments, block ids, constants and memory read at such
 addresses is the same in every warp: a register tile of such values is one tile of the block,
@@ -80,10 +80,18 @@ def warp_varying(fn: func.FuncOp, sources: tuple[type[Operation], ...] = _SOURCE
     return varying
 
 
+def cluster_varying(fn: func.FuncOp) -> set[SSAValue]:
+    """Every value of ``fn`` that may differ between the blocks of a thread-block cluster (from
+    ``tile.block_id`` or ``tile.block_rank``, or between warps): what is not in it, every block of the
+    cluster computes alike (``tile.cluster_id`` and ``tile.cluster_count`` are such sources of
+    nothing), and a loop whose induction variable is not in it runs alike in every block."""
+    return warp_varying(fn, (t.BlockIdOp, t.BlockRankOp, *_SOURCES))
+
+
 def lane_varying(fn: func.FuncOp) -> set[SSAValue]:
     """Every value of ``fn`` that may differ between the lanes of a warp (from ``tile.lane_id`` or
     ``tile.thread_id``): a branch on one runs in only some lanes."""
     return warp_varying(fn, (t.LaneIdOp, t.ThreadIdOp))
 
 
-__all__ = ["lane_varying", "warp_varying"]
+__all__ = ["cluster_varying", "lane_varying", "warp_varying"]
