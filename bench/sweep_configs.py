@@ -15,8 +15,8 @@ flag) multiplies with the warpgroup MMA; its warps are ``BM/16 x 1`` (write
 adds a producer warpgroup that issues the copies (warp specialisation). ``+persistent`` launches
 one block an SM, each looping over C's tiles (``tile-tiling{persistent}``). ``+tmastore`` (with
 ``+bulk``) stores C through shared memory and bulk tensor stores (``tile-bulk-store``). ``+gN``
-groups N block rows along M for L2 reuse (default 8). ``+cN`` (with ``+persistent`` and ``+producer``)
-runs thread-block clusters of N blocks along M that multicast B's tiles (sm_90).
+groups N block rows along M for L2 reuse (default 8). ``+cN`` (with ``+bulk``) runs thread-block
+clusters of N blocks along M that multicast B's tiles (sm_90); ``+c1xN`` clusters along N, multicasting A's.
 
 Each configuration is compiled through tilec's pipeline, checked once against
 a float64 reference (NaN-poisoned output first), then timed: the median of
@@ -50,7 +50,8 @@ def parse_config(text: str):
     base, *flags = text.split("+")
     block, warps, stages = base.split("/")
     group = next((int(f[1:]) for f in flags if f[:1] == "g" and f[1:].isdigit()), 8)
-    cluster = next((int(f[1:]) for f in flags if f[:1] == "c" and f[1:].isdigit()), 1)
+    cluster = next((tuple(int(c) for c in f[1:].split("x")) for f in flags
+                    if f[:1] == "c" and f[1:].replace("x", "").isdigit()), (1,))
     return MatmulConfig(block=tuple(int(v) for v in block.split("x")),
                         warps=None if warps == "-" else tuple(int(v) for v in warps.split("x")),
                         stages=int(stages), group=group,

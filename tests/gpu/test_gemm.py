@@ -14,7 +14,8 @@ output poisoned with NaN first, so an unwritten element fails):
 - 4096^3 for f16 and bf16 (the large 128x128x32 configuration), row/row;
 - the large configurations forced on the ragged 1000^3 (``config=``), and
   the sm_90 bulk-copy (TMA) configuration with every transpose of A and B, the persistent
-  warpgroup-MMA kernels with thread-block clusters of 2 and 4 (B's tiles multicast);
+  warpgroup-MMA kernels with thread-block clusters of 2 and 4 along M (B's tiles multicast) and
+  of 2 along N (A's);
 - rows of every alignment: 16 bytes (1000^3), 8 and 4 (130x132x1002), 2
   (17x33x65): ``tilec.matmul`` compiles a kernel per alignment of each
   operand's rows;
@@ -133,6 +134,11 @@ CASES += [
     Case("bf16", (333, 1000, 1000), "row", "col", config=("mma", "wgmma-cluster-2")),
     Case("f16", (129, 300, 64), config=("mma", "wgmma-cluster-2")),
     Case("f16", (1000, 1032, 1000), "row", "col", out_dtype="float32", config=("mma", "wgmma-cluster-4")),
+    # clusters along N multicasting A's tiles: a ragged last cluster column (N = 1000: 8 columns of 128,
+    # the last one partly real; 300: 3 of 128 in 2 clusters), B given N x K, a block a tile
+    Case("f16", (1000, 1000, 520), bias="float32", relu=True, config=("mma", "wgmma-cluster-1x2")),
+    Case("bf16", (333, 300, 1000), "row", "col", config=("mma", "wgmma-cluster-1x2")),
+    Case("f16", (200, 1000, 1000), config=("mma", "wgmma-cluster-1x2-tile")),
     # B given N x K (x @ w.T): the wgmma kernels read it K-major; the heuristic's pick at 4096^3
     *(Case(dt, (1000, 1032, 1000), "row", "col", bias="float32", relu=True, config=("mma", "wgmma-persistent-tma-store"))
       for dt in ("f16", "bf16")),
@@ -161,6 +167,10 @@ FORCED = {
     ("mma", "wgmma-persistent-tma-store"): replace(WGMMA_CONFIG, producer=True, persistent=True, bulk_store=True),
     ("mma", "wgmma-cluster-2"): replace(WGMMA_CONFIG, producer=True, persistent=True, bulk_store=True, cluster=2),
     ("mma", "wgmma-cluster-4"): replace(WGMMA_CONFIG, producer=True, persistent=True, cluster=4),
+    ("mma", "wgmma-cluster-1x2"): replace(WGMMA_CONFIG, block=(128, 128, 64), producer=True, persistent=True,
+                                          cluster=(1, 2)),
+    ("mma", "wgmma-cluster-1x2-tile"): replace(WGMMA_CONFIG, block=(128, 64, 64), stages=4, producer=True,
+                                               cluster=(1, 2)),
 }
 
 # ---------------------------------------------------------------- fixtures

@@ -26,18 +26,30 @@ from tilec.runtime.args import check_whole_clusters
 from tilec.runtime.errors import LaunchConfigError
 
 C2 = dataclasses.replace(PERSISTENT_WGMMA_CONFIG, cluster=2)
+C1X2 = dataclasses.replace(PERSISTENT_WGMMA_CONFIG, cluster=(1, 2))
 
 
 def test_cluster_options_are_checked():
-    with pytest.raises(TilingConfigError, match="cluster must be 1 .. 8 blocks, got 9"):
+    with pytest.raises(TilingConfigError, match=r"cluster must be C \(1 .. 8 blocks along M\) or CM,CN .* got 9"):
         TileTilingPass(cluster=9, persistent=True)
+    with pytest.raises(TilingConfigError, match="got \\(1, 16\\)"):
+        TileTilingPass(cluster=(1, 16))
+    with pytest.raises(TilingConfigError, match="cluster=2,2: a cluster spans blocks along M or along N, not both"):
+        TileTilingPass(cluster=(2, 2))
+    assert TileTilingPass(cluster=(2, 1)).cluster == TileTilingPass(cluster=2).cluster == (2,)
+    assert TileTilingPass(cluster=(1, 1)).cluster == (1,) and TileTilingPass(cluster=(1, 4)).cluster == (1, 4)
+    with pytest.raises(TilePipelineError, match="cluster=1,2 multicasts bulk copies"):
+        TileToPTX(block=(128, 256, 64), wgmma=True, cluster=(1, 2))
     with pytest.raises(TilePipelineError, match="cluster=2 multicasts bulk copies into stages the blocks release"):
         TileToPTX(block=(128, 256, 64), wgmma=True, persistent=True, cluster=2)
     with pytest.raises(ValueError, match="cluster > 1 multicasts bulk copies .* it needs bulk=True and release=True"):
         MatmulConfig(block=(128, 256, 64), bulk=True, release=False, cluster=2)
-    with pytest.raises(ValueError, match="cluster must be 1 .. 8 blocks, got 0"):
+    with pytest.raises(ValueError, match="MatmulConfig: cluster must be C .* got 0"):
         MatmulConfig(block=(128, 256, 64), bulk=True, cluster=0)
-    assert "cluster=2" in str(C2) and C2.describe().endswith("persistent, clusters of 2")
+    with pytest.raises(ValueError, match="MatmulConfig: cluster=4,2: a cluster spans blocks along M or along N"):
+        MatmulConfig(block=(128, 256, 64), bulk=True, cluster=(4, 2))
+    assert C2.cluster == (2,) and C2.describe().endswith("persistent, clusters of 2 along M")
+    assert C1X2.describe().endswith("persistent, clusters of 2 along N")
 
 
 def test_a_cluster_config_launches_whole_clusters():
@@ -50,6 +62,10 @@ def test_a_cluster_config_launches_whole_clusters():
     thin = MatmulConfig(block=(64, 64, 128), stages=6, bulk=True, wgmma=True, producer=True, cluster=2)
     assert thin.grid(128, 4096) == 128 and thin.grid(65, 100) == 4  # a block a tile, whole clusters
     assert config_from_json(config_to_json(C2)) == C2 and "cluster" not in config_to_json(PERSISTENT_WGMMA_CONFIG)
+    assert config_to_json(C2)["cluster"] == 2 and config_to_json(C1X2)["cluster"] == [1, 2]  # old records read alike
+    assert config_from_json(config_to_json(C1X2)) == C1X2
+    # along N each cluster takes two block columns of one row of tiles: 8 x ceil(4 / 2) clusters at 1000^2
+    assert C1X2.grid(1000, 1000, sm_count=132) == 32 and C1X2.grid(300, 257, sm_count=132) == 6
     with pytest.raises(ValueError, match="malformed config"):
         config_from_json({**config_to_json(C2), "cluster": "2"})
     with pytest.raises(LaunchConfigError, match=r"runs in clusters of \[2, 1, 1\] blocks: its grid \[131, 1, 1\] "
@@ -73,6 +89,7 @@ func.func @k(%v: !tile.gl<f16, [?, ?]>, %n: index) attributes {tile.launch = #ti
   %ncl = tile.cluster_count x
   %rank = tile.block_rank
   %bid = tile.block_id x
+  %by = tile.block_id y
   %m = tile.dim %v, 0 : !tile.gl<f16, [?, ?]>
   scf.for %t = %cid to %m step %ncl {
     %col = arith.muli %t, %c64 : index
@@ -90,8 +107,9 @@ func.func @k(%v: !tile.gl<f16, [?, ?]>, %n: index) attributes {tile.launch = #ti
 
 def test_cluster_varying_values():
     """What tile-pipeline multicasts: values the same in every block of a cluster (constants,
-    arguments, cluster ids and counts, extents, loops over such bounds, and arithmetic of them);
-    not the block's id or rank, nor what they reach, nor a loop that runs differently."""
+    arguments, cluster ids and counts, extents, the block id along an axis the cluster does not span
+    (attention's head), loops over such bounds, and arithmetic of them); not the block's id along
+    the cluster's axis or its rank, nor what they reach, nor a loop that runs differently."""
     from xdsl.parser import Parser
 
     module = Parser(make_context(), UNIFORM).parse_module()
@@ -103,7 +121,7 @@ def test_cluster_varying_values():
         if isinstance(op, scf.ForOp):
             values[op.body.block.args[0].name_hint] = op.body.block.args[0]
     uniform = {name for name, v in values.items() if v not in varying}
-    assert {"c0", "c64", "cid", "ncl", "m", "t", "col", "q"} <= uniform
+    assert {"c0", "c64", "cid", "ncl", "by", "m", "t", "col", "q"} <= uniform
     assert not uniform & {"rank", "bid", "row", "other", "s", "inner"}  # s loops to a rank-dependent bound
     assert isinstance(values["rank"].owner, t.BlockRankOp)
 
@@ -111,7 +129,9 @@ def test_cluster_varying_values():
 @pytest.mark.parametrize("config,shape", [
     (C2, (136, 264, 72)),  # persistent, a producer warpgroup, TMA stores; ragged last cluster row
     (MatmulConfig(block=(64, 64, 128), stages=3, bulk=True, wgmma=True, cluster=2), (72, 64, 264)),  # plain pipeline
-], ids=["persistent-producer", "plain"])
+    (C1X2, (136, 520, 72)),  # along N: A's tiles multicast; a ragged last cluster column
+    (MatmulConfig(block=(128, 64, 64), stages=4, bulk=True, wgmma=True, cluster=(1, 2)), (72, 136, 200)),
+], ids=["persistent-producer", "plain", "along-n-persistent", "along-n-plain"])
 def test_cluster_gemm_means_the_same_at_each_level(config, shape):
     """The GEMM of a cluster config, interpreted after tile-tiling (tile level, no pipeline yet),
     after tile-pipeline (multicast copies, cluster-wide empty barriers) and after tile-distribute

@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import os
 import sys
 import threading
@@ -193,7 +194,7 @@ def clear_cache() -> None:
 def launch_grid(plan: MatmulPlan, kernel: Any) -> int:
     """Blocks to launch: the plan's, for clusters no more whole clusters than run at once (a persistent
     kernel's clusters stride over the tiles, so fewer is as right, and none waits for a free GPC)."""
-    c = plan.config.cluster
+    c = math.prod(plan.config.cluster)
     if c <= 1 or not plan.config.persistent:  # a block a tile: every tile needs its block
         return plan.grid
     return min(plan.grid, c * max(1, kernel.max_active_clusters()))

@@ -84,9 +84,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from tilec.dialects.tile.attributes import MAX_CLUSTER_BLOCKS
 from tilec.kernels.splitk import MAX_SPLIT
 from tilec.passes.tile_to_ptx import TileToPTX
+from tilec.passes.tiling_config import TilingConfigError, check_cluster, cluster_shape
 from tilec.runtime import dtypes as _dtypes
 from tilec.runtime import get_device, has_device
 
@@ -136,9 +136,11 @@ class MatmulConfig(TileToPTX):
         for option in ("producer", "bulk_store"):
             if getattr(self, option) and not self.bulk:
                 raise ValueError(f"MatmulConfig: {option}=True works on bulk tensor copies (sm_90): it needs bulk=True")
-        if type(self.cluster) is not int or not 1 <= self.cluster <= MAX_CLUSTER_BLOCKS:
-            raise ValueError(f"MatmulConfig: cluster must be 1 .. {MAX_CLUSTER_BLOCKS} blocks, got {self.cluster!r}")
-        if self.cluster > 1 and not (self.bulk and self.release):
+        try:
+            object.__setattr__(self, "cluster", check_cluster(self.cluster))
+        except TilingConfigError as e:
+            raise ValueError(f"MatmulConfig: {str(e).removeprefix('tile-tiling: ')}") from None
+        if self.cluster != (1,) and not (self.bulk and self.release):
             raise ValueError("MatmulConfig: cluster > 1 multicasts bulk copies into stages released on empty "
                              "barriers (sm_90): it needs bulk=True and release=True")
         object.__setattr__(self, "block", tuple(self.block))
@@ -159,8 +161,9 @@ class MatmulConfig(TileToPTX):
         """Blocks of the 1-D grid: one a tile, or for a persistent kernel one an SM (``sm_count``, the
         GPU's by default) but never more than there are tiles; whole clusters (a ragged last row of
         tiles still takes a cluster's blocks)."""
-        c = self.cluster  # whole clusters, each taking c block rows of one column of tiles at a time
-        cluster_tiles = -(-m // (self.block[0] * c)) * -(-n // self.block[1])
+        cm, cn = cluster_shape(self.cluster)  # whole clusters: cm block rows of one column of tiles, or cn columns
+        c = cm * cn
+        cluster_tiles = -(-m // (self.block[0] * cm)) * -(-n // (self.block[1] * cn))
         if not self.persistent:
             return c * cluster_tiles
         sms = device_sm_count() if sm_count is None else sm_count
@@ -176,7 +179,8 @@ class MatmulConfig(TileToPTX):
         copies = (", bulk copies" + ("" if self.release else ", block barrier")) if self.bulk else ""
         copies += ", producer warpgroup" if self.producer else ""
         persistent = ", persistent" if self.persistent else ""
-        persistent += f", clusters of {self.cluster}" if self.cluster > 1 else ""
+        cm, cn = cluster_shape(self.cluster)
+        persistent += f", clusters of {cm} along M" if cm > 1 else f", clusters of {cn} along N" if cn > 1 else ""
         return f"{bm}x{bn}x{bk}{warps}, {self.stages} stages{copies}, {kind}{persistent}"
 
 
@@ -592,8 +596,8 @@ def config_to_json(config: MatmulConfig | SplitConfig) -> dict[str, Any]:
             "stages": config.stages, "group": config.group, "tf32": config.tf32,
             "thread_tile": None if config.thread_tile is None else list(config.thread_tile)}
     data.update({f: getattr(config, f) for f, default in _COPY_FIELDS.items() if getattr(config, f) != default})
-    if config.cluster != 1:
-        data["cluster"] = config.cluster
+    if config.cluster != (1,):  # C along M (as before 2-D shapes), else [1, C]
+        data["cluster"] = config.cluster[0] if len(config.cluster) == 1 else list(config.cluster)
     return data
 
 
@@ -617,14 +621,14 @@ def config_from_json(data: Any) -> MatmulConfig | SplitConfig:
           and type(data["stages"]) is int and type(data["group"]) is int and data["group"] >= 1
           and type(data["tf32"]) is bool and (data["thread_tile"] is None or _ints(data["thread_tile"], 2))
           and all(type(data.get(f, default)) is bool for f, default in _COPY_FIELDS.items())
-          and type(data.get("cluster", 1)) is int)
+          and (type(data.get("cluster", 1)) is int or _ints(data.get("cluster"), 2)))
     if not ok:
         raise ValueError(f"malformed config {data!r}")
     try:
         return MatmulConfig(block=tuple(data["block"]), warps=None if data["warps"] is None else tuple(data["warps"]),
                             stages=data["stages"], group=data["group"], tf32=data["tf32"],
                             thread_tile=None if data["thread_tile"] is None else tuple(data["thread_tile"]),
-                            cluster=data.get("cluster", 1),
+                            cluster=tuple(c) if isinstance(c := data.get("cluster", 1), list) else c,
                             **{f: data.get(f, default) for f, default in _COPY_FIELDS.items()})
     except (TypeError, ValueError) as e:
         raise ValueError(str(e)) from None

@@ -16,13 +16,15 @@ Options (``tile-tiling{block=128,128,32 warps=2,2 group=8 atom=... tf32=false th
   launches as many blocks as run at once (one an SM) and a block's next tile follows its last
   without a new launch (with ``tile-pipeline{producer}``, the producer loads the next tile's K
   tiles while the consumers store this one);
-- ``cluster=C`` (sm_90) thread-block clusters of ``C`` blocks
+- ``cluster=C`` (also ``C,1``; sm_90) thread-block clusters of ``C`` blocks along M
   (``#tile.launch<..., cluster = [C, 1, 1]>``) over a grouped order of ``ceil(tiles_m / C) x
   tiles_n`` tiles of ``C`` block rows each: cluster ``j`` (``tile.cluster_id x``) takes tile ``j``,
   or with ``persistent`` the tiles ``j, j + n, ...`` (``n``: ``tile.cluster_count x``), the block of
   rank ``r`` (``tile.block_rank``) its row ``r``: the cluster's blocks read the same tiles of B at
-  the same K steps, which ``tile-pipeline{producer}`` then multicasts (each block loads its share
-  for all);
+  the same K steps, which ``tile-pipeline`` then multicasts (each block loads its share for all);
+  ``cluster=1,C`` the same along N (tiles of ``C`` block columns, ``tiles_m x ceil(tiles_n / C)``
+  of them, rank ``r`` taking column ``r``): the blocks share A's tiles (CUTLASS's cluster shapes
+  2x1 and 1x2);
 - ``wgmma=true`` sm_90a's warpgroup MMA (f16/bf16, A row-major M x K, B K x N or, with
   ``transpose_b``, N x K; BM a multiple of 64, BN at most 256): warps ``BM/16 x 1``, warp
   ``w`` holds rows ``16w ..`` and all BN columns; the K loop's ``tile.load``/``tile.mma``
@@ -115,6 +117,7 @@ from tilec.passes.tiling_config import (
     TilingConfigError,
     TilingPlan,
     check_cluster,
+    cluster_shape,
     check_options,
     layout_terms,
     plan_tiling,
@@ -267,13 +270,14 @@ class TileTilingPass(ModulePass):
     thread_tile: tuple[int, ...] = DEFAULT_THREAD_TILE
     wgmma: bool = False
     persistent: bool = False
-    cluster: int = 1
-    """Blocks of a thread-block cluster (sm_90), neighbours along M that work on tiles of one column of
-    C together, so they share B's tiles (``tile-pipeline`` multicasts them): persistent kernels only."""
+    cluster: tuple[int, ...] = (1,)
+    """Blocks of a thread-block cluster (sm_90): ``C`` neighbours along M that work on tiles of one
+    column of C together, so they share B's tiles (``tile-pipeline`` multicasts them), or ``1,C``
+    neighbours along N, sharing A's tiles."""
 
     def __post_init__(self):
         check_options(self.block, self.warps, self.group, self.thread_tile)
-        check_cluster(self.cluster)
+        object.__setattr__(self, "cluster", check_cluster(self.cluster))
 
     def plan(self, mm: t.MatmulOp) -> TilingPlan:
         return plan_tiling(
@@ -304,11 +308,14 @@ class TileTilingPass(ModulePass):
 
 
 def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan, persistent: bool = False,
-                cluster: int = 1) -> None:
+                cluster: int | tuple[int, ...] = 1) -> None:
     """Replace ``mm`` (in ``fn``) by the warp-level program of ``plan`` and make ``fn`` a kernel
     (``persistent``: its blocks loop over C's tiles, see the module docstring; ``cluster``: in
-    clusters of that many blocks, which take the tiles of ``cluster`` consecutive block rows of one
-    column of C at a time)."""
+    clusters of ``CM`` blocks along M (``C`` or ``C,1``) or ``CN`` along N (``1,C``), which take the
+    tiles of that many consecutive block rows of one column of C, or block columns of one row, at a
+    time)."""
+    cm, cn = cluster_shape(cluster)
+    cluster_blocks = cm * cn
     e = _Emitter(fn, mm)
     bm, bn, bk = plan.block
     wtm, wtn = plan.warp_tile
@@ -335,23 +342,36 @@ def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan, persistent: b
     group = e.const(plan.group)
     width = e.mul(tiles_n, group, "width")
 
-    def origin(tile: SSAValue, rows: SSAValue = tiles_m, rank: SSAValue | None = None) -> tuple[SSAValue, SSAValue]:
+    def origin(tile: SSAValue, rows: SSAValue = tiles_m, width: SSAValue = width,
+               rank: SSAValue | None = None) -> tuple[SSAValue, SSAValue]:
         """The (row, column) of C where tile number ``tile`` of the grouped order of ``rows`` x
-        ``tiles_n`` starts; with a cluster, ``rows`` counts clusters of block rows and ``rank``
-        picks the block's row in its cluster's."""
+        ``width / group`` starts; with a cluster, the grouped order counts tiles of the cluster's
+        blocks and ``rank`` picks the block's row (``cm`` blocks along M) or column in its cluster's."""
         grp = e.div(tile, width, "group")
         first_m = e.mul(grp, group, "first_m")
         group_m = e.min(e.sub(rows, first_m, "left_m"), group, "group_m")
         in_group = e.rem(tile, width, "in_group")
         pid_m = e.add(first_m, e.rem(in_group, group_m, "pid_m_off"), "pid_m")
         pid_n = e.div(in_group, group_m, "pid_n")
-        if rank is not None:
-            pid_m = e.add(e.mul(pid_m, e.const(cluster), "cluster_m"), rank, "pid_m_rank")
+        if rank is not None and cm > 1:
+            pid_m = e.add(e.mul(pid_m, e.const(cm), "cluster_m"), rank, "pid_m_rank")
+        if rank is not None and cn > 1:
+            pid_n = e.add(e.mul(pid_n, e.const(cn), "cluster_n"), rank, "pid_n_rank")
         return e.mul(pid_m, e.const(bm), "row0"), e.mul(pid_n, e.const(bn), "col0")
 
-    if not persistent and cluster > 1:  # block r of cluster j: row r of the j-th tile of `cluster` block rows
-        rows_c = e.div(e.add(tiles_m, e.const(cluster - 1), "mc_pad"), e.const(cluster), "cluster_rows")
-        row0, col0 = origin(e.value(t.ClusterIdOp("x"), "cluster"), rows_c, e.value(t.BlockRankOp(), "rank"))
+    def cluster_order() -> tuple[SSAValue, SSAValue, SSAValue]:
+        """(tiles, rows, width) of the clusters' grouped order: a cluster's tile is ``cm`` block
+        rows of one column, or ``cn`` block columns of one row."""
+        rows, cols = tiles_m, tiles_n
+        if cm > 1:
+            rows = e.div(e.add(tiles_m, e.const(cm - 1), "mc_pad"), e.const(cm), "cluster_rows")
+        if cn > 1:
+            cols = e.div(e.add(tiles_n, e.const(cn - 1), "nc_pad"), e.const(cn), "cluster_cols")
+        return e.mul(rows, cols, "tiles"), rows, width if cn == 1 else e.mul(cols, group, "cluster_width")
+
+    if not persistent and cluster_blocks > 1:  # block r of cluster j: block r of the j-th tile of the cluster's blocks
+        _, rows_c, width_c = cluster_order()
+        row0, col0 = origin(e.value(t.ClusterIdOp("x"), "cluster"), rows_c, width_c, e.value(t.BlockRankOp(), "rank"))
     elif not persistent:
         row0, col0 = origin(bid)
 
@@ -368,9 +388,8 @@ def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan, persistent: b
     sa = e.value(t.AllocOp(st_a), "sa")
     sb = e.value(t.AllocOp(st_b), "sb")
 
-    if persistent and cluster > 1:  # the clusters stride over tiles of `cluster` block rows each
-        rows_c = e.div(e.add(tiles_m, e.const(cluster - 1), "mc_pad"), e.const(cluster), "cluster_rows")
-        tiles = e.mul(rows_c, tiles_n, "tiles")
+    if persistent and cluster_blocks > 1:  # the clusters stride over tiles of the cluster's blocks
+        tiles, rows_c, width_c = cluster_order()
         first = e.value(t.ClusterIdOp("x"), "cluster")
         clusters = e.value(t.ClusterCountOp("x"), "clusters")
         rank = e.value(t.BlockRankOp(), "rank")
@@ -378,7 +397,7 @@ def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan, persistent: b
         tile_body.args[0].name_hint = "tile"
         e.emit(scf.ForOp(first, tiles, clusters, [], tile_body))
         e.block, e.anchor = tile_body, None
-        row0, col0 = origin(tile_body.args[0], rows_c, rank)
+        row0, col0 = origin(tile_body.args[0], rows_c, width_c, rank)
     elif persistent:  # the launch's blocks stride over the tiles: the rest runs once a tile
         tiles = e.mul(tiles_m, tiles_n, "tiles")
         blocks = e.value(t.GridDimOp("x"), "blocks")
@@ -451,8 +470,8 @@ def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan, persistent: b
     mm.erase()
 
     fn.attributes[LAUNCH_ATTR] = LaunchAttr((DYNAMIC, DYNAMIC if mm.batched else 1, 1), (plan.threads, 1, 1),
-                                            plan.smem_bytes, (cluster, 1, 1))
-    fn.attributes[TILING_ATTR] = _tiling_attr(plan, persistent, cluster)
+                                            plan.smem_bytes, (cluster_blocks, 1, 1))
+    fn.attributes[TILING_ATTR] = _tiling_attr(plan, persistent, (cm, cn))
 
 
 def _map_body(epilogue: Block, scalars: dict[int, SSAValue]) -> Region:
@@ -471,7 +490,7 @@ def _map_body(epilogue: Block, scalars: dict[int, SSAValue]) -> Region:
     return Region(block)
 
 
-def _tiling_attr(plan: TilingPlan, persistent: bool = False, cluster: int = 1) -> DictionaryAttr:
+def _tiling_attr(plan: TilingPlan, persistent: bool = False, cluster: tuple[int, int] = (1, 1)) -> DictionaryAttr:
     entries: dict[str, Attribute] = {
         "block": _array(plan.block),
         "warps": _array(plan.warps),
@@ -488,6 +507,6 @@ def _tiling_attr(plan: TilingPlan, persistent: bool = False, cluster: int = 1) -
         entries["wgmma"] = UnitAttr()
     if persistent:
         entries["persistent"] = UnitAttr()
-    if cluster > 1:
-        entries["cluster"] = IntegerAttr(cluster, i64)
+    if cluster != (1, 1):
+        entries["cluster"] = _array(cluster)
     return DictionaryAttr(entries)

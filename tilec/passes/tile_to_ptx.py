@@ -65,19 +65,19 @@ class TileToPTX(PipelinePass):
     """The blocks loop over C's tiles (``tile-tiling{persistent}``): launch at most one an SM."""
     bulk_store: bool = False
     """With ``bulk``: the warps store C through shared memory and bulk tensor stores (``tile-bulk-store``)."""
-    cluster: int = 1
-    """With ``bulk``: thread-block clusters of this many blocks along M, which multicast B's tiles to
-    each other (``tile-tiling{cluster}``, ``tile-pipeline``)."""
+    cluster: tuple[int, ...] = (1,)
+    """With ``bulk``: thread-block clusters of ``C`` blocks along M, which multicast B's tiles to
+    each other, or (``1,C``) along N, multicasting A's (``tile-tiling{cluster}``, ``tile-pipeline``)."""
 
     def __post_init__(self):
         check_options(self.block, self.warps, self.group, self.thread_tile)
         check_stages(self.stages)
-        check_cluster(self.cluster)
+        object.__setattr__(self, "cluster", check_cluster(self.cluster))
         for option in ("producer", "bulk_store"):
             if getattr(self, option) and not self.bulk:
                 raise TilePipelineError(f"{self.name}: {option}=true works on bulk tensor copies (sm_90): give bulk=true too")
-        if self.cluster > 1 and not (self.bulk and self.release):
-            raise TilePipelineError(f"{self.name}: cluster={self.cluster} multicasts bulk copies into stages the "
+        if self.cluster != (1,) and not (self.bulk and self.release):
+            raise TilePipelineError(f"{self.name}: cluster={','.join(map(str, self.cluster))} multicasts bulk copies into stages the "
                                     "blocks release on empty barriers: give bulk=true (and release=true) too")
 
     def steps(self) -> tuple[tuple[str, dict[str, Any]], ...]:
@@ -92,7 +92,7 @@ class TileToPTX(PipelinePass):
             tiling["wgmma"] = True
         if self.persistent:
             tiling["persistent"] = True
-        if self.cluster > 1:
+        if self.cluster != (1,):
             tiling["cluster"] = self.cluster
         pipeline: dict[str, Any] = {"stages": self.stages}
         if self.bulk:

@@ -467,7 +467,25 @@ def plan_tiling(
     return plan
 
 
-def check_cluster(cluster: int) -> None:
-    """The ``cluster`` option: 1 (none), or 2 .. 8 blocks."""
-    if type(cluster) is not int or not 1 <= cluster <= MAX_CLUSTER_BLOCKS:
-        raise TilingConfigError(f"tile-tiling: cluster must be 1 .. {MAX_CLUSTER_BLOCKS} blocks, got {cluster!r}")
+def check_cluster(cluster) -> tuple[int, ...]:
+    """The ``cluster`` option in its canonical form (or a :class:`TilingConfigError` naming it):
+    ``(1,)`` none; ``(C,)`` (also written ``C`` or ``C,1``) ``C`` blocks along M, which read the same
+    tiles of B; ``(1, C)`` ``C`` blocks along N, which read the same tiles of A. At most
+    :data:`MAX_CLUSTER_BLOCKS` blocks; not both axes: a 2-D cluster would share A's tiles among part
+    of its blocks and B's among another part, and a multicast reaches the whole cluster."""
+    shape = (cluster,) if type(cluster) is int else tuple(cluster) if isinstance(cluster, (tuple, list)) else None
+    if (shape is None or not 1 <= len(shape) <= 2 or any(type(c) is not int or c < 1 for c in shape)
+            or math.prod(shape) > MAX_CLUSTER_BLOCKS):
+        raise TilingConfigError(f"tile-tiling: cluster must be C (1 .. {MAX_CLUSTER_BLOCKS} blocks along M) or "
+                                f"CM,CN (blocks along M and N, at most {MAX_CLUSTER_BLOCKS} in all), got {cluster!r}")
+    if len(shape) == 2 and min(shape) > 1:
+        raise TilingConfigError(f"tile-tiling: cluster={_text(shape)}: a cluster spans blocks along M or along N, "
+                                "not both (its blocks share one operand's tiles, which each multicast reaches in "
+                                "every block of the cluster)")
+    return (shape[0],) if len(shape) == 1 or shape[1] == 1 else (1, shape[1])
+
+
+def cluster_shape(cluster) -> tuple[int, int]:
+    """``(CM, CN)``: a checked ``cluster`` option's blocks along M and along N."""
+    shape = check_cluster(cluster)
+    return (shape[0], 1) if len(shape) == 1 else shape

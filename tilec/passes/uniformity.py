@@ -12,10 +12,14 @@ through their yields).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.dialects import func, scf
 from xdsl.ir import Operation, SSAValue
 
+from tilec.dialects.abi import LAUNCH_ATTR
 from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.attributes import LaunchAttr
 
 _SOURCES = (t.WarpIdOp, t.LaneIdOp, t.ThreadIdOp)
 
@@ -32,10 +36,12 @@ def _divergent(op: Operation, varying: set[SSAValue]) -> bool:
     return False
 
 
-def warp_varying(fn: func.FuncOp, sources: tuple[type[Operation], ...] = _SOURCES) -> set[SSAValue]:
+def warp_varying(fn: func.FuncOp, sources: tuple[type[Operation], ...] | Callable[[Operation], bool] = _SOURCES
+                 ) -> set[SSAValue]:
     """Every value of ``fn`` that may differ between the warps of a block (``sources``: the ops whose
-    results differ, by default the warp, lane and thread ids)."""
+    results differ, by default the warp, lane and thread ids; or a test of an op)."""
     varying: set[SSAValue] = set()
+    is_source = sources if callable(sources) and not isinstance(sources, type) else lambda op: isinstance(op, sources)
 
     def mark(values) -> bool:
         new = [v for v in values if v not in varying]
@@ -45,7 +51,7 @@ def warp_varying(fn: func.FuncOp, sources: tuple[type[Operation], ...] = _SOURCE
     def visit(block, divergent: bool) -> bool:
         changed = False
         for op in block.ops:
-            inside = divergent or isinstance(op, sources) or _divergent(op, varying)
+            inside = divergent or is_source(op) or _divergent(op, varying)
             if inside or any(v in varying for v in op.operands):
                 changed |= mark(op.results)
             if isinstance(op, scf.ForOp):
@@ -82,10 +88,20 @@ def warp_varying(fn: func.FuncOp, sources: tuple[type[Operation], ...] = _SOURCE
 
 def cluster_varying(fn: func.FuncOp) -> set[SSAValue]:
     """Every value of ``fn`` that may differ between the blocks of a thread-block cluster (from
-    ``tile.block_id`` or ``tile.block_rank``, or between warps): what is not in it, every block of the
-    cluster computes alike (``tile.cluster_id`` and ``tile.cluster_count`` are such sources of
-    nothing), and a loop whose induction variable is not in it runs alike in every block."""
-    return warp_varying(fn, (t.BlockIdOp, t.BlockRankOp, *_SOURCES))
+    ``tile.block_rank``, ``tile.block_id`` along an axis the cluster spans, or between warps): what
+    is not in it, every block of the cluster computes alike (``tile.cluster_id``,
+    ``tile.cluster_count`` and the block id along an axis of extent 1 in the cluster are such
+    sources of nothing: a cluster of ``[2, 1, 1]`` blocks shares ``tile.block_id y``), and a loop
+    whose induction variable is not in it runs alike in every block."""
+    launch = fn.attributes.get(LAUNCH_ATTR)
+    spans = launch.cluster_dims if isinstance(launch, LaunchAttr) else (1, 1, 1)
+
+    def is_source(op: Operation) -> bool:
+        if isinstance(op, t.BlockIdOp):
+            return spans[op.axis.data] > 1
+        return isinstance(op, (t.BlockRankOp, *_SOURCES))
+
+    return warp_varying(fn, is_source)
 
 
 def lane_varying(fn: func.FuncOp) -> set[SSAValue]:

@@ -2,6 +2,7 @@
 // RUN: tile-opt %s -p 'tile-tiling{block=128,256,64 wgmma=true persistent=true cluster=2},tile-swizzle,tile-pipeline{stages=3 bulk=true producer=true}' | filecheck %s --check-prefix=WS
 // RUN: tile-opt %s -p 'tile-tiling{block=64,64,128 wgmma=true cluster=2},tile-swizzle,tile-pipeline{stages=3 bulk=true}' | filecheck %s --check-prefix=PLAIN
 // RUN: tile-opt %s -p 'tile-to-ptx{block=128,256,64 stages=3 bulk=true wgmma=true producer=true persistent=true cluster=2}' -t 'ptx{arch=sm_90a}' | filecheck %s --check-prefix=PTX
+// RUN: tile-opt %s -p 'tile-tiling{block=128,64,64 wgmma=true cluster=1,2},tile-swizzle,tile-pipeline{stages=4 bulk=true}' | filecheck %s --check-prefix=ALONGN
 
 // Thread-block clusters of two blocks along M. tile-tiling: cluster j of n (tile.cluster_id,
 // tile.cluster_count) takes tiles j, j + n, ... of a grouped order of ceil(tiles_m / 2) x tiles_n
@@ -18,6 +19,10 @@
 // two block rows, and the one issuing thread of each block multicasts B's tiles: in the prologue and
 // in the loop, once both blocks released the stage.
 //
+// Along N (cluster=1,2, ALONGN): the grouped order counts tiles of two block columns, the block of
+// rank r takes column r of its cluster's, and the copies of A (the same rows in both blocks) are the
+// ones multicast.
+//
 // The PTX has the kernel's cluster directives, four multicast boxes of 32 rows (B's 64-row boxes shared
 // by two blocks), the remote arrivals on the empty barriers, and the two cluster barriers.
 
@@ -31,7 +36,7 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %b: !t
 }
 
 // CHECK:       tile.launch = #tile.launch<grid = [?, 1, 1], block = [256, 1, 1], smem = 49152, cluster = [2, 1, 1]>
-// CHECK-SAME:  tile.tiling = {{.*}}wgmma, persistent, cluster = 2 : i64}
+// CHECK-SAME:  tile.tiling = {{.*}}wgmma, persistent, cluster = array<i64: 2, 1>}
 // CHECK:       %cluster_rows = arith.divui %mc_pad, %c2 : index
 // CHECK-NEXT:  %tiles = arith.muli %cluster_rows, %tiles_n : index
 // CHECK-NEXT:  %cluster = tile.cluster_id x
@@ -79,3 +84,19 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %b: !t
 // PLAIN:        tile.mbar_arrive %empty[%rs] : !tile.mbar<3, cluster_warps>
 // PLAIN:      tile.cluster_barrier
 // PLAIN-NEXT: func.return
+
+// ALONGN:      cluster = [2, 1, 1]>, tile.tiling = {{.*}}cluster = array<i64: 1, 2>}
+// ALONGN:      %cluster_cols = arith.divui %nc_pad, %c2 : index
+// ALONGN-NEXT: %tiles = arith.muli %tiles_m, %cluster_cols : index
+// ALONGN-NEXT: %cluster_width = arith.muli %cluster_cols, %c8 : index
+// ALONGN-NEXT: %cluster = tile.cluster_id x
+// ALONGN-NEXT: %rank = tile.block_rank
+// ALONGN:      %pid_n = arith.divui %in_group, %group_m : index
+// ALONGN-NEXT: %cluster_n = arith.muli %pid_n, %c2 : index
+// ALONGN-NEXT: %pid_n_rank = arith.addi %cluster_n, %rank : index
+// ALONGN:      %col0 = arith.muli %pid_n_rank, %c64 : index
+// ALONGN:      tile.bulk_copy %a[%row0, %c0] -> %sa_w0, %full[%c0] multicast : !tile.gl
+// ALONGN:      tile.bulk_copy %b[%c0, %col0] -> %sb_w0, %full[%c0] : !tile.gl
+// ALONGN:      scf.for %k
+// ALONGN:        tile.bulk_copy %a[%row0, %k_next] -> %sa_w, %full[%ws] multicast : !tile.gl
+// ALONGN:        tile.bulk_copy %b[%k_next, %col0] -> %sb_w, %full[%ws] : !tile.gl
