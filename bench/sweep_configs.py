@@ -17,6 +17,7 @@ one block an SM, each looping over C's tiles (``tile-tiling{persistent}``). ``+t
 ``+bulk``) stores C through shared memory and bulk tensor stores (``tile-bulk-store``). ``+gN``
 groups N block rows along M for L2 reuse (default 8). ``+cN`` (with ``+bulk``) runs thread-block
 clusters of N blocks along M that multicast B's tiles (sm_90); ``+c1xN`` clusters along N, multicasting A's.
+``+serial`` waits for each K step's wgmmas (``in_flight=False``; by default they stay in flight).
 
 Each configuration is compiled through tilec's pipeline, checked once against
 a float64 reference (NaN-poisoned output first), then timed: the median of
@@ -57,7 +58,7 @@ def parse_config(text: str):
                         stages=int(stages), group=group,
                         bulk="bulk" in flags or "bulksync" in flags, release="bulksync" not in flags,
                         wgmma="wgmma" in flags, producer="producer" in flags, persistent="persistent" in flags,
-                        bulk_store="tmastore" in flags, cluster=cluster)
+                        bulk_store="tmastore" in flags, cluster=cluster, in_flight="serial" not in flags)
 
 
 def time_kernel(launch, reps: int = 50, flush=None) -> float:

@@ -172,7 +172,8 @@ def test_one_pipeline_given_as_text_or_as_objects_is_one_entry(cache_dir: Path) 
     config = MatmulConfig((64, 64, 32), (2, 2), 4)
     first = tilec.compile(module, pipeline=config, arch="sm_80")
     assert first.pipeline == ("tile-to-ptx{block=64,64,32 warps=2,2 stages=4 group=8 tf32=false thread_tile "
-                              "bulk=false release=true wgmma=false producer=false persistent=false bulk_store=false cluster=1} "
+                              "bulk=false release=true wgmma=false producer=false persistent=false bulk_store=false cluster=1 "
+                              "in_flight=true} "
                               "opt_level=3")
     for same in (str(config), "tile-to-ptx{block=64,64,32 warps=2,2 stages=4 group=8}",
                  TileToPTX(block=(64, 64, 32), warps=(2, 2), stages=4), [config]):

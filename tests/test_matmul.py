@@ -551,7 +551,7 @@ def test_config_by_row_alignment(m, n, k, align, expected):
     (2048, 2048, 2048, "persistent"),  # 128 tiles: one wave
     (1536, 1536, 1536, "persistent"),  # 72 tiles: over half the SMs
     (512, 4096, 4096, "mid"),  # 64 tiles: under half
-    (1024, 1024, 1024, "narrow"),  # 64 tiles of 128x128, 128 of 128x64
+    (1024, 1024, 1024, "thin-wide"),  # 64 tiles of 128x128, 128 of 64x128
     (128, 4096, 4096, "thin"),
 ])
 def test_wgmma_choice_on_sm90(m, n, k, expected):
@@ -560,11 +560,12 @@ def test_wgmma_choice_on_sm90(m, n, k, expected):
     from tilec.kernels.gemm_config import PERSISTENT_WGMMA_CONFIG, WGMMA_LADDER
 
     got = choose_config(m, n, k, "float16", sm_count=132, aligned=True, arch="sm_90")
-    want = {"persistent": PERSISTENT_WGMMA_CONFIG, "mid": WGMMA_LADDER[1], "narrow": WGMMA_LADDER[2],
+    want = {"persistent": PERSISTENT_WGMMA_CONFIG, "mid": WGMMA_LADDER[1], "thin-wide": WGMMA_LADDER[2],
             "thin": WGMMA_LADDER[4]}[expected]
     assert got == want and WGMMA_LADDER[0] is PERSISTENT_WGMMA_CONFIG
     assert got.persistent == got.bulk_store == (expected == "persistent")
-    assert got.producer == (expected in ("persistent", "narrow"))
+    assert got.producer == (expected == "persistent")
+    assert got.in_flight == (expected != "mid")  # the mid tile's three short stages want an early refill
     if got.persistent:  # one block a SM, never more than there are tiles
         assert got.grid(m, n, sm_count=132) == min(132, got.tiles(m, n)) and got.grid(100, 300, sm_count=132) == 2
     assert choose_config(m, n, k, "float16", sm_count=132, aligned=True, arch="sm_90", transpose_a=True).wgmma is False

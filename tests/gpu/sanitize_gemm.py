@@ -9,7 +9,8 @@ Runs (fresh random inputs, output poisoned with NaN, float64 reference):
 
 - small 33x65x47 (ragged against every tile): row/row; B column-major with a
   strided A and a bias + ReLU (the element-wise copy paths and the bias loads);
-- hopper (sm_90): bulk copies, wgmma, and the persistent warp-specialised kernel with its
+- hopper (sm_90): bulk copies, wgmma (64-row tiles with wgmmas in flight, alone and in
+  clusters of two), and the persistent warp-specialised kernel with its
   TMA-store epilogue on a ragged 1000x1032x520 with a bias; the same kernel on FP8 (e4m3)
   inputs with per-tensor scales (with torch);
 - large 1024x1024x512: row/row with the configuration the heuristic picks
@@ -145,6 +146,16 @@ def main() -> int:
         # sm_90's paths: TMA bulk copies into swizzled tiles with mbarriers, and wgmma (run with synccheck too)
         ok &= run_case("large bulk copies", 1024, 1024, 512, config=BULK_CONFIG, use_torch=torch)
         ok &= run_case("large wgmma", 1024, 1024, 512, config=WGMMA_CONFIG, use_torch=torch)
+        # one warpgroup, wgmmas in flight across K steps: a stage is refilled one step late, by the
+        # thread that released it; and the same in clusters of two multicasting B's tiles
+        from dataclasses import replace
+
+        from tilec.kernels.gemm_config import THIN_WGMMA_CONFIGS
+
+        ok &= run_case("thin wgmma in flight", 200, 1000, 1040, bias=True, config=THIN_WGMMA_CONFIGS[0],
+                       use_torch=torch)
+        ok &= run_case("thin wgmma in flight, clusters of 2", 200, 1000, 1040,
+                       config=replace(THIN_WGMMA_CONFIGS[1], cluster=2), use_torch=torch)
         # the persistent warp-specialised kernel with its TMA-store epilogue, fewer blocks than tiles
         # (the stage ring and each warp's store buffer reused from tile to tile), ragged edges
         ok &= run_case("persistent wgmma, TMA store", 1000, 1032, 520, bias=True,

@@ -19,7 +19,6 @@ from tilec.kernels.gemm_ir import MatmulSpec, build_module
 from dataclasses import replace
 
 from tilec.kernels.gemm_config import (ALIGNED_CONFIGS, BULK_CONFIG, BULK_MEDIUM_CONFIG, MID_WGMMA_CONFIG,
-                                       NARROW_WGMMA_CONFIG,
                                        PERSISTENT_WGMMA_CONFIG, THIN_WGMMA_CONFIGS, WGMMA_CONFIG, choose_config,
                                        has_bulk_copies)
 from tilec.passes.registry import build_pipeline
@@ -146,7 +145,7 @@ def test_choose_config_takes_bulk_copies_on_sm_90_only():
     assert choose_config(1536, 1536, 1536, "float16", sm_count=132, aligned=True, arch="sm_90",
                          transpose_a=True) == BULK_CONFIG
     assert choose_config(512, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == MID_WGMMA_CONFIG
-    assert choose_config(256, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == NARROW_WGMMA_CONFIG
+    assert choose_config(256, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == THIN_WGMMA_CONFIGS[0]
     # K steps of 128 want a few of them: a short K keeps the mma.sync tile
     assert choose_config(256, 4096, 512, "float16", sm_count=132, aligned=True, arch="sm_90") == BULK_MEDIUM_CONFIG
     assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_80") == ALIGNED_CONFIGS["wide"]
@@ -154,9 +153,9 @@ def test_choose_config_takes_bulk_copies_on_sm_90_only():
     # a decode step's few rows: one warpgroup of 64 rows, the widest tile that fills the SMs; too few
     # even for that (64 x 4096), or transposed, the mma.sync short tile
     assert choose_config(128, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == THIN_WGMMA_CONFIGS[1]
-    assert choose_config(128, 8192, 8192, "float16", sm_count=132, aligned=True, arch="sm_90") == NARROW_WGMMA_CONFIG
-    assert choose_config(1024, 1024, 1024, "float16", sm_count=132, aligned=True, arch="sm_90") == NARROW_WGMMA_CONFIG
-    assert choose_config(100, 8192, 1100, "float16", sm_count=132, aligned=True, arch="sm_90") == NARROW_WGMMA_CONFIG
+    assert choose_config(128, 8192, 8192, "float16", sm_count=132, aligned=True, arch="sm_90") == THIN_WGMMA_CONFIGS[0]
+    assert choose_config(1024, 1024, 1024, "float16", sm_count=132, aligned=True, arch="sm_90") == THIN_WGMMA_CONFIGS[0]
+    assert choose_config(100, 8192, 1100, "float16", sm_count=132, aligned=True, arch="sm_90") == THIN_WGMMA_CONFIGS[0]
     assert choose_config(64, 8192, 8192, "float16", sm_count=132, aligned=True, arch="sm_90") == THIN_WGMMA_CONFIGS[1]
     assert choose_config(64, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == ALIGNED_CONFIGS["short"]
     assert choose_config(128, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90",
@@ -165,9 +164,9 @@ def test_choose_config_takes_bulk_copies_on_sm_90_only():
     assert choose_config(128, 8192, 8192, "float16", sm_count=132, aligned=True, arch="sm_80") == ALIGNED_CONFIGS["short"]
     assert "bulk=true" in BULK_CONFIG.pipeline() and "bulk copies" in BULK_CONFIG.describe()
     assert "release=false" in BULK_CONFIG.pipeline() and "release" not in RELEASE.pipeline()
-    # fewer large tiles than SMs: the 128x64 wgmma tile with a producer, or transposed the medium tile fed by
-    # bulk copies on sm_90
-    assert choose_config(1024, 1024, 1024, "float16", sm_count=132, aligned=True, arch="sm_90") == NARROW_WGMMA_CONFIG
+    # fewer large tiles than SMs: the 64x128 wgmma tile of one warpgroup, or transposed the medium tile fed
+    # by bulk copies on sm_90
+    assert choose_config(1024, 1024, 1024, "float16", sm_count=132, aligned=True, arch="sm_90") == THIN_WGMMA_CONFIGS[0]
     assert choose_config(1024, 1024, 1024, "float16", sm_count=132, aligned=True, arch="sm_90",
                          transpose_a=True) == BULK_MEDIUM_CONFIG
     assert choose_config(1024, 1024, 1024, "float16", sm_count=132, aligned=True, arch="sm_80") == ALIGNED_CONFIGS["medium"]

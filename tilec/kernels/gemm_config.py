@@ -178,6 +178,7 @@ class MatmulConfig(TileToPTX):
         warps = f", warps {self.warps[0]}x{self.warps[1]}" if self.warps else ""
         copies = (", bulk copies" + ("" if self.release else ", block barrier")) if self.bulk else ""
         copies += ", producer warpgroup" if self.producer else ""
+        copies += ", one K step's wgmmas at a time" if self.wgmma and not self.in_flight else ""
         persistent = ", persistent" if self.persistent else ""
         cm, cn = cluster_shape(self.cluster)
         persistent += f", clusters of {cm} along M" if cm > 1 else f", clusters of {cn} along N" if cn > 1 else ""
@@ -243,8 +244,11 @@ tiles per SM on: 1536^3 (72 tiles on 132 SMs, one partial wave) ran at 329 TFLOP
 for the half-width tile (144 tiles, two waves at one block an SM or one at two), while 512x4096x4096
 (64 tiles) ran at 358 against 416 (H200, cold L2, session 16)."""
 
-MID_WGMMA_CONFIG = MatmulConfig(block=(128, 128, 64), stages=3, bulk=True, wgmma=True)
-"""sm_90(a): WGMMA_CONFIG's half-width tile, for problems whose 128x256 tiles do not fill the SMs."""
+MID_WGMMA_CONFIG = MatmulConfig(block=(128, 128, 64), stages=3, bulk=True, wgmma=True, in_flight=False)
+"""sm_90(a): WGMMA_CONFIG's half-width tile, for problems whose 128x256 tiles do not fill the SMs. Its
+wgmmas are not kept in flight across K steps: with three stages of short K steps the refill one step
+later comes too late (session 19, H200, cold L2, f16 TFLOP/s, in flight / not: 512x4096x4096 386 /
+421, 1024^3 139 / 149, 1536^3 288 / 286)."""
 
 NARROW_WGMMA_CONFIG = MatmulConfig(block=(128, 64, 128), stages=4, bulk=True, wgmma=True, producer=True)
 """sm_90(a): two warpgroups of 64 x 64 fed by a producer warpgroup, K steps of 128: where the 128x128
@@ -258,10 +262,15 @@ THIN_WGMMA_CONFIGS: tuple[MatmulConfig, ...] = (
     MatmulConfig(block=(64, 64, 128), stages=6, bulk=True, wgmma=True),
 )
 """sm_90(a): one warpgroup of 64 rows, K steps of 128, as many stages as shared memory holds: for
-fewer rows still (a decode step's batch), from :data:`THIN_MIN_K` on."""
+fewer rows still (a decode step's batch), from :data:`THIN_MIN_K` on. Their wgmmas stay in flight
+across K steps (the issuing thread refills a stage once the next step's wait completed its reads):
+session 19, H200, cold L2, f16 TFLOP/s, in flight / not, for the 64x128 tile: 1024^3 202 / 186,
+256x4096x4096 348 / 320, 128x4096x4096 183 / 168 (the 64x64 tile there 211 / 211). The 64x128 tile
+so beats :data:`NARROW_WGMMA_CONFIG` (190 at 1024^3, 326 at 256x4096x4096, same call), and comes
+before it in :data:`WGMMA_LADDER`."""
 
-WGMMA_LADDER: tuple[MatmulConfig, ...] = (PERSISTENT_WGMMA_CONFIG, MID_WGMMA_CONFIG, NARROW_WGMMA_CONFIG,
-                                          *THIN_WGMMA_CONFIGS)
+WGMMA_LADDER: tuple[MatmulConfig, ...] = (PERSISTENT_WGMMA_CONFIG, MID_WGMMA_CONFIG, THIN_WGMMA_CONFIGS[0],
+                                          NARROW_WGMMA_CONFIG, THIN_WGMMA_CONFIGS[1])
 """The warpgroup-MMA tiles from the widest down: an aligned row-major f16/bf16 problem on sm_90 takes
 the first whose grid of tiles fills WGMMA_MIN_FILL of the SMs, PERSISTENT_MIN_FILL for the first
 (past the first only with more than 16 rows: fewer keep the mma.sync ``decode`` tile). The first is
@@ -295,6 +304,9 @@ def as_fp8(config: MatmulConfig) -> MatmulConfig:
 
 FP8_WGMMA_LADDER: tuple[MatmulConfig, ...] = tuple(as_fp8(c) for c in WGMMA_LADDER)
 """The same tiles for FP8 inputs (:func:`as_fp8`: K steps of 128 or 256 one-byte elements)."""
+
+FP8_THIN_CONFIGS: tuple[MatmulConfig, ...] = tuple(as_fp8(c) for c in THIN_WGMMA_CONFIGS)
+"""The thin tiles for FP8 inputs: a decode step (16 rows or fewer) takes one of them or the first rung."""
 
 THIN_MIN_K = 1024
 """The thin tiles' K steps of 128 want a few of them to pipeline: below this K they are not taken."""
@@ -397,7 +409,7 @@ def _fp8_config(m: int, n: int, k: int, sms: int, aligned: bool, transpose_a: bo
         raise ValueError("tilec.matmul: FP8 operands are read by bulk tensor copies: the rows of a, b and the "
                          "output must start at 16-byte aligned addresses and be multiples of 16 bytes long")
     fallback = None
-    for config in FP8_WGMMA_LADDER if m > 16 else FP8_WGMMA_LADDER[:1] + FP8_WGMMA_LADDER[-2:]:
+    for config in FP8_WGMMA_LADDER if m > 16 else (FP8_WGMMA_LADDER[0], *FP8_THIN_CONFIGS):
         if config.block[0] > -(-m // 64) * 64:
             continue
         fallback = config
@@ -584,7 +596,7 @@ class SplitConfig:
 
 _CONFIG_FIELDS = ("block", "warps", "stages", "group", "tf32", "thread_tile")
 _COPY_FIELDS = {"bulk": False, "release": True, "wgmma": False, "producer": False, "persistent": False,
-                "bulk_store": False}
+                "bulk_store": False, "in_flight": True}
 """Written only where they differ from the default, so that records of configs without bulk copies
 keep the format they had before bulk configs were tuned."""
 
@@ -645,6 +657,7 @@ __all__ = [
     "DEFAULT_SM_COUNT",
     "FP8_CANDIDATES",
     "FP8_DTYPES",
+    "FP8_THIN_CONFIGS",
     "FP8_WGMMA_LADDER",
     "INPUT_DTYPES",
     "ELEMENT_ROWS_LARGE",

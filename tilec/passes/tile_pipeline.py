@@ -221,11 +221,13 @@ Without a producer, a K loop inside another loop initialises its barriers right 
 every run starts its ring at phase 0 (once before the outer loop, the second run would wait for
 phases the first had moved past).
 
-**wgmmas in flight** (option ``in_flight``, on with ``producer``). A consumer loop whose wgmmas
-accumulate one carried value (a GEMM's K loop) keeps them running across K steps: they become
-async, ``tile.wgmma_wait %acc_i, G`` after them (``G`` the step's groups) completes the previous
-step's, and that step's stage is released only then, one step late (the producer waits for it);
-after the loop a wait for the last step and its stage's release. The stage a wgmma reads cannot
+**wgmmas in flight** (option ``in_flight``, on by default, with ``bulk`` and ``release``). A
+(consumer) loop whose wgmmas accumulate one carried value (a GEMM's K loop) keeps them running
+across K steps: they become async, ``tile.wgmma_wait %acc_i, G`` after them (``G`` the step's
+groups) completes the previous step's, and that step's stage is released only then, one step late
+(the producer waits for it); after the loop a wait for the last step and its stage's release.
+Without a producer the issuing thread's refill of that stage moves after the release too (before
+it, the thread would wait for its own warp). The stage a wgmma reads cannot
 be refilled before the wait that completes it, which the lane interpreter checks.
 
 Loops that have no global→shared ``tile.copy`` before their first barrier are
@@ -685,11 +687,13 @@ def _staged(alloc: AllocOp, n: int, box: BulkBox | None) -> _Staged:
 
 
 def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, release: bool = False,
-              buffers: dict[AllocOp, SSAValue] | None = None) -> scf.ForOp:
+              buffers: dict[AllocOp, SSAValue] | None = None, in_flight: bool = False) -> scf.ForOp:
     """Pipeline one K loop with ``cp.async``, or with bulk copies of ``boxes`` (one per copy);
     with ``release`` (bulk only) the warps release stages through empty barriers, not a block barrier.
     ``buffers``: the staged buffer of each tile an earlier loop pipelined (filled in here); a later
-    loop over the same tile uses it too, after the earlier loop's drain."""
+    loop over the same tile uses it too, after the earlier loop's drain. ``in_flight`` (with
+    ``release``): a wgmma chain on a carried accumulator stays in flight across K steps
+    (:func:`_wgmma_in_flight`), and the refill of a stage follows its release, one step late."""
     buffers = {} if buffers is None else buffers
     loop = plan.loop
     body = loop.body.block
@@ -797,6 +801,7 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
     # is still writing shared memory when the block exits.
     _guarded_copies(plan, bufs, k_next, ws, ub, issue, "", guard=bulk, bars=bars, bulk_bytes=bulk_bytes,
                     released=(empty, wph) if release else None, multicast=multicast)
+    refill = list(issue)
     reads: list[SSAValue] = []
     for buf in bufs:
         view = StageOp(buf, rs)
@@ -834,6 +839,7 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
         new_loop.results[-3].name_hint = "ph_end"
     if release:
         new_loop.results[-4].name_hint = "wph_end"
+    known = len(consts.new)
     Rewriter.insert_op([*consts.new, *pro], InsertPoint.before(loop))
     Rewriter.insert_op(new_loop, InsertPoint.before(loop))
     for old, new in zip(loop.results, new_loop.results):
@@ -842,6 +848,16 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
     loop.erase()
     drain: list[Operation] = [BarrierOp()] if bulk else [AsyncWaitOp(0), BarrierOp()]
     Rewriter.insert_op(drain, InsertPoint.after(new_loop))
+    if in_flight and empty is not None:
+        released = _wgmma_in_flight(new_loop, empty, n, consts, rs_at=-2)
+        if released is not None:
+            # the issuing thread refills the stage the previous K step read: only once this step's
+            # wait completed that step's wgmmas and its warp released the stage (else it would wait
+            # for its own release)
+            for op in refill:
+                op.detach()
+            Rewriter.insert_op(refill, InsertPoint.after(released))
+            Rewriter.insert_op(consts.new[known:], InsertPoint.before(new_loop))
     return new_loop
 
 
@@ -1032,16 +1048,17 @@ def _consumer_loop(plan: _Plan, allocs: dict[AllocOp, SSAValue], full: SSAValue,
     return new
 
 
-def _wgmma_chain(loop: scf.ForOp) -> tuple[int, list[WgmmaOp]] | None:
+def _wgmma_chain(loop: scf.ForOp, rs_at: int = -1) -> tuple[int, list[WgmmaOp]] | None:
     """The synchronous ``tile.wgmma`` ops of ``loop``'s body that accumulate one loop-carried value
     (``acc_i`` → wgmma → ... → wgmma → yielded as the next ``acc_i``, nothing else reading it), with
-    the iter_arg's position; None if the body has no such chain or other wgmmas."""
+    the iter_arg's position; None if the body has no such chain or other wgmmas. The stage the
+    wgmmas read is the body's argument ``rs_at`` (the last of a consumer loop's)."""
     body = loop.body.block
     wgmmas = [o for o in body.ops if isinstance(o, WgmmaOp)]
     if not wgmmas or len(wgmmas) > MAX_WGMMA_PENDING or any(o.is_async is not None for o in wgmmas) or any(
             isinstance(o, (WgmmaOp, WgmmaWaitOp)) and o.parent_block() is not body for o in loop.body.walk()):
         return None
-    rs = body.args[-1]
+    rs = body.args[rs_at]
     for w in wgmmas:  # operands the producer's stages hold: nothing else may change under a running wgmma
         for operand in (w.a, w.b):
             if not (isinstance(operand.owner, StageOp) and operand.owner.index is rs):
@@ -1061,20 +1078,23 @@ def _wgmma_chain(loop: scf.ForOp) -> tuple[int, list[WgmmaOp]] | None:
     return position, wgmmas
 
 
-def _wgmma_in_flight(loop: scf.ForOp, empty: SSAValue, n: int, consts: _Consts) -> bool:
+def _wgmma_in_flight(loop: scf.ForOp, empty: SSAValue, n: int, consts: _Consts, rs_at: int = -1) -> scf.IfOp | None:
     """Keep a consumer loop's wgmmas in flight across K steps (CUTLASS's sm90 consumer): the chain
     accumulating the carried value becomes async, and ``tile.wgmma_wait %acc_i, G`` after it (``G``
     the chain's groups) completes the previous K step's, whose stage is released only then (one
-    step later than its reads). After the loop a wait for the last step and its release."""
-    found = _wgmma_chain(loop)
+    step later than its reads). After the loop a wait for the last step and its release. Returns
+    the release in the loop (an ``scf.if`` past the first step), or None where nothing changed.
+    ``rs_at``: the position of the read stage among the body's arguments and the loop's results
+    counted from the end (the last in a consumer loop; a plain pipeline's write stage follows it)."""
+    found = _wgmma_chain(loop, rs_at)
     if found is None:
-        return False
+        return None
     position, chain = found
     body = loop.body.block
-    iv, rs = body.args[0], body.args[-1]
+    iv, rs = body.args[0], body.args[rs_at]
     arrive = next((o for o in body.ops if isinstance(o, MbarArriveOp)), None)
     if arrive is None:
-        return False
+        return None
     for w in chain:
         w.properties["async"] = UnitAttr()
     acc = body.args[position + 1]
@@ -1086,11 +1106,11 @@ def _wgmma_in_flight(loop: scf.ForOp, empty: SSAValue, n: int, consts: _Consts) 
     release.append(scf.YieldOp())
     arrive.detach()
     arrive.erase()
-    Rewriter.insert_op([wait, not_first, scf.IfOp(not_first.result, [], Region(Block(release)))],
-                       InsertPoint.after(chain[-1]))
+    released = scf.IfOp(not_first.result, [], Region(Block(release)))
+    Rewriter.insert_op([wait, not_first, released], InsertPoint.after(chain[-1]))
     # after the loop: the last step's groups, then its stage
     result = loop.results[position]
-    rs_end = loop.results[-1]
+    rs_end = loop.results[rs_at]
     uses = list(result.uses)
     done = WgmmaWaitOp(result, 0)
     done.result.name_hint = result.name_hint
@@ -1101,7 +1121,7 @@ def _wgmma_in_flight(loop: scf.ForOp, empty: SSAValue, n: int, consts: _Consts) 
     Rewriter.insert_op([done, ran, scf.IfOp(ran.result, [], Region(Block(tail)))], InsertPoint.after(loop))
     for use in uses:
         use.operation.operands[use.index] = done.result
-    return True
+    return released
 
 
 def _previous_stage(rs: SSAValue, n: int, consts: _Consts, ops: list[Operation]) -> SSAValue:
@@ -1637,8 +1657,9 @@ class TilePipelinePass(ModulePass):
     the K loop has no block barrier (``release=false``: one per K tile).
     ``producer`` (with ``bulk`` and ``release``): a kernel whose K loops all take bulk copies gets a
     producer warpgroup that issues them, ahead of the consumers (warp specialisation);
-    ``in_flight`` (with ``producer``): a consumer loop's wgmma chain on a carried accumulator stays
-    in flight across K steps, its stage released one step later.
+    ``in_flight`` (with ``bulk`` and ``release``): a K loop's wgmma chain on a carried accumulator
+    stays in flight across K steps, its stage released (and, without a producer, refilled) one step
+    later.
     """
 
     name: ClassVar[str] = "tile-pipeline"
@@ -1672,7 +1693,8 @@ class TilePipelinePass(ModulePass):
                 plans, stages, specialised = self._warp_specialize(plans, stages)
                 released.extend(specialised)
             for plan, n in zip(plans, stages):
-                pipelined.append(_pipeline(plan, n, bulk_boxes(plan) if self.bulk else None, self.release, buffers))
+                pipelined.append(_pipeline(plan, n, bulk_boxes(plan) if self.bulk else None, self.release, buffers,
+                                           self.in_flight))
         if self.reg_double_buffer:
             for mma in [o for o in op.walk() if isinstance(o, MmaOp)]:
                 split_k_steps(mma)

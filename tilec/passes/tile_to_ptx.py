@@ -68,6 +68,10 @@ class TileToPTX(PipelinePass):
     cluster: tuple[int, ...] = (1,)
     """With ``bulk``: thread-block clusters of ``C`` blocks along M, which multicast B's tiles to
     each other, or (``1,C``) along N, multicasting A's (``tile-tiling{cluster}``, ``tile-pipeline``)."""
+    in_flight: bool = True
+    """With ``bulk``: the K loop's wgmmas stay in flight across K steps, each stage released (and,
+    without a producer, refilled) one step later (``tile-pipeline{in_flight}``). False waits for each
+    step's wgmmas: the refill comes a step sooner, which a kernel with few stages may need more."""
 
     def __post_init__(self):
         check_options(self.block, self.warps, self.group, self.thread_tile)
@@ -101,6 +105,8 @@ class TileToPTX(PipelinePass):
                 pipeline["release"] = False
             if self.producer:
                 pipeline["producer"] = True
+            if not self.in_flight:
+                pipeline["in_flight"] = False
         stores = (("tile-bulk-store", {}),) if self.bulk and self.bulk_store else ()
         return (("tile-tiling", tiling), ("tile-swizzle", {}), ("tile-pipeline", pipeline), ("tile-layout", {}),
                 *stores, ("tile-distribute", {}), ("tile-to-llvm", {}))

@@ -17,7 +17,7 @@
 //
 // Without a producer and a tile loop (PLAIN), block r of cluster j takes row r of the j-th tile of
 // two block rows, and the one issuing thread of each block multicasts B's tiles: in the prologue and
-// in the loop, once both blocks released the stage.
+// in the loop, once both blocks released the stage (one step late: the wgmmas stay in flight).
 //
 // Along N (cluster=1,2, ALONGN): the grouped order counts tiles of two block columns, the block of
 // rank r takes column r of its cluster's, and the copies of A (the same rows in both blocks) are the
@@ -79,9 +79,10 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %b: !t
 // PLAIN:      tile.bulk_copy %a[%row0, %c0] -> %sa_w0, %full[%c0] : !tile.gl
 // PLAIN:      tile.bulk_copy %b[%c0, %col0] -> %sb_w0, %full[%c0] multicast : !tile.gl
 // PLAIN:      scf.for %k
+// PLAIN:        tile.mbar_arrive %empty[%rs_prev] : !tile.mbar<3, cluster_warps>
 // PLAIN:        tile.mbar_wait %empty[%ws], %wph issuer : !tile.mbar<3, cluster_warps>
 // PLAIN:        tile.bulk_copy %b[%k_next, %col0] -> %sb_w, %full[%ws] multicast : !tile.gl
-// PLAIN:        tile.mbar_arrive %empty[%rs] : !tile.mbar<3, cluster_warps>
+// PLAIN:      tile.mbar_arrive %empty[%rs_prev_1] : !tile.mbar<3, cluster_warps>
 // PLAIN:      tile.cluster_barrier
 // PLAIN-NEXT: func.return
 

@@ -36,7 +36,7 @@ func.func @scaled(%a: !tile.gl<f8E4M3FN, [?, ?]> {tile.aligned_rows = 16 : i64},
 // DIST-NOT:    trans_
 // DIST:        %sa_s = frag.load %sa : !llvm.ptr<1> -> f32
 // DIST-NEXT:   %sb_s = frag.load %sb : !llvm.ptr<1> -> f32
-// DIST-NEXT:   arith.mulf %acc, %sa_s : f32
+// DIST-NEXT:   arith.mulf %acc{{.*}}, %sa_s : f32
 
 // The producer's TMA loads, the consumers' TMA stores of C (the loop's tail, laid out first), then the
 // K loop's four K = 32 wgmmas a stage (no transpose operands: FP8 is K-major only).

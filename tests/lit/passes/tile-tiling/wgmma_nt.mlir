@@ -22,5 +22,5 @@ func.func @nt(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %b: !til
 // CHECK:         %d = tile.wgmma %sa[%wg_row], %sb[%c0], %acc_i transpose_b : !tile.st<128x64xf16, (128,64):(64,1)>, !tile.st<256x64xf16, (256,64):(64,1)>, !tile.rt<16x256xf32> -> !tile.rt<16x256xf32>
 
 // PIPE:        %sb = tile.alloc : !tile.st<3x256x64xf16, Sw<3,3,3> o 0 o (3,256,64):(16384,64,1)>
+// PIPE:        tile.wgmma %sa_r[%wg_row], %sb_r[%c0], %acc_i transpose_b async
 // PIPE:        tile.bulk_copy %b[%col0, %k_next] -> %sb_w,
-// PIPE:        tile.wgmma %sa_r[%wg_row], %sb_r[%c0], %acc_i transpose_b
