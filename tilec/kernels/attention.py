@@ -186,7 +186,12 @@ WGMMA_ARCHS = ("sm_90", "sm_90a")
 """Targets that run :data:`attention_fwd_wgmma` (compiled for sm_90a, where the warpgroup MMA is)."""
 
 
-def config(d: int, wgmma: bool = False) -> dict[str, int]:
+LONG_QUERIES = 8192
+"""From this many query rows on, the wgmma kernel gives a head dimension up to 64 blocks of 192 rows
+(three consumer warpgroups and the producer) instead of 64 (one warpgroup, two blocks an SM)."""
+
+
+def config(d: int, wgmma: bool = False, sq: int = 0) -> dict[str, int]:
     """Block sizes for head dimension ``d``; a warp owns 16 query rows, so a block has BM / 16 warps.
 
     mma.sync (:data:`attention_fwd`): 64 query rows a block (4 warps), K/V tiles of 128 rows for
@@ -202,9 +207,13 @@ def config(d: int, wgmma: bool = False) -> dict[str, int]:
     K/V tiles of 128 rows up to d = 128, 64 past it (shared memory: q's tile and two stages of K
     and V). With BM 128 the kernel has a producer warpgroup (``producer=True``) and its consumers
     240 registers a thread: BN 128 then beats BN 160 without a producer (H200, S = 4k: 529 against
-    502 TFLOP/s), and BN 160 with one runs out of registers (131)."""
+    502 TFLOP/s), and BN 160 with one runs out of registers (131).
+    From :data:`LONG_QUERIES` query rows on, d <= 64 takes 192 query rows (three consumer warpgroups
+    of 160 registers and a producer): H200, bf16, BN 128, session 19, TFLOP/s, BM 64 / BM 192: S 16k
+    447 / 504, S 4k 473 / 464 (4224 rows for 4096: 3% of the work is padding there)."""
     if wgmma:
-        return {"BM": 128 if d > 64 else 64, "BN": 128 if d <= 128 else 64, "D": d}
+        bm = 128 if d > 64 else 192 if sq >= LONG_QUERIES else 64
+        return {"BM": bm, "BN": 128 if d <= 128 else 64, "D": d}
     return {"BM": 64, "BN": 128 if d <= 64 else 64 if d <= 128 else 32 if d <= 160 else 16, "D": d}
 
 
@@ -253,13 +262,13 @@ def _arguments(q: Any, k: Any, v: Any, out: Any, lse: Any, causal: bool, scale: 
         raise ValueError(f"{OWNER}: head dimension {d} on the mma.sync kernel (sm_80 to sm_89, or arch='sm_80'): "
                          f"it holds at most D = {MMA_MAX_HEAD_DIM} in registers; sm_90's wgmma kernel takes up to 256")
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    return (q, k, v, out, lse, scale), {**config(d, wgmma), "GROUP": hq // hkv, "CAUSAL": bool(causal),
+    return (q, k, v, out, lse, scale), {**config(d, wgmma, sq), "GROUP": hq // hkv, "CAUSAL": bool(causal),
                                         "NEG": scale < 0}
 
 
 def grid(q: Any, wgmma: bool = False) -> tuple[int, int]:
     b, hq, sq, d = (int(x) for x in q.shape)
-    return (-(-sq // config(d, wgmma)["BM"]), b * hq)
+    return (-(-sq // config(d, wgmma, sq)["BM"]), b * hq)
 
 
 def attention_kernel(q: Any, k: Any, v: Any, *, causal: bool = False, scale: float | None = None,
@@ -302,5 +311,5 @@ def attention(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None 
     return (out, lse) if return_lse else out
 
 
-__all__ = ["MMA_MAX_HEAD_DIM", "attention", "attention_fwd", "attention_fwd_wgmma", "attention_kernel", "config", "grid",
+__all__ = ["LONG_QUERIES", "MMA_MAX_HEAD_DIM", "attention", "attention_fwd", "attention_fwd_wgmma", "attention_kernel", "config", "grid",
            "path"]
