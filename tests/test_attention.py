@@ -27,13 +27,13 @@ def reference(q, k, v, causal=False, scale=None):
     return p @ v / p.sum(-1, keepdims=True), lse
 
 
-def run(q, k, v, causal=False, scale=None, after=None, wgmma=False, bm=None):
+def run(q, k, v, causal=False, scale=None, after=None, wgmma=False, bm=None, bn=None):
     o = np.full_like(q, np.nan)
     lse = np.full(q.shape[:3], np.nan, np.float32)
     args, constexprs = A._arguments(q, k, v, o, lse, causal, scale, wgmma)
     grid = A.grid(q, wgmma)
-    if bm is not None:  # another block of query rows than config() takes for this length
-        constexprs["BM"], grid = bm, (-(-q.shape[2] // bm), grid[1])
+    if bm is not None:  # other blocks than config() takes for this length
+        constexprs["BM"], constexprs["BN"], grid = bm, bn or constexprs["BN"], (-(-q.shape[2] // bm), grid[1])
     kernel = A.attention_fwd_wgmma if wgmma else A.attention_fwd
     kernel.interpret(*args, grid=grid, after=after, num_warps=constexprs["BM"] // 16, **constexprs)
     return o, lse
@@ -78,17 +78,22 @@ def test_the_wgmma_kernel_in_the_interpreter(shape, causal, after):
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-def test_long_query_blocks_of_the_wgmma_kernel(causal):
-    """From LONG_QUERIES query rows on, d <= 64 takes blocks of 192 rows: three consumer warpgroups
-    and a producer. Interpreted lane by lane on a ragged short case (200 rows: a whole block and one
-    of 8 rows; causal blocks whose rows end inside a K/V tile)."""
-    assert A.config(64, True, A.LONG_QUERIES)["BM"] == 192 and A.config(64, True, A.LONG_QUERIES - 1)["BM"] == 64
-    assert A.config(128, True, A.LONG_QUERIES)["BM"] == 128 and A.config(64, False, A.LONG_QUERIES)["BM"] == 64
+@pytest.mark.parametrize("d,bn", [(64, 128), (128, 96)])
+def test_long_query_blocks_of_the_wgmma_kernel(d, bn, causal):
+    """From LONG_QUERIES query rows on, d <= 128 takes blocks of 192 rows (three consumer warpgroups
+    and a producer; at d = 128 with K/V tiles of 96 rows). Interpreted lane by lane on a ragged short
+    case (200 rows: a whole block and one of 8 rows; 150 keys: a ragged K/V tile; causal blocks whose
+    rows end inside a K/V tile)."""
+    long = A.LONG_QUERIES
+    assert A.config(64, True, long[64])["BM"] == 192 and A.config(64, True, long[64] - 1)["BM"] == 64
+    assert A.config(128, True, long[128]) == {"BM": 192, "BN": 96, "D": 128}
+    assert A.config(128, True, long[128] - 1)["BM"] == 128 and A.config(64, False, long[64])["BM"] == 64
+    assert A.config(256, True, 1 << 20)["BM"] == 128
     rng = np.random.default_rng(19)
-    q = (rng.standard_normal((1, 2, 200, 64)) * 2).astype(np.float16)
-    k, v = (rng.standard_normal((1, 1, 150, 64)).astype(np.float16) for _ in range(2))
+    q = (rng.standard_normal((1, 2, 200, d)) * 2).astype(np.float16)
+    k, v = (rng.standard_normal((1, 1, 150, d)).astype(np.float16) for _ in range(2))
     want, want_lse = reference(q, k, v, causal)
-    o, lse = run(q, k, v, causal, after="tile-distribute", wgmma=True, bm=192)
+    o, lse = run(q, k, v, causal, after="tile-distribute", wgmma=True, bm=192, bn=bn)
     assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
     assert np.abs(lse - want_lse).max() < 2e-3
 

@@ -10,8 +10,8 @@ the program. They are host calls, not kernel accesses.)
 One config of each path, small (the sanitizers are slow): attention with GQA, a ragged sequence and
 causal masking (D = 64 and 128: K/V tiles staged by a cp.async pipeline, warp-level reductions),
 on the mma.sync kernel (``arch="sm_80"``) and, on sm_90, the wgmma kernel (two K loops sharing
-the stages, P from registers; at D = 128, and at D = 64 with 8200 query rows (blocks of 192), a
-producer warpgroup issues the K/V copies), and
+the stages, P from registers; at D = 128, and with long queries (blocks of 192 rows), a producer
+warpgroup issues the K/V copies), and
 examples/lang/matmul.py's GEMMs on ragged sizes: mma.sync, and on sm_90 the wgmma GEMM with its
 producer warpgroup and wgmmas in flight across K steps, and the persistent GEMM (three blocks
 looping over six tiles, with and without a producer). Fresh random inputs, outputs
@@ -43,8 +43,8 @@ def main() -> int:
     archs = ["sm_80"] + (["sm_90"] if torch.cuda.get_device_capability() == (9, 0) else [])
     cases = [(arch, *shape) for arch in archs
              for shape in ((1, 4, 2, 70, 300, 64, True), (1, 2, 1, 33, 200, 128, False), (1, 2, 2, 200, 200, 128, True))]
-    if "sm_90" in archs:  # a long query: blocks of 192 rows, three consumer warpgroups and the producer
-        cases.append(("sm_90", 1, 2, 1, 8200, 130, 64, True))
+    if "sm_90" in archs:  # long queries: blocks of 192 rows, three consumer warpgroups and the producer
+        cases += [("sm_90", 1, 2, 1, 8200, 130, 64, True), ("sm_90", 1, 1, 1, 4100, 200, 128, False)]
     for arch, b, hq, hkv, sq, sk, d, causal in cases:
         q = torch.randn(b, hq, sq, d, device="cuda").half()
         k, v = (torch.randn(b, hkv, sk, d, device="cuda").half() for _ in range(2))

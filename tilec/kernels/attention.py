@@ -186,9 +186,10 @@ WGMMA_ARCHS = ("sm_90", "sm_90a")
 """Targets that run :data:`attention_fwd_wgmma` (compiled for sm_90a, where the warpgroup MMA is)."""
 
 
-LONG_QUERIES = 8192
-"""From this many query rows on, the wgmma kernel gives a head dimension up to 64 blocks of 192 rows
-(three consumer warpgroups and the producer) instead of 64 (one warpgroup, two blocks an SM)."""
+LONG_QUERIES = {64: 8192, 128: 4096}
+"""From how many query rows on the wgmma kernel gives a head dimension up to 64 (up to 128) blocks of
+192 rows, three consumer warpgroups and the producer, instead of 64 rows (one warpgroup, two blocks
+an SM; 128: two warpgroups). A ragged last block pads up to 191 rows: the longer, the less that costs."""
 
 
 def config(d: int, wgmma: bool = False, sq: int = 0) -> dict[str, int]:
@@ -208,12 +209,19 @@ def config(d: int, wgmma: bool = False, sq: int = 0) -> dict[str, int]:
     and V). With BM 128 the kernel has a producer warpgroup (``producer=True``) and its consumers
     240 registers a thread: BN 128 then beats BN 160 without a producer (H200, S = 4k: 529 against
     502 TFLOP/s), and BN 160 with one runs out of registers (131).
-    From :data:`LONG_QUERIES` query rows on, d <= 64 takes 192 query rows (three consumer warpgroups
-    of 160 registers and a producer): H200, bf16, BN 128, session 19, TFLOP/s, BM 64 / BM 192: S 16k
-    447 / 504, S 4k 473 / 464 (4224 rows for 4096: 3% of the work is padding there)."""
+    From :data:`LONG_QUERIES` query rows on, 192 query rows (three consumer warpgroups of 160
+    registers and a producer), with K/V tiles of 96 rows past d = 64 (44 bytes of spills; 64 rows: none,
+    but 8-9% slower). H200, bf16, session 19, TFLOP/s: d = 64, BN 128, BM 64 / 192: S 16k 447 / 504, S 4k
+    473 / 464 (4224 rows for 4096: 3% of the work is padding); d = 128, BM 128 BN 128 / BM 192 BN 96
+    (causal in brackets): S 4k 555 / 568 (438 / 466), 8k 546 / 596 (500 / 540), 16k 532 / 613
+    (558 / 584), the same errors against float64."""
     if wgmma:
-        bm = 128 if d > 64 else 192 if sq >= LONG_QUERIES else 64
-        return {"BM": bm, "BN": 128 if d <= 128 else 64, "D": d}
+        if d <= 64:
+            return {"BM": 192 if sq >= LONG_QUERIES[64] else 64, "BN": 128, "D": d}
+        if d <= 128:
+            bm, bn = (192, 96) if sq >= LONG_QUERIES[128] else (128, 128)
+            return {"BM": bm, "BN": bn, "D": d}
+        return {"BM": 128, "BN": 64, "D": d}
     return {"BM": 64, "BN": 128 if d <= 64 else 64 if d <= 128 else 32 if d <= 160 else 16, "D": d}
 
 
