@@ -186,7 +186,7 @@ WGMMA_ARCHS = ("sm_90", "sm_90a")
 """Targets that run :data:`attention_fwd_wgmma` (compiled for sm_90a, where the warpgroup MMA is)."""
 
 
-LONG_QUERIES = {64: 8192, 128: 4096}
+LONG_QUERIES = {64: 8192, 128: 2048}
 """From how many query rows on the wgmma kernel gives a head dimension up to 64 (up to 128) blocks of
 192 rows, three consumer warpgroups and the producer, instead of 64 rows (one warpgroup, two blocks
 an SM; 128: two warpgroups). A ragged last block pads up to 191 rows: the longer, the less that costs."""
@@ -213,8 +213,9 @@ def config(d: int, wgmma: bool = False, sq: int = 0) -> dict[str, int]:
     registers and a producer), with K/V tiles of 96 rows past d = 64 (44 bytes of spills; 64 rows: none,
     but 8-9% slower). H200, bf16, session 19, TFLOP/s: d = 64, BN 128, BM 64 / 192: S 16k 447 / 504, S 4k
     473 / 464 (4224 rows for 4096: 3% of the work is padding); d = 128, BM 128 BN 128 / BM 192 BN 96
-    (causal in brackets): S 4k 555 / 568 (438 / 466), 8k 546 / 596 (500 / 540), 16k 532 / 613
-    (558 / 584), the same errors against float64."""
+    (causal in brackets): S 2k 487 / 517, 4k 555 / 568 (438 / 466), 8k 546 / 596 (500 / 540), 16k
+    532 / 613 (558 / 584), the same errors against float64 (K/V tiles of 112 rows: 626 against 610 at
+    S 4k, 477 against 480 causal)."""
     if wgmma:
         if d <= 64:
             return {"BM": 192 if sq >= LONG_QUERIES[64] else 64, "BN": 128, "D": d}
