@@ -477,7 +477,8 @@ def check_cluster(cluster) -> tuple[int, ...]:
     if (shape is None or not 1 <= len(shape) <= 2 or any(type(c) is not int or c < 1 for c in shape)
             or math.prod(shape) > MAX_CLUSTER_BLOCKS):
         raise TilingConfigError(f"tile-tiling: cluster must be C (1 .. {MAX_CLUSTER_BLOCKS} blocks along M) or "
-                                f"CM,CN (blocks along M and N, at most {MAX_CLUSTER_BLOCKS} in all), got {cluster!r}")
+                                f"CM,CN (blocks along M and N, at most {MAX_CLUSTER_BLOCKS} in all), got "
+                                f"{_text(shape) if shape else repr(cluster)}")
     if len(shape) == 2 and min(shape) > 1:
         raise TilingConfigError(f"tile-tiling: cluster={_text(shape)}: a cluster spans blocks along M or along N, "
                                 "not both (its blocks share one operand's tiles, which each multicast reaches in "
