@@ -32,7 +32,7 @@ def reference(q, k, v, causal, scale=None):
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("shape", [(1, 1, 1, 1, 1, 64), (1, 2, 2, 17, 17, 64), (2, 4, 2, 1000, 1000, 128),
                                    (1, 8, 1, 1, 4097, 64), (1, 2, 2, 4097, 300, 128),
-                                   (1, 4, 2, 8200, 300, 64)], ids=str)  # blocks of 192 rows (LONG_QUERIES) on
+                                   (1, 4, 2, 8200, 300, 64), (1, 2, 1, 3000, 700, 128)], ids=str)  # blocks of 192 rows (LONG_QUERIES) on
                                                                         # sm_90 from 2048 rows at D 128, 8192 at 64
 def test_attention(shape, causal, dtype):
     b, hq, hkv, sq, sk, d = shape
