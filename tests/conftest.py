@@ -2,8 +2,8 @@
 
 Every PTX text the test suite produces in this process (all of it passes
 through ``tilec.codegen.ptx.ptx_from_llvm_ir``) is recorded, and at the end
-of the session each one is assembled by ptxas: for sm_90, and also for sm_80
-when it was emitted for sm_80 (PTX for sm_90a, whose wgmma only sm_90a has, for sm_90a). A PTX that ptxas rejects fails the run with
+of the session each one is assembled by ptxas (but for those a test already had ptxas
+assemble for that target): for sm_90, and also for sm_80 when it was emitted for sm_80 (PTX for sm_90a, whose wgmma only sm_90a has, for sm_90a). A PTX that ptxas rejects fails the run with
 ptxas's message, so no test can produce PTX that only looks right.
 
 ``TILEC_VERIFY_EACH=1`` is set for the whole run (see below).
@@ -26,6 +26,7 @@ from tilec.codegen.ptxas import PtxasError, assemble, find_ptxas
 os.environ.setdefault("TILEC_VERIFY_EACH", "1")
 
 _produced: dict[str, str] = {}  # PTX text -> the nodeid of the test that made it first
+_assembled: set[tuple[str, str]] = set()  # (PTX text, arch) that a test already had ptxas assemble
 _current_test = ["(collection)"]
 _TARGET = re.compile(r"^\s*\.target\s+(sm_\d+a?)", re.MULTILINE)
 
@@ -47,10 +48,25 @@ def pytest_collection_modifyitems(session, config, items):
     items.sort(key=lambda item: not (item.path.name == "test_lit.py" and item.name == "test_lit"))
 
 
+def _remembering(original):
+    """``ptxas``'s runner, noting each (text, arch) it assembled: the end of the session need not
+    assemble those again."""
+
+    def wrapper(ptx_text, arch, *args, **kwargs):
+        result = original(ptx_text, arch, *args, **kwargs)
+        _assembled.add((ptx_text, arch))
+        return result
+
+    wrapper.__wrapped__ = original
+    return wrapper
+
+
 def pytest_configure(config):
     # the package re-exports a function named ``ptx``, so take the module itself
     ptx_module = importlib.import_module("tilec.codegen.ptx")
     ptx_module.ptx_from_llvm_ir = _recording(ptx_module.ptx_from_llvm_ir)
+    ptxas_module = importlib.import_module("tilec.codegen.ptxas")
+    ptxas_module._run_ptxas = _remembering(ptxas_module._run_ptxas)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -64,7 +80,7 @@ def _assemble_all(ptxas: str) -> list[str]:
     for text, test in _produced.items():
         target = (m := _TARGET.search(text)) and m.group(1)
         archs = ["sm_90a"] if target == "sm_90a" else ["sm_90"] + (["sm_80"] if target == "sm_80" else [])
-        jobs += [(text, arch, test) for arch in archs]
+        jobs += [(text, arch, test) for arch in archs if (text, arch) not in _assembled]
 
     def run(job):
         text, arch, test = job
