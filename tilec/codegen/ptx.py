@@ -101,9 +101,10 @@ def check_instructions(ir_text: str, arch: str, module: ModuleOp | None = None) 
             want = f"sm_{needs}a" if needs_specific else f"sm_{needs} or newer"
             err = TranslationError(f"the module uses '{m.group().strip('.')}', which needs {want}; the target is "
                                    f"{arch} (e.g. -t 'ptx{{arch=sm_90a}}')")
-            if module is not None:
-                err.op = next((op for op in module.walk() if op is not module and not op.regions
-                               and pattern.search(str(op))), None)
+            if module is not None:  # the op using it, else the op it is an attribute of (a kernel's cluster)
+                ops = [op for op in module.walk() if op is not module]
+                err.op = next((op for op in ops if not op.regions and pattern.search(str(op))), None) or next(
+                    (op for op in ops if pattern.search(f"{op.attributes} {op.properties}")), None)
             raise err
 
 
