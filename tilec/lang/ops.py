@@ -40,10 +40,15 @@ from tilec.lang.values import (
 # ---------------------------------------------------------------- where am I
 
 
+def _axis_scalar(op: type, axis: int, name: str) -> Scalar:
+    """The scalar of an id or count along launch axis 0, 1 or 2 (``name`` + x, y or z)."""
+    _check_axis(axis)
+    return Scalar(current().value(op(axis), f"{name}{'xyz'[axis]}"))
+
+
 def block_id(axis: int = 0) -> Scalar:
     """This block's index along launch axis 0, 1 or 2 (Triton's ``program_id``)."""
-    _check_axis(axis)
-    return Scalar(current().value(t.BlockIdOp(axis), f"block{'xyz'[axis]}"))
+    return _axis_scalar(t.BlockIdOp, axis, "block")
 
 
 program_id = block_id
@@ -52,8 +57,7 @@ program_id = block_id
 def num_blocks(axis: int = 0) -> Scalar:
     """The launch's number of blocks along axis 0, 1 or 2 (Triton's ``num_programs``): a persistent
     kernel's stride over its tiles."""
-    _check_axis(axis)
-    return Scalar(current().value(t.GridDimOp(axis), f"blocks{'xyz'[axis]}"))
+    return _axis_scalar(t.GridDimOp, axis, "blocks")
 
 
 num_programs = num_blocks
@@ -62,14 +66,12 @@ num_programs = num_blocks
 def cluster_id(axis: int = 0) -> Scalar:
     """This block's thread-block cluster along axis 0, 1 or 2 (a kernel with ``cluster=``): the same in
     every block of a cluster, so a window computed from it is one every block shares (multicast)."""
-    _check_axis(axis)
-    return Scalar(current().value(t.ClusterIdOp(axis), f"cluster{'xyz'[axis]}"))
+    return _axis_scalar(t.ClusterIdOp, axis, "cluster")
 
 
 def num_clusters(axis: int = 0) -> Scalar:
     """The launch's number of clusters along axis 0, 1 or 2."""
-    _check_axis(axis)
-    return Scalar(current().value(t.ClusterCountOp(axis), f"clusters{'xyz'[axis]}"))
+    return _axis_scalar(t.ClusterCountOp, axis, "clusters")
 
 
 def block_rank() -> Scalar:
@@ -84,8 +86,7 @@ def cluster_barrier() -> None:
 
 def thread_id(axis: int = 0) -> Scalar:
     """This thread's index in the block along ``axis`` (for experts: tiles are the block's)."""
-    _check_axis(axis)
-    return Scalar(current().value(t.ThreadIdOp(axis), f"tid{'xyz'[axis]}"))
+    return _axis_scalar(t.ThreadIdOp, axis, "tid")
 
 
 def warp_id() -> Scalar:

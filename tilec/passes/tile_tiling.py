@@ -360,17 +360,17 @@ def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan, persistent: b
         return e.mul(pid_m, e.const(bm), "row0"), e.mul(pid_n, e.const(bn), "col0")
 
     def cluster_order() -> tuple[SSAValue, SSAValue, SSAValue]:
-        """(tiles, rows, width) of the clusters' grouped order: a cluster's tile is ``cm`` block
+        """(rows, columns, width) of the clusters' grouped order: a cluster's tile is ``cm`` block
         rows of one column, or ``cn`` block columns of one row."""
         rows, cols = tiles_m, tiles_n
         if cm > 1:
             rows = e.div(e.add(tiles_m, e.const(cm - 1), "mc_pad"), e.const(cm), "cluster_rows")
         if cn > 1:
             cols = e.div(e.add(tiles_n, e.const(cn - 1), "nc_pad"), e.const(cn), "cluster_cols")
-        return e.mul(rows, cols, "tiles"), rows, width if cn == 1 else e.mul(cols, group, "cluster_width")
+        return rows, cols, width if cn == 1 else e.mul(cols, group, "cluster_width")
 
     if not persistent and cluster_blocks > 1:  # block r of cluster j: block r of the j-th tile of the cluster's blocks
-        _, rows_c, width_c = cluster_order()
+        rows_c, _, width_c = cluster_order()
         row0, col0 = origin(e.value(t.ClusterIdOp("x"), "cluster"), rows_c, width_c, e.value(t.BlockRankOp(), "rank"))
     elif not persistent:
         row0, col0 = origin(bid)
@@ -389,7 +389,8 @@ def tile_matmul(fn: func.FuncOp, mm: t.MatmulOp, plan: TilingPlan, persistent: b
     sb = e.value(t.AllocOp(st_b), "sb")
 
     if persistent and cluster_blocks > 1:  # the clusters stride over tiles of the cluster's blocks
-        tiles, rows_c, width_c = cluster_order()
+        rows_c, cols_c, width_c = cluster_order()
+        tiles = e.mul(rows_c, cols_c, "tiles")
         first = e.value(t.ClusterIdOp("x"), "cluster")
         clusters = e.value(t.ClusterCountOp("x"), "clusters")
         rank = e.value(t.BlockRankOp(), "rank")

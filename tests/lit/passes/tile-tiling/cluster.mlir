@@ -88,7 +88,6 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %b: !t
 
 // ALONGN:      cluster = [2, 1, 1]>, tile.tiling = {{.*}}cluster = array<i64: 1, 2>}
 // ALONGN:      %cluster_cols = arith.divui %nc_pad, %c2 : index
-// ALONGN-NEXT: %tiles = arith.muli %tiles_m, %cluster_cols : index
 // ALONGN-NEXT: %cluster_width = arith.muli %cluster_cols, %c8 : index
 // ALONGN-NEXT: %cluster = tile.cluster_id x
 // ALONGN-NEXT: %rank = tile.block_rank
