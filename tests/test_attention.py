@@ -34,7 +34,7 @@ def run(q, k, v, causal=False, scale=None, after=None, wgmma=False, bm=None, bn=
     grid = A.grid(q, wgmma)
     if bm is not None:  # other blocks than config() takes for this length
         constexprs["BM"], constexprs["BN"], grid = bm, bn or constexprs["BN"], (-(-q.shape[2] // bm), grid[1])
-    kernel = A.attention_fwd_wgmma if wgmma else A.attention_fwd
+    kernel = A.path("sm_90a", q.shape[-1])[0] if wgmma else A.attention_fwd  # past D 64: O stored by TMA
     kernel.interpret(*args, grid=grid, after=after, num_warps=constexprs["BM"] // 16, **constexprs)
     return o, lse
 
@@ -134,6 +134,9 @@ def test_head_dimensions_past_the_tuned_ones(d):
     q = np.zeros((1, 2, 130, d), np.float16)
     ptx = tilec.attention_kernel(q, q, q, causal=True, arch="sm_90").asm["ptx"]
     assert ptx.count("wgmma.mma_async") > 0
+    # past D 64 each warp stores its rows of O through shared memory and a bulk tensor store, except
+    # at 256, where the buffers do not fit beside q's tile and the stages (tile-bulk-store leaves it)
+    assert (".global.shared::cta.tile.bulk_group" in ptx) == (A.TMA_STORE_PAST_D < d < 256)
     if d <= A.MMA_MAX_HEAD_DIM:
         assert "mma.sync" in tilec.attention_kernel(q, q, q, arch="sm_80").asm["ptx"]
     else:

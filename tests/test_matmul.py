@@ -563,7 +563,8 @@ def test_wgmma_choice_on_sm90(m, n, k, expected):
     want = {"persistent": PERSISTENT_WGMMA_CONFIG, "mid": WGMMA_LADDER[1], "thin-wide": WGMMA_LADDER[2],
             "thin": WGMMA_LADDER[4]}[expected]
     assert got == want and WGMMA_LADDER[0] is PERSISTENT_WGMMA_CONFIG
-    assert got.persistent == got.bulk_store == (expected == "persistent")
+    assert got.persistent == (expected == "persistent")
+    assert got.bulk_store == (expected in ("persistent", "thin-wide"))  # the 64x128 tile stores by TMA too
     assert got.producer == (expected == "persistent")
     assert got.in_flight == (expected != "mid")  # the mid tile's three short stages want an early refill
     if got.persistent:  # one block a SM, never more than there are tiles

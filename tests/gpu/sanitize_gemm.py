@@ -147,7 +147,8 @@ def main() -> int:
         ok &= run_case("large bulk copies", 1024, 1024, 512, config=BULK_CONFIG, use_torch=torch)
         ok &= run_case("large wgmma", 1024, 1024, 512, config=WGMMA_CONFIG, use_torch=torch)
         # one warpgroup, wgmmas in flight across K steps: a stage is refilled one step late, by the
-        # thread that released it; and the same in clusters of two multicasting B's tiles
+        # thread that released it (the 64x128 tile storing C by TMA); and the same in clusters of two
+        # multicasting B's tiles
         from dataclasses import replace
 
         from tilec.kernels.gemm_config import THIN_WGMMA_CONFIGS

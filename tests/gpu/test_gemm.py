@@ -44,7 +44,7 @@ import pytest
 
 import tilec
 import tilec.kernels.gemm as gemm
-from tilec.kernels.gemm_config import BULK_CONFIG, CONFIGS, WGMMA_CONFIG, has_bulk_copies
+from tilec.kernels.gemm_config import BULK_CONFIG, CONFIGS, THIN_WGMMA_CONFIGS, WGMMA_CONFIG, has_bulk_copies
 from tilec.runtime import has_device, no_device_reason
 
 pytestmark = [
@@ -128,6 +128,11 @@ CASES += [
     # C through shared memory and bulk tensor stores (TMA), clipped at the ragged edges
     *(Case(dt, (1000, 1032, 1000), bias="float32", relu=True, config=("mma", "wgmma-tma-store")) for dt in ("f16", "bf16")),
     Case("f16", (3000, 1032, 520), config=("mma", "wgmma-persistent-tma-store")),
+    # the one-warpgroup 64x128 tile (wgmmas in flight) with its TMA-store epilogue: ragged, B given N x K,
+    # a bias into bf16, and into f32 (whose larger buffers must still fit beside the four stages)
+    Case("bf16", (200, 1000, 1040), bias="float32", relu=True, config=("mma", "wgmma-thin")),
+    Case("f16", (130, 1032, 1100), "row", "col", config=("mma", "wgmma-thin")),
+    Case("f16", (333, 1000, 1040), bias="float32", relu=True, out_dtype="float32", config=("mma", "wgmma-thin")),
     # thread-block clusters of 2 (and 4) blocks along M multicasting B's tiles: ragged M (a last cluster
     # row of one real tile), odd tile rows, B given N x K, a bias, bf16
     Case("f16", (1000, 1032, 520), bias="float32", relu=True, config=("mma", "wgmma-cluster-2")),
@@ -164,6 +169,7 @@ FORCED = {
     ("mma", "wgmma-persistent"): replace(WGMMA_CONFIG, producer=True, persistent=True),
     ("mma", "persistent"): replace(CONFIGS[("mma", "large")], persistent=True),
     ("mma", "wgmma-tma-store"): replace(WGMMA_CONFIG, bulk_store=True),
+    ("mma", "wgmma-thin"): THIN_WGMMA_CONFIGS[0],
     ("mma", "wgmma-persistent-tma-store"): replace(WGMMA_CONFIG, producer=True, persistent=True, bulk_store=True),
     ("mma", "wgmma-cluster-2"): replace(WGMMA_CONFIG, producer=True, persistent=True, bulk_store=True, cluster=2),
     ("mma", "wgmma-cluster-4"): replace(WGMMA_CONFIG, producer=True, persistent=True, cluster=4),

@@ -1031,3 +1031,16 @@ def test_the_producer_needs_bulk_copies():
     module, _ = _matmul_wgmma(True)
     with pytest.raises(ValueError, match="producer=True feeds the K loops' bulk copies: give bulk=True too"):
         tl.Kernel(module.matmul_wgmma.fn, num_warps=8, producer=True)
+
+
+def test_a_kernel_with_other_options():
+    """``with_options``: the same function under other compile defaults, checked as ``tl.kernel`` checks
+    them; the original keeps its own."""
+    module, kernel = _matmul_wgmma(True)
+    stored = kernel.with_options(bulk_store=True, num_stages=4)
+    assert (stored.fn, stored.bulk_store, stored.num_stages, stored.producer) == (kernel.fn, True, 4, True)
+    assert (kernel.bulk_store, kernel.num_stages) == (False, 3)
+    with pytest.raises(TypeError, match="with_options takes num_warps, .*; got stages"):
+        kernel.with_options(stages=4)
+    with pytest.raises(ValueError, match="producer=True feeds the K loops' bulk copies"):
+        kernel.with_options(bulk=False)

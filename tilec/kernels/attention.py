@@ -29,7 +29,9 @@ its registers to them (``setmaxnreg``); each consumer warp releases a stage on i
 its last read, and the loops have no block barrier. The tiles wholly inside the keys (and, with
 causal masking, left of the block's first row) run in a loop without masks; the ragged last tile
 and the causal diagonal in a second loop over the same stages, and with causal masking the tiles
-past the block's last row are not visited. Nothing below the language is specific to attention.
+past the block's last row are not visited. Past D = 64 each warp stores its rows of O through shared
+memory and a bulk tensor store (:data:`attention_fwd_wgmma_stored`, the same function with
+``bulk_store=True``). Nothing below the language is specific to attention.
 """
 
 from __future__ import annotations
@@ -185,6 +187,17 @@ OWNER = "tilec.attention"
 WGMMA_ARCHS = ("sm_90", "sm_90a")
 """Targets that run :data:`attention_fwd_wgmma` (compiled for sm_90a, where the warpgroup MMA is)."""
 
+attention_fwd_wgmma_stored = attention_fwd_wgmma.with_options(bulk_store=True)
+""":data:`attention_fwd_wgmma` whose warps store their rows of O through shared memory and bulk tensor
+stores (``tile-bulk-store``: whole lines written, the warp free at once) instead of one ``st.global``
+per fragment pair. Taken past :data:`TMA_STORE_PAST_D`."""
+
+TMA_STORE_PAST_D = 64
+"""Head dimensions above this store O by TMA. H200, bf16, session 20, TFLOP/s, direct / TMA store (two
+rounds of one call): D 128 S 1k 388, 397 / 426, 429; S 4k 592, 567 / 614, 578 (causal 480, 457 / 490,
+468); S 8k 584, 599 / 601, 599 (causal 523, 534 / 534, 540); S 16k even. At D 64 its buffers cost the
+64-row blocks their second block an SM: S 4k 460, 454 / 413, 375."""
+
 
 LONG_QUERIES = {64: 8192, 128: 2048}
 """From how many query rows on the wgmma kernel gives a head dimension up to 64 (up to 128) blocks of
@@ -226,15 +239,16 @@ def config(d: int, wgmma: bool = False, sq: int = 0) -> dict[str, int]:
     return {"BM": 64, "BN": 128 if d <= 64 else 64 if d <= 128 else 32 if d <= 160 else 16, "D": d}
 
 
-def path(arch: str | None) -> tuple[Any, str]:
-    """The kernel and the target for ``arch`` (None: the GPU's): the wgmma kernel on sm_90."""
+def path(arch: str | None, d: int = 64) -> tuple[Any, str]:
+    """The kernel and the target for ``arch`` (None: the GPU's) and head dimension ``d``: the wgmma
+    kernel on sm_90 (storing O by TMA past :data:`TMA_STORE_PAST_D`), else the mma.sync one."""
     if arch is None:
         # lazy: tilec.api (xDSL, the runtime) loads with the first compile, ~250 ms (measured)
         from tilec.api import default_arch
 
         arch = default_arch()
     if arch in WGMMA_ARCHS:
-        return attention_fwd_wgmma, "sm_90a"
+        return (attention_fwd_wgmma_stored if d > TMA_STORE_PAST_D else attention_fwd_wgmma), "sm_90a"
     return attention_fwd, arch
 
 
@@ -284,10 +298,16 @@ def attention_kernel(q: Any, k: Any, v: Any, *, causal: bool = False, scale: flo
                      return_lse: bool = False, arch: str | None = None) -> Any:
     """The :class:`~tilec.api.CompiledKernel` :func:`attention` runs for these arguments (no GPU needed
     with an ``arch``; sm_90 compiles the wgmma kernel for sm_90a)."""
-    kernel, arch = path(arch)
+    kernel, arch = path(arch, _head_dim(q))
     lse = _lse_like(q) if return_lse else None
-    args, constexprs = _arguments(q, k, v, q, lse, causal, scale, kernel is attention_fwd_wgmma)
+    args, constexprs = _arguments(q, k, v, q, lse, causal, scale, kernel is not attention_fwd)
     return kernel.compile(*args, arch=arch, num_warps=constexprs["BM"] // 16, **constexprs)
+
+
+def _head_dim(q: Any) -> int:
+    """q's last dimension (checked with the rest by :func:`_check`), for the choice of kernel."""
+    shape = getattr(q, "shape", None)
+    return int(shape[-1]) if shape else 0
 
 
 def _lse_like(q: Any) -> Any:
@@ -313,12 +333,12 @@ def attention(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None 
     elif tuple(out.shape) != tuple(q.shape) or str(out.dtype) != str(q.dtype):
         raise ValueError(f"{OWNER}: out is {tuple(out.shape)} {out.dtype}; expected q's {tuple(q.shape)} {q.dtype}")
     lse = _lse_like(q) if return_lse else None
-    kernel, arch = path(arch)
-    wgmma = kernel is attention_fwd_wgmma
+    kernel, arch = path(arch, _head_dim(q))
+    wgmma = kernel is not attention_fwd
     args, constexprs = _arguments(q, k, v, out, lse, causal, scale, wgmma)
     kernel[grid(q, wgmma)](*args, stream=stream, arch=arch, num_warps=constexprs["BM"] // 16, **constexprs)
     return (out, lse) if return_lse else out
 
 
-__all__ = ["LONG_QUERIES", "MMA_MAX_HEAD_DIM", "attention", "attention_fwd", "attention_fwd_wgmma", "attention_kernel", "config", "grid",
-           "path"]
+__all__ = ["LONG_QUERIES", "MMA_MAX_HEAD_DIM", "TMA_STORE_PAST_D", "attention", "attention_fwd", "attention_fwd_wgmma",
+           "attention_fwd_wgmma_stored", "attention_kernel", "config", "grid", "path"]

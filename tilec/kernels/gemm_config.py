@@ -258,7 +258,7 @@ before / cuBLAS): 1024^3 197 (185 / 183 / 223), 256x4096x4096 324 (334 / 319 / 3
 352 (357 / 348 / 385)."""
 
 THIN_WGMMA_CONFIGS: tuple[MatmulConfig, ...] = (
-    MatmulConfig(block=(64, 128, 128), stages=4, bulk=True, wgmma=True),
+    MatmulConfig(block=(64, 128, 128), stages=4, bulk=True, wgmma=True, bulk_store=True),
     MatmulConfig(block=(64, 64, 128), stages=6, bulk=True, wgmma=True),
 )
 """sm_90(a): one warpgroup of 64 rows, K steps of 128, as many stages as shared memory holds: for
@@ -267,7 +267,15 @@ across K steps (the issuing thread refills a stage once the next step's wait com
 session 19, H200, cold L2, f16 TFLOP/s, in flight / not, for the 64x128 tile: 1024^3 202 / 186,
 256x4096x4096 348 / 320, 128x4096x4096 183 / 168 (the 64x64 tile there 211 / 211). The 64x128 tile
 so beats :data:`NARROW_WGMMA_CONFIG` (190 at 1024^3, 326 at 256x4096x4096, same call), and comes
-before it in :data:`WGMMA_LADDER`."""
+before it in :data:`WGMMA_LADDER`.
+
+The 64x128 tile stores C through shared memory and bulk tensor stores (``tile-bulk-store``: 16 KB of
+buffers beside its 192 KB of stages, still one block an SM). With its wgmmas in flight the direct
+stores had become what a tile waits for: session 20, H200, cold L2, f16 TFLOP/s (``sweep_configs.py
+--flush --repeat 3``, one call), direct / TMA store / cuBLAS: 1024^3 201 / 226 / 229 (bf16 197 / 219 /
+222), 256x4096x4096 350 / 368 / 369, 128x8192x8192 366 / 372 / 387, 1536x1024x1024 201 / 222,
+2048x512x2048 291 / 308, 1024x1024x4096 395 / 412, 384x4096x4096 331 / 339. The 64x64 tile keeps its
+direct stores (TMA store -3% to +6% on the same shapes)."""
 
 WGMMA_LADDER: tuple[MatmulConfig, ...] = (PERSISTENT_WGMMA_CONFIG, MID_WGMMA_CONFIG, THIN_WGMMA_CONFIGS[0],
                                           NARROW_WGMMA_CONFIG, THIN_WGMMA_CONFIGS[1])
@@ -275,9 +283,10 @@ WGMMA_LADDER: tuple[MatmulConfig, ...] = (PERSISTENT_WGMMA_CONFIG, MID_WGMMA_CON
 the first whose grid of tiles fills WGMMA_MIN_FILL of the SMs, PERSISTENT_MIN_FILL for the first
 (past the first only with more than 16 rows: fewer keep the mma.sync ``decode`` tile). The first is
 the persistent kernel with a TMA-store epilogue (2048^3 has 128 of its 128x256 tiles: 635 TFLOP/s
-against 604 for the same tile launched a block a tile). The narrower tiles keep their direct stores:
-a TMA store's buffers halve the blocks an SM holds (1536^3 with the 128x128 tile: 289 -> 242), and
-where they do not it gained 1-6% (session 16 sweeps). Session 16 put :data:`NARROW_WGMMA_CONFIG`
+against 604 for the same tile launched a block a tile). So does the 64x128 tile since its wgmmas stay
+in flight (session 20: +2% to +12%, see :data:`THIN_WGMMA_CONFIGS`); the others keep their direct
+stores: a TMA store's buffers halve the blocks an SM holds (1536^3 with the 128x128 tile: 289 -> 242),
+and where they do not it gained 1-6% (session 16 sweeps). Session 16 put :data:`NARROW_WGMMA_CONFIG`
 between the 128x128 and the 64-row tiles (it now takes 1024^3, 256x4096x4096 and 128x8192x8192 of
 the table below). H200, cold L2 (``bench/sweep_configs.py --flush
 --repeat 3``, session 15, f16 TFLOP/s), against what was taken before:

@@ -122,6 +122,17 @@ class Kernel:
     def __repr__(self) -> str:
         return f"<tl.kernel {self.name}{self.signature}>"
 
+    def with_options(self, **changes: Any) -> "Kernel":
+        """The same function as a kernel with other compile defaults (``num_warps``, ``num_stages``,
+        ``bulk``, ``producer``, ``bulk_store``, ``cluster``): a variant a library picks per problem,
+        e.g. ``attention_fwd_wgmma.with_options(bulk_store=True)``. It traces and caches on its own."""
+        options = dict(num_warps=self.num_warps, num_stages=self.num_stages, bulk=self.bulk, producer=self.producer,
+                       bulk_store=self.bulk_store, cluster=self.cluster)
+        unknown = sorted(set(changes) - set(options))
+        if unknown:
+            raise TypeError(f"{self.name}: with_options takes {', '.join(options)}; got {', '.join(unknown)}")
+        return Kernel(self.fn, **{**options, **changes})
+
     # ---------------------------------------------------------------- specialising
 
     def _bind(self, args: tuple, kwargs: dict) -> inspect.BoundArguments:
