@@ -563,10 +563,9 @@ def test_wgmma_choice_on_sm90(m, n, k, expected):
     want = {"persistent": PERSISTENT_WGMMA_CONFIG, "mid": WGMMA_LADDER[1], "thin-wide": WGMMA_LADDER[2],
             "thin": WGMMA_LADDER[4]}[expected]
     assert got == want and WGMMA_LADDER[0] is PERSISTENT_WGMMA_CONFIG
-    assert got.persistent == (expected == "persistent")
-    assert got.bulk_store == (expected in ("persistent", "thin-wide"))  # the 64x128 tile stores by TMA too
-    assert got.producer == (expected == "persistent")
-    assert got.in_flight == (expected != "mid")  # the mid tile's three short stages want an early refill
+    assert got.persistent == got.producer == (expected == "persistent")
+    assert got.bulk_store == (expected != "thin")  # the 64x64 tile keeps its direct stores
+    assert got.in_flight
     if got.persistent:  # one block a SM, never more than there are tiles
         assert got.grid(m, n, sm_count=132) == min(132, got.tiles(m, n)) and got.grid(100, 300, sm_count=132) == 2
     assert choose_config(m, n, k, "float16", sm_count=132, aligned=True, arch="sm_90", transpose_a=True).wgmma is False

@@ -157,6 +157,11 @@ def main() -> int:
                        use_torch=torch)
         ok &= run_case("thin wgmma in flight, clusters of 2", 200, 1000, 1040,
                        config=replace(THIN_WGMMA_CONFIGS[1], cluster=2), use_torch=torch)
+        # the 128x128 tile: five stages, wgmmas in flight, C by TMA store
+        from tilec.kernels.gemm_config import MID_WGMMA_CONFIG
+
+        ok &= run_case("mid wgmma in flight, TMA store", 300, 1000, 1040, bias=True, config=MID_WGMMA_CONFIG,
+                       use_torch=torch)
         # the persistent warp-specialised kernel with its TMA-store epilogue, fewer blocks than tiles
         # (the stage ring and each warp's store buffer reused from tile to tile), ragged edges
         ok &= run_case("persistent wgmma, TMA store", 1000, 1032, 520, bias=True,

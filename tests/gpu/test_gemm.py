@@ -44,7 +44,8 @@ import pytest
 
 import tilec
 import tilec.kernels.gemm as gemm
-from tilec.kernels.gemm_config import BULK_CONFIG, CONFIGS, THIN_WGMMA_CONFIGS, WGMMA_CONFIG, has_bulk_copies
+from tilec.kernels.gemm_config import (BULK_CONFIG, CONFIGS, MID_WGMMA_CONFIG, THIN_WGMMA_CONFIGS, WGMMA_CONFIG,
+                                      has_bulk_copies)
 from tilec.runtime import has_device, no_device_reason
 
 pytestmark = [
@@ -133,6 +134,9 @@ CASES += [
     Case("bf16", (200, 1000, 1040), bias="float32", relu=True, config=("mma", "wgmma-thin")),
     Case("f16", (130, 1032, 1100), "row", "col", config=("mma", "wgmma-thin")),
     Case("f16", (333, 1000, 1040), bias="float32", relu=True, out_dtype="float32", config=("mma", "wgmma-thin")),
+    # the 128x128 tile: five stages, wgmmas in flight, C by TMA store
+    Case("bf16", (500, 1000, 1040), bias="float32", relu=True, config=("mma", "wgmma-mid")),
+    Case("f16", (500, 1032, 2000), "row", "col", out_dtype="float32", config=("mma", "wgmma-mid")),
     # thread-block clusters of 2 (and 4) blocks along M multicasting B's tiles: ragged M (a last cluster
     # row of one real tile), odd tile rows, B given N x K, a bias, bf16
     Case("f16", (1000, 1032, 520), bias="float32", relu=True, config=("mma", "wgmma-cluster-2")),
@@ -170,6 +174,7 @@ FORCED = {
     ("mma", "persistent"): replace(CONFIGS[("mma", "large")], persistent=True),
     ("mma", "wgmma-tma-store"): replace(WGMMA_CONFIG, bulk_store=True),
     ("mma", "wgmma-thin"): THIN_WGMMA_CONFIGS[0],
+    ("mma", "wgmma-mid"): MID_WGMMA_CONFIG,
     ("mma", "wgmma-persistent-tma-store"): replace(WGMMA_CONFIG, producer=True, persistent=True, bulk_store=True),
     ("mma", "wgmma-cluster-2"): replace(WGMMA_CONFIG, producer=True, persistent=True, bulk_store=True, cluster=2),
     ("mma", "wgmma-cluster-4"): replace(WGMMA_CONFIG, producer=True, persistent=True, cluster=4),

@@ -179,6 +179,7 @@ class MatmulConfig(TileToPTX):
         copies = (", bulk copies" + ("" if self.release else ", block barrier")) if self.bulk else ""
         copies += ", producer warpgroup" if self.producer else ""
         copies += ", one K step's wgmmas at a time" if self.wgmma and not self.in_flight else ""
+        copies += ", TMA store" if self.bulk_store else ""
         persistent = ", persistent" if self.persistent else ""
         cm, cn = cluster_shape(self.cluster)
         persistent += f", clusters of {cm} along M" if cm > 1 else f", clusters of {cn} along N" if cn > 1 else ""
@@ -244,11 +245,18 @@ tiles per SM on: 1536^3 (72 tiles on 132 SMs, one partial wave) ran at 329 TFLOP
 for the half-width tile (144 tiles, two waves at one block an SM or one at two), while 512x4096x4096
 (64 tiles) ran at 358 against 416 (H200, cold L2, session 16)."""
 
-MID_WGMMA_CONFIG = MatmulConfig(block=(128, 128, 64), stages=3, bulk=True, wgmma=True, in_flight=False)
-"""sm_90(a): WGMMA_CONFIG's half-width tile, for problems whose 128x256 tiles do not fill the SMs. Its
-wgmmas are not kept in flight across K steps: with three stages of short K steps the refill one step
-later comes too late (session 19, H200, cold L2, f16 TFLOP/s, in flight / not: 512x4096x4096 386 /
-421, 1024^3 139 / 149, 1536^3 288 / 286)."""
+MID_WGMMA_CONFIG = MatmulConfig(block=(128, 128, 64), stages=5, bulk=True, wgmma=True, bulk_store=True)
+"""sm_90(a): WGMMA_CONFIG's half-width tile, for problems whose 128x256 tiles do not fill the SMs (so
+at most about one wave of these: one block an SM costs nothing). Five stages, wgmmas in flight across
+K steps, C stored by TMA: 160 KB of stages and 32 KB of store buffers. Session 19 kept three stages
+and one K step at a time (the refill one step later came too late with three: 512x4096x4096 386 in
+flight against 421); with five the early refill has room, and the direct stores were what a tile
+then waited for. Session 20, H200, cold L2, f16 TFLOP/s (``sweep_configs.py --flush --repeat 3``),
+three stages one step at a time (before) / 4 stages in flight + TMA store / 5 / 6 / 128x128x128 with
+3 / cuBLAS: 512x4096x4096 416 / 504 / 540 / 532 / 491 / 610 (bf16 423 / 503 / 543 / - / - / 616),
+1024x2048x2048 355 / 436 / 447 / 439 / 432 / 491, 1024x2048x8192 491 / 583 / 607 / 599 / 546 / 703,
+640x4096x2048 - / 318 / 329 / 323 / 318. Three stages with the TMA store: 449 (one step at a time)
+and 406 (in flight) at 512x4096x4096."""
 
 NARROW_WGMMA_CONFIG = MatmulConfig(block=(128, 64, 128), stages=4, bulk=True, wgmma=True, producer=True)
 """sm_90(a): two warpgroups of 64 x 64 fed by a producer warpgroup, K steps of 128: where the 128x128
@@ -283,10 +291,12 @@ WGMMA_LADDER: tuple[MatmulConfig, ...] = (PERSISTENT_WGMMA_CONFIG, MID_WGMMA_CON
 the first whose grid of tiles fills WGMMA_MIN_FILL of the SMs, PERSISTENT_MIN_FILL for the first
 (past the first only with more than 16 rows: fewer keep the mma.sync ``decode`` tile). The first is
 the persistent kernel with a TMA-store epilogue (2048^3 has 128 of its 128x256 tiles: 635 TFLOP/s
-against 604 for the same tile launched a block a tile). So does the 64x128 tile since its wgmmas stay
-in flight (session 20: +2% to +12%, see :data:`THIN_WGMMA_CONFIGS`); the others keep their direct
-stores: a TMA store's buffers halve the blocks an SM holds (1536^3 with the 128x128 tile: 289 -> 242),
-and where they do not it gained 1-6% (session 16 sweeps). Session 16 put :data:`NARROW_WGMMA_CONFIG`
+against 604 for the same tile launched a block a tile). Since session 20 so do the 128x128 tile (five
+stages in flight: +22-30%, see :data:`MID_WGMMA_CONFIG`) and the 64x128 tile (+2% to +12%, see
+:data:`THIN_WGMMA_CONFIGS`): both are taken only for about one wave of tiles, where the buffers cost
+no block an SM (session 16 had seen the 128x128 tile's buffers halve the blocks an SM holds at 1536^3,
+289 -> 242, a shape the persistent kernel takes). The 128x64 and 64x64 tiles keep their direct
+stores. Session 16 put :data:`NARROW_WGMMA_CONFIG`
 between the 128x128 and the 64-row tiles (it now takes 1024^3, 256x4096x4096 and 128x8192x8192 of
 the table below). H200, cold L2 (``bench/sweep_configs.py --flush
 --repeat 3``, session 15, f16 TFLOP/s), against what was taken before:
