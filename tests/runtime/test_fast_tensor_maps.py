@@ -331,7 +331,7 @@ def test_param_buffer_packs_maps_and_other_parameters(fake):
 
 
 def test_the_bulk_copy_gemm_launches_through_the_fast_path(fake, binds, monkeypatch):
-    """``CompiledKernel(*args)`` of tilec.matmul's sm_90 bulk-copy kernel (two tensor maps): the
+    """``CompiledKernel(*args)`` of tilec.matmul's sm_90 bulk-copy kernel (three tensor maps): the
     second call is not checked by bind_arguments and passes the same parameters."""
     import tilec.kernels.gemm as mm
 
@@ -355,7 +355,7 @@ def test_the_bulk_copy_gemm_launches_through_the_fast_path(fake, binds, monkeypa
         sizes = [MAP_BYTES if p.is_tensor_map else 8 if p.is_pointer else dtypes.itemsize(p.dtype)
                  for p in k.signature]
         maps = [i for i, p in enumerate(k.signature) if p.is_tensor_map]
-        assert len(maps) == 2
+        assert len(maps) == 3  # A's and B's loads, C's TMA store
         k(*plan.kernel_args(k, c), grid=(plan.grid, 1, 1))
         calls = len(binds)
         k(*plan.kernel_args(k, c), grid=(plan.grid, 1, 1))
@@ -364,6 +364,7 @@ def test_the_bulk_copy_gemm_launches_through_the_fast_path(fake, binds, monkeypa
         k(*mm.plan_matmul(a2, b, out=c).kernel_args(k, c), grid=(plan.grid, 1, 1))
         assert len(binds) == calls and fake.tensor_maps[-1]["address"] == a2.data_ptr()
         assert params[2][maps[0]] == fake_map_bytes(fake.tensor_maps[-1]) and params[2][maps[1]] == params[0][maps[1]]
+        assert params[2][maps[2]] == params[0][maps[2]]  # the same C
     finally:
         mm.clear_cache()  # its runtime kernel holds this fake driver's handles
         mm._KERNELS.update(saved)
