@@ -248,3 +248,19 @@ def test_bulk_copy_verifier_names_the_layout():
     module.verify()  # 64-byte rows, unswizzled: a tensor map writes that (swizzle none)
     with pytest.raises(VerifyException, match=r"a tensor map cannot write the layout \(64,32\):\(1,64\)"):
         parse_module(BAD_BULK).verify()
+
+
+def test_more_stages_than_wait_groups_hold():
+    """Bulk copies complete on transaction barriers, so their loops take up to 16 stages (cp.async's
+    wait groups hold 9): twelve stages over a K loop of seven tiles (the ring not yet full) and of
+    fifteen (wrapping). The same option on views without a tensor map falls back to cp.async with 9."""
+    module = bulk("tile-pipeline{stages=12 bulk=true}")
+    buffers = [op.result.type for op in ops_of(module, t.AllocOp) if len(op.result.type.dims) == 3]
+    assert buffers and {ty.dims[0] for ty in buffers} == {12}
+    for shape in ((17, 40, 200), (64, 72, 480)):
+        c, ref = gemm(module, *shape)
+        assert not np.isnan(c).any() and rel_err(c, ref) < 2e-3
+    fallback = transformed("tile-pipeline{stages=12 bulk=true}")  # no tile.aligned_rows: no tensor map
+    assert ops_of(fallback, t.AsyncCopyOp) and max(w.pending.value.data for w in ops_of(fallback, t.AsyncWaitOp)) == 7
+    c, ref = gemm(fallback, 100, 70, 45)
+    assert rel_err(c, ref) < 2e-3

@@ -78,7 +78,9 @@ Choices:
 - **``stages=1`` leaves the K loops synchronous** (the IR is unchanged except
   for the register double-buffering below): one stage has nothing to overlap.
   ``stages=2`` is double buffering. ``stages`` must be 1 .. 9
-  (``cp.async.wait_group`` takes at most 7 pending groups: ``N-2 <= 7``).
+  (``cp.async.wait_group`` takes at most 7 pending groups: ``N-2 <= 7``), or with
+  ``bulk`` 1 .. 16 (transaction barriers have no such limit; a loop that falls back
+  to ``cp.async`` takes 9).
 - **Element copies get two stages at most.** A loop whose copies all read
   views promised aligned to fewer bytes than a ``cp.async`` moves
   (``0 < tile.aligned_rows < 4``: f16 rows of an odd length, what
@@ -298,6 +300,12 @@ from tilec.passes.alignment import aligned_rows_of, element_rows, root_view
 
 MAX_STAGES = 9
 """``tile.async_wait N-2`` must fit ``cp.async.wait_group`` (0 .. 7)."""
+
+MAX_BULK_STAGES = 16
+"""Stages of a loop whose copies are all bulk tensor copies: those complete on transaction barriers,
+not wait groups, so only shared memory bounds them; 16 keeps the barrier arrays and the prologue
+small (cuBLAS runs 13 stages of 64x64x64 tiles on decode shapes). With ``bulk`` and more than
+:data:`MAX_STAGES`, a loop whose copies fall back to ``cp.async`` takes :data:`MAX_STAGES`."""
 
 STAGE_ALIGN_BYTES = 128
 """Stages start at multiples of this many bytes (cp.async needs 16)."""
@@ -1621,33 +1629,43 @@ def release_early(loop: scf.ForOp) -> None:
 # ---------------------------------------------------------------- the pass
 
 
-def _shared_stages(plans: list[_Plan], stages: int) -> list[int]:
-    """Each plan's stage count: ``stages``, or two for loops of element copies only; loops that copy
-    into the same shared tile share its buffer, so they all take the largest count among them (more
-    stages than element copies use only repeat their copy code in the prologue)."""
-    counts = [min(stages, SYNC_COPY_STAGES) if element_copies_only(p) else stages for p in plans]
+def _shared_stages(plans: list[_Plan], stages: int, bulk: bool = False) -> list[int]:
+    """Each plan's stage count: ``stages``, or two for loops of element copies only, and at most
+    :data:`MAX_STAGES` for a loop whose copies are not all bulk tensor copies (``cp.async``'s wait
+    groups); loops that copy into the same shared tile share its buffer, so they all take the largest
+    count among them (more stages than element copies use only repeat their copy code in the
+    prologue), within the smallest limit among them."""
+    limits = [MAX_BULK_STAGES if bulk and bulk_boxes(p) is not None else MAX_STAGES for p in plans]
+    counts = [min(stages, SYNC_COPY_STAGES if element_copies_only(p) else limit) for p, limit in zip(plans, limits)]
     changed = True
     while changed:
         changed = False
         for i, a in enumerate(plans):
             for j, b in enumerate(plans):
-                if counts[i] < counts[j] and set(a.allocs) & set(b.allocs):
-                    counts[i], changed = counts[j], True
+                if i != j and set(a.allocs) & set(b.allocs):
+                    shared = min(max(counts[i], counts[j]), limits[i], limits[j])
+                    if (counts[i], counts[j]) != (shared, shared):
+                        counts[i] = counts[j] = shared
+                        changed = True
     return counts
 
 
-def check_stages(stages: int) -> None:
-    """``stages`` as the options give it: 1 .. :data:`MAX_STAGES` (a :class:`TilePipelineError`)."""
-    if not isinstance(stages, int) or not 1 <= stages <= MAX_STAGES:
-        raise TilePipelineError(f"stages must be 1 .. {MAX_STAGES} (tile.async_wait N-2 must fit "
-                                f"cp.async.wait_group's 0 .. 7), got {stages}")
+def check_stages(stages: int, bulk: bool = False) -> None:
+    """``stages`` as the options give it: 1 .. :data:`MAX_STAGES`, with ``bulk`` 1 ..
+    :data:`MAX_BULK_STAGES` (a :class:`TilePipelineError`)."""
+    limit = MAX_BULK_STAGES if bulk else MAX_STAGES
+    if not isinstance(stages, int) or isinstance(stages, bool) or not 1 <= stages <= limit:
+        why = ("bulk copies: a transaction barrier a stage" if bulk else
+               "tile.async_wait N-2 must fit cp.async.wait_group's 0 .. 7; bulk copies take up to "
+               f"{MAX_BULK_STAGES}")
+        raise TilePipelineError(f"stages must be 1 .. {limit} ({why}), got {stages}")
 
 
 @dataclass(frozen=True)
 class TilePipelinePass(ModulePass):
     """Multi-stage ``cp.async`` pipelining of K loops (see the module docstring).
 
-    ``stages``: 1 (leave K loops synchronous), 2 (double buffering) .. 9.
+    ``stages``: 1 (leave K loops synchronous), 2 (double buffering) .. 9 (with ``bulk``: 16).
     ``reg_double_buffer``: split warp-level mmas into atom-K steps with the next
     step's fragment loads before each mma. ``bulk`` (sm_90): K loops whose
     copies allow it take bulk tensor copies and transaction barriers instead
@@ -1673,13 +1691,13 @@ class TilePipelinePass(ModulePass):
     in_flight: bool = True
 
     def __post_init__(self):
-        check_stages(self.stages)
+        check_stages(self.stages, self.bulk)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if not 1 <= self.stages <= MAX_STAGES:
-            raise TilePipelineError(
-                f"tile-pipeline: stages must be 1 .. {MAX_STAGES} (tile.async_wait N-2 must fit cp.async.wait_group's 0 .. 7), got {self.stages}"
-            )
+        try:
+            check_stages(self.stages, self.bulk)
+        except TilePipelineError as e:
+            raise TilePipelineError(f"tile-pipeline: {e}") from None
         pipelined: list[scf.ForOp] = []
         released: list[scf.ForOp] = []  # the consumer loops of warp-specialised kernels
         if self.stages >= 2:
@@ -1687,7 +1705,7 @@ class TilePipelinePass(ModulePass):
             # (but for the smem limit, checked per loop as it is pipelined).
             loops = [o for o in op.walk() if isinstance(o, scf.ForOp)]
             plans = [p for p in map(_analyze, loops) if p is not None]
-            stages = _shared_stages(plans, self.stages)
+            stages = _shared_stages(plans, self.stages, self.bulk)
             buffers: dict[AllocOp, SSAValue] = {}
             if self.producer and self.bulk and self.release:
                 plans, stages, specialised = self._warp_specialize(plans, stages)

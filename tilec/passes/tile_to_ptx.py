@@ -75,7 +75,7 @@ class TileToPTX(PipelinePass):
 
     def __post_init__(self):
         check_options(self.block, self.warps, self.group, self.thread_tile)
-        check_stages(self.stages)
+        check_stages(self.stages, self.bulk)
         object.__setattr__(self, "cluster", check_cluster(self.cluster))
         for option in ("producer", "bulk_store"):
             if getattr(self, option) and not self.bulk:
