@@ -19,7 +19,6 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-import tilec.lang as tl
 from tilec.kernels import attention as A
 
 from softmax import time_ms  # bench/softmax.py's timer (this folder is on sys.path)
@@ -50,15 +49,15 @@ def main() -> None:
 
         kernel, arch = attention_overlap, "sm_90a"
     else:
-        kernel, arch = {"wgmma": (A.attention_fwd_wgmma, "sm_90a"), "mma": (A.attention_fwd, "sm_80")}[args.path]
+        kernel, arch = A.path("sm_90a" if wgmma else "sm_80", d)  # what tilec.attention runs at this D
     print(f"GPU: {torch.cuda.get_device_name()}; {args.path}, D {d}, S {s}, causal {args.causal}")
     variants = {None: kernel}
     if args.bulk is not None or args.producer is not None:
         variants = {}
         for bk in args.bulk if args.bulk is not None else [int(kernel.bulk)]:
             for pr in (args.producer if args.producer is not None else [int(kernel.producer)]) if bk else [0]:
-                variants[f"{bk}{' producer' if pr else ''}"] = tl.Kernel(
-                    kernel.fn, num_warps=kernel.num_warps, num_stages=kernel.num_stages, bulk=bool(bk), producer=bool(pr))
+                variants[f"{bk}{' producer' if pr else ''}"] = kernel.with_options(
+                    bulk=bool(bk), producer=bool(pr), bulk_store=kernel.bulk_store and bool(bk))
     for (bulk, kernel), bm, bn, stages in itertools.product(variants.items(), args.bm, args.bn, args.stages):
         name = f"BM {bm:>3} BN {bn:>3} stages {stages}" + ("" if bulk is None else f" bulk {bulk}")
         out = torch.full_like(q, float("nan"))

@@ -264,3 +264,27 @@ def test_more_stages_than_wait_groups_hold():
     assert ops_of(fallback, t.AsyncCopyOp) and max(w.pending.value.data for w in ops_of(fallback, t.AsyncWaitOp)) == 7
     c, ref = gemm(fallback, 100, 70, 45)
     assert rel_err(c, ref) < 2e-3
+
+
+def test_loops_sharing_tiles_agree_on_their_stages(monkeypatch):
+    """Loops linked by shared tiles (directly or through others) take one stage count: the largest
+    asked, within the smallest limit among them. A chain cp.async - bulk - bulk, where the first and
+    last share nothing, settles at 9 for all three (pairwise agreement would cycle forever)."""
+    from types import SimpleNamespace
+
+    import tilec.passes.tile_pipeline as tp
+
+    monkeypatch.setattr(tp, "bulk_boxes", lambda plan: [] if plan.bulk else None)
+    monkeypatch.setattr(tp, "element_copies_only", lambda plan: plan.elements)
+
+    def plan(allocs: str, bulk: bool = True, elements: bool = False):
+        return SimpleNamespace(allocs=list(allocs), bulk=bulk, elements=elements)
+
+    chain = [plan("x", bulk=False), plan("xy"), plan("y")]
+    assert tp._shared_stages(chain, 12, bulk=True) == [9, 9, 9]
+    assert tp._shared_stages(chain[::-1], 12, bulk=True) == [9, 9, 9]
+    apart = [plan("x", bulk=False), plan("y"), plan("yz"), plan("w", elements=True, bulk=False)]
+    assert tp._shared_stages(apart, 12, bulk=True) == [9, 12, 12, 2]
+    assert tp._shared_stages(apart, 12, bulk=False) == [9, 9, 9, 2]
+    # an element-copy loop sharing a tile with a cp.async one takes its count (one buffer)
+    assert tp._shared_stages([plan("x", elements=True, bulk=False), plan("x", bulk=False)], 4) == [4, 4]

@@ -30,8 +30,9 @@ its last read, and the loops have no block barrier. The tiles wholly inside the 
 causal masking, left of the block's first row) run in a loop without masks; the ragged last tile
 and the causal diagonal in a second loop over the same stages, and with causal masking the tiles
 past the block's last row are not visited. Past D = 64 each warp stores its rows of O through shared
-memory and a bulk tensor store (:data:`attention_fwd_wgmma_stored`, the same function with
-``bulk_store=True``). Nothing below the language is specific to attention.
+memory and a bulk tensor store where the buffers fit beside q's tile and the stages (up to D = 224;
+:data:`attention_fwd_wgmma_stored`, the same function with ``bulk_store=True``). Nothing below the
+language is specific to attention.
 """
 
 from __future__ import annotations
@@ -190,7 +191,8 @@ WGMMA_ARCHS = ("sm_90", "sm_90a")
 attention_fwd_wgmma_stored = attention_fwd_wgmma.with_options(bulk_store=True)
 """:data:`attention_fwd_wgmma` whose warps store their rows of O through shared memory and bulk tensor
 stores (``tile-bulk-store``: whole lines written, the warp free at once) instead of one ``st.global``
-per fragment pair. Taken past :data:`TMA_STORE_PAST_D`."""
+per fragment pair. Taken past :data:`TMA_STORE_PAST_D`; at D = 240 and 256 the buffers do not fit
+beside q's tile and the K/V stages, and ``tile-bulk-store`` leaves the stores direct."""
 
 TMA_STORE_PAST_D = 64
 """Head dimensions above this store O by TMA. H200, bf16, session 20, TFLOP/s, direct / TMA store (two
@@ -239,7 +241,7 @@ def config(d: int, wgmma: bool = False, sq: int = 0) -> dict[str, int]:
     return {"BM": 64, "BN": 128 if d <= 64 else 64 if d <= 128 else 32 if d <= 160 else 16, "D": d}
 
 
-def path(arch: str | None, d: int = 64) -> tuple[Any, str]:
+def path(arch: str | None, d: int) -> tuple[Any, str]:
     """The kernel and the target for ``arch`` (None: the GPU's) and head dimension ``d``: the wgmma
     kernel on sm_90 (storing O by TMA past :data:`TMA_STORE_PAST_D`), else the mma.sync one."""
     if arch is None:

@@ -513,12 +513,15 @@ WGMMA_CANDIDATES: tuple[MatmulConfig, ...] = (
     WGMMA_CONFIG,
     _C((128, 256, 64), None, 3, bulk=True, wgmma=True, bulk_store=True),
     _C((128, 256, 64), None, 3, bulk=True, wgmma=True, producer=True, persistent=True),
-    _C((128, 128, 64), None, 3, bulk=True, wgmma=True, bulk_store=True),
+    _C((128, 128, 64), None, 3, bulk=True, wgmma=True, in_flight=False),
+    _C((64, 128, 128), None, 4, bulk=True, wgmma=True),
 )
 """f16/bf16 on sm_90a with aligned row-major A and B: the warpgroup MMA's tiles (:data:`WGMMA_LADDER`,
-and the 128x256 and 128x128 tiles launched a block a tile, with and without the TMA store, and
-persistent without it). No spills on sm_90a with an f32 C; with a bf16 C and a bias the persistent
-kernel spills 28 bytes (see :data:`PERSISTENT_WGMMA_CONFIG`)."""
+and the 128x256 tile launched a block a tile with and without the TMA store and persistent without
+it; the 128x128 tile of three stages one K step at a time and the 64x128 tile, both with direct
+stores: two blocks an SM where a grid has more than one wave of them, which their TMA-store rungs
+give up). No spills on sm_90a with an f32 C; with a bf16 C and a bias the persistent kernel spills 28
+bytes (see :data:`PERSISTENT_WGMMA_CONFIG`)."""
 
 TF32_CANDIDATES: tuple[MatmulConfig, ...] = (
     _C((128, 128, 16), (4, 2), 3, tf32=True),

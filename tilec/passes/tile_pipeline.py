@@ -1632,21 +1632,30 @@ def release_early(loop: scf.ForOp) -> None:
 def _shared_stages(plans: list[_Plan], stages: int, bulk: bool = False) -> list[int]:
     """Each plan's stage count: ``stages``, or two for loops of element copies only, and at most
     :data:`MAX_STAGES` for a loop whose copies are not all bulk tensor copies (``cp.async``'s wait
-    groups); loops that copy into the same shared tile share its buffer, so they all take the largest
-    count among them (more stages than element copies use only repeat their copy code in the
-    prologue), within the smallest limit among them."""
+    groups). Loops that copy into the same shared tile share its buffer, so each group of loops
+    linked by shared tiles takes one count: the largest among them (more stages than element copies
+    use only repeat their copy code in the prologue), within the smallest limit among them."""
     limits = [MAX_BULK_STAGES if bulk and bulk_boxes(p) is not None else MAX_STAGES for p in plans]
     counts = [min(stages, SYNC_COPY_STAGES if element_copies_only(p) else limit) for p, limit in zip(plans, limits)]
-    changed = True
-    while changed:
-        changed = False
-        for i, a in enumerate(plans):
-            for j, b in enumerate(plans):
-                if i != j and set(a.allocs) & set(b.allocs):
-                    shared = min(max(counts[i], counts[j]), limits[i], limits[j])
-                    if (counts[i], counts[j]) != (shared, shared):
-                        counts[i] = counts[j] = shared
-                        changed = True
+    group = list(range(len(plans)))  # union-find over loops that share a shared tile
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            group[i] = group[group[i]]
+            i = group[i]
+        return i
+
+    for i, a in enumerate(plans):
+        for j in range(i):
+            if set(a.allocs) & set(plans[j].allocs):
+                group[root(i)] = root(j)
+    members: dict[int, list[int]] = {}
+    for i in range(len(plans)):
+        members.setdefault(root(i), []).append(i)
+    for ids in members.values():
+        shared = min(max(counts[i] for i in ids), *(limits[i] for i in ids))
+        for i in ids:
+            counts[i] = shared
     return counts
 
 
