@@ -149,3 +149,14 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %b: !t
 // SYNC:          scf.yield %{{.*}}, %ph_next, %rs_next, %rs
 // SYNC-NEXT:   }
 // SYNC-NEXT:   tile.barrier
+
+// Bulk copies complete on transaction barriers, not cp.async's wait groups, so such a loop takes up
+// to 16 stages (cp.async: 9). Twelve: the prologue fills stages 0 .. 10, the loop writes stage 11 first.
+// RUN: tile-opt %s -p 'tile-pipeline{stages=12 bulk=true reg-double-buffer=false}' | filecheck %s --check-prefix=DEEP
+// DEEP:       %sa = tile.alloc : !tile.st<12x64x32xf16, Sw<2,3,3> o 0 o (12,64,32):(2048,32,1)>
+// DEEP-NEXT:  %sb = tile.alloc : !tile.st<12x32x64xf16, Sw<3,3,3> o 0 o (12,32,64):(2048,64,1)>
+// DEEP-NEXT:  %full = tile.mbar_init : !tile.mbar<12>
+// DEEP:       tile.mbar_expect %full[%c10], 8192 : !tile.mbar<12>
+// DEEP-NOT:   tile.mbar_expect %full[%c11]
+// DEEP:       scf.for %k = %c0 to %K step %c32 iter_args({{.*}}%ws = %c11)
+// DEEP-NEXT:    tile.mbar_wait %full[%rs], %ph : !tile.mbar<12>
