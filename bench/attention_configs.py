@@ -33,6 +33,8 @@ def main() -> None:
     p.add_argument("--bm", type=int, nargs="*", default=[64, 128])
     p.add_argument("--bn", type=int, nargs="*", default=[32, 64, 128])
     p.add_argument("--stages", type=int, nargs="*", default=[2, 3])
+    p.add_argument("--heads", type=int, nargs="*", default=[None],
+                   help="heads a group in the blocks' order (HEADS; default: config()'s)")
     p.add_argument("--bulk", type=int, nargs="*", default=None, help="0: cp.async, 1: TMA (default: the kernel's)")
     p.add_argument("--producer", type=int, nargs="*", default=None,
                    help="with TMA: 1 gives the kernel a producer warpgroup (default: the kernel's)")
@@ -58,11 +60,15 @@ def main() -> None:
             for pr in (args.producer if args.producer is not None else [int(kernel.producer)]) if bk else [0]:
                 variants[f"{bk}{' producer' if pr else ''}"] = kernel.with_options(
                     bulk=bool(bk), producer=bool(pr), bulk_store=kernel.bulk_store and bool(bk))
-    for (bulk, kernel), bm, bn, stages in itertools.product(variants.items(), args.bm, args.bn, args.stages):
+    for (bulk, kernel), bm, bn, stages, heads in itertools.product(variants.items(), args.bm, args.bn, args.stages,
+                                                                  args.heads):
         name = f"BM {bm:>3} BN {bn:>3} stages {stages}" + ("" if bulk is None else f" bulk {bulk}")
+        name += "" if heads is None else f" heads {heads:>2}"
         out = torch.full_like(q, float("nan"))
         (qq, kk, vv, oo, lse, scale), ce = A._arguments(q, k, v, out, None, args.causal, None, wgmma)
         ce.update(BM=bm, BN=bn)
+        if heads is not None:
+            ce["HEADS"] = heads
         g = (-(-s // bm), b * h)
         run = lambda: kernel[g](qq, kk, vv, oo, lse, scale, arch=arch, num_warps=bm // 16,
                                 num_stages=stages, **ce)

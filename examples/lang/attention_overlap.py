@@ -22,20 +22,21 @@ import argparse
 import numpy as np
 
 import tilec.lang as tl
-from tilec.kernels.attention import (LOG2E, block_rows, config, head_views, key_range, online_softmax,
+from tilec.kernels.attention import (LOG2E, block_tile, config, head_views, key_range, online_softmax,
                                      softmax_start, store_rows)
 
 
 @tl.kernel(num_warps=8, num_stages=2)
 def attention_overlap(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr,
-                          GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False):
+                          GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False,
+                          HEADS: tl.constexpr = 1):
     """``tilec.attention_fwd_wgmma`` with FlashAttention-3's overlap inside a warpgroup: K/V iteration
     ``j`` multiplies ``P_{j-1} @ V_{j-1}`` (V copied one tile behind K) while the softmax of
     ``S_j = q @ K_j.T`` runs, both wgmmas left in flight (``wait=False``) and waited for in order.
     One iteration more than there are K tiles: the last one's keys are all masked (``P = 0``)."""
-    b, h, qh, kh, vh, oh = head_views(q, k, v, o, GROUP)
+    row0, bh = block_tile(q, BM, CAUSAL, HEADS)
+    b, h, qh, kh, vh, oh = head_views(q, k, v, o, bh, GROUP)
     n = kh.shape[0]
-    row0 = block_rows(q, BM, CAUSAL)
     warp = tl.warp_id()
     band = warp // 4 * 64
     wrow = row0 + warp * 16

@@ -80,3 +80,27 @@ def test_other_head_dimensions(d, arch):
         want, _ = reference(q, k, v, causal)
         assert not o.isnan().any()
         assert ((o.double() - want).abs().max() / want.abs().max()).item() < 2e-2
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", [None, "sm_80"], ids=["default", "mma.sync"])
+@pytest.mark.parametrize("heads", [3, 4])
+def test_blocks_in_groups_of_heads(heads, arch):
+    """The causal blocks' order through groups of ``HEADS`` (batch, head) pairs, longest first, with a
+    short last group (10 pairs in groups of 3 and 4) and one K/V head for all five query heads (MQA),
+    set in place of what ``order_heads`` picks."""
+    from tilec.kernels import attention as A
+
+    q = torch.randn(2, 5, 700, 128, device="cuda").to(torch.float16)
+    k, v = (torch.randn(2, 1, 900, 128, device="cuda").to(torch.float16) for _ in range(2))
+    kernel, target = A.path(arch, 128)
+    wgmma = kernel is not A.attention_fwd
+    for causal in (False, True):
+        out = torch.full_like(q, float("nan"))
+        args, constexprs = A._arguments(q, k, v, out, None, causal, None, wgmma)
+        constexprs["HEADS"] = heads
+        kernel[A.grid(q, wgmma)](*args, arch=target, num_warps=constexprs["BM"] // 16, **constexprs)
+        want, _ = reference(q, k, v, causal)
+        assert not out.isnan().any()
+        assert ((out.double() - want).abs().max() / want.abs().max()).item() < 3e-3

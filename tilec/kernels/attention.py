@@ -10,7 +10,8 @@ q is (B, Hq, Sq, D), k and v (B, Hkv, Sk, D) with Hq a multiple of Hkv (GQA/MQA)
 
 Two kernels, one schedule (FlashAttention-2's, on the register algebra), chosen by the target like
 ``tilec.matmul``'s paths. Each block owns BM query rows of one (batch, head), each warp 16 of those
-rows. The K/V tiles of ``tl.range`` loops are staged through shared memory: ``num_stages`` turns
+rows. With a causal mask the blocks start longest first, through groups of heads whose K/V fit in L2
+(:func:`block_tile`). The K/V tiles of ``tl.range`` loops are staged through shared memory: ``num_stages`` turns
 them into a ``cp.async`` pipeline, and ``tile-swizzle`` lays the tiles out. Per K/V tile:
 
 - ``S = q @ k.T`` on the tensor cores;
@@ -57,21 +58,30 @@ def key_range(n, row0, BM: int, BN: int, CAUSAL: bool):
     return full, hi
 
 
-def block_rows(q, BM: int, CAUSAL: bool):
-    """The first query row of this block. With ``CAUSAL`` the blocks go last rows first: those see the
-    most keys, so the longest blocks start first and the short ones fill the GPU's tail (as
-    FlashAttention schedules causal blocks)."""
-    if CAUSAL:
-        blocks = (q.shape[2] + (BM - 1)) // BM
-        return (blocks - 1 - tl.block_id(0)) * BM
-    return tl.block_id(0) * BM
+def block_tile(q, BM: int, CAUSAL: bool, HEADS: int):
+    """``(row0, bh)``: the first query row and the (batch, head) index of this block's tile.
+
+    The grid is (query blocks, batch x heads); its blocks, numbered in launch order, go through the
+    heads in groups of ``HEADS``: every query block of a group's heads before the next group, query
+    block by query block. With ``CAUSAL`` the query blocks go last rows first: those see the most
+    keys, so the longest blocks start first and the short ones fill the GPU's tail (FlashAttention's
+    longest-processing-time order). ``HEADS = 1`` is head by head (a head's K/V stays in L2 while its
+    blocks run); more heads a group put the long blocks of more heads ahead of the short ones, at the
+    cost of more K/V live in L2 (:func:`order_heads`)."""
+    blocks = (q.shape[2] + (BM - 1)) // BM
+    heads = q.shape[0] * q.shape[1]
+    index = tl.block_id(1) * blocks + tl.block_id(0)
+    first = index // (HEADS * blocks) * HEADS  # this group's first (batch, head)
+    size = tl.minimum(heads - first, HEADS)  # the last group may be short
+    rest = index - first * blocks
+    qb, bh = rest // size, first + rest % size
+    return ((blocks - 1 - qb) if CAUSAL else qb) * BM, bh
 
 
-def head_views(q, k, v, o, GROUP: int):
-    """This block's batch ``b`` and head ``h`` (grid axis 1), and the views of that head: q's, o's and
-    the k and v head its group of ``GROUP`` query heads shares (GQA)."""
+def head_views(q, k, v, o, bh, GROUP: int):
+    """Batch ``b`` and head ``h`` of (batch, head) index ``bh``, and the views of that head: q's, o's
+    and the k and v head its group of ``GROUP`` query heads shares (GQA)."""
     heads = q.shape[1]
-    bh = tl.block_id(1)
     b, h = bh // heads, bh % heads
     return b, h, q[b, h], k[b, h // GROUP], v[b, h // GROUP], o[b, h]
 
@@ -118,11 +128,11 @@ def online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK: bool, CAUSAL: bool, NEG
 
 @tl.kernel(num_warps=4, num_stages=2)
 def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr,
-                  GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False):
+                  GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False, HEADS: tl.constexpr = 1):
     """``o[b, h] = softmax(q[b, h] @ k[b, h // GROUP].T * scale) @ v[b, h // GROUP]``, BM query rows a block."""
-    b, h, qh, kh, vh, oh = head_views(q, k, v, o, GROUP)
+    row0, bh = block_tile(q, BM, CAUSAL, HEADS)
+    b, h, qh, kh, vh, oh = head_views(q, k, v, o, bh, GROUP)
     n = kh.shape[0]
-    row0 = block_rows(q, BM, CAUSAL)
     wrow = row0 + tl.warp_id() * 16  # this warp's 16 query rows
     qt = tl.load(qh, (wrow, 0), shape=(16, D))
     sk, sv = tl.alloc((BN, D), k.dtype), tl.alloc((BN, D), v.dtype)
@@ -144,13 +154,14 @@ def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D:
 
 @tl.kernel(num_warps=8, num_stages=2, bulk=True, producer=True)
 def attention_fwd_wgmma(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr,
-                        GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False):
+                        GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False,
+                        HEADS: tl.constexpr = 1):
     """:func:`attention_fwd` on sm_90a's warpgroup MMA: q's tile stays in shared memory for
     ``S = q @ k.T`` (``tl.wgmma`` with ``trans_b``), and ``O += P @ V`` takes P from registers.
     Each warpgroup owns 64 of the block's BM query rows, each warp 16 of those."""
-    b, h, qh, kh, vh, oh = head_views(q, k, v, o, GROUP)
+    row0, bh = block_tile(q, BM, CAUSAL, HEADS)
+    b, h, qh, kh, vh, oh = head_views(q, k, v, o, bh, GROUP)
     n = kh.shape[0]
-    row0 = block_rows(q, BM, CAUSAL)
     warp = tl.warp_id()
     band = warp // 4 * 64  # this warpgroup's rows of the block's q tile
     wrow = row0 + warp * 16  # this warp's 16 query rows
@@ -241,6 +252,24 @@ def config(d: int, wgmma: bool = False, sq: int = 0) -> dict[str, int]:
     return {"BM": 64, "BN": 128 if d <= 64 else 64 if d <= 128 else 32 if d <= 160 else 16, "D": d}
 
 
+KV_L2_BYTES = 32 << 20
+"""With a causal mask, the K/V bytes of the heads whose blocks run interleaved (:func:`order_heads`). H200,
+session 21, bf16, TFLOP/s, heads a group 1 / 4 / 8 / 16 / 32 (K/V bytes a head): D 128 S 4k (2 MB)
+461 / 471 / 482 / 482 / 478; S 8k (4 MB) 542 / 562 / 561 / 572 / 550; S 16k (8 MB) 552 / 622 / 597 /
+594; S 1k, blocks of 128 rows (0.5 MB; 1 / 8 / 32 / 64 / 256) 271 / 275 / 277 / 270 / 256; D 64 S 4k
+(1 MB; 1 / 8 / 32) 396 / 413 / 409, S 8k 401 / 421 / 413. Without a mask the order makes no
+difference (D 128 S 4k, 1 / 8 heads: 570 / 570)."""
+
+
+def order_heads(sk: int, d: int, group: int, causal: bool, itemsize: int = 2) -> int:
+    """How many (batch, head) pairs a group of :func:`block_tile`'s order holds: with a causal mask as
+    many as keep :data:`KV_L2_BYTES` of K and V live (``group`` query heads share one K/V head), so
+    that the longest blocks of several heads start before the short ones; else 1, head by head."""
+    if not causal:
+        return 1
+    return max(1, KV_L2_BYTES * group // (2 * sk * d * itemsize))
+
+
 def path(arch: str | None, d: int) -> tuple[Any, str]:
     """The kernel and the target for ``arch`` (None: the GPU's) and head dimension ``d``: the wgmma
     kernel on sm_90 (storing O by TMA past :data:`TMA_STORE_PAST_D`), else the mma.sync one."""
@@ -288,7 +317,7 @@ def _arguments(q: Any, k: Any, v: Any, out: Any, lse: Any, causal: bool, scale: 
                          f"it holds at most D = {MMA_MAX_HEAD_DIM} in registers; sm_90's wgmma kernel takes up to 256")
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     return (q, k, v, out, lse, scale), {**config(d, wgmma, sq), "GROUP": hq // hkv, "CAUSAL": bool(causal),
-                                        "NEG": scale < 0}
+                                        "NEG": scale < 0, "HEADS": order_heads(sk, d, hq // hkv, causal)}
 
 
 def grid(q: Any, wgmma: bool = False) -> tuple[int, int]:
@@ -342,5 +371,5 @@ def attention(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None 
     return (out, lse) if return_lse else out
 
 
-__all__ = ["LONG_QUERIES", "MMA_MAX_HEAD_DIM", "TMA_STORE_PAST_D", "attention", "attention_fwd", "attention_fwd_wgmma",
-           "attention_fwd_wgmma_stored", "attention_kernel", "config", "grid", "path"]
+__all__ = ["KV_L2_BYTES", "LONG_QUERIES", "MMA_MAX_HEAD_DIM", "TMA_STORE_PAST_D", "attention", "attention_fwd", "attention_fwd_wgmma",
+           "attention_fwd_wgmma_stored", "attention_kernel", "config", "grid", "order_heads", "path"]
