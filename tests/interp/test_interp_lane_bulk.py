@@ -190,11 +190,11 @@ def test_swizzle_of_one_address():
 
 
 def _issuer_only(op) -> bool:
-    """Whether ``op`` runs under ``scf.if %tid == 0``."""
+    """Whether ``op`` runs under the issuing thread's branch (``scf.if %warp == 0``, and its lane's)."""
     parent = op.parent_op()
     while isinstance(parent, scf.IfOp):
         cond = parent.cond.owner
-        if isinstance(cond, arith.CmpiOp) and any(v.name_hint == "tid" for v in cond.operands):
+        if isinstance(cond, arith.CmpiOp) and any(v.name_hint in ("tid", "warp", "lane") for v in cond.operands):
             return True
         parent = parent.parent_op()
     return False

@@ -241,6 +241,11 @@ def tile_thread_id(axis: str = "x") -> tile.ThreadIdOp:
     return create(tile.ThreadIdOp, result_types=(_INDEX,), properties={"axis": _axis(_AXES.index(axis))})
 
 
+def tile_warp_id() -> tile.WarpIdOp:
+    """`tile.WarpIdOp()`."""
+    return create(tile.WarpIdOp, result_types=(_INDEX,))
+
+
 def tile_lane_id() -> tile.LaneIdOp:
     """`tile.LaneIdOp()`."""
     return create(tile.LaneIdOp, result_types=(_INDEX,))
@@ -282,5 +287,6 @@ __all__ = [
     "frag_wgmma_wait",
     "tile_barrier",
     "tile_lane_id",
+    "tile_warp_id",
     "tile_thread_id",
 ]

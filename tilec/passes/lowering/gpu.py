@@ -8,7 +8,8 @@ fragment-level op to its PTX instruction lives in one place:
 ``tile.thread_id x``       ``%tid.x`` (i32), zero-extended to i64 (``index``)
 ``tile.block_id x``        ``%ctaid.x``, likewise
 ``tile.lane_id``           ``%laneid``, likewise
-``tile.warp_id``           ``tid.x >> 5`` (1-D blocks), else the linear id >> 5
+``tile.warp_id``           ``tid.x >> 5`` (1-D blocks), else the linear id >> 5, read from
+                           lane 0 by ``shfl.sync.idx`` at the function's entry (uniform)
 ``tile.barrier``           ``bar.sync 0`` (``bar.sync 0, N`` with ``threads N``)
 ``tile.setmaxnreg``        ``setmaxnreg.{inc,dec}.sync.aligned.u32``
 ``frag.ldmatrix``          ``ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans]``
@@ -38,8 +39,9 @@ from __future__ import annotations
 
 from xdsl.builder import Builder
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import i32, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import ModuleOp, i32, i64
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from tilec.ir import fast
 from tilec.passes.lowering import kernel as K
@@ -108,7 +110,10 @@ def _lane_id(op: tile.LaneIdOp, b: Builder) -> list[SSAValue]:
 
 
 def _warp_id(op: tile.WarpIdOp, b: Builder) -> list[SSAValue]:
+    """At the start of the function (every lane of every warp there, as the shuffle of
+    :func:`nvvm.warp_id` needs), whatever branch ``op`` is under."""
     launch = enclosing_launch(op)
+    b.insertion_point = InsertPoint.at_start(_entry_block(op))
     if launch is not None and launch.block_dims[1:] == (1, 1):
         return [_as_index(b, N.warp_id(b))]
     # (tid.z * ntid.y + tid.y) * ntid.x + tid.x, then / 32.
@@ -116,8 +121,15 @@ def _warp_id(op: tile.WarpIdOp, b: Builder) -> list[SSAValue]:
     for dim in ("y", "x"):
         scaled = b.insert(fast.binary_op(llvm.MulOp, linear, N.block_dim(b, dim))).res
         linear = b.insert(fast.binary_op(llvm.AddOp, scaled, N.thread_id(b, dim))).res
-    warp = b.insert(fast.binary_op(llvm.LShrOp, linear, const_i32(b, 5))).res
-    return [_as_index(b, warp)]
+    return [_as_index(b, N.warp_id(b, linear))]
+
+
+def _entry_block(op: Operation) -> Block:
+    """The first block of the function around ``op`` (the op right under the module)."""
+    fn = op
+    while fn.parent_op() is not None and not isinstance(fn.parent_op(), ModuleOp):
+        fn = fn.parent_op()
+    return fn.regions[0].blocks.first
 
 
 def _barrier(op: tile.BarrierOp, b: Builder) -> list[SSAValue]:

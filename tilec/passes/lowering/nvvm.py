@@ -141,14 +141,22 @@ def lane_id(builder: Builder) -> SSAValue:
     return value
 
 
-def warp_id(builder: Builder) -> SSAValue:
-    """The warp's index in a 1-D block, `tid.x / 32` (i32).
+def warp_id(builder: Builder, linear: Value | None = None) -> SSAValue:
+    """The warp's index in the block, `tid.x / 32` (or `linear / 32`, the thread's linear index in a
+    2-D or 3-D block) (i32), read from lane 0 (`shfl.sync.idx`).
 
     Computed rather than read from `%warpid`, which names a hardware warp
-    slot that may change during execution.
+    slot that may change during execution. The shuffle is what tells ptxas the
+    value is the same in every lane: a branch on it (a warpgroup's role) is
+    then uniform, and the descriptors and stage addresses computed under it
+    stay in uniform registers (an attention K/V step: 457 → 379 instructions,
+    the 64-bit descriptor arithmetic and its moves to uniform registers gone).
+    Every lane of the warp must run it (`mask` is the full warp): emit it
+    where the warp is converged, e.g. at the kernel's entry.
     """
-    tid = thread_id(builder, "x")
-    return builder.insert(fast.binary_op(llvm.LShrOp, tid, const_i32(builder, 5))).res
+    tid = thread_id(builder, "x") if linear is None else linear
+    warp = builder.insert(fast.binary_op(llvm.LShrOp, tid, const_i32(builder, 5))).res
+    return shfl_sync(builder, warp, 0)
 
 
 def barrier(builder: Builder, threads: int | None = None) -> None:

@@ -20,9 +20,10 @@
 - **One thread issues** (the block's first, or a warp-specialised kernel's first producer
   thread, :mod:`.roles`). ``tile.mbar_expect`` → ``frag.mbar_expect_tx`` and
   ``tile.bulk_copy`` → one ``frag.tma_load`` per box (boxes side by side in
-  shared memory, :mod:`tilec.layout.bulk`), each under ``scf.if tid == leader``.
+  shared memory, :mod:`tilec.layout.bulk`), each under ``scf.if warp == W`` and ``scf.if lane == L``
+  (the leader's; the warp's branch uniform for ptxas).
 - **Everyone waits.** ``tile.mbar_wait`` → ``frag.mbar_wait`` in every thread
-  (with ``issuer``: in the issuing thread only).
+  (with ``issuer``: in the issuing thread's warp only).
 - **Bulk stores, per warp.** ``tile.bulk_store`` → ``frag.fence_proxy_async`` and
   ``frag.warp_sync`` in every lane (the warp's ``st.shared`` reach the async proxy), then one
   ``frag.tma_store_warp`` per box and ``frag.bulk_commit_warp`` (lane 0 issues); a store's view
@@ -121,14 +122,25 @@ class BulkLowering:
 
     tensor_maps: dict[tuple[SSAValue, BulkBox], SSAValue]
 
-    def _leader(self, build) -> None:
-        """``scf.if tid == leader { build() }`` (the issuing thread of the region, :mod:`.roles`)."""
+    def _leader(self, build, warp_only: bool = False) -> None:
+        """``build()`` in the issuing thread of the region (:mod:`.roles`), or with ``warp_only`` in
+        every lane of its warp: ``scf.if warp == W`` around ``scf.if lane == L``. The warp's branch is
+        uniform for ptxas (:meth:`warp`); so is a barrier wait the whole warp runs. A loop that
+        issues copies from one thread's branch, its wait inside, had its stage addresses and wgmma
+        descriptors moved out of ptxas's uniform registers (a 64x128 wgmma tile's K step: 111
+        instructions with the warp's branch, 202 with ``tid == 0``)."""
 
-        def then() -> list:
+        def in_lane() -> list:
             build()
             return []
 
-        self.if_then(self.em.cmp("eq", self.tid(), self.leader_tid, i32), then)
+        def in_warp() -> list:
+            if warp_only:
+                return in_lane()
+            self.if_then(self.em.cmp("eq", self.lane(), self.leader_tid % 32, i32), in_lane)
+            return []
+
+        self.if_then(self.em.cmp("eq", self.warp(), self.leader_tid // 32, i32), in_warp)
 
     def _barrier_at(self, bars: Mbars, index: SSAValue) -> SSAValue:
         """The address of barrier ``index`` (``i64``-sized elements: 8 bytes each)."""
@@ -211,8 +223,8 @@ class BulkLowering:
         em = self.em
         bar = self._barrier_at(self.get(op.barriers), self.get(op.index))
         parity = em.value(em.cast(self.get(op.parity), i32), i32)
-        if op.issuer is not None:
-            self._leader(lambda: em.insert(frag_fast.frag_mbar_wait(bar, parity)))
+        if op.issuer is not None:  # the issuing thread's warp: a uniform branch (see _leader)
+            self._leader(lambda: em.insert(frag_fast.frag_mbar_wait(bar, parity)), warp_only=True)
         else:
             em.insert(frag_fast.frag_mbar_wait(bar, parity))
 

@@ -301,6 +301,18 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         """The thread's index in the block as a ``ty`` value (hoisted)."""
         return self.em.hoisted(("tid", ty), lambda: self.tid() if ty == i32 else self.em.cast(self.tid(), ty))
 
+    def warp(self) -> SSAValue:
+        """The thread's warp in the block (i32, hoisted), as ``tile.warp_id``: the same value in
+        every lane as far as ptxas knows, so a branch on it is uniform (:func:`nvvm.warp_id`)."""
+        em = self.em
+
+        def make():
+            return em.cast(em.insert(frag_fast.tile_warp_id()).results[0], i32)
+
+        warp = em.hoisted("warp", make)
+        warp.name_hint = "warp"
+        return warp
+
     def tid(self) -> SSAValue:
         em = self.em
 

@@ -28,21 +28,25 @@ func.func @k(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}) attribute
 
 // CHECK-LABEL: func.func @k
 // CHECK-SAME:  %a_map0: !llvm.ptr {tile.gl = "a", tile.tensor_map = 0 : i64, tile.box = array<i64: 32, 64>, tile.swizzle = 128 : i64}
-// CHECK:       %[[T:.*]] = arith.cmpi eq, %tid, %{{.*}} : i32
+// The issuing thread: its warp (a branch on tile.warp_id, uniform for ptxas), then its lane.
+// CHECK:       %[[T:.*]] = arith.cmpi eq, %warp, %{{.*}} : i32
 // CHECK-NEXT:  scf.if %[[T]] {
-// CHECK-NEXT:    frag.mbar_init %{{.*}}, 1 : !llvm.ptr<3>
-// CHECK-NEXT:    frag.mbar_init_fence
+// CHECK-NEXT:    %[[L:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT:    scf.if %[[L]] {
+// CHECK-NEXT:      frag.mbar_init %{{.*}}, 1 : !llvm.ptr<3>
+// CHECK-NEXT:      frag.mbar_init_fence
 // CHECK:       tile.barrier
 // CHECK:       %empty = frag.shared "k_empty", 8
 // CHECK:       scf.if
-// CHECK-NEXT:    frag.mbar_init %empty, 2 : !llvm.ptr<3>
+// CHECK:           frag.mbar_init %empty, 2 : !llvm.ptr<3>
 // CHECK:       frag.shared "k_s", 4096, align 1024
 // CHECK:       scf.if
-// CHECK-NEXT:    frag.mbar_expect_tx %{{.*}}, 4096 : !llvm.ptr<3>
+// CHECK:           frag.mbar_expect_tx %{{.*}}, 4096 : !llvm.ptr<3>
 // CHECK:       scf.if
 // CHECK:         frag.tma_load %s, %a_map0[%{{.*}}, %{{.*}}], %{{.*}} : !llvm.ptr<3>, !llvm.ptr, !llvm.ptr<3>
 // CHECK:       frag.mbar_wait %bars, %{{.*}} : !llvm.ptr<3>
 // CHECK-NEXT:  frag.mbar_arrive_warp %empty : !llvm.ptr<3>
+// The issuer's wait on the stage's release: its whole warp waits (a uniform branch).
 // CHECK-NEXT:  scf.if %[[T]] {
 // CHECK-NEXT:    frag.mbar_wait %empty, %{{.*}} : !llvm.ptr<3>
 

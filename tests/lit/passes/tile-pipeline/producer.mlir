@@ -74,7 +74,7 @@ func.func @rows(%k: !tile.gl<f16, [?, ?, ?, ?]> {tile.aligned_rows = 16 : i64}, 
 // DIST:         frag.mbar_init %{{.*}}, 8 : !llvm.ptr<3>
 // DIST:         scf.if
 // DIST:           tile.setmaxnreg "dec" 24
-// DIST:           %[[LEAD:.*]] = arith.cmpi eq, %tid, %{{.*}} : i32
+// DIST:           %[[LEAD:.*]] = arith.cmpi eq, %warp, %{{.*}} : i32
 // DIST:           scf.if %[[LEAD]] {
 // DIST-NEXT:        frag.mbar_wait
 // DIST:         scf.if

@@ -36,6 +36,16 @@ func.func @warps_2d() attributes {tile.launch = #tile.launch<grid = [1, 1, 1], b
 // CHECK-NEXT: }
 
 // CHECK:      llvm.func @ids(%out: !llvm.ptr<1> {tile.dtype = i64, tile.output}, %[[K:k.*]]: i32) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>, tile.launch = #tile.launch<grid = [?, 4, 1], block = [128, 1, 1], smem = 0>} {
+// The warp is computed at the function's entry, wherever tile.warp_id is: a 1-D block's is
+// tid.x / 32, read from lane 0 (shfl.sync.idx) so that ptxas knows it is the same in every lane.
+// CHECK-NEXT:   %[[T:.*]] = llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.tid.x"() : () -> i32
+// CHECK-NEXT:   %[[FIVE:.*]] = llvm.mlir.constant(5 : i32) : i32
+// CHECK-NEXT:   %[[W:.*]] = llvm.lshr %[[T]], %[[FIVE]] : i32
+// CHECK-NEXT:   %[[L0:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:   %[[ALL:.*]] = llvm.mlir.constant(-1 : i32) : i32
+// CHECK-NEXT:   %[[CL:.*]] = llvm.mlir.constant(31 : i32) : i32
+// CHECK-NEXT:   %[[WU:.*]] = llvm.call_intrinsic "llvm.nvvm.shfl.sync.idx.i32"(%[[ALL]], %[[W]], %[[L0]], %[[CL]]) : (i32, i32, i32, i32) -> i32
+// CHECK-NEXT:   %warp = llvm.zext %[[WU]] : i32 to i64
 // CHECK-NEXT:   %[[TX:.*]] = llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.tid.x"() : () -> i32
 // CHECK-NEXT:   %tx = llvm.zext %[[TX]] : i32 to i64
 // CHECK-NEXT:   %[[TY:.*]] = llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.tid.y"() : () -> i32
@@ -48,11 +58,6 @@ func.func @warps_2d() attributes {tile.launch = #tile.launch<grid = [1, 1, 1], b
 // CHECK-NEXT:   %by = llvm.zext %[[BY]] : i32 to i64
 // CHECK-NEXT:   %[[LANE:.*]] = llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.laneid"() : () -> i32
 // CHECK-NEXT:   %lane = llvm.zext %[[LANE]] : i32 to i64
-// A 1-D block: the warp is tid.x / 32.
-// CHECK-NEXT:   %[[T:.*]] = llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.tid.x"() : () -> i32
-// CHECK-NEXT:   %[[FIVE:.*]] = llvm.mlir.constant(5 : i32) : i32
-// CHECK-NEXT:   %[[W:.*]] = llvm.lshr %[[T]], %[[FIVE]] : i32
-// CHECK-NEXT:   %warp = llvm.zext %[[W]] : i32 to i64
 // CHECK-NEXT:   %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:   llvm.call_intrinsic "llvm.nvvm.barrier.cta.sync.aligned.all"(%[[ZERO]]) : (i32) -> ()
 // CHECK-NEXT:   %s = llvm.call @scale(%tx, %[[K]]) : (i64, i32) -> i64
@@ -60,7 +65,7 @@ func.func @warps_2d() attributes {tile.launch = #tile.launch<grid = [1, 1, 1], b
 // CHECK-NEXT:   llvm.return
 // CHECK-NEXT: }
 
-// A 3-D block: the linear thread id ((tid.z * ntid.y + tid.y) * ntid.x + tid.x) / 32.
+// A 3-D block: the linear thread id ((tid.z * ntid.y + tid.y) * ntid.x + tid.x) / 32, from lane 0.
 // CHECK:      llvm.func @warps_2d() attributes {nvvm.kernel, nvvm.maxntid = array<i32: 32, 4, 2>
 // CHECK-NEXT:   %[[Z:.*]] = llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.tid.z"() : () -> i32
 // CHECK-NEXT:   %[[NY:.*]] = llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.ntid.y"() : () -> i32
@@ -73,5 +78,6 @@ func.func @warps_2d() attributes {tile.launch = #tile.launch<grid = [1, 1, 1], b
 // CHECK-NEXT:   %[[LIN:.*]] = llvm.add %[[ZYX]], %[[X]] : i32
 // CHECK-NEXT:   %[[C5:.*]] = llvm.mlir.constant(5 : i32) : i32
 // CHECK-NEXT:   %[[WW:.*]] = llvm.lshr %[[LIN]], %[[C5]] : i32
-// CHECK-NEXT:   %{{warp.*}} = llvm.zext %[[WW]] : i32 to i64
+// CHECK:        %[[WWU:.*]] = llvm.call_intrinsic "llvm.nvvm.shfl.sync.idx.i32"(%{{.*}}, %[[WW]], %{{.*}}, %{{.*}})
+// CHECK-NEXT:   %{{warp.*}} = llvm.zext %[[WWU]] : i32 to i64
 // CHECK-NEXT:   llvm.return
