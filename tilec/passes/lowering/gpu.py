@@ -110,18 +110,20 @@ def _lane_id(op: tile.LaneIdOp, b: Builder) -> list[SSAValue]:
 
 
 def _warp_id(op: tile.WarpIdOp, b: Builder) -> list[SSAValue]:
-    """At the start of the function (every lane of every warp there, as the shuffle of
-    :func:`nvvm.warp_id` needs), whatever branch ``op`` is under."""
+    """In a kernel, at its start (every lane of every warp there, as the shuffle of
+    :func:`nvvm.warp_id` needs), whatever branch ``op`` is under. A device function may be called
+    from a branch of some lanes: there ``tid / 32`` where ``op`` is, without the shuffle."""
     launch = enclosing_launch(op)
-    b.insertion_point = InsertPoint.at_start(_entry_block(op))
-    if launch is not None and launch.block_dims[1:] == (1, 1):
-        return [_as_index(b, N.warp_id(b))]
+    if launch is not None:
+        b.insertion_point = InsertPoint.at_start(_entry_block(op))
+        if launch.block_dims[1:] == (1, 1):
+            return [_as_index(b, N.warp_id(b))]
     # (tid.z * ntid.y + tid.y) * ntid.x + tid.x, then / 32.
     linear = N.thread_id(b, "z")
     for dim in ("y", "x"):
         scaled = b.insert(fast.binary_op(llvm.MulOp, linear, N.block_dim(b, dim))).res
         linear = b.insert(fast.binary_op(llvm.AddOp, scaled, N.thread_id(b, dim))).res
-    return [_as_index(b, N.warp_id(b, linear))]
+    return [_as_index(b, N.warp_id(b, linear, broadcast=launch is not None))]
 
 
 def _entry_block(op: Operation) -> Block:

@@ -141,7 +141,7 @@ def lane_id(builder: Builder) -> SSAValue:
     return value
 
 
-def warp_id(builder: Builder, linear: Value | None = None) -> SSAValue:
+def warp_id(builder: Builder, linear: Value | None = None, *, broadcast: bool = True) -> SSAValue:
     """The warp's index in the block, `tid.x / 32` (or `linear / 32`, the thread's linear index in a
     2-D or 3-D block) (i32), read from lane 0 (`shfl.sync.idx`).
 
@@ -152,11 +152,13 @@ def warp_id(builder: Builder, linear: Value | None = None) -> SSAValue:
     stay in uniform registers (an attention K/V step: 457 → 379 instructions,
     the 64-bit descriptor arithmetic and its moves to uniform registers gone).
     Every lane of the warp must run it (`mask` is the full warp): emit it
-    where the warp is converged, e.g. at the kernel's entry.
+    where the warp is converged, e.g. at the kernel's entry; `broadcast=False`
+    leaves the shuffle out (a device function, which may be called from a
+    branch of some lanes).
     """
     tid = thread_id(builder, "x") if linear is None else linear
     warp = builder.insert(fast.binary_op(llvm.LShrOp, tid, const_i32(builder, 5))).res
-    return shfl_sync(builder, warp, 0)
+    return shfl_sync(builder, warp, 0) if broadcast else warp
 
 
 def barrier(builder: Builder, threads: int | None = None) -> None:

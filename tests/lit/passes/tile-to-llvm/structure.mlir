@@ -81,3 +81,16 @@ func.func @warps_2d() attributes {tile.launch = #tile.launch<grid = [1, 1, 1], b
 // CHECK:        %[[WWU:.*]] = llvm.call_intrinsic "llvm.nvvm.shfl.sync.idx.i32"(%{{.*}}, %[[WW]], %{{.*}}, %{{.*}})
 // CHECK-NEXT:   %{{warp.*}} = llvm.zext %[[WWU]] : i32 to i64
 // CHECK-NEXT:   llvm.return
+
+// RUN: tile-opt %s -p tile-to-llvm | filecheck %s --check-prefix=DEVICE
+// A device function's warp id (it may be called from a branch of some lanes): the linear id / 32
+// where the op is, without the shuffle, which needs every lane of the warp.
+// DEVICE:      llvm.func internal @warp_of_caller() -> i64
+// DEVICE-NOT:    shfl.sync
+// DEVICE:        llvm.lshr
+// DEVICE-NOT:    shfl.sync
+// DEVICE:        llvm.return
+func.func private @warp_of_caller() -> index {
+  %w = tile.warp_id
+  func.return %w : index
+}
