@@ -189,3 +189,19 @@ def test_versions_come_from_imported_packages(monkeypatch):
     monkeypatch.setitem(sys.modules, "xdsl", fake)
     assert _version_of("xdsl") == "9.9.9-test"
     assert _version_of("no-such-distribution-tilec-test") == "unknown"
+
+
+def test_versions_of_packages_not_imported_match_their_metadata():
+    """llvmlite and cuda-python are not imported by a warm-cache compile: their versions come from
+    the names of their .dist-info folders, which must say what importlib.metadata says."""
+    from importlib import metadata
+
+    from tilec.runtime.cache import _MODULE_OF, _wheel_version
+
+    for dist in ("xdsl", "llvmlite", "cuda-bindings", "numpy"):
+        try:
+            want = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+        assert _wheel_version(dist, _MODULE_OF.get(dist, dist)) in (None, want)
+    assert _wheel_version("no-such-distribution-tilec-test", "no_such_module_tilec_test") is None
