@@ -34,7 +34,7 @@ def main() -> None:
     p.add_argument("--bn", type=int, nargs="*", default=[32, 64, 128])
     p.add_argument("--stages", type=int, nargs="*", default=[2, 3])
     p.add_argument("--heads", type=int, nargs="*", default=[None],
-                   help="heads a group in the blocks' order (HEADS; default: config()'s)")
+                   help="heads a group in the blocks' order (heads_per_group; default: order_heads()'s)")
     p.add_argument("--bulk", type=int, nargs="*", default=None, help="0: cp.async, 1: TMA (default: the kernel's)")
     p.add_argument("--producer", type=int, nargs="*", default=None,
                    help="with TMA: 1 gives the kernel a producer warpgroup (default: the kernel's)")
@@ -68,7 +68,7 @@ def main() -> None:
         (qq, kk, vv, oo, lse, scale), ce = A._arguments(q, k, v, out, None, args.causal, None, wgmma)
         ce.update(BM=bm, BN=bn)
         if heads is not None:
-            ce["HEADS"] = heads
+            ce["heads_per_group"] = heads
         g = (-(-s // bm), b * h)
         run = lambda: kernel[g](qq, kk, vv, oo, lse, scale, arch=arch, num_warps=bm // 16,
                                 num_stages=stages, **ce)

@@ -32,7 +32,7 @@ def run(q, k, v, causal=False, scale=None, after=None, wgmma=False, bm=None, bn=
     lse = np.full(q.shape[:3], np.nan, np.float32)
     args, constexprs = A._arguments(q, k, v, o, lse, causal, scale, wgmma)
     if heads is not None:  # another order of the blocks than config() takes
-        constexprs["HEADS"] = heads
+        constexprs["heads_per_group"] = heads
     grid = A.grid(q, wgmma)
     if bm is not None:  # other blocks than config() takes for this length
         constexprs["BM"], constexprs["BN"], grid = bm, bn or constexprs["BN"], (-(-q.shape[2] // bm), grid[1])
@@ -66,6 +66,24 @@ def test_blocks_ordered_by_groups_of_heads(heads):
         o, lse = run(q, k, v, causal, heads=heads)
         assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
         assert np.abs(lse - want_lse).max() < 2e-3
+    if heads == 2:  # the lane interpreter too: the run-time divisions as the lanes compute them
+        q, k, v = q[:1, :, :40], k[:1, :, :50], v[:1, :, :50]
+        want, _ = reference(q, k, v, True)
+        o, _ = run(q, k, v, True, after="tile-distribute", heads=heads)
+        assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
+
+
+def test_the_block_order_makes_no_kernel_of_its_own():
+    """How many heads a group of the causal order holds depends on the keys' length; it is a run-time
+    argument, so lengths share one compiled kernel."""
+    q = np.zeros((1, 2, 300, 64), np.float16)
+    calls = []
+    for sk in (1000, 3000):
+        k = np.zeros((1, 2, sk, 64), np.float16)
+        args, constexprs = A._arguments(q, k, k, q, None, True, None, True)
+        calls.append((constexprs["heads_per_group"], A.attention_fwd_wgmma.specialize(*args, **constexprs)))
+    (heads_a, spec_a), (heads_b, spec_b) = calls
+    assert heads_a != heads_b and spec_a == spec_b
 
 
 def test_attention_after_tile_distribute_and_a_scale():

@@ -29,12 +29,12 @@ from tilec.kernels.attention import (LOG2E, block_tile, config, head_views, key_
 @tl.kernel(num_warps=8, num_stages=2)
 def attention_overlap(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr,
                           GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False,
-                          HEADS: tl.constexpr = 1):
+                          heads_per_group=1):
     """``tilec.attention_fwd_wgmma`` with FlashAttention-3's overlap inside a warpgroup: K/V iteration
     ``j`` multiplies ``P_{j-1} @ V_{j-1}`` (V copied one tile behind K) while the softmax of
     ``S_j = q @ K_j.T`` runs, both wgmmas left in flight (``wait=False``) and waited for in order.
     One iteration more than there are K tiles: the last one's keys are all masked (``P = 0``)."""
-    row0, bh = block_tile(q, BM, CAUSAL, HEADS)
+    row0, bh = block_tile(q, BM, CAUSAL, heads_per_group)
     b, h, qh, kh, vh, oh = head_views(q, k, v, o, bh, GROUP)
     n = kh.shape[0]
     warp = tl.warp_id()

@@ -87,7 +87,7 @@ def test_other_head_dimensions(d, arch):
 @pytest.mark.parametrize("arch", [None, "sm_80"], ids=["default", "mma.sync"])
 @pytest.mark.parametrize("heads", [3, 4])
 def test_blocks_in_groups_of_heads(heads, arch):
-    """The causal blocks' order through groups of ``HEADS`` (batch, head) pairs, longest first, with a
+    """The causal blocks' order through groups of ``heads_per_group`` (batch, head) pairs, longest first, with a
     short last group (10 pairs in groups of 3 and 4) and one K/V head for all five query heads (MQA),
     set in place of what ``order_heads`` picks."""
     from tilec.kernels import attention as A
@@ -99,7 +99,7 @@ def test_blocks_in_groups_of_heads(heads, arch):
     for causal in (False, True):
         out = torch.full_like(q, float("nan"))
         args, constexprs = A._arguments(q, k, v, out, None, causal, None, wgmma)
-        constexprs["HEADS"] = heads
+        constexprs["heads_per_group"] = heads
         kernel[A.grid(q, wgmma)](*args, arch=target, num_warps=constexprs["BM"] // 16, **constexprs)
         want, _ = reference(q, k, v, causal)
         assert not out.isnan().any()

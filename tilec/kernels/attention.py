@@ -58,21 +58,22 @@ def key_range(n, row0, BM: int, BN: int, CAUSAL: bool):
     return full, hi
 
 
-def block_tile(q, BM: int, CAUSAL: bool, HEADS: int):
+def block_tile(q, BM: int, CAUSAL: bool, heads_per_group):
     """``(row0, bh)``: the first query row and the (batch, head) index of this block's tile.
 
     The grid is (query blocks, batch x heads); its blocks, numbered in launch order, go through the
-    heads in groups of ``HEADS``: every query block of a group's heads before the next group, query
+    heads in groups of ``heads_per_group``: every query block of a group's heads before the next group, query
     block by query block. With ``CAUSAL`` the query blocks go last rows first: those see the most
     keys, so the longest blocks start first and the short ones fill the GPU's tail (FlashAttention's
-    longest-processing-time order). ``HEADS = 1`` is head by head (a head's K/V stays in L2 while its
-    blocks run); more heads a group put the long blocks of more heads ahead of the short ones, at the
-    cost of more K/V live in L2 (:func:`order_heads`)."""
+    longest-processing-time order). One head a group is head by head (a head's K/V stays in L2 while
+    its blocks run); more heads a group put the long blocks of more heads ahead of the short ones, at
+    the cost of more K/V live in L2 (:func:`order_heads`). A run-time argument, not a constexpr: it
+    depends on the sequence length, which must not make a kernel of its own."""
     blocks = (q.shape[2] + (BM - 1)) // BM
     heads = q.shape[0] * q.shape[1]
     index = tl.block_id(1) * blocks + tl.block_id(0)
-    first = index // (HEADS * blocks) * HEADS  # this group's first (batch, head)
-    size = tl.minimum(heads - first, HEADS)  # the last group may be short
+    first = index // (heads_per_group * blocks) * heads_per_group  # this group's first (batch, head)
+    size = tl.minimum(heads - first, heads_per_group)  # the last group may be short
     rest = index - first * blocks
     qb, bh = rest // size, first + rest % size
     return ((blocks - 1 - qb) if CAUSAL else qb) * BM, bh
@@ -128,9 +129,9 @@ def online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK: bool, CAUSAL: bool, NEG
 
 @tl.kernel(num_warps=4, num_stages=2)
 def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr,
-                  GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False, HEADS: tl.constexpr = 1):
+                  GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False, heads_per_group=1):
     """``o[b, h] = softmax(q[b, h] @ k[b, h // GROUP].T * scale) @ v[b, h // GROUP]``, BM query rows a block."""
-    row0, bh = block_tile(q, BM, CAUSAL, HEADS)
+    row0, bh = block_tile(q, BM, CAUSAL, heads_per_group)
     b, h, qh, kh, vh, oh = head_views(q, k, v, o, bh, GROUP)
     n = kh.shape[0]
     wrow = row0 + tl.warp_id() * 16  # this warp's 16 query rows
@@ -155,11 +156,11 @@ def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D:
 @tl.kernel(num_warps=8, num_stages=2, bulk=True, producer=True)
 def attention_fwd_wgmma(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr,
                         GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False,
-                        HEADS: tl.constexpr = 1):
+                        heads_per_group=1):
     """:func:`attention_fwd` on sm_90a's warpgroup MMA: q's tile stays in shared memory for
     ``S = q @ k.T`` (``tl.wgmma`` with ``trans_b``), and ``O += P @ V`` takes P from registers.
     Each warpgroup owns 64 of the block's BM query rows, each warp 16 of those."""
-    row0, bh = block_tile(q, BM, CAUSAL, HEADS)
+    row0, bh = block_tile(q, BM, CAUSAL, heads_per_group)
     b, h, qh, kh, vh, oh = head_views(q, k, v, o, bh, GROUP)
     n = kh.shape[0]
     warp = tl.warp_id()
@@ -267,7 +268,7 @@ def order_heads(sk: int, d: int, group: int, causal: bool, itemsize: int = 2) ->
     that the longest blocks of several heads start before the short ones; else 1, head by head."""
     if not causal:
         return 1
-    return max(1, KV_L2_BYTES * group // (2 * sk * d * itemsize))
+    return min(max(1, KV_L2_BYTES * group // (2 * sk * d * itemsize)), 2**31 - 1)
 
 
 def path(arch: str | None, d: int) -> tuple[Any, str]:
@@ -317,7 +318,7 @@ def _arguments(q: Any, k: Any, v: Any, out: Any, lse: Any, causal: bool, scale: 
                          f"it holds at most D = {MMA_MAX_HEAD_DIM} in registers; sm_90's wgmma kernel takes up to 256")
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     return (q, k, v, out, lse, scale), {**config(d, wgmma, sq), "GROUP": hq // hkv, "CAUSAL": bool(causal),
-                                        "NEG": scale < 0, "HEADS": order_heads(sk, d, hq // hkv, causal)}
+                                        "NEG": scale < 0, "heads_per_group": order_heads(sk, d, hq // hkv, causal)}
 
 
 def grid(q: Any, wgmma: bool = False) -> tuple[int, int]:
