@@ -76,10 +76,10 @@ def test_blocks_ordered_by_groups_of_heads(heads):
 def test_the_block_order_makes_no_kernel_of_its_own():
     """How many heads a group of the causal order holds depends on the keys' length; it is a run-time
     argument, so lengths share one compiled kernel."""
-    q = np.zeros((1, 2, 300, 64), np.float16)
+    q = np.zeros((1, 64, 300, 64), np.float16)
     calls = []
-    for sk in (1000, 3000):
-        k = np.zeros((1, 2, sk, 64), np.float16)
+    for sk in (1000, 3000):  # 64 and 43 heads a group
+        k = np.zeros((1, 64, sk, 64), np.float16)
         args, constexprs = A._arguments(q, k, k, q, None, True, None, True)
         calls.append((constexprs["heads_per_group"], A.attention_fwd_wgmma.specialize(*args, **constexprs)))
     (heads_a, spec_a), (heads_b, spec_b) = calls
@@ -217,3 +217,12 @@ def test_strided_numpy_views_in_the_interpreter():
         kernel.interpret(*args, grid=A.grid(q, wgmma), after="tile-distribute", num_warps=constexprs["BM"] // 16,
                          **constexprs)
         assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
+
+
+def test_heads_a_group_stay_within_the_pairs():
+    """The group holds at most the (batch, head) pairs there are (the kernel multiplies it by the query
+    blocks in 32 bits), at least one, and one without a mask."""
+    assert A.order_heads(1, 16, 1, True, pairs=6) == 6  # a few short keys: every pair in one group
+    assert A.order_heads(4096, 128, 1, True, pairs=64) == 16  # 32 MB of K/V: 16 heads of 2 MB
+    assert A.order_heads(1 << 24, 256, 1, True, pairs=64) == 1
+    assert A.order_heads(4096, 128, 1, False, pairs=64) == 1

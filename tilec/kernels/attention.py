@@ -262,13 +262,14 @@ session 21, bf16, TFLOP/s, heads a group 1 / 4 / 8 / 16 / 32 (K/V bytes a head):
 difference (D 128 S 4k, 1 / 8 heads: 570 / 570)."""
 
 
-def order_heads(sk: int, d: int, group: int, causal: bool, itemsize: int = 2) -> int:
+def order_heads(sk: int, d: int, group: int, causal: bool, pairs: int, itemsize: int = 2) -> int:
     """How many (batch, head) pairs a group of :func:`block_tile`'s order holds: with a causal mask as
     many as keep :data:`KV_L2_BYTES` of K and V live (``group`` query heads share one K/V head), so
-    that the longest blocks of several heads start before the short ones; else 1, head by head."""
+    that the longest blocks of several heads start before the short ones; else 1, head by head. At
+    most the ``pairs`` there are: the kernel multiplies it by the query blocks in 32 bits."""
     if not causal:
         return 1
-    return min(max(1, KV_L2_BYTES * group // (2 * sk * d * itemsize)), 2**31 - 1)
+    return max(1, min(pairs, KV_L2_BYTES * group // (2 * sk * d * itemsize)))
 
 
 def path(arch: str | None, d: int) -> tuple[Any, str]:
@@ -318,7 +319,7 @@ def _arguments(q: Any, k: Any, v: Any, out: Any, lse: Any, causal: bool, scale: 
                          f"it holds at most D = {MMA_MAX_HEAD_DIM} in registers; sm_90's wgmma kernel takes up to 256")
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     return (q, k, v, out, lse, scale), {**config(d, wgmma, sq), "GROUP": hq // hkv, "CAUSAL": bool(causal),
-                                        "NEG": scale < 0, "heads_per_group": order_heads(sk, d, hq // hkv, causal)}
+                                        "NEG": scale < 0, "heads_per_group": order_heads(sk, d, hq // hkv, causal, b * hq)}
 
 
 def grid(q: Any, wgmma: bool = False) -> tuple[int, int]:
