@@ -54,10 +54,11 @@ def test_attention_in_the_interpreter(shape, causal):
     assert np.abs(lse - want_lse).max() < 2e-3
 
 
-@pytest.mark.parametrize("heads", [2, 4])
+@pytest.mark.parametrize("heads", [0, 2, 4])
 def test_blocks_ordered_by_groups_of_heads(heads):
     """Blocks numbered through groups of ``heads`` (batch, head) pairs, longest query block first with
-    a causal mask: 2 x 3 heads in groups of 4 leave a short last group; every row is computed once."""
+    a causal mask: 2 x 3 heads in groups of 4 leave a short last group; every row is computed once.
+    A group of 0 (a caller's mistake) runs head by head."""
     rng = np.random.default_rng(heads)
     q = rng.standard_normal((2, 3, 150, 64)).astype(np.float16)
     k, v = (rng.standard_normal((2, 3, 150, 64)).astype(np.float16) for _ in range(2))

@@ -71,6 +71,7 @@ def block_tile(q, BM: int, CAUSAL: bool, heads_per_group):
     depends on the sequence length, which must not make a kernel of its own."""
     blocks = (q.shape[2] + (BM - 1)) // BM
     heads = q.shape[0] * q.shape[1]
+    heads_per_group = tl.maximum(heads_per_group, 1)  # a caller's 0 or less: head by head, no division by 0
     index = tl.block_id(1) * blocks + tl.block_id(0)
     first = index // (heads_per_group * blocks) * heads_per_group  # this group's first (batch, head)
     size = tl.minimum(heads - first, heads_per_group)  # the last group may be short
@@ -262,14 +263,15 @@ session 21, bf16, TFLOP/s, heads a group 1 / 4 / 8 / 16 / 32 (K/V bytes a head):
 difference (D 128 S 4k, 1 / 8 heads: 570 / 570)."""
 
 
-def order_heads(sk: int, d: int, group: int, causal: bool, pairs: int, itemsize: int = 2) -> int:
+def order_heads(sk: int, d: int, group: int, causal: bool, pairs: int) -> int:
     """How many (batch, head) pairs a group of :func:`block_tile`'s order holds: with a causal mask as
     many as keep :data:`KV_L2_BYTES` of K and V live (``group`` query heads share one K/V head), so
     that the longest blocks of several heads start before the short ones; else 1, head by head. At
     most the ``pairs`` there are: the kernel multiplies it by the query blocks in 32 bits."""
     if not causal:
         return 1
-    return max(1, min(pairs, KV_L2_BYTES * group // (2 * sk * d * itemsize)))
+    kv_bytes = 2 * sk * d * 2  # K and V of one head, 2-byte elements (f16, bf16)
+    return max(1, min(pairs, KV_L2_BYTES * group // kv_bytes))
 
 
 def path(arch: str | None, d: int) -> tuple[Any, str]:

@@ -39,8 +39,8 @@ from __future__ import annotations
 
 from xdsl.builder import Builder
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import ModuleOp, i32, i64
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import i32, i64
+from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from tilec.ir import fast
@@ -62,15 +62,20 @@ def _as_index(b: Builder, value: SSAValue) -> SSAValue:
     return b.insert(fast.cast_op(llvm.ZExtOp, value, i64)).res
 
 
-def enclosing_launch(op: Operation) -> LaunchAttr | None:
-    """The ``tile.launch`` of the function around ``op``, if it is a kernel."""
+def enclosing_kernel(op: Operation) -> Operation | None:
+    """The kernel around ``op``: the function with a ``tile.launch``, if it is one."""
     parent = op.parent_op()
     while parent is not None:
-        attr = parent.attributes.get(LAUNCH_ATTR)
-        if isinstance(attr, LaunchAttr):
-            return attr
+        if isinstance(parent.attributes.get(LAUNCH_ATTR), LaunchAttr):
+            return parent
         parent = parent.parent_op()
     return None
+
+
+def enclosing_launch(op: Operation) -> LaunchAttr | None:
+    """The ``tile.launch`` of the function around ``op``, if it is a kernel."""
+    kernel = enclosing_kernel(op)
+    return None if kernel is None else kernel.attributes[LAUNCH_ATTR]
 
 
 # ---------------------------------------------------------------- structure
@@ -113,9 +118,10 @@ def _warp_id(op: tile.WarpIdOp, b: Builder) -> list[SSAValue]:
     """In a kernel, at its start (every lane of every warp there, as the shuffle of
     :func:`nvvm.warp_id` needs), whatever branch ``op`` is under. A device function may be called
     from a branch of some lanes: there ``tid / 32`` where ``op`` is, without the shuffle."""
-    launch = enclosing_launch(op)
+    kernel = enclosing_kernel(op)
+    launch = None if kernel is None else kernel.attributes[LAUNCH_ATTR]
     if launch is not None:
-        b.insertion_point = InsertPoint.at_start(_entry_block(op))
+        b.insertion_point = InsertPoint.at_start(kernel.regions[0].blocks.first)
         if launch.block_dims[1:] == (1, 1):
             return [_as_index(b, N.warp_id(b))]
     # (tid.z * ntid.y + tid.y) * ntid.x + tid.x, then / 32.
@@ -124,14 +130,6 @@ def _warp_id(op: tile.WarpIdOp, b: Builder) -> list[SSAValue]:
         scaled = b.insert(fast.binary_op(llvm.MulOp, linear, N.block_dim(b, dim))).res
         linear = b.insert(fast.binary_op(llvm.AddOp, scaled, N.thread_id(b, dim))).res
     return [_as_index(b, N.warp_id(b, linear, broadcast=launch is not None))]
-
-
-def _entry_block(op: Operation) -> Block:
-    """The first block of the function around ``op`` (the op right under the module)."""
-    fn = op
-    while fn.parent_op() is not None and not isinstance(fn.parent_op(), ModuleOp):
-        fn = fn.parent_op()
-    return fn.regions[0].blocks.first
 
 
 def _barrier(op: tile.BarrierOp, b: Builder) -> list[SSAValue]:
@@ -393,4 +391,4 @@ class GPUToLLVM(TableLowering):
         super().__init__(LOWERINGS)
 
 
-__all__ = ["LAUNCH_ATTR", "LOWERINGS", "SUPPORTED_MMA_ATOMS", "GPUToLLVM", "enclosing_launch"]
+__all__ = ["LAUNCH_ATTR", "LOWERINGS", "SUPPORTED_MMA_ATOMS", "GPUToLLVM", "enclosing_kernel", "enclosing_launch"]
