@@ -1,7 +1,7 @@
 """Block sizes of tilec.attention's kernels, timed side by side on the GPU (one shape, each config).
 
     python bench/attention_configs.py [--d 128] [--s 4096] [--causal] [--path wgmma|overlap|mma]
-                                      [--bm 64 128] [--bn 64 128] [--stages 2 3] [--bulk 0 1]
+                                      [--bm 64 128] [--bn 64 128] [--stages 2 3] [--bulk 0 1] [--wm 16 32]
 
 Prints TFLOP/s (FLOPs = 4 B H S^2 D, halved for causal; B S = 16k tokens, H D = 2048, bf16) for each
 (BM, BN, num_warps, num_stages) the path can take, with the result checked against SDPA first;
@@ -33,6 +33,8 @@ def main() -> None:
     p.add_argument("--bm", type=int, nargs="*", default=[64, 128])
     p.add_argument("--bn", type=int, nargs="*", default=[32, 64, 128])
     p.add_argument("--stages", type=int, nargs="*", default=[2, 3])
+    p.add_argument("--wm", type=int, nargs="*", default=[None],
+                   help="mma path: query rows a warp, 16 or 32 (default: config()'s)")
     p.add_argument("--heads", type=int, nargs="*", default=[None],
                    help="heads a group in the blocks' order (heads_per_group; default: order_heads()'s)")
     p.add_argument("--bulk", type=int, nargs="*", default=None, help="0: cp.async, 1: TMA (default: the kernel's)")
@@ -60,17 +62,20 @@ def main() -> None:
             for pr in (args.producer if args.producer is not None else [int(kernel.producer)]) if bk else [0]:
                 variants[f"{bk}{' producer' if pr else ''}"] = kernel.with_options(
                     bulk=bool(bk), producer=bool(pr), bulk_store=kernel.bulk_store and bool(bk))
-    for (bulk, kernel), bm, bn, stages, heads in itertools.product(variants.items(), args.bm, args.bn, args.stages,
-                                                                  args.heads):
+    for (bulk, kernel), bm, bn, stages, heads, wm in itertools.product(variants.items(), args.bm, args.bn, args.stages,
+                                                                      args.heads, args.wm):
         name = f"BM {bm:>3} BN {bn:>3} stages {stages}" + ("" if bulk is None else f" bulk {bulk}")
         name += "" if heads is None else f" heads {heads:>2}"
+        name += "" if wm is None else f" WM {wm}"
         out = torch.full_like(q, float("nan"))
         (qq, kk, vv, oo, lse, scale), ce = A._arguments(q, k, v, out, None, args.causal, None, wgmma)
         ce.update(BM=bm, BN=bn)
+        if wm is not None and not wgmma:
+            ce["WM"] = wm
         if heads is not None:
             ce["heads_per_group"] = heads
         g = (-(-s // bm), b * h)
-        run = lambda: kernel[g](qq, kk, vv, oo, lse, scale, arch=arch, num_warps=bm // 16,
+        run = lambda: kernel[g](qq, kk, vv, oo, lse, scale, arch=arch, num_warps=A.warps(ce),
                                 num_stages=stages, **ce)
         try:
             run()

@@ -37,7 +37,7 @@ def run(q, k, v, causal=False, scale=None, after=None, wgmma=False, bm=None, bn=
     if bm is not None:  # other blocks than config() takes for this length
         constexprs["BM"], constexprs["BN"], grid = bm, bn or constexprs["BN"], (-(-q.shape[2] // bm), grid[1])
     kernel = A.path("sm_90a", q.shape[-1])[0] if wgmma else A.attention_fwd  # past D 64: O stored by TMA
-    kernel.interpret(*args, grid=grid, after=after, num_warps=constexprs["BM"] // 16, **constexprs)
+    kernel.interpret(*args, grid=grid, after=after, num_warps=A.warps(constexprs), **constexprs)
     return o, lse
 
 
@@ -112,15 +112,16 @@ def test_the_wgmma_kernel_in_the_interpreter(shape, causal, after):
     assert np.abs(lse - want_lse).max() < 2e-3
 
 
-@pytest.mark.parametrize("d,bn,causal", [(64, 128, True), (128, 96, False)], ids=["d64-causal", "d128-full"])
+@pytest.mark.parametrize("d,bn,causal", [(64, 128, True), (128, 112, False)], ids=["d64-causal", "d128-full"])
 def test_long_query_blocks_of_the_wgmma_kernel(d, bn, causal):
     """From LONG_QUERIES query rows on, d <= 128 takes blocks of 192 rows (three consumer warpgroups
-    and a producer; at d = 128 with K/V tiles of 96 rows). Interpreted lane by lane on a ragged short
+    and a producer; at d = 128 with K/V tiles of 112 rows, 96 with a causal mask). Interpreted lane by lane on a ragged short
     case (200 rows: a whole block and one of 8 rows; 150 keys: a ragged K/V tile; causal blocks whose
     rows end inside a K/V tile)."""
     long = A.LONG_QUERIES
     assert A.config(64, True, long[64])["BM"] == 192 and A.config(64, True, long[64] - 1)["BM"] == 64
-    assert A.config(128, True, long[128]) == {"BM": 192, "BN": 96, "D": 128}
+    assert A.config(128, True, long[128]) == {"BM": 192, "BN": 112, "D": 128}
+    assert A.config(128, True, long[128], causal=True) == {"BM": 192, "BN": 96, "D": 128}  # BN divides BM
     assert A.config(128, True, long[128] - 1)["BM"] == 128 and A.config(64, False, long[64])["BM"] == 64
     assert A.config(256, True, 1 << 20)["BM"] == 128
     rng = np.random.default_rng(19)
@@ -128,6 +129,22 @@ def test_long_query_blocks_of_the_wgmma_kernel(d, bn, causal):
     k, v = (rng.standard_normal((1, 1, 150, d)).astype(np.float16) for _ in range(2))
     want, want_lse = reference(q, k, v, causal)
     o, lse = run(q, k, v, causal, after="tile-distribute", wgmma=True, bm=192, bn=bn)
+    assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
+    assert np.abs(lse - want_lse).max() < 2e-3
+
+
+def test_mma_warps_of_32_rows_up_to_d64():
+    """Up to D = 64 a warp of the mma.sync kernel owns 32 query rows (two row tiles share each K and V
+    fragment it loads), so a block of 64 rows has two warps; past it 16 rows a warp. Interpreted lane
+    by lane with 32-row warps over a ragged block and a ragged K/V tile."""
+    assert A.config(64) == {"BM": 64, "BN": 64, "D": 64, "WM": 32} and A.warps(A.config(64)) == 2
+    assert "WM" not in A.config(128) and A.warps(A.config(128)) == 4
+    assert A.warps(A.config(128, True, 1 << 20)) == 12  # the wgmma kernel: 16 rows a warp
+    rng = np.random.default_rng(32)
+    q = rng.standard_normal((1, 1, 90, 32)).astype(np.float16)
+    k, v = (rng.standard_normal((1, 1, 100, 32)).astype(np.float16) for _ in range(2))
+    want, want_lse = reference(q, k, v, False)
+    o, lse = run(q, k, v, False, after="tile-distribute")
     assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
     assert np.abs(lse - want_lse).max() < 2e-3
 
@@ -215,7 +232,7 @@ def test_strided_numpy_views_in_the_interpreter():
         o = np.full((1, 2, 64, 70), np.nan, np.float16).transpose(0, 1, 3, 2)
         args, constexprs = A._arguments(q, k, v, o, None, True, None, wgmma)
         kernel = A.attention_fwd_wgmma if wgmma else A.attention_fwd
-        kernel.interpret(*args, grid=A.grid(q, wgmma), after="tile-distribute", num_warps=constexprs["BM"] // 16,
+        kernel.interpret(*args, grid=A.grid(q, wgmma), after="tile-distribute", num_warps=A.warps(constexprs),
                          **constexprs)
         assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
 

@@ -43,7 +43,7 @@ def attention_overlap(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr
     sq = tl.alloc((BM, D), q.dtype)
     tl.copy(qh, (row0, 0), sq)
     sk, sv = tl.alloc((BN, D), k.dtype), tl.alloc((BN, D), v.dtype)
-    m, l, acc = softmax_start(D, NEG)
+    m, l, acc = softmax_start(16, D, NEG)
     p = tl.zeros((16, BN), q.dtype)  # P_{-1}: nothing to add yet
     qk_scale = scale * LOG2E
     full, hi = key_range(n, row0, BM, BN, CAUSAL)

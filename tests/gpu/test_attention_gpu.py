@@ -100,7 +100,7 @@ def test_blocks_in_groups_of_heads(heads, arch):
         out = torch.full_like(q, float("nan"))
         args, constexprs = A._arguments(q, k, v, out, None, causal, None, wgmma)
         constexprs["heads_per_group"] = heads
-        kernel[A.grid(q, wgmma)](*args, arch=target, num_warps=constexprs["BM"] // 16, **constexprs)
+        kernel[A.grid(q, wgmma)](*args, arch=target, num_warps=A.warps(constexprs), **constexprs)
         want, _ = reference(q, k, v, causal)
         assert not out.isnan().any()
         assert ((out.double() - want).abs().max() / want.abs().max()).item() < 3e-3

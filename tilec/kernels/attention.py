@@ -10,7 +10,7 @@ q is (B, Hq, Sq, D), k and v (B, Hkv, Sk, D) with Hq a multiple of Hkv (GQA/MQA)
 
 Two kernels, one schedule (FlashAttention-2's, on the register algebra), chosen by the target like
 ``tilec.matmul``'s paths. Each block owns BM query rows of one (batch, head), each warp 16 of those
-rows. With a causal mask the blocks start longest first, through groups of heads whose K/V fit in L2
+rows (32 on the mma.sync kernel up to D = 64). With a causal mask the blocks start longest first, through groups of heads whose K/V fit in L2
 (:func:`block_tile`). The K/V tiles of ``tl.range`` loops are staged through shared memory: ``num_stages`` turns
 them into a ``cp.async`` pipeline, and ``tile-swizzle`` lays the tiles out. Per K/V tile:
 
@@ -88,21 +88,21 @@ def head_views(q, k, v, o, bh, GROUP: int):
     return b, h, q[b, h], k[b, h // GROUP], v[b, h // GROUP], o[b, h]
 
 
-def softmax_start(D: int, NEG: bool):
-    """The online softmax's state before any key: the running extreme, the running sum and O (16 rows)."""
-    m = tl.full((16,), float("inf") if NEG else float("-inf"), axis=0)
-    return m, tl.zeros((16,), axis=0), tl.zeros((16, D))
+def softmax_start(rows: int, D: int, NEG: bool):
+    """The online softmax's state before any key: the running extreme, the running sum and O (a warp's rows)."""
+    m = tl.full((rows,), float("inf") if NEG else float("-inf"), axis=0)
+    return m, tl.zeros((rows,), axis=0), tl.zeros((rows, D))
 
 
 def store_rows(oh, lse, b, h, wrow, acc, m, l, qk_scale):
-    """This warp's 16 rows of O (``acc / l``) and, when asked for, their log-sum-exp (natural log)."""
+    """This warp's rows of O (``acc / l``) and, when asked for, their log-sum-exp (natural log)."""
     tl.store(oh, (wrow, 0), (acc / l[:, None]).to(oh.dtype))
     if lse is not None:
         tl.store(lse[b, h], (wrow,), (m * qk_scale + tl.log2(l)) * (1.0 / LOG2E))
 
 
 def online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK: bool, CAUSAL: bool, NEG: bool):
-    """One K/V tile of the online softmax (FlashAttention-2) on raw scores ``s`` (16 x BN, f32).
+    """One K/V tile of the online softmax (FlashAttention-2) on raw scores ``s`` (a warp's rows x BN, f32).
 
     ``m`` is each row's running extreme of the raw scores, the maximum (the minimum when the scale
     is negative, ``NEG``), so that ``m * qk_scale`` is the maximum of the scaled scores and each
@@ -130,15 +130,17 @@ def online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK: bool, CAUSAL: bool, NEG
 
 @tl.kernel(num_warps=4, num_stages=2)
 def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr,
-                  GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False, heads_per_group=1):
-    """``o[b, h] = softmax(q[b, h] @ k[b, h // GROUP].T * scale) @ v[b, h // GROUP]``, BM query rows a block."""
+                  GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False, heads_per_group=1,
+                  WM: tl.constexpr = 16):
+    """``o[b, h] = softmax(q[b, h] @ k[b, h // GROUP].T * scale) @ v[b, h // GROUP]``, BM query rows a
+    block, WM (16 or 32) a warp: a warp of 32 rows reads each K and V fragment once for two row tiles."""
     row0, bh = block_tile(q, BM, CAUSAL, heads_per_group)
     b, h, qh, kh, vh, oh = head_views(q, k, v, o, bh, GROUP)
     n = kh.shape[0]
-    wrow = row0 + tl.warp_id() * 16  # this warp's 16 query rows
-    qt = tl.load(qh, (wrow, 0), shape=(16, D))
+    wrow = row0 + tl.warp_id() * WM  # this warp's WM query rows
+    qt = tl.load(qh, (wrow, 0), shape=(WM, D))
     sk, sv = tl.alloc((BN, D), k.dtype), tl.alloc((BN, D), v.dtype)
-    m, l, acc = softmax_start(D, NEG)  # running extreme and sum of each row's scores, O
+    m, l, acc = softmax_start(WM, D, NEG)  # running extreme and sum of each row's scores, O
     qk_scale = scale * LOG2E  # exp(x) = exp2(x log2 e)
     full, hi = key_range(n, row0, BM, BN, CAUSAL)
     # whole tiles without a mask, then the ragged last tile and the causal diagonal (a Python loop: two K loops)
@@ -147,7 +149,7 @@ def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D:
             tl.copy(kh, (n0, 0), sk)
             tl.copy(vh, (n0, 0), sv)
             tl.barrier()
-            s = tl.mma(qt, tl.load(sk), tl.zeros((16, BN)), trans_b=True)
+            s = tl.mma(qt, tl.load(sk), tl.zeros((WM, BN)), trans_b=True)
             p, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK, CAUSAL, NEG)
             acc = tl.mma(p.to(q.dtype), tl.load(sv), acc * alpha[:, None])
             tl.barrier()
@@ -170,7 +172,7 @@ def attention_fwd_wgmma(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constex
     sq = tl.alloc((BM, D), q.dtype)
     tl.copy(qh, (row0, 0), sq)
     sk, sv = tl.alloc((BN, D), k.dtype), tl.alloc((BN, D), v.dtype)
-    m, l, acc = softmax_start(D, NEG)
+    m, l, acc = softmax_start(16, D, NEG)
     qk_scale = scale * LOG2E
     full, hi = key_range(n, row0, BM, BN, CAUSAL)
     for lo, end, MASK in ((0, full, False), (full, hi, True)):  # unmasked tiles, then the masked ones
@@ -220,15 +222,22 @@ LONG_QUERIES = {64: 8192, 128: 2048}
 an SM; 128: two warpgroups). A ragged last block pads up to 191 rows: the longer, the less that costs."""
 
 
-def config(d: int, wgmma: bool = False, sq: int = 0) -> dict[str, int]:
-    """Block sizes for head dimension ``d``; a warp owns 16 query rows, so a block has BM / 16 warps.
+def config(d: int, wgmma: bool = False, sq: int = 0, causal: bool = False) -> dict[str, int]:
+    """Block sizes for head dimension ``d``, ``sq`` query rows and a causal mask or not: BM query
+    rows a block, K/V tiles of BN rows, and (mma.sync) WM rows a warp; a block has
+    :func:`warps` warps.
 
-    mma.sync (:data:`attention_fwd`): 64 query rows a block (4 warps), K/V tiles of 128 rows for
-    d <= 64, 64 up to d = 128, 32 up to 160, else 16. ``tile-pipeline`` splits both mmas into their K steps (K's
-    and V's operands loaded from shared memory a step ahead, q's and P's taken as ``tile.slice``\\ s of
-    the registers that hold them), so a warp never holds a whole K or V tile: H200, bf16, S 4k / 16k,
-    TFLOP/s, session 18: d = 128 BN 64 312 / 316 against BN 32 272 / 281 (causal 283 against 247),
-    d = 64 BN 128 294 / 296 against BN 64 257 / 264 (255 and 254 registers, no spills).
+    mma.sync (:data:`attention_fwd`): 64 query rows a block. Up to d = 64 a warp owns 32 of them
+    (two warps a block, 12 bytes of spills at d = 64) with K/V tiles of 64 rows: each K and V fragment a warp loads from shared
+    memory serves two row tiles (FlashAttention-2's warp tile). H200, bf16, session 22, TFLOP/s, 16
+    rows BN 128 / 32 rows BN 64 (FlashAttention-2): S 4k 293 / 315 (298), causal 263 / 291 (276), S 16k
+    294 / 311 (306); 32 rows with BN 32 272, with 128-row blocks 308. Past d = 64 a warp owns 16 rows
+    (32 need about 264 registers with BN 64, and with BN 32 ran at 279 against 317 at d = 128, S 16k),
+    with K/V tiles of 64 rows up to d = 128, 32 up to 160, else 16. ``tile-pipeline`` splits both
+    mmas into their K steps (K's and V's operands loaded from shared memory a step ahead, q's and P's
+    taken as ``tile.slice``\\ s of the registers that hold them), so a warp never holds a whole K or V
+    tile: session 18, d = 128 BN 64 312 / 316 against BN 32 272 / 281 (S 4k / 16k).
+
     wgmma (:data:`attention_fwd_wgmma`): the operands stay in shared memory and a thread holds S
     (BN / 2) and O (d / 2) accumulators; 128 query rows (two warpgroups, one block an SM) for
     d = 128, 64 rows (one warpgroup, two blocks an SM) for d <= 64 (H100,
@@ -238,20 +247,30 @@ def config(d: int, wgmma: bool = False, sq: int = 0) -> dict[str, int]:
     240 registers a thread: BN 128 then beats BN 160 without a producer (H200, S = 4k: 529 against
     502 TFLOP/s), and BN 160 with one runs out of registers (131).
     From :data:`LONG_QUERIES` query rows on, 192 query rows (three consumer warpgroups of 160
-    registers and a producer), with K/V tiles of 96 rows past d = 64 (44 bytes of spills; 64 rows: none,
-    but 8-9% slower). H200, bf16, session 19, TFLOP/s: d = 64, BN 128, BM 64 / 192: S 16k 447 / 504, S 4k
+    registers and a producer). Their K/V tiles past d = 64 are 112 rows without a causal mask (8
+    bytes of spills) and 96 with one (96 divides the block, so a causal block has two masked tiles,
+    not three). H200, bf16, session 22, TFLOP/s, BN 96 / 112 / 128 (124 bytes of spills): S 2k 560 /
+    571 / 587, 4k 636 / 646 / 643, 8k 666 / 670 / 650, 16k 637 / 652 / 628; causal 96 / 112: 4k 535 /
+    522, 8k 638 / 608, 16k 683 / 626. Session 19: d = 64, BN 128, BM 64 / 192: S 16k 447 / 504, S 4k
     473 / 464 (4224 rows for 4096: 3% of the work is padding); d = 128, BM 128 BN 128 / BM 192 BN 96
     (causal in brackets): S 2k 487 / 517, 4k 555 / 568 (438 / 466), 8k 546 / 596 (500 / 540), 16k
-    532 / 613 (558 / 584), the same errors against float64 (K/V tiles of 112 rows: 626 against 610 at
-    S 4k, 477 against 480 causal)."""
+    532 / 613 (558 / 584)."""
     if wgmma:
         if d <= 64:
             return {"BM": 192 if sq >= LONG_QUERIES[64] else 64, "BN": 128, "D": d}
         if d <= 128:
-            bm, bn = (192, 96) if sq >= LONG_QUERIES[128] else (128, 128)
+            bm, bn = (192, 96 if causal else 112) if sq >= LONG_QUERIES[128] else (128, 128)
             return {"BM": bm, "BN": bn, "D": d}
         return {"BM": 128, "BN": 64, "D": d}
-    return {"BM": 64, "BN": 128 if d <= 64 else 64 if d <= 128 else 32 if d <= 160 else 16, "D": d}
+    if d <= 64:
+        return {"BM": 64, "BN": 64, "D": d, "WM": 32}
+    return {"BM": 64, "BN": 64 if d <= 128 else 32 if d <= 160 else 16, "D": d}
+
+
+def warps(constexprs: dict[str, Any]) -> int:
+    """The warps of a block with these :func:`config` constexprs: BM query rows, WM (16 unless given)
+    a warp."""
+    return constexprs["BM"] // constexprs.get("WM", 16)
 
 
 KV_L2_BYTES = 32 << 20
@@ -320,13 +339,14 @@ def _arguments(q: Any, k: Any, v: Any, out: Any, lse: Any, causal: bool, scale: 
         raise ValueError(f"{OWNER}: head dimension {d} on the mma.sync kernel (sm_80 to sm_89, or arch='sm_80'): "
                          f"it holds at most D = {MMA_MAX_HEAD_DIM} in registers; sm_90's wgmma kernel takes up to 256")
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    return (q, k, v, out, lse, scale), {**config(d, wgmma, sq), "GROUP": hq // hkv, "CAUSAL": bool(causal),
+    return (q, k, v, out, lse, scale), {**config(d, wgmma, sq, causal), "GROUP": hq // hkv, "CAUSAL": bool(causal),
                                         "NEG": scale < 0, "heads_per_group": order_heads(sk, d, hq // hkv, causal, b * hq)}
 
 
-def grid(q: Any, wgmma: bool = False) -> tuple[int, int]:
+def grid(q: Any, wgmma: bool = False, causal: bool = False) -> tuple[int, int]:
+    """(query blocks, batch x heads): the launch grid for q on the wgmma kernel or not."""
     b, hq, sq, d = (int(x) for x in q.shape)
-    return (-(-sq // config(d, wgmma, sq)["BM"]), b * hq)
+    return (-(-sq // config(d, wgmma, sq, causal)["BM"]), b * hq)
 
 
 def attention_kernel(q: Any, k: Any, v: Any, *, causal: bool = False, scale: float | None = None,
@@ -336,7 +356,7 @@ def attention_kernel(q: Any, k: Any, v: Any, *, causal: bool = False, scale: flo
     kernel, arch = path(arch, _head_dim(q))
     lse = _lse_like(q) if return_lse else None
     args, constexprs = _arguments(q, k, v, q, lse, causal, scale, kernel is not attention_fwd)
-    return kernel.compile(*args, arch=arch, num_warps=constexprs["BM"] // 16, **constexprs)
+    return kernel.compile(*args, arch=arch, num_warps=warps(constexprs), **constexprs)
 
 
 def _head_dim(q: Any) -> int:
@@ -371,9 +391,9 @@ def attention(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None 
     kernel, arch = path(arch, _head_dim(q))
     wgmma = kernel is not attention_fwd
     args, constexprs = _arguments(q, k, v, out, lse, causal, scale, wgmma)
-    kernel[grid(q, wgmma)](*args, stream=stream, arch=arch, num_warps=constexprs["BM"] // 16, **constexprs)
+    kernel[grid(q, wgmma, causal)](*args, stream=stream, arch=arch, num_warps=warps(constexprs), **constexprs)
     return (out, lse) if return_lse else out
 
 
 __all__ = ["KV_L2_BYTES", "LONG_QUERIES", "MMA_MAX_HEAD_DIM", "TMA_STORE_PAST_D", "attention", "attention_fwd", "attention_fwd_wgmma",
-           "attention_fwd_wgmma_stored", "attention_kernel", "config", "grid", "order_heads", "path"]
+           "attention_fwd_wgmma_stored", "attention_kernel", "config", "grid", "warps", "order_heads", "path"]
