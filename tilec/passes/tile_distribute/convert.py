@@ -219,8 +219,7 @@ class ConvertLowering:
             per_warp *= d
         base = scratch
         if per_warp_scratch(op):
-            warp = em.shr(self.tid(), 5, i32)
-            base = em.gep(scratch, em.mul(warp, per_warp, i32), elem, i32)
+            base = em.gep(scratch, em.mul(self.warp(), per_warp, i32), elem, i32)  # warp-uniform
 
         def address(fr, v):
             coords = self._scratch_coords(fr, v)

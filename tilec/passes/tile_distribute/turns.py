@@ -61,8 +61,11 @@ class TurnLowering:
             raise RegallocError(f"{self.turn_threads} threads do not split into {g} groups of whole warps")
 
     def _group(self):
+        """This thread's group, from its warp (:meth:`warp`): uniform in each warp, so ptxas keeps the
+        turns' branches uniform."""
         em = self.em
-        return em.hoisted("turn-group", lambda: em.udiv(self.tid(), self.turn_threads // self.turn_groups, i32))
+        warps = self.turn_threads // self.turn_groups // 32  # whole warps a group (:meth:`_check`)
+        return em.hoisted("turn-group", lambda: em.udiv(self.warp(), warps, i32))
 
     def _named(self, barrier, wait: bool) -> list:
         count = 2 * self.turn_threads // self.turn_groups

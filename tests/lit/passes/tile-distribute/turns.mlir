@@ -1,11 +1,12 @@
 // RUN: tile-opt %s -p tile-layout,tile-distribute | filecheck %s
 // RUN: tile-opt %s -p tile-layout,tile-distribute,tile-to-llvm -t 'ptx{arch=sm_90}' | filecheck %s --check-prefix=PTX
 
-// Two warpgroups (256 threads) take turns. Group g = tid / 128; its turn is
+// Two warpgroups (256 threads) take turns. Group g = warp / 4 (the warp id, the
+// same in every lane as ptxas sees it, keeps the branches uniform); its turn is
 // named barrier 1 + g, counting the 256 threads of two groups:
 // tile.turn_begin waits there (bar.sync 1+g, 256), tile.turn_end hands the turn
 // to the next group (bar.arrive 1+(g+1)%2, 256: a select). At the start group 1
-// hands group 0 the first turn (bar.arrive 1, 256 under tid / 128 == 1), and
+// hands group 0 the first turn (bar.arrive 1, 256 under warp / 4 == 1), and
 // before the return group 0 takes the last hand-over (bar.sync 1, 256), so no
 // named barrier keeps arrivals when the block exits.
 
@@ -21,7 +22,7 @@ func.func @pingpong(%o: !tile.gl<f32, [?, ?]>) attributes {tile.launch = #tile.l
 }
 
 // CHECK-LABEL: func.func @pingpong
-// CHECK:         %[[G:.*]] = arith.shrui %tid, %{{.*}} : i32
+// CHECK:         %[[G:.*]] = arith.shrui %warp, %{{.*}} : i32
 // CHECK:         %[[LAST:.*]] = arith.cmpi eq, %[[G]], %{{.*}} : i32
 // CHECK-NEXT:    scf.if %[[LAST]] {
 // CHECK-NEXT:      frag.named_barrier_arrive %{{.*}}, 256
