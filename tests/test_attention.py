@@ -149,6 +149,24 @@ def test_mma_warps_of_32_rows_up_to_d64():
     assert np.abs(lse - want_lse).max() < 2e-3
 
 
+@pytest.mark.parametrize("wgmma,d", [(False, 64), (True, 128)], ids=["mma-d64", "wgmma-d128"])
+def test_every_pass_keeps_the_meaning(wgmma, d):
+    """The interpreter after each pass of the kernel's pipeline before tile-distribute (tile level;
+    lane by lane after tile-distribute is checked above) on a ragged causal case: each pass's output
+    computes what the traced kernel does (the wgmma kernel at D 128 also after tile-bulk-store)."""
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((1, 2, 40, d)).astype(np.float16)
+    k, v = (rng.standard_normal((1, 1, 50, d)).astype(np.float16) for _ in range(2))
+    want, want_lse = reference(q, k, v, True)
+    kernel = A.path("sm_90a", d)[0] if wgmma else A.attention_fwd
+    passes = [p for p in kernel._pipeline(None, None, None).split(",") if p not in ("tile-distribute", "tile-to-llvm")]
+    assert len(passes) >= (4 if wgmma else 3)
+    for after in passes:
+        o, lse = run(q, k, v, True, after=after.split("{")[0], wgmma=wgmma)
+        assert np.abs(o - want).max() / np.abs(want).max() < 2e-3, after
+        assert np.abs(lse - want_lse).max() < 2e-3, after
+
+
 @pytest.mark.parametrize("scale", [-0.4, 0.0, -0.0], ids=str)
 def test_a_negative_or_zero_scale(scale):
     """The running extreme is the minimum of the raw scores when the scale is negative; a zero scale
