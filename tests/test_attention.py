@@ -115,9 +115,9 @@ def test_the_wgmma_kernel_in_the_interpreter(shape, causal, after):
 @pytest.mark.parametrize("d,bn,causal", [(64, 128, True), (128, 112, False)], ids=["d64-causal", "d128-full"])
 def test_long_query_blocks_of_the_wgmma_kernel(d, bn, causal):
     """From LONG_QUERIES query rows on, d <= 128 takes blocks of 192 rows (three consumer warpgroups
-    and a producer; at d = 128 with K/V tiles of 112 rows, 96 with a causal mask). Interpreted lane by lane on a ragged short
-    case (200 rows: a whole block and one of 8 rows; 150 keys: a ragged K/V tile; causal blocks whose
-    rows end inside a K/V tile)."""
+    and a producer; at d = 128 with K/V tiles of 112 rows, 96 with a causal mask). Interpreted lane
+    by lane on a ragged short case (200 rows: a whole block and one of 8 rows; 150 keys: a ragged
+    K/V tile; causal blocks whose rows end inside a K/V tile)."""
     long = A.LONG_QUERIES
     assert A.config(64, True, long[64])["BM"] == 192 and A.config(64, True, long[64] - 1)["BM"] == 64
     assert A.config(128, True, long[128]) == {"BM": 192, "BN": 112, "D": 128}

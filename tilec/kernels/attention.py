@@ -10,9 +10,10 @@ q is (B, Hq, Sq, D), k and v (B, Hkv, Sk, D) with Hq a multiple of Hkv (GQA/MQA)
 
 Two kernels, one schedule (FlashAttention-2's, on the register algebra), chosen by the target like
 ``tilec.matmul``'s paths. Each block owns BM query rows of one (batch, head), each warp 16 of those
-rows (32 on the mma.sync kernel up to D = 64). With a causal mask the blocks start longest first, through groups of heads whose K/V fit in L2
-(:func:`block_tile`). The K/V tiles of ``tl.range`` loops are staged through shared memory: ``num_stages`` turns
-them into a ``cp.async`` pipeline, and ``tile-swizzle`` lays the tiles out. Per K/V tile:
+rows (32 on the mma.sync kernel up to D = 64). With a causal mask the blocks start longest first,
+through groups of heads whose K/V fit in L2 (:func:`block_tile`). The K/V tiles of ``tl.range``
+loops are staged through shared memory: ``num_stages`` turns them into a ``cp.async`` pipeline, and
+``tile-swizzle`` lays the tiles out. Per K/V tile:
 
 - ``S = q @ k.T`` on the tensor cores;
 - the online softmax (:func:`online_softmax`): a row maximum of the raw scores and a rescaled row
@@ -228,12 +229,14 @@ def config(d: int, wgmma: bool = False, sq: int = 0, causal: bool = False) -> di
     :func:`warps` warps.
 
     mma.sync (:data:`attention_fwd`): 64 query rows a block. Up to d = 64 a warp owns 32 of them
-    (two warps a block, 12 bytes of spills at d = 64) with K/V tiles of 64 rows: each K and V fragment a warp loads from shared
-    memory serves two row tiles (FlashAttention-2's warp tile). H200, bf16, session 22, TFLOP/s, 16
-    rows BN 128 / 32 rows BN 64 (FlashAttention-2): S 4k 293 / 315 (298), causal 263 / 291 (276), S 16k
-    294 / 311 (306); 32 rows with BN 32 272, with 128-row blocks 308. Past d = 64 a warp owns 16 rows
-    (32 need about 264 registers with BN 64, and with BN 32 ran at 279 against 317 at d = 128, S 16k),
-    with K/V tiles of 64 rows up to d = 128, 32 up to 160, else 16. ``tile-pipeline`` splits both
+    (two warps a block; 12 bytes of spills at d = 64) with K/V tiles of 64 rows: each K and V
+    fragment a warp loads from shared memory serves two row tiles (FlashAttention-2's warp tile).
+    H200, bf16, session 22, TFLOP/s, 16 rows BN 128 / 32 rows BN 64 (FlashAttention-2): S 4k 293 /
+    315 (298), causal 263 / 291 (276), S 16k 294 / 311 (306); 32 rows with BN 32 272, with 128-row
+    blocks 308. Past d = 64 a warp owns 16 rows: at d = 128 32 rows need about 264 registers with
+    BN 64 (ptxas spills 76-80 bytes: 307 against 315 at S 4k), and with BN 32 ran at 279 (313 with q
+    read from shared memory) against 317 at S 16k. K/V tiles of 64 rows up to d = 128, 32 up to 160,
+    else 16. ``tile-pipeline`` splits both
     mmas into their K steps (K's and V's operands loaded from shared memory a step ahead, q's and P's
     taken as ``tile.slice``\\ s of the registers that hold them), so a warp never holds a whole K or V
     tile: session 18, d = 128 BN 64 312 / 316 against BN 32 272 / 281 (S 4k / 16k).
