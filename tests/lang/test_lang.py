@@ -576,6 +576,46 @@ def test_loops_inside_python_blocks_carry_what_is_read_after_them():
         assert rel_err(o, x[:, 48:]) == 0, where
 
 
+def test_a_name_given_its_value_on_one_branch_before_the_loop():
+    """A name bound before a tl.range loop on one branch of a constexpr if only, and assigned in the
+    body before it is read there, is that iteration's own value on the other branch (as in Python),
+    carried on the first; read in the body before any value, the error names it."""
+
+    @tl.kernel
+    def once_or_each(x, o, FIRST: tl.constexpr):
+        if FIRST:
+            t = tl.load(x, (0, 0), shape=(4, 16))
+        acc = tl.zeros((4, 16))
+        for c in tl.range(0, 64, 16):
+            if not FIRST:
+                t = tl.load(x, (0, c), shape=(4, 16))
+            acc = acc + t
+        tl.store(o, (0, 0), acc)
+
+    x = rand(4, 64)
+    for first, want in ((True, 4 * x[:, :16]), (False, x.reshape(4, 4, 16).sum(1))):
+        o = nan_like(rand(4, 16))
+        once_or_each.interpret(x, o, grid=(1,), FIRST=first)
+        assert rel_err(o, want) < 1e-6, first
+        text = str(once_or_each.ir(x, o, FIRST=first))
+        assert "%acc_1 = " in text and ("%t_1 = " in text) == first  # t carried only where it has a value
+
+    def read_first(x, o, FIRST: tl.constexpr):
+        if FIRST:
+            t = tl.load(x, (0, 0), shape=(4, 16))
+        acc = tl.zeros((4, 16))
+        for c in tl.range(0, 64, 16):
+            acc = acc + t  # MARK-unbound
+            t = tl.load(x, (0, c), shape=(4, 16))
+        tl.store(o, (0, 0), acc)
+
+    _raises_at(lambda: tl.kernel(read_first).ir(x, x, FIRST=False), "# MARK-unbound",
+               "'t', which has no value where its tl.range loop starts")
+    o = nan_like(rand(4, 16))
+    tl.kernel(read_first).interpret(x, o, grid=(1,), FIRST=True)  # carried from the value before the loop
+    assert rel_err(o, x[:, :16] + x[:, :48].reshape(4, 3, 16).sum(1)) < 1e-6
+
+
 def test_the_loop_variable_after_the_loop_is_an_error():
     def uses_c(x, o):
         c = 0

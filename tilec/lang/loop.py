@@ -18,6 +18,19 @@ from tilec.lang.tracing import current, error
 from tilec.lang.values import Expanded, Scalar, Value, wrap
 
 
+class Unbound:
+    """What a carried name holds where its ``tl.range`` loop starts when it has no value there yet: a
+    name assigned before the loop on one branch of a ``tl.constexpr`` ``if`` only. If the body assigns
+    it before reading it (as Python would allow), it is the loop's own value, not carried, and has no
+    value after the loop; if anything reads it, the error names it."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"'{self.name}', which has no value where its tl.range loop starts"
+
+
 class range:  # noqa: N801 - used as tl.range, like Python's
     """``tl.range(stop)``, ``tl.range(start, stop[, step])``: ints or integer scalars (run-time bounds)."""
 
@@ -29,6 +42,10 @@ class range:  # noqa: N801 - used as tl.range, like Python's
     def __iter__(self):
         raise error("a tl.range loop is read from the kernel's source: write it as 'for i in tl.range(...):' "
                     "directly in the @tl.kernel function (its source must be available)")
+
+    def __tl_unbound__(self, name: str) -> Unbound:
+        """The value the rewritten loop passes for carried name ``name`` where it has none yet."""
+        return Unbound(name)
 
     def __tl_loop__(self, init: Sequence[Any], body: Callable[..., tuple], names: Sequence[str],
                     index_name: str = "i") -> tuple:
@@ -59,6 +76,8 @@ class range:  # noqa: N801 - used as tl.range, like Python's
                         raise error(f"'{name}' is a {before.describe()} before the loop and a {got} after its body: "
                                     "a carried value keeps its type")
                     yielded.append(after.value)
+                elif isinstance(before, Unbound):
+                    continue  # assigned in the body before any read there: this iteration's own value
                 elif isinstance(after, Value) or (after is not before and after != before):
                     raise error(f"'{name}' is the Python value {before!r} before the loop and changes in its body: "
                                 "give it a traced value before the loop (e.g. tl.zeros or tl.full)")

@@ -14,14 +14,22 @@ into::
     def __tl_body_1(i, m):
         m = tl.maximum(m, tl.row_max(x))
         return (m,)
-    (m,) = tl.range(lo, hi, step).__tl_loop__((m,), __tl_body_1, ('m',), 'i')
+    __tl_range_1 = tl.range(lo, hi, step)
+    try:
+        __tl_init_1_0 = m
+    except NameError:  # no value before the loop (see below)
+        __tl_init_1_0 = __tl_range_1.__tl_unbound__('m')
+    (m,) = __tl_range_1.__tl_loop__((__tl_init_1_0,), __tl_body_1, ('m',), 'i')
 
 Carried: names the body assigns that are bound before the loop (parameters or earlier
 assignments) and whose value matters: read in the body before it is assigned there, or read
-after the loop (or after an enclosing ``tl.range`` loop). A name first assigned in the body and read after the loop is an error (it would
-hold the last iteration's value in Python, and a loop has no such value); so are ``break``,
-``continue`` and ``return`` in the body. The rewritten function keeps the file and line numbers
-of the original, so errors and op locations point at the user's lines.
+after the loop (or after an enclosing ``tl.range`` loop). A name bound before the loop on one
+branch of an ``if`` only may have no value where the loop starts (the branch is a
+``tl.constexpr``'s): the rewritten code passes :class:`~tilec.lang.loop.Unbound` for it, and the
+loop carries it only where it has a value. A name first assigned in the body and read after the
+loop is an error (it would hold the last iteration's value in Python, and a loop has no such
+value); so are ``break``, ``continue`` and ``return`` in the body. The rewritten function keeps the
+file and line numbers of the original, so errors and op locations point at the user's lines.
 """
 
 from __future__ import annotations
@@ -205,24 +213,44 @@ class _Rewriter(ast.NodeTransformer):
                                kwonlyargs=[], kw_defaults=[], defaults=[]),
             body=[*body, ret], decorator_list=[], returns=None, **pos)
         _no_type_params(fn)
+        # the range first, then each carried name's value, or the range's Unbound where it has none
+        # (bound before the loop on one branch of an if only): the body may give it its first value
+        rng = f"__tl_range_{self.count}"
+        made: list[ast.stmt] = [fn, ast.Assign(targets=[ast.Name(id=rng, ctx=ast.Store())], value=loop.iter, **pos)]
+        inits = []
+        for k, n in enumerate(carried):
+            init = f"__tl_init_{self.count}_{k}"
+            inits.append(ast.Name(id=init, ctx=ast.Load()))
+            if n in self.params:
+                made.append(ast.Assign(targets=[ast.Name(id=init, ctx=ast.Store())],
+                                       value=ast.Name(id=n, ctx=ast.Load()), **pos))
+                continue
+            unbound = ast.Call(func=ast.Attribute(value=ast.Name(id=rng, ctx=ast.Load()), attr="__tl_unbound__",
+                                                  ctx=ast.Load()), args=[ast.Constant(value=n)], keywords=[])
+            made.append(ast.Try(
+                body=[ast.Assign(targets=[ast.Name(id=init, ctx=ast.Store())], value=ast.Name(id=n, ctx=ast.Load()))],
+                handlers=[ast.ExceptHandler(type=ast.Name(id="NameError", ctx=ast.Load()), name=None,
+                                            body=[ast.Assign(targets=[ast.Name(id=init, ctx=ast.Store())],
+                                                             value=unbound)])],
+                orelse=[], finalbody=[], **pos))
         call = ast.Call(
-            func=ast.Attribute(value=loop.iter, attr="__tl_loop__", ctx=ast.Load()),
-            args=[ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Load()) for n in carried], ctx=ast.Load()),
+            func=ast.Attribute(value=ast.Name(id=rng, ctx=ast.Load()), attr="__tl_loop__", ctx=ast.Load()),
+            args=[ast.Tuple(elts=inits, ctx=ast.Load()),
                   ast.Name(id=name, ctx=ast.Load()),
                   ast.Tuple(elts=[ast.Constant(value=n) for n in carried], ctx=ast.Load()),
                   ast.Constant(value=loop.target.id)],
             keywords=[])
         target = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in carried], ctx=ast.Store())
-        assign = ast.Assign(targets=[target], value=call, **pos)
+        made.append(ast.Assign(targets=[target], value=call, **pos))
         # new nodes sit on the loop's header (its first line: where errors about the loop point)
         header = {"lineno": loop.lineno, "col_offset": loop.col_offset, "end_lineno": loop.iter.end_lineno,
                   "end_col_offset": loop.iter.end_col_offset}
-        for node in (fn, assign):
+        for node in made:
             for child in ast.walk(node):
-                if "lineno" in child._attributes and (child in (fn, assign) or not hasattr(child, "lineno")):
+                if "lineno" in child._attributes and (child in made or not hasattr(child, "lineno")):
                     for k, v in header.items():
                         setattr(child, k, v)
-        return [fn, assign]
+        return made
 
 
 def rewrite(fn: Callable[..., Any], range_objects: tuple[Any, ...]) -> Callable[..., Any]:

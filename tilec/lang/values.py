@@ -416,7 +416,9 @@ def _materialize(o: Any, shape: _Shape, element: Attribute) -> SSAValue:
         if o.type.element_type != element:
             raise error(f"{o.describe()} meets {dtype_of(element)} values: convert with .to(...)")
         return o.value
-    raise error(f"expected a tile, vector, scalar or number, got {type(o).__name__}")
+    text = repr(o)  # short ones name the value (an unbound loop name says which)
+    raise error(f"expected a tile, vector, scalar or number, got {type(o).__name__}"
+                + (f" {text}" if len(text) <= 100 else ""))
 
 
 _REORIENTABLE = (t.LoadOp, t.IotaOp, t.FillOp, t.ZerosOp)
