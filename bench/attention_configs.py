@@ -41,6 +41,8 @@ def main() -> None:
     p.add_argument("--producer", type=int, nargs="*", default=None,
                    help="with TMA: 1 gives the kernel a producer warpgroup (default: the kernel's)")
     args = p.parse_args()
+    if args.wm != [None] and args.path != "mma":
+        p.error("--wm is for --path mma (a warp of the wgmma kernels owns 16 rows)")
     d, s = args.d, args.s
     b, h = 16384 // s, 2048 // d
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
@@ -70,7 +72,7 @@ def main() -> None:
         out = torch.full_like(q, float("nan"))
         (qq, kk, vv, oo, lse, scale), ce = A._arguments(q, k, v, out, None, args.causal, None, wgmma)
         ce.update(BM=bm, BN=bn)
-        if wm is not None and not wgmma:
+        if wm is not None:
             ce["WM"] = wm
         if heads is not None:
             ce["heads_per_group"] = heads

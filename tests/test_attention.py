@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tilec
+import tilec.lang as tl
 from tilec.kernels import attention as A
 
 
@@ -112,7 +113,8 @@ def test_the_wgmma_kernel_in_the_interpreter(shape, causal, after):
     assert np.abs(lse - want_lse).max() < 2e-3
 
 
-@pytest.mark.parametrize("d,bn,causal", [(64, 128, True), (128, 112, False)], ids=["d64-causal", "d128-full"])
+@pytest.mark.parametrize("d,bn,causal", [(64, 128, True), (128, 112, False), (128, 96, True)],
+                         ids=["d64-causal", "d128-full", "d128-causal"])
 def test_long_query_blocks_of_the_wgmma_kernel(d, bn, causal):
     """From LONG_QUERIES query rows on, d <= 128 takes blocks of 192 rows (three consumer warpgroups
     and a producer; at d = 128 with K/V tiles of 112 rows, 96 with a causal mask). Interpreted lane
@@ -147,6 +149,18 @@ def test_mma_warps_of_32_rows_up_to_d64():
     o, lse = run(q, k, v, False, after="tile-distribute")
     assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
     assert np.abs(lse - want_lse).max() < 2e-3
+
+
+def test_the_warps_must_cover_the_block():
+    """A launch whose warps do not own the block's rows exactly (num_warps * WM != BM) is an error at
+    trace time, not rows computed twice or never; warps() refuses a WM that does not divide BM."""
+    q = np.zeros((1, 2, 100, 64), np.float16)
+    args, constexprs = A._arguments(q, q, q, q, None, False, None, False)
+    assert constexprs["WM"] == 32
+    with pytest.raises(tl.LangError, match="4 warps of 32 query rows do not cover a block of 64"):
+        A.attention_fwd.compile(*args, arch="sm_80", num_warps=4, **constexprs)
+    with pytest.raises(ValueError, match="BM = 80 query rows in warps of WM = 32"):
+        A.warps({"BM": 80, "WM": 32})
 
 
 @pytest.mark.parametrize("wgmma,d", [(False, 64), (True, 128)], ids=["mma-d64", "wgmma-d128"])

@@ -616,6 +616,17 @@ def test_a_name_given_its_value_on_one_branch_before_the_loop():
     assert rel_err(o, x[:, :16] + x[:, :48].reshape(4, 3, 16).sum(1)) < 1e-6
 
 
+def test_num_warps_is_a_python_int_while_tracing():
+    @tl.kernel
+    def warps_kernel(o):
+        tl.store(o, (0,), tl.full((4,), float(tl.num_warps()), axis=1))
+
+    for warps in (1, 4, 8):
+        o = nan_like(rand(4))
+        warps_kernel.interpret(o, grid=(1,), num_warps=warps)
+        assert (o == warps).all(), warps
+
+
 def test_the_loop_variable_after_the_loop_is_an_error():
     def uses_c(x, o):
         c = 0

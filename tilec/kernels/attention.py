@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 import tilec.lang as tl
+from tilec.lang.tracing import error
 from tilec.runtime.arrays import is_torch_tensor
 
 LOG2E = 1.4426950408889634
@@ -79,6 +80,16 @@ def block_tile(q, BM: int, CAUSAL: bool, heads_per_group):
     rest = index - first * blocks
     qb, bh = rest // size, first + rest % size
     return ((blocks - 1 - qb) if CAUSAL else qb) * BM, bh
+
+
+def warp_rows(BM: int, WM: int):
+    """This warp's first query row in its block: each of the block's warps owns WM consecutive rows,
+    so ``num_warps`` must be BM / WM (:func:`warps`); anything else is an error here, not rows
+    computed twice or never."""
+    if tl.num_warps() * WM != BM:
+        raise error(f"{tl.num_warps()} warps of {WM} query rows do not cover a block of {BM}: launch with "
+                    f"num_warps = BM // WM = {BM // WM} (tilec.kernels.attention.warps)")
+    return tl.warp_id() * WM
 
 
 def head_views(q, k, v, o, bh, GROUP: int):
@@ -138,7 +149,7 @@ def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D:
     row0, bh = block_tile(q, BM, CAUSAL, heads_per_group)
     b, h, qh, kh, vh, oh = head_views(q, k, v, o, bh, GROUP)
     n = kh.shape[0]
-    wrow = row0 + tl.warp_id() * WM  # this warp's WM query rows
+    wrow = row0 + warp_rows(BM, WM)  # this warp's WM query rows
     qt = tl.load(qh, (wrow, 0), shape=(WM, D))
     sk, sv = tl.alloc((BN, D), k.dtype), tl.alloc((BN, D), v.dtype)
     m, l, acc = softmax_start(WM, D, NEG)  # running extreme and sum of each row's scores, O
@@ -167,9 +178,8 @@ def attention_fwd_wgmma(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constex
     row0, bh = block_tile(q, BM, CAUSAL, heads_per_group)
     b, h, qh, kh, vh, oh = head_views(q, k, v, o, bh, GROUP)
     n = kh.shape[0]
-    warp = tl.warp_id()
-    band = warp // 4 * 64  # this warpgroup's rows of the block's q tile
-    wrow = row0 + warp * 16  # this warp's 16 query rows
+    wrow = row0 + warp_rows(BM, 16)  # this warp's 16 query rows
+    band = tl.warp_id() // 4 * 64  # this warpgroup's rows of the block's q tile
     sq = tl.alloc((BM, D), q.dtype)
     tl.copy(qh, (row0, 0), sq)
     sk, sv = tl.alloc((BN, D), k.dtype), tl.alloc((BN, D), v.dtype)
@@ -234,7 +244,7 @@ def config(d: int, wgmma: bool = False, sq: int = 0, causal: bool = False) -> di
     H200, bf16, session 22, TFLOP/s, 16 rows BN 128 / 32 rows BN 64 (FlashAttention-2): S 4k 293 /
     315 (298), causal 263 / 291 (276), S 16k 294 / 311 (306); 32 rows with BN 32 272, with 128-row
     blocks 308. Past d = 64 a warp owns 16 rows: at d = 128 32 rows need about 264 registers with
-    BN 64 (ptxas spills 76-80 bytes: 307 against 315 at S 4k), and with BN 32 ran at 279 (313 with q
+    BN 64 (ptxas spills 76-80 bytes: 307 against 317 at S 4k), and with BN 32 ran at 279 (313 with q
     read from shared memory) against 317 at S 16k. K/V tiles of 64 rows up to d = 128, 32 up to 160,
     else 16. ``tile-pipeline`` splits both
     mmas into their K steps (K's and V's operands loaded from shared memory a step ahead, q's and P's
@@ -272,8 +282,12 @@ def config(d: int, wgmma: bool = False, sq: int = 0, causal: bool = False) -> di
 
 def warps(constexprs: dict[str, Any]) -> int:
     """The warps of a block with these :func:`config` constexprs: BM query rows, WM (16 unless given)
-    a warp."""
-    return constexprs["BM"] // constexprs.get("WM", 16)
+    a warp; ValueError when BM is not a multiple of WM."""
+    bm, wm = constexprs["BM"], constexprs.get("WM", 16)
+    if wm not in (16, 32) or bm % wm:
+        raise ValueError(f"{OWNER}: a block of BM = {bm} query rows in warps of WM = {wm}: WM is 16 or 32 and "
+                         "divides BM")
+    return bm // wm
 
 
 KV_L2_BYTES = 32 << 20

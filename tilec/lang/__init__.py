@@ -36,6 +36,7 @@ from tilec.lang.ops import (
     cluster_barrier,
     cluster_id,
     num_blocks,
+    num_warps,
     num_clusters,
     num_programs,
     col_max,
@@ -81,7 +82,7 @@ from tilec.lang.values import Expanded, Scalar, Shared, Tile, Vector, View
 __all__ = [
     "DType", "Expanded", "Kernel", "LangError", "Scalar", "Shared", "Specialization", "Tile", "Vector", "View",
     "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "bfloat16", "block_id", "block_rank", "cluster_barrier", "cluster_id",
-    "num_blocks", "num_clusters", "num_programs", "col_max", "col_min", "col_sum", "constexpr", "exp", "exp2",
+    "num_blocks", "num_clusters", "num_programs", "num_warps", "col_max", "col_min", "col_sum", "constexpr", "exp", "exp2",
     "float16", "float32", "float8_e4m3fn", "float8_e5m2", "full", "index", "int1", "int32", "iota", "kernel",
     "lane_id", "load", "load_scalar", "log", "log2",
     "loop", "map", "max", "maximum", "min", "minimum", "program_id", "range", "row_max", "row_min", "row_sum",

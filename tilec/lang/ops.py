@@ -89,6 +89,12 @@ def thread_id(axis: int = 0) -> Scalar:
     return _axis_scalar(t.ThreadIdOp, axis, "tid")
 
 
+def num_warps() -> int:
+    """The block's warps, the ``num_warps`` the kernel is compiled with: a Python int while tracing
+    (like a ``tl.constexpr``), so a kernel can check that its warps cover its tile."""
+    return current().num_threads // 32
+
+
 def warp_id() -> Scalar:
     """This warp's index in the block (per-warp tiles, as ThunderKittens writes them)."""
     return Scalar(current().value(t.WarpIdOp(), "warp"))
