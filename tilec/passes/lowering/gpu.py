@@ -9,7 +9,7 @@ fragment-level op to its PTX instruction lives in one place:
 ``tile.block_id x``        ``%ctaid.x``, likewise
 ``tile.lane_id``           ``%laneid``, likewise
 ``tile.warp_id``           ``tid.x >> 5`` (1-D blocks), else the linear id >> 5, read from
-                           lane 0 by ``shfl.sync.idx`` at the function's entry (uniform)
+                           lane 0 by ``shfl.sync.idx`` once, at the kernel's entry (uniform)
 ``tile.barrier``           ``bar.sync 0`` (``bar.sync 0, N`` with ``threads N``)
 ``tile.setmaxnreg``        ``setmaxnreg.{inc,dec}.sync.aligned.u32``
 ``frag.ldmatrix``          ``ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans]``
@@ -114,22 +114,36 @@ def _lane_id(op: tile.LaneIdOp, b: Builder) -> list[SSAValue]:
     return [_as_index(b, N.lane_id(b))]
 
 
+_WARP_HINT = "warp_uniform"
+"""The name of a kernel's warp index at its entry: its other ``tile.warp_id``\ s reuse it."""
+
+
 def _warp_id(op: tile.WarpIdOp, b: Builder) -> list[SSAValue]:
-    """In a kernel, at its start (every lane of every warp there, as the shuffle of
-    :func:`nvvm.warp_id` needs), whatever branch ``op`` is under. A device function may be called
-    from a branch of some lanes: there ``tid / 32`` where ``op`` is, without the shuffle."""
+    """In a kernel, once at its start (every lane of every warp there, as the shuffle of
+    :func:`nvvm.warp_id` needs), whatever branch ``op`` is under; the kernel's other
+    ``tile.warp_id``\ s take the same value. A device function may be called from a branch of some
+    lanes: there ``tid / 32`` where ``op`` is, without the shuffle."""
     kernel = enclosing_kernel(op)
     launch = None if kernel is None else kernel.attributes[LAUNCH_ATTR]
     if launch is not None:
-        b.insertion_point = InsertPoint.at_start(kernel.regions[0].blocks.first)
-        if launch.block_dims[1:] == (1, 1):
-            return [_as_index(b, N.warp_id(b))]
-    # (tid.z * ntid.y + tid.y) * ntid.x + tid.x, then / 32.
-    linear = N.thread_id(b, "z")
-    for dim in ("y", "x"):
-        scaled = b.insert(fast.binary_op(llvm.MulOp, linear, N.block_dim(b, dim))).res
-        linear = b.insert(fast.binary_op(llvm.AddOp, scaled, N.thread_id(b, dim))).res
-    return [_as_index(b, N.warp_id(b, linear, broadcast=launch is not None))]
+        entry = kernel.regions[0].blocks.first
+        made = next((o for o in entry.ops if o.results and o.results[0].name_hint == _WARP_HINT), None)
+        if made is not None:
+            b.insertion_point = InsertPoint.after(made)
+            return [_as_index(b, made.results[0])]
+        b.insertion_point = InsertPoint.at_start(entry)
+    if launch is not None and launch.block_dims[1:] == (1, 1):
+        warp = N.warp_id(b)
+    else:
+        # (tid.z * ntid.y + tid.y) * ntid.x + tid.x, then / 32.
+        linear = N.thread_id(b, "z")
+        for dim in ("y", "x"):
+            scaled = b.insert(fast.binary_op(llvm.MulOp, linear, N.block_dim(b, dim))).res
+            linear = b.insert(fast.binary_op(llvm.AddOp, scaled, N.thread_id(b, dim))).res
+        warp = N.warp_id(b, linear, broadcast=launch is not None)
+    if launch is not None:
+        warp.name_hint = _WARP_HINT
+    return [_as_index(b, warp)]
 
 
 def _barrier(op: tile.BarrierOp, b: Builder) -> list[SSAValue]:

@@ -26,6 +26,7 @@ func.func @ids(%out: !llvm.ptr<1> {tile.dtype = i64, tile.output}, %k: i32) attr
 
 func.func @warps_2d() attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 4, 2], smem = 0>} {
   %warp = tile.warp_id
+  %again = tile.warp_id
   func.return
 }
 
@@ -65,7 +66,8 @@ func.func @warps_2d() attributes {tile.launch = #tile.launch<grid = [1, 1, 1], b
 // CHECK-NEXT:   llvm.return
 // CHECK-NEXT: }
 
-// A 3-D block: the linear thread id ((tid.z * ntid.y + tid.y) * ntid.x + tid.x) / 32, from lane 0.
+// A 3-D block: the linear thread id ((tid.z * ntid.y + tid.y) * ntid.x + tid.x) / 32, from lane 0,
+// once: the kernel's second tile.warp_id takes the same value (no second shuffle).
 // CHECK:      llvm.func @warps_2d() attributes {nvvm.kernel, nvvm.maxntid = array<i32: 32, 4, 2>
 // CHECK-NEXT:   %[[Z:.*]] = llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.tid.z"() : () -> i32
 // CHECK-NEXT:   %[[NY:.*]] = llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.ntid.y"() : () -> i32
@@ -79,7 +81,8 @@ func.func @warps_2d() attributes {tile.launch = #tile.launch<grid = [1, 1, 1], b
 // CHECK-NEXT:   %[[C5:.*]] = llvm.mlir.constant(5 : i32) : i32
 // CHECK-NEXT:   %[[WW:.*]] = llvm.lshr %[[LIN]], %[[C5]] : i32
 // CHECK:        %[[WWU:.*]] = llvm.call_intrinsic "llvm.nvvm.shfl.sync.idx.i32"(%{{.*}}, %[[WW]], %{{.*}}, %{{.*}})
-// CHECK-NEXT:   %{{warp.*}} = llvm.zext %[[WWU]] : i32 to i64
+// CHECK-NEXT:   %{{.*}} = llvm.zext %[[WWU]] : i32 to i64
+// CHECK-NEXT:   %{{.*}} = llvm.zext %[[WWU]] : i32 to i64
 // CHECK-NEXT:   llvm.return
 
 // RUN: tile-opt %s -p tile-to-llvm | filecheck %s --check-prefix=DEVICE
