@@ -136,3 +136,15 @@ func.func @k(%w: !tile.gl<f32, [?]>, %x: !tile.gl<f32, [?, ?]>, %y: !tile.gl<f32
     out = np.full((16, 64), np.nan, np.float32)
     run(module, "k", *_view(w), *_view(x), *_view(out))
     np.testing.assert_array_equal(out, x * w[None, :])
+
+
+@pytest.mark.parametrize("src, dst", [("row_lanes", "columns"), ("mma_c", "rows")])
+def test_warp_tiles_in_a_block_of_two_warps(src, dst):
+    """Each of two warps holds a whole copy of the tile: a conversion through shared memory takes a
+    scratch tile per warp, at the warp's (uniform) index; both warps get the whole tile back."""
+    module = _lower(_kernel(_layout(src), _layout(dst), 64))
+    assert _path(module) == "shared"
+    x = np.random.default_rng(2).standard_normal(DIMS).astype(np.float32)
+    out = np.full(DIMS, np.nan, np.float32)
+    run(module, "k", *_view(x), *_view(out))
+    np.testing.assert_array_equal(out, x)

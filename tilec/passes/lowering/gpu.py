@@ -115,13 +115,13 @@ def _lane_id(op: tile.LaneIdOp, b: Builder) -> list[SSAValue]:
 
 
 _WARP_HINT = "warp_uniform"
-"""The name of a kernel's warp index at its entry: its other ``tile.warp_id``\ s reuse it."""
+"""The name of a kernel's warp index at its entry: its other ``tile.warp_id`` ops reuse it."""
 
 
 def _warp_id(op: tile.WarpIdOp, b: Builder) -> list[SSAValue]:
     """In a kernel, once at its start (every lane of every warp there, as the shuffle of
     :func:`nvvm.warp_id` needs), whatever branch ``op`` is under; the kernel's other
-    ``tile.warp_id``\ s take the same value. A device function may be called from a branch of some
+    ``tile.warp_id`` ops take the same value. A device function may be called from a branch of some
     lanes: there ``tid / 32`` where ``op`` is, without the shuffle."""
     kernel = enclosing_kernel(op)
     launch = None if kernel is None else kernel.attributes[LAUNCH_ATTR]

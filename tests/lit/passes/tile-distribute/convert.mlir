@@ -59,3 +59,25 @@ func.func @across_warps(%g: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>)
 // CHECK: tile.barrier
 // CHECK-COUNT-2: frag.load %{{[0-9]+}} : !llvm.ptr<3> -> f32
 // CHECK: tile.barrier
+
+// -----
+
+// Two warps, each holding a whole 16x32 tile (lane t: row t % 16, half t / 16 of the columns), to
+// one column a lane: no shuffle plan (a transpose within the warp), so shared memory, a scratch
+// tile per warp (2 x 2 KB) at warp * 512 floats. The warp index is the kernel's uniform one
+// (tile.warp_id, read from lane 0 when lowered), not tid >> 5.
+func.func @per_warp(%g: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [64, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %x = tile.load %g[%c0, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<16x32xf32, ((16,2),16):((1,256),16)>
+  %y = tile.convert_layout %x : !tile.rt<16x32xf32, ((16,2),16):((1,256),16)> -> !tile.rt<16x32xf32, (32,16):(16,1)>
+  tile.store %y, %o[%c0, %c0] : !tile.rt<16x32xf32, (32,16):(16,1)> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @per_warp(
+// CHECK: %[[W:.*]] = tile.warp_id
+// CHECK-NEXT: %warp = arith.index_cast %[[W]] : index to i32
+// CHECK: %[[S:.*]] = frag.shared "per_warp_y_convert", 4096, align 128 : !llvm.ptr<3>
+// CHECK-NEXT: %[[OFF:.*]] = arith.shli %warp, %{{.*}} : i32
+// CHECK-NEXT: %{{.*}} = llvm.getelementptr %[[S]][%[[OFF]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, f32
+// CHECK: tile.barrier
