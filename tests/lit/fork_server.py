@@ -19,6 +19,7 @@ the tool itself when no server answers.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import io
 import json
 import os
@@ -28,9 +29,10 @@ import struct
 import sys
 import traceback
 
-TOOLS = {"tile-opt": ("tilec.tools.tile_opt", "main"), "filecheck": ("filecheck.main", "main")}
-"""The tools the server runs: name -> (module, function), what ``python -m tilec.tools.tile_opt`` and
-``python -m filecheck`` call."""
+TOOLS = {"tile-opt": ("tilec.tools.tile_opt", "main", "tilec.tools.tile_opt"),
+         "filecheck": ("filecheck.main", "main", "filecheck.__main__")}
+"""The tools the server runs: name -> (module, function, the module ``python -m`` runs, whose file is
+``sys.argv[0]``), what ``python -m tilec.tools.tile_opt`` and ``python -m filecheck`` call."""
 
 NOT_RUN = -1000
 """The status of a call the server could not start (the client then runs the tool itself)."""
@@ -77,8 +79,8 @@ def _run(request: dict) -> int:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        module, function = TOOLS[request["tool"]]
-        sys.argv = [request["tool"], *request["args"]]
+        module, function, script = TOOLS[request["tool"]]
+        sys.argv = [importlib.util.find_spec(script).origin, *request["args"]]
         getattr(importlib.import_module(module), function)()
         return 0
     except SystemExit as e:
