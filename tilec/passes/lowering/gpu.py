@@ -37,6 +37,8 @@ the pattern here only takes their address.
 
 from __future__ import annotations
 
+import weakref
+
 from xdsl.builder import Builder
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i32, i64
@@ -114,8 +116,9 @@ def _lane_id(op: tile.LaneIdOp, b: Builder) -> list[SSAValue]:
     return [_as_index(b, N.lane_id(b))]
 
 
-_WARP_HINT = "warp_uniform"
-"""The name of a kernel's warp index at its entry: its other ``tile.warp_id`` ops reuse it."""
+_KERNEL_WARP: weakref.WeakKeyDictionary[Operation, SSAValue] = weakref.WeakKeyDictionary()
+"""Each kernel's warp index, made at its entry by its first ``tile.warp_id``: the others reuse it
+(by identity; a value of the program's own that has the same name is not it)."""
 
 
 def _warp_id(op: tile.WarpIdOp, b: Builder) -> list[SSAValue]:
@@ -127,10 +130,10 @@ def _warp_id(op: tile.WarpIdOp, b: Builder) -> list[SSAValue]:
     launch = None if kernel is None else kernel.attributes[LAUNCH_ATTR]
     if launch is not None:
         entry = kernel.regions[0].blocks.first
-        made = next((o for o in entry.ops if o.results and o.results[0].name_hint == _WARP_HINT), None)
-        if made is not None:
-            b.insertion_point = InsertPoint.after(made)
-            return [_as_index(b, made.results[0])]
+        made = _KERNEL_WARP.get(kernel)
+        if made is not None and isinstance(made.owner, Operation) and made.owner.parent_block() is entry:
+            b.insertion_point = InsertPoint.after(made.owner)
+            return [_as_index(b, made)]
         b.insertion_point = InsertPoint.at_start(entry)
     if launch is not None and launch.block_dims[1:] == (1, 1):
         warp = N.warp_id(b)
@@ -142,7 +145,7 @@ def _warp_id(op: tile.WarpIdOp, b: Builder) -> list[SSAValue]:
             linear = b.insert(fast.binary_op(llvm.AddOp, scaled, N.thread_id(b, dim))).res
         warp = N.warp_id(b, linear, broadcast=launch is not None)
     if launch is not None:
-        warp.name_hint = _WARP_HINT
+        _KERNEL_WARP[kernel] = warp
     return [_as_index(b, warp)]
 
 

@@ -97,3 +97,19 @@ func.func private @warp_of_caller() -> index {
   %w = tile.warp_id
   func.return %w : index
 }
+
+// RUN: tile-opt %s -p tile-to-llvm | filecheck %s --check-prefix=OWN
+// The kernel's warp id is found again by identity, not by name: a value of the program's own
+// named like it is not taken for it.
+// OWN:      llvm.func @own_name(
+// OWN:        %[[S:.*]] = llvm.call_intrinsic "llvm.nvvm.shfl.sync.idx.i32"
+// OWN-NEXT:   %[[W:.*]] = llvm.zext %[[S]] : i32 to i64
+// OWN-NEXT:   %warp_uniform = llvm.mlir.constant(7 : i32) : i32
+// OWN-NEXT:   llvm.store %[[W]]
+func.func @own_name(%out: !llvm.ptr<1>) attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
+  %warp_uniform = arith.constant 7 : i32
+  %w = tile.warp_id
+  %i = arith.index_cast %w : index to i64
+  frag.store %i, %out : i64, !llvm.ptr<1>
+  func.return
+}
