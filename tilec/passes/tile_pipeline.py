@@ -1020,10 +1020,35 @@ def _multicast(copy: CopyOp, box: BulkBox | None, cluster: int, varying: set[SSA
     return not any(v in varying for v in (copy.source, *copy.source_indices, loop.body.block.args[0]))
 
 
+def _shares_only_stages(kernel: func.FuncOp, plans: list[_Plan]) -> bool:
+    """Whether the only shared memory the kernel's own threads touch is its K loops' staged tiles,
+    read in those loops: then nothing a consumer warp does before or after a K loop meets another
+    warp's accesses in shared memory, and the block barriers around the loops order nothing (the
+    stages are ordered by their full and empty barriers). A view (``tile.stage``) is no access; a
+    shared tile reached any other way, or an access outside the loops, keeps the barriers."""
+    staged = {alloc for plan in plans for alloc in plan.allocs}
+    bodies = [plan.loop.body for plan in plans]
+    for op in kernel.walk():
+        if isinstance(op, StageOp | AllocOp):
+            continue
+        shared = [v for v in op.operands if isinstance(v.type, SharedType)]
+        if not shared:
+            continue
+        if not any(_defined_in(op, body) for body in bodies):
+            return False
+        for v in shared:
+            while isinstance(v.owner, StageOp):
+                v = v.owner.buffer
+            if v.owner not in staged:
+                return False
+    return True
+
+
 def _consumer_loop(plan: _Plan, allocs: dict[AllocOp, SSAValue], full: SSAValue, empty: SSAValue,
-                   ph0: SSAValue, rs0: SSAValue, consts: _Consts, n: int) -> scf.ForOp:
+                   ph0: SSAValue, rs0: SSAValue, consts: _Consts, n: int, fenced: bool = True) -> scf.ForOp:
     """``plan``'s loop for the consumers: wait for the read stage's tile, read it, release it on
-    ``empty`` (moved up to the last read by :func:`release_early`); no copies, no barriers."""
+    ``empty`` (moved up to the last read by :func:`release_early`); no copies, no barriers in it.
+    ``fenced``: a consumer barrier before and after it (see :func:`_shares_only_stages`)."""
     loop = plan.loop
     body = loop.body.block
     ph = body.insert_arg(IndexType(), len(body.args))
@@ -1047,8 +1072,8 @@ def _consumer_loop(plan: _Plan, allocs: dict[AllocOp, SSAValue], full: SSAValue,
     for old, res in zip(loop.results, new.results):
         res.name_hint = old.name_hint
     # the loop's first barrier ordered what came before it (a tile written before the loop), its
-    # last one what comes after it: one consumer barrier each side keeps both
-    Rewriter.insert_op([BarrierOp(), new, BarrierOp()], InsertPoint.before(loop))
+    # last one what comes after it: one consumer barrier each side keeps both, where there is any
+    Rewriter.insert_op([BarrierOp(), new, BarrierOp()] if fenced else [new], InsertPoint.before(loop))
     for old, res in zip(loop.results, new.results):
         old.replace_all_uses_with(res)
     loop.detach()
@@ -1224,6 +1249,7 @@ def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan]
     consumer warps that run everything else (see the module docstring). Returns the consumer loops."""
     body = kernel.body.block
     consumers = launch.block_dims[0]
+    fenced = not _shares_only_stages(kernel, plans)
     consts = _Consts(body.first_op)
 
     # 1. One stage ring for all the K loops: a staged buffer per copied tile, N full and N empty barriers.
@@ -1285,7 +1311,7 @@ def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan]
         ph, rs = consts(0), consts(0)
     loops = []
     for plan in plans:
-        loops.append(_consumer_loop(plan, allocs, full.result, empty.result, ph, rs, consts, n))
+        loops.append(_consumer_loop(plan, allocs, full.result, empty.result, ph, rs, consts, n, fenced))
         ph, rs = loops[-1].results[-2:]
         if in_flight:
             _wgmma_in_flight(loops[-1], empty.result, n, consts)
