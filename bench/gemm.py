@@ -40,7 +40,14 @@ Timing (``--timer events``, the default): CUDA events around each call, the
 L2 cache flushed before each (a 256 MB memset, as triton.testing.do_bench
 does), a warmup, then the median over at least ``--min-runs`` calls. These
 are GPU times per call; host costs are the separate launch-overhead table.
-``--timer do_bench`` uses triton.testing.do_bench (median) instead.
+``--timer do_bench`` uses triton.testing.do_bench (median) instead. After
+both are checked and timed, tilec and cuBLAS are timed again in ``--rounds``
+rounds (6) that take turns, each a sixth of the time: the GPU's clock drifts
+by a few percent over a run, and two implementations timed one after the
+other each get a different part of it. Their TFLOP/s in the table are the
+median of the rounds, and ``t/cuB`` is the median of the rounds' ratios (the
+JSON keeps the first timing as ``sequential_tflops`` and each round's time).
+Triton runs in worker processes and is timed once, as before.
 
 Output: a table on stdout and a JSON file (``--json``; default
 ``$OUT/gemm-<time>.json`` when $OUT is set, else
@@ -101,6 +108,8 @@ class Timing:
     min_runs: int = 50
     max_runs: int = 1000
     flush_l2: bool = True
+    rounds: int = 6
+    """tilec and cuBLAS are timed again in this many alternating rounds (see :func:`interleaved`)."""
 
 
 def _torch():
@@ -217,6 +226,29 @@ def measure(fn: Callable[[], Any], c, rows, ref, tol: float, timing: Timing, flo
     result.update(t)
     result["tflops"] = flop / (t["median_ms"] * 1e-3) / 1e12
     return result
+
+
+def interleaved(fns: dict[str, Callable[[], Any]], timing: Timing, flop: int) -> dict:
+    """Each of ``fns`` timed in ``timing.rounds`` rounds, taking turns (the first of a round alternates),
+    each round a ``rep_ms / rounds`` share of the usual timing: the GPU's clock drifts by a few percent
+    over a run (heat, power), and implementations timed one after the other each get a different
+    part of that drift; taking turns gives them the same. Returns per implementation the median time
+    of each round, and the median over the rounds of each round's time ratio to the first."""
+    import dataclasses
+
+    share = dataclasses.replace(timing, rep_ms=timing.rep_ms / timing.rounds, warmup_ms=timing.warmup_ms / 5,
+                                min_runs=max(5, timing.min_runs // timing.rounds))
+    names = list(fns)
+    ms: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(timing.rounds):
+        for name in (names if r % 2 == 0 else names[::-1]):
+            ms[name].append(time_ms(fns[name], share)["median_ms"])
+    first = names[0]
+    return {name: {"round_ms": ms[name], "median_ms": statistics.median(ms[name]),
+                   "tflops": flop / (statistics.median(ms[name]) * 1e-3) / 1e12,
+                   # other/first time ratio = first's speed relative to other, round by round
+                   f"{first}_speedup": statistics.median(o / f for o, f in zip(ms[name], ms[first]))}
+            for name in names}
 
 
 def guarded(what: str, body: Callable[[], dict]) -> dict:
@@ -359,8 +391,20 @@ def tilec_and_cublas(group: str, m: int, n: int, k: int, dtype: str, timing: Tim
     if group == "ragged":
         row["impls"]["tilec_generic"] = guarded(f"tilec generic {label}", lambda: measure(
             tilec_generic_launch(a, b, c), c, rows, ref, tol, timing, flop))
-    row["impls"]["cublas"] = guarded(f"cuBLAS {label}", lambda: measure(
-        lambda: torch.matmul(a, b, out=c), c, rows, ref, tol, timing, flop))
+    cublas = lambda: torch.matmul(a, b, out=c)  # noqa: E731
+    row["impls"]["cublas"] = guarded(f"cuBLAS {label}", lambda: measure(cublas, c, rows, ref, tol, timing, flop))
+    cb = row["impls"]["cublas"]
+    if timing.rounds > 1 and "error" not in tl and "error" not in cb:
+        # the table's TFLOP/s and t/cuB for these two come from rounds taking turns (see interleaved)
+        turns = guarded(f"tilec/cuBLAS in turns {label}", lambda: interleaved(
+            {"tilec": tilec_call(a, b, c, autotune, **kw), "cublas": cublas}, timing, flop))
+        for name, impl in (("tilec", tl), ("cublas", cb)):
+            if name in turns:
+                impl["sequential_tflops"] = impl["tflops"]
+                impl.update(median_ms=turns[name]["median_ms"], tflops=turns[name]["tflops"],
+                            round_ms=turns[name]["round_ms"])
+        if "cublas" in turns:
+            row["tilec_over_cublas_in_turns"] = turns["cublas"]["tilec_speedup"]
     log(f"  {label}: " + ", ".join(f"{name} {_fmt_tflops(r)}" for name, r in row["impls"].items()))
     return row
 
@@ -611,6 +655,8 @@ def add_ratios(rows: list[dict], ceiling: float | None) -> None:
         im = row["impls"]
         t = im.get("tilec")
         row["ratios"] = {f"tilec/{name}": _ratio(t, im.get(name)) for name in ("cublas", *TRITON_MODES)}
+        if row.get("tilec_over_cublas_in_turns") is not None:  # the median of the rounds' ratios
+            row["ratios"]["tilec/cublas"] = row["tilec_over_cublas_in_turns"]
         if row["dtype"] != "float32":
             row["ratios"]["tilec/ceiling"] = t["tflops"] / ceiling if ceiling and t and "tflops" in t else None
 
@@ -754,6 +800,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--timer", choices=("events", "do_bench"), default="events",
                    help="CUDA events with L2 flush (default) or triton.testing.do_bench")
     p.add_argument("--min-runs", type=int, default=None, help="timed calls per measurement, at least (50)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="rounds in which tilec and cuBLAS are timed again taking turns (6; 1: no rounds)")
     p.add_argument("--overhead-calls", type=int, default=2000, help="calls per launch-overhead measurement")
     p.add_argument("--worker-timeout", type=float, default=600, help="seconds per Triton worker")
     p.add_argument("--json", help="where to write the results (default: $OUT/ or bench/results/gemm-<time>.json)")
@@ -778,12 +826,12 @@ def plan(args: argparse.Namespace):
         shapes = [(g, s) for g, s in QUICK_SHAPES if g in args.groups]
         dtypes = args.dtype_list if args.dtypes else ["float16"]
         f32 = [4096] if args.shapes is not None and "f32" in args.groups else []
-        timing = Timing(rep_ms=100.0, min_runs=args.min_runs or 20, max_runs=300)
+        timing = Timing(rep_ms=100.0, min_runs=args.min_runs or 20, max_runs=300, rounds=args.rounds or 2)
     else:
         shapes = [(g, s) for g in SHAPES if g in args.groups for s in SHAPES[g]]
         dtypes = args.dtype_list
         f32 = [*F32_SIZES, *([8192] if args.f32_8192 else [])] if "f32" in args.groups else []
-        timing = Timing(min_runs=args.min_runs or 50)
+        timing = Timing(min_runs=args.min_runs or 50, rounds=args.rounds or Timing.rounds)
     timing.timer = args.timer
     return shapes, dtypes, f32, timing
 
