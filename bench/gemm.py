@@ -42,12 +42,14 @@ does), a warmup, then the median over at least ``--min-runs`` calls. These
 are GPU times per call; host costs are the separate launch-overhead table.
 ``--timer do_bench`` uses triton.testing.do_bench (median) instead. After
 both are checked and timed, tilec and cuBLAS are timed again in ``--rounds``
-rounds (6) that take turns, each a sixth of the time: the GPU's clock drifts
+rounds (5) that take turns, each a fifth of the time: the GPU's clock drifts
 by a few percent over a run, and two implementations timed one after the
 other each get a different part of it. Their TFLOP/s in the table are the
-median of the rounds, and ``t/cuB`` is the median of the rounds' ratios (the
-JSON keeps the first timing as ``sequential_tflops`` and each round's time).
-Triton runs in worker processes and is timed once, as before.
+medians of their rounds and ``t/cuB`` is the ratio of those two (the JSON
+keeps the first timing as ``sequential_*``, each round's time, and the median
+of the rounds' own ratios). Triton runs in worker processes and is timed once
+as before, so ``t/Tri`` and ``t/TriMS`` set tilec's rounds against Triton's
+single timing.
 
 Output: a table on stdout and a JSON file (``--json``; default
 ``$OUT/gemm-<time>.json`` when $OUT is set, else
@@ -108,7 +110,7 @@ class Timing:
     min_runs: int = 50
     max_runs: int = 1000
     flush_l2: bool = True
-    rounds: int = 6
+    rounds: int = 5
     """tilec and cuBLAS are timed again in this many alternating rounds (see :func:`interleaved`)."""
 
 
@@ -398,13 +400,17 @@ def tilec_and_cublas(group: str, m: int, n: int, k: int, dtype: str, timing: Tim
         # the table's TFLOP/s and t/cuB for these two come from rounds taking turns (see interleaved)
         turns = guarded(f"tilec/cuBLAS in turns {label}", lambda: interleaved(
             {"tilec": tilec_call(a, b, c, autotune, **kw), "cublas": cublas}, timing, flop))
+        if "error" in turns:  # the row keeps the first timing, and says why
+            row["rounds_error"] = turns["error"]
         for name, impl in (("tilec", tl), ("cublas", cb)):
             if name in turns:
-                impl["sequential_tflops"] = impl["tflops"]
+                for key in ("tflops", "median_ms", "p20_ms", "p80_ms", "runs"):
+                    if key in impl:
+                        impl[f"sequential_{key}"] = impl.pop(key)
                 impl.update(median_ms=turns[name]["median_ms"], tflops=turns[name]["tflops"],
-                            round_ms=turns[name]["round_ms"])
-        if "cublas" in turns:
-            row["tilec_over_cublas_in_turns"] = turns["cublas"]["tilec_speedup"]
+                            round_ms=turns[name]["round_ms"], rounds=timing.rounds)
+        if "cublas" in turns:  # kept beside the table's ratio of the medians (the two agree within noise)
+            row["tilec_over_cublas_median_of_rounds"] = turns["cublas"]["tilec_speedup"]
     log(f"  {label}: " + ", ".join(f"{name} {_fmt_tflops(r)}" for name, r in row["impls"].items()))
     return row
 
@@ -655,8 +661,6 @@ def add_ratios(rows: list[dict], ceiling: float | None) -> None:
         im = row["impls"]
         t = im.get("tilec")
         row["ratios"] = {f"tilec/{name}": _ratio(t, im.get(name)) for name in ("cublas", *TRITON_MODES)}
-        if row.get("tilec_over_cublas_in_turns") is not None:  # the median of the rounds' ratios
-            row["ratios"]["tilec/cublas"] = row["tilec_over_cublas_in_turns"]
         if row["dtype"] != "float32":
             row["ratios"]["tilec/ceiling"] = t["tflops"] / ceiling if ceiling and t and "tflops" in t else None
 
@@ -801,7 +805,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="CUDA events with L2 flush (default) or triton.testing.do_bench")
     p.add_argument("--min-runs", type=int, default=None, help="timed calls per measurement, at least (50)")
     p.add_argument("--rounds", type=int, default=None,
-                   help="rounds in which tilec and cuBLAS are timed again taking turns (6; 1: no rounds)")
+                   help="rounds in which tilec and cuBLAS are timed again taking turns (5; 1: no rounds)")
     p.add_argument("--overhead-calls", type=int, default=2000, help="calls per launch-overhead measurement")
     p.add_argument("--worker-timeout", type=float, default=600, help="seconds per Triton worker")
     p.add_argument("--json", help="where to write the results (default: $OUT/ or bench/results/gemm-<time>.json)")
@@ -816,6 +820,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     bad = [d for d in dtypes if d not in DTYPES]
     if bad:
         p.error(f"--dtypes: unknown {', '.join(bad)}; expected float16, bfloat16")
+    if args.rounds is not None and args.rounds < 1:
+        p.error(f"--rounds: expected at least 1 (1: no rounds), got {args.rounds}")
     args.groups, args.dtype_list = groups, dtypes
     return args
 
@@ -826,12 +832,12 @@ def plan(args: argparse.Namespace):
         shapes = [(g, s) for g, s in QUICK_SHAPES if g in args.groups]
         dtypes = args.dtype_list if args.dtypes else ["float16"]
         f32 = [4096] if args.shapes is not None and "f32" in args.groups else []
-        timing = Timing(rep_ms=100.0, min_runs=args.min_runs or 20, max_runs=300, rounds=args.rounds or 2)
+        timing = Timing(rep_ms=100.0, min_runs=args.min_runs or 20, max_runs=300, rounds=3 if args.rounds is None else args.rounds)
     else:
         shapes = [(g, s) for g in SHAPES if g in args.groups for s in SHAPES[g]]
         dtypes = args.dtype_list
         f32 = [*F32_SIZES, *([8192] if args.f32_8192 else [])] if "f32" in args.groups else []
-        timing = Timing(min_runs=args.min_runs or 50, rounds=args.rounds or Timing.rounds)
+        timing = Timing(min_runs=args.min_runs or 50, rounds=Timing.rounds if args.rounds is None else args.rounds)
     timing.timer = args.timer
     return shapes, dtypes, f32, timing
 

@@ -1028,7 +1028,7 @@ def _multicast(copy: CopyOp, box: BulkBox | None, cluster: int, varying: set[SSA
 
 def _shares_only_stages(kernel: func.FuncOp, plans: list[_Plan]) -> bool:
     """Whether the only shared memory the kernel's own threads touch is its K loops' staged tiles,
-    read in those loops: then nothing a consumer warp does before or after a K loop meets another
+    touched only inside those loops: then nothing a consumer warp does before or after a K loop meets another
     warp's accesses in shared memory, and the block barriers around the loops order nothing (the
     stages are ordered by their full and empty barriers). A view (``tile.stage``) is no access; a
     shared tile reached any other way, or an access outside the loops, keeps the barriers."""

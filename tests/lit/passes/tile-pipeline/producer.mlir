@@ -118,6 +118,49 @@ func.func @fenced(%k: !tile.gl<f16, [?, ?, ?, ?]> {tile.aligned_rows = 16 : i64}
 // CHECK-NEXT:      tile.store %{{.*}}, %o
 // CHECK:         }{tile.role = "consumers"}
 
+// A shared tile of its own that the loop writes and reads (each warp stores rows that every warp
+// loads, ordered inside the loop by the barrier between them): a later tile's loop or the code after
+// this one may meet another warp's accesses to it, so the consumer barriers stay.
+
+func.func @scratch_in_loop(%k: !tile.gl<f16, [?, ?, ?, ?]> {tile.aligned_rows = 16 : i64}, %o: !tile.gl<f32, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [?, 1, 1], block = [256, 1, 1], smem = 24576>} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %b = tile.block_id x
+  %kh = tile.subview %k[%b, %c0] : !tile.gl<f16, [?, ?, ?, ?]> -> !tile.gl<f16, [?, ?]>
+  %n = tile.dim %kh, 0 : !tile.gl<f16, [?, ?]>
+  %w = tile.warp_id
+  %row = arith.muli %w, %c16 : index
+  %sk = tile.alloc : !tile.st<64x64xf16, (64,64):(64,1)>
+  %sq = tile.alloc : !tile.st<128x64xf16, (128,64):(64,1)>
+  %zero = tile.zeros : !tile.rt<16x64xf32>
+  %acc = scf.for %n0 = %c0 to %n step %c64 iter_args(%acc_i = %zero) -> (!tile.rt<16x64xf32>) {
+    tile.copy %kh[%n0, %c0] -> %sk thr <(32,8):(8,1)> val <(1,8):(1,1)> : !tile.gl<f16, [?, ?]> -> !tile.st<64x64xf16, (64,64):(64,1)>
+    tile.barrier
+    %r = tile.load %sk[%c0, %c0] : !tile.st<64x64xf16, (64,64):(64,1)> -> !tile.rt<16x64xf16>
+    tile.store %r, %sq[%row, %c0] : !tile.rt<16x64xf16> -> !tile.st<128x64xf16, (128,64):(64,1)>
+    tile.barrier
+    %s = tile.load %sq[%c0, %c0] : !tile.st<128x64xf16, (128,64):(64,1)> -> !tile.rt<16x64xf16>
+    %f = tile.convert %s : !tile.rt<16x64xf16> -> !tile.rt<16x64xf32>
+    %d = tile.add %acc_i, %f : !tile.rt<16x64xf32>
+    tile.barrier
+    scf.yield %d : !tile.rt<16x64xf32>
+  }
+  tile.store %acc, %o[%row, %c0] : !tile.rt<16x64xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+
+// CHECK-LABEL: func.func @scratch_in_loop
+// CHECK:         }{tile.role = "producer"}
+// CHECK:           tile.barrier threads 256
+// CHECK-NEXT:      %{{.*}} = scf.for %n0 = {{.*}} iter_args(%acc_i = %zero, %ph = %c0, %rs = %c0)
+// CHECK:             tile.store %r, %sq
+// CHECK-NEXT:        tile.barrier threads 256
+// CHECK:           tile.barrier threads 256
+// CHECK-NEXT:      tile.store %{{.*}}, %o
+// CHECK:         }{tile.role = "consumers"}
+
 // DIST-LABEL: func.func @rows
 // DIST:         frag.mbar_init %{{.*}}, 8 : !llvm.ptr<3>
 // DIST:         scf.if

@@ -36,6 +36,8 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %b: !t
 }
 
 // CHECK-LABEL: func.func @gemm
+// CHECK:         }{tile.role = "producer"}
+// CHECK-NOT:     tile.barrier
 // CHECK:         %acc, %{{.*}}, %{{.*}} = scf.for %[[K:.*]] = {{.*}} iter_args(%acc_i = %zero, %ph = %c0, %rs = %c0)
 // CHECK:           %[[D:.*]] = tile.wgmma %sa_r[%band], %sb_r[%{{.*}}], %acc_i async
 // CHECK-NEXT:      %{{.*}} = tile.wgmma_wait %acc_i, 1 : !tile.rt<16x64xf32>
