@@ -69,7 +69,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -236,9 +236,7 @@ def interleaved(fns: dict[str, Callable[[], Any]], timing: Timing, flop: int) ->
     over a run (heat, power), and implementations timed one after the other each get a different
     part of that drift; taking turns gives them the same. Returns per implementation the median time
     of each round, and the median over the rounds of each round's time ratio to the first."""
-    import dataclasses
-
-    share = dataclasses.replace(timing, rep_ms=timing.rep_ms / timing.rounds, warmup_ms=timing.warmup_ms / 5,
+    share = replace(timing, rep_ms=timing.rep_ms / timing.rounds, warmup_ms=timing.warmup_ms / 5,
                                 min_runs=max(5, timing.min_runs // timing.rounds))
     names = list(fns)
     ms: dict[str, list[float]] = {name: [] for name in names}
@@ -343,15 +341,13 @@ def tilec_generic_launch(a, b, c) -> Callable[[], Any]:
     """:func:`tilec_bare_launch` of the generic kernel (no ``tile.aligned_rows``: alignment tested at run
     time), with the configuration ``tilec.matmul`` chose: what tilec.matmul ran before it specialised on
     the alignment of each operand's rows."""
-    import dataclasses
-
     torch = _torch()
     from tilec.kernels.gemm import compile_matmul, plan_matmul
 
     plan = plan_matmul(a, b, out=c)
     if plan.spec.aligned:
         raise ValueError("the rows are 16-byte aligned: tilec.matmul runs the aligned kernel, not a generic one")
-    kernel = compile_matmul(dataclasses.replace(plan.spec, align=()), plan.config)
+    kernel = compile_matmul(replace(plan.spec, align=()), plan.config)
     args = plan.kernel_args(kernel, c)
     grid = (plan.grid, 1, 1)
     stream = torch.cuda.current_stream().cuda_stream

@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, SSAValue
 
 from tilec.dialects.abi import ALIGNED_ROWS_ATTR
-from tilec.dialects.tile.ops import SubviewOp
+from tilec.dialects.tile.ops import AllocOp, StageOp, SubviewOp
 
 CP_ASYNC_MIN_BYTES = 4
 """The smallest ``cp.async`` (4, 8 or 16 bytes): rows promised less are copied element by element."""
@@ -32,6 +32,14 @@ def leading_coordinates(view: SSAValue) -> tuple[SSAValue, list[SSAValue]]:
 def root_view(view: SSAValue) -> SSAValue:
     """The kernel argument a view is a ``tile.subview`` of (through any chain of them), or ``view``."""
     return leading_coordinates(view)[0]
+
+
+def root_alloc(tile: SSAValue) -> AllocOp | None:
+    """The ``tile.alloc`` a shared tile is (or is a pipeline stage of, through ``tile.stage``), or None
+    (a block argument, say): the shared counterpart of :func:`root_view`."""
+    while isinstance(tile.owner, StageOp):
+        tile = tile.owner.buffer
+    return tile.owner if isinstance(tile.owner, AllocOp) else None
 
 
 def aligned_rows_of(view: SSAValue) -> int:

@@ -302,7 +302,7 @@ from tilec.layout.bulk import MBARRIER_BYTES, BulkBox, box_layout, choose_box
 from tilec.ir.walk import in_loop
 from tilec.passes.tile_layout import mma_atom_of
 from tilec.passes.uniformity import cluster_varying
-from tilec.passes.alignment import aligned_rows_of, element_rows, root_view
+from tilec.passes.alignment import aligned_rows_of, element_rows, root_alloc, root_view
 
 MAX_STAGES = 9
 """``tile.async_wait N-2`` must fit ``cp.async.wait_group`` (0 .. 7)."""
@@ -1042,11 +1042,8 @@ def _shares_only_stages(kernel: func.FuncOp, plans: list[_Plan]) -> bool:
             continue
         if not any(_defined_in(op, body) for body in bodies):
             return False
-        for v in shared:
-            while isinstance(v.owner, StageOp):
-                v = v.owner.buffer
-            if v.owner not in staged:
-                return False
+        if any(root_alloc(v) not in staged for v in shared):
+            return False
     return True
 
 

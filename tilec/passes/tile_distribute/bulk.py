@@ -52,7 +52,7 @@ from tilec.dialects.abi import BOX_ATTR, GL_ATTR, LAUNCH_ATTR, SWIZZLE_ATTR, TEN
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.layout.bulk import MBARRIER_BYTES as MBAR_BYTES, BulkBox
-from tilec.passes.alignment import leading_coordinates
+from tilec.passes.alignment import leading_coordinates, root_alloc
 
 MIN_ALIGNED_ROWS = 16
 
@@ -108,11 +108,8 @@ def bulk_alignment(fn) -> dict[Operation, int]:
     out: dict[Operation, int] = {}
     for op in fn.walk():
         if isinstance(op, t.BulkCopyOp | t.BulkStoreOp):
-            root = op.dest if isinstance(op, t.BulkCopyOp) else op.source
-            while isinstance(root.owner, t.StageOp):
-                root = root.owner.buffer
-            alloc = root.owner
-            if isinstance(alloc, t.AllocOp):
+            alloc = root_alloc(op.dest if isinstance(op, t.BulkCopyOp) else op.source)
+            if alloc is not None:
                 out[alloc] = max(out.get(alloc, 0), op.box().alignment())
     return out
 

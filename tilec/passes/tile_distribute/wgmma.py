@@ -43,6 +43,7 @@ from xdsl.ir import SSAValue
 from tilec.dialects import frag_fast
 from tilec.dialects.frag import WGMMA_KMAJOR_ONLY
 from tilec.dialects.tile import ops as t
+from tilec.passes.alignment import root_alloc
 from tilec.dialects.tile.types import SharedType, element_bits
 from tilec.ir import fast
 from tilec.layout.gmma import Described, GmmaLayoutError, describe
@@ -194,7 +195,7 @@ def wgmma_alignment(fn) -> dict:
     for op in fn.walk():
         if isinstance(op, t.WgmmaOp):
             for x in (op.b,) if op.registers_a else (op.a, op.b):
-                alloc = _root_alloc(x)
+                alloc = root_alloc(x)
                 if alloc is not None:
                     period = _period(x.type.layout, element_bits(x.type.element_type) // 8)
                     out[alloc] = max(out.get(alloc, 0), period)
@@ -211,16 +212,9 @@ def wgmma_reads_generic_writes(fn, tiles) -> bool:
             dest = op.dest
         elif isinstance(op, t.StoreOp) and isinstance(op.dest.type, SharedType):
             dest = op.dest
-        if dest is not None and _root_alloc(dest) in tiles:
+        if dest is not None and root_alloc(dest) in tiles:
             return True
     return False
-
-
-def _root_alloc(tile: SSAValue):
-    """The ``tile.alloc`` a shared tile is (or is a pipeline stage of), or None."""
-    while isinstance(tile.owner, t.StageOp):
-        tile = tile.owner.buffer
-    return tile.owner if isinstance(tile.owner, t.AllocOp) else None
 
 
 def _period(layout, elem_bytes: int) -> int:
