@@ -62,7 +62,11 @@ def test_ptx_issues_bulk_copies_from_one_thread(bulk_kernel):
     assert "mbarrier.arrive.expect_tx.shared::cta.b64" in ptx and "mbarrier.try_wait.parity" in ptx
     # the warps release stages on empty barriers: no block barrier in the K loop
     assert "bar.warp.sync" in ptx and "@lead mbarrier.arrive.shared::cta.b64 _" in ptx
-    assert ptx.count("bar.sync") == 3  # after the barriers' init, after the K loop, before the epilogue's reuse
+    # one after the full and the empty barriers' init (adjacent tile.mbar_init ops share it), one after the K loop
+    assert ptx.count("bar.sync") == 2
+    # each tensor map prefetched once, at the entry, before the barriers are made
+    assert ptx.count("prefetch.tensormap") == 2
+    assert ptx.index("prefetch.tensormap") < ptx.index("mbarrier.init")
     assert "cp.async.cg" not in ptx and "cp.async.wait_group" not in ptx  # no per-thread copies are left
     assert bulk_kernel.launch_defaults.shared_mem >= 3 * (128 * 64 + 64 * 128) * 2 + 2 * 3 * 8
 

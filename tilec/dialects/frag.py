@@ -376,6 +376,26 @@ class TmaLoadOp(IRDLOperation):
 
 
 @irdl_op_definition
+class TensorMapPrefetchOp(IRDLOperation):
+    """``prefetch.tensormap [tensor_map]``: bring a tensor map (a kernel parameter) into the
+    descriptor cache, so that the first bulk copy through it does not wait for the fetch. A hint:
+    no effect on what any copy reads or writes. Declares no memory effect so that nothing
+    removes it as unused."""
+
+    name = "frag.tensormap_prefetch"
+
+    tensor_map = operand_def(LLVMPointerType)
+
+    assembly_format = "$tensor_map attr-dict `:` type($tensor_map)"
+
+    def __init__(self, tensor_map: SSAValue):
+        super().__init__(operands=[tensor_map])
+
+    def verify_(self) -> None:
+        _expect_pointer(self, "tensor map", self.tensor_map, GENERIC_SPACE)
+
+
+@irdl_op_definition
 class TmaStoreWarpOp(IRDLOperation):
     """``cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group [tensor_map, {coords}], [src]``
     by the executing warp's lane 0: the box at ``src`` (shared memory, in the tensor map's layout)
@@ -905,6 +925,7 @@ Frag = Dialect(
         FenceProxyAsyncOp,
         MbarExpectTxOp,
         TmaLoadOp,
+        TensorMapPrefetchOp,
         TmaStoreWarpOp,
         BulkCommitWarpOp,
         BulkWaitWarpOp,

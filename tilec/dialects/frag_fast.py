@@ -144,6 +144,11 @@ def frag_tma_load(dst: SSAValue, tensor_map: SSAValue, bar: SSAValue, coords: Se
     return create(frag.TmaLoadOp, operands=(dst, tensor_map, bar, *coords), properties=properties)
 
 
+def frag_tensormap_prefetch(tensor_map: SSAValue) -> frag.TensorMapPrefetchOp:
+    """`frag.TensorMapPrefetchOp(tensor_map)`."""
+    return create(frag.TensorMapPrefetchOp, operands=(tensor_map,))
+
+
 def frag_tma_store_warp(src: SSAValue, tensor_map: SSAValue, coords: Sequence[SSAValue]) -> frag.TmaStoreWarpOp:
     """`frag.TmaStoreWarpOp(src, tensor_map, coords)`."""
     return create(frag.TmaStoreWarpOp, operands=(src, tensor_map, *coords))
@@ -279,6 +284,7 @@ __all__ = [
     "frag_tf32",
     "frag_named_barrier",
     "frag_tma_load",
+    "frag_tensormap_prefetch",
     "frag_wgmma",
     "frag_wgmma_commit",
     "frag_wgmma_desc",

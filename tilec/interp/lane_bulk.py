@@ -34,6 +34,8 @@ What ``tile-distribute`` emits for ``tile.bulk_copy`` and its barriers
   shared memory and barriers, at the same addresses (:meth:`SharedBuffers.counterpart
   <tilec.interp.lanes.SharedBuffers.counterpart>`); another block's barrier that
   its ``frag.mbar_init`` has not made yet is an error.
+- ``frag.tensormap_prefetch %map``: only checks that ``%map`` is a tensor-map parameter (the
+  interpreter has no descriptor cache).
 - ``frag.tma_store_warp %src, %map[%c0, %c1, ...]``: the warp (all 32 lanes) stores lane 0's box
   of shared memory at ``%src`` (read through the map's swizzle, as a load lands) into the map's
   view at the coordinates, dropping what lies outside it, at once: no bulk store is kept in
@@ -343,6 +345,12 @@ class BulkFunctions(InterpreterFunctions):
             for memory, barrier in targets:
                 barrier.copy(data.size, lambda m=memory, w=where, d=data: _land(m, w, d))
         self._progress()
+        return ()
+
+    @impl(frag.TensorMapPrefetchOp)
+    def run_tensormap_prefetch(self, interpreter, op: frag.TensorMapPrefetchOp, args):
+        if not isinstance(args[0], TensorMap):
+            raise OpError(f"the tensor map is not a tensor-map parameter of the kernel: {type(args[0]).__name__}")
         return ()
 
     @impl(frag.TmaStoreWarpOp)

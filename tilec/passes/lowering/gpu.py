@@ -226,6 +226,11 @@ def _tma_load(op: frag.TmaLoadOp, b: Builder) -> list[SSAValue]:
     return []
 
 
+def _tensormap_prefetch(op: frag.TensorMapPrefetchOp, b: Builder) -> list[SSAValue]:
+    N.tensormap_prefetch(b, op.tensor_map)
+    return []
+
+
 def _tma_store_warp(op: frag.TmaStoreWarpOp, b: Builder) -> list[SSAValue]:
     N.tma_store_warp(b, op.src, op.tensor_map, list(op.coords))
     return []
@@ -372,6 +377,7 @@ LOWERINGS: dict[type[Operation], Lowering] = {
     frag.FenceProxyAsyncOp: _fence_proxy_async,
     frag.MbarExpectTxOp: _mbar_expect_tx,
     frag.TmaLoadOp: _tma_load,
+    frag.TensorMapPrefetchOp: _tensormap_prefetch,
     frag.TmaStoreWarpOp: _tma_store_warp,
     frag.BulkCommitWarpOp: _bulk_commit_warp,
     frag.BulkWaitWarpOp: _bulk_wait_warp,

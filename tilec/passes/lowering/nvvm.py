@@ -480,6 +480,12 @@ def tma_load(builder: Builder, dst: Value, tensor_map: Value, bar: Value, coords
     inline_asm(builder, asm, "r,l," + "r," * n + "r,h,~{memory}", args)
 
 
+def tensormap_prefetch(builder: Builder, tensor_map: Value) -> None:
+    """`prefetch.tensormap [tensor_map]` (a generic address of a kernel parameter): the descriptor
+    cache holds the map before the first bulk copy through it."""
+    inline_asm(builder, "prefetch.tensormap [$0];", "l,~{memory}", [value_of("prefetch.tensormap", tensor_map)])
+
+
 _LANE0 = "\t.reg .pred lead;\n\t.reg .b32 lane;\n\tmov.u32 lane, %laneid;\n\tsetp.eq.u32 lead, lane, 0;\n\t"
 """Inline asm that sets the predicate ``lead`` in the warp's lane 0 (a warp-collective op's issuer)."""
 

@@ -13,10 +13,12 @@
   coordinates the subviews fixed in the leading dimensions. The
   view must promise ``tile.aligned_rows >= 16`` (what a tensor map needs of
   addresses and strides; checked at launch).
+- **Prefetch.** At the kernel's entry the issuing thread prefetches every tensor map
+  (``frag.tensormap_prefetch``).
 - **Barriers.** ``tile.mbar_init`` → ``N * 8`` bytes of shared memory; thread 0
   inits each barrier for one arrival (a per-warp ``!tile.mbar<N, warps>``: one
   per warp of the block, or of its consumers in a warp-specialised kernel) and
-  fences, then ``tile.barrier``.
+  fences, then ``tile.barrier`` (one after a run of adjacent ``tile.mbar_init``).
 - **One thread issues** (the block's first, or a warp-specialised kernel's first producer
   thread, :mod:`.roles`). ``tile.mbar_expect`` → ``frag.mbar_expect_tx`` and
   ``tile.bulk_copy`` → one ``frag.tma_load`` per box (boxes side by side in
@@ -143,6 +145,14 @@ class BulkLowering:
         """The address of barrier ``index`` (``i64``-sized elements: 8 bytes each)."""
         return self.em.gep(bars.ptr, self.em.cast(index, i32), i64, i32)
 
+    def prefetch_tensor_maps(self) -> None:
+        """At the kernel's entry, the issuing thread prefetches each tensor-map parameter into the
+        descriptor cache: the first bulk copy of a block (its pipeline's prologue, exposed in a
+        kernel of one tile a block) then does not wait for the map's fetch."""
+        maps = list(dict.fromkeys(self.tensor_maps.values()))
+        if maps:
+            self._leader(lambda: [self.em.insert(frag_fast.frag_tensormap_prefetch(m)) for m in maps])
+
     def mbar_init(self, op: t.MbarInitOp, ptr: SSAValue) -> None:
         count = op.result.type.count.data
         arrivals = (self.threads - producer_threads(self.fn)) // 32 if op.result.type.per_warp else 1  # consumer warps
@@ -157,7 +167,8 @@ class BulkLowering:
             em.insert(frag_fast.frag_mbar_init_fence())
 
         self._leader(init)
-        em.insert(frag_fast.tile_barrier())
+        if not isinstance(op.next_op, t.MbarInitOp):  # barriers made one after another: one block barrier
+            em.insert(frag_fast.tile_barrier())
         self.vmap[op.result] = bars
 
     def mbar_expect(self, op: t.MbarExpectOp) -> None:

@@ -352,6 +352,7 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 self._shared_floor = min(self._shared_floor, _stage_align(SHARED_ALIGN, op))
         self.plan_turns()
         self.first_turn()
+        self.prefetch_tensor_maps()
         self.emit_block(self.fn.body.block)
         self.em.finish()
         new = func.FuncOp(

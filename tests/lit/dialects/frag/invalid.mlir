@@ -174,3 +174,11 @@ func.func @wgmma_rs_fp8(%a: i32, %d: i64, %x: f32) {
   func.return
 }
 // CHECK: 'frag.wgmma_rs' register A is f16 or bf16 (the m16n8k16 A fragment), got e5m2
+
+// -----
+
+func.func @tensormap_prefetch_space(%m: !llvm.ptr<3>) {
+  frag.tensormap_prefetch %m : !llvm.ptr<3>
+  func.return
+}
+// CHECK: error: 'frag.tensormap_prefetch' tensor map must be a !llvm.ptr<0> address, got !llvm.ptr<3>

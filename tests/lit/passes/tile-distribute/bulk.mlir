@@ -4,7 +4,8 @@
 
 // Bulk tensor copies at fragment level. The view %a, read by tile.bulk_copy,
 // gets a tensor-map parameter after its strides (box 32x64, 128-byte swizzle:
-// the layout of %s); thread 0 initialises the barrier, announces the bytes and
+// the layout of %s); thread 0 prefetches the map, initialises the barriers (one block
+// barrier after both), announces the bytes and
 // issues one box; every thread waits. The destination is 1024-byte aligned
 // (the swizzle's period). In LLVM the map is passed by value and read in place
 // (byval, align 64, nvvm.grid_constant): PTX `.param .align 64 .b8 [128]`.
@@ -28,18 +29,25 @@ func.func @k(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}) attribute
 
 // CHECK-LABEL: func.func @k
 // CHECK-SAME:  %a_map0: !llvm.ptr {tile.gl = "a", tile.tensor_map = 0 : i64, tile.box = array<i64: 32, 64>, tile.swizzle = 128 : i64}
-// The issuing thread: its warp (a branch on tile.warp_id, uniform for ptxas), then its lane.
+// The issuing thread: its warp (a branch on tile.warp_id, uniform for ptxas), then its lane. At
+// the kernel's entry it prefetches the tensor map into the descriptor cache.
 // CHECK:       %[[T:.*]] = arith.cmpi eq, %warp, %{{.*}} : i32
 // CHECK-NEXT:  scf.if %[[T]] {
 // CHECK-NEXT:    %[[L:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : i32
 // CHECK-NEXT:    scf.if %[[L]] {
+// CHECK-NEXT:      frag.tensormap_prefetch %a_map0 : !llvm.ptr
+// CHECK:         scf.if
+// CHECK-NEXT:      arith.cmpi
+// CHECK-NEXT:      scf.if
 // CHECK-NEXT:      frag.mbar_init %{{.*}}, 1 : !llvm.ptr<3>
 // CHECK-NEXT:      frag.mbar_init_fence
-// CHECK:       tile.barrier
+// Adjacent barrier inits share one block barrier, after the last.
+// CHECK-NOT:   tile.barrier
 // CHECK:       %empty = frag.shared "k_empty", 8
 // CHECK:       scf.if
 // CHECK:           frag.mbar_init %empty, 2 : !llvm.ptr<3>
-// CHECK:       frag.shared "k_s", 4096, align 1024
+// CHECK:       tile.barrier
+// CHECK-NEXT:  frag.shared "k_s", 4096, align 1024
 // CHECK:       scf.if
 // CHECK:           frag.mbar_expect_tx %{{.*}}, 4096 : !llvm.ptr<3>
 // CHECK:       scf.if
@@ -56,6 +64,7 @@ func.func @k(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}) attribute
 
 // PTX:         .param .align 64 .b8 k_param_5[128]
 // PTX:         cvta.param.u64
+// PTX:         prefetch.tensormap [%rd{{[0-9]+}}];
 // PTX:         mbarrier.init.shared.b64
 // PTX:         fence.mbarrier_init.release.cluster;
 // PTX:         mbarrier.arrive.expect_tx.shared::cta.b64 _,
