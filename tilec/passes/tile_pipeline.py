@@ -1338,7 +1338,12 @@ def _warp_specialize(kernel: func.FuncOp, launch: LaunchAttr, plans: list[_Plan]
     kept = PRODUCER_REGISTERS if tiles is None else TILE_LOOP_PRODUCER_REGISTERS
     regs = consumer_registers(consumers, kept)
     give = regs > launch_registers(consumers + PRODUCER_THREADS)
-    pro_ops = ([SetMaxNRegOp("dec", kept)] if give else []) + producer.ops + [scf.YieldOp()]
+    # one warp of the producer warpgroup issues every copy and alone waits on the empty barriers: the
+    # others give their registers back and leave (they would run the loops' bookkeeping for nothing)
+    issuer = arith.CmpiOp(warp.result, first, "eq")
+    issuer.result.name_hint = "issuer"
+    issuing = scf.IfOp(issuer.result, [], Region(Block([*producer.ops, scf.YieldOp()])))
+    pro_ops = ([SetMaxNRegOp("dec", kept)] if give else []) + [issuer, issuing, scf.YieldOp()]
     con_block = Block()
     if give:
         con_block.add_op(SetMaxNRegOp("inc", regs))

@@ -54,6 +54,10 @@ func.func @rows(%k: !tile.gl<f16, [?, ?, ?, ?]> {tile.aligned_rows = 16 : i64}, 
 // CHECK-NEXT:    %empty = tile.mbar_init : !tile.mbar<2, warps>
 // CHECK:         scf.if
 // CHECK-NEXT:      tile.setmaxnreg "dec" 40
+// Only the producer warpgroup's first warp runs the loops (it issues the copies and waits for the
+// stages); the other three give their registers back and have nothing more to do.
+// CHECK-NEXT:      %issuer = arith.cmpi eq, %{{.*}}, %c8 : index
+// CHECK-NEXT:      scf.if %issuer {
 // CHECK:           %{{.*}}, %{{.*}} = scf.for %tile = %b to %tiles step %{{nb.*}} iter_args(%[[WPH0:.*]] = %c1, %[[WS0:.*]] = %c0) -> (index, index) {
 // CHECK-NEXT:        %kh = tile.subview %k[%tile, %{{.*}}]
 // CHECK-NEXT:        %n = tile.dim %kh, 0
@@ -64,6 +68,7 @@ func.func @rows(%k: !tile.gl<f16, [?, ?, ?, ?]> {tile.aligned_rows = 16 : i64}, 
 // CHECK:               scf.yield %wph_next, %ws_next : index, index
 // CHECK-NEXT:        }
 // CHECK-NEXT:        scf.yield %[[WPH1]], %[[WS1]] : index, index
+// CHECK-NEXT:      }
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }{tile.role = "producer"}
 // CHECK-NEXT:    scf.if
@@ -90,7 +95,7 @@ func.func @rows(%k: !tile.gl<f16, [?, ?, ?, ?]> {tile.aligned_rows = 16 : i64}, 
 // PLAIN:           scf.for %n0 = {{.*}} iter_args(%acc_i = %zero, %wph = %c1, %ph = %c0, %rs = %c0, %ws = %c1)
 
 // PTX:         .maxntid 384, 1, 1
-// PTX:         %nctaid.x
 // PTX:         setmaxnreg.dec.sync.aligned.u32 40
+// PTX:         %nctaid.x
 // PTX:         cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX:         setmaxnreg.inc.sync.aligned.u32 232
