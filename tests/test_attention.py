@@ -218,10 +218,11 @@ def test_head_dimensions_past_the_tuned_ones(d):
     q = np.zeros((1, 2, 130, d), np.float16)
     ptx = tilec.attention_kernel(q, q, q, causal=True, arch="sm_90").asm["ptx"]
     assert ptx.count("wgmma.mma_async") > 0
-    # past D 64 each warp stores its rows of O through shared memory and a bulk tensor store, up to
-    # D 224: at 240 and 256 the buffers do not fit beside q's tile and the stages (tile-bulk-store
-    # leaves the stores direct)
-    assert (".global.shared::cta.tile.bulk_group" in ptx) == (A.TMA_STORE_PAST_D < d <= 224)
+    # past D 64 each warp stores its rows of O through shared memory and bulk tensor stores; at 240 and
+    # 256 whole-row buffers do not fit beside q's tile and the stages, and tile-bulk-store stores the
+    # rows in column chunks of one 128-byte box through a ring of two
+    assert (".global.shared::cta.tile.bulk_group" in ptx) == (A.TMA_STORE_PAST_D < d)
+    assert ("cp.async.bulk.wait_group.read 1" in ptx) == (d > 224)
     if d <= A.MMA_MAX_HEAD_DIM:
         assert "mma.sync" in tilec.attention_kernel(q, q, q, arch="sm_80").asm["ptx"]
     else:

@@ -544,11 +544,11 @@ def test_config_by_row_alignment(m, n, k, align, expected):
 
 
 @pytest.mark.parametrize("m,n,k,expected", [
-    (4096, 4096, 4096, "persistent"),  # 512 tiles of 128x256
-    (8192, 28672, 4096, "persistent"),
-    (8192, 8192, 1024, "persistent"),
-    (8192, 1024, 8192, "persistent"),
-    (2048, 2048, 2048, "persistent"),  # 128 tiles: one wave
+    (4096, 4096, 4096, "deep"),  # 512 tiles of 128x256: more than the SMs, four stages
+    (8192, 28672, 4096, "deep"),
+    (8192, 8192, 1024, "deep"),
+    (8192, 1024, 8192, "deep"),
+    (2048, 2048, 2048, "persistent"),  # 128 tiles: one wave, three stages
     (1536, 1536, 1536, "persistent"),  # 72 tiles: over half the SMs
     (512, 4096, 4096, "mid"),  # 64 tiles: under half
     (1024, 1024, 1024, "thin-wide"),  # 64 tiles of 128x128, 128 of 64x128
@@ -557,13 +557,14 @@ def test_config_by_row_alignment(m, n, k, align, expected):
 def test_wgmma_choice_on_sm90(m, n, k, expected):
     """Aligned row-major f16 on sm_90 (132 SMs): the widest tile of WGMMA_LADDER whose grid fills
     the SMs, the first being the persistent warp-specialised kernel with the TMA-store epilogue."""
-    from tilec.kernels.gemm_config import PERSISTENT_WGMMA_CONFIG, WGMMA_LADDER
+    from tilec.kernels.gemm_config import DEEP_PERSISTENT_WGMMA_CONFIG, PERSISTENT_WGMMA_CONFIG, WGMMA_LADDER
 
     got = choose_config(m, n, k, "float16", sm_count=132, aligned=True, arch="sm_90")
-    want = {"persistent": PERSISTENT_WGMMA_CONFIG, "mid": WGMMA_LADDER[1], "thin-wide": WGMMA_LADDER[2],
-            "thin": WGMMA_LADDER[4]}[expected]
+    want = {"persistent": PERSISTENT_WGMMA_CONFIG, "deep": DEEP_PERSISTENT_WGMMA_CONFIG, "mid": WGMMA_LADDER[1],
+            "thin-wide": WGMMA_LADDER[2], "thin": WGMMA_LADDER[4]}[expected]
     assert got == want and WGMMA_LADDER[0] is PERSISTENT_WGMMA_CONFIG
-    assert got.persistent == got.producer == (expected == "persistent")
+    assert got.persistent == got.producer == (expected in ("persistent", "deep"))
+    assert got.stages == (4 if expected == "deep" else got.stages)
     assert got.bulk_store == (expected != "thin")  # the 64x64 tile keeps its direct stores
     assert got.in_flight
     if got.persistent:  # one block a SM, never more than there are tiles

@@ -11,6 +11,7 @@ import pytest
 
 from tilec.api import make_context
 from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.types import GlobalType
 from tilec.interp import run
 from tilec.kernels.gemm_config import PERSISTENT_WGMMA_CONFIG, WGMMA_LADDER
 from tilec.kernels.gemm_ir import MatmulSpec, build_module
@@ -65,9 +66,29 @@ def test_the_store_waits_before_it_writes_and_before_the_kernel_ends():
     assert alloc.parent_block() is fn.body.block
 
 
-def test_no_room_no_bulk_store():
-    """An f32 C of the 128x256 tile needs 128 KB of buffers besides the stages' 144 KB: its stores stay."""
+def test_no_room_for_whole_tiles_stores_in_chunks():
+    """An f32 C of the 128x256 tile would need 128 KB of whole-tile buffers besides the stages' 144 KB:
+    each warp stores its 16 x 256 tile as eight 32-column chunks (one 128-byte box each) through a
+    ring of two slots, waiting before each write until at most one store still reads."""
     module = _lowered(MatmulSpec("float16", "float32", align=16), PERSISTENT_WGMMA_CONFIG, "tile-bulk-store")
+    stores = _ops(module, t.BulkStoreOp)
+    assert len(stores) == 8 and not [o for o in _ops(module, t.StoreOp) if isinstance(o.dest.type, GlobalType)]
+    (alloc,) = [o for o in _ops(module, t.AllocOp) if o.result.name_hint == "sc"]
+    assert alloc.result.type.dims == (16, 16, 32)  # 8 consumer warps x 2 slots
+    waits = [o.pending_count for o in _ops(module, t.BulkStoreWaitOp)]
+    assert waits == [1] * 8 + [0]  # one a chunk, and all before the kernel ends
+    slices = _ops(module, t.SliceOp)
+    assert [s.offset_values for s in slices] == [(0, c) for c in range(0, 256, 32)]
+
+
+def test_no_room_no_bulk_store():
+    """Four stages of the 128x256x64 tile (192 KB) leave room for no f16 buffer of the whole tile but for
+    the chunks' 32 KB; five leave none at all: the stores stay."""
+    four = _lowered(MatmulSpec("float16", "float16", align=16), dataclasses.replace(PERSISTENT_WGMMA_CONFIG, stages=4),
+                    "tile-bulk-store")
+    assert len(_ops(four, t.BulkStoreOp)) == 4
+    module = _lowered(MatmulSpec("float16", "float16", align=16),
+                      dataclasses.replace(PERSISTENT_WGMMA_CONFIG, block=(128, 256, 32), stages=9), "tile-bulk-store")
     assert not _ops(module, t.BulkStoreOp) and _ops(module, t.StoreOp)
 
 
@@ -89,18 +110,33 @@ _COPY = '''func.func @k(%a: !tile.gl<T, [?, ?]> {tile.aligned_rows = 16 : i64}, 
 }'''
 
 
-@pytest.mark.parametrize("ty, cols, boxes", [("bf16", 32, 1), ("f16", 192, 3), ("f32", 64, 2)])
-def test_bulk_stores_of_other_boxes_in_the_lane_interpreter(ty, cols, boxes):
+_TAKEN = '''  %taken = tile.alloc : !tile.st<Rx1024xf16>
+'''
+
+
+@pytest.mark.parametrize("ty, cols, taken, boxes, waits", [
+    ("bf16", 32, 0, 1, [0, 0]), ("f16", 192, 0, 3, [0, 0]), ("f32", 64, 0, 2, [0, 0]),
+    ("f16", 192, 108, 3, [0, 0, 0, 0]),  # 216 KB taken: three one-box chunks through one slot a warp
+    ("f16", 256, 104, 4, [1, 1, 1, 1, 0]),  # 208 KB taken: four chunks, a ring of two slots
+    ("f16", 192, 112, 0, []),  # 224 KB taken: no room for a chunk, the store stays
+])
+def test_bulk_stores_of_other_boxes_in_the_lane_interpreter(ty, cols, taken, boxes, waits):
     """Four warps copy 57 rows through tile-bulk-store (the last warp's window past the edge): a
-    64-byte swizzle (32 bf16), three 128-byte boxes side by side (192 f16), 4-byte elements (f32);
-    the lane interpreter writes back exactly the input, clipped at the view's edge."""
+    64-byte swizzle (32 bf16), three 128-byte boxes side by side (192 f16), 4-byte elements (f32); with
+    most of the shared memory taken (``taken`` rows of 1024 f16), in column chunks of one box or not at
+    all. The lane interpreter writes back exactly the input, clipped at the view's edge."""
     from tilec.dialects import frag
     from tilec.dialects.abi import gl_params
     from tilec.interp import parse_module, round_bf16
     from tilec.runtime.gl_views import expand
 
-    module = parse_module(_COPY.replace("T", ty).replace("C", str(cols)))
-    build_pipeline("tile-layout,tile-bulk-store,tile-distribute").apply(make_context(), module)
+    text = _COPY.replace("T", ty).replace("C", str(cols))
+    if taken:
+        text = text.replace("  %warp = tile.warp_id\n", _TAKEN.replace("R", str(taken)) + "  %warp = tile.warp_id\n")
+    module = parse_module(text)
+    build_pipeline("tile-layout,tile-bulk-store").apply(make_context(), module)
+    assert [o.pending_count for o in _ops(module, t.BulkStoreWaitOp)] == waits
+    build_pipeline("tile-distribute").apply(make_context(), module)
     assert len(_ops(module, frag.TmaStoreWarpOp)) == boxes
     fn = next(o for o in module.walk() if o.name == "func.func")
     a = np.random.default_rng(cols).standard_normal((57, cols)).astype(np.float32)

@@ -18,9 +18,9 @@ from tilec.kernels.gemm import compile_matmul
 from tilec.kernels.gemm_ir import MatmulSpec, build_module
 from dataclasses import replace
 
-from tilec.kernels.gemm_config import (ALIGNED_CONFIGS, BULK_CONFIG, BULK_MEDIUM_CONFIG, MID_WGMMA_CONFIG,
-                                       PERSISTENT_WGMMA_CONFIG, THIN_WGMMA_CONFIGS, WGMMA_CONFIG, choose_config,
-                                       has_bulk_copies)
+from tilec.kernels.gemm_config import (ALIGNED_CONFIGS, BULK_CONFIG, BULK_MEDIUM_CONFIG, DEEP_PERSISTENT_WGMMA_CONFIG,
+                                       MID_WGMMA_CONFIG, PERSISTENT_WGMMA_CONFIG, THIN_WGMMA_CONFIGS, WGMMA_CONFIG,
+                                       choose_config, has_bulk_copies)
 from tilec.passes.registry import build_pipeline
 from tilec.api import make_context
 
@@ -137,8 +137,9 @@ def test_bulk_config_needs_sm_90():
 
 def test_choose_config_takes_bulk_copies_on_sm_90_only():
     assert has_bulk_copies("sm_90") and not has_bulk_copies("sm_80") and not has_bulk_copies(None)
-    assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == PERSISTENT_WGMMA_CONFIG
-    assert choose_config(4096, 4096, 4096, "bfloat16", sm_count=132, aligned=True, arch="sm_90") == PERSISTENT_WGMMA_CONFIG
+    # 512 of its 128x256 tiles (more than the SMs): the persistent kernel with four stages
+    assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90") == DEEP_PERSISTENT_WGMMA_CONFIG
+    assert choose_config(4096, 4096, 4096, "bfloat16", sm_count=132, aligned=True, arch="sm_90") == DEEP_PERSISTENT_WGMMA_CONFIG
     # the warpgroup MMA takes row-major A and B only; transposed operands keep the mma.sync tile
     assert choose_config(4096, 4096, 4096, "float16", sm_count=132, aligned=True, arch="sm_90",
                          transpose_a=True) == BULK_CONFIG

@@ -219,7 +219,8 @@ PERSISTENT_WGMMA_CONFIG = MatmulConfig(block=(128, 256, 64), stages=3, bulk=True
 loops over C's tiles (``tile-tiling{persistent}``), a producer warpgroup issues the bulk copies
 and runs ahead into the next tile's K steps, the two consumer warpgroups keep their wgmmas in
 flight and store C through shared memory with bulk tensor stores (``tile-bulk-store``: whole
-lines written, the warp free at once; an f32 C has no room for it and keeps its direct stores).
+lines written, the warp free at once; an f32 C's whole-tile buffers do not fit, and it stores column
+chunks through a ring of two slots a warp, see :data:`DEEP_PERSISTENT_WGMMA_CONFIG`).
 Session 16, H200, f16 (``bench/sweep_configs.py --repeat 3``, TFLOP/s, one call), against
 WGMMA_CONFIG, WGMMA_CONFIG with the TMA store, the persistent kernel without it, and cuBLAS:
 
@@ -235,6 +236,16 @@ shape              WGMMA        +TMA store  persistent  this        cuBLAS
 =================  ===========  ==========  ==========  ==========  ======
 
 With a bias into bf16 the consumers spill 28 bytes (loop-invariant values reloaded once a tile)."""
+
+DEEP_PERSISTENT_WGMMA_CONFIG = dataclasses.replace(PERSISTENT_WGMMA_CONFIG, stages=4)
+""":data:`PERSISTENT_WGMMA_CONFIG` with four stages (192 KB), for more tiles than SMs. The 64 KB of
+whole-tile store buffers no longer fit beside them: ``tile-bulk-store`` stores each warp's 16 x 256
+rows as four 64-column chunks through a ring of two 2 KB slots (32 KB). Session 25, H200, bf16,
+cold L2 (``sweep_configs.py --flush --repeat 3``, TFLOP/s, one call), three stages / four / cuBLAS:
+8192x1024x8192 774 / 788 / 777, 8192x8192x1024 693 / 705 / 672, 4096^3 764 / 769 / 732; 2048^3 (128
+tiles, one a block) 611 / 607 / 611, where each block stores its one tile with nothing to overlap:
+three stages stay there. Clusters of two (multicast B or A) still lose: 4096^3 749 / 735, 2048^3
+602 / 591."""
 
 WGMMA_MIN_FILL = 0.75
 """A tile of :data:`WGMMA_LADDER` past the first is taken from this many blocks per SM on."""
@@ -399,6 +410,8 @@ def choose_config(m: int, n: int, k: int, dtype: str, *, allow_tf32: bool = Fals
             if config.block[0] > -(-m // 64) * 64:  # a warpgroup's 64 rows with nothing to compute
                 continue
             if config.tiles(m, n) >= (PERSISTENT_MIN_FILL if config is WGMMA_LADDER[0] else WGMMA_MIN_FILL) * sms:
+                if config is PERSISTENT_WGMMA_CONFIG and config.tiles(m, n) > sms:
+                    return DEEP_PERSISTENT_WGMMA_CONFIG
                 return config
     if kind == "mma" and aligned and has_bulk_copies(arch) and BULK_CONFIG.tiles(m, n) >= sms:
         return BULK_CONFIG
@@ -510,6 +523,7 @@ grids that do not fill the SMs (``bench/NOTES.md``, session 6). No spills on sm_
 
 WGMMA_CANDIDATES: tuple[MatmulConfig, ...] = (
     *WGMMA_LADDER,
+    DEEP_PERSISTENT_WGMMA_CONFIG,
     WGMMA_CONFIG,
     _C((128, 256, 64), None, 3, bulk=True, wgmma=True, bulk_store=True),
     _C((128, 256, 64), None, 3, bulk=True, wgmma=True, producer=True, persistent=True),
@@ -517,7 +531,7 @@ WGMMA_CANDIDATES: tuple[MatmulConfig, ...] = (
     _C((64, 128, 128), None, 4, bulk=True, wgmma=True),
 )
 """f16/bf16 on sm_90a with aligned row-major A and B: the warpgroup MMA's tiles (:data:`WGMMA_LADDER`,
-and the 128x256 tile launched a block a tile with and without the TMA store and persistent without
+the persistent kernel with four stages and chunked stores, and the 128x256 tile launched a block a tile with and without the TMA store and persistent without
 it; the 128x128 tile of three stages one K step at a time and the 64x128 tile, both with direct
 stores: two blocks an SM where a grid has more than one wave of them, which their TMA-store rungs
 give up). No spills on sm_90a with an f32 C; with a bf16 C and a bias the persistent kernel spills 28
@@ -691,6 +705,7 @@ __all__ = [
     "NARROW_WGMMA_CONFIG",
     "PERSISTENT_MIN_FILL",
     "PERSISTENT_WGMMA_CONFIG",
+    "DEEP_PERSISTENT_WGMMA_CONFIG",
     "THIN_MIN_K",
     "THIN_WGMMA_CONFIGS",
     "WGMMA_CANDIDATES",

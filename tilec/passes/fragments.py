@@ -232,6 +232,34 @@ def window_values(tile: Fragment, window: Fragment, offsets: tuple[int, int]) ->
     return out
 
 
+def column_window(tile: Fragment, col0: int, cols: int) -> Fragment | None:
+    """The fragment of the ``rows x cols`` window at column ``col0`` of ``tile`` (all its rows) whose
+    values are a part of each lane's tile values, so that :func:`window_values` picks its registers: the
+    tile's layout with one value mode that steps along whole columns cut down to the window's columns.
+    None when no value mode does (a fragment that spreads a lane's values over the columns otherwise).
+
+    An mma or wgmma accumulator ``(lane, ((2, 2), (1, N/8))):(.., ((M, 8), (M, 8M)))`` over ``M x N``
+    has the mode ``N/8 : 8M`` (eight columns a step): its window of 64 columns keeps ``8 : 8M``."""
+    rows, width = tile.dims
+    if not (0 <= col0 and 0 < cols and col0 + cols <= width):
+        return None
+    thr, val = tile.tv.layout[0], tile.tv.layout[1]
+    shapes, strides = list(flatten(val.shape)), list(flatten(val.stride))
+    for i, (n, s) in enumerate(zip(shapes, strides)):
+        step = s // rows  # the columns one step of this mode moves
+        if s % rows or step == 0 or col0 % step or cols % step or n * step != width:
+            continue
+        cut = Layout((thr.shape, tuple(shapes[:i] + [cols // step] + shapes[i + 1:])),
+                     (thr.stride, tuple(strides)))
+        try:
+            window = Fragment((rows, cols), TVLayout(cut, (rows, cols)), tile.packing, name=tile.name)
+        except ValueError:  # an offset outside the window: the other modes reach past these columns
+            continue
+        if window_values(tile, window, (0, col0)) is not None:
+            return window
+    return None
+
+
 def _atom_layouts(atom: MMAAtom, operand: str) -> tuple[TVLayout, tuple[int, int]]:
     m, n, k = atom.shape_mnk
     return {"A": (atom.a, (m, k)), "B": (atom.b, (n, k)), "C": (atom.c, (m, n))}[operand]

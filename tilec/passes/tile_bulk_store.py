@@ -23,6 +23,19 @@ becomes::
     tile.store %out, %sw[%c0, %c0]
     tile.bulk_store %sw -> %c[%row, %col]
 
+When the whole-tile buffers do not fit beside the kernel's other shared memory (four stages of the
+128x256x64 GEMM tile, an f32 C), each warp stores its tile in column chunks of one box through a ring
+of :data:`CHUNK_SLOTS` chunk buffers (one slot when the chunks do not come in pairs), each chunk a
+``tile.slice`` of the register tile (:func:`tilec.passes.fragments.column_window`: the fragment's
+columns must split into whole windows of a lane's values)::
+
+    %ring = arith.muli %w, %c2
+    %sw = tile.stage %sc[%ring]          // slot 0; chunk 1 takes %ring + 1, chunk 2 slot 0 again
+    tile.bulk_store_wait pending 1       // the slot's last store (two stores ago) has read it
+    %part = tile.slice %out[0, 0] : !tile.rt<16x256xf16, ...> -> !tile.rt<16x64xf16, ...>
+    tile.store %part, %sw[%c0, %c0]
+    tile.bulk_store %sw -> %c[%row, %col]
+
 and every ``func.return`` of the kernel is preceded by a ``tile.bulk_store_wait`` (a block must
 not exit while the TMA unit still reads its shared memory). ``W`` is the warps that run the
 store: the block's, or its consumers' in a warp-specialised kernel (``tile-pipeline{producer}``
@@ -38,7 +51,7 @@ with nothing but the kernel's end), a tensor map's box covers the tile
 (:func:`tilec.layout.bulk.choose_box`) and the buffers fit: the kernel's shared memory as
 tile-distribute will plan it (:func:`~tilec.passes.tile_distribute.kernel.plan_shared_memory`,
 layout conversions' and reductions' scratch included) stays within the device's limit, and
-``tile.launch``'s ``smem`` grows to it. Other stores stay as they are. Run after ``tile-layout``
+``tile.launch``'s ``smem`` grows to it (whole tiles, else chunks). Other stores stay as they are. Run after ``tile-layout``
 (whose conversions take shared memory too) and before ``tile-distribute``; sm_90 (bulk tensor
 copies).
 """
@@ -60,6 +73,7 @@ from tilec.dialects.tile.attributes import MAX_SHARED_BYTES, LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, SharedType, element_bits
 from tilec.layout.bulk import box_layout, choose_box
 from tilec.passes.alignment import aligned_rows_of, leading_coordinates
+from tilec.passes.fragments import column_window, tile_fragment
 from tilec.passes.tile_distribute.kernel import plan_shared_memory
 from tilec.passes.tile_pipeline import staged_layout
 from tilec.passes.uniformity import lane_varying, warp_varying
@@ -89,32 +103,69 @@ def bulk_stores(kernel: func.FuncOp) -> None:
     bx, by, bz = launch.block_dims
     threads = bx * by * bz
     warps = (threads - producer_threads(kernel)) // 32
-    buffers: dict[tuple, SSAValue] = {}
+    buffers: dict[tuple, _Buffer | None] = {}
     entry = kernel.body.block
     total = launch.smem.data
     for store in stores:
         tile: RegisterType = store.value.type
-        key = (tuple(tile.dims), tile.element_type)
+        key = (tuple(tile.dims), tile.element_type, tile.fragment)
         if key not in buffers:
-            elem_bytes = element_bits(tile.element_type) // 8
-            layout, _ = staged_layout(box_layout(choose_box(tuple(tile.dims), elem_bytes), tile.dims[1]), warps,
-                                      elem_bytes)
-            alloc = t.AllocOp(SharedType((warps, *tile.dims), tile.element_type, layout))
-            alloc.result.name_hint = "sc"
-            entry.insert_op_before(alloc, entry.first_op)
-            planned = plan_shared_memory(kernel, threads).total
-            if planned > MAX_SHARED_BYTES:  # no room: this shape keeps its direct stores
-                alloc.detach()
-                alloc.erase()
-                continue
-            total = max(total, planned)
-            buffers[key] = alloc.result
-        _rewrite(store, buffers[key])
-    if not buffers:
+            buffers[key] = _place_buffer(kernel, entry, tile, warps, threads)
+            if buffers[key] is not None:
+                total = max(total, buffers[key].planned)
+        if buffers[key] is not None:
+            _rewrite(store, buffers[key])
+    if not any(buffers.values()):
         return
     for ret in [o for o in kernel.walk() if isinstance(o, func.ReturnOp)]:
         ret.parent_block().insert_op_before(t.BulkStoreWaitOp(), ret)
     kernel.attributes[LAUNCH_ATTR] = launch.replace(smem=total)
+
+
+@dataclass(frozen=True)
+class _Buffer:
+    """Each warp's shared buffer for the stores of one register tile type: ``slots`` (``W x slots``
+    stages) of ``chunk`` columns each (``None``: the whole tile in one slot), and the kernel's shared
+    bytes with it."""
+
+    alloc: SSAValue
+    chunk: int | None
+    slots: int
+    planned: int
+
+
+CHUNK_SLOTS = 2
+"""Slots of a warp's ring of chunk buffers: one chunk is written while the last one is read."""
+
+
+def _place_buffer(kernel: func.FuncOp, entry, tile: RegisterType, warps: int, threads: int) -> _Buffer | None:
+    """A buffer for ``tile``'s stores that keeps the kernel within the device's shared memory: the
+    whole tile a warp, else a ring of :data:`CHUNK_SLOTS` column chunks of one box each (the
+    fragment's columns must split into whole windows of its values, :func:`column_window`); None
+    when neither fits (the stores stay as they are)."""
+    elem_bytes = element_bits(tile.element_type) // 8
+    rows, cols = tile.dims
+    box = choose_box((rows, cols), elem_bytes)
+    choices: list[tuple[int | None, int]] = [(None, 1)]
+    frag = tile.fragment
+    if frag is not None and box.inner < cols:
+        whole = tile_fragment((rows, cols), frag.layout)
+        if all(column_window(whole, c, box.inner) is not None for c in range(0, cols, box.inner)):
+            chunks = cols // box.inner
+            choices.append((box.inner, CHUNK_SLOTS if chunks % CHUNK_SLOTS == 0 else 1))
+    for chunk, slots in choices:
+        width = cols if chunk is None else chunk
+        layout, _ = staged_layout(box_layout(choose_box((rows, width), elem_bytes), width), warps * slots,
+                                  elem_bytes)
+        alloc = t.AllocOp(SharedType((warps * slots, rows, width), tile.element_type, layout))
+        alloc.result.name_hint = "sc"
+        entry.insert_op_before(alloc, entry.first_op)
+        planned = plan_shared_memory(kernel, threads).total
+        if planned <= MAX_SHARED_BYTES:
+            return _Buffer(alloc.result, chunk, slots, planned)
+        alloc.detach()
+        alloc.erase()
+    return None
 
 
 def _candidates(kernel: func.FuncOp) -> list[t.StoreOp]:
@@ -165,17 +216,42 @@ def _in_lane_branch(op: Operation, kernel: func.FuncOp, lanes: set[SSAValue]) ->
     return False
 
 
-def _rewrite(store: t.StoreOp, buffer: SSAValue) -> None:
+def _rewrite(store: t.StoreOp, buffer: _Buffer) -> None:
     block = store.parent_block()
-    zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
-    zero.result.name_hint = "zero"
-    warp = t.WarpIdOp()
-    warp.result.name_hint = "w"
-    stage = t.StageOp(buffer, warp.result)
-    stage.result.name_hint = "sw"
-    new = [zero, warp, stage, t.BulkStoreWaitOp(),
-           t.StoreOp(store.value, stage.result, [zero.result, zero.result]),
-           t.BulkStoreOp(stage.result, store.dest, list(store.indices))]
+    new: list[Operation] = []
+
+    def add(op: Operation, hint: str | None = None) -> SSAValue | None:
+        new.append(op)
+        if hint is not None:
+            op.results[0].name_hint = hint
+        return op.results[0] if op.results else None
+
+    def const(v: int) -> SSAValue:
+        return add(arith.ConstantOp(IntegerAttr(v, IndexType())), "zero" if v == 0 else None)
+
+    zero = const(0)
+    warp = add(t.WarpIdOp(), "w")
+    if buffer.chunk is None:
+        stage = add(t.StageOp(buffer.alloc, warp), "sw")
+        add(t.BulkStoreWaitOp())
+        add(t.StoreOp(store.value, stage, [zero, zero]))
+        add(t.BulkStoreOp(stage, store.dest, list(store.indices)))
+    else:  # column chunks through the warp's ring: wait until the slot's last store has read it
+        tile: RegisterType = store.value.type
+        rows, cols = tile.dims
+        whole = tile_fragment((rows, cols), tile.fragment.layout)
+        first = add(arith.MuliOp(warp, const(buffer.slots)), "ring")
+        row, col = store.indices
+        for j, c in enumerate(range(0, cols, buffer.chunk)):
+            slot = first if j % buffer.slots == 0 else add(arith.AddiOp(first, const(j % buffer.slots)))
+            stage = add(t.StageOp(buffer.alloc, slot), "sw")
+            add(t.BulkStoreWaitOp(buffer.slots - 1))
+            window = column_window(whole, c, buffer.chunk)
+            part = add(t.SliceOp(store.value, (0, c), RegisterType((rows, buffer.chunk), tile.element_type,
+                                                                   window.tv.layout)), "part")
+            add(t.StoreOp(part, stage, [zero, zero]))
+            at = col if c == 0 else add(arith.AddiOp(col, const(c)), "col_part")
+            add(t.BulkStoreOp(stage, store.dest, [row, at]))
     for o in new:
         block.insert_op_before(o, store)
     store.detach()

@@ -1071,16 +1071,29 @@ class BulkStoreOp(IRDLOperation):
 class BulkStoreWaitOp(IRDLOperation):
     """``tile.bulk_store_wait``: the executing warp waits until its earlier bulk stores
     have read their shared tiles (``cp.async.bulk.wait_group.read 0``), which it may then write
-    again. Their global writes may still be on their way (they are visible once the kernel ends)."""
+    again. Their global writes may still be on their way (they are visible once the kernel ends).
+
+    ``tile.bulk_store_wait pending N``: all but the warp's last ``N`` bulk stores (0 .. 7) have read
+    theirs (a ring of ``N + 1`` buffers: the one written next was read ``N + 1`` stores ago)."""
 
     name = "tile.bulk_store_wait"
 
+    pending = opt_prop_def(IntegerAttr[I64])
+
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
-    assembly_format = "attr-dict"
+    assembly_format = "(`pending` $pending^)? attr-dict"
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, pending: int = 0):
+        super().__init__(properties={"pending": IntegerAttr(pending, 64)} if pending else {})
+
+    @property
+    def pending_count(self) -> int:
+        return 0 if self.pending is None else self.pending.value.data
+
+    def verify_(self) -> None:
+        if not 0 <= self.pending_count <= 7:
+            _fail(self, f"pending must be 0 to 7 (bulk groups a warp leaves reading), got {self.pending_count}")
 
 
 @irdl_op_definition

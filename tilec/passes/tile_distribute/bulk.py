@@ -225,7 +225,7 @@ class BulkLowering:
         em.insert(frag_fast.frag_bulk_commit_warp())
 
     def bulk_store_wait(self, op: t.BulkStoreWaitOp) -> None:
-        self.em.insert(frag_fast.frag_bulk_wait_warp(0))
+        self.em.insert(frag_fast.frag_bulk_wait_warp(op.pending_count))
 
     def mbar_wait(self, op: t.MbarWaitOp) -> None:
         em = self.em

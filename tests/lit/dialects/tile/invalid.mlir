@@ -290,3 +290,11 @@ func.func @batch_extent(%a: !tile.gl<f16, [2, ?, ?]>, %b: !tile.gl<f16, [3, ?, ?
   func.return
 }
 // CHECK: 'tile.matmul' a, b and c must have one batch extent, got 2, 3 and ?
+
+// -----
+
+func.func @bulk_store_wait_pending() {
+  tile.bulk_store_wait pending 8
+  func.return
+}
+// CHECK: 'tile.bulk_store_wait' pending must be 0 to 7 (bulk groups a warp leaves reading), got 8
