@@ -11,7 +11,8 @@ Runs (fresh random inputs, output poisoned with NaN, float64 reference):
   strided A and a bias + ReLU (the element-wise copy paths and the bias loads);
 - hopper (sm_90): bulk copies, wgmma (64-row tiles with wgmmas in flight, alone and in
   clusters of two), and the persistent warp-specialised kernel with its
-  TMA-store epilogue on a ragged 1000x1032x520 with a bias; the same kernel on FP8 (e4m3)
+  TMA-store epilogue on a ragged 1000x1032x520 with a bias, also with four stages (its stores in
+  column chunks through a ring of two slots a warp); the persistent kernel on FP8 (e4m3)
   inputs with per-tensor scales (with torch);
 - large 1024x1024x512: row/row with the configuration the heuristic picks
   (64x64x32 on a 132-SM GPU), and with the large 128x128x32 configuration
@@ -166,6 +167,11 @@ def main() -> int:
         # (the stage ring and each warp's store buffer reused from tile to tile), ragged edges
         ok &= run_case("persistent wgmma, TMA store", 1000, 1032, 520, bias=True,
                        config=PERSISTENT_WGMMA_CONFIG, use_torch=torch)
+        # four stages: each warp stores its rows in 64-column chunks through a ring of two slots
+        from tilec.kernels.gemm_config import DEEP_PERSISTENT_WGMMA_CONFIG
+
+        ok &= run_case("persistent wgmma, chunked TMA store", 1000, 1032, 520, bias=True,
+                       config=DEEP_PERSISTENT_WGMMA_CONFIG, use_torch=torch)
         if torch is not None:  # FP8 tensors come from torch: the persistent TMA-store kernel on e4m3 inputs
             from tilec.kernels.gemm_config import FP8_WGMMA_LADDER
 

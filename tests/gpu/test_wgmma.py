@@ -96,3 +96,27 @@ def test_few_rows_take_the_narrower_wgmma_tiles(shape, tile):
     ref = torch.relu(a.double() @ b.double() + bias.double())
     err = ((c.double() - ref).abs().max() / ref.abs().max()).item()
     assert err < 1e-2, f"relative error {err}"
+
+
+@pytest.mark.skipif(_sm90() is not None, reason=str(_sm90()))
+@pytest.mark.parametrize("out_dtype", ["bfloat16", "float32"])
+def test_more_tiles_than_sms_take_four_stages_and_chunked_stores(out_dtype):
+    """1100 x 4200 x 520 is 153 tiles of 128x256 (ragged on every side): more than the SMs, so the
+    persistent kernel with four stages, each warp storing its rows in 64-column chunks (32 of f32)
+    through a ring of two slots; fresh inputs, NaN-poisoned output, a bias, float64 reference."""
+    torch = pytest.importorskip("torch")
+    from tilec.kernels.gemm_config import DEEP_PERSISTENT_WGMMA_CONFIG, choose_config
+
+    m, n, k = 1100, 4200, 520
+    if torch.cuda.get_device_properties(0).multi_processor_count <= 153:
+        assert choose_config(m, n, k, "bfloat16", aligned=True, arch="sm_90") == DEEP_PERSISTENT_WGMMA_CONFIG
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+    bias = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=getattr(torch, out_dtype))
+    tilec.matmul(a, b, out=c, bias=bias, out_dtype=out_dtype, config=DEEP_PERSISTENT_WGMMA_CONFIG)
+    torch.cuda.synchronize()
+    ref = a.double() @ b.double() + bias.double()
+    assert not torch.isnan(c).any()
+    err = ((c.double() - ref).abs().max() / ref.abs().max()).item()
+    assert err < 1e-2, f"relative error {err}"
