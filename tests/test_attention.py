@@ -210,7 +210,7 @@ def test_the_kernel_compiles_without_a_gpu():
     assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16 \{[^}]*\}, \{%r", ptx)
 
 
-@pytest.mark.parametrize("d", [16, 48, 96, 144, 192, 256])
+@pytest.mark.parametrize("d", [16, 48, 96, 144, 192, 240, 256])
 def test_head_dimensions_past_the_tuned_ones(d):
     """Other multiples of 16: sm_90's kernel to 256 (descriptor layouts of 32/64/128-byte rows), the
     mma.sync kernel to 192 (in the interpreter after tile-distribute for one of each), and a clear
@@ -218,11 +218,12 @@ def test_head_dimensions_past_the_tuned_ones(d):
     q = np.zeros((1, 2, 130, d), np.float16)
     ptx = tilec.attention_kernel(q, q, q, causal=True, arch="sm_90").asm["ptx"]
     assert ptx.count("wgmma.mma_async") > 0
-    # past D 64 each warp stores its rows of O through shared memory and bulk tensor stores; at 240 and
-    # 256 whole-row buffers do not fit beside q's tile and the stages, and tile-bulk-store stores the
-    # rows in column chunks of one 128-byte box through a ring of two
-    assert (".global.shared::cta.tile.bulk_group" in ptx) == (A.TMA_STORE_PAST_D < d)
-    assert ("cp.async.bulk.wait_group.read 1" in ptx) == (d > 224)
+    # past D 64 each warp stores its rows of O through shared memory and bulk tensor stores up to D 224;
+    # at 240 and 256 whole-row buffers do not fit beside q's tile and the stages: at 256 tile-bulk-store
+    # stores the rows in column chunks of one 128-byte box through a ring of two, at 240 (boxes of 32
+    # bytes, partial lines) the stores stay direct
+    assert (".global.shared::cta.tile.bulk_group" in ptx) == (A.TMA_STORE_PAST_D < d and d != 240)
+    assert ("cp.async.bulk.wait_group.read 1" in ptx) == (d == 256)
     if d <= A.MMA_MAX_HEAD_DIM:
         assert "mma.sync" in tilec.attention_kernel(q, q, q, arch="sm_80").asm["ptx"]
     else:

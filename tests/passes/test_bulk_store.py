@@ -8,6 +8,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import IntegerAttr
 
 from tilec.api import make_context
 from tilec.dialects.tile import ops as t
@@ -116,9 +117,10 @@ _TAKEN = '''  %taken = tile.alloc : !tile.st<Rx1024xf16>
 
 @pytest.mark.parametrize("ty, cols, taken, boxes, waits", [
     ("bf16", 32, 0, 1, [0, 0]), ("f16", 192, 0, 3, [0, 0]), ("f32", 64, 0, 2, [0, 0]),
-    ("f16", 192, 108, 3, [0, 0, 0, 0]),  # 216 KB taken: three one-box chunks through one slot a warp
+    ("f16", 192, 104, 3, [0, 1, 1, 0]),  # 208 KB taken: three chunks, the first waiting for all
     ("f16", 256, 104, 4, [1, 1, 1, 1, 0]),  # 208 KB taken: four chunks, a ring of two slots
-    ("f16", 192, 112, 0, []),  # 224 KB taken: no room for a chunk, the store stays
+    ("f16", 192, 108, 0, []),  # 216 KB taken: no room for two chunks a warp, the store stays
+    ("f16", 96, 108, 0, []),  # 96 columns: 64-byte boxes, no chunks (partial lines); no room for the whole
 ])
 def test_bulk_stores_of_other_boxes_in_the_lane_interpreter(ty, cols, taken, boxes, waits):
     """Four warps copy 57 rows through tile-bulk-store (the last warp's window past the edge): a
@@ -159,3 +161,28 @@ def test_the_bulk_store_kernels_assemble():
         ptx = kernel.asm["ptx"]
         assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group") == 4
         assert kernel_resources(ptx, "sm_90a")[kernel.name].registers <= 168
+
+
+def test_the_tile_interpreter_catches_a_slot_rewritten_while_a_bulk_store_reads_it():
+    """The ring's waits, checked: in the tile interpreter a bulk store's shared tile stays read until
+    its warp's tile.bulk_store_wait covers it, and a tile.store into it before then is an error. Four
+    chunks through two slots pass with ``pending 1``; with ``pending 2`` chunk 2 would overwrite slot 0
+    while chunk 0's store may still read it."""
+    from tilec.interp import TileInterpreterError, parse_module
+
+    text = _COPY.replace("T", "f16").replace("C", "256")
+    text = text.replace("  %warp = tile.warp_id\n", _TAKEN.replace("R", "104") + "  %warp = tile.warp_id\n")
+    a = np.random.default_rng(7).standard_normal((64, 256)).astype(np.float16)
+    for pending, ok in ((1, True), (2, False)):
+        module = parse_module(text)
+        build_pipeline("tile-layout,tile-bulk-store").apply(make_context(), module)
+        for wait in _ops(module, t.BulkStoreWaitOp):
+            if wait.pending is not None:
+                wait.properties["pending"] = IntegerAttr(pending, 64)
+        c = np.full(a.shape, np.nan, a.dtype)
+        if ok:
+            run(module, "k", a, c, grid=(1, 1, 1))
+            assert np.array_equal(a, c)
+        else:
+            with pytest.raises(TileInterpreterError, match="may still be reading"):
+                run(module, "k", a, c, grid=(1, 1, 1))

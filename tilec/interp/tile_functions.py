@@ -85,6 +85,9 @@ class BlockShared:
         self.multicasts: dict[tuple, tuple[int, dict[int, list]]] = {}
         """By (barrier, op): the open phase, and the windows each block (by rank) multicast into it."""
         self.bytes = 0
+        self.bulk_reads: list[tuple[int, np.ndarray, np.ndarray]] = []
+        """The bulk stores still reading shared memory: (warp, buffer, element offsets), oldest first
+        (:meth:`TileFunctions.run_bulk_store`)."""
         self._lock = threading.Lock()
 
     def named_barrier(self, index: int) -> NamedBarrier:
@@ -559,6 +562,16 @@ def _write(dest: Any, indices, values: np.ndarray, mask: np.ndarray | None = Non
         raise OpError(f"expected a global view or a shared tile, got {type(dest).__name__}")
 
 
+def _in_root(tile: SharedTile, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The allocation a shared tile's buffer is a view of (a stage's is a slice of its buffer's), and
+    ``offsets`` (elements of the tile's buffer) as elements of that allocation."""
+    root = tile.buffer
+    while root.base is not None:
+        root = root.base
+    start = (tile.buffer.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // tile.buffer.itemsize
+    return root, np.asarray(offsets).ravel() + start
+
+
 def _register_dims(ty: Attribute) -> tuple[int, ...]:
     """The shape of a register tile's or vector's values."""
     return (ty.length.data,) if isinstance(ty, t.RegisterVectorType) else ty.dims
@@ -763,8 +776,21 @@ class TileFunctions(InterpreterFunctions):
     def run_store(self, interpreter: Interpreter, op: t.StoreOp, args: PythonValues):
         value, dest, *indices = args
         value = _register(value, _register_dims(op.value.type), "the stored value")
+        self._check_bulk_reads(dest, _indices(indices), value.shape)
         _write(dest, _indices(indices), value)
         return ()
+
+    def _check_bulk_reads(self, dest: Any, indices: tuple[int, ...], dims: tuple[int, ...]) -> None:
+        """A write into shared memory that a bulk store (``tile.bulk_store``) may still be reading is
+        a race on the GPU (the TMA unit reads at some time before the storing warp's
+        ``tile.bulk_store_wait`` covers it), even though the interpreter read it at issue."""
+        if not isinstance(dest, SharedTile) or not self.ctx.shared.bulk_reads:
+            return
+        root, written = _in_root(dest, dest._window(indices or None, dims if indices else None))
+        for warp, buffer, offsets in self.ctx.shared.bulk_reads:
+            if buffer is root and np.intersect1d(offsets, written).size:
+                raise OpError(f"writes shared memory that a bulk store of warp {warp} may still be reading: "
+                              "that warp's tile.bulk_store_wait (with fewer pending) must come first")
 
     def _owner_mask(self, op: t.CopyOp | t.AsyncCopyOp, tile_type: SharedType) -> np.ndarray | None:
         """In a per-warp execution a copy with thread/value layouts moves only this warp's elements."""
@@ -874,14 +900,22 @@ class TileFunctions(InterpreterFunctions):
 
     @impl(t.BulkStoreOp)
     def run_bulk_store(self, interpreter: Interpreter, op: t.BulkStoreOp, args: PythonValues):
-        """The warp's shared tile to the global window (clipped at the view's edges), at issue: the
-        interpreter has no store in flight for ``tile.bulk_store_wait`` to wait for."""
+        """The warp's shared tile to the global window (clipped at the view's edges), at issue; the
+        tile stays marked as read until this warp's ``tile.bulk_store_wait`` covers the store, and a
+        ``tile.store`` into it before then is an error (:meth:`_check_bulk_reads`)."""
         source, dest, *indices = args
         _write(dest, _indices(indices), _read(source, (), op.source.type.dims))
+        if isinstance(source, SharedTile):  # read at issue here; on the GPU until a wait covers it
+            self.ctx.shared.bulk_reads.append((self.ctx.warp or 0, *_in_root(source, source.offsets)))
         return ()
 
     @impl(t.BulkStoreWaitOp)
     def run_bulk_store_wait(self, interpreter: Interpreter, op: t.BulkStoreWaitOp, args: PythonValues):
+        """This warp's bulk stores but its newest ``pending`` have read their shared tiles."""
+        warp, reads = self.ctx.warp or 0, self.ctx.shared.bulk_reads
+        mine = [i for i, r in enumerate(reads) if r[0] == warp]
+        done = set(mine[: max(0, len(mine) - op.pending_count)])
+        reads[:] = [r for i, r in enumerate(reads) if i not in done]
         return ()
 
     @impl(t.MbarWaitOp)

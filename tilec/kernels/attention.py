@@ -218,8 +218,8 @@ attention_fwd_wgmma_stored = attention_fwd_wgmma.with_options(bulk_store=True)
 """:data:`attention_fwd_wgmma` whose warps store their rows of O through shared memory and bulk tensor
 stores (``tile-bulk-store``: whole lines written, the warp free at once) instead of one ``st.global``
 per fragment pair. Taken past :data:`TMA_STORE_PAST_D`; at D = 240 and 256 whole-row buffers do not fit
-beside q's tile and the K/V stages, and ``tile-bulk-store`` stores the rows in column chunks through a ring
-of two one-box buffers a warp."""
+beside q's tile and the K/V stages: at 256 ``tile-bulk-store`` stores the rows in column chunks of one
+128-byte box through a ring of two a warp, at 240 (32-byte boxes) the stores stay direct."""
 
 TMA_STORE_PAST_D = 64
 """Head dimensions above this store O by TMA. H200, bf16, session 20, TFLOP/s, direct / TMA store (two

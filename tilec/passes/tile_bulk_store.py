@@ -24,10 +24,12 @@ becomes::
     tile.bulk_store %sw -> %c[%row, %col]
 
 When the whole-tile buffers do not fit beside the kernel's other shared memory (four stages of the
-128x256x64 GEMM tile, an f32 C), each warp stores its tile in column chunks of one box through a ring
-of :data:`CHUNK_SLOTS` chunk buffers (one slot when the chunks do not come in pairs), each chunk a
-``tile.slice`` of the register tile (:func:`tilec.passes.fragments.column_window`: the fragment's
-columns must split into whole windows of a lane's values)::
+128x256x64 GEMM tile, an f32 C), each warp stores its tile in column chunks of one box of 128-byte
+rows through a ring of :data:`CHUNK_SLOTS` chunk buffers, each chunk a ``tile.slice`` of the
+register tile (:func:`tilec.passes.fragments.column_window`: the fragment's columns must split into
+whole windows of a lane's values). Chunk ``j`` takes slot ``j % 2`` and waits until all but the
+warp's last store have read (``pending 1``: the slot's last store was two ago); with an odd number
+of chunks, chunk 0 follows the previous store's last chunk in the same slot and waits for all::
 
     %ring = arith.muli %w, %c2
     %sw = tile.stage %sc[%ring]          // slot 0; chunk 1 takes %ring + 1, chunk 2 slot 0 again
@@ -39,7 +41,8 @@ columns must split into whole windows of a lane's values)::
 and every ``func.return`` of the kernel is preceded by a ``tile.bulk_store_wait`` (a block must
 not exit while the TMA unit still reads its shared memory). ``W`` is the warps that run the
 store: the block's, or its consumers' in a warp-specialised kernel (``tile-pipeline{producer}``
-puts them first). Stores of the same shape and element type share one buffer.
+puts them first). Stores of the same shape and element type share one buffer (a ring of chunks
+serves those whose fragments split into its chunks; the others keep their direct stores).
 
 A store is taken when its value is a 2-D register tile that each warp holds for itself
 (warp-varying, :mod:`tilec.passes.uniformity`: a warp-uniform tile may be one tile spread over
@@ -108,13 +111,15 @@ def bulk_stores(kernel: func.FuncOp) -> None:
     total = launch.smem.data
     for store in stores:
         tile: RegisterType = store.value.type
-        key = (tuple(tile.dims), tile.element_type, tile.fragment)
+        key = (tuple(tile.dims), tile.element_type)
         if key not in buffers:
             buffers[key] = _place_buffer(kernel, entry, tile, warps, threads)
             if buffers[key] is not None:
                 total = max(total, buffers[key].planned)
-        if buffers[key] is not None:
-            _rewrite(store, buffers[key])
+        buffer = buffers[key]
+        # a ring of chunks serves the stores whose fragment splits into the same chunks
+        if buffer is not None and (buffer.chunk is None or _chunk_width(tile) == buffer.chunk):
+            _rewrite(store, buffer)
     if not any(buffers.values()):
         return
     for ret in [o for o in kernel.walk() if isinstance(o, func.ReturnOp)]:
@@ -138,23 +143,35 @@ CHUNK_SLOTS = 2
 """Slots of a warp's ring of chunk buffers: one chunk is written while the last one is read."""
 
 
+def _chunk_width(tile: RegisterType) -> int | None:
+    """The columns of one chunk of ``tile`` (one box of 128-byte rows) when its fragment splits into
+    whole windows of its values at every such chunk (:func:`column_window`); None otherwise. Boxes
+    of narrower rows (a 32- or 64-byte swizzle) would write parts of lines, chunk after chunk: those
+    tiles keep the whole-tile buffer or their direct stores."""
+    rows, cols = tile.dims
+    box = choose_box((rows, cols), element_bits(tile.element_type) // 8)
+    frag = tile.fragment
+    if frag is None or box.swizzle != 128 or box.inner >= cols:
+        return None
+    whole = tile_fragment((rows, cols), frag.layout)
+    if all(column_window(whole, c, box.inner) is not None for c in range(0, cols, box.inner)):
+        return box.inner
+    return None
+
+
 def _place_buffer(kernel: func.FuncOp, entry, tile: RegisterType, warps: int, threads: int) -> _Buffer | None:
-    """A buffer for ``tile``'s stores that keeps the kernel within the device's shared memory: the
-    whole tile a warp, else a ring of :data:`CHUNK_SLOTS` column chunks of one box each (the
-    fragment's columns must split into whole windows of its values, :func:`column_window`); None
-    when neither fits (the stores stay as they are)."""
+    """A buffer for stores of ``tile``'s shape and element type that keeps the kernel within the
+    device's shared memory: the whole tile a warp, else a ring of :data:`CHUNK_SLOTS` column chunks
+    of one box each (:func:`_chunk_width`); None when neither fits (the stores stay as they are)."""
     elem_bytes = element_bits(tile.element_type) // 8
     rows, cols = tile.dims
-    box = choose_box((rows, cols), elem_bytes)
-    choices: list[tuple[int | None, int]] = [(None, 1)]
-    frag = tile.fragment
-    if frag is not None and box.inner < cols:
-        whole = tile_fragment((rows, cols), frag.layout)
-        if all(column_window(whole, c, box.inner) is not None for c in range(0, cols, box.inner)):
-            chunks = cols // box.inner
-            choices.append((box.inner, CHUNK_SLOTS if chunks % CHUNK_SLOTS == 0 else 1))
-    for chunk, slots in choices:
+    choices: list[int | None] = [None]
+    chunk = _chunk_width(tile)
+    if chunk is not None:
+        choices.append(chunk)
+    for chunk in choices:
         width = cols if chunk is None else chunk
+        slots = 1 if chunk is None else CHUNK_SLOTS
         layout, _ = staged_layout(box_layout(choose_box((rows, width), elem_bytes), width), warps * slots,
                                   elem_bytes)
         alloc = t.AllocOp(SharedType((warps * slots, rows, width), tile.element_type, layout))
@@ -242,10 +259,13 @@ def _rewrite(store: t.StoreOp, buffer: _Buffer) -> None:
         whole = tile_fragment((rows, cols), tile.fragment.layout)
         first = add(arith.MuliOp(warp, const(buffer.slots)), "ring")
         row, col = store.indices
+        chunks = cols // buffer.chunk
         for j, c in enumerate(range(0, cols, buffer.chunk)):
             slot = first if j % buffer.slots == 0 else add(arith.AddiOp(first, const(j % buffer.slots)))
             stage = add(t.StageOp(buffer.alloc, slot), "sw")
-            add(t.BulkStoreWaitOp(buffer.slots - 1))
+            # the slot was last read by the store ``slots`` stores ago: this store's, or with an odd
+            # count of chunks the previous one's last chunk for chunk 0 (then all must have read)
+            add(t.BulkStoreWaitOp(0 if j == 0 and chunks % buffer.slots else buffer.slots - 1))
             window = column_window(whole, c, buffer.chunk)
             part = add(t.SliceOp(store.value, (0, c), RegisterType((rows, buffer.chunk), tile.element_type,
                                                                    window.tv.layout)), "part")

@@ -13,8 +13,9 @@
   coordinates the subviews fixed in the leading dimensions. The
   view must promise ``tile.aligned_rows >= 16`` (what a tensor map needs of
   addresses and strides; checked at launch).
-- **Prefetch.** At the kernel's entry the issuing thread prefetches every tensor map
-  (``frag.tensormap_prefetch``).
+- **Prefetch.** At the kernel's entry the block's first thread prefetches every tensor map
+  (``frag.tensormap_prefetch``), loads' and stores' (a hint to the SM's descriptor cache, whichever
+  thread later issues the copies).
 - **Barriers.** ``tile.mbar_init`` → ``N * 8`` bytes of shared memory; thread 0
   inits each barrier for one arrival (a per-warp ``!tile.mbar<N, warps>``: one
   per warp of the block, or of its consumers in a warp-specialised kernel) and
@@ -29,8 +30,9 @@
 - **Bulk stores, per warp.** ``tile.bulk_store`` → ``frag.fence_proxy_async`` and
   ``frag.warp_sync`` in every lane (the warp's ``st.shared`` reach the async proxy), then one
   ``frag.tma_store_warp`` per box and ``frag.bulk_commit_warp`` (lane 0 issues); a store's view
-  gets a tensor-map parameter as a bulk copy's does. ``tile.bulk_store_wait`` →
-  ``frag.bulk_wait_warp 0`` (lane 0 waits for the reads, then the warp syncs).
+  gets a tensor-map parameter as a bulk copy's does. ``tile.bulk_store_wait [pending N]`` →
+  ``frag.bulk_wait_warp N`` (lane 0 waits for the reads of all but its last N stores, then the
+  warp syncs).
 - **Warps release.** ``tile.mbar_arrive`` → ``frag.mbar_arrive_warp`` (one
   arrival per warp, after ``bar.warp.sync``).
 - **Alignment.** A tensor map's swizzle works on address bits, so a
@@ -146,9 +148,9 @@ class BulkLowering:
         return self.em.gep(bars.ptr, self.em.cast(index, i32), i64, i32)
 
     def prefetch_tensor_maps(self) -> None:
-        """At the kernel's entry, the issuing thread prefetches each tensor-map parameter into the
-        descriptor cache: the first bulk copy of a block (its pipeline's prologue, exposed in a
-        kernel of one tile a block) then does not wait for the map's fetch."""
+        """At the kernel's entry (before any role), the block's first thread prefetches each
+        tensor-map parameter into the descriptor cache: the first bulk copy of a block (its pipeline's
+        prologue, exposed in a kernel of one tile a block) then does not wait for the map's fetch."""
         maps = list(dict.fromkeys(self.tensor_maps.values()))
         if maps:
             self._leader(lambda: [self.em.insert(frag_fast.frag_tensormap_prefetch(m)) for m in maps])
