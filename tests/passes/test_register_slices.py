@@ -15,7 +15,7 @@ from tilec.dialects.abi import gl_params
 from tilec.interp import run
 from tilec.interp.launch import parse_module
 from tilec.layout import MMA_M16N8K16_F16 as ATOM
-from tilec.passes.fragments import default_fragment, mma_fragment, window_values
+from tilec.passes.fragments import column_window, default_fragment, mma_fragment, window_values
 from tilec.runtime.gl_views import GlView, expand
 
 KERNEL = Path(__file__).resolve().parents[1] / "lit" / "passes" / "tile-pipeline" / "register_slices.mlir"
@@ -31,6 +31,28 @@ def test_window_values():
     # B given K x N (transposed): its lanes hold columns where A's hold rows
     assert window_values(mma_fragment(ATOM, "A", (16, 64)), mma_fragment(ATOM, "B", (16, 16), transposed=True),
                          (0, 16)) is None
+
+
+@pytest.mark.parametrize("dims", [(16, 256), (32, 256), (16, 128), (64, 128), (32, 64)])
+@pytest.mark.parametrize("cols", [8, 32, 64])
+def test_column_windows_of_accumulators(dims, cols):
+    """``column_window`` (tile-bulk-store's chunks): for an mma C tile, the window of ``cols`` columns at
+    every multiple of ``cols`` holds each of its elements once, in some lane among that lane's tile values
+    (``window_values``), at the window's own coordinates; 12 columns split the atoms' 8 and have none."""
+    tile = mma_fragment(ATOM, "C", dims, name="acc")
+    rows, width = dims
+    for c0 in range(0, width, cols):
+        window = column_window(tile, c0, cols)
+        assert window is not None and window.dims == (rows, cols)
+        picked = window_values(tile, window, (0, c0))
+        assert picked is not None
+        seen = {window.coord(lane, v) for lane in range(32) for v in range(window.num_values)}
+        assert seen == {(r, c) for r in range(rows) for c in range(cols)}
+        for lane in range(32):
+            for v, u in enumerate(picked):
+                r, c = window.coord(lane, v)
+                assert tile.coord(lane, u) == (r, c + c0)
+    assert column_window(tile, 0, 12) is None and column_window(tile, width - 8, 16) is None
 
 
 def _tile_opt(*args: str) -> str:
