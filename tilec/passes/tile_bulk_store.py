@@ -54,9 +54,9 @@ with nothing but the kernel's end), a tensor map's box covers the tile
 (:func:`tilec.layout.bulk.choose_box`) and the buffers fit: the kernel's shared memory as
 tile-distribute will plan it (:func:`~tilec.passes.tile_distribute.kernel.plan_shared_memory`,
 layout conversions' and reductions' scratch included) stays within the device's limit, and
-``tile.launch``'s ``smem`` grows to it (whole tiles, else chunks). Other stores stay as they are. Run after ``tile-layout``
-(whose conversions take shared memory too) and before ``tile-distribute``; sm_90 (bulk tensor
-copies).
+``tile.launch``'s ``smem`` grows to it (whole tiles, else chunks). Other stores stay as they are.
+Run after ``tile-layout`` (whose conversions take shared memory too) and before ``tile-distribute``;
+sm_90 (bulk tensor copies).
 """
 
 from __future__ import annotations
