@@ -531,8 +531,8 @@ WGMMA_CANDIDATES: tuple[MatmulConfig, ...] = (
     _C((64, 128, 128), None, 4, bulk=True, wgmma=True),
 )
 """f16/bf16 on sm_90a with aligned row-major A and B: the warpgroup MMA's tiles (:data:`WGMMA_LADDER`,
-the persistent kernel with four stages and its stores in chunks, and the 128x256 tile launched a block a tile with and without the TMA store and persistent without
-it; the 128x128 tile of three stages one K step at a time and the 64x128 tile, both with direct
+the persistent kernel with four stages and its stores in chunks, and the 128x256 tile launched a
+block a tile with and without the TMA store and persistent without it; the 128x128 tile of three stages one K step at a time and the 64x128 tile, both with direct
 stores: two blocks an SM where a grid has more than one wave of them, which their TMA-store rungs
 give up). No spills on sm_90a with an f32 C; with a bf16 C and a bias the persistent kernel spills 28
 bytes (see :data:`PERSISTENT_WGMMA_CONFIG`)."""
