@@ -14,7 +14,7 @@ from tilec.api import make_context
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import GlobalType
 from tilec.interp import run
-from tilec.kernels.gemm_config import PERSISTENT_WGMMA_CONFIG, WGMMA_LADDER
+from tilec.kernels.gemm_config import DEEP_PERSISTENT_WGMMA_CONFIG, PERSISTENT_WGMMA_CONFIG, WGMMA_LADDER
 from tilec.kernels.gemm_ir import MatmulSpec, build_module
 from tilec.passes.registry import build_pipeline
 
@@ -148,6 +148,45 @@ def test_bulk_stores_of_other_boxes_in_the_lane_interpreter(ty, cols, taken, box
     assert np.array_equal(a, c)
 
 
+@pytest.mark.parametrize("out, bias, config", [("float32", "float32", PERSISTENT_WGMMA_CONFIG),
+                                               ("bfloat16", "bfloat16", DEEP_PERSISTENT_WGMMA_CONFIG)])
+def test_gemm_meaning_with_chunked_bulk_stores(out, bias, config):
+    """The persistent 128x256 kernel whose whole-tile buffers do not fit (an f32 C: eight 32-column
+    chunks; four stages: four 64-column chunks), ragged 136x264x72 over three blocks (four tiles),
+    with a bias: the tile interpreter after tile-bulk-store and the lane interpreter after
+    tile-distribute against float64."""
+    from tilec.dialects.abi import gl_params
+    from tilec.interp import round_bf16
+    from tilec.runtime.gl_views import expand
+
+    in_dt = "bfloat16" if out == "bfloat16" else "float16"
+    spec = MatmulSpec(in_dt, out, bias_dtype=bias, align=16)
+    m, n, k = 136, 264, 72
+    rng = np.random.default_rng(n)
+
+    def values(*shape):  # what the dtype holds, as float32 (bf16 rounded) or float16
+        x = rng.standard_normal(shape).astype(np.float32)
+        return np.array(round_bf16(x), np.float32) if in_dt == "bfloat16" else x.astype(np.float16)
+
+    a, b, v = values(m, k), values(k, n), values(n)
+    v = v.astype(np.float32) if bias == "float32" else v
+    ref = a.astype(np.float64) @ b.astype(np.float64) + v.astype(np.float64)
+    for last in ("tile-bulk-store", "tile-distribute"):
+        module = _lowered(spec, config, last)
+        fn = next(o for o in module.walk() if o.name == "func.func")
+        c = np.full((m, n), np.nan, np.float32 if out == "float32" else a.dtype)
+        if last == "tile-bulk-store":
+            chunks = 8 if out == "float32" else 4
+            assert len(_ops(module, t.BulkStoreOp)) == chunks and len(_ops(module, t.SliceOp)) == chunks
+            run(module, fn.sym_name.data, a, b, c, v, grid=(3, 1, 1))
+        else:
+            run(module, fn.sym_name.data, *expand(gl_params(fn), a, b, c, v, signature_length=len(fn.args)),
+                grid=(3, 1, 1))
+        assert not np.isnan(c).any(), f"after {last}: NaN left in C"
+        err = np.abs(c.astype(np.float64) - ref).max() / np.abs(ref).max()
+        assert err < 1e-2, f"after {last}: relative error {err:.2e}"
+
+
 def test_the_bulk_store_kernels_assemble():
     """ptxas (sm_90a) takes the persistent TMA-store GEMM, plain and with a bias into bf16."""
     from tilec.api import compile as tilec_compile
@@ -161,6 +200,16 @@ def test_the_bulk_store_kernels_assemble():
         ptx = kernel.asm["ptx"]
         assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group") == 4
         assert kernel_resources(ptx, "sm_90a")[kernel.name].registers <= 168
+    # the chunked stores: four stages (bf16 C, a bias), and an f32 C
+    for spec, config, chunks in ((MatmulSpec("bfloat16", "bfloat16", bias_dtype="bfloat16", align=16),
+                                  DEEP_PERSISTENT_WGMMA_CONFIG, 4),
+                                 (MatmulSpec("float16", "float32", align=16), PERSISTENT_WGMMA_CONFIG, 8)):
+        kernel = tilec_compile(build_module(spec), pipeline=config, arch="sm_90a")
+        ptx = kernel.asm["ptx"]
+        assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group") == chunks
+        assert ptx.count("cp.async.bulk.wait_group.read 1") == chunks
+        resources = kernel_resources(ptx, "sm_90a")[kernel.name]
+        assert resources.registers <= 168 and resources.spill_stores == resources.spill_loads == 0
 
 
 def test_the_tile_interpreter_catches_a_slot_rewritten_while_a_bulk_store_reads_it():

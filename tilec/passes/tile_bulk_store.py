@@ -243,8 +243,12 @@ def _rewrite(store: t.StoreOp, buffer: _Buffer) -> None:
             op.results[0].name_hint = hint
         return op.results[0] if op.results else None
 
+    consts: dict[int, SSAValue] = {}
+
     def const(v: int) -> SSAValue:
-        return add(arith.ConstantOp(IntegerAttr(v, IndexType())), "zero" if v == 0 else None)
+        if v not in consts:
+            consts[v] = add(arith.ConstantOp(IntegerAttr(v, IndexType())), "zero" if v == 0 else None)
+        return consts[v]
 
     zero = const(0)
     warp = add(t.WarpIdOp(), "w")
