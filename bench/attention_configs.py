@@ -2,9 +2,11 @@
 
     python bench/attention_configs.py [--d 128] [--s 4096] [--causal] [--path wgmma|overlap|mma]
                                       [--bm 64 128] [--bn 64 128] [--stages 2 3] [--bulk 0 1] [--wm 16 32]
+                                      [--dtype float16] [--sdpa CUDNN_ATTENTION FLASH_ATTENTION]
 
-Prints TFLOP/s (FLOPs = 4 B H S^2 D, halved for causal; B S = 16k tokens, H D = 2048, bf16) for each
-(BM, BN, num_warps, num_stages) the path can take, with the result checked against SDPA first;
+Prints TFLOP/s (FLOPs = 4 B H S^2 D, halved for causal; B S = 16k tokens, H D = 2048, bf16 unless
+``--dtype``) for each (BM, BN, num_warps, num_stages) the path can take, with the result checked
+against SDPA first;
 ``--bulk 0 1`` times the wgmma kernels with ``cp.async`` copies and block barriers (0) beside bulk
 tensor copies released per warp (1, the default of ``attention_fwd_wgmma``).
 """
@@ -18,6 +20,7 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from tilec.kernels import attention as A
 
@@ -29,6 +32,9 @@ def main() -> None:
     p.add_argument("--d", type=int, default=128)
     p.add_argument("--s", type=int, default=4096)
     p.add_argument("--causal", action="store_true")
+    p.add_argument("--dtype", choices=("bfloat16", "float16"), default="bfloat16")
+    p.add_argument("--sdpa", nargs="*", default=[], choices=("CUDNN_ATTENTION", "FLASH_ATTENTION"),
+                   help="also time torch SDPA with these backends")
     p.add_argument("--path", choices=("wgmma", "overlap", "mma"), default="wgmma")
     p.add_argument("--bm", type=int, nargs="*", default=[64, 128])
     p.add_argument("--bn", type=int, nargs="*", default=[32, 64, 128])
@@ -45,7 +51,7 @@ def main() -> None:
         p.error("--wm is for --path mma (a warp of the wgmma kernels owns 16 rows)")
     d, s = args.d, args.s
     b, h = 16384 // s, 2048 // d
-    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=getattr(torch, args.dtype)) for _ in range(3))
     want = F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
     flops = 4 * b * h * s * s * d / (2 if args.causal else 1)
     wgmma = args.path != "mma"
@@ -56,7 +62,7 @@ def main() -> None:
         kernel, arch = attention_overlap, "sm_90a"
     else:
         kernel, arch = A.path("sm_90a" if wgmma else "sm_80", d)  # what tilec.attention runs at this D
-    print(f"GPU: {torch.cuda.get_device_name()}; {args.path}, D {d}, S {s}, causal {args.causal}")
+    print(f"GPU: {torch.cuda.get_device_name()}; {args.path}, D {d}, S {s}, causal {args.causal}, {args.dtype}")
     variants = {None: kernel}
     if args.bulk is not None or args.producer is not None:
         variants = {}
@@ -88,6 +94,11 @@ def main() -> None:
         err = ((out.float() - want.float()).abs().max() / want.float().abs().max()).item()
         tf = flops / time_ms(run, batches=10, batch=5) / 1e9
         print(f"{name}: {tf:7.1f} TFLOP/s  err {err:.1e}")
+    for backend in args.sdpa:  # references in the same call
+        def sdpa(backend=getattr(SDPBackend, backend)):
+            with sdpa_kernel(backend):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
+        print(f"SDPA {backend}: {flops / time_ms(sdpa, batches=10, batch=5) / 1e9:7.1f} TFLOP/s")
 
 
 if __name__ == "__main__":

@@ -135,18 +135,35 @@ def test_long_query_blocks_of_the_wgmma_kernel(d, bn, causal):
     assert np.abs(lse - want_lse).max() < 2e-3
 
 
-def test_mma_warps_of_32_rows_up_to_d64():
-    """Up to D = 64 a warp of the mma.sync kernel owns 32 query rows (two row tiles share each K and V
-    fragment it loads), so a block of 64 rows has two warps; past it 16 rows a warp. Interpreted lane
-    by lane with 32-row warps over a ragged block and a ragged K/V tile."""
+def test_mma_warps_of_32_rows_up_to_d128():
+    """Up to D = 128 a warp of the mma.sync kernel owns 32 query rows (two row tiles share each K and V
+    fragment it loads): blocks of 64 rows (two warps) up to D = 64, of 128 rows (four warps) past it;
+    past D = 128 16 rows a warp. Interpreted lane by lane with 32-row warps over a ragged block and a
+    ragged K/V tile."""
     assert A.config(64) == {"BM": 64, "BN": 64, "D": 64, "WM": 32} and A.warps(A.config(64)) == 2
-    assert "WM" not in A.config(128) and A.warps(A.config(128)) == 4
+    assert A.config(128) == {"BM": 128, "BN": 32, "D": 128, "WM": 32} and A.warps(A.config(128)) == 4
+    assert "WM" not in A.config(160) and A.warps(A.config(160)) == 4
     assert A.warps(A.config(128, True, 1 << 20)) == 12  # the wgmma kernel: 16 rows a warp
     rng = np.random.default_rng(32)
     q = rng.standard_normal((1, 1, 90, 32)).astype(np.float16)
     k, v = (rng.standard_normal((1, 1, 100, 32)).astype(np.float16) for _ in range(2))
     want, want_lse = reference(q, k, v, False)
     o, lse = run(q, k, v, False, after="tile-distribute")
+    assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
+    assert np.abs(lse - want_lse).max() < 2e-3
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_a_warps_q_read_from_shared_memory(causal):
+    """Past 32 x 64 elements a warp's q is read from shared memory each K/V tile instead of held in
+    registers (``Q_REGISTER_ELEMENTS``: D = 96 with 32-row warps here): a ragged block of 128 rows
+    over two heads and a ragged last K/V tile, after tile-distribute, lane by lane, against float64."""
+    assert 32 * 96 > A.Q_REGISTER_ELEMENTS
+    rng = np.random.default_rng(96 + causal)
+    q = (rng.standard_normal((1, 2, 70, 96)) * 2).astype(np.float16)
+    k, v = (rng.standard_normal((1, 2, 45, 96)).astype(np.float16) for _ in range(2))
+    want, want_lse = reference(q, k, v, causal)
+    o, lse = run(q, k, v, causal, after="tile-distribute")
     assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
     assert np.abs(lse - want_lse).max() < 2e-3
 
@@ -208,6 +225,22 @@ def test_the_kernel_compiles_without_a_gpu():
     ptx = k.asm["ptx"]
     assert ".target sm_90a" in ptx and "cp.async" in ptx and "mma.sync" not in ptx
     assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16 \{[^}]*\}, \{%r", ptx)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_the_mma_kernel_of_32_row_warps_fits_its_registers(causal):
+    """D = 128 on mma.sync: 32-row warps with O's 128 accumulators a thread; q read from shared memory,
+    the K steps of one K/V tile sharing their ldmatrix addresses. ptxas (sm_80 and sm_90, what an H100
+    or H200 runs) spills at most a few words: 20-36 bytes when this was written."""
+    from tilec.codegen.ptxas import find_ptxas, kernel_resources
+
+    if find_ptxas() is None:
+        pytest.skip("ptxas is not installed (pip install -e '.[test]' brings it)")
+    q = np.zeros((2, 8, 1000, 128), np.float16)
+    k = tilec.attention_kernel(q, q, q, causal=causal, arch="sm_80")
+    for arch in ("sm_80", "sm_90"):
+        used = kernel_resources(k.asm["ptx"], arch)[k.name]
+        assert used.spill_stores <= 64 and used.spill_loads <= 96, (arch, used)
 
 
 @pytest.mark.parametrize("d", [16, 48, 96, 144, 192, 240, 256])

@@ -140,17 +140,33 @@ def online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK: bool, CAUSAL: bool, NEG
     return p, alpha, m_new, l * alpha + tl.row_sum(p)
 
 
+Q_REGISTER_ELEMENTS = 32 * 64
+"""The largest warp's q (rows x D) :data:`attention_fwd` keeps in registers; past it q is read from
+shared memory each K/V tile."""
+
+
 @tl.kernel(num_warps=4, num_stages=2)
 def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr,
                   GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False, heads_per_group=1,
                   WM: tl.constexpr = 16):
     """``o[b, h] = softmax(q[b, h] @ k[b, h // GROUP].T * scale) @ v[b, h // GROUP]``, BM query rows a
-    block, WM (16 or 32) a warp: a warp of 32 rows reads each K and V fragment once for two row tiles."""
+    block, WM (16 or 32) a warp: a warp of 32 rows reads each K and V fragment once for two row tiles.
+
+    A warp's q stays in registers up to 32 x 64 elements (32 registers a thread); a larger one (32
+    rows past D = 64) would take the registers O and S need, so the block's q goes to shared memory
+    once and each K/V tile reads the warp's rows from there, a K step at a time (FlashAttention-2's
+    choice)."""
     row0, bh = block_tile(q, BM, CAUSAL, heads_per_group)
     b, h, qh, kh, vh, oh = head_views(q, k, v, o, bh, GROUP)
     n = kh.shape[0]
-    wrow = row0 + warp_rows(BM, WM)  # this warp's WM query rows
-    qt = tl.load(qh, (wrow, 0), shape=(WM, D))
+    wloc = warp_rows(BM, WM)
+    wrow = row0 + wloc  # this warp's WM query rows
+    if WM * D > Q_REGISTER_ELEMENTS:
+        sq = tl.alloc((BM, D), q.dtype)
+        tl.copy(qh, (row0, 0), sq)
+        tl.barrier()
+    else:
+        qt = tl.load(qh, (wrow, 0), shape=(WM, D))
     sk, sv = tl.alloc((BN, D), k.dtype), tl.alloc((BN, D), v.dtype)
     m, l, acc = softmax_start(WM, D, NEG)  # running extreme and sum of each row's scores, O
     qk_scale = scale * LOG2E  # exp(x) = exp2(x log2 e)
@@ -161,7 +177,8 @@ def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D:
             tl.copy(kh, (n0, 0), sk)
             tl.copy(vh, (n0, 0), sv)
             tl.barrier()
-            s = tl.mma(qt, tl.load(sk), tl.zeros((WM, BN)), trans_b=True)
+            qw = tl.load(sq, (wloc, 0), (WM, D)) if WM * D > Q_REGISTER_ELEMENTS else qt
+            s = tl.mma(qw, tl.load(sk), tl.zeros((WM, BN)), trans_b=True)
             p, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK, CAUSAL, NEG)
             acc = tl.mma(p.to(q.dtype), tl.load(sv), acc * alpha[:, None])
             tl.barrier()
@@ -239,15 +256,17 @@ def config(d: int, wgmma: bool = False, sq: int = 0, causal: bool = False) -> di
     rows a block, K/V tiles of BN rows, and (mma.sync) WM rows a warp; a block has
     :func:`warps` warps.
 
-    mma.sync (:data:`attention_fwd`): 64 query rows a block. Up to d = 64 a warp owns 32 of them
-    (two warps a block; 12 bytes of spills at d = 64) with K/V tiles of 64 rows: each K and V
-    fragment a warp loads from shared memory serves two row tiles (FlashAttention-2's warp tile).
-    H200, bf16, session 22, TFLOP/s, 16 rows BN 128 / 32 rows BN 64 (FlashAttention-2): S 4k 293 /
-    315 (298), causal 263 / 291 (276), S 16k 294 / 311 (306); 32 rows with BN 32 272, with 128-row
-    blocks 308. Past d = 64 a warp owns 16 rows: at d = 128 32 rows need about 264 registers with
-    BN 64 (ptxas spills 76-80 bytes: 307 against 317 at S 4k), and with BN 32 ran at 279 (313 with q
-    read from shared memory) against 317 at S 16k. K/V tiles of 64 rows up to d = 128, 32 up to 160,
-    else 16. ``tile-pipeline`` splits both
+    mma.sync (:data:`attention_fwd`): up to d = 128 a warp owns 32 query rows, so that each K and V
+    fragment it loads from shared memory serves two row tiles (FlashAttention-2's warp tile). Up to
+    d = 64: 64-row blocks (two warps; 28-40 bytes of spills at d = 64), q in registers, K/V tiles of 64
+    rows. H200, bf16, session 22, TFLOP/s, 16 rows BN 128 / 32 rows BN 64 (FlashAttention-2): S 4k
+    293 / 315 (298), causal 263 / 291 (276), S 16k 294 / 311 (306). Past d = 64 up to 128: 128-row
+    blocks (four warps), q read from shared memory (:data:`Q_REGISTER_ELEMENTS`), K/V tiles of 32
+    rows: O alone is 128 registers a thread at d = 128, and with 64-row K/V tiles S's 64 more spill
+    (ptxas: 200-260 bytes). Session 26, d = 128, BM 64 / 16 rows BN 64 (the previous choice) against
+    BM 128 / 32 rows BN 32 (FlashAttention-2): S 4k 310-319 / 321-326 (343-355), causal 282-297 /
+    289-295 (300-305), S 16k 312-320 / 334-336 (346-349). Past d = 128 a warp owns 16 rows of 64-row
+    blocks, with K/V tiles of 32 rows up to d = 160, else 16. ``tile-pipeline`` splits both
     mmas into their K steps (K's and V's operands loaded from shared memory a step ahead, q's and P's
     taken as ``tile.slice``\\ s of the registers that hold them), so a warp never holds a whole K or V
     tile: session 18, d = 128 BN 64 312 / 316 against BN 32 272 / 281 (S 4k / 16k).
@@ -278,7 +297,9 @@ def config(d: int, wgmma: bool = False, sq: int = 0, causal: bool = False) -> di
         return {"BM": 128, "BN": 64, "D": d}
     if d <= 64:
         return {"BM": 64, "BN": 64, "D": d, "WM": 32}
-    return {"BM": 64, "BN": 64 if d <= 128 else 32 if d <= 160 else 16, "D": d}
+    if d <= 128:
+        return {"BM": 128, "BN": 32, "D": d, "WM": 32}
+    return {"BM": 64, "BN": 32 if d <= 160 else 16, "D": d}
 
 
 def warps(constexprs: dict[str, Any]) -> int:

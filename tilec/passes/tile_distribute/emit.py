@@ -91,6 +91,12 @@ class Emitter:
             value = self._numbered[numbered] = self.insert(make()).results[0]
         return value
 
+    def block_list(self, key: Hashable) -> list:
+        """A list kept for ``key`` in the current block: what an earlier request in this block put
+        there (values built in this block, which dominate the point), else a new empty list."""
+        block = self.prologue if self._in_prologue else self.builder.insertion_point.block
+        return self._numbered.setdefault((block, "list", key), [])
+
     def hoisted(self, key: Hashable, make: Callable[[], object]) -> object:
         """``make()`` built once in the prologue (it may use only arguments, constants and hoisted values)."""
         if key not in self._hoisted:

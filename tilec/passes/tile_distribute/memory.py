@@ -478,20 +478,13 @@ class MemoryLowering:
                 if plan is None:
                     continue
                 regs: list[SSAValue | None] = [None] * fr.num_registers
-                bases: list[tuple[int, SSAValue]] = []
                 for ld in plan:
                     lanes = [ld.lane_row(lane) for lane in range(WARP)]
                     fx = linear_fields([x for x, _ in lanes])
                     fy = linear_fields([y for _, y in lanes])
                     if fx is None or fy is None:
                         raise FragmentError("ldmatrix lane rows are not bit-linear (a bug in tilec)")
-                    ptr = self._translated(src, bases, fx[0], fy[0])
-                    if ptr is None:
-                        row = em.sum([origin[0], fx[0], self.lane_value(fx[1])], i32)
-                        col = em.sum([origin[1], fy[0], self.lane_value(fy[1])], i32)
-                        ptr = self.shared_ptr(src, row, col)
-                        if (delta := _linear_offset(src, fx[0], fy[0])) is not None:
-                            bases.append((delta, ptr))
+                    ptr = self._ldmatrix_address(src, origin, fx, fy)
                     got = em.insert(frag_fast.frag_ldmatrix(ptr, ld.num, ld.trans)).results
                     for r, v in zip(ld.registers, got):
                         regs[r] = v
@@ -499,6 +492,26 @@ class MemoryLowering:
         # element by element (vectors where runs are contiguous)
         scalars = self.load_shared_values(src, origin, div, fr, list(range(fr.num_values)), elem)
         return Regs(fr, elem, self.pack_registers(fr, elem, scalars))
+
+    def _ldmatrix_address(self, src: SharedBuf, origin: list[Int], fx, fy) -> SSAValue:
+        """The address a lane gives one ``ldmatrix``: row ``fx`` and column ``fy`` (static part,
+        lane fields) of the window at ``origin``.
+
+        The loads of one block that read the tile at the same dynamic origin with the same lane
+        fields share their addresses (:meth:`_translated`): tile-pipeline's K steps are separate
+        loads, and without this each step's address was a loop invariant of its own (the V tile
+        of a 32-row attention warp: 32 registers instead of 8)."""
+        em = self.em
+        dynamic = tuple(0 if isinstance(o, int) else o for o in origin)
+        row, col = (o + f[0] if isinstance(o, int) else f[0] for o, f in zip(origin, (fx, fy)))
+        bases = em.block_list(("ldmatrix-bases", src.ptr, dynamic, fx[1], fy[1]))
+        ptr = self._translated(src, bases, row, col)
+        if ptr is None:
+            ptr = self.shared_ptr(src, em.sum([dynamic[0], row, self.lane_value(fx[1])], i32),
+                                  em.sum([dynamic[1], col, self.lane_value(fy[1])], i32))
+            if (delta := _linear_offset(src, row, col)) is not None:
+                bases.append((delta, ptr))
+        return ptr
 
     def _translated(self, src: SharedBuf, bases: list[tuple[int, SSAValue]], row: int, col: int) -> SSAValue | None:
         """The address of a lane's element at static offset (row, col), as an earlier address plus a constant.
