@@ -168,6 +168,24 @@ def test_a_warps_q_read_from_shared_memory(causal):
     assert np.abs(lse - want_lse).max() < 2e-3
 
 
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_more_heads_than_a_grid_column_holds(causal, monkeypatch):
+    """Past 65535 (batch, head) pairs (CUDA's limit on grid y) the grid is one row of query blocks x
+    pairs, numbered in the same order: A.grid for 2048 x 64 heads, and a small case with the limit
+    lowered to 1, interpreted against float64 (GQA, two query blocks a head, causal and not)."""
+    q = np.zeros((2048, 64, 100, 64), np.float16)
+    assert A.grid(q) == (2 * 2048 * 64, 1) and A.grid(q[:1]) == (2, 64)
+    monkeypatch.setattr(A, "GRID_Y_MAX", 1)
+    rng = np.random.default_rng(65535)
+    q = rng.standard_normal((2, 2, 70, 32)).astype(np.float16)
+    k, v = (rng.standard_normal((2, 1, 50, 32)).astype(np.float16) for _ in range(2))
+    assert A.grid(q) == (2 * 4, 1)
+    want, want_lse = reference(q, k, v, causal)
+    o, lse = run(q, k, v, causal)
+    assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
+    assert np.abs(lse - want_lse).max() < 2e-3
+
+
 def test_the_warps_must_cover_the_block():
     """A launch whose warps do not own the block's rows exactly (num_warps * WM != BM) is an error at
     trace time, not rows computed twice or never; warps() refuses a WM that does not divide BM."""

@@ -194,6 +194,10 @@ ERRORS = [
     ("config for f32", dict(a=f16(4, 5), b=f16(5, 3), config=CONFIGS[("simt", "small")]), ValueError,
      r"config: 64x64x8, 3 stages, SIMT thread tile 4x4 is for float32 inputs, a and b are float16"),
     ("bool flag", dict(a=f16(4, 5), b=f16(5, 3), trans_a=1), TypeError, r"trans_a must be a bool"),
+    ("wgmma with A transposed", dict(a=f16(5, 4), b=f16(5, 3), trans_a=True, config=WGMMA_LADDER[0]),
+     ValueError, r"reads A as M x K rows \(row-major\) and op\(a\) is stored K x M"),
+    ("wgmma with A a transposed view", dict(a=f16(5, 4).T, b=f16(5, 3), config=WGMMA_LADDER[0]),
+     ValueError, r"reads A as M x K rows"),
 ]
 
 

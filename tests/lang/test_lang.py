@@ -193,6 +193,45 @@ def test_reductions():
 
 
 @tl.kernel
+def centred_columns(x, o, BM: tl.constexpr, BN: tl.constexpr):
+    t = tl.load(x, (0, 0), shape=(BM, BN))
+    tl.store(o, (0, 0), t - tl.col_max(t)[None, :] + tl.row_sum(t)[:, None])
+
+
+@pytest.mark.parametrize("bm, bn, warps", [(5, 40, 2), (6, 40, 2), (5, 48, 2), (6, 100, 1), (3, 24, 1)])
+def test_block_tiles_of_odd_shapes_after_tile_distribute(bm, bn, warps):
+    """Tiles whose rows no power of two of lanes divides: one warp's lanes hold them like a block's
+    threads (6 x 100 on one warp had no fragment), and a lane's columns in runs repeated at a stride
+    (2 columns every 8, five times: 5 x 40 on two warps) make a column vector's layout."""
+    x = rand(bm, bn)
+    o = nan_like(x)
+    centred_columns.interpret(x, o, grid=(1,), BM=bm, BN=bn, num_warps=warps, after="tile-distribute")
+    x64 = x.astype(np.float64)
+    assert rel_err(o, x64 - x64.max(0)[None, :] + x64.sum(1)[:, None]) < 1e-5
+
+
+def test_copies_out_of_shared_memory_are_refused_at_the_line():
+    @tl.kernel
+    def copy_out(x, o):
+        s = tl.alloc((16, 16), x.dtype)
+        tl.copy(x, (0, 0), s)
+        tl.copy(s, (), o, (0, 0))
+
+    @tl.kernel
+    def swapped(x, o):
+        s = tl.alloc((16, 16), x.dtype)
+        tl.copy(s, x, (0, 0))
+
+    x = rand(16, 16)
+    with pytest.raises(tl.LangError, match=r"test_lang.py:\d+:\d+: error: tl.copy from shared tile .* out to 'o': "
+                                           r"copies from shared memory to an array are not compiled yet"):
+        copy_out.compile(x, nan_like(x), arch="sm_80")
+    with pytest.raises(tl.LangError, match=r"tl.copy\(src, src_offsets, dst\) copies a window of an array argument "
+                                           r"into a shared tile, got src shared tile !tile.st<16x16xf32.*and dst"):
+        swapped.compile(x, nan_like(x), arch="sm_80")
+
+
+@tl.kernel
 def conversions(x, o, BM: tl.constexpr, N: tl.constexpr):
     r = tl.block_id(0) * BM
     t = tl.load(x, (r, 0), shape=(BM, N)).to(tl.float32)

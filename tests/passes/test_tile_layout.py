@@ -159,6 +159,40 @@ func.func @k(%c: !tile.gl<f32, [?, ?]>) attributes {tile.launch = #tile.launch<g
         _layout(_parse(text))
 
 
+def test_a_layout_error_points_at_the_op(monkeypatch):
+    """A fragment that cannot be found for a value is reported at the op that makes it (its source
+    line; the language turns it into the kernel's Python line)."""
+    import tilec.passes.tile_layout as tile_layout
+
+    def refuse(dims, name=""):
+        raise FragmentError(f"no fragment for {name}")
+
+    monkeypatch.setattr(tile_layout, "default_fragment", refuse)
+    text = """
+func.func @k(%c: !tile.gl<f32, [?, ?]>) attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %x = tile.zeros : !tile.rt<16x8xf32>
+  tile.store %x, %c[%c0, %c0] : !tile.rt<16x8xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}"""
+    from tilec.ir.parser import LocatingParser
+
+    module = LocatingParser(make_context(), text, "k.mlir").parse_module()
+    with pytest.raises(PassFailedException, match=r"tile-layout: 'tile.zeros' at k.mlir:4:\d+: @k: no fragment for %x"):
+        _layout(module)
+
+
+def test_vectors_of_columns_in_runs_of_runs():
+    """A lane's columns that are runs repeated at a stride no power of two of them reaches (2 columns
+    every 8, 5 times: a 5x40 tile over 64 threads) make the vector layout (2,5):(1,8)."""
+    from tilec.passes.fragments import block_fragment
+
+    tile = block_fragment((5, 40), 64, 8)
+    vf = vector_fragment(tile, "col")
+    assert vf.positions == (0, 1, 8, 9, 16, 17, 24, 25, 32, 33)
+    assert str(vf.layout) == "((4,16),(2,5)):((2,0),(1,8))"  # lanes 2 columns apart; 16 thread copies
+
+
 def test_the_assignment_reads_every_register_value():
     module = _parse((LIT / "fragments.mlir").read_text())
     assignment = LayoutAssignment(_kernel(module, "loop"))
@@ -228,5 +262,7 @@ def test_row_major_fragment_for_tiles_no_atom_tiles(dims, v):
         for r in range(rows):
             held = sorted(c for (rr, c) in fr.tv.thread_coords(lane) if rr == r)
             assert held[:v] == list(range(lane * v, lane * v + v))
-    with pytest.raises(FragmentError, match="rows are not a multiple of 32 elements"):
-        default_fragment((3, 20))
+    # rows that 32 lanes do not tile (3 x 20): the block-tile fragment over one warp's lanes, every
+    # element held (lanes past the tile's 4-column runs hold copies)
+    odd = default_fragment((3, 20))
+    assert {c for lane in range(32) for c in odd.tv.thread_coords(lane)} == {(r, c) for r in range(3) for c in range(20)}

@@ -382,10 +382,22 @@ def _arguments(q: Any, k: Any, v: Any, out: Any, lse: Any, causal: bool, scale: 
                                         "NEG": scale < 0, "heads_per_group": order_heads(sk, d, hq // hkv, causal, b * hq)}
 
 
+GRID_Y_MAX = 65535
+"""CUDA's limit on a grid's second dimension."""
+
+
 def grid(q: Any, wgmma: bool = False, causal: bool = False) -> tuple[int, int]:
-    """(query blocks, batch x heads): the launch grid for q on the wgmma kernel or not."""
+    """(query blocks, batch x heads): the launch grid for q on the wgmma kernel or not. Past
+    :data:`GRID_Y_MAX` (batch x heads) pairs, (query blocks x pairs, 1): :func:`block_tile` numbers
+    the blocks ``block_id(1) * blocks + block_id(0)``, the same order either way."""
     b, hq, sq, d = (int(x) for x in q.shape)
-    return (-(-sq // config(d, wgmma, sq, causal)["BM"]), b * hq)
+    blocks, pairs = -(-sq // config(d, wgmma, sq, causal)["BM"]), b * hq
+    if pairs > GRID_Y_MAX:
+        if blocks * pairs >= 1 << 31:
+            raise ValueError(f"{OWNER}: {blocks} query blocks x {pairs} (batch, head) pairs is more than the "
+                             "2**31 - 1 blocks a launch can have")
+        return (blocks * pairs, 1)
+    return (blocks, pairs)
 
 
 def attention_kernel(q: Any, k: Any, v: Any, *, causal: bool = False, scale: float | None = None,

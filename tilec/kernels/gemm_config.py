@@ -464,10 +464,15 @@ def _aligned_size(m: int, n: int, k: int, sms: int) -> str:
 
 
 
-def check_config(config: MatmulConfig, dtype: str, allow_tf32: bool) -> None:
-    """TypeError/ValueError when ``config`` does not do the math of ``dtype`` inputs (with ``allow_tf32``)."""
+def check_config(config: MatmulConfig, dtype: str, allow_tf32: bool, transpose_a: bool = False) -> None:
+    """TypeError/ValueError when ``config`` does not do the math of ``dtype`` inputs (with ``allow_tf32``),
+    or reads A in a way it cannot (``transpose_a``: op(a) is stored K x M)."""
     if not isinstance(config, MatmulConfig):
         raise TypeError(f"tilec.matmul: config must be a tilec.MatmulConfig, got {type(config).__name__}")
+    if config.wgmma and transpose_a:
+        raise ValueError(f"tilec.matmul: config: {config.describe()} reads A as M x K rows (row-major) and op(a) "
+                         "is stored K x M (trans_a=True or a transposed view): copy it with .contiguous() or "
+                         "take a config without wgmma")
     kind = math_kind(dtype, allow_tf32 or config.tf32)
     if kind == "fp8" and not config.wgmma:
         raise ValueError(f"tilec.matmul: config: {dtype} inputs are multiplied by wgmma only (a config with "

@@ -406,7 +406,7 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
         config = choose_config(m, n, k, dtype, allow_tf32=allow_tf32, sm_count=sm_count, row_align=spec.row_align,
                                arch=arch, transpose_a=va.transposed)
     else:
-        check_config(config, dtype, allow_tf32)
+        check_config(config, dtype, allow_tf32, transpose_a=va.transposed)
     split = _split(split_k, m, n, k, dtype, config, given, operands, sm_count)
     plan = MatmulPlan(m, n, k, spec, config, va, vb, out_view, bias_view, tuple(operands), tuple(scale_views), split)
     if split > 1 and given is None:  # the tiles of one slice: the ladder's choice for K / split

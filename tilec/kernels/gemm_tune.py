@@ -168,7 +168,7 @@ def checked_candidates(configs: Sequence[MatmulConfig | SplitConfig], plan: Any,
                 raise ValueError(f"tilec.autotune: candidate {c.describe()}: K = {plan.k} does not divide into "
                                  f"{c.split_k} slices of whole 16-byte rows")
             c = c.config
-        check_config(c, plan.spec.dtype, allow_tf32)
+        check_config(c, plan.spec.dtype, allow_tf32, transpose_a=plan.spec.transpose_a)
         if not does_math(c, kind):
             raise ValueError(f"tilec.autotune: candidate {c.describe()} does {config_kind(c)} math, but the "
                              f"problem does {kind} ({plan.spec.dtype} inputs, allow_tf32={allow_tf32})")

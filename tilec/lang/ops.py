@@ -142,7 +142,7 @@ def _check_axis(axis: Any) -> None:
 
 
 def _describe(value: Any) -> str:
-    return value.describe() if isinstance(value, Value) else f"{type(value).__name__} {value!r}"
+    return value.describe() if isinstance(value, (Value, Shared)) else f"{type(value).__name__} {value!r}"
 
 
 def _static_shape(shape: Any, what: str) -> tuple[int, ...]:
@@ -235,7 +235,8 @@ def alloc(shape: Any, dtype: Any, layout: Any = None) -> Shared:
 
 def copy(src: View | Shared, src_offsets: Any, dst: View | Shared, dst_offsets: Any = (), *,
          tiled: Any = None) -> None:
-    """The block copies a global window into a whole shared tile (or a shared tile out to a window).
+    """The block copies a global window into a whole shared tile: ``tl.copy(x, (row, col), s)``.
+    (Copies of a shared tile out to a window are not compiled yet: store a ``tl.load`` of the tile.)
 
     ``tiled``: a ``tilec.layout.make_tiled_copy(atom, thr, val)`` saying which thread moves which
     values (CuTe's tiled copy); by default 16-byte vectors along the rows, threads in row-major
@@ -245,19 +246,16 @@ def copy(src: View | Shared, src_offsets: Any, dst: View | Shared, dst_offsets: 
     if isinstance(src, View) and isinstance(dst, Shared):
         shared, gl_offsets, glv = dst, src_offsets, src
     elif isinstance(src, Shared) and isinstance(dst, View):
-        shared, gl_offsets, glv = src, dst_offsets, dst
+        raise error(f"tl.copy from {_describe(src)} out to {dst.name!r}: copies from shared memory to an array are "
+                    "not compiled yet; store the tile's values instead: tl.store(view, offsets, tl.load(shared))")
     else:
-        raise error(f"tl.copy moves between an array argument and a shared tile, got {_describe(src)} -> "
-                    f"{_describe(dst)}")
+        raise error(f"tl.copy(src, src_offsets, dst) copies a window of an array argument into a shared tile, got "
+                    f"src {_describe(src)} and dst {_describe(dst)}")
     if glv.type.element_type != shared.type.element_type:
         raise error(f"tl.copy between {glv.dtype} {glv.name!r} and a {shared.dtype} shared tile: the types differ")
     thr, val = _tiled_copy_layouts(tiled, shared)
     offsets = _offsets(glv, gl_offsets, "tl.copy")
-    if isinstance(dst, Shared):
-        op = t.CopyOp(src.value, offsets, dst.value, [], thr=thr, val=val)
-    else:
-        op = t.CopyOp(src.value, [], dst.value, offsets, thr=thr, val=val)
-    current().emit(op)
+    current().emit(t.CopyOp(src.value, offsets, dst.value, [], thr=thr, val=val))
 
 
 def async_copy(src: View, offsets: Any, dst: Shared, *, tiled: Any = None) -> None:

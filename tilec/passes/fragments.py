@@ -450,9 +450,7 @@ def vector_fragment(tile: Fragment, orientation: str) -> VectorFragment:
     found = linear_fields(positions)
     if found is not None and found[0] == 0:
         value = _field_layout(found[1], len(positions).bit_length() - 1)
-    elif len(positions) == 1 or all(b - a == positions[1] - positions[0] for a, b in zip(positions, positions[1:])):
-        value = Layout(len(positions), positions[1] - positions[0] if len(positions) > 1 else 0)
-    else:
+    elif (value := _enumerating_layout(positions)) is None:
         raise FragmentError(f"the {orientation}s the lanes of fragment {tile.layout} hold, {positions}, are "
                             "not a layout")
     layout = make_layout(lane, value)
@@ -460,6 +458,26 @@ def vector_fragment(tile: Fragment, orientation: str) -> VectorFragment:
     if vf.positions != tuple(positions):
         raise FragmentError(f"vector fragment {layout} does not enumerate {positions} (a bug in tilec)")
     return vf
+
+
+def _enumerating_layout(positions: list[int]) -> Layout | None:
+    """A layout whose values, in order, are ``positions`` (increasing, from 0), as a product of
+    arithmetic runs: ``[0, 1, 8, 9, 16, 17]`` is ``(2,3):(1,8)``; None when they are no such product."""
+    if not positions or positions[0] != 0:
+        return None
+    modes: list[tuple[int, int]] = []
+    size = 1
+    while size < len(positions):
+        stride = positions[size]
+        count = 1
+        while (count + 1) * size <= len(positions) and all(
+                positions[count * size + j] == count * stride + positions[j] for j in range(size)):
+            count += 1
+        if count == 1 or len(positions) % (count * size):
+            return None
+        modes.append((count, stride))
+        size *= count
+    return _modes(modes)
 
 
 def spread_vector_fragment(length: int, orientation: str) -> VectorFragment:
@@ -531,11 +549,16 @@ def block_fragment(dims: tuple[int, int], threads: int, vector: int = 8, name: s
 
 def default_fragment(dims: tuple[int, int], name: str = "") -> Fragment:
     """The fragment of a tile that feeds no mma: the f16 m16n8k16 C atom tiled over it, or, for a
-    tile that is not a multiple of 16x8 (a few long rows), :func:`row_major_fragment`."""
+    tile that is not a multiple of 16x8 (a few long rows), :func:`row_major_fragment`, or, for
+    rows that 32 lanes do not divide either (6 x 100), :func:`block_fragment` over one warp's lanes."""
     try:
         return mma_fragment(MMA_M16N8K16_F16, "C", dims, name=name)
     except FragmentError:
+        pass
+    try:
         return row_major_fragment(dims, name)
+    except FragmentError:
+        return block_fragment(dims, WARP, name=name)
 
 
 # ---------------------------------------------------------------- shared layouts

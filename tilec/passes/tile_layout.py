@@ -43,6 +43,8 @@ element``, however spelled, like attention's f16 P tile as the C fragment of
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -57,6 +59,7 @@ from tilec.dialects.abi import LAUNCH_ATTR
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType, element_bits
+from tilec.ir.parser import location_text
 from tilec.layout import MMA_ATOMS, MMAAtom
 from tilec.passes.fragments import (
     WARP,
@@ -241,6 +244,23 @@ def block_tile_classes(fn: Operation, uf: _UnionFind, values: list[SSAValue]) ->
     return {root: width for root, width in found.items() if root not in refused}
 
 
+@contextmanager
+def failing_at(op: Operation | None) -> Iterator[None]:
+    """A :class:`FragmentError` raised inside names ``op`` (unless an inner one named its own), so
+    that the pass's diagnostic points at the op and its source line."""
+    try:
+        yield
+    except FragmentError as e:
+        if getattr(e, "op", None) is None:
+            e.op = op
+        raise
+
+
+def _owner(v: SSAValue) -> Operation | None:
+    """The op that defines ``v`` (for a block argument, the op of its region)."""
+    return v.op if isinstance(v, OpResult) else v.block.parent_op()
+
+
 class LayoutAssignment:
     """The fragment of every register tile and vector of one function, and the conversions needed.
 
@@ -305,11 +325,16 @@ class LayoutAssignment:
                     frag = block_fragment(v.type.dims, block_threads, 16 // block[root], value_name(v))
                     self._chosen[root] = (frag, "a tile of the block")
                 else:
-                    self._chosen[root] = (default_fragment(v.type.dims, value_name(v)), "the default")
+                    with failing_at(_owner(v)):
+                        self._chosen[root] = (default_fragment(v.type.dims, value_name(v)), "the default")
                 self.tile[v] = self._chosen[root][0]
         self.vector: dict[SSAValue, VectorFragment] = {}
         self._solve_vectors()
         for op in slices:  # a window whose registers are not the tile's: convert the tile first
+            self._convert_slice(op)
+
+    def _convert_slice(self, op: t.SliceOp) -> None:
+        with failing_at(op):
             offsets = op.offset_values
             if window_values(self.tile[op.source], self.tile[op.result], (offsets[0], offsets[1])) is None:
                 wanted = self._whole_of(op)
@@ -361,14 +386,16 @@ class LayoutAssignment:
             if isinstance(v.type, RegisterVectorType) and v.type.fragment is not None:
                 chosen.setdefault(self.uf.find(v), VectorFragment(v.type.fragment, v.type.orientation.data))
         for op in self.reductions:
-            frag = vector_fragment(self.tile[op.input], op.result.type.orientation.data)
+            with failing_at(op):
+                frag = vector_fragment(self.tile[op.input], op.result.type.orientation.data)
             root = self.uf.find(op.result)
             old = chosen.setdefault(root, frag)
             if not old.tv.same_function(frag.tv):
                 raise FragmentError(f"register vector {value_name(op.result)} is reduced from tiles whose lanes hold "
                                     f"its values differently: {old.layout} and {frag.layout}")
         for op in self.broadcasts:
-            frag = vector_fragment(self.tile[op.result], op.input.type.orientation.data)
+            with failing_at(op):
+                frag = vector_fragment(self.tile[op.result], op.input.type.orientation.data)
             old = chosen.setdefault(self.uf.find(op.input), frag)
             if not old.tv.same_function(frag.tv):
                 self.conversions.append(Conversion(op, 0, frag))
@@ -440,7 +467,10 @@ class TileLayoutPass(ModulePass):
             try:
                 assign_layouts(fn, self.block_tiles)
             except FragmentError as e:
-                raise PassFailedException(f"tile-layout: @{fn.sym_name.data}: {e}") from None
+                op = getattr(e, "op", None)
+                loc = location_text(op) if op is not None else None
+                where = f"'{op.name}'{f' at {loc}' if loc else ''}: " if op is not None else ""
+                raise PassFailedException(f"tile-layout: {where}@{fn.sym_name.data}: {e}") from None
 
 
 __all__ = ["LayoutAssignment", "TileLayoutPass", "assign_layouts", "fma_shape", "mma_atom_of", "mma_fragments"]
