@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import tilec
 import tilec.lang as tl
 
 RNG = np.random.default_rng(20261125)
@@ -229,6 +230,157 @@ def test_copies_out_of_shared_memory_are_refused_at_the_line():
     with pytest.raises(tl.LangError, match=r"tl.copy\(src, src_offsets, dst\) copies a window of an array argument "
                                            r"into a shared tile, got src shared tile !tile.st<16x16xf32.*and dst"):
         swapped.compile(x, nan_like(x), arch="sm_80")
+
+
+# ---------------------------------------------------------------- if on run-time values
+
+
+@tl.kernel
+def branchy(x, o, n, BM: tl.constexpr, N: tl.constexpr, SHIFT: tl.constexpr):
+    r = tl.block_id(0) * BM
+    t = tl.load(x, (r, 0), shape=(BM, N))
+    s = tl.row_sum(t)
+    m = n
+    if tl.block_id(0) % 2 == 0:  # run-time: an scf.if whose results are t, s and m
+        t = t * 2.0
+        s = s + 1.0
+        m = m + 1
+    elif n > 100:  # a run-time if in the else branch
+        t = t - 1.0
+    else:
+        t = -t
+    if SHIFT:  # a constexpr: a Python if, as written
+        t = t + 3.0
+    tl.store(o, (r, 0), t + s[:, None] + m.to(tl.float32))
+
+
+@tl.kernel
+def branch_in_loop(x, o, n, BM: tl.constexpr, N: tl.constexpr):
+    r = tl.block_id(0) * BM
+    acc = tl.zeros((BM, N))
+    hits = tl.zeros((BM,), axis=0)
+    for i in tl.range(0, n):
+        t = tl.load(x, (r, i * N), shape=(BM, N))
+        if i % 3 == 1:
+            acc = acc + t
+            hits = hits + 1.0
+        else:
+            acc = acc - 0.5 * t
+    tl.store(o, (r, 0), acc + hits[:, None])
+
+
+@pytest.mark.parametrize("after", [None, "tile-distribute"], ids=["tile", "lanes"])
+def test_if_on_run_time_values(after):
+    """An if on a scalar known only when the kernel runs is an scf.if whose results are the names its
+    branches assign (a tile, a row vector and an integer scalar here; elif nests a second one); an if
+    on a tl.constexpr stays Python's. Against float64 in both interpreters, and compiled: the PTX
+    branches."""
+    x = rand(64, 32)
+    for n in (50, 200):
+        o = nan_like(x)
+        branchy.interpret(x, o, n, grid=(4,), BM=16, N=32, SHIFT=True, after=after)
+        want = np.empty((64, 32))
+        for b in range(4):
+            t = x[b * 16:(b + 1) * 16].astype(np.float64)
+            s, m = t.sum(1), n
+            if b % 2 == 0:
+                t, s, m = t * 2, s + 1, m + 1
+            else:
+                t = t - 1 if n > 100 else -t
+            want[b * 16:(b + 1) * 16] = t + 3 + s[:, None] + m
+        assert rel_err(o, want) < 1e-5
+    x = rand(32, 5 * 16)
+    o = nan_like(rand(32, 16))
+    branch_in_loop.interpret(x, o, 5, grid=(2,), BM=16, N=16, after=after)
+    x64, want, hits = x.astype(np.float64), np.zeros((32, 16)), 0
+    for i in range(5):
+        t = x64[:, i * 16:(i + 1) * 16]
+        want, hits = (want + t, hits + 1) if i % 3 == 1 else (want - 0.5 * t, hits)
+    assert rel_err(o, want + hits) < 1e-5
+    if after is None:
+        k = branchy.compile(x, x, 5, BM=16, N=32, SHIFT=False, arch="sm_80")
+        assert k.asm["tile"].count("scf.if") == 2 and "@%p" in k.asm["ptx"]
+
+
+def test_run_time_if_errors_point_at_the_if():
+    @tl.kernel
+    def types_differ(x, o):
+        t = tl.load(x, (0, 0), shape=(16, 16))
+        if tl.block_id(0) == 0:
+            t = t.to(tl.float16)
+        tl.store(o, (0, 0), t.to(tl.float32))
+
+    @tl.kernel
+    def python_differs(x, o):
+        t = tl.load(x, (0, 0), shape=(16, 16))
+        k = 1.0
+        if tl.block_id(0) == 0:
+            k = 2.0
+        tl.store(o, (0, 0), t * k)
+
+    @tl.kernel
+    def one_branch(x, o):
+        t = tl.load(x, (0, 0), shape=(16, 16))
+        if tl.block_id(0) == 0:
+            u = t * 2.0
+        tl.store(o, (0, 0), u)
+
+    @tl.kernel
+    def not_a_comparison(x, o, n):
+        t = tl.load(x, (0, 0), shape=(16, 16))
+        if n:
+            t = t * 2.0
+        tl.store(o, (0, 0), t)
+
+    @tl.kernel
+    def leaves(x, o):
+        t = tl.load(x, (0, 0), shape=(16, 16))
+        if tl.block_id(0) == 0:
+            return
+        tl.store(o, (0, 0), t)
+
+    x = rand(16, 16)
+    line = r"test_lang.py:\d+:\d+: error: "
+    for kernel, args, match in (
+            (types_differ, (), "'t' is a tile !tile.rt<16x16xf16> after the if branch and a tile !tile.rt<16x16xf32> "
+                               "after the else branch"),
+            (python_differs, (), "'k' is the Python value 2.0 after the if branch and 1.0 after the else branch"),
+            (one_branch, (), "tl.store writes a tile or a vector, got NoValue 'u', which has no value after a "
+                             "run-time if that assigns it in one branch only"),
+            (not_a_comparison, (3,), r"an if's condition known only when the kernel runs must be a comparison \(i1\), "
+                                     "got a scalar i32"),
+            (leaves, (), "a scalar i1 is known only when the kernel runs: .* nor an if .* whose branch leaves with "
+                         "return/break/continue")):
+        with pytest.raises(tl.LangError, match=line + match):
+            kernel.compile(x, nan_like(x), *args, arch="sm_80")
+
+
+def test_a_barrier_under_an_if_that_differs_between_warps_is_refused():
+    """A block barrier that only some warps reach hangs the block: refused at the barrier's line; the
+    same barrier under an if on the block index (alike in every warp) compiles."""
+
+    @tl.kernel
+    def some_warps(x, o):
+        t = tl.load(x, (0, 0), shape=(16, 16))
+        if tl.warp_id() == 0:
+            t = t * 2.0
+            tl.barrier()
+        tl.store(o, (0, 0), t)
+
+    @tl.kernel
+    def every_warp(x, o, n):
+        t = tl.load(x, (0, 0), shape=(16, 16))
+        if tl.block_id(0) < n:
+            t = t * 2.0
+            tl.barrier()
+        tl.store(o, (0, 0), t)
+
+    x = rand(16, 16)
+    with pytest.raises(tilec.CompilationError, match=r"test_lang.py:\d+:\d+: error: tile-distribute: 'tile.barrier': a "
+                                                     r"block barrier inside an if whose condition differs between the "
+                                                     r"block's warps \('scf.if' at .*test_lang.py:\d+:\d+\)"):
+        some_warps.compile(x, nan_like(x), arch="sm_80")
+    assert "bar.sync" in every_warp.compile(x, nan_like(x), 3, arch="sm_80").asm["ptx"]
 
 
 @tl.kernel

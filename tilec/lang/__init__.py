@@ -19,7 +19,7 @@ by ``tile-layout``, reductions and broadcasts lowered by ``tile-distribute``.
 """
 
 import tilec.ir  # noqa: F401  first: installs the lazy assembly formats (tilec/ir/lazy_formats.py)
-from tilec.lang import loop
+from tilec.lang import branch, loop  # noqa: F401  branch: a traced scalar's run-time if
 from tilec.lang.dtypes import DType, bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, index, int1, int32
 from tilec.lang.kernel import Kernel, Specialization, constexpr, kernel
 from tilec.lang.loop import range  # noqa: A004 - tl.range, as Triton names it

@@ -30,11 +30,28 @@ loop carries it only where it has a value. A name first assigned in the body and
 loop is an error (it would hold the last iteration's value in Python, and a loop has no such
 value); so are ``break``, ``continue`` and ``return`` in the body. The rewritten function keeps the
 file and line numbers of the original, so errors and op locations point at the user's lines.
+
+Each ``if`` of the body becomes a test of its condition (:meth:`_Rewriter._if`)::
+
+    __tl_cond_2 = <test>
+    if hasattr(__tl_cond_2, '__tl_if__'):  # a traced scalar: both branches, into an scf.if
+        def __tl_body_2_then(t): ...; return (t,)
+        def __tl_body_2_else(t): ...; return (t,)
+        (t,) = __tl_cond_2.__tl_if__((t,), __tl_body_2_then, __tl_body_2_else, ('t',))
+    elif __tl_cond_2:  # a Python value: the statement as written
+        ...
+    else:
+        ...
+
+The names an ``scf.if`` returns are those its branches assign that are bound before it or read
+after it (:mod:`tilec.lang.branch`). A branch that leaves (``return``, ``break``, ``continue``)
+keeps only the Python form.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import types
 from collections.abc import Callable
@@ -156,6 +173,8 @@ class _Rewriter(ast.NodeTransformer):
             after = [*body[i + 1:], *then]
             if isinstance(stmt, ast.For) and self.is_range(stmt.iter):
                 out.extend(self._loop(stmt, known, after))
+            elif isinstance(stmt, ast.If):
+                out.extend(self._if(stmt, known, after))
             else:
                 out.append(self._nested(stmt, known, after))
             known |= set(_assigned([stmt]))
@@ -174,6 +193,81 @@ class _Rewriter(ast.NodeTransformer):
                 then = [*stmt.body, *after] if repeats and field == "body" else after
                 setattr(stmt, field, self._statements(block, inner, then))
         return stmt
+
+    def _if(self, node: ast.If, bound: set[str], after: list[ast.stmt]) -> list[ast.stmt]:
+        """``if`` as a test of its condition: a Python value runs the statement as written (its loops
+        and inner ifs rewritten); a traced scalar (which has ``__tl_if__``) runs both branches made
+        into functions of the names they assign, traced into an ``scf.if``
+        (:func:`tilec.lang.branch.trace_if`). Branches that leave (return/break/continue) have only
+        the first form."""
+        self.count += 1
+        n = self.count
+        cond = f"__tl_cond_{n}"
+        made: list[ast.stmt] = [ast.Assign(targets=[ast.Name(id=cond, ctx=ast.Store())], value=node.test)]
+
+        def rewritten(stmts: list[ast.stmt]) -> list[ast.stmt]:
+            return self._statements(copy.deepcopy(stmts), bound, after) if stmts else []
+
+        python = ast.If(test=ast.Name(id=cond, ctx=ast.Load()), body=rewritten(node.body),
+                        orelse=rewritten(node.orelse))
+        if _leaving(node.body) or _leaving(node.orelse):
+            return self._at_header(node, [*made, python])
+        assigned = [x for x in _assigned([*node.body, *node.orelse]) if not x.startswith("__tl_")]
+        live_after = {x for x in assigned if _first_use(x, after) == "load"} | self.live
+        results = [x for x in assigned if x in bound or x in live_after]
+        outer_live, self.live = self.live, live_after | set(results)
+        try:
+            branches = [rewritten(node.body), rewritten(node.orelse)]
+        finally:
+            self.live = outer_live
+        names = [f"{BODY_PREFIX}{n}_then", f"{BODY_PREFIX}{n}_else"]
+        traced: list[ast.stmt] = []
+        for name, body in zip(names, branches):
+            ret = ast.Return(value=ast.Tuple(elts=[ast.Name(id=x, ctx=ast.Load()) for x in results], ctx=ast.Load()))
+            fn = ast.FunctionDef(
+                name=name, args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=x) for x in results], kwonlyargs=[],
+                                              kw_defaults=[], defaults=[]),
+                body=[*body, ret], decorator_list=[], returns=None, lineno=node.lineno, col_offset=node.col_offset)
+            _no_type_params(fn)
+            traced.append(fn)
+        inits = []
+        for k, x in enumerate(results):
+            init = f"__tl_init_{n}_{k}"
+            inits.append(ast.Name(id=init, ctx=ast.Load()))
+            unbound = ast.Call(func=ast.Attribute(value=ast.Name(id=cond, ctx=ast.Load()), attr="__tl_unbound__",
+                                                  ctx=ast.Load()), args=[ast.Constant(value=x)], keywords=[])
+            traced.append(ast.Try(
+                body=[ast.Assign(targets=[ast.Name(id=init, ctx=ast.Store())], value=ast.Name(id=x, ctx=ast.Load()))],
+                handlers=[ast.ExceptHandler(type=ast.Name(id="NameError", ctx=ast.Load()), name=None,
+                                            body=[ast.Assign(targets=[ast.Name(id=init, ctx=ast.Store())],
+                                                             value=unbound)])],
+                orelse=[], finalbody=[]))
+        call = ast.Call(
+            func=ast.Attribute(value=ast.Name(id=cond, ctx=ast.Load()), attr="__tl_if__", ctx=ast.Load()),
+            args=[ast.Tuple(elts=inits, ctx=ast.Load()), *(ast.Name(id=x, ctx=ast.Load()) for x in names),
+                  ast.Tuple(elts=[ast.Constant(value=x) for x in results], ctx=ast.Load())],
+            keywords=[])
+        target = ast.Tuple(elts=[ast.Name(id=x, ctx=ast.Store()) for x in results], ctx=ast.Store())
+        traced.append(ast.Assign(targets=[target], value=call))
+        has = ast.Call(func=ast.Name(id="hasattr", ctx=ast.Load()),
+                       args=[ast.Name(id=cond, ctx=ast.Load()), ast.Constant(value="__tl_if__")], keywords=[])
+        return self._at_header(node, [*made, ast.If(test=has, body=traced, orelse=[python])])
+
+    @staticmethod
+    def _at_header(node: ast.If, made: list[ast.stmt]) -> list[ast.stmt]:
+        """The new nodes located on the if's header line (where errors about the branch point); the
+        statements of its branches keep their own."""
+        header = {"lineno": node.lineno, "col_offset": node.col_offset, "end_lineno": node.test.end_lineno,
+                  "end_col_offset": node.test.end_col_offset}
+        for top in made:
+            for child in ast.walk(top):
+                if "lineno" in child._attributes and not hasattr(child, "lineno"):
+                    for k, v in header.items():
+                        setattr(child, k, v)
+            for k, v in header.items():
+                if not hasattr(top, k) or top in made:
+                    setattr(top, k, v)
+        return made
 
     def _loop(self, loop: ast.For, bound_before: set[str], after: list[ast.stmt]) -> list[ast.stmt]:
         if loop.orelse:

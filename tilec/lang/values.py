@@ -57,8 +57,10 @@ class Value:
         return dtype_of(ty.element_type if hasattr(ty, "element_type") else ty)
 
     def __bool__(self) -> bool:
-        raise error(f"a {self.describe()} is known only when the kernel runs: Python's if/while/and/or "
-                    "cannot branch on it (use tl.where, or make the value a tl.constexpr)")
+        raise error(f"a {self.describe()} is known only when the kernel runs: Python's while/and/or/not cannot "
+                    "branch on it, nor an if outside the @tl.kernel function's own body or one whose branch "
+                    "leaves with return/break/continue (an if on a scalar in the kernel's body is an scf.if; "
+                    "use tl.where for tiles, or make the value a tl.constexpr)")
 
     def __index__(self) -> int:
         raise error(f"a {self.describe()} is known only when the kernel runs; this needs a Python int "
@@ -124,6 +126,9 @@ class Scalar(Value):
     """One value of a scalar type: index arithmetic, a kernel's number argument, an element in ``tl.map``."""
 
     __slots__ = ()
+
+    # ``__tl_if__`` and ``__tl_unbound__``, which the rewritten ``if`` of a kernel's body calls on its
+    # condition, come from tilec.lang.branch (which builds on this module)
 
 
 class Tile(Value):

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from xdsl.dialects import func, scf
 from xdsl.ir import Operation, SSAValue
 
-from tilec.dialects.abi import LAUNCH_ATTR
+from tilec.dialects.abi import LAUNCH_ATTR, ROLE_ATTR
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
 
@@ -111,3 +111,15 @@ def lane_varying(fn: func.FuncOp) -> set[SSAValue]:
 
 
 __all__ = ["cluster_varying", "lane_varying", "warp_varying"]
+
+
+def barriers_under_varying_ifs(fn: func.FuncOp) -> list[tuple[Operation, scf.IfOp]]:
+    """``(barrier, if)``: each block-wide ``tile.barrier`` nested in an ``scf.if`` whose condition may
+    differ between the block's warps (not a warp-specialised role's region, whose barriers count
+    only that role's threads). The warps that skip the branch never arrive: the block hangs."""
+    varying = warp_varying(fn)
+    found = []
+    for op in fn.walk():
+        if isinstance(op, scf.IfOp) and ROLE_ATTR not in op.attributes and op.cond in varying:
+            found += [(inner, op) for inner in op.walk() if isinstance(inner, t.BarrierOp) and inner.threads is None]
+    return found

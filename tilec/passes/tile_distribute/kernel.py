@@ -85,6 +85,7 @@ from tilec.dialects.tile.types import (
 )
 from tilec.ir import fast
 from tilec.ir.parser import location_text
+from tilec.passes.uniformity import barriers_under_varying_ifs
 from tilec.passes.fragments import Fragment, FragmentError, VectorFragment, tile_fragment, window_values
 from tilec.passes.tile_distribute.abi import AbiLowering
 from tilec.passes.tile_distribute.analysis import estimate_registers
@@ -776,6 +777,11 @@ class TileDistributePass(ModulePass):
         for fn in list(op.ops):
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks or not uses_tiles(fn):
                 continue
+            for barrier, branch in barriers_under_varying_ifs(fn):
+                raise PassFailedException(
+                    f"tile-distribute: '{barrier.name}'{_where(barrier)}: a block barrier inside an if whose condition "
+                    f"differs between the block's warps ('{branch.name}'{_where(branch)}): the warps that skip it "
+                    "never arrive; branch on a value every warp has alike, or move the barrier out")
             try:
                 new = KernelLowering(fn, op).run()
             except (RegallocError, FragmentError) as e:

@@ -63,3 +63,21 @@ func.func @two_sets(%o: !tile.gl<f32, [?, ?]>)
   func.return
 }
 // CHECK: error: tile-distribute: 'tile.turn_begin' at {{.*}}errors.mlir:{{[0-9]+}}:3: takes turns among 4 groups, but the kernel's first turn op among 2: a kernel has one set of turns
+
+// -----
+
+// A block barrier that only the warps taking a branch reach would hang the block: the condition
+// comes from the warp index, so the other warps skip it.
+func.func @some_warps(%c: !tile.gl<f32, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [64, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %w = tile.warp_id
+  %first = arith.cmpi eq, %w, %c0 : index
+  scf.if %first {
+    tile.barrier
+  }
+  %z = tile.zeros : !tile.rt<16x16xf32>
+  tile.store %z, %c[%c0, %c0] : !tile.rt<16x16xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK: errors.mlir:77:5: error: tile-distribute: 'tile.barrier' at {{.*}}errors.mlir:77:5: a block barrier inside an if whose condition differs between the block's warps ('scf.if' at {{.*}}errors.mlir:76:3)

@@ -1,0 +1,115 @@
+"""``if`` on a value known only when the kernel runs: an ``scf.if`` whose results are the names its
+branches assign.
+
+:mod:`tilec.lang.source_rewrite` turns each ``if`` of a ``@tl.kernel`` function's body into a
+test of the condition: a Python value (a ``tl.constexpr``, a shape) runs the original statement, as
+Python would; a traced scalar calls :func:`trace_if` with the two branches made into functions of
+the names they assign. Both branches are traced, each into its region; a name whose value is
+traced in both leaves the ``if`` as one of its results (the two values of one type), a Python value
+must be the same in both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import Block, Region
+
+from tilec.lang.tracing import current, error
+from tilec.lang.values import Expanded, Scalar, Value, wrap
+
+
+class NoValue:
+    """What a name holds after a run-time ``if`` that gave it a value in one branch only (and none
+    before): using it is an error that names it."""
+
+    def __init__(self, name: str, where: str):
+        self.name = name
+        self.where = where
+
+    def __repr__(self) -> str:
+        return f"'{self.name}', which has no value {self.where}"
+
+
+class _Result:
+    """The ``index``-th result of the ``scf.if`` being built."""
+
+    def __init__(self, index: int):
+        self.index = index
+
+
+def _same_python_value(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    numbers = (int, float, bool)
+    return isinstance(a, numbers) and isinstance(b, numbers) and type(a) is type(b) and a == b
+
+
+def trace_if(cond: Scalar, init: Sequence[Any], then: Callable[..., tuple], otherwise: Callable[..., tuple],
+             names: Sequence[str]) -> tuple:
+    """Trace ``then(*init)`` and ``otherwise(*init)`` into the regions of an ``scf.if`` on ``cond``;
+    returns each name's value after it."""
+    if cond.type != IntegerType(1):
+        raise error(f"an if's condition known only when the kernel runs must be a comparison (i1), got a "
+                    f"{cond.describe()}: write e.g. 'if n > 0:'")
+    trace = current()
+    blocks = Block(), Block()
+    results = []
+    for block, branch in zip(blocks, (then, otherwise)):
+        with trace.inside(block):
+            results.append(branch(*init))
+    yields: tuple[list, list] = ([], [])
+    types = []
+    out: list[Any] = []
+    for name, a, b in zip(names, *results, strict=True):
+        if isinstance(a, Expanded) or isinstance(b, Expanded):
+            raise error(f"'{name}' (an expanded vector v[:, None]) cannot leave a run-time if: assign the vector")
+        if isinstance(a, Value) and isinstance(b, Value):
+            if a.value.type != b.value.type:
+                raise error(f"'{name}' is a {a.describe()} after the if branch and a {b.describe()} after the else "
+                            "branch: a name a run-time if assigns keeps one type")
+            yields[0].append(a.value)
+            yields[1].append(b.value)
+            types.append(a.value.type)
+            out.append(_Result(len(types) - 1))
+        elif isinstance(a, NoValue) or isinstance(b, NoValue):
+            out.append(NoValue(name, "after a run-time if that assigns it in one branch only"))
+        elif isinstance(a, Value) or isinstance(b, Value):
+            python = b if isinstance(a, Value) else a
+            raise error(f"'{name}' is traced in one branch of a run-time if and the Python value {python!r} in the "
+                        "other: give it a traced value in both (e.g. tl.full or tl.zeros)")
+        elif _same_python_value(a, b):
+            out.append(a)
+        else:
+            raise error(f"'{name}' is the Python value {a!r} after the if branch and {b!r} after the else branch of "
+                        "a run-time if: give it a traced value in both (e.g. tl.full), or branch on a tl.constexpr")
+    for block, values in zip(blocks, yields):
+        with trace.inside(block):
+            trace.emit(scf.YieldOp(*values))
+    op = trace.emit(scf.IfOp(cond.value, types, Region(blocks[0]), Region(blocks[1])))
+    made = []
+    for name, x in zip(names, out):
+        if isinstance(x, _Result):
+            op.results[x.index].name_hint = name
+            x = wrap(op.results[x.index])
+        made.append(x)
+    return tuple(made)
+
+
+def _scalar_if(self: Scalar, init: tuple, then: Callable[..., tuple], otherwise: Callable[..., tuple],
+               names: tuple) -> tuple:
+    """The rewritten ``if`` of a kernel's body on this (i1) scalar: :func:`trace_if`."""
+    return trace_if(self, init, then, otherwise, names)
+
+
+def _scalar_unbound(self: Scalar, name: str) -> NoValue:
+    """What the rewritten ``if`` passes its branches for a name with no value before it."""
+    return NoValue(name, "before the run-time if that reads it")
+
+
+# a traced scalar is what the rewritten if asks for these (values.py cannot import this module)
+Scalar.__tl_if__ = _scalar_if  # type: ignore[attr-defined]
+Scalar.__tl_unbound__ = _scalar_unbound  # type: ignore[attr-defined]
