@@ -67,7 +67,9 @@ def trace_if(cond: Scalar, init: Sequence[Any], then: Callable[..., tuple], othe
     for name, a, b in zip(names, *results, strict=True):
         if isinstance(a, Expanded) or isinstance(b, Expanded):
             raise error(f"'{name}' (an expanded vector v[:, None]) cannot leave a run-time if: assign the vector")
-        if isinstance(a, Value) and isinstance(b, Value):
+        if isinstance(a, Value) and isinstance(b, Value) and a.value is b.value:
+            out.append(a)  # neither branch changed it: defined before the if, no result needed
+        elif isinstance(a, Value) and isinstance(b, Value):
             if a.value.type != b.value.type:
                 raise error(f"'{name}' is a {a.describe()} after the if branch and a {b.describe()} after the else "
                             "branch: a name a run-time if assigns keeps one type")
