@@ -155,10 +155,10 @@ def test_mma_warps_of_32_rows_up_to_d128():
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_a_warps_q_read_from_shared_memory(causal):
-    """Past 32 x 64 elements a warp's q is read from shared memory each K/V tile instead of held in
-    registers (``Q_REGISTER_ELEMENTS``: D = 96 with 32-row warps here): a ragged block of 128 rows
+    """A 32-row warp past D = 64 reads its q from shared memory each K/V tile instead of holding it in
+    registers (``Q_IN_REGISTERS_MAX_D``; D = 96 here): a ragged block of 128 rows
     over two heads and a ragged last K/V tile, after tile-distribute, lane by lane, against float64."""
-    assert 32 * 96 > A.Q_REGISTER_ELEMENTS
+    assert A.config(96)["WM"] == 32 and 96 > A.Q_IN_REGISTERS_MAX_D
     rng = np.random.default_rng(96 + causal)
     q = (rng.standard_normal((1, 2, 70, 96)) * 2).astype(np.float16)
     k, v = (rng.standard_normal((1, 2, 45, 96)).astype(np.float16) for _ in range(2))

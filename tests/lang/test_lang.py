@@ -355,6 +355,51 @@ def test_run_time_if_errors_point_at_the_if():
             kernel.compile(x, nan_like(x), *args, arch="sm_80")
 
 
+def _scaled_kernel(scale):
+    @tl.kernel
+    def scaled(x, o, n, S: tl.constexpr = scale):  # a default from the enclosing function
+        t = tl.load(x, (0, 0), shape=(16, 16))
+        for j in range(2):  # a Python loop's variable, reused in a branch and dead after it
+            t = t + 1.0
+        if n > 0:
+            for j in range(3):
+                t = t * S
+            u = tl.load(x, (0, 0), shape=(16, 8))  # a name the branch alone uses
+            tl.store(o, (0, 0), t)
+            t = u  # another shape, dead after the if
+        else:
+            tl.store(o, (0, 0), -t)
+    return scaled
+
+
+def test_run_time_ifs_keep_pythons_rules():
+    """What Python allows stays allowed around a run-time if: a kernel's default taken from the
+    function that made it, a name reassigned in a branch but dead after the if (a Python loop's
+    variable, a tile of another shape), a name only a branch uses; a 24-arm constexpr elif chain traces
+    in well under a second per arm (each branch is written once, not once per enclosing if)."""
+    x = rand(16, 16)
+    for n, want in ((1, (x + 2) * 8), (0, -(x + 2))):
+        o = nan_like(x)
+        _scaled_kernel(2.0).interpret(x, o, n, grid=(1,), after="tile-distribute")
+        assert rel_err(o, want) < 1e-6
+    arms = "\n".join(f"    {'if' if i == 0 else 'elif'} K == {i}:\n        t = t + {i}.0" for i in range(24))
+    source = (f"def chain(x, o, K: tl.constexpr):\n    t = tl.load(x, (0, 0), shape=(16, 16))\n{arms}\n"
+              "    tl.store(o, (0, 0), t)\n")
+    import linecache
+    import time
+
+    name = "<elif chain>"
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    scope = {"tl": tl}
+    exec(compile(source, name, "exec"), scope)
+    chain = tl.kernel(scope["chain"])
+    start = time.perf_counter()
+    o = nan_like(x)
+    chain.interpret(x, o, grid=(1,), K=23)
+    assert rel_err(o, x + 23) < 1e-6 and time.perf_counter() - start < 20
+    assert chain._traced_fn is not chain.fn  # the chain was rewritten (its source was found)
+
+
 def test_a_barrier_under_an_if_that_differs_between_warps_is_refused():
     """A block barrier that only some warps reach hangs the block: refused at the barrier's line; the
     same barrier under an if on the block index (alike in every warp) compiles."""

@@ -140,9 +140,9 @@ def online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK: bool, CAUSAL: bool, NEG
     return p, alpha, m_new, l * alpha + tl.row_sum(p)
 
 
-Q_REGISTER_ELEMENTS = 32 * 64
-"""The largest warp's q (rows x D) :data:`attention_fwd` keeps in registers; past it q is read from
-shared memory each K/V tile."""
+Q_IN_REGISTERS_MAX_D = 64
+"""The largest head dimension at which a 32-row warp of :data:`attention_fwd` keeps its q in registers
+(32 a thread); past it q is read from shared memory each K/V tile. 16-row warps keep it (up to 96)."""
 
 
 @tl.kernel(num_warps=4, num_stages=2)
@@ -152,16 +152,16 @@ def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D:
     """``o[b, h] = softmax(q[b, h] @ k[b, h // GROUP].T * scale) @ v[b, h // GROUP]``, BM query rows a
     block, WM (16 or 32) a warp: a warp of 32 rows reads each K and V fragment once for two row tiles.
 
-    A warp's q stays in registers up to 32 x 64 elements (32 registers a thread); a larger one (32
-    rows past D = 64) would take the registers O and S need, so the block's q goes to shared memory
+    A 32-row warp keeps its q in registers up to D = 64 (:data:`Q_IN_REGISTERS_MAX_D`, 32 registers a
+    thread); past it q would take the registers O and S need, so the block's q goes to shared memory
     once and each K/V tile reads the warp's rows from there, a K step at a time (FlashAttention-2's
-    choice)."""
+    choice). A 16-row warp keeps its q in registers."""
     row0, bh = block_tile(q, BM, CAUSAL, heads_per_group)
     b, h, qh, kh, vh, oh = head_views(q, k, v, o, bh, GROUP)
     n = kh.shape[0]
     wloc = warp_rows(BM, WM)
     wrow = row0 + wloc  # this warp's WM query rows
-    if WM * D > Q_REGISTER_ELEMENTS:
+    if WM == 32 and D > Q_IN_REGISTERS_MAX_D:
         sq = tl.alloc((BM, D), q.dtype)
         tl.copy(qh, (row0, 0), sq)
         tl.barrier()
@@ -177,7 +177,7 @@ def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D:
             tl.copy(kh, (n0, 0), sk)
             tl.copy(vh, (n0, 0), sv)
             tl.barrier()
-            qw = tl.load(sq, (wloc, 0), (WM, D)) if WM * D > Q_REGISTER_ELEMENTS else qt
+            qw = tl.load(sq, (wloc, 0), (WM, D)) if WM == 32 and D > Q_IN_REGISTERS_MAX_D else qt
             s = tl.mma(qw, tl.load(sk), tl.zeros((WM, BN)), trans_b=True)
             p, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK, CAUSAL, NEG)
             acc = tl.mma(p.to(q.dtype), tl.load(sv), acc * alpha[:, None])
@@ -261,7 +261,7 @@ def config(d: int, wgmma: bool = False, sq: int = 0, causal: bool = False) -> di
     d = 64: 64-row blocks (two warps; 28-40 bytes of spills at d = 64), q in registers, K/V tiles of 64
     rows. H200, bf16, session 22, TFLOP/s, 16 rows BN 128 / 32 rows BN 64 (FlashAttention-2): S 4k
     293 / 315 (298), causal 263 / 291 (276), S 16k 294 / 311 (306). Past d = 64 up to 128: 128-row
-    blocks (four warps), q read from shared memory (:data:`Q_REGISTER_ELEMENTS`), K/V tiles of 32
+    blocks (four warps), q read from shared memory (:data:`Q_IN_REGISTERS_MAX_D`), K/V tiles of 32
     rows: O alone is 128 registers a thread at d = 128, and with 64-row K/V tiles S's 64 more spill
     (ptxas: 200-260 bytes). Session 26, d = 128, BM 64 / 16 rows BN 64 (the previous choice) against
     BM 128 / 32 rows BN 32 (FlashAttention-2): S 4k 310-319 / 321-326 (343-355), causal 282-297 /

@@ -23,8 +23,8 @@ from tilec.lang.values import Expanded, Scalar, Value, wrap
 
 
 class NoValue:
-    """What a name holds after a run-time ``if`` that gave it a value in one branch only (and none
-    before): using it is an error that names it."""
+    """What a name holds after an ``if`` that gave it a value in one branch only (and none before),
+    and what a branch reading such a name sees: using it is an error that names it."""
 
     def __init__(self, name: str, where: str):
         self.name = name
@@ -32,6 +32,17 @@ class NoValue:
 
     def __repr__(self) -> str:
         return f"'{self.name}', which has no value {self.where}"
+
+    def _used(self, *_: Any) -> Any:
+        raise error(f"{self!r}: give it a value in both branches (or before the if) to use it")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _used
+    __neg__ = __getitem__ = __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __float__ = __int__ = _used
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        self._used()
 
 
 class _Result:
@@ -78,7 +89,7 @@ def trace_if(cond: Scalar, init: Sequence[Any], then: Callable[..., tuple], othe
             types.append(a.value.type)
             out.append(_Result(len(types) - 1))
         elif isinstance(a, NoValue) or isinstance(b, NoValue):
-            out.append(NoValue(name, "after a run-time if that assigns it in one branch only"))
+            out.append(NoValue(name, "after a run-time if that assigns it in one branch only"))  # unbound after
         elif isinstance(a, Value) or isinstance(b, Value):
             python = b if isinstance(a, Value) else a
             raise error(f"'{name}' is traced in one branch of a run-time if and the Python value {python!r} in the "
@@ -107,11 +118,5 @@ def _scalar_if(self: Scalar, init: tuple, then: Callable[..., tuple], otherwise:
     return trace_if(self, init, then, otherwise, names)
 
 
-def _scalar_unbound(self: Scalar, name: str) -> NoValue:
-    """What the rewritten ``if`` passes its branches for a name with no value before it."""
-    return NoValue(name, "before the run-time if that reads it")
-
-
-# a traced scalar is what the rewritten if asks for these (values.py cannot import this module)
+# a traced scalar is what the rewritten if asks for this (values.py cannot import this module)
 Scalar.__tl_if__ = _scalar_if  # type: ignore[attr-defined]
-Scalar.__tl_unbound__ = _scalar_unbound  # type: ignore[attr-defined]

@@ -13,6 +13,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Region
 
+from tilec.lang.branch import NoValue
 from tilec.lang.ops import index
 from tilec.lang.tracing import current, error
 from tilec.lang.values import Expanded, Scalar, Value, wrap
@@ -55,6 +56,8 @@ class range:  # noqa: N801 - used as tl.range, like Python's
             raise error(f"tl.range's step must be positive, got {self.step}")
         lo, hi, step = (index(v, f"tl.range's {w}") for v, w in
                         ((self.start, "start"), (self.stop, "stop"), (self.step, "step")))
+        # a name an if gave no value (tilec.lang.branch) is one the loop starts without
+        init = [Unbound(name) if isinstance(v, NoValue) else v for name, v in zip(names, init)]
         traced = [i for i, v in enumerate(init) if isinstance(v, Value)]
         for name, v in zip(names, init):
             if isinstance(v, Expanded):

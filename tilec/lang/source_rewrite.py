@@ -31,21 +31,26 @@ loop is an error (it would hold the last iteration's value in Python, and a loop
 value); so are ``break``, ``continue`` and ``return`` in the body. The rewritten function keeps the
 file and line numbers of the original, so errors and op locations point at the user's lines.
 
-Each ``if`` of the body becomes a test of its condition (:meth:`_Rewriter._if`)::
+Each ``if`` of the body becomes its two branches as functions of the names they assign, and a test
+of its condition (:meth:`_Rewriter._if`)::
 
     __tl_cond_2 = <test>
+    def __tl_body_2_then(t): ...; return (t,)
+    def __tl_body_2_else(t): ...; return (t,)
+    __tl_init_2_0 = t  # or a NoValue where t has none yet
     if hasattr(__tl_cond_2, '__tl_if__'):  # a traced scalar: both branches, into an scf.if
-        def __tl_body_2_then(t): ...; return (t,)
-        def __tl_body_2_else(t): ...; return (t,)
-        (t,) = __tl_cond_2.__tl_if__((t,), __tl_body_2_then, __tl_body_2_else, ('t',))
-    elif __tl_cond_2:  # a Python value: the statement as written
-        ...
+        (t,) = __tl_cond_2.__tl_if__((__tl_init_2_0,), __tl_body_2_then, __tl_body_2_else, ('t',))
+    elif __tl_cond_2:  # a Python value: the branch it picks, as Python's if would run it
+        (t,) = __tl_body_2_then(*(__tl_init_2_0,))
     else:
-        ...
+        (t,) = __tl_body_2_else(*(__tl_init_2_0,))
 
-The names an ``scf.if`` returns are those its branches assign that are bound before it or read
-after it (:mod:`tilec.lang.branch`). A branch that leaves (``return``, ``break``, ``continue``)
-keeps only the Python form.
+The names an ``if`` returns are those its branches assign that are read after it; the functions
+also take those that have a value before it (:mod:`tilec.lang.branch`). A name that gets no value
+(assigned only in the branch not taken, or only in one branch of a run-time if) holds a
+:class:`~tilec.lang.branch.NoValue`: reading it is an error that names it, and a ``tl.range`` loop
+takes it as a name with no value yet (which its body may assign first). A branch that leaves
+(``return``, ``break``, ``continue``) keeps the plain ``if`` on Python values.
 """
 
 from __future__ import annotations
@@ -60,6 +65,8 @@ from typing import Any
 from tilec.lang.tracing import LangError
 
 BODY_PREFIX = "__tl_body_"
+NO_VALUE = "__tl_no_value"
+"""The name the rewritten kernel binds :class:`tilec.lang.branch.NoValue` to (at its top)."""
 
 
 def _assigned(nodes: list[ast.stmt]) -> list[str]:
@@ -151,6 +158,7 @@ class _Rewriter(ast.NodeTransformer):
         self.filename = filename
         self.params = params
         self.count = 0
+        self.uses_no_value = False
         self.function: ast.FunctionDef | None = None
         self.live: set[str] = set()  # names live after the loops being rewritten (enclosing ones)
 
@@ -164,8 +172,8 @@ class _Rewriter(ast.NodeTransformer):
         return node
 
     def _statements(self, body: list[ast.stmt], bound: set[str], then: list[ast.stmt]) -> list[ast.stmt]:
-        """``body`` with its loops rewritten. ``bound``: the names bound before it (enclosing blocks too);
-        ``then``: what may run after it (the rest of the enclosing blocks, an enclosing loop's next
+        """``body`` with its loops and ifs rewritten. ``bound``: the names bound before it (enclosing
+        blocks too); ``then``: what may run after it (the rest of the enclosing blocks, an enclosing loop's next
         iteration), for the liveness of what a loop assigns."""
         out: list[ast.stmt] = []
         known = set(bound)
@@ -181,7 +189,7 @@ class _Rewriter(ast.NodeTransformer):
         return out
 
     def _nested(self, stmt: ast.stmt, bound: set[str], after: list[ast.stmt]) -> ast.stmt:
-        """Loops inside if/with/for/while bodies of plain Python are rewritten too."""
+        """Loops and ifs inside with/for/while bodies of plain Python are rewritten too."""
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return stmt
         inner = bound | set(_assigned([ast.Expr(value=stmt.target)])) if isinstance(stmt, ast.For) else bound
@@ -195,63 +203,72 @@ class _Rewriter(ast.NodeTransformer):
         return stmt
 
     def _if(self, node: ast.If, bound: set[str], after: list[ast.stmt]) -> list[ast.stmt]:
-        """``if`` as a test of its condition: a Python value runs the statement as written (its loops
-        and inner ifs rewritten); a traced scalar (which has ``__tl_if__``) runs both branches made
-        into functions of the names they assign, traced into an ``scf.if``
-        (:func:`tilec.lang.branch.trace_if`). Branches that leave (return/break/continue) have only
-        the first form."""
+        """``if`` as a test of its condition, its branches made into functions of the names they assign
+        (each written once, so nested ifs grow the code linearly): a traced scalar (which has
+        ``__tl_if__``) traces both into an ``scf.if`` (:func:`tilec.lang.branch.trace_if`); a Python
+        value calls the one it picks, as Python's if would run it. Branches that leave
+        (return/break/continue) stay a plain ``if`` on Python values."""
         self.count += 1
         n = self.count
         cond = f"__tl_cond_{n}"
         made: list[ast.stmt] = [ast.Assign(targets=[ast.Name(id=cond, ctx=ast.Store())], value=node.test)]
-
-        def rewritten(stmts: list[ast.stmt]) -> list[ast.stmt]:
-            return self._statements(copy.deepcopy(stmts), bound, after) if stmts else []
-
-        python = ast.If(test=ast.Name(id=cond, ctx=ast.Load()), body=rewritten(node.body),
-                        orelse=rewritten(node.orelse))
-        if _leaving(node.body) or _leaving(node.orelse):
-            return self._at_header(node, [*made, python])
         assigned = [x for x in _assigned([*node.body, *node.orelse]) if not x.startswith("__tl_")]
-        live_after = {x for x in assigned if _first_use(x, after) == "load"} | self.live
-        results = [x for x in assigned if x in bound or x in live_after]
-        outer_live, self.live = self.live, live_after | set(results)
+        # results: what is read after the if (or live after an enclosing loop); the branch functions
+        # also take what they assign that has a value before (a branch may read it first)
+        live_after = {x for x in assigned if _first_use(x, after) == "load" or x in self.live}
+        params = [x for x in assigned if x in bound or x in live_after]
+        results = [x for x in params if x in live_after]
+        outer_live, self.live = self.live, self.live | live_after
         try:
-            branches = [rewritten(node.body), rewritten(node.orelse)]
+            branches = [self._statements(b, bound, after) if b else [] for b in (node.body, node.orelse)]
         finally:
             self.live = outer_live
+        if _leaving(node.body) or _leaving(node.orelse):
+            python = ast.If(test=ast.Name(id=cond, ctx=ast.Load()), body=branches[0], orelse=branches[1])
+            return self._at_header(node, [*made, python])
         names = [f"{BODY_PREFIX}{n}_then", f"{BODY_PREFIX}{n}_else"]
-        traced: list[ast.stmt] = []
         for name, body in zip(names, branches):
             ret = ast.Return(value=ast.Tuple(elts=[ast.Name(id=x, ctx=ast.Load()) for x in results], ctx=ast.Load()))
             fn = ast.FunctionDef(
-                name=name, args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=x) for x in results], kwonlyargs=[],
+                name=name, args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=x) for x in params], kwonlyargs=[],
                                               kw_defaults=[], defaults=[]),
                 body=[*body, ret], decorator_list=[], returns=None, lineno=node.lineno, col_offset=node.col_offset)
             _no_type_params(fn)
-            traced.append(fn)
+            made.append(fn)
         inits = []
-        for k, x in enumerate(results):
+        for k, x in enumerate(params):
             init = f"__tl_init_{n}_{k}"
             inits.append(ast.Name(id=init, ctx=ast.Load()))
-            unbound = ast.Call(func=ast.Attribute(value=ast.Name(id=cond, ctx=ast.Load()), attr="__tl_unbound__",
-                                                  ctx=ast.Load()), args=[ast.Constant(value=x)], keywords=[])
-            traced.append(ast.Try(
+            novalue = ast.Call(func=ast.Name(id=NO_VALUE, ctx=ast.Load()),
+                               args=[ast.Constant(value=x), ast.Constant(value="before the if that reads it")],
+                               keywords=[])
+            made.append(ast.Try(
                 body=[ast.Assign(targets=[ast.Name(id=init, ctx=ast.Store())], value=ast.Name(id=x, ctx=ast.Load()))],
                 handlers=[ast.ExceptHandler(type=ast.Name(id="NameError", ctx=ast.Load()), name=None,
                                             body=[ast.Assign(targets=[ast.Name(id=init, ctx=ast.Store())],
-                                                             value=unbound)])],
+                                                             value=novalue)])],
                 orelse=[], finalbody=[]))
-        call = ast.Call(
+
+        def assign(value: ast.expr) -> ast.stmt:
+            target = ast.Tuple(elts=[ast.Name(id=x, ctx=ast.Store()) for x in results], ctx=ast.Store())
+            return ast.Assign(targets=[target], value=value)
+
+        def call(name: str) -> ast.expr:
+            return ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[ast.Starred(
+                value=ast.Tuple(elts=inits, ctx=ast.Load()), ctx=ast.Load())], keywords=[])
+
+        traced = ast.Call(
             func=ast.Attribute(value=ast.Name(id=cond, ctx=ast.Load()), attr="__tl_if__", ctx=ast.Load()),
             args=[ast.Tuple(elts=inits, ctx=ast.Load()), *(ast.Name(id=x, ctx=ast.Load()) for x in names),
                   ast.Tuple(elts=[ast.Constant(value=x) for x in results], ctx=ast.Load())],
             keywords=[])
-        target = ast.Tuple(elts=[ast.Name(id=x, ctx=ast.Store()) for x in results], ctx=ast.Store())
-        traced.append(ast.Assign(targets=[target], value=call))
         has = ast.Call(func=ast.Name(id="hasattr", ctx=ast.Load()),
                        args=[ast.Name(id=cond, ctx=ast.Load()), ast.Constant(value="__tl_if__")], keywords=[])
-        return self._at_header(node, [*made, ast.If(test=has, body=traced, orelse=[python])])
+        python = ast.If(test=ast.Name(id=cond, ctx=ast.Load()), body=[assign(call(names[0]))],
+                        orelse=[assign(call(names[1]))])
+        made.append(ast.If(test=has, body=[assign(traced)], orelse=[python]))
+        self.uses_no_value = True
+        return self._at_header(node, made)
 
     @staticmethod
     def _at_header(node: ast.If, made: list[ast.stmt]) -> list[ast.stmt]:
@@ -348,11 +365,12 @@ class _Rewriter(ast.NodeTransformer):
 
 
 def rewrite(fn: Callable[..., Any], range_objects: tuple[Any, ...]) -> Callable[..., Any]:
-    """``fn`` with its ``for ... in tl.range(...)`` loops made into traced ``scf.for`` builders.
+    """``fn`` with its ``for ... in tl.range(...)`` loops made into traced ``scf.for`` builders and its
+    ``if`` statements into tests that trace an ``scf.if`` on a run-time condition.
 
     ``range_objects``: what ``tl.range`` may be bound to (the function and the module); a loop
-    over anything else stays a Python loop. ``fn`` is returned as is when it has no such loop or
-    its source cannot be read.
+    over anything else stays a Python loop. ``fn`` is returned as is when it has no such loop and
+    no ``if``, or its source cannot be read.
     """
     try:
         lines, first = inspect.getsourcelines(fn)
@@ -386,6 +404,20 @@ def rewrite(fn: Callable[..., Any], range_objects: tuple[Any, ...]) -> Callable[
     rewriter.visit(fdef)
     if rewriter.count == 0:
         return fn
+    if rewriter.uses_no_value:  # what a rewritten if gives a name that has no value before it
+        load = ast.parse(f"{NO_VALUE} = __import__('tilec.lang.branch', fromlist=['NoValue']).NoValue").body[0]
+        for node in ast.walk(load):
+            if "lineno" in node._attributes:
+                node.lineno, node.col_offset = fdef.lineno, 0
+                node.end_lineno, node.end_col_offset = fdef.lineno, 0
+        fdef.body.insert(0, load)
+    # defaults and annotations were evaluated where the kernel was defined (perhaps inside a function):
+    # the re-read function takes the original's defaults and needs no annotations
+    fdef.args.defaults, fdef.args.kw_defaults = [], [None] * len(fdef.args.kwonlyargs)
+    for a in (*fdef.args.posonlyargs, *fdef.args.args, *fdef.args.kwonlyargs, fdef.args.vararg, fdef.args.kwarg):
+        if a is not None:
+            a.annotation = None
+    fdef.returns = None
     free = fn.__code__.co_freevars
     if free:  # a closure: compiled inside a function of its free variables, then given the original cells
         outer = ast.FunctionDef(
@@ -406,7 +438,9 @@ def rewrite(fn: Callable[..., Any], range_objects: tuple[Any, ...]) -> Callable[
         return made
     namespace: dict[str, Any] = {}
     exec(code, fn.__globals__, namespace)  # noqa: S102 - the user's own function, re-read
-    return namespace[fdef.name]
+    made = namespace[fdef.name]
+    made.__defaults__, made.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
+    return made
 
 
 def _code_named(code: types.CodeType, name: str) -> types.CodeType:

@@ -127,8 +127,8 @@ class Scalar(Value):
 
     __slots__ = ()
 
-    # ``__tl_if__`` and ``__tl_unbound__``, which the rewritten ``if`` of a kernel's body calls on its
-    # condition, come from tilec.lang.branch (which builds on this module)
+    # ``__tl_if__``, which the rewritten ``if`` of a kernel's body calls on a traced condition, comes
+    # from tilec.lang.branch (which builds on this module)
 
 
 class Tile(Value):

@@ -110,7 +110,7 @@ def lane_varying(fn: func.FuncOp) -> set[SSAValue]:
     return warp_varying(fn, (t.LaneIdOp, t.ThreadIdOp))
 
 
-__all__ = ["cluster_varying", "lane_varying", "warp_varying"]
+__all__ = ["barriers_under_varying_ifs", "cluster_varying", "lane_varying", "warp_varying"]
 
 
 def barriers_under_varying_ifs(fn: func.FuncOp) -> list[tuple[Operation, scf.IfOp]]:

@@ -504,7 +504,7 @@ class MemoryLowering:
         em = self.em
         dynamic = tuple(0 if isinstance(o, int) else o for o in origin)
         row, col = (o + f[0] if isinstance(o, int) else f[0] for o, f in zip(origin, (fx, fy)))
-        bases = em.block_list(("ldmatrix-bases", src.ptr, dynamic, fx[1], fy[1]))
+        bases = em.block_list(("ldmatrix-bases", src.ptr, src.type, dynamic, fx[1], fy[1]))
         ptr = self._translated(src, bases, row, col)
         if ptr is None:
             ptr = self.shared_ptr(src, em.sum([dynamic[0], row, self.lane_value(fx[1])], i32),
