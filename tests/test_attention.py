@@ -303,6 +303,10 @@ def test_bad_arguments_name_what_is_wrong():
     with pytest.raises(ValueError, match="head dimension 40"):
         z = np.zeros((1, 1, 16, 40), np.float16)
         tilec.attention_kernel(z, z, z)
+    for scale in ("0.1", float("nan"), float("inf"), True):
+        with pytest.raises(TypeError, match=r"scale must be a finite real number or None \(1 / sqrt\(D\)\), got"):
+            tilec.attention_kernel(q, q, q, scale=scale, arch="sm_80")
+    assert tilec.attention_kernel(q, q, q, scale=np.float32(0.5), arch="sm_80") is not None
 
 
 def test_strided_numpy_views_in_the_interpreter():

@@ -40,6 +40,7 @@ language is specific to attention.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -377,6 +378,9 @@ def _arguments(q: Any, k: Any, v: Any, out: Any, lse: Any, causal: bool, scale: 
     if not wgmma and d > MMA_MAX_HEAD_DIM:
         raise ValueError(f"{OWNER}: head dimension {d} on the mma.sync kernel (sm_80 to sm_89, or arch='sm_80'): "
                          f"it holds at most D = {MMA_MAX_HEAD_DIM} in registers; sm_90's wgmma kernel takes up to 256")
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, numbers.Real)
+                              or not math.isfinite(scale)):
+        raise TypeError(f"{OWNER}: scale must be a finite real number or None (1 / sqrt(D)), got {scale!r}")
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     return (q, k, v, out, lse, scale), {**config(d, wgmma, sq, causal), "GROUP": hq // hkv, "CAUSAL": bool(causal),
                                         "NEG": scale < 0, "heads_per_group": order_heads(sk, d, hq // hkv, causal, b * hq)}
