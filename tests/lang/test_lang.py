@@ -269,6 +269,29 @@ def branch_in_loop(x, o, n, BM: tl.constexpr, N: tl.constexpr):
     tl.store(o, (r, 0), acc + hits[:, None])
 
 
+def branchy_reference(x: np.ndarray, n: int) -> np.ndarray:
+    """What :data:`branchy` computes (SHIFT=True, blocks of 16 rows), in float64."""
+    want = np.empty(x.shape)
+    for b in range(x.shape[0] // 16):
+        t = x[b * 16:(b + 1) * 16].astype(np.float64)
+        s, m = t.sum(1), n
+        if b % 2 == 0:
+            t, s, m = t * 2, s + 1, m + 1
+        else:
+            t = t - 1 if n > 100 else -t
+        want[b * 16:(b + 1) * 16] = t + 3 + s[:, None] + m
+    return want
+
+
+def branch_in_loop_reference(x: np.ndarray, steps: int) -> np.ndarray:
+    """What :data:`branch_in_loop` computes (N = 16), in float64."""
+    x64, want, hits = x.astype(np.float64), np.zeros((x.shape[0], 16)), 0
+    for i in range(steps):
+        t = x64[:, i * 16:(i + 1) * 16]
+        want, hits = (want + t, hits + 1) if i % 3 == 1 else (want - 0.5 * t, hits)
+    return want + hits
+
+
 @pytest.mark.parametrize("after", [None, "tile-distribute"], ids=["tile", "lanes"])
 def test_if_on_run_time_values(after):
     """An if on a scalar known only when the kernel runs is an scf.if whose results are the names its
@@ -279,24 +302,11 @@ def test_if_on_run_time_values(after):
     for n in (50, 200):
         o = nan_like(x)
         branchy.interpret(x, o, n, grid=(4,), BM=16, N=32, SHIFT=True, after=after)
-        want = np.empty((64, 32))
-        for b in range(4):
-            t = x[b * 16:(b + 1) * 16].astype(np.float64)
-            s, m = t.sum(1), n
-            if b % 2 == 0:
-                t, s, m = t * 2, s + 1, m + 1
-            else:
-                t = t - 1 if n > 100 else -t
-            want[b * 16:(b + 1) * 16] = t + 3 + s[:, None] + m
-        assert rel_err(o, want) < 1e-5
+        assert rel_err(o, branchy_reference(x, n)) < 1e-5
     x = rand(32, 5 * 16)
     o = nan_like(rand(32, 16))
     branch_in_loop.interpret(x, o, 5, grid=(2,), BM=16, N=16, after=after)
-    x64, want, hits = x.astype(np.float64), np.zeros((32, 16)), 0
-    for i in range(5):
-        t = x64[:, i * 16:(i + 1) * 16]
-        want, hits = (want + t, hits + 1) if i % 3 == 1 else (want - 0.5 * t, hits)
-    assert rel_err(o, want + hits) < 1e-5
+    assert rel_err(o, branch_in_loop_reference(x, 5)) < 1e-5
     if after is None:
         k = branchy.compile(x, x, 5, BM=16, N=32, SHIFT=False, arch="sm_80")
         assert k.asm["tile"].count("scf.if") == 2 and "@%p" in k.asm["ptx"]
