@@ -199,11 +199,13 @@ def centred_columns(x, o, BM: tl.constexpr, BN: tl.constexpr):
     tl.store(o, (0, 0), t - tl.col_max(t)[None, :] + tl.row_sum(t)[:, None])
 
 
-@pytest.mark.parametrize("bm, bn, warps", [(5, 40, 2), (6, 40, 2), (5, 48, 2), (6, 100, 1), (3, 24, 1)])
+@pytest.mark.parametrize("bm, bn, warps", [(5, 40, 2), (6, 40, 2), (5, 48, 2), (6, 100, 1), (3, 24, 1), (1, 192, 1),
+                                            (2, 1000, 4)])
 def test_block_tiles_of_odd_shapes_after_tile_distribute(bm, bn, warps):
     """Tiles whose rows no power of two of lanes divides: one warp's lanes hold them like a block's
-    threads (6 x 100 on one warp had no fragment), and a lane's columns in runs repeated at a stride
-    (2 columns every 8, five times: 5 x 40 on two warps) make a column vector's layout."""
+    threads (6 x 100 on one warp had no fragment), a lane's columns in runs repeated a number of
+    times no power of two (2 columns every 64, three times: 1 x 192 on one warp) make a column
+    vector's layout, and rows of 1000 spread over 8 threads each, not 2."""
     x = rand(bm, bn)
     o = nan_like(x)
     centred_columns.interpret(x, o, grid=(1,), BM=bm, BN=bn, num_warps=warps, after="tile-distribute")

@@ -183,14 +183,31 @@ func.func @k(%c: !tile.gl<f32, [?, ?]>) attributes {tile.launch = #tile.launch<g
 
 
 def test_vectors_of_columns_in_runs_of_runs():
-    """A lane's columns that are runs repeated at a stride no power of two of them reaches (2 columns
-    every 8, 5 times: a 5x40 tile over 64 threads) make the vector layout (2,5):(1,8)."""
+    """A lane's columns that are runs repeated a number of times no power of two (2 columns every 64,
+    3 times: a 1x192 tile over one warp) make the vector layout (2,3):(1,64)."""
     from tilec.passes.fragments import block_fragment
 
-    tile = block_fragment((5, 40), 64, 8)
+    tile = block_fragment((1, 192), 32, 8)
     vf = vector_fragment(tile, "col")
-    assert vf.positions == (0, 1, 8, 9, 16, 17, 24, 25, 32, 33)
-    assert str(vf.layout) == "((4,16),(2,5)):((2,0),(1,8))"  # lanes 2 columns apart; 16 thread copies
+    assert vf.positions == (0, 1, 64, 65, 128, 129)
+    assert str(vf.layout) == "(32,(2,3)):(2,(1,64))"  # lanes 2 columns apart
+
+
+@pytest.mark.parametrize("dims, threads, per_thread", [((1, 1000), 128, 125), ((3, 1000), 128, 375),
+                                                       ((1, 3000), 256, 375), ((1, 4096), 128, 32),
+                                                       ((16, 4096), 256, 256)])
+def test_block_tiles_spread_over_as_many_threads_as_they_can(dims, threads, per_thread):
+    """Rows with few factors of two (1000 = 8 x 125) take single-element runs when wider runs would
+    leave most threads holding copies (runs of 4: 2 threads of 500 values, 126 copies); rows of a
+    power of two keep their 16-byte runs."""
+    from tilec.passes.fragments import block_fragment
+
+    tile = block_fragment(dims, threads, 8)
+    held = [tile.tv.thread_coords(t) for t in range(threads)]
+    assert {len(h) for h in held} == {per_thread}
+    assert set().union(*map(set, held)) == {(r, c) for r in range(dims[0]) for c in range(dims[1])}
+    if dims[1] == 4096:
+        assert sorted({c for _, c in held[0]})[:8] == list(range(8))  # 8-element (16-byte) runs
 
 
 def test_the_assignment_reads_every_register_value():

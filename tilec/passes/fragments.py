@@ -538,9 +538,17 @@ def block_fragment(dims: tuple[int, int], threads: int, vector: int = 8, name: s
     rows, cols = dims
     if thread_bits(threads) is None:
         raise FragmentError(f"a block tile needs a power of two of at least {WARP} threads, not {threads}")
-    v = _pow2_divisor(cols, min(vector, max(1, rows * cols // threads)))  # no thread idle when it fits
-    along_row = _pow2_divisor(cols // v, threads)
-    along_col = _pow2_divisor(rows, threads // along_row)
+
+    def spread(v: int) -> tuple[int, int]:
+        along_row = _pow2_divisor(cols // v, threads)
+        return along_row, _pow2_divisor(rows, threads // along_row)
+
+    # the widest runs that leave no thread idle where the tile has enough values, unless narrower runs
+    # spread the tile over more threads (rows of 1000 = 8 x 125: runs of 4 give 2 threads 500 values
+    # each, single elements 8 threads 125 each)
+    widths = [w for w in (1, 2, 4, 8, 16) if w <= min(vector, max(1, rows * cols // threads)) and cols % w == 0]
+    v = max(widths, key=lambda w: (spread(w)[0] * spread(w)[1], w))
+    along_row, along_col = spread(v)
     copies = threads // (along_row * along_col)
     thr = _modes([(along_row, v * rows), (along_col, 1), (copies, 0)])
     val = _modes([(v, rows), (cols // (v * along_row), along_row * v * rows), (rows // along_col, along_col)])
