@@ -1,12 +1,12 @@
 """``if`` on a value known only when the kernel runs: an ``scf.if`` whose results are the names its
 branches assign.
 
-:mod:`tilec.lang.source_rewrite` turns each ``if`` of a ``@tl.kernel`` function's body into a
-test of the condition: a Python value (a ``tl.constexpr``, a shape) runs the original statement, as
-Python would; a traced scalar calls :func:`trace_if` with the two branches made into functions of
-the names they assign. Both branches are traced, each into its region; a name whose value is
-traced in both leaves the ``if`` as one of its results (the two values of one type), a Python value
-must be the same in both.
+:mod:`tilec.lang.source_rewrite` turns each ``if`` of a ``@tl.kernel`` function's body into its
+two branches, as functions of the names they assign, and a test of the condition: a Python value (a
+``tl.constexpr``, a shape) calls the branch it picks, as Python's ``if`` would run it; a traced
+scalar calls :func:`trace_if`. Both branches are traced, each into its region; a name whose value
+is traced in both leaves the ``if`` as one of its results (the two values of one type), a Python
+value must be the same in both.
 """
 
 from __future__ import annotations
