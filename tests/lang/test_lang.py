@@ -314,6 +314,29 @@ def test_if_on_run_time_values(after):
         assert k.asm["tile"].count("scf.if") == 2 and "@%p" in k.asm["ptx"]
 
 
+@tl.kernel
+def promoted(x, o, s, n):
+    t = tl.load(x, (0, 0), shape=(16, 16))
+    k = 1.0
+    m = 3
+    if tl.block_id(0) == 0:
+        k = 2.0  # the number 2.0 against the traced f32 s of the other branch: an f32 result
+        m = n  # a traced i32 against the number 3 (the else branch leaves m as it was)
+    else:
+        k = s
+    tl.store(o, (tl.block_id(0) * 16, 0), t * k + m.to(tl.float32))
+
+
+def test_run_time_if_promotes_python_numbers():
+    """Python numbers meeting a traced scalar, or each other, leave a run-time if as scalars of one
+    type (as Triton promotes them): block 0 takes 2.0 and n, block 1 s and 3."""
+    x = rand(16, 16)
+    o = nan_like(rand(32, 16))
+    promoted.interpret(x, o, 0.25, 7, grid=(2,), after="tile-distribute")
+    x64 = x.astype(np.float64)
+    assert rel_err(o[:16], x64 * 2 + 7) < 1e-6 and rel_err(o[16:], x64 * 0.25 + 3) < 1e-6
+
+
 def test_run_time_if_errors_point_at_the_if():
     @tl.kernel
     def types_differ(x, o):
@@ -327,7 +350,7 @@ def test_run_time_if_errors_point_at_the_if():
         t = tl.load(x, (0, 0), shape=(16, 16))
         k = 1.0
         if tl.block_id(0) == 0:
-            k = 2.0
+            k = True
         tl.store(o, (0, 0), t * k)
 
     @tl.kernel
@@ -356,7 +379,7 @@ def test_run_time_if_errors_point_at_the_if():
     for kernel, args, match in (
             (types_differ, (), "'t' is a tile !tile.rt<16x16xf16> after the if branch and a tile !tile.rt<16x16xf32> "
                                "after the else branch"),
-            (python_differs, (), "'k' is the Python value 2.0 after the if branch and 1.0 after the else branch"),
+            (python_differs, (), "'k' is the Python value True after the if branch and 1.0 after the else branch"),
             (one_branch, (), "tl.store writes a tile or a vector, got NoValue 'u', which has no value after a "
                              "run-time if that assigns it in one branch only"),
             (not_a_comparison, (3,), r"an if's condition known only when the kernel runs must be a comparison \(i1\), "

@@ -5,8 +5,9 @@ branches assign.
 two branches, as functions of the names they assign, and a test of the condition: a Python value (a
 ``tl.constexpr``, a shape) calls the branch it picks, as Python's ``if`` would run it; a traced
 scalar calls :func:`trace_if`. Both branches are traced, each into its region; a name whose value
-is traced in both leaves the ``if`` as one of its results (the two values of one type), a Python
-value must be the same in both.
+is traced in both leaves the ``if`` as one of its results (the two values of one type); a Python
+number meeting a traced scalar, or another number, becomes a constant of that type (f32 for floats,
+index for ints), as Triton promotes them; any other Python value must be the same in both.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import IntegerType
-from xdsl.ir import Block, Region
+from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
+from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from tilec.lang.tracing import current, error
 from tilec.lang.values import Expanded, Scalar, Value, wrap
@@ -52,11 +53,42 @@ class _Result:
         self.index = index
 
 
+_NUMBERS = (int, float, bool)
+
+
 def _same_python_value(a: Any, b: Any) -> bool:
     if a is b:
         return True
-    numbers = (int, float, bool)
-    return isinstance(a, numbers) and isinstance(b, numbers) and type(a) is type(b) and a == b
+    return isinstance(a, _NUMBERS) and isinstance(b, _NUMBERS) and type(a) is type(b) and a == b
+
+
+def _common_type(a: Any, b: Any) -> Attribute | None:
+    """The scalar type two different Python numbers leave a run-time if as: f32 if either is a float,
+    index for ints, i1 for two bools; None for a bool and a number."""
+    if isinstance(a, bool) != isinstance(b, bool):
+        return None
+    if isinstance(a, bool):
+        return IntegerType(1)
+    return Float32Type() if isinstance(a, float) or isinstance(b, float) else IndexType()
+
+
+def _constant(number: Any, ty: Attribute) -> SSAValue | None:
+    """``number`` as a constant of the scalar type ``ty``, or None where it does not fit (a float for an
+    integer, a bool for a number)."""
+    if not isinstance(number, _NUMBERS):
+        return None
+    integer = isinstance(ty, (IntegerType, IndexType))
+    if isinstance(number, bool) != (ty == IntegerType(1)) or (isinstance(number, float) and integer):
+        return None
+    return current().constant(number, ty)
+
+
+def _yield(yields: tuple[list, list], types: list, out: list, pair: tuple[SSAValue, SSAValue]) -> None:
+    """One more result of the if: ``pair`` yielded by its two branches."""
+    yields[0].append(pair[0])
+    yields[1].append(pair[1])
+    types.append(pair[0].type)
+    out.append(_Result(len(types) - 1))
 
 
 def trace_if(cond: Scalar, init: Sequence[Any], then: Callable[..., tuple], otherwise: Callable[..., tuple],
@@ -84,18 +116,21 @@ def trace_if(cond: Scalar, init: Sequence[Any], then: Callable[..., tuple], othe
             if a.value.type != b.value.type:
                 raise error(f"'{name}' is a {a.describe()} after the if branch and a {b.describe()} after the else "
                             "branch: a name a run-time if assigns keeps one type")
-            yields[0].append(a.value)
-            yields[1].append(b.value)
-            types.append(a.value.type)
-            out.append(_Result(len(types) - 1))
+            _yield(yields, types, out, (a.value, b.value))
         elif isinstance(a, NoValue) or isinstance(b, NoValue):
             out.append(NoValue(name, "after a run-time if that assigns it in one branch only"))  # unbound after
         elif isinstance(a, Value) or isinstance(b, Value):
-            python = b if isinstance(a, Value) else a
-            raise error(f"'{name}' is traced in one branch of a run-time if and the Python value {python!r} in the "
-                        "other: give it a traced value in both (e.g. tl.full or tl.zeros)")
+            traced, python = (a, b) if isinstance(a, Value) else (b, a)
+            number = _constant(python, traced.value.type) if isinstance(traced, Scalar) else None
+            if number is None:
+                raise error(f"'{name}' is traced in one branch of a run-time if and the Python value {python!r} in "
+                            "the other: give it a traced value in both (e.g. tl.full or tl.zeros)")
+            pair = (traced.value, number) if traced is a else (number, traced.value)
+            _yield(yields, types, out, pair)
         elif _same_python_value(a, b):
             out.append(a)
+        elif isinstance(a, _NUMBERS) and isinstance(b, _NUMBERS) and (ty := _common_type(a, b)) is not None:
+            _yield(yields, types, out, (_constant(a, ty), _constant(b, ty)))  # numbers become scalars
         else:
             raise error(f"'{name}' is the Python value {a!r} after the if branch and {b!r} after the else branch of "
                         "a run-time if: give it a traced value in both (e.g. tl.full), or branch on a tl.constexpr")
