@@ -42,6 +42,14 @@ def run(q, k, v, causal=False, scale=None, after=None, wgmma=False, bm=None, bn=
     return o, lse
 
 
+def agrees(q, k, v, causal=False, **run_options):
+    """The kernel's O and log-sum-exp (``run``) against float64 (``reference``)."""
+    want, want_lse = reference(q, k, v, causal, run_options.get("scale"))
+    o, lse = run(q, k, v, causal, **run_options)
+    assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
+    assert np.abs(lse - want_lse).max() < 2e-3
+
+
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("shape", [(1, 2, 2, 70, 70, 64), (2, 4, 1, 17, 100, 64), (1, 2, 2, 100, 33, 128)], ids=str)
 def test_attention_in_the_interpreter(shape, causal):
@@ -147,10 +155,7 @@ def test_mma_warps_of_32_rows_up_to_d128():
     rng = np.random.default_rng(32)
     q = rng.standard_normal((1, 1, 90, 32)).astype(np.float16)
     k, v = (rng.standard_normal((1, 1, 100, 32)).astype(np.float16) for _ in range(2))
-    want, want_lse = reference(q, k, v, False)
-    o, lse = run(q, k, v, False, after="tile-distribute")
-    assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
-    assert np.abs(lse - want_lse).max() < 2e-3
+    agrees(q, k, v, after="tile-distribute")
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
@@ -162,10 +167,7 @@ def test_a_warps_q_read_from_shared_memory(causal):
     rng = np.random.default_rng(96 + causal)
     q = (rng.standard_normal((1, 2, 70, 96)) * 2).astype(np.float16)
     k, v = (rng.standard_normal((1, 2, 45, 96)).astype(np.float16) for _ in range(2))
-    want, want_lse = reference(q, k, v, causal)
-    o, lse = run(q, k, v, causal, after="tile-distribute")
-    assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
-    assert np.abs(lse - want_lse).max() < 2e-3
+    agrees(q, k, v, causal, after="tile-distribute")
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
@@ -180,10 +182,7 @@ def test_more_heads_than_a_grid_column_holds(causal, monkeypatch):
     q = rng.standard_normal((2, 2, 70, 32)).astype(np.float16)
     k, v = (rng.standard_normal((2, 1, 50, 32)).astype(np.float16) for _ in range(2))
     assert A.grid(q) == (2 * 4, 1)
-    want, want_lse = reference(q, k, v, causal)
-    o, lse = run(q, k, v, causal)
-    assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
-    assert np.abs(lse - want_lse).max() < 2e-3
+    agrees(q, k, v, causal)
 
 
 def test_the_warps_must_cover_the_block():

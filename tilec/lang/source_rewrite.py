@@ -225,7 +225,7 @@ class _Rewriter(ast.NodeTransformer):
             self.live = outer_live
         if _leaving(node.body) or _leaving(node.orelse):
             python = ast.If(test=ast.Name(id=cond, ctx=ast.Load()), body=branches[0], orelse=branches[1])
-            return self._at_header(node, [*made, python])
+            return _on_header(node, node.test, [*made, python])
         names = [f"{BODY_PREFIX}{n}_then", f"{BODY_PREFIX}{n}_else"]
         for name, body in zip(names, branches):
             ret = ast.Return(value=ast.Tuple(elts=[ast.Name(id=x, ctx=ast.Load()) for x in results], ctx=ast.Load()))
@@ -242,12 +242,7 @@ class _Rewriter(ast.NodeTransformer):
             novalue = ast.Call(func=ast.Name(id=NO_VALUE, ctx=ast.Load()),
                                args=[ast.Constant(value=x), ast.Constant(value="before the if that reads it")],
                                keywords=[])
-            made.append(ast.Try(
-                body=[ast.Assign(targets=[ast.Name(id=init, ctx=ast.Store())], value=ast.Name(id=x, ctx=ast.Load()))],
-                handlers=[ast.ExceptHandler(type=ast.Name(id="NameError", ctx=ast.Load()), name=None,
-                                            body=[ast.Assign(targets=[ast.Name(id=init, ctx=ast.Store())],
-                                                             value=novalue)])],
-                orelse=[], finalbody=[]))
+            made.append(_value_or(init, x, novalue))
 
         def assign(value: ast.expr) -> ast.stmt:
             target = ast.Tuple(elts=[ast.Name(id=x, ctx=ast.Store()) for x in results], ctx=ast.Store())
@@ -268,23 +263,7 @@ class _Rewriter(ast.NodeTransformer):
                         orelse=[assign(call(names[1]))])
         made.append(ast.If(test=has, body=[assign(traced)], orelse=[python]))
         self.uses_no_value = True
-        return self._at_header(node, made)
-
-    @staticmethod
-    def _at_header(node: ast.If, made: list[ast.stmt]) -> list[ast.stmt]:
-        """The new nodes located on the if's header line (where errors about the branch point); the
-        statements of its branches keep their own."""
-        header = {"lineno": node.lineno, "col_offset": node.col_offset, "end_lineno": node.test.end_lineno,
-                  "end_col_offset": node.test.end_col_offset}
-        for top in made:
-            for child in ast.walk(top):
-                if "lineno" in child._attributes and not hasattr(child, "lineno"):
-                    for k, v in header.items():
-                        setattr(child, k, v)
-            for k, v in header.items():
-                if not hasattr(top, k) or top in made:
-                    setattr(top, k, v)
-        return made
+        return _on_header(node, node.test, made)
 
     def _loop(self, loop: ast.For, bound_before: set[str], after: list[ast.stmt]) -> list[ast.stmt]:
         if loop.orelse:
@@ -338,12 +317,7 @@ class _Rewriter(ast.NodeTransformer):
                 continue
             unbound = ast.Call(func=ast.Attribute(value=ast.Name(id=rng, ctx=ast.Load()), attr="__tl_unbound__",
                                                   ctx=ast.Load()), args=[ast.Constant(value=n)], keywords=[])
-            made.append(ast.Try(
-                body=[ast.Assign(targets=[ast.Name(id=init, ctx=ast.Store())], value=ast.Name(id=n, ctx=ast.Load()))],
-                handlers=[ast.ExceptHandler(type=ast.Name(id="NameError", ctx=ast.Load()), name=None,
-                                            body=[ast.Assign(targets=[ast.Name(id=init, ctx=ast.Store())],
-                                                             value=unbound)])],
-                orelse=[], finalbody=[], **pos))
+            made.append(_value_or(init, n, unbound))
         call = ast.Call(
             func=ast.Attribute(value=ast.Name(id=rng, ctx=ast.Load()), attr="__tl_loop__", ctx=ast.Load()),
             args=[ast.Tuple(elts=inits, ctx=ast.Load()),
@@ -353,15 +327,32 @@ class _Rewriter(ast.NodeTransformer):
             keywords=[])
         target = ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Store()) for n in carried], ctx=ast.Store())
         made.append(ast.Assign(targets=[target], value=call, **pos))
-        # new nodes sit on the loop's header (its first line: where errors about the loop point)
-        header = {"lineno": loop.lineno, "col_offset": loop.col_offset, "end_lineno": loop.iter.end_lineno,
-                  "end_col_offset": loop.iter.end_col_offset}
-        for node in made:
-            for child in ast.walk(node):
-                if "lineno" in child._attributes and (child in made or not hasattr(child, "lineno")):
-                    for k, v in header.items():
-                        setattr(child, k, v)
-        return made
+        return _on_header(loop, loop.iter, made)
+
+
+def _value_or(target: str, name: str, fallback: ast.expr) -> ast.stmt:
+    """``target = name``, or ``target = fallback`` where ``name`` has no value (NameError)."""
+    def assign(value: ast.expr) -> ast.stmt:
+        return ast.Assign(targets=[ast.Name(id=target, ctx=ast.Store())], value=value)
+
+    return ast.Try(body=[assign(ast.Name(id=name, ctx=ast.Load()))],
+                   handlers=[ast.ExceptHandler(type=ast.Name(id="NameError", ctx=ast.Load()), name=None,
+                                               body=[assign(fallback)])],
+                   orelse=[], finalbody=[])
+
+
+def _on_header(stmt: ast.stmt, end: ast.expr, made: list[ast.stmt]) -> list[ast.stmt]:
+    """``made`` located on ``stmt``'s header (from its first line to ``end``: where errors about the
+    loop or the if point): the new statements and every node in them without a place of its own (the
+    user's statements inside keep theirs)."""
+    header = {"lineno": stmt.lineno, "col_offset": stmt.col_offset, "end_lineno": end.end_lineno,
+              "end_col_offset": end.end_col_offset}
+    for top in made:
+        for child in ast.walk(top):
+            if "lineno" in child._attributes and (child is top or not hasattr(child, "lineno")):
+                for k, v in header.items():
+                    setattr(child, k, v)
+    return made
 
 
 def rewrite(fn: Callable[..., Any], range_objects: tuple[Any, ...]) -> Callable[..., Any]:

@@ -222,6 +222,11 @@ _BLOCK_TILE_OPS = (t.LoadOp, t.StoreOp, t.ZerosOp, t.FillOp, t.IotaOp, t.Broadca
 """The ops a tile spread over the block's warps lowers through (an mma operand or accumulator is a warp's)."""
 
 
+def _owner(v: SSAValue) -> Operation | None:
+    """The op that defines ``v`` (for a block argument, the op of its region)."""
+    return v.op if isinstance(v, OpResult) else v.block.parent_op()
+
+
 def block_tile_classes(fn: Operation, uf: _UnionFind, values: list[SSAValue]) -> dict[SSAValue, int]:
     """The classes of register tiles that may be tiles of the whole block, each with the narrowest
     element width of its members in bytes: every member is the same in all warps
@@ -234,7 +239,7 @@ def block_tile_classes(fn: Operation, uf: _UnionFind, values: list[SSAValue]) ->
         if not isinstance(v.type, RegisterType):
             continue
         root = uf.find(v)
-        owner = v.op if isinstance(v, OpResult) else v.block.parent_op()
+        owner = _owner(v)
         users = [use.operation for use in v.uses]
         if v in varying or not all(isinstance(op, _BLOCK_TILE_OPS) for op in (owner, *users)):
             refused.add(root)
@@ -254,11 +259,6 @@ def failing_at(op: Operation | None) -> Iterator[None]:
         if getattr(e, "op", None) is None:
             e.op = op
         raise
-
-
-def _owner(v: SSAValue) -> Operation | None:
-    """The op that defines ``v`` (for a block argument, the op of its region)."""
-    return v.op if isinstance(v, OpResult) else v.block.parent_op()
 
 
 class LayoutAssignment:
@@ -388,11 +388,10 @@ class LayoutAssignment:
         for op in self.reductions:
             with failing_at(op):
                 frag = vector_fragment(self.tile[op.input], op.result.type.orientation.data)
-            root = self.uf.find(op.result)
-            old = chosen.setdefault(root, frag)
-            if not old.tv.same_function(frag.tv):
-                raise FragmentError(f"register vector {value_name(op.result)} is reduced from tiles whose lanes hold "
-                                    f"its values differently: {old.layout} and {frag.layout}")
+                old = chosen.setdefault(self.uf.find(op.result), frag)
+                if not old.tv.same_function(frag.tv):
+                    raise FragmentError(f"register vector {value_name(op.result)} is reduced from tiles whose lanes "
+                                        f"hold its values differently: {old.layout} and {frag.layout}")
         for op in self.broadcasts:
             with failing_at(op):
                 frag = vector_fragment(self.tile[op.result], op.input.type.orientation.data)
