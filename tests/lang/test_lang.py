@@ -463,6 +463,77 @@ def test_a_barrier_under_an_if_that_differs_between_warps_is_refused():
     assert "bar.sync" in every_warp.compile(x, nan_like(x), 3, arch="sm_80").asm["ptx"]
 
 
+def test_a_block_value_under_an_if_that_differs_between_warps_is_refused():
+    """"Reduce, then warp 0 stores" on a vector spread over the block's warps: each warp holds a part,
+    so only warp 0's part would be stored (the lane interpreter wrote 16 of 64 rows while the tile
+    interpreter wrote all). A reduction across warps in such a branch would wait at a barrier the
+    others never reach. Both are refused at the op's line; a value computed inside the branch is that
+    warp's own, and runs alike in both interpreters."""
+
+    @tl.kernel(num_warps=4)
+    def store_from_warp0(x, v, BM: tl.constexpr, BN: tl.constexpr):
+        s = tl.row_sum(tl.load(x, (0, 0), shape=(BM, BN)))
+        if tl.warp_id() == 0:
+            tl.store(v, (0,), s)
+
+    @tl.kernel(num_warps=4)
+    def reduce_in_warp0(x, v, BN: tl.constexpr):
+        t = tl.load(x, (0, 0), shape=(1, BN))
+        if tl.warp_id() == 0:
+            tl.store(v, (0,), tl.row_sum(t))
+
+    @tl.kernel(num_warps=4)
+    def warp0_own(x, v, BM: tl.constexpr, BN: tl.constexpr):
+        if tl.warp_id() == 0:
+            s = tl.row_sum(tl.load(x, (0, 0), shape=(BM, BN)))
+            tl.store(v, (0,), s)
+
+    x = rand(50, 33)
+    spread = r"test_lang.py:\d+:\d+: error: tile-distribute: '%s': .* is a register (tile|vector) spread over the block's warps, inside a region that only some warps run \('scf.if' at .*test_lang.py:\d+:\d+\)"
+    with pytest.raises(tilec.CompilationError, match=spread % "tile.store"):
+        store_from_warp0.compile(x, nan_like(x[:, 0]), BM=64, BN=40, arch="sm_80")
+    with pytest.raises(tilec.CompilationError, match=spread % "tile.row_sum"):
+        reduce_in_warp0.compile(x, nan_like(x[:1, 0]), BN=2048, arch="sm_80")
+    want = np.zeros(64)
+    want[:50] = x.astype(np.float64).sum(1)
+    for after in (None, "tile-distribute"):
+        v = np.full(64, np.nan, np.float32)
+        warp0_own.interpret(x, v, grid=(1,), after=after, BM=64, BN=40)
+        assert rel_err(v, want) < 1e-6, after
+    assert "bar.sync" not in warp0_own.compile(x, v, BM=64, BN=40, arch="sm_80").asm["ptx"]
+
+
+def test_python_numbers_that_do_not_fit_the_values_they_meet():
+    """An int past the type it meets is an error at the line naming it (it would wrap); a float past
+    the type's range is ±inf, as IEEE rounding (numpy, Triton) gives, in both interpreters and in the
+    constant a load's ``other=`` fills with."""
+
+    @tl.kernel
+    def big_int(x, o, n):
+        tl.store(o, (0, 0), tl.load(x, (0, 0), shape=(16, 16)) + (n + 2**40).to(tl.float32))
+
+    @tl.kernel
+    def big_offset(o):
+        tl.store(o, (0, 0), tl.iota((16, 16), 1, 2**40).to(tl.float32))
+
+    @tl.kernel
+    def big_float(x, o):
+        t = tl.load(x, (0, 0), shape=(16, 16), other=-1e300)
+        tl.store(o, (0, 0), t * 1e300)
+
+    x = rand(10, 10)
+    with pytest.raises(tl.LangError, match=r"test_lang.py:\d+:\d+: error: the integer 1099511627776 does not fit tl.int32"):
+        big_int.compile(x, nan_like(x), 3, arch="sm_80")
+    with pytest.raises(tl.LangError, match=r"tl.iota's offset 1099511627776 makes coordinates past tl.int32"):
+        big_offset.compile(nan_like(x), arch="sm_80")
+    want = np.full((16, 16), -np.inf)  # -1e300 * 1e300 outside the array
+    want[:10, :10] = np.where(x > 0, np.inf, -np.inf)
+    for after in (None, "tile-distribute"):
+        o = np.full((16, 16), np.nan, np.float32)
+        big_float.interpret(x, o, grid=(1,), after=after)
+        assert np.array_equal(o, want), after
+
+
 @tl.kernel
 def conversions(x, o, BM: tl.constexpr, N: tl.constexpr):
     r = tl.block_id(0) * BM
@@ -1367,3 +1438,25 @@ def test_a_kernel_with_other_options():
         kernel.with_options(stages=4)
     with pytest.raises(ValueError, match="producer=True feeds the K loops' bulk copies"):
         kernel.with_options(bulk=False)
+
+
+def test_element_types_and_exponents_are_checked_at_the_line():
+    """A numpy scalar type is an element type (``np.float16``); an unknown one, or a traced exponent
+    of ``**``, is an error at the user's line that names it."""
+
+    @tl.kernel
+    def cast(x, o, DT: tl.constexpr):
+        tl.store(o, (0, 0), tl.load(x, (0, 0), shape=(16, 16)).to(DT).to(tl.float32))
+
+    @tl.kernel
+    def power(x, o, n):
+        tl.store(o, (0, 0), tl.load(x, (0, 0), shape=(16, 16)) ** n)
+
+    x = rand(16, 16)
+    o = nan_like(x)
+    cast.interpret(x, o, grid=(1,), DT=np.float16)
+    assert rel_err(o, x.astype(np.float16).astype(np.float64)) == 0
+    with pytest.raises(tl.LangError, match=r"test_lang.py:\d+:\d+: error: expected an element type .* got 'float64'"):
+        cast.interpret(x, o, grid=(1,), DT="float64")
+    with pytest.raises(tl.LangError, match=r"test_lang.py:\d+:\d+: error: x \*\* y: the exponent is a Python number"):
+        power.interpret(x, o, 2, grid=(1,))

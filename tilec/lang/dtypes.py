@@ -63,10 +63,12 @@ def dtype_of(ir: Attribute) -> DType:
 
 
 def as_dtype(value: object) -> DType:
-    """``tl.float16``, ``"float16"``, a numpy or torch dtype → :class:`DType`; TypeError otherwise."""
+    """``tl.float16``, ``"float16"``, a numpy or torch dtype (or scalar type) → :class:`DType`; TypeError
+    otherwise (:func:`tilec.lang.tracing.element_type` makes it an error at the user's line)."""
     if isinstance(value, DType):
         return value
-    name = str(getattr(value, "name", value)).removeprefix("torch.")
+    name = value.__name__ if isinstance(value, type) else str(getattr(value, "name", value))  # np.float16 too
+    name = name.removeprefix("torch.")
     if name in _IR:
         return DType(name)
     raise TypeError(f"expected an element type (tl.float16, tl.bfloat16, tl.float32, tl.int32), got {value!r}")

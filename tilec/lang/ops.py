@@ -19,8 +19,8 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import FLOAT_TYPES, RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
-from tilec.lang.dtypes import as_dtype, int32
-from tilec.lang.tracing import current, error
+from tilec.lang.dtypes import int32
+from tilec.lang.tracing import current, element_type, error
 from tilec.lang.values import (
     Expanded,
     Scalar,
@@ -229,7 +229,7 @@ def alloc(shape: Any, dtype: Any, layout: Any = None) -> Shared:
     dims = _static_shape(shape, "tl.alloc's shape")
     if len(dims) != 2:
         raise error(f"shared tiles are 2-D, got shape {dims}")
-    ty = checked_type(SharedType, list(dims), as_dtype(dtype).ir, layout)
+    ty = checked_type(SharedType, list(dims), element_type(dtype).ir, layout)
     return Shared(current().value(t.AllocOp(ty), "smem"))
 
 
@@ -411,7 +411,7 @@ def full(shape: Any, value: Any, dtype: Any = "float32", *, axis: int = 1) -> Ti
     trace = current()
     if isinstance(value, Scalar):
         if value.type != ty.element_type:
-            value = value.to(as_dtype(dtype))
+            value = value.to(element_type(dtype))
         scalar = value.value
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         scalar = trace.constant(value, ty.element_type)
@@ -437,12 +437,14 @@ def iota(shape: Any, dim: int, offset: Any = 0, *, axis: int = 1) -> Tile | Vect
     if dim not in range(len(dims)):
         raise error(f"dim {dim!r} is not a dimension of shape {dims}")
     ty = _register_type(dims, int32, axis)
+    if isinstance(offset, int) and not -(1 << 31) <= offset <= (1 << 31) - 1 - dims[dim]:
+        raise error(f"tl.iota's offset {offset} makes coordinates past tl.int32 (its elements' type)")
     return wrap(current().value(t.IotaOp(index(offset, "tl.iota's offset"), dim, ty)))
 
 
 def _register_type(shape: Any, dtype: Any, axis: int):
     dims = _static_shape(shape, "the shape")
-    element = as_dtype(dtype).ir
+    element = element_type(dtype).ir
     if len(dims) == 1:
         if axis not in (0, 1):
             raise error(f"axis= of a vector is 0 (one value per row) or 1 (per column), got {axis!r}")

@@ -21,6 +21,8 @@ from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IndexType, IntAttr,
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tilec.dialects.tile.ops import DimOp
+from tilec.dialects.tile.types import rounded_float
+from tilec.lang.dtypes import DType, as_dtype, dtype_of
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -58,6 +60,24 @@ def error(message: str) -> LangError:
     return LangError(f"{file}:{line}:{col}: error: {message}")
 
 
+def element_type(value: object) -> DType:
+    """:func:`~tilec.lang.dtypes.as_dtype` of a kernel's argument, its TypeError an error at the user's line."""
+    try:
+        return as_dtype(value)
+    except TypeError as e:
+        raise error(str(e)) from None
+
+
+def _fitting_int(value: int, ty: Attribute) -> int:
+    """``value`` if ``ty`` holds it (signed or unsigned bits; index as 64-bit), else a :class:`LangError`
+    at the user's line naming the number and the type (Python ints do not wrap silently)."""
+    bits = ty.width.data if isinstance(ty, IntegerType) else 64
+    if -(1 << (bits - 1)) <= value < (1 << bits):
+        return value
+    raise error(f"the integer {value} does not fit {dtype_of(ty)} (the type of the values it meets): "
+                f"use a smaller number, or convert the values with .to(...) to a wider type")
+
+
 class Trace:
     """One kernel under construction: its entry block and the stack of blocks being filled."""
 
@@ -89,9 +109,9 @@ class Trace:
         """An ``arith.constant`` of ``ty`` (index, integer or float), made once per kernel at the top
         of its body (a ``tile.map`` body gets its own)."""
         if isinstance(ty, IndexType) or isinstance(ty, IntegerType):
-            attr = IntegerAttr(int(value), ty)
+            attr = IntegerAttr(_fitting_int(int(value), ty), ty)
         else:
-            attr = FloatAttr(float(value), ty)
+            attr = FloatAttr(rounded_float(float(value), ty), ty)
         if self.blocks[-1] in self.isolated:
             return self.value(arith.ConstantOp(attr, ty))
         key = (ty, repr(attr))

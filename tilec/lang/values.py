@@ -30,8 +30,8 @@ from xdsl.utils.exceptions import VerifyException
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType
 from tilec.lang import dtypes
-from tilec.lang.dtypes import DType, as_dtype, dtype_of
-from tilec.lang.tracing import current, error
+from tilec.lang.dtypes import DType, dtype_of
+from tilec.lang.tracing import current, element_type, error
 
 Number = int | float | bool
 
@@ -98,7 +98,10 @@ class Value:
 
     def __pow__(self, exponent):
         """``x ** n`` for a constant n: repeated products for small whole n, ``sqrt`` for 0.5, ``1 / x`` for -1."""
-        if isinstance(exponent, int) and not isinstance(exponent, bool) and 1 <= exponent <= 8:
+        if not isinstance(exponent, (int, float)) or isinstance(exponent, bool):
+            raise error(f"x ** y: the exponent is a Python number (a whole number 1 to 8, 0.5 or -1), not "
+                        f"{getattr(exponent, 'describe', lambda: repr(exponent))()} (else write tl.exp2(y * tl.log2(x)))")
+        if isinstance(exponent, int) and 1 <= exponent <= 8:
             out = self
             for _ in range(exponent - 1):
                 out = out * self
@@ -119,7 +122,7 @@ class Value:
 
     def to(self, dtype: Any) -> Value:
         """The same values as ``dtype`` (floats round to nearest even; floats to int32 truncate)."""
-        return convert(self, as_dtype(dtype))
+        return convert(self, element_type(dtype))
 
 
 class Scalar(Value):

@@ -15,11 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import func, scf
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from tilec.dialects.abi import LAUNCH_ATTR, ROLE_ATTR
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
+from tilec.dialects.tile.types import RegisterType, RegisterVectorType
+from tilec.layout.int_tuple import product
+
+WARP = 32
 
 _SOURCES = (t.WarpIdOp, t.LaneIdOp, t.ThreadIdOp)
 
@@ -81,7 +85,7 @@ def warp_varying(fn: func.FuncOp, sources: tuple[type[Operation], ...] | Callabl
                         changed |= mark(op.results)  # e.g. a tile.map body that reads a varying value
         return changed
 
-    while visit(fn.body.block, False):
+    while any([visit(block, False) for block in fn.body.blocks]):  # a list: every block each round
         pass
     return varying
 
@@ -110,7 +114,8 @@ def lane_varying(fn: func.FuncOp) -> set[SSAValue]:
     return warp_varying(fn, (t.LaneIdOp, t.ThreadIdOp))
 
 
-__all__ = ["barriers_under_varying_ifs", "cluster_varying", "lane_varying", "warp_varying"]
+__all__ = ["barriers_under_varying_ifs", "block_values_under_varying_branches", "cluster_varying", "lane_varying",
+           "split_between_warps", "warp_varying"]
 
 
 def barriers_under_varying_ifs(fn: func.FuncOp) -> list[tuple[Operation, scf.IfOp]]:
@@ -122,4 +127,44 @@ def barriers_under_varying_ifs(fn: func.FuncOp) -> list[tuple[Operation, scf.IfO
     for op in fn.walk():
         if isinstance(op, scf.IfOp) and ROLE_ATTR not in op.attributes and op.cond in varying:
             found += [(inner, op) for inner in op.walk() if isinstance(inner, t.BarrierOp) and inner.threads is None]
+    return found
+
+
+def split_between_warps(ty: Attribute) -> bool:
+    """Whether ``ty`` is a register tile or vector whose elements are spread over the block's warps
+    (some held by some warps only), rather than each warp's own or copies in every warp."""
+    tv = ty.fragment if isinstance(ty, RegisterType | RegisterVectorType) else None
+    if tv is None or tv.num_threads <= WARP:
+        return False
+    offsets, threads = tv.layout.values(), tv.num_threads
+    first_warp = {o for i, o in enumerate(offsets) if i % threads < WARP}
+    return len(first_warp) < product(tv.tile)
+
+
+def block_values_under_varying_branches(fn: func.FuncOp) -> list[tuple[Operation, SSAValue, Operation]]:
+    """``(op, value, branch)``: each op inside a region that only some of the block's warps run (an
+    ``scf.if`` on a warp-varying condition, or an ``scf.for`` with warp-varying bounds; not a
+    warp-specialised role's region) whose operand or result ``value`` is a register tile or vector
+    spread over the block's warps. Each warp handles its own part of such a value, so where only some
+    warps run the op the others' parts are not stored, reduced or converted (and a reduction across
+    warps waits at a barrier the others never reach)."""
+    varying = warp_varying(fn)
+    found: list[tuple[Operation, SSAValue, Operation]] = []
+
+    def visit(op: Operation, branch: Operation | None) -> None:
+        if branch is not None:
+            for value in (*op.operands, *op.results):
+                if split_between_warps(value.type):
+                    found.append((op, value, branch))
+                    break
+        if branch is None and ROLE_ATTR not in op.attributes and _divergent(op, varying):
+            branch = op
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.ops:
+                    visit(inner, branch)
+
+    for block in fn.body.blocks:
+        for op in block.ops:
+            visit(op, None)
     return found

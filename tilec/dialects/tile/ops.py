@@ -1197,6 +1197,14 @@ class MmaOp(IRDLOperation):
             am, an, ak = atom.shape_mnk
             if m % am or n % an or k % ak:
                 _fail(self, f"atom {atom.name} ({am}x{an}x{ak}) does not tile {m}x{n}x{k}")
+            wants = _ATOM_OPERANDS.get(atom.a_type)
+            if wants is not None and not isinstance(a.element_type, wants):
+                _fail(self, f"atom {atom.name} multiplies {atom.a_type} operands, but a and b are {a.element_type}: "
+                            "its registers would be read as another type")
+
+
+_ATOM_OPERANDS = {"f16": Float16Type, "bf16": BFloat16Type, "tf32": Float32Type}
+"""The element type of the operands a tensor-core atom reads, by its input type (a SIMT atom converts)."""
 
 
 WGMMA_ROWS = 64

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -44,6 +45,19 @@ FLOAT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 FLOAT8_TYPES = (Float8E4M3FNType, Float8E5M2Type)
 """The 8-bit floats (OCP FP8: ``f8E4M3FN``, ``f8E5M2``). They live in memory (global views and shared
 tiles) and feed ``tile.wgmma`` / ``tile.matmul``; register tiles hold them only as what a wgmma reads."""
+
+
+def rounded_float(value: float, element_type: Attribute) -> float:
+    """``value`` rounded to a float ``element_type`` as IEEE arithmetic rounds it: past the type's
+    largest finite number it is ±inf (numpy's and Triton's answer), where xDSL's ``FloatAttr`` of the
+    type would raise packing it. bf16 has f32's range, so it rounds through f32."""
+    import numpy as np  # lazy: numpy costs ~45 ms of import (measured); the dialects need it only here
+
+    name = {Float16Type: "float16", BFloat16Type: "float32", Float32Type: "float32"}.get(type(element_type))
+    if name is None or not math.isfinite(value):
+        return value
+    with np.errstate(over="ignore"):
+        return float(np.array(value, dtype=name))
 
 
 def element_bits(element_type: Attribute) -> int:

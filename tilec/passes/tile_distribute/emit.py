@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from tilec.dialects.tile.types import rounded_float
 from tilec.ir import fast
 from tilec.layout import Layout, Swizzle
 from tilec.layout.int_tuple import flatten, is_tuple
@@ -127,7 +128,7 @@ class Emitter:
             if isinstance(t, IntegerType | IndexType):
                 op = fast.arith_constant_op(fast.index_attr(int(value), t))
             else:
-                op = fast.arith_constant_op(FloatAttr(float(value), t))
+                op = fast.arith_constant_op(FloatAttr(rounded_float(float(value), t), t))
             self.constants.add_op(op)
             self._consts[key] = op.result
         return self._consts[key]

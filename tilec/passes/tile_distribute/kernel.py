@@ -85,7 +85,7 @@ from tilec.dialects.tile.types import (
 )
 from tilec.ir import fast
 from tilec.ir.parser import location_text
-from tilec.passes.uniformity import barriers_under_varying_ifs
+from tilec.passes.uniformity import barriers_under_varying_ifs, block_values_under_varying_branches
 from tilec.passes.fragments import Fragment, FragmentError, VectorFragment, tile_fragment, window_values
 from tilec.passes.tile_distribute.abi import AbiLowering
 from tilec.passes.tile_distribute.analysis import estimate_registers
@@ -114,6 +114,10 @@ _ORDERING_OPS = (t.AsyncWaitOp, t.BarrierOp, t.MbarWaitOp, scf.YieldOp, func.Ret
 """Ops before which the deferred stores of async copies are emitted: a wait (the copies of its
 groups must have landed), a barrier, and a block's end. Ops with regions too (their blocks may
 wait)."""
+
+
+def _kind(value: SSAValue) -> str:
+    return "register vector" if isinstance(value.type, RegisterVectorType) else "register tile"
 
 
 def _where(op: Operation) -> str:
@@ -777,11 +781,22 @@ class TileDistributePass(ModulePass):
         for fn in list(op.ops):
             if not isinstance(fn, func.FuncOp) or not fn.body.blocks or not uses_tiles(fn):
                 continue
+            if len(fn.body.blocks) > 1:
+                raise PassFailedException(
+                    f"tile-distribute: '{fn.name}' @{fn.sym_name.data}{_where(fn)}: the body has "
+                    f"{len(fn.body.blocks)} blocks; a tile kernel's control flow is structured (scf.if, scf.for), "
+                    "its body one block")
             for barrier, branch in barriers_under_varying_ifs(fn):
                 raise PassFailedException(
                     f"tile-distribute: '{barrier.name}'{_where(barrier)}: a block barrier inside an if whose condition "
                     f"differs between the block's warps ('{branch.name}'{_where(branch)}): the warps that skip it "
                     "never arrive; branch on a value every warp has alike, or move the barrier out")
+            for inner, value, branch in block_values_under_varying_branches(fn):
+                raise PassFailedException(
+                    f"tile-distribute: '{inner.name}'{_where(inner)}: {value_name(value)} is a {_kind(value)} spread "
+                    f"over the block's warps, inside a region that only some warps run ('{branch.name}'{_where(branch)}"
+                    "): each warp holds a part of it, so the others' parts would be missed; branch on a value every "
+                    "warp has alike, or give each warp its own value (compute it inside the branch)")
             try:
                 new = KernelLowering(fn, op).run()
             except (RegallocError, FragmentError) as e:

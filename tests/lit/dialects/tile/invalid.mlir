@@ -79,6 +79,23 @@ func.func @mma_atom(%a: !tile.rt<16x8xf16>, %b: !tile.rt<8x8xf16>, %c: !tile.rt<
 
 // -----
 
+// An atom reads its registers as its own input type: f16 bits are not bf16 numbers.
+func.func @mma_atom_type(%a: !tile.rt<16x16xbf16>, %b: !tile.rt<16x8xbf16>, %c: !tile.rt<16x8xf32>) {
+  %d = tile.mma %a, %b, %c atom <mma_m16n8k16_f16> : !tile.rt<16x16xbf16>, !tile.rt<16x8xbf16>, !tile.rt<16x8xf32> -> !tile.rt<16x8xf32>
+  func.return
+}
+// CHECK: 'tile.mma' atom mma_m16n8k16_f16 multiplies f16 operands, but a and b are bf16
+
+// -----
+
+func.func @mma_atom_tf32(%a: !tile.rt<16x8xf16>, %b: !tile.rt<8x8xf16>, %c: !tile.rt<16x8xf32>) {
+  %d = tile.mma %a, %b, %c atom <mma_m16n8k8_tf32> : !tile.rt<16x8xf16>, !tile.rt<8x8xf16>, !tile.rt<16x8xf32> -> !tile.rt<16x8xf32>
+  func.return
+}
+// CHECK: 'tile.mma' atom mma_m16n8k8_tf32 multiplies tf32 operands, but a and b are f16
+
+// -----
+
 func.func @load_shape(%s: !tile.st<64x32xf16>) {
   %r = tile.load %s : !tile.st<64x32xf16> -> !tile.rt<32x32xf16>
   func.return

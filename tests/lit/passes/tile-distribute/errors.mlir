@@ -81,3 +81,31 @@ func.func @some_warps(%c: !tile.gl<f32, [?, ?]>)
   func.return
 }
 // CHECK: errors.mlir:77:5: error: tile-distribute: 'tile.barrier' at {{.*}}errors.mlir:77:5: a block barrier inside an if whose condition differs between the block's warps ('scf.if' at {{.*}}errors.mlir:76:3)
+
+// -----
+
+// A tile spread over both warps, stored inside a branch only warp 0 takes: warp 1's half would not
+// be stored. (Computed inside the branch, the tile would be warp 0's own, and that is fine.)
+func.func @some_warps_store(%c: !tile.gl<f32, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [64, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %z = tile.zeros : !tile.rt<32x32xf32>
+  %w = tile.warp_id
+  %first = arith.cmpi eq, %w, %c0 : index
+  scf.if %first {
+    tile.store %z, %c[%c0, %c0] : !tile.rt<32x32xf32> -> !tile.gl<f32, [?, ?]>
+  }
+  func.return
+}
+// CHECK: errors.mlir:96:5: error: tile-distribute: 'tile.store' at {{.*}}errors.mlir:96:5: %z is a register tile spread over the block's warps, inside a region that only some warps run ('scf.if' at {{.*}}errors.mlir:95:3)
+
+// -----
+
+// Unstructured control flow (found by the fuzzer: an internal error before).
+func.func @two_blocks(%out: !tile.gl<f32, [?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+  func.return
+^bb1:
+  func.return
+}
+// CHECK: error: tile-distribute: 'func.func' @two_blocks at {{.*}}errors.mlir:{{[0-9]+}}:1: the body has 2 blocks; a tile kernel's control flow is structured (scf.if, scf.for), its body one block
