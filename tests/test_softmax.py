@@ -46,6 +46,9 @@ def test_bad_dim_and_dtype():
     x = np.ones((4, 5), np.float32)
     with pytest.raises(ValueError, match=r"tilec.softmax: dim=2 is not a dimension of x \(shape \(4, 5\)\)"):
         tilec.softmax_kernel(x, dim=2)
+    for dim in (True, 1.0, np.float64(1.0)):  # a bool or a float is not a dimension (True was 1)
+        with pytest.raises(TypeError, match=r"tilec.softmax: dim must be an integer, got"):
+            tilec.softmax_kernel(x, dim=dim)
     with pytest.raises(TypeError, match="tilec.softmax: dtype='int8'"):
         tilec.softmax_kernel(x, dtype="int8")
 

@@ -4,6 +4,7 @@ the input, the stream to launch on, one compile per kernel spec and arch."""
 from __future__ import annotations
 
 import functools
+import numbers
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -32,6 +33,8 @@ def row_view(owner: str, name: str, value: Any, dim: int = -1) -> tuple[Operand,
         raise TypeError(f"{owner}: {name} has dtype {op.info.dtype}; expected one of {', '.join(DTYPES)}")
     if len(shape) not in (1, 2):
         raise ValueError(f"{owner}: {name} has shape {shape}; expected 1 or 2 dimensions")
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
+        raise TypeError(f"{owner}: dim must be an integer, got {dim!r}")
     if not -len(shape) <= dim < len(shape):
         raise ValueError(f"{owner}: dim={dim} is not a dimension of {name} (shape {shape})")
     if any(d == 0 for d in shape):
