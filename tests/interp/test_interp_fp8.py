@@ -98,3 +98,21 @@ def test_fp8_persistent_gemm_lane_by_lane(rng, name):
         grid=(3, 1, 1))
     assert not np.isnan(c).any()
     assert rel_error(c, ref) < 1e-5
+
+
+def test_fp8_gemm_of_unaligned_rows_lane_by_lane(rng):
+    """Without ``tile.aligned_rows`` the copies into shared memory take the element path: an 8-bit float
+    is moved as a byte (there are no f8 registers). Ragged M, N and K on four blocks (2x2 tiles of 64x64)."""
+    config = dataclasses.replace(FP8_WGMMA_LADDER[1], block=(64, 64, 64), stages=2, bulk_store=False)
+    module = build_module(MatmulSpec("float8_e4m3fn", "float32", transpose_b=True, bias_dtype="float32",
+                                     activation="relu", align=0, scale_a=True, scale_b=True))
+    build_pipeline(config.pipeline_to("tile-distribute")).apply(make_context(), module)
+    module.verify()  # frag.load has no 8-bit float registers: the bytes are i8
+    fn = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    m, n, k = 100, 72, 104
+    a, w, bias, (sa, sb), ref = _inputs(rng, "f8E4M3FN", m, n, k)
+    c = np.full((m, n), np.nan, np.float32)
+    run(module, fn.sym_name.data, *expand(gl_params(fn), a, w, c, bias, sa, sb, signature_length=len(fn.args)),
+        grid=(4, 1, 1))
+    assert not np.isnan(c).any()
+    assert rel_error(c, ref) < 1e-5

@@ -1,4 +1,5 @@
-"""Bad input is a ValueError whose message names the offending layout or text.
+"""Bad input is a ValueError (a TypeError for an argument of the wrong kind) whose message names the
+offending layout or text.
 
 One place that lists every kind; the other files test the same errors where the
 operation itself is tested.
@@ -9,14 +10,17 @@ from __future__ import annotations
 import pytest
 
 from tilec.layout import (
+    ComposedLayout,
     Layout,
     Swizzle,
     TVLayout,
+    blocked_product,
     coalesce,
     complement,
     composition,
     copy_atom,
     cp_async,
+    filter,
     ldmatrix,
     left_inverse,
     logical_divide,
@@ -128,3 +132,21 @@ def test_tv_layout_offset_outside_the_tile():
 def test_coordinates_that_do_not_fit():
     raises_naming("(4, 3)", crd2idx, (1, 2, 3), (4, 3), (1, 4))
     raises_naming("(4,3):(1,4)", Layout((4, 3), (1, 4)).slice_and_offset, 5)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: coalesce(ComposedLayout.parse("Sw<3,3,3> o 0 o (8,64):(64,1)")),
+     r"coalesce: the layout must be a Layout, got ComposedLayout .* \(a swizzled layout: apply it to its .layout\)"),
+    (lambda: filter(ComposedLayout.parse("Sw<3,3,3> o 0 o (8,64):(64,1)")), r"filter: the layout must be a Layout"),
+    (lambda: upcast(ComposedLayout.parse("Sw<3,3,3> o 0 o (8,64):(64,1)"), 2), r"upcast: the layout must be a Layout"),
+    (lambda: coalesce("x"), r"coalesce: the layout must be a Layout, got str 'x'"),
+    (lambda: blocked_product(Layout((4, 2), (2, 1)), 3), r"blocked_product: the repetition \(b\) must be a Layout, got int 3"),
+    (lambda: Layout((4, 2), (2, 1))("a"), r"a coordinate is an int or a tuple of them, got 'a'"),
+    (lambda: Layout((4, 2), (2, 1))(1.5), r"a coordinate is an int or a tuple of them, got 1.5"),
+    (lambda: Swizzle(True, 3, 3), r"Sw<True,3,3>: bits, base and shift are integers"),
+])
+def test_arguments_of_the_wrong_kind_are_type_errors_naming_the_operation(call, match):
+    """Found by a helper: these were AttributeErrors from inside the algebra, or accepted (a float
+    coordinate gave 3.0, ``Swizzle(True, 3, 3)`` printed ``Sw<True,3,3>``)."""
+    with pytest.raises(TypeError, match=match):
+        call()

@@ -26,6 +26,15 @@ def _from_modes(shapes: list[int], strides: list[int]) -> Layout:
     return Layout(tuple(shapes), tuple(strides))
 
 
+def expect_layout(name: str, value: object, what: str = "layout") -> Layout:
+    """``value`` if it is a plain :class:`Layout`, else a TypeError naming the operation and the argument
+    (a swizzled ``ComposedLayout`` is not one: its ``.layout`` is)."""
+    if isinstance(value, Layout):
+        return value
+    hint = " (a swizzled layout: apply it to its .layout)" if hasattr(value, "inner") else ""
+    raise TypeError(f"{name}: the {what} must be a Layout, got {type(value).__name__} {value!r}{hint}")
+
+
 def _by_mode(fn, layout: Layout, profile: tuple, name: str) -> Layout:
     """Apply ``fn(mode, profile_mode)`` to the leading modes, keep the others."""
     if len(profile) > len(layout):
@@ -41,6 +50,7 @@ def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
     With a tuple ``profile`` each leading mode is coalesced on its own, which
     keeps the rank; otherwise the result is flat.
     """
+    expect_layout("coalesce", layout)
     if is_tuple(profile):
         return _by_mode(coalesce, layout, profile, "coalesce")
     shapes: list[int] = []
@@ -58,6 +68,7 @@ def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
 
 def filter(layout: Layout, profile: IntTuple | None = None) -> Layout:  # noqa: A001 - CuTe's name
     """Coalesce after dropping broadcast (stride-0) modes."""
+    expect_layout("filter", layout)
     if is_tuple(profile):
         return _by_mode(filter, layout, profile, "filter")
     kept = [(s, d) for s, d in zip(flatten(layout.shape), flatten(layout.stride)) if d != 0 and s != 1]

@@ -8,6 +8,8 @@ the leftmost mode varies fastest, as in CuTe.
 
 from __future__ import annotations
 
+import numbers
+
 from functools import reduce
 from typing import Union
 
@@ -149,6 +151,8 @@ def crd2idx(crd: IntTuple | None, shape: IntTuple, stride: IntTuple) -> int:
     """
     if crd is None:
         crd = 0
+    if not is_tuple(crd) and (type(crd) is bool or not isinstance(crd, numbers.Integral)):
+        raise TypeError(f"crd2idx: a coordinate is an int or a tuple of them, got {crd!r}")
     if is_tuple(crd):
         if not is_tuple(shape) or len(crd) != len(shape):
             raise ValueError(f"crd2idx: coordinate {crd} does not match shape {shape}")

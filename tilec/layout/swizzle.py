@@ -9,6 +9,8 @@ is how a swizzled shared tile is described.
 
 from __future__ import annotations
 
+import numbers
+
 from functools import lru_cache
 
 from tilec.layout.algebra import composition
@@ -26,6 +28,9 @@ class Swizzle:
     __slots__ = ("bits", "base", "shift", "_yyy")
 
     def __init__(self, bits: int, base: int, shift: int):
+        if any(type(x) is bool or not isinstance(x, numbers.Integral) for x in (bits, base, shift)):
+            raise TypeError(f"Sw<{bits!r},{base!r},{shift!r}>: bits, base and shift are integers")
+        bits, base, shift = int(bits), int(base), int(shift)
         if bits < 0 or base < 0:
             raise ValueError(f"Sw<{bits},{base},{shift}>: bits and base must be non-negative")
         if bits + base + abs(shift) > MAX_SWIZZLE_BITS:

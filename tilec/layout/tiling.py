@@ -8,7 +8,7 @@ zipped and tiled forms only regroup the modes of the logical ones.
 
 from __future__ import annotations
 
-from tilec.layout.algebra import coalesce, complement, composition
+from tilec.layout.algebra import coalesce, complement, composition, expect_layout
 from tilec.layout.int_tuple import IntTuple, compact_idx, idx2crd_strided, is_int, is_tuple, product, shape_div
 from tilec.layout.layout import Layout, append_modes, make_layout
 
@@ -101,6 +101,9 @@ def tiled_product(a, b) -> Layout:
 
 
 def _interleaved_product(a: Layout, b: Layout, block_first: bool) -> Layout:
+    name = "blocked_product" if block_first else "raked_product"
+    expect_layout(name, a, "block (a)")
+    expect_layout(name, b, "repetition (b)")
     r = max(len(a), len(b))
     a, b = append_modes(a, r), append_modes(b, r)
     prod = logical_product(a, b)
@@ -162,6 +165,7 @@ def _flat_coord(layout: Layout, idx: int) -> tuple:
 
 def upcast(layout: Layout, n: int) -> Layout:
     """The layout in units of ``n`` elements (e.g. f16 offsets → 128-bit words, n=8)."""
+    expect_layout("upcast", layout)
     if n <= 0:
         raise ValueError(f"upcast: factor {n} must be positive")
 
@@ -181,6 +185,7 @@ def upcast(layout: Layout, n: int) -> Layout:
 
 def downcast(layout: Layout, n: int) -> Layout:
     """The layout in units of ``1/n`` of an element (e.g. 32-bit words → f16, n=2)."""
+    expect_layout("downcast", layout)
     if n <= 0:
         raise ValueError(f"downcast: factor {n} must be positive")
     return _map_leaves(layout, lambda s, d: (s * n, d) if abs(d) == 1 else (s, d * n))

@@ -319,7 +319,7 @@ def _point(span: Span[str] | None, msg: str) -> str:
     return "\n".join([f"{loc}: error: {msg}", *lines])
 
 
-def _repeated_options(spec: str, count: int) -> list[str | None]:
+def repeated_options(spec: str, count: int) -> list[str | None]:
     """For each top-level pass of ``spec``, an option it is given twice (xDSL keeps the last), or None."""
     tokens = []
     lexer = PipelineLexer(spec)
@@ -366,7 +366,7 @@ def build_pipeline(
         spans = [None] * len(specs)
 
     passes: list[ModulePass] = []
-    for arg_spec, span, repeated in zip(specs, spans, _repeated_options(spec, len(specs)), strict=True):
+    for arg_spec, span, repeated in zip(specs, spans, repeated_options(spec, len(specs)), strict=True):
         name = arg_spec.name
         if repeated:
             raise PipelineSpecError(_point(span, f"pass '{name}' is given option '{repeated}' twice"))

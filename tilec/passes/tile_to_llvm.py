@@ -63,7 +63,7 @@ from tilec.dialects import frag
 from tilec.dialects.abi import LAUNCH_ATTR, PRODUCER_ATTR, TENSOR_MAP_ATTR, launch_registers
 from tilec.dialects.llvm_ext import CLUSTER_DIM_ATTR, GRID_CONSTANT_ATTR, KERNEL_ATTR, MAXNREG_ATTR, MAXNTID_ATTR
 from tilec.dialects.tile.attributes import LaunchAttr
-from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType
+from tilec.dialects.tile.types import FLOAT8_TYPES, GlobalType, RegisterType, RegisterVectorType, SharedType
 from tilec.ir import fast
 from tilec.ir.parser import location_text
 from tilec.ir.walk import walk_ops
@@ -166,6 +166,9 @@ def _check_op(op: Operation, llvm_types: dict[int, bool]) -> None:
                                         "passes tile values (tile-distribute makes them pointers, extents, strides)")
             if not is_llvm_type(ty):
                 raise LoweringError(op, f"@{op.sym_name.data} takes or returns {ty}, which has no llvm-level form")
+            if isinstance(ty, FLOAT8_TYPES):
+                raise LoweringError(op, f"@{op.sym_name.data} takes or returns {ty}: 8-bit floats live in memory "
+                                        "only (a view's elements), not in parameters or registers")
     if isinstance(op, _DETAILED):
         _check_details(op)
 

@@ -76,6 +76,7 @@ from tilec.passes.registry import (
     format_arg_spec_error,
     get_all_passes,
     get_all_targets,
+    repeated_options,
 )
 from tilec.version import __version__
 
@@ -321,9 +322,16 @@ class TileOptMain(xDSLOptMain):
         try:
             spec = parse_spec(text)
         except ArgSpecParseError as e:  # a BaseException in xDSL 0.74
-            raise ToolError(
-                f"{PROG}: error: invalid target '{text}'\n" + format_arg_spec_error(e)
-            ) from None
+            # located in the -t text, as the option errors below are
+            located = format_arg_spec_error(e).replace("pass-pipeline:", "target:", 1)
+            head, _, context = located.partition("\n")
+            raise ToolError(f"{head.replace(': error: ', f': error: invalid target {text!r}: ', 1)}\n{context}"
+                            if ": error: " in head else f"target:1:1: error: invalid target {text!r}: {located}") from None
+        (repeated,) = repeated_options(text, 1)
+        if repeated:
+            col = text.find(repeated, text.find(repeated) + 1) + 1
+            raise ToolError(f"target:1:{col}: error: target '{spec.name}' is given option '{repeated}' twice\n{text}\n"
+                            f"{' ' * (col - 1)}^")
         if spec.name not in self.available_targets:
             raise ToolError(
                 f"{PROG}: error: unknown target '{spec.name}' "

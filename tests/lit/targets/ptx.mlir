@@ -5,6 +5,8 @@
 // RUN: tile-opt %S/../../../examples/kernels/mma_tf32.mlir -p tile-to-llvm -t 'ptx{arch=sm_86}' | filecheck %s --check-prefix=TF32
 // RUN: not tile-opt %S/../../../examples/kernels/mma_f16.mlir -p tile-to-llvm -t 'ptx{arch=sm_70}' 2>&1 | filecheck %s --check-prefix=ARCH
 // RUN: not tile-opt %S/../../../examples/kernels/mma_f16.mlir -t ptx 2>&1 | filecheck %s --check-prefix=UNLOWERED
+// RUN: not tile-opt %S/../../../examples/kernels/mma_f16.mlir -p tile-to-llvm -t 'ptx{arch=sm_80 arch=sm_90}' 2>&1 | filecheck %s --check-prefix=TWICE
+// RUN: not tile-opt %S/../../../examples/kernels/mma_f16.mlir -p tile-to-llvm -t 'ptx{arch=}' 2>&1 | filecheck %s --check-prefix=BADSPEC
 
 // LLVM:      target triple = "nvptx64-nvidia-cuda"
 // LLVM:      @"sa" = internal addrspace(3) global [512 x i8] undef, align 128
@@ -50,3 +52,7 @@
 
 // UNLOWERED: error: target 'ptx' needs a module of llvm-dialect ops, but it contains 'func.func'; lower it first, e.g. with -p tile-to-llvm
 // UNLOWERED-NOT: Traceback
+
+// An option given twice is an error (xDSL would keep the last), and a malformed -t points into its text.
+// TWICE:     target:1:16: error: target 'ptx' is given option 'arch' twice
+// BADSPEC:   target:1:10: error: invalid target 'ptx{arch=}': Unknown argument value

@@ -72,7 +72,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
 from tilec.dialects import frag_fast
-from tilec.dialects.abi import CONSUMERS, LAUNCH_ATTR, REGISTERS_ATTR, ROLE_ATTR, producer_threads
+from tilec.dialects.abi import CONSUMERS, LAUNCH_ATTR, REGISTER_FILE, REGISTERS_ATTR, ROLE_ATTR, producer_threads
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.dialects.tile.types import (
@@ -104,6 +104,10 @@ from tilec.passes.tile_distribute.wgmma import WgmmaLowering, wgmma_alignment, w
 from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf
 
 MAX_REGISTERS = 255
+
+LAUNCH_MARGIN = 24
+"""The fewest registers beside the fragments (addresses, descriptors, loop counters) a kernel has needed
+when a thread's share of the SM is what bounds it: ptxas asked for 154 for a wgmma's 128 accumulators."""
 STATIC_SHARED_LIMIT = 48 * 1024
 SHARED_ALIGN = 128
 """Alignment (bytes) of every shared buffer the pass allocates."""
@@ -346,6 +350,17 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 f"{MAX_REGISTERS}: the largest is {estimate.largest} with {estimate.largest_count} "
                 f"(loop-carried {estimate.carried}, mma operands {estimate.operands}, addresses ~40); "
                 "use a smaller warp tile or more warps"
+            )
+        # ptxas allocates every instruction within what a thread has at launch, an even share of the SM's
+        # register file (setmaxnreg moves registers between roles later; it does not raise that bound)
+        launch = REGISTER_FILE // self.threads // 8 * 8
+        least = estimate.carried + estimate.operands + LAUNCH_MARGIN
+        if least > launch:
+            raise RegallocError(
+                f"@{self.name}: the fragments need at least {least} registers per thread, more than the {launch} "
+                f"each of {self.threads} threads has of an SM's {REGISTER_FILE}: the largest is {estimate.largest} "
+                f"with {estimate.largest_count} (loop-carried {estimate.carried}, mma operands {estimate.operands}, "
+                f"addresses and counters {LAUNCH_MARGIN} or more); use a smaller warp tile or fewer threads"
             )
         entry, types, attrs = self.signature()
         self.em = Emitter(entry)

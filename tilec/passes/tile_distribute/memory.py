@@ -52,7 +52,7 @@ from xdsl.rewriter import InsertPoint
 
 from tilec.dialects import frag_fast
 from tilec.ir import fast
-from tilec.dialects.tile.types import element_bits
+from tilec.dialects.tile.types import FLOAT8_TYPES, element_bits
 from tilec.layout import Layout, right_inverse
 from tilec.layout.int_tuple import flatten, is_tuple
 from tilec.passes.alignment import CP_ASYNC_MIN_BYTES
@@ -296,6 +296,8 @@ class MemoryLowering:
         em = self.em
         dims = dst.type.dims
         elem = dst.element_type
+        if isinstance(elem, FLOAT8_TYPES):  # a copy moves bits: 8-bit floats as bytes (no 8-bit float registers)
+            elem = IntegerType(8)
         size = _bytes(elem)
         if src.rank != 2:
             raise RegallocError(f"'{op.name}': copies from rank-{src.rank} views are not supported")

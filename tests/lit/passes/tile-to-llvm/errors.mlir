@@ -59,3 +59,12 @@ func.func @shared() attributes {tile.launch = #tile.launch<grid = [1, 1, 1], blo
   func.return
 }
 // CHECK: error: 'frag.shared' op at {{.*}}errors.mlir:58:8: shared buffer "buf" is dynamic (0 bytes) here but static at {{.*}}errors.mlir:57:8
+
+// -----
+
+// An 8-bit float is a view's element, never a scalar parameter (found by the fuzzer: xDSL's
+// function-type error without a line before).
+func.func @f8_scalar(%x: f8E4M3FN) -> f8E4M3FN {
+  func.return %x : f8E4M3FN
+}
+// CHECK: error: 'func.func' op at {{.*}}errors.mlir:{{[0-9]+}}:1: @f8_scalar takes or returns f8E4M3FN: 8-bit floats live in memory only
