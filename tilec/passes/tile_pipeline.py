@@ -1491,6 +1491,18 @@ def _wait_if_exists(wait: MbarWaitOp, k: SSAValue, ub: SSAValue, ops: list[Opera
     ops += [cond, scf.IfOp(cond.result, [], Region(Block([wait, scf.YieldOp()])))]
 
 
+CARRY_FMA_MAX_K = 8
+"""The widest warp K tile whose SIMT (FMA atom) operands are carried across the back-edge. H200, f32,
+carried / not: 64x64x8 with 4x4 thread tiles 28 / 23 TFLOP/s at 2048^3 (64 registers a lane carried),
+128x128x8 with 8x8 31 / 32 at 4096^3 (128 registers); at K 32 (tile-to-ptx's default block) carrying
+needs 512 registers a lane and does not compile."""
+
+
+def _k_extent(mma: MmaOp) -> int:
+    a = mma.a.type
+    return a.dims[0] if mma.transpose_a is not None else a.dims[1]
+
+
 def carry_first_fragments(loop: scf.ForOp) -> scf.ForOp | None:
     """Load the next K tile's first fragments before this tile's last mma; carry them across the back-edge.
 
@@ -1519,6 +1531,9 @@ def carry_first_fragments(loop: scf.ForOp) -> scf.ForOp | None:
     if not views or not mmas:
         return None
     first, last = mmas[0], mmas[-1]
+    if mma_atom_of(first).threads < 32 and _k_extent(first) > CARRY_FMA_MAX_K:
+        return None  # the SIMT FMA atom reads its operands from shared memory K step by K step; carried, they
+        # are whole warp-tile fragments in registers: (TM + TN) x K a lane, 512 at TM = TN = 8 and K = 32
     carried: list[LoadOp] = []
     for v in (first.a, first.b):
         load = v.owner
