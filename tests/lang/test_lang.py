@@ -1460,3 +1460,36 @@ def test_element_types_and_exponents_are_checked_at_the_line():
         cast.interpret(x, o, grid=(1,), DT="float64")
     with pytest.raises(tl.LangError, match=r"test_lang.py:\d+:\d+: error: x \*\* y: the exponent is a Python number"):
         power.interpret(x, o, 2, grid=(1,))
+
+
+def test_python_numbers_changed_in_a_loop_are_carried_as_scalars():
+    """``acc = 0.0; cnt = 0`` before a ``tl.range`` loop that adds to them (Triton's idiom): carried as an f32
+    and an index scalar; both interpreters agree with float64 and the PTX assembles. A Python value
+    that is not a number still has to be traced before the loop."""
+
+    @tl.kernel
+    def running(x, o, n):
+        acc = 0.0
+        cnt = 0
+        for i in tl.range(n):
+            acc = acc + tl.load_scalar(x, (i * 16, 3))
+            cnt = cnt + 1
+        tl.store(o, (0, 0), tl.full((16, 16), 1.0, tl.float32) * acc + cnt.to(tl.float32))
+
+    @tl.kernel
+    def not_a_number(x, o, n):
+        shape = (16, 16)
+        for i in tl.range(n):
+            shape = tl.load(x, (0, 0), shape=(16, 16))
+        tl.store(o, (0, 0), shape)
+
+    x = rand(64, 16)
+    want = np.full((16, 16), x[[0, 16, 32, 48], 3].astype(np.float64).sum() + 4)
+    for after in (None, "tile-distribute"):
+        o = np.full((16, 16), np.nan, np.float32)
+        running.interpret(x, o, 4, grid=(1,), after=after)
+        assert rel_err(o, want) < 1e-6, after
+    assert ".target" in running.compile(x, o, 4, arch="sm_80").asm["ptx"]
+    with pytest.raises(tl.LangError, match=r"test_lang.py:\d+:\d+: error: 'shape' is the Python value \(16, 16\) before "
+                                           r"the loop and changes in its body"):
+        not_a_number.interpret(x, o, 2, grid=(1,))

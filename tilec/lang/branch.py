@@ -53,16 +53,16 @@ class _Result:
         self.index = index
 
 
-_NUMBERS = (int, float, bool)
+NUMBERS = (int, float, bool)
 
 
 def _same_python_value(a: Any, b: Any) -> bool:
     if a is b:
         return True
-    return isinstance(a, _NUMBERS) and isinstance(b, _NUMBERS) and type(a) is type(b) and a == b
+    return isinstance(a, NUMBERS) and isinstance(b, NUMBERS) and type(a) is type(b) and a == b
 
 
-def _common_type(a: Any, b: Any) -> Attribute | None:
+def number_type(a: Any, b: Any) -> Attribute | None:
     """The scalar type two different Python numbers leave a run-time if as: f32 if either is a float,
     index for ints, i1 for two bools; None for a bool and a number."""
     if isinstance(a, bool) != isinstance(b, bool):
@@ -72,10 +72,10 @@ def _common_type(a: Any, b: Any) -> Attribute | None:
     return Float32Type() if isinstance(a, float) or isinstance(b, float) else IndexType()
 
 
-def _constant(number: Any, ty: Attribute) -> SSAValue | None:
+def number_constant(number: Any, ty: Attribute) -> SSAValue | None:
     """``number`` as a constant of the scalar type ``ty``, or None where it does not fit (a float for an
     integer, a bool for a number)."""
-    if not isinstance(number, _NUMBERS):
+    if not isinstance(number, NUMBERS):
         return None
     integer = isinstance(ty, (IntegerType, IndexType))
     if isinstance(number, bool) != (ty == IntegerType(1)) or (isinstance(number, float) and integer):
@@ -121,7 +121,7 @@ def trace_if(cond: Scalar, init: Sequence[Any], then: Callable[..., tuple], othe
             out.append(NoValue(name, "after a run-time if that assigns it in one branch only"))  # unbound after
         elif isinstance(a, Value) or isinstance(b, Value):
             traced, python = (a, b) if isinstance(a, Value) else (b, a)
-            number = _constant(python, traced.value.type) if isinstance(traced, Scalar) else None
+            number = number_constant(python, traced.value.type) if isinstance(traced, Scalar) else None
             if number is None:
                 raise error(f"'{name}' is traced in one branch of a run-time if and the Python value {python!r} in "
                             "the other: give it a traced value in both (e.g. tl.full or tl.zeros)")
@@ -129,8 +129,8 @@ def trace_if(cond: Scalar, init: Sequence[Any], then: Callable[..., tuple], othe
             _yield(yields, types, out, pair)
         elif _same_python_value(a, b):
             out.append(a)
-        elif isinstance(a, _NUMBERS) and isinstance(b, _NUMBERS) and (ty := _common_type(a, b)) is not None:
-            _yield(yields, types, out, (_constant(a, ty), _constant(b, ty)))  # numbers become scalars
+        elif isinstance(a, NUMBERS) and isinstance(b, NUMBERS) and (ty := number_type(a, b)) is not None:
+            _yield(yields, types, out, (number_constant(a, ty), number_constant(b, ty)))  # numbers become scalars
         else:
             raise error(f"'{name}' is the Python value {a!r} after the if branch and {b!r} after the else branch of "
                         "a run-time if: give it a traced value in both (e.g. tl.full), or branch on a tl.constexpr")

@@ -13,7 +13,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Region
 
-from tilec.lang.branch import NoValue
+from tilec.lang.branch import NUMBERS, NoValue, number_constant, number_type
 from tilec.lang.ops import index
 from tilec.lang.tracing import current, error
 from tilec.lang.values import Expanded, Scalar, Value, wrap
@@ -50,7 +50,8 @@ class range:  # noqa: N801 - used as tl.range, like Python's
 
     def __tl_loop__(self, init: Sequence[Any], body: Callable[..., tuple], names: Sequence[str],
                     index_name: str = "i") -> tuple:
-        """Trace ``body(i, *carried)`` once into an ``scf.for``; returns the carried values after the loop."""
+        """Trace ``body(i, *carried)`` into an ``scf.for`` (twice when it changes a Python number, which is then
+        carried as a scalar); returns the carried values after the loop."""
         trace = current()
         if isinstance(self.step, int) and self.step <= 0:
             raise error(f"tl.range's step must be positive, got {self.step}")
@@ -58,32 +59,19 @@ class range:  # noqa: N801 - used as tl.range, like Python's
                         ((self.start, "start"), (self.stop, "stop"), (self.step, "step")))
         # a name an if gave no value (tilec.lang.branch) is one the loop starts without
         init = [Unbound(name) if isinstance(v, NoValue) else v for name, v in zip(names, init)]
-        traced = [i for i, v in enumerate(init) if isinstance(v, Value)]
         for name, v in zip(names, init):
             if isinstance(v, Expanded):
                 raise error(f"'{name}' (an expanded vector v[:, None]) cannot be carried through a loop: carry the vector")
-        block = Block(arg_types=[IndexType(), *(init[i].value.type for i in traced)])
-        block.args[0].name_hint = index_name
-        args: list[Any] = list(init)
-        for k, i in enumerate(traced):
-            arg = block.args[1 + k]
-            arg.name_hint = names[i]
-            args[i] = wrap(arg)
+        block, traced, yielded, changed = self._trace(init, body, names, index_name)
+        if changed:  # Python numbers the body changes: carried as scalars from the start, then traced again
+            for i, ty in changed.items():
+                value = number_constant(init[i], ty)
+                if value is None:
+                    raise error(f"'{names[i]}' is the Python value {init[i]!r} before the loop and changes in its "
+                                "body: give it a traced value before the loop (e.g. tl.zeros or tl.full)")
+                init[i] = wrap(value)
+            block, traced, yielded, changed = self._trace(init, body, names, index_name)
         with trace.inside(block):
-            results = body(Scalar(block.args[0]), *args)
-            yielded = []
-            for i, (name, before, after) in enumerate(zip(names, init, results)):
-                if i in traced:
-                    if not isinstance(after, Value) or after.value.type != before.value.type:
-                        got = after.describe() if isinstance(after, Value) else repr(after)
-                        raise error(f"'{name}' is a {before.describe()} before the loop and a {got} after its body: "
-                                    "a carried value keeps its type")
-                    yielded.append(after.value)
-                elif isinstance(before, Unbound):
-                    continue  # assigned in the body before any read there: this iteration's own value
-                elif isinstance(after, Value) or (after is not before and after != before):
-                    raise error(f"'{name}' is the Python value {before!r} before the loop and changes in its body: "
-                                "give it a traced value before the loop (e.g. tl.zeros or tl.full)")
             trace.emit(scf.YieldOp(*yielded))
         loop = trace.emit(scf.ForOp(lo, hi, step, [init[i].value for i in traced], Region(block)))
         out = list(init)
@@ -91,3 +79,44 @@ class range:  # noqa: N801 - used as tl.range, like Python's
             loop.results[k].name_hint = names[i]
             out[i] = wrap(loop.results[k])
         return tuple(out)
+
+    @staticmethod
+    def _trace(init: list, body: Callable[..., tuple], names: Sequence[str], index_name: str
+               ) -> tuple[Block, list[int], list, dict[int, Any]]:
+        """Trace ``body`` into a new block: (block, the carried names' indices, the values they yield, and
+        the Python numbers the body changes with the scalar type each is carried as). A name is carried
+        when it holds a traced value before the loop; a Python number that the body changes (to another
+        number or a traced scalar) is carried too, as Triton does, once traced again as that type: f32 for
+        a float, index for an int, or the traced scalar's type."""
+        trace = current()
+        traced = [i for i, v in enumerate(init) if isinstance(v, Value)]
+        block = Block(arg_types=[IndexType(), *(init[i].value.type for i in traced)])
+        block.args[0].name_hint = index_name
+        args: list[Any] = list(init)
+        for k, i in enumerate(traced):
+            arg = block.args[1 + k]
+            arg.name_hint = names[i]
+            args[i] = wrap(arg)
+        yielded, changed = [], {}
+        with trace.inside(block):
+            results = body(Scalar(block.args[0]), *args)
+        for i, (name, before, after) in enumerate(zip(names, init, results)):
+            if i in traced:
+                if not isinstance(after, Value) or after.value.type != before.value.type:
+                    got = after.describe() if isinstance(after, Value) else repr(after)
+                    raise error(f"'{name}' is a {before.describe()} before the loop and a {got} after its body: "
+                                "a carried value keeps its type")
+                yielded.append(after.value)
+            elif isinstance(before, Unbound):
+                continue  # assigned in the body before any read there: this iteration's own value
+            elif isinstance(after, Value) or (after is not before and after != before):
+                ty = None
+                if isinstance(before, NUMBERS) and isinstance(after, Scalar):
+                    ty = after.value.type
+                elif isinstance(before, NUMBERS) and isinstance(after, NUMBERS):
+                    ty = number_type(before, after)
+                if ty is None:
+                    raise error(f"'{name}' is the Python value {before!r} before the loop and changes in its body: "
+                                "give it a traced value before the loop (e.g. tl.zeros or tl.full)")
+                changed[i] = ty
+        return block, traced, yielded, changed
