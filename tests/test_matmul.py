@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 
 import ctypes
+import math
 import sys
 from pathlib import Path
 
@@ -180,8 +181,8 @@ ERRORS = [
                           out=np.lib.stride_tricks.as_strided(np.zeros(3, np.float16), (4, 3), (0, 2))),
      ValueError, r"out: shape \(4, 3\) with element strides \(0, 1\) has elements that share memory"),
     ("out dtype name", dict(a=f16(4, 5), b=f16(5, 3), out_dtype="int8"), TypeError, r"out_dtype='int8'"),
-    ("activation", dict(a=f16(4, 5), b=f16(5, 3), activation="gelu"), ValueError,
-     r"activation='gelu' is not supported; expected None or 'relu'"),
+    ("activation", dict(a=f16(4, 5), b=f16(5, 3), activation="tanh"), ValueError,
+     r"activation='tanh' is not supported; expected one of \(None, 'relu', 'gelu', 'silu'\)"),
     ("negative strides", dict(a=f16(4, 5)[::-1], b=f16(5, 3)), ValueError, r"a: negative strides \(-5, 1\)"),
     ("numpy bf16 result", dict(a=f16(4, 5), b=f16(5, 3), out_dtype="bfloat16"), TypeError,
      r"numpy has no bfloat16"),
@@ -697,6 +698,10 @@ def _reference(a, b, trans_a=False, trans_b=False, bias=None, activation=None):
     ref = (a.T if trans_a else a).astype(np.float64) @ (b.T if trans_b else b).astype(np.float64)
     if bias is not None:
         ref = ref + bias.astype(np.float64)
+    if activation == "gelu":  # torch's exact gelu, written out (not the code under test's helper)
+        return 0.5 * ref * (1 + np.vectorize(math.erf)(ref / math.sqrt(2)))
+    if activation == "silu":
+        return ref / (1 + np.exp(-ref))
     return np.maximum(ref, 0) if activation == "relu" else ref
 
 
@@ -715,6 +720,8 @@ MEANING = [
     ("f16 large config col/row bias relu", np.float16, (130, 129, 40), "col", "row", np.float16, "relu",
      ("mma", "large")),
     ("f32 simt row/col bias relu", np.float32, (17, 33, 65), "row", "col", np.float32, "relu"),
+    ("f16 row/col bias gelu", np.float16, (17, 33, 65), "row", "col", np.float32, "gelu"),
+    ("f32 simt row/row silu", np.float32, (17, 33, 65), "row", "row", None, "silu"),
     ("f32 simt strided/row", np.float32, (40, 20, 19), "strided", "row", None, None),
     ("f32 simt large config", np.float32, (130, 20, 19), "row", "row", None, None, ("simt", "large")),
     ("tf32 col/row", np.float32, (17, 33, 65), "col", "row", None, None, ("tf32", "small")),
@@ -967,7 +974,7 @@ def test_split_plan_views_and_kernels():
     g = p.gemm_spec()
     assert g.batched and g.out_dtype == "float32" and g.bias_dtype is None and g.align == (16, 16, 16)
     r = p.reduce_spec(c)
-    assert (r.out_dtype, r.bias_dtype, r.relu, r.align) == ("float16", "float32", True, (16, 16, 16))
+    assert (r.out_dtype, r.bias_dtype, r.activation, r.align) == ("float16", "float32", "relu", (16, 16, 16))
     k1 = tilec.matmul_kernel(a, w, out=c, bias=bias, activation="relu", arch="sm_90a")
     assert k1.name == "matmul_f16_nt_f32_batched_a16" and "%ctaid.y" in k1.asm["ptx"]
     k2 = mm.compile_reduce(r, arch="sm_90a")
@@ -988,10 +995,11 @@ def test_split_k_errors(split_k, error, match):
         mm.plan_matmul(np.ones((16, 64), np.float16), np.ones((64, 8), np.float16), split_k=2)
 
 
-def test_split_meaning_in_the_interpreters():
+@pytest.mark.parametrize("activation", ["relu", "gelu", "silu"])
+def test_split_meaning_in_the_interpreters(activation):
     """The two kernels of a split call, as the launcher runs them, on ragged M and N with A given
-    transposed (K x M), a bias, ReLU and an f32 C: the batched matmul lane by lane (mma.sync), the
-    reduction at the tile level; equal to the unsplit product."""
+    transposed (K x M), a bias, an activation and an f32 C: the batched matmul lane by lane (mma.sync),
+    the reduction at the tile level; equal to the unsplit product."""
     from tilec.interp import run
     from tilec.kernels.splitk_ir import build_reduce_module
 
@@ -1000,7 +1008,7 @@ def test_split_meaning_in_the_interpreters():
     at = rng.standard_normal((k, m)).astype(np.float16)  # op(A) = at.T
     b = rng.standard_normal((k, n)).astype(np.float16)
     bias = rng.standard_normal(n).astype(np.float32)
-    plan = _plan(at, b, trans_a=True, bias=bias, activation="relu", out_dtype="float32")
+    plan = _plan(at, b, trans_a=True, bias=bias, activation=activation, out_dtype="float32")
     plan = dataclasses.replace(plan, split_k=split)
     va, vb = plan.slice_views()
     # the alignments a device array of these shapes has (numpy arrays are staged, so the plan says 0):
@@ -1022,7 +1030,8 @@ def test_split_meaning_in_the_interpreters():
     run(build_reduce_module(rspec), rspec.kernel_name,
         np.lib.stride_tricks.as_strided(workspace, (split, m, n), workspace.strides), out, bias,
         grid=(rspec.grid(m, n), 1, 1))
-    assert _rel_error(out, _reference(at, b, True, False, bias, "relu")) < 2e-3
+    assert rspec.kernel_name.startswith(f"splitk_reduce_float32_bias_float32_{activation}")
+    assert _rel_error(out, _reference(at, b, True, False, bias, activation)) < 2e-3
 
 
 def test_split_k_with_autotune_is_refused():

@@ -71,7 +71,7 @@ class Case:
     a: str = "row"  # row, col (x.T of a contiguous x), strided (x[:, ::2])
     b: str = "row"
     bias: str | None = None  # dtype of the bias, or None
-    relu: bool = False
+    activation: str | None = None  # relu, gelu, silu
     out_dtype: str | None = None
     out: str = "poisoned"  # poisoned (NaN-filled out=), strided (every other column of a NaN array), alloc
     config: tuple[str, str] | None = None  # force a CONFIGS entry
@@ -83,8 +83,8 @@ class Case:
         parts = [self.dtype, f"{self.a}-{self.b}", f"{m}x{n}x{k}"]
         if self.bias:
             parts.append(f"bias_{self.bias}")
-        if self.relu:
-            parts.append("relu")
+        if self.activation:
+            parts.append(self.activation)
         if self.out_dtype:
             parts.append(f"out_{self.out_dtype}")
         if self.out != "poisoned":
@@ -104,8 +104,8 @@ for _dt in ("f16", "bf16", "f32", "tf32"):
     CASES += [
         Case(_dt, (127, 129, 1000), "strided", "row"),
         Case(_dt, (127, 129, 1000), "row", "strided"),
-        Case(_dt, (127, 129, 1000), bias=INPUT[_dt], relu=True),
-        Case(_dt, (1, 1, 1), bias=INPUT[_dt], relu=True),
+        Case(_dt, (127, 129, 1000), bias=INPUT[_dt], activation="relu"),
+        Case(_dt, (1, 1, 1), bias=INPUT[_dt], activation="relu"),
     ]
 CASES += [
     Case("f16", (4096, 4096, 4096)),
@@ -117,51 +117,57 @@ CASES += [
     # itself on an H100 for the 4096^3 cases above)
     *(Case(dt, (1000, 1000, 1000), a, b, config=("mma", "bulk")) for dt in ("f16", "bf16")
       for a, b in product(("row", "col"), repeat=2)),
-    Case("f16", (1000, 1032, 1000), bias="float32", relu=True, out_dtype="float32", config=("mma", "bulk")),
+    Case("f16", (1000, 1032, 1000), bias="float32", activation="relu", out_dtype="float32", config=("mma", "bulk")),
     # the same with empty barriers instead of a block barrier per K tile, and with 8 warps releasing
     Case("f16", (1000, 1032, 1000), "col", "row", config=("mma", "bulk-release")),
     *(Case(dt, (1000, 1032, 2000), config=("mma", "bulk-8-warps")) for dt in ("f16", "bf16")),
     # persistent kernels (one block an SM looping over C's tiles): the wgmma tile with a producer
     # warpgroup (sm_90), and the cp.async tile (any arch), ragged, with a bias and ReLU
     *(Case(dt, (1000, 1032, 1000), config=("mma", "wgmma-persistent")) for dt in ("f16", "bf16")),
-    Case("f16", (3000, 1032, 520), bias="float32", relu=True, out_dtype="float32", config=("mma", "wgmma-persistent")),
+    Case("f16", (3000, 1032, 520), bias="float32", activation="relu", out_dtype="float32", config=("mma", "wgmma-persistent")),
     Case("f16", (3000, 1000, 1000), config=("mma", "persistent")),
     # C through shared memory and bulk tensor stores (TMA), clipped at the ragged edges
-    *(Case(dt, (1000, 1032, 1000), bias="float32", relu=True, config=("mma", "wgmma-tma-store")) for dt in ("f16", "bf16")),
+    *(Case(dt, (1000, 1032, 1000), bias="float32", activation="relu", config=("mma", "wgmma-tma-store")) for dt in ("f16", "bf16")),
     Case("f16", (3000, 1032, 520), config=("mma", "wgmma-persistent-tma-store")),
     # the one-warpgroup 64x128 tile (wgmmas in flight) with its TMA-store epilogue: ragged, B given N x K,
     # a bias into bf16, and into f32 (whose larger buffers must still fit beside the four stages)
-    Case("bf16", (200, 1000, 1040), bias="float32", relu=True, config=("mma", "wgmma-thin")),
+    Case("bf16", (200, 1000, 1040), bias="float32", activation="relu", config=("mma", "wgmma-thin")),
     Case("f16", (130, 1032, 1100), "row", "col", config=("mma", "wgmma-thin")),
-    Case("f16", (333, 1000, 1040), bias="float32", relu=True, out_dtype="float32", config=("mma", "wgmma-thin")),
+    Case("f16", (333, 1000, 1040), bias="float32", activation="relu", out_dtype="float32", config=("mma", "wgmma-thin")),
     # the 128x128 tile: five stages, wgmmas in flight, C by TMA store
-    Case("bf16", (500, 1000, 1040), bias="float32", relu=True, config=("mma", "wgmma-mid")),
+    Case("bf16", (500, 1000, 1040), bias="float32", activation="relu", config=("mma", "wgmma-mid")),
     Case("f16", (500, 1032, 2000), "row", "col", out_dtype="float32", config=("mma", "wgmma-mid")),
     # thread-block clusters of 2 (and 4) blocks along M multicasting B's tiles: ragged M (a last cluster
     # row of one real tile), odd tile rows, B given N x K, a bias, bf16
-    Case("f16", (1000, 1032, 520), bias="float32", relu=True, config=("mma", "wgmma-cluster-2")),
+    Case("f16", (1000, 1032, 520), bias="float32", activation="relu", config=("mma", "wgmma-cluster-2")),
     Case("bf16", (333, 1000, 1000), "row", "col", config=("mma", "wgmma-cluster-2")),
     Case("f16", (129, 300, 64), config=("mma", "wgmma-cluster-2")),
     Case("f16", (1000, 1032, 1000), "row", "col", out_dtype="float32", config=("mma", "wgmma-cluster-4")),
     # clusters along N multicasting A's tiles: a ragged last cluster column (N = 1000: 8 columns of 128,
     # the last one partly real; 300: 3 of 128 in 2 clusters), B given N x K, a block a tile
-    Case("f16", (1000, 1000, 520), bias="float32", relu=True, config=("mma", "wgmma-cluster-1x2")),
+    Case("f16", (1000, 1000, 520), bias="float32", activation="relu", config=("mma", "wgmma-cluster-1x2")),
     Case("bf16", (333, 300, 1000), "row", "col", config=("mma", "wgmma-cluster-1x2")),
     Case("f16", (200, 1000, 1000), config=("mma", "wgmma-cluster-1x2-tile")),
     # B given N x K (x @ w.T): the wgmma kernels read it K-major; the heuristic's pick at 4096^3
-    *(Case(dt, (1000, 1032, 1000), "row", "col", bias="float32", relu=True, config=("mma", "wgmma-persistent-tma-store"))
+    *(Case(dt, (1000, 1032, 1000), "row", "col", bias="float32", activation="relu", config=("mma", "wgmma-persistent-tma-store"))
       for dt in ("f16", "bf16")),
     Case("bf16", (4096, 4096, 4096), "row", "col"),
-    Case("f16", (127, 129, 1000), "col", "row", bias="float32", relu=True, out_dtype="float32"),
+    Case("f16", (127, 129, 1000), "col", "row", bias="float32", activation="relu", out_dtype="float32"),
     # rows of 4 and 8 bytes (A 2004 B, B and C 264 B): kernels with 4- and 8-byte cp.async
     Case("f16", (130, 132, 1002)),
-    Case("bf16", (130, 132, 1002), "col", "col", bias="float32", relu=True),
+    Case("bf16", (130, 132, 1002), "col", "col", bias="float32", activation="relu"),
     Case("f32", (130, 132, 1002)),
     Case("tf32", (130, 130, 1002)),
     Case("f16", (127, 129, 1000), out="alloc"),
     Case("f16", (17, 33, 65), out="strided"),
     Case("f16", (17, 33, 65), "col", "row", numpy=True),
-    Case("f32", (17, 33, 65), "row", "col", bias="float32", relu=True, numpy=True),
+    Case("f32", (17, 33, 65), "row", "col", bias="float32", activation="relu", numpy=True),
+    # gelu (erf's polynomial in the epilogue) and silu on each epilogue path: mma.sync, SIMT, the persistent
+    # wgmma kernel with its TMA-store epilogue
+    *(Case("f16", (127, 129, 1000), bias="float32", activation=act) for act in ("gelu", "silu")),
+    *(Case("f32", (130, 132, 200), activation=act) for act in ("gelu", "silu")),
+    *(Case(dt, (1000, 1032, 1000), bias="float32", activation=act, config=("mma", "wgmma-persistent-tma-store"))
+      for dt, act in (("bf16", "gelu"), ("f16", "silu"))),
 ]
 
 
@@ -266,7 +272,7 @@ def _check(torch, case: Case, report: list[dict]) -> None:
         out = wide[:, ::2]
     else:
         out = None
-    kwargs = dict(bias=bias, activation="relu" if case.relu else None, out_dtype=case.out_dtype,
+    kwargs = dict(bias=bias, activation=case.activation, out_dtype=case.out_dtype,
                   allow_tf32=case.dtype == "tf32", config=FORCED[case.config] if case.config else None)
     if case.config and case.config[1].startswith(("bulk", "wgmma")) and not has_bulk_copies(tilec.api.default_arch()):
         pytest.skip(f"bulk tensor copies need sm_90; this GPU is {tilec.api.default_arch()}")
@@ -294,8 +300,8 @@ def _check(torch, case: Case, report: list[dict]) -> None:
     ref = a.double() @ b.double()
     if bias is not None:
         ref = ref + bias.double()
-    if case.relu:
-        ref = torch.relu(ref)
+    if case.activation is not None:  # torch's own: gelu is the exact (erf) one
+        ref = {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "silu": torch.nn.functional.silu}[case.activation](ref)
     unwritten = int(torch.isnan(result).sum().item())
     norm = ref.norm().item()
     err = ((result.double() - ref).norm().item() / norm) if norm > 0 else (result.double() - ref).norm().item()

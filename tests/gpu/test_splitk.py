@@ -31,24 +31,26 @@ def _error(got, ref) -> float:
     return ((got.double() - ref).norm() / ref.norm()).item()
 
 
-CASES = [  # m, n, k, A, B, dtype, out dtype, bias+relu, split
-    (16, 4096, 4096, "row", "row", "float16", "float16", False, None),  # the heuristic's own split
-    (128, 1024, 8192, "row", "col", "bfloat16", "bfloat16", False, None),
-    (100, 300, 3072, "row", "row", "float16", "float32", True, 3),
-    (100, 300, 3072, "col", "row", "float16", "float16", True, 2),
-    (33, 65, 4096, "col", "col", "bfloat16", "float32", False, 4),
-    (256, 512, 2048, "row", "col", "float16", "bfloat16", True, 4),
+CASES = [  # m, n, k, A, B, dtype, out dtype, bias + activation (None: neither), split
+    (16, 4096, 4096, "row", "row", "float16", "float16", None, None),  # the heuristic's own split
+    (128, 1024, 8192, "row", "col", "bfloat16", "bfloat16", None, None),
+    (100, 300, 3072, "row", "row", "float16", "float32", "relu", 3),
+    (100, 300, 3072, "col", "row", "float16", "float16", "relu", 2),
+    (33, 65, 4096, "col", "col", "bfloat16", "float32", None, 4),
+    (256, 512, 2048, "row", "col", "float16", "bfloat16", "relu", 4),
+    (100, 300, 3072, "row", "row", "float16", "float32", "gelu", 3),
+    (256, 512, 2048, "row", "col", "bfloat16", "bfloat16", "silu", 4),
 ]
 
 
 @pytest.mark.parametrize("m,n,k,la,lb,dtype,out_dtype,epilogue,split", CASES,
-                         ids=[f"{c[0]}x{c[1]}x{c[2]}-{c[3]}/{c[4]}-{c[5]}-{c[6]}{'-bias-relu' if c[7] else ''}-S{c[8]}"
+                         ids=[f"{c[0]}x{c[1]}x{c[2]}-{c[3]}/{c[4]}-{c[5]}-{c[6]}{'-bias-' + c[7] if c[7] else ''}-S{c[8]}"
                               for c in CASES])
 def test_split_matmul(torch, m, n, k, la, lb, dtype, out_dtype, epilogue, split):
     dt, ot = getattr(torch, dtype), getattr(torch, out_dtype)
     a, b = _operand(torch, m, k, la, dt), _operand(torch, k, n, lb, dt)
     bias = torch.randn(n, device="cuda") if epilogue else None
-    kw = dict(bias=bias, activation="relu" if epilogue else None, out_dtype=ot, split_k=split)
+    kw = dict(bias=bias, activation=epilogue, out_dtype=ot, split_k=split)
     plan = gemm.plan_matmul(a, b, **kw)
     assert plan.split_k == (split or plan.split_k) and plan.split_k > 1
     out = torch.full((m, n), float("nan"), device="cuda", dtype=ot)
@@ -56,7 +58,8 @@ def test_split_matmul(torch, m, n, k, la, lb, dtype, out_dtype, epilogue, split)
     torch.cuda.synchronize()
     ref = a.double() @ b.double()
     if epilogue:
-        ref = torch.relu(ref + bias.double())
+        act = {"relu": torch.relu, "gelu": torch.nn.functional.gelu, "silu": torch.nn.functional.silu}[epilogue]
+        ref = act(ref + bias.double())
     assert not torch.isnan(out).any()
     assert _error(out, ref) < (1e-3 if out_dtype == "float32" else 1e-2)
     again = torch.full_like(out, float("nan"))

@@ -255,7 +255,7 @@ def matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation: str
     heuristic's choice, which splits problems whose tiles fill at most half
     the SMs; 1: never); on torch's current stream only.
     ``bias``: N elements added to each row of the product (dtype: the
-    inputs', the output's or float32); ``activation``: None or ``"relu"``;
+    inputs', the output's or float32); ``activation``: None, ``"relu"``, ``"gelu"`` (exact, with erf) or ``"silu"``;
     ``out_dtype``: float16, bfloat16 or float32 (default: the inputs');
     ``out``: an M x N array of that dtype to write into; ``config``: a
     :class:`~tilec.kernels.gemm_config.MatmulConfig` instead of the heuristic's

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import tilec.ir  # noqa: F401  first: installs the lazy assembly formats (tilec/ir/lazy_formats.py)
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith, func, math
 from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     ModuleOp,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from tilec.dialects.tile.attributes import DYNAMIC
 from tilec.dialects.tile.ops import MatmulOp, YieldOp
@@ -33,7 +33,8 @@ from tilec.dialects.tile.types import GlobalType
 from tilec.kernels.gemm_config import FLOAT_DTYPES, INPUT_DTYPES
 from tilec.kernels.ir_build import aligned_rows_attrs
 
-ACTIVATIONS = (None, "relu")
+ACTIVATIONS = (None, "relu", "gelu", "silu")
+"""The epilogue's activations, as torch's: ``relu``, ``gelu`` (the exact one, with erf), ``silu`` (x sigmoid(x))."""
 ALIGN_BYTES = 16
 """The widest ``tile.aligned_rows`` a matmul kernel is specialised for: one cp.async / ldmatrix vector."""
 
@@ -52,7 +53,7 @@ class MatmulSpec:
     ``bfloat16``, ``float32``, ``float8_e4m3fn``, ``float8_e5m2``);
     ``out_dtype``/``bias_dtype`` among ``float16``, ``bfloat16``,
     ``float32``; ``transpose_a``/``transpose_b`` are the kernel's (A given
-    K x M, B given N x K); ``activation`` None or ``relu``.
+    K x M, B given N x K); ``activation`` one of :data:`ACTIVATIONS`.
     ``scale_a``/``scale_b``: the kernel takes a per-tensor f32 scale of A
     (of B), an epilogue input ``!tile.gl<f32, [1]>`` (one number for every
     element, read in the kernel: the host need not synchronise to read it):
@@ -89,7 +90,7 @@ class MatmulSpec:
             if d not in allowed:
                 raise ValueError(f"MatmulSpec: {what}={d!r}; expected one of {', '.join(allowed)}")
         if self.activation not in ACTIVATIONS:
-            raise ValueError(f"MatmulSpec: activation={self.activation!r}; expected None or 'relu'")
+            raise ValueError(f"MatmulSpec: activation={self.activation!r}; expected one of {ACTIVATIONS}")
         names = self.argument_names()
         if isinstance(self.align, int):  # one alignment for every argument (the scales, single numbers: none)
             one = self.align
@@ -153,8 +154,31 @@ def ir_type(dtype: str) -> Attribute:
     return _IR_TYPES[dtype]()
 
 
+def _activation(block: Block, name: str, x: SSAValue) -> SSAValue:
+    """``relu``: max(x, 0); ``gelu``: x (1 + erf(x / sqrt 2)) / 2; ``silu``: x / (1 + e^-x): f32 ops appended
+    to ``block``."""
+    f32 = Float32Type()
+
+    def add(op: Operation) -> SSAValue:
+        block.add_op(op)
+        return op.results[0]
+
+    def const(v: float) -> SSAValue:
+        return add(arith.ConstantOp(FloatAttr(v, f32)))
+
+    if name == "relu":
+        return add(arith.MaximumfOp(x, const(0.0)))
+    if name == "gelu":
+        erf = add(math.ErfOp(add(arith.MulfOp(x, const(0.7071067811865476)))))
+        return add(arith.MulfOp(add(arith.MulfOp(x, const(0.5))), add(arith.AddfOp(erf, const(1.0)))))
+    if name == "silu":
+        decay = add(math.ExpOp(add(arith.NegfOp(x))))
+        return add(arith.DivfOp(x, add(arith.AddfOp(decay, const(1.0)))))
+    raise ValueError(f"activation {name!r}: expected one of {ACTIVATIONS}")
+
+
 def build_epilogue(spec: MatmulSpec) -> Region:
-    """``^bb0(%acc: f32[, %bias: T][, %sa: f32][, %sb: f32]): [mulf sa] [mulf sb] [extf] [addf] [maximumf 0.0]
+    """``^bb0(%acc: f32[, %bias: T][, %sa: f32][, %sb: f32]): [mulf sa] [mulf sb] [extf] [addf] [activation]
     [truncf]; tile.yield``."""
     f32 = Float32Type()
     arg_types: list[Attribute] = [f32]
@@ -180,12 +204,8 @@ def build_epilogue(spec: MatmulSpec) -> Region:
         add = arith.AddfOp(value, bias)
         block.add_op(add)
         value = add.result
-    if spec.activation == "relu":
-        zero = arith.ConstantOp(FloatAttr(0.0, f32))
-        block.add_op(zero)
-        relu = arith.MaximumfOp(value, zero.result)
-        block.add_op(relu)
-        value = relu.result
+    if spec.activation is not None:
+        value = _activation(block, spec.activation, value)
     if spec.out_dtype != "float32":
         trunc = arith.TruncFOp(value, ir_type(spec.out_dtype))
         block.add_op(trunc)

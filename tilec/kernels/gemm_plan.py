@@ -196,7 +196,7 @@ class MatmulPlan:
         """The reduction into ``out`` with this call's epilogue."""
         out_align = row_alignment(self.output_view(out))
         bias_align = 0 if self.bias is None else row_alignment(self.bias)
-        return ReduceSpec(self.spec.out_dtype, self.spec.bias_dtype, self.spec.activation == "relu",
+        return ReduceSpec(self.spec.out_dtype, self.spec.bias_dtype, self.spec.activation,
                           self.spec.scale_a, self.spec.scale_b, (self.workspace_align(), out_align, bias_align))
 
     @property
@@ -304,7 +304,7 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
     dtype of inputs) multiplying the product before the bias.
     """
     if activation not in ACTIVATIONS:
-        raise ValueError(f"{_where('activation')}={activation!r} is not supported; expected None or 'relu'")
+        raise ValueError(f"{_where('activation')}={activation!r} is not supported; expected one of {ACTIVATIONS}")
     for flag, v in (("trans_a", trans_a), ("trans_b", trans_b), ("allow_tf32", allow_tf32)):
         if not isinstance(v, bool):
             raise TypeError(f"{_where(flag)} must be a bool, got {v!r}")

@@ -39,6 +39,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from tilec.api import default_arch
 from tilec.kernels.autotune import AutotuneError, GpuMeasure, Problem, Timer, copy, fill_nan, float64, rel_error
 from tilec.kernels.autotune import winners_path as _winners_path
@@ -56,7 +58,7 @@ from tilec.kernels.gemm_config import (
     math_kind,
     shared_memory_bytes,
 )
-from tilec.kernels.gemm_ir import ITEMSIZE, SHORT
+from tilec.kernels.gemm_ir import ACTIVATIONS, ITEMSIZE, SHORT
 from tilec.kernels.splitk import MAX_SPLIT
 from tilec.runtime import get_device, has_device
 from tilec.runtime.arrays import is_torch_tensor
@@ -232,10 +234,26 @@ def reference_error(result: Any, a: Any, b: Any, *, trans_a: bool = False, trans
                 ref = ref * float64(scale).reshape(())
         if bias is not None:
             ref = ref + float64(bias)
-        if activation == "relu":
-            ref = ref.clip(min=0)
+        if activation is not None:
+            ref = reference_activation(activation, ref)
         errors.append(rel_error(result[lo:hi], ref))
     return math.nan if any(math.isnan(e) for e in errors) else max(errors)
+
+
+def reference_activation(name: str, x: Any) -> Any:
+    """The epilogue's activation (:data:`~tilec.kernels.gemm_ir.ACTIVATIONS`) on a float64 array, as torch
+    defines it."""
+    if name == "relu":
+        return x.clip(min=0)
+    torch_like = is_torch_tensor(x)
+    if not torch_like:
+        x = np.asarray(x.get() if hasattr(x, "get") else x)  # cupy: on the host
+    if name == "gelu":
+        erf = (x / math.sqrt(2.0)).erf() if torch_like else np.vectorize(math.erf)(x / math.sqrt(2.0))
+        return 0.5 * x * (1.0 + erf)
+    if name == "silu":
+        return x / (1.0 + ((-x).exp() if torch_like else np.exp(-x)))
+    raise ValueError(f"activation {name!r}: expected one of {ACTIVATIONS}")
 
 
 CHECK_TOLERANCE = {"float16": 1e-2, "bfloat16": 2e-2, "float32": 1e-3}

@@ -40,7 +40,7 @@ class ReduceSpec:
 
     out_dtype: str
     bias_dtype: str | None = None
-    relu: bool = False
+    activation: str | None = None
     scale_a: bool = False
     scale_b: bool = False
     align: tuple[int, int, int] = (16, 0, 0)
@@ -50,8 +50,8 @@ class ReduceSpec:
         parts = ["splitk_reduce", self.out_dtype]
         if self.bias_dtype:
             parts.append(f"bias_{self.bias_dtype}")
-        if self.relu:
-            parts.append("relu")
+        if self.activation:
+            parts.append(self.activation)
         if self.scale_a or self.scale_b:
             parts.append("scaled" if self.scale_a and self.scale_b else "scale_" + ("a" if self.scale_a else "b"))
         return "_".join(parts) + "_a" + "_".join(map(str, self.align))

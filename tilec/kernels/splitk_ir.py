@@ -10,7 +10,7 @@ from tilec.lang.kernel import ArraySpec, Specialization
 
 
 @tl.kernel(num_warps=REDUCE_WARPS)
-def splitk_reduce(ws, c, bias, scale_a, scale_b, BM: tl.constexpr, BN: tl.constexpr, RELU: tl.constexpr):
+def splitk_reduce(ws, c, bias, scale_a, scale_b, BM: tl.constexpr, BN: tl.constexpr, ACT: tl.constexpr):
     """``c = act(scale_a * scale_b * sum_s ws[s] + bias)`` on block ``b``'s ``BM x BN`` tile of C; the
     slices are added in order ``s = 0, 1, ...`` (deterministic)."""
     tiles_n = (c.shape[1] + BN - 1) // BN
@@ -24,8 +24,12 @@ def splitk_reduce(ws, c, bias, scale_a, scale_b, BM: tl.constexpr, BN: tl.conste
         acc = acc * tl.load_scalar(scale_b, (0,))
     if bias is not None:
         acc = acc + tl.load(bias, (col,), shape=(BN,)).to(tl.float32)[None, :]
-    if RELU:
+    if ACT == "relu":
         acc = tl.maximum(acc, 0.0)
+    elif ACT == "gelu":
+        acc = acc * 0.5 * (1.0 + tl.erf(acc * 0.7071067811865476))
+    elif ACT == "silu":
+        acc = acc * tl.sigmoid(acc)
     tl.store(c, (r, col), acc.to(c.dtype))
 
 
@@ -35,7 +39,7 @@ def build_reduce_module(spec: ReduceSpec) -> ModuleOp:
     params = (("ws", ArraySpec("float32", 3, spec.align[0])), ("c", ArraySpec(spec.out_dtype, 2, spec.align[1])),
               ("bias", None if spec.bias_dtype is None else ArraySpec(spec.bias_dtype, 1, spec.align[2])),
               ("scale_a", scale if spec.scale_a else None), ("scale_b", scale if spec.scale_b else None),
-              ("BM", REDUCE_TILE[0]), ("BN", REDUCE_TILE[1]), ("RELU", spec.relu))
+              ("BM", REDUCE_TILE[0]), ("BN", REDUCE_TILE[1]), ("ACT", spec.activation))
     return splitk_reduce.module_for(Specialization(params, REDUCE_WARPS), spec.kernel_name)
 
 

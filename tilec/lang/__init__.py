@@ -43,6 +43,7 @@ from tilec.lang.ops import (
     col_min,
     col_sum,
     copy,
+    erf,
     exp,
     exp2,
     full,
@@ -82,7 +83,7 @@ from tilec.lang.values import Expanded, Scalar, Shared, Tile, Vector, View
 __all__ = [
     "DType", "Expanded", "Kernel", "LangError", "Scalar", "Shared", "Specialization", "Tile", "Vector", "View",
     "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "bfloat16", "block_id", "block_rank", "cluster_barrier", "cluster_id",
-    "num_blocks", "num_clusters", "num_programs", "num_warps", "col_max", "col_min", "col_sum", "constexpr", "exp", "exp2",
+    "num_blocks", "num_clusters", "num_programs", "num_warps", "col_max", "col_min", "col_sum", "constexpr", "erf", "exp", "exp2",
     "float16", "float32", "float8_e4m3fn", "float8_e5m2", "full", "index", "int1", "int32", "iota", "kernel",
     "lane_id", "load", "load_scalar", "log", "log2",
     "loop", "map", "max", "maximum", "min", "minimum", "program_id", "range", "row_max", "row_min", "row_sum",

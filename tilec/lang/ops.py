@@ -530,6 +530,7 @@ def _unary(name: str) -> Callable[[Any], Any]:
 
 exp, exp2, log, log2 = _unary("exp"), _unary("exp2"), _unary("log"), _unary("log2")
 sqrt, rsqrt, tanh, abs = _unary("sqrt"), _unary("rsqrt"), _unary("tanh"), _unary("abs")  # noqa: A001
+erf = _unary("erf")
 
 
 def maximum(a: Any, b: Any) -> Any:
@@ -554,7 +555,7 @@ def map(fn: Callable[..., Any], *inputs: Any) -> Any:  # noqa: A001 - the op's n
 
 
 __all__ = [
-    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "wgmma", "wgmma_wait", "block_id", "num_blocks", "num_programs", "col_max", "col_min", "col_sum", "exp", "exp2", "full", "index",
+    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "wgmma", "wgmma_wait", "block_id", "num_blocks", "num_programs", "col_max", "col_min", "col_sum", "erf", "exp", "exp2", "full", "index",
     "iota", "lane_id", "load", "log", "log2", "map", "max", "maximum", "min", "minimum", "program_id",
     "row_max", "row_min", "row_sum", "rsqrt", "sigmoid", "sqrt", "store", "sum", "tanh", "thread_id",
     "warp_id", "where", "zeros",

@@ -526,8 +526,8 @@ def scalar_op(op: str, args: Sequence[SSAValue]) -> SSAValue:
                "mod": arith.RemSIOp, "max": arith.MaxSIOp, "min": arith.MinSIOp, "and": arith.AndIOp,
                "or": arith.OrIOp, "xor": arith.XOrIOp}
     unary_f = {"exp": math.ExpOp, "exp2": math.Exp2Op, "log": math.LogOp, "log2": math.Log2Op,
-               "sqrt": math.SqrtOp, "rsqrt": math.RsqrtOp, "tanh": math.TanhOp, "abs": math.AbsFOp,
-               "neg": arith.NegfOp}
+               "sqrt": math.SqrtOp, "rsqrt": math.RsqrtOp, "tanh": math.TanhOp, "erf": math.ErfOp,
+               "abs": math.AbsFOp, "neg": arith.NegfOp}
     if is_float and op in table_f:
         return trace.value(table_f[op](a, args[1]))
     if isinstance(ty, IndexType) and op in _INDEX_UNSIGNED:
