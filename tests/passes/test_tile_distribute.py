@@ -639,3 +639,42 @@ def test_default_pipeline_on_an_f32_gemm(ptxas: str, lanes):
     for arch in ARCHS:
         used = kernel_resources(compile_module(module, arch).ptx, arch, ptxas=ptxas)["gemm"]
         assert (used.spill_stores, used.spill_loads, used.stack_frame) == (0, 0, 0), used
+
+
+@pytest.mark.parametrize("rows,cols,warps", [(1, 64, 1), (2, 64, 1), (8, 8, 1), (3, 5, 4), (7, 33, 4)])
+def test_iota_along_a_dimension_no_lane_moves_in(rows: int, cols: int, warps: int, lanes):
+    """``tile.iota`` of a constant offset along a dimension whose coordinate no lane bit moves (the rows of a
+    1x64 tile on one warp): the emitter folds each value to a Python number; they become constants
+    (an AttributeError inside tile-distribute before, found by a helper). Both interpreters, float64."""
+    from tilec.interp import run
+
+    text = f"""
+func.func @k(%x: !tile.gl<f32, [?, ?]>, %y: !tile.gl<f32, [?, ?]>)
+    attributes {{tile.launch = #tile.launch<grid = [1, 1, 1], block = [{32 * warps}, 1, 1], smem = 0>}} {{
+  %c0 = arith.constant 0 : index
+  %c5 = arith.constant 5 : index
+  %t = tile.load %x[%c0, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<{rows}x{cols}xf32>
+  %i = tile.iota %c5 dim 0 : !tile.rt<{rows}x{cols}xi32>
+  %o = tile.map %i, %t : !tile.rt<{rows}x{cols}xi32>, !tile.rt<{rows}x{cols}xf32> -> !tile.rt<{rows}x{cols}xf32> {{
+  ^bb0(%a: i32, %v: f32):
+    %f = arith.sitofp %a : i32 to f32
+    %r = arith.addf %v, %f : f32
+    tile.yield %r : f32
+  }}
+  tile.store %o, %y[%c0, %c0] : !tile.rt<{rows}x{cols}xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}}
+"""
+    x = np.random.default_rng(rows * 100 + cols).standard_normal((rows, cols)).astype(np.float32)
+    ref = x.astype(np.float64) + (5 + np.arange(rows))[:, None]
+    before = np.full_like(x, np.nan)
+    run(_parse(text), "k", x, before, grid=(1, 1, 1))
+    module = _parse(text)
+    ctx = make_context()
+    for p in (TileLayoutPass(), TileDistributePass()):
+        p.apply(ctx, module)
+    module.verify()
+    after = np.full_like(x, np.nan)
+    run(module, "k", *_view(x), *_view(after), grid=(1, 1, 1))
+    for got in (before, after):
+        assert np.abs(got - ref).max() < 1e-5

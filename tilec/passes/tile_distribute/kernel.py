@@ -273,9 +273,13 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         return x.cache[key]
 
     def set_scalars(self, v: SSAValue, scalars: list[SSAValue]) -> None:
-        """``v`` is ``scalars`` (one per fragment value), held in its register form."""
+        """``v`` is ``scalars`` (one per fragment value), held in its register form. A value the emitter
+        folded to a Python number (an iota of a constant offset along a dimension no lane moves in)
+        becomes a constant: registers are SSA values."""
         fr = self.fragment(v)
-        self.vmap[v] = self.in_form(Regs(fr.with_packing(1), v.type.element_type, scalars), fr)
+        elem = v.type.element_type
+        scalars = [self.em.value(x, elem) if isinstance(x, int) else x for x in scalars]
+        self.vmap[v] = self.in_form(Regs(fr.with_packing(1), elem, scalars), fr)
 
     def checked_fragment(self, v: SSAValue, want: Fragment, op: Operation) -> Fragment:
         """``want`` (an atom's fragment) if ``v``'s type holds the same function, else an error naming both."""
