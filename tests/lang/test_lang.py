@@ -1493,3 +1493,31 @@ def test_python_numbers_changed_in_a_loop_are_carried_as_scalars():
     with pytest.raises(tl.LangError, match=r"test_lang.py:\d+:\d+: error: 'shape' is the Python value \(16, 16\) before "
                                            r"the loop and changes in its body"):
         not_a_number.interpret(x, o, 2, grid=(1,))
+
+
+def test_triton_style_helpers():
+    """``tl.dot`` (an f32 accumulator of zeros when none is given), ``tl.cdiv``, ``tl.static_range`` (a
+    Python range: unrolled), ``tl.clamp``, ``tl.floor``/``ceil`` (exact) and ``tl.sin``/``cos`` (PTX's
+    approximate instructions on the GPU): both interpreters against float64, and the PTX assembles."""
+
+    @tl.kernel
+    def helpers(a, b, o, K: tl.constexpr):
+        acc = tl.dot(tl.load(a, (0, 0), shape=(16, 32)), tl.load(b, (0, 0), shape=(32, 16)))
+        for j in tl.static_range(tl.cdiv(K, 16)):  # K = 20: two more products, unrolled
+            acc = tl.dot(tl.load(a, (0, 32 + 16 * j), shape=(16, 16)), tl.load(b, (32 + 16 * j, 0), shape=(16, 16)),
+                         acc)
+        waves = tl.sin(acc) * tl.cos(acc) + tl.floor(acc) - tl.ceil(acc * 0.5)
+        tl.store(o, (0, 0), tl.clamp(waves, -3.0, 3.0))
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((16, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 16)).astype(np.float16)
+    p = a.astype(np.float64) @ b.astype(np.float64)
+    want = np.clip(np.sin(p) * np.cos(p) + np.floor(p) - np.ceil(p * 0.5), -3, 3)
+    for after in (None, "tile-distribute"):
+        o = np.full((16, 16), np.nan, np.float32)
+        helpers.interpret(a, b, o, grid=(1,), after=after, K=20)
+        near_integer = np.abs(p - np.round(p)) < 1e-3  # f32 sums that land on the other side of an integer
+        assert np.abs(o - want)[~near_integer].max() < 1e-4, after
+    assert "sin.approx.f32" in helpers.compile(a, b, o, arch="sm_80", K=20).asm["ptx"]
+    assert tl.cdiv(65, 16) == 5

@@ -530,7 +530,33 @@ def _unary(name: str) -> Callable[[Any], Any]:
 
 exp, exp2, log, log2 = _unary("exp"), _unary("exp2"), _unary("log"), _unary("log2")
 sqrt, rsqrt, tanh, abs = _unary("sqrt"), _unary("rsqrt"), _unary("tanh"), _unary("abs")  # noqa: A001
-erf = _unary("erf")
+erf, sin, cos = _unary("erf"), _unary("sin"), _unary("cos")
+floor, ceil = _unary("floor"), _unary("ceil")
+
+
+def clamp(x: Any, lo: Any, hi: Any) -> Any:
+    """``x`` limited to ``[lo, hi]``, elementwise: ``minimum(maximum(x, lo), hi)`` (Triton's ``tl.clamp``)."""
+    return minimum(maximum(x, lo), hi)
+
+
+def cdiv(a: Any, b: Any) -> Any:
+    """``ceil(a / b)`` of non-negative integers (ints or integer scalars): how many blocks of ``b`` cover ``a``."""
+    return (a + b - 1) // b
+
+
+def dot(a: Tile, b: Tile, acc: Tile | None = None, *, trans_a: bool = False, trans_b: bool = False) -> Tile:
+    """Triton's ``tl.dot``: :func:`mma` with an f32 accumulator of zeros when ``acc`` is not given."""
+    if acc is None:
+        if not isinstance(a, Tile) or not isinstance(b, Tile):
+            raise error(f"tl.dot's a and b must be register tiles, got {_describe(a)} and {_describe(b)}")
+        rows = a.shape[1] if trans_a else a.shape[0]
+        cols = b.shape[0] if trans_b else b.shape[1]
+        acc = zeros((rows, cols), "float32")
+    return mma(a, b, acc, trans_a=trans_a, trans_b=trans_b)
+
+
+static_range = builtins.range
+"""Triton's ``tl.static_range``: a Python ``range``, so the loop unrolls while the kernel is traced."""
 
 
 def maximum(a: Any, b: Any) -> Any:
@@ -555,8 +581,8 @@ def map(fn: Callable[..., Any], *inputs: Any) -> Any:  # noqa: A001 - the op's n
 
 
 __all__ = [
-    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "wgmma", "wgmma_wait", "block_id", "num_blocks", "num_programs", "col_max", "col_min", "col_sum", "erf", "exp", "exp2", "full", "index",
+    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "wgmma", "wgmma_wait", "block_id", "num_blocks", "num_programs", "cdiv", "clamp", "col_max", "col_min", "col_sum", "cos", "dot", "erf", "exp", "exp2", "floor", "ceil", "full", "index",
     "iota", "lane_id", "load", "log", "log2", "map", "max", "maximum", "min", "minimum", "program_id",
-    "row_max", "row_min", "row_sum", "rsqrt", "sigmoid", "sqrt", "store", "sum", "tanh", "thread_id",
+    "row_max", "row_min", "row_sum", "rsqrt", "sigmoid", "sin", "sqrt", "static_range", "store", "sum", "tanh", "thread_id",
     "warp_id", "where", "zeros",
 ]

@@ -527,6 +527,7 @@ def scalar_op(op: str, args: Sequence[SSAValue]) -> SSAValue:
                "or": arith.OrIOp, "xor": arith.XOrIOp}
     unary_f = {"exp": math.ExpOp, "exp2": math.Exp2Op, "log": math.LogOp, "log2": math.Log2Op,
                "sqrt": math.SqrtOp, "rsqrt": math.RsqrtOp, "tanh": math.TanhOp, "erf": math.ErfOp,
+               "sin": math.SinOp, "cos": math.CosOp, "floor": math.FloorOp, "ceil": math.CeilOp,
                "abs": math.AbsFOp, "neg": arith.NegfOp}
     if is_float and op in table_f:
         return trace.value(table_f[op](a, args[1]))

@@ -303,6 +303,27 @@ def _tanh(op: math.TanhOp, b: Builder) -> list[SSAValue]:
     return [_in_f32(b, op.operand, lambda x: N.approx_f32(b, "tanh", x))]
 
 
+def _sin(op: math.SinOp, b: Builder) -> list[SSAValue]:
+    """``sin.approx.f32`` (CUDA's fast-math ``__sinf``: about 2^-21 absolute error on [-pi, pi], worse far out)."""
+    return [_in_f32(b, op.operand, lambda x: N.approx_f32(b, "sin", x))]
+
+
+def _cos(op: math.CosOp, b: Builder) -> list[SSAValue]:
+    return [_in_f32(b, op.operand, lambda x: N.approx_f32(b, "cos", x))]
+
+
+_ROUNDING = {math.FloorOp: "floor", math.CeilOp: "ceil", math.TruncOp: "trunc", math.RoundEvenOp: "roundeven"}
+"""Rounding to an integral float: LLVM's intrinsics, one ``cvt.rmi/rpi/rzi/rni`` each in PTX (exact)."""
+
+
+def _rounding(op: Operation, b: Builder) -> list[SSAValue]:
+    x = op.operands[0]
+    if x.type not in (f32, f16, bf16):
+        raise ValueError(f"{op.name}: f16, bf16 and f32 are supported, not {x.type}")
+    name = f"llvm.{_ROUNDING[type(op)]}.f32"
+    return [_in_f32(b, x, lambda v: N.call_intrinsic(b, name, [v], f32))]
+
+
 ERF_P = 0.3275911
 ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 """Abramowitz and Stegun 7.1.26: ``erf(x) = 1 - t (a1 + t (a2 + ... + t a5)) e^(-x^2)``, ``t = 1 / (1 + p x)``
@@ -406,6 +427,9 @@ LOWERINGS: dict[type[Operation], Lowering] = {
     math.RsqrtOp: _rsqrt,
     math.TanhOp: _tanh,
     math.ErfOp: _erf,
+    math.SinOp: _sin,
+    math.CosOp: _cos,
+    **{t: _rounding for t in _ROUNDING},
     vector.ExtractOp: _extract,
     vector.InsertOp: _insert,
     vector.BroadcastOp: _broadcast,

@@ -739,9 +739,10 @@ def ex2_approx(builder: Builder, x: Value, *, ftz: bool = False) -> SSAValue:
 
 
 def approx_f32(builder: Builder, op: str, x: Value) -> SSAValue:
-    """One of PTX's approximate f32 functions (``lg2``, ``rsqrt``, ``tanh``; ``ex2`` is
+    """One of PTX's approximate f32 functions (``lg2``, ``rsqrt``, ``tanh``, ``sin``, ``cos``; ``ex2`` is
     :func:`ex2_approx`): a few ulp, one instruction, what fused softmax and norm kernels use."""
-    names = {"lg2": "llvm.nvvm.lg2.approx.f", "rsqrt": "llvm.nvvm.rsqrt.approx.f", "tanh": "llvm.nvvm.tanh.approx.f32"}
+    names = {"lg2": "llvm.nvvm.lg2.approx.f", "rsqrt": "llvm.nvvm.rsqrt.approx.f", "tanh": "llvm.nvvm.tanh.approx.f32",
+             "sin": "llvm.nvvm.sin.approx.f", "cos": "llvm.nvvm.cos.approx.f"}
     if op not in names:
         raise ValueError(f"{op}.approx.f32: expected one of {', '.join(names)}")
     x = expect_type(f"{op}.approx.f32", "x", x, f32)
