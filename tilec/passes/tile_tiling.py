@@ -302,7 +302,9 @@ class TileTilingPass(ModulePass):
                     try:
                         work.append((fn, mm, self.plan(mm)))
                     except TilingConfigError as err:
-                        raise TilingConfigError(f"{err} (in @{fn.sym_name.data})") from None
+                        located = TilingConfigError(f"{err} (in @{fn.sym_name.data})")
+                        located.op = mm  # the op the options do not tile: tile-opt points its diagnostic there
+                        raise located from None
         for fn, mm, plan in work:  # every function checked before any is changed
             tile_matmul(fn, mm, plan, persistent=self.persistent, cluster=self.cluster)
 

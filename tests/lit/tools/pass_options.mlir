@@ -6,7 +6,7 @@
 // RUN: not tile-opt %s -p 'tile-to-ptx{tf32=true}' 2>&1 | filecheck %s --check-prefix=TF32
 
 // Pass options that are wrong whatever the IR are refused when the pipeline is read, pointing
-// into the pipeline text; options that do not fit this IR fail at the function they name.
+// into the pipeline text; options that do not fit this IR fail at the op they tile.
 
 func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f16, [?, ?]>) {
   tile.matmul %a, %b -> %c : !tile.gl<f16, [?, ?]>, !tile.gl<f16, [?, ?]> -> !tile.gl<f16, [?, ?]> {
@@ -21,5 +21,5 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
 // BITS:  pass-pipeline:1:1: error: invalid options for pass 'tile-swizzle': max_bits=-1: expected 0 .. 5
 // TT:    pass-pipeline:1:13: error: invalid options for pass 'tile-to-ptx': tile-tiling: thread_tile=-1,4: expected 2 positive integers TM,TN
 // BIG:   pass-pipeline:1:1: error: invalid options for pass 'tile-to-ptx': tile-tiling: block=4096,128,32: each of BM,BN,BK must be at most 1024
-// REGS:  pass_options.mlir:11:1: error: tile-tiling: block=256,256,64 warps=1,1: a 256x256 warp tile is 2048 accumulator registers a lane, more than 224
-// TF32:  pass_options.mlir:11:1: error: tile-tiling: tf32=true rounds f32 operands to tf32 for the tensor cores, but a and b are f16 (in @gemm)
+// REGS:  pass_options.mlir:12:3: error: 'tile.matmul' op tile-tiling: block=256,256,64 warps=1,1: a 256x256 warp tile is 2048 accumulator registers a lane, more than 224
+// TF32:  pass_options.mlir:12:3: error: 'tile.matmul' op tile-tiling: tf32=true rounds f32 operands to tf32 for the tensor cores, but a and b are f16 (in @gemm)

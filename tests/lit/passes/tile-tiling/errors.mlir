@@ -18,12 +18,12 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
   func.return
 }
 
-// BM:      errors.mlir:{{[0-9]+}}:1: error: tile-tiling: block=100,128,32: BM=100 is not a multiple of warps × atom = 2·16 = 32 (warps=2,2, atom mma_m16n8k16_f16 is 16x8x16) (in @gemm)
-// BM-NEXT: func.func @gemm(
+// BM:      errors.mlir:{{[0-9]+}}:3: error: 'tile.matmul' op tile-tiling: block=100,128,32: BM=100 is not a multiple of warps × atom = 2·16 = 32 (warps=2,2, atom mma_m16n8k16_f16 is 16x8x16) (in @gemm)
+// BM-NEXT: tile.matmul %a, %b -> %c
 // BM:      note: while running pass 'tile-tiling'
 // BM-NOT:  Traceback
-// BK:      error: tile-tiling: block=128,128,8: BK=8 is not a multiple of the atom's K = 16 (mma_m16n8k16_f16) (in @gemm)
+// BK:      error: 'tile.matmul' op tile-tiling: block=128,128,8: BK=8 is not a multiple of the atom's K = 16 (mma_m16n8k16_f16) (in @gemm)
 // THREADS: pass-pipeline:1:1: error: invalid options for pass 'tile-tiling': tile-tiling: warps=8,8 is 64 warps, 2048 threads per block; the limit is 1024
-// SMEM:    error: tile-tiling: block=256,256,256: the shared tiles of A (256x256) and B (256x256) take 262144 bytes, more than the 232448 bytes (227 KB) of shared memory a block may use (in @gemm)
-// ATOM:    error: tile-tiling: atom=fma_f32 multiplies f32 inputs, but a and b are f16 (in @gemm)
+// SMEM:    error: 'tile.matmul' op tile-tiling: block=256,256,256: the shared tiles of A (256x256) and B (256x256) take 262144 bytes, more than the 232448 bytes (227 KB) of shared memory a block may use (in @gemm)
+// ATOM:    error: 'tile.matmul' op tile-tiling: atom=fma_f32 multiplies f32 inputs, but a and b are f16 (in @gemm)
 // BLOCK:   pass-pipeline:1:1: error: invalid options for pass 'tile-tiling': tile-tiling: block=64,64: expected 3 positive integers BM,BN,BK

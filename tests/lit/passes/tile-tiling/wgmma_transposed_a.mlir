@@ -11,5 +11,5 @@ func.func @tn(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl
   func.return
 }
 
-// CHECK: error: tile-tiling: wgmma=true: A must be M x K in memory (row-major); a transposed A is not supported yet (B may be either: K x N, or N x K with transpose_b) (in @tn)
+// CHECK: error: 'tile.matmul' op tile-tiling: wgmma=true: A must be M x K in memory (row-major); a transposed A is not supported yet (B may be either: K x N, or N x K with transpose_b) (in @tn)
 // CHECK-NOT: Traceback
