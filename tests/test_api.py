@@ -220,10 +220,10 @@ def test_llvm_level_ir_runs_no_pass() -> None:
 
 
 def test_a_chosen_pipeline_that_fails_says_how_to_choose_another() -> None:
-    # math.cos has no lowering to llvm: the epilogue verifies, the pipeline fails
+    # math.expm1 has no lowering to llvm: the epilogue verifies, the pipeline fails
     bad = GEMM.read_text().replace("%h = arith.truncf %acc : f32 to f16",
-                                   "%cos = math.cos %acc : f32\n    %h = arith.truncf %cos : f32 to f16")
-    _error(bad, "pipeline", "'math.cos' op at <source>:12:12", "while running pass 'tile-to-ptx'",
+                                   "%e = math.expm1 %acc : f32\n    %h = arith.truncf %e : f32 to f16")
+    _error(bad, "pipeline", "'math.expm1' op at <source>:12:12", "while running pass 'tile-to-ptx'",
            "<source>: note: no pipeline= was given; the IR is a whole-problem tile.matmul, so the pipeline was "
            "'tile-to-ptx'; pass pipeline=... to choose another", cache=False)
 

@@ -252,3 +252,32 @@ def test_if_on_run_time_values(n):
     o = torch.full((32, 16), float("nan"), device="cuda")
     cpu_tests.branch_in_loop[(2,)](x, o, 5, BM=16, N=16)
     assert rel_err(o, torch.from_numpy(cpu_tests.branch_in_loop_reference(x.cpu().numpy(), 5)).cuda()) < 1e-5
+
+
+@gpu
+@pytest.mark.gpu
+def test_math_functions_on_the_gpu():
+    """``tl.erf`` (a polynomial), ``tl.sin``/``cos`` (PTX's approximate instructions), ``tl.floor``/``ceil``
+    (exact) and ``tl.clamp`` against float64 over [-6, 6], 16 rows of 1024 in one block."""
+    import tilec.lang as tl
+
+    @tl.kernel
+    def functions(x, o, N: tl.constexpr):
+        t = tl.load(x, (0, 0), shape=(16, N))
+        tl.store(o[0], (0, 0), tl.erf(t))
+        tl.store(o[1], (0, 0), tl.sin(t))
+        tl.store(o[2], (0, 0), tl.cos(t))
+        tl.store(o[3], (0, 0), tl.floor(t) + tl.ceil(t * 0.5))
+        tl.store(o[4], (0, 0), tl.clamp(t, -1.5, 2.5))
+
+    x = torch.linspace(-6, 6, 16 * 1024, device="cuda").reshape(16, 1024)
+    x[0, :4] = torch.tensor([0.0, -0.0, 1e-8, -1e-30])
+    o = torch.full((5, 16, 1024), float("nan"), device="cuda")
+    functions[(1,)](x, o, N=1024)
+    torch.cuda.synchronize()
+    xd = x.double()
+    want = [torch.erf(xd), torch.sin(xd), torch.cos(xd), torch.floor(xd) + torch.ceil(xd * 0.5), xd.clamp(-1.5, 2.5)]
+    bounds = [6e-7, 2e-6, 2e-6, 0.0, 0.0]  # absolute: A&S 7.1.26 in f32; sin/cos.approx on |x| <= 6
+    for name, got, ref, bound in zip(["erf", "sin", "cos", "floor+ceil", "clamp"], o, want, bounds):
+        assert not got.isnan().any(), name
+        assert (got.double() - ref).abs().max().item() <= bound, name
