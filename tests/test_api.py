@@ -223,7 +223,7 @@ def test_a_chosen_pipeline_that_fails_says_how_to_choose_another() -> None:
     # math.expm1 has no lowering to llvm: the epilogue verifies, the pipeline fails
     bad = GEMM.read_text().replace("%h = arith.truncf %acc : f32 to f16",
                                    "%e = math.expm1 %acc : f32\n    %h = arith.truncf %e : f32 to f16")
-    _error(bad, "pipeline", "'math.expm1' op at <source>:12:12", "while running pass 'tile-to-ptx'",
+    _error(bad, "pipeline", "'math.expm1' op at <source>:12:10", "while running pass 'tile-to-ptx'",
            "<source>: note: no pipeline= was given; the IR is a whole-problem tile.matmul, so the pipeline was "
            "'tile-to-ptx'; pass pipeline=... to choose another", cache=False)
 
