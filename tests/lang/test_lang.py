@@ -1521,3 +1521,24 @@ def test_triton_style_helpers():
         assert np.abs(o - want)[~near_integer].max() < 1e-4, after
     assert "sin.approx.f32" in helpers.compile(a, b, o, arch="sm_80", K=20).asm["ptx"]
     assert tl.cdiv(65, 16) == 5
+
+
+def test_an_f32_mma_reads_tf32_in_both_interpreters():
+    """``tl.mma`` of f32 tiles runs on the tf32 atom: the tile interpreter rounds the operands to tf32 as the
+    lane interpreter (and the GPU) does, so the two agree to f32 summation order, not to tf32's 1e-3."""
+
+    @tl.kernel
+    def product(a, b, o):
+        acc = tl.mma(tl.load(a, (0, 0), shape=(16, 32)), tl.load(b, (0, 0), shape=(32, 16)), tl.zeros((16, 16)))
+        tl.store(o, (0, 0), acc)
+
+    a, b = rand(16, 32), rand(32, 16)
+    a[0, 0] = 1.0 + 2.0**-12  # not a tf32 value: rounds to 1.0
+    outs = []
+    for after in (None, "tile-distribute"):
+        o = np.full((16, 16), np.nan, np.float32)
+        product.interpret(a, b, o, grid=(1,), after=after)
+        outs.append(o)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    assert rel_err(outs[0], exact) > 1e-5  # tf32, not f32
+    assert np.abs(outs[0] - outs[1]).max() / np.abs(exact).max() < 1e-6

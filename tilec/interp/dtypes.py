@@ -82,6 +82,15 @@ def round_bf16(x: Any) -> np.ndarray | np.float32:
     return np.float32(out) if scalar else out.reshape(a.shape)
 
 
+def round_tf32(x: Any) -> np.ndarray:
+    """Round float32 values to tf32 (10 mantissa bits) as ``cvt.rna.tf32.f32`` does: to nearest, ties away
+    from zero; kept as float32. NaNs stay NaN. What a tf32 tensor-core atom reads of f32 operands."""
+    a = np.asarray(x, dtype=np.float32)
+    bits = a.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x1000) & 0xFFFFE000).astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(a), a, rounded).reshape(a.shape)
+
+
 # -- FP8 (OCP 8-bit floats) ---------------------------------------------------------------
 
 FLOAT8_FORMATS = {"f8E4M3FN": (4, 3), "f8E5M2": (5, 2)}

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import Float32Type, ModuleOp
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -46,7 +46,7 @@ from xdsl.ir import Attribute, Operation
 from tilec.dialects.abi import producer_threads
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import SharedType, element_bits
-from tilec.interp.dtypes import exp2_ftz, exp_ftz, numpy_dtype, to_element
+from tilec.interp.dtypes import exp2_ftz, exp_ftz, numpy_dtype, round_tf32, to_element
 from tilec.interp.errors import BarrierError, OpError, TileInterpreterError, WarpAborted, describe_op, op_text
 from tilec.interp.mbarriers import BarrierArray, NamedBarrier
 from tilec.interp.memory import GlobalView, SharedTile, copy_owner_mask, shared_offsets
@@ -487,6 +487,14 @@ def block_rank(block_id: Sequence[int], cluster_dims: Sequence[int]) -> int:
     (x, y, z), (cx, cy, cz) = block_id, cluster_dims
     return x % cx + (y % cy) * cx + (z % cz) * cx * cy
 
+
+
+def _reads_tf32(op: t.MmaOp) -> bool:
+    """Whether ``op``'s atom (its own, or the one tile-layout picks by the operands' type: tf32 for f32)
+    reads its operands as tf32."""
+    if op.atom is not None:
+        return op.atom.data.a_type == "tf32"
+    return isinstance(op.a.type.element_type, Float32Type)
 
 @dataclass
 class ExecContext:
@@ -962,7 +970,9 @@ class TileFunctions(InterpreterFunctions):
         c = _register(c, op.c.type.dims, "the accumulator")
         a32 = _op_t(a, op.transpose_a is not None).astype(np.float32)
         b32 = _op_t(b, op.transpose_b is not None).astype(np.float32)
-        return ((a32 @ b32 + c).astype(np.float32),)
+        if _reads_tf32(op):  # the tensor cores read f32 operands as tf32, as the lane interpreter does
+            a32, b32 = round_tf32(a32), round_tf32(b32)
+        return ((a32.astype(np.float64) @ b32.astype(np.float64) + c).astype(np.float32),)
 
     @impl(t.WgmmaOp)
     def run_wgmma(self, interpreter: Interpreter, op: t.WgmmaOp, args: PythonValues):
