@@ -1542,3 +1542,21 @@ def test_an_f32_mma_reads_tf32_in_both_interpreters():
     exact = a.astype(np.float64) @ b.astype(np.float64)
     assert rel_err(outs[0], exact) > 1e-5  # tf32, not f32
     assert np.abs(outs[0] - outs[1]).max() / np.abs(exact).max() < 1e-6
+
+
+def test_f16_to_bf16_compiles_through_f32():
+    """``.to(tl.bfloat16)`` of an f16 tile: LLVM has no cast between the two 16-bit types (it rejected the
+    IR), so the conversion goes through f32, which rounds exactly as a direct one would."""
+
+    @tl.kernel(num_warps=1)
+    def f16_to_bf16(x, o):
+        tl.store(o, (0, 0), tl.load(x, (0, 0), shape=(16, 16)).to(tl.bfloat16).to(tl.float32))
+
+    x = (np.arange(256, dtype=np.float32).reshape(16, 16) / 7).astype(np.float16)
+    outs = []
+    for after in (None, "tile-distribute"):
+        o = np.full((16, 16), np.nan, np.float32)
+        f16_to_bf16.interpret(x, o, grid=(1,), after=after)
+        outs.append(o)
+    assert np.array_equal(outs[0], outs[1]) and 0 < np.abs(outs[0] - x).max() < 0.1
+    assert "cvt.rn.bf16.f32" in f16_to_bf16.compile(x, o, arch="sm_80").asm["ptx"]

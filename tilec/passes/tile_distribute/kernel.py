@@ -56,6 +56,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, math, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    Float32Type,
     FloatAttr,
     IndexType,
     IntAttr,
@@ -757,6 +758,9 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         if src == dst:
             return x
         width = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
+        if width.get(str(src)) == width.get(str(dst)) == 16:  # f16 <-> bf16: no one instruction (LLVM has no
+            x = self.em.insert(fast.arith_cast_op(arith.ExtFOp, x, Float32Type())).results[0]  # such cast): via f32
+            src = x.type
         cls = arith.ExtFOp if width.get(str(src), 0) < width.get(str(dst), 0) else arith.TruncFOp
         return self.em.insert(fast.arith_cast_op(cls, x, dst)).results[0]
 
