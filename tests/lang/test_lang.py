@@ -526,6 +526,32 @@ def test_python_numbers_that_do_not_fit_the_values_they_meet():
         big_int.compile(x, nan_like(x), 3, arch="sm_80")
     with pytest.raises(tl.LangError, match=r"tl.iota's offset 1099511627776 makes coordinates past tl.int32"):
         big_offset.compile(nan_like(x), arch="sm_80")
+
+    @tl.kernel
+    def edge(o, OFF: tl.constexpr, C: tl.constexpr):
+        tl.store(o, (0, 0), (tl.iota((1, 16), 1, OFF) - OFF + C).to(tl.float32))
+
+    o = np.full((1, 16), np.nan, np.float32)
+    edge.interpret(o, grid=(1,), OFF=2**31 - 16, C=0)  # the last coordinate is 2**31 - 1: it fits
+    assert (o == np.arange(16)).all()
+    with pytest.raises(tl.LangError, match=r"the integer 3000000000 does not fit tl.int32"):  # no silent wrap
+        edge.interpret(o, grid=(1,), OFF=0, C=3_000_000_000)
+
+    @tl.kernel
+    def constants(o):
+        t = tl.full((16, 16), 1 + 2**-8 + 2**-30, tl.bfloat16).to(tl.float32)  # one rounding to bf16: up
+        tl.store(o, (0, 0), t + tl.full((16, 16), 0.0, tl.float32) * 10**400)  # 10**400: inf, 0 * inf: nan
+
+    o = np.full((16, 16), 0.0, np.float32)
+    constants.interpret(o, grid=(1,))
+    assert np.isnan(o).all()
+
+    @tl.kernel
+    def bf16_constant(o):
+        tl.store(o, (0, 0), tl.full((16, 16), 1 + 2**-8 + 2**-30, tl.bfloat16).to(tl.float32))
+
+    bf16_constant.interpret(o, grid=(1,))
+    assert (o == 1.0078125).all()  # 1 + 2**-7, not 1.0 (rounded through f32 first, then to even)
     want = np.full((16, 16), -np.inf)  # -1e300 * 1e300 outside the array
     want[:10, :10] = np.where(x > 0, np.inf, -np.inf)
     for after in (None, "tile-distribute"):
@@ -1483,12 +1509,24 @@ def test_python_numbers_changed_in_a_loop_are_carried_as_scalars():
             shape = tl.load(x, (0, 0), shape=(16, 16))
         tl.store(o, (0, 0), shape)
 
+    @tl.kernel
+    def chained(o, n):
+        a = 0
+        b = 0
+        for i in tl.range(n):
+            b = a  # b changes only once a is a scalar: a third trace
+            a = a + 1
+        tl.store(o, (0, 0), tl.full((16, 16), 1.0, tl.float32) * b.to(tl.float32))
+
     x = rand(64, 16)
     want = np.full((16, 16), x[[0, 16, 32, 48], 3].astype(np.float64).sum() + 4)
     for after in (None, "tile-distribute"):
         o = np.full((16, 16), np.nan, np.float32)
         running.interpret(x, o, 4, grid=(1,), after=after)
         assert rel_err(o, want) < 1e-6, after
+        o = np.full((16, 16), np.nan, np.float32)
+        chained.interpret(o, 4, grid=(1,), after=after)
+        assert (o == 3.0).all(), after  # Python's (and Triton's) b after the loop: n - 1
     assert ".target" in running.compile(x, o, 4, arch="sm_80").asm["ptx"]
     with pytest.raises(tl.LangError, match=r"test_lang.py:\d+:\d+: error: 'shape' is the Python value \(16, 16\) before "
                                            r"the loop and changes in its body"):

@@ -43,7 +43,7 @@ from xdsl.dialects.builtin import f32 as _F32
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 
 from tilec.dialects import frag
-from tilec.interp.dtypes import round_bf16
+from tilec.interp.dtypes import round_bf16, round_tf32
 from tilec.interp.errors import OpError
 from tilec.interp.lane_memory import GLOBAL, SHARED, Ptr, check_write, read, write
 from tilec.interp.lane_values import LANE_IDS, from_bytes, from_u32, round_to, signed, sizeof, to_bytes, u32
@@ -124,11 +124,10 @@ def pack_halves(lo: np.ndarray, hi: np.ndarray, kind: str) -> np.ndarray:
 
 
 def tf32_bits(x: np.ndarray) -> np.ndarray:
-    """``cvt.rna.tf32.f32``: the i32 lane value of ``x`` rounded to tf32 (ties away from zero)."""
+    """``cvt.rna.tf32.f32``: the i32 lane value of ``x`` rounded to tf32 (ties away from zero, NaN as
+    0x7FFFFFFF)."""
     x = np.asarray(x, dtype=np.float32)
-    bits = x.view(np.uint32).astype(np.uint64)
-    rounded = (bits + 0x1000) & 0xFFFFE000
-    return from_u32(np.where(np.isnan(x), 0x7FFFFFFF, rounded))
+    return from_u32(np.where(np.isnan(x), 0x7FFFFFFF, round_tf32(x).view(np.uint32).astype(np.uint64)))
 
 
 def _fmax(x, y, largest: bool):

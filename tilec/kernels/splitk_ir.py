@@ -29,7 +29,7 @@ def splitk_reduce(ws, c, bias, scale_a, scale_b, BM: tl.constexpr, BN: tl.conste
     elif ACT == "gelu":
         acc = acc * 0.5 * (1.0 + tl.erf(acc * 0.7071067811865476))
     elif ACT == "silu":
-        acc = acc * tl.sigmoid(acc)
+        acc = acc / (1.0 + tl.exp(-acc))
     tl.store(c, (r, col), acc.to(c.dtype))
 
 

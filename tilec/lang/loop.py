@@ -63,7 +63,9 @@ class range:  # noqa: N801 - used as tl.range, like Python's
             if isinstance(v, Expanded):
                 raise error(f"'{name}' (an expanded vector v[:, None]) cannot be carried through a loop: carry the vector")
         block, traced, yielded, changed = self._trace(init, body, names, index_name)
-        if changed:  # Python numbers the body changes: carried as scalars from the start, then traced again
+        while changed:  # Python numbers the body changes: carried as scalars from the start, traced again
+            # (each round makes at least one more name a scalar, so this ends; b = a; a = a + 1 takes two)
+            block.drop_all_references()  # the discarded trace's ops no longer use the kernel's values
             for i, ty in changed.items():
                 value = number_constant(init[i], ty)
                 if value is None:

@@ -437,7 +437,7 @@ def iota(shape: Any, dim: int, offset: Any = 0, *, axis: int = 1) -> Tile | Vect
     if dim not in range(len(dims)):
         raise error(f"dim {dim!r} is not a dimension of shape {dims}")
     ty = _register_type(dims, int32, axis)
-    if isinstance(offset, int) and not -(1 << 31) <= offset <= (1 << 31) - 1 - dims[dim]:
+    if isinstance(offset, int) and not -(1 << 31) <= offset <= (1 << 31) - dims[dim]:  # the last: offset + dims - 1
         raise error(f"tl.iota's offset {offset} makes coordinates past tl.int32 (its elements' type)")
     return wrap(current().value(t.IotaOp(index(offset, "tl.iota's offset"), dim, ty)))
 

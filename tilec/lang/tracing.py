@@ -9,6 +9,7 @@ first frame outside this package), so a verifier or pass error on the kernel rea
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -69,13 +70,23 @@ def element_type(value: object) -> DType:
 
 
 def _fitting_int(value: int, ty: Attribute) -> int:
-    """``value`` if ``ty`` holds it (signed or unsigned bits; index as 64-bit), else a :class:`LangError`
-    at the user's line naming the number and the type (Python ints do not wrap silently)."""
+    """``value`` if ``ty`` holds it as a signed number (the language's integers are signed; i1 is 0 or 1;
+    index as 64-bit), else a :class:`LangError` at the user's line naming the number and the type:
+    Python ints do not wrap silently."""
     bits = ty.width.data if isinstance(ty, IntegerType) else 64
-    if -(1 << (bits - 1)) <= value < (1 << bits):
+    low, high = (0, 1) if bits == 1 else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    if low <= value <= high:
         return value
     raise error(f"the integer {value} does not fit {dtype_of(ty)} (the type of the values it meets): "
                 f"use a smaller number, or convert the values with .to(...) to a wider type")
+
+
+def _as_float(value: int | float | bool) -> float:
+    """``float(value)``, an int past the double range (``10**400``) as ±inf (what rounding gives)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 class Trace:
@@ -111,7 +122,7 @@ class Trace:
         if isinstance(ty, IndexType) or isinstance(ty, IntegerType):
             attr = IntegerAttr(_fitting_int(int(value), ty), ty)
         else:
-            attr = FloatAttr(rounded_float(float(value), ty), ty)
+            attr = FloatAttr(rounded_float(_as_float(value), ty), ty)
         if self.blocks[-1] in self.isolated:
             return self.value(arith.ConstantOp(attr, ty))
         key = (ty, repr(attr))

@@ -50,14 +50,23 @@ tiles) and feed ``tile.wgmma`` / ``tile.matmul``; register tiles hold them only 
 def rounded_float(value: float, element_type: Attribute) -> float:
     """``value`` rounded to a float ``element_type`` as IEEE arithmetic rounds it: past the type's
     largest finite number it is ±inf (numpy's and Triton's answer), where xDSL's ``FloatAttr`` of the
-    type would raise packing it. bf16 has f32's range, so it rounds through f32."""
+    type would raise packing it. A bf16 value is left to ``FloatAttr``'s one rounding unless it overflows."""
     import numpy as np  # lazy: numpy costs ~45 ms of import (measured); the dialects need it only here
 
-    name = {Float16Type: "float16", BFloat16Type: "float32", Float32Type: "float32"}.get(type(element_type))
-    if name is None or not math.isfinite(value):
+    if not math.isfinite(value):
+        return value
+    if isinstance(element_type, BFloat16Type):  # FloatAttr rounds to bf16 itself: only its overflow here
+        return math.copysign(math.inf, value) if abs(value) >= BF16_OVERFLOW else value
+    name = {Float16Type: "float16", Float32Type: "float32"}.get(type(element_type))
+    if name is None:
         return value
     with np.errstate(over="ignore"):
         return float(np.array(value, dtype=name))
+
+
+BF16_OVERFLOW = (2 - 2**-8) * 2.0**127
+"""The halfway point between bf16's largest finite number and 2^128: from it on, rounding to nearest
+(ties to even: the largest's last bit is odd) gives infinity."""
 
 
 def element_bits(element_type: Attribute) -> int:

@@ -318,8 +318,6 @@ _ROUNDING = {math.FloorOp: "floor", math.CeilOp: "ceil", math.TruncOp: "trunc", 
 
 def _rounding(op: Operation, b: Builder) -> list[SSAValue]:
     x = op.operands[0]
-    if x.type not in (f32, f16, bf16):
-        raise ValueError(f"{op.name}: f16, bf16 and f32 are supported, not {x.type}")
     name = f"llvm.{_ROUNDING[type(op)]}.f32"
     return [_in_f32(b, x, lambda v: N.call_intrinsic(b, name, [v], f32))]
 
