@@ -594,22 +594,29 @@ def test_default_pipeline_end_to_end(ptxas: str, lanes):
         from tilec.passes.tile_tiling import TileTilingPass
     except ImportError as e:
         pytest.skip(f"an earlier pass is not available: {e}")
-    from tilec.interp import run
 
     module = _parse((REPO / "examples" / "gemm.mlir").read_text())
     ctx = make_context()
     for p in (TileTilingPass(), TileSwizzlePass(), TilePipelinePass(stages=3), TileLayoutPass(), TileDistributePass()):
         p.apply(ctx, module)
+    _gemm_lanes_then_ptxas(module, (130, 200, 70), np.float16, 2e-3, ptxas, seed=11)
+
+
+def _gemm_lanes_then_ptxas(module, mnk, dtype, tol: float, ptxas: str, seed: int) -> None:
+    """A whole-problem GEMM after tile-distribute: the lane interpreter against float64 on ``mnk``, then its
+    PTX assembled without spills for every arch."""
+    from tilec.interp import run
+
     module.verify()
-    m, n, k = 130, 200, 70
-    rng = np.random.default_rng(11)
-    a = rng.standard_normal((m, k)).astype(np.float16)
-    b = rng.standard_normal((k, n)).astype(np.float16)
-    c = np.full((m, n), np.nan, np.float16)
-    run(module, "gemm", *_view(a), *_view(b), *_view(c), grid=(2 * 2, 1, 1))
+    m, n, k = mnk
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    c = np.full((m, n), np.nan, dtype)
+    run(module, "gemm", *_view(a), *_view(b), *_view(c), grid=(-(-m // 128) * -(-n // 128), 1, 1))
     ref = a.astype(np.float64) @ b.astype(np.float64)
-    assert np.abs(c - ref).max() / np.abs(ref).max() < 2e-3
-    TileToLLVMPass().apply(ctx, module)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < tol
+    TileToLLVMPass().apply(make_context(), module)
     for arch in ARCHS:
         used = kernel_resources(compile_module(module, arch).ptx, arch, ptxas=ptxas)["gemm"]
         assert (used.spill_stores, used.spill_loads, used.stack_frame) == (0, 0, 0), used
@@ -619,26 +626,13 @@ def test_default_pipeline_on_an_f32_gemm(ptxas: str, lanes):
     """tile-to-ptx's defaults on f32 (SIMT FMA atom, 8x8 thread tiles, BK 32): the K loop does not carry the
     next tile's operands, which would be (8 + 8) x 32 registers a lane (tile-distribute refused the kernel
     at 632); the lane interpreter agrees with float64 on a ragged problem and ptxas spills nothing."""
-    from tilec.interp import run
     from tilec.passes.registry import build_pipeline
 
     text = (REPO / "examples" / "gemm.mlir").read_text().replace("f16", "f32")
     text = text.replace("%h = arith.truncf %acc : f32 to f32\n    tile.yield %h : f32", "tile.yield %acc : f32")
     module = _parse(text)
     build_pipeline("tile-tiling,tile-swizzle,tile-pipeline,tile-layout,tile-distribute").apply(make_context(), module)
-    module.verify()
-    m, n, k = 130, 136, 70
-    rng = np.random.default_rng(12)
-    a = rng.standard_normal((m, k)).astype(np.float32)
-    b = rng.standard_normal((k, n)).astype(np.float32)
-    c = np.full((m, n), np.nan, np.float32)
-    run(module, "gemm", *_view(a), *_view(b), *_view(c), grid=(4, 1, 1))
-    ref = a.astype(np.float64) @ b.astype(np.float64)
-    assert np.abs(c - ref).max() / np.abs(ref).max() < 1e-5
-    TileToLLVMPass().apply(make_context(), module)
-    for arch in ARCHS:
-        used = kernel_resources(compile_module(module, arch).ptx, arch, ptxas=ptxas)["gemm"]
-        assert (used.spill_stores, used.spill_loads, used.stack_frame) == (0, 0, 0), used
+    _gemm_lanes_then_ptxas(module, (130, 136, 70), np.float32, 1e-5, ptxas, seed=12)
 
 
 @pytest.mark.parametrize("rows,cols,warps", [(1, 64, 1), (2, 64, 1), (8, 8, 1), (3, 5, 4), (7, 33, 4)])

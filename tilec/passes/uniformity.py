@@ -22,8 +22,7 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.dialects.tile.types import RegisterType, RegisterVectorType
 from tilec.layout.int_tuple import product
-
-WARP = 32
+from tilec.passes.fragments import WARP
 
 _SOURCES = (t.WarpIdOp, t.LaneIdOp, t.ThreadIdOp)
 
