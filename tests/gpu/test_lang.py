@@ -281,3 +281,44 @@ def test_math_functions_on_the_gpu():
     for name, got, ref, bound in zip(["erf", "sin", "cos", "floor+ceil", "clamp"], o, want, bounds):
         assert not got.isnan().any(), name
         assert (got.double() - ref).abs().max().item() <= bound, name
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(1, 7), (1000, 4097), (333, 130)], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+def test_transpose(shape, dtype):
+    """``x.T`` of a tile of the block: each side read or written in coalesced rows, the ragged edges
+    masked (tests/lang/test_transpose.py's kernel)."""
+    from tests.lang.test_transpose import transpose
+
+    x = torch.randn(shape, device="cuda").to(dtype)
+    y = torch.full(shape[::-1], float("nan"), device="cuda", dtype=dtype)
+    transpose[(-(-shape[0] // 32), -(-shape[1] // 64))](x, y, BM=32, BN=64)
+    assert torch.equal(y, x.T)
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("mnk", [(64, 64, 32), (100, 70, 300), (257, 129, 65)], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_dot_with_a_transposed_operand(mnk, dtype):
+    """``a @ b.T`` with ``b`` held (N, K) as nn.Linear's weight, through ``tl.trans`` of its tiles: each
+    warp's B registers are loaded in the fragment the transposed tile feeds the mma with."""
+    import tilec.lang as tl
+
+    @tl.kernel(num_warps=4)
+    def linear(a, w, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        i, j = tl.program_id(0) * BM, tl.program_id(1) * BN
+        row = i + tl.warp_id() * (BM // 4)  # each warp its rows of the block's tile
+        acc = tl.zeros((BM // 4, BN))
+        for k in tl.range(0, a.shape[1], BK):
+            x = tl.load(a, (row, k), shape=(BM // 4, BK))
+            acc = tl.dot(x, tl.trans(tl.load(w, (j, k), shape=(BN, BK))), acc)
+        tl.store(c, (row, j), acc.to(c.dtype))
+
+    m, n, k = mnk
+    a, w = torch.randn(m, k, device="cuda").to(dtype), torch.randn(n, k, device="cuda").to(dtype)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
+    linear[(-(-m // 64), -(-n // 64))](a, w, c, BM=64, BN=64, BK=32)
+    assert rel_err(c, a.double() @ w.double().T) < 1e-2

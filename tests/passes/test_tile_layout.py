@@ -283,3 +283,42 @@ def test_row_major_fragment_for_tiles_no_atom_tiles(dims, v):
     # element held (lanes past the tile's 4-column runs hold copies)
     odd = default_fragment((3, 20))
     assert {c for lane in range(32) for c in odd.tv.thread_coords(lane)} == {(r, c) for r in range(3) for c in range(20)}
+
+
+# ---------------------------------------------------------------- tile.transpose's fragments
+
+
+def _fragments_to_transpose():
+    from tilec.layout import MMA_ATOMS
+    from tilec.passes.fragments import block_fragment, default_fragment, fma_fragment, mma_fragment
+
+    for name in ("mma_m16n8k16_f16", "mma_m16n8k8_tf32"):
+        for operand in "ABC":
+            for dims in ((16, 16), (32, 64), (64, 16)):
+                for transposed in (False, True):
+                    yield f"{name} {operand} {dims} {transposed}", mma_fragment(MMA_ATOMS[name], operand, dims, transposed)
+    yield "fma C", fma_fragment("C", (32, 32), (4, 8), (8, 4))
+    for dims in ((8, 8), (16, 64), (7, 65), (128, 2)):
+        yield f"default {dims}", default_fragment(dims)
+    for dims, threads in (((64, 128), 256), ((2, 1024), 128), ((16, 8), 64)):
+        yield f"block {dims} {threads}", block_fragment(dims, threads, 4)
+
+
+@pytest.mark.parametrize("name, frag", list(_fragments_to_transpose()), ids=lambda x: x if isinstance(x, str) else "")
+def test_every_fragment_has_a_transpose(name, frag):
+    """Each fragment tilec builds has a layout for its transpose (``tile.transpose`` then moves no
+    data): the same (thread, value) pairs at swapped coordinates, and transposing twice gives the
+    fragment back as a function."""
+    t = frag.tv.transposed()
+    m, n = frag.dims
+    assert t.tile == (n, m) and t.num_threads == frag.tv.num_threads and t.num_values == frag.tv.num_values
+    for thread in range(frag.tv.num_threads):
+        for value in range(frag.tv.num_values):
+            mm, nn = frag.tv.coord(thread, value)
+            assert t.coord(thread, value) == (nn, mm)
+    assert t.transposed().same_function(frag.tv)
+
+
+def test_a_transpose_of_a_3d_tile_is_refused():
+    with pytest.raises(ValueError, match="only a 2-D tile has a transpose"):
+        TVLayout(Layout((32, 4), (4, 1)), (4, 4, 8)).transposed()

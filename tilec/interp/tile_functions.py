@@ -1062,6 +1062,10 @@ class TileFunctions(InterpreterFunctions):
         window = tuple(slice(o, o + d) for o, d in zip(op.offset_values, op.result.type.dims))
         return (np.array(args[0][window]),)
 
+    @impl(t.TransposeOp)
+    def run_transpose(self, interpreter, op, args):
+        return (np.array(args[0].T),)
+
     @impl(t.ConvertLayoutOp)
     def run_convert_layout(self, interpreter, op, args):
         """Another fragment, the same values: at tile level nothing changes."""

@@ -78,6 +78,7 @@ from tilec.lang.ops import (
     sum,  # noqa: A004
     tanh,
     thread_id,
+    trans,
     turns,
     warp_id,
     wgmma,
@@ -95,5 +96,5 @@ __all__ = [
     "float16", "float32", "float8_e4m3fn", "float8_e5m2", "full", "index", "int1", "int32", "iota", "kernel",
     "lane_id", "load", "load_scalar", "log", "log2",
     "loop", "map", "max", "maximum", "min", "minimum", "program_id", "range", "row_max", "row_min", "row_sum",
-    "rsqrt", "sigmoid", "sin", "sqrt", "static_range", "store", "sum", "tanh", "thread_id", "turns", "warp_id", "wgmma", "wgmma_wait", "where", "zeros",
+    "rsqrt", "sigmoid", "sin", "sqrt", "static_range", "store", "sum", "tanh", "thread_id", "trans", "turns", "warp_id", "wgmma", "wgmma_wait", "where", "zeros",
 ]

@@ -316,6 +316,17 @@ def mma(a: Tile, b: Tile, acc: Tile, *, trans_a: bool = False, trans_b: bool = F
     return Tile(current().value(op))
 
 
+def trans(x: Tile) -> Tile:
+    """``x`` transposed (``x.T``; Triton's ``tl.trans``): a register tile's rows become columns. No
+    data moves: each lane keeps its values, held at swapped coordinates (``tile.transpose``); feeding
+    the result to an mma that wants it held otherwise converts ``x`` first."""
+    if not isinstance(x, Tile):
+        raise error(f"tl.trans takes a register tile, got {_describe(x)}")
+    if len(x.shape) != 2:
+        raise error(f"tl.trans takes a 2-D register tile, got {x.describe()}")
+    return x.T
+
+
 def wgmma(a: Shared | Tile, row: Any, b: Shared, col: Any, acc: Tile, *, trans_b: bool = False,
           wait: bool = True) -> Tile:
     """sm_90a's warpgroup MMA (``tile.wgmma``): the four warps of a warpgroup multiply the 64-row

@@ -143,6 +143,11 @@ class Tile(Value):
     def shape(self) -> tuple[int, ...]:
         return tuple(self.type.dims)
 
+    @property
+    def T(self) -> "Tile":  # noqa: N802 - numpy's and torch's name
+        """The tile transposed (``tile.transpose``): no data moves, each lane keeps its values."""
+        return Tile(current().value(t.TransposeOp(self.value)))
+
 
 class Vector(Value):
     """A register vector: one value per row (``row``) or per column (``col``) of the tiles it meets."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from tilec.layout.algebra import composition
 from tilec.layout.int_tuple import IntTuple, compact_idx, flatten, idx2crd, product
 from tilec.layout.layout import Layout
 
@@ -101,6 +102,25 @@ class TVLayout:
         if self.tile != other.tile or self.num_threads != other.num_threads or self.num_values != other.num_values:
             return False
         return self.layout == other.layout or self._offset_list() == other._offset_list()
+
+    def transposed(self) -> "TVLayout":
+        """The same threads and values over the transposed tile: thread ``t``'s value ``v`` is at
+        ``(n, m)`` of the ``N x M`` tile where it was at ``(m, n)`` of the ``M x N`` one. It is the
+        layout composed with the transposition ``(M,N):(N,1)`` (column-major offsets of the one
+        tile to those of the other), so holding a tile transposed moves no data. ValueError for a
+        tile that is not 2-D or a layout the composition cannot express."""
+        if len(self.tile) != 2:
+            raise ValueError(f"TV layout {self.layout}: only a 2-D tile has a transpose, not {self.tile}")
+        m, n = self.tile
+        try:
+            layout = composition(Layout((m, n), (n, 1)), self.layout)
+            result = TVLayout(layout, (n, m))
+        except ValueError as e:
+            raise ValueError(f"TV layout {self.layout} over {m}x{n}: no layout for its transpose ({e})") from None
+        # the composition's shape may regroup modes: check it is the function wanted, element by element
+        if [(c[1], c[0]) for c in result._coords] != self._coords:
+            raise ValueError(f"TV layout {self.layout} over {m}x{n}: the composition {layout} is not its transpose")
+        return result
 
     def covers(self) -> bool:
         """Whether every tile element is held by at least one (thread, value) (broadcast allowed)."""

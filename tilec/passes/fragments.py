@@ -339,6 +339,16 @@ def tile_fragment(dims: tuple[int, int], layout: Layout, packing: int = 1, name:
     return Fragment(tuple(dims), TVLayout(layout, tuple(dims)), packing, name=name)
 
 
+def transposed_fragment(frag: Fragment, name: str = "") -> Fragment:
+    """The fragment of the transposed tile that keeps every lane's values in order (``tile.transpose``:
+    no data moves); FragmentError where no layout expresses it."""
+    try:
+        tv = frag.tv.transposed()
+    except ValueError as e:
+        raise FragmentError(str(e)) from None
+    return Fragment(tv.tile, tv, frag.packing, name=name or frag.name)
+
+
 # ---------------------------------------------------------------- register vectors
 
 

@@ -21,11 +21,12 @@ and get one fragment (a union-find over the function).
 2. the C fragment of every ``tile.mma`` / ``tile.wgmma`` accumulator (two
    different ones on a class are an error naming both);
 3. the A and B fragments of ``tile.mma`` operands;
-4. otherwise, for a tile that is the same in every warp of a multi-warp block and meets only ops
+4. across a ``tile.transpose``, the other side's warp fragment transposed (no data moves);
+5. otherwise, for a tile that is the same in every warp of a multi-warp block and meets only ops
    a whole-block tile lowers through (:func:`block_tile_classes`), a *block fragment* over all
    the block's threads (:func:`~tilec.passes.fragments.block_fragment`; ``block_tiles=false``
    turns this off);
-5. otherwise the default: the m16n8k16 C atom tiled over the tile.
+6. otherwise the default: the m16n8k16 C atom tiled over the tile.
 
 A register vector gets the projection of a tile's fragment
 (:func:`~tilec.passes.fragments.vector_fragment`: each lane holds the rows,
@@ -35,7 +36,8 @@ over the lanes (:func:`~tilec.passes.fragments.spread_vector_fragment`).
 
 **Conversions.** Where an operand's class already has a fragment that is not
 the one its mma needs (or a vector is broadcast to a tile whose lanes hold it
-differently), the pass inserts ``tile.convert_layout`` before that use (the value keeps its fragment; the mma reads the converted one). Two
+differently, or a ``tile.transpose``'s result is held otherwise than its input transposed:
+:meth:`_through_transposes` makes that rare), the pass inserts ``tile.convert_layout`` before that use (the value keeps its fragment; the mma reads the converted one). Two
 fragments that are the same function (equal as maps ``(lane, value) ->
 element``, however spelled, like attention's f16 P tile as the C fragment of
 ``S = Q K^T`` and as the A fragment of ``O += P V``) need no conversion.
@@ -73,6 +75,7 @@ from tilec.passes.fragments import (
     spread_vector_fragment,
     thread_bits,
     tile_fragment,
+    transposed_fragment,
     vector_fragment,
     window_values,
 )
@@ -217,7 +220,7 @@ class Conversion:
     fragment: Fragment
 
 
-_BLOCK_TILE_OPS = (t.LoadOp, t.StoreOp, t.ZerosOp, t.FillOp, t.IotaOp, t.BroadcastOp, t.ConvertLayoutOp,
+_BLOCK_TILE_OPS = (t.LoadOp, t.StoreOp, t.ZerosOp, t.FillOp, t.IotaOp, t.BroadcastOp, t.ConvertLayoutOp, t.TransposeOp,
                    *_ELEMENTWISE, *_REDUCTIONS, scf.ForOp, scf.IfOp, scf.YieldOp)
 """The ops a tile spread over the block's warps lowers through (an mma operand or accumulator is a warp's)."""
 
@@ -276,6 +279,7 @@ class LayoutAssignment:
         self.broadcasts: list[t.BroadcastOp] = []
         self.reductions: list[Operation] = []
         slices: list[t.SliceOp] = []
+        self.transposes: list[t.TransposeOp] = []
         for op in fn.walk():
             for v in self._defined(op):
                 self.values.append(v)
@@ -294,6 +298,8 @@ class LayoutAssignment:
                     self.broadcasts.append(op)
                 case t.SliceOp():
                     slices.append(op)
+                case t.TransposeOp():
+                    self.transposes.append(op)
                 case _ if isinstance(op, _REDUCTIONS):
                     self.reductions.append(op)
         self.conversions: list[Conversion] = []
@@ -316,6 +322,7 @@ class LayoutAssignment:
                 self._choose(op.source, wanted, f"{op.name} into {wanted.operand or 'a'} operand")
         self.tile: dict[SSAValue, Fragment] = {}
         block = {} if block_threads is None else block_tile_classes(fn, self.uf, self.values)
+        self._through_transposes()
         for v in self.values:
             if isinstance(v.type, RegisterType):
                 root = self.uf.find(v)
@@ -324,14 +331,49 @@ class LayoutAssignment:
                 elif root in block:
                     frag = block_fragment(v.type.dims, block_threads, 16 // block[root], value_name(v))
                     self._chosen[root] = (frag, "a tile of the block")
+                    self._through_transposes()
                 else:
                     with failing_at(_owner(v)):
                         self._chosen[root] = (default_fragment(v.type.dims, value_name(v)), "the default")
+                    self._through_transposes()
                 self.tile[v] = self._chosen[root][0]
+        for op in self.transposes:  # a result held otherwise than its input transposed: convert the input
+            if not self._transposes_to(self.tile[op.input], self.tile[op.result]):
+                with failing_at(op):
+                    self.conversions.append(Conversion(op, 0, transposed_fragment(self.tile[op.result])))
         self.vector: dict[SSAValue, VectorFragment] = {}
         self._solve_vectors()
         for op in slices:  # a window whose registers are not the tile's: convert the tile first
             self._convert_slice(op)
+
+    @staticmethod
+    def _transposes_to(src: Fragment, dst: Fragment) -> bool:
+        try:
+            return transposed_fragment(src).tv.same_function(dst.tv)
+        except FragmentError:
+            return False
+
+    def _through_transposes(self) -> None:
+        """Give the class on the other side of each ``tile.transpose`` whose one side has a warp's
+        fragment the transpose of it (until nothing changes), so the transpose moves no data. A
+        fragment spread over the block's warps is chosen for coalesced rows (:func:`block_fragment`):
+        transposed, its rows would be columns, so the other side gets its own and the transpose's
+        input is converted (through shared memory, as Triton's ``tl.trans`` of such a tile)."""
+        changed = True
+        while changed:
+            changed = False
+            for op in self.transposes:
+                for src, dst in ((op.input, op.result), (op.result, op.input)):
+                    have, root = self._chosen.get(self.uf.find(src)), self.uf.find(dst)
+                    if have is None or root in self._chosen or have[0].warps > 1:
+                        continue
+                    with failing_at(op):
+                        try:
+                            frag = transposed_fragment(have[0], value_name(dst))
+                        except FragmentError:
+                            continue  # no layout expresses it: the other side gets its own, and a conversion
+                    self._chosen[root] = (frag, f"{op.name} of {value_name(src)}")
+                    changed = True
 
     def _convert_slice(self, op: t.SliceOp) -> None:
         with failing_at(op):

@@ -1541,6 +1541,51 @@ class SliceOp(IRDLOperation):
 
 
 @irdl_op_definition
+class TransposeOp(IRDLOperation):
+    """``%t = tile.transpose %x : !tile.rt<16x64xf16> -> !tile.rt<64x16xf16>``: the register tile
+    with its rows and columns exchanged (Triton's ``tl.trans``, CuTe's transposed tensor view).
+
+    No data moves: ``tile-layout`` gives the result the source's fragment with each element's
+    coordinates swapped (:meth:`tilec.layout.TVLayout.transposed`), so every lane keeps its
+    registers in their order. Where the result must be held otherwise (an mma operand), the
+    source is converted before the transpose. With both fragments in the types they must be
+    that pair.
+    """
+
+    name = "tile.transpose"
+
+    input = operand_def(RegisterType)
+    result = result_def(RegisterType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, value: SSAValue, result_type: Attribute | None = None):
+        if result_type is None:
+            src = SSAValue.get(value).type
+            frag = src.fragment
+            result_type = RegisterType(tuple(reversed(src.dims)), src.element_type,
+                                       None if frag is None else frag.transposed().layout)
+        super().__init__(operands=[value], result_types=[result_type])
+
+    def verify_(self) -> None:
+        src, dst = self.input.type, self.result.type
+        if len(src.dims) != 2 or tuple(dst.dims) != tuple(reversed(src.dims)):
+            _fail(self, f"of {src} gives a tile of {_dims_text(tuple(reversed(src.dims)))}, not {dst}")
+        if src.element_type != dst.element_type:
+            _fail(self, f"keeps the element type: {src.element_type} in, {dst.element_type} out")
+        if src.fragment is not None and dst.fragment is not None:
+            try:
+                same = src.fragment.transposed().same_function(dst.fragment)
+            except ValueError:
+                same = False
+            if not same:
+                _fail(self, f"result fragment {dst.fragment.layout} is not the transpose of the input's "
+                            f"{src.fragment.layout}: each lane keeps its values, so it holds the swapped elements")
+
+
+@irdl_op_definition
 class ConvertLayoutOp(IRDLOperation):
     """The same tile (or vector) in another fragment: ``%y = tile.convert_layout %x : T1 -> T2``.
 
@@ -1817,6 +1862,7 @@ TILE_OPS = [
     ConvertOp,
     ConvertLayoutOp,
     SliceOp,
+    TransposeOp,
     RowSumOp,
     RowMaxOp,
     RowMinOp,

@@ -556,6 +556,8 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 self.convert_layout(op, self._shared_address(op) if op in self._shared else None)
             case t.SliceOp():
                 self._slice(op)
+            case t.TransposeOp():
+                self._transpose(op)
             case t.ConvertOp():
                 src = self.get(op.input)
                 dst = op.result.type.element_type
@@ -762,6 +764,23 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
             return
         scalars = self.scalars(src)
         self.set_scalars(op.result, [scalars[v] for v in picked])
+
+    def _transpose(self, op: t.TransposeOp) -> None:
+        """The input's registers, in their order: tile-layout made the result's fragment the input's
+        transposed (each lane holds the same values at swapped coordinates)."""
+        src = self.get(op.input)
+        fr = self.fragment(op.result)
+        try:
+            held = src.frag.tv.transposed().same_function(fr.tv)
+        except ValueError:
+            held = False
+        if not held:
+            raise RegallocError(f"its result's fragment ({fr.describe()}) is not its input's ({src.frag.describe()}) "
+                                "transposed: run tile-layout, which converts the input")
+        if src.packing == fr.packing:
+            self.vmap[op.result] = Regs(fr, src.element_type, list(src.values))
+        else:
+            self.set_scalars(op.result, self.scalars(src))
 
     def _convert(self, x: SSAValue, dst: Attribute) -> SSAValue:
         src = x.type

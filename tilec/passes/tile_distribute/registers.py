@@ -35,9 +35,9 @@ class RegisterForms:
                 # a P tile carried across a loop to the next step's wgmma stays packed: no unpacking
                 # and repacking of every pair each step
                 self._packed.add(self.classes.find(op.a))
-        for op in fn.walk():  # a tile sliced into packed operands is packed too: a slice picks its pairs
-            if isinstance(op, t.SliceOp) and self.classes.find(op.result) in self._packed:
-                self._packed.add(self.classes.find(op.source))
+        for op in fn.walk():  # a tile sliced or transposed into packed operands is packed too: the op picks its pairs
+            if isinstance(op, t.SliceOp | t.TransposeOp) and self.classes.find(op.results[0]) in self._packed:
+                self._packed.add(self.classes.find(op.operands[0]))
 
     def packing(self, v: SSAValue) -> int:
         ty = v.type

@@ -315,3 +315,27 @@ func.func @bulk_store_wait_pending() {
   func.return
 }
 // CHECK: 'tile.bulk_store_wait' pending must be 0 to 7 (bulk groups a warp leaves reading), got 8
+
+// -----
+
+func.func @transpose_dims(%x: !tile.rt<16x8xf32>) {
+  %t = tile.transpose %x : !tile.rt<16x8xf32> -> !tile.rt<16x8xf32>
+  func.return
+}
+// CHECK: 'tile.transpose' of !tile.rt<16x8xf32> gives a tile of 8x16, not !tile.rt<16x8xf32>
+
+// -----
+
+func.func @transpose_type(%x: !tile.rt<16x8xf32>) {
+  %t = tile.transpose %x : !tile.rt<16x8xf32> -> !tile.rt<8x16xf16>
+  func.return
+}
+// CHECK: 'tile.transpose' keeps the element type: f32 in, f16 out
+
+// -----
+
+func.func @transpose_fragments(%x: !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))>) {
+  %t = tile.transpose %x : !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))> -> !tile.rt<8x16xf32, ((4,8),(2,2)):((32,1),(16,8))>
+  func.return
+}
+// CHECK: 'tile.transpose' result fragment ((4,8),(2,2)):((32,1),(16,8)) is not the transpose of the input's ((4,8),(2,2)):((32,1),(16,8)): each lane keeps its values, so it holds the swapped elements

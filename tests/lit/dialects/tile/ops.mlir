@@ -44,6 +44,11 @@ func.func @convert_layout(%x: !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))>,
   %w = tile.convert_layout %v : !tile.rv<16xf32, row, ((4,8),2):((0,1),8)> -> !tile.rv<16xf32, row, (32,16):(0,1)>
   func.return
 }
+func.func @transpose(%x: !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))>, %y: !tile.rt<32x16xf16>) {
+  %t = tile.transpose %x : !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))> -> !tile.rt<8x16xf32, ((4,8),(2,2)):((2,8),(1,64))>
+  %u = tile.transpose %y : !tile.rt<32x16xf16> -> !tile.rt<16x32xf16>
+  func.return
+}
 func.func @plain_matmul(%a: !tile.gl<bf16, [?, 64]>, %b: !tile.gl<bf16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %r: !tile.gl<f32, [?, ?]>) {
   tile.matmul %a, %b -> %c epilogue(%r : !tile.gl<f32, [?, ?]>) transpose_a : !tile.gl<bf16, [?, 64]>, !tile.gl<bf16, [?, ?]> -> !tile.gl<f32, [?, ?]> {
   ^bb0(%acc: f32, %res: f32):
@@ -118,6 +123,11 @@ func.func @fragments(%a: !tile.rt<16x16xf16, ((4,8),(2,2,2)):((32,1),(16,8,128))
 // CHECK-NEXT: func.func @convert_layout(%x: !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))>, %v: !tile.rv<16xf32, row, ((4,8),2):((0,1),8)>) {
 // CHECK-NEXT:   %y = tile.convert_layout %x : !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))> -> !tile.rt<16x8xf32, ((4,8),(2,2)):((16,1),(8,64))>
 // CHECK-NEXT:   %w = tile.convert_layout %v : !tile.rv<16xf32, row, ((4,8),2):((0,1),8)> -> !tile.rv<16xf32, row, (32,16):(0,1)>
+// CHECK-NEXT:   func.return
+// CHECK-NEXT: }
+// CHECK-NEXT: func.func @transpose(%x: !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))>, %y: !tile.rt<32x16xf16>) {
+// CHECK-NEXT:   %t = tile.transpose %x : !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))> -> !tile.rt<8x16xf32, ((4,8),(2,2)):((2,8),(1,64))>
+// CHECK-NEXT:   %u = tile.transpose %y : !tile.rt<32x16xf16> -> !tile.rt<16x32xf16>
 // CHECK-NEXT:   func.return
 // CHECK-NEXT: }
 // CHECK-NEXT: func.func @plain_matmul(%a: !tile.gl<bf16, [?, 64]>, %b: !tile.gl<bf16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %r: !tile.gl<f32, [?, ?]>) {
