@@ -322,3 +322,46 @@ def test_dot_with_a_transposed_operand(mnk, dtype):
     c = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
     linear[(-(-m // 64), -(-n // 64))](a, w, c, BM=64, BN=64, BK=32)
     assert rel_err(c, a.double() @ w.double().T) < 1e-2
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 1000, 1 << 20])
+def test_total_reductions_and_scalar_stores(n):
+    """``tl.sum`` of vectors carried through a loop, one partial a block stored as a scalar, and the
+    total statistics of int32 and float tiles (tests/lang/test_full_reductions.py's kernels)."""
+    from tests.lang.test_full_reductions import dot_product, int_reductions, totals, totals_reference
+
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    o = torch.full((132,), float("nan"), device="cuda")
+    dot_product[(132,)](x, y, o, N=1024)
+    ref = x.double() @ y.double()
+    assert abs(o.double().sum().item() - ref.item()) <= 1e-5 * (x.double() * y.double()).abs().sum().item()
+    t = torch.randn(16, 64, device="cuda") * 3
+    s = torch.full((6,), float("nan"), device="cuda")
+    totals[(1,)](t, s, BM=16, BN=64)
+    want = torch.tensor(totals_reference(t.cpu().numpy()), dtype=torch.float64)
+    assert torch.allclose(s.cpu().double(), want, rtol=1e-5, atol=1e-3)
+    i = torch.randint(-1000, 1000, (16, 64), device="cuda", dtype=torch.int32)
+    r = torch.full((19, 64), -7, device="cuda", dtype=torch.int32)
+    int_reductions[(1,)](i, r, BM=16, BN=64)
+    assert torch.equal(r[:16], i.sum(1, dtype=torch.int32)[:, None].expand(16, 64))
+    assert torch.equal(r[16], i.max(0).values) and (r[17] == i.min()).all() and (r[18] == i.sum()).all()
+
+
+@gpu
+@pytest.mark.gpu
+def test_an_embedding_gather_by_int32_ids():
+    """Row ids read from an int32 tensor (``tl.load_scalar``) address the rows a block copies."""
+    import tilec.lang as tl
+
+    @tl.kernel(num_warps=2)
+    def embed(ids, table, o, D: tl.constexpr):
+        i = tl.program_id(0)
+        tl.store(o, (i, 0), tl.load(table, (tl.load_scalar(ids, (i,)), 0), shape=(1, D)))
+
+    ids = torch.randint(0, 5000, (777,), device="cuda", dtype=torch.int32)
+    table = torch.randn(5000, 96, device="cuda", dtype=torch.bfloat16)
+    o = torch.full((777, 96), float("nan"), device="cuda", dtype=torch.bfloat16)
+    embed[(777,)](ids, table, o, D=128)
+    assert torch.equal(o, table[ids.long()])

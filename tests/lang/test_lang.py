@@ -380,7 +380,7 @@ def test_run_time_if_errors_point_at_the_if():
             (types_differ, (), "'t' is a tile !tile.rt<16x16xf16> after the if branch and a tile !tile.rt<16x16xf32> "
                                "after the else branch"),
             (python_differs, (), "'k' is the Python value True after the if branch and 1.0 after the else branch"),
-            (one_branch, (), "tl.store writes a tile or a vector, got NoValue 'u', which has no value after a "
+            (one_branch, (), "tl.store writes a tile, a vector or a scalar, got NoValue 'u', which has no value after a "
                              "run-time if that assigns it in one branch only"),
             (not_a_comparison, (3,), r"an if's condition known only when the kernel runs must be a comparison \(i1\), "
                                      "got a scalar i32"),

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import Float32Type, ModuleOp
+from xdsl.dialects.builtin import Float32Type, IntegerType, ModuleOp
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -580,6 +580,14 @@ def _in_root(tile: SharedTile, offsets: np.ndarray) -> tuple[np.ndarray, np.ndar
     return root, np.asarray(offsets).ravel() + start
 
 
+def _scalar(value: Any, element_type: Attribute) -> Any:
+    """A scalar as xDSL's interpreters hold one: a Python int for an integer type (what ``arith``'s
+    implementations compute with), else a numpy float of the element type."""
+    if isinstance(element_type, IntegerType):
+        return int(value)
+    return numpy_dtype(element_type).type(value)
+
+
 def _register_dims(ty: Attribute) -> tuple[int, ...]:
     """The shape of a register tile's or vector's values."""
     return (ty.length.data,) if isinstance(ty, t.RegisterVectorType) else ty.dims
@@ -755,8 +763,8 @@ class TileFunctions(InterpreterFunctions):
         source, *indices = args
         coords = tuple(int(i) for i in indices)
         inside = all(0 <= c < d for c, d in zip(coords, source.shape))
-        value = source.read(coords, (1,) * len(coords)).reshape(()) if inside else 0.0
-        return (numpy_dtype(op.result.type).type(value),)
+        value = source.read(coords, (1,) * len(coords)).reshape(()) if inside else 0
+        return (_scalar(value, op.result.type),)
 
     @impl(t.DimOp)
     def run_dim(self, interpreter: Interpreter, op: t.DimOp, args: PythonValues):
@@ -1066,6 +1074,11 @@ class TileFunctions(InterpreterFunctions):
     def run_transpose(self, interpreter, op, args):
         return (np.array(args[0].T),)
 
+    @impl(t.ExtractOp)
+    def run_extract(self, interpreter, op, args):
+        """The one element, as a scalar of the element type."""
+        return (_scalar(np.asarray(args[0]).reshape(-1)[0], op.result.type),)
+
     @impl(t.ConvertLayoutOp)
     def run_convert_layout(self, interpreter, op, args):
         """Another fragment, the same values: at tile level nothing changes."""
@@ -1074,7 +1087,8 @@ class TileFunctions(InterpreterFunctions):
     def _reduce(self, op, args, fn, axis, combine):
         """The reduction along ``axis``, combined with the accumulator's values when one is given."""
         x, *acc = args
-        work = np.float64 if x.dtype == np.float64 else np.float32
+        # integers in int64, wrapped to the element type at the end as the GPU's i32 adds wrap
+        work = np.int64 if x.dtype.kind in "iu" else np.float64 if x.dtype == np.float64 else np.float32
         out = fn(x.astype(work), axis=axis)
         if acc:
             out = combine(acc[0].astype(work), out)

@@ -50,7 +50,7 @@ _IR = {
     "index": IndexType,
 }
 
-ARRAY_DTYPES = ("float16", "bfloat16", "float32", "float8_e4m3fn", "float8_e5m2")
+ARRAY_DTYPES = ("float16", "bfloat16", "float32", "float8_e4m3fn", "float8_e5m2", "int32")
 """Element types a kernel's array arguments may have."""
 
 

@@ -199,8 +199,8 @@ def load_scalar(view: View, offsets: Sequence[Any] = ()) -> Scalar:
     tiles like any scalar, without a tile of copies in registers."""
     if not isinstance(view, View):
         raise error(f"tl.load_scalar reads an array argument of the kernel, got {_describe(view)}")
-    if not isinstance(view.type.element_type, FLOAT_TYPES):
-        raise error(f"tl.load_scalar reads f16, bf16, f32 or f64 elements; {view.name!r} holds "
+    if not (isinstance(view.type.element_type, FLOAT_TYPES) or view.dtype == int32):
+        raise error(f"tl.load_scalar reads f16, bf16, f32, f64 or int32 elements; {view.name!r} holds "
                     f"{view.type.element_type}")
     offsets = _offsets(view, offsets, "tl.load_scalar")
     return Scalar(current().value(t.LoadScalarOp(view.value, offsets), f"{view.name}_s"))
@@ -383,14 +383,16 @@ def _mma_atom_name(atom: Any):
 
 
 def store(view: View, offsets: Sequence[Any], value: Any) -> None:
-    """Write ``value`` (a tile, or a vector into a 1-D array) into ``view`` at ``offsets``; elements
-    outside the array are dropped."""
+    """Write ``value`` (a tile, a vector into a 1-D array, or a scalar: one element) into ``view`` at
+    ``offsets``; elements outside the array are dropped."""
     if not isinstance(view, View):
         raise error(f"tl.store writes an array argument of the kernel, got {_describe(view)}")
     if isinstance(value, Expanded):
         value = value.vector
+    if isinstance(value, Scalar) and view.ndim in (1, 2):  # one element (a full reduction's result)
+        value = full((1,) * view.ndim, value, view.dtype)  # converted to the array's type, as Triton stores
     if not isinstance(value, (Tile, Vector)):
-        raise error(f"tl.store writes a tile or a vector, got {_describe(value)}")
+        raise error(f"tl.store writes a tile, a vector or a scalar, got {_describe(value)}")
     if value.type.element_type != view.type.element_type:
         raise error(f"tl.store of {value.dtype} values into {view.name!r} of {view.dtype}: "
                     f"convert with .to({view.name}.dtype)")
@@ -468,31 +470,60 @@ def _register_type(shape: Any, dtype: Any, axis: int):
 # ---------------------------------------------------------------- reductions
 
 
-def _reduce(kind: str, x: Any, axis: int) -> Vector:
+_REDUCTION_OPS: dict[tuple[str, int], type[Operation]] = {
+    ("sum", 1): t.RowSumOp, ("max", 1): t.RowMaxOp, ("min", 1): t.RowMinOp,
+    ("sum", 0): t.ColSumOp, ("max", 0): t.ColMaxOp, ("min", 0): t.ColMinOp,
+}
+
+
+def _reduce(kind: str, x: Any, axis: Any) -> Vector | Scalar:
+    """``x`` reduced along ``axis`` (1 or -1: each row; 0 or -2: each column) into a vector, or, with
+    ``axis=None`` or a vector, entirely into a scalar."""
+    if isinstance(x, Vector):
+        if axis not in (None, 0, -1):
+            raise error(f"tl.{kind} of a vector reduces its one axis (axis=None or 0), got axis={axis!r}")
+        return _reduce_vector(kind, x)
     if not isinstance(x, Tile):
-        raise error(f"tl.{kind} reduces a tile, got {_describe(x)}")
-    if axis not in (0, 1):
-        raise error(f"tl.{kind}'s axis is 0 (down the columns) or 1 (along the rows), got {axis!r}")
-    op: dict[tuple[str, int], type[Operation]] = {
-        ("sum", 1): t.RowSumOp, ("max", 1): t.RowMaxOp, ("min", 1): t.RowMinOp,
-        ("sum", 0): t.ColSumOp, ("max", 0): t.ColMaxOp, ("min", 0): t.ColMinOp,
-    }
-    if not x.dtype.is_float:
-        raise error(f"tl.{kind} reduces float tiles, got {x.describe()}")
-    return Vector(current().value(op[(kind, axis)](x.value)))
+        raise error(f"tl.{kind} reduces a tile or a vector, got {_describe(x)}")
+    if axis is None:
+        return _reduce_vector(kind, _reduce(kind, x, 1))
+    if isinstance(axis, bool) or axis not in (0, 1, -1, -2):
+        raise error(f"tl.{kind}'s axis is 0 (down the columns), 1 (along the rows) or None (everything), "
+                    f"got {axis!r}")
+    _check_reducible(kind, x)
+    return Vector(current().value(_REDUCTION_OPS[(kind, axis % 2)](x.value)))
 
 
-def sum(x: Tile, axis: int = 1) -> Vector:  # noqa: A001 - numpy's name
-    """The sum along ``axis``: 1 gives one value per row (a ``row`` vector), 0 one per column."""
+def _check_reducible(kind: str, x: Tile | Vector) -> None:
+    """Float values, or int32 (signed; sums wrap as the GPU's adds do)."""
+    if not (x.dtype.is_float or x.dtype == int32):
+        raise error(f"tl.{kind} reduces float or int32 values, got {x.describe()}")
+
+
+def _reduce_vector(kind: str, v: Vector) -> Scalar:
+    """A vector reduced to a scalar: broadcast along a tile of one column (a row vector) or one row,
+    reduced to a vector of one element, and that element (``tile.extract``): no op of its own below
+    the language."""
+    _check_reducible(kind, v)
+    n, element = v.shape[0], v.type.element_type
+    rows = v.orientation == "row"
+    tile = current().value(t.BroadcastOp(v.value, RegisterType([n, 1] if rows else [1, n], element)))
+    one = current().value(_REDUCTION_OPS[(kind, 0 if rows else 1)](tile))
+    return Scalar(current().value(t.ExtractOp(one)))
+
+
+def sum(x: Tile | Vector, axis: int | None = None) -> Vector | Scalar:  # noqa: A001 - numpy's name
+    """The sum along ``axis``: 1 gives one value per row (a ``row`` vector), 0 one per column; None
+    (the default, as in Triton and numpy) the sum of every element, a scalar, as for a vector."""
     return _reduce("sum", x, axis)
 
 
-def max(x: Tile, axis: int = 1) -> Vector:  # noqa: A001
+def max(x: Tile | Vector, axis: int | None = None) -> Vector | Scalar:  # noqa: A001
     """The maximum along ``axis`` (see :func:`sum`)."""
     return _reduce("max", x, axis)
 
 
-def min(x: Tile, axis: int = 1) -> Vector:  # noqa: A001
+def min(x: Tile | Vector, axis: int | None = None) -> Vector | Scalar:  # noqa: A001
     """The minimum along ``axis`` (see :func:`sum`)."""
     return _reduce("min", x, axis)
 

@@ -704,9 +704,9 @@ class LoadScalarOp(IRDLOperation):
         src = self.source.type
         if len(self.indices) != src.rank:
             _fail(self, f"takes one index per dimension of {src}: {src.rank}, got {len(self.indices)}")
-        if not isinstance(src.element_type, FLOAT_TYPES):
-            _fail(self, f"reads f16, bf16, f32 or f64 elements, not {src.element_type} (FP8 is read by tile.wgmma "
-                        "from shared tiles)")
+        if not (isinstance(src.element_type, FLOAT_TYPES) or src.element_type == IntegerType(32)):
+            _fail(self, f"reads f16, bf16, f32, f64 or i32 elements, not {src.element_type} (FP8 is read by "
+                        "tile.wgmma from shared tiles)")
         if self.result.type != src.element_type:
             _fail(self, f"result must be the view's element type {src.element_type}, got {self.result.type}")
 
@@ -1586,6 +1586,36 @@ class TransposeOp(IRDLOperation):
 
 
 @irdl_op_definition
+class ExtractOp(IRDLOperation):
+    """``%s = tile.extract %v : !tile.rv<1xf32, row> -> f32``: the one element of a register tile or
+    vector, as a scalar (a full reduction's last step: ``tl.sum(x)`` reduces the rows, then the row
+    vector, to one element). Every thread that runs it must hold the element: a reduction leaves
+    its result in all the threads of its rows (tile-distribute says so where not).
+    """
+
+    name = "tile.extract"
+
+    input = operand_def(RegisterType | RegisterVectorType)
+    result = result_def(Attribute)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, value: SSAValue):
+        super().__init__(operands=[value], result_types=[SSAValue.get(value).type.element_type])
+
+    def verify_(self) -> None:
+        src = self.input.type
+        count = src.dims[0] * src.dims[1] if isinstance(src, RegisterType) and len(src.dims) == 2 else (
+            src.length.data if isinstance(src, RegisterVectorType) else None)
+        if count != 1:
+            _fail(self, f"takes a tile or vector of one element, got {src}: reduce it first")
+        if self.result.type != src.element_type:
+            _fail(self, f"gives the element type of {src}, {src.element_type}, not {self.result.type}")
+
+
+@irdl_op_definition
 class ConvertLayoutOp(IRDLOperation):
     """The same tile (or vector) in another fragment: ``%y = tile.convert_layout %x : T1 -> T2``.
 
@@ -1863,6 +1893,7 @@ TILE_OPS = [
     ConvertLayoutOp,
     SliceOp,
     TransposeOp,
+    ExtractOp,
     RowSumOp,
     RowMaxOp,
     RowMinOp,

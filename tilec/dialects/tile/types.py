@@ -90,14 +90,14 @@ REGISTER_INT_TYPES = (IntegerType(1), IntegerType(32))
 def _check_element(owner: str, element_type: Attribute, registers: bool = False) -> None:
     if isinstance(element_type, FLOAT_TYPES) or (registers and element_type in REGISTER_INT_TYPES):
         return
-    if not registers and isinstance(element_type, FLOAT8_TYPES):
-        return
+    if not registers and (isinstance(element_type, FLOAT8_TYPES) or element_type == IntegerType(32)):
+        return  # FP8 lives in memory only; i32 (indices, counts) in memory and registers
     if registers:
         why = " (FP8 lives in memory: tile.wgmma reads it from shared tiles)" \
             if isinstance(element_type, FLOAT8_TYPES) else ""
         raise VerifyException(f"{owner}: element type must be f16, bf16, f32 or f64, or i32 / i1 in registers, "
                               f"got {element_type}{why}")
-    raise VerifyException(f"{owner}: element type must be f16, bf16, f32, f64, f8E4M3FN or f8E5M2, got {element_type}")
+    raise VerifyException(f"{owner}: element type must be f16, bf16, f32, f64, f8E4M3FN, f8E5M2 or i32, got {element_type}")
 
 
 def _print_shape(printer: Printer, shape: Sequence[int], element_type: Attribute) -> None:

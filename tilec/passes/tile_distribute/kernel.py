@@ -558,6 +558,9 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 self._slice(op)
             case t.TransposeOp():
                 self._transpose(op)
+            case t.ExtractOp():
+                # one element: every (thread, value) of the fragment is it, so value 0 of this thread
+                self.vmap[op.result] = self.scalars(self.get(op.input))[0]
             case t.ConvertOp():
                 src = self.get(op.input)
                 dst = op.result.type.element_type

@@ -16,13 +16,13 @@ Derived from the fragment, never per atom. ``coord(lane, v) = lane_part(lane) + 
 
 The result lives in the vector fragment tile-layout gave it (the projection of the tile's: the
 lanes holding a row hold its total). Column reductions are the same with the axes swapped.
-16-bit values are combined in f32 and rounded once at the end.
+16-bit values are combined in f32 and rounded once at the end; integers (signed) in i32.
 """
 
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float32Type, i32
+from xdsl.dialects.builtin import Float32Type, IntegerType, i32
 from xdsl.ir import SSAValue
 
 from tilec.dialects import frag_fast
@@ -40,6 +40,8 @@ _KIND = {
     t.RowMinOp: "min", t.ColMinOp: "min",
 }
 _COMBINE = {"sum": arith.AddfOp, "max": arith.MaximumfOp, "min": arith.MinimumfOp}
+_COMBINE_INT = {"sum": arith.AddiOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}
+"""Integer tiles (signed, as the language's int32) are combined in i32: sums wrap as the GPU's adds do."""
 REDUCTIONS = tuple(_KIND)
 
 
@@ -73,7 +75,7 @@ class ReductionLowering:
         tile: Fragment = x.frag
         vec: VectorFragment = self.fragment(op.result)
         elem = op.result.type.element_type
-        work = Float32Type() if element_bits(elem) < 32 else elem
+        work = (i32 if isinstance(elem, IntegerType) else Float32Type()) if element_bits(elem) < 32 else elem
         axis = vec.axis  # the coordinate kept: rows for a row reduction
         picks = vec.values_of(tile)  # also checks that the vector lives in the tile's lanes
         scalars = [self._convert(s, work) for s in self.scalars(x)]
@@ -131,7 +133,8 @@ class ReductionLowering:
         return out
 
     def _combine(self, kind: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.em.insert(fast.arith_binary_op(_COMBINE[kind], a, b)).results[0]
+        ops = _COMBINE_INT if isinstance(a.type, IntegerType) else _COMBINE
+        return self.em.insert(fast.arith_binary_op(ops[kind], a, b)).results[0]
 
     def _butterfly(self, x: SSAValue, mask: int) -> SSAValue:
         """``x`` of the lane whose id differs from this one's in the bits of ``mask``."""

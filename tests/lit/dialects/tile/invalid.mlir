@@ -339,3 +339,19 @@ func.func @transpose_fragments(%x: !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,
   func.return
 }
 // CHECK: 'tile.transpose' result fragment ((4,8),(2,2)):((32,1),(16,8)) is not the transpose of the input's ((4,8),(2,2)):((32,1),(16,8)): each lane keeps its values, so it holds the swapped elements
+
+// -----
+
+func.func @extract_many(%x: !tile.rv<16xf32, row>) {
+  %s = tile.extract %x : !tile.rv<16xf32, row> -> f32
+  func.return
+}
+// CHECK: 'tile.extract' takes a tile or vector of one element, got !tile.rv<16xf32, row>: reduce it first
+
+// -----
+
+func.func @extract_type(%x: !tile.rt<1x1xf16>) {
+  %s = tile.extract %x : !tile.rt<1x1xf16> -> f32
+  func.return
+}
+// CHECK: 'tile.extract' gives the element type of !tile.rt<1x1xf16>, f16, not f32

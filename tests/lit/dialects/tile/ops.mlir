@@ -49,6 +49,11 @@ func.func @transpose(%x: !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))>, %y: 
   %u = tile.transpose %y : !tile.rt<32x16xf16> -> !tile.rt<16x32xf16>
   func.return
 }
+func.func @extract(%v: !tile.rv<1xf32, row>, %t: !tile.rt<1x1xbf16>) -> f32 {
+  %s = tile.extract %v : !tile.rv<1xf32, row> -> f32
+  %h = tile.extract %t : !tile.rt<1x1xbf16> -> bf16
+  func.return %s : f32
+}
 func.func @plain_matmul(%a: !tile.gl<bf16, [?, 64]>, %b: !tile.gl<bf16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %r: !tile.gl<f32, [?, ?]>) {
   tile.matmul %a, %b -> %c epilogue(%r : !tile.gl<f32, [?, ?]>) transpose_a : !tile.gl<bf16, [?, 64]>, !tile.gl<bf16, [?, ?]> -> !tile.gl<f32, [?, ?]> {
   ^bb0(%acc: f32, %res: f32):
@@ -129,6 +134,11 @@ func.func @fragments(%a: !tile.rt<16x16xf16, ((4,8),(2,2,2)):((32,1),(16,8,128))
 // CHECK-NEXT:   %t = tile.transpose %x : !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))> -> !tile.rt<8x16xf32, ((4,8),(2,2)):((2,8),(1,64))>
 // CHECK-NEXT:   %u = tile.transpose %y : !tile.rt<32x16xf16> -> !tile.rt<16x32xf16>
 // CHECK-NEXT:   func.return
+// CHECK-NEXT: }
+// CHECK-NEXT: func.func @extract(%v: !tile.rv<1xf32, row>, %t: !tile.rt<1x1xbf16>) -> f32 {
+// CHECK-NEXT:   %s = tile.extract %v : !tile.rv<1xf32, row> -> f32
+// CHECK-NEXT:   %h = tile.extract %t : !tile.rt<1x1xbf16> -> bf16
+// CHECK-NEXT:   func.return %s : f32
 // CHECK-NEXT: }
 // CHECK-NEXT: func.func @plain_matmul(%a: !tile.gl<bf16, [?, 64]>, %b: !tile.gl<bf16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %r: !tile.gl<f32, [?, ?]>) {
 // CHECK-NEXT:   tile.matmul %a, %b -> %c epilogue(%r : !tile.gl<f32, [?, ?]>) transpose_a : !tile.gl<bf16, [?, 64]>, !tile.gl<bf16, [?, ?]> -> !tile.gl<f32, [?, ?]> {
