@@ -365,3 +365,30 @@ def test_an_embedding_gather_by_int32_ids():
     o = torch.full((777, 96), float("nan"), device="cuda", dtype=torch.bfloat16)
     embed[(777,)](ids, table, o, D=128)
     assert torch.equal(o, table[ids.long()])
+
+
+@gpu
+@pytest.mark.gpu
+def test_atomics_on_the_gpu():
+    """``tl.atomic_add/max/min`` from many blocks (tests/lang/test_atomics.py's kernels): column sums of
+    a split over row blocks, one total from 1024 blocks, int32 extremes, and a block's value added
+    once against a warp's own added by each warp."""
+    from tests.lang.test_atomics import column_sums, extremes, total, warp_totals
+
+    x = torch.randn(5000, 300, device="cuda")
+    o = torch.full((300,), 0.25, device="cuda")
+    column_sums[(-(-5000 // 32), -(-300 // 64))](x, o, BM=32, BN=64)
+    assert (o.double() - (x.double().sum(0) + 0.25)).abs().max().item() < 1e-3
+    y = torch.randn(1 << 20, device="cuda")
+    s = torch.full((1,), 2.0, device="cuda")
+    total[(1024,)](y, s, N=1024)
+    assert abs(s.item() - (y.double().sum().item() + 2)) < 1e-2
+    i = torch.randint(-(1 << 30), 1 << 30, (4099, 32), device="cuda", dtype=torch.int32)
+    e = torch.tensor([-(1 << 31)] * 32 + [(1 << 31) - 1] * 32 + [7], device="cuda", dtype=torch.int32)
+    extremes[(-(-4099 // 32),)](i, e, BM=32)
+    assert torch.equal(e[:32], i.max(0).values) and torch.equal(e[32:64], i.min(0).values)
+    assert e[64].item() == (i.long().sum().item() + 7 + (1 << 31)) % (1 << 32) - (1 << 31)  # i32 sums wrap
+    w = torch.randn(64, 64, device="cuda")
+    t = torch.zeros(2, device="cuda")
+    warp_totals[(1,)](w, t, BN=64)
+    assert abs(t[0].item() - w.double().sum().item()) < 1e-3 and abs(t[1].item() - w[:16].double().sum().item()) < 1e-3

@@ -452,6 +452,13 @@ def test_frag_load_store(pred, t):
                 frag.StoreOp(value(t), value(GLOBAL_PTR), p))
 
 
+@pytest.mark.parametrize("pred", [False, True])
+@pytest.mark.parametrize("kind, t", [("add", f32), ("add", i32), ("max", i32)], ids=str)
+def test_frag_red(pred, kind, t):
+    p = value(i1) if pred else None
+    assert_same(frag_fast.frag_red(kind, value(t), value(GLOBAL_PTR), p), frag.RedOp(kind, value(t), value(GLOBAL_PTR), p))
+
+
 @pytest.mark.parametrize("kind", ["f16x2", "bf16x2"])
 def test_frag_pack(kind):
     assert_same(frag_fast.frag_pack(kind, value(f32), value(f32)), frag.PackOp(kind, value(f32), value(f32)))

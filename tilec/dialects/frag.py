@@ -586,6 +586,39 @@ class StoreOp(IRDLOperation):
         _expect_pointer(self, "address", self.address, GLOBAL_SPACE, SHARED_SPACE)
 
 
+RED_KINDS = {"add": (f32, i32), "max": (i32,), "min": (i32,)}
+"""The reductions ``frag.red`` performs, with the value types PTX's ``red.global`` has for each."""
+
+
+@irdl_op_definition
+class RedOp(IRDLOperation):
+    """``red.global.{add,max,min}``: combine ``value`` into the global element at ``address``
+    atomically (no result), skipped where the predicate is false."""
+
+    name = "frag.red"
+
+    kind = prop_def(StringAttr)
+    value = operand_def()
+    address = operand_def(LLVMPointerType)
+    pred = opt_operand_def(IntegerType(1))
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = "$kind $value `,` $address (`if` $pred^)? attr-dict `:` type($value) `,` type($address)"
+
+    def __init__(self, kind: str, value: SSAValue, address: SSAValue, pred: SSAValue | None = None):
+        super().__init__(operands=[value, address, [] if pred is None else [pred]],
+                         properties={"kind": StringAttr(kind)})
+
+    def verify_(self) -> None:
+        types = RED_KINDS.get(self.kind.data)
+        if types is None:
+            _fail(self, f"kind must be one of {', '.join(RED_KINDS)}, got {self.kind.data}")
+        if self.value.type not in types:
+            _fail(self, f"{self.kind.data} combines {' or '.join(map(str, types))} values, not {self.value.type}")
+        _expect_pointer(self, "address", self.address, GLOBAL_SPACE)
+
+
 @irdl_op_definition
 class SharedOp(IRDLOperation):
     """The address of a static shared-memory buffer of the kernel (``bytes`` long, aligned).
@@ -936,6 +969,7 @@ Frag = Dialect(
         NamedBarrierArriveOp,
         LoadOp,
         StoreOp,
+        RedOp,
         SharedOp,
         ShflOp,
         PackOp,

@@ -80,6 +80,12 @@ def frag_store(value: SSAValue, address: SSAValue, pred: SSAValue | None = None)
     return create(frag.StoreOp, operands=(value, address) if pred is None else (value, address, pred))
 
 
+def frag_red(kind: str, value: SSAValue, address: SSAValue, pred: SSAValue | None = None) -> frag.RedOp:
+    """`frag.RedOp(kind, value, address, pred)`."""
+    return create(frag.RedOp, operands=(value, address) if pred is None else (value, address, pred),
+                  properties={"kind": _string(kind)})
+
+
 def frag_pack(kind: str, lo: SSAValue, hi: SSAValue) -> frag.PackOp:
     """`frag.PackOp(kind, lo, hi)`."""
     return create(frag.PackOp, operands=(lo, hi), result_types=(i32,), properties={"kind": _string(kind)})

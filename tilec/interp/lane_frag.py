@@ -241,6 +241,24 @@ class FragFunctions(InterpreterFunctions):
         write(args[1], to_bytes(args[0], t), self._lanes(args, 2), align=n)
         return ()
 
+    @impl(frag.RedOp)
+    def run_red(self, interpreter, op: frag.RedOp, args):
+        """Lane by lane, in lane order, each active lane's element read, combined and written back:
+        lanes that name one address all count, as the GPU's atomic reductions do."""
+        t = op.value.type
+        n = sizeof(t)
+        lanes = self._lanes(args, 2)
+        check_write(args[1], n, lanes, align=n)
+        value = np.asarray(args[0])
+        combine = {"add": np.add, "max": np.maximum, "min": np.minimum}[op.kind.data]
+        for lane in np.flatnonzero(lanes):
+            one = np.zeros_like(lanes)
+            one[lane] = True
+            old = from_bytes(read(args[1], n, one, align=n), t)
+            new = combine(old, value).astype(old.dtype)  # f32 in f32; i32 wraps
+            write(args[1], to_bytes(new, t), one, align=n)
+        return ()
+
     @impl(frag.ShflOp)
     def run_shfl(self, interpreter, op: frag.ShflOp, args):
         self.state.require_all_lanes()

@@ -30,6 +30,9 @@ from tilec.lang.ops import (
     async_commit,
     async_copy,
     async_wait,
+    atomic_add,
+    atomic_max,
+    atomic_min,
     barrier,
     block_id,
     block_rank,
@@ -91,7 +94,7 @@ from tilec.lang.values import Expanded, Scalar, Shared, Tile, Vector, View
 
 __all__ = [
     "DType", "Expanded", "Kernel", "LangError", "Scalar", "Shared", "Specialization", "Tile", "Vector", "View",
-    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "bfloat16", "block_id", "block_rank", "cluster_barrier", "cluster_id",
+    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "atomic_add", "atomic_max", "atomic_min", "barrier", "copy", "mma", "bfloat16", "block_id", "block_rank", "cluster_barrier", "cluster_id",
     "num_blocks", "num_clusters", "num_programs", "num_warps", "col_max", "col_min", "col_sum", "constexpr", "cdiv", "ceil", "clamp", "cos", "dot", "erf", "exp", "exp2", "floor",
     "float16", "float32", "float8_e4m3fn", "float8_e5m2", "full", "index", "int1", "int32", "iota", "kernel",
     "lane_id", "load", "load_scalar", "log", "log2",

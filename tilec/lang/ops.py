@@ -19,7 +19,7 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import FLOAT_TYPES, RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
-from tilec.lang.dtypes import int32
+from tilec.lang.dtypes import dtype_of, int32
 from tilec.lang.tracing import current, element_type, error
 from tilec.lang.values import (
     Expanded,
@@ -400,6 +400,47 @@ def store(view: View, offsets: Sequence[Any], value: Any) -> None:
     if rank != view.ndim:
         raise error(f"tl.store of a {rank}-D value into {view.ndim}-D {view.name!r}")
     current().emit(t.StoreOp(value.value, view.value, _offsets(view, offsets, "tl.store")))
+
+
+def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any) -> None:
+    who = f"tl.atomic_{kind}"
+    if not isinstance(view, View):
+        raise error(f"{who} combines into an array argument of the kernel, got {_describe(view)}")
+    if isinstance(value, Expanded):
+        value = value.vector
+    if isinstance(value, (Scalar, int, float)) and not isinstance(value, bool) and view.ndim in (1, 2):
+        value = full((1,) * view.ndim, value, view.dtype)  # one element, in the array's type
+    if not isinstance(value, (Tile, Vector)):
+        raise error(f"{who} combines a tile, a vector or a scalar, got {_describe(value)}")
+    if value.type.element_type != view.type.element_type:
+        raise error(f"{who} of {value.dtype} values into {view.name!r} of {view.dtype}: convert with "
+                    f".to({view.name}.dtype)")
+    kinds = t.ATOMIC_KINDS[kind]
+    if view.type.element_type not in kinds:
+        raise error(f"{who} combines {' or '.join(repr(dtype_of(k)) for k in kinds)} elements atomically; "
+                    f"{view.name!r} holds {view.dtype}")
+    rank = 1 if isinstance(value, Vector) else 2
+    if rank != view.ndim:
+        raise error(f"{who} of a {rank}-D value into {view.ndim}-D {view.name!r}")
+    current().emit(t.AtomicOp(kind, value.value, view.value, _offsets(view, offsets, who)))
+
+
+def atomic_add(view: View, offsets: Sequence[Any], value: Any) -> None:
+    """Add ``value`` (a tile, a vector or a scalar) into ``view`` at ``offsets`` atomically (Triton's
+    ``tl.atomic_add``, without the old values): f32 or int32 arrays. Each element is added once however
+    many threads hold it: once a block for a value that is the same in every warp. Elements outside
+    the array are dropped. f32 sums follow the order the blocks arrive in."""
+    _atomic("add", view, offsets, value)
+
+
+def atomic_max(view: View, offsets: Sequence[Any], value: Any) -> None:
+    """The element-wise maximum of ``view`` at ``offsets`` and ``value``, atomically (int32 arrays)."""
+    _atomic("max", view, offsets, value)
+
+
+def atomic_min(view: View, offsets: Sequence[Any], value: Any) -> None:
+    """The element-wise minimum, atomically (int32 arrays)."""
+    _atomic("min", view, offsets, value)
 
 
 def _offsets(view: View, offsets: Any, who: str) -> list[SSAValue]:

@@ -221,7 +221,7 @@ class Conversion:
 
 
 _BLOCK_TILE_OPS = (t.LoadOp, t.StoreOp, t.ZerosOp, t.FillOp, t.IotaOp, t.BroadcastOp, t.ConvertLayoutOp, t.TransposeOp,
-                   t.ExtractOp, *_ELEMENTWISE, *_REDUCTIONS, scf.ForOp, scf.IfOp, scf.YieldOp)
+                   t.ExtractOp, t.AtomicOp, *_ELEMENTWISE, *_REDUCTIONS, scf.ForOp, scf.IfOp, scf.YieldOp)
 """The ops a tile spread over the block's warps lowers through (an mma operand or accumulator is a warp's)."""
 
 

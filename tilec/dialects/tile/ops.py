@@ -740,6 +740,53 @@ class StoreOp(IRDLOperation):
         _check_same_element(self, value, self.dest.type)
 
 
+ATOMIC_KINDS = {"add": (Float32Type(), IntegerType(32)), "max": (IntegerType(32),), "min": (IntegerType(32),)}
+"""What ``tile.atomic`` combines, with the element types the GPU combines atomically for each."""
+
+
+@irdl_op_definition
+class AtomicOp(IRDLOperation):
+    """``tile.atomic "add" %v, %g[%i, %j] : !tile.rt<16x64xf32> -> !tile.gl<f32, [?, ?]>``: each
+    element of a register tile (or vector) combined into the global window atomically (Triton's
+    ``tl.atomic_add``/``max``/``min``; PTX ``red.global``), elements outside the view dropped.
+
+    Each element is combined once however many threads hold a copy of it: once a block for a value
+    that is the same in every warp, once a warp for one computed from ``tile.warp_id``. The order
+    in which blocks (or warps) combine is the GPU's: f32 sums may differ in their last bits from
+    run to run.
+    """
+
+    name = "tile.atomic"
+
+    kind = prop_def(StringAttr)
+    value = operand_def(RegisterType | RegisterVectorType)
+    dest = operand_def(GlobalType)
+    indices = var_operand_def(IndexType)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    assembly_format = "$kind $value `,` $dest (`[` $indices^ `]`)? attr-dict `:` type($value) `->` type($dest)"
+
+    def __init__(self, kind: str, value: SSAValue, dest: SSAValue, indices=()):
+        super().__init__(operands=[value, dest, indices], properties={"kind": StringAttr(kind)})
+
+    def verify_(self) -> None:
+        types = ATOMIC_KINDS.get(self.kind.data)
+        if types is None:
+            _fail(self, f"kind must be one of {', '.join(ATOMIC_KINDS)}, got {self.kind.data!r}")
+        value = self.value.type
+        if value.element_type not in types:
+            _fail(self, f"{self.kind.data} combines {' or '.join(map(str, types))} elements atomically, "
+                        f"not {value.element_type}")
+        if isinstance(value, RegisterVectorType):
+            if _rank(self.dest.type) != 1:
+                _fail(self, f"combines a register vector only into a rank-1 view, got {value} -> {self.dest.type}")
+            _check_window(self, self.dest.type, self.indices, (value.length.data,), "destination")
+        else:
+            _check_window(self, self.dest.type, self.indices, value.dims, "destination")
+        _check_same_element(self, value, self.dest.type)
+
+
 def _check_tiled_copy(op: IRDLOperation, tile: SharedType) -> None:
     """Thread and value layouts, when given, must tile the shared tile exactly."""
     thr, val = op.thr, op.val
@@ -1894,6 +1941,7 @@ TILE_OPS = [
     SliceOp,
     TransposeOp,
     ExtractOp,
+    AtomicOp,
     RowSumOp,
     RowMaxOp,
     RowMinOp,

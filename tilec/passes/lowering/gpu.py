@@ -298,6 +298,11 @@ def _store(op: frag.StoreOp, b: Builder) -> list[SSAValue]:
     return []
 
 
+def _red(op: frag.RedOp, b: Builder) -> list[SSAValue]:
+    N.red_global(b, op.kind.data, op.value, op.address, op.pred)
+    return []
+
+
 def _shared(op: frag.SharedOp, b: Builder) -> list[SSAValue]:
     return [K.shared_address(b, op.sym_name.data)]
 
@@ -388,6 +393,7 @@ LOWERINGS: dict[type[Operation], Lowering] = {
     frag.NamedBarrierArriveOp: _named_barrier,
     frag.LoadOp: _load,
     frag.StoreOp: _store,
+    frag.RedOp: _red,
     frag.SharedOp: _shared,
     frag.ShflOp: _shfl,
     frag.PackOp: _pack,

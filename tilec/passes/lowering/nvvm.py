@@ -920,6 +920,26 @@ def _space_operand(ptr: SSAValue) -> tuple[str, str]:
     return ("global", "l") if address_space(ptr.type) == GLOBAL else ("shared", "r")
 
 
+_RED_TYPES = {"f32": ("f32", "f"), "i32": ("s32", "r")}
+"""Value type -> (PTX type of ``red``, inline asm constraint)."""
+
+
+def red_global(builder: Builder, kind: str, value: Value, ptr: Value, pred: Value | None = None) -> None:
+    """``[@pred] red.global.{add,max,min}.{f32,s32}``: ``value`` combined into the element at ``ptr``
+    atomically, no result (what an ``atomicrmw`` whose result is unused becomes)."""
+    op = "red.global"
+    value = value_of(op, value)
+    ptx_type, reg = _RED_TYPES.get(str(value.type), (None, None))
+    if ptx_type is None or (kind != "add" and ptx_type == "f32") or kind not in ("add", "max", "min"):
+        raise ValueError(f"{op}: no {kind} of {value.type}")
+    ptr = expect_pointer(op, "address", ptr, GLOBAL)
+    if pred is None:
+        inline_asm(builder, f"red.global.{kind}.{ptx_type} [$0], $1;", f"l,{reg}", [ptr, value])
+        return
+    pred = expect_type(op, "predicate", pred, i1)
+    inline_asm(builder, f"@$0 red.global.{kind}.{ptx_type} [$1], $2;", f"b,l,{reg}", [pred, ptr, value])
+
+
 def predicated_store(builder: Builder, value: Value, ptr: Value, pred: Value) -> None:
     """`@pred st.{global,shared}` of a 2-, 4-, 8- or 16-byte `value`, aligned to its size."""
     op = "st.predicated"

@@ -97,6 +97,7 @@ from tilec.ir.parser import location_text
 from tilec.passes.uniformity import barriers_under_varying_ifs, block_values_under_varying_branches
 from tilec.passes.fragments import Fragment, FragmentError, VectorFragment, tile_fragment, window_values
 from tilec.passes.tile_distribute.abi import AbiLowering
+from tilec.passes.tile_distribute.atomics import AtomicLowering
 from tilec.passes.tile_distribute.analysis import estimate_registers
 from tilec.passes.tile_distribute.bulk import MBAR_BYTES, BulkLowering, bulk_alignment
 from tilec.passes.tile_distribute.convert import ConvertLowering, needs_scratch, scratch_bytes
@@ -226,7 +227,7 @@ def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
 
 
 class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, WgmmaLowering, ReductionLowering,
-                     VectorLowering, ConvertLowering, TurnLowering, RoleLowering):
+                     VectorLowering, ConvertLowering, TurnLowering, RoleLowering, AtomicLowering):
     """Rewrites one kernel ``func.func`` into its fragment-level form."""
 
     def __init__(self, fn: func.FuncOp, module: ModuleOp):
@@ -521,6 +522,8 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 self._load_scalar(op)
             case t.StoreOp():
                 self._store_op(op)
+            case t.AtomicOp():
+                self.atomic(op)
             case t.CopyOp():
                 self._copy(op, is_async=False)
             case t.AsyncCopyOp():

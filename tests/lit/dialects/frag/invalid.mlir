@@ -182,3 +182,19 @@ func.func @tensormap_prefetch_space(%m: !llvm.ptr<3>) {
   func.return
 }
 // CHECK: error: 'frag.tensormap_prefetch' tensor map must be a !llvm.ptr<0> address, got !llvm.ptr<3>
+
+// -----
+
+func.func @red_kind(%a: !llvm.ptr<1>, %x: f32) {
+  frag.red "max" %x, %a : f32, !llvm.ptr<1>
+  func.return
+}
+// CHECK: error: 'frag.red' max combines i32 values, not f32
+
+// -----
+
+func.func @red_shared(%a: !llvm.ptr<3>, %x: f32) {
+  frag.red "add" %x, %a : f32, !llvm.ptr<3>
+  func.return
+}
+// CHECK: error: 'frag.red' address must be a !llvm.ptr<1> address, got !llvm.ptr<3>

@@ -355,3 +355,27 @@ func.func @extract_type(%x: !tile.rt<1x1xf16>) {
   func.return
 }
 // CHECK: 'tile.extract' gives the element type of !tile.rt<1x1xf16>, f16, not f32
+
+// -----
+
+func.func @atomic_kind(%v: !tile.rv<16xf32, row>, %g: !tile.gl<f32, [?]>, %i: index) {
+  tile.atomic "mul" %v, %g[%i] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>
+  func.return
+}
+// CHECK: 'tile.atomic' kind must be one of add, max, min, got 'mul'
+
+// -----
+
+func.func @atomic_type(%v: !tile.rv<16xf32, row>, %g: !tile.gl<f32, [?]>, %i: index) {
+  tile.atomic "max" %v, %g[%i] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>
+  func.return
+}
+// CHECK: 'tile.atomic' max combines i32 elements atomically, not f32
+
+// -----
+
+func.func @atomic_rank(%v: !tile.rv<16xf32, row>, %g: !tile.gl<f32, [?, ?]>, %i: index) {
+  tile.atomic "add" %v, %g[%i, %i] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK: 'tile.atomic' combines a register vector only into a rank-1 view, got !tile.rv<16xf32, row> -> !tile.gl<f32, [?, ?]>

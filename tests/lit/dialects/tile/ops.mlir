@@ -49,6 +49,11 @@ func.func @transpose(%x: !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))>, %y: 
   %u = tile.transpose %y : !tile.rt<32x16xf16> -> !tile.rt<16x32xf16>
   func.return
 }
+func.func @atomic(%v: !tile.rv<16xf32, row>, %t: !tile.rt<16x8xi32>, %g: !tile.gl<f32, [?]>, %h: !tile.gl<i32, [?, ?]>, %i: index) {
+  tile.atomic "add" %v, %g[%i] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>
+  tile.atomic "max" %t, %h[%i, %i] : !tile.rt<16x8xi32> -> !tile.gl<i32, [?, ?]>
+  func.return
+}
 func.func @extract(%v: !tile.rv<1xf32, row>, %t: !tile.rt<1x1xbf16>) -> f32 {
   %s = tile.extract %v : !tile.rv<1xf32, row> -> f32
   %h = tile.extract %t : !tile.rt<1x1xbf16> -> bf16
@@ -133,6 +138,11 @@ func.func @fragments(%a: !tile.rt<16x16xf16, ((4,8),(2,2,2)):((32,1),(16,8,128))
 // CHECK-NEXT: func.func @transpose(%x: !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))>, %y: !tile.rt<32x16xf16>) {
 // CHECK-NEXT:   %t = tile.transpose %x : !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))> -> !tile.rt<8x16xf32, ((4,8),(2,2)):((2,8),(1,64))>
 // CHECK-NEXT:   %u = tile.transpose %y : !tile.rt<32x16xf16> -> !tile.rt<16x32xf16>
+// CHECK-NEXT:   func.return
+// CHECK-NEXT: }
+// CHECK-NEXT: func.func @atomic(%v: !tile.rv<16xf32, row>, %t: !tile.rt<16x8xi32>, %g: !tile.gl<f32, [?]>, %h: !tile.gl<i32, [?, ?]>, %i: index) {
+// CHECK-NEXT:   tile.atomic "add" %v, %g[%i] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>
+// CHECK-NEXT:   tile.atomic "max" %t, %h[%i, %i] : !tile.rt<16x8xi32> -> !tile.gl<i32, [?, ?]>
 // CHECK-NEXT:   func.return
 // CHECK-NEXT: }
 // CHECK-NEXT: func.func @extract(%v: !tile.rv<1xf32, row>, %t: !tile.rt<1x1xbf16>) -> f32 {

@@ -1,0 +1,55 @@
+// RUN: tile-opt %s -p tile-layout,tile-distribute --split-input-file | filecheck %s
+
+// tile.atomic combines each element once, however many threads hold a copy of it. A column
+// vector of 64 spread over a block of 128 threads: threads 64-127 hold the copies of threads
+// 0-63 (thread bit 6 moves no element), so only the threads with that bit 0 combine, each its
+// element inside the view, by red.global (frag.red).
+func.func @block_vector(%x: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?]>)
+    attributes {tile.launch = #tile.launch<grid = [?, 1, 1], block = [128, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %b = tile.block_id x
+  %t = tile.load %x[%b, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<32x64xf32>
+  %s = tile.col_sum %t : !tile.rt<32x64xf32> -> !tile.rv<64xf32, col>
+  tile.atomic "add" %s, %o[%c0] : !tile.rv<64xf32, col> -> !tile.gl<f32, [?]>
+  func.return
+}
+// CHECK-LABEL: func.func @block_vector(
+// CHECK: %[[COPY_BITS:.*]] = arith.constant 112 : i32
+// CHECK: frag.shared
+// CHECK: %[[COPIES:.*]] = arith.andi %tid, %[[COPY_BITS]] : i32
+// CHECK: %[[LEADER:.*]] = arith.cmpi eq, %[[COPIES]]
+// CHECK: %[[P:.*]] = arith.andi %[[LEADER]], %{{.*}} : i1
+// CHECK: frag.red "add" %{{.*}}, %{{.*}} if %[[P]] : f32, !llvm.ptr<1>
+// CHECK-COUNT-3: frag.red "add"
+// CHECK-NOT: frag.store
+
+// -----
+
+// A warp's tile in a block of four warps: row sums that are the same in every warp are combined
+// by warp 0 only (thread bits 5-6, and lane bits 0-1 whose lanes hold copies, must be 0: mask
+// 99), while the sums of rows chosen by the warp id are each warp's own: every warp combines
+// them (mask 3).
+func.func @warps(%x: !tile.gl<f16, [?, ?]>, %o: !tile.gl<f32, [?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %a = tile.load %x[%c0, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<16x16xf16>
+  %z = tile.zeros : !tile.rt<16x16xf32>
+  %d = tile.mma %a, %a, %z : !tile.rt<16x16xf16>, !tile.rt<16x16xf16>, !tile.rt<16x16xf32> -> !tile.rt<16x16xf32>
+  %r = tile.row_sum %d : !tile.rt<16x16xf32> -> !tile.rv<16xf32, row>
+  tile.atomic "add" %r, %o[%c0] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>
+  %w = tile.warp_id
+  %row = arith.muli %w, %c16 : index
+  %e = tile.load %x[%row, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<16x16xf16>
+  %f = tile.mma %e, %a, %z : !tile.rt<16x16xf16>, !tile.rt<16x16xf16>, !tile.rt<16x16xf32> -> !tile.rt<16x16xf32>
+  %q = tile.row_sum %f : !tile.rt<16x16xf32> -> !tile.rv<16xf32, row>
+  tile.atomic "add" %q, %o[%c16] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>
+  func.return
+}
+// CHECK-LABEL: func.func @warps(
+// CHECK-DAG: %[[LANE_COPIES:.*]] = arith.constant 3 : i32
+// CHECK-DAG: %[[BLOCK_COPIES:.*]] = arith.constant 99 : i32
+// CHECK: arith.andi %tid, %[[BLOCK_COPIES]] : i32
+// CHECK: frag.red "add"
+// CHECK: arith.andi %tid, %[[LANE_COPIES]] : i32
+// CHECK: frag.red "add"
