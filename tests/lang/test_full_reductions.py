@@ -120,16 +120,16 @@ def bad_axis(x, o, N: tl.constexpr):
 
 
 @tl.kernel
-def bool_total(x, o, N: tl.constexpr):
-    tl.store(o, (0,), tl.sum(tl.load(x, (0,), shape=(N,)) > 0))  # MARK-bool
+def tile_axis(x, o, N: tl.constexpr):
+    tl.store(o, (0,), tl.sum(tl.load(x, (0, 0), shape=(2, N)), axis=2))  # MARK-tile-axis
 
 
 @pytest.mark.parametrize("kernel, marker, match", [
     (bad_axis, "MARK-axis", r"tl.sum of a vector reduces its one axis \(axis=None or 0\), got axis=1"),
-    (bool_total, "MARK-bool", r"tl.sum reduces float or int32 values, got"),
+    (tile_axis, "MARK-tile-axis", r"tl.sum's axis is 0 \(down the columns\), 1 \(along the rows\) or None"),
 ])
 def test_errors_point_at_the_line(kernel, marker, match):
-    x = rand(32)
+    x = rand(2, 32) if kernel is tile_axis else rand(32)
     with pytest.raises(tl.LangError, match=match) as info:
         kernel.ir(x, x, N=32)
     line = next(i + 1 for i, text in enumerate(open(__file__).read().splitlines()) if marker in text)

@@ -1598,3 +1598,111 @@ def test_f16_to_bf16_compiles_through_f32():
         outs.append(o)
     assert np.array_equal(outs[0], outs[1]) and 0 < np.abs(outs[0] - x).max() < 0.1
     assert "cvt.rn.bf16.f32" in f16_to_bf16.compile(x, o, arch="sm_80").asm["ptx"]
+
+
+# ---------------------------------------------------------------- session 28's hunt: integers, vectors, loops
+
+
+@tl.kernel
+def int_bits(a, o, N: tl.constexpr):
+    x = tl.load(a, (0,), shape=(N,))
+    y = tl.load(a, (N,), shape=(N,))
+    tl.store(o, (0,), x & y)
+    tl.store(o, (N,), (x | y) ^ ~x)
+    tl.store(o, (2 * N,), x << 3)
+    tl.store(o, (3 * N,), x >> 2)  # arithmetic: the sign comes in
+    tl.store(o, (4 * N,), 1 << (x & 7))
+    tl.store(o, (5 * N,), tl.sum(x > 0) + x * 0)  # a mask sums as int32
+
+
+@pytest.mark.parametrize("after", [None, "tile-layout", "tile-distribute"])
+def test_int32_bit_operations_with_negative_values(after):
+    a = RNG.integers(-2**31, 2**31, 128, dtype=np.int64).astype(np.int32)
+    a[:4] = [-1, 0, 2**31 - 1, -2**31]
+    x, y = a[:64], a[64:]
+    o = np.full(6 * 64, 12345, np.int32)
+    int_bits.interpret(a, o, grid=(1,), N=64, after=after)
+    want = [x & y, (x | y) ^ ~x, (x.astype(np.int64) << 3).astype(np.int32), x >> 2, (1 << (x & 7)).astype(np.int32),
+            np.full(64, (x > 0).sum(), np.int32)]
+    for k, w in enumerate(want):
+        assert (o[64 * k:64 * (k + 1)] == w).all(), k
+
+
+@tl.kernel
+def row_vectors_from_nothing(x, o, BM: tl.constexpr, BN: tl.constexpr):
+    """Triton's accumulators: 1-D vectors made before a loop (no axis), added to row reductions in it."""
+    acc = tl.zeros((BM,))
+    m = tl.full((BM,), float("-inf"))
+    last = tl.zeros((BM,))
+    for c in tl.range(0, x.shape[1], BN):
+        t = tl.load(x, (0, c), shape=(BM, BN), other=float("-inf"))
+        acc = acc + tl.sum(tl.where(t == float("-inf"), 0.0, t), axis=1)
+        m = tl.maximum(m, tl.max(t, axis=1))
+        last = tl.sum(tl.where(t == float("-inf"), 0.0, t), axis=1)  # assigned, not combined
+    total = tl.zeros((BM,))
+    for r in tl.range(0, 2):  # nested: the inner loop's need reaches the outer loop's initial value
+        for c in tl.range(0, x.shape[1], BN):
+            total = total + tl.sum(tl.load(x, (0, c), shape=(BM, BN)), axis=1)
+    tl.store(o, (0, 0), acc[:, None])
+    tl.store(o, (0, 1), m[:, None])
+    tl.store(o, (0, 2), last[:, None])
+    tl.store(o, (0, 3), total[:, None])
+    tl.store(o, (BM, 0), tl.sum(tl.load(x, (0, 0), shape=(BM, 4)), axis=0)[None, :])  # a row of a 2-D array
+
+
+@pytest.mark.parametrize("after", [None, "tile-distribute"])
+def test_vectors_made_from_nothing_take_the_orientation_they_meet(after):
+    x = rand(8, 40)
+    o = np.full((9, 4), np.nan, np.float32)
+    row_vectors_from_nothing.interpret(x, o, grid=(1,), BM=8, BN=16, after=after)
+    x64 = x.astype(np.float64)
+    assert rel_err(o[:8, 0], x64.sum(1)) < 1e-6 and rel_err(o[:8, 1], x64.max(1)) == 0
+    assert rel_err(o[:8, 2], x64[:, 32:].sum(1)) < 1e-6 and rel_err(o[:8, 3], 2 * x64.sum(1)) < 1e-6
+    assert rel_err(o[8], x64[:, :4].sum(0)) < 1e-6
+
+
+@tl.kernel
+def both_orientations(x, o, N: tl.constexpr):
+    t = tl.load(x, (0, 0), shape=(N, N))
+    tl.store(o, (0,), tl.sum(t, axis=1) + tl.sum(t, axis=0))  # MARK-orient
+
+
+@tl.kernel
+def list_in_loop(x, o, N: tl.constexpr):
+    accs = [tl.zeros((N,)), tl.zeros((N,))]
+    for i in tl.range(0, 3):
+        accs[0] = accs[0] + tl.load(x, (i * N,), shape=(N,))  # MARK-list
+    tl.store(o, (0,), accs[0])
+
+
+@tl.kernel
+def int_other(x, o, N: tl.constexpr):
+    tl.store(o, (0,), tl.load(x, (0,), shape=(N,), other=float("-inf")))  # MARK-other
+
+
+def test_errors_of_the_hunt_point_at_the_line():
+    x = rand(16, 16)
+    _raises_at(lambda: both_orientations.ir(x, x[0], N=16), "MARK-orient",
+               "a vector with one value per row (!tile.rv<16xf32, row>) meets one with one value per column")
+    _raises_at(lambda: list_in_loop.ir(x[0], x[0], N=8), "MARK-list",
+               "'accs[0]' is assigned inside a tl.range loop: a loop carries names only")
+    xi = x.astype(np.int32)
+    _raises_at(lambda: int_other.ir(xi[0], xi[0], N=16), "MARK-other",
+               "other=-inf is not an int32 value for 'x' of tl.int32")
+
+
+@tl.kernel
+def run_time_step(x, s, o, N: tl.constexpr):
+    acc = tl.zeros((N,))
+    for i in tl.range(0, 4, tl.load_scalar(s, (0,))):
+        acc = acc + tl.load(x, (i * N,), shape=(N,))
+    tl.store(o, (0,), acc)
+
+
+@pytest.mark.parametrize("after", [None, "tile-distribute"])
+@pytest.mark.parametrize("step", [0, -1])
+def test_a_run_time_step_that_never_ends_is_an_interpreter_error(after, step):
+    from tilec.interp.errors import TileInterpreterError
+
+    with pytest.raises(TileInterpreterError, match=f"the step must be positive, got {step}"):
+        run_time_step.interpret(rand(32), np.array([step], np.int32), rand(8), grid=(1,), N=8, after=after)

@@ -76,6 +76,30 @@ class NumpyArithFunctions(ArithFunctions):
     def run_muli(self, interpreter: Interpreter, op: arith.MuliOp, args: PythonValues):
         return _wrapped_int(op, lambda a, b: a * b, args, super().run_muli, interpreter)
 
+    @impl(arith.AndIOp)
+    def run_andi(self, interpreter: Interpreter, op: arith.AndIOp, args: PythonValues):
+        return _bitwise(op, np.bitwise_and, args, super().run_andi, interpreter)
+
+    @impl(arith.OrIOp)
+    def run_ori(self, interpreter: Interpreter, op: arith.OrIOp, args: PythonValues):
+        return _bitwise(op, np.bitwise_or, args, super().run_ori, interpreter)
+
+    @impl(arith.XOrIOp)
+    def run_xori(self, interpreter: Interpreter, op: arith.XOrIOp, args: PythonValues):
+        return _bitwise(op, np.bitwise_xor, args, super().run_xori, interpreter)
+
+    @impl(arith.ShLIOp)
+    def run_shli(self, interpreter: Interpreter, op: arith.ShLIOp, args: PythonValues):
+        return _shift(op, "shl", args)
+
+    @impl(arith.ShRSIOp)
+    def run_shrsi(self, interpreter: Interpreter, op: arith.ShRSIOp, args: PythonValues):
+        return _shift(op, "shrs", args)
+
+    @impl(arith.ShRUIOp)
+    def run_shrui(self, interpreter: Interpreter, op: arith.ShRUIOp, args: PythonValues):
+        return _shift(op, "shru", args)
+
     @impl(arith.ExtUIOp)
     def run_extui(self, interpreter: Interpreter, op: arith.ExtUIOp, args: PythonValues):
         """Zero-extension: the bits as an unsigned number (a mask's true is 1)."""
@@ -284,6 +308,39 @@ def _wrapped_int(op, fn, args, scalar_impl, interpreter):
         half = 1 << (width - 1)
         out = (out + half) % (1 << width) - half if width > 1 else out & 1
     return (out,)
+
+
+def _shift(op, kind: str, args):
+    """Shifts as the lane interpreter and the GPU do them: by ``>= width`` bits, 0 (``shl``, ``shru``) or
+    the sign (``shrs``); results wrapped to the width (a Python int for scalars, as xDSL holds them)."""
+    ty = op.result.type
+    w = ty.width.data if isinstance(ty, IntegerType) else 64
+    a, b = (np.asarray(_to_int(x), dtype=np.int64) for x in args)
+    amount = b & ((1 << w) - 1) if w < 64 else b
+    s = np.clip(amount, 0, 63)
+    big = (amount >= w) | (amount < 0)
+    signed_a = (a + (1 << (w - 1))) % (1 << w) - (1 << (w - 1)) if w < 64 else a
+    if kind == "shl":
+        out = np.where(big, 0, np.left_shift(signed_a, s))
+    elif kind == "shrs":
+        out = np.where(big, np.where(signed_a < 0, -1, 0), np.right_shift(signed_a, s))
+    else:
+        unsigned_a = signed_a % (1 << w) if w < 64 else signed_a.astype(np.uint64)
+        out = np.where(big, 0, np.right_shift(unsigned_a, s.astype(unsigned_a.dtype))).astype(np.int64)
+    if w < 64:
+        half = 1 << (w - 1)
+        out = (out + half) % (1 << w) - half
+    return (int(out) if all(np.ndim(x) == 0 for x in args) else out,)
+
+
+def _bitwise(op, fn, args, scalar_impl, interpreter):
+    """``&``, ``|``, ``^`` on numpy arrays: masks (i1) as booleans, wider integers as two's complement
+    (xDSL's own implementation takes Python ints, and overflows on negative numpy ones)."""
+    if all(np.ndim(a) == 0 for a in args):
+        return scalar_impl(interpreter, op, args).values
+    if isinstance(op.result.type, IntegerType) and op.result.type.width.data == 1:
+        return (fn(*(np.asarray(a, dtype=bool) for a in args)),)
+    return _wrapped_int(op, fn, args, scalar_impl, interpreter)
 
 
 def _trunc_div(a, b):

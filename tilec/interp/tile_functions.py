@@ -41,6 +41,7 @@ from xdsl.interpreter import _InterpreterFunctionImpls  # noqa: PLC2701 - the ho
 from xdsl.interpreters.builtin import BuiltinFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
+from xdsl.dialects import scf
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Operation
 
@@ -1182,12 +1183,25 @@ class _ReportingImpls(_InterpreterFunctionImpls):
             raise TileInterpreterError(op, detail) from err
 
 
+@register_impls
+class _CheckedScfFunctions(ScfFunctions):
+    """xDSL's ``scf`` with the GPU's loop in mind: a step of 0 or less never ends there (the loop's
+    exit test is ``i < ub``), so it is an error here, as in the lane interpreter, not an empty loop."""
+
+    @impl(scf.ForOp)
+    def run_for(self, interpreter: Interpreter, op: scf.ForOp, args: PythonValues):
+        lb, ub, step, *carried = args
+        if lb < ub and step <= 0:
+            raise OpError(f"the step must be positive, got {step}")
+        return super().run_for(interpreter, op, args).values  # the inherited entry is the registered wrapper
+
+
 def make_interpreter(module: ModuleOp, ctx: ExecContext | None = None) -> Interpreter:
     """An xDSL interpreter for tile programs: builtin, func, scf, arith and math (numpy) and tile."""
     interpreter = Interpreter(module, _impls=_ReportingImpls())
     interpreter.register_implementations(BuiltinFunctions())
     interpreter.register_implementations(FuncFunctions())
-    interpreter.register_implementations(ScfFunctions())
+    interpreter.register_implementations(_CheckedScfFunctions())
     interpreter.register_implementations(NumpyArithFunctions())
     interpreter.register_implementations(NumpyMathFunctions())
     interpreter.register_implementations(NumpyIntegerFunctions())

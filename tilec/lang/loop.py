@@ -11,12 +11,12 @@ from typing import Any
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import IndexType
-from xdsl.ir import Block, Region
+from xdsl.ir import Block, BlockArgument, Region
 
 from tilec.lang.branch import NUMBERS, NoValue, number_constant, number_type
 from tilec.lang.ops import index
 from tilec.lang.tracing import current, error
-from tilec.lang.values import Expanded, Scalar, Value, wrap
+from tilec.lang.values import Expanded, OrientationConflict, Scalar, Value, Vector, reoriented_or_none, wrap
 
 
 class Unbound:
@@ -63,10 +63,15 @@ class range:  # noqa: N801 - used as tl.range, like Python's
             if isinstance(v, Expanded):
                 raise error(f"'{name}' (an expanded vector v[:, None]) cannot be carried through a loop: carry the vector")
         block, traced, yielded, changed = self._trace(init, body, names, index_name)
-        while changed:  # Python numbers the body changes: carried as scalars from the start, traced again
-            # (each round makes at least one more name a scalar, so this ends; b = a; a = a + 1 takes two)
+        while changed:  # what the body needs of the carried values differs from what it got: traced again
+            # Python numbers the body changes: carried as scalars from the start (each round makes at least
+            # one more name a scalar, so this ends; b = a; a = a + 1 takes two). A vector the body uses in
+            # the other orientation: made again in it before the loop, if it was made from nothing there
             block.drop_all_references()  # the discarded trace's ops no longer use the kernel's values
             for i, ty in changed.items():
+                if isinstance(ty, OrientationConflict):
+                    init[i] = _reoriented_init(init[i], ty)
+                    continue
                 value = number_constant(init[i], ty)
                 if value is None:
                     raise error(f"'{names[i]}' is the Python value {init[i]!r} before the loop and changes in its "
@@ -101,9 +106,20 @@ class range:  # noqa: N801 - used as tl.range, like Python's
             args[i] = wrap(arg)
         yielded, changed = [], {}
         with trace.inside(block):
-            results = body(Scalar(block.args[0]), *args)
+            try:
+                results = body(Scalar(block.args[0]), *args)
+            except OrientationConflict as e:
+                if e.value not in block.args[1:]:
+                    raise  # an outer loop's carried vector, or none
+                return block, traced, [], {traced[block.args.index(e.value) - 1]: e}
         for i, (name, before, after) in enumerate(zip(names, init, results)):
             if i in traced:
+                if _other_orientation(before, after):  # acc = tl.zeros((n,)); ...: acc = tl.sum(t, axis=1)
+                    changed[i] = OrientationConflict(error(f"'{name}' is a {before.describe()} before the loop "
+                                                           f"and a {after.describe()} after its body: a carried "
+                                                           "value keeps its type").args[0],
+                                                     before.value, after.orientation)
+                    continue
                 if not isinstance(after, Value) or after.value.type != before.value.type:
                     got = after.describe() if isinstance(after, Value) else repr(after)
                     raise error(f"'{name}' is a {before.describe()} before the loop and a {got} after its body: "
@@ -122,3 +138,21 @@ class range:  # noqa: N801 - used as tl.range, like Python's
                                 "give it a traced value before the loop (e.g. tl.zeros or tl.full)")
                 changed[i] = ty
         return block, traced, yielded, changed
+
+
+def _other_orientation(before: Any, after: Any) -> bool:
+    """Whether a carried vector comes out of the body as the same vector in the other orientation."""
+    return (isinstance(before, Vector) and isinstance(after, Vector) and before.shape == after.shape
+            and before.dtype == after.dtype and before.orientation != after.orientation)
+
+
+def _reoriented_init(value: Value, conflict: OrientationConflict) -> Value:
+    """A carried vector's initial value made again in the orientation its loop's body needs: possible when
+    it was made from nothing (tl.zeros ...) before the loop; a value an outer loop carries is that loop's
+    to make again (the conflict goes up to it); anything else is the conflict's error."""
+    twin = reoriented_or_none(value, conflict.orientation)
+    if twin is not None:
+        return twin
+    if isinstance(value.value, BlockArgument):
+        raise OrientationConflict(conflict.args[0], value.value, conflict.orientation)
+    raise conflict

@@ -19,7 +19,7 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import FLOAT_TYPES, RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
-from tilec.lang.dtypes import dtype_of, int32
+from tilec.lang.dtypes import dtype_of, int1, int32
 from tilec.lang.tracing import current, element_type, error
 from tilec.lang.values import (
     Expanded,
@@ -181,6 +181,9 @@ def load(view: View | Shared, offsets: Sequence[Any] = (), shape: Any = None, *,
     if not isinstance(other, (int, float)) or isinstance(other, bool):
         raise error(f"other= must be a number, got {other!r}")
     element = view.type.element_type
+    if isinstance(element, IntegerType) and not (float(other).is_integer() and -(1 << 31) <= other < (1 << 31)):
+        raise error(f"other={other!r} is not an int32 value for {view.name!r} of {view.dtype}: give an integer "
+                    f"(the smallest int32, -2**31, keeps elements out of a maximum)")
     if len(dims) == 1:
         if axis not in (0, 1):
             raise error(f"axis= of a 1-D tl.load is 0 (one value per row) or 1 (per column), got {axis!r}")
@@ -387,8 +390,8 @@ def store(view: View, offsets: Sequence[Any], value: Any) -> None:
     ``offsets``; elements outside the array are dropped."""
     if not isinstance(view, View):
         raise error(f"tl.store writes an array argument of the kernel, got {_describe(view)}")
-    if isinstance(value, Expanded):
-        value = value.vector
+    if isinstance(value, Expanded):  # v[None, :] into a 2-D array is a tile of one row (v[:, None]: one column)
+        value = value.tile() if view.ndim == 2 else value.vector
     if isinstance(value, Scalar) and view.ndim in (1, 2):  # one element (a full reduction's result)
         value = full((1,) * view.ndim, value, view.dtype)  # converted to the array's type, as Triton stores
     if not isinstance(value, (Tile, Vector)):
@@ -407,7 +410,7 @@ def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any) -> None:
     if not isinstance(view, View):
         raise error(f"{who} combines into an array argument of the kernel, got {_describe(view)}")
     if isinstance(value, Expanded):
-        value = value.vector
+        value = value.tile() if view.ndim == 2 else value.vector
     if isinstance(value, (Scalar, int, float)) and not isinstance(value, bool) and view.ndim in (1, 2):
         value = full((1,) * view.ndim, value, view.dtype)  # one element, in the array's type
     if not isinstance(value, (Tile, Vector)):
@@ -519,7 +522,10 @@ _REDUCTION_OPS: dict[tuple[str, int], type[Operation]] = {
 
 def _reduce(kind: str, x: Any, axis: Any) -> Vector | Scalar:
     """``x`` reduced along ``axis`` (1 or -1: each row; 0 or -2: each column) into a vector, or, with
-    ``axis=None`` or a vector, entirely into a scalar."""
+    ``axis=None`` or a vector, entirely into a scalar. Masks count as int32 (``tl.sum(x > 0)``), as numpy's
+    and Triton's booleans do."""
+    if isinstance(x, (Tile, Vector)) and x.dtype == int1:
+        x = x.to(int32)
     if isinstance(x, Vector):
         if axis not in (None, 0, -1):
             raise error(f"tl.{kind} of a vector reduces its one axis (axis=None or 0), got axis={axis!r}")

@@ -110,6 +110,33 @@ def _leaving(body: list[ast.stmt]) -> list[ast.stmt]:
     return found
 
 
+def _container_store(body: list[ast.stmt]) -> ast.expr | None:
+    """The first subscript or attribute a statement of ``body`` assigns (``accs[0] = ...``,
+    ``self.m += ...``; not inside nested functions), or None."""
+    found: list[ast.expr] = []
+
+    class Visitor(ast.NodeVisitor):
+        def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+            pass
+
+        def visit_Lambda(self, node: ast.Lambda) -> None:
+            pass
+
+        def visit_Subscript(self, node: ast.Subscript) -> None:
+            if isinstance(node.ctx, ast.Store) and not found:
+                found.append(node)
+            self.generic_visit(node)
+
+        def visit_Attribute(self, node: ast.Attribute) -> None:
+            if isinstance(node.ctx, ast.Store) and not found:
+                found.append(node)
+            self.generic_visit(node)
+
+    for stmt in body:
+        Visitor().visit(stmt)
+    return found[0] if found else None
+
+
 def _loads(node: ast.AST | None) -> set[str]:
     if node is None:
         return set()
@@ -274,6 +301,11 @@ class _Rewriter(ast.NodeTransformer):
             kind = type(node).__name__.lower()
             raise self._fail(node, f"'{kind}' inside a tl.range loop: the loop runs on the GPU, "
                                    "its trip count is fixed when it starts")
+        stored = _container_store(loop.body)
+        if stored is not None:
+            raise self._fail(stored, f"'{ast.unparse(stored)}' is assigned inside a tl.range loop: a loop carries "
+                                     "names only (the loop runs on the GPU, not in Python), so give the value a "
+                                     "name before the loop and assign that name")
         if _first_use(loop.target.id, after) == "load":
             raise self._fail(loop, f"the loop variable '{loop.target.id}' is read after this tl.range loop, where "
                                    "it has no value (compute what you need from the loop's bounds)")

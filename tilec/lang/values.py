@@ -23,7 +23,7 @@ from typing import Any
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
 from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import VerifyException
 
@@ -31,7 +31,7 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType
 from tilec.lang import dtypes
 from tilec.lang.dtypes import DType, dtype_of
-from tilec.lang.tracing import current, element_type, error
+from tilec.lang.tracing import LangError, current, element_type, error
 
 Number = int | float | bool
 
@@ -95,6 +95,10 @@ class Value:
     def __xor__(self, o): return elementwise("xor", self, o)
     def __rxor__(self, o): return elementwise("xor", o, self)
     def __invert__(self): return elementwise("not", self)
+    def __lshift__(self, o): return elementwise("shl", self, o)
+    def __rlshift__(self, o): return elementwise("shl", o, self)
+    def __rshift__(self, o): return elementwise("shr", self, o)
+    def __rrshift__(self, o): return elementwise("shr", o, self)
 
     def __pow__(self, exponent):
         """``x ** n`` for a constant n: repeated products for small whole n, ``sqrt`` for 0.5, ``1 / x`` for -1."""
@@ -192,11 +196,19 @@ class Expanded:
     __pow__ = Value.__pow__
     __and__, __rand__, __or__, __ror__ = Value.__and__, Value.__rand__, Value.__or__, Value.__ror__
     __xor__, __rxor__ = Value.__xor__, Value.__rxor__
+    __lshift__, __rlshift__, __rshift__, __rrshift__ = Value.__lshift__, Value.__rlshift__, Value.__rshift__, Value.__rrshift__
     __hash__ = None  # type: ignore[assignment]
 
     def to(self, dtype: Any) -> Expanded:
         """The expanded vector converted (``m[:, None].to(tl.float16)``)."""
         return Expanded(self.vector.to(dtype), self.axis)
+
+    def tile(self) -> Tile:
+        """The tile of one column (``v[:, None]``) or one row (``v[None, :]``) it stands for, numpy's
+        (n, 1) or (1, n): what a store into a 2-D array writes."""
+        n = self.vector.shape[0]
+        shape = _Shape("tile", (n, 1) if self.axis == 0 else (1, n))
+        return Tile(_materialize(self, shape, self.vector.type.element_type))
 
 
 class Shared:
@@ -364,9 +376,9 @@ def _result_shape(operands: Sequence[Any]) -> _Shape:
     if vectors:
         v = vectors[0]
         for other in vectors[1:]:
-            if (other.shape, other.orientation) != (v.shape, v.orientation):
-                raise error(f"vectors {v.type} and {other.type} differ in length or orientation")
-        return _Shape("vector", (v.shape[0], v.orientation))
+            if other.shape != v.shape:
+                raise error(f"vectors {v.type} and {other.type} differ in length")
+        return _Shape("vector", (v.shape[0], _agreed_orientation(vectors)))
     return _Shape("scalar")
 
 
@@ -425,6 +437,8 @@ def _materialize(o: Any, shape: _Shape, element: Attribute) -> SSAValue:
         return trace.value(t.BroadcastOp(v.value, shape.register_type(element)))
     if isinstance(o, Vector) and shape.kind == "tile":
         return _materialize(Expanded(o, 1), shape, element)  # numpy: a 1-D array runs along the last axis
+    if isinstance(o, Vector) and shape.kind == "vector" and o.orientation != shape.dims[1]:
+        o = _reoriented(o, shape.dims[1])  # made from nothing: made again as the others are (_agreed_orientation)
     if isinstance(o, (Tile, Vector)):
         if o.type.element_type != element:
             raise error(f"{o.describe()} meets {dtype_of(element)} values: convert with .to(...)")
@@ -442,6 +456,46 @@ _ELEMENTWISE = (t.MapOp, t.ConvertOp, t.AddOp, t.SubOp, t.MulOp, t.DivOp, t.MaxO
 """Ops computing a vector elementwise from vectors: of the other orientation when their inputs are."""
 
 
+class OrientationConflict(LangError):
+    """Vectors of one length but both orientations meet, and ``value`` (a ``tl.range`` loop's carried
+    vector) would have to be the other one, ``orientation``: the loop whose block argument it is makes
+    its initial value again in that orientation when it can (a ``tl.zeros((n,))`` before the loop
+    whose body adds row sums to it) and traces its body again; uncaught, it is the error it says."""
+
+    def __init__(self, message: str, value: SSAValue, orientation: str):
+        super().__init__(message)
+        self.value, self.orientation = value, orientation
+
+
+def _agreed_orientation(vectors: Sequence[Vector]) -> str:
+    """The orientation vectors of one length meet in: that of those made in one (reductions, loop-carried
+    values), the others (made from nothing: tl.zeros, tl.full, loads, tl.arange ...) made again in it;
+    the first one's when every one could be either."""
+    fixed = [v for v in vectors if not _can_reorient(v.value)]
+    if not fixed:
+        return vectors[0].orientation
+    for v in fixed[1:]:
+        if v.orientation != fixed[0].orientation:
+            row, col = (v, fixed[0]) if v.orientation == "row" else (fixed[0], v)
+            message = (f"a vector with one value per row ({row.type}) meets one with one value per column "
+                       f"({col.type}): a row reduction (axis=1) gives the first, a column reduction (axis=0) the "
+                       "second; make a vector for the rows with axis=0 (tl.zeros((n,), axis=0))")
+            carried = next((x for x in (v, fixed[0]) if isinstance(x.value, BlockArgument)), None)
+            if carried is not None:
+                other = "row" if carried.orientation == "col" else "col"
+                raise OrientationConflict(error(message).args[0], carried.value, other)
+            raise error(message)
+    return fixed[0].orientation
+
+
+def _can_reorient(value: SSAValue) -> bool:
+    """Whether :func:`_reoriented_value` can make ``value`` again in the other orientation (no side effect)."""
+    if not isinstance(value.type, RegisterVectorType):
+        return True
+    op = value.owner
+    return isinstance(op, _REORIENTABLE + _ELEMENTWISE) and all(_can_reorient(x) for x in op.operands)
+
+
 def _reoriented(v: Vector, orientation: str) -> Vector:
     """``v`` with one value per row (``row``) or per column (``col``).
 
@@ -455,6 +509,13 @@ def _reoriented(v: Vector, orientation: str) -> Vector:
     if twin is None:
         raise error(_orientation_message(v, 0 if orientation == "row" else 1))
     return Vector(twin)
+
+
+def reoriented_or_none(v: Vector, orientation: str) -> Vector | None:
+    """:func:`_reoriented` without the error: None when ``v`` cannot be made again in ``orientation``."""
+    if not _can_reorient(v.value):
+        return None
+    return Vector(_reoriented_value(v.value, orientation))
 
 
 def _reoriented_value(value: SSAValue, orientation: str) -> SSAValue | None:
@@ -503,7 +564,7 @@ def _cast_scalar(value: SSAValue, to: Attribute) -> SSAValue:
 
 # ---------------------------------------------------------------- the operations on scalars
 
-_INDEX_UNSIGNED = {"floordiv": arith.DivUIOp, "mod": arith.RemUIOp, "min": arith.MinUIOp}
+_INDEX_UNSIGNED = {"floordiv": arith.DivUIOp, "mod": arith.RemUIOp, "min": arith.MinUIOp, "shr": arith.ShRUIOp}
 """Index values are ids, extents and offsets, never negative where they are divided or bound: there
 ``//``, ``%`` and ``min`` are the unsigned ops, as in the compiler's own index math. They tell LLVM
 the values' ranges: with a signed ``min`` bounding a block-order group, the GEMM's prologue kept a
@@ -529,7 +590,7 @@ def scalar_op(op: str, args: Sequence[SSAValue]) -> SSAValue:
                "max": arith.MaximumfOp, "min": arith.MinimumfOp}
     table_i = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "floordiv": arith.DivSIOp,
                "mod": arith.RemSIOp, "max": arith.MaxSIOp, "min": arith.MinSIOp, "and": arith.AndIOp,
-               "or": arith.OrIOp, "xor": arith.XOrIOp}
+               "or": arith.OrIOp, "xor": arith.XOrIOp, "shl": arith.ShLIOp, "shr": arith.ShRSIOp}
     unary_f = {"exp": math.ExpOp, "exp2": math.Exp2Op, "log": math.LogOp, "log2": math.Log2Op,
                "sqrt": math.SqrtOp, "rsqrt": math.RsqrtOp, "tanh": math.TanhOp, "erf": math.ErfOp,
                "sin": math.SinOp, "cos": math.CosOp, "floor": math.FloorOp, "ceil": math.CeilOp,
@@ -544,8 +605,8 @@ def scalar_op(op: str, args: Sequence[SSAValue]) -> SSAValue:
         return trace.value(unary_f[op](a))
     if not is_float and op == "neg":
         return trace.value(arith.SubiOp(trace.constant(0, ty), a))
-    if not is_float and op == "not" and ty == IntegerType(1):
-        return trace.value(arith.XOrIOp(a, trace.constant(1, ty)))
+    if not is_float and op == "not":  # a mask's negation; an integer's bits flipped (xor with all ones)
+        return trace.value(arith.XOrIOp(a, trace.constant(1 if ty == IntegerType(1) else -1, ty)))
     if not is_float and op == "abs":
         return trace.value(arith.MaxSIOp(a, trace.value(arith.SubiOp(trace.constant(0, ty), a))))
     kind = "floats" if is_float else "integers"
