@@ -392,3 +392,25 @@ def test_atomics_on_the_gpu():
     t = torch.zeros(2, device="cuda")
     warp_totals[(1,)](w, t, BN=64)
     assert abs(t[0].item() - w.double().sum().item()) < 1e-3 and abs(t[1].item() - w[:16].double().sum().item()) < 1e-3
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("mnk", [(64, 64, 32), (1000, 1032, 520), (257, 129, 65)], ids=str)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_a_triton_style_block_gemm(mnk, dtype):
+    """``tl.dot`` of whole-block tiles (no warp ids) split over the block's warps by tile-layout, and a
+    row softmax of a split accumulator (tests/lang/test_block_dot.py's kernels)."""
+    from tests.lang.test_block_dot import gemm, scores_softmax
+
+    m, n, k = mnk
+    a, b = torch.randn(m, k, device="cuda"), torch.randn(k, n, device="cuda")
+    c = torch.full((m, n), float("nan"), device="cuda")
+    gemm[(-(-m // 128), -(-n // 64))](a, b, c, BM=128, BN=64, BK=32, DT=dtype, num_warps=8)
+    t = getattr(torch, dtype)
+    ref = torch.relu(a.to(t).double() @ b.to(t).double() * 0.5 + 1.0)
+    assert rel_err(c, ref) < 1e-5
+    q, kk = torch.randn(256, 64, device="cuda", dtype=torch.float16), torch.randn(128, 64, device="cuda", dtype=torch.float16)
+    o = torch.full((256, 128), float("nan"), device="cuda", dtype=torch.float16)
+    scores_softmax[(4,)](q, kk, o, BM=64, BN=128, D=64)
+    assert (o.double() - torch.softmax(q.double() @ kk.double().T, -1)).abs().max().item() < 2e-3

@@ -1661,10 +1661,23 @@ def test_vectors_made_from_nothing_take_the_orientation_they_meet(after):
     assert rel_err(o[8], x64[:, :4].sum(0)) < 1e-6
 
 
-@tl.kernel
+@tl.kernel(num_warps=2)
 def both_orientations(x, o, N: tl.constexpr):
+    """numpy's 1-D arrays: a row reduction's vector meets a column reduction's (one of them turned,
+    through a tile of one row, transposed), and a column maximum expanded down the rows."""
     t = tl.load(x, (0, 0), shape=(N, N))
-    tl.store(o, (0,), tl.sum(t, axis=1) + tl.sum(t, axis=0))  # MARK-orient
+    tl.store(o, (0, 0), (tl.sum(t, axis=1) + tl.sum(t, axis=0))[None, :])
+    tl.store(o, (1, 0), t - tl.max(t, axis=0)[:, None])
+
+
+@pytest.mark.parametrize("after", [None, "tile-distribute"])
+def test_vectors_of_both_orientations_meet_as_numpy_arrays(after):
+    x = rand(16, 16)
+    o = np.full((17, 16), np.nan, np.float32)
+    both_orientations.interpret(x, o, grid=(1,), N=16, after=after)
+    x64 = x.astype(np.float64)
+    assert rel_err(o[0], x64.sum(1) + x64.sum(0)) < 1e-6
+    assert rel_err(o[1:], x64 - x64.max(0)[:, None]) < 1e-6
 
 
 @tl.kernel
@@ -1682,8 +1695,6 @@ def int_other(x, o, N: tl.constexpr):
 
 def test_errors_of_the_hunt_point_at_the_line():
     x = rand(16, 16)
-    _raises_at(lambda: both_orientations.ir(x, x[0], N=16), "MARK-orient",
-               "a vector with one value per row (!tile.rv<16xf32, row>) meets one with one value per column")
     _raises_at(lambda: list_in_loop.ir(x[0], x[0], N=8), "MARK-list",
                "'accs[0]' is assigned inside a tl.range loop: a loop carries names only")
     xi = x.astype(np.int32)

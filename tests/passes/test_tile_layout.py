@@ -322,3 +322,56 @@ def test_every_fragment_has_a_transpose(name, frag):
 def test_a_transpose_of_a_3d_tile_is_refused():
     with pytest.raises(ValueError, match="only a 2-D tile has a transpose"):
         TVLayout(Layout((32, 4), (4, 1)), (4, 4, 8)).transposed()
+
+
+# ---------------------------------------------------------------- an mma split over the block's warps
+
+
+@pytest.mark.parametrize("m, n, k, warps", [(64, 64, 32, 4), (128, 64, 16, 8), (16, 32, 16, 4), (32, 16, 32, 2),
+                                            (64, 128, 32, 16)])
+def test_an_mma_split_over_the_warps_covers_its_tiles(m, n, k, warps):
+    """Each warp's part of C is whole atoms and every element of C has one holder per copy of the grid;
+    a thread's A rows and B columns are exactly those of its C elements, at every K step."""
+    from tilec.layout import MMA_ATOMS
+    from tilec.passes.fragments import mma_fragment
+    from tilec.passes.tile_layout import warp_grid
+
+    atom = MMA_ATOMS["mma_m16n8k16_f16"]
+    grid = warp_grid(m, n, warps, atom)
+    assert grid is not None and grid[0] * grid[1] * grid[2] == warps
+    fa = mma_fragment(atom, "A", (m, k), False, warps=grid)
+    fb = mma_fragment(atom, "B", (k, n), True, warps=grid)
+    fc = mma_fragment(atom, "C", (m, n), False, warps=grid)
+    held = np.zeros((m, n), int)
+    for t in range(fc.tv.num_threads):
+        for v in range(fc.num_values):
+            held[fc.coord(t, v)] += 1
+    assert (held == grid[2]).all()
+    for t in range(fc.tv.num_threads):
+        for mi in range(fc.tiles[0]):
+            for ni in range(fc.tiles[1]):
+                c_rows = {fc.coord(t, v)[0] for v in fc.atom_value_range(mi, ni)}
+                c_cols = {fc.coord(t, v)[1] for v in fc.atom_value_range(mi, ni)}
+                for ki in range(fa.tiles[1]):
+                    # the warp's atom (mi, ni, ki): its lanes' A rows and B columns are C's rows and columns
+                    warp = range(t // 32 * 32, t // 32 * 32 + 32)
+                    a_rows = {fa.coord(u, v)[0] for u in warp for v in fa.atom_value_range(mi, ki)}
+                    b_cols = {fb.coord(u, v)[1] for u in warp for v in fb.atom_value_range(ni, ki)}
+                    w_rows = {fc.coord(u, v)[0] for u in warp for v in fc.atom_value_range(mi, ni)}
+                    w_cols = {fc.coord(u, v)[1] for u in warp for v in fc.atom_value_range(mi, ni)}
+                    assert c_rows <= w_rows and c_cols <= w_cols
+                    assert a_rows == w_rows and b_cols == w_cols
+                    a_ks = {fa.coord(u, v)[1] for u in warp for v in fa.atom_value_range(mi, ki)}
+                    b_ks = {fb.coord(u, v)[0] for u in warp for v in fb.atom_value_range(ni, ki)}
+                    assert a_ks == b_ks == set(range(16 * ki, 16 * ki + 16))
+
+
+def test_warp_grids():
+    from tilec.layout import MMA_ATOMS
+    from tilec.passes.tile_layout import warp_grid
+
+    atom = MMA_ATOMS["mma_m16n8k16_f16"]
+    assert warp_grid(64, 64, 4, atom) == (2, 2, 1)
+    assert warp_grid(128, 64, 8, atom) == (4, 2, 1)
+    assert warp_grid(16, 16, 4, atom) == (1, 2, 2)  # 16 rows: one warp along M, the rest copies
+    assert warp_grid(16, 8, 4, atom) is None  # one atom: nothing to split

@@ -348,33 +348,41 @@ def path(arch: str | None, d: int) -> tuple[Any, str]:
 
 def _check(q: Any, k: Any, v: Any) -> tuple[int, int, int, int, int, int]:
     """(B, Hq, Hkv, Sq, Sk, D), or a TypeError/ValueError naming the argument."""
+    # lazy: tilec.kernels.gemm_plan adds ~90 ms (measured) to importing the language
+    from tilec.kernels.gemm_plan import describe_operand
+
+    described = {}
     for name, x in (("q", q), ("k", k), ("v", v)):
-        shape = getattr(x, "shape", None)
-        if shape is None or len(shape) != 4:
+        op = describe_operand(name, x, OWNER)  # torch, numpy, __cuda_array_interface__ or DLPack
+        shape = tuple(int(n) for n in op.info.shape)
+        if len(shape) != 4:
             raise ValueError(f"{OWNER}: {name} must be a 4-D array (B, H, S, D), got shape {shape}")
-        dtype = str(getattr(x, "dtype", "")).removeprefix("torch.")
-        if dtype not in DTYPES:
-            raise TypeError(f"{OWNER}: {name} has dtype {dtype or type(x).__name__}; expected float16 or bfloat16")
-    if not (str(q.dtype) == str(k.dtype) == str(v.dtype)):
-        raise TypeError(f"{OWNER}: q, k and v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
-    b, hq, sq, d = (int(x) for x in q.shape)
-    bk, hkv, sk, dk = (int(x) for x in k.shape)
-    if tuple(k.shape) != tuple(v.shape):
-        raise ValueError(f"{OWNER}: k and v must have one shape, got {tuple(k.shape)} and {tuple(v.shape)}")
+        if op.dtype not in DTYPES:
+            raise TypeError(f"{OWNER}: {name} has dtype {op.dtype}; expected float16 or bfloat16")
+        described[name] = (shape, op.dtype)
+    (q_shape, q_dtype), (k_shape, k_dtype), (v_shape, v_dtype) = described.values()
+    if not q_dtype == k_dtype == v_dtype:
+        raise TypeError(f"{OWNER}: q, k and v must share a dtype, got {q_dtype}, {k_dtype}, {v_dtype}")
+    b, hq, sq, d = q_shape
+    bk, hkv, sk, dk = k_shape
+    if k_shape != v_shape:
+        raise ValueError(f"{OWNER}: k and v must have one shape, got {k_shape} and {v_shape}")
     if bk != b or dk != d:
-        raise ValueError(f"{OWNER}: k is {tuple(k.shape)}, expected batch {b} and head dimension {d} like q")
+        raise ValueError(f"{OWNER}: k is {k_shape}, expected batch {b} and head dimension {d} like q")
     if hq % hkv:
         raise ValueError(f"{OWNER}: q has {hq} heads, k and v {hkv}: q's heads must be a multiple of k's (GQA)")
     if d % 16 or not 16 <= d <= 256:
         raise ValueError(f"{OWNER}: head dimension {d}; expected a multiple of 16 up to 256 (64 and 128 are tuned)")
     if min(b, hq, sq, sk) == 0:
-        raise ValueError(f"{OWNER}: empty input (q {tuple(q.shape)}, k {tuple(k.shape)})")
+        raise ValueError(f"{OWNER}: empty input (q {q_shape}, k {k_shape})")
     return b, hq, hkv, sq, sk, d
 
 
 def _arguments(q: Any, k: Any, v: Any, out: Any, lse: Any, causal: bool, scale: float | None,
                wgmma: bool = False) -> tuple[tuple, dict]:
     b, hq, hkv, sq, sk, d = _check(q, k, v)
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"{OWNER}: causal must be a bool, got {causal!r}")
     if not wgmma and d > MMA_MAX_HEAD_DIM:
         raise ValueError(f"{OWNER}: head dimension {d} on the mma.sync kernel (sm_80 to sm_89, or arch='sm_80'): "
                          f"it holds at most D = {MMA_MAX_HEAD_DIM} in registers; sm_90's wgmma kernel takes up to 256")

@@ -16,7 +16,7 @@ from xdsl.ir import Block, BlockArgument, Region
 from tilec.lang.branch import NUMBERS, NoValue, number_constant, number_type
 from tilec.lang.ops import index
 from tilec.lang.tracing import current, error
-from tilec.lang.values import Expanded, OrientationConflict, Scalar, Value, Vector, reoriented_or_none, wrap
+from tilec.lang.values import Expanded, OrientationConflict, Scalar, Value, Vector, reoriented, reoriented_or_none, wrap
 
 
 class Unbound:
@@ -153,6 +153,6 @@ def _reoriented_init(value: Value, conflict: OrientationConflict) -> Value:
     twin = reoriented_or_none(value, conflict.orientation)
     if twin is not None:
         return twin
-    if isinstance(value.value, BlockArgument):
+    if isinstance(value.value, BlockArgument) and isinstance(value.value.owner.parent_op(), scf.ForOp):
         raise OrientationConflict(conflict.args[0], value.value, conflict.orientation)
-    raise conflict
+    return reoriented(value, conflict.orientation)  # turned once, before the loop

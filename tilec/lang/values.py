@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from xdsl.dialects import arith, math
+from xdsl.dialects import arith, math, scf
 from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
 from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
 from xdsl.transforms.dead_code_elimination import region_dce
@@ -476,15 +476,15 @@ def _agreed_orientation(vectors: Sequence[Vector]) -> str:
         return vectors[0].orientation
     for v in fixed[1:]:
         if v.orientation != fixed[0].orientation:
-            row, col = (v, fixed[0]) if v.orientation == "row" else (fixed[0], v)
-            message = (f"a vector with one value per row ({row.type}) meets one with one value per column "
-                       f"({col.type}): a row reduction (axis=1) gives the first, a column reduction (axis=0) the "
-                       "second; make a vector for the rows with axis=0 (tl.zeros((n,), axis=0))")
-            carried = next((x for x in (v, fixed[0]) if isinstance(x.value, BlockArgument)), None)
+            # a loop's carried vector first asks its loop to make its initial value in the other
+            # orientation (no conversion each iteration); else the others are turned (_turned)
+            carried = next((x for x in (v, fixed[0]) if isinstance(x.value, BlockArgument)
+                            and isinstance(x.value.owner.parent_op(), scf.ForOp)), None)
             if carried is not None:
                 other = "row" if carried.orientation == "col" else "col"
-                raise OrientationConflict(error(message).args[0], carried.value, other)
-            raise error(message)
+                raise OrientationConflict(error(f"{carried.type} is carried through a loop and used as a vector "
+                                                f"with one value per {other[:3]}").args[0], carried.value, other)
+            break
     return fixed[0].orientation
 
 
@@ -506,9 +506,25 @@ def _reoriented(v: Vector, orientation: str) -> Vector:
     orientation of the tile it reduced: that is an error.
     """
     twin = _reoriented_value(v.value, orientation)
-    if twin is None:
-        raise error(_orientation_message(v, 0 if orientation == "row" else 1))
-    return Vector(twin)
+    return Vector(twin) if twin is not None else _turned(v)
+
+
+def _turned(v: Vector) -> Vector:
+    """``v`` in the other orientation when it cannot be made again in it (a reduction's vector): as a
+    tile of one row (a column vector) or one column, transposed, and reduced along its one element
+    (``max``: exact, NaN kept). No op of its own; tile-layout converts the fragments it must."""
+    n, element = v.shape[0], v.type.element_type
+    trace = current()
+    if v.orientation == "col":
+        tile = trace.value(t.BroadcastOp(v.value, RegisterType([1, n], element)))
+        return Vector(trace.value(t.RowMaxOp(trace.value(t.TransposeOp(tile)))))
+    tile = trace.value(t.BroadcastOp(v.value, RegisterType([n, 1], element)))
+    return Vector(trace.value(t.ColMaxOp(trace.value(t.TransposeOp(tile)))))
+
+
+def reoriented(v: Vector, orientation: str) -> Vector:
+    """``v`` with one value per row (``row``) or per column (``col``): made again, or turned."""
+    return _reoriented(v, orientation)
 
 
 def reoriented_or_none(v: Vector, orientation: str) -> Vector | None:

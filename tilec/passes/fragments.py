@@ -127,6 +127,9 @@ class Fragment:
     tiles: tuple[int, int] = (1, 1)
     transposed: bool = False
     name: str = field(default="", compare=False)
+    warp_grid: tuple[int, int] = (1, 1)
+    """For an mma operand split over the block's warps (:func:`mma_fragment` with ``warps``): the
+    ``WM x WN`` grid of warps; ``tiles`` and the atom values are then those of one warp's part."""
 
     @property
     def layout(self) -> Layout:
@@ -265,12 +268,21 @@ def _atom_layouts(atom: MMAAtom, operand: str) -> tuple[TVLayout, tuple[int, int
     return {"A": (atom.a, (m, k)), "B": (atom.b, (n, k)), "C": (atom.c, (m, n))}[operand]
 
 
-def mma_fragment(atom: MMAAtom, operand: str, dims: tuple[int, int], transposed: bool = False, name: str = "") -> Fragment:
+def mma_fragment(atom: MMAAtom, operand: str, dims: tuple[int, int], transposed: bool = False, name: str = "",
+                 warps: tuple[int, int, int] | None = None) -> Fragment:
     """The fragment of a ``dims`` register tile that is operand ``operand`` (A, B or C) of ``atom``.
 
     The tile holds the operand in the atom's coordinates (A: M x K, B: N x K,
     C: M x N), or transposed (``transposed``: e.g. B as K x N).
+
+    ``warps = (WM, WN, R)``: the mma is split over the block's warps, CuTe's tiled MMA with a
+    ``WM x WN`` layout of warps (warp ``w`` takes part ``(w % WM, w // WM % WN)``; ``R`` more copies of
+    that grid hold the same parts): each warp holds the warp fragment of its ``M/WM x N/WN`` part of
+    C, the ``M/WM`` rows of A it needs (every ``WN`` warps of a row of the grid hold them) and the
+    ``N/WN`` columns of B. The thread mode gains the warp modes; values stay one warp's.
     """
+    if warps is not None and warps[:2] != (1, 1):
+        return _split_mma_fragment(atom, operand, dims, transposed, name, warps)
     atom_tv, (p, q) = _atom_layouts(atom, operand)
     rows, cols = dims
     pt, qt = (cols, rows) if transposed else (rows, cols)
@@ -289,6 +301,31 @@ def mma_fragment(atom: MMAAtom, operand: str, dims: tuple[int, int], transposed:
     if not tv.covers_once() and atom.name != "fma_f32":
         raise FragmentError(f"fragment {layout} does not cover the {rows}x{cols} tile once (a bug in tilec)")
     return Fragment(tuple(dims), tv, packing, atom, operand, (tp, tq), transposed, name)
+
+
+def _split_mma_fragment(atom: MMAAtom, operand: str, dims: tuple[int, int], transposed: bool, name: str,
+                        warps: tuple[int, int, int]) -> Fragment:
+    """:func:`mma_fragment` of one warp's part, embedded in the whole tile, with the warps' modes."""
+    wm, wn, copies = warps
+    rows, cols = dims
+    # which tile dimension each warp-grid axis splits (M of A and C, N of B and C), and by how much
+    m_dim = {"A": 1 if transposed else 0, "C": 0, "B": None}[operand]
+    n_dim = {"B": 1 if transposed else 0, "C": 1, "A": None}[operand]
+    part = [rows, cols]
+    for d, w in ((m_dim, wm), (n_dim, wn)):
+        if d is not None:
+            if part[d] % w:
+                raise FragmentError(f"the {rows}x{cols} {operand} tile does not split over {w} warps")
+            part[d] //= w
+    sub = mma_fragment(atom, operand, (part[0], part[1]), transposed, name)
+    embed = Layout((part[0], part[1]), (1, rows))  # the part's column-major offsets in the whole tile's
+    values = composition(embed, sub.layout[1])
+    lanes = composition(embed, sub.layout[0])
+    step_m = (part[0] if m_dim == 0 else rows * part[1]) if m_dim is not None else 0
+    step_n = (part[0] if n_dim == 0 else rows * part[1]) if n_dim is not None else 0
+    threads = make_layout(lanes, Layout((wm, wn, copies), (step_m, step_n, 0)))
+    tv = TVLayout(make_layout(threads, values), dims)
+    return Fragment(tuple(dims), tv, sub.packing, atom, operand, sub.tiles, transposed, name, (wm, wn))
 
 
 def _type_bits(name: str) -> int:

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import BFloat16Type, DenseArrayBase, Float16Type, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -79,10 +79,16 @@ from tilec.passes.fragments import (
     vector_fragment,
     window_values,
 )
-from tilec.passes.uniformity import warp_varying
+from tilec.passes.uniformity import run_by_every_warp, warp_varying
 
 THREAD_TILE_ATTR = "tile.thread_tile"
 """Optional attribute of an ``fma_f32`` ``tile.mma``: ``[TM, TN]``, each lane's block of C."""
+
+WARPS_ATTR = "tile.warps"
+"""Optional attribute of a ``tile.mma``: ``array<i64: WM, WN, R>``, the mma split over a ``WM x WN`` grid of
+the block's warps (``R`` copies of it), as Triton splits a block's ``tl.dot``
+(:func:`~tilec.passes.fragments.mma_fragment`'s ``warps``). tile-layout sets it on an mma that every
+warp runs on the same operands (:func:`split_over_warps`); without it each warp holds the whole mma."""
 
 _ELEMENTWISE = (t.MapOp, t.ConvertOp, t.AddOp, t.SubOp, t.MulOp, t.DivOp, t.MaxOp, t.MinOp, t.ExpOp, t.Exp2Op,
                 t.ReluOp)
@@ -134,8 +140,79 @@ def fma_shape(op: t.MmaOp) -> tuple[tuple[int, int], tuple[int, int]]:
     return best[1], best[2]
 
 
+def mma_warps(op: t.MmaOp) -> tuple[int, int, int] | None:
+    """``(WM, WN, R)`` of an mma split over the block's warps (:data:`WARPS_ATTR`), else None."""
+    attr = op.attributes.get(WARPS_ATTR)
+    if attr is None:
+        return None
+    values = tuple(int(v) for v in attr.iter_values()) if hasattr(attr, "iter_values") else ()
+    if len(values) != 3 or min(values) < 1:
+        raise FragmentError(f"{WARPS_ATTR} must be array<i64: WM, WN, R> of positive numbers, got {attr}")
+    return values  # type: ignore[return-value]
+
+
+def warp_grid(m: int, n: int, warps: int, atom: MMAAtom) -> tuple[int, int, int] | None:
+    """The ``(WM, WN, R)`` an ``m x n`` accumulator splits over ``warps`` warps: the most warps whose
+    parts are whole atoms, the parts as square as can be (ties: more warps along M, as Triton), the
+    rest of the warps copies; None when no split of two or more warps fits."""
+    am, an = atom.shape_mnk[0], atom.shape_mnk[1]
+    best = None
+    total = warps
+    while total >= 2:
+        for wm in (d for d in (1, 2, 4, 8, 16, 32) if total % d == 0):
+            wn = total // wm
+            if m % (wm * am) or n % (wn * an):
+                continue
+            score = (abs(m // wm - n // wn), -wm)
+            if best is None or score < best[0]:
+                best = (score, (wm, wn, warps // total))
+        if best is not None:
+            return best[1]
+        total //= 2
+    return None
+
+
+def split_over_warps(fn: Operation, threads: int | None) -> None:
+    """Mark each ``tile.mma`` that every warp of a block of ``threads`` runs on the same values (not
+    warp-varying, under no branch some warps skip) with the warp grid it is split over
+    (:data:`WARPS_ATTR`): a block's ``tl.dot`` is then each warp's part, not a copy in every warp. An
+    mma whose tiles carry fragments already, or the SIMT atom, is left as written."""
+    if threads is None or threads <= WARP or thread_bits(threads) is None:
+        return
+    mmas = [op for op in fn.walk() if isinstance(op, t.MmaOp) and WARPS_ATTR not in op.attributes]
+    if not mmas:
+        return
+    for op in mmas:  # a zeros (or fill) several mmas start from: one each, so that each may be split its way
+        init = op.c.owner
+        if isinstance(init, t.ZerosOp | t.FillOp) and len(list(init.results[0].uses)) > 1:
+            fresh = init.clone()
+            Rewriter.insert_op(fresh, InsertPoint.before(op))
+            op.operands[2] = fresh.results[0]
+    varying = warp_varying(fn)
+    for op in mmas:
+        atom = mma_atom_of(op)
+        if atom.name == "fma_f32" or any(v.type.fragment is not None for v in (op.a, op.b, op.c, op.result)):
+            continue
+        if any(v in varying for v in (op.a, op.b, op.c, op.result)) or not run_by_every_warp(op, varying):
+            continue
+        m, n = op.c.type.dims
+        grid = warp_grid(m, n, threads // WARP, atom)
+        if grid is not None:
+            op.attributes[WARPS_ATTR] = DenseArrayBase.from_list(i64, list(grid))
+    # mmas whose accumulators are one value (a loop's carried one, chained mmas) must agree: where they
+    # do not, none of them is split (an accumulator has one fragment and is never converted)
+    classes = agreeing_classes(fn)
+    grids: dict[SSAValue, set] = {}
+    for op in mmas:
+        grids.setdefault(classes.find(op.c), set()).add(mma_warps(op))
+    for op in mmas:
+        if len(grids[classes.find(op.c)]) > 1 and WARPS_ATTR in op.attributes:
+            del op.attributes[WARPS_ATTR]
+
+
 def mma_fragments(op: t.MmaOp) -> tuple[Fragment, Fragment, Fragment]:
-    """The A, B and C fragments a ``tile.mma`` needs of its operands (by its atom and transposes)."""
+    """The A, B and C fragments a ``tile.mma`` needs of its operands (by its atom and transposes, and its
+    split over the block's warps)."""
     atom = mma_atom_of(op)
     if atom.name == "fma_f32":
         lanes, tt = fma_shape(op)
@@ -143,9 +220,10 @@ def mma_fragments(op: t.MmaOp) -> tuple[Fragment, Fragment, Fragment]:
                 fma_fragment("B", op.b.type.dims, lanes, tt, op.transpose_b is None, value_name(op.b)),
                 fma_fragment("C", op.c.type.dims, lanes, tt, False, value_name(op.c)))
     # the atom's B is N x K; the tile is K x N unless transpose_b
-    return (mma_fragment(atom, "A", op.a.type.dims, op.transpose_a is not None, value_name(op.a)),
-            mma_fragment(atom, "B", op.b.type.dims, op.transpose_b is None, value_name(op.b)),
-            mma_fragment(atom, "C", op.c.type.dims, False, value_name(op.c)))
+    warps = mma_warps(op)
+    return (mma_fragment(atom, "A", op.a.type.dims, op.transpose_a is not None, value_name(op.a), warps),
+            mma_fragment(atom, "B", op.b.type.dims, op.transpose_b is None, value_name(op.b), warps),
+            mma_fragment(atom, "C", op.c.type.dims, False, value_name(op.c), warps))
 
 
 def wgmma_fragment(op: t.WgmmaOp) -> Fragment:
@@ -395,8 +473,10 @@ class LayoutAssignment:
         if window is None or window.atom is None:
             return None
         try:
+            warps = None if window.warp_grid == (1, 1) else (*window.warp_grid, window.tv.num_threads // WARP
+                                                              // (window.warp_grid[0] * window.warp_grid[1]))
             return mma_fragment(window.atom, window.operand, tuple(op.source.type.dims), window.transposed,
-                                value_name(op.source))
+                                value_name(op.source), warps)
         except FragmentError:
             return None
 
@@ -427,13 +507,20 @@ class LayoutAssignment:
         for v in self.values:
             if isinstance(v.type, RegisterVectorType) and v.type.fragment is not None:
                 chosen.setdefault(self.uf.find(v), VectorFragment(v.type.fragment, v.type.orientation.data))
+        self.own: dict[SSAValue, VectorFragment] = {}
+        self.converted_results: list[Operation] = []
         for op in self.reductions:
             with failing_at(op):
                 frag = vector_fragment(self.tile[op.input], op.result.type.orientation.data)
                 old = chosen.setdefault(self.uf.find(op.result), frag)
                 if not old.tv.same_function(frag.tv):
-                    raise FragmentError(f"register vector {value_name(op.result)} is reduced from tiles whose lanes "
-                                        f"hold its values differently: {old.layout} and {frag.layout}")
+                    # its class holds the values otherwise (a reduction of a tile in another fragment): the
+                    # result keeps the projection of its own tile and is converted after the op (its
+                    # accumulator, if any, before it)
+                    self.own[op.result] = frag
+                    self.converted_results.append(op)
+                    if op.acc is not None:
+                        self.conversions.append(Conversion(op, 1, frag))
         for op in self.broadcasts:
             with failing_at(op):
                 frag = vector_fragment(self.tile[op.result], op.input.type.orientation.data)
@@ -450,7 +537,7 @@ class LayoutAssignment:
     def of(self, v: SSAValue) -> Fragment | VectorFragment:
         if v in self.tile:
             return self.tile[v]
-        return self.vector[v]
+        return self.own.get(v) or self.vector[v]
 
 
 def block_threads(fn: func.FuncOp) -> int | None:
@@ -464,12 +551,23 @@ def block_threads(fn: func.FuncOp) -> int | None:
 
 def assign_layouts(fn: func.FuncOp, block_tiles: bool = True) -> None:
     """Write every register value's fragment into its type; insert the conversions its uses need."""
+    if block_tiles:
+        split_over_warps(fn, block_threads(fn))
     assignment = LayoutAssignment(fn, block_threads(fn) if block_tiles else None)
+    # the class fragments of reduction results converted after their op, read before types are rewritten
+    converted = [(op, assignment.vector[op.results[0]].layout) for op in assignment.converted_results]
     for v in assignment.values:
         frag = assignment.of(v)
         ty = v.type
         if ty.fragment is None or ty.fragment.layout != frag.layout:
             Rewriter.replace_value_with_new_type(v, ty.with_fragment(frag.layout))
+    for op, layout in converted:  # a reduction's result into its class's fragment, after the op
+        result = op.results[0]
+        new = t.ConvertLayoutOp(result, result.type.with_fragment(layout))
+        new.result.name_hint = result.name_hint
+        new.location = op.location
+        Rewriter.insert_op(new, InsertPoint.after(op))
+        result.replace_uses_with_if(new.result, lambda use, new=new: use.operation is not new)
     for conv in assignment.conversions:
         value = conv.op.operands[conv.index]
         new = t.ConvertLayoutOp(value, value.type.with_fragment(conv.fragment.layout))

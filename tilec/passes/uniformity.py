@@ -129,6 +129,17 @@ def barriers_under_varying_ifs(fn: func.FuncOp) -> list[tuple[Operation, scf.IfO
     return found
 
 
+def run_by_every_warp(op: Operation, varying: set[SSAValue]) -> bool:
+    """Whether every warp of the block runs ``op``: no enclosing region is one only some warps take
+    (a warp-varying ``scf.if`` or loop bound, or a warp-specialised role)."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        if ROLE_ATTR in parent.attributes or _divergent(parent, varying):
+            return False
+        parent = parent.parent_op()
+    return True
+
+
 def split_between_warps(ty: Attribute) -> bool:
     """Whether ``ty`` is a register tile or vector whose elements are spread over the block's warps
     (some held by some warps only), rather than each warp's own or copies in every warp."""

@@ -25,10 +25,11 @@ func.func @block_vector(%x: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?]>)
 
 // -----
 
-// A warp's tile in a block of four warps: row sums that are the same in every warp are combined
-// by warp 0 only (thread bits 5-6, and lane bits 0-1 whose lanes hold copies, must be 0: mask
-// 99), while the sums of rows chosen by the warp id are each warp's own: every warp combines
-// them (mask 3).
+// A block of four warps. The first mma is the same in every warp, so tile-layout splits it over
+// the warps (tile.warps: its 8-column halves in warps 0 and 1, warps 2 and 3 copies of them): its
+// row sums are combined once, by the threads whose copy bits (lanes 0-1, warp bit 6) are 0:
+// mask 67. The rows of the second are chosen by the warp id: each warp's own mma and sums, which
+// every warp combines (only lane bits 0-1 hold copies: mask 3).
 func.func @warps(%x: !tile.gl<f16, [?, ?]>, %o: !tile.gl<f32, [?]>)
     attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
   %c0 = arith.constant 0 : index
@@ -48,7 +49,7 @@ func.func @warps(%x: !tile.gl<f16, [?, ?]>, %o: !tile.gl<f32, [?]>)
 }
 // CHECK-LABEL: func.func @warps(
 // CHECK-DAG: %[[LANE_COPIES:.*]] = arith.constant 3 : i32
-// CHECK-DAG: %[[BLOCK_COPIES:.*]] = arith.constant 99 : i32
+// CHECK-DAG: %[[BLOCK_COPIES:.*]] = arith.constant 67 : i32
 // CHECK: arith.andi %tid, %[[BLOCK_COPIES]] : i32
 // CHECK: frag.red "add"
 // CHECK: arith.andi %tid, %[[LANE_COPIES]] : i32
