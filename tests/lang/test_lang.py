@@ -1717,3 +1717,19 @@ def test_a_run_time_step_that_never_ends_is_an_interpreter_error(after, step):
 
     with pytest.raises(TileInterpreterError, match=f"the step must be positive, got {step}"):
         run_time_step.interpret(rand(32), np.array([step], np.int32), rand(8), grid=(1,), N=8, after=after)
+
+
+@tl.kernel
+def int_scalars_meet_floats(x, o, n, N: tl.constexpr):
+    """An int argument, a program id and an extent (integer scalars) meeting float tiles are converted,
+    as in Triton; a Python int takes the tile's type."""
+    t = tl.load(x, (0,), shape=(N,))
+    tl.store(o, (0,), t * n + tl.program_id(0) + x.shape[0] - 1)
+
+
+@pytest.mark.parametrize("after", [None, "tile-distribute"])
+def test_integer_scalars_meeting_floats_are_converted(after):
+    x = rand(64)
+    o = np.full(64, np.nan, np.float32)
+    int_scalars_meet_floats.interpret(x, o, -3, grid=(1,), N=64, after=after)
+    assert rel_err(o, x.astype(np.float64) * -3 + 63) < 1e-6

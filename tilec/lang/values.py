@@ -384,7 +384,7 @@ def _result_shape(operands: Sequence[Any]) -> _Shape:
 
 def _element_type(operands: Sequence[Any], op: str) -> Attribute | None:
     """The element type the traced operands share (None: Python numbers only)."""
-    types = []
+    types, scalar_ints = [], []
     for o in operands:
         if isinstance(o, Expanded):
             types.append(o.vector.type.element_type)
@@ -392,8 +392,13 @@ def _element_type(operands: Sequence[Any], op: str) -> Attribute | None:
             types.append(o.type.element_type)
         elif isinstance(o, Scalar):
             types.append(o.type)
+            if isinstance(o.type, IndexType | IntegerType) and o.type != IntegerType(1):
+                scalar_ints.append(o.type)
     if not types:
         return None
+    floats = [ty for ty in types if _is_float(ty)]
+    if floats and scalar_ints and len(floats) + len(scalar_ints) == len(types):
+        types = floats  # an integer scalar (a program id, a size) meeting floats is converted, as in Triton
     first = types[0]
     for other in types[1:]:
         if other != first:
@@ -575,6 +580,10 @@ def _cast_scalar(value: SSAValue, to: Attribute) -> SSAValue:
         return trace.value(arith.IndexCastOp(value, to))
     if isinstance(src, IntegerType) and isinstance(to, IndexType):
         return trace.value(arith.IndexCastOp(value, to))
+    if isinstance(src, IndexType | IntegerType) and src != IntegerType(1) and _is_float(to):
+        if isinstance(src, IndexType):  # ids and sizes: the signed 64-bit integer, then the float
+            value = trace.value(arith.IndexCastOp(value, IntegerType(64)))
+        return trace.value(arith.SIToFPOp(value, to))
     raise error(f"cannot use a {dtype_of(src)} scalar as {dtype_of(to)} (convert it with .to(...))")
 
 
