@@ -134,3 +134,31 @@ def test_errors_point_at_the_line(kernel, marker, match):
         kernel.ir(x, x, N=32)
     line = next(i + 1 for i, text in enumerate(open(__file__).read().splitlines()) if marker in text)
     assert str(info.value).startswith(f"{__file__}:{line}:")
+
+
+@tl.kernel(num_warps=2)
+def arg_extremes(x, o, BM: tl.constexpr, BN: tl.constexpr):
+    """tl.argmax/argmin along rows, columns, of the whole tile and of a vector (NaN's index first, ties
+    the first), with zeros_like/full_like making the int32 rows they are stored in."""
+    t = tl.load(x, (0, 0), shape=(BM, BN), other=float("-inf"))
+    tl.store(o, (0, 0), tl.argmax(t, axis=1)[:, None])
+    tl.store(o, (0, 1), tl.argmin(tl.where(t == float("-inf"), float("inf"), t), axis=-1)[:, None])
+    tl.store(o, (BM, 0), tl.argmax(t, axis=0)[None, :])
+    row = tl.zeros_like(tl.sum(t, axis=0)).to(tl.int32)
+    tl.store(o, (BM + 1, 0), (tl.argmax(t) + row)[None, :])
+    tl.store(o, (BM + 2, 0), (tl.argmin(tl.sum(t, axis=0)) + tl.full_like(row, 0))[None, :])
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_arg_extremes(after):
+    x = RNG.standard_normal((20, 24)).astype(np.float32)
+    x[3, 5] = np.nan  # numpy's argmax/argmin point at the first NaN
+    x[7, :] = 1.0  # ties: the first
+    o = np.full((35, 32), -7, np.int32)
+    arg_extremes.interpret(x, o, grid=(1,), BM=32, BN=32, after=after)
+    padded = np.full((32, 32), -np.inf, np.float32)
+    padded[:20, :24] = x
+    assert (o[:20, 0] == np.argmax(x, 1)).all() and (o[:20, 1] == np.argmin(x, 1)).all()
+    assert (o[32, :24] == np.argmax(x, 0)).all()
+    assert o[33, 0] == np.argmax(padded)  # row-major in the tile
+    assert o[34, 0] == np.argmin(padded.sum(0))

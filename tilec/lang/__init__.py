@@ -27,6 +27,8 @@ from tilec.lang.ops import (
     abs,  # noqa: A004
     alloc,
     arange,
+    argmax,
+    argmin,
     async_commit,
     async_copy,
     async_wait,
@@ -56,6 +58,7 @@ from tilec.lang.ops import (
     exp2,
     floor,
     full,
+    full_like,
     iota,
     lane_id,
     load,
@@ -88,16 +91,17 @@ from tilec.lang.ops import (
     wgmma_wait,
     where,
     zeros,
+    zeros_like,
 )
 from tilec.lang.tracing import LangError
 from tilec.lang.values import Expanded, Scalar, Shared, Tile, Vector, View
 
 __all__ = [
     "DType", "Expanded", "Kernel", "LangError", "Scalar", "Shared", "Specialization", "Tile", "Vector", "View",
-    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "atomic_add", "atomic_max", "atomic_min", "barrier", "copy", "mma", "bfloat16", "block_id", "block_rank", "cluster_barrier", "cluster_id",
+    "abs", "alloc", "arange", "argmax", "argmin", "async_commit", "async_copy", "async_wait", "atomic_add", "atomic_max", "atomic_min", "barrier", "copy", "mma", "bfloat16", "block_id", "block_rank", "cluster_barrier", "cluster_id",
     "num_blocks", "num_clusters", "num_programs", "num_warps", "col_max", "col_min", "col_sum", "constexpr", "cdiv", "ceil", "clamp", "cos", "dot", "erf", "exp", "exp2", "floor",
-    "float16", "float32", "float8_e4m3fn", "float8_e5m2", "full", "index", "int1", "int32", "iota", "kernel",
+    "float16", "float32", "float8_e4m3fn", "float8_e5m2", "full", "full_like", "index", "int1", "int32", "iota", "kernel",
     "lane_id", "load", "load_scalar", "log", "log2",
     "loop", "map", "max", "maximum", "min", "minimum", "program_id", "range", "row_max", "row_min", "row_sum",
-    "rsqrt", "sigmoid", "sin", "sqrt", "static_range", "store", "sum", "tanh", "thread_id", "trans", "turns", "warp_id", "wgmma", "wgmma_wait", "where", "zeros",
+    "rsqrt", "sigmoid", "sin", "sqrt", "static_range", "store", "sum", "tanh", "thread_id", "trans", "turns", "warp_id", "wgmma", "wgmma_wait", "where", "zeros", "zeros_like",
 ]

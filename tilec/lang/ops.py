@@ -462,6 +462,19 @@ def zeros(shape: Any, dtype: Any = "float32", *, axis: int = 1) -> Tile | Vector
     return wrap(current().value(t.ZerosOp(_register_type(shape, dtype, axis))))
 
 
+def zeros_like(x: Tile | Vector) -> Tile | Vector:
+    """Zeros of ``x``'s shape and element type (a vector keeps its orientation)."""
+    return full_like(x, 0)
+
+
+def full_like(x: Tile | Vector, value: Any) -> Tile | Vector:
+    """``value`` in ``x``'s shape and element type (a vector keeps its orientation)."""
+    if not isinstance(x, (Tile, Vector)):
+        raise error(f"tl.full_like takes a tile or a vector, got {_describe(x)}")
+    axis = 0 if isinstance(x, Vector) and x.orientation == "row" else 1
+    return full(x.shape, value, x.dtype, axis=axis)
+
+
 def full(shape: Any, value: Any, dtype: Any = "float32", *, axis: int = 1) -> Tile | Vector:
     """A tile or vector with every element ``value`` (a number or a scalar)."""
     ty = _register_type(shape, dtype, axis)
@@ -573,6 +586,51 @@ def max(x: Tile | Vector, axis: int | None = None) -> Vector | Scalar:  # noqa: 
 def min(x: Tile | Vector, axis: int | None = None) -> Vector | Scalar:  # noqa: A001
     """The minimum along ``axis`` (see :func:`sum`)."""
     return _reduce("min", x, axis)
+
+
+def argmax(x: Tile | Vector, axis: int | None = None) -> Vector | Scalar:
+    """The index of the largest value along ``axis`` (int32; the first of equal ones, a NaN's if there
+    is one: where the maximum is), like numpy's and Triton's ``argmax``; ``axis=None`` (or a vector):
+    the index into the whole, row-major (a scalar). Two reductions and a mask below the language."""
+    return _arg_extreme("max", x, axis)
+
+
+def argmin(x: Tile | Vector, axis: int | None = None) -> Vector | Scalar:
+    """The index of the smallest value along ``axis`` (see :func:`argmax`)."""
+    return _arg_extreme("min", x, axis)
+
+
+def _arg_extreme(kind: str, x: Any, axis: Any) -> Vector | Scalar:
+    who = f"tl.arg{kind}"
+    if not isinstance(x, (Tile, Vector)):
+        raise error(f"{who} takes a tile or a vector, got {_describe(x)}")
+    if x.dtype == int1:
+        x = x.to(int32)
+    if isinstance(x, Vector):
+        if axis not in (None, 0, -1):
+            raise error(f"{who} of a vector has one axis (axis=None or 0), got axis={axis!r}")
+        (n,) = x.shape
+        index = iota((n,), 0, axis=0 if x.orientation == "row" else 1)
+    elif axis is None:
+        rows, cols = x.shape
+        index = iota(x.shape, 0) * cols + iota(x.shape, 1)  # the row-major index into the whole tile
+    else:
+        if isinstance(axis, bool) or axis not in (0, 1, -1, -2):
+            raise error(f"{who}'s axis is 0, 1 or None, got {axis!r}")
+        index = iota(x.shape, axis % 2)
+    extreme = _reduce(kind, x, axis)
+    wide = extreme[:, None] if isinstance(x, Tile) and axis is not None and axis % 2 == 1 else \
+        extreme[None, :] if isinstance(x, Tile) and axis is not None else extreme
+    at = (x == wide) | (x != x) if x.dtype.is_float else x == wide  # a NaN is the maximum's (and minimum's) place
+    past = x.shape[axis % 2] if isinstance(x, Tile) and axis is not None else _size(x)
+    return _reduce("min", where(at, index, past), axis)
+
+
+def _size(x: Tile | Vector) -> int:
+    n = 1
+    for d in x.shape:
+        n *= d
+    return n
 
 
 def row_sum(x: Tile) -> Vector:
