@@ -192,7 +192,7 @@ BLOCK_LEVEL = REPO / "examples" / "levels" / "gemm_warp_level.mlir"
 
 @pytest.mark.parametrize("source,pipeline,level", [
     (GEMM, "tile-to-ptx", "a whole-problem tile.matmul"),
-    (BLOCK_LEVEL, "tile-swizzle,tile-pipeline,tile-layout,tile-distribute,tile-to-llvm", "a block-level kernel"),
+    (BLOCK_LEVEL, "tile-stage,tile-swizzle,tile-pipeline,tile-layout,tile-distribute,tile-to-llvm", "a block-level kernel"),
     (F16, "tile-to-llvm", "fragment level"),
 ], ids=["whole-problem", "block", "fragment"])
 def test_the_pipeline_follows_the_level_of_the_ir(source: Path, pipeline: str, level: str) -> None:

@@ -112,7 +112,7 @@ from tilec.runtime import (
 from tilec.runtime.args import check_whole_clusters
 from tilec.runtime.gl_views import check_aligned_rows
 
-BLOCK_LEVEL_PIPELINE = "tile-swizzle,tile-pipeline,tile-layout,tile-distribute,tile-to-llvm"
+BLOCK_LEVEL_PIPELINE = "tile-stage,tile-swizzle,tile-pipeline,tile-layout,tile-distribute,tile-to-llvm"
 """What a block-level kernel (``tile-tiling``'s output, or written by hand) still needs."""
 
 FRAGMENT_LEVEL_PIPELINE = "tile-to-llvm"

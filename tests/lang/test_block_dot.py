@@ -52,6 +52,34 @@ def test_each_warp_multiplies_its_part(warps, mmas):
     assert ptx.count("mma.sync") == mmas
 
 
+@tl.kernel(num_warps=4)
+def gemm16(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """The same GEMM on 16-bit inputs loaded as they are: ``tile-stage`` stages both operands through
+    shared memory (block copies, pipelined by ``cp.async``; ``ldmatrix`` into each warp's part)."""
+    i, j = tl.program_id(0) * BM, tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN))
+    for k in tl.range(0, a.shape[1], BK):
+        acc = tl.dot(tl.load(a, (i, k), shape=(BM, BK)), tl.load(b, (k, j), shape=(BK, BN)), acc)
+    tl.store(c, (i, j), acc.to(c.dtype))
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("warps", [1, 4, 8])
+def test_a_staged_block_gemm(after, warps):
+    m, n, k = 100, 136, 200
+    a, b = RNG.standard_normal((m, k)).astype(np.float16), RNG.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float16)
+    gemm16.interpret(a, b, c, grid=(2, 3), BM=64, BN=64, BK=32, num_warps=warps, after=after)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 2e-3
+
+
+def test_staged_operands_are_copied_and_read_by_ldmatrix():
+    h = RNG.standard_normal((128, 128)).astype(np.float16)
+    ptx = gemm16.compile(h, h, h, BM=64, BN=64, BK=32, arch="sm_80").asm["ptx"]
+    assert "cp.async" in ptx and "ldmatrix" in ptx and ptx.count("mma.sync") == 16
+
+
 @tl.kernel(num_warps=8)
 def scores_softmax(q, k, o, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
     """S = q k^T split over 8 warps, then a row softmax whose rows span the warps (reduced through
@@ -78,4 +106,5 @@ def test_compiles_for_both_targets():
     h = x.astype(np.float16)
     for arch in ("sm_80", "sm_90"):
         gemm.compile(x, x, x, BM=128, BN=64, BK=32, DT="bfloat16", num_warps=8, arch=arch)
+        gemm16.compile(h, h, h, BM=128, BN=128, BK=32, num_warps=8, arch=arch)
         scores_softmax.compile(h, h, h, BM=64, BN=128, D=64, arch=arch)

@@ -72,6 +72,7 @@ PASSES: dict[str, str] = {
     "tile-bulk-store": "tilec.passes.tile_bulk_store:TileBulkStorePass",
     "tile-pipeline": "tilec.passes.tile_pipeline:TilePipelinePass",
     "tile-swizzle": "tilec.passes.tile_swizzle:TileSwizzlePass",
+    "tile-stage": "tilec.passes.tile_stage:TileStagePass",
     "tile-to-ptx": "tilec.passes.tile_to_ptx:TileToPTX",
 }
 """tilec passes: name -> ``"module:ClassName"`` of a ``ModulePass`` subclass."""

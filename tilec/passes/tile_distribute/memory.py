@@ -480,12 +480,17 @@ class MemoryLowering:
                 if plan is None:
                     continue
                 regs: list[SSAValue | None] = [None] * fr.num_registers
+                # the plan is warp 0's: a fragment spread over the block's warps (an mma split over them)
+                # puts each warp's part at the offset its warp bits give, added to every lane's row
+                warp_m, warp_n = (tuple(f for f in fields if f.shift >= 5) for fields in fr.lane_fields) \
+                    if fr.warps > 1 else ((), ())
                 for ld in plan:
                     lanes = [ld.lane_row(lane) for lane in range(WARP)]
                     fx = linear_fields([x for x, _ in lanes])
                     fy = linear_fields([y for _, y in lanes])
                     if fx is None or fy is None:
                         raise FragmentError("ldmatrix lane rows are not bit-linear (a bug in tilec)")
+                    fx, fy = (fx[0], fx[1] + warp_m), (fy[0], fy[1] + warp_n)
                     ptr = self._ldmatrix_address(src, origin, fx, fy)
                     got = em.insert(frag_fast.frag_ldmatrix(ptr, ld.num, ld.trans)).results
                     for r, v in zip(ld.registers, got):

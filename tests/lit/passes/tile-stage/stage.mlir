@@ -1,0 +1,66 @@
+// RUN: tile-opt %s -p tile-stage | filecheck %s
+
+// A K loop that reads its mma operands straight from global memory (Triton's tl.dot of two
+// tl.loads) becomes the loop tile-pipeline pipelines: a shared tile per operand before the loop,
+// the body starting with the copies and a barrier, the operands read from shared memory where
+// they were loaded, and a barrier before the yield. The launch's smem grows by the two tiles
+// (64x32 and 32x64 f16: 8192 bytes).
+func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %kk: index)
+    attributes {tile.launch = #tile.launch<grid = [?, ?, 1], block = [128, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %bx = tile.block_id x
+  %by = tile.block_id y
+  %i = arith.muli %bx, %c64 : index
+  %j = arith.muli %by, %c64 : index
+  %z = tile.zeros : !tile.rt<64x64xf32>
+  %acc = scf.for %k = %c0 to %kk step %c32 iter_args(%x = %z) -> (!tile.rt<64x64xf32>) {
+    %ta = tile.load %a[%i, %k] : !tile.gl<f16, [?, ?]> -> !tile.rt<64x32xf16>
+    %tb = tile.load %b[%k, %j] : !tile.gl<f16, [?, ?]> -> !tile.rt<32x64xf16>
+    %d = tile.mma %ta, %tb, %x : !tile.rt<64x32xf16>, !tile.rt<32x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
+    scf.yield %d : !tile.rt<64x64xf32>
+  }
+  tile.store %acc, %c[%i, %j] : !tile.rt<64x64xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @gemm
+// CHECK-SAME: smem = 8192
+// CHECK: %[[SA:.*]] = tile.alloc : !tile.st<64x32xf16, (64,32):(32,1)>
+// CHECK-NEXT: %[[SB:.*]] = tile.alloc : !tile.st<32x64xf16, (32,64):(64,1)>
+// CHECK-NEXT: %acc = scf.for %k = %c0 to %kk step %c32
+// CHECK-NEXT: tile.copy %a[%i, %k] -> %[[SA]]
+// CHECK-NEXT: tile.copy %b[%k, %j] -> %[[SB]]
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: %ta = tile.load %[[SA]] : !tile.st<64x32xf16, (64,32):(32,1)> -> !tile.rt<64x32xf16>
+// CHECK-NEXT: %tb = tile.load %[[SB]] : !tile.st<32x64xf16, (32,64):(64,1)> -> !tile.rt<32x64xf16>
+// CHECK-NEXT: %d = tile.mma %ta, %tb, %x
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: scf.yield %d
+
+// Left as written: a load whose rows come from the warp id (each warp's own: tile-layout does not
+// split its mma, the block shares no tile), one that also feeds an add, and one reading -inf
+// outside the view (a copy fills zeros).
+func.func @left(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %kk: index)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %w = tile.warp_id
+  %z = tile.zeros : !tile.rt<16x64xf32>
+  %acc = scf.for %k = %c0 to %kk step %c32 iter_args(%x = %z) -> (!tile.rt<16x64xf32>) {
+    %ta = tile.load %a[%w, %k] : !tile.gl<f16, [?, ?]> -> !tile.rt<16x32xf16>
+    %tb = tile.load %b[%k, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<32x64xf16>
+    %tb2 = tile.add %tb, %tb : !tile.rt<32x64xf16>
+    %tc = tile.load %b[%k, %c0] other(0xfff0000000000000 : f64) : !tile.gl<f16, [?, ?]> -> !tile.rt<32x64xf16>
+    %d = tile.mma %ta, %tb2, %x : !tile.rt<16x32xf16>, !tile.rt<32x64xf16>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
+    %e = tile.mma %ta, %tc, %d : !tile.rt<16x32xf16>, !tile.rt<32x64xf16>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
+    scf.yield %e : !tile.rt<16x64xf32>
+  }
+  tile.store %acc, %c[%w, %c0] : !tile.rt<16x64xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @left
+// CHECK-SAME: smem = 0
+// CHECK-NOT: tile.alloc
+// CHECK-NOT: tile.copy
+// CHECK: func.return
