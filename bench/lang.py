@@ -8,7 +8,8 @@ next to ``tilec.softmax`` / ``tilec.layer_norm``, torch and ``torch.compile``; b
 (bytes read + bytes written) / device time, timed as ``bench/softmax.py`` times (the median of 30
 batches of 10 back-to-back calls after warm-up). ``host us`` is the launcher's own time per call
 (on a tiny input), which a kernel shorter than it cannot hide. Then the language's GEMM
-(``examples/lang/matmul.py``: 128x128x32 block tiles, 4x2 warps, 4 stages) against
+(``examples/lang/matmul.py``: 128x128x32 block tiles, 4x2 warps, 4 stages; and ``matmul_block``,
+the same GEMM written Triton's way, staged and split over the warps by the compiler) against
 ``tilec.matmul``, ``torch.matmul`` (cuBLAS) and the autotuned Triton tutorial GEMM
 (``bench/triton_matmul.py``), f16, in TFLOP/s (2 M N K / device time).
 """
@@ -136,7 +137,10 @@ def gemm_rows() -> list[dict]:
         c = torch.full((size, size), float("nan"), device="cuda", dtype=torch.float16)
         c2 = torch.empty_like(c)
         ref = a.double() @ b.double()
-        kernels = {"lang mma": lambda: lang_matmul.matmul[lang_matmul.grid(size, size)](a, b, c, **lang_matmul.CONFIG)}
+        kernels = {"lang mma": lambda: lang_matmul.matmul[lang_matmul.grid(size, size)](a, b, c, **lang_matmul.CONFIG),
+                   # the Triton-style form: block tiles, staged and split by the compiler
+                   "lang block": lambda: lang_matmul.matmul_block[lang_matmul.grid(size, size)](
+                       a, b, c, **lang_matmul.CONFIG_BLOCK)}
         if hopper:
             cfg = lang_matmul.CONFIG_WGMMA
             kernels["lang wgmma"] = lambda: lang_matmul.matmul_wgmma[lang_matmul.grid(size, size, **cfg)](

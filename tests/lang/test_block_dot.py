@@ -108,3 +108,38 @@ def test_compiles_for_both_targets():
         gemm.compile(x, x, x, BM=128, BN=64, BK=32, DT="bfloat16", num_warps=8, arch=arch)
         gemm16.compile(h, h, h, BM=128, BN=128, BK=32, num_warps=8, arch=arch)
         scores_softmax.compile(h, h, h, BM=64, BN=128, D=64, arch=arch)
+
+
+@tl.kernel
+def narrow_parts(q, v, o, M: tl.constexpr, N: tl.constexpr):
+    """Split dots whose warps' parts of B are 8 columns wide: the B fragment's column field runs across
+    lane bits 2-4 and the first warp bit, which the ldmatrix addresses must split (session 28's hunt)."""
+    acc = tl.zeros((M, N))
+    for j in tl.range(0, q.shape[1], 16):
+        acc = tl.dot(tl.load(q, (0, j), shape=(M, 16)), tl.load(v, (j, 0), shape=(16, N)), acc)
+    tl.store(o, (0, 0), acc)
+
+
+@pytest.mark.parametrize("m, n, warps", [(16, 16, 2), (16, 16, 4), (16, 32, 4), (16, 64, 8), (48, 64, 8)])
+def test_split_parts_eight_columns_wide(m, n, warps):
+    q, v = RNG.standard_normal((m, 48)).astype(np.float16), RNG.standard_normal((48, n)).astype(np.float16)
+    o = np.full((m, n), np.nan, np.float32)
+    narrow_parts.interpret(q, v, o, grid=(1,), M=m, N=n, num_warps=warps, after="tile-distribute")
+    ref = q.astype(np.float64) @ v.astype(np.float64)
+    assert np.abs(o - ref).max() / np.abs(ref).max() < 1e-5
+
+
+@tl.kernel(num_warps=2)
+def small_k(a, b, o):
+    tl.store(o, (0, 0), tl.dot(tl.load(a, (0, 0), shape=(32, 8)), tl.load(b, (0, 0), shape=(8, 32))))  # MARK-k
+
+
+def test_an_atom_that_does_not_fit_names_the_tile_and_the_line():
+    x = RNG.standard_normal((32, 32)).astype(np.float16)
+    from tilec.api import CompilationError
+
+    with pytest.raises(CompilationError) as info:
+        small_k.compile(x, x, x.astype(np.float32), arch="sm_80")
+    line = next(i + 1 for i, text in enumerate(open(__file__).read().splitlines()) if "MARK-k" in text)
+    assert str(info.value).startswith(f"{__file__}:{line}:")
+    assert "the 32x8 A tile is not a multiple of mma_m16n8k16_f16's 16x16 A atom" in str(info.value)

@@ -135,3 +135,26 @@ def test_a_vector_has_no_transpose():
         transposes_a_vector.ir(rand(4, 32), rand(4), N=32)
     line = next(i + 1 for i, text in enumerate(open(__file__).read().splitlines()) if "MARK-vector" in text)
     assert str(info.value).startswith(f"{__file__}:{line}:")
+
+
+@tl.kernel(num_warps=4)
+def masks(x, z, w, N: tl.constexpr):
+    """Masks (i1) that change fragments: a transposed comparison of a tile of the block (converted
+    through shared memory) and comparisons of a row and a column vector meeting (one turned)."""
+    t = tl.load(x, (0, 0), shape=(N, N))
+    tl.store(z, (0, 0), tl.where((t > 0).T, 1.0, 0.0))
+    tl.store(w, (0,), tl.where((tl.sum(t, axis=1) > 0) & (tl.sum(t, axis=0) > 0), 1.0, 0.0))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_masks_change_fragments(after):
+    x = rand(32, 32)
+    z, w = np.full((32, 32), np.nan, np.float32), np.full(32, np.nan, np.float32)
+    masks.interpret(x, z, w, grid=(1,), N=32, after=after)
+    assert (z == (x.T > 0)).all() and (w == ((x.sum(1) > 0) & (x.sum(0) > 0))).all()
+
+
+def test_masks_compile():
+    x = rand(32, 32)
+    for arch in ("sm_80", "sm_90"):
+        masks.compile(x, x, x[0], N=32, arch=arch)

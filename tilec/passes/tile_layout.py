@@ -195,6 +195,10 @@ def split_over_warps(fn: Operation, threads: int | None) -> None:
             continue
         if any(v in varying for v in (op.a, op.b, op.c, op.result)) or not run_by_every_warp(op, varying):
             continue
+        try:
+            mma_fragments(op)  # whole atoms before any split: else the error names the tiles as written
+        except FragmentError:
+            continue
         m, n = op.c.type.dims
         grid = warp_grid(m, n, threads // WARP, atom)
         if grid is not None:
@@ -365,7 +369,8 @@ class LayoutAssignment:
                     given.append((v, tile_fragment(v.type.dims, v.type.fragment.layout, name=value_name(v))))
             match op:
                 case t.MmaOp():
-                    a, b, c = mma_fragments(op)
+                    with failing_at(op):
+                        a, b, c = mma_fragments(op)
                     accumulators.append((op.c, c, op))
                     operands += [(op, 0, a), (op, 1, b)]
                 case t.WgmmaOp():

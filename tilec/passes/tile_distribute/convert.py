@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float32Type, i32
+from xdsl.dialects.builtin import Float32Type, IntegerType, i32
 from xdsl.ir import Operation
 
 from tilec.dialects import frag_fast
@@ -177,12 +177,20 @@ class ConvertLowering:
         if perm is not None:
             self.set_scalars(op.result, [scalars[u] for u in perm])
             return
+        # masks (i1) travel as i32: shuffles and shared memory move 32-bit values
+        narrow = isinstance(elem, IntegerType) and elem.width.data < 32
+        if narrow:
+            scalars = [self.em.insert(fast.arith_cast_op(arith.ExtUIOp, x, i32)).results[0] for x in scalars]
+        work = i32 if narrow else elem
         if scratch is None:
             plan = shuffle_plan(src, dst)
             assert plan is not None, "needs_scratch() said a shuffle plan exists"
-            self.set_scalars(op.result, self._by_shuffles(plan, scalars, elem))
-            return
-        self.set_scalars(op.result, self._through_shared(op, src, dst, scalars, scratch))
+            out = self._by_shuffles(plan, scalars, work)
+        else:
+            out = self._through_shared(op, src, dst, scalars, scratch, work)
+        if narrow:
+            out = [self.em.insert(fast.arith_cast_op(arith.TruncIOp, x, elem)).results[0] for x in out]
+        self.set_scalars(op.result, out)
 
     def _by_shuffles(self, plan: list[Shuffle], scalars: list, elem) -> list:
         em = self.em
@@ -209,11 +217,10 @@ class ConvertLowering:
             out.append(got)
         return out
 
-    def _through_shared(self, op, src, dst, scalars, scratch) -> list:
+    def _through_shared(self, op, src, dst, scalars, scratch, elem) -> list:
         em = self.em
         ty = op.input.type
         dims = ty.dims if isinstance(ty, RegisterType) else (ty.length.data,)
-        elem = ty.element_type
         per_warp = 1
         for d in dims:
             per_warp *= d

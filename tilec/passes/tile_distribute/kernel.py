@@ -792,6 +792,12 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         src = x.type
         if src == dst:
             return x
+        if isinstance(src, IntegerType) and isinstance(dst, IntegerType):  # masks widen as 0/1, ints signed
+            if src.width.data < dst.width.data:
+                cls = arith.ExtUIOp if src.width.data == 1 else arith.ExtSIOp
+            else:
+                cls = arith.TruncIOp
+            return self.em.insert(fast.arith_cast_op(cls, x, dst)).results[0]
         width = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
         if width.get(str(src)) == width.get(str(dst)) == 16:  # f16 <-> bf16: no one instruction (LLVM has no
             x = self.em.insert(fast.arith_cast_op(arith.ExtFOp, x, Float32Type())).results[0]  # such cast): via f32

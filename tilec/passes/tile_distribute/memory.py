@@ -60,6 +60,7 @@ from tilec.passes.tile_distribute.analysis import known_divisor, known_range
 from tilec.passes.tile_distribute.emit import Bool, Int
 from tilec.passes.fragments import (
     WARP,
+    BitField,
     Fragment,
     FragmentError,
     VectorFragment,
@@ -482,8 +483,7 @@ class MemoryLowering:
                 regs: list[SSAValue | None] = [None] * fr.num_registers
                 # the plan is warp 0's: a fragment spread over the block's warps (an mma split over them)
                 # puts each warp's part at the offset its warp bits give, added to every lane's row
-                warp_m, warp_n = (tuple(f for f in fields if f.shift >= 5) for fields in fr.lane_fields) \
-                    if fr.warps > 1 else ((), ())
+                warp_m, warp_n = (warp_bits(fields) for fields in fr.lane_fields) if fr.warps > 1 else ((), ())
                 for ld in plan:
                     lanes = [ld.lane_row(lane) for lane in range(WARP)]
                     fx = linear_fields([x for x, _ in lanes])
@@ -799,6 +799,18 @@ class MemoryLowering:
                 out += [em.insert(fast.vector_extract_op(vec, j, value.element_type)).results[0] for j in range(2)]
             value.cache["scalars"] = out
         return value.cache["scalars"]
+
+
+def warp_bits(fields: tuple[BitField, ...]) -> tuple[BitField, ...]:
+    """The part of a thread coordinate's bit fields that the warp bits (thread bits 5 and up) give:
+    a field across the lane and warp bits (lanes 4..31 and warp 1 one run of columns) is split there."""
+    out = []
+    for f in fields:
+        if f.shift >= 5:
+            out.append(f)
+        elif f.shift + f.width > 5:
+            out.append(BitField(5, f.shift + f.width - 5, f.scale << (5 - f.shift)))
+    return tuple(out)
 
 
 def _linear_offset(buf: SharedBuf, row: int, col: int) -> int | None:
