@@ -90,7 +90,15 @@ def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp]) -> None:
         shared_load.location = load.location
         shared_load.result.name_hint = load.result.name_hint
         Rewriter.replace_op(load, shared_load)
-    Rewriter.insert_op([*head, t.BarrierOp()], InsertPoint.at_start(body))
+    # a body that already starts with copies and a barrier (the hand-written form) takes the new
+    # copies among its own, under its barrier; otherwise they and a barrier open the body
+    op = body.first_op
+    while isinstance(op, t.CopyOp | t.AsyncCopyOp):
+        op = op.next_op
+    if isinstance(op, t.BarrierOp):
+        Rewriter.insert_op(head, InsertPoint.before(op))
+    else:
+        Rewriter.insert_op([*head, t.BarrierOp()], InsertPoint.at_start(body))
     last = body.last_op
     before = last.prev_op if last is not None else None
     if not isinstance(before, t.BarrierOp):

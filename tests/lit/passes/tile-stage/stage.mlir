@@ -64,3 +64,35 @@ func.func @left(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
 // CHECK-NOT: tile.alloc
 // CHECK-NOT: tile.copy
 // CHECK: func.return
+
+// A loop that already opens with its own copies and barrier (the hand-written form) takes the
+// staged copy among them, under the one barrier.
+func.func @mixed(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %kk: index)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 4096>} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %sa = tile.alloc : !tile.st<64x32xf16>
+  %z = tile.zeros : !tile.rt<64x64xf32>
+  %acc = scf.for %k = %c0 to %kk step %c32 iter_args(%x = %z) -> (!tile.rt<64x64xf32>) {
+    tile.copy %a[%c0, %k] -> %sa : !tile.gl<f16, [?, ?]> -> !tile.st<64x32xf16>
+    tile.barrier
+    %ta = tile.load %sa : !tile.st<64x32xf16> -> !tile.rt<64x32xf16>
+    %tb = tile.load %b[%k, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<32x64xf16>
+    %d = tile.mma %ta, %tb, %x : !tile.rt<64x32xf16>, !tile.rt<32x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
+    tile.barrier
+    scf.yield %d : !tile.rt<64x64xf32>
+  }
+  tile.store %acc, %c[%c0, %c0] : !tile.rt<64x64xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @mixed
+// CHECK-SAME: smem = 8192
+// CHECK: %acc = scf.for
+// CHECK-NEXT: tile.copy %a[%c0, %k] -> %sa
+// CHECK-NEXT: tile.copy %b[%k, %c0] -> %tb_shared
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: %ta = tile.load %sa
+// CHECK-NEXT: %tb = tile.load %tb_shared
+// CHECK-NEXT: %d = tile.mma
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: scf.yield
