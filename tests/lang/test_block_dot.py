@@ -143,3 +143,26 @@ def test_an_atom_that_does_not_fit_names_the_tile_and_the_line():
     line = next(i + 1 for i, text in enumerate(open(__file__).read().splitlines()) if "MARK-k" in text)
     assert str(info.value).startswith(f"{__file__}:{line}:")
     assert "the 32x8 A tile is not a multiple of mma_m16n8k16_f16's 16x16 A atom" in str(info.value)
+
+
+@tl.kernel(num_warps=4)
+def not_staged(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Loads tile-stage leaves as written: indices from a loop-carried offset (they change along the
+    loop, so the copies cannot open its body), and a 48-column B the block's copy cannot split."""
+    acc = tl.zeros((BM, BN))
+    off = 0 * tl.program_id(0)
+    for k in tl.range(0, a.shape[1], BK):
+        acc = tl.dot(tl.load(a, (0, off), shape=(BM, BK)), tl.load(b, (off, 0), shape=(BK, BN)), acc)
+        off = off + BK
+    tl.store(c, (0, 0), acc)
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("bn", [64, 48])
+def test_loads_left_as_written(after, bn):
+    a, b = RNG.standard_normal((64, 96)).astype(np.float16), RNG.standard_normal((96, bn)).astype(np.float16)
+    c = np.full((64, bn), np.nan, np.float32)
+    not_staged.interpret(a, b, c, grid=(1,), BM=64, BN=bn, BK=32, after=after)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 1e-5
+    assert "cp.async" not in not_staged.compile(a, b, c, BM=64, BN=bn, BK=32, arch="sm_80").asm["ptx"]

@@ -22,8 +22,9 @@ warps read their fragments from shared memory (``ldmatrix`` where the layout all
 A load is staged when it is a ``tile.load`` of a global window of 16-bit elements (what
 ``ldmatrix`` reads) directly in an ``scf.for`` body, reads 0 outside the view (what a copy fills
 in), is the same in every warp and runs in every warp (``uniformity``), has indices defined outside
-the loop or the loop's induction variable (the copies move to the body's start), and every use is
-an A or B operand of a ``tile.mma``. Everything else is left as written.
+the loop or the loop's induction variable (the copies move to the body's start; a carried value
+changes along the loop), has a shape the block's copy can split (``default_copy_layouts``), and every
+use is an A or B operand of a ``tile.mma``. Everything else is left as written.
 """
 
 from __future__ import annotations
@@ -41,23 +42,27 @@ from tilec.dialects.abi import LAUNCH_ATTR
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import MAX_SHARED_BYTES, LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, SharedType, element_bits
+from tilec.passes.fragments import WARP
+from tilec.passes.tile_distribute.memory import default_copy_layouts
 from tilec.passes.uniformity import run_by_every_warp, warp_varying
 
 
 def _defined_outside(v: SSAValue, body: Block) -> bool:
-    """Whether ``v`` is available at the start of ``body``: defined outside it, or its induction variable."""
+    """Whether ``v`` is available at the start of ``body``: defined outside it, or its induction
+    variable (a carried value is the body's own: it changes along the loop)."""
     if v is body.args[0]:
         return True
     owner = v.owner
-    op = owner if isinstance(owner, Operation) else owner.parent_op()
-    while op is not None:
-        if op.parent_block() is body:
+    block = owner.parent_block() if isinstance(owner, Operation) else owner
+    while block is not None:
+        if block is body:
             return False
-        op = op.parent_op()
+        parent = block.parent_op()
+        block = parent.parent_block() if parent is not None else None
     return True
 
 
-def stageable(load: t.LoadOp, body: Block, varying: set[SSAValue]) -> bool:
+def stageable(load: t.LoadOp, body: Block, varying: set[SSAValue], threads: int) -> bool:
     """Whether ``load`` (directly in the loop body ``body``) is an mma operand this pass stages."""
     if not isinstance(load.source.type, GlobalType) or load.fill != 0:
         return False
@@ -67,6 +72,8 @@ def stageable(load: t.LoadOp, body: Block, varying: set[SSAValue]) -> bool:
     if load.result in varying or not run_by_every_warp(load, varying):
         return False
     if not all(_defined_outside(i, body) for i in load.indices):
+        return False
+    if default_copy_layouts(tuple(ty.dims), 2, threads) is None:  # the block's copy needs a split of its rows
         return False
     uses = list(load.result.uses)
     return bool(uses) and all(isinstance(u.operation, t.MmaOp) and u.index in (0, 1) for u in uses)
@@ -110,6 +117,7 @@ def stage_function(fn: func.FuncOp) -> None:
     (a staged tile that would not fit leaves its loop as written)."""
     launch = fn.attributes.get(LAUNCH_ATTR)
     smem = launch.smem.data if isinstance(launch, LaunchAttr) else None
+    threads = launch.threads if isinstance(launch, LaunchAttr) else WARP
     varying: set[SSAValue] | None = None
     for loop in [op for op in fn.walk() if isinstance(op, scf.ForOp)]:
         body = loop.body.block
@@ -118,7 +126,7 @@ def stage_function(fn: func.FuncOp) -> None:
             continue
         if varying is None:
             varying = warp_varying(fn)
-        staged = [op for op in loads if stageable(op, body, varying)]
+        staged = [op for op in loads if stageable(op, body, varying, threads)]
         extra = sum(SharedType(tuple(op.result.type.dims), op.result.type.element_type).size_bytes for op in staged)
         if not staged or (smem is not None and smem + extra > MAX_SHARED_BYTES):
             continue

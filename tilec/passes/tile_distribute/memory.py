@@ -276,21 +276,10 @@ class MemoryLowering:
         return em.hoisted(("thread-coords", thr, threads), make)
 
     def default_copy_layouts(self, dims: tuple[int, int], element_type: Attribute) -> tuple[Layout, Layout]:
-        rows, cols = dims
-        threads = self.threads
-        vec = max(1, 16 // _bytes(element_type))
-        while cols % vec:
-            vec //= 2
-        tn = cols // vec
-        while tn > threads or threads % tn:
-            vec *= 2
-            if cols % vec:
-                raise RegallocError(f"no default copy layout for a {rows}x{cols} tile and {threads} threads")
-            tn = cols // vec
-        tm = threads // tn
-        while tm > 1 and rows % tm:
-            tm //= 2
-        return Layout((tm, tn), (tn, 1)), Layout((1, vec), (1, 1))
+        found = default_copy_layouts(dims, _bytes(element_type), self.threads)
+        if found is None:
+            raise RegallocError(f"no default copy layout for a {dims[0]}x{dims[1]} tile and {self.threads} threads")
+        return found
 
     def lower_copy_to_shared(self, op, src: GlobalArg, src_old, src_new, dst: SharedBuf, dst_old, dst_new,
                              thr: Layout | None, val: Layout | None, is_async: bool) -> None:
@@ -799,6 +788,25 @@ class MemoryLowering:
                 out += [em.insert(fast.vector_extract_op(vec, j, value.element_type)).results[0] for j in range(2)]
             value.cache["scalars"] = out
         return value.cache["scalars"]
+
+
+def default_copy_layouts(dims: tuple[int, int], element_bytes: int, threads: int) -> tuple[Layout, Layout] | None:
+    """The (thread, value) layouts of a block's copy of a ``dims`` tile without its own: up to 16 bytes a
+    thread along a row, the threads along the row dividing the block's; None when no such split exists."""
+    rows, cols = dims
+    vec = max(1, 16 // element_bytes)
+    while cols % vec:
+        vec //= 2
+    tn = cols // vec
+    while tn > threads or threads % tn:
+        vec *= 2
+        if cols % vec:
+            return None
+        tn = cols // vec
+    tm = threads // tn
+    while tm > 1 and rows % tm:
+        tm //= 2
+    return Layout((tm, tn), (tn, 1)), Layout((1, vec), (1, 1))
 
 
 def warp_bits(fields: tuple[BitField, ...]) -> tuple[BitField, ...]:
