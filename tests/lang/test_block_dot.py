@@ -166,3 +166,29 @@ def test_loads_left_as_written(after, bn):
     ref = a.astype(np.float64) @ b.astype(np.float64)
     assert np.abs(c - ref).max() / np.abs(ref).max() < 1e-5
     assert "cp.async" not in not_staged.compile(a, b, c, BM=64, BN=bn, BK=32, arch="sm_80").asm["ptx"]
+
+
+@tl.kernel(num_warps=4)
+def recurrence(h, w, T, BM: tl.constexpr, D: tl.constexpr):
+    """Rows r + BM.. of h are rows r.. times w, r = 0, BM, ...: the loop reads what it stored an
+    iteration before, so its loads must not be staged (read ahead) by tile-stage (session 28's hunt)."""
+    wt = tl.load(w, (0, 0), shape=(D, D))
+    for r in tl.range(0, T, BM):
+        y = tl.dot(tl.load(h, (r, 0), shape=(BM, D)), wt)
+        tl.barrier()
+        tl.store(h, (r + BM, 0), y.to(tl.float16))
+        tl.barrier()
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("stages", [None, 3])
+def test_a_loop_that_reads_what_it_stored(after, stages):
+    bm, d, steps = 16, 32, 4
+    h = np.full(((steps + 1) * bm, d), np.nan, np.float16)
+    h[:bm] = RNG.standard_normal((bm, d))
+    w = (RNG.standard_normal((d, d)) / np.sqrt(d)).astype(np.float16)
+    ref = np.array(h, np.float64)
+    for s in range(steps):
+        ref[(s + 1) * bm:(s + 2) * bm] = (ref[s * bm:(s + 1) * bm] @ w.astype(np.float64)).astype(np.float16)
+    recurrence.interpret(h, w, steps * bm, grid=(1,), BM=bm, D=d, num_stages=stages, after=after)
+    assert np.abs(h - ref).max() / np.abs(ref).max() < 2e-3

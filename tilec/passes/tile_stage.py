@@ -24,7 +24,8 @@ A load is staged when it is a ``tile.load`` of a global window of 16-bit element
 in), is the same in every warp and runs in every warp (``uniformity``), has indices defined outside
 the loop or the loop's induction variable (the copies move to the body's start; a carried value
 changes along the loop), has a shape the block's copy can split (``default_copy_layouts``), and every
-use is an A or B operand of a ``tile.mma``. Everything else is left as written.
+use is an A or B operand of a ``tile.mma``; and the loop writes no global memory (the copies read
+ahead of the body, and of its earlier iterations once pipelined). Everything else is left as written.
 """
 
 from __future__ import annotations
@@ -79,6 +80,18 @@ def stageable(load: t.LoadOp, body: Block, varying: set[SSAValue], threads: int)
     return bool(uses) and all(isinstance(u.operation, t.MmaOp) and u.index in (0, 1) for u in uses)
 
 
+def writes_global_memory(loop: scf.ForOp) -> bool:
+    """Whether anything in ``loop`` writes global memory (a store, an atomic, a bulk store): a staged
+    load reads its tile at the body's start, and tile-pipeline iterations ahead, so it could read what
+    the loop has not written yet. Views may alias (one array passed twice), so any global write counts."""
+    for op in loop.walk():
+        if isinstance(op, t.StoreOp) and isinstance(op.dest.type, GlobalType):
+            return True
+        if isinstance(op, t.AtomicOp | t.BulkStoreOp):
+            return True
+    return False
+
+
 def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp]) -> None:
     """Rewrite ``loop``'s staged ``loads`` into copies at the body's start, a barrier, shared loads in
     their place, and a barrier before the body's yield."""
@@ -122,7 +135,7 @@ def stage_function(fn: func.FuncOp) -> None:
     for loop in [op for op in fn.walk() if isinstance(op, scf.ForOp)]:
         body = loop.body.block
         loads = [op for op in body.ops if isinstance(op, t.LoadOp)]
-        if not loads:
+        if not loads or writes_global_memory(loop):
             continue
         if varying is None:
             varying = warp_varying(fn)

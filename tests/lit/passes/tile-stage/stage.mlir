@@ -38,6 +38,27 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
 // CHECK-NEXT: tile.barrier
 // CHECK-NEXT: scf.yield %d
 
+// Left as written: a loop that stores to global memory (its loads could read what it stored: the
+// staged copies would read ahead of the store).
+func.func @stores(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %kk: index)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %z = tile.zeros : !tile.rt<64x64xf32>
+  %acc = scf.for %k = %c0 to %kk step %c32 iter_args(%x = %z) -> (!tile.rt<64x64xf32>) {
+    %ta = tile.load %a[%c0, %k] : !tile.gl<f16, [?, ?]> -> !tile.rt<64x32xf16>
+    %tb = tile.load %b[%k, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<32x64xf16>
+    %d = tile.mma %ta, %tb, %x : !tile.rt<64x32xf16>, !tile.rt<32x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
+    tile.store %d, %c[%c0, %c0] : !tile.rt<64x64xf32> -> !tile.gl<f32, [?, ?]>
+    scf.yield %d : !tile.rt<64x64xf32>
+  }
+  func.return
+}
+// CHECK-LABEL: func.func @stores
+// CHECK-SAME: smem = 0
+// CHECK-NOT: tile.copy
+// CHECK: func.return
+
 // Left as written: a load whose rows come from the warp id (each warp's own: tile-layout does not
 // split its mma, the block shares no tile), one that also feeds an add, and one reading -inf
 // outside the view (a copy fills zeros).
