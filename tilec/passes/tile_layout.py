@@ -205,10 +205,15 @@ def split_over_warps(fn: Operation, threads: int | None) -> None:
             op.attributes[WARPS_ATTR] = DenseArrayBase.from_list(i64, list(grid))
     # mmas whose accumulators are one value (a loop's carried one, chained mmas) must agree: where they
     # do not, none of them is split (an accumulator has one fragment and is never converted)
+    # (and a class with a fragment written in a type keeps the warp fragment it was written for)
     classes = agreeing_classes(fn)
     grids: dict[SSAValue, set] = {}
     for op in mmas:
         grids.setdefault(classes.find(op.c), set()).add(mma_warps(op))
+    for inner in fn.walk():
+        for v in (*inner.results, *(a for r in inner.regions for b in r.blocks for a in b.args)):
+            if isinstance(v.type, RegisterType) and v.type.fragment is not None and classes.find(v) in grids:
+                grids[classes.find(v)].add("written")
     for op in mmas:
         if len(grids[classes.find(op.c)]) > 1 and WARPS_ATTR in op.attributes:
             del op.attributes[WARPS_ATTR]

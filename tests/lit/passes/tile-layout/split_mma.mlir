@@ -64,3 +64,20 @@ func.func @shared_zeros(%a: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>)
 // CHECK: %z_1 = tile.zeros
 // CHECK: %d = tile.mma %ta, %tb, %z_1 {tile.warps = array<i64: 2, 1, 1>}
 // CHECK: %e = tile.mma %tw, %tb_1, %z :
+
+// An mma whose result is converted into a tile with a fragment written in its type (a warp's C
+// fragment; a conversion of element type keeps the fragment) keeps that warp fragment: not split.
+func.func @written(%a: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f16, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [64, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %ta = tile.load %a[%c0, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<32x16xf16>
+  %tb = tile.load %a[%c0, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<16x16xf16>
+  %z = tile.zeros : !tile.rt<32x16xf32>
+  %d = tile.mma %ta, %tb, %z : !tile.rt<32x16xf16>, !tile.rt<16x16xf16>, !tile.rt<32x16xf32> -> !tile.rt<32x16xf32>
+  %h = tile.convert %d : !tile.rt<32x16xf32> -> !tile.rt<32x16xf16, ((4,8),((2,2),(2,2))):((64,1),((32,8),(16,256)))>
+  tile.store %h, %c[%c0, %c0] : !tile.rt<32x16xf16, ((4,8),((2,2),(2,2))):((64,1),((32,8),(16,256)))> -> !tile.gl<f16, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @written
+// CHECK-NOT: tile.warps
+// CHECK: func.return
