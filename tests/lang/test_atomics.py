@@ -123,3 +123,22 @@ def test_errors_point_at_the_line(kernel, marker, match):
         kernel.ir(x, x, N=32)
     line = next(i + 1 for i, text in enumerate(open(__file__).read().splitlines()) if marker in text)
     assert str(info.value).startswith(f"{__file__}:{line}:")
+
+
+@tl.kernel(num_warps=4)
+def places_per_warp(x, o, p):
+    """A value the same in every warp added at a place computed from the warp id: each warp's own add
+    (a histogram by warp); and lane ids as places: each lane's (session 28's review)."""
+    tl.atomic_add(o, (tl.warp_id(),), tl.sum(tl.load(x, (0,), shape=(32,))))
+    tl.atomic_add(p, (tl.lane_id(),), 1.0)
+
+
+def test_places_that_differ_between_warps_and_lanes():
+    x = RNG.standard_normal(32).astype(np.float32)
+    o, p = np.zeros(4, np.float32), np.zeros(32, np.float32)
+    places_per_warp.interpret(x, o, p, grid=(1,), after="tile-distribute")
+    assert np.allclose(o, x.astype(np.float64).sum(), rtol=1e-5) and (p == 4).all()  # four warps' lanes
+    o[:] = 0
+    p[:] = 0
+    places_per_warp.interpret(x, o, p, grid=(1,))  # the tile interpreter: warps, not lanes
+    assert np.allclose(o, x.astype(np.float64).sum(), rtol=1e-5)

@@ -192,3 +192,25 @@ def test_a_loop_that_reads_what_it_stored(after, stages):
         ref[(s + 1) * bm:(s + 2) * bm] = (ref[s * bm:(s + 1) * bm] @ w.astype(np.float64)).astype(np.float16)
     recurrence.interpret(h, w, steps * bm, grid=(1,), BM=bm, D=d, num_stages=stages, after=after)
     assert np.abs(h - ref).max() / np.abs(ref).max() < 2e-3
+
+
+@tl.kernel(num_warps=4)
+def dot_used_per_warp(a, b, x, o, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    """The block's dot, then each warp adds its own tile and stores at its own rows, and warp 0 alone
+    stores it again: code each warp runs as its own, so the mma is not split (session 28's review)."""
+    acc = tl.dot(tl.load(a, (0, 0), shape=(M, K)), tl.load(b, (0, 0), shape=(K, N)))
+    w = tl.warp_id()
+    tl.store(o, (w * M, 0), acc + tl.load(x, (w * M, 0), shape=(M, N)))
+    if w == 0:
+        tl.store(o, (4 * M, 0), acc)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_a_block_dot_a_warp_uses_as_its_own(after):
+    m = n = k = 32
+    a, b = RNG.standard_normal((m, k)).astype(np.float16), RNG.standard_normal((k, n)).astype(np.float16)
+    x = RNG.standard_normal((4 * m, n)).astype(np.float32)
+    o = np.full((5 * m, n), np.nan, np.float32)
+    dot_used_per_warp.interpret(a, b, x, o, grid=(1,), M=m, N=n, K=k, after=after)
+    acc = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(o - np.concatenate([np.tile(acc, (4, 1)) + x, acc])).max() < 1e-4

@@ -302,6 +302,10 @@ def _fragments_to_transpose():
         yield f"default {dims}", default_fragment(dims)
     for dims, threads in (((64, 128), 256), ((2, 1024), 128), ((16, 8), 64)):
         yield f"block {dims} {threads}", block_fragment(dims, threads, 4)
+    for operand, dims, transposed in (("A", (64, 32), False), ("A", (32, 64), True), ("B", (32, 64), True),
+                                      ("C", (64, 64), False)):  # split over a 2x2 grid of warps
+        yield f"split {operand} {dims} {transposed}", mma_fragment(MMA_ATOMS["mma_m16n8k16_f16"], operand, dims,
+                                                                  transposed, warps=(2, 2, 1))
 
 
 @pytest.mark.parametrize("name, frag", list(_fragments_to_transpose()), ids=lambda x: x if isinstance(x, str) else "")
@@ -359,7 +363,7 @@ def test_an_mma_split_over_the_warps_covers_its_tiles(m, n, k, warps):
                     b_cols = {fb.coord(u, v)[1] for u in warp for v in fb.atom_value_range(ni, ki)}
                     w_rows = {fc.coord(u, v)[0] for u in warp for v in fc.atom_value_range(mi, ni)}
                     w_cols = {fc.coord(u, v)[1] for u in warp for v in fc.atom_value_range(mi, ni)}
-                    assert c_rows <= w_rows and c_cols <= w_cols
+                    assert c_rows <= w_rows and c_cols <= w_cols  # (t's are its warp's: a sanity check)
                     assert a_rows == w_rows and b_cols == w_cols
                     a_ks = {fa.coord(u, v)[1] for u in warp for v in fa.atom_value_range(mi, ki)}
                     b_ks = {fb.coord(u, v)[0] for u in warp for v in fb.atom_value_range(ni, ki)}

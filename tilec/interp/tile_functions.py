@@ -51,7 +51,7 @@ from tilec.dialects.tile.types import SharedType, element_bits
 from tilec.interp.dtypes import exp2_ftz, exp_ftz, numpy_dtype, round_tf32, to_element
 from tilec.interp.errors import BarrierError, OpError, TileInterpreterError, WarpAborted, describe_op, op_text
 from tilec.interp.mbarriers import BarrierArray, NamedBarrier
-from tilec.passes.uniformity import warp_varying
+from tilec.passes.uniformity import atomic_combiners, lane_varying, warp_varying
 from tilec.interp.memory import GlobalView, SharedTile, copy_owner_mask, shared_offsets
 from tilec.interp.numeric import NumpyArithFunctions, NumpyMathFunctions, NumpyIntegerFunctions
 
@@ -802,12 +802,12 @@ class TileFunctions(InterpreterFunctions):
     @impl(t.AtomicOp)
     def run_atomic(self, interpreter: Interpreter, op: t.AtomicOp, args: PythonValues):
         """The window read, combined with the value and written back (inside the view only). A warp
-        of a per-warp execution combines a value that is the same in every warp only as warp 0:
-        the block combines it once, as tile-distribute's code does."""
+        of a per-warp execution combines a value at a place that are the same in every warp only as
+        warp 0: the block combines it once, as tile-distribute's code does (``atomic_combiners``)."""
         value, dest, *indices = args
         dims = _register_dims(op.value.type)
         value = _register(value, dims, "the combined value")
-        if self.ctx.warp not in (None, 0) and op.value not in self._warp_varying(op):
+        if self.ctx.warp not in (None, 0) and atomic_combiners(op, *self._varying_ids(op)) == "the block":
             return ()
         idx = _indices(indices)
         combine = {"add": np.add, "max": np.maximum, "min": np.minimum}[op.kind.data]
@@ -815,14 +815,14 @@ class TileFunctions(InterpreterFunctions):
         _write(dest, idx, combine(old, value).astype(old.dtype))  # f32 in f32; i32 wraps
         return ()
 
-    def _warp_varying(self, op: Operation) -> set:
-        """The values of ``op``'s function that may differ between warps (computed once a function)."""
+    def _varying_ids(self, op: Operation) -> tuple[set, set]:
+        """The values of ``op``'s function that may differ between lanes, and between warps (once a function)."""
         fn = op.parent_op()
         while fn is not None and not isinstance(fn, FuncOp):
             fn = fn.parent_op()
         cache = self.__dict__.setdefault("_varying", {})
         if id(fn) not in cache:
-            cache[id(fn)] = (fn, warp_varying(fn))
+            cache[id(fn)] = (fn, (lane_varying(fn), warp_varying(fn)))
         return cache[id(fn)][1]
 
     def _check_bulk_reads(self, dest: Any, indices: tuple[int, ...], dims: tuple[int, ...]) -> None:

@@ -392,7 +392,8 @@ def store(view: View, offsets: Sequence[Any], value: Any) -> None:
         raise error(f"tl.store writes an array argument of the kernel, got {_describe(view)}")
     if isinstance(value, Expanded):  # v[None, :] into a 2-D array is a tile of one row (v[:, None]: one column)
         value = value.tile() if view.ndim == 2 else value.vector
-    if isinstance(value, Scalar) and view.ndim in (1, 2):  # one element (a full reduction's result)
+    if isinstance(value, (Scalar, int, float)) and not isinstance(value, bool) and view.ndim in (1, 2):
+        # one element (a full reduction's result, a number)
         value = full((1,) * view.ndim, value, view.dtype)  # converted to the array's type, as Triton stores
     if not isinstance(value, (Tile, Vector)):
         raise error(f"tl.store writes a tile, a vector or a scalar, got {_describe(value)}")

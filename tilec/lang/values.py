@@ -443,7 +443,7 @@ def _materialize(o: Any, shape: _Shape, element: Attribute) -> SSAValue:
     if isinstance(o, Vector) and shape.kind == "tile":
         return _materialize(Expanded(o, 1), shape, element)  # numpy: a 1-D array runs along the last axis
     if isinstance(o, Vector) and shape.kind == "vector" and o.orientation != shape.dims[1]:
-        o = _reoriented(o, shape.dims[1])  # made from nothing: made again as the others are (_agreed_orientation)
+        o = _reoriented(o, shape.dims[1])  # made again, or turned, in the orientation agreed (_agreed_orientation)
     if isinstance(o, (Tile, Vector)):
         if o.type.element_type != element:
             raise error(f"{o.describe()} meets {dtype_of(element)} values: convert with .to(...)")
@@ -488,7 +488,8 @@ def _agreed_orientation(vectors: Sequence[Vector]) -> str:
             if carried is not None:
                 other = "row" if carried.orientation == "col" else "col"
                 raise OrientationConflict(error(f"{carried.type} is carried through a loop and used as a vector "
-                                                f"with one value per {other[:3]}").args[0], carried.value, other)
+                                                f"with one value per {'row' if other == 'row' else 'column'}").args[0],
+                                          carried.value, other)
             break
     return fixed[0].orientation
 
@@ -507,8 +508,8 @@ def _reoriented(v: Vector, orientation: str) -> Vector:
     A vector is made with one orientation (a 1-D load along the columns, a row reduction along
     the rows). Used the other way, the ops that made it are made again with the other
     orientation, each right after its original: a load, iota, fill or zeros, and the elementwise
-    ops on such vectors (``tl.arange(n).to(tl.float32)[:, None]``). A reduction's vector has the
-    orientation of the tile it reduced: that is an error.
+    ops on such vectors (``tl.arange(n).to(tl.float32)[:, None]``). A reduction's vector, which has
+    the orientation of the tile it reduced, is turned instead (:func:`_turned`: a conversion).
     """
     twin = _reoriented_value(v.value, orientation)
     return Vector(twin) if twin is not None else _turned(v)
@@ -533,7 +534,7 @@ def reoriented(v: Vector, orientation: str) -> Vector:
 
 
 def reoriented_or_none(v: Vector, orientation: str) -> Vector | None:
-    """:func:`_reoriented` without the error: None when ``v`` cannot be made again in ``orientation``."""
+    """``v`` made again in ``orientation`` (no conversion), or None when it cannot be (a reduction's)."""
     if not _can_reorient(v.value):
         return None
     return Vector(_reoriented_value(v.value, orientation))
@@ -560,13 +561,6 @@ def _reoriented_value(value: SSAValue, orientation: str) -> SSAValue | None:
     new.location = op.location
     op.parent_block().insert_op_after(new, op)
     return new.results[0]
-
-
-def _orientation_message(v: Vector, axis: int) -> str:
-    want = "v[:, None] needs a vector with one value per row" if axis == 0 else \
-        "v[None, :] needs a vector with one value per column"
-    has = "per row (a row reduction's)" if v.orientation == "row" else "per column (a column reduction's)"
-    return f"{want}; this one has one value {has}"
 
 
 def _is_float(ty: Attribute) -> bool:

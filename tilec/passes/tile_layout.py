@@ -79,7 +79,7 @@ from tilec.passes.fragments import (
     vector_fragment,
     window_values,
 )
-from tilec.passes.uniformity import run_by_every_warp, warp_varying
+from tilec.passes.uniformity import flows_into_per_warp_code, run_by_every_warp, warp_varying
 
 THREAD_TILE_ATTR = "tile.thread_tile"
 """Optional attribute of an ``fma_f32`` ``tile.mma``: ``[TM, TN]``, each lane's block of C."""
@@ -174,7 +174,8 @@ def warp_grid(m: int, n: int, warps: int, atom: MMAAtom) -> tuple[int, int, int]
 
 def split_over_warps(fn: Operation, threads: int | None) -> None:
     """Mark each ``tile.mma`` that every warp of a block of ``threads`` runs on the same values (not
-    warp-varying, under no branch some warps skip) with the warp grid it is split over
+    warp-varying, under no branch some warps skip, and nothing computed from it used by one warp as its
+    own: :func:`~tilec.passes.uniformity.flows_into_per_warp_code`) with the warp grid it is split over
     (:data:`WARPS_ATTR`): a block's ``tl.dot`` is then each warp's part, not a copy in every warp. An
     mma whose tiles carry fragments already, or the SIMT atom, is left as written."""
     if threads is None or threads <= WARP or thread_bits(threads) is None:
@@ -195,6 +196,8 @@ def split_over_warps(fn: Operation, threads: int | None) -> None:
             continue
         if any(v in varying for v in (op.a, op.b, op.c, op.result)) or not run_by_every_warp(op, varying):
             continue
+        if flows_into_per_warp_code(op.result, varying) or flows_into_per_warp_code(op.c, varying):
+            continue  # a warp would use its part as if it held the whole (a store at its own rows ...)
         try:
             mma_fragments(op)  # whole atoms before any split: else the error names the tiles as written
         except FragmentError:

@@ -140,6 +140,63 @@ def run_by_every_warp(op: Operation, varying: set[SSAValue]) -> bool:
     return True
 
 
+def flows_into_per_warp_code(value: SSAValue, varying: set[SSAValue]) -> bool:
+    """Whether ``value``, or anything computed from it (through ops, loops and ifs), meets code that is
+    each warp's own: a warp-varying value, an op some warps skip, or a store or atomic at warp-varying
+    indices. A value split over the block's warps (each warp holding its part) must not."""
+    seen: set[SSAValue] = set()
+    work = [value]
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if v in varying:
+            return True
+        for use in v.uses:
+            user = use.operation
+            if not run_by_every_warp(user, varying):
+                return True
+            indices = getattr(user, "indices", None)
+            if indices is not None and any(i in varying for i in indices) and not user.results:
+                return True  # a store or atomic each warp makes at its own place
+            if isinstance(user, scf.YieldOp):
+                parent = user.parent_op()
+                if parent is not None and use.index < len(parent.results):
+                    work.append(parent.results[use.index])
+                    if isinstance(parent, scf.ForOp):
+                        work.append(parent.body.block.args[use.index + 1])
+                continue
+            if isinstance(user, scf.ForOp) and use.index >= 3:  # an initial carried value
+                work += [user.body.block.args[use.index - 2], user.results[use.index - 3]]
+                continue
+            work.extend(user.results)
+    return False
+
+
+AtomicCombiners = str
+"""Which holders of an element a ``tile.atomic`` combines from: ``"every thread"`` (its indices differ
+between lanes), ``"every warp"`` (its value or indices differ between warps: each warp's own, its
+lanes' copies once) or ``"the block"`` (once a block)."""
+
+
+def atomic_combiners(op: Operation, lane_varying: set[SSAValue], warp_varying_values: set[SSAValue]) -> AtomicCombiners:
+    """:data:`AtomicCombiners` of a ``tile.atomic``, from the values that differ between lanes (computed
+    from ``tile.lane_id`` / ``tile.thread_id``) and between warps (any id): tile-distribute and the tile
+    interpreter both decide by this."""
+    indices = list(op.indices)
+    if any(i in lane_varying for i in indices):
+        return "every thread"
+    if op.value in warp_varying_values or any(i in warp_varying_values for i in indices):
+        return "every warp"
+    return "the block"
+
+
+def lane_varying(fn: func.FuncOp) -> set[SSAValue]:
+    """Values that may differ between the lanes of a warp (computed from the lane or thread id)."""
+    return warp_varying(fn, (t.LaneIdOp, t.ThreadIdOp))
+
+
 def split_between_warps(ty: Attribute) -> bool:
     """Whether ``ty`` is a register tile or vector whose elements are spread over the block's warps
     (some held by some warps only), rather than each warp's own or copies in every warp."""

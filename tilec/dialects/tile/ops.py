@@ -751,9 +751,9 @@ class AtomicOp(IRDLOperation):
     ``tl.atomic_add``/``max``/``min``; PTX ``red.global``), elements outside the view dropped.
 
     Each element is combined once however many threads hold a copy of it: once a block for a value
-    that is the same in every warp, once a warp for one computed from ``tile.warp_id``. The order
-    in which blocks (or warps) combine is the GPU's: f32 sums may differ in their last bits from
-    run to run.
+    and indices that are the same in every warp, once a warp where either is computed from
+    ``tile.warp_id``, by every holder where the indices come from the lane id. The order in which
+    blocks (or warps) combine is the GPU's: f32 sums may differ in their last bits from run to run.
     """
 
     name = "tile.atomic"
@@ -1636,8 +1636,8 @@ class TransposeOp(IRDLOperation):
 class ExtractOp(IRDLOperation):
     """``%s = tile.extract %v : !tile.rv<1xf32, row> -> f32``: the one element of a register tile or
     vector, as a scalar (a full reduction's last step: ``tl.sum(x)`` reduces the rows, then the row
-    vector, to one element). Every thread that runs it must hold the element: a reduction leaves
-    its result in all the threads of its rows (tile-distribute says so where not).
+    vector, to one element). Every thread holds a one-element value (every (thread, value) of its
+    fragment is that element), so tile-distribute reads the thread's own register.
     """
 
     name = "tile.extract"

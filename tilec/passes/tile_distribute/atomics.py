@@ -7,9 +7,11 @@ so each element is combined by exactly one of its holders:
   (broadcast bits: the lane fields of a tile or vector fragment leave them out) hold copies: the
   one with those bits 0 combines; a value index whose element the thread already combined (a
   fragment that holds one element twice) is skipped;
-- a warp's fragment in a block of several warps: every warp holds the tile. If the value is the
-  same in every warp (:func:`~tilec.passes.uniformity.warp_varying` says it is not warp-varying)
-  only warp 0 combines; a value computed from the warp id is each warp's own, and each combines.
+- a warp's fragment in a block of several warps: every warp holds the tile. If the value and the
+  indices are the same in every warp (:func:`~tilec.passes.uniformity.atomic_combiners`) only warp 0
+  combines; a value or a place computed from the warp id is each warp's own, and each combines;
+- indices computed from the lane (or thread) id make each thread's places its own: every holder
+  combines.
 
 Each combine is one ``red.global`` (``frag.red``), predicated on that choice and on the element
 lying inside the view, like a store's.
@@ -25,7 +27,7 @@ from tilec.passes.fragments import WARP, Fragment, VectorFragment
 from tilec.passes.tile_distribute.emit import Bool
 from tilec.passes.tile_distribute.values import GlobalArg, Regs
 from tilec.passes.tile_distribute.vectors import copy_bits
-from tilec.passes.uniformity import warp_varying
+from tilec.passes.uniformity import atomic_combiners, lane_varying, warp_varying
 
 
 def tile_copy_bits(frag: Fragment) -> int:
@@ -73,12 +75,12 @@ class AtomicLowering:
     def _combiner(self, op: t.AtomicOp, frag: Fragment | VectorFragment) -> Bool:
         """Whether this thread combines the elements it holds (see the module docstring)."""
         em = self.em
+        if not hasattr(self, "_varying_ids"):
+            self._varying_ids = (lane_varying(self.fn), warp_varying(self.fn))
+        mode = atomic_combiners(op, *self._varying_ids)
+        if mode == "every thread":  # indices that differ between lanes: each thread's own places
+            return True
         bits = copy_bits(frag) if isinstance(frag, VectorFragment) else tile_copy_bits(frag)
-        if frag.warps == 1 and self.threads > WARP and op.value not in self._varying_values():
+        if mode == "the block" and frag.warps == 1 and self.threads > WARP:
             bits |= (self.threads - 1) & ~(WARP - 1)  # a warp's copy of a block-wide value: warp 0's
         return True if bits == 0 else em.cmp("eq", em.and_(self.thread_index(i32), bits, i32), 0, i32)
-
-    def _varying_values(self) -> set:
-        if not hasattr(self, "_warp_varying"):
-            self._warp_varying = warp_varying(self.fn)
-        return self._warp_varying
