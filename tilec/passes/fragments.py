@@ -127,9 +127,9 @@ class Fragment:
     tiles: tuple[int, int] = (1, 1)
     transposed: bool = False
     name: str = field(default="", compare=False)
-    warp_grid: tuple[int, int] = (1, 1)
-    """For an mma operand split over the block's warps (:func:`mma_fragment` with ``warps``): the
-    ``WM x WN`` grid of warps; ``tiles`` and the atom values are then those of one warp's part."""
+    warp_split: tuple[int, int, int] | None = None
+    """For an mma operand split over the block's warps: :func:`mma_fragment`'s ``warps`` (WM, WN, copies);
+    ``tiles`` and the atom values are then those of one warp's part."""
 
     @property
     def layout(self) -> Layout:
@@ -325,7 +325,7 @@ def _split_mma_fragment(atom: MMAAtom, operand: str, dims: tuple[int, int], tran
     step_n = (part[0] if n_dim == 0 else rows * part[1]) if n_dim is not None else 0
     threads = make_layout(lanes, Layout((wm, wn, copies), (step_m, step_n, 0)))
     tv = TVLayout(make_layout(threads, values), dims)
-    return Fragment(tuple(dims), tv, sub.packing, atom, operand, sub.tiles, transposed, name, (wm, wn))
+    return Fragment(tuple(dims), tv, sub.packing, atom, operand, sub.tiles, transposed, name, tuple(warps))
 
 
 def _type_bits(name: str) -> int:

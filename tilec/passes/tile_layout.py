@@ -486,10 +486,8 @@ class LayoutAssignment:
         if window is None or window.atom is None:
             return None
         try:
-            warps = None if window.warp_grid == (1, 1) else (*window.warp_grid, window.tv.num_threads // WARP
-                                                              // (window.warp_grid[0] * window.warp_grid[1]))
             return mma_fragment(window.atom, window.operand, tuple(op.source.type.dims), window.transposed,
-                                value_name(op.source), warps)
+                                value_name(op.source), window.warp_split)
         except FragmentError:
             return None
 

@@ -30,15 +30,6 @@ from tilec.passes.tile_distribute.vectors import copy_bits
 from tilec.passes.uniformity import atomic_combiners, lane_varying, warp_varying
 
 
-def tile_copy_bits(frag: Fragment) -> int:
-    """The thread bits of a tile fragment that do not move its elements: threads differing there hold copies."""
-    used = 0
-    for fields in frag.lane_fields:
-        for f in fields:
-            used |= ((1 << f.width) - 1) << f.shift
-    return (frag.tv.num_threads - 1) & ~used
-
-
 class AtomicLowering:
     """Mixin of :class:`tilec.passes.tile_distribute.kernel.KernelLowering`: lowers ``tile.atomic``."""
 
@@ -80,7 +71,7 @@ class AtomicLowering:
         mode = atomic_combiners(op, *self._varying_ids)
         if mode == "every thread":  # indices that differ between lanes: each thread's own places
             return True
-        bits = copy_bits(frag) if isinstance(frag, VectorFragment) else tile_copy_bits(frag)
+        bits = copy_bits(frag)
         if mode == "the block" and frag.warps == 1 and self.threads > WARP:
             bits |= (self.threads - 1) & ~(WARP - 1)  # a warp's copy of a block-wide value: warp 0's
         return True if bits == 0 else em.cmp("eq", em.and_(self.thread_index(i32), bits, i32), 0, i32)

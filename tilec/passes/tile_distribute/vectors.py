@@ -20,13 +20,14 @@ from tilec.dialects import frag_fast
 from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf
 
 
-def copy_bits(vec: VectorFragment) -> int:
-    """The lane (thread, for a block's vector) bits that do not move a vector fragment's index:
+def copy_bits(frag: VectorFragment | Fragment) -> int:
+    """The lane (thread, for a block's value) bits that do not move a vector's or a tile's elements:
     threads differing there hold copies."""
+    fields = frag.lane_fields if isinstance(frag, VectorFragment) else [f for axis in frag.lane_fields for f in axis]
     used = 0
-    for f in vec.lane_fields:
+    for f in fields:
         used |= ((1 << f.width) - 1) << f.shift
-    return (vec.tv.num_threads - 1) & ~used
+    return (frag.tv.num_threads - 1) & ~used
 
 
 class VectorLowering:
