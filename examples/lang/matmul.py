@@ -138,7 +138,7 @@ CONFIG = dict(BM=128, BN=128, BK=32, WM=32, WN=64)
 """128x128 block tiles, 4x2 warps of 32x64: what tilec.matmul runs for large f16 problems before sm_90."""
 
 CONFIG_BLOCK = dict(BM=128, BN=128, BK=32)
-""":func:`matmul_block`'s tiles: four warps of 64x64 (H200, 4096^3 f16: 395 TFLOP/s against 250 with eight)."""
+""":func:`matmul_block`'s tiles: four warps of 64x64 parts (``bench/lang.py``, H200, 4096^3 f16: 391 TFLOP/s)."""
 
 CONFIG_WGMMA = dict(BM=128, BN=256, BK=64)
 """sm_90a: 128x256 block tiles, two warpgroups, K steps of 64 in 3 stages (tilec.matmul's WGMMA_CONFIG)."""
