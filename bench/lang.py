@@ -142,6 +142,10 @@ def gemm_rows() -> list[dict]:
                    "lang block": lambda: lang_matmul.matmul_block[lang_matmul.grid(size, size)](
                        a, b, c, **lang_matmul.CONFIG_BLOCK)}
         if hopper:
+            # the same Triton-style kernel on sm_90a: the block's warpgroup MMAs on the staged tiles
+            bcfg = lang_matmul.CONFIG_BLOCK_WGMMA
+            kernels["block wgmma"] = lambda: lang_matmul.BLOCK_WGMMA[lang_matmul.grid(size, size, **bcfg)](
+                a, b, c, arch="sm_90a", **bcfg)
             cfg = lang_matmul.CONFIG_WGMMA
             kernels["lang wgmma"] = lambda: lang_matmul.matmul_wgmma[lang_matmul.grid(size, size, **cfg)](
                 a, b, c, arch="sm_90a", **cfg)

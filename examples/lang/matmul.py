@@ -55,7 +55,9 @@ def matmul(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, WM: tl
 def matmul_block(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr = 8):
     """The Triton tutorial's GEMM as a Triton user writes it: block tiles only, no shared memory and no
     warp ids. The compiler stages the operands through shared memory (``tile-stage``, then the same
-    ``cp.async`` pipeline) and splits the product over the block's warps (``tile-layout``'s warp grid)."""
+    ``cp.async`` pipeline) and splits the product over the block's warps (``tile-layout``'s warp grid).
+    Compiled for ``arch="sm_90a"``, the product is warpgroup MMAs reading the staged tiles in shared
+    memory (:data:`BLOCK_WGMMA` runs it with two warpgroups and bulk tensor copies)."""
     row0, col0 = block_origin(a.shape[0], b.shape[1], BM, BN, GROUP)
     acc = tl.zeros((BM, BN))
     for k in tl.range(0, a.shape[1], BK):
@@ -140,6 +142,12 @@ CONFIG = dict(BM=128, BN=128, BK=32, WM=32, WN=64)
 CONFIG_BLOCK = dict(BM=128, BN=128, BK=32)
 """:func:`matmul_block`'s tiles: four warps of 64x64 parts (``bench/lang.py``, H200, 4096^3 f16: 391 TFLOP/s)."""
 
+BLOCK_WGMMA = matmul_block.with_options(num_warps=8, bulk=True)
+""":func:`matmul_block` for sm_90a: two warpgroups, the staged copies bulk tensor copies (TMA)."""
+
+CONFIG_BLOCK_WGMMA = dict(BM=128, BN=256, BK=64)
+""":data:`BLOCK_WGMMA`'s tiles (``bench/lang.py``, H200, 4096^3 f16: 679 TFLOP/s, Triton's GEMM 635)."""
+
 CONFIG_WGMMA = dict(BM=128, BN=256, BK=64)
 """sm_90a: 128x256 block tiles, two warpgroups, K steps of 64 in 3 stages (tilec.matmul's WGMMA_CONFIG)."""
 
@@ -170,6 +178,9 @@ def main() -> int:
     ptx = matmul.compile(a, b, c, arch=args.arch, **CONFIG).asm["ptx"]
     print(f"PTX for {args.arch}: {len(ptx.splitlines())} lines, {ptx.count('mma.sync')} mma.sync, "
           f"{ptx.count('cp.async.cg') + ptx.count('cp.async.ca')} cp.async")
+    ptx = BLOCK_WGMMA.compile(a, b, c, arch="sm_90a", **CONFIG_BLOCK_WGMMA).asm["ptx"]
+    print(f"PTX of matmul_block for sm_90a: {ptx.count('wgmma.mma_async')} wgmma.mma_async, "
+          f"{ptx.count('mma.sync')} mma.sync")
     ptx = matmul_wgmma.compile(a, b, c, arch="sm_90a", **CONFIG_WGMMA).asm["ptx"]
     print(f"PTX of matmul_wgmma for sm_90a: {len(ptx.splitlines())} lines, {ptx.count('wgmma.mma_async')} "
           f"wgmma.mma_async, {ptx.count('cp.async.bulk.tensor')} bulk tensor copies")
@@ -189,6 +200,8 @@ def main() -> int:
     if torch.cuda.get_device_capability() == (9, 0):
         runs.append(("matmul_wgmma", lambda: matmul_wgmma[grid(s, s, **CONFIG_WGMMA)](a, b, c, arch="sm_90a",
                                                                                      **CONFIG_WGMMA)))
+        runs.append(("matmul_block (sm_90a)", lambda: BLOCK_WGMMA[grid(s, s, **CONFIG_BLOCK_WGMMA)](
+            a, b, c, arch="sm_90a", **CONFIG_BLOCK_WGMMA)))
         blocks = persistent_blocks(s, s, torch.cuda.get_device_properties(0).multi_processor_count, **CONFIG_WGMMA)
         runs.append(("matmul_persistent", lambda: matmul_persistent[(blocks,)](a, b, c, arch="sm_90a",
                                                                               **CONFIG_WGMMA)))

@@ -122,6 +122,26 @@ def test_matmul_wgmma(mnk, producer):
     assert rel_err(c, a.double() @ b.double()) < 2e-3
 
 
+@gpu
+@hopper
+@pytest.mark.gpu
+@pytest.mark.parametrize("mnk", [(128, 256, 64), (1000, 520, 200), (2048, 2048, 2048)], ids=str)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("producer", [False, True], ids=["", "producer"])
+def test_a_triton_style_gemm_on_warpgroup_mmas(mnk, dtype, producer):
+    """examples/lang/matmul.py's ``matmul_block`` (tl.dot of block tiles) compiled for sm_90a: tile-stage
+    makes the dot the block's wgmmas on the staged tiles (bulk copies; a producer warpgroup or not)."""
+    mod = example("matmul")
+    kernel = mod.BLOCK_WGMMA.with_options(producer=producer)
+    m, n, k = mnk
+    t = getattr(torch, dtype)
+    a, b = torch.randn(m, k, device="cuda", dtype=t), torch.randn(k, n, device="cuda", dtype=t)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=t)
+    cfg = mod.CONFIG_BLOCK_WGMMA
+    kernel[mod.grid(m, n, **cfg)](a, b, c, arch="sm_90a", **cfg)
+    assert rel_err(c, a.double() @ b.double()) < (1e-2 if dtype == "bfloat16" else 2e-3)
+
+
 @hopper
 @pytest.mark.gpu
 def test_the_wgmma_forms_on_the_gpu():

@@ -80,6 +80,38 @@ def test_staged_operands_are_copied_and_read_by_ldmatrix():
     assert "cp.async" in ptx and "ldmatrix" in ptx and ptx.count("mma.sync") == 16
 
 
+WARPGROUP_CASES = [  # warps, BM, BN, bulk, producer
+    (4, 128, 64, False, False),   # one warpgroup, two 64-row bands
+    (8, 128, 128, True, False),   # two warpgroups along M, bulk tensor copies
+    (8, 64, 128, True, True),     # two along N (64 columns each), a producer warpgroup
+]
+
+
+@pytest.mark.parametrize("after", ["tile-stage", "tile-distribute"])
+@pytest.mark.parametrize("warps, bm, bn, bulk, producer", WARPGROUP_CASES)
+def test_a_block_gemm_on_warpgroup_mmas(after, warps, bm, bn, bulk, producer):
+    """For sm_90a, tile-stage makes the staged dot the block's ``tile.wgmma``: ragged edges, K not a
+    multiple of BK, every warpgroup split, on the tile interpreter and lane by lane."""
+    kernel = tl.Kernel(gemm16.fn, num_warps=warps, num_stages=2, bulk=bulk, producer=producer)
+    m, n, k = 200, 136, 72
+    a, b = RNG.standard_normal((m, k)).astype(np.float16), RNG.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float16)
+    kernel.interpret(a, b, c, grid=(-(-m // bm), -(-n // bn)), BM=bm, BN=bn, BK=32, arch="sm_90a", after=after)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 2e-3
+
+
+@pytest.mark.parametrize("warps, bm, bn, bulk, producer", WARPGROUP_CASES)
+def test_the_warpgroup_mmas_in_the_ptx(warps, bm, bn, bulk, producer):
+    """sm_90a: wgmmas on shared memory, no ldmatrix and no mma.sync; sm_80 keeps mma.sync."""
+    kernel = tl.Kernel(gemm16.fn, num_warps=warps, num_stages=3, bulk=bulk, producer=producer)
+    h = RNG.standard_normal((256, 256)).astype(np.float16)
+    ptx = kernel.compile(h, h, h, BM=bm, BN=bn, BK=64, arch="sm_90a").asm["ptx"]
+    bands = bm // 64 // (2 if warps == 8 and bm >= 128 else 1)
+    assert ptx.count("wgmma.mma_async") == bands * 4 and "mma.sync" not in ptx and "ldmatrix" not in ptx
+    assert "mma.sync" in gemm16.compile(h, h, h, BM=bm, BN=bn, BK=64, num_warps=warps, arch="sm_80").asm["ptx"]
+
+
 @tl.kernel(num_warps=8)
 def scores_softmax(q, k, o, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
     """S = q k^T split over 8 warps, then a row softmax whose rows span the warps (reduced through

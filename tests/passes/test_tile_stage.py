@@ -70,3 +70,48 @@ def test_a_loop_with_its_own_copies_computes_the_same(passes):
     run(module, "mixed", *args, 96, grid=(1, 1, 1))
     ref = a.astype(np.float64) @ b.astype(np.float64)
     assert np.abs(out - ref).max() / np.abs(ref).max() < 1e-5
+
+
+WGMMA_LIT = LIT.with_name("wgmma.mlir")
+WGMMA_PASSES = "tile-stage{wgmma=true},tile-swizzle,tile-pipeline{stages=2},tile-layout,tile-distribute"
+
+
+def _wgmma_module(name: str, passes: str | None):
+    module = parse_module(WGMMA_LIT.read_text())
+    for fn in list(module.ops):
+        if fn.sym_name.data != name:
+            fn.detach()
+    if passes is not None:
+        build_pipeline(passes).apply(make_context(), module)
+    return module
+
+
+@pytest.mark.parametrize("passes", [None, "tile-stage{wgmma=true}", WGMMA_PASSES])
+@pytest.mark.parametrize("m, n, k", [(128, 128, 64), (200, 130, 40)])
+def test_the_block_wgmma_computes_the_same_gemm(passes, m, n, k):
+    """The warpgroup's two bands, on every pass: ragged edges, K not a multiple of the step (zeros)."""
+    module = _wgmma_module("gemm", passes)
+    if passes is not None:
+        assert any(isinstance(op, t.WgmmaOp) for op in module.walk()) == (passes != WGMMA_PASSES)
+    rng = np.random.default_rng(m + 3 * n + 7 * k)
+    a, b = rng.standard_normal((m, k)).astype(np.float16), rng.standard_normal((k, n)).astype(np.float16)
+    out = np.full((m, n), np.nan, np.float32)
+    args = (a, b, out) if passes != WGMMA_PASSES else (*_view(a), *_view(b), *_view(out))
+    run(module, "gemm", *args, -(-k // 32) * 32, grid=(-(-m // 128), -(-n // 128), 1))
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(out - ref).max() / np.abs(ref).max() < 1e-5
+
+
+@pytest.mark.parametrize("passes", [None, WGMMA_PASSES])
+def test_warpgroups_split_the_block_wgmma_along_m_and_n(passes):
+    """Two warpgroups: 64-row bands of a 128x256 product, and 128 columns each of a 64x256 one (B N x K)."""
+    module = _wgmma_module("groups", passes)
+    rng = np.random.default_rng(29)
+    a, b = rng.standard_normal((128, 128)).astype(np.float16), rng.standard_normal((256, 256)).astype(np.float16)
+    out = np.full((128, 256), np.nan, np.float32)
+    args = (a, b, out) if passes is None else (*_view(a), *_view(b), *_view(out))
+    run(module, "groups", *args, 128, grid=(1, 1, 1))
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    ref = a64 @ b64[:128, :]
+    ref[:64] = a64[:64] @ b64[:, :128].T  # the second product is stored over the first one's first rows
+    assert np.abs(out - ref).max() / np.abs(ref).max() < 1e-5

@@ -1013,7 +1013,8 @@ class TileFunctions(InterpreterFunctions):
 
     @impl(t.WgmmaOp)
     def run_wgmma(self, interpreter: Interpreter, op: t.WgmmaOp, args: PythonValues):
-        """This warp's 16 rows of A (of its warpgroup's 64-row band, or its own register tile) times B's band."""
+        """This warp's 16 rows of A (of its warpgroup's 64-row band, or its own register tile) times B's band;
+        in the block form (``groups``), the block's M rows of A."""
         if op.registers_a:
             a, b, col, c = args
         else:
@@ -1028,8 +1029,11 @@ class TileFunctions(InterpreterFunctions):
             row = int(row)
             if row % t.WGMMA_ROWS:
                 raise OpError(f"the band of a starts at row {row}: it must be a multiple of {t.WGMMA_ROWS}")
-            rows = row + t.WGMMA_WARP_ROWS * ((self.ctx.warp or 0) % 4)
-            a32 = _read(a, (rows, 0), (t.WGMMA_WARP_ROWS, k)).astype(np.float32)
+            if op.block_groups is not None:  # the block's product: every warp holds all of it at this level
+                a32 = _read(a, (row, 0), (op.c.type.dims[0], k)).astype(np.float32)
+            else:
+                rows = row + t.WGMMA_WARP_ROWS * ((self.ctx.warp or 0) % 4)
+                a32 = _read(a, (rows, 0), (t.WGMMA_WARP_ROWS, k)).astype(np.float32)
         if op.transpose_b is not None:
             b32 = _read(b, (col, 0), (n, k)).astype(np.float32).T
         else:

@@ -253,7 +253,7 @@ class Kernel:
         from tilec.api import CompilationError
         from tilec.api import compile as tilec_compile
 
-        pipeline = self._pipeline(num_stages, bulk, pipeline)
+        pipeline = self._pipeline(num_stages, bulk, pipeline, arch)
         spec = self.specialize(*args, num_warps=num_warps, **kwargs)
         key = (spec, arch, pipeline)
         with self._lock:
@@ -267,8 +267,10 @@ class Kernel:
                 self._compiled[key] = compiled
         return compiled
 
-    def _pipeline(self, num_stages: int | None, bulk: bool | None, pipeline: str | None) -> str | None:
-        """The pass pipeline of a compile with these options (None: chosen by the IR's level)."""
+    def _pipeline(self, num_stages: int | None, bulk: bool | None, pipeline: str | None,
+                  arch: str | None = None) -> str | None:
+        """The pass pipeline of a compile with these options (None: chosen by the IR's level). For
+        ``sm_90a``, ``tile-stage`` makes a block's ``tl.dot`` of staged tiles warpgroup MMAs."""
         # lazy: tilec.api adds ~80 ms to importing tilec.lang (measured); tracing does not need it
         from tilec.api import BLOCK_LEVEL_PIPELINE
 
@@ -276,8 +278,13 @@ class Kernel:
         bulk = self.bulk if bulk is None else bulk
         if (num_stages is not None or bulk) and pipeline is not None:
             raise ValueError(f"{self.name}: give num_stages/bulk or pipeline, not both")
-        if num_stages is None and not bulk:
+        if pipeline is not None:
             return pipeline
+        passes = BLOCK_LEVEL_PIPELINE
+        if arch == "sm_90a":
+            passes = passes.replace("tile-stage", "tile-stage{wgmma=true}")
+        elif num_stages is None and not bulk:
+            return None
         options = []
         if num_stages is not None:
             if not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 1:
@@ -290,18 +297,20 @@ class Kernel:
                 options.append("producer=true")
             if self.bulk_store:
                 stores = ",tile-bulk-store"
-        return BLOCK_LEVEL_PIPELINE.replace("tile-pipeline", f"tile-pipeline{{{' '.join(options)}}}").replace(
-            "tile-layout", f"tile-layout{stores}")
+        if options:
+            passes = passes.replace("tile-pipeline", f"tile-pipeline{{{' '.join(options)}}}")
+        return passes.replace("tile-layout", f"tile-layout{stores}")
 
     def interpret(self, *args: Any, grid: Any, num_warps: int | None = None, after: str | None = None,
                   num_stages: int | None = None, bulk: bool | None = None, pipeline: str | None = None,
-                  **kwargs: Any) -> None:
+                  arch: str | None = None, **kwargs: Any) -> None:
         """Run the variant on the CPU interpreter: numpy arrays in and out (written in place; strided
         views through row-major copies, as the launcher stages host arrays).
 
         ``after``: a pass of the kernel's pipeline (``tile-layout``, ``tile-distribute`` ...): the
         IR that pass leaves is what runs (fragment-level IR lane by lane), so a pass can be checked
-        on the user's own kernel, as Triton's interpreter cannot.
+        on the user's own kernel, as Triton's interpreter cannot. ``arch``: the passes a compile for
+        it runs (``sm_90a``: warpgroup MMAs).
         """
         # lazy: the interpreter adds ~280 ms (measured), for tests and debugging only
         from tilec.interp import run
@@ -323,7 +332,7 @@ class Kernel:
         runtime = [v for n, v in bound.arguments.items() if n not in self.constexprs and v is not None]
         module = self._module(spec)
         if after is not None:
-            module = self._lowered(module, self._pipeline(num_stages, bulk, pipeline), after)
+            module = self._lowered(module, self._pipeline(num_stages, bulk, pipeline, arch), after)
             fn = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp))
             if any(isinstance(t, LLVMPointerType) for t in fn.function_type.inputs.data):
                 # lazy: the runtime's argument expansion (~50 ms, measured), for lowered kernels only

@@ -328,6 +328,29 @@ def _split_mma_fragment(atom: MMAAtom, operand: str, dims: tuple[int, int], tran
     return Fragment(tuple(dims), tv, sub.packing, atom, operand, sub.tiles, transposed, name, tuple(warps))
 
 
+def wgmma_block_fragment(atom: MMAAtom, dims: tuple[int, int], groups: tuple[int, int], name: str = "") -> Fragment:
+    """The block's ``M x N`` accumulator of a ``tile.wgmma`` shared by ``GM x GN`` warpgroups (its block
+    form): warpgroup ``g`` holds the ``M/GM`` rows at ``(g % GM) M/GM`` and the ``N/GN`` columns at
+    ``(g // GM) N/GN``; warp ``w`` of it the rows ``16 (w % 4)`` of each 64-row band, in ``atom``'s C
+    fragment (the m16n8 C of a wgmma's registers). Atom tile ``(tp, tq)`` is band ``tp``, columns ``8 tq``."""
+    gm, gn = groups
+    rows, cols = dims
+    band, width = 64, cols // gn
+    if rows % (band * gm) or width % 8 or gm < 1 or gn < 1:
+        raise FragmentError(f"the {rows}x{cols} accumulator does not split into {gm}x{gn} warpgroups of {band}-row bands")
+    atom_tv, (p, q) = _atom_layouts(atom, "C")
+    embed = Layout((p, q), (1, rows))  # the atom's column-major offsets in the whole tile's
+    per_group = rows // gm
+    tiles = (per_group // band, width // q)
+    values = make_layout(composition(embed, atom_tv.layout[1]), Layout(tiles, (band, q * rows)))
+    threads = make_layout(composition(embed, atom_tv.layout[0]),
+                          Layout((band // p, gm, gn), (p, per_group, rows * width)))
+    tv = TVLayout(make_layout(threads, values), dims)
+    if not tv.covers_once():
+        raise FragmentError(f"fragment {tv.layout} does not cover the {rows}x{cols} tile once (a bug in tilec)")
+    return Fragment(tuple(dims), tv, 1, atom, "C", tiles, False, name)
+
+
 def _type_bits(name: str) -> int:
     return {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32}[name]
 

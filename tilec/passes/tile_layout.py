@@ -77,6 +77,7 @@ from tilec.passes.fragments import (
     tile_fragment,
     transposed_fragment,
     vector_fragment,
+    wgmma_block_fragment,
     window_values,
 )
 from tilec.passes.uniformity import flows_into_per_warp_code, run_by_every_warp, warp_varying
@@ -239,8 +240,13 @@ def mma_fragments(op: t.MmaOp) -> tuple[Fragment, Fragment, Fragment]:
 
 
 def wgmma_fragment(op: t.WgmmaOp) -> Fragment:
-    """A warp's part of a wgmma accumulator: the m16n8 C fragment of its 16 rows."""
-    return mma_fragment(MMA_ATOMS["mma_m16n8k16_f16"], "C", op.c.type.dims, False, value_name(op.c))
+    """A warp's part of a wgmma accumulator: the m16n8 C fragment of its 16 rows (in the block form, of
+    its 16 rows of each of its warpgroup's bands: :func:`~tilec.passes.fragments.wgmma_block_fragment`)."""
+    atom = MMA_ATOMS["mma_m16n8k16_f16"]
+    groups = op.block_groups
+    if groups is not None:
+        return wgmma_block_fragment(atom, tuple(op.c.type.dims), groups, value_name(op.c))
+    return mma_fragment(atom, "C", op.c.type.dims, False, value_name(op.c))
 
 
 def wgmma_a_fragment(op: t.WgmmaOp) -> Fragment:

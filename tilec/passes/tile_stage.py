@@ -19,6 +19,14 @@ form the tutorial's GEMM spells by hand::
 so that the block copies each operand tile once (coalesced, then ``cp.async`` stages ahead), and the
 warps read their fragments from shared memory (``ldmatrix`` where the layout allows).
 
+With ``wgmma`` (sm_90a), an mma of the block whose operands are both staged whole reads them where they
+are: it becomes the block form of ``tile.wgmma`` (``groups [GM, GN]``: the block's warpgroups share
+the product, one wgmma per 64-row band), and the shared loads go. That needs warpgroups (warps a
+multiple of four, a power of two of groups), f16 or bf16 operands with A as stored ``M x K``, an f32
+accumulator of 64-row bands and at most 256 columns a warpgroup, and the same conditions as
+``tile-layout``'s split over warps (the same in every warp, nothing per-warp computed from it, the only
+mma of its accumulator's class). Otherwise the mma stays an ``mma.sync`` as above.
+
 A load is staged when it is a ``tile.load`` of a global window of 16-bit elements (what
 ``ldmatrix`` reads) directly in an ``scf.for`` body, reads 0 outside the view (what a copy fills
 in), is the same in every warp and runs in every warp (``uniformity``), has indices defined outside
@@ -33,8 +41,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import Float32Type, IndexType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -45,7 +53,8 @@ from tilec.dialects.tile.attributes import MAX_SHARED_BYTES, LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, SharedType, element_bits
 from tilec.passes.fragments import WARP
 from tilec.passes.tile_distribute.memory import default_copy_layouts
-from tilec.passes.uniformity import run_by_every_warp, warp_varying
+from tilec.passes.tile_layout import agreeing_classes
+from tilec.passes.uniformity import flows_into_per_warp_code, run_by_every_warp, warp_varying
 
 
 def _defined_outside(v: SSAValue, body: Block) -> bool:
@@ -92,17 +101,19 @@ def writes_global_memory(loop: scf.ForOp) -> bool:
     return False
 
 
-def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp]) -> None:
+def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp]) -> set[SSAValue]:
     """Rewrite ``loop``'s staged ``loads`` into copies at the body's start, a barrier, shared loads in
-    their place, and a barrier before the body's yield."""
+    their place, and a barrier before the body's yield; the shared tiles."""
     body = loop.body.block
     head: list[Operation] = []
+    shared: set[SSAValue] = set()
     for load in loads:
         ty = load.result.type
         alloc = t.AllocOp(SharedType(tuple(ty.dims), ty.element_type))
         alloc.location = load.location
         alloc.result.name_hint = f"{load.result.name_hint or 'operand'}_shared"
         Rewriter.insert_op(alloc, InsertPoint.before(loop))
+        shared.add(alloc.result)
         copy = t.CopyOp(load.source, list(load.indices), alloc.result)
         copy.location = load.location
         head.append(copy)
@@ -123,11 +134,69 @@ def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp]) -> None:
     before = last.prev_op if last is not None else None
     if not isinstance(before, t.BarrierOp):
         Rewriter.insert_op(t.BarrierOp(), InsertPoint.before(last))
+    return shared
 
 
-def stage_function(fn: func.FuncOp) -> None:
+def warpgroup_grid(m: int, n: int, groups: int) -> tuple[int, int] | None:
+    """``(GM, GN)`` for an ``m x n`` accumulator over ``groups`` warpgroups: as many along M as its 64-row
+    bands allow, the rest along N; None if a warpgroup's columns are not a wgmma's N (8 .. 256)."""
+    if groups < 1 or groups & (groups - 1) or m % t.WGMMA_ROWS:
+        return None
+    gm = 1
+    while gm < groups and (m // t.WGMMA_ROWS) % (2 * gm) == 0:
+        gm *= 2
+    gn = groups // gm
+    if n % (8 * gn) or n // gn > 256:
+        return None
+    return gm, gn
+
+
+def to_warpgroup_mmas(fn: func.FuncOp, loop: scf.ForOp, shared: set[SSAValue], threads: int,
+                      varying: set[SSAValue]) -> None:
+    """Make each mma of ``loop``'s body whose operands are loads of whole staged tiles (``shared``) the
+    block form of ``tile.wgmma`` where it may be (see the module docstring)."""
+    if threads % (4 * WARP):
+        return
+    classes = agreeing_classes(fn)
+    accumulators: dict[SSAValue, int] = {}
+    for op in fn.walk():
+        if isinstance(op, t.MmaOp | t.WgmmaOp):
+            accumulators[classes.find(op.c)] = accumulators.get(classes.find(op.c), 0) + 1
+    for op in list(loop.body.block.ops):
+        if not isinstance(op, t.MmaOp) or op.transpose_a is not None:
+            continue
+        a, b = op.a.owner, op.b.owner
+        if not all(isinstance(x, t.LoadOp) and x.source in shared and not x.indices
+                   and tuple(x.result.type.dims) == tuple(x.source.type.dims) for x in (a, b)):
+            continue
+        if op.a.type.element_type != op.b.type.element_type or op.c.type.fragment is not None:
+            continue
+        if not isinstance(op.c.type.element_type, Float32Type) or accumulators[classes.find(op.c)] != 1:
+            continue
+        if any(v in varying for v in (op.c, op.result)) or not run_by_every_warp(op, varying):
+            continue
+        if flows_into_per_warp_code(op.result, varying) or flows_into_per_warp_code(op.c, varying):
+            continue
+        m, n = op.c.type.dims
+        grid = warpgroup_grid(m, n, threads // (4 * WARP))
+        if grid is None or op.a.type.dims[1] % 16:
+            continue
+        zero = arith.ConstantOp.from_int_and_width(0, IndexType())
+        wgmma = t.WgmmaOp(a.source, zero.result, b.source, zero.result, op.c,
+                          transpose_b=op.transpose_b is not None, groups=grid)
+        wgmma.location = op.location
+        wgmma.result.name_hint = op.result.name_hint
+        Rewriter.insert_op(zero, InsertPoint.before(op))
+        Rewriter.replace_op(op, wgmma)
+        for load in (a, b):
+            if not list(load.result.uses):
+                Rewriter.erase_op(load)
+
+
+def stage_function(fn: func.FuncOp, wgmma: bool = False) -> None:
     """Stage every loop's mma operand loads in ``fn``; the launch's shared memory grows by the tiles
-    (a staged tile that would not fit leaves its loop as written)."""
+    (a staged tile that would not fit leaves its loop as written). ``wgmma``: mmas of whole staged
+    tiles become the block's warpgroup MMAs (:func:`to_warpgroup_mmas`)."""
     launch = fn.attributes.get(LAUNCH_ATTR)
     smem = launch.smem.data if isinstance(launch, LaunchAttr) else None
     threads = launch.threads if isinstance(launch, LaunchAttr) else WARP
@@ -143,7 +212,9 @@ def stage_function(fn: func.FuncOp) -> None:
         extra = sum(SharedType(tuple(op.result.type.dims), op.result.type.element_type).size_bytes for op in staged)
         if not staged or (smem is not None and smem + extra > MAX_SHARED_BYTES):
             continue
-        stage_loop(loop, staged)
+        shared = stage_loop(loop, staged)
+        if wgmma:
+            to_warpgroup_mmas(fn, loop, shared, threads, varying)
         if smem is not None:
             smem += extra
     if smem is not None and smem != launch.smem.data:
@@ -156,7 +227,10 @@ class TileStagePass(ModulePass):
 
     name = "tile-stage"
 
+    wgmma: bool = False
+    """sm_90a: an mma of whole staged tiles becomes the block's warpgroup MMAs (``tile.wgmma`` groups)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in op.ops:
             if isinstance(fn, func.FuncOp) and fn.body.blocks:
-                stage_function(fn)
+                stage_function(fn, self.wgmma)

@@ -39,10 +39,11 @@ def _divergent(op: Operation, varying: set[SSAValue]) -> bool:
     return False
 
 
-def warp_varying(fn: func.FuncOp, sources: tuple[type[Operation], ...] | Callable[[Operation], bool] = _SOURCES
-                 ) -> set[SSAValue]:
+def warp_varying(fn: func.FuncOp, sources: tuple[type[Operation], ...] | Callable[[Operation], bool] = _SOURCES,
+                 within_roles: bool = False) -> set[SSAValue]:
     """Every value of ``fn`` that may differ between the warps of a block (``sources``: the ops whose
-    results differ, by default the warp, lane and thread ids; or a test of an op)."""
+    results differ, by default the warp, lane and thread ids; or a test of an op). ``within_roles``:
+    between the warps of one warp-specialised role (a role's region is not a branch then)."""
     varying: set[SSAValue] = set()
     is_source = sources if callable(sources) and not isinstance(sources, type) else lambda op: isinstance(op, sources)
 
@@ -54,7 +55,8 @@ def warp_varying(fn: func.FuncOp, sources: tuple[type[Operation], ...] | Callabl
     def visit(block, divergent: bool) -> bool:
         changed = False
         for op in block.ops:
-            inside = divergent or is_source(op) or _divergent(op, varying)
+            branch = _divergent(op, varying) and not (within_roles and ROLE_ATTR in op.attributes)
+            inside = divergent or is_source(op) or branch
             if inside or any(v in varying for v in op.operands):
                 changed |= mark(op.results)
             if isinstance(op, scf.ForOp):
@@ -214,8 +216,8 @@ def block_values_under_varying_branches(fn: func.FuncOp) -> list[tuple[Operation
     warp-specialised role's region) whose operand or result ``value`` is a register tile or vector
     spread over the block's warps. Each warp handles its own part of such a value, so where only some
     warps run the op the others' parts are not stored, reduced or converted (and a reduction across
-    warps waits at a barrier the others never reach)."""
-    varying = warp_varying(fn)
+    warps waits at a barrier the others never reach). A value of a role's warps is spread over them."""
+    varying = warp_varying(fn, within_roles=True)
     found: list[tuple[Operation, SSAValue, Operation]] = []
 
     def visit(op: Operation, branch: Operation | None) -> None:

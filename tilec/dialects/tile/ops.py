@@ -1278,6 +1278,14 @@ class WgmmaOp(IRDLOperation):
     - **``transpose_b``**: ``%sb`` is stored ``N x K`` (``q @ k.T``) and the band
       is its rows at ``%col``.
 
+    - **The block's product** (``groups [GM, GN]``): the accumulator is the
+      block's ``M x N`` tile (``tile-stage`` writes this form for a block's
+      ``tl.dot`` on sm_90a), the product of the ``M``-row band of ``%sa`` at
+      ``%row`` and the ``N``-column band of ``%sb`` at ``%col``. The block's
+      ``GM x GN`` warpgroups share it, CuTe's tiled MMA of warpgroup atoms:
+      warpgroup ``g`` takes the ``M/GM`` rows at ``(g mod GM) M/GM`` (64-row
+      bands, one wgmma each) and the ``N/GN`` columns at ``(g div GM) N/GN``.
+
     Shared operands stay in shared memory (the layouts must be ones a wgmma
     descriptor describes: what bulk tensor copies write and what
     ``tile-swizzle`` gives tiles a wgmma reads, checked by
@@ -1298,20 +1306,23 @@ class WgmmaOp(IRDLOperation):
     c = operand_def(RegisterType)
     transpose_b = opt_prop_def(UnitAttr)
     is_async = opt_prop_def(UnitAttr, prop_name="async")
+    groups = opt_prop_def(DenseArrayBase)
     result = result_def(RegisterType)
 
     traits = traits_def(MemoryReadEffect())
 
     assembly_format = (
         "$a (`[` $row^ `]`)? `,` $b `[` $col `]` `,` $c (`transpose_b` $transpose_b^)? (`async` $async^)? "
-        "attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($result)"
+        "(`groups` qualified($groups)^)? attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($result)"
     )
 
     def __init__(self, a: SSAValue, row: SSAValue | None, b: SSAValue, col: SSAValue, c: SSAValue,
-                 transpose_b: bool = False, is_async: bool = False):
+                 transpose_b: bool = False, is_async: bool = False, groups: tuple[int, int] | None = None):
         props = {"transpose_b": UnitAttr()} if transpose_b else {}
         if is_async:
             props["async"] = UnitAttr()
+        if groups is not None:
+            props["groups"] = DenseArrayBase.from_list(i64, list(groups))
         super().__init__(operands=[a, [] if row is None else [row], b, col, c], properties=props,
                          result_types=[SSAValue.get(c).type])
 
@@ -1319,6 +1330,13 @@ class WgmmaOp(IRDLOperation):
     def registers_a(self) -> bool:
         """Whether A comes from each warp's registers (no ``%row``)."""
         return isinstance(self.a.type, RegisterType)
+
+    @property
+    def block_groups(self) -> tuple[int, int] | None:
+        """``(GM, GN)``: the grid of warpgroups sharing the block's product, or None for a warp's 16 rows."""
+        if self.groups is None:
+            return None
+        return tuple(int(v) for v in self.groups.iter_values())  # type: ignore[return-value]
 
     def k_step(self) -> int:
         """One wgmma's K in elements: 32 bytes of the operands' type."""
@@ -1351,11 +1369,14 @@ class WgmmaOp(IRDLOperation):
         ka = self.k_step()
         if k % ka:
             _fail(self, f"K = {k} is not a multiple of {ka} (wgmma's K for {a.element_type})")
-        if len(c.dims) != 2 or c.dims[0] != WGMMA_WARP_ROWS:
-            _fail(self, f"a warp's accumulator is {WGMMA_WARP_ROWS}xN, got {_dims_text(c.dims)}")
-        n = c.dims[1]
-        if n % 8 or n > nb or nb % n or n > 256:
-            _fail(self, f"N = {n} must be a multiple of 8 up to 256 that divides b's {nb} columns")
+        if self.groups is not None:
+            self._verify_block(a, c, nb)
+        else:
+            if len(c.dims) != 2 or c.dims[0] != WGMMA_WARP_ROWS:
+                _fail(self, f"a warp's accumulator is {WGMMA_WARP_ROWS}xN, got {_dims_text(c.dims)}")
+            n = c.dims[1]
+            if n % 8 or n > nb or nb % n or n > 256:
+                _fail(self, f"N = {n} must be a multiple of 8 up to 256 that divides b's {nb} columns")
         if c.dims != d.dims or c.element_type != d.element_type:
             _fail(self, f"result {d} must have the accumulator's type {c}")
         if a.element_type != b.element_type or not isinstance(a.element_type, (Float16Type, BFloat16Type, *FLOAT8_TYPES)):
@@ -1375,6 +1396,23 @@ class WgmmaOp(IRDLOperation):
                     _fail(self, f"the result of an async tile.wgmma is still being written: '{user.name}' may not "
                                 "use it before a tile.wgmma_wait (only the wait, another async tile.wgmma as its "
                                 "accumulator, or scf.yield to carry it)")
+
+
+    def _verify_block(self, a: SharedType, c: RegisterType, nb: int) -> None:
+        """The block form: ``(GM, GN)`` powers of two, each warpgroup whole 64-row bands and a wgmma's N."""
+        groups = self.block_groups
+        if len(groups) != 2 or any(g < 1 or g & (g - 1) for g in groups):
+            _fail(self, f"groups must be two powers of two [GM, GN], got {list(groups)}")
+        gm, gn = groups
+        if self.registers_a:
+            _fail(self, "the block's product (groups) reads A from shared memory, not from each warp's registers")
+        if len(c.dims) != 2 or c.dims[0] % (WGMMA_ROWS * gm) or c.dims[1] % (8 * gn):
+            _fail(self, f"the block's accumulator {_dims_text(c.dims)} does not split into {gm}x{gn} warpgroups of "
+                        f"{WGMMA_ROWS}-row bands and columns a multiple of 8")
+        m, n = c.dims
+        if m > a.dims[0] or n > nb or nb % n or n // gn > 256:
+            _fail(self, f"the {_dims_text(c.dims)} product needs {m} rows of a ({_dims_text(a.dims)}), N = {n} dividing "
+                        f"b's {nb} columns, and at most 256 columns a warpgroup")
 
 
 @irdl_op_definition

@@ -258,9 +258,10 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
             what = "register tile" if isinstance(ty, RegisterType) else "register vector"
             raise RegallocError(f"{what} {value_name(v)} ({ty}) has no fragment in its type: run tile-layout first")
         threads = ty.fragment.num_threads
-        if threads not in (32, self.threads):
+        consumers = self.threads - producer_threads(self.fn)  # a producer warpgroup holds no tiles
+        if threads not in (32, self.threads, consumers):
             raise RegallocError(f"{value_name(v)} ({ty}) has a fragment over {threads} threads: a fragment spans one "
-                                f"warp (32) or the whole block ({self.threads})")
+                                f"warp (32), the whole block ({self.threads}) or its consumer warps ({consumers})")
         if isinstance(ty, RegisterVectorType):
             key = (ty,)
             if key not in self._fragments:

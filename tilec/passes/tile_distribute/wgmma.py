@@ -27,6 +27,9 @@ pending, until ``tile.wgmma_wait N`` (``frag.wgmma_wait N`` on them).
   descriptor. The tile must start at a multiple of its swizzle's period
   (bulk-copy stages do). Otherwise a :class:`RegallocError` says which window
   and element do not fit.
+- **The block's product** (``groups``): the warp's warpgroup runs one wgmma
+  per 64-row band it holds (its ``M/GM`` rows of the block's accumulator) on
+  its ``N/GN`` columns of B, all in one group.
 - **Descriptor arithmetic**: one ``frag.wgmma_desc`` per operand and band
   (the start address / 16 in the low 14 bits); each K step adds its byte
   offset / 16 (``arith.addi`` on i64).
@@ -99,7 +102,9 @@ class WgmmaLowering:
     def wgmma(self, op: t.WgmmaOp) -> None:
         em = self.em
         b, c = self.get(op.b), self.get(op.c)
-        k, n = op.a.type.dims[1], op.c.type.dims[1]
+        m, width = op.c.type.dims
+        gm, gn = op.block_groups or (1, 1)
+        n = width // gn  # one wgmma's N
         elem = op.a.type.element_type
         eb = element_bits(elem) // 8
         dtype = _PTX_TYPE[elem.name]
@@ -120,30 +125,44 @@ class WgmmaLowering:
             if x.align < period:
                 raise RegallocError(f"shared tile {what} is only known to be {x.align}-byte aligned; its swizzle "
                                     f"needs {period} (wgmma descriptors swizzle absolute addresses)")
+        fc = self.checked_fragment(op.c, wgmma_fragment(op), op)
+        bands = fc.tiles[0]  # the warp's 64-row bands: one, but in the block form
         if op.registers_a:
             base_b = self._band_pointer(b.ptr, self.get(op.col), n, stride_b)
-            a_steps = self._register_a(op)
-        else:
+            a_bands = [self._register_a(op)]
+        elif op.block_groups is None:
             base_a = self._band_pointer(self.get(op.a).ptr, self.get(op.row), t.WGMMA_ROWS, stride_a)
             base_b = self._band_pointer(b.ptr, self.get(op.col), n, stride_b)
-            a_steps = self._step_descriptors(base_a, steps_a)
+            a_bands = [self._step_descriptors(base_a, steps_a)]
+        else:  # the block form: this warp's warpgroup takes its bands of A and its columns of B
+            group = em.udiv(self.warp(), 4, i32)
+            first = em.add(em.udiv(em.cast(self.get(op.row), i32), t.WGMMA_ROWS, i32),
+                           em.mul(em.urem(group, gm, i32), bands, i32), i32)
+            a_bands = [self._step_descriptors(em.gep(self.get(op.a).ptr, em.mul(em.add(first, i, i32), stride_a, i32),
+                                                     _I8, i32), steps_a) for i in range(bands)]
+            column = em.add(em.udiv(em.cast(self.get(op.col), i32), n, i32), em.udiv(group, gm, i32), i32)
+            base_b = em.gep(b.ptr, em.mul(column, stride_b, i32), _I8, i32)
         desc_b = self._step_descriptors(base_b, steps_b)
-        fc = self.checked_fragment(op.c, wgmma_fragment(op), op)
-        ranges = [fc.atom_value_range(0, j) for j in range(n // 8)]
-        regs = [c.values[i] for r in ranges for i in r]
         em.insert(frag_fast.frag_wgmma_fence())
-        for a_step, db in zip(a_steps, desc_b):
-            if op.registers_a:
-                mma = frag_fast.frag_wgmma_rs(a_step, db, regs, n=n, dtype=dtype, trans_b=major_b == "MN")
-            else:
-                mma = frag_fast.frag_wgmma(a_step, db, regs, n=n, dtype=dtype, trans_a=major_a == "MN",
-                                           trans_b=major_b == "MN")
-            regs = list(em.insert(mma).results)
+        acc = list(c.values)
+        results: list[tuple[list[int], list[SSAValue]]] = []
+        for band, a_steps in enumerate(a_bands):
+            indices = [i for j in range(n // 8) for i in fc.atom_value_range(band, j)]
+            regs = [c.values[i] for i in indices]
+            for a_step, db in zip(a_steps, desc_b):
+                if op.registers_a:
+                    mma = frag_fast.frag_wgmma_rs(a_step, db, regs, n=n, dtype=dtype, trans_b=major_b == "MN")
+                else:
+                    mma = frag_fast.frag_wgmma(a_step, db, regs, n=n, dtype=dtype, trans_a=major_a == "MN",
+                                               trans_b=major_b == "MN")
+                regs = list(em.insert(mma).results)
+            results.append((indices, regs))
         em.insert(frag_fast.frag_wgmma_commit())
+        indices = [i for done, _ in results for i in done]
+        regs = [r for _, done in results for r in done]
         if op.is_async is None:
             regs = list(em.insert(frag_fast.frag_wgmma_wait(regs, 0)).results)
-        acc = list(c.values)
-        for i, r in zip((i for rng in ranges for i in rng), regs):
+        for i, r in zip(indices, regs):
             r.name_hint = "acc"
             acc[i] = r
         self.vmap[op.result] = Regs(self.fragment(op.result), c.element_type, acc)

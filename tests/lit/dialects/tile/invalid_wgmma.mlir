@@ -121,3 +121,35 @@ func.func @fp8_mixed(%sa: !tile.st<64x64xf8E4M3FN>, %sb: !tile.st<64x64xf8E5M2>,
   func.return
 }
 // CHECK: 'tile.wgmma' a and b must both be f16, both bf16, both f8E4M3FN or both f8E5M2, got f8E4M3FN and f8E5M2
+
+// -----
+
+func.func @groups_not_powers(%sa: !tile.st<192x64xf16>, %sb: !tile.st<64x64xf16>, %i: index, %acc: !tile.rt<192x64xf32>) {
+  %d = tile.wgmma %sa[%i], %sb[%i], %acc groups array<i64: 3, 1> : !tile.st<192x64xf16>, !tile.st<64x64xf16>, !tile.rt<192x64xf32> -> !tile.rt<192x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' groups must be two powers of two [GM, GN], got [3, 1]
+
+// -----
+
+func.func @groups_bands(%sa: !tile.st<64x64xf16>, %sb: !tile.st<64x64xf16>, %i: index, %acc: !tile.rt<64x64xf32>) {
+  %d = tile.wgmma %sa[%i], %sb[%i], %acc groups array<i64: 2, 1> : !tile.st<64x64xf16>, !tile.st<64x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' the block's accumulator 64x64 does not split into 2x1 warpgroups of 64-row bands and columns a multiple of 8
+
+// -----
+
+func.func @groups_rows(%sa: !tile.st<64x64xf16>, %sb: !tile.st<64x64xf16>, %i: index, %acc: !tile.rt<128x64xf32>) {
+  %d = tile.wgmma %sa[%i], %sb[%i], %acc groups array<i64: 1, 1> : !tile.st<64x64xf16>, !tile.st<64x64xf16>, !tile.rt<128x64xf32> -> !tile.rt<128x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' the 128x64 product needs 128 rows of a (64x64), N = 64 dividing b's 64 columns, and at most 256 columns a warpgroup
+
+// -----
+
+func.func @groups_registers(%a: !tile.rt<16x64xf16>, %sb: !tile.st<64x64xf16>, %i: index, %acc: !tile.rt<64x64xf32>) {
+  %d = tile.wgmma %a, %sb[%i], %acc groups array<i64: 1, 1> : !tile.rt<16x64xf16>, !tile.st<64x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' the block's product (groups) reads A from shared memory, not from each warp's registers
