@@ -1,6 +1,6 @@
 """Kernels written in tilec.lang against tilec's built-in kernels, torch/cuBLAS and Triton, in one run.
 
-    python bench/lang.py [--json out.json]
+    python bench/lang.py [--json out.json] [--rows-only | --gemm-only | --attention-only]
 
 The language's softmax and layer norm (``examples/lang/``) launched through ``kernel[grid](...)``
 with the tiling tilec's built-in row kernels choose (:func:`tilec.kernels.row_tiling.row_tiling`),
@@ -11,7 +11,9 @@ batches of 10 back-to-back calls after warm-up). ``host us`` is the launcher's o
 (``examples/lang/matmul.py``: 128x128x32 block tiles, 4x2 warps, 4 stages; and ``matmul_block``,
 the same GEMM written Triton's way, staged and split over the warps by the compiler) against
 ``tilec.matmul``, ``torch.matmul`` (cuBLAS) and the autotuned Triton tutorial GEMM
-(``bench/triton_matmul.py``), f16, in TFLOP/s (2 M N K / device time).
+(``bench/triton_matmul.py``), f16, in TFLOP/s (2 M N K / device time). Then the language's flash
+attention (``examples/lang/flash_attention.py``, Triton's structure; ``--attention-only``) against
+``tilec.attention``, torch SDPA (FlashAttention-2, cuDNN) and ``bench/triton_attention.py``.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def _example(name: str):
 lang_softmax = _example("softmax").softmax
 layer_norm = _example("layer_norm").layer_norm
 lang_matmul = _example("matmul")
+lang_attention = _example("flash_attention")
 
 SHAPES = [(4096, 4096), (16384, 4096), (8192, 8192), (4096, 16384), (16384, 1024)]
 DTYPES = [torch.float16, torch.float32]
@@ -54,13 +57,14 @@ def main() -> None:
     p.add_argument("--json", help="write the results here too")
     p.add_argument("--rows-only", action="store_true", help="the row kernels only (no GEMM)")
     p.add_argument("--gemm-only", action="store_true", help="the GEMMs only")
+    p.add_argument("--attention-only", action="store_true", help="the Triton-style flash attention only")
     args = p.parse_args()
     print(f"GPU: {torch.cuda.get_device_name()}")
-    if args.gemm_only:
-        gemms = gemm_rows()
+    if args.gemm_only or args.attention_only:
+        key, rows = ("gemm", gemm_rows()) if args.gemm_only else ("attention", attention_rows())
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({"gpu": torch.cuda.get_device_name(), "gemm": gemms}, f, indent=1)
+                json.dump({"gpu": torch.cuda.get_device_name(), key: rows}, f, indent=1)
         return
     rows = []
     compiled_softmax = torch.compile(lambda t: torch.softmax(t, -1))
@@ -110,9 +114,11 @@ def main() -> None:
                       f"{gbs['torch']:>7.0f} {gbs['compile']:>7.0f} {gbs['lang'] / gbs['tilec']:>10.2f} "
                       f"{gbs['lang'] / gbs['compile']:>12.2f}  err {err:.1e}")
     gemms = gemm_rows() if not args.rows_only else []
+    attention = attention_rows() if not args.rows_only else []
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"gpu": torch.cuda.get_device_name(), "host_us": host, "rows": rows, "gemm": gemms}, f, indent=1)
+            json.dump({"gpu": torch.cuda.get_device_name(), "host_us": host, "rows": rows, "gemm": gemms,
+                       "attention": attention}, f, indent=1)
 
 
 def gemm_rows() -> list[dict]:
@@ -171,6 +177,58 @@ def gemm_rows() -> list[dict]:
             print(f"{name:>12} {size:>6} {ours:>7.0f} {theirs['tilec']:>7.0f} {theirs['cuBLAS']:>7.0f} "
                   f"{theirs['triton']:>7.0f} {ours / theirs['tilec']:>10.2f} {ours / theirs['cuBLAS']:>11.2f} "
                   f"{ours / theirs['triton']:>11.2f}  err {err:.1e}")
+    return out
+
+
+def attention_rows() -> list[dict]:
+    """examples/lang/flash_attention.py (Triton's fused-attention structure, block tiles only) for the GPU's
+    default arch (mma.sync) and, on sm_90, for sm_90a (the block's warpgroup MMAs), against
+    ``tilec.attention``, torch SDPA's FlashAttention-2 and cuDNN backends and bench/'s Triton kernel, f16,
+    B S = 16k tokens, H D = 2048; TFLOP/s = 4 B H S^2 D (halved for causal) / device time."""
+    import math
+
+    import triton_attention  # bench/triton_attention.py: the fused-attention tutorial's structure
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    hopper = torch.cuda.get_device_capability() == (9, 0)
+    out = []
+    print(f"{'attention':>16} {'lang':>7} {'sm_90a':>7} {'tilec':>7} {'FA2':>7} {'cuDNN':>7} {'triton':>7} "
+          f"{'lang/FA2':>8} {'90a/cuDNN':>9} {'90a/triton':>10}  TFLOP/s")
+    for d in (64, 128):
+        for s, causal in ((4096, False), (4096, True), (16384, False)):
+            b, h = 16384 // s, 2048 // d
+            q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.float16) for _ in range(3))
+            o = torch.full_like(q, float("nan"))
+            flops = 4 * b * h * s * s * d / (2 if causal else 1)
+            ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal).double()
+            runs = {}
+            for arch in [None] + (["sm_90a"] if hopper else []):
+                kern, cfg = lang_attention.kernel_for(d, arch)
+                runs["lang" if arch is None else "sm_90a"] = lambda kern=kern, cfg=cfg, arch=arch: kern[
+                    (-(-s // cfg["BM"]), b, h)](q, k, v, o, 1 / math.sqrt(d), D=d, CAUSAL=causal, arch=arch, **cfg)
+            errs = {}
+            for name, run in runs.items():
+                o.fill_(float("nan"))
+                run()
+                errs[name] = ((o.double() - ref).abs().max() / ref.abs().max()).item()
+
+            def sdpa(backend):
+                def call():
+                    with sdpa_kernel(backend):
+                        F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                return call
+
+            runs.update({"tilec": lambda: tilec.attention(q, k, v, causal=causal),
+                         "FA2": sdpa(SDPBackend.FLASH_ATTENTION), "cuDNN": sdpa(SDPBackend.CUDNN_ATTENTION),
+                         "triton": lambda: triton_attention.attention(q, k, v, causal=causal)})
+            tf = {name: flops / time_ms(run, batches=10, batch=3) / 1e9 for name, run in runs.items()}
+            ours = tf.get("sm_90a", float("nan"))
+            out.append({"d": d, "s": s, "causal": causal, "max_rel_error": errs, **{k: round(x, 1) for k, x in tf.items()}})
+            label = f"d{d} s{s}{' causal' if causal else ''}"
+            print(f"{label:>16} {tf['lang']:>7.0f} {ours:>7.0f} {tf['tilec']:>7.0f} {tf['FA2']:>7.0f} "
+                  f"{tf['cuDNN']:>7.0f} {tf['triton']:>7.0f} {tf['lang'] / tf['FA2']:>8.2f} "
+                  f"{ours / tf['cuDNN']:>9.2f} {ours / tf['triton']:>10.2f}  err "
+                  + ", ".join(f"{k} {e:.1e}" for k, e in errs.items()))
     return out
 
 

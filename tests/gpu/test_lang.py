@@ -142,6 +142,32 @@ def test_a_triton_style_gemm_on_warpgroup_mmas(mnk, dtype, producer):
     assert rel_err(c, a.double() @ b.double()) < (1e-2 if dtype == "bfloat16" else 2e-3)
 
 
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(1, 2, 1000, 1000), (2, 4, 257, 1030), (1, 2, 4096, 4096)], ids=str)
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal", [False, True], ids=["", "causal"])
+@pytest.mark.parametrize("arch", [None, "sm_90a"])
+def test_triton_style_flash_attention(shape, d, causal, arch):
+    """examples/lang/flash_attention.py (block tiles, no warp ids) against float64 SDPA: GQA (two query
+    heads a key head), Sq != Sk, ragged ends; mma.sync, and on sm_90 the block's warpgroup MMAs."""
+    if arch == "sm_90a" and torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("sm_90a code runs on an sm_90 GPU (H100/H200) only")
+    import torch.nn.functional as F
+
+    fa = example("flash_attention")
+    b, h, sq, sk = shape
+    q = torch.randn(b, h, sq, d, device="cuda", dtype=torch.float16)
+    k, v = (torch.randn(b, h // 2, sk, d, device="cuda", dtype=torch.float16) for _ in range(2))
+    o = torch.full_like(q, float("nan"))
+    kern, cfg = fa.kernel_for(d, arch)
+    kern[(-(-sq // cfg["BM"]), b, h)](q, k, v, o, d ** -0.5, D=d, GROUP=2, CAUSAL=causal, arch=arch, **cfg)
+    kk, vv = (x.double().repeat_interleave(2, dim=1) for x in (k, v))
+    mask = torch.ones(sq, sk, device="cuda", dtype=torch.bool).tril() if causal else None
+    ref = F.scaled_dot_product_attention(q.double(), kk, vv, attn_mask=mask)
+    assert rel_err(o, ref) < 2e-3
+
+
 @hopper
 @pytest.mark.gpu
 def test_the_wgmma_forms_on_the_gpu():

@@ -328,27 +328,37 @@ def _split_mma_fragment(atom: MMAAtom, operand: str, dims: tuple[int, int], tran
     return Fragment(tuple(dims), tv, sub.packing, atom, operand, sub.tiles, transposed, name, tuple(warps))
 
 
-def wgmma_block_fragment(atom: MMAAtom, dims: tuple[int, int], groups: tuple[int, int], name: str = "") -> Fragment:
+def wgmma_block_fragment(atom: MMAAtom, dims: tuple[int, int], groups: tuple[int, int], name: str = "",
+                         operand: str = "C") -> Fragment:
     """The block's ``M x N`` accumulator of a ``tile.wgmma`` shared by ``GM x GN`` warpgroups (its block
     form): warpgroup ``g`` holds the ``M/GM`` rows at ``(g % GM) M/GM`` and the ``N/GN`` columns at
     ``(g // GM) N/GN``; warp ``w`` of it the rows ``16 (w % 4)`` of each 64-row band, in ``atom``'s C
-    fragment (the m16n8 C of a wgmma's registers). Atom tile ``(tp, tq)`` is band ``tp``, columns ``8 tq``."""
+    fragment (the m16n8 C of a wgmma's registers). Atom tile ``(tp, tq)`` is band ``tp``, columns ``8 tq``.
+
+    ``operand="A"``: the block's ``M x K`` A from registers, each warp its 16 rows of each band in the
+    A fragment (atom tile ``(band, K step)``); the ``GN`` warpgroups of a row of the grid hold copies."""
     gm, gn = groups
     rows, cols = dims
-    band, width = 64, cols // gn
-    if rows % (band * gm) or width % 8 or gm < 1 or gn < 1:
-        raise FragmentError(f"the {rows}x{cols} accumulator does not split into {gm}x{gn} warpgroups of {band}-row bands")
-    atom_tv, (p, q) = _atom_layouts(atom, "C")
+    band = 64
+    width = cols if operand == "A" else cols // gn
+    if rows % (band * gm) or (operand == "C" and cols % gn) or width % 8 or gm < 1 or gn < 1:
+        raise FragmentError(f"the {rows}x{cols} {operand} tile does not split into {gm}x{gn} warpgroups of "
+                            f"{band}-row bands")
+    atom_tv, (p, q) = _atom_layouts(atom, operand)
+    if width % q:
+        raise FragmentError(f"the {rows}x{cols} {operand} tile is not a multiple of {atom.name}'s {p}x{q} atom")
     embed = Layout((p, q), (1, rows))  # the atom's column-major offsets in the whole tile's
     per_group = rows // gm
     tiles = (per_group // band, width // q)
     values = make_layout(composition(embed, atom_tv.layout[1]), Layout(tiles, (band, q * rows)))
+    across_n = 0 if operand == "A" else rows * width  # the groups along N: copies of A, columns of C
     threads = make_layout(composition(embed, atom_tv.layout[0]),
-                          Layout((band // p, gm, gn), (p, per_group, rows * width)))
+                          Layout((band // p, gm, gn), (p, per_group, across_n)))
     tv = TVLayout(make_layout(threads, values), dims)
-    if not tv.covers_once():
+    if operand == "C" and not tv.covers_once():
         raise FragmentError(f"fragment {tv.layout} does not cover the {rows}x{cols} tile once (a bug in tilec)")
-    return Fragment(tuple(dims), tv, 1, atom, "C", tiles, False, name)
+    packing = 2 if operand == "A" else 1
+    return Fragment(tuple(dims), tv, packing, atom, operand, tiles, False, name)
 
 
 def _type_bits(name: str) -> int:

@@ -80,7 +80,7 @@ from tilec.passes.fragments import (
     wgmma_block_fragment,
     window_values,
 )
-from tilec.passes.uniformity import flows_into_per_warp_code, run_by_every_warp, warp_varying
+from tilec.passes.uniformity import computed_from, flows_into_per_warp_code, run_by_every_warp, warp_varying
 
 THREAD_TILE_ATTR = "tile.thread_tile"
 """Optional attribute of an ``fma_f32`` ``tile.mma``: ``[TM, TN]``, each lane's block of C."""
@@ -152,15 +152,29 @@ def mma_warps(op: t.MmaOp) -> tuple[int, int, int] | None:
     return values  # type: ignore[return-value]
 
 
-def warp_grid(m: int, n: int, warps: int, atom: MMAAtom) -> tuple[int, int, int] | None:
+def chained_mmas(mmas: list[t.MmaOp]) -> set[t.MmaOp]:
+    """The mmas of a chain: one whose result, or anything computed from it, is another's A (attention's
+    ``P = softmax(Q K^T)``, then ``P V``), and that other one."""
+    chained: set[t.MmaOp] = set()
+    for op in mmas:
+        downstream = computed_from(op.result)
+        for other in mmas:
+            if other is not op and other.a in downstream:
+                chained.update((op, other))
+    return chained
+
+
+def warp_grid(m: int, n: int, warps: int, atom: MMAAtom, rows_only: bool = False) -> tuple[int, int, int] | None:
     """The ``(WM, WN, R)`` an ``m x n`` accumulator splits over ``warps`` warps: the most warps whose
     parts are whole atoms, the parts as square as can be (ties: more warps along M, as Triton), the
-    rest of the warps copies; None when no split of two or more warps fits."""
+    rest of the warps copies; None when no split of two or more warps fits. ``rows_only``: warps along
+    M only, as Triton lays out a chain of dots, so that each warp holds whole rows of the first product
+    (its row reductions stay in the warp) and they are its A of the next, register for register."""
     am, an = atom.shape_mnk[0], atom.shape_mnk[1]
     best = None
     total = warps
     while total >= 2:
-        for wm in (d for d in (1, 2, 4, 8, 16, 32) if total % d == 0):
+        for wm in (d for d in (1, 2, 4, 8, 16, 32) if total % d == 0 and (not rows_only or d == total)):
             wn = total // wm
             if m % (wm * am) or n % (wn * an):
                 continue
@@ -191,6 +205,7 @@ def split_over_warps(fn: Operation, threads: int | None) -> None:
             Rewriter.insert_op(fresh, InsertPoint.before(op))
             op.operands[2] = fresh.results[0]
     varying = warp_varying(fn)
+    chained = chained_mmas(mmas)
     for op in mmas:
         atom = mma_atom_of(op)
         if atom.name == "fma_f32" or any(v.type.fragment is not None for v in (op.a, op.b, op.c, op.result)):
@@ -204,7 +219,7 @@ def split_over_warps(fn: Operation, threads: int | None) -> None:
         except FragmentError:
             continue
         m, n = op.c.type.dims
-        grid = warp_grid(m, n, threads // WARP, atom)
+        grid = warp_grid(m, n, threads // WARP, atom, rows_only=op in chained)
         if grid is not None:
             op.attributes[WARPS_ATTR] = DenseArrayBase.from_list(i64, list(grid))
     # mmas whose accumulators are one value (a loop's carried one, chained mmas) must agree: where they
@@ -250,8 +265,13 @@ def wgmma_fragment(op: t.WgmmaOp) -> Fragment:
 
 
 def wgmma_a_fragment(op: t.WgmmaOp) -> Fragment:
-    """A warp's register A of a wgmma: its 16 rows in the m16n8k16 A fragment (per K step of 16)."""
-    return mma_fragment(MMA_ATOMS["mma_m16n8k16_f16"], "A", op.a.type.dims, False, value_name(op.a))
+    """A warp's register A of a wgmma: its 16 rows in the m16n8k16 A fragment (per K step of 16); in the
+    block form, its 16 rows of each of its warpgroup's bands."""
+    atom = MMA_ATOMS["mma_m16n8k16_f16"]
+    groups = op.block_groups
+    if groups is not None:
+        return wgmma_block_fragment(atom, tuple(op.a.type.dims), groups, value_name(op.a), operand="A")
+    return mma_fragment(atom, "A", op.a.type.dims, False, value_name(op.a))
 
 
 class _UnionFind:

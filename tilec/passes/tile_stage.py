@@ -19,10 +19,11 @@ form the tutorial's GEMM spells by hand::
 so that the block copies each operand tile once (coalesced, then ``cp.async`` stages ahead), and the
 warps read their fragments from shared memory (``ldmatrix`` where the layout allows).
 
-With ``wgmma`` (sm_90a), an mma of the block whose operands are both staged whole reads them where they
-are: it becomes the block form of ``tile.wgmma`` (``groups [GM, GN]``: the block's warpgroups share
-the product, one wgmma per 64-row band), and the shared loads go. That needs warpgroups (warps a
-multiple of four, a power of two of groups), f16 or bf16 operands with A as stored ``M x K``, an f32
+With ``wgmma`` (sm_90a), an mma of the block whose B is staged whole reads it where it is: it becomes
+the block form of ``tile.wgmma`` (``groups [GM, GN]``: the block's warpgroups share the product, one
+wgmma per 64-row band), with A read in shared memory too where it is staged whole, else from the
+block's registers (a tile loaded once, attention's P), and the shared loads go. That needs warpgroups
+(warps a multiple of four, a power of two of groups), f16 or bf16 operands with A ``M x K``, an f32
 accumulator of 64-row bands and at most 256 columns a warpgroup, and the same conditions as
 ``tile-layout``'s split over warps (the same in every warp, nothing per-warp computed from it, the only
 mma of its accumulator's class). Otherwise the mma stays an ``mma.sync`` as above.
@@ -42,7 +43,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import Float32Type, IndexType, ModuleOp
+from xdsl.dialects.builtin import Float32Type, IndexType, ModuleOp, UnitAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -101,19 +102,69 @@ def writes_global_memory(loop: scf.ForOp) -> bool:
     return False
 
 
-def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp]) -> set[SSAValue]:
-    """Rewrite ``loop``'s staged ``loads`` into copies at the body's start, a barrier, shared loads in
-    their place, and a barrier before the body's yield; the shared tiles."""
-    body = loop.body.block
-    head: list[Operation] = []
-    shared: set[SSAValue] = set()
-    for load in loads:
+def _nested(a: Operation, b: Operation) -> bool:
+    """Whether one of ``a`` and ``b`` is inside the other (or they are the same op)."""
+    def inside(x: Operation, y: Operation) -> bool:
+        while x is not None:
+            if x is y:
+                return True
+            x = x.parent_op()
+        return False
+    return inside(a, b) or inside(b, a)
+
+
+class StagedTiles:
+    """The shared tiles staged loads go to, by shape and element type. Loops neither of which is inside
+    the other never run at the same time, so they share them (the form tile-pipeline gives its stages
+    to, Triton's two K loops of a causal attention): the launch grows by a tile only for a loop that
+    needs more than the loops before it."""
+
+    def __init__(self, fn: func.FuncOp):
+        self.fn = fn
+        self.tiles: dict[tuple, list[tuple[t.AllocOp, list[scf.ForOp]]]] = {}
+
+    def take(self, load: t.LoadOp, loop: scf.ForOp, taken: set[t.AllocOp]) -> tuple[t.AllocOp, bool]:
+        """A tile for ``load`` in ``loop`` (none of ``taken``, this loop's others), and whether it is new."""
         ty = load.result.type
+        entries = self.tiles.setdefault((tuple(ty.dims), ty.element_type), [])
+        for alloc, loops in entries:
+            if alloc not in taken and not any(_nested(loop, other) for other in loops):
+                loops.append(loop)
+                return alloc, False
         alloc = t.AllocOp(SharedType(tuple(ty.dims), ty.element_type))
         alloc.location = load.location
         alloc.result.name_hint = f"{load.result.name_hint or 'operand'}_shared"
-        Rewriter.insert_op(alloc, InsertPoint.before(loop))
-        shared.add(alloc.result)
+        top = loop  # before the loop's outermost op in the body: it dominates every later loop
+        while top.parent_op() is not self.fn:
+            top = top.parent_op()
+        Rewriter.insert_op(alloc, InsertPoint.before(top))
+        entries.append((alloc, [loop]))
+        return alloc, True
+
+    def needed(self, loads: list[t.LoadOp], loop: scf.ForOp) -> int:
+        """Bytes of new tiles :meth:`take` would make for ``loads`` in ``loop``."""
+        counts: dict[tuple, int] = {}
+        extra = 0
+        for load in loads:
+            ty = load.result.type
+            key = (tuple(ty.dims), ty.element_type)
+            counts[key] = counts.get(key, 0) + 1
+            free = sum(1 for _, loops in self.tiles.get(key, []) if not any(_nested(loop, o) for o in loops))
+            if counts[key] > free:
+                extra += SharedType(key[0], key[1]).size_bytes
+        return extra
+
+
+def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp], tiles: StagedTiles) -> set[SSAValue]:
+    """Rewrite ``loop``'s staged ``loads`` into copies at the body's start (into ``tiles``), a barrier,
+    shared loads in their place, and a barrier before the body's yield; the shared tiles."""
+    body = loop.body.block
+    head: list[Operation] = []
+    taken: set[t.AllocOp] = set()
+    for load in loads:
+        ty = load.result.type
+        alloc, _ = tiles.take(load, loop, taken)
+        taken.add(alloc)
         copy = t.CopyOp(load.source, list(load.indices), alloc.result)
         copy.location = load.location
         head.append(copy)
@@ -134,7 +185,7 @@ def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp]) -> set[SSAValue]:
     before = last.prev_op if last is not None else None
     if not isinstance(before, t.BarrierOp):
         Rewriter.insert_op(t.BarrierOp(), InsertPoint.before(last))
-    return shared
+    return {alloc.result for alloc in taken}
 
 
 def warpgroup_grid(m: int, n: int, groups: int) -> tuple[int, int] | None:
@@ -151,46 +202,77 @@ def warpgroup_grid(m: int, n: int, groups: int) -> tuple[int, int] | None:
     return gm, gn
 
 
-def to_warpgroup_mmas(fn: func.FuncOp, loop: scf.ForOp, shared: set[SSAValue], threads: int,
+def to_warpgroup_mmas(fn: func.FuncOp, loops: list[tuple[scf.ForOp, set[SSAValue]]], threads: int,
                       varying: set[SSAValue]) -> None:
-    """Make each mma of ``loop``'s body whose operands are loads of whole staged tiles (``shared``) the
-    block form of ``tile.wgmma`` where it may be (see the module docstring)."""
+    """Make each mma of the staged ``loops``' bodies (with their shared tiles) whose B is a load of a
+    whole staged tile the block form of ``tile.wgmma`` where it may be (see the module docstring).
+    Mmas whose accumulators are one value (a carried one, through several loops) change together."""
     if threads % (4 * WARP):
         return
+
+    def whole_staged(x: SSAValue, shared: set[SSAValue]) -> bool:
+        load = x.owner
+        return (isinstance(load, t.LoadOp) and load.source in shared and not load.indices
+                and tuple(load.result.type.dims) == tuple(load.source.type.dims))
+
+    candidates: dict[t.MmaOp, tuple[tuple[int, int], set[SSAValue]]] = {}
+    for loop, shared in loops:
+        for op in loop.body.block.ops:
+            if not isinstance(op, t.MmaOp) or op.transpose_a is not None or not whole_staged(op.b, shared):
+                continue
+            if op.a.type.element_type != op.b.type.element_type or not isinstance(op.c.type.element_type, Float32Type):
+                continue
+            if any(v.type.fragment is not None for v in (op.a, op.c)) or op.a.type.dims[1] % 16:
+                continue
+            if any(v in varying for v in (op.a, op.c, op.result)) or not run_by_every_warp(op, varying):
+                continue
+            if flows_into_per_warp_code(op.result, varying) or flows_into_per_warp_code(op.c, varying):
+                continue
+            grid = warpgroup_grid(*op.c.type.dims, threads // (4 * WARP))
+            if grid is not None:
+                candidates[op] = (grid, shared)
     classes = agreeing_classes(fn)
-    accumulators: dict[SSAValue, int] = {}
+    grids: dict[SSAValue, set] = {}
     for op in fn.walk():
         if isinstance(op, t.MmaOp | t.WgmmaOp):
-            accumulators[classes.find(op.c)] = accumulators.get(classes.find(op.c), 0) + 1
-    for op in list(loop.body.block.ops):
-        if not isinstance(op, t.MmaOp) or op.transpose_a is not None:
-            continue
+            grids.setdefault(classes.find(op.c), set()).add(candidates[op][0] if op in candidates else None)
+    chosen = [(op, grid, shared) for op, (grid, shared) in candidates.items()
+              if grids[classes.find(op.c)] == {grid}]  # not with an mma that stays, or other groups
+    for op, grid, shared in chosen:
         a, b = op.a.owner, op.b.owner
-        if not all(isinstance(x, t.LoadOp) and x.source in shared and not x.indices
-                   and tuple(x.result.type.dims) == tuple(x.source.type.dims) for x in (a, b)):
-            continue
-        if op.a.type.element_type != op.b.type.element_type or op.c.type.fragment is not None:
-            continue
-        if not isinstance(op.c.type.element_type, Float32Type) or accumulators[classes.find(op.c)] != 1:
-            continue
-        if any(v in varying for v in (op.c, op.result)) or not run_by_every_warp(op, varying):
-            continue
-        if flows_into_per_warp_code(op.result, varying) or flows_into_per_warp_code(op.c, varying):
-            continue
-        m, n = op.c.type.dims
-        grid = warpgroup_grid(m, n, threads // (4 * WARP))
-        if grid is None or op.a.type.dims[1] % 16:
-            continue
         zero = arith.ConstantOp.from_int_and_width(0, IndexType())
-        wgmma = t.WgmmaOp(a.source, zero.result, b.source, zero.result, op.c,
-                          transpose_b=op.transpose_b is not None, groups=grid)
+        if whole_staged(op.a, shared):  # both read in shared memory
+            wgmma = t.WgmmaOp(a.source, zero.result, b.source, zero.result, op.c,
+                              transpose_b=op.transpose_b is not None, groups=grid)
+        else:  # A from the block's registers (a tile loaded once, or computed: attention's P)
+            wgmma = t.WgmmaOp(op.a, None, b.source, zero.result, op.c, transpose_b=op.transpose_b is not None,
+                              groups=grid)
         wgmma.location = op.location
         wgmma.result.name_hint = op.result.name_hint
         Rewriter.insert_op(zero, InsertPoint.before(op))
         Rewriter.replace_op(op, wgmma)
         for load in (a, b):
-            if not list(load.result.uses):
+            if isinstance(load, t.LoadOp) and load.source in shared and not list(load.result.uses):
                 Rewriter.erase_op(load)
+
+
+def fold_transposed_operands(fn: func.FuncOp) -> None:
+    """A ``tile.mma`` operand that is a ``tile.transpose`` (``tl.dot(q, tl.trans(k))``): the mma reads
+    the untransposed tile with the operand's transpose flag flipped. The same product, and a load the
+    flag reads transposed is an mma operand this pass can stage (a transpose left unused goes)."""
+    for op in [o for o in fn.walk() if isinstance(o, t.MmaOp)]:
+        for index, flag in ((0, "transpose_a"), (1, "transpose_b")):
+            tr = op.operands[index].owner
+            if not isinstance(tr, t.TransposeOp) or tr.input.type.fragment is not None \
+                    or tr.result.type.fragment is not None:
+                continue
+            op.operands[index] = tr.input
+            if op.properties.get(flag) is None:
+                op.properties[flag] = UnitAttr()
+            else:
+                del op.properties[flag]
+            if not list(tr.result.uses):
+                Rewriter.erase_op(tr)
 
 
 def stage_function(fn: func.FuncOp, wgmma: bool = False) -> None:
@@ -200,7 +282,10 @@ def stage_function(fn: func.FuncOp, wgmma: bool = False) -> None:
     launch = fn.attributes.get(LAUNCH_ATTR)
     smem = launch.smem.data if isinstance(launch, LaunchAttr) else None
     threads = launch.threads if isinstance(launch, LaunchAttr) else WARP
+    fold_transposed_operands(fn)
     varying: set[SSAValue] | None = None
+    tiles = StagedTiles(fn)
+    staged_loops: list[tuple[scf.ForOp, set[SSAValue]]] = []
     for loop in [op for op in fn.walk() if isinstance(op, scf.ForOp)]:
         body = loop.body.block
         loads = [op for op in body.ops if isinstance(op, t.LoadOp)]
@@ -209,14 +294,14 @@ def stage_function(fn: func.FuncOp, wgmma: bool = False) -> None:
         if varying is None:
             varying = warp_varying(fn)
         staged = [op for op in loads if stageable(op, body, varying, threads)]
-        extra = sum(SharedType(tuple(op.result.type.dims), op.result.type.element_type).size_bytes for op in staged)
+        extra = tiles.needed(staged, loop)
         if not staged or (smem is not None and smem + extra > MAX_SHARED_BYTES):
             continue
-        shared = stage_loop(loop, staged)
-        if wgmma:
-            to_warpgroup_mmas(fn, loop, shared, threads, varying)
+        staged_loops.append((loop, stage_loop(loop, staged, tiles)))
         if smem is not None:
             smem += extra
+    if wgmma and staged_loops:
+        to_warpgroup_mmas(fn, staged_loops, threads, varying)
     if smem is not None and smem != launch.smem.data:
         fn.attributes[LAUNCH_ATTR] = launch.replace(smem=smem)
 

@@ -142,10 +142,8 @@ def run_by_every_warp(op: Operation, varying: set[SSAValue]) -> bool:
     return True
 
 
-def flows_into_per_warp_code(value: SSAValue, varying: set[SSAValue]) -> bool:
-    """Whether ``value``, or anything computed from it (through ops, loops and ifs), meets code that is
-    each warp's own: a warp-varying value, an op some warps skip, or a store or atomic at warp-varying
-    indices. A value split over the block's warps (each warp holding its part) must not."""
+def computed_from(value: SSAValue) -> set[SSAValue]:
+    """``value`` and every value computed from it, through ops, loops (carried values) and ifs."""
     seen: set[SSAValue] = set()
     work = [value]
     while work:
@@ -153,15 +151,8 @@ def flows_into_per_warp_code(value: SSAValue, varying: set[SSAValue]) -> bool:
         if v in seen:
             continue
         seen.add(v)
-        if v in varying:
-            return True
         for use in v.uses:
             user = use.operation
-            if not run_by_every_warp(user, varying):
-                return True
-            indices = getattr(user, "indices", None)
-            if indices is not None and any(i in varying for i in indices) and not user.results:
-                return True  # a store or atomic each warp makes at its own place
             if isinstance(user, scf.YieldOp):
                 parent = user.parent_op()
                 if parent is not None and use.index < len(parent.results):
@@ -173,6 +164,23 @@ def flows_into_per_warp_code(value: SSAValue, varying: set[SSAValue]) -> bool:
                 work += [user.body.block.args[use.index - 2], user.results[use.index - 3]]
                 continue
             work.extend(user.results)
+    return seen
+
+
+def flows_into_per_warp_code(value: SSAValue, varying: set[SSAValue]) -> bool:
+    """Whether ``value``, or anything computed from it (through ops, loops and ifs), meets code that is
+    each warp's own: a warp-varying value, an op some warps skip, or a store or atomic at warp-varying
+    indices. A value split over the block's warps (each warp holding its part) must not."""
+    for v in computed_from(value):
+        if v in varying:
+            return True
+        for use in v.uses:
+            user = use.operation
+            if not run_by_every_warp(user, varying):
+                return True
+            indices = getattr(user, "indices", None)
+            if indices is not None and any(i in varying for i in indices) and not user.results:
+                return True  # a store or atomic each warp makes at its own place
     return False
 
 

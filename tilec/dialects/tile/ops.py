@@ -1281,7 +1281,8 @@ class WgmmaOp(IRDLOperation):
     - **The block's product** (``groups [GM, GN]``): the accumulator is the
       block's ``M x N`` tile (``tile-stage`` writes this form for a block's
       ``tl.dot`` on sm_90a), the product of the ``M``-row band of ``%sa`` at
-      ``%row`` and the ``N``-column band of ``%sb`` at ``%col``. The block's
+      ``%row`` (or of the block's ``M x K`` register tile ``%a``) and the
+      ``N``-column band of ``%sb`` at ``%col``. The block's
       ``GM x GN`` warpgroups share it, CuTe's tiled MMA of warpgroup atoms:
       warpgroup ``g`` takes the ``M/GM`` rows at ``(g mod GM) M/GM`` (64-row
       bands, one wgmma each) and the ``N/GN`` columns at ``(g div GM) N/GN``.
@@ -1356,7 +1357,9 @@ class WgmmaOp(IRDLOperation):
         if self.registers_a:
             if self.row is not None:
                 _fail(self, "a register tile A is the warp's own rows: no [row] band")
-            if a.dims[0] != WGMMA_WARP_ROWS:
+            if self.groups is not None and len(c.dims) == 2 and a.dims[0] != c.dims[0]:
+                _fail(self, f"a register A of the block's product has its {c.dims[0]} rows, got {_dims_text(a.dims)}")
+            if self.groups is None and a.dims[0] != WGMMA_WARP_ROWS:
                 _fail(self, f"a register A is a warp's {WGMMA_WARP_ROWS} rows, got {_dims_text(a.dims)}")
         elif self.row is None:
             _fail(self, "a shared A needs the [row] of its 64-row band")
@@ -1404,13 +1407,11 @@ class WgmmaOp(IRDLOperation):
         if len(groups) != 2 or any(g < 1 or g & (g - 1) for g in groups):
             _fail(self, f"groups must be two powers of two [GM, GN], got {list(groups)}")
         gm, gn = groups
-        if self.registers_a:
-            _fail(self, "the block's product (groups) reads A from shared memory, not from each warp's registers")
         if len(c.dims) != 2 or c.dims[0] % (WGMMA_ROWS * gm) or c.dims[1] % (8 * gn):
             _fail(self, f"the block's accumulator {_dims_text(c.dims)} does not split into {gm}x{gn} warpgroups of "
                         f"{WGMMA_ROWS}-row bands and columns a multiple of 8")
         m, n = c.dims
-        if m > a.dims[0] or n > nb or nb % n or n // gn > 256:
+        if (not self.registers_a and m > a.dims[0]) or n > nb or nb % n or n // gn > 256:
             _fail(self, f"the {_dims_text(c.dims)} product needs {m} rows of a ({_dims_text(a.dims)}), N = {n} dividing "
                         f"b's {nb} columns, and at most 256 columns a warpgroup")
 

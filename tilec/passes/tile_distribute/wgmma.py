@@ -29,7 +29,8 @@ pending, until ``tile.wgmma_wait N`` (``frag.wgmma_wait N`` on them).
   and element do not fit.
 - **The block's product** (``groups``): the warp's warpgroup runs one wgmma
   per 64-row band it holds (its ``M/GM`` rows of the block's accumulator) on
-  its ``N/GN`` columns of B, all in one group.
+  its ``N/GN`` columns of B, all in one group; a register A gives each band
+  its own packed pairs.
 - **Descriptor arithmetic**: one ``frag.wgmma_desc`` per operand and band
   (the start address / 16 in the low 14 bits); each K step adds its byte
   offset / 16 (``arith.addi`` on i64).
@@ -127,21 +128,25 @@ class WgmmaLowering:
                                     f"needs {period} (wgmma descriptors swizzle absolute addresses)")
         fc = self.checked_fragment(op.c, wgmma_fragment(op), op)
         bands = fc.tiles[0]  # the warp's 64-row bands: one, but in the block form
-        if op.registers_a:
+        if op.block_groups is None:
             base_b = self._band_pointer(b.ptr, self.get(op.col), n, stride_b)
-            a_bands = [self._register_a(op)]
-        elif op.block_groups is None:
-            base_a = self._band_pointer(self.get(op.a).ptr, self.get(op.row), t.WGMMA_ROWS, stride_a)
-            base_b = self._band_pointer(b.ptr, self.get(op.col), n, stride_b)
-            a_bands = [self._step_descriptors(base_a, steps_a)]
+            if op.registers_a:
+                a_bands = self._register_a(op)
+            else:
+                base_a = self._band_pointer(self.get(op.a).ptr, self.get(op.row), t.WGMMA_ROWS, stride_a)
+                a_bands = [self._step_descriptors(base_a, steps_a)]
         else:  # the block form: this warp's warpgroup takes its bands of A and its columns of B
             group = em.udiv(self.warp(), 4, i32)
-            first = em.add(em.udiv(em.cast(self.get(op.row), i32), t.WGMMA_ROWS, i32),
-                           em.mul(em.urem(group, gm, i32), bands, i32), i32)
-            a_bands = [self._step_descriptors(em.gep(self.get(op.a).ptr, em.mul(em.add(first, i, i32), stride_a, i32),
-                                                     _I8, i32), steps_a) for i in range(bands)]
             column = em.add(em.udiv(em.cast(self.get(op.col), i32), n, i32), em.udiv(group, gm, i32), i32)
             base_b = em.gep(b.ptr, em.mul(column, stride_b, i32), _I8, i32)
+            if op.registers_a:
+                a_bands = self._register_a(op)
+            else:
+                first = em.add(em.udiv(em.cast(self.get(op.row), i32), t.WGMMA_ROWS, i32),
+                               em.mul(em.urem(group, gm, i32), bands, i32), i32)
+                a_bands = [self._step_descriptors(em.gep(self.get(op.a).ptr, em.mul(em.add(first, i, i32), stride_a,
+                                                                                    i32), _I8, i32), steps_a)
+                           for i in range(bands)]
         desc_b = self._step_descriptors(base_b, steps_b)
         em.insert(frag_fast.frag_wgmma_fence())
         acc = list(c.values)
@@ -176,15 +181,18 @@ class WgmmaLowering:
             r.name_hint = "acc"
         self.vmap[op.result] = Regs(self.fragment(op.result), x.element_type, regs)
 
-    def _register_a(self, op: t.WgmmaOp) -> list[list[SSAValue]]:
-        """The warp's A registers per K step of 16: the m16n8k16 A fragment's four packed pairs."""
+    def _register_a(self, op: t.WgmmaOp) -> list[list[list[SSAValue]]]:
+        """The warp's A registers per band and K step of 16: the m16n8k16 A fragment's four packed pairs."""
         fa = self.checked_fragment(op.a, wgmma_a_fragment(op), op)
         a = self.in_form(self.get(op.a), fa.with_packing(2))
-        steps = []
-        for ki in range(fa.tiles[1]):
-            rng = fa.atom_value_range(0, ki)
-            steps.append(a.values[rng.start // a.packing : rng.stop // a.packing])
-        return steps
+        bands = []
+        for band in range(fa.tiles[0]):
+            steps = []
+            for ki in range(fa.tiles[1]):
+                rng = fa.atom_value_range(band, ki)
+                steps.append(a.values[rng.start // a.packing : rng.stop // a.packing])
+            bands.append(steps)
+        return bands
 
     def _band_pointer(self, ptr: SSAValue, start: SSAValue, band: int, stride: int) -> SSAValue:
         """``ptr`` advanced to the band at element ``start`` (a multiple of ``band``): ``start / band * stride`` bytes."""

@@ -152,4 +152,4 @@ func.func @groups_registers(%a: !tile.rt<16x64xf16>, %sb: !tile.st<64x64xf16>, %
   %d = tile.wgmma %a, %sb[%i], %acc groups array<i64: 1, 1> : !tile.rt<16x64xf16>, !tile.st<64x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
   func.return
 }
-// CHECK: 'tile.wgmma' the block's product (groups) reads A from shared memory, not from each warp's registers
+// CHECK: 'tile.wgmma' a register A of the block's product has its 64 rows, got 16x64

@@ -81,3 +81,26 @@ func.func @written(%a: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f16, [?, ?]>)
 // CHECK-LABEL: func.func @written
 // CHECK-NOT: tile.warps
 // CHECK: func.return
+
+// A chain of dots (attention's P = f(Q K^T), then P V): both split over the warps along M only, as
+// Triton lays out a chain, so that each warp holds whole rows of S (its row reductions stay in the
+// warp) and its rows of P are its A of the second mma register for register: no conversion between.
+func.func @chain(%q: !tile.gl<f16, [?, ?]>, %k: !tile.gl<f16, [?, ?]>, %v: !tile.gl<f16, [?, ?]>, %o: !tile.gl<f32, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %tq = tile.load %q[%c0, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<64x64xf16>
+  %tk = tile.load %k[%c0, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<64x64xf16>
+  %tv = tile.load %v[%c0, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<64x64xf16>
+  %z = tile.zeros : !tile.rt<64x64xf32>
+  %s = tile.mma %tq, %tk, %z transpose_b : !tile.rt<64x64xf16>, !tile.rt<64x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
+  %e = tile.exp %s : !tile.rt<64x64xf32>
+  %p = tile.convert %e : !tile.rt<64x64xf32> -> !tile.rt<64x64xf16>
+  %z2 = tile.zeros : !tile.rt<64x64xf32>
+  %d = tile.mma %p, %tv, %z2 : !tile.rt<64x64xf16>, !tile.rt<64x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
+  tile.store %d, %o[%c0, %c0] : !tile.rt<64x64xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @chain
+// CHECK: %s = tile.mma {{.*}} {tile.warps = array<i64: 4, 1, 1>}
+// CHECK-NOT: tile.convert_layout
+// CHECK: %d = tile.mma {{.*}} {tile.warps = array<i64: 4, 1, 1>}

@@ -117,3 +117,38 @@ func.func @mixed(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile
 // CHECK-NEXT: %d = tile.mma
 // CHECK-NEXT: tile.barrier
 // CHECK-NEXT: scf.yield
+
+// Two loops one after the other (Triton's unmasked and masked key loops) share the staged tiles:
+// the launch grows by one tile (64x32 f16: 4096 bytes). A transposed operand (tl.dot(a, tl.trans(w)))
+// is read untransposed with the mma's flag flipped, so its load is staged too.
+func.func @two_loops(%a: !tile.gl<f16, [?, ?]>, %w: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %kk: index, %k2: index)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %ta = tile.load %a[%c0, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<64x32xf16>
+  %z = tile.zeros : !tile.rt<64x64xf32>
+  %acc = scf.for %k = %c0 to %kk step %c32 iter_args(%x = %z) -> (!tile.rt<64x64xf32>) {
+    %tw = tile.load %w[%k, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<64x32xf16>
+    %tt = tile.transpose %tw : !tile.rt<64x32xf16> -> !tile.rt<32x64xf16>
+    %d = tile.mma %ta, %tt, %x : !tile.rt<64x32xf16>, !tile.rt<32x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
+    scf.yield %d : !tile.rt<64x64xf32>
+  }
+  %acc2 = scf.for %k = %kk to %k2 step %c32 iter_args(%x = %acc) -> (!tile.rt<64x64xf32>) {
+    %tw = tile.load %w[%k, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<64x32xf16>
+    %d = tile.mma %ta, %tw, %x transpose_b : !tile.rt<64x32xf16>, !tile.rt<64x32xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
+    scf.yield %d : !tile.rt<64x64xf32>
+  }
+  tile.store %acc2, %c[%c0, %c0] : !tile.rt<64x64xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @two_loops
+// CHECK-SAME: smem = 4096
+// CHECK: %[[SW:.*]] = tile.alloc : !tile.st<64x32xf16, (64,32):(32,1)>
+// CHECK-NOT: tile.alloc
+// CHECK: scf.for
+// CHECK-NEXT: tile.copy %w[%k, %c0] -> %[[SW]]
+// CHECK-NOT: tile.transpose
+// CHECK: %d = tile.mma %ta, %tw, %x transpose_b
+// CHECK: scf.for
+// CHECK-NEXT: tile.copy %w[%k{{.*}}, %c0] -> %[[SW]]
+// CHECK: %d{{.*}} = tile.mma %ta, %tw{{.*}}, %x{{.*}} transpose_b

@@ -78,7 +78,8 @@ func.func @groups(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !til
 // CHECK: %e = tile.wgmma {{.*}} transpose_b groups array<i64: 1, 2>
 
 // Left as mma.sync: A given K x M (transpose_a: no wgmma reads a transposed A of a whole tile
-// here) and an accumulator a second mma shares.
+// here), and both mmas of an accumulator when one of them cannot be a wgmma (its B is computed, not
+// a staged tile): the accumulator has one fragment.
 func.func @kept(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %kk: index)
     attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
   %c0 = arith.constant 0 : index
@@ -91,7 +92,8 @@ func.func @kept(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
     %ta2 = tile.load %a[%c0, %k] : !tile.gl<f16, [?, ?]> -> !tile.rt<64x32xf16>
     %d = tile.mma %ta, %tb, %x transpose_a : !tile.rt<32x64xf16>, !tile.rt<32x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
     %e = tile.mma %ta2, %tb, %y : !tile.rt<64x32xf16>, !tile.rt<32x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
-    %f = tile.mma %ta2, %tb, %e : !tile.rt<64x32xf16>, !tile.rt<32x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
+    %tb2 = tile.add %tb, %tb : !tile.rt<32x64xf16>
+    %f = tile.mma %ta2, %tb2, %e : !tile.rt<64x32xf16>, !tile.rt<32x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
     scf.yield %d, %f : !tile.rt<64x64xf32>, !tile.rt<64x64xf32>
   }
   tile.store %acc#0, %c[%c0, %c0] : !tile.rt<64x64xf32> -> !tile.gl<f32, [?, ?]>
@@ -101,3 +103,23 @@ func.func @kept(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
 // CHECK-LABEL: func.func @kept
 // CHECK-NOT: tile.wgmma
 // CHECK: func.return
+
+// Chained mmas on one accumulator, each of staged tiles: both become wgmmas of the same groups.
+func.func @chained(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %kk: index)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %z = tile.zeros : !tile.rt<64x64xf32>
+  %acc = scf.for %k = %c0 to %kk step %c32 iter_args(%x = %z) -> (!tile.rt<64x64xf32>) {
+    %ta = tile.load %a[%c0, %k] : !tile.gl<f16, [?, ?]> -> !tile.rt<64x32xf16>
+    %tb = tile.load %b[%k, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<32x64xf16>
+    %e = tile.mma %ta, %tb, %x : !tile.rt<64x32xf16>, !tile.rt<32x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
+    %f = tile.mma %ta, %tb, %e : !tile.rt<64x32xf16>, !tile.rt<32x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
+    scf.yield %f : !tile.rt<64x64xf32>
+  }
+  tile.store %acc, %c[%c0, %c0] : !tile.rt<64x64xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @chained
+// CHECK: %e = tile.wgmma {{.*}} groups array<i64: 1, 1>
+// CHECK: %f = tile.wgmma {{.*}} groups array<i64: 1, 1>
