@@ -146,7 +146,7 @@ def gemm_rows() -> list[dict]:
         kernels = {"lang mma": lambda: lang_matmul.matmul[lang_matmul.grid(size, size)](a, b, c, **lang_matmul.CONFIG),
                    # the Triton-style form: block tiles, staged and split by the compiler
                    "lang block": lambda: lang_matmul.matmul_block[lang_matmul.grid(size, size)](
-                       a, b, c, **lang_matmul.CONFIG_BLOCK)}
+                       a, b, c, arch="sm_80", **lang_matmul.CONFIG_BLOCK)}  # mma.sync
         if hopper:
             # the same Triton-style kernel on sm_90a: the block's warpgroup MMAs on the staged tiles
             bcfg = lang_matmul.CONFIG_BLOCK_WGMMA
@@ -202,9 +202,9 @@ def attention_rows() -> list[dict]:
             flops = 4 * b * h * s * s * d / (2 if causal else 1)
             ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal).double()
             runs = {}
-            for arch in [None] + (["sm_90a"] if hopper else []):
+            for arch in ["sm_80"] + (["sm_90a"] if hopper else []):  # mma.sync (sm_80 PTX), wgmma
                 kern, cfg = lang_attention.kernel_for(d, arch)
-                runs["lang" if arch is None else "sm_90a"] = lambda kern=kern, cfg=cfg, arch=arch: kern[
+                runs["lang" if arch == "sm_80" else "sm_90a"] = lambda kern=kern, cfg=cfg, arch=arch: kern[
                     (-(-s // cfg["BM"]), b, h)](q, k, v, o, 1 / math.sqrt(d), D=d, CAUSAL=causal, arch=arch, **cfg)
             errs = {}
             for name, run in runs.items():

@@ -56,8 +56,8 @@ def matmul_block(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, 
     """The Triton tutorial's GEMM as a Triton user writes it: block tiles only, no shared memory and no
     warp ids. The compiler stages the operands through shared memory (``tile-stage``, then the same
     ``cp.async`` pipeline) and splits the product over the block's warps (``tile-layout``'s warp grid).
-    Compiled for ``arch="sm_90a"``, the product is warpgroup MMAs reading the staged tiles in shared
-    memory (:data:`BLOCK_WGMMA` runs it with two warpgroups and bulk tensor copies)."""
+    Compiled for ``arch="sm_90a"`` (the default on an sm_90 GPU), the product is warpgroup MMAs reading
+    the staged tiles in shared memory (:data:`BLOCK_WGMMA`: two warpgroups and bulk tensor copies)."""
     row0, col0 = block_origin(a.shape[0], b.shape[1], BM, BN, GROUP)
     acc = tl.zeros((BM, BN))
     for k in tl.range(0, a.shape[1], BK):

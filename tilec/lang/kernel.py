@@ -241,7 +241,8 @@ class Kernel:
     def compile(self, *args: Any, arch: str | None = None, num_warps: int | None = None,
                 num_stages: int | None = None, bulk: bool | None = None, pipeline: str | None = None,
                 **kwargs: Any) -> Any:
-        """The :class:`~tilec.api.CompiledKernel` of the variant (no GPU needed with an ``arch``).
+        """The :class:`~tilec.api.CompiledKernel` of the variant (no GPU needed with an ``arch``; without
+        one, the GPU's, ``sm_90a`` on an sm_90 GPU: :func:`default_lang_arch`).
 
         ``num_stages``: the shared buffers of a ``tl.range`` loop's copies become that many
         stages of asynchronous copies (``tile-pipeline{stages=N}``, Triton's ``num_stages``);
@@ -253,6 +254,7 @@ class Kernel:
         from tilec.api import CompilationError
         from tilec.api import compile as tilec_compile
 
+        arch = arch or default_lang_arch()
         pipeline = self._pipeline(num_stages, bulk, pipeline, arch)
         spec = self.specialize(*args, num_warps=num_warps, **kwargs)
         key = (spec, arch, pipeline)
@@ -419,6 +421,17 @@ class Kernel:
             if len(self._fast) >= FAST_LIMIT:
                 self._fast.clear()
             self._fast[key] = (call, where)
+
+
+def default_lang_arch() -> str | None:
+    """The target of a kernel compiled or launched without ``arch``: ``sm_90a`` on an sm_90 GPU (a block's
+    ``tl.dot`` of staged tiles becomes warpgroup MMAs there, as Triton's does), else None (the compiler's
+    default: the GPU's architecture, or sm_80 without one). Code compiled on a machine runs on its GPU,
+    so the architecture-specific target is the right default there."""
+    # lazy: the runtime's driver is needed only with a GPU
+    from tilec.runtime import get_device, has_device
+
+    return "sm_90a" if has_device() and get_device(0).compute_capability == (9, 0) else None
 
 
 FAST_LIMIT = 1024
