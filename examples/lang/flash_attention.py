@@ -77,15 +77,19 @@ CONFIG = {64: dict(BM=64, BN=128), 128: dict(BM=64, BN=64)}
 than BM 128 on eight warps; bench/NOTES.md, session 29)."""
 
 CONFIG_SM90A = {64: dict(BM=64, BN=128), 128: dict(BM=128, BN=128)}
-"""``arch="sm_90a"``: the warpgroup MMAs; D = 64 with one warpgroup (:data:`WARPS_SM90A`)."""
+"""``arch="sm_90a"``: the warpgroup MMAs; the compile options in :data:`OPTIONS_SM90A`."""
 
-WARPS_SM90A = {64: 4, 128: 8}
+OPTIONS_SM90A = {64: dict(num_warps=4, bulk=True),
+                 128: dict(num_warps=8, num_stages=3, bulk=True, producer=True)}
+"""K and V by bulk tensor copies (TMA); at D = 128 two warpgroups and a producer warpgroup issuing the
+copies (H200, S = 4k, f16: 564 against 533 TFLOP/s without it, causal 492 against 417; at D = 64 one
+warpgroup is fastest and a producer changes nothing: bench/NOTES.md, session 29)."""
 
 
 def kernel_for(d: int, arch: str | None) -> tuple[tl.Kernel, dict]:
     """The kernel variant and block shape for head dimension ``d`` on ``arch``."""
     if arch == "sm_90a":
-        return flash_attention.with_options(num_warps=WARPS_SM90A[d], bulk=True), CONFIG_SM90A[d]
+        return flash_attention.with_options(**OPTIONS_SM90A[d]), CONFIG_SM90A[d]
     return flash_attention.with_options(num_warps=4), CONFIG[d]
 
 
