@@ -87,10 +87,12 @@ warpgroup is fastest and a producer changes nothing: bench/NOTES.md, session 29)
 
 
 def kernel_for(d: int, arch: str | None) -> tuple[tl.Kernel, dict]:
-    """The kernel variant and block shape for head dimension ``d`` on ``arch``."""
+    """The kernel variant and block shape for head dimension ``d`` on ``arch`` (tuned at 64 and 128; other
+    head dimensions take the nearer one's at most)."""
+    key = 64 if d <= 64 else 128
     if arch == "sm_90a":
-        return flash_attention.with_options(**OPTIONS_SM90A[d]), CONFIG_SM90A[d]
-    return flash_attention.with_options(num_warps=4), CONFIG[d]
+        return flash_attention.with_options(**OPTIONS_SM90A[key]), CONFIG_SM90A[key]
+    return flash_attention.with_options(num_warps=4), CONFIG[key]
 
 
 def reference(q, k, v, causal: bool, scale: float) -> np.ndarray:

@@ -145,7 +145,7 @@ def test_a_triton_style_gemm_on_warpgroup_mmas(mnk, dtype, producer):
 @gpu
 @pytest.mark.gpu
 @pytest.mark.parametrize("shape", [(1, 2, 1000, 1000), (2, 4, 257, 1030), (1, 2, 4096, 4096)], ids=str)
-@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("d", [64, 96, 128])
 @pytest.mark.parametrize("causal", [False, True], ids=["", "causal"])
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_triton_style_flash_attention(shape, d, causal, arch):
@@ -167,6 +167,25 @@ def test_triton_style_flash_attention(shape, d, causal, arch):
     mask = torch.ones(sq, sk, device="cuda", dtype=torch.bool).tril() if causal else None
     ref = F.scaled_dot_product_attention(q.double(), kk, vv, attn_mask=mask)
     assert rel_err(o, ref) < 2e-3
+
+
+@gpu
+@pytest.mark.gpu
+def test_int64_labels_and_a_silu_epilogue():
+    """torch's int64 index tensors read by tl.load_scalar (a cross-entropy's labels), and the fused SiLU
+    epilogue (tests/lang/test_triton_habits.py's kernels)."""
+    from tests.lang.test_triton_habits import gather_by_int64, gemm_silu
+
+    x = torch.randn(64, 100, device="cuda")
+    labels = torch.randint(0, 100, (64,), device="cuda")  # int64
+    o = torch.full((64,), float("nan"), device="cuda")
+    gather_by_int64[(64,)](x, labels, o)
+    assert torch.equal(o, x[torch.arange(64, device="cuda"), labels])
+    a, b = torch.randn(300, 200, device="cuda", dtype=torch.float16), torch.randn(200, 260, device="cuda", dtype=torch.float16)
+    c = torch.full((300, 260), float("nan"), device="cuda", dtype=torch.float16)
+    gemm_silu[(3, 3)](a, b, c, BM=128, BN=128, BK=32)
+    acc = a.double() @ b.double()
+    assert rel_err(c, acc * torch.sigmoid(acc)) < 2e-3
 
 
 @hopper

@@ -112,6 +112,22 @@ def test_the_warpgroup_mmas_in_the_ptx(warps, bm, bn, bulk, producer):
     assert "mma.sync" in gemm16.compile(h, h, h, BM=bm, BN=bn, BK=64, num_warps=warps, arch="sm_80").asm["ptx"]
 
 
+@pytest.mark.parametrize("bm, bn, bk, warps, wgmmas", [(64, 96, 48, 4, 3), (128, 160, 32, 8, 2), (64, 24, 32, 4, 0)])
+def test_warpgroup_mmas_only_where_a_descriptor_reads_the_tiles(bm, bn, bk, warps, wgmmas):
+    """A staged tile whose rows are no whole number of 32-byte swizzle atoms (24 f16 columns) has no
+    layout a wgmma descriptor reads: its dot stays mma.sync instead of failing in tile-distribute."""
+    kernel = tl.Kernel(gemm16.fn, num_warps=warps, num_stages=2)
+    m, n, k = bm + 17, bn + 9, 2 * bk + 5
+    a, b = RNG.standard_normal((m, k)).astype(np.float16), RNG.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float16)
+    kernel.interpret(a, b, c, grid=(-(-m // bm), -(-n // bn)), BM=bm, BN=bn, BK=bk, arch="sm_90a",
+                     after="tile-distribute")
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 2e-3
+    ptx = kernel.compile(a, b, c, BM=bm, BN=bn, BK=bk, arch="sm_90a").asm["ptx"]
+    assert ptx.count("wgmma.mma_async") == wgmmas and ("mma.sync" in ptx) == (wgmmas == 0)
+
+
 @tl.kernel(num_warps=8)
 def scores_softmax(q, k, o, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
     """S = q k^T split over 8 warps, then a row softmax whose rows span the warps (reduced through
@@ -167,14 +183,34 @@ def small_k(a, b, o):
 
 
 def test_an_atom_that_does_not_fit_names_the_tile_and_the_line():
+    """Refused while tracing, so the tile interpreter does not run what the compiler cannot."""
     x = RNG.standard_normal((32, 32)).astype(np.float16)
-    from tilec.api import CompilationError
-
-    with pytest.raises(CompilationError) as info:
-        small_k.compile(x, x, x.astype(np.float32), arch="sm_80")
     line = next(i + 1 for i, text in enumerate(open(__file__).read().splitlines()) if "MARK-k" in text)
-    assert str(info.value).startswith(f"{__file__}:{line}:")
-    assert "the 32x8 A tile is not a multiple of mma_m16n8k16_f16's 16x16 A atom" in str(info.value)
+    for run in (lambda: small_k.compile(x, x, x.astype(np.float32), arch="sm_80"),
+                lambda: small_k.interpret(x, x, x.astype(np.float32), grid=(1,))):
+        with pytest.raises(tl.LangError) as info:
+            run()
+        assert str(info.value).startswith(f"{__file__}:{line}:")
+        assert "a 32x32x8 (MxNxK) product does not split into mma_m16n8k16_f16's 16x8x16 steps" in str(info.value)
+
+
+@tl.kernel
+def dot_keywords(a, c, PRECISION: tl.constexpr, OUT: tl.constexpr):
+    x = tl.load(a, (0, 0), shape=(32, 32))
+    tl.store(c, (0, 0), tl.dot(x, x, input_precision=PRECISION, out_dtype=OUT, max_num_imprecise_acc=None))
+
+
+def test_tritons_dot_keywords():
+    """What tilec does is accepted (tf32 for f32 operands, an f32 result); anything else is a LangError."""
+    x16, x32 = RNG.standard_normal((32, 32)).astype(np.float16), RNG.standard_normal((32, 32)).astype(np.float32)
+    c = np.full((32, 32), np.nan, np.float32)
+    dot_keywords.interpret(x16, c, grid=(1,), PRECISION="ieee", OUT="float32")  # no f32 operands: no tf32 question
+    assert np.abs(c - x16.astype(np.float64) @ x16).max() < 1e-2
+    dot_keywords.interpret(x32, c, grid=(1,), PRECISION="tf32", OUT=None)
+    with pytest.raises(tl.LangError, match="multiplies f32 operands as tf32"):
+        dot_keywords.interpret(x32, c, grid=(1,), PRECISION="ieee", OUT=None)
+    with pytest.raises(tl.LangError, match="accumulates in f32"):
+        dot_keywords.interpret(x16, c, grid=(1,), PRECISION=None, OUT="float16")
 
 
 @tl.kernel(num_warps=4)

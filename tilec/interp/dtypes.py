@@ -172,6 +172,15 @@ def to_element(x: Any, element_type: Attribute) -> Any:
     return _round(np.asarray(x).astype(dtype), element_type)
 
 
+def saturated(x: Any, width: int, signed: bool) -> np.ndarray:
+    """``x`` truncated toward zero and clamped to the range of a ``width``-bit integer, NaN as 0 (float64):
+    PTX's ``cvt.rzi.s32.f32`` (and LLVM's ``fptosi``/``fptoui`` on the GPU) saturate, they do not wrap."""
+    x = np.trunc(np.asarray(x, dtype=np.float64))
+    lo, hi = (-(2 ** (width - 1)), 2 ** (width - 1) - 1) if signed else (0, 2**width - 1)
+    top = float(hi) if float(hi) <= hi else float(np.nextafter(float(hi), 0.0))  # i64/u64: below 2**63/2**64
+    return np.where(np.isnan(x), 0.0, np.clip(x, float(lo), top))
+
+
 def nan_fill(shape, element_type: Attribute) -> np.ndarray:
     """An array of NaNs: what memory nobody has written holds."""
     return np.full(shape, np.nan, dtype=numpy_dtype(element_type))

@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseIntOrFPElementsAttr, Float
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import Operation
 
-from tilec.interp.dtypes import exp2_ftz, exp_ftz
+from tilec.interp.dtypes import exp2_ftz, exp_ftz, saturated
 from tilec.interp.errors import OpError
 from tilec.interp.lane_memory import Ptr
 from tilec.interp.lane_values import (
@@ -164,10 +164,7 @@ def _float_binary(fn):
 def _fp_to_int(is_signed: bool):
     def run(self, interpreter, op, args):
         w = _out_width(op)
-        x = np.trunc(np.asarray(args[0], dtype=np.float64))
-        lo, hi = (-(2 ** (w - 1)), 2 ** (w - 1) - 1) if is_signed else (0, 2**w - 1)
-        top = float(hi) if float(hi) <= hi else float(np.nextafter(float(hi), 0.0))  # i64/u64: below 2**63/2**64
-        x = np.where(np.isnan(x), 0.0, np.clip(x, float(lo), top))
+        x = saturated(args[0], w, is_signed)
         return (wrap(x.astype(np.int64 if is_signed else np.uint64), w),)
 
     return run

@@ -27,7 +27,7 @@ from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.math import MathFunctions
 from xdsl.ir import Attribute, Operation
 
-from tilec.interp.dtypes import exp2_ftz, exp_ftz, is_float_type, to_element
+from tilec.interp.dtypes import exp2_ftz, exp_ftz, is_float_type, saturated, to_element
 
 
 def _result(op: Operation, value: Any) -> tuple[Any]:
@@ -40,6 +40,12 @@ def _result(op: Operation, value: Any) -> tuple[Any]:
 
 def _to_int(value: Any) -> Any:
     return int(value) if np.ndim(value) == 0 else np.asarray(value).astype(np.int64)
+
+
+def _int_width(t: Attribute) -> int:
+    """The bits of an integer (or index: 64) type, or of a tile of them."""
+    t = getattr(t, "element_type", t)
+    return t.width.data if isinstance(t, IntegerType) else 64
 
 
 def _is_intlike(t: Attribute) -> bool:
@@ -192,11 +198,11 @@ class NumpyArithFunctions(ArithFunctions):
 
     @impl(arith.FPToSIOp)
     def run_fptosi(self, interpreter, op, args):
-        return (_to_int(np.trunc(args[0])),)
+        return (_to_int(saturated(args[0], _int_width(op.result.type), True)),)
 
     @impl(arith.FPToUIOp)
     def run_fptoui(self, interpreter, op, args):
-        return (_to_int(np.trunc(args[0])),)
+        return (_to_int(saturated(args[0], _int_width(op.result.type), False)),)
 
     @impl(arith.CmpfOp)
     def run_cmpf(self, interpreter, op: arith.CmpfOp, args):

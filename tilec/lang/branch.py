@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from tilec.lang.tracing import current, error
-from tilec.lang.values import Expanded, Scalar, Value, wrap
+from tilec.lang.values import Expanded, Scalar, Value, Vector, can_reorient, reoriented, wrap
 
 
 class NoValue:
@@ -91,6 +91,12 @@ def _yield(yields: tuple[list, list], types: list, out: list, pair: tuple[SSAVal
     out.append(_Result(len(types) - 1))
 
 
+def _other_orientations(a: Value, b: Value) -> bool:
+    """Whether ``a`` and ``b`` are one vector's shape and type in the two orientations."""
+    return (isinstance(a, Vector) and isinstance(b, Vector) and a.shape == b.shape and a.dtype == b.dtype
+            and a.orientation != b.orientation)
+
+
 def trace_if(cond: Scalar, init: Sequence[Any], then: Callable[..., tuple], otherwise: Callable[..., tuple],
              names: Sequence[str]) -> tuple:
     """Trace ``then(*init)`` and ``otherwise(*init)`` into the regions of an ``scf.if`` on ``cond``;
@@ -113,6 +119,12 @@ def trace_if(cond: Scalar, init: Sequence[Any], then: Callable[..., tuple], othe
         if isinstance(a, Value) and isinstance(b, Value) and a.value is b.value:
             out.append(a)  # neither branch changed it: defined before the if, no result needed
         elif isinstance(a, Value) and isinstance(b, Value):
+            if _other_orientations(a, b):  # a vector as numpy's 1-D arrays: one orientation after the if
+                keep = 0 if not can_reorient(a) or can_reorient(b) else 1
+                turned = 1 - keep
+                with trace.inside(blocks[turned]):
+                    made = reoriented((a, b)[turned], (a, b)[keep].orientation)
+                a, b = (a, made) if turned else (made, b)
             if a.value.type != b.value.type:
                 raise error(f"'{name}' is a {a.describe()} after the if branch and a {b.describe()} after the else "
                             "branch: a name a run-time if assigns keeps one type")

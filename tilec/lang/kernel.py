@@ -219,8 +219,8 @@ class Kernel:
         with tracing(trace):
             result = self._traced_fn(**values)
             if result is not None:
-                raise LangError(f"{self.name}: a kernel returns nothing (it stores its results); it returned "
-                                f"{type(result).__name__}")
+                raise LangError(f"{_return_position(self.fn)}{self.name}: a kernel returns nothing (it stores its "
+                                f"results); it returned {type(result).__name__}")
             trace.emit(func.ReturnOp())
         arg_attrs = None
         if any(align):
@@ -421,6 +421,33 @@ class Kernel:
             if len(self._fast) >= FAST_LIMIT:
                 self._fast.clear()
             self._fast[key] = (call, where)
+
+
+def _return_position(fn: Callable[..., Any]) -> str:
+    """``file:line:col: error: `` of the first ``return`` with a value in ``fn``'s own body ('' if its source
+    is not at hand)."""
+    import ast
+    import textwrap
+
+    try:
+        lines, start = inspect.getsourcelines(fn)
+        file = inspect.getsourcefile(fn)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return ""
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    todo = list(tree.body[0].body) if tree.body and isinstance(tree.body[0], ast.FunctionDef) else []
+    found = []
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return) and node.value is not None:
+            found.append((node.lineno, node.col_offset))
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    if not found:
+        return ""
+    line, col = min(found)
+    return f"{file}:{start + line - 1}:{col + indent + 1}: error: "
 
 
 def default_lang_arch() -> str | None:

@@ -19,7 +19,7 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import FLOAT_TYPES, RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
-from tilec.lang.dtypes import dtype_of, int1, int32
+from tilec.lang.dtypes import dtype_of, int1, int32, int64
 from tilec.lang.tracing import current, element_type, error
 from tilec.lang.values import (
     Expanded,
@@ -181,6 +181,9 @@ def load(view: View | Shared, offsets: Sequence[Any] = (), shape: Any = None, *,
     if not isinstance(other, (int, float)) or isinstance(other, bool):
         raise error(f"other= must be a number, got {other!r}")
     element = view.type.element_type
+    if view.dtype == int64:
+        raise error(f"{view.name!r} holds int64 (torch's index type): tiles hold 32-bit integers; read one element "
+                    f"with tl.load_scalar, or pass the array as int32")
     if isinstance(element, IntegerType) and not (float(other).is_integer() and -(1 << 31) <= other < (1 << 31)):
         raise error(f"other={other!r} is not an int32 value for {view.name!r} of {view.dtype}: give an integer "
                     f"(the smallest int32, -2**31, keeps elements out of a maximum)")
@@ -202,8 +205,8 @@ def load_scalar(view: View, offsets: Sequence[Any] = ()) -> Scalar:
     tiles like any scalar, without a tile of copies in registers."""
     if not isinstance(view, View):
         raise error(f"tl.load_scalar reads an array argument of the kernel, got {_describe(view)}")
-    if not (isinstance(view.type.element_type, FLOAT_TYPES) or view.dtype == int32):
-        raise error(f"tl.load_scalar reads f16, bf16, f32, f64 or int32 elements; {view.name!r} holds "
+    if not (isinstance(view.type.element_type, FLOAT_TYPES) or view.dtype in (int32, int64)):
+        raise error(f"tl.load_scalar reads f16, bf16, f32, int32 or int64 elements; {view.name!r} holds "
                     f"{view.type.element_type}")
     offsets = _offsets(view, offsets, "tl.load_scalar")
     return Scalar(current().value(t.LoadScalarOp(view.value, offsets), f"{view.name}_s"))
@@ -315,8 +318,28 @@ def mma(a: Tile, b: Tile, acc: Tile, *, trans_a: bool = False, trans_b: bool = F
         if not isinstance(x, Tile):
             raise error(f"tl.mma's {what} must be a register tile, got {_describe(x)}")
     name = _mma_atom_name(atom)
+    _check_atom_shape(a, b, trans_a, trans_b, name)
     op = t.MmaOp(a.value, b.value, acc.value, transpose_a=trans_a, transpose_b=trans_b, atom=name)
     return Tile(current().value(op))
+
+
+def _check_atom_shape(a: Tile, b: Tile, trans_a: bool, trans_b: bool, name: str | None) -> None:
+    """An mma whose M, N, K are not multiples of its tensor-core atom's is refused here, at the user's
+    line, rather than by the compiler alone (the tile interpreter would run it)."""
+    if len(a.shape) != 2 or len(b.shape) != 2:
+        return  # the op's verifier names the ranks
+    m, k = a.shape[::-1] if trans_a else a.shape
+    n = b.shape[0] if trans_b else b.shape[1]
+    if name is None:
+        ty = a.type.element_type.name
+        name = {"f16": "mma_m16n8k16_f16", "bf16": "mma_m16n8k16_bf16"}.get(ty, "mma_m16n8k8_tf32")
+    atom = MMA_ATOMS[name]
+    if atom.name == "fma_f32":
+        return
+    am, an, ak = atom.shape_mnk
+    if m % am or n % an or k % ak:
+        raise error(f"a {m}x{n}x{k} (MxNxK) product does not split into {atom.name}'s {am}x{an}x{ak} steps: give "
+                    f"the tiles multiples of them (a load past the array's edge reads zeros)")
 
 
 def trans(x: Tile) -> Tile:
@@ -573,32 +596,42 @@ def _reduce_vector(kind: str, v: Vector) -> Scalar:
     return Scalar(current().value(t.ExtractOp(one)))
 
 
-def sum(x: Tile | Vector, axis: int | None = None) -> Vector | Scalar:  # noqa: A001 - numpy's name
+def _kept(x: Any, result: Vector | Scalar, axis: Any, keep_dims: bool) -> Any:
+    """Triton's ``keep_dims=True``: a tile's reduced axis kept as one of extent 1 (``v[:, None]`` for the
+    rows' values, ``v[None, :]`` for the columns'); a total reduction stays a scalar, which broadcasts
+    as a 1 x 1 would."""
+    if not keep_dims or not isinstance(x, Tile) or not isinstance(result, Vector):
+        return result
+    return result[:, None] if axis % 2 else result[None, :]
+
+
+def sum(x: Tile | Vector, axis: int | None = None, keep_dims: bool = False) -> Any:  # noqa: A001 - numpy's name
     """The sum along ``axis``: 1 gives one value per row (a ``row`` vector), 0 one per column; None
-    (the default, as in Triton and numpy) the sum of every element, a scalar, as for a vector."""
-    return _reduce("sum", x, axis)
+    (the default, as in Triton and numpy) the sum of every element, a scalar, as for a vector.
+    ``keep_dims``: the reduced axis kept, of extent 1, as Triton's (:func:`_kept`)."""
+    return _kept(x, _reduce("sum", x, axis), axis, keep_dims)
 
 
-def max(x: Tile | Vector, axis: int | None = None) -> Vector | Scalar:  # noqa: A001
+def max(x: Tile | Vector, axis: int | None = None, keep_dims: bool = False) -> Any:  # noqa: A001
     """The maximum along ``axis`` (see :func:`sum`)."""
-    return _reduce("max", x, axis)
+    return _kept(x, _reduce("max", x, axis), axis, keep_dims)
 
 
-def min(x: Tile | Vector, axis: int | None = None) -> Vector | Scalar:  # noqa: A001
+def min(x: Tile | Vector, axis: int | None = None, keep_dims: bool = False) -> Any:  # noqa: A001
     """The minimum along ``axis`` (see :func:`sum`)."""
-    return _reduce("min", x, axis)
+    return _kept(x, _reduce("min", x, axis), axis, keep_dims)
 
 
-def argmax(x: Tile | Vector, axis: int | None = None) -> Vector | Scalar:
+def argmax(x: Tile | Vector, axis: int | None = None, keep_dims: bool = False) -> Any:
     """The index of the largest value along ``axis`` (int32; the first of equal ones, a NaN's if there
     is one: where the maximum is), like numpy's and Triton's ``argmax``; ``axis=None`` (or a vector):
     the index into the whole, row-major (a scalar). Two reductions and a mask below the language."""
-    return _arg_extreme("max", x, axis)
+    return _kept(x, _arg_extreme("max", x, axis), axis, keep_dims)
 
 
-def argmin(x: Tile | Vector, axis: int | None = None) -> Vector | Scalar:
+def argmin(x: Tile | Vector, axis: int | None = None, keep_dims: bool = False) -> Any:
     """The index of the smallest value along ``axis`` (see :func:`argmax`)."""
-    return _arg_extreme("min", x, axis)
+    return _kept(x, _arg_extreme("min", x, axis), axis, keep_dims)
 
 
 def _arg_extreme(kind: str, x: Any, axis: Any) -> Vector | Scalar:
@@ -692,8 +725,24 @@ def cdiv(a: Any, b: Any) -> Any:
     return (a + b - 1) // b
 
 
-def dot(a: Tile, b: Tile, acc: Tile | None = None, *, trans_a: bool = False, trans_b: bool = False) -> Tile:
-    """Triton's ``tl.dot``: :func:`mma` with an f32 accumulator of zeros when ``acc`` is not given."""
+def dot(a: Tile, b: Tile, acc: Tile | None = None, *, trans_a: bool = False, trans_b: bool = False,
+        input_precision: str | None = None, allow_tf32: bool | None = None, out_dtype: Any = None,
+        max_num_imprecise_acc: int | None = None) -> Tile:
+    """Triton's ``tl.dot``: :func:`mma` with an f32 accumulator of zeros when ``acc`` is not given.
+
+    Triton's keywords are taken where tilec does what they ask: ``out_dtype`` float32 (the accumulator
+    is f32; convert the result with ``.to``), ``input_precision="tf32"`` / ``allow_tf32=True`` (f32
+    operands are read as tf32 by the tensor cores), ``max_num_imprecise_acc`` (ignored: every product is
+    accumulated in f32). Anything else is an error saying so."""
+    if out_dtype is not None and element_type(out_dtype) != element_type("float32"):
+        raise error(f"tl.dot accumulates in f32 (out_dtype=float32); convert the result with .to(...) instead "
+                    f"of out_dtype={out_dtype!r}")
+    f32 = isinstance(a, Tile) and a.type.element_type.name == "f32"
+    if f32 and (allow_tf32 is False or input_precision not in (None, "tf32")):
+        raise error("tl.dot multiplies f32 operands as tf32 on the tensor cores (input_precision='tf32'); "
+                    f"input_precision={input_precision!r}, allow_tf32={allow_tf32!r} has no lowering")
+    if input_precision not in (None, "tf32", "ieee", "tf32x3"):
+        raise error(f"tl.dot's input_precision is 'tf32', 'ieee' or 'tf32x3', got {input_precision!r}")
     if acc is None:
         if not isinstance(a, Tile) or not isinstance(b, Tile):
             raise error(f"tl.dot's a and b must be register tiles, got {_describe(a)} and {_describe(b)}")

@@ -72,6 +72,10 @@ class Value:
     def describe(self) -> str:
         return f"{type(self).__name__.lower()} {self.type}"
 
+    def __repr__(self) -> str:
+        """What the value is (a traced value has no number yet): shows in messages that print it."""
+        return f"<{self.describe()}>"
+
     # arithmetic
     def __add__(self, o): return elementwise("add", self, o)
     def __radd__(self, o): return elementwise("add", o, self)
@@ -129,6 +133,37 @@ class Value:
         return convert(self, element_type(dtype))
 
 
+class _Reductions:
+    """Triton's tensor methods ``x.sum(axis)``, ``x.max(axis)`` ... : the ``tl`` functions of the same names."""
+
+    __slots__ = ()
+
+    def sum(self, axis: Any = None, keep_dims: bool = False):
+        from tilec.lang import ops  # the functions build on this module
+
+        return ops.sum(self, axis, keep_dims=keep_dims)
+
+    def max(self, axis: Any = None, keep_dims: bool = False):
+        from tilec.lang import ops
+
+        return ops.max(self, axis, keep_dims=keep_dims)
+
+    def min(self, axis: Any = None, keep_dims: bool = False):
+        from tilec.lang import ops
+
+        return ops.min(self, axis, keep_dims=keep_dims)
+
+    def argmax(self, axis: Any = None, keep_dims: bool = False):
+        from tilec.lang import ops
+
+        return ops.argmax(self, axis, keep_dims=keep_dims)
+
+    def argmin(self, axis: Any = None, keep_dims: bool = False):
+        from tilec.lang import ops
+
+        return ops.argmin(self, axis, keep_dims=keep_dims)
+
+
 class Scalar(Value):
     """One value of a scalar type: index arithmetic, a kernel's number argument, an element in ``tl.map``."""
 
@@ -138,7 +173,7 @@ class Scalar(Value):
     # from tilec.lang.branch (which builds on this module)
 
 
-class Tile(Value):
+class Tile(_Reductions, Value):
     """A register tile of the block."""
 
     __slots__ = ()
@@ -153,7 +188,7 @@ class Tile(Value):
         return Tile(current().value(t.TransposeOp(self.value)))
 
 
-class Vector(Value):
+class Vector(_Reductions, Value):
     """A register vector: one value per row (``row``) or per column (``col``) of the tiles it meets."""
 
     __slots__ = ()
@@ -533,6 +568,11 @@ def reoriented(v: Vector, orientation: str) -> Vector:
     return _reoriented(v, orientation)
 
 
+def can_reorient(v: Vector) -> bool:
+    """Whether ``v`` can be made again in the other orientation (no conversion)."""
+    return _can_reorient(v.value)
+
+
 def reoriented_or_none(v: Vector, orientation: str) -> Vector | None:
     """``v`` made again in ``orientation`` (no conversion), or None when it cannot be (a reduction's)."""
     if not _can_reorient(v.value):
@@ -657,9 +697,10 @@ def elementwise(op: str, *operands: Any) -> Any:
     # a traced scalar (tl.load_scalar, a number argument) goes into a map's body as itself; a native op
     # would take it as a tile filled with copies of it (registers a lane for every element it holds)
     by_scalar = any(isinstance(o, Scalar) for o in operands)
-    if _is_float(element) and op in _NATIVE_BINARY and not by_scalar:
+    after_map = _fusing_saves_a_tile(values)
+    if _is_float(element) and op in _NATIVE_BINARY and not by_scalar and not after_map:
         result = trace.value(_NATIVE_BINARY[op](values[0], values[1]))
-    elif _is_float(element) and op in _NATIVE_UNARY:
+    elif _is_float(element) and op in _NATIVE_UNARY and not after_map:
         result = trace.value(_NATIVE_UNARY[op](values[0]))
     else:
         out = IntegerType(1) if op in COMPARISONS else (values[1].type.element_type if op == "select" else element)
@@ -716,6 +757,19 @@ def map_values(body: Callable[..., SSAValue], inputs: Sequence[SSAValue], result
         out = body(*(_scalar_in_body(v, args) for v in inputs))
         trace.emit(t.YieldOp(out))
     return trace.value(t.MapOp(leaves, result_type, Region(block)))
+
+
+def _fusing_saves_a_tile(values: Sequence[SSAValue]) -> bool:
+    """Whether an op of ``values`` reads no more tiles as a map that brings in an operand's producing
+    ``tile.map`` than as itself: ``acc * tl.sigmoid(acc)`` then holds ``acc`` alone, not a second tile as
+    large beside it (what made a SiLU epilogue spill), and ``1 + tl.erf(x)`` extends the erf's map
+    instead of adding a tile. A fusion that would read more tiles is left to the op."""
+    if not any(_fusable(v) == "map" for v in values):
+        return False
+    leaves: list[SSAValue] = []
+    for v in values:
+        _collect_leaves(v, leaves)
+    return len(leaves) <= len({v for v in values if _fusable(v) not in ("constant", "scalar")})
 
 
 def _fusable(v: SSAValue) -> str | None:

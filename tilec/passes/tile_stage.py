@@ -52,6 +52,7 @@ from tilec.dialects.abi import LAUNCH_ATTR
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import MAX_SHARED_BYTES, LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, SharedType, element_bits
+from tilec.layout.gmma import canonical_layout
 from tilec.passes.fragments import WARP
 from tilec.passes.tile_distribute.memory import default_copy_layouts
 from tilec.passes.tile_layout import agreeing_classes
@@ -188,16 +189,18 @@ def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp], tiles: StagedTiles) -> se
     return {alloc.result for alloc in taken}
 
 
-def warpgroup_grid(m: int, n: int, groups: int) -> tuple[int, int] | None:
+def warpgroup_grid(m: int, n: int, groups: int, n_major: bool = False) -> tuple[int, int] | None:
     """``(GM, GN)`` for an ``m x n`` accumulator over ``groups`` warpgroups: as many along M as its 64-row
-    bands allow, the rest along N; None if a warpgroup's columns are not a wgmma's N (8 .. 256)."""
+    bands allow, the rest along N; None if a warpgroup's columns are not a wgmma's N (8 .. 256).
+    ``n_major``: B is stored with N contiguous, so a warpgroup's columns start at a whole swizzle atom
+    (64 16-bit elements) for its descriptor to describe them."""
     if groups < 1 or groups & (groups - 1) or m % t.WGMMA_ROWS:
         return None
     gm = 1
     while gm < groups and (m // t.WGMMA_ROWS) % (2 * gm) == 0:
         gm *= 2
     gn = groups // gm
-    if n % (8 * gn) or n // gn > 256:
+    if n % (8 * gn) or n // gn > 256 or (n_major and gn > 1 and (n // gn) % 64):
         return None
     return gm, gn
 
@@ -228,8 +231,9 @@ def to_warpgroup_mmas(fn: func.FuncOp, loops: list[tuple[scf.ForOp, set[SSAValue
                 continue
             if flows_into_per_warp_code(op.result, varying) or flows_into_per_warp_code(op.c, varying):
                 continue
-            grid = warpgroup_grid(*op.c.type.dims, threads // (4 * WARP))
-            if grid is not None:
+            grid = warpgroup_grid(*op.c.type.dims, threads // (4 * WARP), n_major=op.transpose_b is None)
+            reads = [op.b, op.a] if whole_staged(op.a, shared) else [op.b]
+            if grid is not None and all(described(x.type) for x in reads):
                 candidates[op] = (grid, shared)
     classes = agreeing_classes(fn)
     grids: dict[SSAValue, set] = {}
@@ -254,6 +258,13 @@ def to_warpgroup_mmas(fn: func.FuncOp, loops: list[tuple[scf.ForOp, set[SSAValue
         for load in (a, b):
             if isinstance(load, t.LoadOp) and load.source in shared and not list(load.result.uses):
                 Rewriter.erase_op(load)
+
+
+def described(ty: RegisterType) -> bool:
+    """Whether a staged row-major tile of ``ty``'s shape has a layout wgmma descriptors read (tile-swizzle
+    gives it that one): rows of a whole number of 32-byte swizzle atoms."""
+    rows, cols = ty.dims
+    return canonical_layout(rows, cols, element_bits(ty.element_type) // 8) is not None
 
 
 def fold_transposed_operands(fn: func.FuncOp) -> None:

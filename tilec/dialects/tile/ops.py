@@ -704,8 +704,8 @@ class LoadScalarOp(IRDLOperation):
         src = self.source.type
         if len(self.indices) != src.rank:
             _fail(self, f"takes one index per dimension of {src}: {src.rank}, got {len(self.indices)}")
-        if not (isinstance(src.element_type, FLOAT_TYPES) or src.element_type == IntegerType(32)):
-            _fail(self, f"reads f16, bf16, f32, f64 or i32 elements, not {src.element_type} (FP8 is read by "
+        if not (isinstance(src.element_type, FLOAT_TYPES) or src.element_type in (IntegerType(32), IntegerType(64))):
+            _fail(self, f"reads f16, bf16, f32, f64, i32 or i64 elements, not {src.element_type} (FP8 is read by "
                         "tile.wgmma from shared tiles)")
         if self.result.type != src.element_type:
             _fail(self, f"result must be the view's element type {src.element_type}, got {self.result.type}")

@@ -87,9 +87,11 @@ REGISTER_INT_TYPES = (IntegerType(1), IntegerType(32))
 """Integer element types of register tiles and vectors: coordinates (``tile.iota``) and masks."""
 
 
-def _check_element(owner: str, element_type: Attribute, registers: bool = False) -> None:
+def _check_element(owner: str, element_type: Attribute, registers: bool = False, global_memory: bool = False) -> None:
     if isinstance(element_type, FLOAT_TYPES) or (registers and element_type in REGISTER_INT_TYPES):
         return
+    if global_memory and element_type == IntegerType(64):
+        return  # i64 arrays (torch's index type): read an element at a time (tile.load_scalar)
     if not registers and (isinstance(element_type, FLOAT8_TYPES) or element_type == IntegerType(32)):
         return  # FP8 lives in memory only; i32 (indices, counts) in memory and registers
     if registers:
@@ -97,7 +99,8 @@ def _check_element(owner: str, element_type: Attribute, registers: bool = False)
             if isinstance(element_type, FLOAT8_TYPES) else ""
         raise VerifyException(f"{owner}: element type must be f16, bf16, f32 or f64, or i32 / i1 in registers, "
                               f"got {element_type}{why}")
-    raise VerifyException(f"{owner}: element type must be f16, bf16, f32, f64, f8E4M3FN, f8E5M2 or i32, got {element_type}")
+    raise VerifyException(f"{owner}: element type must be f16, bf16, f32, f64, f8E4M3FN, f8E5M2 or i32"
+                          f"{' (or i64)' if global_memory else ''}, got {element_type}")
 
 
 def _print_shape(printer: Printer, shape: Sequence[int], element_type: Attribute) -> None:
@@ -195,7 +198,7 @@ class GlobalType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
         printer.print_string(">")
 
     def verify(self) -> None:
-        _check_element(self.name, self.element_type)
+        _check_element(self.name, self.element_type, global_memory=True)
         if not 1 <= self.rank <= MAX_GL_RANK:
             raise VerifyException(f"{self.name}: rank must be 1 to {MAX_GL_RANK}, got {self.rank} (windows are 1-D or "
                                   "2-D: a higher-rank view is read through tile.subview of its leading coordinates)")

@@ -153,6 +153,8 @@ class RegisterEstimate:
     operands: int
     largest: str
     largest_count: int
+    largest_op: Operation | None = None
+    """The op that makes the largest tile (its line is the diagnostic's)."""
 
 
 def fragment_registers(v: SSAValue, fragment) -> int:
@@ -173,7 +175,7 @@ def estimate_registers(fn: Operation, fragment, forms) -> RegisterEstimate:
     ``fragment(v)``: the fragment (with its register form) of a register value; ``forms.root(v)``:
     the representative of the values that share its registers across a loop.
     """
-    largest, largest_count = "", 0
+    largest, largest_count, largest_op = "", 0, None
     carried_roots = set()
     own: dict[Operation, int] = {}  # each loop's carried registers; sequential loops reuse them
     for op in fn.walk():
@@ -185,7 +187,9 @@ def estimate_registers(fn: Operation, fragment, forms) -> RegisterEstimate:
                     n = fragment_registers(init, fragment)
                     own[op] += n
                     if n > largest_count:
-                        largest, largest_count = f"loop-carried {init.type} ({value_name(op.body.block.args[1 + list(op.iter_args).index(init)])})", n
+                        name = value_name(op.body.block.args[1 + list(op.iter_args).index(init)])
+                        largest, largest_count = f"loop-carried {init.type} ({name})", n
+                        largest_op = init.owner if isinstance(init.owner, Operation) else op
     carried = 0
     for loop, n in own.items():  # a loop's own, and those of the loops around it, are live together
         outer = loop.parent_op()
@@ -206,11 +210,12 @@ def estimate_registers(fn: Operation, fragment, forms) -> RegisterEstimate:
                 for v in (op.a, op.b):
                     k = fragment_registers(v, fragment)
                     if k > largest_count:
-                        largest, largest_count = f"{v.type} ({value_name(v)}, operand of tile.mma)", k
+                        largest, largest_count, largest_op = f"{v.type} ({value_name(v)}, operand of tile.mma)", k, op
             operands = max(operands, n + (0 if forms.root(op.c) in carried_roots else c))
             if c > largest_count:
-                largest, largest_count = f"accumulator {op.c.type} ({value_name(op.c)})", c
-    return RegisterEstimate(carried + operands + ADDRESS_REGISTERS, carried, operands, largest, largest_count)
+                largest, largest_count, largest_op = f"accumulator {op.c.type} ({value_name(op.c)})", c, op
+    return RegisterEstimate(carried + operands + ADDRESS_REGISTERS, carried, operands, largest, largest_count,
+                            largest_op)
 
 
 __all__ = [

@@ -360,8 +360,10 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
     def run(self) -> func.FuncOp:
         estimate = estimate_registers(self.fn, self.fragment, self.forms)
         if estimate.total > MAX_REGISTERS:
+            at = estimate.largest_op
             raise RegallocError(
-                f"@{self.name}: the fragments need about {estimate.total} registers per thread, more than "
+                (f"'{at.name}'{_where(at)}: " if at is not None and _where(at) else "")
+                + f"@{self.name}: the fragments need about {estimate.total} registers per thread, more than "
                 f"{MAX_REGISTERS}: the largest is {estimate.largest} with {estimate.largest_count} "
                 f"(loop-carried {estimate.carried}, mma operands {estimate.operands}, addresses ~40); "
                 "use a smaller warp tile or more warps"

@@ -792,20 +792,34 @@ class MemoryLowering:
 
 def default_copy_layouts(dims: tuple[int, int], element_bytes: int, threads: int) -> tuple[Layout, Layout] | None:
     """The (thread, value) layouts of a block's copy of a ``dims`` tile without its own: up to 16 bytes a
-    thread along a row, the threads along the row dividing the block's; None when no such split exists."""
+    thread along a row, the threads along the row dividing the block's (else some threads idle:
+    :func:`_copy_with_idle_threads`); None when a row has more vectors than the block has threads."""
     rows, cols = dims
     vec = max(1, 16 // element_bytes)
     while cols % vec:
         vec //= 2
+    first = vec
     tn = cols // vec
     while tn > threads or threads % tn:
         vec *= 2
         if cols % vec:
-            return None
+            return _copy_with_idle_threads(rows, cols, first, threads)
         tn = cols // vec
     tm = threads // tn
     while tm > 1 and rows % tm:
         tm //= 2
+    return Layout((tm, tn), (tn, 1)), Layout((1, vec), (1, 1))
+
+
+def _copy_with_idle_threads(rows: int, cols: int, vec: int, threads: int) -> tuple[Layout, Layout] | None:
+    """A row of ``cols / vec`` vectors no split of the block's threads covers (96 f16 columns: 12 vectors of
+    16 bytes): that many threads along a row, the rows over a power of two of the rest, the others idle."""
+    tn = cols // vec
+    if tn > threads:
+        return None
+    tm = 1
+    while 2 * tm * tn <= threads and rows % (2 * tm) == 0:
+        tm *= 2
     return Layout((tm, tn), (tn, 1)), Layout((1, vec), (1, 1))
 
 

@@ -15,7 +15,7 @@ func.func @big(%a: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>)
   tile.store %d, %c[%c0, %c0] : !tile.rt<128x128xf32> -> !tile.gl<f32, [?, ?]>
   func.return
 }
-// CHECK: error: tile-distribute: @big: the fragments need about {{[0-9]+}} registers per thread, more than 255: the largest is accumulator !tile.rt<128x128xf32, {{.*}}> (%acc) with 512
+// CHECK: error: tile-distribute: 'tile.mma' at {{.*}}errors.mlir:14:8: @big: the fragments need about {{[0-9]+}} registers per thread, more than 255: the largest is accumulator !tile.rt<128x128xf32, {{.*}}> (%acc) with 512
 
 // -----
 

@@ -1,0 +1,151 @@
+"""What a Triton user writes out of habit, found by session 29's hunts: each on both interpreters
+(the tile level and lane by lane after tile-distribute) against numpy, outputs poisoned with NaN."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilec.lang as tl
+
+RNG = np.random.default_rng(2929)
+STAGES = (None, "tile-distribute")
+
+
+@tl.kernel
+def keep_dims_softmax(x, o, BM: tl.constexpr, N: tl.constexpr):
+    """``keep_dims=True`` and the tensor methods ``x.max(axis)`` / ``x.sum(axis)``, as in Triton."""
+    r = tl.program_id(0) * BM
+    t = tl.load(x, (r, 0), shape=(BM, N), other=float("-inf"))
+    e = tl.exp(t - tl.max(t, axis=1, keep_dims=True))
+    col = e.sum(axis=0, keep_dims=True)  # one per column, as a row of the tile
+    tl.store(o, (r, 0), e / e.sum(axis=1)[:, None] + 0 * col + 0 * e.max())
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_keep_dims_and_tensor_methods(after):
+    x = RNG.standard_normal((12, 40)).astype(np.float32)
+    o = np.full_like(x, np.nan)
+    keep_dims_softmax.interpret(x, o, grid=(3,), BM=4, N=64, after=after)
+    ref = np.exp(x - x.max(1, keepdims=True))
+    assert np.abs(o - ref / ref.sum(1, keepdims=True)).max() < 1e-6
+
+
+@tl.kernel
+def to_int(x, o, N: tl.constexpr):
+    tl.store(o, (0,), tl.load(x, (0,), shape=(N,)).to(tl.int32))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_float_to_int_saturates(after):
+    """``cvt.rzi.s32.f32`` saturates (NaN is 0); the tile interpreter wrapped instead (session 29's hunt)."""
+    x = np.array([1e10, -1e10, 3.4e38, np.inf, -np.inf, 2.7, -2.7, np.nan], np.float32)
+    o = np.zeros(8, np.int32)
+    to_int.interpret(x, o, grid=(1,), N=8, after=after)
+    assert o.tolist() == [2**31 - 1, -2**31, 2**31 - 1, 2**31 - 1, -2**31, 2, -2, 0]
+
+
+@tl.kernel
+def rowsum_if(x, init, o, BM: tl.constexpr, N: tl.constexpr):
+    """A vector made from nothing (or loaded), reassigned to a row reduction under a run-time if: one
+    orientation after the if, as numpy's 1-D arrays have none."""
+    pid = tl.program_id(0)
+    r = pid * BM
+    t = tl.load(x, (r, 0), shape=(BM, N))
+    v = tl.zeros((BM,))
+    w = tl.load(init, (r,), shape=(BM,))
+    if pid == 0:
+        v = tl.sum(t, axis=1)
+        w = w + tl.sum(t, axis=1)
+    tl.store(o, (r, 0), t + v[:, None] + w[:, None])
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_a_vector_reassigned_under_a_run_time_if(after):
+    x, init = RNG.standard_normal((8, 16)).astype(np.float32), RNG.standard_normal(8).astype(np.float32)
+    o = np.full_like(x, np.nan)
+    rowsum_if.interpret(x, init, o, grid=(2,), BM=4, N=16, after=after)
+    x64 = x.astype(np.float64)
+    v = np.where(np.arange(8)[:, None] < 4, x64.sum(1, keepdims=True), 0.0)
+    w = init[:, None] + v
+    assert np.abs(o - (x64 + v + w)).max() < 1e-5
+
+
+@tl.kernel
+def gather_by_int64(x, labels, o):
+    i = tl.program_id(0)
+    tl.store(o, (i,), tl.load_scalar(x, (i, tl.load_scalar(labels, (i,)))))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_int64_labels_are_read_an_element_at_a_time(after):
+    """torch's index type: a cross-entropy's labels as they come (tl.load_scalar of int64)."""
+    x = RNG.standard_normal((8, 32)).astype(np.float32)
+    labels = np.array([3, 0, 31, 5, 7, 1, 2, 30], np.int64)
+    o = np.full(8, np.nan, np.float32)
+    gather_by_int64.interpret(x, labels, o, grid=(8,), after=after)
+    assert np.array_equal(o, x[np.arange(8), labels])
+    assert "ld.global" in gather_by_int64.compile(x, labels, o, arch="sm_80").asm["ptx"]
+
+
+@tl.kernel
+def int64_tile(labels, o, N: tl.constexpr):
+    tl.store(o, (0,), tl.load(labels, (0,), shape=(N,)).to(tl.float32))  # MARK-i64
+
+
+@tl.kernel
+def returns(x, o):
+    t = tl.load(x, (0,), shape=(8,))
+    tl.store(o, (0,), t)
+    return t  # MARK-return
+
+
+@tl.kernel
+def scalar_shape(x, o):
+    tl.store(o, (0, 0), tl.load(x, (0, 0), shape=(8, x.shape[1])))  # MARK-shape
+
+
+def _line(mark: str) -> int:
+    return next(i + 1 for i, text in enumerate(open(__file__).read().splitlines()) if mark in text)
+
+
+@pytest.mark.parametrize("kernel, args, mark, says", [
+    (int64_tile, (np.zeros(8, np.int64), np.zeros(8, np.float32)), "MARK-i64", "holds int64"),
+    (returns, (np.zeros(8, np.float32), np.zeros(8, np.float32)), "MARK-return", "a kernel returns nothing"),
+    (scalar_shape, (np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float32)), "MARK-shape", "got (8, <scalar index>)"),
+], ids=["int64 tile", "return", "traced shape"])
+def test_errors_point_at_the_line(kernel, args, mark, says):
+    with pytest.raises(tl.LangError) as info:
+        kernel.interpret(*args, grid=(1,), **({"N": 8} if kernel is int64_tile else {}))
+    assert str(info.value).startswith(f"{__file__}:{_line(mark)}:") and says in str(info.value)
+
+
+@tl.kernel(num_warps=4, num_stages=3)
+def gemm_silu(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    i, j = tl.program_id(0) * BM, tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN))
+    for k in tl.range(0, a.shape[1], BK):
+        acc = tl.dot(tl.load(a, (i, k), shape=(BM, BK)), tl.load(b, (k, j), shape=(BK, BN)), acc)
+    tl.store(c, (i, j), (acc * tl.sigmoid(acc)).to(c.dtype))
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_a_silu_epilogue_is_one_pass_over_the_accumulator(arch):
+    """``acc * tl.sigmoid(acc)`` is one tile.map of ``acc`` (the sigmoid's map fused into the product), so
+    no second 128x128 tile is live beside it: ptxas spilled 112 bytes before (session 29's hunt)."""
+    from tilec.codegen.ptxas import find_ptxas, kernel_resources
+    from tilec.dialects.tile import ops as t
+
+    h = RNG.standard_normal((256, 256)).astype(np.float16)
+    module = gemm_silu.ir(h, h, h, BM=128, BN=128, BK=32)
+    maps = [op for op in module.walk() if isinstance(op, t.MapOp)]
+    assert len(maps) == 1 and not any(isinstance(op, t.MulOp) for op in module.walk())
+    c = np.full((100, 72), np.nan, np.float16)
+    gemm_silu.interpret(h[:100, :40], h[:40, :72], c, grid=(1, 1), BM=128, BN=128, BK=32, after="tile-distribute")
+    acc = h[:100, :40].astype(np.float64) @ h[:40, :72].astype(np.float64)
+    assert np.abs(c - acc / (1 + np.exp(-acc))).max() / np.abs(acc).max() < 2e-3
+    if find_ptxas() is None:
+        pytest.skip("ptxas is not installed (pip install -e '.[test]' brings it)")
+    k = gemm_silu.compile(h, h, h, BM=128, BN=128, BK=32, arch=arch)
+    used = kernel_resources(k.asm["ptx"], arch)[k.name]
+    assert used.spill_stores == 0, used
