@@ -634,6 +634,21 @@ def argmin(x: Tile | Vector, axis: int | None = None, keep_dims: bool = False) -
     return _kept(x, _arg_extreme("min", x, axis), axis, keep_dims)
 
 
+def _method(reduce: Callable[..., Any]) -> Callable[..., Any]:
+    def method(self: Tile | Vector, axis: int | None = None, keep_dims: bool = False) -> Any:
+        return reduce(self, axis, keep_dims=keep_dims)
+
+    method.__name__, method.__doc__ = reduce.__name__, f"``tl.{reduce.__name__}(x, axis, keep_dims)`` as Triton's method."
+    return method
+
+
+# Triton's tensor methods x.sum(axis), x.max(axis) ... (values.py, which these build on, cannot import them)
+for _cls in (Tile, Vector):
+    for _fn in (sum, max, min, argmax, argmin):
+        setattr(_cls, _fn.__name__, _method(_fn))
+del _cls, _fn
+
+
 def _arg_extreme(kind: str, x: Any, axis: Any) -> Vector | Scalar:
     who = f"tl.arg{kind}"
     if not isinstance(x, (Tile, Vector)):

@@ -133,37 +133,6 @@ class Value:
         return convert(self, element_type(dtype))
 
 
-class _Reductions:
-    """Triton's tensor methods ``x.sum(axis)``, ``x.max(axis)`` ... : the ``tl`` functions of the same names."""
-
-    __slots__ = ()
-
-    def sum(self, axis: Any = None, keep_dims: bool = False):
-        from tilec.lang import ops  # the functions build on this module
-
-        return ops.sum(self, axis, keep_dims=keep_dims)
-
-    def max(self, axis: Any = None, keep_dims: bool = False):
-        from tilec.lang import ops
-
-        return ops.max(self, axis, keep_dims=keep_dims)
-
-    def min(self, axis: Any = None, keep_dims: bool = False):
-        from tilec.lang import ops
-
-        return ops.min(self, axis, keep_dims=keep_dims)
-
-    def argmax(self, axis: Any = None, keep_dims: bool = False):
-        from tilec.lang import ops
-
-        return ops.argmax(self, axis, keep_dims=keep_dims)
-
-    def argmin(self, axis: Any = None, keep_dims: bool = False):
-        from tilec.lang import ops
-
-        return ops.argmin(self, axis, keep_dims=keep_dims)
-
-
 class Scalar(Value):
     """One value of a scalar type: index arithmetic, a kernel's number argument, an element in ``tl.map``."""
 
@@ -173,7 +142,7 @@ class Scalar(Value):
     # from tilec.lang.branch (which builds on this module)
 
 
-class Tile(_Reductions, Value):
+class Tile(Value):
     """A register tile of the block."""
 
     __slots__ = ()
@@ -188,7 +157,7 @@ class Tile(_Reductions, Value):
         return Tile(current().value(t.TransposeOp(self.value)))
 
 
-class Vector(_Reductions, Value):
+class Vector(Value):
     """A register vector: one value per row (``row``) or per column (``col``) of the tiles it meets."""
 
     __slots__ = ()

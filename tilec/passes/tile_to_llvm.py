@@ -437,6 +437,11 @@ def _to_llvm(module: ModuleOp, builder: Builder) -> None:
             continue
         try:
             lower_op(op, lowering, builder)
+        except (ValueError, TypeError) as err:  # a lowering refusing its operands: name the op and its line
+            where = location_text(op)
+            if not where:
+                op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
+            raise type(err)(f"'{op.name}' at {where}: {err}") from None
         except Exception as err:
             op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
 

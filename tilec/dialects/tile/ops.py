@@ -1407,6 +1407,14 @@ class WgmmaOp(IRDLOperation):
         if len(groups) != 2 or any(g < 1 or g & (g - 1) for g in groups):
             _fail(self, f"groups must be two powers of two [GM, GN], got {list(groups)}")
         gm, gn = groups
+        if gm * gn * 4 * 32 > MAX_THREADS:
+            _fail(self, f"groups {list(groups)} are {gm * gn * 128} threads; a block has at most {MAX_THREADS}")
+        kernel = self.parent_op()
+        while kernel is not None and "tile.launch" not in kernel.attributes:  # abi.LAUNCH_ATTR
+            kernel = kernel.parent_op()
+        launch = kernel.attributes.get("tile.launch") if kernel is not None else None
+        if isinstance(launch, LaunchAttr) and launch.threads < gm * gn * 128:
+            _fail(self, f"groups {list(groups)} need {gm * gn * 128} threads; the kernel's block has {launch.threads}")
         if len(c.dims) != 2 or c.dims[0] % (WGMMA_ROWS * gm) or c.dims[1] % (8 * gn):
             _fail(self, f"the block's accumulator {_dims_text(c.dims)} does not split into {gm}x{gn} warpgroups of "
                         f"{WGMMA_ROWS}-row bands and columns a multiple of 8")

@@ -153,3 +153,20 @@ func.func @groups_registers(%a: !tile.rt<16x64xf16>, %sb: !tile.st<64x64xf16>, %
   func.return
 }
 // CHECK: 'tile.wgmma' a register A of the block's product has its 64 rows, got 16x64
+
+// -----
+
+func.func @groups_threads(%sa: !tile.st<128x64xf16>, %sb: !tile.st<64x256xf16>, %i: index, %acc: !tile.rt<128x256xf32>) {
+  %d = tile.wgmma %sa[%i], %sb[%i], %acc groups array<i64: 2, 16> : !tile.st<128x64xf16>, !tile.st<64x256xf16>, !tile.rt<128x256xf32> -> !tile.rt<128x256xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' groups [2, 16] are 4096 threads; a block has at most 1024
+
+// -----
+
+func.func @groups_block(%sa: !tile.st<128x64xf16>, %sb: !tile.st<64x256xf16>, %i: index, %acc: !tile.rt<128x256xf32>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
+  %d = tile.wgmma %sa[%i], %sb[%i], %acc groups array<i64: 2, 1> : !tile.st<128x64xf16>, !tile.st<64x256xf16>, !tile.rt<128x256xf32> -> !tile.rt<128x256xf32>
+  func.return
+}
+// CHECK: 'tile.wgmma' groups [2, 1] need 256 threads; the kernel's block has 128
