@@ -23,6 +23,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from tilec.codegen.arch import check_arch
 from tilec.codegen.llvm_translate import NVPTX_TRIPLE, module_text
+from tilec.ir.parser import location_text
 
 PTX_ISA_VERSION = 80
 """PTX ISA 8.0 (CUDA 12.0): new enough for sm_90 (which needs 7.8) and for
@@ -103,8 +104,11 @@ def check_instructions(ir_text: str, arch: str, module: ModuleOp | None = None) 
                                    f"{arch} (e.g. -t 'ptx{{arch=sm_90a}}')")
             if module is not None:  # the op using it, else the op it is an attribute of (a kernel's cluster)
                 ops = [op for op in module.walk() if op is not module]
-                err.op = next((op for op in ops if not op.regions and pattern.search(str(op))), None) or next(
+                needle = m.group()  # as the op prints it (an inline asm string's tab prints as \09: no \b)
+                err.op = next((op for op in ops if not op.regions and needle in str(op)), None) or next(
                     (op for op in ops if pattern.search(f"{op.attributes} {op.properties}")), None)
+                while err.op is not None and not location_text(err.op) and err.op.parent_op() is not module:
+                    err.op = err.op.parent_op()  # an op a lowering made has no line: its function's
             raise err
 
 

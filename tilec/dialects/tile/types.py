@@ -257,6 +257,10 @@ class SharedType(_CheckedAtParse, _TileShaped, ParametrizedAttribute, TypeAttrib
         strides = flatten((layout.layout if isinstance(layout, ComposedLayout) else layout).stride)
         if any(d < 0 for d in strides):
             raise VerifyException(f"{self.name}: layout {layout} has a negative stride; shared offsets must be non-negative")
+        if isinstance(layout, ComposedLayout) and not 0 <= layout.offset * element_bits(self.element_type) // 8 \
+                < MAX_SHARED_BYTES:
+            raise VerifyException(f"{self.name}: layout {layout} starts at element {layout.offset}; shared offsets are "
+                                  f"0 to {MAX_SHARED_BYTES} bytes")
         if layout.rank() != len(self.dims):
             raise VerifyException(
                 f"{self.name}: layout {layout} has rank {layout.rank()}, the {'x'.join(map(str, self.dims))} tile has rank {len(self.dims)}"

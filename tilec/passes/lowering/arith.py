@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import (
     f32,
     i1,
 )
+from xdsl.dialects.builtin import UnknownLoc
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
@@ -443,7 +444,13 @@ def lower_op(op: Operation, lowering: Lowering, builder: Builder) -> None:
     insertion point is set here); each new value without a name takes the name of
     the result it replaces (``replace_all_uses_with`` does that)."""
     builder.insertion_point = InsertPoint.before(op)
+    before = op.prev_op
     new_values = lowering(op, builder)
+    made = op.prev_op  # the ops the lowering made just before ``op`` take its line (later diagnostics name it)
+    while made is not None and made is not before:
+        if isinstance(made.location, UnknownLoc):
+            made.location = op.location
+        made = made.prev_op
     for old, new in zip(op.results, new_values, strict=True):
         old.replace_all_uses_with(new)
     # Its results have no uses left: detached and dropped, ``op`` is gone (xDSL's ``erase``
