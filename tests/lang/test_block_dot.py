@@ -282,3 +282,17 @@ def test_a_block_dot_a_warp_uses_as_its_own(after):
     dot_used_per_warp.interpret(a, b, x, o, grid=(1,), M=m, N=n, K=k, after=after)
     acc = a.astype(np.float64) @ b.astype(np.float64)
     assert np.abs(o - np.concatenate([np.tile(acc, (4, 1)) + x, acc])).max() < 1e-4
+
+
+@tl.kernel(num_warps=1)
+def named_atom(a, b, c):
+    x, y = tl.load(a, (0, 0), shape=(16, 16)), tl.load(b, (0, 0), shape=(16, 8))
+    tl.store(c, (0, 0), tl.mma(x, y, tl.zeros((16, 8)), atom="mma_m16n8k16_f16"))
+
+
+def test_an_mma_with_a_named_atom():
+    """``tl.mma(..., atom=...)``: the atom-shape check takes the atom the name gives (a KeyError before)."""
+    a, b = RNG.standard_normal((16, 16)).astype(np.float16), RNG.standard_normal((16, 8)).astype(np.float16)
+    c = np.full((16, 8), np.nan, np.float32)
+    named_atom.interpret(a, b, c, grid=(1,), after="tile-distribute")
+    assert np.abs(c - a.astype(np.float64) @ b.astype(np.float64)).max() < 1e-3

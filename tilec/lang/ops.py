@@ -323,7 +323,7 @@ def mma(a: Tile, b: Tile, acc: Tile, *, trans_a: bool = False, trans_b: bool = F
     return Tile(current().value(op))
 
 
-def _check_atom_shape(a: Tile, b: Tile, trans_a: bool, trans_b: bool, name: str | None) -> None:
+def _check_atom_shape(a: Tile, b: Tile, trans_a: bool, trans_b: bool, name: Any) -> None:
     """An mma whose M, N, K are not multiples of its tensor-core atom's is refused here, at the user's
     line, rather than by the compiler alone (the tile interpreter would run it)."""
     if len(a.shape) != 2 or len(b.shape) != 2:
@@ -332,8 +332,8 @@ def _check_atom_shape(a: Tile, b: Tile, trans_a: bool, trans_b: bool, name: str 
     n = b.shape[0] if trans_b else b.shape[1]
     if name is None:
         ty = a.type.element_type.name
-        name = {"f16": "mma_m16n8k16_f16", "bf16": "mma_m16n8k16_bf16"}.get(ty, "mma_m16n8k8_tf32")
-    atom = MMA_ATOMS[name]
+        name = MMA_ATOMS[{"f16": "mma_m16n8k16_f16", "bf16": "mma_m16n8k16_bf16"}.get(ty, "mma_m16n8k8_tf32")]
+    atom = name  # an MMAAtom (what _mma_atom_name gives)
     if atom.name == "fma_f32":
         return
     am, an, ak = atom.shape_mnk

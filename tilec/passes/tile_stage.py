@@ -25,8 +25,10 @@ wgmma per 64-row band), with A read in shared memory too where it is staged whol
 block's registers (a tile loaded once, attention's P), and the shared loads go. That needs warpgroups
 (warps a multiple of four, a power of two of groups), f16 or bf16 operands with A ``M x K``, an f32
 accumulator of 64-row bands and at most 256 columns a warpgroup, and the same conditions as
-``tile-layout``'s split over warps (the same in every warp, nothing per-warp computed from it, the only
-mma of its accumulator's class). Otherwise the mma stays an ``mma.sync`` as above.
+``tile-layout``'s split over warps (the same in every warp, nothing per-warp computed from it, all the
+mmas of its accumulator's class converting alike), a tile layout a wgmma descriptor reads, and for a B
+stored N-major a warpgroup's columns on whole 64-element swizzle atoms. Otherwise the mma stays an
+``mma.sync`` as above.
 
 A load is staged when it is a ``tile.load`` of a global window of 16-bit elements (what
 ``ldmatrix`` reads) directly in an ``scf.for`` body, reads 0 outside the view (what a copy fills
@@ -124,14 +126,14 @@ class StagedTiles:
         self.fn = fn
         self.tiles: dict[tuple, list[tuple[t.AllocOp, list[scf.ForOp]]]] = {}
 
-    def take(self, load: t.LoadOp, loop: scf.ForOp, taken: set[t.AllocOp]) -> tuple[t.AllocOp, bool]:
-        """A tile for ``load`` in ``loop`` (none of ``taken``, this loop's others), and whether it is new."""
+    def take(self, load: t.LoadOp, loop: scf.ForOp, taken: set[t.AllocOp]) -> t.AllocOp:
+        """A tile for ``load`` in ``loop`` (none of ``taken``, this loop's others)."""
         ty = load.result.type
         entries = self.tiles.setdefault((tuple(ty.dims), ty.element_type), [])
         for alloc, loops in entries:
             if alloc not in taken and not any(_nested(loop, other) for other in loops):
                 loops.append(loop)
-                return alloc, False
+                return alloc
         alloc = t.AllocOp(SharedType(tuple(ty.dims), ty.element_type))
         alloc.location = load.location
         alloc.result.name_hint = f"{load.result.name_hint or 'operand'}_shared"
@@ -140,7 +142,7 @@ class StagedTiles:
             top = top.parent_op()
         Rewriter.insert_op(alloc, InsertPoint.before(top))
         entries.append((alloc, [loop]))
-        return alloc, True
+        return alloc
 
     def needed(self, loads: list[t.LoadOp], loop: scf.ForOp) -> int:
         """Bytes of new tiles :meth:`take` would make for ``loads`` in ``loop``."""
@@ -164,7 +166,7 @@ def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp], tiles: StagedTiles) -> se
     taken: set[t.AllocOp] = set()
     for load in loads:
         ty = load.result.type
-        alloc, _ = tiles.take(load, loop, taken)
+        alloc = tiles.take(load, loop, taken)
         taken.add(alloc)
         copy = t.CopyOp(load.source, list(load.indices), alloc.result)
         copy.location = load.location
