@@ -73,3 +73,21 @@ def test_head_dimensions_whose_rows_no_thread_split_covers(d, arch):
     if arch is None:
         ptx = kern.compile(q, k, v, o, 0.1, BM=64, BN=64, D=d, arch="sm_80").asm["ptx"]
         assert "cp.async" in ptx and "ldmatrix" in ptx
+
+
+@pytest.mark.parametrize("warps, bm, d", [(8, 64, 64), (16, 128, 128)])
+def test_a_chain_whose_rows_do_not_fill_the_warpgroups(warps, bm, d):
+    """More warpgroups than S has 64-row bands: a wgmma split along N would leave each warpgroup part of
+    each row of P, which P V reads whole (592 KB of conversion scratch, refused, before session 30). A
+    chain takes warpgroups along M only or stays mma.sync as a whole, with rows in registers."""
+    kern = fa.flash_attention.with_options(num_warps=warps, num_stages=3, bulk=True)
+    x = np.zeros((1, 1, 256, d), np.float16)
+    ptx = kern.compile(x, x, x, x, 1.0, BM=bm, BN=128, D=d, arch="sm_90a").asm["ptx"]
+    assert "mma.sync" in ptx and "wgmma.mma_async" not in ptx and "st.shared" not in ptx
+    q = RNG.standard_normal((1, 1, bm + 5, d)).astype(np.float16)
+    k, v = (RNG.standard_normal((1, 1, 150, d)).astype(np.float16) for _ in range(2))
+    o = np.full_like(q, np.nan)
+    kern.interpret(q, k, v, o, 0.1, grid=(2, 1, 1), BM=bm, BN=128, D=d, CAUSAL=True, arch="sm_90a",
+                   after="tile-distribute")
+    ref = fa.reference(q, k, v, True, 0.1)
+    assert np.abs(o - ref).max() / np.abs(ref).max() < 2e-3

@@ -13,6 +13,7 @@ from tilec.api import BLOCK_LEVEL_PIPELINE, make_context
 from tilec.dialects.tile import ops as t
 from tilec.interp import parse_module, run
 from tilec.passes.registry import build_pipeline
+from tilec.passes.tile_stage import warpgroup_grid
 
 LIT = Path(__file__).resolve().parents[1] / "lit" / "passes" / "tile-stage" / "stage.mlir"
 
@@ -115,3 +116,16 @@ def test_warpgroups_split_the_block_wgmma_along_m_and_n(passes):
     ref = a64 @ b64[:128, :]
     ref[:64] = a64[:64] @ b64[:, :128].T  # the second product is stored over the first one's first rows
     assert np.abs(out - ref).max() / np.abs(ref).max() < 1e-5
+
+
+def test_warpgroup_grids():
+    """As many warpgroups along M as 64-row bands allow, the rest along N where a warpgroup's columns
+    are a wgmma's N (on whole swizzle atoms for an N-major B); a chain of dots along M only."""
+    assert warpgroup_grid(128, 256, 2) == (2, 1)
+    assert warpgroup_grid(64, 256, 2) == (1, 2)
+    assert warpgroup_grid(64, 64, 2, n_major=True) is None  # 32 columns start inside a 64-wide atom
+    assert warpgroup_grid(64, 128, 2, rows_only=True) is None
+    assert warpgroup_grid(128, 128, 2, rows_only=True) == (2, 1)
+    assert warpgroup_grid(256, 64, 4, rows_only=True) == (4, 1)
+    assert warpgroup_grid(96, 64, 1) is None  # not whole bands
+    assert warpgroup_grid(64, 512, 1) is None  # 512 columns in one wgmma

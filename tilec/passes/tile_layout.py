@@ -152,16 +152,19 @@ def mma_warps(op: t.MmaOp) -> tuple[int, int, int] | None:
     return values  # type: ignore[return-value]
 
 
-def chained_mmas(mmas: list[t.MmaOp]) -> set[t.MmaOp]:
-    """The mmas of a chain: one whose result, or anything computed from it, is another's A (attention's
-    ``P = softmax(Q K^T)``, then ``P V``), and that other one."""
-    chained: set[t.MmaOp] = set()
+def chained_pairs(mmas: list[t.MmaOp | t.WgmmaOp]) -> list[tuple[Operation, Operation]]:
+    """The ``(first, next)`` links of chains of dots: ``first``'s result, or anything computed from it, is
+    ``next``'s A (attention's ``P = softmax(Q K^T)``, then ``P V``)."""
+    pairs = []
     for op in mmas:
         downstream = computed_from(op.result)
-        for other in mmas:
-            if other is not op and other.a in downstream:
-                chained.update((op, other))
-    return chained
+        pairs.extend((op, other) for other in mmas if other is not op and other.a in downstream)
+    return pairs
+
+
+def chained_mmas(mmas: list[t.MmaOp | t.WgmmaOp]) -> set[Operation]:
+    """The mmas of a chain (either end of a link of :func:`chained_pairs`)."""
+    return {op for pair in chained_pairs(mmas) for op in pair}
 
 
 def warp_grid(m: int, n: int, warps: int, atom: MMAAtom, rows_only: bool = False) -> tuple[int, int, int] | None:
@@ -205,7 +208,7 @@ def split_over_warps(fn: Operation, threads: int | None) -> None:
             Rewriter.insert_op(fresh, InsertPoint.before(op))
             op.operands[2] = fresh.results[0]
     varying = warp_varying(fn)
-    chained = chained_mmas(mmas)
+    chained = chained_mmas([op for op in fn.walk() if isinstance(op, t.MmaOp | t.WgmmaOp)])
     for op in mmas:
         atom = mma_atom_of(op)
         if atom.name == "fma_f32" or any(v.type.fragment is not None for v in (op.a, op.b, op.c, op.result)):

@@ -26,7 +26,8 @@ block's registers (a tile loaded once, attention's P), and the shared loads go. 
 (warps a multiple of four, a power of two of groups), f16 or bf16 operands with A ``M x K``, an f32
 accumulator of 64-row bands and at most 256 columns a warpgroup, and the same conditions as
 ``tile-layout``'s split over warps (the same in every warp, nothing per-warp computed from it, all the
-mmas of its accumulator's class converting alike), a tile layout a wgmma descriptor reads, and for a B
+mmas of its accumulator's class converting alike, and a chain of dots as a whole with warpgroups along
+M only), a tile layout a wgmma descriptor reads, and for a B
 stored N-major a warpgroup's columns on whole 64-element swizzle atoms. Otherwise the mma stays an
 ``mma.sync`` as above.
 
@@ -57,7 +58,7 @@ from tilec.dialects.tile.types import GlobalType, RegisterType, SharedType, elem
 from tilec.layout.gmma import canonical_layout
 from tilec.passes.fragments import WARP
 from tilec.passes.tile_distribute.memory import default_copy_layouts
-from tilec.passes.tile_layout import agreeing_classes
+from tilec.passes.tile_layout import agreeing_classes, chained_pairs
 from tilec.passes.uniformity import flows_into_per_warp_code, run_by_every_warp, warp_varying
 
 
@@ -191,17 +192,21 @@ def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp], tiles: StagedTiles) -> se
     return {alloc.result for alloc in taken}
 
 
-def warpgroup_grid(m: int, n: int, groups: int, n_major: bool = False) -> tuple[int, int] | None:
+def warpgroup_grid(m: int, n: int, groups: int, n_major: bool = False,
+                   rows_only: bool = False) -> tuple[int, int] | None:
     """``(GM, GN)`` for an ``m x n`` accumulator over ``groups`` warpgroups: as many along M as its 64-row
     bands allow, the rest along N; None if a warpgroup's columns are not a wgmma's N (8 .. 256).
     ``n_major``: B is stored with N contiguous, so a warpgroup's columns start at a whole swizzle atom
-    (64 16-bit elements) for its descriptor to describe them."""
+    (64 16-bit elements) for its descriptor to describe them. ``rows_only``: along M only or None (a
+    chain of dots: each warp keeps whole rows of the first product, its A of the next)."""
     if groups < 1 or groups & (groups - 1) or m % t.WGMMA_ROWS:
         return None
     gm = 1
     while gm < groups and (m // t.WGMMA_ROWS) % (2 * gm) == 0:
         gm *= 2
     gn = groups // gm
+    if rows_only and gn > 1:
+        return None
     if n % (8 * gn) or n // gn > 256 or (n_major and gn > 1 and (n // gn) % 64):
         return None
     return gm, gn
@@ -220,6 +225,8 @@ def to_warpgroup_mmas(fn: func.FuncOp, loops: list[tuple[scf.ForOp, set[SSAValue
         return (isinstance(load, t.LoadOp) and load.source in shared and not load.indices
                 and tuple(load.result.type.dims) == tuple(load.source.type.dims))
 
+    pairs = chained_pairs([op for op in fn.walk() if isinstance(op, t.MmaOp | t.WgmmaOp)])
+    chained = {op for pair in pairs for op in pair}
     candidates: dict[t.MmaOp, tuple[tuple[int, int], set[SSAValue]]] = {}
     for loop, shared in loops:
         for op in loop.body.block.ops:
@@ -233,11 +240,14 @@ def to_warpgroup_mmas(fn: func.FuncOp, loops: list[tuple[scf.ForOp, set[SSAValue
                 continue
             if flows_into_per_warp_code(op.result, varying) or flows_into_per_warp_code(op.c, varying):
                 continue
-            grid = warpgroup_grid(*op.c.type.dims, threads // (4 * WARP), n_major=op.transpose_b is None)
+            grid = warpgroup_grid(*op.c.type.dims, threads // (4 * WARP), n_major=op.transpose_b is None,
+                                  rows_only=op in chained)
             reads = [op.b, op.a] if whole_staged(op.a, shared) else [op.b]
             if grid is not None and all(described(x.type) for x in reads):
                 candidates[op] = (grid, shared)
     classes = agreeing_classes(fn)
+    for first, then in pairs:  # a chain converts as a whole: P's registers are C of one and A of the other
+        classes.union(first.c, then.c)
     grids: dict[SSAValue, set] = {}
     for op in fn.walk():
         if isinstance(op, t.MmaOp | t.WgmmaOp):

@@ -104,6 +104,37 @@ func.func @kept(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
 // CHECK-NOT: tile.wgmma
 // CHECK: func.return
 
+// A chain of dots (P = exp2(Q K^T), then P V): each warp must hold whole rows of P, its A of the
+// second dot. Two warpgroups and one 64-row band: a split along N would give each warpgroup half of
+// each row, so the chain stays mma.sync as a whole (tile-layout then splits its warps along M).
+func.func @dot_chain(%q: !tile.gl<f16, [?, ?]>, %k: !tile.gl<f16, [?, ?]>, %v: !tile.gl<f16, [?, ?]>, %o: !tile.gl<f32, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [256, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %n = tile.dim %k, 0 : !tile.gl<f16, [?, ?]>
+  %qt = tile.load %q[%c0, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<64x64xf16>
+  %z = tile.zeros : !tile.rt<64x64xf32>
+  %acc = scf.for %j = %c0 to %n step %c64 iter_args(%x = %z) -> (!tile.rt<64x64xf32>) {
+    %kt = tile.load %k[%j, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<64x64xf16>
+    %ktt = tile.transpose %kt : !tile.rt<64x64xf16> -> !tile.rt<64x64xf16>
+    %s0 = tile.zeros : !tile.rt<64x64xf32>
+    %s = tile.mma %qt, %ktt, %s0 : !tile.rt<64x64xf16>, !tile.rt<64x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
+    %e = tile.exp2 %s : !tile.rt<64x64xf32>
+    %p = tile.convert %e : !tile.rt<64x64xf32> -> !tile.rt<64x64xf16>
+    %vt = tile.load %v[%j, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<64x64xf16>
+    %pv = tile.mma %p, %vt, %x : !tile.rt<64x64xf16>, !tile.rt<64x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
+    scf.yield %pv : !tile.rt<64x64xf32>
+  }
+  tile.store %acc, %o[%c0, %c0] : !tile.rt<64x64xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @dot_chain
+// CHECK-NOT: tile.wgmma
+// CHECK: %s = tile.mma %qt, %kt, %s0 transpose_b
+// CHECK: %pv = tile.mma %p, %vt, %x
+// CHECK-NOT: tile.wgmma
+// CHECK: func.return
+
 // Chained mmas on one accumulator, each of staged tiles: both become wgmmas of the same groups.
 func.func @chained(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %kk: index)
     attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
