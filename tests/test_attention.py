@@ -28,10 +28,12 @@ def reference(q, k, v, causal=False, scale=None):
     return p @ v / p.sum(-1, keepdims=True), lse
 
 
-def run(q, k, v, causal=False, scale=None, after=None, wgmma=False, bm=None, bn=None, heads=None):
+def run(q, k, v, causal=False, scale=None, after=None, wgmma=False, bm=None, bn=None, heads=None, lazy=None):
     o = np.full_like(q, np.nan)
     lse = np.full(q.shape[:3], np.nan, np.float32)
     args, constexprs = A._arguments(q, k, v, o, lse, causal, scale, wgmma)
+    if lazy is not None:  # another rescale threshold than config() takes
+        constexprs["LAZY"] = lazy
     if heads is not None:  # another order of the blocks than config() takes
         constexprs["heads_per_group"] = heads
     grid = A.grid(q, wgmma)
@@ -149,7 +151,8 @@ def test_mma_warps_of_32_rows_up_to_d128():
     past D = 128 16 rows a warp. Interpreted lane by lane with 32-row warps over a ragged block and a
     ragged K/V tile."""
     assert A.config(64) == {"BM": 64, "BN": 64, "D": 64, "WM": 32} and A.warps(A.config(64)) == 2
-    assert A.config(128) == {"BM": 128, "BN": 32, "D": 128, "WM": 32} and A.warps(A.config(128)) == 4
+    assert A.config(128) == {"BM": 128, "BN": 32, "D": 128, "WM": 32, "LAZY": A.LAZY_RESCALE}
+    assert A.warps(A.config(128)) == 4
     assert "WM" not in A.config(160) and A.warps(A.config(160)) == 4
     assert A.warps(A.config(128, True, 1 << 20)) == 12  # the wgmma kernel: 16 rows a warp
     rng = np.random.default_rng(32)
@@ -332,3 +335,31 @@ def test_heads_a_group_stay_within_the_pairs():
     assert A.order_heads(4096, 128, 1, True, pairs=64) == 16  # 32 MB of K/V: 16 heads of 2 MB
     assert A.order_heads(1 << 24, 256, 1, True, pairs=64) == 1
     assert A.order_heads(4096, 128, 1, False, pairs=64) == 1
+
+
+@pytest.mark.parametrize("wgmma", [False, True], ids=["mma", "wgmma"])
+@pytest.mark.parametrize("scale, spread", [(None, 30.0), (-0.3, 1.0), (0.0, 1.0)], ids=["x30", "negative", "zero"])
+def test_the_lazy_rescale(wgmma, scale, spread):
+    """O rescaled only when a row's extreme moves by more than 2**LAZY (FlashAttention-4's rule): the
+    same O and log-sum-exp, lane by lane after tile-distribute, on scores x30 (the extreme moves
+    often), a negative scale (the running minimum) and a zero one; causal, GQA, ragged keys. A
+    threshold of 0.5 takes the rescale branch on most tiles, 8 on few."""
+    rng = np.random.default_rng(30)
+    q = (rng.standard_normal((1, 2, 70, 64)) * spread).astype(np.float16)
+    k, v = (rng.standard_normal((1, 1, 150, 64)).astype(np.float16) for _ in range(2))
+    want, want_lse = reference(q, k, v, True, scale)
+    for lazy in (0.5, 8.0):
+        o, lse = run(q, k, v, True, scale=scale, wgmma=wgmma, lazy=lazy, after="tile-distribute")
+        assert np.abs(o - want).max() / np.abs(want).max() < 2e-3
+        assert np.abs(lse - want_lse).max() < 2e-3 * max(1.0, np.abs(want_lse).max())
+
+
+def test_the_lazy_rescale_is_one_branch_a_warp():
+    """The mma.sync kernel at D = 128 (32-row warps) rescales lazily: an scf.if on the warp's maximum
+    of how far its rows' extremes moved, holding O's multiplies; D = 64 and the wgmma kernel do not
+    (measured slower: :data:`tilec.kernels.attention.LAZY_RESCALE`)."""
+    q = np.zeros((1, 2, 256, 128), np.float16)
+    assert A.config(128)["LAZY"] == A.LAZY_RESCALE and "LAZY" not in A.config(64) and "LAZY" not in A.config(128, True)
+    args, constexprs = A._arguments(q, q, q, q, None, False, None)
+    ir = str(A.attention_fwd.ir(*args, num_warps=A.warps(constexprs), **constexprs))
+    assert ir.count("scf.if") == 2  # one a K/V loop

@@ -22,7 +22,7 @@ import argparse
 import numpy as np
 
 import tilec.lang as tl
-from tilec.kernels.attention import (LOG2E, block_tile, config, head_views, key_range, online_softmax,
+from tilec.kernels.attention import (LOG2E, block_tile, config, head_views, key_range, softmax_step,
                                      softmax_start, store_rows)
 
 
@@ -56,7 +56,7 @@ def attention_overlap(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr
             s = tl.wgmma(sq, band, sk, 0, tl.zeros((16, BN)), trans_b=True, wait=False)
             acc = tl.wgmma(p, None, sv, 0, acc, wait=False)
             s = tl.wgmma_wait(s, 1)  # S_j is done; P_{j-1} @ V_{j-1} may still run
-            p_new, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK, CAUSAL, NEG)
+            p_new, alpha, m, l = softmax_step(s, m, l, qk_scale, n0, n, wrow, MASK, CAUSAL, NEG)
             acc = tl.wgmma_wait(acc, 0) * alpha[:, None]
             p = p_new.to(q.dtype)
             tl.barrier()

@@ -16,9 +16,11 @@ loops are staged through shared memory: ``num_stages`` turns them into a ``cp.as
 ``tile-swizzle`` lays the tiles out. Per K/V tile:
 
 - ``S = q @ k.T`` on the tensor cores;
-- the online softmax (:func:`online_softmax`): a row maximum of the raw scores and a rescaled row
+- the online softmax (:func:`softmax_step`): a row maximum of the raw scores and a rescaled row
   sum, carried as register vectors; each probability is one fused multiply-add and an ``ex2``;
-- ``O = O * alpha + P @ V``, P taken from S's accumulator fragment.
+- ``O = O * alpha + P @ V``, P taken from S's accumulator fragment; the mma.sync kernel's 32-row
+  warps past D = 64 rescale O only when a row's maximum moved by more than 2^8 (:func:`online_softmax`,
+  a ``@tl.func`` with a run-time ``if`` each warp takes or skips whole).
 
 :data:`attention_fwd` (sm_80 and up) multiplies with ``mma.sync`` on register tiles
 (``tl.mma``; P's accumulator fragment is its A fragment). :data:`attention_fwd_wgmma` (sm_90, compiled
@@ -114,7 +116,17 @@ def store_rows(oh, lse, b, h, wrow, acc, m, l, qk_scale):
         tl.store(lse[b, h], (wrow,), (m * qk_scale + tl.log2(l)) * (1.0 / LOG2E))
 
 
-def online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK: bool, CAUSAL: bool, NEG: bool):
+def masked(s, n0, n, wrow, CAUSAL: bool, none: float):
+    """``(s, keep)``: the scores of the keys past ``n`` (with ``CAUSAL``, also past the row) set to
+    ``none``, and which are kept."""
+    cols = tl.iota(s.shape, 1, n0)
+    keep = cols < n
+    if CAUSAL:
+        keep = keep & (cols <= tl.iota(s.shape, 0, wrow))
+    return tl.where(keep, s, none), keep
+
+
+def softmax_step(s, m, l, qk_scale, n0, n, wrow, MASK: bool, CAUSAL: bool, NEG: bool):
     """One K/V tile of the online softmax (FlashAttention-2) on raw scores ``s`` (a warp's rows x BN, f32).
 
     ``m`` is each row's running extreme of the raw scores, the maximum (the minimum when the scale
@@ -126,11 +138,7 @@ def online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK: bool, CAUSAL: bool, NEG
     that rescales what was accumulated before."""
     none = float("inf") if NEG else float("-inf")  # the extreme of a row with no key so far
     if MASK:
-        cols = tl.iota(s.shape, 1, n0)
-        keep = cols < n
-        if CAUSAL:
-            keep = keep & (cols <= tl.iota(s.shape, 0, wrow))
-        s = tl.where(keep, s, none)
+        s, keep = masked(s, n0, n, wrow, CAUSAL, none)
     m_new = tl.minimum(m, tl.row_min(s)) if NEG else tl.maximum(m, tl.row_max(s))
     # a row with no key so far keeps m = -inf (+inf): its terms are 0, and -inf * scale is no number
     m_scaled = tl.where(m_new == none, 0.0, m_new * qk_scale)
@@ -141,6 +149,37 @@ def online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK: bool, CAUSAL: bool, NEG
     return p, alpha, m_new, l * alpha + tl.row_sum(p)
 
 
+@tl.func
+def online_softmax(s, m, l, acc, qk_scale, n0, n, wrow, MASK: bool, CAUSAL: bool, NEG: bool, LAZY: float):
+    """:func:`softmax_step` with O: ``(p, m, l, acc)``, what was accumulated in ``acc`` rescaled.
+
+    ``LAZY`` > 0 (FlashAttention-4's conditional rescale): ``m`` moves, and O and ``l`` are rescaled,
+    only when a row of the warp's scores passes its running extreme by more than ``LAZY`` powers of
+    two; else the stale extreme stays, the tile's probabilities are at most ``2**LAZY``, and the
+    result is the same (``acc / l`` and the log-sum-exp take ``m`` as it is). The test is one value
+    the warp agrees on (a maximum over its rows): a branch a warp takes or skips whole, and with it
+    the rescale's multiplies (one per element of O)."""
+    if not LAZY:
+        p, alpha, m, l = softmax_step(s, m, l, qk_scale, n0, n, wrow, MASK, CAUSAL, NEG)
+        return p, m, l, acc * alpha[:, None]
+    none = float("inf") if NEG else float("-inf")
+    if MASK:
+        s, keep = masked(s, n0, n, wrow, CAUSAL, none)
+    m_new = tl.minimum(m, tl.row_min(s)) if NEG else tl.maximum(m, tl.row_max(s))
+    # how far each row's extreme moves, in powers of two of its probabilities (its first key: inf)
+    grow = tl.where(m_new == m, 0.0, tl.where(m == none, float("inf"), (m_new - m) * qk_scale))
+    if tl.max(grow) > LAZY:
+        m_scaled = tl.where(m_new == none, 0.0, m_new * qk_scale)
+        alpha = tl.where(m == none, 0.0, tl.exp2(m * qk_scale - m_scaled))
+        acc = acc * alpha[:, None]
+        l = l * alpha
+        m = m_new
+    p = tl.exp2(s * qk_scale - tl.where(m == none, 0.0, m * qk_scale)[:, None])
+    if MASK:
+        p = tl.where(keep, p, 0.0)
+    return p, m, l + tl.row_sum(p), acc
+
+
 Q_IN_REGISTERS_MAX_D = 64
 """The largest head dimension at which a 32-row warp of :data:`attention_fwd` keeps its q in registers
 (32 a thread); past it q is read from shared memory each K/V tile. 16-row warps keep it (up to 96)."""
@@ -149,14 +188,15 @@ Q_IN_REGISTERS_MAX_D = 64
 @tl.kernel(num_warps=4, num_stages=2)
 def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr,
                   GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False, heads_per_group=1,
-                  WM: tl.constexpr = 16):
+                  WM: tl.constexpr = 16, LAZY: tl.constexpr = 0.0):
     """``o[b, h] = softmax(q[b, h] @ k[b, h // GROUP].T * scale) @ v[b, h // GROUP]``, BM query rows a
     block, WM (16 or 32) a warp: a warp of 32 rows reads each K and V fragment once for two row tiles.
 
     A 32-row warp keeps its q in registers up to D = 64 (:data:`Q_IN_REGISTERS_MAX_D`, 32 registers a
     thread); past it q would take the registers O and S need, so the block's q goes to shared memory
     once and each K/V tile reads the warp's rows from there, a K step at a time (FlashAttention-2's
-    choice). A 16-row warp keeps its q in registers."""
+    choice). A 16-row warp keeps its q in registers. ``LAZY``: :func:`online_softmax`'s threshold
+    (0: O rescaled every tile)."""
     row0, bh = block_tile(q, BM, CAUSAL, heads_per_group)
     b, h, qh, kh, vh, oh = head_views(q, k, v, o, bh, GROUP)
     n = kh.shape[0]
@@ -180,8 +220,8 @@ def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D:
             tl.barrier()
             qw = tl.load(sq, (wloc, 0), (WM, D)) if WM == 32 and D > Q_IN_REGISTERS_MAX_D else qt
             s = tl.mma(qw, tl.load(sk), tl.zeros((WM, BN)), trans_b=True)
-            p, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK, CAUSAL, NEG)
-            acc = tl.mma(p.to(q.dtype), tl.load(sv), acc * alpha[:, None])
+            p, m, l, acc = online_softmax(s, m, l, acc, qk_scale, n0, n, wrow, MASK, CAUSAL, NEG, LAZY)
+            acc = tl.mma(p.to(q.dtype), tl.load(sv), acc)
             tl.barrier()
     store_rows(oh, lse, b, h, wrow, acc, m, l, qk_scale)
 
@@ -189,7 +229,7 @@ def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D:
 @tl.kernel(num_warps=8, num_stages=2, bulk=True, producer=True)
 def attention_fwd_wgmma(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr,
                         GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False,
-                        heads_per_group=1):
+                        heads_per_group=1, LAZY: tl.constexpr = 0.0):
     """:func:`attention_fwd` on sm_90a's warpgroup MMA: q's tile stays in shared memory for
     ``S = q @ k.T`` (``tl.wgmma`` with ``trans_b``), and ``O += P @ V`` takes P from registers.
     Each warpgroup owns 64 of the block's BM query rows, each warp 16 of those."""
@@ -210,8 +250,8 @@ def attention_fwd_wgmma(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constex
             tl.copy(vh, (n0, 0), sv)
             tl.barrier()
             s = tl.wgmma(sq, band, sk, 0, tl.zeros((16, BN)), trans_b=True)
-            p, alpha, m, l = online_softmax(s, m, l, qk_scale, n0, n, wrow, MASK, CAUSAL, NEG)
-            acc = tl.wgmma(p.to(q.dtype), None, sv, 0, acc * alpha[:, None])
+            p, m, l, acc = online_softmax(s, m, l, acc, qk_scale, n0, n, wrow, MASK, CAUSAL, NEG, LAZY)
+            acc = tl.wgmma(p.to(q.dtype), None, sv, 0, acc)
             tl.barrier()
     store_rows(oh, lse, b, h, wrow, acc, m, l, qk_scale)
 
@@ -299,8 +339,19 @@ def config(d: int, wgmma: bool = False, sq: int = 0, causal: bool = False) -> di
     if d <= 64:
         return {"BM": 64, "BN": 64, "D": d, "WM": 32}
     if d <= 128:
-        return {"BM": 128, "BN": 32, "D": d, "WM": 32}
+        return {"BM": 128, "BN": 32, "D": d, "WM": 32, "LAZY": LAZY_RESCALE}
     return {"BM": 64, "BN": 32 if d <= 160 else 16, "D": d}
+
+
+LAZY_RESCALE = 8.0
+"""How many powers of two a row's running maximum may lag before O is rescaled (:func:`online_softmax`'s
+``LAZY``), taken by the mma.sync kernel's 32-row warps past D = 64 (:func:`config`); elsewhere O is
+rescaled every tile (FlashAttention-2's way). H200, bf16, session 30, TFLOP/s, every tile / lazy (two
+rounds of one call; FlashAttention-2 in brackets): mma.sync D 128 S 4k 309, 311 / 320, 321 (346),
+causal 270, 271 / 290, 289 (297), S 16k 328, 332 / 339, 339 (347), causal 326, 325 / 336, 335 (321),
+S 1k 277, 264 / 274, 263; D 64 slower (S 4k 305, 308 / 293, 294: its O is half as many registers to
+multiply, and the branch and the warp's vote cost the same); the wgmma kernel 2-10% slower at every
+shape (S 4k D 128 626, 596 / 611, 580)."""
 
 
 def warps(constexprs: dict[str, Any]) -> int:

@@ -35,7 +35,7 @@ from tilec.ir.parser import location_text
 from tilec.lang import dtypes
 from tilec.lang.loop import range as lang_range
 from tilec.lang.source_rewrite import rewrite
-from tilec.lang.tracing import LangError, Trace, tracing
+from tilec.lang.tracing import LangError, Trace, is_tracing, tracing
 from tilec.lang.values import Scalar, View, remove_dead_ops
 
 
@@ -123,6 +123,16 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<tl.kernel {self.name}{self.signature}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Called from another kernel while that one is traced: this function inline, as a ``@tl.func``
+        (Triton calls one ``@triton.jit`` function from another so); its launch options do not apply."""
+        if not is_tracing():
+            raise TypeError(f"{self.name}: launch a kernel with {self.name}[grid](...) (or build it with "
+                            f"{self.name}.compile(...)); called, it runs inline only inside another kernel")
+        if self._traced_fn is None:
+            self._traced_fn = rewrite(self.fn, (lang_range,))
+        return self._traced_fn(*args, **kwargs)
 
     def with_options(self, **changes: Any) -> "Kernel":
         """The same function as a kernel with other compile defaults (``num_warps``, ``num_stages``,

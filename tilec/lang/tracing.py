@@ -180,6 +180,11 @@ def current() -> Trace:
     return trace
 
 
+def is_tracing() -> bool:
+    """Whether a kernel is being traced in this thread."""
+    return getattr(_STATE, "trace", None) is not None
+
+
 @contextmanager
 def tracing(trace: Trace) -> Iterator[Trace]:
     """Make ``trace`` current for this thread within the block (nesting is an error)."""
