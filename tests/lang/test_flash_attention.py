@@ -75,12 +75,14 @@ def test_head_dimensions_whose_rows_no_thread_split_covers(d, arch):
         assert "cp.async" in ptx and "ldmatrix" in ptx
 
 
-@pytest.mark.parametrize("warps, bm, d", [(8, 64, 64), (16, 128, 128)])
-def test_a_chain_whose_rows_do_not_fill_the_warpgroups(warps, bm, d):
+@pytest.mark.parametrize("warps, bm, d, producer", [(8, 64, 64, False), (16, 128, 128, False), (8, 64, 128, True)])
+def test_a_chain_whose_rows_do_not_fill_the_warpgroups(warps, bm, d, producer):
     """More warpgroups than S has 64-row bands: a wgmma split along N would leave each warpgroup part of
     each row of P, which P V reads whole (592 KB of conversion scratch, refused, before session 30). A
-    chain takes warpgroups along M only or stays mma.sync as a whole, with rows in registers."""
-    kern = fa.flash_attention.with_options(num_warps=warps, num_stages=3, bulk=True)
+    chain takes warpgroups along M only or stays mma.sync as a whole, with rows in registers. With a
+    producer warpgroup the mma.syncs are split over the consumers (the launch's own warps; each warp
+    held all of S and O before: 616 registers, refused)."""
+    kern = fa.flash_attention.with_options(num_warps=warps, num_stages=3, bulk=True, producer=producer)
     x = np.zeros((1, 1, 256, d), np.float16)
     ptx = kern.compile(x, x, x, x, 1.0, BM=bm, BN=128, D=d, arch="sm_90a").asm["ptx"]
     assert "mma.sync" in ptx and "wgmma.mma_async" not in ptx and "st.shared" not in ptx

@@ -57,7 +57,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from tilec.dialects.abi import LAUNCH_ATTR
+from tilec.dialects.abi import LAUNCH_ATTR, producer_threads
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType, SharedType, element_bits
@@ -207,15 +207,15 @@ def split_over_warps(fn: Operation, threads: int | None) -> None:
             fresh = init.clone()
             Rewriter.insert_op(fresh, InsertPoint.before(op))
             op.operands[2] = fresh.results[0]
-    varying = warp_varying(fn)
+    varying = warp_varying(fn, within_roles=True)  # the consumers' role of a producer's kernel is the block
     chained = chained_mmas([op for op in fn.walk() if isinstance(op, t.MmaOp | t.WgmmaOp)])
     for op in mmas:
         atom = mma_atom_of(op)
         if atom.name == "fma_f32" or any(v.type.fragment is not None for v in (op.a, op.b, op.c, op.result)):
             continue
-        if any(v in varying for v in (op.a, op.b, op.c, op.result)) or not run_by_every_warp(op, varying):
+        if any(v in varying for v in (op.a, op.b, op.c, op.result)) or not run_by_every_warp(op, varying, True):
             continue
-        if flows_into_per_warp_code(op.result, varying) or flows_into_per_warp_code(op.c, varying):
+        if flows_into_per_warp_code(op.result, varying, True) or flows_into_per_warp_code(op.c, varying, True):
             continue  # a warp would use its part as if it held the whole (a store at its own rows ...)
         try:
             mma_fragments(op)  # whole atoms before any split: else the error names the tiles as written
@@ -581,11 +581,12 @@ class LayoutAssignment:
 
 
 def block_threads(fn: func.FuncOp) -> int | None:
-    """The threads of ``fn``'s blocks when a tile may spread over them: a power of two of 2+ warps."""
+    """The threads of ``fn``'s blocks when a tile may spread over them: a power of two of 2+ warps (a
+    producer warpgroup's kernel: its consumers, the launch's own warps, which run everything else)."""
     launch = fn.attributes.get(LAUNCH_ATTR)
     if not isinstance(launch, LaunchAttr):
         return None
-    threads = launch.threads
+    threads = launch.threads - producer_threads(fn)
     return threads if threads > WARP and thread_bits(threads) is not None else None
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from xdsl.dialects import func, scf
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from tilec.dialects.abi import LAUNCH_ATTR, ROLE_ATTR
+from tilec.dialects.abi import CONSUMERS, LAUNCH_ATTR, ROLE_ATTR
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.dialects.tile.types import RegisterType, RegisterVectorType
@@ -131,12 +131,16 @@ def barriers_under_varying_ifs(fn: func.FuncOp) -> list[tuple[Operation, scf.IfO
     return found
 
 
-def run_by_every_warp(op: Operation, varying: set[SSAValue]) -> bool:
+def run_by_every_warp(op: Operation, varying: set[SSAValue], consumers: bool = False) -> bool:
     """Whether every warp of the block runs ``op``: no enclosing region is one only some warps take
-    (a warp-varying ``scf.if`` or loop bound, or a warp-specialised role)."""
+    (a warp-varying ``scf.if`` or loop bound, or a warp-specialised role). ``consumers``: the
+    consumers' role counts as the block (its warps are the launch's own; the producer is extra)."""
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, func.FuncOp):
-        if ROLE_ATTR in parent.attributes or _divergent(parent, varying):
+        role = parent.attributes.get(ROLE_ATTR)
+        if role is not None and not (consumers and getattr(role, "data", None) == CONSUMERS):
+            return False
+        if role is None and _divergent(parent, varying):
             return False
         parent = parent.parent_op()
     return True
@@ -167,16 +171,17 @@ def computed_from(value: SSAValue) -> set[SSAValue]:
     return seen
 
 
-def flows_into_per_warp_code(value: SSAValue, varying: set[SSAValue]) -> bool:
+def flows_into_per_warp_code(value: SSAValue, varying: set[SSAValue], consumers: bool = False) -> bool:
     """Whether ``value``, or anything computed from it (through ops, loops and ifs), meets code that is
     each warp's own: a warp-varying value, an op some warps skip, or a store or atomic at warp-varying
-    indices. A value split over the block's warps (each warp holding its part) must not."""
+    indices. A value split over the block's warps (each warp holding its part) must not.
+    ``consumers``: as :func:`run_by_every_warp`'s."""
     for v in computed_from(value):
         if v in varying:
             return True
         for use in v.uses:
             user = use.operation
-            if not run_by_every_warp(user, varying):
+            if not run_by_every_warp(user, varying, consumers):
                 return True
             indices = getattr(user, "indices", None)
             if indices is not None and any(i in varying for i in indices) and not user.results:
