@@ -346,12 +346,12 @@ def config(d: int, wgmma: bool = False, sq: int = 0, causal: bool = False) -> di
 LAZY_RESCALE = 8.0
 """How many powers of two a row's running maximum may lag before O is rescaled (:func:`online_softmax`'s
 ``LAZY``), taken by the mma.sync kernel's 32-row warps past D = 64 (:func:`config`); elsewhere O is
-rescaled every tile (FlashAttention-2's way). H200, bf16, session 30, TFLOP/s, every tile / lazy (two
-rounds of one call; FlashAttention-2 in brackets): mma.sync D 128 S 4k 309, 311 / 320, 321 (346),
-causal 270, 271 / 290, 289 (297), S 16k 328, 332 / 339, 339 (347), causal 326, 325 / 336, 335 (321),
-S 1k 277, 264 / 274, 263; D 64 slower (S 4k 305, 308 / 293, 294: its O is half as many registers to
-multiply, and the branch and the warp's vote cost the same); the wgmma kernel 2-10% slower at every
-shape (S 4k D 128 626, 596 / 611, 580)."""
+rescaled every tile (FlashAttention-2's way). H200, bf16, session 30 (``bench/attention_rescale.py``,
+two rounds of one call), TFLOP/s, every tile / lazy (FlashAttention-2): mma.sync D 128 S 4k 309, 306
+/ 321, 325 (348, 338), causal 271, 271 / 293, 292 (297), S 16k 321, 327 / 333, 329 (339, 338),
+causal 318, 319 / 327, 330 (315), S 1k 280, 279 / 277, 276. D 64 is slower lazily (S 4k 302, 302 /
+289, 285: half as many multiplies saved, the same branch and vote), and so is the wgmma kernel at
+every shape (D 128 S 4k 650, 640 / 573, 559)."""
 
 
 def warps(constexprs: dict[str, Any]) -> int:
