@@ -188,6 +188,36 @@ def test_int64_labels_and_a_silu_epilogue():
     assert rel_err(c, acc * torch.sigmoid(acc)) < 2e-3
 
 
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("warps", [1, 4, 8])
+def test_int64_tiles_on_the_gpu(warps):
+    """tests/lang/test_triton_habits.py's int64 kernels: 64-bit loads, shuffles and shared-memory
+    reductions, C's division, saturating conversions; argmax's indices stored as int64."""
+    import numpy as np
+
+    from tests.lang.test_triton_habits import _truncated, argmax_ids, int64_tiles
+
+    a = torch.randint(-(1 << 50), 1 << 50, (60, 64), device="cuda")
+    f = torch.randn(64, 64, device="cuda") * 1e12
+    f[0, :4] = torch.tensor([1e30, -1e30, float("nan"), 3.7])
+    o, of = torch.full((64,), -7, device="cuda"), torch.full((64, 64), -7, device="cuda")
+    int64_tiles[(1,)](a, f, o, of, BM=64, N=64, num_warps=warps)
+    t = torch.zeros(64, 64, dtype=torch.int64)
+    t[:60] = a.cpu()
+    t = t.numpy()
+    u = t * 3 + _truncated(t, 7) - (t - 5 * _truncated(t, 5))
+    u = np.where(u > (1 << 40), u, -u)
+    assert (o.cpu().numpy() == u.sum(0) + t.max(1) + (1 << 33)).all()
+    got = of.cpu().numpy()
+    assert (got[1:] == f[1:].cpu().numpy().astype(np.int64) - t[1:]).all()
+    assert (got[0, :4] + t[0, :4] == np.array([2**63 - 1, -(2**63), 0, 3], np.int64)).all()
+    x = torch.randn(8, 32, device="cuda")
+    ids, copy_of = torch.full((8,), -1, device="cuda"), torch.full((2,), -1, device="cuda")
+    argmax_ids[(2,)](x, ids, copy_of, BM=4, N=32)
+    assert torch.equal(ids, x.argmax(1)) and copy_of.tolist() == [(1 << 40), (1 << 40) + 1]
+
+
 @hopper
 @pytest.mark.gpu
 def test_the_wgmma_forms_on_the_gpu():

@@ -89,8 +89,52 @@ def test_int64_labels_are_read_an_element_at_a_time(after):
 
 
 @tl.kernel
-def int64_tile(labels, o, N: tl.constexpr):
-    tl.store(o, (0,), tl.load(labels, (0,), shape=(N,)).to(tl.float32))  # MARK-i64
+def int64_tiles(a, f, o, of, BM: tl.constexpr, N: tl.constexpr):
+    """int64 tiles as torch's index tensors come: loaded (masked), reduced down the columns (across
+    warps) and along the rows (64-bit shuffles), divided (C's truncation), compared, converted."""
+    t = tl.load(a, (0, 0), shape=(BM, N), other=0)
+    u = t * 3 + t // 7 - t % 5
+    u = tl.where(u > (1 << 40), u, -u)
+    tl.store(o, (0,), tl.sum(u, axis=0) + tl.max(t, axis=1) + (1 << 33))
+    tl.store(of, (0, 0), tl.load(f, (0, 0), shape=(BM, N)).to(tl.int64) - t)
+
+
+@tl.kernel
+def argmax_ids(x, ids, copy_of, BM: tl.constexpr, N: tl.constexpr):
+    r = tl.program_id(0) * BM
+    tl.store(ids, (r,), tl.argmax(tl.load(x, (r, 0), shape=(BM, N)), axis=1).to(tl.int64))
+    tl.store(copy_of, (tl.program_id(0),), tl.load_scalar(ids, (r,)) * 0 + (1 << 40) + tl.program_id(0))
+
+
+def _truncated(a, d):
+    """C's (and the GPU's) signed division, which rounds toward zero (numpy's // floors)."""
+    return np.where((a % d != 0) & (a < 0), a // d + 1, a // d)
+
+
+@pytest.mark.parametrize("warps", [1, 4, 8])
+@pytest.mark.parametrize("after", STAGES)
+def test_int64_tiles(after, warps):
+    a = RNG.integers(-(1 << 50), 1 << 50, (60, 64)).astype(np.int64)
+    f = (RNG.standard_normal((64, 64)) * 1e12).astype(np.float32)
+    f[0, :4] = [1e30, -1e30, np.nan, 3.7]  # saturate, saturate, 0, truncate: as cvt.rzi.s64.f32
+    o, of = np.full(64, -7, np.int64), np.full((64, 64), -7, np.int64)
+    int64_tiles.interpret(a, f, o, of, grid=(1,), BM=64, N=64, after=after, num_warps=warps)
+    t = np.zeros((64, 64), np.int64)
+    t[:60] = a
+    u = t * 3 + _truncated(t, 7) - (t - 5 * _truncated(t, 5))
+    u = np.where(u > (1 << 40), u, -u)
+    assert (o == u.sum(0) + t.max(1) + (1 << 33)).all()
+    assert (of[1:] == f[1:].astype(np.int64) - t[1:]).all()
+    assert (of[0, :4] + t[0, :4] == np.array([2**63 - 1, -(2**63), 0, 3], np.int64)).all()
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_int64_outputs(after):
+    """Indices stored as torch's int64 (argmax's), and an int64 element read and written."""
+    x = RNG.standard_normal((8, 32)).astype(np.float32)
+    ids, copy_of = np.full(8, -1, np.int64), np.full(2, -1, np.int64)
+    argmax_ids.interpret(x, ids, copy_of, grid=(2,), BM=4, N=32, after=after)
+    assert (ids == x.argmax(1)).all() and (copy_of == (1 << 40) + np.arange(2)).all()
 
 
 @tl.kernel
@@ -110,13 +154,12 @@ def _line(mark: str) -> int:
 
 
 @pytest.mark.parametrize("kernel, args, mark, says", [
-    (int64_tile, (np.zeros(8, np.int64), np.zeros(8, np.float32)), "MARK-i64", "holds int64"),
     (returns, (np.zeros(8, np.float32), np.zeros(8, np.float32)), "MARK-return", "a kernel returns nothing"),
     (scalar_shape, (np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float32)), "MARK-shape", "got (8, <scalar index>)"),
-], ids=["int64 tile", "return", "traced shape"])
+], ids=["return", "traced shape"])
 def test_errors_point_at_the_line(kernel, args, mark, says):
     with pytest.raises(tl.LangError) as info:
-        kernel.interpret(*args, grid=(1,), **({"N": 8} if kernel is int64_tile else {}))
+        kernel.interpret(*args, grid=(1,))
     assert str(info.value).startswith(f"{__file__}:{_line(mark)}:") and says in str(info.value)
 
 

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     Float8E5M2Type,
     Float16Type,
     Float32Type,
+    Float64Type,
     IntAttr,
     IntegerAttr,
     IntegerType,
@@ -91,6 +92,8 @@ def access_bytes(t: Attribute) -> int | None:
         return 2
     if isinstance(t, Float32Type):
         return 4
+    if isinstance(t, Float64Type):
+        return 8
     return None
 
 
@@ -537,7 +540,7 @@ class NamedBarrierArriveOp(_NamedBarrierOp):
 def _check_access(op: IRDLOperation, t: Attribute) -> None:
     n = access_bytes(t)
     if n is None:
-        _fail(op, f"moves integers, f16, bf16 or f32 (or vectors of them) per lane, not {t}")
+        _fail(op, f"moves integers, f16, bf16, f32 or f64 (or vectors of them) per lane, not {t}")
     if n not in (1, 2, 4, 8, 16):
         _fail(op, f"moves 1, 2, 4, 8 or 16 bytes per lane; {t} is {n} bytes")
 

@@ -173,12 +173,16 @@ def to_element(x: Any, element_type: Attribute) -> Any:
 
 
 def saturated(x: Any, width: int, signed: bool) -> np.ndarray:
-    """``x`` truncated toward zero and clamped to the range of a ``width``-bit integer, NaN as 0 (float64):
-    PTX's ``cvt.rzi.s32.f32`` (and LLVM's ``fptosi``/``fptoui`` on the GPU) saturate, they do not wrap."""
+    """``x`` truncated toward zero and clamped to the range of a ``width``-bit integer, NaN as 0, as
+    integers (int64; uint64 unsigned): PTX's ``cvt.rzi.s32.f32`` (and LLVM's ``fptosi``/``fptoui`` on
+    the GPU) saturate, they do not wrap. Past 53 bits the bounds are no float64: a value at or past
+    the top is the top exactly (2**63 - 1 for i64)."""
     x = np.trunc(np.asarray(x, dtype=np.float64))
     lo, hi = (-(2 ** (width - 1)), 2 ** (width - 1) - 1) if signed else (0, 2**width - 1)
-    top = float(hi) if float(hi) <= hi else float(np.nextafter(float(hi), 0.0))  # i64/u64: below 2**63/2**64
-    return np.where(np.isnan(x), 0.0, np.clip(x, float(lo), top))
+    kind = np.int64 if signed else np.uint64
+    below_top = float(np.nextafter(float(hi), 0.0)) if float(hi) > hi else float(hi)
+    inside = np.clip(np.where(np.isnan(x), 0.0, x), float(lo), below_top).astype(kind)
+    return np.where(x >= float(hi), kind(hi), inside)
 
 
 def nan_fill(shape, element_type: Attribute) -> np.ndarray:

@@ -181,12 +181,10 @@ def load(view: View | Shared, offsets: Sequence[Any] = (), shape: Any = None, *,
     if not isinstance(other, (int, float)) or isinstance(other, bool):
         raise error(f"other= must be a number, got {other!r}")
     element = view.type.element_type
-    if view.dtype == int64:
-        raise error(f"{view.name!r} holds int64 (torch's index type): tiles hold 32-bit integers; read one element "
-                    f"with tl.load_scalar, or pass the array as int32")
-    if isinstance(element, IntegerType) and not (float(other).is_integer() and -(1 << 31) <= other < (1 << 31)):
-        raise error(f"other={other!r} is not an int32 value for {view.name!r} of {view.dtype}: give an integer "
-                    f"(the smallest int32, -2**31, keeps elements out of a maximum)")
+    bits = element.width.data if isinstance(element, IntegerType) else 0
+    if bits and not (float(other).is_integer() and -(1 << (bits - 1)) <= other < (1 << (bits - 1))):
+        raise error(f"other={other!r} is not an int{bits} value for {view.name!r} of {view.dtype}: give an integer "
+                    f"(the smallest, -2**{bits - 1}, keeps elements out of a maximum)")
     if len(dims) == 1:
         if axis not in (0, 1):
             raise error(f"axis= of a 1-D tl.load is 0 (one value per row) or 1 (per column), got {axis!r}")
@@ -579,9 +577,9 @@ def _reduce(kind: str, x: Any, axis: Any) -> Vector | Scalar:
 
 
 def _check_reducible(kind: str, x: Tile | Vector) -> None:
-    """Float values, or int32 (signed; sums wrap as the GPU's adds do)."""
-    if not (x.dtype.is_float or x.dtype == int32):
-        raise error(f"tl.{kind} reduces float or int32 values, got {x.describe()}")
+    """Float values, or int32 / int64 (signed; sums wrap as the GPU's adds do)."""
+    if not (x.dtype.is_float or x.dtype in (int32, int64)):
+        raise error(f"tl.{kind} reduces float, int32 or int64 values, got {x.describe()}")
 
 
 def _reduce_vector(kind: str, v: Vector) -> Scalar:

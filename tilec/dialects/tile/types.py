@@ -83,8 +83,9 @@ def element_bits(element_type: Attribute) -> int:
     raise ValueError(f"unsupported tile element type {element_type}")
 
 
-REGISTER_INT_TYPES = (IntegerType(1), IntegerType(32))
-"""Integer element types of register tiles and vectors: coordinates (``tile.iota``) and masks."""
+REGISTER_INT_TYPES = (IntegerType(1), IntegerType(32), IntegerType(64))
+"""Integer element types of register tiles and vectors: coordinates (``tile.iota``), masks, and i64
+(torch's index type: ids, offsets)."""
 
 
 def _check_element(owner: str, element_type: Attribute, registers: bool = False, global_memory: bool = False) -> None:

@@ -22,7 +22,7 @@ lanes holding a row hold its total). Column reductions are the same with the axe
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float32Type, IntegerType, i32
+from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, i32, i64
 from xdsl.ir import SSAValue
 
 from tilec.dialects import frag_fast
@@ -137,8 +137,19 @@ class ReductionLowering:
         return self.em.insert(fast.arith_binary_op(ops[kind], a, b)).results[0]
 
     def _butterfly(self, x: SSAValue, mask: int) -> SSAValue:
-        """``x`` of the lane whose id differs from this one's in the bits of ``mask``."""
+        """``x`` of the lane whose id differs from this one's in the bits of ``mask`` (a 64-bit value as
+        its two 32-bit halves, a shuffle each)."""
+        em = self.em
         if x.type == Float32Type() or x.type == i32:
-            return self.em.insert(frag_fast.frag_shfl("bfly", x, self.em.const(mask, i32))).results[0]
-        raise RegallocError(f"cannot shuffle a {x.type} between lanes (only 32-bit values)")
+            return em.insert(frag_fast.frag_shfl("bfly", x, em.const(mask, i32))).results[0]
+        if x.type == Float64Type():  # its bits as an i64
+            bits = em.insert(fast.arith_cast_op(arith.BitcastOp, x, i64)).results[0]
+            return em.insert(fast.arith_cast_op(arith.BitcastOp, self._butterfly(bits, mask), x.type)).results[0]
+        if x.type == i64:
+            halves = [em.cast(x, i32), em.cast(em.shr(x, 32, i64), i32)]
+            lo, hi = (em.cast(self._butterfly(h, mask), i64) for h in halves)
+            lo = em.and_(lo, 0xFFFFFFFF, i64)  # the low half sign-extended: its upper bits cleared
+            high = em.insert(fast.arith_binary_op(arith.ShLIOp, hi, em.const(32, i64))).results[0]
+            return em.insert(fast.arith_binary_op(arith.OrIOp, lo, high)).results[0]
+        raise RegallocError(f"cannot shuffle a {x.type} between lanes (only 32- and 64-bit integers and floats)")
 
