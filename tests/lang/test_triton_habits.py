@@ -192,3 +192,33 @@ def test_a_silu_epilogue_is_one_pass_over_the_accumulator(arch):
     k = gemm_silu.compile(h, h, h, BM=128, BN=128, BK=32, arch=arch)
     used = kernel_resources(k.asm["ptx"], arch)[k.name]
     assert used.spill_stores == 0, used
+
+
+@tl.kernel
+def promotes(x16, y32, n, s, o16, o32, oi, acc, N: tl.constexpr):
+    """Triton's promotion: f16 * an f32 scalar, f16 + f32, f16 + bf16 in f32; integers meeting a Python
+    float or divided by `/` in f32; results stored (and atomically added) in the array's type."""
+    a, b = tl.load(x16, (0,), shape=(N,)), tl.load(y32, (0,), shape=(N,))
+    c = tl.floor(a * 4).to(tl.bfloat16)  # small integers: exact in bf16
+    i = tl.arange(0, N)
+    tl.store(o16, (0,), a * s + b)  # f32 values into an f16 array
+    tl.store(o32, (0,), (a + c) + i * 0.5 + i / n + tl.where(i < 3, i, 0.25) + (i > 5) * 1.5)
+    tl.store(oi, (0,), b)  # f32 into an i32 array: truncated
+    tl.atomic_add(acc, (0,), a)  # f16 values into an f32 array
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_triton_type_promotion(after):
+    n = 32
+    x16 = RNG.standard_normal(n).astype(np.float16)
+    y32 = (RNG.standard_normal(n) * 10).astype(np.float32)
+    o16, o32, oi = np.full(n, np.nan, np.float16), np.full(n, np.nan, np.float32), np.full(n, -7, np.int32)
+    acc = np.ones(n, np.float32)
+    promotes.interpret(x16, y32, 7, 1.5, o16, o32, oi, acc, grid=(1,), N=n, after=after)
+    i = np.arange(n, dtype=np.float64)
+    assert np.abs(o16 - (x16 * 1.5 + y32.astype(np.float64))).max() < 2e-2
+    want = x16.astype(np.float64) + np.floor(x16.astype(np.float64) * 4) + i * 0.5 + i / 7 + np.where(i < 3, i, 0.25) + (i > 5) * 1.5
+    assert np.abs(o32 - want).max() < 1e-5
+    assert (oi == np.trunc(y32).astype(np.int32)).all() and (acc == 1 + x16.astype(np.float32)).all()
+    ptx = promotes.compile(x16, y32, 7, 1.5, o16, o32, oi, acc, N=n, arch="sm_80").asm["ptx"]
+    assert "cvt.rn.f16.f32" in ptx

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.ir import Operation, SSAValue
 
 from tilec.dialects.tile import ops as t
-from tilec.dialects.tile.types import FLOAT_TYPES, RegisterType, RegisterVectorType, SharedType, element_bits
+from tilec.dialects.tile.types import FLOAT8_TYPES, FLOAT_TYPES, RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
 from tilec.lang.dtypes import dtype_of, int1, int32, int64
@@ -418,13 +418,21 @@ def store(view: View, offsets: Sequence[Any], value: Any) -> None:
         value = full((1,) * view.ndim, value, view.dtype)  # converted to the array's type, as Triton stores
     if not isinstance(value, (Tile, Vector)):
         raise error(f"tl.store writes a tile, a vector or a scalar, got {_describe(value)}")
-    if value.type.element_type != view.type.element_type:
-        raise error(f"tl.store of {value.dtype} values into {view.name!r} of {view.dtype}: "
-                    f"convert with .to({view.name}.dtype)")
+    if value.type.element_type != view.type.element_type:  # converted to the array's type, as Triton stores
+        value = _stored_as(value, view)
     rank = 1 if isinstance(value, Vector) else 2
     if rank != view.ndim:
         raise error(f"tl.store of a {rank}-D value into {view.ndim}-D {view.name!r}")
     current().emit(t.StoreOp(value.value, view.value, _offsets(view, offsets, "tl.store")))
+
+
+def _stored_as(value: Tile | Vector, view: View) -> Tile | Vector:
+    """``value`` in ``view``'s element type (a mask as 0 / 1); a type registers cannot hold (FP8, kept in
+    memory) is an error that says so."""
+    if isinstance(view.type.element_type, FLOAT8_TYPES):
+        raise error(f"tl.store of {value.dtype} values into {view.name!r} of {view.dtype}: 8-bit floats are "
+                    "written by the GEMM's epilogue, not by a kernel's stores")
+    return value.to(view.dtype)
 
 
 def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any) -> None:
@@ -437,13 +445,12 @@ def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any) -> None:
         value = full((1,) * view.ndim, value, view.dtype)  # one element, in the array's type
     if not isinstance(value, (Tile, Vector)):
         raise error(f"{who} combines a tile, a vector or a scalar, got {_describe(value)}")
-    if value.type.element_type != view.type.element_type:
-        raise error(f"{who} of {value.dtype} values into {view.name!r} of {view.dtype}: convert with "
-                    f".to({view.name}.dtype)")
     kinds = t.ATOMIC_KINDS[kind]
     if view.type.element_type not in kinds:
         raise error(f"{who} combines {' or '.join(repr(dtype_of(k)) for k in kinds)} elements atomically; "
                     f"{view.name!r} holds {view.dtype}")
+    if value.type.element_type != view.type.element_type:  # in the array's type, as Triton's atomics take it
+        value = _stored_as(value, view)
     rank = 1 if isinstance(value, Vector) else 2
     if rank != view.ndim:
         raise error(f"{who} of a {rank}-D value into {view.ndim}-D {view.name!r}")

@@ -387,8 +387,10 @@ def _result_shape(operands: Sequence[Any]) -> _Shape:
 
 
 def _element_type(operands: Sequence[Any], op: str) -> Attribute | None:
-    """The element type the traced operands share (None: Python numbers only)."""
-    types, scalar_ints = [], []
+    """The element type the traced operands are computed in (None: Python numbers only), by Triton's
+    promotion: floats meeting floats take the wider (f16 with bf16: f32), integers meeting floats take
+    the float type, integers meeting integers the wider (an index scalar, a coordinate, meets i32)."""
+    types = []
     for o in operands:
         if isinstance(o, Expanded):
             types.append(o.vector.type.element_type)
@@ -396,21 +398,27 @@ def _element_type(operands: Sequence[Any], op: str) -> Attribute | None:
             types.append(o.type.element_type)
         elif isinstance(o, Scalar):
             types.append(o.type)
-            if isinstance(o.type, IndexType | IntegerType) and o.type != IntegerType(1):
-                scalar_ints.append(o.type)
     if not types:
         return None
+    if len(set(types)) == 1:
+        return types[0]
     floats = [ty for ty in types if _is_float(ty)]
-    if floats and scalar_ints and len(floats) + len(scalar_ints) == len(types):
-        types = floats  # an integer scalar (a program id, a size) meeting floats is converted, as in Triton
-    first = types[0]
-    for other in types[1:]:
-        if other != first:
-            if {type(first), type(other)} <= {IndexType, IntegerType} and IntegerType(1) not in (first, other):
-                continue  # index scalars meet i32 tiles (coordinates): cast below
-            raise error(f"'{op}' on {dtype_of(first)} and {dtype_of(other)} values: convert one with .to(...)")
-    # i32 wins over index (coordinates of a tile are i32); otherwise the first
-    return next((ty for ty in types if ty == IntegerType(32)), first)
+    if floats:
+        return _wider_float(floats)
+    if IntegerType(1) in types:  # a mask meeting integers counts as one (0 or 1), as numpy's booleans
+        types = [ty for ty in types if ty != IntegerType(1)]
+    widths = [ty.width.data for ty in types if isinstance(ty, IntegerType)]
+    return IntegerType(max(widths)) if widths else types[0]
+
+
+def _wider_float(floats: Sequence[Attribute]) -> Attribute:
+    """The float type floats of these types meet in: the widest; f16 with bf16 in f32 (neither holds the other)."""
+    names = {dtype_of(ty).name for ty in floats}
+    if "float64" in names:
+        return next(ty for ty in floats if dtype_of(ty).name == "float64")
+    if "float32" in names or len(names) > 1:
+        return Float32Type()
+    return floats[0]
 
 
 def _number_type(value: Number) -> Attribute:
@@ -433,7 +441,7 @@ def _materialize(o: Any, shape: _Shape, element: Attribute) -> SSAValue:
             value = _cast_scalar(value, element)
         return value if shape.kind == "scalar" else trace.value(t.FillOp(value, shape.register_type(element)))
     if isinstance(o, Expanded):
-        v = o.vector
+        v = convert(o.vector, dtype_of(element))  # promoted (_element_type)
         need = "row" if o.axis == 0 else "col"
         if shape.kind != "tile":
             return v.value
@@ -449,9 +457,7 @@ def _materialize(o: Any, shape: _Shape, element: Attribute) -> SSAValue:
     if isinstance(o, Vector) and shape.kind == "vector" and o.orientation != shape.dims[1]:
         o = _reoriented(o, shape.dims[1])  # made again, or turned, in the orientation agreed (_agreed_orientation)
     if isinstance(o, (Tile, Vector)):
-        if o.type.element_type != element:
-            raise error(f"{o.describe()} meets {dtype_of(element)} values: convert with .to(...)")
-        return o.value
+        return convert(o, dtype_of(element)).value  # promoted (_element_type)
     text = repr(o)  # short ones name the value (an unbound loop name says which)
     raise error(f"expected a tile, vector, scalar or number, got {type(o).__name__}"
                 + (f" {text}" if len(text) <= 100 else ""))
@@ -653,8 +659,8 @@ def elementwise(op: str, *operands: Any) -> Any:
     element = _element_type(operands, op)
     if element is None:
         raise error(f"'{op}' needs at least one traced value (got Python numbers {operands!r})")
-    if op in ("div",) and not _is_float(element):
-        raise error(f"'/' divides floats; these are {dtype_of(element)} values (use // for integers)")
+    if not _is_float(element) and (op == "div" or any(isinstance(o, float) for o in operands)):
+        element = Float32Type()  # integers divided, or meeting a Python float: f32, as Triton computes them
     if element == IntegerType(1) and op in ("add", "sub", "mul", "floordiv", "mod", "neg", "max", "min", "abs"):
         # masks count as integers, as numpy's booleans do: True + True is 2
         operands = tuple(o.to(dtypes.int32) if isinstance(o, (Value, Expanded)) else o for o in operands)
@@ -681,6 +687,8 @@ def where(cond: Any, a: Any, b: Any) -> Any:
     """``a`` where ``cond`` (an i1 mask) holds, else ``b``; broadcast like the operators."""
     shape = _result_shape((cond, a, b))
     element = _element_type((a, b), "where")
+    if element is not None and not _is_float(element) and (isinstance(a, float) or isinstance(b, float)):
+        element = Float32Type()
     if element is None:  # two Python numbers: f32 if either is a float, else i32 (an index tile has no meaning)
         element = Float32Type() if isinstance(a, float) or isinstance(b, float) else IntegerType(32)
         if shape.kind == "scalar":
@@ -865,7 +873,7 @@ def _convert_scalar(value: SSAValue, dst: Attribute) -> SSAValue:
 
 
 def dtype_bits(ty: Attribute) -> int:
-    return {"float16": 16, "bfloat16": 16, "float32": 32}[dtype_of(ty).name]
+    return {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}[dtype_of(ty).name]
 
 
 __all__ = ["Expanded", "Scalar", "Shared", "Tile", "Value", "Vector", "View", "convert", "dtypes", "elementwise",
