@@ -1,7 +1,8 @@
 """``@tl.func`` helpers (Triton's ``@triton.jit`` functions a kernel calls): their ``tl.range`` loops
 and run-time ``if``s are traced as the kernel's own; a ``@tl.kernel`` called from a kernel is inlined
-the same way. Both interpreters (tile level, lane by lane after tile-distribute) against numpy,
-outputs poisoned with NaN."""
+the same way. Early returns (``if pid >= n: return``, a helper returning from its branches) and
+``and``/``or``/``not`` on run-time scalars. Both interpreters (tile level, lane by lane after
+tile-distribute) against numpy, outputs poisoned with NaN."""
 
 from __future__ import annotations
 
@@ -75,3 +76,91 @@ def test_helpers_outside_a_kernel_say_how_they_run():
     with pytest.raises(TypeError, match="@tl.func decorates a Python function"):
         tl.func(3)
     assert repr(clipped_row_sums) == "<tl.func clipped_row_sums>" and clipped_row_sums.__doc__.startswith("Each row")
+
+
+# ---------------------------------------------------------------- early returns, and / or / not
+
+
+@tl.kernel
+def early_exit(x, o, n, BN: tl.constexpr, DOUBLE: tl.constexpr = True):
+    """Triton's early exit: blocks past ``n`` leave at once."""
+    pid = tl.program_id(0)
+    if pid >= n:
+        return
+    t = tl.load(x, (pid * BN,), shape=(BN,))
+    if not DOUBLE:  # a Python condition with a return: as Python runs it
+        tl.store(o, (pid * BN,), t)
+        return
+    tl.store(o, (pid * BN,), t * 2.0)
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("double", [True, False])
+def test_an_early_exit(after, double):
+    x = RNG.standard_normal(64).astype(np.float32)
+    o = np.full_like(x, np.nan)
+    early_exit.interpret(x, o, 3, grid=(4,), BN=16, DOUBLE=double, after=after)
+    assert np.abs(o[:48] - x[:48] * (2 if double else 1)).max() == 0 and np.isnan(o[48:]).all()
+
+
+@tl.func
+def pick(v, limit):
+    """Returns from both branches of a run-time if, and early with a pair."""
+    if tl.sum(v) > limit:
+        return v * 2.0, 1.0
+    if tl.sum(v) < -limit:
+        return v - 1.0, -1.0
+    return v, 0.0
+
+
+@tl.kernel
+def uses_pick(x, o, which, limit, BN: tl.constexpr):
+    pid = tl.program_id(0)
+    v, w = pick(tl.load(x, (pid * BN,), shape=(BN,)), limit)
+    tl.store(o, (pid * BN,), v)
+    tl.store(which, (pid,), w)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_a_helper_that_returns_from_its_branches(after):
+    x = (RNG.standard_normal(64) + np.repeat([3.0, -3.0, 0.0, 0.1], 16)).astype(np.float32)
+    o, which = np.full_like(x, np.nan), np.full(4, np.nan, np.float32)
+    uses_pick.interpret(x, o, which, 8.0, grid=(4,), BN=16, after=after)
+    sums = x.reshape(4, 16).astype(np.float64).sum(1)
+    want_w = np.where(sums > 8, 1.0, np.where(sums < -8, -1.0, 0.0))
+    want = x.reshape(4, 16) * np.where(want_w == 1, 2.0, 1.0)[:, None] - (want_w == -1)[:, None]
+    assert (which == want_w).all() and np.abs(o - want.ravel()).max() < 1e-6
+
+
+@tl.kernel
+def conditions(x, o, n, BN: tl.constexpr, SCALE: tl.constexpr = None):
+    """and / or / not on run-time scalars (Triton's conditions), and on Python values as Python's."""
+    pid = tl.program_id(0)
+    t = tl.load(x, (pid * BN,), shape=(BN,))
+    scale = SCALE or 3.0  # a Python `or`: None picks 3.0
+    r = t
+    if pid < n and tl.sum(t) > 0.0:
+        r = t * scale
+    if not pid < n or tl.max(t) < -1.0:
+        r = r - 100.0
+    tl.store(o, (pid * BN,), r)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_and_or_not_on_run_time_scalars(after):
+    x = RNG.standard_normal(64).astype(np.float32)
+    o = np.full_like(x, np.nan)
+    conditions.interpret(x, o, 3, grid=(4,), BN=16, after=after)
+    t = x.reshape(4, 16).astype(np.float64)
+    pid = np.arange(4)[:, None]
+    r = np.where((pid < 3) & (t.sum(1, keepdims=True) > 0), t * 3.0, t)
+    r = np.where((pid >= 3) | (t.max(1, keepdims=True) < -1), r - 100, r)
+    assert np.abs(o - r.ravel()).max() < 1e-5
+    with pytest.raises(tl.LangError, match="'and' on a vector .* use & for elementwise masks"):
+        mask_and.ir(x, o, BN=16)
+
+
+@tl.kernel
+def mask_and(x, o, BN: tl.constexpr):
+    t = tl.load(x, (0,), shape=(BN,))
+    tl.store(o, (0,), tl.where(t > 0 and t < 1, t, 0.0))

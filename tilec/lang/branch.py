@@ -167,3 +167,34 @@ def _scalar_if(self: Scalar, init: tuple, then: Callable[..., tuple], otherwise:
 
 # a traced scalar is what the rewritten if asks for this (values.py cannot import this module)
 Scalar.__tl_if__ = _scalar_if  # type: ignore[attr-defined]
+
+
+def _truth(x: Value, word: str) -> Scalar:
+    """A traced scalar as the i1 ``and``/``or``/``not`` take (a number: nonzero); a tile or vector is an
+    error (Python's operators test one truth value; ``&``, ``|``, ``~`` work elementwise)."""
+    if not isinstance(x, Scalar):
+        raise error(f"'{word}' on a {x.describe()}: Python's {word} tests one truth value; use "
+                    f"{ {'and': '&', 'or': '|', 'not': '~'}[word] } for elementwise masks")
+    return x if x.type == IntegerType(1) else x != 0
+
+
+def logical_and(a: Any, b: Callable[[], Any]) -> Any:
+    """``a and b``: Python's (``b`` evaluated only if needed) on Python values; on a traced scalar
+    both are traced and the result is their conjunction (i1), as Triton's ``and`` in a condition."""
+    if not isinstance(a, Value):
+        return a and b()
+    right = b()
+    return _truth(a, "and") & (_truth(right, "and") if isinstance(right, Value) else bool(right))
+
+
+def logical_or(a: Any, b: Callable[[], Any]) -> Any:
+    """``a or b`` (see :func:`logical_and`)."""
+    if not isinstance(a, Value):
+        return a or b()
+    right = b()
+    return _truth(a, "or") | (_truth(right, "or") if isinstance(right, Value) else bool(right))
+
+
+def logical_not(a: Any) -> Any:
+    """``not a``: Python's on Python values; the negation (i1) of a traced scalar."""
+    return ~_truth(a, "not") if isinstance(a, Value) else not a

@@ -179,6 +179,111 @@ def _statement_use(name: str, stmt: ast.stmt) -> str | None:
     return "store" if name in _assigned([stmt]) else None
 
 
+LOGIC = "__tl_logic"
+"""The name the rewritten function reads :mod:`tilec.lang.branch` by, for its ``and``/``or``/``not``."""
+
+
+class _LogicalOperators(ast.NodeTransformer):
+    """``a and b``, ``a or b`` and ``not a`` as calls that are Python's on Python values and trace a
+    run-time condition's conjunction, disjunction or negation on traced scalars (Triton's ``and`` in
+    ``if pid < n and x > 0:``); ``b`` stays lazy (a lambda), as Python's."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+        self.generic_visit(node)
+        self.count += 1
+        name = "logical_and" if isinstance(node.op, ast.And) else "logical_or"
+        result = node.values[0]
+        for right in node.values[1:]:
+            lazy = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                              body=right)
+            result = ast.Call(func=ast.Attribute(value=ast.Name(id=LOGIC, ctx=ast.Load()), attr=name, ctx=ast.Load()),
+                              args=[result, lazy], keywords=[])
+        return ast.fix_missing_locations(ast.copy_location(result, node))
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Not):
+            return node
+        self.count += 1
+        call = ast.Call(func=ast.Attribute(value=ast.Name(id=LOGIC, ctx=ast.Load()), attr="logical_not",
+                                           ctx=ast.Load()), args=[node.operand], keywords=[])
+        return ast.fix_missing_locations(ast.copy_location(call, node))
+
+
+def _has_return(stmts: list[ast.stmt]) -> bool:
+    """Whether a ``return`` is reached in ``stmts`` through ``if``s (not loops, not nested functions)."""
+    return any(isinstance(s, ast.Return) or (isinstance(s, ast.If) and (_has_return(s.body) or _has_return(s.orelse)))
+               for s in stmts)
+
+
+def _ends_with_return(stmts: list[ast.stmt]) -> bool:
+    """Whether every way through ``stmts`` ends with a ``return``."""
+    last = stmts[-1] if stmts else None
+    if isinstance(last, ast.If):
+        return _ends_with_return(last.body) and _ends_with_return(last.orelse)
+    return isinstance(last, ast.Return)
+
+
+def _absorbed(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """``stmts`` with the statements after an ``if`` that returns moved into its branches that do not
+    (Triton's early exit ``if pid >= n: return``): every ``return`` is then the last statement of
+    its way through the function, so both branches of a run-time ``if`` can be traced."""
+    for i, stmt in enumerate(stmts):
+        if isinstance(stmt, ast.If) and (_has_return(stmt.body) or _has_return(stmt.orelse)):
+            rest = stmts[i + 1:]
+            falls = [not _ends_with_return(b) for b in (stmt.body, stmt.orelse)]
+            copies = iter([rest, copy.deepcopy(rest)])
+            stmt.body = _absorbed([*stmt.body, *next(copies)] if falls[0] else stmt.body)
+            stmt.orelse = _absorbed([*stmt.orelse, *next(copies)] if falls[1] else stmt.orelse)
+            return [*stmts[:i], stmt]
+    return stmts
+
+
+def _tail_returns(stmts: list[ast.stmt]) -> list[tuple[list[ast.stmt], ast.Return]]:
+    """The ``return``s ending the ways through ``stmts`` (after :func:`_absorbed`), with their lists."""
+    last = stmts[-1] if stmts else None
+    if isinstance(last, ast.Return):
+        return [(stmts, last)]
+    if isinstance(last, ast.If):
+        return _tail_returns(last.body) + _tail_returns(last.orelse)
+    return []
+
+
+def _structured_returns(fdef: ast.FunctionDef) -> None:
+    """A function that returns from inside ``if``s returns once, at its end: ``if c: return a`` ...
+    ``return b`` assigns the result on each way (``_tl_result_k``, a name a run-time if carries) and
+    the function ends with ``return _tl_result_0, ...``; bare ``return``s (a kernel's early exit)
+    go. Returns inside loops are left as written (a tl.range loop refuses them)."""
+    if not any(isinstance(s, ast.If) and (_has_return(s.body) or _has_return(s.orelse)) for s in fdef.body):
+        return
+    fdef.body = _absorbed(fdef.body)
+    tails = _tail_returns(fdef.body)
+    values = [r.value for _, r in tails if r.value is not None and not
+              (isinstance(r.value, ast.Constant) and r.value.value is None)]
+    if not values:  # bare returns: each is the end of its way through the function
+        for block, ret in tails:
+            block.remove(ret)
+            if not block:
+                block.append(ast.copy_location(ast.Pass(), ret))
+        return
+    arity = {len(v.elts) if isinstance(v, ast.Tuple) else None for v in values}
+    if len(values) != len(tails) or len(arity) != 1:
+        return  # some ways return nothing, or tuples of other lengths: left as written (Python's if)
+    count = arity.pop()
+    names = [f"_tl_result_{k}" for k in range(count or 1)]
+    for block, ret in tails:
+        target = ast.Tuple(elts=[ast.Name(id=x, ctx=ast.Store()) for x in names], ctx=ast.Store()) \
+            if count is not None else ast.Name(id=names[0], ctx=ast.Store())
+        block[block.index(ret)] = ast.fix_missing_locations(
+            ast.copy_location(ast.Assign(targets=[target], value=ret.value), ret))
+    result = ast.Tuple(elts=[ast.Name(id=x, ctx=ast.Load()) for x in names], ctx=ast.Load()) \
+        if count is not None else ast.Name(id=names[0], ctx=ast.Load())
+    fdef.body.append(ast.fix_missing_locations(ast.copy_location(ast.Return(value=result), tails[-1][1])))
+
+
 class _Rewriter(ast.NodeTransformer):
     def __init__(self, is_range: Callable[[ast.expr], bool], filename: str, params: list[str]):
         self.is_range = is_range
@@ -423,10 +528,20 @@ def rewrite(fn: Callable[..., Any], range_objects: tuple[Any, ...]) -> Callable[
         return any(target is r for r in range_objects)
 
     params = [a.arg for a in (*fdef.args.posonlyargs, *fdef.args.args, *fdef.args.kwonlyargs)]
+    _structured_returns(fdef)
+    logic = _LogicalOperators()
+    fdef.body = [logic.visit(stmt) for stmt in fdef.body]
     rewriter = _Rewriter(is_range, filename, params)
     rewriter.visit(fdef)
-    if rewriter.count == 0:
+    if rewriter.count == 0 and logic.count == 0:
         return fn
+    if logic.count:  # the module the and/or/not calls go to
+        load = ast.parse(f"{LOGIC} = __import__('tilec.lang.branch', fromlist=['logical_and'])").body[0]
+        for node in ast.walk(load):
+            if "lineno" in node._attributes:
+                node.lineno, node.col_offset = fdef.lineno, 0
+                node.end_lineno, node.end_col_offset = fdef.lineno, 0
+        fdef.body.insert(0, load)
     if rewriter.uses_no_value:  # what a rewritten if gives a name that has no value before it
         load = ast.parse(f"{NO_VALUE} = __import__('tilec.lang.branch', fromlist=['NoValue']).NoValue").body[0]
         for node in ast.walk(load):

@@ -57,10 +57,11 @@ class Value:
         return dtype_of(ty.element_type if hasattr(ty, "element_type") else ty)
 
     def __bool__(self) -> bool:
-        raise error(f"a {self.describe()} is known only when the kernel runs: Python's while/and/or/not cannot "
-                    "branch on it, nor an if outside the @tl.kernel function's own body or one whose branch "
-                    "leaves with return/break/continue (an if on a scalar in the kernel's body is an scf.if; "
-                    "use tl.where for tiles, or make the value a tl.constexpr)")
+        raise error(f"a {self.describe()} is known only when the kernel runs: Python cannot decide on it here "
+                    "(a while loop, an if in a helper that is not a @tl.func, or an if whose branch leaves a "
+                    "tl.range loop with break/continue/return); an if in a kernel or a @tl.func traces both "
+                    "branches (scf.if); use tl.where for tiles, tl.range for loops, or make the value a "
+                    "tl.constexpr")
 
     def __index__(self) -> int:
         raise error(f"a {self.describe()} is known only when the kernel runs; this needs a Python int "
