@@ -142,3 +142,18 @@ def test_places_that_differ_between_warps_and_lanes():
     p[:] = 0
     places_per_warp.interpret(x, o, p, grid=(1,))  # the tile interpreter: warps, not lanes
     assert np.allclose(o, x.astype(np.float64).sum(), rtol=1e-5)
+
+
+@tl.kernel
+def uses_old_values(x, o, old, N: tl.constexpr):
+    prev = tl.atomic_add(o, (0,), tl.load(x, (0,), shape=(N,)))
+    tl.store(old, (0,), prev + 1.0)  # MARK-old
+
+
+def test_the_old_values_are_not_returned():
+    """Triton's atomics return the old values; tilec's red.global does not: using the result is an
+    error at the line that uses it, naming the atomic."""
+    x = RNG.standard_normal(32).astype(np.float32)
+    line = next(i + 1 for i, text in enumerate(open(__file__).read().splitlines()) if "MARK-old" in text)
+    with pytest.raises(tl.LangError, match=rf"test_atomics.py:{line}:\d+: error: tl.atomic_add returns no old values"):
+        uses_old_values.ir(x, x, x, N=32)

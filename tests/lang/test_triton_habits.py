@@ -222,3 +222,42 @@ def test_triton_type_promotion(after):
     assert (oi == np.trunc(y32).astype(np.int32)).all() and (acc == 1 + x16.astype(np.float32)).all()
     ptx = promotes.compile(x16, y32, 7, 1.5, o16, o32, oi, acc, N=n, arch="sm_80").asm["ptx"]
     assert "cvt.rn.f16.f32" in ptx
+
+
+@tl.kernel
+def triton_keywords(x, o, om, oi, bits, N: tl.constexpr, BN: tl.constexpr):
+    """Triton's keywords: tl.range's hints, tl.max(return_indices=True), .to(bitcast=True)."""
+    s = 0.0
+    for c in tl.range(0, N, BN, num_stages=2, loop_unroll_factor=1):
+        s = s + tl.sum(tl.load(x, (c,), shape=(BN,)))
+    tl.store(o, (0,), s)
+    t = tl.load(x, (0,), shape=(N,))
+    m, i = tl.max(t, axis=0, return_indices=True)
+    tl.store(om, (0,), m)
+    tl.store(oi, (0,), i)
+    tl.store(bits, (0,), (t.to(tl.int32, bitcast=True) ^ 0x7FFFFF).to(tl.float32, bitcast=True))  # mantissa flipped
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_triton_keywords(after):
+    x = RNG.standard_normal(64).astype(np.float32)
+    o, om, oi, bits = (np.full(1, np.nan, np.float32), np.full(1, np.nan, np.float32), np.full(1, -1, np.int32),
+                       np.full(64, np.nan, np.float32))
+    triton_keywords.interpret(x, o, om, oi, bits, grid=(1,), N=64, BN=16, after=after)
+    assert abs(o[0] - x.astype(np.float64).sum()) < 1e-4 and om[0] == x.max() and oi[0] == x.argmax()
+    assert (bits.view(np.int32) == (x.view(np.int32) ^ 0x7FFFFF)).all()
+    with pytest.raises(tl.LangError, match=r"test_triton_habits.py:\d+:\d+: error: tl.range takes start, stop, step"):
+        bad_range_keyword.ir(x, o, N=64)
+    with pytest.raises(tl.LangError, match=r"error: a bitcast keeps the bits: tl.float16 and tl.int32 differ in width"):
+        bad_bitcast.ir(x, o)
+
+
+@tl.kernel
+def bad_range_keyword(x, o, N: tl.constexpr):
+    for c in tl.range(0, N, 16, stages=2):
+        tl.store(o, (0,), tl.sum(tl.load(x, (c,), shape=(16,))))
+
+
+@tl.kernel
+def bad_bitcast(x, o):
+    tl.store(o, (0,), tl.load(x, (0,), shape=(16,)).to(tl.float16).to(tl.int32, bitcast=True).to(tl.float32))

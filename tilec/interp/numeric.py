@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerType
+from xdsl.dialects.builtin import BFloat16Type, FloatAttr, IndexType, IntegerType
 from xdsl.interpreter import InterpreterFunctions, Interpreter, PythonValues, impl, register_impls
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.math import MathFunctions
 from xdsl.ir import Attribute, Operation
 
-from tilec.interp.dtypes import exp2_ftz, exp_ftz, is_float_type, saturated, to_element
+from tilec.interp.dtypes import exp2_ftz, exp_ftz, is_float_type, numpy_dtype, saturated, to_element
 
 
 def _result(op: Operation, value: Any) -> tuple[Any]:
@@ -195,6 +195,21 @@ class NumpyArithFunctions(ArithFunctions):
     @impl(arith.UIToFPOp)
     def run_uitofp(self, interpreter, op, args):
         return _result(op, np.asarray(args[0], dtype=np.float64))
+
+    @impl(arith.BitcastOp)
+    def run_bitcast(self, interpreter, op, args):
+        """The same bits read as the result's type (a float as its storage type; an integer signed)."""
+        src, dst = op.operands[0].type, op.results[0].type
+        value = np.asarray(args[0]).astype(numpy_dtype(src))
+        if isinstance(src, BFloat16Type):  # held as f32 whose low 16 bits are zero
+            value = (value.view(np.uint32) >> 16).astype(np.uint16)
+        if isinstance(dst, BFloat16Type):
+            bits = (value.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+        else:
+            bits = value.view(np.uint16 if isinstance(src, BFloat16Type) else value.dtype).view(numpy_dtype(dst))
+        if is_float_type(dst):
+            return (bits.astype(np.float64) if np.ndim(bits) else float(bits),)
+        return (_to_int(bits),)
 
     @impl(arith.FPToSIOp)
     def run_fptosi(self, interpreter, op, args):

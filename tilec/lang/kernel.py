@@ -35,7 +35,7 @@ from tilec.ir.parser import location_text
 from tilec.lang import dtypes
 from tilec.lang.loop import range as lang_range
 from tilec.lang.source_rewrite import rewrite
-from tilec.lang.tracing import LangError, Trace, is_tracing, tracing
+from tilec.lang.tracing import LangError, Trace, is_tracing, located_type_error, tracing
 from tilec.lang.values import Scalar, View, remove_dead_ops
 
 
@@ -229,7 +229,13 @@ class Kernel:
             values[name] = View(arg, name) if isinstance(kind, ArraySpec) else Scalar(arg)
         trace = Trace(entry, 32 * spec.num_warps)
         with tracing(trace):
-            result = self._traced_fn(**values)
+            try:
+                result = self._traced_fn(**values)
+            except TypeError as e:  # a call in the user's line with arguments the function does not take
+                located = located_type_error(e)
+                if located is None:
+                    raise
+                raise located from None
             if result is not None:
                 raise LangError(f"{_return_position(self.fn)}{self.name}: a kernel returns nothing (it stores its "
                                 f"results); it returned {type(result).__name__}")

@@ -33,9 +33,19 @@ class Unbound:
 
 
 class range:  # noqa: N801 - used as tl.range, like Python's
-    """``tl.range(stop)``, ``tl.range(start, stop[, step])``: ints or integer scalars (run-time bounds)."""
+    """``tl.range(stop)``, ``tl.range(start, stop[, step])``: ints or integer scalars (run-time bounds).
 
-    def __init__(self, start: Any, stop: Any = None, step: Any = 1):
+    Triton's per-loop hints (``num_stages``, ``loop_unroll_factor``, ``warp_specialize``, ``flatten``,
+    ``disallow_acc_multi_buffer``) are taken and change nothing: tilec pipelines a kernel's loops with
+    the kernel's ``num_stages`` (and ``producer``), chosen at compile time."""
+
+    HINTS = ("num_stages", "loop_unroll_factor", "warp_specialize", "flatten", "disallow_acc_multi_buffer")
+
+    def __init__(self, start: Any, stop: Any = None, step: Any = 1, **hints: Any):
+        unknown = sorted(set(hints) - set(self.HINTS))
+        if unknown:
+            raise error(f"tl.range takes start, stop, step and Triton's hints {', '.join(self.HINTS)}; got "
+                        f"{', '.join(unknown)}")
         if stop is None:
             start, stop = 0, start
         self.start, self.stop, self.step = start, stop, step

@@ -142,6 +142,8 @@ def _check_axis(axis: Any) -> None:
 
 
 def _describe(value: Any) -> str:
+    if isinstance(value, NoOldValues):
+        return f"{value!r} (it combines into memory with red.global)"
     return value.describe() if isinstance(value, (Value, Shared)) else f"{type(value).__name__} {value!r}"
 
 
@@ -435,7 +437,30 @@ def _stored_as(value: Tile | Vector, view: View) -> Tile | Vector:
     return value.to(view.dtype)
 
 
-def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any) -> None:
+class NoOldValues:
+    """What ``tl.atomic_*`` returns: its ``red.global`` gives no old values back (Triton's ``atom`` does);
+    using it is an error that says so, at the line that uses it."""
+
+    def __init__(self, who: str):
+        self.who = who
+
+    def __repr__(self) -> str:
+        return f"the result of {self.who}, which returns no old values"
+
+    def _used(self, *_: Any) -> Any:
+        raise error(f"{self.who} returns no old values in tilec (it combines into memory with red.global); "
+                    "read the array before or after the kernel instead")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _used
+    __neg__ = __getitem__ = __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __float__ = __int__ = _used
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        self._used()
+
+
+def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any) -> NoOldValues:
     who = f"tl.atomic_{kind}"
     if not isinstance(view, View):
         raise error(f"{who} combines into an array argument of the kernel, got {_describe(view)}")
@@ -455,24 +480,25 @@ def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any) -> None:
     if rank != view.ndim:
         raise error(f"{who} of a {rank}-D value into {view.ndim}-D {view.name!r}")
     current().emit(t.AtomicOp(kind, value.value, view.value, _offsets(view, offsets, who)))
+    return NoOldValues(who)
 
 
-def atomic_add(view: View, offsets: Sequence[Any], value: Any) -> None:
+def atomic_add(view: View, offsets: Sequence[Any], value: Any) -> NoOldValues:
     """Add ``value`` (a tile, a vector or a scalar) into ``view`` at ``offsets`` atomically (Triton's
     ``tl.atomic_add``, without the old values): f32 or int32 arrays. Each element is added once however
     many threads hold it: once a block for a value that is the same in every warp. Elements outside
     the array are dropped. f32 sums follow the order the blocks arrive in."""
-    _atomic("add", view, offsets, value)
+    return _atomic("add", view, offsets, value)
 
 
-def atomic_max(view: View, offsets: Sequence[Any], value: Any) -> None:
+def atomic_max(view: View, offsets: Sequence[Any], value: Any) -> NoOldValues:
     """The element-wise maximum of ``view`` at ``offsets`` and ``value``, atomically (int32 arrays)."""
-    _atomic("max", view, offsets, value)
+    return _atomic("max", view, offsets, value)
 
 
-def atomic_min(view: View, offsets: Sequence[Any], value: Any) -> None:
+def atomic_min(view: View, offsets: Sequence[Any], value: Any) -> NoOldValues:
     """The element-wise minimum, atomically (int32 arrays)."""
-    _atomic("min", view, offsets, value)
+    return _atomic("min", view, offsets, value)
 
 
 def _offsets(view: View, offsets: Any, who: str) -> list[SSAValue]:
@@ -617,14 +643,28 @@ def sum(x: Tile | Vector, axis: int | None = None, keep_dims: bool = False) -> A
     return _kept(x, _reduce("sum", x, axis), axis, keep_dims)
 
 
-def max(x: Tile | Vector, axis: int | None = None, keep_dims: bool = False) -> Any:  # noqa: A001
-    """The maximum along ``axis`` (see :func:`sum`)."""
-    return _kept(x, _reduce("max", x, axis), axis, keep_dims)
+def max(x: Tile | Vector, axis: int | None = None, return_indices: bool = False,  # noqa: A001
+        return_indices_tie_break_left: bool = True, keep_dims: bool = False) -> Any:
+    """The maximum along ``axis`` (see :func:`sum`); ``return_indices=True``: ``(max, argmax)`` as
+    Triton's (the first of equal ones)."""
+    return _extreme("max", x, axis, return_indices, return_indices_tie_break_left, keep_dims)
 
 
-def min(x: Tile | Vector, axis: int | None = None, keep_dims: bool = False) -> Any:  # noqa: A001
-    """The minimum along ``axis`` (see :func:`sum`)."""
-    return _kept(x, _reduce("min", x, axis), axis, keep_dims)
+def min(x: Tile | Vector, axis: int | None = None, return_indices: bool = False,  # noqa: A001
+        return_indices_tie_break_left: bool = True, keep_dims: bool = False) -> Any:
+    """The minimum along ``axis`` (see :func:`max`)."""
+    return _extreme("min", x, axis, return_indices, return_indices_tie_break_left, keep_dims)
+
+
+def _extreme(kind: str, x: Any, axis: Any, return_indices: bool, tie_break_left: bool, keep_dims: bool) -> Any:
+    value = _kept(x, _reduce(kind, x, axis), axis, keep_dims)
+    if not return_indices:
+        return value
+    if not tie_break_left:
+        raise error(f"tl.{kind}(return_indices_tie_break_left=False): tilec's arg{kind} gives the first of equal "
+                    "values (the left one)")
+    index = (argmax if kind == "max" else argmin)(x, axis, keep_dims)
+    return value, index
 
 
 def argmax(x: Tile | Vector, axis: int | None = None, keep_dims: bool = False) -> Any:

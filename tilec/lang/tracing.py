@@ -55,6 +55,22 @@ def frame_position(frame: FrameType | None) -> tuple[str, int, int]:
     return code.co_filename, line, col + 1
 
 
+def located_type_error(e: TypeError) -> LangError | None:
+    """A TypeError raised in the user's own line (a call of a ``tl`` function with a keyword it does not
+    take, a missing argument: Python raises those before entering the function) as a LangError at
+    that line; None when it came from inside tilec (then it is not the user's call's fault)."""
+    tb, last = e.__traceback__, None
+    while tb is not None:
+        last, tb = tb, tb.tb_next
+    if last is None or last.tb_frame.f_code.co_filename.startswith(_PACKAGE):
+        return None
+    code, line, col = last.tb_frame.f_code, last.tb_lineno, 0
+    positions = list(code.co_positions())
+    if 0 <= last.tb_lasti // 2 < len(positions) and positions[last.tb_lasti // 2][0] is not None:
+        line, col = positions[last.tb_lasti // 2][0], positions[last.tb_lasti // 2][2] or 0
+    return LangError(f"{code.co_filename}:{line}:{col + 1}: error: {e}")
+
+
 def error(message: str) -> LangError:
     """A :class:`LangError` located at the user's current line."""
     file, line, col = frame_position(user_frame())

@@ -129,8 +129,13 @@ class Value:
     def __ne__(self, o): return elementwise("ne", self, o)  # type: ignore[override]
     __hash__ = None  # type: ignore[assignment]
 
-    def to(self, dtype: Any) -> Value:
-        """The same values as ``dtype`` (floats round to nearest even; floats to int32 truncate)."""
+    def to(self, dtype: Any, fp_downcast_rounding: str | None = None, bitcast: bool = False) -> Value:
+        """The same values as ``dtype`` (floats round to nearest even; floats to integers truncate);
+        ``bitcast=True``: the same bits read as ``dtype`` (of the same width), as Triton's."""
+        if fp_downcast_rounding not in (None, "rtne"):
+            raise error(f".to(fp_downcast_rounding={fp_downcast_rounding!r}): tilec rounds to nearest even ('rtne')")
+        if bitcast:
+            return bitcast_to(self, element_type(dtype))
         return convert(self, element_type(dtype))
 
 
@@ -843,6 +848,28 @@ def convert(x: Value, to: DType) -> Value:
         return wrap(trace.value(t.ConvertOp(x.value, ty)))
     shape = _Shape("tile", x.shape) if isinstance(x, Tile) else _Shape("vector", (x.shape[0], x.orientation))
     return wrap(map_values(lambda v: _convert_scalar(v, dst), [x.value], shape.register_type(dst)))
+
+
+def bitcast_to(x: Value, to: DType) -> Value:
+    """``x``'s bits read as ``to`` (``arith.bitcast`` of each element; the widths must agree)."""
+    src = x.type.element_type if isinstance(x, (Tile, Vector)) else x.type
+    dst = to.ir
+    if src == dst:
+        return x
+    widths = [ty.width.data if isinstance(ty, IntegerType) else {16: 16, 32: 32, 64: 64}.get(_float_bits(ty))
+              for ty in (src, dst)]
+    if None in widths or widths[0] != widths[1] or IntegerType(1) in (src, dst):
+        raise error(f"a bitcast keeps the bits: {dtype_of(src)} and {dtype_of(dst)} differ in width")
+    cast = lambda v: current().value(arith.BitcastOp(v, dst))  # noqa: E731
+    if isinstance(x, Scalar):
+        return Scalar(cast(x.value))
+    shape = _Shape("tile", x.shape) if isinstance(x, Tile) else _Shape("vector", (x.shape[0], x.orientation))
+    return wrap(map_values(lambda v: cast(v), [x.value], shape.register_type(dst)))
+
+
+def _float_bits(ty: Attribute) -> int | None:
+    return {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}.get(dtype_of(ty).name) if _is_float(ty) \
+        else None
 
 
 def _convert_scalar(value: SSAValue, dst: Attribute) -> SSAValue:
