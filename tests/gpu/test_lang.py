@@ -169,6 +169,25 @@ def test_triton_style_flash_attention(shape, d, causal, arch):
     assert rel_err(o, ref) < 2e-3
 
 
+@hopper
+@pytest.mark.gpu
+@pytest.mark.parametrize("warps, bm, d, producer", [(8, 64, 64, False), (16, 128, 128, False), (8, 64, 128, True)])
+def test_flash_attention_whose_rows_do_not_fill_the_warpgroups(warps, bm, d, producer):
+    """More warpgroups than 64-row bands of S on sm_90a: the chain stays mma.sync as a whole, split
+    over the (consumer) warps along M (tests/lang/test_flash_attention.py), launched: causal, GQA."""
+    import torch.nn.functional as F
+
+    fa = example("flash_attention")
+    q = torch.randn(1, 2, 300, d, device="cuda", dtype=torch.float16)
+    k, v = (torch.randn(1, 1, 333, d, device="cuda", dtype=torch.float16) for _ in range(2))
+    o = torch.full_like(q, float("nan"))
+    kern = fa.flash_attention.with_options(num_warps=warps, num_stages=3, bulk=True, producer=producer)
+    kern[(-(-300 // bm), 1, 2)](q, k, v, o, d ** -0.5, BM=bm, BN=128, D=d, GROUP=2, CAUSAL=True, arch="sm_90a")
+    kk, vv = (x.double().repeat_interleave(2, dim=1) for x in (k, v))
+    mask = torch.ones(300, 333, device="cuda", dtype=torch.bool).tril()
+    assert rel_err(o, F.scaled_dot_product_attention(q.double(), kk, vv, attn_mask=mask)) < 2e-3
+
+
 @gpu
 @pytest.mark.gpu
 def test_int64_labels_and_a_silu_epilogue():
@@ -211,11 +230,55 @@ def test_int64_tiles_on_the_gpu(warps):
     assert (o.cpu().numpy() == u.sum(0) + t.max(1) + (1 << 33)).all()
     got = of.cpu().numpy()
     assert (got[1:] == f[1:].cpu().numpy().astype(np.int64) - t[1:]).all()
-    assert (got[0, :4] + t[0, :4] == np.array([2**63 - 1, -(2**63), 0, 3], np.int64)).all()
+    assert (got[0, :4] + t[0, :4] == np.array([2**63 - 1, -(2**63), -(2**63), 3], np.int64)).all()
     x = torch.randn(8, 32, device="cuda")
     ids, copy_of = torch.full((8,), -1, device="cuda"), torch.full((2,), -1, device="cuda")
     argmax_ids[(2,)](x, ids, copy_of, BM=4, N=32)
     assert torch.equal(ids, x.argmax(1)) and copy_of.tolist() == [(1 << 40), (1 << 40) + 1]
+
+
+@gpu
+@pytest.mark.gpu
+def test_early_exits_conditions_and_promotion_on_the_gpu():
+    """tests/lang/test_helpers.py's early exit, a helper returning from its branches and and/or/not on
+    run-time scalars, and test_triton_habits.py's promotions and Triton keywords, launched."""
+    from tests.lang.test_helpers import conditions, early_exit, uses_pick
+    from tests.lang.test_triton_habits import promotes, triton_keywords
+
+    x = torch.randn(64, device="cuda")
+    o = torch.full_like(x, float("nan"))
+    early_exit[(4,)](x, o, 3, BN=16)
+    assert torch.equal(o[:48], x[:48] * 2) and o[48:].isnan().all()
+    x = torch.randn(64, device="cuda") + torch.tensor([3.0, -3.0, 0.0, 0.1], device="cuda").repeat_interleave(16)
+    o, which = torch.full_like(x, float("nan")), torch.full((4,), float("nan"), device="cuda")
+    uses_pick[(4,)](x, o, which, 8.0, BN=16)
+    sums = x.view(4, 16).double().sum(1)
+    want_w = torch.where(sums > 8, 1.0, torch.where(sums < -8, -1.0, 0.0)).float()
+    want = x.view(4, 16) * torch.where(want_w == 1, 2.0, 1.0)[:, None] - (want_w == -1).float()[:, None]
+    assert torch.equal(which, want_w) and (o - want.flatten()).abs().max() < 1e-6
+    o = torch.full_like(x, float("nan"))
+    conditions[(4,)](x, o, 3, BN=16)
+    t, pid = x.view(4, 16).double(), torch.arange(4, device="cuda")[:, None]
+    r = torch.where((pid < 3) & (t.sum(1, keepdim=True) > 0), t * 3.0, t)
+    r = torch.where((pid >= 3) | (t.max(1, keepdim=True).values < -1), r - 100, r)
+    assert (o.double() - r.flatten()).abs().max() < 1e-5
+    n = 32
+    x16, y32 = torch.randn(n, device="cuda", dtype=torch.float16), torch.randn(n, device="cuda") * 10
+    o16, o32 = torch.full((n,), float("nan"), device="cuda", dtype=torch.float16), torch.full((n,), float("nan"), device="cuda")
+    oi, acc = torch.full((n,), -7, device="cuda", dtype=torch.int32), torch.ones(n, device="cuda")
+    promotes[(1,)](x16, y32, 7, 1.5, o16, o32, oi, acc, N=n)
+    i = torch.arange(n, device="cuda", dtype=torch.float64)
+    xd = x16.double()
+    assert (o16.double() - (xd * 1.5 + y32.double())).abs().max() < 2e-2
+    want = xd + torch.floor(xd * 4) + i * 0.5 + i / 7 + torch.where(i < 3, i, 0.25) + (i > 5) * 1.5
+    assert (o32.double() - want).abs().max() < 1e-5
+    assert torch.equal(oi, torch.trunc(y32).int()) and torch.equal(acc, 1 + x16.float())
+    x = torch.randn(64, device="cuda")
+    o, om, oi, bits = (torch.full((1,), float("nan"), device="cuda"), torch.full((1,), float("nan"), device="cuda"),
+                       torch.full((1,), -1, device="cuda", dtype=torch.int32), torch.full((64,), float("nan"), device="cuda"))
+    triton_keywords[(1,)](x, o, om, oi, bits, N=64, BN=16)
+    assert abs(o.item() - x.double().sum().item()) < 1e-4 and om.item() == x.max().item() and oi.item() == x.argmax().item()
+    assert torch.equal(bits.view(torch.int32), x.view(torch.int32) ^ 0x7FFFFF)
 
 
 @hopper

@@ -116,7 +116,7 @@ def _truncated(a, d):
 def test_int64_tiles(after, warps):
     a = RNG.integers(-(1 << 50), 1 << 50, (60, 64)).astype(np.int64)
     f = (RNG.standard_normal((64, 64)) * 1e12).astype(np.float32)
-    f[0, :4] = [1e30, -1e30, np.nan, 3.7]  # saturate, saturate, 0, truncate: as cvt.rzi.s64.f32
+    f[0, :4] = [1e30, -1e30, np.nan, 3.7]  # saturate, saturate, NaN to -2**63, truncate: cvt.rzi.s64.f32
     o, of = np.full(64, -7, np.int64), np.full((64, 64), -7, np.int64)
     int64_tiles.interpret(a, f, o, of, grid=(1,), BM=64, N=64, after=after, num_warps=warps)
     t = np.zeros((64, 64), np.int64)
@@ -125,7 +125,7 @@ def test_int64_tiles(after, warps):
     u = np.where(u > (1 << 40), u, -u)
     assert (o == u.sum(0) + t.max(1) + (1 << 33)).all()
     assert (of[1:] == f[1:].astype(np.int64) - t[1:]).all()
-    assert (of[0, :4] + t[0, :4] == np.array([2**63 - 1, -(2**63), 0, 3], np.int64)).all()
+    assert (of[0, :4] + t[0, :4] == np.array([2**63 - 1, -(2**63), -(2**63), 3], np.int64)).all()
 
 
 @pytest.mark.parametrize("after", STAGES)

@@ -173,15 +173,17 @@ def to_element(x: Any, element_type: Attribute) -> Any:
 
 
 def saturated(x: Any, width: int, signed: bool) -> np.ndarray:
-    """``x`` truncated toward zero and clamped to the range of a ``width``-bit integer, NaN as 0, as
-    integers (int64; uint64 unsigned): PTX's ``cvt.rzi.s32.f32`` (and LLVM's ``fptosi``/``fptoui`` on
-    the GPU) saturate, they do not wrap. Past 53 bits the bounds are no float64: a value at or past
-    the top is the top exactly (2**63 - 1 for i64)."""
+    """``x`` truncated toward zero and clamped to the range of a ``width``-bit integer, as integers
+    (int64; uint64 unsigned): PTX's ``cvt.rzi.s32.f32`` (and LLVM's ``fptosi``/``fptoui`` on the GPU)
+    saturate, they do not wrap. NaN becomes 0, but the smallest i64 for ``cvt.rzi.s64``. Past 53 bits
+    the bounds are no float64: a value at or past the top is the top exactly (2**63 - 1 for i64)."""
     x = np.trunc(np.asarray(x, dtype=np.float64))
     lo, hi = (-(2 ** (width - 1)), 2 ** (width - 1) - 1) if signed else (0, 2**width - 1)
     kind = np.int64 if signed else np.uint64
+    # NaN: 0, but -2**63 for cvt.rzi.s64 (measured on an H200, session 30)
+    nan = float(lo) if signed and width == 64 else 0.0
     below_top = float(np.nextafter(float(hi), 0.0)) if float(hi) > hi else float(hi)
-    inside = np.clip(np.where(np.isnan(x), 0.0, x), float(lo), below_top).astype(kind)
+    inside = np.clip(np.where(np.isnan(x), nan, x), float(lo), below_top).astype(kind)
     return np.where(x >= float(hi), kind(hi), inside)
 
 
