@@ -261,3 +261,45 @@ def bad_range_keyword(x, o, N: tl.constexpr):
 @tl.kernel
 def bad_bitcast(x, o):
     tl.store(o, (0,), tl.load(x, (0,), shape=(16,)).to(tl.float16).to(tl.int32, bitcast=True).to(tl.float32))
+
+
+@tl.kernel
+def ported(x, y, o, os, oi, M: tl.constexpr, N: tl.constexpr):
+    """Triton's other names: expand_dims, broadcast_to, permute, reshape, fma, softmax, swizzle2d, and
+    the hints multiple_of / max_contiguous, static_assert, debug_barrier."""
+    tl.static_assert(M % 4 == 0, "M is a multiple of 4")
+    r = tl.multiple_of(tl.program_id(0) * M, M)
+    t = tl.load(x, (r, 0), shape=(M, N))
+    col = tl.max_contiguous(tl.arange(0, N), N)
+    bias = tl.broadcast_to(tl.expand_dims(tl.load(y, (0,), shape=(N,)), 0), (M, N))
+    u = tl.fma(t, 2.0, bias) + tl.reshape(tl.sum(t, axis=1), (M, 1)) + tl.permute(tl.trans(t), (1, 0)) * col
+    tl.debug_barrier()
+    tl.store(o, (r, 0), u)
+    tl.store(os, (r, 0), tl.softmax(t))
+    i, j = tl.swizzle2d(tl.program_id(0), 1, 8, 3, 2)
+    tl.store(oi, (tl.program_id(0) * 2,), tl.where(tl.arange(0, 2) == 0, i, j))
+
+
+def _swizzle2d(i, j, size_i, size_j, size_g):
+    ij = i * size_j + j
+    group_id, size_gj = ij // (size_g * size_j), size_g * size_j
+    off_i = group_id * size_g
+    size_g = min(size_i - off_i, size_g)
+    ij %= size_gj
+    return off_i + ij % size_g, ij // size_g
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_triton_names(after):
+    m, n = 8, 32
+    x, y = RNG.standard_normal((2 * m, n)).astype(np.float32), RNG.standard_normal(n).astype(np.float32)
+    o, os_, oi = np.full_like(x, np.nan), np.full_like(x, np.nan), np.full(4, -1, np.int32)
+    ported.interpret(x, y, o, os_, oi, grid=(2,), M=m, N=n, after=after)
+    xd = x.astype(np.float64)
+    want = xd * 2 + y + xd.sum(1, keepdims=True) + xd * np.arange(n)
+    assert np.abs(o - want).max() < 1e-4
+    e = np.exp(xd - xd.max(1, keepdims=True))
+    assert np.abs(os_ - e / e.sum(1, keepdims=True)).max() < 1e-6
+    assert list(oi) == [*_swizzle2d(0, 1, 8, 3, 2), *_swizzle2d(1, 1, 8, 3, 2)]
+    with pytest.raises(tl.LangError, match="tl.static_assert failed: M is a multiple of 4"):
+        ported.ir(x, y, o, os_, oi, M=6, N=n)

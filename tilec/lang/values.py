@@ -667,6 +667,8 @@ def elementwise(op: str, *operands: Any) -> Any:
         raise error(f"'{op}' needs at least one traced value (got Python numbers {operands!r})")
     if not _is_float(element) and (op == "div" or any(isinstance(o, float) for o in operands)):
         element = Float32Type()  # integers divided, or meeting a Python float: f32, as Triton computes them
+    if isinstance(element, IndexType) and shape.kind != "scalar":
+        element = IntegerType(32)  # index scalars spread over a tile or vector: i32, a tile's coordinates
     if element == IntegerType(1) and op in ("add", "sub", "mul", "floordiv", "mod", "neg", "max", "min", "abs"):
         # masks count as integers, as numpy's booleans do: True + True is 2
         operands = tuple(o.to(dtypes.int32) if isinstance(o, (Value, Expanded)) else o for o in operands)
@@ -695,6 +697,8 @@ def where(cond: Any, a: Any, b: Any) -> Any:
     element = _element_type((a, b), "where")
     if element is not None and not _is_float(element) and (isinstance(a, float) or isinstance(b, float)):
         element = Float32Type()
+    if isinstance(element, IndexType) and shape.kind != "scalar":
+        element = IntegerType(32)  # index scalars chosen between per element: i32, as elementwise ops take them
     if element is None:  # two Python numbers: f32 if either is a float, else i32 (an index tile has no meaning)
         element = Float32Type() if isinstance(a, float) or isinstance(b, float) else IntegerType(32)
         if shape.kind == "scalar":

@@ -98,7 +98,7 @@ def _check_element(owner: str, element_type: Attribute, registers: bool = False,
     if registers:
         why = " (FP8 lives in memory: tile.wgmma reads it from shared tiles)" \
             if isinstance(element_type, FLOAT8_TYPES) else ""
-        raise VerifyException(f"{owner}: element type must be f16, bf16, f32 or f64, or i32 / i1 in registers, "
+        raise VerifyException(f"{owner}: element type must be f16, bf16, f32 or f64, or i32 / i64 / i1 in registers, "
                               f"got {element_type}{why}")
     raise VerifyException(f"{owner}: element type must be f16, bf16, f32, f64, f8E4M3FN, f8E5M2 or i32"
                           f"{' (or i64)' if global_memory else ''}, got {element_type}")

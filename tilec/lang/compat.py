@@ -1,0 +1,155 @@
+"""Triton's spellings that are other names for what tilec.lang does, so a kernel ported from Triton
+keeps its lines: shape helpers (``tl.expand_dims``, ``tl.broadcast_to``, ``tl.permute``,
+``tl.reshape`` of the shapes a tile already has), ``tl.fma``, ``tl.softmax``, ``tl.swizzle2d``
+(the grouped block order of Triton's GEMM tutorial), and the compiler hints ``tl.multiple_of``,
+``tl.max_contiguous``, ``tl.max_constancy`` (tilec specialises each array argument on its row
+alignment instead: they return their value), ``tl.static_assert`` and ``tl.debug_barrier``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import Float32Type
+
+from tilec.lang.ops import barrier, exp, full, max, minimum, sum  # noqa: A004
+from tilec.lang.tracing import current, error
+from tilec.lang.values import (Expanded, Scalar, Tile, Value, Vector, _element_type, _expanded_like, _is_float,
+                               _materialize, _result_shape, _Shape, map_values, wrap)
+
+
+def multiple_of(x: Any, values: Any) -> Any:
+    """Triton's hint that ``x`` is a multiple of ``values``: ``x`` (see the module docstring)."""
+    return x
+
+
+def max_contiguous(x: Any, values: Any) -> Any:
+    """Triton's hint that runs of ``values`` elements of ``x`` are consecutive: ``x``."""
+    return x
+
+
+def max_constancy(x: Any, values: Any) -> Any:
+    """Triton's hint that runs of ``values`` elements of ``x`` are equal: ``x``."""
+    return x
+
+
+def static_assert(cond: Any, msg: str = "") -> None:
+    """An error at the line while tracing when ``cond`` (a Python value, e.g. of constexprs) is false."""
+    if isinstance(cond, (Value, Expanded)):
+        raise error("tl.static_assert tests a Python value (constexprs, shapes), not one known only when the "
+                    "kernel runs")
+    if not cond:
+        raise error(f"tl.static_assert failed{': ' + msg if msg else ''}")
+
+
+def debug_barrier() -> None:
+    """Triton's ``tl.debug_barrier``: the block's barrier (``tl.barrier``)."""
+    barrier()
+
+
+def expand_dims(x: Any, axis: int) -> Any:
+    """A vector with an axis of one added: ``axis=1`` is ``v[:, None]``, ``axis=0`` is ``v[None, :]``."""
+    if not isinstance(x, Vector):
+        raise error(f"tl.expand_dims adds an axis to a vector (tiles are 2-D at most), got {_describe(x)}")
+    if axis in (1, -1):
+        return x[:, None]
+    if axis in (0, -2):
+        return x[None, :]
+    raise error(f"tl.expand_dims of a vector takes axis 0 or 1, got {axis!r}")
+
+
+def broadcast_to(x: Any, shape: Any) -> Any:
+    """``x`` (a number, a scalar, a vector expanded with ``[:, None]``/``[None, :]``, a vector along the
+    last axis, or a tile of that shape) as a tile of ``shape``."""
+    dims = tuple(shape)
+    if isinstance(x, Tile):
+        if x.shape != dims:
+            raise error(f"tl.broadcast_to: a tile of shape {x.shape} is not broadcast to {dims}")
+        return x
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return full(dims, x, "float32" if isinstance(x, float) else "int32")
+    if isinstance(x, Scalar):
+        return full(dims, x, x.dtype)
+    if len(dims) == 1 and isinstance(x, Vector):
+        if x.shape != dims:
+            raise error(f"tl.broadcast_to: a vector of {x.shape[0]} values is not broadcast to {dims}")
+        return x
+    if len(dims) != 2 or not isinstance(x, (Vector, Expanded)):
+        raise error(f"tl.broadcast_to makes a 2-D tile of a vector, a scalar or a number, got {_describe(x)} "
+                    f"to {dims}")
+    element = (x.vector if isinstance(x, Expanded) else x).type.element_type
+    return wrap(_materialize(x, _Shape("tile", dims), element))
+
+
+def permute(x: Any, *dims: Any) -> Any:
+    """A 2-D tile's axes in the order ``dims``: ``(1, 0)`` is ``tl.trans``."""
+    order = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else tuple(dims)
+    if not isinstance(x, Tile) or order not in ((0, 1), (1, 0)):
+        raise error(f"tl.permute takes a 2-D register tile and (0, 1) or (1, 0), got {_describe(x)} and {order}")
+    return x if order == (0, 1) else x.T
+
+
+def reshape(x: Any, *shape: Any, can_reorder: bool = False) -> Any:
+    """``x`` with the shape it has (a tile's, a vector's; a vector to ``(n, 1)`` / ``(1, n)`` as
+    ``expand_dims``): tilec's tiles are 2-D with fixed layouts, so other reshapes are an error."""
+    dims = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
+    if isinstance(x, Tile) and x.shape == dims:
+        return x
+    if isinstance(x, Vector):
+        n = x.shape[0]
+        if dims == (n,):
+            return x
+        if dims in ((n, 1), (1, n)):
+            return expand_dims(x, 1 if dims == (n, 1) else 0)
+    raise error(f"tl.reshape of {_describe(x)} to {dims}: tilec reshapes only to the shape a value has, or a "
+                "vector to (n, 1) / (1, n)")
+
+
+def fma(a: Any, b: Any, c: Any) -> Any:
+    """``a * b + c`` rounded once (``math.fma``), broadcast and promoted like the operators."""
+    operands = (a, b, c)
+    shape, element = _result_shape(operands), _element_type(operands, "fma")
+    if element is None:
+        raise error("tl.fma needs at least one traced value")
+    if not _is_float(element):  # integers meet in f32, as they do meeting a float
+        element = Float32Type()
+    values = [_materialize(o, shape, element) for o in operands]
+    if shape.kind == "scalar":
+        return Scalar(current().value(xmath.FmaOp(*values)))
+    result = wrap(map_values(lambda x, y, z: current().value(xmath.FmaOp(x, y, z)), values,
+                             shape.register_type(element)))
+    return _expanded_like(operands, shape, result)
+
+
+def softmax(x: Any, dim: int = -1, keep_dims: bool = False, ieee_rounding: bool = False) -> Any:
+    """Triton's ``tl.softmax``: ``exp(x - max) / sum`` along the last axis (a tile's rows, or a vector)."""
+    if dim not in (-1, 1 if isinstance(x, Tile) else 0):
+        raise error(f"tl.softmax normalises along the last axis (dim=-1), got dim={dim!r}")
+    if isinstance(x, Tile):
+        e = exp(x - max(x, axis=1)[:, None])
+        return e / sum(e, axis=1)[:, None]
+    if isinstance(x, Vector):
+        e = exp(x - max(x))
+        return e / sum(e)
+    raise error(f"tl.softmax takes a tile or a vector, got {_describe(x)}")
+
+
+def swizzle2d(i: Any, j: Any, size_i: Any, size_j: Any, size_g: Any) -> tuple[Any, Any]:
+    """Triton's ``tl.swizzle2d``: block ``(i, j)`` of a ``size_i x size_j`` grid renumbered so that
+    groups of ``size_g`` rows go column by column (the GEMM tutorial's L2-friendly order)."""
+    ij = i * size_j + j
+    size_gj = size_g * size_j
+    group_id = ij // size_gj
+    off_i = group_id * size_g
+    size_g = minimum(size_i - off_i, size_g)
+    ij = ij % size_gj
+    return off_i + ij % size_g, ij // size_g
+
+
+def _describe(x: Any) -> str:
+    return x.describe() if isinstance(x, Value) else f"{type(x).__name__} {x!r}"
+
+
+__all__ = ["broadcast_to", "debug_barrier", "expand_dims", "fma", "max_constancy", "max_contiguous", "multiple_of",
+           "permute", "reshape", "softmax", "static_assert", "swizzle2d"]
