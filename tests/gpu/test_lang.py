@@ -281,6 +281,37 @@ def test_early_exits_conditions_and_promotion_on_the_gpu():
     assert torch.equal(bits.view(torch.int32), x.view(torch.int32) ^ 0x7FFFFF)
 
 
+@gpu
+@pytest.mark.gpu
+def test_random_numbers_on_the_gpu_are_tritons():
+    """tests/lang/test_random.py's kernels launched: Philox words against the numpy reference, and
+    tl.rand / tl.randint against Triton's own for the same seed and offsets when Triton is installed."""
+    import numpy as np
+
+    from tests.lang.test_random import philox_reference, uniform_reference, words
+
+    n = 4096
+    out = [torch.full((n,), -7, device="cuda", dtype=torch.int32) for _ in range(4)]
+    u = torch.full((n,), float("nan"), device="cuda")
+    words[(n // 256,)](1234, *out, u, BN=256)
+    want = philox_reference(1234, np.arange(n))
+    for got, w in zip(out, want):
+        assert (got.cpu().numpy() == w).all()
+    assert (u.cpu().numpy() == uniform_reference(want[0])).all()
+    triton = pytest.importorskip("triton", reason="Triton's tl.rand to compare with")
+    import triton.language as ttl
+
+    @triton.jit
+    def triton_rand(o, w, seed, BN: ttl.constexpr):
+        offsets = ttl.program_id(0) * BN + ttl.arange(0, BN)
+        ttl.store(o + offsets, ttl.rand(seed, offsets))
+        ttl.store(w + offsets, ttl.randint(seed, offsets).to(ttl.int32, bitcast=True))
+
+    tu, tw = torch.empty(n, device="cuda"), torch.empty(n, device="cuda", dtype=torch.int32)
+    triton_rand[(n // 256,)](tu, tw, 1234, BN=256)
+    assert torch.equal(tw, out[0]) and torch.equal(tu, u)
+
+
 @hopper
 @pytest.mark.gpu
 def test_the_wgmma_forms_on_the_gpu():

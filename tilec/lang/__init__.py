@@ -24,6 +24,7 @@ from tilec.lang.dtypes import DType, bfloat16, float8_e4m3fn, float8_e5m2, float
 from tilec.lang.compat import (broadcast_to, debug_barrier, expand_dims, fma, max_constancy, max_contiguous,
                                multiple_of, permute, reshape, softmax, static_assert, swizzle2d)
 from tilec.lang.function import Function, func
+from tilec.lang.random import philox, rand, rand4x, randint, randint4x, randn, randn4x
 from tilec.lang.kernel import Kernel, Specialization, constexpr, kernel
 from tilec.lang.loop import range  # noqa: A004 - tl.range, as Triton names it
 from tilec.lang.ops import (
@@ -102,6 +103,7 @@ from tilec.lang.values import Expanded, Scalar, Shared, Tile, Vector, View
 __all__ = [
     "broadcast_to", "debug_barrier", "expand_dims", "fma", "max_constancy", "max_contiguous", "multiple_of",
     "permute", "reshape", "softmax", "static_assert", "swizzle2d",
+    "philox", "rand", "rand4x", "randint", "randint4x", "randn", "randn4x",
     "DType", "Expanded", "Function", "Kernel", "LangError", "Scalar", "Shared", "Specialization", "Tile", "Vector", "View",
     "abs", "alloc", "arange", "argmax", "argmin", "async_commit", "async_copy", "async_wait", "atomic_add", "atomic_max", "atomic_min", "barrier", "copy", "mma", "bfloat16", "block_id", "block_rank", "cluster_barrier", "cluster_id",
     "num_blocks", "num_clusters", "num_programs", "num_warps", "col_max", "col_min", "col_sum", "constexpr", "cdiv", "ceil", "clamp", "cos", "dot", "erf", "exp", "exp2", "floor",
