@@ -164,3 +164,38 @@ def test_and_or_not_on_run_time_scalars(after):
 def mask_and(x, o, BN: tl.constexpr):
     t = tl.load(x, (0,), shape=(BN,))
     tl.store(o, (0,), tl.where(t > 0 and t < 1, t, 0.0))
+
+
+@tl.kernel
+def walrus_in_and(x, o, N: tl.constexpr):
+    t = tl.load(x, (0,), shape=(N,))
+    if N > 0 and (s := 2.0):  # a walrus on the right of and binds in the kernel, as Python's
+        t = t * s
+    tl.store(o, (0,), t)
+
+
+@tl.func
+def doubled_or_none(v, C: int):
+    if C > 0:
+        return v * 2.0  # the other way falls off the end: None, as Python returns
+
+
+@tl.kernel
+def falls_off(x, o, C: tl.constexpr):
+    t = tl.load(x, (0,), shape=(8,))
+    r = doubled_or_none(t, C)
+    tl.store(o, (0,), t if r is None else r)
+
+
+def test_python_semantics_the_rewrite_keeps():
+    """Found by session 30's review: a walrus inside and/or, a helper that falls off its end."""
+    x = RNG.standard_normal(8).astype(np.float32)
+    o = np.full_like(x, np.nan)
+    walrus_in_and.interpret(x, o, grid=(1,), N=8)
+    assert (o == x * 2).all()
+    for c, want in ((1, x * 2), (0, x)):
+        o = np.full_like(x, np.nan)
+        falls_off.interpret(x, o, grid=(1,), C=c)
+        assert (o == want).all()
+    i, j = tl.swizzle2d(1, 1, 8, 3, 2)  # Python numbers in, Python numbers out
+    assert (i, j) == (0, 2)

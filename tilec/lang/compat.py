@@ -142,7 +142,8 @@ def swizzle2d(i: Any, j: Any, size_i: Any, size_j: Any, size_g: Any) -> tuple[An
     size_gj = size_g * size_j
     group_id = ij // size_gj
     off_i = group_id * size_g
-    size_g = minimum(size_i - off_i, size_g)
+    rest = size_i - off_i
+    size_g = min(rest, size_g) if isinstance(rest, int) and isinstance(size_g, int) else minimum(rest, size_g)
     ij = ij % size_gj
     return off_i + ij % size_g, ij // size_g
 

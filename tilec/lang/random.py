@@ -36,6 +36,9 @@ def _word(x: Any) -> Any:
         raise error(f"tl.rand's seed and offsets are integers (Python ints or traced), got {x!r}")
     if x.dtype.is_float:
         raise error(f"tl.rand's seed and offsets are integers, got {x.dtype} values")
+    if x.dtype == int64:
+        raise error("tl.rand's offsets are int32 here (Triton takes its 64-bit Philox for int64 offsets, "
+                    "which tilec does not have): convert them with .to(tl.int32)")
     return x if x.dtype == int32 else x.to(int32)  # the low word's bits
 
 

@@ -193,6 +193,8 @@ class _LogicalOperators(ast.NodeTransformer):
 
     def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
         self.generic_visit(node)
+        if any(isinstance(n, ast.NamedExpr) for v in node.values[1:] for n in ast.walk(v)):
+            return node  # a walrus binds in the function's scope, not a lambda's: left as Python's
         self.count += 1
         name = "logical_and" if isinstance(node.op, ast.And) else "logical_or"
         result = node.values[0]
@@ -261,6 +263,8 @@ def _structured_returns(fdef: ast.FunctionDef) -> None:
         return
     fdef.body = _absorbed(fdef.body)
     tails = _tail_returns(fdef.body)
+    if not _ends_with_return(fdef.body) and any(r.value is not None for _, r in tails):
+        return  # a way that falls off the end returns None: left as written
     values = [r.value for _, r in tails if r.value is not None and not
               (isinstance(r.value, ast.Constant) and r.value.value is None)]
     if not values:  # bare returns: each is the end of its way through the function
