@@ -19,11 +19,11 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from tilec.lang.tracing import current, error
+from tilec.lang.tracing import Unusable, current, error
 from tilec.lang.values import Expanded, Scalar, Value, Vector, can_reorient, reoriented, wrap
 
 
-class NoValue:
+class NoValue(Unusable):
     """What a name holds after an ``if`` that gave it a value in one branch only (and none before),
     and what a branch reading such a name sees: using it is an error that names it."""
 
@@ -36,14 +36,6 @@ class NoValue:
 
     def _used(self, *_: Any) -> Any:
         raise error(f"{self!r}: give it a value in both branches (or before the if) to use it")
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _used
-    __neg__ = __getitem__ = __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __float__ = __int__ = _used
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        self._used()
 
 
 class _Result:

@@ -20,7 +20,7 @@ from tilec.dialects.tile.types import FLOAT8_TYPES, FLOAT_TYPES, RegisterType, R
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
 from tilec.lang.dtypes import dtype_of, int1, int32, int64
-from tilec.lang.tracing import current, element_type, error
+from tilec.lang.tracing import Unusable, current, element_type, error
 from tilec.lang.values import (
     Expanded,
     Scalar,
@@ -437,7 +437,7 @@ def _stored_as(value: Tile | Vector, view: View) -> Tile | Vector:
     return value.to(view.dtype)
 
 
-class NoOldValues:
+class NoOldValues(Unusable):
     """What ``tl.atomic_*`` returns: its ``red.global`` gives no old values back (Triton's ``atom`` does);
     using it is an error that says so, at the line that uses it."""
 
@@ -450,14 +450,6 @@ class NoOldValues:
     def _used(self, *_: Any) -> Any:
         raise error(f"{self.who} returns no old values in tilec (it combines into memory with red.global); "
                     "read the array before or after the kernel instead")
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _used
-    __neg__ = __getitem__ = __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __float__ = __int__ = _used
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        self._used()
 
 
 def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any) -> NoOldValues:

@@ -540,19 +540,9 @@ def rewrite(fn: Callable[..., Any], range_objects: tuple[Any, ...]) -> Callable[
     if rewriter.count == 0 and logic.count == 0:
         return fn
     if logic.count:  # the module the and/or/not calls go to
-        load = ast.parse(f"{LOGIC} = __import__('tilec.lang.branch', fromlist=['logical_and'])").body[0]
-        for node in ast.walk(load):
-            if "lineno" in node._attributes:
-                node.lineno, node.col_offset = fdef.lineno, 0
-                node.end_lineno, node.end_col_offset = fdef.lineno, 0
-        fdef.body.insert(0, load)
+        _prepend(fdef, f"{LOGIC} = __import__('tilec.lang.branch', fromlist=['logical_and'])")
     if rewriter.uses_no_value:  # what a rewritten if gives a name that has no value before it
-        load = ast.parse(f"{NO_VALUE} = __import__('tilec.lang.branch', fromlist=['NoValue']).NoValue").body[0]
-        for node in ast.walk(load):
-            if "lineno" in node._attributes:
-                node.lineno, node.col_offset = fdef.lineno, 0
-                node.end_lineno, node.end_col_offset = fdef.lineno, 0
-        fdef.body.insert(0, load)
+        _prepend(fdef, f"{NO_VALUE} = __import__('tilec.lang.branch', fromlist=['NoValue']).NoValue")
     # defaults and annotations were evaluated where the kernel was defined (perhaps inside a function):
     # the re-read function takes the original's defaults and needs no annotations
     fdef.args.defaults, fdef.args.kw_defaults = [], [None] * len(fdef.args.kwonlyargs)
@@ -583,6 +573,16 @@ def rewrite(fn: Callable[..., Any], range_objects: tuple[Any, ...]) -> Callable[
     made = namespace[fdef.name]
     made.__defaults__, made.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
     return made
+
+
+def _prepend(fdef: ast.FunctionDef, statement: str) -> None:
+    """``statement`` first in ``fdef``'s body, located at the ``def`` line."""
+    load = ast.parse(statement).body[0]
+    for node in ast.walk(load):
+        if "lineno" in node._attributes:
+            node.lineno, node.col_offset = fdef.lineno, 0
+            node.end_lineno, node.end_col_offset = fdef.lineno, 0
+    fdef.body.insert(0, load)
 
 
 def _code_named(code: types.CodeType, name: str) -> types.CodeType:

@@ -16,6 +16,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IndexType, IntAttr, IntegerAttr, IntegerType, StringAttr
@@ -53,6 +54,25 @@ def frame_position(frame: FrameType | None) -> tuple[str, int, int]:
         if start_line is not None:
             line, col = start_line, start_col or 0
     return code.co_filename, line, col + 1
+
+
+class Unusable:
+    """A placeholder the language hands back where there is no value (a name a branch left without
+    one, an atomic's result): any use is an error at the user's line, from the subclass's ``_used``."""
+
+    def _used(self, *_: Any) -> Any:
+        raise NotImplementedError
+
+    def _use(self, *args: Any) -> Any:
+        return self._used(*args)
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _use
+    __neg__ = __getitem__ = __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __float__ = __int__ = _use
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        self._used()
 
 
 def located_type_error(e: TypeError) -> LangError | None:
