@@ -33,8 +33,9 @@ stored N-major a warpgroup's columns on whole 64-element swizzle atoms. Otherwis
 
 A load is staged when it is a ``tile.load`` of a global window of 16-bit elements (what
 ``ldmatrix`` reads) directly in an ``scf.for`` body, reads 0 outside the view (what a copy fills
-in), is the same in every warp and runs in every warp (``uniformity``), has indices defined outside
-the loop or the loop's induction variable (the copies move to the body's start; a carried value
+in), is the same in every warp and runs in every warp (``uniformity``), has indices computed from
+values defined outside the loop and its induction variable by side-effect-free ops of the body, such
+as Triton's ``k * BK`` (the copies and that index math move to the body's start; a carried value
 changes along the loop), has a shape the block's copy can split (``default_copy_layouts``), and every
 use is an A or B operand of a ``tile.mma``; and the loop writes no global memory (the copies read
 ahead of the body, and of its earlier iterations once pipelined). Everything else is left as written.
@@ -50,6 +51,7 @@ from xdsl.dialects.builtin import Float32Type, IndexType, ModuleOp, UnitAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import is_side_effect_free
 
 from tilec.dialects.abi import LAUNCH_ATTR
 from tilec.dialects.tile import ops as t
@@ -63,10 +65,7 @@ from tilec.passes.uniformity import flows_into_per_warp_code, run_by_every_warp,
 
 
 def _defined_outside(v: SSAValue, body: Block) -> bool:
-    """Whether ``v`` is available at the start of ``body``: defined outside it, or its induction
-    variable (a carried value is the body's own: it changes along the loop)."""
-    if v is body.args[0]:
-        return True
+    """Whether ``v`` is defined outside ``body`` (its induction variable and carried values are the body's)."""
     owner = v.owner
     block = owner.parent_block() if isinstance(owner, Operation) else owner
     while block is not None:
@@ -75,6 +74,27 @@ def _defined_outside(v: SSAValue, body: Block) -> bool:
         parent = block.parent_op()
         block = parent.parent_block() if parent is not None else None
     return True
+
+
+def index_math(values: list[SSAValue], body: Block) -> list[Operation] | None:
+    """The ops of ``body`` that compute ``values`` from its induction variable and values from outside
+    the loop, in body order (Triton's ``k * BK`` of a loop counting tiles): they move to the body's
+    start with the copies. None if a value needs anything else (a carried value changes along the loop;
+    an op with effects or regions stays where it is)."""
+    needed: set[Operation] = set()
+    work = list(values)
+    while work:
+        v = work.pop()
+        if v is body.args[0] or _defined_outside(v, body):
+            continue
+        op = v.owner
+        if not isinstance(op, Operation) or op.parent_block() is not body or op.regions \
+                or not is_side_effect_free(op):
+            return None
+        if op not in needed:
+            needed.add(op)
+            work.extend(op.operands)
+    return [op for op in body.ops if op in needed]
 
 
 def stageable(load: t.LoadOp, body: Block, varying: set[SSAValue], threads: int) -> bool:
@@ -86,7 +106,7 @@ def stageable(load: t.LoadOp, body: Block, varying: set[SSAValue], threads: int)
         return False
     if load.result in varying or not run_by_every_warp(load, varying):
         return False
-    if not all(_defined_outside(i, body) for i in load.indices):
+    if index_math(list(load.indices), body) is None:
         return False
     if default_copy_layouts(tuple(ty.dims), 2, threads) is None:  # the block's copy needs a split of its rows
         return False
@@ -163,6 +183,7 @@ def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp], tiles: StagedTiles) -> se
     """Rewrite ``loop``'s staged ``loads`` into copies at the body's start (into ``tiles``), a barrier,
     shared loads in their place, and a barrier before the body's yield; the shared tiles."""
     body = loop.body.block
+    math = index_math([i for load in loads for i in load.indices], body)
     head: list[Operation] = []
     taken: set[t.AllocOp] = set()
     for load in loads:
@@ -185,6 +206,9 @@ def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp], tiles: StagedTiles) -> se
         Rewriter.insert_op(head, InsertPoint.before(op))
     else:
         Rewriter.insert_op([*head, t.BarrierOp()], InsertPoint.at_start(body))
+    for op in math:  # the copies' offsets, computed first (tile-pipeline computes them ahead too)
+        op.detach()
+    Rewriter.insert_op(math, InsertPoint.at_start(body))
     last = body.last_op
     before = last.prev_op if last is not None else None
     if not isinstance(before, t.BarrierOp):
