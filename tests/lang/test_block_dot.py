@@ -80,6 +80,44 @@ def test_staged_operands_are_copied_and_read_by_ldmatrix():
     assert "cp.async" in ptx and "ldmatrix" in ptx and ptx.count("mma.sync") == 16
 
 
+@tl.kernel(num_warps=4)
+def tutorial_gemm(a, b, c, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """The Triton tutorial's loop as written there: ``k`` counts K tiles, the offsets are ``k * BK``,
+    and the product is added to the accumulator (``acc += tl.dot(x, y)``)."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK)):
+        x = tl.load(a, (pid_m * BM, k * BK), shape=(BM, BK))
+        y = tl.load(b, (k * BK, pid_n * BN), shape=(BK, BN))
+        acc += tl.dot(x, y)
+    tl.store(c, (pid_m * BM, pid_n * BN), acc.to(tl.float16))
+
+
+@pytest.mark.parametrize("after", [None, "tile-stage", "tile-pipeline", "tile-distribute"])
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_the_tutorial_loop_is_staged(after, arch):
+    """Its operands are staged like ``gemm16``'s (offsets computed from the induction variable move to
+    the body's start with the copies) and the add folds into the mma: on sm_90a the block's wgmma."""
+    m, n, k = 100, 90, 75
+    a, b = RNG.standard_normal((m, k)).astype(np.float16), RNG.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float16)
+    tutorial_gemm.interpret(a, b, c, k, grid=(2, 2), BM=64, BN=64, BK=32, arch=arch, after=after)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 2e-3
+
+
+@pytest.mark.parametrize("arch, mma", [("sm_80", "mma.sync"), ("sm_90a", "wgmma.mma_async")])
+def test_the_tutorial_loop_compiles_like_the_stepped_one(arch, mma):
+    """The same PTX as the loop stepping by BK with ``acc = tl.dot(x, y, acc)``: copies, pipelined
+    with cp.async, one accumulator (a second one would not fit at 128x256 on eight warps)."""
+    h = RNG.standard_normal((512, 512)).astype(np.float16)
+    cfg = dict(BM=128, BN=256, BK=64, num_warps=8, arch=arch)
+    ptx = tutorial_gemm.compile(h, h, h, 512, **cfg).asm["ptx"]
+    stepped = gemm16.compile(h, h, h, **cfg).asm["ptx"]
+    assert "cp.async" in ptx and ptx.count(mma) == stepped.count(mma) > 0
+    assert ptx.count("cp.async") == stepped.count("cp.async")
+
+
 WARPGROUP_CASES = [  # warps, BM, BN, bulk, producer
     (4, 128, 64, False, False),   # one warpgroup, two 64-row bands
     (8, 128, 128, True, False),   # two warpgroups along M, bulk tensor copies

@@ -322,6 +322,29 @@ def fold_transposed_operands(fn: func.FuncOp) -> None:
                 Rewriter.erase_op(tr)
 
 
+def fold_accumulating_adds(fn: func.FuncOp) -> None:
+    """``acc + tl.dot(x, y)`` (an add of a ``tile.mma`` whose accumulator is ``tile.zeros`` and whose
+    product is used by nothing else): the mma accumulates into ``acc`` itself, as Triton folds it. One
+    accumulator instead of two, so no second tile of f32 registers; the sum is the same up to the
+    order of the f32 additions, which the tensor cores do not promise anyway."""
+    for add in [o for o in fn.walk() if isinstance(o, t.AddOp)]:
+        for index in (0, 1):
+            mma, acc = add.operands[index].owner, add.operands[1 - index]
+            if not isinstance(mma, t.MmaOp) or not isinstance(mma.c.owner, t.ZerosOp) \
+                    or mma.parent_block() is not add.parent_block() or len(list(mma.result.uses)) != 1 or acc.type != mma.c.type or add.result.type != acc.type:
+                continue
+            folded = t.MmaOp(mma.a, mma.b, acc)
+            folded.properties.update(mma.properties)
+            folded.location = add.location
+            folded.result.name_hint = add.result.name_hint
+            zeros = mma.c.owner
+            Rewriter.replace_op(add, folded)
+            Rewriter.erase_op(mma)
+            if not list(zeros.result.uses):
+                Rewriter.erase_op(zeros)
+            break
+
+
 def stage_function(fn: func.FuncOp, wgmma: bool = False) -> None:
     """Stage every loop's mma operand loads in ``fn``; the launch's shared memory grows by the tiles
     (a staged tile that would not fit leaves its loop as written). ``wgmma``: mmas of whole staged
@@ -330,6 +353,7 @@ def stage_function(fn: func.FuncOp, wgmma: bool = False) -> None:
     smem = launch.smem.data if isinstance(launch, LaunchAttr) else None
     threads = launch.threads if isinstance(launch, LaunchAttr) else WARP
     fold_transposed_operands(fn)
+    fold_accumulating_adds(fn)
     varying: set[SSAValue] | None = None
     tiles = StagedTiles(fn)
     staged_loops: list[tuple[scf.ForOp, set[SSAValue]]] = []

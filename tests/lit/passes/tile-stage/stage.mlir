@@ -152,3 +152,38 @@ func.func @two_loops(%a: !tile.gl<f16, [?, ?]>, %w: !tile.gl<f16, [?, ?]>, %c: !
 // CHECK: scf.for
 // CHECK-NEXT: tile.copy %w[%k{{.*}}, %c0] -> %[[SW]]
 // CHECK: %d{{.*}} = tile.mma %ta, %tw{{.*}}, %x{{.*}} transpose_b
+
+// Triton's tutorial loop: %k counts K tiles and the offsets are %k * 32, computed in the body. That
+// index math moves to the body's start ahead of the copies (tile-pipeline computes it for later
+// iterations too); the offset read from a carried value (%off) is not the loop's to compute ahead,
+// so that load stays. `acc + dot(x, y)` with a dot of zeros accumulates into acc itself.
+func.func @tiles(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %n: index)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %z = tile.zeros : !tile.rt<64x64xf32>
+  %acc, %last = scf.for %k = %c0 to %n step %c1 iter_args(%x = %z, %off = %c0) -> (!tile.rt<64x64xf32>, index) {
+    %tb = tile.load %b[%off, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<32x64xf16>
+    %kk = arith.muli %k, %c32 : index
+    %ta = tile.load %a[%c0, %kk] : !tile.gl<f16, [?, ?]> -> !tile.rt<64x32xf16>
+    %zero = tile.zeros : !tile.rt<64x64xf32>
+    %p = tile.mma %ta, %tb, %zero : !tile.rt<64x32xf16>, !tile.rt<32x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
+    %sum = tile.add %x, %p : !tile.rt<64x64xf32>
+    %next = arith.addi %off, %c32 : index
+    scf.yield %sum, %next : !tile.rt<64x64xf32>, index
+  }
+  tile.store %acc, %c[%c0, %c0] : !tile.rt<64x64xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @tiles
+// CHECK-SAME: smem = 4096
+// CHECK: scf.for %k = %c0 to %n step %c1 iter_args(%x = %z, %off = %c0)
+// CHECK-NEXT: %kk = arith.muli %k, %c32 : index
+// CHECK-NEXT: tile.copy %a[%c0, %kk] -> %[[SA:.*]] :
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: %tb = tile.load %b[%off, %c0] : !tile.gl
+// CHECK-NEXT: %ta = tile.load %[[SA]]
+// CHECK-NEXT: %sum = tile.mma %ta, %tb, %x
+// CHECK-NEXT: %next = arith.addi %off, %c32
+// CHECK-NEXT: tile.barrier
