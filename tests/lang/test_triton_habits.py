@@ -225,6 +225,31 @@ def test_triton_type_promotion(after):
 
 
 @tl.kernel
+def promotes_scalars(x16, y32, o, N: tl.constexpr):
+    """Run-time scalars promoted too: an f16 reduction meeting f32 values, an f16 scalar with an f32
+    one, a comparison's truth value as 0 / 1, an i32 reduction with an i64 one."""
+    a, b = tl.load(x16, (0,), shape=(N,)), tl.load(y32, (0,), shape=(N,))
+    top = tl.max(a, axis=0)  # an f16 scalar
+    both = top + tl.sum(b, axis=0)  # f16 + f32 scalars
+    ints = tl.sum(b.to(tl.int32), axis=0) + tl.sum(b.to(tl.int64), axis=0)  # i32 + i64
+    tl.store(o, (0,), b - top + both * 0.5 + (top > 0) + ints)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_run_time_scalars_are_promoted(after):
+    n = 32
+    x16 = RNG.standard_normal(n).astype(np.float16)
+    y32 = (RNG.standard_normal(n) * 10).astype(np.float32)
+    o = np.full(n, np.nan, np.float32)
+    promotes_scalars.interpret(x16, y32, o, grid=(1,), N=n, after=after)
+    top, b = float(x16.max()), y32.astype(np.float64)
+    want = b - top + (top + b.sum()) * 0.5 + (top > 0) + 2 * np.trunc(b).sum()
+    assert np.abs(o - want).max() / np.abs(want).max() < 1e-6
+    ptx = promotes_scalars.compile(x16, y32, o, N=n, arch="sm_80").asm["ptx"]
+    assert "cvt.f32.f16" in ptx and "cvt.s64.s32" in ptx
+
+
+@tl.kernel
 def triton_keywords(x, o, om, oi, bits, N: tl.constexpr, BN: tl.constexpr):
     """Triton's keywords: tl.range's hints, tl.max(return_indices=True), .to(bitcast=True)."""
     s = 0.0
