@@ -604,3 +604,30 @@ def test_a_triton_style_block_gemm(mnk, dtype):
     o = torch.full((256, 128), float("nan"), device="cuda", dtype=torch.float16)
     scores_softmax[(4,)](q, kk, o, BM=64, BN=128, D=64)
     assert (o.double() - torch.softmax(q.double() @ kk.double().T, -1)).abs().max().item() < 2e-3
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("mnk", [(128, 256, 64), (1000, 1032, 520), (2048, 2048, 2048)], ids=str)
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_the_tutorial_loop_and_dots_outside_k_loops(mnk, arch):
+    """tests/lang/test_block_dot.py's Triton-tutorial loop (``k * BK`` offsets, ``acc += tl.dot``), a
+    dot of the whole K (K = 128) and a loop of one dot per output tile, each staged by tile-stage."""
+    from tests.lang.test_block_dot import dot_per_tile, one_dot, tutorial_gemm
+
+    if arch == "sm_90a" and torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("sm_90a code runs on an sm_90 GPU only")
+    m, n, k = mnk
+    a, b = (torch.randn(s, device="cuda", dtype=torch.float16) for s in ((m, k), (k, n)))
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    tutorial_gemm[(-(-m // 128), -(-n // 256))](a, b, c, k, BM=128, BN=256, BK=64, num_warps=8, arch=arch)
+    assert rel_err(c, a.double() @ b.double()) < 2e-3
+    a, b = a[:, :128].contiguous(), b[:128].contiguous()
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    one_dot[(-(-m // 128), -(-n // 128))](a, b, c, BM=128, BN=128, K=128, arch=arch)
+    assert rel_err(c, a.double() @ b.double()) < 2e-3
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    tiles = -(-m // 64)
+    dot_per_tile[(-(-n // 64),)](a, b, c, tiles, BM=64, BN=64, K=128, arch=arch)
+    sign = torch.where(torch.arange(m, device="cuda") // 64 % 2 == 0, 1.0, -1.0).double()[:, None]
+    assert rel_err(c, sign * (a.double() @ b.double())) < 2e-3

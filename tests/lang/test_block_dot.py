@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import tilec.lang as tl
+from tilec.codegen.ptxas import find_ptxas, kernel_resources
 
 RNG = np.random.default_rng(20261128)
 STAGES = (None, "tile-distribute")
@@ -116,6 +117,52 @@ def test_the_tutorial_loop_compiles_like_the_stepped_one(arch, mma):
     stepped = gemm16.compile(h, h, h, **cfg).asm["ptx"]
     assert "cp.async" in ptx and ptx.count(mma) == stepped.count(mma) > 0
     assert ptx.count("cp.async") == stepped.count("cp.async")
+
+
+@tl.kernel(num_warps=4)
+def one_dot(a, b, c, BM: tl.constexpr, BN: tl.constexpr, K: tl.constexpr):
+    """A dot without a K loop: the whole K at once."""
+    i, j = tl.program_id(0) * BM, tl.program_id(1) * BN
+    tl.store(c, (i, j), tl.dot(tl.load(a, (i, 0), shape=(BM, K)), tl.load(b, (0, j), shape=(K, BN))).to(c.dtype))
+
+
+@tl.kernel(num_warps=4)
+def dot_per_tile(a, b, c, tiles, BM: tl.constexpr, BN: tl.constexpr, K: tl.constexpr):
+    """A loop over output tiles, each one dot stored in the loop (a persistent kernel's shape): its
+    copies cannot run ahead of the stores, so they are staged where they are."""
+    j = tl.program_id(0) * BN
+    for t in tl.range(0, tiles):
+        i = t * BM
+        if t % 2 == 0:
+            tl.store(c, (i, j), tl.dot(tl.load(a, (i, 0), shape=(BM, K)), tl.load(b, (0, j), shape=(K, BN))).to(c.dtype))
+        else:
+            tl.store(c, (i, j), (-tl.dot(tl.load(a, (i, 0), shape=(BM, K)), tl.load(b, (0, j), shape=(K, BN)))).to(c.dtype))
+
+
+@pytest.mark.parametrize("after", [None, "tile-stage", "tile-distribute"])
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_dots_outside_k_loops_are_staged(after, arch):
+    m, n, k = 200, 72, 64
+    a, b = RNG.standard_normal((m, k)).astype(np.float16), RNG.standard_normal((k, n)).astype(np.float16)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    c = np.full((m, n), np.nan, np.float16)
+    one_dot.interpret(a, b, c, grid=(2, 2), BM=128, BN=64, K=k, arch=arch, after=after)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 2e-3
+    c = np.full((m, n), np.nan, np.float16)
+    dot_per_tile.interpret(a, b, c, 4, grid=(2,), BM=64, BN=64, K=k, arch=arch, after=after)
+    sign = np.where(np.arange(m) // 64 % 2 == 0, 1.0, -1.0)[:, None]
+    assert np.abs(c - sign * ref).max() / np.abs(ref).max() < 2e-3
+
+
+@pytest.mark.parametrize("arch, mma", [("sm_80", "ldmatrix"), ("sm_90a", "wgmma.mma_async")])
+def test_a_dot_outside_a_loop_fits_in_registers(arch, mma):
+    """128x128 with K 128 on four warps: A and B held whole would need 424 registers a thread; staged,
+    each K step's fragments are read from shared memory as the mma goes (or wgmma reads them there)."""
+    h = RNG.standard_normal((512, 512)).astype(np.float16)
+    ptx = one_dot.compile(h, h, h, BM=128, BN=128, K=128, arch=arch).asm["ptx"]
+    assert mma in ptx and "bar.sync" in ptx
+    if find_ptxas() is not None:
+        assert kernel_resources(ptx, arch)[one_dot.name].spill_stores == 0
 
 
 WARPGROUP_CASES = [  # warps, BM, BN, bulk, producer

@@ -38,7 +38,15 @@ values defined outside the loop and its induction variable by side-effect-free o
 as Triton's ``k * BK`` (the copies and that index math move to the body's start; a carried value
 changes along the loop), has a shape the block's copy can split (``default_copy_layouts``), and every
 use is an A or B operand of a ``tile.mma``; and the loop writes no global memory (the copies read
-ahead of the body, and of its earlier iterations once pipelined). Everything else is left as written.
+ahead of the body, and of its earlier iterations once pipelined).
+
+Any other such mma operand (a dot outside a K loop, or in a loop that stores) read by an mma in its own
+block is staged where it is (``stage_in_place``): its copy and a barrier just before it, loads one
+after another sharing the barrier, and in a loop a barrier first for the last iteration's readers.
+That is no faster to copy, but tile-pipeline then reads the mma's K steps from shared memory as it
+goes instead of holding the whole of A and B in registers (a 128x128x128 dot on four warps needed 424
+registers a thread). Before all this, ``acc + tl.dot(x, y)`` becomes the mma accumulating into
+``acc`` (``fold_accumulating_adds``). Everything else is left as written.
 """
 
 from __future__ import annotations
@@ -97,8 +105,10 @@ def index_math(values: list[SSAValue], body: Block) -> list[Operation] | None:
     return [op for op in body.ops if op in needed]
 
 
-def stageable(load: t.LoadOp, body: Block, varying: set[SSAValue], threads: int) -> bool:
-    """Whether ``load`` (directly in the loop body ``body``) is an mma operand this pass stages."""
+def block_operand(load: t.LoadOp, varying: set[SSAValue], threads: int) -> bool:
+    """Whether ``load`` is an mma operand the block can copy to shared memory: a global window of
+    16-bit elements reading 0 outside the view, the same in every warp and run by every warp, of a
+    shape the block's copy splits, and used only as an mma's A or B."""
     if not isinstance(load.source.type, GlobalType) or load.fill != 0:
         return False
     ty = load.result.type
@@ -106,12 +116,16 @@ def stageable(load: t.LoadOp, body: Block, varying: set[SSAValue], threads: int)
         return False
     if load.result in varying or not run_by_every_warp(load, varying):
         return False
-    if index_math(list(load.indices), body) is None:
-        return False
     if default_copy_layouts(tuple(ty.dims), 2, threads) is None:  # the block's copy needs a split of its rows
         return False
     uses = list(load.result.uses)
     return bool(uses) and all(isinstance(u.operation, t.MmaOp) and u.index in (0, 1) for u in uses)
+
+
+def stageable(load: t.LoadOp, body: Block, varying: set[SSAValue], threads: int) -> bool:
+    """Whether ``load`` (directly in the loop body ``body``) is an mma operand this pass stages ahead:
+    a :func:`block_operand` whose indices the body's start can compute."""
+    return block_operand(load, varying, threads) and index_math(list(load.indices), body) is not None
 
 
 def writes_global_memory(loop: scf.ForOp) -> bool:
@@ -216,6 +230,54 @@ def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp], tiles: StagedTiles) -> se
     return {alloc.result for alloc in taken}
 
 
+def _in_loop(op: Operation) -> bool:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        if isinstance(parent, scf.ForOp | scf.WhileOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def stage_in_place(fn: func.FuncOp, loads: list[t.LoadOp]) -> dict[Block, set[SSAValue]]:
+    """Stage ``loads`` where they are (a dot outside any K loop, or in a loop whose copies cannot run
+    ahead): a copy into a shared tile of its own and a barrier before each, the shared load in its
+    place. Read by an mma beside them, the shared tiles let tile-pipeline read each K step's fragments
+    as the mma goes (``split_k_steps``) instead of holding all of A and B in registers (a tile loaded
+    once for a loop's mmas, attention's Q, is held whole anyway and is left as written). Loads one after the other share the barrier (``copy a; copy b; barrier; load a; load b``);
+    in a loop a barrier before the copies waits for the last iteration's readers. The shared tiles,
+    by the block that reads them."""
+    made_loads: set[Operation] = set()
+    made_barriers: set[Operation] = set()
+    tiles: dict[Block, set[SSAValue]] = {}
+    for load in loads:
+        ty = load.result.type
+        alloc = t.AllocOp(SharedType(tuple(ty.dims), ty.element_type))
+        alloc.location = load.location
+        alloc.result.name_hint = f"{load.result.name_hint or 'operand'}_shared"
+        Rewriter.insert_op(alloc, InsertPoint.at_start(fn.body.block))
+        copy = t.CopyOp(load.source, list(load.indices), alloc.result)
+        copy.location = load.location
+        before = load.prev_op
+        while before is not None and before in made_loads:
+            before = before.prev_op
+        if before is not None and before in made_barriers:  # joins the copies just before
+            Rewriter.insert_op(copy, InsertPoint.before(before))
+        else:
+            barrier = t.BarrierOp()
+            made_barriers.add(barrier)
+            waits = _in_loop(load) and not isinstance(load.prev_op, t.BarrierOp)  # for the last iteration's readers
+            head = [t.BarrierOp(), copy, barrier] if waits else [copy, barrier]
+            Rewriter.insert_op(head, InsertPoint.before(load))
+        shared_load = t.LoadOp(alloc.result, [], ty)
+        shared_load.location = load.location
+        shared_load.result.name_hint = load.result.name_hint
+        made_loads.add(shared_load)
+        Rewriter.replace_op(load, shared_load)
+        tiles.setdefault(shared_load.parent_block(), set()).add(alloc.result)
+    return tiles
+
+
 def warpgroup_grid(m: int, n: int, groups: int, n_major: bool = False,
                    rows_only: bool = False) -> tuple[int, int] | None:
     """``(GM, GN)`` for an ``m x n`` accumulator over ``groups`` warpgroups: as many along M as its 64-row
@@ -236,9 +298,9 @@ def warpgroup_grid(m: int, n: int, groups: int, n_major: bool = False,
     return gm, gn
 
 
-def to_warpgroup_mmas(fn: func.FuncOp, loops: list[tuple[scf.ForOp, set[SSAValue]]], threads: int,
+def to_warpgroup_mmas(fn: func.FuncOp, loops: list[tuple[Block, set[SSAValue]]], threads: int,
                       varying: set[SSAValue]) -> None:
-    """Make each mma of the staged ``loops``' bodies (with their shared tiles) whose B is a load of a
+    """Make each mma of the staged blocks ``loops`` (loop bodies, with their shared tiles) whose B is a load of a
     whole staged tile the block form of ``tile.wgmma`` where it may be (see the module docstring).
     Mmas whose accumulators are one value (a carried one, through several loops) change together."""
     if threads % (4 * WARP):
@@ -252,8 +314,8 @@ def to_warpgroup_mmas(fn: func.FuncOp, loops: list[tuple[scf.ForOp, set[SSAValue
     pairs = chained_pairs([op for op in fn.walk() if isinstance(op, t.MmaOp | t.WgmmaOp)])
     chained = {op for pair in pairs for op in pair}
     candidates: dict[t.MmaOp, tuple[tuple[int, int], set[SSAValue]]] = {}
-    for loop, shared in loops:
-        for op in loop.body.block.ops:
+    for block, shared in loops:
+        for op in block.ops:
             if not isinstance(op, t.MmaOp) or op.transpose_a is not None or not whole_staged(op.b, shared):
                 continue
             if op.a.type.element_type != op.b.type.element_type or not isinstance(op.c.type.element_type, Float32Type):
@@ -356,7 +418,7 @@ def stage_function(fn: func.FuncOp, wgmma: bool = False) -> None:
     fold_accumulating_adds(fn)
     varying: set[SSAValue] | None = None
     tiles = StagedTiles(fn)
-    staged_loops: list[tuple[scf.ForOp, set[SSAValue]]] = []
+    staged_loops: list[tuple[Block, set[SSAValue]]] = []
     for loop in [op for op in fn.walk() if isinstance(op, scf.ForOp)]:
         body = loop.body.block
         loads = [op for op in body.ops if isinstance(op, t.LoadOp)]
@@ -368,9 +430,22 @@ def stage_function(fn: func.FuncOp, wgmma: bool = False) -> None:
         extra = tiles.needed(staged, loop)
         if not staged or (smem is not None and smem + extra > MAX_SHARED_BYTES):
             continue
-        staged_loops.append((loop, stage_loop(loop, staged, tiles)))
+        staged_loops.append((loop.body.block, stage_loop(loop, staged, tiles)))
         if smem is not None:
             smem += extra
+    if varying is None:
+        varying = warp_varying(fn)
+    in_place = []
+    for load in [op for op in fn.walk() if isinstance(op, t.LoadOp) and block_operand(op, varying, threads)
+                 and all(use.operation.parent_block() is op.parent_block() for use in op.result.uses)]:
+        size = SharedType(tuple(load.result.type.dims), load.result.type.element_type).size_bytes
+        if smem is not None and smem + size > MAX_SHARED_BYTES:
+            continue
+        in_place.append(load)
+        if smem is not None:
+            smem += size
+    if in_place:
+        staged_loops.extend(stage_in_place(fn, in_place).items())
     if wgmma and staged_loops:
         to_warpgroup_mmas(fn, staged_loops, threads, varying)
     if smem is not None and smem != launch.smem.data:

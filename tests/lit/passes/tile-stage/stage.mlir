@@ -38,8 +38,9 @@ func.func @gemm(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.
 // CHECK-NEXT: tile.barrier
 // CHECK-NEXT: scf.yield %d
 
-// Left as written: a loop that stores to global memory (its loads could read what it stored: the
-// staged copies would read ahead of the store).
+// A loop that stores to global memory (its loads could read what it stored) is not staged ahead:
+// its operands are staged where they are read, each iteration waiting for the last one's readers,
+// then copying both tiles, then waiting for the copies.
 func.func @stores(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %kk: index)
     attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
   %c0 = arith.constant 0 : index
@@ -55,9 +56,17 @@ func.func @stores(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !til
   func.return
 }
 // CHECK-LABEL: func.func @stores
-// CHECK-SAME: smem = 0
-// CHECK-NOT: tile.copy
-// CHECK: func.return
+// CHECK-SAME: smem = 8192
+// CHECK: scf.for %k
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: tile.copy %a[%c0, %k] -> %[[SA:.*]] :
+// CHECK-NEXT: tile.copy %b[%k, %c0] -> %[[SB:.*]] :
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: %ta = tile.load %[[SA]]
+// CHECK-NEXT: %tb = tile.load %[[SB]]
+// CHECK-NEXT: %d = tile.mma %ta, %tb, %x
+// CHECK-NEXT: tile.store %d
+// CHECK-NEXT: scf.yield
 
 // Left as written: a load whose rows come from the warp id (each warp's own: tile-layout does not
 // split its mma, the block shares no tile), one that also feeds an add, and one reading -inf
@@ -156,7 +165,8 @@ func.func @two_loops(%a: !tile.gl<f16, [?, ?]>, %w: !tile.gl<f16, [?, ?]>, %c: !
 // Triton's tutorial loop: %k counts K tiles and the offsets are %k * 32, computed in the body. That
 // index math moves to the body's start ahead of the copies (tile-pipeline computes it for later
 // iterations too); the offset read from a carried value (%off) is not the loop's to compute ahead,
-// so that load stays. `acc + dot(x, y)` with a dot of zeros accumulates into acc itself.
+// so that load is staged where it is, after the loop's barrier. `acc + dot(x, y)` with a dot of
+// zeros accumulates into acc itself.
 func.func @tiles(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %n: index)
     attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
   %c0 = arith.constant 0 : index
@@ -177,13 +187,37 @@ func.func @tiles(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile
   func.return
 }
 // CHECK-LABEL: func.func @tiles
-// CHECK-SAME: smem = 4096
+// CHECK-SAME: smem = 8192
 // CHECK: scf.for %k = %c0 to %n step %c1 iter_args(%x = %z, %off = %c0)
 // CHECK-NEXT: %kk = arith.muli %k, %c32 : index
 // CHECK-NEXT: tile.copy %a[%c0, %kk] -> %[[SA:.*]] :
 // CHECK-NEXT: tile.barrier
-// CHECK-NEXT: %tb = tile.load %b[%off, %c0] : !tile.gl
+// CHECK-NEXT: tile.copy %b[%off, %c0] -> %[[SB:.*]] :
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: %tb = tile.load %[[SB]]
 // CHECK-NEXT: %ta = tile.load %[[SA]]
 // CHECK-NEXT: %sum = tile.mma %ta, %tb, %x
 // CHECK-NEXT: %next = arith.addi %off, %c32
 // CHECK-NEXT: tile.barrier
+
+// A dot outside any loop: both operands copied, one barrier, then read in shared memory (tile-pipeline
+// then reads each K step's fragments as the mma goes, not the whole of A and B at once).
+func.func @single(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %ta = tile.load %a[%c0, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<64x128xf16>
+  %tb = tile.load %b[%c0, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<128x64xf16>
+  %z = tile.zeros : !tile.rt<64x64xf32>
+  %d = tile.mma %ta, %tb, %z : !tile.rt<64x128xf16>, !tile.rt<128x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
+  tile.store %d, %c[%c0, %c0] : !tile.rt<64x64xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @single
+// CHECK-SAME: smem = 32768
+// CHECK: tile.copy %a[%c0, %c0] -> %[[SA:.*]] :
+// CHECK-NEXT: tile.copy %b[%c0, %c0] -> %[[SB:.*]] :
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: %ta = tile.load %[[SA]]
+// CHECK-NEXT: %tb = tile.load %[[SB]]
+// CHECK-NEXT: %z = tile.zeros
+// CHECK-NEXT: %d = tile.mma %ta, %tb, %z
