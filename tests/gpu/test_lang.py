@@ -631,3 +631,43 @@ def test_the_tutorial_loop_and_dots_outside_k_loops(mnk, arch):
     dot_per_tile[(-(-n // 64),)](a, b, c, tiles, BM=64, BN=64, K=128, arch=arch)
     sign = torch.where(torch.arange(m, device="cuda") // 64 % 2 == 0, 1.0, -1.0).double()[:, None]
     assert rel_err(c, sign * (a.double() @ b.double())) < 2e-3
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("bm, bn, warps", [(16, 32, 4), (4, 256, 4), (2, 1024, 8), (128, 16, 4)], ids=str)
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_scans_on_the_gpu(bm, bn, warps, arch):
+    """tests/lang/test_scan.py's kernels: running sums along and down block tiles (the exchange between
+    warps through shared memory included), reversed maxima, int32 sums, an mma's accumulator and a
+    vector, against torch's cumsum / cummax in float64."""
+    from tests.lang.test_scan import scan_products, scan_rows
+
+    if arch == "sm_90a" and torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("sm_90a code runs on an sm_90 GPU only")
+    m = 6 * bm
+    for axis in (0, 1):
+        x = torch.randn(m, bn, device="cuda")
+        o = torch.full_like(x, float("nan"))
+        scan_rows.with_options(num_warps=warps)[(m // bm,)](x, o, BM=bm, BN=bn, AXIS=axis, KIND="sum", REV=False,
+                                                            arch=arch)
+        want = torch.cat([c.double().cumsum(axis) for c in x.split(bm)])
+        assert rel_err(o, want) < 1e-5
+        o.fill_(float("nan"))
+        scan_rows.with_options(num_warps=warps)[(m // bm,)](x, o, BM=bm, BN=bn, AXIS=axis, KIND="max", REV=True,
+                                                            arch=arch)
+        want = torch.cat([c.double().flip(axis).cummax(axis).values.flip(axis) for c in x.split(bm)])
+        assert rel_err(o, want) < 1e-6
+        xi = (x * 100).int()
+        oi = torch.full_like(xi, -12345)
+        scan_rows.with_options(num_warps=warps)[(m // bm,)](xi, oi, BM=bm, BN=bn, AXIS=axis, KIND="sum", REV=False,
+                                                            arch=arch)
+        assert torch.equal(oi, torch.cat([c.cumsum(axis, dtype=torch.int32) for c in xi.split(bm)]))
+    a, b = torch.randn(128, 32, device="cuda", dtype=torch.float16), torch.randn(32, 64, device="cuda", dtype=torch.float16)
+    v = torch.randn(1024, device="cuda")
+    o, ov = torch.full((128, 64), float("nan"), device="cuda"), torch.full_like(v, float("nan"))
+    scan_products.with_options(num_warps=8)[(1,)](a, b, v, o, ov, BM=128, BN=64, K=32, N=1024, arch=arch)
+    p = a.double() @ b.double()
+    assert rel_err(o, p.cumsum(0) - p.flip(1).cumsum(1).flip(1)) < 1e-5
+    x = v.double()
+    assert rel_err(ov, x.flip(0).cumsum(0).flip(0) + x.cumsum(0) + (x > 0).double().cumsum(0)) < 1e-5

@@ -1151,6 +1151,21 @@ class TileFunctions(InterpreterFunctions):
     def run_col_min(self, interpreter, op, args):
         return self._reduce(op, args, np.min, 0, np.minimum)
 
+    @impl(t.ScanOp)
+    def run_scan(self, interpreter, op: t.ScanOp, args):
+        """The inclusive scan along the op's dim (reversed: from the far end), in the reductions' work types."""
+        (x,) = args
+        work = np.int64 if x.dtype.kind in "iu" else np.float64 if x.dtype == np.float64 else np.float32
+        axis = op.dim.value.data
+        fn = {"sum": np.cumsum, "prod": np.cumprod, "max": np.maximum.accumulate,
+              "min": np.minimum.accumulate}[op.kind.data]
+        values = x.astype(work)
+        if op.reverse is not None:
+            out = np.flip(fn(np.flip(values, axis), axis=axis), axis)
+        else:
+            out = fn(values, axis=axis)
+        return (to_element(out, op.result.type.element_type),)
+
     @impl(t.IotaOp)
     def run_iota(self, interpreter, op: t.IotaOp, args):
         (offset,) = args

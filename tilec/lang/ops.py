@@ -671,6 +671,57 @@ def argmin(x: Tile | Vector, axis: int | None = None, keep_dims: bool = False) -
     return _kept(x, _arg_extreme("min", x, axis), axis, keep_dims)
 
 
+# ---------------------------------------------------------------- scans
+
+
+def _scan(kind: str, x: Any, axis: Any, reverse: bool, dtype: Any, who: str) -> Tile | Vector:
+    """``x``'s inclusive scan with ``kind`` along ``axis`` (a tile's 0 or 1, negative from the end; a
+    vector's 0), from the far end with ``reverse``; ``dtype`` converts ``x`` first, as Triton's. Masks
+    and 8/16-bit integers are scanned as int32, as Triton promotes them. One ``tile.scan``."""
+    if not isinstance(x, (Tile, Vector)):
+        raise error(f"{who} scans a tile or a vector, got {_describe(x)}")
+    if dtype is not None:
+        x = x.to(dtype)
+    if not x.dtype.is_float and x.dtype not in (int32, int64):
+        x = x.to(int32)
+    if not isinstance(reverse, bool):
+        raise error(f"{who}'s reverse is True or False, got {reverse!r}")
+    if isinstance(x, Vector):
+        if isinstance(axis, bool) or axis not in (0, -1):
+            raise error(f"{who} of a vector scans its one axis (axis=0), got axis={axis!r}")
+        dim = 0
+    else:
+        if isinstance(axis, bool) or axis not in (0, 1, -1, -2):
+            raise error(f"{who}'s axis is 0 (down the columns) or 1 (along the rows) of a tile, got {axis!r}")
+        dim = axis % 2
+    extent = x.shape[dim]
+    if extent & (extent - 1):
+        raise error(f"{who} scans an extent that is a power of two (Triton's block sizes), got {extent} along "
+                    f"axis {dim} of {x.describe()}")
+    return wrap(current().value(t.ScanOp(x.value, kind, dim, reverse)))
+
+
+def cumsum(x: Tile | Vector, axis: int = 0, reverse: bool = False, dtype: Any = None) -> Tile | Vector:
+    """Triton's ``tl.cumsum``: the running sum along ``axis`` (0 by default, as Triton's), each element
+    the sum of those up to it (with ``reverse``, from it to the end)."""
+    return _scan("sum", x, axis, reverse, dtype, "tl.cumsum")
+
+
+def cumprod(x: Tile | Vector, axis: int = 0, reverse: bool = False, dtype: Any = None) -> Tile | Vector:
+    """Triton's ``tl.cumprod``: the running product along ``axis`` (see :func:`cumsum`)."""
+    return _scan("prod", x, axis, reverse, dtype, "tl.cumprod")
+
+
+def cummax(x: Tile | Vector, axis: int = 0, reverse: bool = False) -> Tile | Vector:
+    """The running maximum along ``axis`` (torch's ``cummax`` values; see :func:`cumsum`)."""
+    return _scan("max", x, axis, reverse, None, "tl.cummax")
+
+
+def cummin(x: Tile | Vector, axis: int = 0, reverse: bool = False) -> Tile | Vector:
+    """The running minimum along ``axis`` (see :func:`cummax`)."""
+    return _scan("min", x, axis, reverse, None, "tl.cummin")
+
+
 def _method(reduce: Callable[..., Any]) -> Callable[..., Any]:
     def method(self: Tile | Vector, axis: int | None = None, keep_dims: bool = False) -> Any:
         return reduce(self, axis, keep_dims=keep_dims)
@@ -679,10 +730,21 @@ def _method(reduce: Callable[..., Any]) -> Callable[..., Any]:
     return method
 
 
-# Triton's tensor methods x.sum(axis), x.max(axis) ... (values.py, which these build on, cannot import them)
+def _scan_method(scan: Callable[..., Any]) -> Callable[..., Any]:
+    def method(self: Tile | Vector, axis: int = 0, reverse: bool = False) -> Any:
+        return scan(self, axis, reverse)
+
+    method.__name__, method.__doc__ = scan.__name__, f"``tl.{scan.__name__}(x, axis, reverse)`` as Triton's method."
+    return method
+
+
+# Triton's tensor methods x.sum(axis), x.max(axis), x.cumsum(axis) ... (values.py, which these build on,
+# cannot import them)
 for _cls in (Tile, Vector):
     for _fn in (sum, max, min, argmax, argmin):
         setattr(_cls, _fn.__name__, _method(_fn))
+    for _fn in (cumsum, cumprod):
+        setattr(_cls, _fn.__name__, _scan_method(_fn))
 del _cls, _fn
 
 
@@ -830,7 +892,7 @@ def map(fn: Callable[..., Any], *inputs: Any) -> Any:  # noqa: A001 - the op's n
 
 
 __all__ = [
-    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "wgmma", "wgmma_wait", "block_id", "num_blocks", "num_programs", "cdiv", "clamp", "col_max", "col_min", "col_sum", "cos", "dot", "erf", "exp", "exp2", "floor", "ceil", "full", "index",
+    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "wgmma", "wgmma_wait", "block_id", "num_blocks", "num_programs", "cdiv", "clamp", "col_max", "col_min", "col_sum", "cos", "cummax", "cummin", "cumprod", "cumsum", "dot", "erf", "exp", "exp2", "floor", "ceil", "full", "index",
     "iota", "lane_id", "load", "log", "log2", "map", "max", "maximum", "min", "minimum", "program_id",
     "row_max", "row_min", "row_sum", "rsqrt", "sigmoid", "sin", "sqrt", "static_range", "store", "sum", "tanh", "thread_id",
     "warp_id", "where", "zeros",

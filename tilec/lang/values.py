@@ -473,8 +473,9 @@ _REORIENTABLE = (t.LoadOp, t.IotaOp, t.FillOp, t.ZerosOp)
 """Ops that make a vector from nothing of either orientation: one of the other orientation is the same op again."""
 
 
-_ELEMENTWISE = (t.MapOp, t.ConvertOp, t.AddOp, t.SubOp, t.MulOp, t.DivOp, t.MaxOp, t.MinOp, t.ExpOp, t.Exp2Op)
-"""Ops computing a vector elementwise from vectors: of the other orientation when their inputs are."""
+_ELEMENTWISE = (t.MapOp, t.ConvertOp, t.AddOp, t.SubOp, t.MulOp, t.DivOp, t.MaxOp, t.MinOp, t.ExpOp, t.Exp2Op, t.ScanOp)
+"""Ops computing a vector from vectors element by element (a scan along it too): of the other
+orientation when their inputs are."""
 
 
 class OrientationConflict(LangError):

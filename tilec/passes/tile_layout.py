@@ -92,7 +92,9 @@ the block's warps (``R`` copies of it), as Triton splits a block's ``tl.dot``
 warp runs on the same operands (:func:`split_over_warps`); without it each warp holds the whole mma."""
 
 _ELEMENTWISE = (t.MapOp, t.ConvertOp, t.AddOp, t.SubOp, t.MulOp, t.DivOp, t.MaxOp, t.MinOp, t.ExpOp, t.Exp2Op,
-                t.ReluOp)
+                t.ReluOp, t.ScanOp)
+"""Ops whose register results share their register operands' fragment (a scan's too: it is lowered for any
+fragment whose scanned coordinate is a sum of distinct bits, tile_distribute/scan.py)."""
 _REDUCTIONS = (t.RowSumOp, t.RowMaxOp, t.RowMinOp, t.ColSumOp, t.ColMaxOp, t.ColMinOp)
 
 

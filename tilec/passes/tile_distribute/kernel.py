@@ -105,6 +105,7 @@ from tilec.passes.tile_distribute.emit import Emitter
 from tilec.passes.tile_distribute.memory import MemoryLowering, RegallocError
 from tilec.passes.tile_distribute.mma import LazyShared, MmaLowering, streamed_fma_operand
 from tilec.passes.tile_distribute.reduce import REDUCTIONS, ReductionLowering, reduction_scratch_bytes
+from tilec.passes.tile_distribute.scan import ScanLowering, scan_scratch_bytes
 from tilec.passes.tile_distribute.registers import RegisterForms
 from tilec.passes.tile_distribute.vectors import VectorLowering
 from tilec.passes.tile_distribute.turns import TurnLowering
@@ -201,7 +202,8 @@ def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
     a block: what tile-distribute allocates, so that a pass may ask before it adds a buffer."""
     allocs = [op for op in fn.walk() if isinstance(op, t.AllocOp | t.MbarInitOp)
               or (isinstance(op, t.ConvertLayoutOp) and needs_scratch(op))
-              or (isinstance(op, REDUCTIONS) and reduction_scratch_bytes(op))]
+              or (isinstance(op, REDUCTIONS) and reduction_scratch_bytes(op))
+              or (isinstance(op, t.ScanOp) and scan_scratch_bytes(op))]
     align = bulk_alignment(fn)
     wgmma_tiles = wgmma_alignment(fn)
     for alloc, period in wgmma_tiles.items():
@@ -214,6 +216,8 @@ def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
             size = scratch_bytes(op, threads // 32)
         elif isinstance(op, REDUCTIONS):
             size = reduction_scratch_bytes(op)
+        elif isinstance(op, t.ScanOp):
+            size = scan_scratch_bytes(op)
         else:
             size = op.result.type.size_bytes
         a = align.get(op, SHARED_ALIGN)
@@ -227,7 +231,7 @@ def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
 
 
 class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, WgmmaLowering, ReductionLowering,
-                     VectorLowering, ConvertLowering, TurnLowering, RoleLowering, AtomicLowering):
+                     ScanLowering, VectorLowering, ConvertLowering, TurnLowering, RoleLowering, AtomicLowering):
     """Rewrites one kernel ``func.func`` into its fragment-level form."""
 
     def __init__(self, fn: func.FuncOp, module: ModuleOp):
@@ -428,6 +432,8 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 hint += "_convert"
             elif isinstance(op, REDUCTIONS):
                 hint += "_partials"
+            elif isinstance(op, t.ScanOp):
+                hint += "_totals"
             sym = f"{self.name}_{hint}"
             while sym in used:
                 sym += "_"
@@ -558,6 +564,8 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 self.iota(op)
             case _ if isinstance(op, REDUCTIONS):
                 self.reduce(op)
+            case t.ScanOp():
+                self.scan(op)
             case t.ConvertLayoutOp():
                 self.convert_layout(op, self._shared_address(op) if op in self._shared else None)
             case t.SliceOp():

@@ -39,8 +39,8 @@ _KIND = {
     t.RowMaxOp: "max", t.ColMaxOp: "max",
     t.RowMinOp: "min", t.ColMinOp: "min",
 }
-_COMBINE = {"sum": arith.AddfOp, "max": arith.MaximumfOp, "min": arith.MinimumfOp}
-_COMBINE_INT = {"sum": arith.AddiOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}
+_COMBINE = {"sum": arith.AddfOp, "max": arith.MaximumfOp, "min": arith.MinimumfOp, "prod": arith.MulfOp}
+_COMBINE_INT = {"sum": arith.AddiOp, "max": arith.MaxSIOp, "min": arith.MinSIOp, "prod": arith.MuliOp}
 """Integer tiles (signed, as the language's int32) are combined in i32: sums wrap as the GPU's adds do."""
 REDUCTIONS = tuple(_KIND)
 

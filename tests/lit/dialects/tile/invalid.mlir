@@ -144,6 +144,30 @@ func.func @async_wait() {
 
 // -----
 
+func.func @scan_kind(%x: !tile.rt<64x32xf32>) {
+  %r = tile.scan "xor" %x dim 1 : !tile.rt<64x32xf32> -> !tile.rt<64x32xf32>
+  func.return
+}
+// CHECK: 'tile.scan' scans with one of sum, prod, max, min, not 'xor'
+
+// -----
+
+func.func @scan_extent(%x: !tile.rt<48x32xf32>) {
+  %r = tile.scan "sum" %x dim 0 : !tile.rt<48x32xf32> -> !tile.rt<48x32xf32>
+  func.return
+}
+// CHECK: 'tile.scan' scans an extent that is a power of two, got 48 along dim 0 of !tile.rt<48x32xf32>
+
+// -----
+
+func.func @scan_dim(%x: !tile.rv<32xi32, col>) {
+  %r = tile.scan "sum" %x dim 1 : !tile.rv<32xi32, col> -> !tile.rv<32xi32, col>
+  func.return
+}
+// CHECK: 'tile.scan' dim 1 is not a dimension of !tile.rv<32xi32, col>
+
+// -----
+
 func.func @reduce(%x: !tile.rt<64x32xf32>) {
   %r = tile.row_sum %x : !tile.rt<64x32xf32> -> !tile.rv<32xf32, row>
   func.return

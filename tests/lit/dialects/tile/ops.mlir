@@ -84,6 +84,8 @@ func.func @more(%g: !tile.gl<f32, [?, ?]>, %v: f32) {
   %rs = tile.row_sum %x : !tile.rt<32x32xf32> -> !tile.rv<32xf32, row>
   %cs = tile.col_sum %x : !tile.rt<32x32xf32> -> !tile.rv<32xf32, col>
   %cm = tile.col_max %x : !tile.rt<32x32xf32> -> !tile.rv<32xf32, col>
+  %sc = tile.scan "sum" %x dim 1 : !tile.rt<32x32xf32> -> !tile.rt<32x32xf32>
+  %sv = tile.scan "max" %cm dim 0 reverse : !tile.rv<32xf32, col> -> !tile.rv<32xf32, col>
   %vs = tile.add %cs, %cm : !tile.rv<32xf32, col>
   %vh = tile.convert %vs : !tile.rv<32xf32, col> -> !tile.rv<32xf16, col>
   %cb = tile.broadcast %vs : !tile.rv<32xf32, col> -> !tile.rt<32x32xf32>
@@ -175,6 +177,8 @@ func.func @fragments(%a: !tile.rt<16x16xf16, ((4,8),(2,2,2)):((32,1),(16,8,128))
 // CHECK-NEXT:   %rs = tile.row_sum %x : !tile.rt<32x32xf32> -> !tile.rv<32xf32, row>
 // CHECK-NEXT:   %cs = tile.col_sum %x : !tile.rt<32x32xf32> -> !tile.rv<32xf32, col>
 // CHECK-NEXT:   %cm = tile.col_max %x : !tile.rt<32x32xf32> -> !tile.rv<32xf32, col>
+// CHECK-NEXT:   %sc = tile.scan "sum" %x dim 1 : !tile.rt<32x32xf32> -> !tile.rt<32x32xf32>
+// CHECK-NEXT:   %sv = tile.scan "max" %cm dim 0 reverse : !tile.rv<32xf32, col> -> !tile.rv<32xf32, col>
 // CHECK-NEXT:   %vs = tile.add %cs, %cm : !tile.rv<32xf32, col>
 // CHECK-NEXT:   %vh = tile.convert %vs : !tile.rv<32xf32, col> -> !tile.rv<32xf16, col>
 // CHECK-NEXT:   %cb = tile.broadcast %vs : !tile.rv<32xf32, col> -> !tile.rt<32x32xf32>
