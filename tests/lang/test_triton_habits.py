@@ -328,3 +328,18 @@ def test_triton_names(after):
     assert list(oi) == [*_swizzle2d(0, 1, 8, 3, 2), *_swizzle2d(1, 1, 8, 3, 2)]
     with pytest.raises(tl.LangError, match="tl.static_assert failed: M is a multiple of 4"):
         ported.ir(x, y, o, os_, oi, M=6, N=n)
+
+
+@tl.kernel
+def bits_round_trip(x, o, N: tl.constexpr):
+    tl.store(o, (0,), tl.load(x, (0,), shape=(N,)).to(tl.float32, bitcast=True).to(tl.int32, bitcast=True))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_a_bitcast_keeps_signalling_nans(after):
+    """int -> f32 -> int keeps every bit, signalling NaNs' too, as the GPU does (the tile interpreter once
+    widened the f32 to a float64, which quiets them)."""
+    x = np.array([0x7F800001, 0x7FA00000, 0xFF800001, 0x7FC00000, 0x3F800000] * 4, np.uint32)[:16].view(np.int32)
+    o = np.zeros_like(x)
+    bits_round_trip.interpret(x, o, grid=(1,), N=16, after=after)
+    assert np.array_equal(o, x)

@@ -207,8 +207,8 @@ class NumpyArithFunctions(ArithFunctions):
             bits = (value.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
         else:
             bits = value.view(np.uint16 if isinstance(src, BFloat16Type) else value.dtype).view(numpy_dtype(dst))
-        if is_float_type(dst):
-            return (bits.astype(np.float64) if np.ndim(bits) else float(bits),)
+        if is_float_type(dst):  # kept in the storage type: widening would quiet a signalling NaN
+            return (bits.astype(numpy_dtype(dst)) if np.ndim(bits) else numpy_dtype(dst).type(bits),)
         return (_to_int(bits),)
 
     @impl(arith.FPToSIOp)
