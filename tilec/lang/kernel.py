@@ -367,7 +367,7 @@ class Kernel:
     def _lowered(self, module: ModuleOp, pipeline: str | None, after: str) -> ModuleOp:
         """A copy of ``module`` after the passes of ``pipeline`` up to and including ``after``."""
         # lazy: tilec.api and the passes add ~80 ms (measured); interpreting at tile level needs none of them
-        from tilec.api import BLOCK_LEVEL_PIPELINE
+        from tilec.api import BLOCK_LEVEL_PIPELINE, CompilationError, _diagnostic
         from tilec.dialects.context import make_context
         from tilec.passes.registry import build_pipeline
 
@@ -380,7 +380,10 @@ class Kernel:
         lowered = module.clone()
         ctx = make_context()
         for p in passes[: names.index(after) + 1]:
-            p.apply(ctx, lowered)
+            try:
+                p.apply(ctx, lowered)
+            except DiagnosticException as e:  # as compile() reports it: at the user's line
+                raise CompilationError(_at_python_line(_diagnostic(e, "<module>", ""), self.name), "pipeline") from None
         return lowered
 
     def __getitem__(self, grid: Any) -> Callable[..., None]:
