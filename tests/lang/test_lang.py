@@ -854,6 +854,8 @@ def test_a_pass_error_leads_with_the_python_line():
     assert first.startswith(f"{__file__}:{_line_of('# MARK-wgmma')}:"), first
     assert ": error: tile-distribute: 'tile.wgmma': " in first
     assert "@tl.kernel wgmma_on_narrow_rows" in str(info.value)
+    with pytest.raises(ValueError, match="bulk=True makes the loops' copies sm_90's bulk tensor copies"):
+        tl.Kernel(wgmma_on_narrow_rows.fn, bulk=True).compile(a, a, a, arch="sm_80")
     with pytest.raises(CompilationError) as info:  # the interpreter after the pass: the same error
         wgmma_on_narrow_rows.interpret(a, a[:, :8], a[:, :8], grid=(1,), arch="sm_90a", after="tile-distribute")
     assert str(info.value).splitlines()[0] == first

@@ -311,6 +311,9 @@ class Kernel:
                 raise ValueError(f"{self.name}: num_stages must be a positive int, got {num_stages!r}")
             options.append(f"stages={num_stages}")
         stores = ""
+        if bulk and arch is not None and not arch.startswith(("sm_9", "sm_1")):
+            raise ValueError(f"{self.name}: bulk=True makes the loops' copies sm_90's bulk tensor copies (TMA), "
+                             f"which {arch} does not have: compile for arch='sm_90a', or without bulk")
         if bulk:
             options.append("bulk=true")
             if self.producer:
