@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tilec.runtime import has_device, no_device_reason
@@ -641,7 +642,7 @@ def test_scans_on_the_gpu(bm, bn, warps, arch):
     """tests/lang/test_scan.py's kernels: running sums along and down block tiles (the exchange between
     warps through shared memory included), reversed maxima, int32 sums, an mma's accumulator and a
     vector, against torch's cumsum / cummax in float64."""
-    from tests.lang.test_scan import scan_products, scan_rows
+    from tests.lang.test_scan import fill_rows, forward_fill, scan_products, scan_rows
 
     if arch == "sm_90a" and torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("sm_90a code runs on an sm_90 GPU only")
@@ -663,6 +664,12 @@ def test_scans_on_the_gpu(bm, bn, warps, arch):
         scan_rows.with_options(num_warps=warps)[(m // bm,)](xi, oi, BM=bm, BN=bn, AXIS=axis, KIND="sum", REV=False,
                                                             arch=arch)
         assert torch.equal(oi, torch.cat([c.cumsum(axis, dtype=torch.int32) for c in xi.split(bm)]))
+        xs = (x[:bm] * 2).round() * (torch.rand_like(x[:bm]) < 0.3)  # tl.associative_scan: forward fill + max
+        o = torch.full_like(xs, float("nan"))
+        fill_rows.with_options(num_warps=warps)[(1,)](xs, o, BM=bm, BN=bn, AXIS=axis, REV=True, arch=arch)
+        xn = xs.cpu().numpy()
+        want = forward_fill(xn, axis, True) + np.maximum.accumulate(xn, axis=axis)
+        assert np.array_equal(o.cpu().numpy(), want)
     a, b = torch.randn(128, 32, device="cuda", dtype=torch.float16), torch.randn(32, 64, device="cuda", dtype=torch.float16)
     v = torch.randn(1024, device="cuda")
     o, ov = torch.full((128, 64), float("nan"), device="cuda"), torch.full_like(v, float("nan"))

@@ -102,3 +102,39 @@ def test_scan_errors_name_the_line(n, axis, message):
     with pytest.raises(tl.LangError, match=message) as e:
         bad_scan.ir(x, x, N=n, AXIS=axis)
     assert "test_scan.py" in str(e.value)
+
+
+@tl.func
+def last_nonzero(a, b):
+    """Forward fill: associative, not commutative (``a`` is what came first)."""
+    return tl.where(b != 0, b, a)
+
+
+@tl.kernel(num_warps=4)
+def fill_rows(x, o, BM: tl.constexpr, BN: tl.constexpr, AXIS: tl.constexpr, REV: tl.constexpr):
+    t = tl.load(x, (0, 0), shape=(BM, BN))
+    tl.store(o, (0, 0), tl.associative_scan(t, AXIS, last_nonzero, reverse=REV)
+             + tl.associative_scan(t, AXIS, lambda a, b: tl.maximum(a, b)))
+
+
+def forward_fill(x, axis, reverse):
+    x = np.moveaxis(np.flip(x, axis) if reverse else x, axis, 0).copy()
+    for i in range(1, x.shape[0]):
+        x[i] = np.where(x[i] != 0, x[i], x[i - 1])
+    x = np.moveaxis(x, 0, axis)
+    return np.flip(x, axis) if reverse else x
+
+
+@pytest.mark.parametrize("after, arch", STAGES + [("tile-distribute", "sm_90a")])
+@pytest.mark.parametrize("bm, bn, warps", [(16, 32, 4), (2, 1024, 8), (64, 16, 1)], ids=str)
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_associative_scan_with_a_function(after, arch, bm, bn, warps, axis, reverse):
+    """tl.associative_scan with a @tl.func that does not commute, and a lambda: the earlier value first,
+    in scan order (from the far end when reversed), as Triton's."""
+    x = RNG.integers(-3, 4, (bm, bn)).astype(np.float32) * (RNG.random((bm, bn)) < 0.3)
+    o = np.full_like(x, np.nan)
+    fill_rows.with_options(num_warps=warps).interpret(x, o, grid=(1,), BM=bm, BN=bn, AXIS=axis, REV=reverse,
+                                                      after=after, arch=arch)
+    want = forward_fill(x, axis, reverse) + np.maximum.accumulate(x, axis=axis)
+    assert np.array_equal(o, want)

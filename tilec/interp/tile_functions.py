@@ -1155,8 +1155,10 @@ class TileFunctions(InterpreterFunctions):
     def run_scan(self, interpreter, op: t.ScanOp, args):
         """The inclusive scan along the op's dim (reversed: from the far end), in the reductions' work types."""
         (x,) = args
-        work = np.int64 if x.dtype.kind in "iu" else np.float64 if x.dtype == np.float64 else np.float32
         axis = op.dim.value.data
+        if op.combine is not None:
+            return (self._scan_combining(interpreter, op, x, axis),)
+        work = np.int64 if x.dtype.kind in "iu" else np.float64 if x.dtype == np.float64 else np.float32
         fn = {"sum": np.cumsum, "prod": np.cumprod, "max": np.maximum.accumulate,
               "min": np.minimum.accumulate}[op.kind.data]
         values = x.astype(work)
@@ -1165,6 +1167,22 @@ class TileFunctions(InterpreterFunctions):
         else:
             out = fn(values, axis=axis)
         return (to_element(out, op.result.type.element_type),)
+
+    def _scan_combining(self, interpreter, op: t.ScanOp, x, axis: int):
+        """``tl.associative_scan``: the region run on whole slices, one position after another in scan
+        order (from the far end when reversed), what came before first."""
+        values = np.moveaxis(np.asarray(x), axis, 0)
+        order = range(values.shape[0] - 1, -1, -1) if op.reverse is not None else range(values.shape[0])
+        out = np.empty_like(values)
+        acc = None
+        for i in order:
+            if acc is None:
+                acc = values[i]
+            else:
+                (acc,) = interpreter.run_ssacfg_region(op.combine, (acc, values[i]), "scan")
+                acc = to_element(np.broadcast_to(acc, values[i].shape), op.result.type.element_type)
+            out[i] = acc
+        return np.moveaxis(out, 0, axis)
 
     @impl(t.IotaOp)
     def run_iota(self, interpreter, op: t.IotaOp, args):

@@ -13,7 +13,7 @@ from typing import Any
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import FLOAT8_TYPES, FLOAT_TYPES, RegisterType, RegisterVectorType, SharedType, element_bits
@@ -674,7 +674,8 @@ def argmin(x: Tile | Vector, axis: int | None = None, keep_dims: bool = False) -
 # ---------------------------------------------------------------- scans
 
 
-def _scan(kind: str, x: Any, axis: Any, reverse: bool, dtype: Any, who: str) -> Tile | Vector:
+def _scan(kind: str, x: Any, axis: Any, reverse: bool, dtype: Any, who: str,
+          combine_fn: Callable[..., Any] | None = None) -> Tile | Vector:
     """``x``'s inclusive scan with ``kind`` along ``axis`` (a tile's 0 or 1, negative from the end; a
     vector's 0), from the far end with ``reverse``; ``dtype`` converts ``x`` first, as Triton's. Masks
     and 8/16-bit integers are scanned as int32, as Triton promotes them. One ``tile.scan``."""
@@ -698,7 +699,36 @@ def _scan(kind: str, x: Any, axis: Any, reverse: bool, dtype: Any, who: str) -> 
     if extent & (extent - 1):
         raise error(f"{who} scans an extent that is a power of two (Triton's block sizes), got {extent} along "
                     f"axis {dim} of {x.describe()}")
-    return wrap(current().value(t.ScanOp(x.value, kind, dim, reverse)))
+    region = None if combine_fn is None else _combining_region(combine_fn, x.type.element_type, who)
+    return wrap(current().value(t.ScanOp(x.value, kind, dim, reverse, region)))
+
+
+def _combining_region(fn: Callable[..., Any], element: Any, who: str) -> Region:
+    """``fn`` traced on two scalars of ``element`` into a region (what came first, then the next)."""
+    trace = current()
+    block = Block(arg_types=[element, element])
+    with trace.inside(block, isolated=True):
+        out = fn(Scalar(block.args[0]), Scalar(block.args[1]))
+        if isinstance(out, (int, float, bool)):
+            out = Scalar(trace.constant(out, element))
+        if not isinstance(out, Scalar):
+            raise error(f"{who}'s combine_fn must return one scalar, got {type(out).__name__}")
+        if out.type != element:
+            out = out.to(dtype_of(element))
+        trace.emit(t.YieldOp(out.value))
+    return Region(block)
+
+
+def associative_scan(input: Tile | Vector, axis: int, combine_fn: Callable[..., Any],  # noqa: A002 - Triton's
+                     reverse: bool = False) -> Tile | Vector:
+    """Triton's ``tl.associative_scan`` of one tile or vector: ``combine_fn(a, b)`` (``a`` what came first,
+    a ``@tl.func`` or a plain function of two scalars returning one) accumulated along ``axis``, in the
+    element type. It must be associative (the scan combines in a tree's order); it need not commute."""
+    if isinstance(input, tuple):
+        raise error("tl.associative_scan of several tiles at once (a tuple) is not supported: scan one tile")
+    if not callable(combine_fn):
+        raise error(f"tl.associative_scan's combine_fn must be a function, got {_describe(combine_fn)}")
+    return _scan("combine", input, axis, reverse, None, "tl.associative_scan", combine_fn)
 
 
 def cumsum(x: Tile | Vector, axis: int = 0, reverse: bool = False, dtype: Any = None) -> Tile | Vector:
@@ -892,7 +922,7 @@ def map(fn: Callable[..., Any], *inputs: Any) -> Any:  # noqa: A001 - the op's n
 
 
 __all__ = [
-    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "wgmma", "wgmma_wait", "block_id", "num_blocks", "num_programs", "cdiv", "clamp", "col_max", "col_min", "col_sum", "cos", "cummax", "cummin", "cumprod", "cumsum", "dot", "erf", "exp", "exp2", "floor", "ceil", "full", "index",
+    "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "wgmma", "wgmma_wait", "block_id", "num_blocks", "num_programs", "cdiv", "clamp", "associative_scan", "col_max", "col_min", "col_sum", "cos", "cummax", "cummin", "cumprod", "cumsum", "dot", "erf", "exp", "exp2", "floor", "ceil", "full", "index",
     "iota", "lane_id", "load", "log", "log2", "map", "max", "maximum", "min", "minimum", "program_id",
     "row_max", "row_min", "row_sum", "rsqrt", "sigmoid", "sin", "sqrt", "static_range", "store", "sum", "tanh", "thread_id",
     "warp_id", "where", "zeros",

@@ -51,6 +51,7 @@ from xdsl.irdl import (
     operand_def,
     opt_operand_def,
     opt_prop_def,
+    opt_region_def,
     prop_def,
     region_def,
     result_def,
@@ -476,6 +477,75 @@ class MapOp(IRDLOperation):
             _fail(self, f"body must end with 'tile.yield' of one {self.result.type.element_type} value")
 
 
+SCAN_KINDS = ("sum", "prod", "max", "min", "combine")
+
+
+@irdl_op_definition
+class ScanOp(IRDLOperation):
+    """The inclusive scan of a register tile along ``dim`` (or of a register vector):
+    ``%c = tile.scan "sum" %x dim 1 : !tile.rt<64x128xf32> -> !tile.rt<64x128xf32>`` holds
+    ``x[i, 0] + ... + x[i, j]`` at ``(i, j)`` (Triton's ``tl.cumsum``; ``prod``, ``max`` and ``min`` the
+    same with those). ``reverse``: from the other end (``x[i, j] + ... + x[i, n-1]``). 16-bit floats
+    are combined in f32 and rounded once; integers (signed) in their own width, wrapping as the GPU's
+    adds do. The extent scanned is a power of two.
+
+    ``"combine"`` (Triton's ``tl.associative_scan``) combines with the op's region instead: two scalars
+    of the element type, the earlier first, to one (``tile.yield``), in the element type. The order of
+    the combinations is a tree's, so the function must be associative; it need not commute."""
+
+    name = "tile.scan"
+
+    T: ClassVar = VarConstraint("T", base(RegisterType) | base(RegisterVectorType))
+
+    input = operand_def(T)
+    result = result_def(T)
+    kind = prop_def(StringAttr)
+    dim = prop_def(IntegerAttr[I64])
+    reverse = opt_prop_def(UnitAttr)
+    combine = opt_region_def("single_block")
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$kind $input `dim` $dim (`reverse` $reverse^)? attr-dict `:` type($input) `->` type($result) "
+                       "($combine^)?")
+
+    def __init__(self, value: SSAValue, kind: str, dim: int, reverse: bool = False, combine: Region | None = None):
+        props: dict[str, Attribute] = {"kind": StringAttr(kind), "dim": IntegerAttr(dim, 64)}
+        if reverse:
+            props["reverse"] = UnitAttr()
+        super().__init__(operands=[value], properties=props, result_types=[SSAValue.get(value).type],
+                         regions=[[combine] if combine is not None else []])
+
+    @property
+    def extent(self) -> int:
+        ty = self.input.type
+        return ty.length.data if isinstance(ty, RegisterVectorType) else ty.dims[self.dim.value.data]
+
+    def verify_(self) -> None:
+        ty, dim, kind = self.input.type, self.dim.value.data, self.kind.data
+        if kind not in SCAN_KINDS:
+            _fail(self, f"scans with one of {', '.join(SCAN_KINDS)}, not {kind!r}")
+        rank = 1 if isinstance(ty, RegisterVectorType) else 2
+        if not 0 <= dim < rank:
+            _fail(self, f"dim {dim} is not a dimension of {ty}")
+        n = self.extent
+        if n & (n - 1):
+            _fail(self, f"scans an extent that is a power of two, got {n} along dim {dim} of {ty}")
+        element = ty.element_type
+        if not (isinstance(element, Float16Type | BFloat16Type | Float32Type | Float64Type)
+                or element in (IntegerType(32), IntegerType(64))):
+            _fail(self, f"scans float, i32 or i64 values, got {ty}")
+        if (kind == "combine") != (self.combine is not None):
+            _fail(self, "has a combining region exactly when its kind is 'combine'")
+        if self.combine is not None:
+            block = self.combine.block
+            if [a.type for a in block.args] != [element, element]:
+                _fail(self, f"region takes ({', '.join(str(a.type) for a in block.args)}), expected ({element}, {element})")
+            term = block.last_op
+            if not isinstance(term, YieldOp) or [v.type for v in term.values] != [element]:
+                _fail(self, f"region must end with 'tile.yield' of one {element} value")
+
+
 @irdl_op_definition
 class YieldOp(IRDLOperation):
     """Ends an epilogue with the value(s) it produces."""
@@ -484,7 +554,7 @@ class YieldOp(IRDLOperation):
 
     values = var_operand_def()
 
-    traits = traits_def(IsTerminator(), HasParent(MatmulOp, MapOp), Pure())
+    traits = traits_def(IsTerminator(), HasParent(MatmulOp, MapOp, ScanOp), Pure())
 
     assembly_format = "$values attr-dict `:` type($values)"
 
@@ -1800,59 +1870,6 @@ class ColMaxOp(_Reduction):
 class ColMinOp(_Reduction):
     name = "tile.col_min"
     ORIENTATION: ClassVar[str] = "col"
-
-
-SCAN_KINDS = ("sum", "prod", "max", "min")
-
-
-@irdl_op_definition
-class ScanOp(IRDLOperation):
-    """The inclusive scan of a register tile along ``dim`` (or of a register vector):
-    ``%c = tile.scan "sum" %x dim 1 : !tile.rt<64x128xf32> -> !tile.rt<64x128xf32>`` holds
-    ``x[i, 0] + ... + x[i, j]`` at ``(i, j)`` (Triton's ``tl.cumsum``; ``prod``, ``max`` and ``min`` the
-    same with those). ``reverse``: from the other end (``x[i, j] + ... + x[i, n-1]``). 16-bit floats
-    are combined in f32 and rounded once; integers (signed) in their own width, wrapping as the GPU's
-    adds do. The extent scanned is a power of two."""
-
-    name = "tile.scan"
-
-    T: ClassVar = VarConstraint("T", base(RegisterType) | base(RegisterVectorType))
-
-    input = operand_def(T)
-    result = result_def(T)
-    kind = prop_def(StringAttr)
-    dim = prop_def(IntegerAttr[I64])
-    reverse = opt_prop_def(UnitAttr)
-
-    traits = traits_def(Pure())
-
-    assembly_format = "$kind $input `dim` $dim (`reverse` $reverse^)? attr-dict `:` type($input) `->` type($result)"
-
-    def __init__(self, value: SSAValue, kind: str, dim: int, reverse: bool = False):
-        props: dict[str, Attribute] = {"kind": StringAttr(kind), "dim": IntegerAttr(dim, 64)}
-        if reverse:
-            props["reverse"] = UnitAttr()
-        super().__init__(operands=[value], properties=props, result_types=[SSAValue.get(value).type])
-
-    @property
-    def extent(self) -> int:
-        ty = self.input.type
-        return ty.length.data if isinstance(ty, RegisterVectorType) else ty.dims[self.dim.value.data]
-
-    def verify_(self) -> None:
-        ty, dim, kind = self.input.type, self.dim.value.data, self.kind.data
-        if kind not in SCAN_KINDS:
-            _fail(self, f"scans with one of {', '.join(SCAN_KINDS)}, not {kind!r}")
-        rank = 1 if isinstance(ty, RegisterVectorType) else 2
-        if not 0 <= dim < rank:
-            _fail(self, f"dim {dim} is not a dimension of {ty}")
-        n = self.extent
-        if n & (n - 1):
-            _fail(self, f"scans an extent that is a power of two, got {n} along dim {dim} of {ty}")
-        element = ty.element_type
-        if not (isinstance(element, Float16Type | BFloat16Type | Float32Type | Float64Type)
-                or element in (IntegerType(32), IntegerType(64))):
-            _fail(self, f"scans float, i32 or i64 values, got {ty}")
 
 
 @irdl_op_definition

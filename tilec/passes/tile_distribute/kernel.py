@@ -112,7 +112,7 @@ from tilec.passes.tile_distribute.turns import TurnLowering
 from tilec.passes.tile_distribute.roles import RoleLowering
 from tilec.passes.tile_layout import uses_tiles, value_name
 from tilec.passes.tile_distribute.wgmma import WgmmaLowering, wgmma_alignment, wgmma_reads_generic_writes
-from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf
+from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf, ValueMapper
 
 MAX_REGISTERS = 255
 
@@ -145,31 +145,6 @@ def _stage_align(base: int, op: Operation) -> int:
     _, stride = t.stage_layout(op.buffer.type.layout)
     nbytes = stride * element_bits(op.buffer.type.element_type) // 8
     return gcd(base, nbytes) if nbytes else base
-
-
-class _Mapper(dict):
-    """A clone's value map that falls back to the lowering's map of old values to new ones."""
-
-    def __init__(self, lookup):
-        super().__init__()
-        self.lookup = lookup
-
-    def get(self, key, default=None):
-        if dict.__contains__(self, key):
-            return dict.__getitem__(self, key)
-        found = self.lookup(key)
-        return default if found is None else found
-
-    def __contains__(self, key):
-        return dict.__contains__(self, key) or self.lookup(key) is not None
-
-    def __getitem__(self, key):
-        if dict.__contains__(self, key):
-            return dict.__getitem__(self, key)
-        found = self.lookup(key)
-        if found is None:
-            raise KeyError(key)
-        return found
 
 
 _ELEMENTWISE = {
@@ -614,7 +589,7 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                         raise RegallocError(f"takes or gives a tile value ({v.type}); only tile ops and scf may")
                 if isinstance(op, t.BarrierOp) and self._proxy_fence:
                     em.insert(frag_fast.frag_fence_proxy_async())
-                new = op.clone(value_mapper=_Mapper(self.lookup))
+                new = op.clone(value_mapper=ValueMapper(self.lookup))
                 em.insert(new)
                 for old, nv in zip(op.results, new.results):
                     self.vmap[old] = nv
@@ -824,7 +799,7 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         consts: dict[Operation, SSAValue] = {}
         out = []
         for v in range(fr.num_values):
-            local = _Mapper(self.lookup)
+            local = ValueMapper(self.lookup)
             for arg, values in zip(block.args, inputs):
                 local[arg] = values[v]
             for body_op in block.ops:

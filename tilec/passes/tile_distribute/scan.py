@@ -29,7 +29,7 @@ from tilec.dialects.tile.types import RegisterVectorType, element_bits
 from tilec.passes.fragments import Fragment, VectorFragment, tile_fragment
 from tilec.passes.tile_distribute.memory import RegallocError
 from tilec.passes.tile_distribute.reduce import LANE_BITS
-from tilec.passes.tile_distribute.values import Regs
+from tilec.passes.tile_distribute.values import ValueMapper
 
 
 def _geometry(frag: Fragment | VectorFragment, dim: int):
@@ -109,6 +109,8 @@ class ScanLowering:
         elem = op.result.type.element_type
         work = (i32 if isinstance(elem, IntegerType) else Float32Type()) if element_bits(elem) < 32 else elem
         kind, forward = op.kind.data, op.reverse is None
+        if op.combine is not None:
+            work = elem  # the user's function takes and gives the element type
         along = _geometry(frag, op.dim.value.data)[0]
         combined: dict[tuple[SSAValue, SSAValue], SSAValue] = {}
 
@@ -116,7 +118,7 @@ class ScanLowering:
             """``a`` then ``b``, made once: values that hold one run's total are one SSA value, so each
             later step moves and combines it once, not once per value."""
             if (a, b) not in combined:
-                combined[(a, b)] = self._combine(kind, a, b)
+                combined[(a, b)] = self._region(op.combine, a, b) if op.combine else self._combine(kind, a, b)
             return combined[(a, b)]
 
         prefix = [self._convert(s, work) for s in self.scalars(x)]
@@ -124,10 +126,10 @@ class ScanLowering:
         for d, where, how in scan_steps(frag, op.dim.value.data, op.extent):
             if where == "value":
                 neighbour = [total[w] for w in how]
-                lower = [not a & d for a in along]
-                total = [combine(me, other) if low else combine(other, me)
-                         for me, other, low in zip(total, neighbour, lower)]
-                earlier = [low != forward for low in lower]  # the neighbour's run comes first
+                mine_first = [(not a & d) == forward for a in along]  # in scan order (from the end: reversed)
+                total = [combine(me, other) if first else combine(other, me)
+                         for me, other, first in zip(total, neighbour, mine_first)]
+                earlier = [not first for first in mine_first]  # the neighbour's run comes first
             else:
                 unique = list(dict.fromkeys(total))
                 if where == "lane":
@@ -135,19 +137,35 @@ class ScanLowering:
                 else:
                     moved = dict(zip(unique, self._exchange(op, unique, how, work)))
                 neighbour = [moved[v] for v in total]
-                total = [combine(me, other) for me, other in zip(total, neighbour)]  # a + b, b + a: the same
                 bit_clear = self.thread_bits_zero(1 << how)
-                earlier = [em.lnot(bit_clear) if forward else bit_clear] * len(total)
-            prefix = [self._with_earlier(kind, e, n, p, work) for e, n, p in zip(earlier, neighbour, prefix)]
+                first = bit_clear if forward else em.lnot(bit_clear)
+                if op.combine is None:  # sum, product, max, min commute: a + b and b + a are the same
+                    total = [combine(me, other) for me, other in zip(total, neighbour)]
+                else:
+                    total = [em.select(first, combine(me, other), combine(other, me), work)
+                             for me, other in zip(total, neighbour)]
+                earlier = [em.lnot(first)] * len(total)
+            prefix = [self._with_earlier(combine, e, n, p, work) for e, n, p in zip(earlier, neighbour, prefix)]
         self.set_scalars(op.result, [self._convert(p, elem) for p in prefix])
 
-    def _with_earlier(self, kind: str, earlier, neighbour: SSAValue, prefix: SSAValue, work) -> SSAValue:
+    def _with_earlier(self, combine, earlier, neighbour: SSAValue, prefix: SSAValue, work) -> SSAValue:
         """``prefix`` with the neighbouring run's total combined in where that run comes first (``earlier``:
         a Python bool for a value bit, a run-time flag for a thread bit)."""
         if earlier is False:
             return prefix
-        combined = self._combine(kind, neighbour, prefix)
+        combined = combine(neighbour, prefix)
         return combined if earlier is True else self.em.select(earlier, combined, prefix, work)
+
+    def _region(self, region, a: SSAValue, b: SSAValue) -> SSAValue:
+        """The scan's combining region on ``a`` (earlier) and ``b``, its ops emitted here."""
+        block = region.block
+        local = ValueMapper(self.lookup)
+        local[block.args[0]], local[block.args[1]] = a, b
+        for body_op in block.ops:
+            if isinstance(body_op, t.YieldOp):
+                return local.get(body_op.values[0])
+            self.em.insert(body_op.clone(value_mapper=local))
+        raise RegallocError("the scan's region has no tile.yield")
 
     def _exchange(self, op: t.ScanOp, values: list[SSAValue], bit: int, work) -> list[SSAValue]:
         """The values of the thread whose index differs from this one's in ``bit`` (past the lane's),

@@ -76,4 +76,29 @@ class Regs:
         return self.frag.packing
 
 
-__all__ = ["GlobalArg", "Regs", "SharedBuf", "i64"]
+class ValueMapper(dict):
+    """A clone's value map that falls back to the lowering's map of old values to new ones."""
+
+    def __init__(self, lookup):
+        super().__init__()
+        self.lookup = lookup
+
+    def get(self, key, default=None):
+        if dict.__contains__(self, key):
+            return dict.__getitem__(self, key)
+        found = self.lookup(key)
+        return default if found is None else found
+
+    def __contains__(self, key):
+        return dict.__contains__(self, key) or self.lookup(key) is not None
+
+    def __getitem__(self, key):
+        if dict.__contains__(self, key):
+            return dict.__getitem__(self, key)
+        found = self.lookup(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+
+__all__ = ["GlobalArg", "Regs", "SharedBuf", "ValueMapper", "i64"]

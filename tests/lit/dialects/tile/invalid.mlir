@@ -148,7 +148,26 @@ func.func @scan_kind(%x: !tile.rt<64x32xf32>) {
   %r = tile.scan "xor" %x dim 1 : !tile.rt<64x32xf32> -> !tile.rt<64x32xf32>
   func.return
 }
-// CHECK: 'tile.scan' scans with one of sum, prod, max, min, not 'xor'
+// CHECK: 'tile.scan' scans with one of sum, prod, max, min, combine, not 'xor'
+
+// -----
+
+func.func @scan_region(%x: !tile.rt<64x32xf32>) {
+  %r = tile.scan "combine" %x dim 1 : !tile.rt<64x32xf32> -> !tile.rt<64x32xf32> {
+  ^bb0(%p: f16, %q: f16):
+    tile.yield %p : f16
+  }
+  func.return
+}
+// CHECK: 'tile.scan' region takes (f16, f16), expected (f32, f32)
+
+// -----
+
+func.func @scan_no_region(%x: !tile.rt<64x32xf32>) {
+  %r = tile.scan "combine" %x dim 1 : !tile.rt<64x32xf32> -> !tile.rt<64x32xf32>
+  func.return
+}
+// CHECK: 'tile.scan' has a combining region exactly when its kind is 'combine'
 
 // -----
 

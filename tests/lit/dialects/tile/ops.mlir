@@ -86,6 +86,11 @@ func.func @more(%g: !tile.gl<f32, [?, ?]>, %v: f32) {
   %cm = tile.col_max %x : !tile.rt<32x32xf32> -> !tile.rv<32xf32, col>
   %sc = tile.scan "sum" %x dim 1 : !tile.rt<32x32xf32> -> !tile.rt<32x32xf32>
   %sv = tile.scan "max" %cm dim 0 reverse : !tile.rv<32xf32, col> -> !tile.rv<32xf32, col>
+  %sf = tile.scan "combine" %x dim 0 : !tile.rt<32x32xf32> -> !tile.rt<32x32xf32> {
+  ^bb0(%p: f32, %q: f32):
+    %m = arith.maximumf %p, %q : f32
+    tile.yield %m : f32
+  }
   %vs = tile.add %cs, %cm : !tile.rv<32xf32, col>
   %vh = tile.convert %vs : !tile.rv<32xf32, col> -> !tile.rv<32xf16, col>
   %cb = tile.broadcast %vs : !tile.rv<32xf32, col> -> !tile.rt<32x32xf32>
@@ -179,6 +184,11 @@ func.func @fragments(%a: !tile.rt<16x16xf16, ((4,8),(2,2,2)):((32,1),(16,8,128))
 // CHECK-NEXT:   %cm = tile.col_max %x : !tile.rt<32x32xf32> -> !tile.rv<32xf32, col>
 // CHECK-NEXT:   %sc = tile.scan "sum" %x dim 1 : !tile.rt<32x32xf32> -> !tile.rt<32x32xf32>
 // CHECK-NEXT:   %sv = tile.scan "max" %cm dim 0 reverse : !tile.rv<32xf32, col> -> !tile.rv<32xf32, col>
+// CHECK-NEXT:   %sf = tile.scan "combine" %x dim 0 : !tile.rt<32x32xf32> -> !tile.rt<32x32xf32> {
+// CHECK-NEXT:   ^bb0(%p: f32, %q: f32):
+// CHECK-NEXT:     %m = arith.maximumf %p, %q : f32
+// CHECK-NEXT:     tile.yield %m : f32
+// CHECK-NEXT:   }
 // CHECK-NEXT:   %vs = tile.add %cs, %cm : !tile.rv<32xf32, col>
 // CHECK-NEXT:   %vh = tile.convert %vs : !tile.rv<32xf32, col> -> !tile.rv<32xf16, col>
 // CHECK-NEXT:   %cb = tile.broadcast %vs : !tile.rv<32xf32, col> -> !tile.rt<32x32xf32>
