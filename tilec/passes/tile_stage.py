@@ -66,6 +66,7 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import MAX_SHARED_BYTES, LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, SharedType, element_bits
 from tilec.layout.gmma import canonical_layout
+from tilec.ir.walk import in_loop
 from tilec.passes.fragments import WARP
 from tilec.passes.tile_distribute.memory import default_copy_layouts
 from tilec.passes.tile_layout import agreeing_classes, chained_pairs
@@ -230,15 +231,6 @@ def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp], tiles: StagedTiles) -> se
     return {alloc.result for alloc in taken}
 
 
-def _in_loop(op: Operation) -> bool:
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, func.FuncOp):
-        if isinstance(parent, scf.ForOp | scf.WhileOp):
-            return True
-        parent = parent.parent_op()
-    return False
-
-
 def stage_in_place(fn: func.FuncOp, loads: list[t.LoadOp]) -> dict[Block, set[SSAValue]]:
     """Stage ``loads`` where they are (a dot outside any K loop, or in a loop whose copies cannot run
     ahead): a copy into a shared tile of its own and a barrier before each, the shared load in its
@@ -266,7 +258,7 @@ def stage_in_place(fn: func.FuncOp, loads: list[t.LoadOp]) -> dict[Block, set[SS
         else:
             barrier = t.BarrierOp()
             made_barriers.add(barrier)
-            waits = _in_loop(load) and not isinstance(load.prev_op, t.BarrierOp)  # for the last iteration's readers
+            waits = in_loop(load) and not isinstance(load.prev_op, t.BarrierOp)  # for the last iteration's readers
             head = [t.BarrierOp(), copy, barrier] if waits else [copy, barrier]
             Rewriter.insert_op(head, InsertPoint.before(load))
         shared_load = t.LoadOp(alloc.result, [], ty)
