@@ -346,26 +346,33 @@ _BLOCK_TILE_OPS = (t.LoadOp, t.StoreOp, t.ZerosOp, t.FillOp, t.IotaOp, t.Broadca
 """The ops a tile spread over the block's warps lowers through (an mma operand or accumulator is a warp's)."""
 
 
+_BLOCK_VECTOR_OPS = tuple(op for op in _BLOCK_TILE_OPS if op is not t.AtomicOp)
+"""The ops a vector of no tile spread over the block lowers through (an atomic of a vector stays each
+warp's: where its place differs between warps, each warp adds its own)."""
+
+
 def _owner(v: SSAValue) -> Operation | None:
     """The op that defines ``v`` (for a block argument, the op of its region)."""
     return v.op if isinstance(v, OpResult) else v.block.parent_op()
 
 
-def block_tile_classes(fn: Operation, uf: _UnionFind, values: list[SSAValue]) -> dict[SSAValue, int]:
-    """The classes of register tiles that may be tiles of the whole block, each with the narrowest
-    element width of its members in bytes: every member is the same in all warps
-    (:func:`~tilec.passes.uniformity.warp_varying`) and every op that makes or uses one is in
-    ``_BLOCK_TILE_OPS``."""
+def block_tile_classes(fn: Operation, uf: _UnionFind, values: list[SSAValue], kind: type = RegisterType,
+                       ops: tuple[type, ...] | None = None) -> dict[SSAValue, int]:
+    """The classes of register tiles (``kind``: or vectors) that may be spread over the whole block, each
+    with the narrowest element width of its members in bytes: every member is the same in all warps
+    (:func:`~tilec.passes.uniformity.warp_varying`) and every op that makes or uses one is in ``ops``
+    (``_BLOCK_TILE_OPS``)."""
+    ops = ops or _BLOCK_TILE_OPS
     varying = warp_varying(fn)
     found: dict[SSAValue, int] = {}
     refused: set[SSAValue] = set()
     for v in values:
-        if not isinstance(v.type, RegisterType):
+        if not isinstance(v.type, kind):
             continue
         root = uf.find(v)
         owner = _owner(v)
         users = [use.operation for use in v.uses]
-        if v in varying or not all(isinstance(op, _BLOCK_TILE_OPS) for op in (owner, *users)):
+        if v in varying or not all(isinstance(op, ops) for op in (owner, *users)):
             refused.add(root)
             continue
         width = max(1, element_bits(v.type.element_type) // 8)
@@ -444,6 +451,9 @@ class LayoutAssignment:
                 self._choose(op.source, wanted, f"{op.name} into {wanted.operand or 'a'} operand")
         self.tile: dict[SSAValue, Fragment] = {}
         block = {} if block_threads is None else block_tile_classes(fn, self.uf, self.values)
+        self.block_vectors = {} if block_threads is None else \
+            block_tile_classes(fn, self.uf, self.values, RegisterVectorType, _BLOCK_VECTOR_OPS)
+        self.block_threads = block_threads
         self._through_transposes()
         for v in self.values:
             if isinstance(v.type, RegisterType):
@@ -573,8 +583,21 @@ class LayoutAssignment:
             if isinstance(v.type, RegisterVectorType):
                 root = self.uf.find(v)
                 if root not in chosen:
-                    chosen[root] = spread_vector_fragment(v.type.length.data, v.type.orientation.data)
+                    chosen[root] = self._own_vector_fragment(v, root)
                 self.vector[v] = chosen[root]
+
+    def _own_vector_fragment(self, v: SSAValue, root: SSAValue) -> VectorFragment:
+        """A vector of no tile: spread over the block as a tile of one row (one column for a ``row``
+        vector) would be (each thread a 16-byte run, the warps the rest: a 1-D load of the block is
+        one coalesced sweep, not a copy in every warp), when it may be a block's (the same in every
+        warp, every op lowering it for the block); else over the lanes of each warp."""
+        n, orientation = v.type.length.data, v.type.orientation.data
+        if root in self.block_vectors:
+            dims = (1, n) if orientation == "col" else (n, 1)
+            with failing_at(_owner(v)):
+                tile = block_fragment(dims, self.block_threads, 16 // self.block_vectors[root], value_name(v))
+                return vector_fragment(tile, orientation)
+        return spread_vector_fragment(n, orientation)
 
     def of(self, v: SSAValue) -> Fragment | VectorFragment:
         if v in self.tile:

@@ -717,7 +717,7 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         if isinstance(value.frag, VectorFragment) and isinstance(dst, SharedBuf):
             self.store_shared_vector(value, dst, idx_new)
         elif isinstance(value.frag, VectorFragment):
-            self.store_global_vector(value, dst, idx_new)
+            self.store_global_vector(value, dst, list(op.indices), idx_new)
         elif isinstance(dst, SharedBuf):
             self.store_shared_fragment(value, dst, list(op.indices), idx_new)
         else:

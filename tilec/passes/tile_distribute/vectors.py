@@ -2,7 +2,8 @@
 
 - ``tile.store`` of a register vector to a rank-1 view or shared tile: each element is held by
   every lane of its row group (the lanes that differ in bits outside the vector fragment's lane
-  fields hold copies); only the lane whose copy bits are zero stores it, under the view's bound.
+  fields hold copies); only the lane whose copy bits are zero stores it, under the view's bound,
+  runs of consecutive elements as one vector store where the view is aligned for it.
   A load from a rank-1 shared tile reads each thread's elements (copies read one address).
 - ``tile.iota``: a value's coordinate is the lane part plus the value part of its fragment.
 - ``tile.load ... other(x)``: elements outside the view read as ``x`` (``-inf`` for a maximum
@@ -15,8 +16,10 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import i32, i64
 
-from tilec.passes.fragments import WARP, Fragment, VectorFragment
 from tilec.dialects import frag_fast
+from tilec.dialects.tile.types import element_bits
+from tilec.ir import fast
+from tilec.passes.fragments import WARP, Fragment, VectorFragment
 from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf
 
 
@@ -33,15 +36,55 @@ def copy_bits(frag: VectorFragment | Fragment) -> int:
 class VectorLowering:
     """Mixin of :class:`tilec.passes.tile_distribute.kernel.KernelLowering`."""
 
-    def store_global_vector(self, value: Regs, dst: GlobalArg, idx_new) -> None:
+    def store_global_vector(self, value: Regs, dst: GlobalArg, idx_old, idx_new) -> None:
+        """A register vector into a rank-1 view, each element from its leader thread. Consecutive
+        positions at a multiple of ``w`` (from threads whose offsets are too) store as one ``w``-element
+        vector (16, 8 or 4 bytes) where the view allows it, as :meth:`load_global_vector` loads them."""
         em = self.em
         vec: VectorFragment = value.frag
+        elem = value.element_type
         base = em.add(em.cast(idx_new[0], i64), self.lane_value(vec.lane_fields, i64), i64)
         bits = copy_bits(vec)
         leader = True if bits == 0 else self.thread_bits_zero(bits)
-        for pos, x in zip(vec.positions, self.scalars(value)):
-            c = em.add(base, pos, i64)
+        scalars = self.scalars(value)
+        size = element_bits(elem) // 8
+        lane_div = min((f.scale & -f.scale for f in vec.lane_fields), default=1 << 30)
+        where = {p: v for v, p in enumerate(vec.positions)}
+        done: set[int] = set()
+
+        def one(c, x):
             self._store(x, self.global_ptr(dst, [c]), em.land(leader, self.in_bounds(dst, 0, c)))
+            return []
+
+        for v, p in enumerate(vec.positions):
+            if v in done:
+                continue
+            c = em.add(base, p, i64)
+            w = next((w for w in (16 // size, 8 // size, 4 // size) if w >= 2 and p % w == 0 and lane_div % w == 0
+                      and all(p + j in where for j in range(w))), 1) if size else 1
+            if w == 1:
+                one(c, scalars[v])
+                done.add(v)
+                continue
+            run = [where[p + j] for j in range(w)]
+            done.update(run)
+            packed = self.pack_vector([scalars[u] for u in run], fast.vector_type(elem, w))
+            whole = em.land(self.vec_ok(dst, w), self._origin_aligned(idx_old[0], idx_new[0], w))
+            if whole is True:  # the run is all inside the view or all outside: one predicated vector store
+                self._store(packed, self.global_ptr(dst, [c]), em.land(leader, self.in_bounds(dst, 0, c)))
+                continue
+            ok = em.all([whole, self.in_bounds(dst, 0, em.add(c, w - 1, i64))])
+
+            def vector_store(c=c, packed=packed):
+                self._store(packed, self.global_ptr(dst, [c]), leader)
+                return []
+
+            def elementwise(c=c, run=run):
+                for j, u in enumerate(run):
+                    one(em.add(c, j, i64), scalars[u])
+                return []
+
+            self.if_then(ok, vector_store, elementwise)
 
     def store_shared_vector(self, value: Regs, dst: SharedBuf, idx_new) -> None:
         """A register vector into a rank-1 shared tile: each element once, from its leader thread."""

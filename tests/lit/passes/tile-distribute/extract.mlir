@@ -3,8 +3,9 @@
 // tile.extract reads the one element of a register value. A full reduction (tl.sum(x) of the
 // language) leaves it in every thread: the rows are summed by shuffles and across the two warps
 // through shared memory, then the row vector, broadcast along a tile of one column, down that
-// column (two more shuffles). The element is the thread's own register: the last add is what
-// every thread stores at the one address, with no instruction between.
+// column (two more shuffles). The element is the thread's own register: the last add is what is
+// stored at the one address, with no instruction between; the stored vector of one element is the
+// block's (a vector of no tile spreads over the block's threads), so one thread stores it.
 func.func @total(%x: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?]>)
     attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [64, 1, 1], smem = 0>} {
   %c0 = arith.constant 0 : index
@@ -25,7 +26,9 @@ func.func @total(%x: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?]>)
 // CHECK-NEXT: arith.addf
 // CHECK-NEXT: frag.shfl "bfly"
 // CHECK-NEXT: %[[S:.*]] = arith.addf
-// CHECK-NEXT: arith.cmpi
+// CHECK-NEXT: arith.andi %tid
+// CHECK-NEXT: arith.cmpi eq
+// CHECK-NEXT: arith.cmpi ult
 // CHECK-NEXT: arith.andi
 // CHECK-NEXT: frag.store %[[S]], %o
 // CHECK-NEXT: func.return

@@ -25,3 +25,25 @@ func.func @k(%x: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>, %v: !tile.gl<
 
 // With block_tiles=false every tile is a warp's.
 // WARP: %t = tile.load %x[%b, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<2x1024xf32, (32,
+
+// A vector of no tile is spread over the block as a tile of one row would be when it is the same
+// in every warp: %x, 2048 f16, 8 consecutive elements (16 bytes) a thread, the 128 threads along
+// it, then again 1024 further; not a copy in each warp. %p starts at the warp id: each warp's own,
+// over its lanes. With block_tiles=false every vector is a warp's.
+func.func @vectors(%a: !tile.gl<f16, [?]>, %c: !tile.gl<f16, [?]>)
+    attributes {tile.launch = #tile.launch<grid = [?, 1, 1], block = [128, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %w = tile.warp_id
+  %x = tile.load %a[%c0] : !tile.gl<f16, [?]> -> !tile.rv<2048xf16, col>
+  %y = tile.add %x, %x : !tile.rv<2048xf16, col>
+  tile.store %y, %c[%c0] : !tile.rv<2048xf16, col> -> !tile.gl<f16, [?]>
+  %p = tile.load %a[%w] : !tile.gl<f16, [?]> -> !tile.rv<64xf16, col>
+  tile.store %p, %c[%w] : !tile.rv<64xf16, col> -> !tile.gl<f16, [?]>
+  func.return
+}
+// CHECK-LABEL: func.func @vectors
+// CHECK: %x = tile.load %a[%c0] : !tile.gl<f16, [?]> -> !tile.rv<2048xf16, col, (128,(8,2)):(8,(1,1024))>
+// CHECK: %y = tile.add %x, %x : !tile.rv<2048xf16, col, (128,(8,2)):(8,(1,1024))>
+// CHECK: %p = tile.load %a[%w] : !tile.gl<f16, [?]> -> !tile.rv<64xf16, col, (32,2):(1,32)>
+// WARP-LABEL: func.func @vectors
+// WARP: %x = tile.load %a[%c0] : !tile.gl<f16, [?]> -> !tile.rv<2048xf16, col, (32,64):(1,32)>
