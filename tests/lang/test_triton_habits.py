@@ -343,3 +343,27 @@ def test_a_bitcast_keeps_signalling_nans(after):
     o = np.zeros_like(x)
     bits_round_trip.interpret(x, o, grid=(1,), N=16, after=after)
     assert np.array_equal(o, x)
+
+
+@tl.kernel(num_warps=4)
+def counting_down(x, o, n, BN: tl.constexpr, STOP: tl.constexpr):
+    """tl.range with a negative step, as Triton runs it (from the last tile back to the first)."""
+    acc = tl.zeros((BN,))
+    count = 0
+    for c in tl.range(n - BN, STOP, -BN):
+        acc = acc * 0.5 + tl.load(x, (c,), shape=(BN,))
+        count += 1
+    tl.store(o, (0,), acc + count)
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("n, stop", [(128, -1), (100, -1), (128, 40), (20, -1), (128, 200)])
+def test_a_loop_counting_down(after, n, stop):
+    x = RNG.standard_normal(256).astype(np.float32)
+    want, count = np.zeros(32), 0
+    for c in range(n - 32, stop, -32):
+        want = want * 0.5 + np.array([x[c + j] if 0 <= c + j < 256 else 0.0 for j in range(32)])
+        count += 1
+    o = np.full(32, np.nan, np.float32)
+    counting_down.interpret(x, o, n, grid=(1,), BN=32, STOP=stop, after=after)
+    assert np.abs(o - (want + count)).max() < 1e-5

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from xdsl.dialects import scf
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, BlockArgument, Region
 
@@ -63,8 +63,10 @@ class range:  # noqa: N801 - used as tl.range, like Python's
         """Trace ``body(i, *carried)`` into an ``scf.for`` (twice when it changes a Python number, which is then
         carried as a scalar); returns the carried values after the loop."""
         trace = current()
-        if isinstance(self.step, int) and self.step <= 0:
-            raise error(f"tl.range's step must be positive, got {self.step}")
+        if isinstance(self.step, int) and self.step == 0:
+            raise error("tl.range's step must not be 0")
+        if isinstance(self.step, int) and self.step < 0:  # counting down: a loop over the count, i mirrored
+            return self._down(init, body, names, index_name)
         lo, hi, step = (index(v, f"tl.range's {w}") for v, w in
                         ((self.start, "start"), (self.stop, "stop"), (self.step, "step")))
         # a name an if gave no value (tilec.lang.branch) is one the loop starts without
@@ -96,6 +98,17 @@ class range:  # noqa: N801 - used as tl.range, like Python's
             loop.results[k].name_hint = names[i]
             out[i] = wrap(loop.results[k])
         return tuple(out)
+
+    def _down(self, init: Sequence[Any], body: Callable[..., tuple], names: Sequence[str], index_name: str) -> tuple:
+        """A loop with a negative constant step, as Triton runs it: ``i = start, start - s, ...`` while
+        ``i > stop`` is an ``scf.for`` over ``k < ceil((start - stop) / s)`` (none when that is not
+        positive) with ``i = start - k * s`` computed at the body's start."""
+        s = -self.step
+        start = Scalar(index(self.start, "tl.range's start"))
+        stop = Scalar(index(self.stop, "tl.range's stop"))
+        count = Scalar(current().value(arith.DivSIOp((start - stop + (s - 1)).value, index(s, "tl.range's step"))))
+        return range(0, count, 1).__tl_loop__(init, lambda k, *carried: body(start - k * s, *carried), names,
+                                              f"{index_name}_count")
 
     @staticmethod
     def _trace(init: list, body: Callable[..., tuple], names: Sequence[str], index_name: str
