@@ -1127,6 +1127,19 @@ class TileFunctions(InterpreterFunctions):
             out = combine(acc[0].astype(work), out)
         return (to_element(out, op.result.type.element_type),)
 
+    @impl(t.ReduceOp)
+    def run_reduce(self, interpreter, op: t.ReduceOp, args):
+        """``tl.reduce``: the region folded along the reduced axis, one position after another."""
+        x, *acc = args
+        values = np.moveaxis(np.asarray(x), 1 if op.result.type.is_row else 0, 0)
+        out = values[0]
+        for i in range(1, values.shape[0]):
+            (out,) = interpreter.run_ssacfg_region(op.combine, (out, values[i]), "reduce")
+            out = to_element(np.broadcast_to(out, values[i].shape), op.result.type.element_type)
+        if acc:
+            (out,) = interpreter.run_ssacfg_region(op.combine, (acc[0], out), "reduce")
+        return (to_element(np.broadcast_to(out, values[0].shape), op.result.type.element_type),)
+
     @impl(t.RowSumOp)
     def run_row_sum(self, interpreter, op, args):
         return self._reduce(op, args, np.sum, 1, np.add)

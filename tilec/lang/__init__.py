@@ -81,6 +81,7 @@ from tilec.lang.ops import (
     minimum,
     mma,
     program_id,
+    reduce,
     row_max,
     row_min,
     row_sum,
@@ -114,6 +115,6 @@ __all__ = [
     "num_blocks", "num_clusters", "num_programs", "num_warps", "col_max", "col_min", "col_sum", "constexpr", "cdiv", "ceil", "clamp", "cos", "cummax", "cummin", "cumprod", "cumsum", "dot", "erf", "exp", "exp2", "floor",
     "func", "float16", "float32", "float8_e4m3fn", "float8_e5m2", "full", "full_like", "index", "int1", "int32", "int64", "iota", "kernel",
     "lane_id", "load", "load_scalar", "log", "log2",
-    "loop", "map", "max", "maximum", "min", "minimum", "program_id", "range", "row_max", "row_min", "row_sum",
+    "loop", "map", "max", "maximum", "min", "minimum", "program_id", "reduce", "range", "row_max", "row_min", "row_sum",
     "rsqrt", "sigmoid", "sin", "sqrt", "static_range", "store", "sum", "tanh", "thread_id", "trans", "turns", "warp_id", "wgmma", "wgmma_wait", "where", "zeros", "zeros_like",
 ]

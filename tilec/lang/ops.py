@@ -601,6 +601,44 @@ def _reduce(kind: str, x: Any, axis: Any) -> Vector | Scalar:
     return Vector(current().value(_REDUCTION_OPS[(kind, axis % 2)](x.value)))
 
 
+def reduce(input: Tile | Vector, axis: Any, combine_fn: Callable[..., Any],  # noqa: A001, A002 - Triton's names
+           keep_dims: bool = False) -> Any:
+    """Triton's ``tl.reduce`` of one tile or vector with a function: ``combine_fn(a, b)`` (a ``@tl.func``
+    or a plain function of two scalars returning one) folds ``axis`` (1 each row, 0 each column, None
+    everything into a scalar), in the element type. Combined in a tree (registers, lanes, warps), so it
+    must be associative and commutative, as Triton takes it. One ``tile.reduce`` an axis."""
+    who = "tl.reduce"
+    if isinstance(input, tuple):
+        raise error(f"{who} of several tiles at once (a tuple) is not supported: reduce one tile")
+    if not callable(combine_fn):
+        raise error(f"{who}'s combine_fn must be a function, got {_describe(combine_fn)}")
+    x = input
+    if isinstance(x, (Tile, Vector)) and x.dtype == int1:
+        x = x.to(int32)
+    if isinstance(x, Vector):
+        if axis not in (None, 0, -1):
+            raise error(f"{who} of a vector reduces its one axis (axis=None or 0), got axis={axis!r}")
+        n, element = x.shape[0], x.type.element_type
+        rows = x.orientation == "row"
+        tile = wrap(current().value(t.BroadcastOp(x.value, RegisterType([n, 1] if rows else [1, n], element))))
+        one = _reduce_with(tile, "col" if rows else "row", combine_fn, who)  # a vector of one element
+        return Scalar(current().value(t.ExtractOp(one.value)))
+    if not isinstance(x, Tile):
+        raise error(f"{who} reduces a tile or a vector, got {_describe(x)}")
+    if axis is None:
+        return reduce(reduce(x, 1, combine_fn), None, combine_fn)
+    if isinstance(axis, bool) or axis not in (0, 1, -1, -2):
+        raise error(f"{who}'s axis is 0 (down the columns), 1 (along the rows) or None (everything), got {axis!r}")
+    return _kept(x, _reduce_with(x, "row" if axis % 2 else "col", combine_fn, who), axis, keep_dims)
+
+
+def _reduce_with(x: Tile, orientation: str, combine_fn: Callable[..., Any], who: str) -> Vector:
+    if not (x.dtype.is_float or x.dtype in (int32, int64)):
+        raise error(f"{who} reduces float, int32 or int64 values, got {x.describe()}")
+    region = _combining_region(combine_fn, x.type.element_type, who)
+    return Vector(current().value(t.ReduceOp(x.value, orientation, region)))
+
+
 def _check_reducible(kind: str, x: Tile | Vector) -> None:
     """Float values, or int32 / int64 (signed; sums wrap as the GPU's adds do)."""
     if not (x.dtype.is_float or x.dtype in (int32, int64)):
@@ -923,7 +961,7 @@ def map(fn: Callable[..., Any], *inputs: Any) -> Any:  # noqa: A001 - the op's n
 
 __all__ = [
     "abs", "alloc", "arange", "async_commit", "async_copy", "async_wait", "barrier", "copy", "mma", "wgmma", "wgmma_wait", "block_id", "num_blocks", "num_programs", "cdiv", "clamp", "associative_scan", "col_max", "col_min", "col_sum", "cos", "cummax", "cummin", "cumprod", "cumsum", "dot", "erf", "exp", "exp2", "floor", "ceil", "full", "index",
-    "iota", "lane_id", "load", "log", "log2", "map", "max", "maximum", "min", "minimum", "program_id",
+    "iota", "lane_id", "load", "log", "log2", "map", "max", "maximum", "min", "minimum", "program_id", "reduce",
     "row_max", "row_min", "row_sum", "rsqrt", "sigmoid", "sin", "sqrt", "static_range", "store", "sum", "tanh", "thread_id",
     "warp_id", "where", "zeros",
 ]

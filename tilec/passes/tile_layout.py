@@ -95,7 +95,7 @@ _ELEMENTWISE = (t.MapOp, t.ConvertOp, t.AddOp, t.SubOp, t.MulOp, t.DivOp, t.MaxO
                 t.ReluOp, t.ScanOp)
 """Ops whose register results share their register operands' fragment (a scan's too: it is lowered for any
 fragment whose scanned coordinate is a sum of distinct bits, tile_distribute/scan.py)."""
-_REDUCTIONS = (t.RowSumOp, t.RowMaxOp, t.RowMinOp, t.ColSumOp, t.ColMaxOp, t.ColMinOp)
+_REDUCTIONS = (t.RowSumOp, t.RowMaxOp, t.RowMinOp, t.ColSumOp, t.ColMaxOp, t.ColMinOp, t.ReduceOp)
 
 
 def is_register(v: SSAValue) -> bool:

@@ -547,6 +547,47 @@ class ScanOp(IRDLOperation):
 
 
 @irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """Each row (a ``row`` result) or column (``col``) of a register tile combined by the op's region,
+    Triton's ``tl.reduce`` with a function: two scalars of the element type to one (``tile.yield``), in
+    the element type. The rows' values are combined in a tree (registers, then lanes, then warps), so
+    the function must be associative and commutative, as Triton's reductions take it."""
+
+    name = "tile.reduce"
+
+    V: ClassVar = VarConstraint("V", base(RegisterVectorType))
+
+    input = operand_def(RegisterType)
+    acc = opt_operand_def(V)
+    result = result_def(V)
+    combine = region_def("single_block")
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input (`into` $acc^)? attr-dict `:` type($input) `->` type($result) $combine"
+
+    def __init__(self, value: SSAValue, orientation: str, combine: Region):
+        t = SSAValue.get(value).type
+        length = t.dims[0] if orientation == "row" else t.dims[1]
+        super().__init__(operands=[value, []], regions=[combine],
+                         result_types=[RegisterVectorType(length, t.element_type, orientation)])
+
+    def verify_(self) -> None:
+        src, dst = self.input.type, self.result.type
+        orientation = dst.orientation.data
+        length = src.dims[0] if orientation == "row" else src.dims[1]
+        if dst.length.data != length or dst.element_type != src.element_type:
+            _fail(self, f"reducing {src} gives !tile.rv<{length}x{src.element_type}, {orientation}>, not {dst}")
+        element = src.element_type
+        block = self.combine.block
+        if [a.type for a in block.args] != [element, element]:
+            _fail(self, f"region takes ({', '.join(str(a.type) for a in block.args)}), expected ({element}, {element})")
+        term = block.last_op
+        if not isinstance(term, YieldOp) or [v.type for v in term.values] != [element]:
+            _fail(self, f"region must end with 'tile.yield' of one {element} value")
+
+
+@irdl_op_definition
 class YieldOp(IRDLOperation):
     """Ends an epilogue with the value(s) it produces."""
 
@@ -554,7 +595,7 @@ class YieldOp(IRDLOperation):
 
     values = var_operand_def()
 
-    traits = traits_def(IsTerminator(), HasParent(MatmulOp, MapOp, ScanOp), Pure())
+    traits = traits_def(IsTerminator(), HasParent(MatmulOp, MapOp, ScanOp, ReduceOp), Pure())
 
     assembly_format = "$values attr-dict `:` type($values)"
 
@@ -2065,6 +2106,7 @@ TILE_OPS = [
     ColSumOp,
     ColMaxOp,
     ColMinOp,
+    ReduceOp,
     ScanOp,
     IotaOp,
     BroadcastOp,

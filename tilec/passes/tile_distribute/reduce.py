@@ -42,7 +42,7 @@ _KIND = {
 _COMBINE = {"sum": arith.AddfOp, "max": arith.MaximumfOp, "min": arith.MinimumfOp, "prod": arith.MulfOp}
 _COMBINE_INT = {"sum": arith.AddiOp, "max": arith.MaxSIOp, "min": arith.MinSIOp, "prod": arith.MuliOp}
 """Integer tiles (signed, as the language's int32) are combined in i32: sums wrap as the GPU's adds do."""
-REDUCTIONS = tuple(_KIND)
+REDUCTIONS = (*_KIND, t.ReduceOp)
 
 
 LANE_BITS = 5
@@ -70,12 +70,14 @@ class ReductionLowering:
     """Mixin of :class:`tilec.passes.tile_distribute.kernel.KernelLowering`: lowers ``tile.row_*`` / ``tile.col_*``."""
 
     def reduce(self, op) -> None:
-        kind = _KIND[type(op)]
+        kind = op.combine if isinstance(op, t.ReduceOp) else _KIND[type(op)]  # tl.reduce: the op's region
         x = self.get(op.input)
         tile: Fragment = x.frag
         vec: VectorFragment = self.fragment(op.result)
         elem = op.result.type.element_type
         work = (i32 if isinstance(elem, IntegerType) else Float32Type()) if element_bits(elem) < 32 else elem
+        if not isinstance(kind, str):
+            work = elem  # the user's function takes and gives the element type
         axis = vec.axis  # the coordinate kept: rows for a row reduction
         picks = vec.values_of(tile)  # also checks that the vector lives in the tile's lanes
         scalars = [self._convert(s, work) for s in self.scalars(x)]
@@ -132,7 +134,10 @@ class ReductionLowering:
             em.insert(frag_fast.tile_barrier())
         return out
 
-    def _combine(self, kind: str, a: SSAValue, b: SSAValue) -> SSAValue:
+    def _combine(self, kind, a: SSAValue, b: SSAValue) -> SSAValue:
+        """``a`` and ``b`` combined: ``kind`` names the operation, or is a region (``tl.reduce``'s function)."""
+        if not isinstance(kind, str):
+            return self._region(kind, a, b)
         ops = _COMBINE_INT if isinstance(a.type, IntegerType) else _COMBINE
         return self.em.insert(fast.arith_binary_op(ops[kind], a, b)).results[0]
 

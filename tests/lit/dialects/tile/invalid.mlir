@@ -163,6 +163,18 @@ func.func @scan_region(%x: !tile.rt<64x32xf32>) {
 
 // -----
 
+func.func @reduce_region(%x: !tile.rt<64x32xf32>) {
+  %r = tile.reduce %x : !tile.rt<64x32xf32> -> !tile.rv<64xf32, row> {
+  ^bb0(%p: f32, %q: f32):
+    %c = arith.cmpf olt, %p, %q : f32
+    tile.yield %c : i1
+  }
+  func.return
+}
+// CHECK: 'tile.reduce' region must end with 'tile.yield' of one f32 value
+
+// -----
+
 func.func @scan_no_region(%x: !tile.rt<64x32xf32>) {
   %r = tile.scan "combine" %x dim 1 : !tile.rt<64x32xf32> -> !tile.rt<64x32xf32>
   func.return

@@ -91,6 +91,11 @@ func.func @more(%g: !tile.gl<f32, [?, ?]>, %v: f32) {
     %m = arith.maximumf %p, %q : f32
     tile.yield %m : f32
   }
+  %rf = tile.reduce %x : !tile.rt<32x32xf32> -> !tile.rv<32xf32, row> {
+  ^bb0(%p2: f32, %q2: f32):
+    %a2 = arith.addf %p2, %q2 : f32
+    tile.yield %a2 : f32
+  }
   %vs = tile.add %cs, %cm : !tile.rv<32xf32, col>
   %vh = tile.convert %vs : !tile.rv<32xf32, col> -> !tile.rv<32xf16, col>
   %cb = tile.broadcast %vs : !tile.rv<32xf32, col> -> !tile.rt<32x32xf32>
@@ -188,6 +193,11 @@ func.func @fragments(%a: !tile.rt<16x16xf16, ((4,8),(2,2,2)):((32,1),(16,8,128))
 // CHECK-NEXT:   ^bb0(%p: f32, %q: f32):
 // CHECK-NEXT:     %m = arith.maximumf %p, %q : f32
 // CHECK-NEXT:     tile.yield %m : f32
+// CHECK-NEXT:   }
+// CHECK-NEXT:   %rf = tile.reduce %x : !tile.rt<32x32xf32> -> !tile.rv<32xf32, row> {
+// CHECK-NEXT:   ^bb0(%p2: f32, %q2: f32):
+// CHECK-NEXT:     %a2 = arith.addf %p2, %q2 : f32
+// CHECK-NEXT:     tile.yield %a2 : f32
 // CHECK-NEXT:   }
 // CHECK-NEXT:   %vs = tile.add %cs, %cm : !tile.rv<32xf32, col>
 // CHECK-NEXT:   %vh = tile.convert %vs : !tile.rv<32xf32, col> -> !tile.rv<32xf16, col>
