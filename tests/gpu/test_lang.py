@@ -564,7 +564,7 @@ def test_atomics_on_the_gpu():
     """``tl.atomic_add/max/min`` from many blocks (tests/lang/test_atomics.py's kernels): column sums of
     a split over row blocks, one total from 1024 blocks, int32 extremes, and a block's value added
     once against a warp's own added by each warp."""
-    from tests.lang.test_atomics import column_sums, extremes, total, warp_totals
+    from tests.lang.test_atomics import column_sums, extremes, float_extremes, total, warp_totals
 
     x = torch.randn(5000, 300, device="cuda")
     o = torch.full((300,), 0.25, device="cuda")
@@ -583,6 +583,11 @@ def test_atomics_on_the_gpu():
     t = torch.zeros(2, device="cuda")
     warp_totals[(1,)](w, t, BN=64)
     assert abs(t[0].item() - w.double().sum().item()) < 1e-3 and abs(t[1].item() - w[:16].double().sum().item()) < 1e-3
+    f = torch.randn(4099, 32, device="cuda")
+    fo = torch.tensor([float("-inf")] * 32 + [float("inf")] * 32 + [0.5], device="cuda")
+    float_extremes[(-(-4099 // 32),)](f, fo, BM=32)  # f32 extremes of both signs, as integer reductions
+    assert torch.equal(fo[:32], f.max(0).values) and torch.equal(fo[32:64], f.min(0).values)
+    assert fo[64].item() == f.abs().max().item()
 
 
 @gpu

@@ -92,6 +92,26 @@ def test_int32_maxima_minima_and_sums(after):
     assert (o[:32] == x.max(0)).all() and (o[32:64] == x.min(0)).all() and o[64] == x.sum() + 7
 
 
+@tl.kernel(num_warps=4)
+def float_extremes(x, o, BM: tl.constexpr):
+    """f32 maxima and minima of each column across blocks (an amax for a scale: of the absolute values)."""
+    t = tl.load(x, (tl.program_id(0) * BM, 0), shape=(BM, 32))
+    tl.atomic_max(o, (0,), tl.max(t, axis=0))
+    tl.atomic_min(o, (32,), tl.min(t, axis=0))
+    tl.atomic_max(o, (64,), tl.max(tl.abs(t)))
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("sign", [1.0, -1.0, 0.0])
+def test_float_extremes_from_many_blocks(after, sign):
+    """Both signs meet in one element: positive values take the signed integer maximum of their bits,
+    negative ones the unsigned minimum (and the reverse for a minimum), as Triton does."""
+    x = (RNG.standard_normal((128, 32)) + 3 * sign).astype(np.float32)  # whole blocks: no zeros read past the end
+    o = np.array([-np.inf] * 32 + [np.inf] * 32 + [0.5], np.float32)
+    float_extremes.interpret(x, o, grid=(4,), BM=32, after=after)
+    assert (o[:32] == x.max(0)).all() and (o[32:64] == x.min(0)).all() and o[64] == max(np.abs(x).max(), 0.5)
+
+
 def test_compiles_for_both_targets():
     x = RNG.standard_normal((64, 64)).astype(np.float32)
     xi = x.astype(np.int32)
@@ -100,6 +120,8 @@ def test_compiles_for_both_targets():
         ptx = extremes.compile(xi, xi[0], BM=32, arch=arch).asm["ptx"]
         assert "red.global.max.s32" in ptx and "red.global.min.s32" in ptx and "red.global.add.s32" in ptx
         warp_totals.compile(x, x[0], BN=64, arch=arch)
+        ptx = float_extremes.compile(x, x[0], BM=32, arch=arch).asm["ptx"]
+        assert "red.global.max.s32" in ptx and "red.global.min.u32" in ptx and "red.global.max.u32" in ptx
         tiles.compile(x, x, BM=16, BN=32, arch=arch)
 
 
@@ -113,14 +135,15 @@ def mixed(x, o, N: tl.constexpr):
     tl.atomic_add(o, (0,), tl.load(x, (0,), shape=(N,)).to(tl.float16) + tl.zeros((N + 1,), axis=0))  # MARK-mixed
 
 
-@pytest.mark.parametrize("kernel, marker, match", [
-    (float_max, "MARK-fmax", r"tl.atomic_max combines tl.int32 elements atomically; 'o' holds tl.float32"),
-    (mixed, "MARK-mixed", r"differ in length"),
+@pytest.mark.parametrize("kernel, marker, match, out", [
+    (float_max, "MARK-fmax", r"tl.atomic_max combines tl.float32 or tl.int32 elements atomically; 'o' holds "
+                             r"tl.float16", np.float16),
+    (mixed, "MARK-mixed", r"differ in length", np.float32),
 ])
-def test_errors_point_at_the_line(kernel, marker, match):
+def test_errors_point_at_the_line(kernel, marker, match, out):
     x = RNG.standard_normal(32).astype(np.float32)
     with pytest.raises(tl.LangError, match=match) as info:
-        kernel.ir(x, x, N=32)
+        kernel.ir(x, x.astype(out), N=32)
     line = next(i + 1 for i, text in enumerate(open(__file__).read().splitlines()) if marker in text)
     assert str(info.value).startswith(f"{__file__}:{line}:")
 

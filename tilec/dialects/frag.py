@@ -589,8 +589,9 @@ class StoreOp(IRDLOperation):
         _expect_pointer(self, "address", self.address, GLOBAL_SPACE, SHARED_SPACE)
 
 
-RED_KINDS = {"add": (f32, i32), "max": (i32,), "min": (i32,)}
-"""The reductions ``frag.red`` performs, with the value types PTX's ``red.global`` has for each."""
+RED_KINDS = {"add": (f32, i32), "max": (i32,), "min": (i32,), "umax": (i32,), "umin": (i32,)}
+"""The reductions ``frag.red`` performs, with the value types PTX's ``red.global`` has for each
+(``umax``/``umin``: the i32 read unsigned, ``red.global.{max,min}.u32``)."""
 
 
 @irdl_op_definition

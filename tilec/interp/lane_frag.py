@@ -250,12 +250,20 @@ class FragFunctions(InterpreterFunctions):
         lanes = self._lanes(args, 2)
         check_write(args[1], n, lanes, align=n)
         value = np.asarray(args[0])
-        combine = {"add": np.add, "max": np.maximum, "min": np.minimum}[op.kind.data]
+        unsigned = op.kind.data in ("umax", "umin")
+        if unsigned:  # the i32 bits read unsigned
+            value = value.astype(np.int32).view(np.uint32)
+        combine = {"add": np.add, "max": np.maximum, "min": np.minimum, "umax": np.maximum,
+                   "umin": np.minimum}[op.kind.data]
         for lane in np.flatnonzero(lanes):
             one = np.zeros_like(lanes)
             one[lane] = True
             old = from_bytes(read(args[1], n, one, align=n), t)
-            new = combine(old, value).astype(old.dtype)  # f32 in f32; i32 wraps
+            if unsigned:
+                old = np.asarray(old).astype(np.int32).view(np.uint32)
+                new = combine(old, value).view(np.int32)
+            else:
+                new = combine(old, value).astype(old.dtype)  # f32 in f32; i32 wraps
             write(args[1], to_bytes(new, t), one, align=n)
         return ()
 

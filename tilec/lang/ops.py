@@ -484,12 +484,13 @@ def atomic_add(view: View, offsets: Sequence[Any], value: Any) -> NoOldValues:
 
 
 def atomic_max(view: View, offsets: Sequence[Any], value: Any) -> NoOldValues:
-    """The element-wise maximum of ``view`` at ``offsets`` and ``value``, atomically (int32 arrays)."""
+    """The element-wise maximum of ``view`` at ``offsets`` and ``value``, atomically (int32 and float32
+    arrays; a float as integer reductions of its bits, chosen by its sign)."""
     return _atomic("max", view, offsets, value)
 
 
 def atomic_min(view: View, offsets: Sequence[Any], value: Any) -> NoOldValues:
-    """The element-wise minimum, atomically (int32 arrays)."""
+    """The element-wise minimum, atomically (int32 and float32 arrays)."""
     return _atomic("min", view, offsets, value)
 
 

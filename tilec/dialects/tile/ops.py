@@ -851,8 +851,10 @@ class StoreOp(IRDLOperation):
         _check_same_element(self, value, self.dest.type)
 
 
-ATOMIC_KINDS = {"add": (Float32Type(), IntegerType(32)), "max": (IntegerType(32),), "min": (IntegerType(32),)}
-"""What ``tile.atomic`` combines, with the element types the GPU combines atomically for each."""
+ATOMIC_KINDS = {"add": (Float32Type(), IntegerType(32)), "max": (Float32Type(), IntegerType(32)),
+                "min": (Float32Type(), IntegerType(32))}
+"""What ``tile.atomic`` combines, with the element types it combines atomically for each (an f32
+maximum or minimum is one of two integer reductions of its bits, chosen by its sign: tile-distribute)."""
 
 
 @irdl_op_definition

@@ -19,10 +19,12 @@ lying inside the view, like a store's.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import i32, i64
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import Float32Type, i32, i64
 
 from tilec.dialects import frag_fast
 from tilec.dialects.tile import ops as t
+from tilec.ir import fast
 from tilec.passes.fragments import WARP, Fragment, VectorFragment
 from tilec.passes.tile_distribute.emit import Bool
 from tilec.passes.tile_distribute.values import GlobalArg, Regs
@@ -61,7 +63,22 @@ class AtomicLowering:
             pred = em.land(combiner, inside)
             if pred is False:
                 continue
-            em.insert(frag_fast.frag_red(kind, x, self.global_ptr(dst, list(coords)), None if pred is True else pred))
+            ptr = self.global_ptr(dst, list(coords))
+            if kind != "add" and x.type == Float32Type():
+                self._float_extreme(kind, x, ptr, pred)
+                continue
+            em.insert(frag_fast.frag_red(kind, x, ptr, None if pred is True else pred))
+
+    def _float_extreme(self, kind: str, x, ptr, pred: Bool) -> None:
+        """An f32 maximum (minimum) as integer reductions of its bits, which order as the floats do
+        where the sign bit is clear (signed) and in reverse where it is set (unsigned): a value of sign
+        0 takes the signed max (min) of the bits, one of sign 1 the unsigned min (max). Triton's way."""
+        em = self.em
+        bits = em.insert(fast.arith_cast_op(arith.BitcastOp, x, i32)).results[0]
+        positive = em.cmp("sge", bits, 0, i32)
+        for p, op in ((positive, kind), (em.lnot(positive), "umin" if kind == "max" else "umax")):
+            q = em.land(pred, p)
+            em.insert(frag_fast.frag_red(op, bits, ptr, None if q is True else q))
 
     def _combiner(self, op: t.AtomicOp, frag: Fragment | VectorFragment) -> Bool:
         """Whether this thread combines the elements it holds (see the module docstring)."""
