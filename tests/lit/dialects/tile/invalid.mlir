@@ -421,11 +421,11 @@ func.func @atomic_kind(%v: !tile.rv<16xf32, row>, %g: !tile.gl<f32, [?]>, %i: in
 
 // -----
 
-func.func @atomic_type(%v: !tile.rv<16xf32, row>, %g: !tile.gl<f32, [?]>, %i: index) {
-  tile.atomic "max" %v, %g[%i] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>
+func.func @atomic_type(%v: !tile.rv<16xf16, row>, %g: !tile.gl<f16, [?]>, %i: index) {
+  tile.atomic "max" %v, %g[%i] : !tile.rv<16xf16, row> -> !tile.gl<f16, [?]>
   func.return
 }
-// CHECK: 'tile.atomic' max combines i32 elements atomically, not f32
+// CHECK: 'tile.atomic' max combines f32 or i32 elements atomically, not f16
 
 // -----
 
