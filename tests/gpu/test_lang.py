@@ -683,3 +683,18 @@ def test_scans_on_the_gpu(bm, bn, warps, arch):
     assert rel_err(o, p.cumsum(0) - p.flip(1).cumsum(1).flip(1)) < 1e-5
     x = v.double()
     assert rel_err(ov, x.flip(0).cumsum(0).flip(0) + x.cumsum(0) + (x > 0).double().cumsum(0)) < 1e-5
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("bm, bn, warps", [(16, 32, 4), (2, 1024, 8), (64, 64, 4)], ids=str)
+def test_reductions_with_a_function_on_the_gpu(bm, bn, warps):
+    """tests/lang/test_reduce_fn.py's tl.reduce with @tl.func and lambda functions, against float64."""
+    from tests.lang.test_reduce_fn import reductions
+
+    x, v = torch.randn(bm, bn, device="cuda"), torch.randn(bn, device="cuda")
+    rows, cols, total = (torch.full((n,), float("nan"), device="cuda") for n in (bm, bn, 1))
+    reductions.with_options(num_warps=warps)[(1,)](x, v, rows, cols, total, BM=bm, BN=bn)
+    assert rel_err(rows, x.double().sum(1)) < 1e-5
+    assert torch.equal(cols, x.abs().max(0).values + x.max())
+    assert rel_err(total, (v.double().sum() + x.double().sum()).reshape(1)) < 1e-5
