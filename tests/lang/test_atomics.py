@@ -112,6 +112,25 @@ def test_float_extremes_from_many_blocks(after, sign):
     assert (o[:32] == x.max(0)).all() and (o[32:64] == x.min(0)).all() and o[64] == max(np.abs(x).max(), 0.5)
 
 
+@tl.kernel
+def extreme_bits(o, v, N: tl.constexpr):
+    x = tl.load(v, (0,), shape=(N,))
+    tl.atomic_max(o, (0,), x)
+    tl.atomic_min(o, (N,), x)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_float_extremes_of_nans_and_zeros_agree_with_the_gpu(after):
+    """NaNs and -0.0 are ordered by their bits, as the GPU's integer reductions order them: both
+    interpreters give what the GPU does (a positive NaN wins a maximum, a negative one loses it)."""
+    nan, neg_nan = np.float32(np.nan), -np.float32(np.nan)
+    v = np.array([1.0, -0.0, nan, 2.0], np.float32)
+    o = np.array([neg_nan, 0.0, 1.0, nan, 1.0, 0.0, nan, neg_nan], np.float32)
+    extreme_bits.interpret(o, v, grid=(1,), N=4, after=after)
+    want = np.array([1.0, 0.0, nan, nan, 1.0, -0.0, nan, neg_nan], np.float32)  # min(-NaN, 2) is the -NaN
+    assert (o.view(np.uint32) == want.view(np.uint32)).all(), o
+
+
 def test_compiles_for_both_targets():
     x = RNG.standard_normal((64, 64)).astype(np.float32)
     xi = x.astype(np.int32)

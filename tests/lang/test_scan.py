@@ -138,3 +138,23 @@ def test_associative_scan_with_a_function(after, arch, bm, bn, warps, axis, reve
                                                       after=after, arch=arch)
     want = forward_fill(x, axis, reverse) + np.maximum.accumulate(x, axis=axis)
     assert np.array_equal(o, want)
+
+
+@tl.kernel(num_warps=8)
+def half_functions(x, o, m, BM: tl.constexpr, BN: tl.constexpr):
+    """A function's scan and reduction of f16 / bf16 run in that type: the values cross lanes as 32 bits."""
+    t = tl.load(x, (0, 0), shape=(BM, BN))
+    tl.store(o, (0, 0), tl.associative_scan(t, 1, lambda a, b: tl.maximum(a, b)))
+    tl.store(m, (0,), tl.reduce(t, 1, lambda a, b: tl.minimum(a, b)))
+
+
+@pytest.mark.parametrize("after, arch", STAGES)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_functions_of_16_bit_values(after, arch, dtype):
+    from tilec.interp.dtypes import round_bf16
+
+    x = RNG.standard_normal((4, 1024)).astype(np.float32)
+    x = x.astype(np.float16) if dtype == "float16" else np.asarray(round_bf16(x), np.float32)
+    o, m = np.full_like(x, np.nan), np.full(4, np.nan, x.dtype)
+    half_functions.interpret(x, o, m, grid=(1,), BM=4, BN=1024, after=after, arch=arch)
+    assert np.array_equal(o, np.maximum.accumulate(x, axis=1)) and np.array_equal(m, x.min(1))

@@ -810,8 +810,11 @@ class TileFunctions(InterpreterFunctions):
         if self.ctx.warp not in (None, 0) and atomic_combiners(op, *self._varying_ids(op)) == "the block":
             return ()
         idx = _indices(indices)
-        combine = {"add": np.add, "max": np.maximum, "min": np.minimum}[op.kind.data]
         old = _read(dest, idx, dims)
+        if op.kind.data != "add" and old.dtype == np.float32:
+            _write(dest, idx, _float_extreme(op.kind.data, old, np.asarray(value, np.float32)))
+            return ()
+        combine = {"add": np.add, "max": np.maximum, "min": np.minimum}[op.kind.data]
         _write(dest, idx, combine(old, value).astype(old.dtype))  # f32 in f32; i32 wraps
         return ()
 
@@ -1211,6 +1214,17 @@ class TileFunctions(InterpreterFunctions):
         rows, cols = op.result.type.dims
         tile = np.broadcast_to(v[:, None], (rows, cols)) if op.input.type.is_row else np.broadcast_to(v[None, :], (rows, cols))
         return (np.array(tile, dtype=numpy_dtype(op.result.type.element_type)),)
+
+
+def _float_extreme(kind: str, old: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """An f32 atomic maximum (minimum) as the GPU runs it (tile_distribute/atomics.py): integer reductions
+    of the bits, signed where the value's sign bit is clear, unsigned where it is set (what NaNs and
+    -0.0 then give is the GPU's, not numpy's)."""
+    o, v = old.view(np.int32), np.broadcast_to(value, old.shape).astype(np.float32).view(np.int32)
+    signed = np.maximum(o, v) if kind == "max" else np.minimum(o, v)
+    ou, vu = o.view(np.uint32), v.view(np.uint32)
+    unsigned = (np.minimum(ou, vu) if kind == "max" else np.maximum(ou, vu)).view(np.int32)
+    return np.where(v >= 0, signed, unsigned).view(np.float32)
 
 
 # -- interpreters ---------------------------------------------------------------------

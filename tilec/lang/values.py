@@ -602,7 +602,8 @@ def _cast_scalar(value: SSAValue, to: Attribute) -> SSAValue:
         if isinstance(src, IndexType):  # ids and sizes: the signed 64-bit integer, then the float
             value = trace.value(arith.IndexCastOp(value, IntegerType(64)))
         return trace.value(arith.SIToFPOp(value, to))
-    if isinstance(src, IntegerType) and (_is_float(to) or isinstance(to, IntegerType) and to.width.data > src.width.data) \
+    wider_int = isinstance(to, IntegerType) and isinstance(src, IntegerType) and to.width.data > src.width.data
+    if isinstance(src, IntegerType) and (_is_float(to) or wider_int) \
             or _is_float(src) and _is_float(to) and dtype_bits(to) > dtype_bits(src):
         return _convert_scalar(value, to)  # promoted where it meets wider values: a mask as 0 / 1
     raise error(f"cannot use a {dtype_of(src)} scalar as {dtype_of(to)} (convert it with .to(...))")

@@ -236,9 +236,10 @@ def stage_in_place(fn: func.FuncOp, loads: list[t.LoadOp]) -> dict[Block, set[SS
     ahead): a copy into a shared tile of its own and a barrier before each, the shared load in its
     place. Read by an mma beside them, the shared tiles let tile-pipeline read each K step's fragments
     as the mma goes (``split_k_steps``) instead of holding all of A and B in registers (a tile loaded
-    once for a loop's mmas, attention's Q, is held whole anyway and is left as written). Loads one after the other share the barrier (``copy a; copy b; barrier; load a; load b``);
-    in a loop a barrier before the copies waits for the last iteration's readers. The shared tiles,
-    by the block that reads them."""
+    once for a loop's mmas, attention's Q, is held whole anyway and is left as written). Loads one
+    after the other share the barrier (``copy a; copy b; barrier; load a; load b``); in a loop a
+    barrier before the copies waits for the last iteration's readers. The shared tiles, by the block
+    that reads them."""
     made_loads: set[Operation] = set()
     made_barriers: set[Operation] = set()
     tiles: dict[Block, set[SSAValue]] = {}
@@ -393,7 +394,8 @@ def fold_accumulating_adds(fn: func.FuncOp, wgmma: bool = False) -> None:
                     and not isinstance(beside, scf.ForOp | scf.WhileOp):
                 continue
             if not isinstance(mma, t.MmaOp) or not isinstance(mma.c.owner, t.ZerosOp) \
-                    or mma.parent_block() is not add.parent_block() or len(list(mma.result.uses)) != 1 or acc.type != mma.c.type or add.result.type != acc.type:
+                    or mma.parent_block() is not add.parent_block() or len(list(mma.result.uses)) != 1 \
+                    or acc.type != mma.c.type or add.result.type != acc.type:
                 continue
             folded = t.MmaOp(mma.a, mma.b, acc)
             folded.properties.update(mma.properties)

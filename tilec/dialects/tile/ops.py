@@ -540,7 +540,8 @@ class ScanOp(IRDLOperation):
         if self.combine is not None:
             block = self.combine.block
             if [a.type for a in block.args] != [element, element]:
-                _fail(self, f"region takes ({', '.join(str(a.type) for a in block.args)}), expected ({element}, {element})")
+                takes = ", ".join(str(a.type) for a in block.args)
+                _fail(self, f"region takes ({takes}), expected ({element}, {element})")
             term = block.last_op
             if not isinstance(term, YieldOp) or [v.type for v in term.values] != [element]:
                 _fail(self, f"region must end with 'tile.yield' of one {element} value")
@@ -581,7 +582,8 @@ class ReduceOp(IRDLOperation):
         element = src.element_type
         block = self.combine.block
         if [a.type for a in block.args] != [element, element]:
-            _fail(self, f"region takes ({', '.join(str(a.type) for a in block.args)}), expected ({element}, {element})")
+            takes = ", ".join(str(a.type) for a in block.args)
+            _fail(self, f"region takes ({takes}), expected ({element}, {element})")
         term = block.last_op
         if not isinstance(term, YieldOp) or [v.type for v in term.values] != [element]:
             _fail(self, f"region must end with 'tile.yield' of one {element} value")

@@ -32,7 +32,7 @@ from tilec.ir import fast
 from tilec.ir.walk import in_loop
 from tilec.passes.fragments import BitField, Fragment, VectorFragment, tile_fragment
 from tilec.passes.tile_distribute.memory import RegallocError
-from tilec.passes.tile_distribute.values import Regs
+from tilec.passes.tile_distribute.values import Regs, ValueMapper
 
 _KIND = {
     t.RowSumOp: "sum", t.ColSumOp: "sum",
@@ -43,6 +43,8 @@ _COMBINE = {"sum": arith.AddfOp, "max": arith.MaximumfOp, "min": arith.MinimumfO
 _COMBINE_INT = {"sum": arith.AddiOp, "max": arith.MaxSIOp, "min": arith.MinSIOp, "prod": arith.MuliOp}
 """Integer tiles (signed, as the language's int32) are combined in i32: sums wrap as the GPU's adds do."""
 REDUCTIONS = (*_KIND, t.ReduceOp)
+
+i16 = IntegerType(16)
 
 
 LANE_BITS = 5
@@ -141,6 +143,17 @@ class ReductionLowering:
         ops = _COMBINE_INT if isinstance(a.type, IntegerType) else _COMBINE
         return self.em.insert(fast.arith_binary_op(ops[kind], a, b)).results[0]
 
+    def _region(self, region, a: SSAValue, b: SSAValue) -> SSAValue:
+        """The scan's combining region on ``a`` (earlier) and ``b``, its ops emitted here."""
+        block = region.block
+        local = ValueMapper(self.lookup)
+        local[block.args[0]], local[block.args[1]] = a, b
+        for body_op in block.ops:
+            if isinstance(body_op, t.YieldOp):
+                return local.get(body_op.values[0])
+            self.em.insert(body_op.clone(value_mapper=local))
+        raise RegallocError("the scan's region has no tile.yield")
+
     def _butterfly(self, x: SSAValue, mask: int) -> SSAValue:
         """``x`` of the lane whose id differs from this one's in the bits of ``mask`` (a 64-bit value as
         its two 32-bit halves, a shuffle each)."""
@@ -150,11 +163,17 @@ class ReductionLowering:
         if x.type == Float64Type():  # its bits as an i64
             bits = em.insert(fast.arith_cast_op(arith.BitcastOp, x, i64)).results[0]
             return em.insert(fast.arith_cast_op(arith.BitcastOp, self._butterfly(bits, mask), x.type)).results[0]
+        if element_bits(x.type) == 16:  # f16 / bf16 (a function's reduction or scan in its own type): in 32 bits
+            bits = em.insert(fast.arith_cast_op(arith.BitcastOp, x, i16)).results[0]
+            moved = self._butterfly(em.insert(fast.arith_cast_op(arith.ExtUIOp, bits, i32)).results[0], mask)
+            back = em.insert(fast.arith_cast_op(arith.TruncIOp, moved, i16)).results[0]
+            return em.insert(fast.arith_cast_op(arith.BitcastOp, back, x.type)).results[0]
         if x.type == i64:
             halves = [em.cast(x, i32), em.cast(em.shr(x, 32, i64), i32)]
             lo, hi = (em.cast(self._butterfly(h, mask), i64) for h in halves)
             lo = em.and_(lo, 0xFFFFFFFF, i64)  # the low half sign-extended: its upper bits cleared
             high = em.insert(fast.arith_binary_op(arith.ShLIOp, hi, em.const(32, i64))).results[0]
             return em.insert(fast.arith_binary_op(arith.OrIOp, lo, high)).results[0]
-        raise RegallocError(f"cannot shuffle a {x.type} between lanes (only 32- and 64-bit integers and floats)")
+        raise RegallocError(f"cannot shuffle a {x.type} between lanes (only 16-bit floats, 32- and 64-bit integers "
+                            "and floats)")
 

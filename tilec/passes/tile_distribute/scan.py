@@ -29,7 +29,6 @@ from tilec.dialects.tile.types import RegisterVectorType, element_bits
 from tilec.passes.fragments import Fragment, VectorFragment, tile_fragment
 from tilec.passes.tile_distribute.memory import RegallocError
 from tilec.passes.tile_distribute.reduce import LANE_BITS
-from tilec.passes.tile_distribute.values import ValueMapper
 
 
 def _geometry(frag: Fragment | VectorFragment, dim: int):
@@ -118,7 +117,7 @@ class ScanLowering:
             """``a`` then ``b``, made once: values that hold one run's total are one SSA value, so each
             later step moves and combines it once, not once per value."""
             if (a, b) not in combined:
-                combined[(a, b)] = self._region(op.combine, a, b) if op.combine else self._combine(kind, a, b)
+                combined[(a, b)] = self._combine(op.combine or kind, a, b)
             return combined[(a, b)]
 
         prefix = [self._convert(s, work) for s in self.scalars(x)]
@@ -155,17 +154,6 @@ class ScanLowering:
             return prefix
         combined = combine(neighbour, prefix)
         return combined if earlier is True else self.em.select(earlier, combined, prefix, work)
-
-    def _region(self, region, a: SSAValue, b: SSAValue) -> SSAValue:
-        """The scan's combining region on ``a`` (earlier) and ``b``, its ops emitted here."""
-        block = region.block
-        local = ValueMapper(self.lookup)
-        local[block.args[0]], local[block.args[1]] = a, b
-        for body_op in block.ops:
-            if isinstance(body_op, t.YieldOp):
-                return local.get(body_op.values[0])
-            self.em.insert(body_op.clone(value_mapper=local))
-        raise RegallocError("the scan's region has no tile.yield")
 
     def _exchange(self, op: t.ScanOp, values: list[SSAValue], bit: int, work) -> list[SSAValue]:
         """The values of the thread whose index differs from this one's in ``bit`` (past the lane's),
