@@ -367,3 +367,25 @@ def test_a_loop_counting_down(after, n, stop):
     o = np.full(32, np.nan, np.float32)
     counting_down.interpret(x, o, n, grid=(1,), BN=32, STOP=stop, after=after)
     assert np.abs(o - (want + count)).max() < 1e-5
+
+
+@tl.kernel
+def expanded_reductions(x, o, N: tl.constexpr):
+    """``v[:, None]`` (and keep_dims results) reduced, scanned and asked for its shape, as Triton's 2-D value."""
+    v = tl.load(x, (0,), shape=(N,))
+    e = v[:, None]
+    m = tl.max(tl.load(x, (0,), shape=(N,))[None, :], axis=1, keep_dims=True)  # (1, 1)
+    rows, cols = e.shape
+    tl.store(o, (0,), e.sum(axis=1) + tl.sum(tl.exp(e) * e, axis=1) + tl.sum(m) + rows * 100 + cols * 1000)
+    tl.store(o, (N,), tl.cumsum(e, axis=0).sum(axis=1) + tl.argmax(e, axis=0).sum())
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_expanded_vectors_are_tiles_to_reductions(after):
+    n = 16
+    x = RNG.standard_normal(n).astype(np.float32)
+    o = np.full(2 * n, np.nan, np.float32)
+    expanded_reductions.interpret(x, o, grid=(1,), N=n, after=after)
+    xx = x.astype(np.float64)
+    assert np.abs(o[:n] - (xx + np.exp(xx) * xx + xx.max() + n * 100 + 1000)).max() < 1e-3
+    assert np.abs(o[n:] - (np.cumsum(xx) + np.argmax(xx))).max() < 1e-4

@@ -585,6 +585,8 @@ def _reduce(kind: str, x: Any, axis: Any) -> Vector | Scalar:
     """``x`` reduced along ``axis`` (1 or -1: each row; 0 or -2: each column) into a vector, or, with
     ``axis=None`` or a vector, entirely into a scalar. Masks count as int32 (``tl.sum(x > 0)``), as numpy's
     and Triton's booleans do."""
+    if isinstance(x, Expanded):  # v[:, None]: the tile of one column it stands for
+        x = x.tile()
     if isinstance(x, (Tile, Vector)) and x.dtype == int1:
         x = x.to(int32)
     if isinstance(x, Vector):
@@ -613,7 +615,7 @@ def reduce(input: Tile | Vector, axis: Any, combine_fn: Callable[..., Any],  # n
         raise error(f"{who} of several tiles at once (a tuple) is not supported: reduce one tile")
     if not callable(combine_fn):
         raise error(f"{who}'s combine_fn must be a function, got {_describe(combine_fn)}")
-    x = input
+    x = input.tile() if isinstance(input, Expanded) else input
     if isinstance(x, (Tile, Vector)) and x.dtype == int1:
         x = x.to(int32)
     if isinstance(x, Vector):
@@ -718,6 +720,8 @@ def _scan(kind: str, x: Any, axis: Any, reverse: bool, dtype: Any, who: str,
     """``x``'s inclusive scan with ``kind`` along ``axis`` (a tile's 0 or 1, negative from the end; a
     vector's 0), from the far end with ``reverse``; ``dtype`` converts ``x`` first, as Triton's. Masks
     and 8/16-bit integers are scanned as int32, as Triton promotes them. One ``tile.scan``."""
+    if isinstance(x, Expanded):
+        x = x.tile()
     if not isinstance(x, (Tile, Vector)):
         raise error(f"{who} scans a tile or a vector, got {_describe(x)}")
     if dtype is not None:
@@ -819,6 +823,8 @@ del _cls, _fn
 
 def _arg_extreme(kind: str, x: Any, axis: Any) -> Vector | Scalar:
     who = f"tl.arg{kind}"
+    if isinstance(x, Expanded):
+        x = x.tile()
     if not isinstance(x, (Tile, Vector)):
         raise error(f"{who} takes a tile or a vector, got {_describe(x)}")
     if x.dtype == int1:

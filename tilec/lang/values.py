@@ -216,9 +216,18 @@ class Expanded:
     def tile(self) -> Tile:
         """The tile of one column (``v[:, None]``) or one row (``v[None, :]``) it stands for, numpy's
         (n, 1) or (1, n): what a store into a 2-D array writes."""
+        return Tile(_materialize(self, _Shape("tile", self.shape), self.vector.type.element_type))
+
+    @property
+    def shape(self) -> tuple[int, int]:
         n = self.vector.shape[0]
-        shape = _Shape("tile", (n, 1) if self.axis == 0 else (1, n))
-        return Tile(_materialize(self, shape, self.vector.type.element_type))
+        return (n, 1) if self.axis == 0 else (1, n)
+
+    def __getattr__(self, name: str) -> Any:
+        """A tile's method (``m[:, None].sum(axis=1)``, ``.cumsum``, ``.max`` ...): on the tile it stands for."""
+        if name.startswith("_") or not hasattr(Tile, name):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(self.tile(), name)
 
 
 class Shared:
