@@ -424,3 +424,25 @@ def test_expanded_vectors_are_tiles_to_reductions(after):
     xx = x.astype(np.float64)
     assert np.abs(o[:n] - (xx + np.exp(xx) * xx + xx.max() + n * 100 + 1000)).max() < 1e-3
     assert np.abs(o[n:] - (np.cumsum(xx) + np.argmax(xx))).max() < 1e-4
+
+
+@tl.kernel(num_warps=4)
+def half_accumulator(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, OUT: tl.constexpr):
+    """An f16 accumulator carried through the K loop, as Triton writes it: tl.dot(..., out_dtype=tl.float16)
+    or an f16 acc alone; each step accumulates in f32 and rounds the result to f16."""
+    i, j = tl.program_id(0) * BM, tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float16)
+    for k in tl.range(0, a.shape[1], BK):
+        x, y = tl.load(a, (i, k), shape=(BM, BK)), tl.load(b, (k, j), shape=(BK, BN))
+        acc = tl.dot(x, y, acc, out_dtype=tl.float16) if OUT else tl.dot(x, y, acc)
+    tl.store(c, (i, j), acc)
+
+
+@pytest.mark.parametrize("after, arch", [(None, None), ("tile-distribute", "sm_80"), ("tile-distribute", "sm_90a")])
+@pytest.mark.parametrize("out", [True, False])
+def test_a_half_precision_accumulator(after, arch, out):
+    a, b = RNG.standard_normal((100, 70)).astype(np.float16), RNG.standard_normal((70, 90)).astype(np.float16)
+    c = np.full((100, 90), np.nan, np.float16)
+    half_accumulator.interpret(a, b, c, grid=(2, 2), BM=64, BN=64, BK=32, OUT=out, after=after, arch=arch)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 3e-3

@@ -19,7 +19,7 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import FLOAT8_TYPES, FLOAT_TYPES, RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
-from tilec.lang.dtypes import dtype_of, int1, int32, int64
+from tilec.lang.dtypes import dtype_of, float32, int1, int32, int64
 from tilec.lang.tracing import Unusable, current, element_type, error
 from tilec.lang.values import (
     Expanded,
@@ -919,13 +919,18 @@ def dot(a: Tile, b: Tile, acc: Tile | None = None, *, trans_a: bool = False, tra
         max_num_imprecise_acc: int | None = None) -> Tile:
     """Triton's ``tl.dot``: :func:`mma` with an f32 accumulator of zeros when ``acc`` is not given.
 
-    Triton's keywords are taken where tilec does what they ask: ``out_dtype`` float32 (the accumulator
-    is f32; convert the result with ``.to``), ``input_precision="tf32"`` / ``allow_tf32=True`` (f32
-    operands are read as tf32 by the tensor cores), ``max_num_imprecise_acc`` (ignored: every product is
-    accumulated in f32). Anything else is an error saying so."""
-    if out_dtype is not None and element_type(out_dtype) != element_type("float32"):
-        raise error(f"tl.dot accumulates in f32 (out_dtype=float32); convert the result with .to(...) instead "
-                    f"of out_dtype={out_dtype!r}")
+    Triton's keywords are taken where tilec does what they ask: ``out_dtype`` (float32, or float16 /
+    bfloat16: the product is accumulated in f32 and the result rounded to it, so an f16 ``acc`` carried
+    through a loop is rounded once a step, where Triton's f16 accumulator rounds every addition; an
+    ``acc`` of those types without ``out_dtype`` gives its type, as Triton's), ``input_precision="tf32"``
+    / ``allow_tf32=True`` (f32 operands are read as tf32 by the tensor cores), ``max_num_imprecise_acc``
+    (ignored: every product is accumulated in f32). Anything else is an error saying so."""
+    out = element_type(out_dtype) if out_dtype is not None else (acc.dtype if isinstance(acc, Tile) else float32)
+    if out.name not in ("float32", "float16", "bfloat16"):
+        raise error(f"tl.dot's out_dtype is float32, float16 or bfloat16, got {out!r}"
+                    + ("" if out_dtype is not None else " (the type of acc)"))
+    if isinstance(acc, Tile) and acc.dtype.name != "float32":
+        acc = acc.to(float32)
     f32 = isinstance(a, Tile) and a.type.element_type.name == "f32"
     if f32 and (allow_tf32 is False or input_precision not in (None, "tf32")):
         raise error("tl.dot multiplies f32 operands as tf32 on the tensor cores (input_precision='tf32'); "
@@ -938,7 +943,8 @@ def dot(a: Tile, b: Tile, acc: Tile | None = None, *, trans_a: bool = False, tra
         rows = a.shape[1] if trans_a else a.shape[0]
         cols = b.shape[0] if trans_b else b.shape[1]
         acc = zeros((rows, cols), "float32")
-    return mma(a, b, acc, trans_a=trans_a, trans_b=trans_b)
+    result = mma(a, b, acc, trans_a=trans_a, trans_b=trans_b)
+    return result if out.name == "float32" else result.to(out)
 
 
 static_range = builtins.range
