@@ -286,7 +286,8 @@ def dot_keywords(a, c, PRECISION: tl.constexpr, OUT: tl.constexpr):
 
 
 def test_tritons_dot_keywords():
-    """What tilec does is accepted (tf32 for f32 operands, an f32 result); anything else is a LangError."""
+    """What tilec does is accepted (tf32 for f32 operands, an f32, f16 or bf16 result); anything else is a
+    LangError."""
     x16, x32 = RNG.standard_normal((32, 32)).astype(np.float16), RNG.standard_normal((32, 32)).astype(np.float32)
     c = np.full((32, 32), np.nan, np.float32)
     dot_keywords.interpret(x16, c, grid=(1,), PRECISION="ieee", OUT="float32")  # no f32 operands: no tf32 question
@@ -294,14 +295,15 @@ def test_tritons_dot_keywords():
     dot_keywords.interpret(x32, c, grid=(1,), PRECISION="tf32", OUT=None)
     with pytest.raises(tl.LangError, match="multiplies f32 operands as tf32"):
         dot_keywords.interpret(x32, c, grid=(1,), PRECISION="ieee", OUT=None)
-    with pytest.raises(tl.LangError, match="accumulates in f32"):
-        dot_keywords.interpret(x16, c, grid=(1,), PRECISION=None, OUT="float16")
+    with pytest.raises(tl.LangError, match="out_dtype is float32, float16 or bfloat16, got tl.int32"):
+        dot_keywords.interpret(x16, c, grid=(1,), PRECISION=None, OUT="int32")
 
 
 @tl.kernel(num_warps=4)
 def not_staged(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    """Loads tile-stage leaves as written: indices from a loop-carried offset (they change along the
-    loop, so the copies cannot open its body), and a 48-column B the block's copy cannot split."""
+    """Loads tile-stage does not stage ahead: indices from a loop-carried offset (they change along the
+    loop, so the copies cannot open its body: they are staged where they are read, no cp.async), and a
+    48-column B the block's copy cannot split (left as written)."""
     acc = tl.zeros((BM, BN))
     off = 0 * tl.program_id(0)
     for k in tl.range(0, a.shape[1], BK):
