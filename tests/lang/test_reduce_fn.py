@@ -50,8 +50,12 @@ def bad_reduce(x, o, FN: tl.constexpr):
     tl.store(o, (0,), tl.reduce(tl.load(x, (0, 0), shape=(4, 8)), 1, FN))
 
 
-def test_a_combine_fn_that_returns_a_tile_is_refused_at_the_line():
+@pytest.mark.parametrize("fn, match", [
+    (lambda a, b: tl.zeros((2, 2)), "tl.reduce's combine_fn must return one scalar"),
+    (lambda a: a, "tl.reduce's combine_fn is called with two scalars"),
+])
+def test_a_combine_fn_it_cannot_use_is_an_error_at_the_line(fn, match):
     x = np.zeros((4, 8), np.float32)
-    with pytest.raises(tl.LangError, match="tl.reduce's combine_fn must return one scalar") as e:
-        bad_reduce.ir(x, x, FN=lambda a, b: tl.zeros((2, 2)))
+    with pytest.raises(tl.LangError, match=match) as e:
+        bad_reduce.ir(x, x, FN=fn)
     assert "test_reduce_fn.py" in str(e.value)

@@ -751,7 +751,11 @@ def _combining_region(fn: Callable[..., Any], element: Any, who: str) -> Region:
     trace = current()
     block = Block(arg_types=[element, element])
     with trace.inside(block, isolated=True):
-        out = fn(Scalar(block.args[0]), Scalar(block.args[1]))
+        try:
+            out = fn(Scalar(block.args[0]), Scalar(block.args[1]))
+        except TypeError as e:  # most often a function of another number of arguments
+            raise error(f"{who}'s combine_fn is called with two scalars (what came first, then the next): "
+                        f"{e}") from None
         if isinstance(out, (int, float, bool)):
             out = Scalar(trace.constant(out, element))
         if not isinstance(out, Scalar):
