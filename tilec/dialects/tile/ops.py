@@ -477,6 +477,17 @@ class MapOp(IRDLOperation):
             _fail(self, f"body must end with 'tile.yield' of one {self.result.type.element_type} value")
 
 
+def _verify_combining(op: IRDLOperation, region: Region, element: Attribute) -> None:
+    """A scan's or reduction's combining function: two ``element`` scalars to one (``tile.yield``)."""
+    block = region.block
+    if [a.type for a in block.args] != [element, element]:
+        takes = ", ".join(str(a.type) for a in block.args)
+        _fail(op, f"region takes ({takes}), expected ({element}, {element})")
+    term = block.last_op
+    if not isinstance(term, YieldOp) or [v.type for v in term.values] != [element]:
+        _fail(op, f"region must end with 'tile.yield' of one {element} value")
+
+
 SCAN_KINDS = ("sum", "prod", "max", "min", "combine")
 
 
@@ -538,13 +549,7 @@ class ScanOp(IRDLOperation):
         if (kind == "combine") != (self.combine is not None):
             _fail(self, "has a combining region exactly when its kind is 'combine'")
         if self.combine is not None:
-            block = self.combine.block
-            if [a.type for a in block.args] != [element, element]:
-                takes = ", ".join(str(a.type) for a in block.args)
-                _fail(self, f"region takes ({takes}), expected ({element}, {element})")
-            term = block.last_op
-            if not isinstance(term, YieldOp) or [v.type for v in term.values] != [element]:
-                _fail(self, f"region must end with 'tile.yield' of one {element} value")
+            _verify_combining(self, self.combine, element)
 
 
 @irdl_op_definition
@@ -579,14 +584,7 @@ class ReduceOp(IRDLOperation):
         length = src.dims[0] if orientation == "row" else src.dims[1]
         if dst.length.data != length or dst.element_type != src.element_type:
             _fail(self, f"reducing {src} gives !tile.rv<{length}x{src.element_type}, {orientation}>, not {dst}")
-        element = src.element_type
-        block = self.combine.block
-        if [a.type for a in block.args] != [element, element]:
-            takes = ", ".join(str(a.type) for a in block.args)
-            _fail(self, f"region takes ({takes}), expected ({element}, {element})")
-        term = block.last_op
-        if not isinstance(term, YieldOp) or [v.type for v in term.values] != [element]:
-            _fail(self, f"region must end with 'tile.yield' of one {element} value")
+        _verify_combining(self, self.combine, src.element_type)
 
 
 @irdl_op_definition
