@@ -592,6 +592,49 @@ def test_atomics_on_the_gpu():
 
 @gpu
 @pytest.mark.gpu
+@pytest.mark.parametrize("arch", ["sm_80", None])
+def test_atomics_that_return_old_values_on_the_gpu(arch):
+    """The old values of ``tl.atomic_*`` (tests/lang/test_atomics.py's kernels) on the GPU: tickets from
+    4096 blocks are a permutation, the last block to arrive sums 999 partials, and a tile's, a block
+    vector's and a warp's lanes' old values (add, max, xchg), compare-and-swap and the bitwise kinds."""
+    from tests.lang.test_atomics import bits, last_block_sums, old_tiles, swaps, tickets
+
+    opts = {} if arch is None else {"arch": arch}
+    counter = torch.full((1,), 3, device="cuda", dtype=torch.int32)
+    got = torch.full((4096,), -1, device="cuda", dtype=torch.int32)
+    tickets[(4096,)](counter, got, **opts)
+    assert counter.item() == 4099 and torch.equal(got.sort().values.cpu(), torch.arange(3, 4099, dtype=torch.int32))
+    x = torch.randn(999 * 256, device="cuda")
+    partial = torch.full((1024,), float("nan"), device="cuda")
+    count, out = torch.zeros(1, device="cuda", dtype=torch.int32), torch.full((1,), float("nan"), device="cuda")
+    last_block_sums[(999,)](x, partial, count, out, N=256, G=999, **opts)
+    assert count.item() == 999 and abs(out.item() - x.double().sum().item()) < 1e-2
+    bm, bn = 64, 32
+    t = torch.randn(bm, bn, device="cuda")
+    o, o1 = torch.randn(bm, bn + 8, device="cuda"), torch.randn(bn + bm + 8, device="cuda")
+    before, before1 = o.clone(), o1.clone()
+    prev, prev1 = torch.full_like(o, float("nan")), torch.full_like(o1, float("nan"))
+    old_tiles[(1,)](t, o, prev, o1, prev1, BM=bm, BN=bn, **opts)
+    assert torch.equal(prev[:, :bn], before[:, :bn]) and torch.equal(prev1[:bn + bm], before1[:bn + bm])
+    assert torch.allclose(o[:, :bn], before[:, :bn] + t) and torch.equal(o[:, bn:], before[:, bn:])
+    assert torch.equal(o1[:bn], torch.maximum(before1[:bn], t.max(0).values))
+    assert torch.allclose(o1[bn:bn + bm], t.sum(1), atol=1e-4) and torch.equal(o1[bn + bm:], before1[bn + bm:])
+    o = torch.randint(0, 4, (1, 64), device="cuda", dtype=torch.int32)
+    cmp = torch.randint(0, 4, (1, 64), device="cuda", dtype=torch.int32)
+    before, prev = o.clone(), torch.full_like(o, -1)
+    swaps[(1,)](o, prev, cmp, BN=64, **opts)
+    cols = torch.arange(64, device="cuda", dtype=torch.int32)[None, :]
+    assert torch.equal(prev, before) and torch.equal(o, torch.where(before == cmp, cols, before))
+    o = torch.randint(-(1 << 31), (1 << 31) - 1, (3,), device="cuda", dtype=torch.int32)
+    before, prev = o.clone(), torch.zeros(1, device="cuda", dtype=torch.int32)
+    bits[(1,)](o, prev, 0x0F0F0F0F, **opts)
+    a, b = before[0].item(), before[1].item()
+    assert o[0].item() == a & 0x0F0F0F0F and o[1].item() == b | a and o[2].item() == before[2].item() ^ b
+    assert prev.item() == before[2].item()
+
+
+@gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("mnk", [(64, 64, 32), (1000, 1032, 520), (257, 129, 65)], ids=str)
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_a_triton_style_block_gemm(mnk, dtype):

@@ -186,16 +186,104 @@ def test_places_that_differ_between_warps_and_lanes():
     assert np.allclose(o, x.astype(np.float64).sum(), rtol=1e-5)
 
 
-@tl.kernel
-def uses_old_values(x, o, old, N: tl.constexpr):
-    prev = tl.atomic_add(o, (0,), tl.load(x, (0,), shape=(N,)))
-    tl.store(old, (0,), prev + 1.0)  # MARK-old
+@tl.kernel(num_warps=4)
+def tickets(counter, got):
+    """Each block takes a ticket: the counter's value before its own add (a scalar in every thread)."""
+    tl.store(got, (tl.program_id(0),), tl.atomic_add(counter, (0,), 1))
 
 
-def test_the_old_values_are_not_returned():
-    """Triton's atomics return the old values; tilec's red.global does not: using the result is an
-    error at the line that uses it, naming the atomic."""
-    x = RNG.standard_normal(32).astype(np.float32)
-    line = next(i + 1 for i, text in enumerate(open(__file__).read().splitlines()) if "MARK-old" in text)
-    with pytest.raises(tl.LangError, match=rf"test_atomics.py:{line}:\d+: error: tl.atomic_add returns no old values"):
-        uses_old_values.ir(x, x, x, N=32)
+@tl.kernel(num_warps=4)
+def last_block_sums(x, partial, count, out, N: tl.constexpr, G: tl.constexpr):
+    """Split-K's semaphore: each block writes its partial sum, and the block that arrives last (its
+    ticket is G - 1) adds the partials up."""
+    pid = tl.program_id(0)
+    tl.store(partial, (pid,), tl.sum(tl.load(x, (pid * N,), shape=(N,))))
+    tl.debug_barrier()
+    if tl.atomic_add(count, (0,), 1) == G - 1:
+        tl.store(out, (0,), tl.sum(tl.load(partial, (0,), shape=(G,))))
+
+
+@tl.kernel(num_warps=4)
+def old_tiles(x, o, prev, o1, prev1, BM: tl.constexpr, BN: tl.constexpr):
+    """The old values of a tile, of a vector whose copies are in several warps and of one in a warp's
+    lanes (its place chosen by the warp id), with add, max and xchg."""
+    t = tl.load(x, (0, 0), shape=(BM, BN))
+    tl.store(prev, (0, 0), tl.atomic_add(o, (0, 0), t))
+    tl.store(prev1, (0,), tl.atomic_max(o1, (0,), tl.max(t, axis=0)))
+    w = tl.warp_id() * 16
+    rows = tl.sum(tl.load(x, (w, 0), shape=(16, BN)), axis=1)
+    tl.store(prev1, (BN + w,), tl.atomic_xchg(o1, (BN + w,), rows))
+
+
+@tl.kernel(num_warps=2)
+def swaps(o, prev, cmp, BN: tl.constexpr):
+    """Compare and swap: ``o`` becomes the column index where it equals ``cmp``."""
+    cols = tl.iota((1, BN), 1)
+    tl.store(prev, (0, 0), tl.atomic_cas(o, (0, 0), tl.load(cmp, (0, 0), shape=(1, BN)), cols))
+
+
+@tl.kernel(num_warps=2)
+def bits(o, prev, v):
+    """and / or / xor, their old values carried on through the next."""
+    a = tl.atomic_and(o, (0,), v)
+    b = tl.atomic_or(o, (1,), a)
+    tl.store(prev, (0,), tl.atomic_xor(o, (2,), b))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_each_block_gets_one_ticket(after):
+    counter, got = np.array([5], np.int32), np.full(6, -1, np.int32)
+    tickets.interpret(counter, got, grid=(6,), after=after)
+    assert counter[0] == 11 and sorted(got) == list(range(5, 11))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_the_last_block_to_arrive_adds_the_partials(after):
+    x = RNG.standard_normal(5 * 128).astype(np.float32)
+    partial, count, out = np.full(5, np.nan, np.float32), np.zeros(1, np.int32), np.full(1, np.nan, np.float32)
+    last_block_sums.interpret(x, partial, count, out, grid=(5,), N=128, G=5, after=after)
+    assert count[0] == 5 and np.isclose(out[0], x.astype(np.float64).sum(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_old_values_of_tiles_and_vectors(after):
+    bm, bn = 64, 32
+    x = RNG.standard_normal((bm, bn)).astype(np.float32)
+    o = RNG.standard_normal((bm, bn + 8)).astype(np.float32)
+    o1 = RNG.standard_normal(bn + bm + 8).astype(np.float32)
+    before, before1 = o.copy(), o1.copy()
+    prev, prev1 = np.full_like(o, np.nan), np.full_like(o1, np.nan)
+    old_tiles.interpret(x, o, prev, o1, prev1, grid=(1,), BM=bm, BN=bn, after=after)
+    assert np.array_equal(prev[:, :bn], before[:, :bn])
+    assert np.allclose(o[:, :bn], before[:, :bn].astype(np.float64) + x, rtol=1e-6)
+    assert np.array_equal(o[:, bn:], before[:, bn:])
+    assert np.array_equal(prev1[:bn + bm], before1[:bn + bm])
+    assert np.array_equal(o1[:bn], np.maximum(before1[:bn], x.max(axis=0)))
+    assert np.allclose(o1[bn:bn + bm], x.astype(np.float64).sum(axis=1), rtol=1e-5)
+    assert np.array_equal(o1[bn + bm:], before1[bn + bm:])
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_compare_and_swap_and_bitwise_atomics(after):
+    bn = 64
+    o = RNG.integers(0, 4, (1, bn)).astype(np.int32)
+    cmp = RNG.integers(0, 4, (1, bn)).astype(np.int32)
+    before, prev = o.copy(), np.full_like(o, -1)
+    swaps.interpret(o, prev, cmp, grid=(1,), BN=bn, after=after)
+    assert np.array_equal(prev, before)
+    assert np.array_equal(o, np.where(before == cmp, np.arange(bn), before))
+    o = RNG.integers(-2**31, 2**31, 3, dtype=np.int64).astype(np.int32)
+    v, before, prev = np.int32(0x0F0F0F0F), o.copy(), np.zeros(1, np.int32)
+    bits.interpret(o, prev, v, grid=(1,), after=after)
+    a, b = before[0], before[1]
+    assert o[0] == a & v and o[1] == b | a and o[2] == before[2] ^ b and prev[0] == before[2]
+
+
+def test_old_values_compile_to_atom_for_both_targets():
+    x = RNG.standard_normal((64, 128)).astype(np.float32)
+    for arch in ("sm_80", "sm_90"):
+        ptx = old_tiles.compile(x, x, x, x[0], x[0], BM=64, BN=32, arch=arch).asm["ptx"]
+        assert "atom.acq_rel.gpu.global.add.f32" in ptx and "atom.acq_rel.gpu.global.exch.b32" in ptx
+        assert "red.global" not in ptx
+        ptx = tickets.compile(np.zeros(1, np.int32), np.zeros(4, np.int32), arch=arch).asm["ptx"]
+        assert ptx.count("atom.acq_rel.gpu.global.add.u32") == 1 and ptx.count("bar.sync") == 2

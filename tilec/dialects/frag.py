@@ -623,6 +623,51 @@ class RedOp(IRDLOperation):
         _expect_pointer(self, "address", self.address, GLOBAL_SPACE)
 
 
+ATOM_KINDS = {"add": (f32, i32), "max": (i32,), "min": (i32,), "umax": (i32,), "umin": (i32,), "exch": (f32, i32),
+              "cas": (f32, i32), "and": (i32,), "or": (i32,), "xor": (i32,)}
+"""What ``frag.atom`` does, with the value types PTX's ``atom.global`` has for each (``umax``/``umin``:
+the i32 read unsigned; ``exch``/``cas``/``and``/``or``/``xor`` on the 32 bits)."""
+
+
+@irdl_op_definition
+class AtomOp(IRDLOperation):
+    """``atom.acq_rel.gpu.global.<kind>``: combine ``value`` into the global element at ``address``
+    atomically and give the element's value from before (``cas``: write ``value`` where the element
+    equals ``cmp``). Where the predicate is false nothing is done and the result is 0."""
+
+    name = "frag.atom"
+
+    T: ClassVar = VarConstraint("T", EqAttrConstraint(i32) | EqAttrConstraint(f32))
+    kind = prop_def(StringAttr)
+    value = operand_def(T)
+    address = operand_def(LLVMPointerType)
+    cmp = opt_operand_def(T)
+    pred = opt_operand_def(IntegerType(1))
+    result = result_def(T)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    assembly_format = ("$kind $value `,` $address (`cmp` $cmp^)? (`if` $pred^)? attr-dict `:` type($value) `,` "
+                       "type($address)")
+
+    def __init__(self, kind: str, value: SSAValue, address: SSAValue, cmp: SSAValue | None = None,
+                 pred: SSAValue | None = None):
+        super().__init__(operands=[value, address, [] if cmp is None else [cmp], [] if pred is None else [pred]],
+                         properties={"kind": StringAttr(kind)}, result_types=[SSAValue.get(value).type])
+
+    def verify_(self) -> None:
+        kind = self.kind.data
+        types = ATOM_KINDS.get(kind)
+        if types is None:
+            _fail(self, f"kind must be one of {', '.join(ATOM_KINDS)}, got {kind}")
+        if self.value.type not in types:
+            _fail(self, f"{kind} combines {' or '.join(map(str, types))} values, not {self.value.type}")
+        if (kind == "cas") != (self.cmp is not None):
+            _fail(self, "cas takes the value to compare with" if kind == "cas" else f"{kind} compares with nothing")
+        _expect_pointer(self, "address", self.address, GLOBAL_SPACE)
+
+
 @irdl_op_definition
 class SharedOp(IRDLOperation):
     """The address of a static shared-memory buffer of the kernel (``bytes`` long, aligned).
@@ -974,6 +1019,7 @@ Frag = Dialect(
         LoadOp,
         StoreOp,
         RedOp,
+        AtomOp,
         SharedOp,
         ShflOp,
         PackOp,

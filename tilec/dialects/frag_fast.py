@@ -86,6 +86,15 @@ def frag_red(kind: str, value: SSAValue, address: SSAValue, pred: SSAValue | Non
                   properties={"kind": _string(kind)})
 
 
+def frag_atom(kind: str, value: SSAValue, address: SSAValue, cmp: SSAValue | None = None,
+              pred: SSAValue | None = None) -> frag.AtomOp:
+    """`frag.AtomOp(kind, value, address, cmp, pred)`."""
+    extra = [x for x in (cmp, pred) if x is not None]
+    return create(frag.AtomOp, operands=(value, address, *extra), result_types=(value.type,),
+                  properties={"kind": _string(kind),
+                              "operandSegmentSizes": segments((1, 1, int(cmp is not None), int(pred is not None)))})
+
+
 def frag_pack(kind: str, lo: SSAValue, hi: SSAValue) -> frag.PackOp:
     """`frag.PackOp(kind, lo, hi)`."""
     return create(frag.PackOp, operands=(lo, hi), result_types=(i32,), properties={"kind": _string(kind)})

@@ -267,6 +267,28 @@ class FragFunctions(InterpreterFunctions):
             write(args[1], to_bytes(new, t), one, align=n)
         return ()
 
+    @impl(frag.AtomOp)
+    def run_atom(self, interpreter, op: frag.AtomOp, args):
+        """Lane by lane, in lane order, as :meth:`run_red`, each active lane getting the element's value
+        from before its own operation (0 where inactive); f32 ``cas`` compares the bits."""
+        t = op.value.type
+        n = sizeof(t)
+        kind = op.kind.data
+        cmp = np.asarray(args[2]) if op.cmp is not None else None
+        lanes = self._lanes(args, 3 if op.cmp is not None else 2)
+        check_write(args[1], n, lanes, align=n)
+        value = np.asarray(args[0])
+        result = np.zeros_like(value)
+        for lane in np.flatnonzero(lanes):
+            one = np.zeros_like(lanes)
+            one[lane] = True
+            old = np.asarray(from_bytes(read(args[1], n, one, align=n), t))
+            result[lane] = old[lane]
+            new = old.copy()
+            new[lane] = _atom_value(kind, old[lane], value[lane], None if cmp is None else cmp[lane])
+            write(args[1], to_bytes(new, t), one, align=n)
+        return (result,)
+
     @impl(frag.ShflOp)
     def run_shfl(self, interpreter, op: frag.ShflOp, args):
         self.state.require_all_lanes()
@@ -293,3 +315,29 @@ class FragFunctions(InterpreterFunctions):
     @impl(frag.FMinOp)
     def run_fmin(self, interpreter, op, args):
         return (_fmax(args[0], args[1], False),)
+
+
+def _atom_value(kind: str, old, value, cmp):
+    """What ``frag.atom`` of ``kind`` leaves in an element holding ``old`` (one lane's numpy scalars)."""
+    if kind == "cas":
+        return value if _bits32(old) == _bits32(cmp) else old
+    if kind == "exch":
+        return value
+    if kind in ("umax", "umin"):  # the i32 bits read unsigned, the result as the signed i32 of its bits
+        r = (max if kind == "umax" else min)(_bits32(old), _bits32(value))
+        return np.asarray(r - (1 << 32) if r >= 1 << 31 else r).astype(np.asarray(old).dtype)
+    combine = {"add": np.add, "max": np.maximum, "min": np.minimum, "and": np.bitwise_and, "or": np.bitwise_or,
+               "xor": np.bitwise_xor}[kind]
+    with np.errstate(over="ignore"):
+        if np.asarray(old).dtype.kind == "f":
+            return combine(old, value).astype(np.asarray(old).dtype)
+        r = int(combine(np.int64(old), np.int64(value))) & 0xFFFFFFFF  # i32 wraps
+        return np.asarray(r - (1 << 32) if r >= 1 << 31 else r).astype(np.asarray(old).dtype)
+
+
+def _bits32(x) -> int:
+    """The 32 bits of an f32 or i32 lane value, as an unsigned int."""
+    a = np.asarray(x)
+    if a.dtype.kind == "f":
+        return int(a.astype(np.float32).view(np.uint32))
+    return int(a) & 0xFFFFFFFF

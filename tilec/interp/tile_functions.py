@@ -91,6 +91,8 @@ class BlockShared:
         self.bulk_reads: list[tuple[int, np.ndarray, np.ndarray]] = []
         """The bulk stores still reading shared memory: (warp, buffer, element offsets), oldest first
         (:meth:`TileFunctions.run_bulk_store`)."""
+        self.atomic_old: dict[Operation, np.ndarray] = {}
+        """A block-wide ``tile.atomic``'s old values, from warp 0 for the other warps (per-warp runs)."""
         self._lock = threading.Lock()
 
     def named_barrier(self, index: int) -> NamedBarrier:
@@ -801,22 +803,41 @@ class TileFunctions(InterpreterFunctions):
 
     @impl(t.AtomicOp)
     def run_atomic(self, interpreter: Interpreter, op: t.AtomicOp, args: PythonValues):
-        """The window read, combined with the value and written back (inside the view only). A warp
-        of a per-warp execution combines a value at a place that are the same in every warp only as
-        warp 0: the block combines it once, as tile-distribute's code does (``atomic_combiners``)."""
-        value, dest, *indices = args
+        """The window read, combined with the value and written back (inside the view only); with a
+        result, the window as read (0 outside the view). A warp of a per-warp execution combines a value
+        at a place that are the same in every warp only as warp 0: the block combines it once, as
+        tile-distribute's code does (``atomic_combiners``), and the other warps take warp 0's old values
+        between two barriers, as that code's exchange through shared memory does."""
+        value, dest, *rest = args
+        indices = rest[:len(op.indices)]
+        cmp = rest[len(op.indices)] if op.cmp is not None else None
         dims = _register_dims(op.value.type)
         value = _register(value, dims, "the combined value")
-        if self.ctx.warp not in (None, 0) and atomic_combiners(op, *self._varying_ids(op)) == "the block":
-            return ()
+        fetch = op.old is not None and bool(op.old.uses)  # unused: no exchange on the GPU either
+        by_warp0 = self.ctx.warp is not None and atomic_combiners(op, *self._varying_ids(op)) == "the block"
+        if by_warp0 and self.ctx.warp != 0:
+            if not fetch:
+                return () if op.old is None else (np.zeros(dims, numpy_dtype(op.value.type.element_type)),)
+            return (self._from_warp0(op, None),)
         idx = _indices(indices)
         old = _read(dest, idx, dims)
-        if op.kind.data != "add" and old.dtype == np.float32:
-            _write(dest, idx, _float_extreme(op.kind.data, old, np.asarray(value, np.float32)))
-            return ()
-        combine = {"add": np.add, "max": np.maximum, "min": np.minimum}[op.kind.data]
-        _write(dest, idx, combine(old, value).astype(old.dtype))  # f32 in f32; i32 wraps
-        return ()
+        _write(dest, idx, _atomic_result(op.kind.data, old, value,
+                                         None if cmp is None else _register(cmp, dims, "the compared value")))
+        if not fetch:
+            return () if op.old is None else (old,)
+        return (self._from_warp0(op, old) if by_warp0 else old,)
+
+    def _from_warp0(self, op: t.AtomicOp, old: np.ndarray | None) -> np.ndarray:
+        """Warp 0's old values of ``op`` (``old`` when this is warp 0), handed over between two barriers."""
+        stash = self.ctx.shared.atomic_old
+        if old is not None:
+            stash[op] = old
+        if self.ctx.barrier is not None:
+            self.ctx.barrier.wait(self.ctx.warp or 0, op)
+        got = stash[op]
+        if self.ctx.barrier is not None:
+            self.ctx.barrier.wait(self.ctx.warp or 0, op)
+        return got
 
     def _varying_ids(self, op: Operation) -> tuple[set, set]:
         """The values of ``op``'s function that may differ between lanes, and between warps (once a function)."""
@@ -1214,6 +1235,23 @@ class TileFunctions(InterpreterFunctions):
         rows, cols = op.result.type.dims
         tile = np.broadcast_to(v[:, None], (rows, cols)) if op.input.type.is_row else np.broadcast_to(v[None, :], (rows, cols))
         return (np.array(tile, dtype=numpy_dtype(op.result.type.element_type)),)
+
+
+def _atomic_result(kind: str, old: np.ndarray, value: np.ndarray, cmp: np.ndarray | None) -> np.ndarray:
+    """What ``tile.atomic`` of ``kind`` leaves in elements holding ``old`` (f32 ``cas`` compares bits)."""
+    if kind in ("max", "min") and old.dtype == np.float32:
+        return _float_extreme(kind, old, np.asarray(value, np.float32))
+    value = np.broadcast_to(value, old.shape).astype(old.dtype)
+    if kind == "xchg":
+        return value
+    if kind == "cas":
+        bits = np.uint32 if old.dtype.itemsize == 4 else np.uint64
+        same = old.view(bits) == np.broadcast_to(cmp, old.shape).astype(old.dtype).view(bits)
+        return np.where(same, value, old)
+    combine = {"add": np.add, "max": np.maximum, "min": np.minimum, "and": np.bitwise_and, "or": np.bitwise_or,
+               "xor": np.bitwise_xor}[kind]
+    with np.errstate(over="ignore"):
+        return combine(old, value).astype(old.dtype)  # f32 in f32; i32 wraps
 
 
 def _float_extreme(kind: str, old: np.ndarray, value: np.ndarray) -> np.ndarray:

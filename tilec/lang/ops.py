@@ -20,7 +20,7 @@ from tilec.dialects.tile.types import FLOAT8_TYPES, FLOAT_TYPES, RegisterType, R
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
 from tilec.lang.dtypes import dtype_of, float32, int1, int32, int64
-from tilec.lang.tracing import Unusable, current, element_type, error
+from tilec.lang.tracing import current, element_type, error
 from tilec.lang.values import (
     Expanded,
     Scalar,
@@ -32,6 +32,7 @@ from tilec.lang.values import (
     checked_type,
     elementwise,
     index,
+    reoriented,
     tile_map,
     where,
     wrap,
@@ -142,8 +143,6 @@ def _check_axis(axis: Any) -> None:
 
 
 def _describe(value: Any) -> str:
-    if isinstance(value, NoOldValues):
-        return f"{value!r} (it combines into memory with red.global)"
     return value.describe() if isinstance(value, (Value, Shared)) else f"{type(value).__name__} {value!r}"
 
 
@@ -437,61 +436,98 @@ def _stored_as(value: Tile | Vector, view: View) -> Tile | Vector:
     return value.to(view.dtype)
 
 
-class NoOldValues(Unusable):
-    """What ``tl.atomic_*`` returns: its ``red.global`` gives no old values back (Triton's ``atom`` does);
-    using it is an error that says so, at the line that uses it."""
-
-    def __init__(self, who: str):
-        self.who = who
-
-    def __repr__(self) -> str:
-        return f"the result of {self.who}, which returns no old values"
-
-    def _used(self, *_: Any) -> Any:
-        raise error(f"{self.who} returns no old values in tilec (it combines into memory with red.global); "
-                    "read the array before or after the kernel instead")
-
-
-def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any) -> NoOldValues:
+def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any, cmp: Any = None) -> Tile | Vector | Scalar:
+    """``tile.atomic`` of ``kind``; its old values in the value's form (a scalar for a scalar). Unused, the
+    old values cost nothing: tile-distribute then combines with ``red.global`` where PTX has one."""
     who = f"tl.atomic_{kind}"
     if not isinstance(view, View):
         raise error(f"{who} combines into an array argument of the kernel, got {_describe(view)}")
+    one = isinstance(value, (Scalar, int, float)) and not isinstance(value, bool)
+    value = _atomic_operand(who, "value", view, value)
+    if cmp is not None:
+        cmp = _atomic_operand(who, "cmp", view, cmp)
+        if cmp.shape != value.shape or type(cmp) is not type(value):
+            raise error(f"{who}'s cmp ({cmp.describe()}) and value ({value.describe()}) must have one shape")
+        if isinstance(cmp, Vector) and cmp.orientation != value.orientation:
+            cmp = reoriented(cmp, value.orientation)
+    kinds = t.ATOMIC_KINDS[kind]
+    if view.type.element_type not in kinds:
+        raise error(f"{who} combines {' or '.join(repr(dtype_of(k)) for k in kinds)} elements atomically; "
+                    f"{view.name!r} holds {view.dtype}")
+    rank = 1 if isinstance(value, Vector) else 2
+    if rank != view.ndim:
+        raise error(f"{who} of a {rank}-D value into {view.ndim}-D {view.name!r}")
+    op = t.AtomicOp(kind, value.value, view.value, _offsets(view, offsets, who),
+                    None if cmp is None else cmp.value, returns=True)
+    old = wrap(current().value(op))
+    if one:  # a scalar's one element: Triton's scalar atomic gives a scalar
+        return Scalar(current().value(t.ExtractOp(old.value)))
+    return old
+
+
+def _atomic_operand(who: str, what: str, view: View, value: Any) -> Tile | Vector:
+    """An atomic's ``value`` or ``cmp`` as a tile or vector of the array's element type."""
     if isinstance(value, Expanded):
         value = value.tile() if view.ndim == 2 else value.vector
     if isinstance(value, (Scalar, int, float)) and not isinstance(value, bool) and view.ndim in (1, 2):
         value = full((1,) * view.ndim, value, view.dtype)  # one element, in the array's type
     if not isinstance(value, (Tile, Vector)):
-        raise error(f"{who} combines a tile, a vector or a scalar, got {_describe(value)}")
-    kinds = t.ATOMIC_KINDS[kind]
-    if view.type.element_type not in kinds:
-        raise error(f"{who} combines {' or '.join(repr(dtype_of(k)) for k in kinds)} elements atomically; "
-                    f"{view.name!r} holds {view.dtype}")
+        raise error(f"{who} combines a tile, a vector or a scalar, got {_describe(value)} as its {what}")
     if value.type.element_type != view.type.element_type:  # in the array's type, as Triton's atomics take it
         value = _stored_as(value, view)
-    rank = 1 if isinstance(value, Vector) else 2
-    if rank != view.ndim:
-        raise error(f"{who} of a {rank}-D value into {view.ndim}-D {view.name!r}")
-    current().emit(t.AtomicOp(kind, value.value, view.value, _offsets(view, offsets, who)))
-    return NoOldValues(who)
+    return value
 
 
-def atomic_add(view: View, offsets: Sequence[Any], value: Any) -> NoOldValues:
+def atomic_add(view: View, offsets: Sequence[Any], value: Any) -> Tile | Vector | Scalar:
     """Add ``value`` (a tile, a vector or a scalar) into ``view`` at ``offsets`` atomically (Triton's
-    ``tl.atomic_add``, without the old values): f32 or int32 arrays. Each element is added once however
-    many threads hold it: once a block for a value that is the same in every warp. Elements outside
-    the array are dropped. f32 sums follow the order the blocks arrive in."""
+    ``tl.atomic_add``): f32 or int32 arrays. Each element is added once however many threads hold it:
+    once a block for a value that is the same in every warp. Elements outside the array are dropped.
+    f32 sums follow the order the blocks arrive in.
+
+    Returns the elements' values from before (0 outside the array), in ``value``'s form: a scalar for
+    a scalar. Used, the add is PTX's ``atom`` (acquire-release, GPU scope, as Triton's default); unused,
+    a relaxed ``red``."""
     return _atomic("add", view, offsets, value)
 
 
-def atomic_max(view: View, offsets: Sequence[Any], value: Any) -> NoOldValues:
+def atomic_max(view: View, offsets: Sequence[Any], value: Any) -> Tile | Vector | Scalar:
     """The element-wise maximum of ``view`` at ``offsets`` and ``value``, atomically (int32 and float32
-    arrays; a float as integer reductions of its bits, chosen by its sign)."""
+    arrays; a float as integer operations on its bits, chosen by its sign); the old values as
+    :func:`atomic_add` gives them."""
     return _atomic("max", view, offsets, value)
 
 
-def atomic_min(view: View, offsets: Sequence[Any], value: Any) -> NoOldValues:
-    """The element-wise minimum, atomically (int32 and float32 arrays)."""
+def atomic_min(view: View, offsets: Sequence[Any], value: Any) -> Tile | Vector | Scalar:
+    """The element-wise minimum, atomically (int32 and float32 arrays); the old values."""
     return _atomic("min", view, offsets, value)
+
+
+def atomic_xchg(view: View, offsets: Sequence[Any], value: Any) -> Tile | Vector | Scalar:
+    """Write ``value`` into ``view`` at ``offsets`` atomically and give the old values (Triton's
+    ``tl.atomic_xchg``; int32 and float32 arrays; always PTX's ``atom``, acquire-release: a lock's release)."""
+    return _atomic("xchg", view, offsets, value)
+
+
+def atomic_cas(view: View, offsets: Sequence[Any], cmp: Any, value: Any) -> Tile | Vector | Scalar:
+    """Compare and swap (Triton's ``tl.atomic_cas(pointer, cmp, val)``): where an element of ``view`` at
+    ``offsets`` equals ``cmp`` (bit for bit), write ``value``; give the old values either way. int32
+    and float32 arrays. A spin lock: ``while tl.atomic_cas(lock, (i,), 0, 1) == 1: pass``."""
+    return _atomic("cas", view, offsets, value, cmp)
+
+
+def atomic_and(view: View, offsets: Sequence[Any], value: Any) -> Tile | Vector | Scalar:
+    """Bitwise and into an int32 array atomically; the old values."""
+    return _atomic("and", view, offsets, value)
+
+
+def atomic_or(view: View, offsets: Sequence[Any], value: Any) -> Tile | Vector | Scalar:
+    """Bitwise or into an int32 array atomically; the old values."""
+    return _atomic("or", view, offsets, value)
+
+
+def atomic_xor(view: View, offsets: Sequence[Any], value: Any) -> Tile | Vector | Scalar:
+    """Bitwise exclusive or into an int32 array atomically; the old values."""
+    return _atomic("xor", view, offsets, value)
 
 
 def _offsets(view: View, offsets: Any, who: str) -> list[SSAValue]:

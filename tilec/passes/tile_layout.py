@@ -322,6 +322,10 @@ def agreeing_classes(fn: Operation, uf: _UnionFind | None = None) -> _UnionFind:
                 uf.union(op.c, op.result)
             case t.WgmmaWaitOp():
                 uf.union(op.value, op.result)
+            case t.AtomicOp():
+                for v in (op.cmp, op.old):
+                    if v is not None:
+                        uf.union(op.value, v)
             case _ if isinstance(op, _REDUCTIONS) and op.acc is not None:
                 uf.union(op.acc, op.result)
             case _ if isinstance(op, _ELEMENTWISE):

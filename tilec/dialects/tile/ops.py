@@ -51,6 +51,7 @@ from xdsl.irdl import (
     operand_def,
     opt_operand_def,
     opt_prop_def,
+    opt_result_def,
     opt_region_def,
     prop_def,
     region_def,
@@ -851,46 +852,66 @@ class StoreOp(IRDLOperation):
         _check_same_element(self, value, self.dest.type)
 
 
-ATOMIC_KINDS = {"add": (Float32Type(), IntegerType(32)), "max": (Float32Type(), IntegerType(32)),
-                "min": (Float32Type(), IntegerType(32))}
-"""What ``tile.atomic`` combines, with the element types it combines atomically for each (an f32
-maximum or minimum is one of two integer reductions of its bits, chosen by its sign: tile-distribute)."""
+_F32_I32 = (Float32Type(), IntegerType(32))
+ATOMIC_KINDS = {"add": _F32_I32, "max": _F32_I32, "min": _F32_I32, "xchg": _F32_I32, "cas": _F32_I32,
+                "and": (IntegerType(32),), "or": (IntegerType(32),), "xor": (IntegerType(32),)}
+"""What ``tile.atomic`` does, with the element types it does it to atomically for each (an f32
+maximum or minimum is one of two integer operations on its bits, chosen by its sign: tile-distribute;
+``xchg`` writes the value, ``cas`` writes it where the element equals ``cmp``)."""
 
 
 @irdl_op_definition
 class AtomicOp(IRDLOperation):
     """``tile.atomic "add" %v, %g[%i, %j] : !tile.rt<16x64xf32> -> !tile.gl<f32, [?, ?]>``: each
     element of a register tile (or vector) combined into the global window atomically (Triton's
-    ``tl.atomic_add``/``max``/``min``; PTX ``red.global``), elements outside the view dropped.
+    ``tl.atomic_add``/``max``/``min``/``xchg``/``cas``/``and``/``or``/``xor``), elements outside the
+    view dropped. ``cas`` takes the compared values: ``... cmp %c``.
+
+    With a result (``%old = tile.atomic ... returns !tile.rt<16x64xf32>``) it gives the elements' values
+    from before, as PTX's ``atom`` does (acquire-release, GPU scope: Triton's default); without one it
+    is PTX's ``red`` (relaxed). An element outside the view gives 0.
 
     Each element is combined once however many threads hold a copy of it: once a block for a value
     and indices that are the same in every warp, once a warp where either is computed from
-    ``tile.warp_id``, by every holder where the indices come from the lane id. The order in which
-    blocks (or warps) combine is the GPU's: f32 sums may differ in their last bits from run to run.
+    ``tile.warp_id``, by every holder where the indices come from the lane id; every holder gets the
+    old value. The order in which blocks (or warps) combine is the GPU's: f32 sums may differ in their
+    last bits from run to run.
     """
 
     name = "tile.atomic"
 
+    T: ClassVar = VarConstraint("T", base(RegisterType) | base(RegisterVectorType))
     kind = prop_def(StringAttr)
-    value = operand_def(RegisterType | RegisterVectorType)
+    value = operand_def(T)
     dest = operand_def(GlobalType)
     indices = var_operand_def(IndexType)
+    cmp = opt_operand_def(T)
+    old = opt_result_def(T)
 
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
-    assembly_format = "$kind $value `,` $dest (`[` $indices^ `]`)? attr-dict `:` type($value) `->` type($dest)"
+    assembly_format = ("$kind $value `,` $dest (`[` $indices^ `]`)? (`cmp` $cmp^)? attr-dict `:` type($value) `->` "
+                       "type($dest) (`returns` type($old)^)?")
 
-    def __init__(self, kind: str, value: SSAValue, dest: SSAValue, indices=()):
-        super().__init__(operands=[value, dest, indices], properties={"kind": StringAttr(kind)})
+    def __init__(self, kind: str, value: SSAValue, dest: SSAValue, indices=(), cmp: SSAValue | None = None,
+                 returns: bool = False):
+        value = SSAValue.get(value)
+        super().__init__(operands=[value, dest, indices, [] if cmp is None else [cmp]],
+                         properties={"kind": StringAttr(kind)}, result_types=[[value.type] if returns else []])
 
     def verify_(self) -> None:
-        types = ATOMIC_KINDS.get(self.kind.data)
+        kind = self.kind.data
+        types = ATOMIC_KINDS.get(kind)
         if types is None:
-            _fail(self, f"kind must be one of {', '.join(ATOMIC_KINDS)}, got {self.kind.data!r}")
+            _fail(self, f"kind must be one of {', '.join(ATOMIC_KINDS)}, got {kind!r}")
         value = self.value.type
         if value.element_type not in types:
-            _fail(self, f"{self.kind.data} combines {' or '.join(map(str, types))} elements atomically, "
+            _fail(self, f"{kind} combines {' or '.join(map(str, types))} elements atomically, "
                         f"not {value.element_type}")
+        if (kind == "cas") != (self.cmp is not None):
+            _fail(self, "cas takes the values to compare with ('cmp %c')" if kind == "cas"
+                  else f"takes values to compare with only for cas, not {kind}")
         if isinstance(value, RegisterVectorType):
             if _rank(self.dest.type) != 1:
                 _fail(self, f"combines a register vector only into a rank-1 view, got {value} -> {self.dest.type}")

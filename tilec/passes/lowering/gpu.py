@@ -303,6 +303,10 @@ def _red(op: frag.RedOp, b: Builder) -> list[SSAValue]:
     return []
 
 
+def _atom(op: frag.AtomOp, b: Builder) -> list[SSAValue]:
+    return [N.atom_global(b, op.kind.data, op.value, op.address, op.cmp, op.pred)]
+
+
 def _shared(op: frag.SharedOp, b: Builder) -> list[SSAValue]:
     return [K.shared_address(b, op.sym_name.data)]
 
@@ -394,6 +398,7 @@ LOWERINGS: dict[type[Operation], Lowering] = {
     frag.LoadOp: _load,
     frag.StoreOp: _store,
     frag.RedOp: _red,
+    frag.AtomOp: _atom,
     frag.SharedOp: _shared,
     frag.ShflOp: _shfl,
     frag.PackOp: _pack,

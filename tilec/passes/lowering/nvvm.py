@@ -942,6 +942,42 @@ def red_global(builder: Builder, kind: str, value: Value, ptr: Value, pred: Valu
     inline_asm(builder, f"@$0 red.global.{kind}.{ptx_type} [$1], $2;", f"b,l,{reg}", [pred, ptr, value])
 
 
+_ATOM_PTX = {"add": ("add", {"f32": "f32", "i32": "u32"}), "max": ("max", {"i32": "s32"}),
+             "min": ("min", {"i32": "s32"}), "umax": ("max", {"i32": "u32"}), "umin": ("min", {"i32": "u32"}),
+             "exch": ("exch", {"f32": "b32", "i32": "b32"}), "cas": ("cas", {"f32": "b32", "i32": "b32"}),
+             "and": ("and", {"i32": "b32"}), "or": ("or", {"i32": "b32"}), "xor": ("xor", {"i32": "b32"})}
+"""``frag.atom``'s kinds -> (PTX operation, value type -> PTX type)."""
+
+
+def atom_global(builder: Builder, kind: str, value: Value, ptr: Value, cmp: Value | None = None,
+                pred: Value | None = None) -> SSAValue:
+    """``[@pred] atom.acq_rel.gpu.global.<kind>``: ``value`` combined into the element at ``ptr``
+    atomically (``cas``: written where the element equals ``cmp``); the element's value from before
+    (0 where ``pred`` is false). Acquire-release at GPU scope, Triton's default for its atomics."""
+    op = "atom.global"
+    value = value_of(op, value)
+    operation, types = _ATOM_PTX.get(kind, (None, {}))
+    ptx_type = types.get(str(value.type))
+    if ptx_type is None:
+        raise ValueError(f"{op}: no {kind} of {value.type}")
+    reg = _RED_TYPES[str(value.type)][1]
+    ptr = expect_pointer(op, "address", ptr, GLOBAL)
+    operands, constraints = [ptr], ["l"]
+    if cmp is not None:
+        operands.append(expect_type(op, "compared value", value_of(op, cmp), value.type))
+        constraints.append(reg)
+    operands.append(value)
+    constraints.append(reg)
+    first = 1 if pred is None else 2
+    args = ", ".join(f"${first + k}" for k in range(1, len(operands)))
+    instruction = f"atom.acq_rel.gpu.global.{operation}.{ptx_type} $0, [${first}], {args};"
+    if pred is not None:
+        operands.insert(0, expect_type(op, "predicate", pred, i1))
+        constraints.insert(0, "b")
+        instruction = f"mov.b32 $0, 0;\n@$1 {instruction}"
+    return inline_asm(builder, instruction, ",".join([f"={reg}", *constraints]), operands, value.type)
+
+
 def predicated_store(builder: Builder, value: Value, ptr: Value, pred: Value) -> None:
     """`@pred st.{global,shared}` of a 2-, 4-, 8- or 16-byte `value`, aligned to its size."""
     op = "st.predicated"

@@ -15,21 +15,65 @@ so each element is combined by exactly one of its holders:
 
 Each combine is one ``red.global`` (``frag.red``), predicated on that choice and on the element
 lying inside the view, like a store's.
+
+With a result (``%old = tile.atomic ... returns``) each combine is one ``atom.global`` (``frag.atom``) and
+every holder of an element gets the old value its combining thread read: from that thread's lane by a
+shuffle where the holders are lanes of one warp, through shared memory (written, synchronised, read,
+synchronised) where they are in several warps. ``xchg`` and ``cas`` are always ``atom``s (``red`` has no
+such operation).
 """
 
 from __future__ import annotations
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, i32, i64
+from xdsl.ir import SSAValue
 
 from tilec.dialects import frag_fast
+from tilec.dialects.abi import ROLE_ATTR
 from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.types import RegisterVectorType
 from tilec.ir import fast
-from tilec.passes.fragments import WARP, Fragment, VectorFragment
+from tilec.passes.fragments import WARP, Fragment, VectorFragment, tile_fragment
 from tilec.passes.tile_distribute.emit import Bool
+from tilec.passes.tile_distribute.memory import RegallocError
 from tilec.passes.tile_distribute.values import GlobalArg, Regs
 from tilec.passes.tile_distribute.vectors import copy_bits
 from tilec.passes.uniformity import atomic_combiners, lane_varying, warp_varying
+
+
+_RED_KINDS = ("add", "max", "min", "and", "or", "xor")
+"""The kinds ``red.global`` does (no old value needed)."""
+
+
+def holder_bits(op: t.AtomicOp, frag: Fragment | VectorFragment, threads: int, varying: tuple[set, set]) -> int:
+    """The thread bits (of the block's thread index) whose holders of an element leave it to the holder
+    with those bits 0 (see the module docstring); 0: every thread combines its own elements."""
+    mode = atomic_combiners(op, *varying)
+    if mode == "every thread":  # indices that differ between lanes: each thread's own places
+        return 0
+    bits = copy_bits(frag)
+    if mode == "the block" and frag.warps == 1 and threads > WARP:
+        bits |= (threads - 1) & ~(WARP - 1)  # a warp's copy of a block-wide value: warp 0's
+    return bits
+
+
+def returns_old_values(op: t.AtomicOp) -> bool:
+    """Whether anything reads the old values ``op`` gives back."""
+    return op.old is not None and bool(op.old.uses)
+
+
+def atomic_scratch_bytes(op: t.AtomicOp, fn, threads: int) -> int:
+    """Shared memory an atomic's old values cross warps through (0 where its holders are one warp's
+    lanes, or nothing reads them): a 32-bit word per value of each thread of the block."""
+    ty = op.value.type
+    if not returns_old_values(op) or ty.fragment is None or threads <= WARP:
+        return 0
+    frag = VectorFragment(ty.fragment, ty.orientation.data) if isinstance(ty, RegisterVectorType) \
+        else tile_fragment(ty.dims, ty.fragment.layout)
+    if holder_bits(op, frag, threads, (lane_varying(fn), warp_varying(fn))) < WARP:
+        return 0
+    return frag.num_values * threads * 4
 
 
 class AtomicLowering:
@@ -41,9 +85,14 @@ class AtomicLowering:
         dst: GlobalArg = self.get(op.dest)
         origin = [em.cast(self.get(i), i64) for i in op.indices]
         frag = value.frag
-        combiner = self._combiner(op, frag)
+        if not hasattr(self, "_varying_ids"):
+            self._varying_ids = (lane_varying(self.fn), warp_varying(self.fn))
+        bits = holder_bits(op, frag, self.threads, self._varying_ids)
+        combiner = True if bits == 0 else em.cmp("eq", em.and_(self.thread_index(i32), bits, i32), 0, i32)
         kind = op.kind.data
+        fetch = returns_old_values(op)
         scalars = self.scalars(value)
+        compared = self.scalars(self.get(op.cmp)) if op.cmp is not None else [None] * len(scalars)
         if isinstance(frag, VectorFragment):
             base = em.add(origin[0], self.lane_value(frag.lane_fields, i64), i64)
             places = [(em.add(base, pos, i64),) for pos in frag.positions]
@@ -54,20 +103,76 @@ class AtomicLowering:
                 m, n = self.value_coord(frag, v, i64)
                 places.append((em.add(origin[0], m, i64), em.add(origin[1], n, i64)))
             static = list(frag.value_coords)
-        seen = set()
-        for x, coords, key in zip(scalars, places, static):
-            if key in seen:  # the thread holds this element twice: combined once
+        zero = em.const(0, scalars[0].type) if fetch else None
+        olds: list[SSAValue] = []
+        first: dict = {}
+        for x, c, coords, key in zip(scalars, compared, places, static):
+            if key in first:  # the thread holds this element twice: combined once, its old value shared
+                olds.append(olds[first[key]])
                 continue
-            seen.add(key)
+            first[key] = len(olds)
             inside = em.all([self.in_bounds(dst, d, c) for d, c in enumerate(coords)])
             pred = em.land(combiner, inside)
             if pred is False:
+                olds.append(zero)
                 continue
             ptr = self.global_ptr(dst, list(coords))
-            if kind != "add" and x.type == Float32Type():
+            if fetch or kind not in _RED_KINDS:
+                olds.append(self._atom(kind, x, c, ptr, pred))
+            elif kind in ("max", "min") and x.type == Float32Type():
                 self._float_extreme(kind, x, ptr, pred)
-                continue
-            em.insert(frag_fast.frag_red(kind, x, ptr, None if pred is True else pred))
+            else:
+                em.insert(frag_fast.frag_red(kind, x, ptr, None if pred is True else pred))
+        if fetch:
+            self.set_scalars(op.old, self._to_holders(op, olds, bits))
+
+    def _atom(self, kind: str, x: SSAValue, cmp: SSAValue | None, ptr: SSAValue, pred: Bool) -> SSAValue:
+        """One ``atom.global`` of ``x`` (an f32 maximum or minimum as integer atoms of its bits, chosen by
+        its sign, as :meth:`_float_extreme`); the element's value from before."""
+        em = self.em
+        atom_kind = "exch" if kind == "xchg" else kind
+        if kind in ("max", "min") and x.type == Float32Type():
+            bits = em.insert(fast.arith_cast_op(arith.BitcastOp, x, i32)).results[0]
+            positive = em.cmp("sge", bits, 0, i32)
+            reverse = "umin" if kind == "max" else "umax"
+            got = [self._atom_op(k, bits, None, ptr, em.land(pred, p))
+                   for k, p in ((kind, positive), (reverse, em.lnot(positive)))]
+            old = em.select(positive, got[0], got[1], i32)
+            return em.insert(fast.arith_cast_op(arith.BitcastOp, old, Float32Type())).results[0]
+        return self._atom_op(atom_kind, x, cmp, ptr, pred)
+
+    def _atom_op(self, kind: str, x: SSAValue, cmp: SSAValue | None, ptr: SSAValue, pred: Bool) -> SSAValue:
+        if pred is False:
+            return self.em.const(0, x.type)
+        return self.em.insert(frag_fast.frag_atom(kind, x, ptr, cmp, None if pred is True else pred)).results[0]
+
+    def _to_holders(self, op: t.AtomicOp, olds: list[SSAValue], bits: int) -> list[SSAValue]:
+        """Each value's old element from the thread that combined it (this thread's index with ``bits``
+        cleared): shuffled within a warp, through shared memory across warps."""
+        em = self.em
+        if bits == 0:
+            return olds
+        if bits < WARP:
+            source = em.and_(self.lane(i32), ~bits & (WARP - 1), i32)
+            return [em.insert(frag_fast.frag_shfl("idx", x, source)).results[0] for x in olds]
+        for parent in _ancestors(op):
+            if ROLE_ATTR in parent.attributes:
+                raise RegallocError("tile.atomic gives its old values to the warps "
+                                    "that hold copies through shared memory and a block barrier: not inside "
+                                    "a warp role's region")
+        scratch = self._shared_address(op)
+        me = self.thread_index(i32)
+        source = em.and_(me, ~bits & (self.threads - 1), i32)
+        combines = em.cmp("eq", em.and_(me, bits, i32), 0, i32)
+        unique = list(dict.fromkeys(olds))
+        for v, x in enumerate(unique):
+            em.insert(frag_fast.frag_store(x, em.gep(scratch, em.add(me, v * self.threads, i32), x.type, i32),
+                                           combines))
+        em.insert(frag_fast.tile_barrier())
+        got = {x: em.insert(frag_fast.frag_load(em.gep(scratch, em.add(source, v * self.threads, i32), x.type, i32),
+                                                x.type)).results[0] for v, x in enumerate(unique)}
+        em.insert(frag_fast.tile_barrier())
+        return [got[x] for x in olds]
 
     def _float_extreme(self, kind: str, x, ptr, pred: Bool) -> None:
         """An f32 maximum (minimum) as integer reductions of its bits, which order as the floats do
@@ -80,15 +185,9 @@ class AtomicLowering:
             q = em.land(pred, p)
             em.insert(frag_fast.frag_red(op, bits, ptr, None if q is True else q))
 
-    def _combiner(self, op: t.AtomicOp, frag: Fragment | VectorFragment) -> Bool:
-        """Whether this thread combines the elements it holds (see the module docstring)."""
-        em = self.em
-        if not hasattr(self, "_varying_ids"):
-            self._varying_ids = (lane_varying(self.fn), warp_varying(self.fn))
-        mode = atomic_combiners(op, *self._varying_ids)
-        if mode == "every thread":  # indices that differ between lanes: each thread's own places
-            return True
-        bits = copy_bits(frag)
-        if mode == "the block" and frag.warps == 1 and self.threads > WARP:
-            bits |= (self.threads - 1) & ~(WARP - 1)  # a warp's copy of a block-wide value: warp 0's
-        return True if bits == 0 else em.cmp("eq", em.and_(self.thread_index(i32), bits, i32), 0, i32)
+
+def _ancestors(op):
+    parent = op.parent_op()
+    while parent is not None:
+        yield parent
+        parent = parent.parent_op()

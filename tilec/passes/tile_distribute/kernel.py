@@ -97,7 +97,7 @@ from tilec.ir.parser import location_text
 from tilec.passes.uniformity import barriers_under_varying_ifs, block_values_under_varying_branches
 from tilec.passes.fragments import Fragment, FragmentError, VectorFragment, tile_fragment, window_values
 from tilec.passes.tile_distribute.abi import AbiLowering
-from tilec.passes.tile_distribute.atomics import AtomicLowering
+from tilec.passes.tile_distribute.atomics import AtomicLowering, atomic_scratch_bytes
 from tilec.passes.tile_distribute.analysis import estimate_registers
 from tilec.passes.tile_distribute.bulk import MBAR_BYTES, BulkLowering, bulk_alignment
 from tilec.passes.tile_distribute.convert import ConvertLowering, needs_scratch, scratch_bytes
@@ -178,7 +178,8 @@ def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
     allocs = [op for op in fn.walk() if isinstance(op, t.AllocOp | t.MbarInitOp)
               or (isinstance(op, t.ConvertLayoutOp) and needs_scratch(op))
               or (isinstance(op, REDUCTIONS) and reduction_scratch_bytes(op))
-              or (isinstance(op, t.ScanOp) and scan_scratch_bytes(op))]
+              or (isinstance(op, t.ScanOp) and scan_scratch_bytes(op))
+              or (isinstance(op, t.AtomicOp) and atomic_scratch_bytes(op, fn, threads))]
     align = bulk_alignment(fn)
     wgmma_tiles = wgmma_alignment(fn)
     for alloc, period in wgmma_tiles.items():
@@ -193,6 +194,8 @@ def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
             size = reduction_scratch_bytes(op)
         elif isinstance(op, t.ScanOp):
             size = scan_scratch_bytes(op)
+        elif isinstance(op, t.AtomicOp):
+            size = atomic_scratch_bytes(op, fn, threads)
         else:
             size = op.result.type.size_bytes
         a = align.get(op, SHARED_ALIGN)
@@ -402,13 +405,15 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         self._proxy_fence = wgmma_reads_generic_writes(self.fn, layout.wgmma_tiles)
         plan, used = {}, set()
         for i, (op, offset, size) in enumerate(layout.entries):
-            hint = op.result.name_hint or f"smem{i}"
+            hint = (op.old if isinstance(op, t.AtomicOp) else op.result).name_hint or f"smem{i}"
             if isinstance(op, t.ConvertLayoutOp):
                 hint += "_convert"
             elif isinstance(op, REDUCTIONS):
                 hint += "_partials"
             elif isinstance(op, t.ScanOp):
                 hint += "_totals"
+            elif isinstance(op, t.AtomicOp):
+                hint += "_old"
             sym = f"{self.name}_{hint}"
             while sym in used:
                 sym += "_"

@@ -198,3 +198,19 @@ func.func @red_shared(%a: !llvm.ptr<3>, %x: f32) {
   func.return
 }
 // CHECK: error: 'frag.red' address must be a !llvm.ptr<1> address, got !llvm.ptr<3>
+
+// -----
+
+func.func @atom_exch_of_nothing(%a: !llvm.ptr<1>, %x: f32) {
+  %o = frag.atom "max" %x, %a : f32, !llvm.ptr<1>
+  func.return
+}
+// CHECK: error: 'frag.atom' max combines i32 values, not f32
+
+// -----
+
+func.func @atom_cas_without_cmp(%a: !llvm.ptr<1>, %n: i32) {
+  %o = frag.atom "cas" %n, %a : i32, !llvm.ptr<1>
+  func.return
+}
+// CHECK: error: 'frag.atom' cas takes the value to compare with

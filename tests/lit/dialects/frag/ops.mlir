@@ -22,6 +22,8 @@ func.func @k(%a: !llvm.ptr<1>, %d: !llvm.ptr<1>, %n: i32, %x: f32, %out: i1) att
   frag.store %v, %d if %true : vector<4xf32>, !llvm.ptr<1>
   frag.red "add" %x, %d if %true : f32, !llvm.ptr<1>
   frag.red "max" %n, %d : i32, !llvm.ptr<1>
+  %old = frag.atom "cas" %n, %d cmp %n if %true : i32, !llvm.ptr<1>
+  %sum = frag.atom "add" %x, %d : f32, !llvm.ptr<1>
   %lane = arith.constant 1 : i32
   %s = frag.shfl "bfly" %d0, %lane : f32
   %p = frag.pack "bf16x2" %d0, %d1
@@ -50,6 +52,8 @@ func.func @k(%a: !llvm.ptr<1>, %d: !llvm.ptr<1>, %n: i32, %x: f32, %out: i1) att
 // CHECK-NEXT:   frag.store %v, %d if %true : vector<4xf32>, !llvm.ptr<1>
 // CHECK-NEXT:   frag.red "add" %x, %d if %true : f32, !llvm.ptr<1>
 // CHECK-NEXT:   frag.red "max" %n, %d : i32, !llvm.ptr<1>
+// CHECK-NEXT:   %old = frag.atom "cas" %n, %d cmp %n if %true : i32, !llvm.ptr<1>
+// CHECK-NEXT:   %sum = frag.atom "add" %x, %d : f32, !llvm.ptr<1>
 // CHECK-NEXT:   %lane = arith.constant 1 : i32
 // CHECK-NEXT:   %s = frag.shfl "bfly" %d0, %lane : f32
 // CHECK-NEXT:   %p = frag.pack "bf16x2" %d0, %d1

@@ -417,7 +417,7 @@ func.func @atomic_kind(%v: !tile.rv<16xf32, row>, %g: !tile.gl<f32, [?]>, %i: in
   tile.atomic "mul" %v, %g[%i] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>
   func.return
 }
-// CHECK: 'tile.atomic' kind must be one of add, max, min, got 'mul'
+// CHECK: 'tile.atomic' kind must be one of add, max, min, xchg, cas, and, or, xor, got 'mul'
 
 // -----
 
@@ -434,3 +434,27 @@ func.func @atomic_rank(%v: !tile.rv<16xf32, row>, %g: !tile.gl<f32, [?, ?]>, %i:
   func.return
 }
 // CHECK: 'tile.atomic' combines a register vector only into a rank-1 view, got !tile.rv<16xf32, row> -> !tile.gl<f32, [?, ?]>
+
+// -----
+
+func.func @atomic_cas_without_cmp(%v: !tile.rv<16xi32, row>, %g: !tile.gl<i32, [?]>, %i: index) {
+  tile.atomic "cas" %v, %g[%i] : !tile.rv<16xi32, row> -> !tile.gl<i32, [?]>
+  func.return
+}
+// CHECK: 'tile.atomic' cas takes the values to compare with ('cmp %c')
+
+// -----
+
+func.func @atomic_cmp_on_add(%v: !tile.rv<16xi32, row>, %g: !tile.gl<i32, [?]>, %i: index) {
+  tile.atomic "add" %v, %g[%i] cmp %v : !tile.rv<16xi32, row> -> !tile.gl<i32, [?]>
+  func.return
+}
+// CHECK: 'tile.atomic' takes values to compare with only for cas, not add
+
+// -----
+
+func.func @atomic_bits_of_floats(%v: !tile.rv<16xf32, row>, %g: !tile.gl<f32, [?]>, %i: index) {
+  %o = tile.atomic "or" %v, %g[%i] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]> returns !tile.rv<16xf32, row>
+  func.return
+}
+// CHECK: 'tile.atomic' or combines i32 elements atomically, not f32

@@ -52,6 +52,9 @@ func.func @transpose(%x: !tile.rt<16x8xf32, ((4,8),(2,2)):((32,1),(16,8))>, %y: 
 func.func @atomic(%v: !tile.rv<16xf32, row>, %t: !tile.rt<16x8xi32>, %g: !tile.gl<f32, [?]>, %h: !tile.gl<i32, [?, ?]>, %i: index) {
   tile.atomic "add" %v, %g[%i] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>
   tile.atomic "max" %t, %h[%i, %i] : !tile.rt<16x8xi32> -> !tile.gl<i32, [?, ?]>
+  %old = tile.atomic "xchg" %v, %g[%i] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]> returns !tile.rv<16xf32, row>
+  %was = tile.atomic "cas" %t, %h[%i, %i] cmp %t : !tile.rt<16x8xi32> -> !tile.gl<i32, [?, ?]> returns !tile.rt<16x8xi32>
+  tile.atomic "xor" %t, %h[%i, %i] : !tile.rt<16x8xi32> -> !tile.gl<i32, [?, ?]>
   func.return
 }
 func.func @extract(%v: !tile.rv<1xf32, row>, %t: !tile.rt<1x1xbf16>) -> f32 {
@@ -155,6 +158,9 @@ func.func @fragments(%a: !tile.rt<16x16xf16, ((4,8),(2,2,2)):((32,1),(16,8,128))
 // CHECK-NEXT: func.func @atomic(%v: !tile.rv<16xf32, row>, %t: !tile.rt<16x8xi32>, %g: !tile.gl<f32, [?]>, %h: !tile.gl<i32, [?, ?]>, %i: index) {
 // CHECK-NEXT:   tile.atomic "add" %v, %g[%i] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>
 // CHECK-NEXT:   tile.atomic "max" %t, %h[%i, %i] : !tile.rt<16x8xi32> -> !tile.gl<i32, [?, ?]>
+// CHECK-NEXT:   %old = tile.atomic "xchg" %v, %g[%i] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]> returns !tile.rv<16xf32, row>
+// CHECK-NEXT:   %was = tile.atomic "cas" %t, %h[%i, %i] cmp %t : !tile.rt<16x8xi32> -> !tile.gl<i32, [?, ?]> returns !tile.rt<16x8xi32>
+// CHECK-NEXT:   tile.atomic "xor" %t, %h[%i, %i] : !tile.rt<16x8xi32> -> !tile.gl<i32, [?, ?]>
 // CHECK-NEXT:   func.return
 // CHECK-NEXT: }
 // CHECK-NEXT: func.func @extract(%v: !tile.rv<1xf32, row>, %t: !tile.rt<1x1xbf16>) -> f32 {

@@ -54,3 +54,61 @@ func.func @warps(%x: !tile.gl<f16, [?, ?]>, %o: !tile.gl<f32, [?]>)
 // CHECK: frag.red "add"
 // CHECK: arith.andi %tid, %[[LANE_COPIES]] : i32
 // CHECK: frag.red "add"
+
+// -----
+
+// With a result, tile.atomic is atom.global (frag.atom), and every holder gets the old value its
+// combining thread read. A one-element vector of the block (a ticket): thread 0 adds, every thread
+// holds a copy, so the old value crosses warps through shared memory: written by the combining
+// thread, a barrier, read from its slot (this thread's index with the copy bits cleared), a barrier.
+func.func @ticket(%c: !tile.gl<i32, [?]>, %out: !tile.gl<i32, [?]>)
+    attributes {tile.launch = #tile.launch<grid = [?, 1, 1], block = [128, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1 : i32
+  %v = tile.fill %one : i32 -> !tile.rv<1xi32, row>
+  %t = tile.atomic "add" %v, %c[%c0] : !tile.rv<1xi32, row> -> !tile.gl<i32, [?]> returns !tile.rv<1xi32, row>
+  %b = tile.block_id x
+  tile.store %t, %out[%b] : !tile.rv<1xi32, row> -> !tile.gl<i32, [?]>
+  func.return
+}
+// CHECK-LABEL: func.func @ticket(
+// CHECK-SAME: smem = 512
+// CHECK: %[[COPY_BITS:.*]] = arith.constant 127 : i32
+// CHECK: %[[COPIES:.*]] = arith.andi %tid, %[[COPY_BITS]] : i32
+// CHECK: %[[LEADER:.*]] = arith.cmpi eq, %[[COPIES]]
+// CHECK: %[[P:.*]] = arith.andi %[[LEADER]], %{{.*}} : i1
+// CHECK: %[[OLD:.*]] = frag.atom "add" %one, %c if %[[P]] : i32, !llvm.ptr<1>
+// CHECK: frag.shared "ticket_t_old", 512
+// CHECK: frag.store %[[OLD]], %{{.*}} if %[[LEADER]] : i32, !llvm.ptr<3>
+// CHECK-NEXT: tile.barrier
+// CHECK: %[[GOT:.*]] = frag.load %{{.*}} : !llvm.ptr<3> -> i32
+// CHECK-NEXT: tile.barrier
+// CHECK: frag.store %[[GOT]], %{{.*}} : i32, !llvm.ptr<1>
+// CHECK-NOT: frag.red
+
+// -----
+
+// The row sums of each warp's own rows (its place chosen by the warp id): copies only in the lanes
+// that differ in bits 0-1 (mask 3), so each old value comes from the combining lane by a shuffle
+// (lane & ~3 = lane & 28), no shared memory.
+func.func @lanes(%x: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?]>, %p: !tile.gl<f32, [?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [64, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %w = tile.warp_id
+  %row = arith.muli %w, %c16 : index
+  %t = tile.load %x[%row, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<16x32xf32>
+  %s = tile.row_sum %t : !tile.rt<16x32xf32> -> !tile.rv<16xf32, row>
+  %old = tile.atomic "xchg" %s, %o[%row] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]> returns !tile.rv<16xf32, row>
+  tile.store %old, %p[%row] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>
+  func.return
+}
+// CHECK-LABEL: func.func @lanes(
+// CHECK-SAME: smem = 0
+// CHECK-DAG: %[[SOURCE_BITS:.*]] = arith.constant 28 : i32
+// CHECK: %[[A:.*]] = frag.atom "exch" %{{.*}}, %{{.*}} if %{{.*}} : f32, !llvm.ptr<1>
+// CHECK: %[[B:.*]] = frag.atom "exch" %{{.*}}, %{{.*}} if %{{.*}} : f32, !llvm.ptr<1>
+// CHECK: %[[SOURCE:.*]] = arith.andi %{{.*}}, %[[SOURCE_BITS]] : i32
+// CHECK-NEXT: frag.shfl "idx" %[[A]], %[[SOURCE]] : f32
+// CHECK-NEXT: frag.shfl "idx" %[[B]], %[[SOURCE]] : f32
+// CHECK-NOT: tile.barrier
