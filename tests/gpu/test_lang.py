@@ -635,6 +635,38 @@ def test_atomics_that_return_old_values_on_the_gpu(arch):
 
 @gpu
 @pytest.mark.gpu
+@pytest.mark.parametrize("arch", ["sm_80", None])
+def test_while_loops_on_the_gpu(arch):
+    """``while`` on run-time values (tests/lang/test_while.py's kernels): 512 blocks serialised by a
+    spin lock on ``tl.atomic_cas`` add into one float, a carried tile halved until it is small, a
+    binary search per block, and a run-time trip count."""
+    from tests.lang.test_while import countdown, halvings, locked_sum, search
+
+    opts = {} if arch is None else {"arch": arch}
+    x = torch.randn(512 * 256, device="cuda")
+    lock, out = torch.zeros(1, device="cuda", dtype=torch.int32), torch.full((1,), 0.5, device="cuda")
+    locked_sum[(512,)](x, lock, out, N=256, **opts)
+    assert lock.item() == 0 and abs(out.item() - (x.double().sum().item() + 0.5)) < 1e-2
+    scale = torch.tensor([0.5, 4.0, 1e3, 1e-3], device="cuda").repeat_interleave(32)[:, None]
+    t = torch.randn(128, 64, device="cuda") * scale
+    y, count = torch.full_like(t, float("nan")), torch.full((4,), -1, device="cuda", dtype=torch.int32)
+    halvings[(4,)](t, y, count, BM=32, BN=64, **opts)
+    for b in range(4):
+        rows = t[b * 32:(b + 1) * 32]
+        n = max(0, int(torch.ceil(torch.log2(rows.abs().max())).item()))
+        assert count[b].item() == n and torch.equal(y[b * 32:(b + 1) * 32], rows * 0.5 ** n)
+    a = torch.randint(0, 10_000, (1000,), device="cuda", dtype=torch.int32).sort().values
+    targets = torch.randint(-5, 10_005, (300,), device="cuda", dtype=torch.int32)
+    found = torch.full((300,), -1, device="cuda", dtype=torch.int32)
+    search[(300,)](a, targets, found, N=1000, **opts)
+    assert torch.equal(found.long().cpu(), torch.searchsorted(a.cpu(), targets.cpu()))
+    out = torch.full((2,), -1, device="cuda", dtype=torch.int32)
+    countdown[(1,)](torch.tensor([1000], device="cuda", dtype=torch.int32), out, **opts)
+    assert out.tolist() == [500500, 1003]
+
+
+@gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("mnk", [(64, 64, 32), (1000, 1032, 520), (257, 129, 65)], ids=str)
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_a_triton_style_block_gemm(mnk, dtype):

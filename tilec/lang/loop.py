@@ -1,7 +1,11 @@
-"""``tl.range``: a loop that stays a loop (``scf.for``), built by the rewritten ``for`` statement.
+"""``tl.range``: a loop that stays a loop (``scf.for``), built by the rewritten ``for`` statement;
+and a ``while`` on a run-time condition (``scf.while``).
 
 :mod:`tilec.lang.source_rewrite` turns the loop's body into a function of the induction variable
 and the carried variables; :meth:`range.__tl_loop__` traces it once into the ``scf.for``'s block.
+A ``while`` becomes a test and a body, functions of the carried variables: :func:`while_loop`
+traces them into an ``scf.while`` when the test is a traced scalar (:func:`runs_on_the_gpu`), and
+the rewritten code runs Python's loop when it is a Python value.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.ir import Block, BlockArgument, Region
 
 from tilec.lang.branch import NUMBERS, NoValue, number_constant, number_type
@@ -161,6 +165,106 @@ class range:  # noqa: N801 - used as tl.range, like Python's
                                 "give it a traced value before the loop (e.g. tl.zeros or tl.full)")
                 changed[i] = ty
         return block, traced, yielded, changed
+
+
+def runs_on_the_gpu(test: Callable[[], Any]) -> bool:
+    """Whether a ``while`` loop's test, evaluated now, is a traced value (then the loop is an
+    ``scf.while``); else it is a Python loop. The test is traced into a block that is dropped: what it
+    emits (an atomic, say) is traced again in the loop's own test."""
+    trace = current()
+    probe = Block()
+    try:
+        with trace.inside(probe):
+            value = test()
+    finally:
+        probe.drop_all_references()
+    return isinstance(value, Value)
+
+
+def while_loop(init: Sequence[Any], test: Callable[..., Any], body: Callable[..., tuple], names: Sequence[str],
+               leaked: Sequence[str] = ()) -> tuple:
+    """Trace ``while test(*carried): carried = body(*carried)`` into an ``scf.while``: the test in its
+    first region (ending in ``scf.condition``), the body in its second; returns the carried values after
+    the loop. A Python number the body changes is carried as a scalar (traced again, as
+    :meth:`range.__tl_loop__` does)."""
+    if leaked:
+        raise error(f"'{leaked[0]}' is first assigned inside this while loop, which runs on the GPU, and used "
+                    "after it: give it a value before the loop (it is then carried through the loop)")
+    trace = current()
+    init = [Unbound(name) if isinstance(v, NoValue) else v for name, v in zip(names, init)]
+    for name, v in zip(names, init):
+        if isinstance(v, Expanded):
+            raise error(f"'{name}' (an expanded vector v[:, None]) cannot be carried through a loop: carry the vector")
+    while True:
+        before, after, traced, yielded, changed = _trace_while(init, test, body, names)
+        if not changed:
+            break
+        for b in (before, after):
+            b.drop_all_references()
+        for i, ty in changed.items():
+            value = number_constant(init[i], ty)
+            if value is None:
+                raise error(f"'{names[i]}' is the Python value {init[i]!r} before the loop and changes in its "
+                            "body: give it a traced value before the loop (e.g. tl.zeros or tl.full)")
+            init[i] = wrap(value)
+    with trace.inside(after):
+        trace.emit(scf.YieldOp(*yielded))
+    loop = trace.emit(scf.WhileOp([init[i].value for i in traced], [init[i].value.type for i in traced],
+                                  Region(before), Region(after)))
+    out = list(init)
+    for k, i in enumerate(traced):
+        loop.results[k].name_hint = names[i]
+        out[i] = wrap(loop.results[k])
+    return tuple(out)
+
+
+def _trace_while(init: list, test: Callable[..., Any], body: Callable[..., tuple], names: Sequence[str]):
+    """The test and the body traced into the two blocks of an ``scf.while`` (the test's ending in its
+    ``scf.condition``): (before, after, the carried names' indices, the values the body yields, the Python
+    numbers the body changes with the scalar type each is carried as)."""
+    trace = current()
+    traced = [i for i, v in enumerate(init) if isinstance(v, Value)]
+    types = [init[i].value.type for i in traced]
+    blocks = []
+    for _ in "test", "body":  # (this module's `range` is tl.range)
+        block = Block(arg_types=types)
+        args = list(init)
+        for k, i in enumerate(traced):
+            block.args[k].name_hint = names[i]
+            args[i] = wrap(block.args[k])
+        blocks.append((block, args))
+    (before, test_args), (after, body_args) = blocks
+    with trace.inside(before):
+        cond = test(*test_args)
+        if not isinstance(cond, Scalar):
+            got = cond.describe() if isinstance(cond, Value) else f"the Python value {cond!r}"
+            raise error(f"a while loop's test must stay a traced scalar in every iteration, got {got}")
+        if cond.value.type != IntegerType(1):
+            cond = cond != 0
+        trace.emit(scf.ConditionOp(cond.value, *before.args))
+    with trace.inside(after):
+        results = body(*body_args)
+    yielded, changed = [], {}
+    for i, (name, before_value, after_value) in enumerate(zip(names, init, results)):
+        if i in traced:
+            if not isinstance(after_value, Value) or after_value.value.type != before_value.value.type:
+                got = after_value.describe() if isinstance(after_value, Value) else repr(after_value)
+                raise error(f"'{name}' is a {before_value.describe()} before the while loop and a {got} after its "
+                            "body: a carried value keeps its type")
+            yielded.append(after_value.value)
+        elif isinstance(before_value, Unbound):
+            continue
+        elif isinstance(after_value, Value) or (after_value is not before_value and after_value != before_value):
+            ty = None
+            if isinstance(before_value, NUMBERS) and isinstance(after_value, Scalar):
+                ty = after_value.value.type
+            elif isinstance(before_value, NUMBERS) and isinstance(after_value, NUMBERS):
+                ty = number_type(before_value, after_value)
+            if ty is None:
+                raise error(f"'{name}' is the Python value {before_value!r} before the loop and changes in its "
+                            "body: give it a traced value before the loop (e.g. tl.zeros or tl.full)")
+            changed[i] = ty
+    return before, after, traced, yielded, changed
 
 
 def _other_orientation(before: Any, after: Any) -> bool:

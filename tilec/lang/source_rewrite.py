@@ -179,6 +179,9 @@ def _statement_use(name: str, stmt: ast.stmt) -> str | None:
     return "store" if name in _assigned([stmt]) else None
 
 
+LOOPS = "__tl_loops"
+"""The name the rewritten function reads :mod:`tilec.lang.loop` by, for its ``while`` loops."""
+
 LOGIC = "__tl_logic"
 """The name the rewritten function reads :mod:`tilec.lang.branch` by, for its ``and``/``or``/``not``."""
 
@@ -295,6 +298,7 @@ class _Rewriter(ast.NodeTransformer):
         self.params = params
         self.count = 0
         self.uses_no_value = False
+        self.uses_loops = False
         self.function: ast.FunctionDef | None = None
         self.live: set[str] = set()  # names live after the loops being rewritten (enclosing ones)
 
@@ -319,6 +323,8 @@ class _Rewriter(ast.NodeTransformer):
                 out.extend(self._loop(stmt, known, after))
             elif isinstance(stmt, ast.If):
                 out.extend(self._if(stmt, known, after))
+            elif isinstance(stmt, ast.While) and not stmt.orelse and not _leaving(stmt.body):
+                out.extend(self._while(stmt, known, after))
             else:
                 out.append(self._nested(stmt, known, after))
             known |= set(_assigned([stmt]))
@@ -400,6 +406,73 @@ class _Rewriter(ast.NodeTransformer):
         made.append(ast.If(test=has, body=[assign(traced)], orelse=[python]))
         self.uses_no_value = True
         return _on_header(node, node.test, made)
+
+    def _while(self, loop: ast.While, bound: set[str], after: list[ast.stmt]) -> list[ast.stmt]:
+        """``while test: body`` as Python's loop for as long as its test is a Python value, and from the
+        first time it is a traced scalar on, an ``scf.while`` (:func:`tilec.lang.loop.while_loop`: the
+        test and the body as functions of the carried names, as a ``tl.range`` loop's)::
+
+            while True:
+                if __tl_loops.runs_on_the_gpu(lambda: <test>):
+                    def __tl_test_3(n): return <test>
+                    def __tl_body_3(n): ...; return (n,)
+                    (n,) = __tl_loops.while_loop((n,), __tl_test_3, __tl_body_3, ('n',), ())
+                    break
+                if not <test>:
+                    break
+                <body>
+
+        So ``lo = 0; hi = N; while lo < hi: ... if a[mid] < t: lo = mid + 1 ...`` runs its first
+        iteration as traced code and the rest on the GPU. A loop with an ``else:`` or a
+        ``break``/``continue``/``return`` stays Python's."""
+        self.count += 1
+        n = self.count
+        pos = {"lineno": loop.lineno, "col_offset": loop.col_offset}
+        assigned = [x for x in _assigned(loop.body) if not x.startswith("__tl_")]
+        live_after = {x for x in assigned if _first_use(x, after) == "load"} | self.live
+        carried = [x for x in assigned if x in bound and (x in _loads(loop.test) or _first_use(x, loop.body) == "load"
+                                                          or x in live_after)]
+        leaked = [x for x in assigned if x not in bound and _first_use(x, after) == "load"]
+        outer_live, self.live = self.live, live_after | set(carried)
+        try:
+            body = self._statements(loop.body, bound, [*loop.body, *after])
+            python = self._statements(copy.deepcopy(loop.body), bound | set(assigned), [*loop.body, *after])
+        finally:
+            self.live = outer_live
+        names = [f"__tl_test_{n}", f"{BODY_PREFIX}{n}"]
+        args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=x) for x in carried], kwonlyargs=[], kw_defaults=[],
+                             defaults=[])
+        test_fn = ast.FunctionDef(name=names[0], args=copy.deepcopy(args), body=[ast.Return(value=loop.test)],
+                                  decorator_list=[], returns=None, **pos)
+        ret = ast.Return(value=ast.Tuple(elts=[ast.Name(id=x, ctx=ast.Load()) for x in carried], ctx=ast.Load()))
+        body_fn = ast.FunctionDef(name=names[1], args=args, body=[*body, ret], decorator_list=[], returns=None, **pos)
+        for fn in (test_fn, body_fn):
+            _no_type_params(fn)
+        traced: list[ast.stmt] = [test_fn, body_fn]
+        inits = []
+        for k, x in enumerate(carried):
+            init = f"__tl_init_{n}_{k}"
+            inits.append(ast.Name(id=init, ctx=ast.Load()))
+            unbound = ast.Call(func=ast.Attribute(value=ast.Name(id=LOOPS, ctx=ast.Load()), attr="Unbound",
+                                                  ctx=ast.Load()), args=[ast.Constant(value=x)], keywords=[])
+            traced.append(_value_or(init, x, unbound))
+        call = ast.Call(
+            func=ast.Attribute(value=ast.Name(id=LOOPS, ctx=ast.Load()), attr="while_loop", ctx=ast.Load()),
+            args=[ast.Tuple(elts=inits, ctx=ast.Load()), *(ast.Name(id=x, ctx=ast.Load()) for x in names),
+                  ast.Tuple(elts=[ast.Constant(value=x) for x in carried], ctx=ast.Load()),
+                  ast.Tuple(elts=[ast.Constant(value=x) for x in leaked], ctx=ast.Load())],
+            keywords=[])
+        target = ast.Tuple(elts=[ast.Name(id=x, ctx=ast.Store()) for x in carried], ctx=ast.Store())
+        traced += [ast.Assign(targets=[target], value=call, **pos), ast.Break()]
+        lazy = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                          body=copy.deepcopy(loop.test))
+        probe = ast.Call(func=ast.Attribute(value=ast.Name(id=LOOPS, ctx=ast.Load()), attr="runs_on_the_gpu",
+                                            ctx=ast.Load()), args=[lazy], keywords=[])
+        done = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=copy.deepcopy(loop.test)), body=[ast.Break()], orelse=[])
+        self.uses_loops = True
+        made = ast.While(test=ast.Constant(value=True), body=[ast.If(test=probe, body=traced, orelse=[]), done, *python],
+                         orelse=[])
+        return _on_header(loop, loop.test, [made])
 
     def _loop(self, loop: ast.For, bound_before: set[str], after: list[ast.stmt]) -> list[ast.stmt]:
         if loop.orelse:
@@ -541,6 +614,8 @@ def rewrite(fn: Callable[..., Any], range_objects: tuple[Any, ...]) -> Callable[
         return fn
     if logic.count:  # the module the and/or/not calls go to
         _prepend(fdef, f"{LOGIC} = __import__('tilec.lang.branch', fromlist=['logical_and'])")
+    if rewriter.uses_loops:  # the module a rewritten while loop calls
+        _prepend(fdef, f"{LOOPS} = __import__('tilec.lang.loop', fromlist=['while_loop'])")
     if rewriter.uses_no_value:  # what a rewritten if gives a name that has no value before it
         _prepend(fdef, f"{NO_VALUE} = __import__('tilec.lang.branch', fromlist=['NoValue']).NoValue")
     # defaults and annotations were evaluated where the kernel was defined (perhaps inside a function):

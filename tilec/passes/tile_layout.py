@@ -10,7 +10,8 @@ types::
     !tile.rv<32xf32, col>  ->  !tile.rv<32xf32, col, ((4,8),(2,4)):((2,0),(1,8))>
 
 **Which values must agree.** A loop's ``iter_args``, its body's arguments,
-``scf.yield`` operands and the loop's results; ``scf.if`` results and their
+``scf.yield`` operands and the loop's results (an ``scf.while``'s likewise, through its
+``scf.condition``); ``scf.if`` results and their
 yields; an mma's accumulator and result; the operands and result of
 elementwise ops, ``tile.convert`` and ``tile.map``. Such values form one class
 and get one fragment (a union-find over the function).
@@ -318,6 +319,21 @@ def agreeing_classes(fn: Operation, uf: _UnionFind | None = None) -> _UnionFind:
                             for res, y in zip(op.results, term.operands):
                                 if is_register(res):
                                     uf.union(res, y)
+            case scf.WhileOp():
+                # the initial values, the before region's arguments, what the after region yields, what
+                # scf.condition passes on, the after region's arguments and the results: one class each
+                before, after = op.before_region.block, op.after_region.block
+                cond, yield_op = before.last_op, after.last_op
+                for i, init in enumerate(op.arguments):
+                    if is_register(init):
+                        uf.union(init, before.args[i])
+                        if isinstance(yield_op, scf.YieldOp):
+                            uf.union(init, yield_op.operands[i])
+                if isinstance(cond, scf.ConditionOp):
+                    for i, v in enumerate(cond.args):
+                        if is_register(v):
+                            uf.union(v, after.args[i])
+                            uf.union(v, op.results[i])
             case t.MmaOp() | t.WgmmaOp():
                 uf.union(op.c, op.result)
             case t.WgmmaWaitOp():
@@ -346,7 +362,8 @@ class Conversion:
 
 
 _BLOCK_TILE_OPS = (t.LoadOp, t.StoreOp, t.ZerosOp, t.FillOp, t.IotaOp, t.BroadcastOp, t.ConvertLayoutOp, t.TransposeOp,
-                   t.ExtractOp, t.AtomicOp, *_ELEMENTWISE, *_REDUCTIONS, scf.ForOp, scf.IfOp, scf.YieldOp)
+                   t.ExtractOp, t.AtomicOp, *_ELEMENTWISE, *_REDUCTIONS, scf.ForOp, scf.IfOp, scf.YieldOp,
+                   scf.WhileOp, scf.ConditionOp)
 """The ops a tile spread over the block's warps lowers through (an mma operand or accumulator is a warp's)."""
 
 

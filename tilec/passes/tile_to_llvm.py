@@ -92,7 +92,8 @@ _TILE_TILING_OPS = ("tile.matmul", "tile.yield")
 
 _STRUCTURE_OPS = {op_type.name for op_type in gpu_lowering.LOWERINGS if op_type.name.startswith("tile.")}
 
-_PASS_THROUGH = {"builtin.module", "func.func", "func.return", "func.call", "scf.for", "scf.if", "scf.yield"}
+_PASS_THROUGH = {"builtin.module", "func.func", "func.return", "func.call", "scf.for", "scf.if", "scf.yield", "scf.while",
+                 "scf.condition"}
 
 
 def _unlowered_reason(op: Operation) -> str | None:
@@ -113,7 +114,7 @@ def _unlowered_reason(op: Operation) -> str | None:
     if type(op) in arith_lowering.LOWERINGS or type(op) in gpu_lowering.LOWERINGS:
         return None
     if name.startswith("scf."):
-        return "has no lowering to llvm: only scf.for and scf.if (with scf.yield) are supported"
+        return "has no lowering to llvm: only scf.for, scf.if and scf.while (with scf.yield) are supported"
     return "has no lowering to llvm in tile-to-llvm"
 
 
@@ -334,9 +335,9 @@ def _check_lowered(module: ModuleOp) -> None:
 
 
 def _scf_to_cf(module: ModuleOp, b: Builder) -> None:
-    """Every ``scf.if``/``scf.for`` to branches, each op before the ops nested in it (the
+    """Every ``scf.if``/``scf.for``/``scf.while`` to branches, each op before the ops nested in it (the
     order of xDSL's ``convert-scf-to-cf`` walker; the lowerings insert no scf)."""
-    lowerings = {scf.IfOp: _lower_if, scf.ForOp: _lower_for}
+    lowerings = {scf.IfOp: _lower_if, scf.ForOp: _lower_for, scf.WhileOp: _lower_while}
     for op in [op for op in walk_ops(module) if type(op) in lowerings]:
         lowerings[type(op)](op, b)
 
@@ -403,6 +404,34 @@ def _lower_for(for_op: scf.ForOp, b: Builder) -> None:
     comparison = b.insert(fast.cmpi_op("slt", iv, for_op.ub), at_condition)
     b.insert(fast.cond_br_op(comparison.results[0], first_body_block, (), end_block, ()), at_condition)
     _replace(for_op, condition_block.args[1:])
+
+
+def _lower_while(while_op: scf.WhileOp, b: Builder) -> None:
+    """The test's blocks, then the body's, inlined before the continuation: the op's block branches to
+    the test with the initial values, ``scf.condition`` branches to the body or out (its values the
+    body's arguments or the results), the body's ``scf.yield`` back to the test."""
+    init_block = while_op.parent_block()
+    assert init_block is not None
+    remaining = init_block.split_before(while_op)
+    continue_block = Block(arg_types=while_op.result_types)
+    region = init_block.parent
+    assert region is not None
+    region.insert_block_before(continue_block, remaining)
+    b.insert(fast.br_op(remaining), InsertPoint.at_end(continue_block))
+    before, after = while_op.before_region.first_block, while_op.after_region.first_block
+    assert before is not None and after is not None
+    condition = while_op.before_region.last_block.last_op
+    yield_op = while_op.after_region.last_block.last_op
+    assert isinstance(condition, scf.ConditionOp) and isinstance(yield_op, scf.YieldOp)
+    b.insert(fast.cond_br_op(condition.condition, after, condition.args, continue_block, condition.args),
+             InsertPoint.before(condition))
+    Rewriter.erase_op(condition)
+    b.insert(fast.br_op(before, yield_op.operands), InsertPoint.before(yield_op))
+    Rewriter.erase_op(yield_op)
+    Rewriter.inline_region(while_op.before_region, BlockInsertPoint.before(continue_block))
+    Rewriter.inline_region(while_op.after_region, BlockInsertPoint.before(continue_block))
+    b.insert(fast.br_op(before, while_op.arguments), InsertPoint.at_end(init_block))
+    _replace(while_op, continue_block.args)
 
 
 def _replace(op: Operation, values: Sequence[SSAValue]) -> None:

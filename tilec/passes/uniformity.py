@@ -35,8 +35,15 @@ def _divergent(op: Operation, varying: set[SSAValue]) -> bool:
         case scf.ForOp():
             return any(v in varying for v in (op.lb, op.ub, op.step))
         case scf.WhileOp():
-            return True  # its condition is computed inside: be safe
+            cond = while_condition(op)
+            return cond is None or cond.condition in varying
     return False
+
+
+def while_condition(op: scf.WhileOp) -> scf.ConditionOp | None:
+    """The ``scf.condition`` that ends ``op``'s before region (None in IR still being built)."""
+    term = op.before_region.block.last_op if op.before_region.blocks else None
+    return term if isinstance(term, scf.ConditionOp) else None
 
 
 def warp_varying(fn: func.FuncOp, sources: tuple[type[Operation], ...] | Callable[[Operation], bool] = _SOURCES,
@@ -73,6 +80,18 @@ def warp_varying(fn: func.FuncOp, sources: tuple[type[Operation], ...] | Callabl
                         term = b.last_op
                         if isinstance(term, scf.YieldOp):
                             changed |= mark([r for r, y in zip(op.results, term.operands) if y in varying])
+            elif isinstance(op, scf.WhileOp):
+                # before's arguments: the initial values, then what the after region yields; after's
+                # arguments and the results: what scf.condition passes on
+                before, after = op.before_region.block, op.after_region.block
+                yielded = after.last_op.operands if isinstance(after.last_op, scf.YieldOp) else ()
+                for i, init in enumerate(op.arguments):
+                    if inside or init in varying or (i < len(yielded) and yielded[i] in varying):
+                        changed |= mark([before.args[i]])
+                cond = while_condition(op)
+                for i, v in enumerate(cond.args if cond is not None else ()):
+                    if inside or v in varying:
+                        changed |= mark([after.args[i], op.results[i]])
             elif inside:
                 for region in op.regions:
                     for b in region.blocks:
@@ -81,7 +100,7 @@ def warp_varying(fn: func.FuncOp, sources: tuple[type[Operation], ...] | Callabl
                 for b in region.blocks:
                     changed |= visit(b, inside)
                     term = b.last_op
-                    if not isinstance(op, scf.ForOp | scf.IfOp) and term is not None \
+                    if not isinstance(op, scf.ForOp | scf.IfOp | scf.WhileOp) and term is not None \
                             and any(v in varying for v in term.operands):
                         changed |= mark(op.results)  # e.g. a tile.map body that reads a varying value
         return changed
@@ -115,18 +134,18 @@ def lane_varying(fn: func.FuncOp) -> set[SSAValue]:
     return warp_varying(fn, (t.LaneIdOp, t.ThreadIdOp))
 
 
-__all__ = ["barriers_under_varying_ifs", "block_values_under_varying_branches", "cluster_varying", "lane_varying",
+__all__ = ["while_condition", "barriers_under_varying_ifs", "block_values_under_varying_branches", "cluster_varying", "lane_varying",
            "split_between_warps", "warp_varying"]
 
 
 def barriers_under_varying_ifs(fn: func.FuncOp) -> list[tuple[Operation, scf.IfOp]]:
-    """``(barrier, if)``: each block-wide ``tile.barrier`` nested in an ``scf.if`` whose condition may
-    differ between the block's warps (not a warp-specialised role's region, whose barriers count
+    """``(barrier, if)``: each block-wide ``tile.barrier`` nested in an ``scf.if`` (or ``scf.while``) whose
+    condition may differ between the block's warps (not a warp-specialised role's region, whose barriers count
     only that role's threads). The warps that skip the branch never arrive: the block hangs."""
     varying = warp_varying(fn)
     found = []
     for op in fn.walk():
-        if isinstance(op, scf.IfOp) and ROLE_ATTR not in op.attributes and op.cond in varying:
+        if isinstance(op, scf.IfOp | scf.WhileOp) and ROLE_ATTR not in op.attributes and _divergent(op, varying):
             found += [(inner, op) for inner in op.walk() if isinstance(inner, t.BarrierOp) and inner.threads is None]
     return found
 
@@ -157,6 +176,17 @@ def computed_from(value: SSAValue) -> set[SSAValue]:
         seen.add(v)
         for use in v.uses:
             user = use.operation
+            if isinstance(user, scf.YieldOp) and isinstance(user.parent_op(), scf.WhileOp):
+                work.append(user.parent_op().before_region.block.args[use.index])  # the next test's
+                continue
+            if isinstance(user, scf.ConditionOp):
+                if use.index > 0:  # passed on to the body and out of the loop
+                    loop = user.parent_op()
+                    work += [loop.after_region.block.args[use.index - 1], loop.results[use.index - 1]]
+                continue
+            if isinstance(user, scf.WhileOp):  # an initial carried value
+                work.append(user.before_region.block.args[use.index])
+                continue
             if isinstance(user, scf.YieldOp):
                 parent = user.parent_op()
                 if parent is not None and use.index < len(parent.results):
@@ -184,7 +214,8 @@ def flows_into_per_warp_code(value: SSAValue, varying: set[SSAValue], consumers:
             if not run_by_every_warp(user, varying, consumers):
                 return True
             indices = getattr(user, "indices", None)
-            if indices is not None and any(i in varying for i in indices) and not user.results:
+            if indices is not None and any(i in varying for i in indices) and \
+                    (not user.results or isinstance(user, t.AtomicOp)):
                 return True  # a store or atomic each warp makes at its own place
     return False
 

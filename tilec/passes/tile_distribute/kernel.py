@@ -125,7 +125,7 @@ SHARED_ALIGN = 128
 
 
 
-_ORDERING_OPS = (t.AsyncWaitOp, t.BarrierOp, t.MbarWaitOp, scf.YieldOp, func.ReturnOp)
+_ORDERING_OPS = (t.AsyncWaitOp, t.BarrierOp, t.MbarWaitOp, scf.YieldOp, scf.ConditionOp, func.ReturnOp)
 """Ops before which the deferred stores of async copies are emitted: a wait (the copies of its
 groups must have landed), a barrier, and a block's end. Ops with regions too (their blocks may
 wait)."""
@@ -578,6 +578,10 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 self._for(op)
             case scf.IfOp():
                 self._if(op)
+            case scf.WhileOp():
+                self._while(op)
+            case scf.ConditionOp():
+                em.insert(scf.ConditionOp(self.get(op.condition), *self.flatten(op.args)))
             case scf.YieldOp():
                 em.insert(fast.scf_yield_op(self.flatten(op.operands)))
             case func.ReturnOp():
@@ -659,6 +663,32 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 if old_res.name_hint:
                     v.name_hint = old_res.name_hint
             self.vmap[old_res] = make(list(vals))
+            pos += len(tys)
+
+    def _while(self, op: scf.WhileOp) -> None:
+        """An ``scf.while`` on the registers of its carried values: the test's region and the body's,
+        each lowered into a new block whose arguments are those registers."""
+        em = self.em
+        carried = [self._shape_of(v) for v in op.arguments]
+        passed = [self._shape_of(v) for v in op.results]
+        blocks = [Block(arg_types=[ty for tys, _ in shapes for ty in tys]) for shapes in (carried, passed)]
+        new = em.insert(scf.WhileOp(self.flatten(op.arguments), [ty for tys, _ in passed for ty in tys],
+                                    Region(blocks[0]), Region(blocks[1])))
+        for old_block, block, shapes in zip((op.before_region.block, op.after_region.block), blocks, (carried, passed)):
+            self._bind(old_block.args, shapes, list(block.args))
+            with em.at(InsertPoint.at_end(block)):
+                self.emit_block(old_block)
+        self._bind(op.results, passed, list(new.results))
+
+    def _bind(self, old_values, shapes, new_values: list[SSAValue]) -> None:
+        """Each of ``old_values`` is the registers of ``new_values`` its shape takes, in order."""
+        pos = 0
+        for old, (tys, make) in zip(old_values, shapes):
+            vals = new_values[pos : pos + len(tys)]
+            for v in vals:
+                if old.name_hint:
+                    v.name_hint = old.name_hint
+            self.vmap[old] = make(list(vals))
             pos += len(tys)
 
     def _if(self, op: scf.IfOp) -> None:

@@ -30,18 +30,18 @@ func.func @views(%a: !tile.gl<f16, [?, ?]>) {
 
 // -----
 
-func.func @loop(%n: index) {
+func.func @switch(%n: index) {
   %c0 = arith.constant 0 : index
-  %r = scf.while (%i = %c0) : (index) -> index {
-    %more = arith.cmpi slt, %i, %n : index
-    scf.condition(%more) %i : index
-  } do {
-  ^bb0(%i: index):
-    scf.yield %i : index
+  %r = scf.index_switch %n -> index
+  case 1 {
+    scf.yield %n : index
+  }
+  default {
+    scf.yield %n : index
   }
   func.return
 }
-// CHECK: error: 'scf.while' op at {{.*}}errors.mlir:35:8: has no lowering to llvm: only scf.for and scf.if (with scf.yield) are supported
+// CHECK: error: 'scf.index_switch' op at {{.*}}errors.mlir:35:8: has no lowering to llvm: only scf.for, scf.if and scf.while (with scf.yield) are supported
 
 // -----
 

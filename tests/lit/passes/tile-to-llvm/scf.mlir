@@ -1,6 +1,6 @@
 // RUN: tile-opt %s -p tile-to-llvm | filecheck %s
 
-// scf.for (nested, with iter_args) and scf.if (with results) become blocks,
+// scf.for (nested, with iter_args), scf.if (with results) and scf.while become blocks,
 // llvm.br and llvm.cond_br; loop-carried values are block arguments.
 
 func.func @loops(%n: index, %x: f32) -> f32 {
@@ -66,4 +66,38 @@ func.func @loops(%n: index, %x: f32) -> f32 {
 // CHECK-NEXT:   llvm.br ^[[AFTER]]
 // CHECK-NEXT: ^[[AFTER]]:
 // CHECK-NEXT:   llvm.return %y : f32
+// CHECK-NEXT: }
+
+// scf.while: the op's block branches to the test with the initial values; scf.condition branches
+// to the body or out (its values the body's arguments, or the continuation's: the results); the
+// body's scf.yield branches back to the test.
+func.func @countdown(%count: i32) -> i32 {
+  %zero = arith.constant 0 : i32
+  %one = arith.constant 1 : i32
+  %r:2 = scf.while (%k = %count, %s = %zero) : (i32, i32) -> (i32, i32) {
+    %more = arith.cmpi sgt, %k, %zero : i32
+    scf.condition(%more) %k, %s : i32, i32
+  } do {
+  ^bb0(%k2: i32, %s2: i32):
+    %s3 = arith.addi %s2, %k2 : i32
+    %k3 = arith.subi %k2, %one : i32
+    scf.yield %k3, %s3 : i32, i32
+  }
+  func.return %r#1 : i32
+}
+// CHECK:      llvm.func @countdown(%count: i32) -> i32 {
+// CHECK-NEXT:   %zero = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:   %one = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT:   llvm.br ^[[TEST:.*]](%count, %zero : i32, i32)
+// CHECK-NEXT: ^[[TEST]](%k: i32, %s: i32):
+// CHECK-NEXT:   %more = llvm.icmp "sgt" %k, %zero : i32
+// CHECK-NEXT:   llvm.cond_br %more, ^[[BODY:.*]](%k, %s : i32, i32), ^[[EXIT:.*]](%k, %s : i32, i32)
+// CHECK-NEXT: ^[[BODY]](%k2: i32, %s2: i32):
+// CHECK-NEXT:   %s3 = llvm.add %s2, %k2 : i32
+// CHECK-NEXT:   %k3 = llvm.sub %k2, %one : i32
+// CHECK-NEXT:   llvm.br ^[[TEST]](%k3, %s3 : i32, i32)
+// CHECK-NEXT: ^[[EXIT]](%{{.*}}: i32, %[[S:.*]]: i32):
+// CHECK-NEXT:   llvm.br ^[[REST:.*]]
+// CHECK-NEXT: ^[[REST]]:
+// CHECK-NEXT:   llvm.return %[[S]] : i32
 // CHECK-NEXT: }
