@@ -78,6 +78,35 @@ def test_norms(shape):
 
 @gpu
 @pytest.mark.gpu
+@pytest.mark.parametrize("shape, group", [((5, 33), 64), ((4096, 1000), 64), ((1000, 4096), 32)], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32], ids=str)
+def test_layer_norm_backward(shape, group, dtype):
+    """Triton's tutorial layer-norm backward in tilec.lang (examples/lang/layer_norm.py): dx per row, dw
+    and db through ``group`` rows of partial sums behind spin locks, against torch's float64 autograd."""
+    mod = example("layer_norm")
+    m, cols = shape
+    x = torch.randn(shape, device="cuda", dtype=dtype) * 2 + 1
+    w, b = (torch.randn(cols, device="cuda", dtype=dtype) for _ in range(2))
+    dy = torch.randn_like(x)
+    x64 = x.double().requires_grad_()
+    w64, b64 = w.double().requires_grad_(), b.double().requires_grad_()
+    torch.nn.functional.layer_norm(x64, (cols,), w64, b64, 1e-5).backward(dy.double())
+    mean, rstd = x.double().mean(1).float(), torch.rsqrt(x.double().var(1, unbiased=False) + 1e-5).float()
+    n = max(32, 1 << (cols - 1).bit_length())
+    dx = torch.full_like(x, float("nan"))
+    dw, db = (torch.full((group, cols), float("nan"), device="cuda") for _ in range(2))
+    count, lock = (torch.zeros(group, device="cuda", dtype=torch.int32) for _ in range(2))
+    mod.layer_norm_backward_dx[(m,)](dx, dy, dw, db, count, lock, x, w, mean, rstd, GROUP=group, N=n)
+    assert (lock == 0).all() and (count == (torch.arange(group, device="cuda") < m)).all()
+    fdw, fdb = torch.full_like(w, float("nan")), torch.full_like(w, float("nan"))
+    rows = min(group, m)
+    mod.layer_norm_backward_dwdb[(-(-cols // 64),)](dw[:rows], db[:rows], fdw, fdb, BM=32, BN=64)
+    tol = 3e-3 if dtype == torch.float16 else 1e-5
+    assert rel_err(dx, x64.grad) < tol and rel_err(fdw, w64.grad) < tol and rel_err(fdb, b64.grad) < tol
+
+
+@gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("mnk", [(128, 128, 32), (1000, 520, 72), (2048, 2048, 2048)], ids=str)
 def test_matmul(mnk):
     mod = example("matmul")
