@@ -664,6 +664,37 @@ def test_atomics_that_return_old_values_on_the_gpu(arch):
 
 @gpu
 @pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(96, 64), (4099, 256)], ids=str)
+def test_int8_quantization_on_the_gpu(shape):
+    """Row-wise int8 quantization and back (tests/lang/test_int8.py's kernels) against torch, and int8
+    sums, extremes and saturating conversions."""
+    from tests.lang.test_int8 import conversions, dequantize, int8_math, quantize
+
+    m, n = shape
+    x = torch.randn(m, n, device="cuda") * torch.rand(m, 1, device="cuda") * 10
+    q, scale = torch.zeros(m, n, device="cuda", dtype=torch.int8), torch.full((m,), float("nan"), device="cuda")
+    quantize[(-(-m // 32),)](x, q, scale, BM=32, BN=n)
+    v = x * (127.0 / x.abs().amax(1, keepdim=True))
+    assert torch.equal(q, torch.where(v >= 0, v + 0.5, v - 0.5).trunc().to(torch.int8))  # half away from zero
+    out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    dequantize[(-(-m // 32),)](q, scale, out, BM=32, BN=n)
+    assert rel_err(out, x.double()) < 1e-2
+    r = torch.randint(-128, 128, (16, 32), device="cuda", dtype=torch.int8)
+    sums, extremes, doubled = (torch.zeros(16, device="cuda", dtype=torch.int32),
+                               torch.zeros(64, device="cuda", dtype=torch.int8), torch.zeros_like(r))
+    int8_math[(1,)](r, sums, extremes, doubled, BM=16, BN=32)
+    assert torch.equal(sums, r.int().sum(1)) and torch.equal(doubled, (r.int() * 2).to(torch.int8))
+    assert torch.equal(extremes, torch.cat([r.max(0).values, r.min(0).values]))
+    f = torch.tensor([300.0, -300.0, 1.7, -1.7, float("nan"), 127.9, -128.9, 40000.0] * 4, device="cuda")
+    i = torch.tensor([300, -300, 127, 128, -129, 255, 256, 65535] * 4, device="cuda", dtype=torch.int32)
+    c8, ci8, c16 = (torch.zeros(32, device="cuda", dtype=t) for t in (torch.int8, torch.int8, torch.int16))
+    conversions[(1,)](f, i, c8, ci8, c16, BN=32)
+    assert c8[:8].tolist() == [127, -128, 1, -1, 0, 127, -128, 127]
+    assert ci8[:8].tolist() == [44, -44, 127, -128, 127, -1, 0, -1]
+    assert c16[:8].tolist() == [301, -299, 2, 0, 1, 128, -127, -32768]
+
+@gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("arch", ["sm_80", None])
 def test_while_loops_on_the_gpu(arch):
     """``while`` on run-time values (tests/lang/test_while.py's kernels): 512 blocks serialised by a

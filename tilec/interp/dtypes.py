@@ -49,7 +49,8 @@ def is_float_type(t: Attribute) -> bool:
     return type(t) in _DTYPES
 
 
-_INT_DTYPES = {1: np.dtype(np.bool_), 32: np.dtype(np.int32), 64: np.dtype(np.int64)}
+_INT_DTYPES = {1: np.dtype(np.bool_), 8: np.dtype(np.int8), 16: np.dtype(np.int16), 32: np.dtype(np.int32),
+               64: np.dtype(np.int64)}
 
 
 def numpy_dtype(element_type: Attribute) -> np.dtype:

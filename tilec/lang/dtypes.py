@@ -37,6 +37,7 @@ class DType:
 float16, bfloat16, float32 = DType("float16"), DType("bfloat16"), DType("float32")
 float8_e4m3fn, float8_e5m2 = DType("float8_e4m3fn"), DType("float8_e5m2")
 """FP8, in arrays and shared tiles only: what ``tl.wgmma`` reads (K-major), never a register tile."""
+int8, int16 = DType("int8"), DType("int16")
 int32, int64, int1, index = DType("int32"), DType("int64"), DType("int1"), DType("index")
 
 _IR = {
@@ -45,13 +46,15 @@ _IR = {
     "float32": Float32Type,
     "float8_e4m3fn": Float8E4M3FNType,
     "float8_e5m2": Float8E5M2Type,
+    "int8": lambda: IntegerType(8),
+    "int16": lambda: IntegerType(16),
     "int32": lambda: IntegerType(32),
     "int64": lambda: IntegerType(64),
     "int1": lambda: IntegerType(1),
     "index": IndexType,
 }
 
-ARRAY_DTYPES = ("float16", "bfloat16", "float32", "float8_e4m3fn", "float8_e5m2", "int32", "int64")
+ARRAY_DTYPES = ("float16", "bfloat16", "float32", "float8_e4m3fn", "float8_e5m2", "int8", "int16", "int32", "int64")
 """Element types a kernel's array arguments may have."""
 
 

@@ -19,7 +19,7 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import FLOAT8_TYPES, FLOAT_TYPES, RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
-from tilec.lang.dtypes import dtype_of, float32, int1, int32, int64
+from tilec.lang.dtypes import dtype_of, float32, int1, int8, int16, int32, int64
 from tilec.lang.tracing import current, element_type, error
 from tilec.lang.values import (
     Expanded,
@@ -620,9 +620,13 @@ _REDUCTION_OPS: dict[tuple[str, int], type[Operation]] = {
 def _reduce(kind: str, x: Any, axis: Any) -> Vector | Scalar:
     """``x`` reduced along ``axis`` (1 or -1: each row; 0 or -2: each column) into a vector, or, with
     ``axis=None`` or a vector, entirely into a scalar. Masks count as int32 (``tl.sum(x > 0)``), as numpy's
-    and Triton's booleans do."""
+    and Triton's booleans do; so do 8- and 16-bit integers (their maxima and minima in their own type)."""
     if isinstance(x, Expanded):  # v[:, None]: the tile of one column it stands for
         x = x.tile()
+    if isinstance(x, (Tile, Vector)) and x.dtype in (int8, int16):
+        narrow = x.dtype
+        widened = _reduce(kind, x.to(int32), axis)
+        return widened if kind == "sum" else widened.to(narrow)
     if isinstance(x, (Tile, Vector)) and x.dtype == int1:
         x = x.to(int32)
     if isinstance(x, Vector):
@@ -652,6 +656,8 @@ def reduce(input: Tile | Vector, axis: Any, combine_fn: Callable[..., Any],  # n
     if not callable(combine_fn):
         raise error(f"{who}'s combine_fn must be a function, got {_describe(combine_fn)}")
     x = input.tile() if isinstance(input, Expanded) else input
+    if isinstance(x, (Tile, Vector)) and x.dtype in (int8, int16):  # in int32, the result in the narrow type
+        return reduce(x.to(int32), axis, combine_fn, keep_dims).to(x.dtype)
     if isinstance(x, (Tile, Vector)) and x.dtype == int1:
         x = x.to(int32)
     if isinstance(x, Vector):

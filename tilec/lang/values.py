@@ -924,6 +924,10 @@ def _convert_scalar(value: SSAValue, dst: Attribute) -> SSAValue:
         cls = arith.UIToFPOp if src == IntegerType(1) else arith.SIToFPOp
         return trace.value(cls(value, dst))
     if _is_float(src) and isinstance(dst, IntegerType) and dst != IntegerType(1):
+        if dst.width.data < 16:  # PTX converts into 16 bits at least: clamped first, so i8 saturates as i16 does
+            low, high = trace.constant(float(-(1 << (dst.width.data - 1))), src), \
+                trace.constant(float((1 << (dst.width.data - 1)) - 1), src)
+            value = trace.value(arith.MaximumfOp(trace.value(arith.MinimumfOp(value, high)), low))
         return trace.value(arith.FPToSIOp(value, dst))
     if isinstance(src, IntegerType) and isinstance(dst, IntegerType):
         if dst.width.data > src.width.data:  # a mask widens to 0/1, a signed integer keeps its sign

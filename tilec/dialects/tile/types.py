@@ -83,9 +83,12 @@ def element_bits(element_type: Attribute) -> int:
     raise ValueError(f"unsupported tile element type {element_type}")
 
 
-REGISTER_INT_TYPES = (IntegerType(1), IntegerType(32), IntegerType(64))
-"""Integer element types of register tiles and vectors: coordinates (``tile.iota``), masks, and i64
-(torch's index type: ids, offsets)."""
+REGISTER_INT_TYPES = (IntegerType(1), IntegerType(8), IntegerType(16), IntegerType(32), IntegerType(64))
+"""Integer element types of register tiles and vectors: coordinates (``tile.iota``), masks, i8 and i16
+(quantized values), and i64 (torch's index type: ids, offsets)."""
+
+MEMORY_INT_TYPES = (IntegerType(8), IntegerType(16), IntegerType(32))
+"""Integer element types of arrays and shared tiles (i64 arrays: global memory only)."""
 
 
 def _check_element(owner: str, element_type: Attribute, registers: bool = False, global_memory: bool = False) -> None:
@@ -93,14 +96,15 @@ def _check_element(owner: str, element_type: Attribute, registers: bool = False,
         return
     if global_memory and element_type == IntegerType(64):
         return  # i64 arrays (torch's index type): read an element at a time (tile.load_scalar)
-    if not registers and (isinstance(element_type, FLOAT8_TYPES) or element_type == IntegerType(32)):
-        return  # FP8 lives in memory only; i32 (indices, counts) in memory and registers
+    if not registers and (isinstance(element_type, FLOAT8_TYPES) or element_type in MEMORY_INT_TYPES):
+        return  # FP8 lives in memory only; i8, i16, i32 (values, indices, counts) in memory and registers
     if registers:
         why = " (FP8 lives in memory: tile.wgmma reads it from shared tiles)" \
             if isinstance(element_type, FLOAT8_TYPES) else ""
-        raise VerifyException(f"{owner}: element type must be f16, bf16, f32 or f64, or i32 / i64 / i1 in registers, "
+        raise VerifyException(f"{owner}: element type must be f16, bf16, f32 or f64, or i8 / i16 / i32 / i64 / i1 in "
+                              "registers, "
                               f"got {element_type}{why}")
-    raise VerifyException(f"{owner}: element type must be f16, bf16, f32, f64, f8E4M3FN, f8E5M2 or i32"
+    raise VerifyException(f"{owner}: element type must be f16, bf16, f32, f64, f8E4M3FN, f8E5M2, i8, i16 or i32"
                           f"{' (or i64)' if global_memory else ''}, got {element_type}")
 
 
