@@ -42,7 +42,7 @@ _IR_TYPES: dict[str, type[Attribute]] = {"float16": Float16Type, "bfloat16": BFl
                                          "float8_e4m3fn": Float8E4M3FNType, "float8_e5m2": Float8E5M2Type}
 SHORT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
 """Short names of the dtypes, in kernel names and the autotuner's titles."""
-ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "float8_e4m3fn": 1, "float8_e5m2": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8}
+ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "float8_e4m3fn": 1, "float8_e5m2": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8}
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,10 @@ by ``tile-layout``, reductions and broadcasts lowered by ``tile-distribute``.
 
 import tilec.ir  # noqa: F401  first: installs the lazy assembly formats (tilec/ir/lazy_formats.py)
 from tilec.lang import branch, loop  # noqa: F401  branch: a traced scalar's run-time if
-from tilec.lang.dtypes import DType, bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, index, int1, int8, int16, int32, int64
-from tilec.lang.compat import (broadcast_to, debug_barrier, expand_dims, fma, max_constancy, max_contiguous,
-                               multiple_of, permute, reshape, softmax, static_assert, swizzle2d)
+from tilec.lang.dtypes import DType, bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, float64, index, int1, int8, int16, int32, int64
+from tilec.lang.compat import (assume, broadcast_to, debug_barrier, device_assert, device_print, expand_dims, extra,
+                               fma, isnan, math, max_constancy, max_contiguous, multiple_of, permute, reshape, softmax,
+                               static_assert, static_print, swizzle2d, umulhi)
 from tilec.lang.function import Function, func
 from tilec.lang.random import philox, rand, rand4x, randint, randint4x, randn, randn4x
 from tilec.lang.kernel import Kernel, Specialization, constexpr, kernel
@@ -71,6 +72,8 @@ from tilec.lang.ops import (
     exp,
     exp2,
     floor,
+    rint,
+    trunc,
     full,
     full_like,
     iota,
@@ -112,13 +115,14 @@ from tilec.lang.tracing import LangError
 from tilec.lang.values import Expanded, Scalar, Shared, Tile, Vector, View
 
 __all__ = [
-    "broadcast_to", "debug_barrier", "expand_dims", "fma", "max_constancy", "max_contiguous", "multiple_of",
-    "permute", "reshape", "softmax", "static_assert", "swizzle2d",
+    "assume", "broadcast_to", "debug_barrier", "device_assert", "device_print", "expand_dims", "extra", "fma", "isnan",
+    "math", "max_constancy", "max_contiguous", "multiple_of", "permute", "reshape", "rint", "softmax", "static_assert",
+    "static_print", "swizzle2d", "trunc", "umulhi",
     "philox", "rand", "rand4x", "randint", "randint4x", "randn", "randn4x",
     "DType", "Expanded", "Function", "Kernel", "LangError", "Scalar", "Shared", "Specialization", "Tile", "Vector", "View",
     "abs", "alloc", "arange", "argmax", "argmin", "associative_scan", "async_commit", "async_copy", "async_wait", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor", "barrier", "copy", "mma", "bfloat16", "block_id", "block_rank", "cluster_barrier", "cluster_id",
     "num_blocks", "num_clusters", "num_programs", "num_warps", "col_max", "col_min", "col_sum", "constexpr", "cdiv", "ceil", "clamp", "cos", "cummax", "cummin", "cumprod", "cumsum", "dot", "erf", "exp", "exp2", "floor",
-    "func", "float16", "float32", "float8_e4m3fn", "float8_e5m2", "full", "full_like", "index", "int1", "int8", "int16", "int32", "int64", "iota", "kernel",
+    "func", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "full", "full_like", "index", "int1", "int8", "int16", "int32", "int64", "iota", "kernel",
     "lane_id", "load", "load_scalar", "log", "log2",
     "loop", "map", "max", "maximum", "min", "minimum", "program_id", "reduce", "range", "row_max", "row_min", "row_sum",
     "rsqrt", "sigmoid", "sin", "sqrt", "static_range", "store", "sum", "tanh", "thread_id", "trans", "turns", "warp_id", "wgmma", "wgmma_wait", "where", "zeros", "zeros_like",

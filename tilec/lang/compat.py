@@ -3,16 +3,23 @@ keeps its lines: shape helpers (``tl.expand_dims``, ``tl.broadcast_to``, ``tl.pe
 ``tl.reshape`` of the shapes a tile already has), ``tl.fma``, ``tl.softmax``, ``tl.swizzle2d``
 (the grouped block order of Triton's GEMM tutorial), and the compiler hints ``tl.multiple_of``,
 ``tl.max_contiguous``, ``tl.max_constancy`` (tilec specialises each array argument on its row
-alignment instead: they return their value), ``tl.static_assert`` and ``tl.debug_barrier``.
+alignment instead: they return their value), ``tl.static_assert``, ``tl.static_print``,
+``tl.assume``, ``tl.device_assert`` (as Triton runs it without ``debug``: not checked) and
+``tl.debug_barrier``; ``tl.umulhi``, ``tl.isnan``; and the namespaces ``tl.math`` and
+``tl.extra.cuda.libdevice`` for the math functions the language has, under Triton's and libdevice's
+names (``libdevice.tanh``, ``libdevice.fast_expf``, ``libdevice.rsqrt`` ...).
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import Float32Type
 
+from tilec.lang import ops
+from tilec.lang.dtypes import int32, int64
 from tilec.lang.ops import barrier, exp, full, max, minimum, sum  # noqa: A004
 from tilec.lang.tracing import current, error
 from tilec.lang.values import (Expanded, Scalar, Tile, Value, Vector, _element_type, _expanded_like, _is_float,
@@ -41,6 +48,72 @@ def static_assert(cond: Any, msg: str = "") -> None:
                     "kernel runs")
     if not cond:
         raise error(f"tl.static_assert failed{': ' + msg if msg else ''}")
+
+
+def static_print(*values: Any) -> None:
+    """Triton's ``tl.static_print``: ``values`` printed while the kernel is traced (once a specialisation)."""
+    print(*values)
+
+
+def assume(cond: Any) -> None:
+    """Triton's hint that ``cond`` holds: nothing (a Python ``False`` is an error at the line)."""
+    if not isinstance(cond, (Value, Expanded)) and not cond:
+        raise error("tl.assume of a condition that is false")
+
+
+def device_assert(cond: Any, msg: str = "", mask: Any = None) -> None:
+    """Triton's ``tl.device_assert``: checked by Triton only when compiled with ``debug``; tilec does not check
+    a run-time condition (as Triton without ``debug``). A Python ``False`` is an error at the line."""
+    if not isinstance(cond, (Value, Expanded)) and not cond:
+        raise error(f"tl.device_assert failed{': ' + msg if msg else ''}")
+
+
+def device_print(prefix: str, *values: Any, hex: bool = False) -> None:  # noqa: A002 - Triton's keyword
+    """Triton's ``tl.device_print`` needs the GPU's printf, which tilec's kernels do not link: an error."""
+    raise error("tl.device_print is not supported (tilec's kernels have no printf): store the values into an "
+                "array, or run kernel.interpret(...) on the CPU and print there")
+
+
+def umulhi(a: Any, b: Any) -> Any:
+    """The high 32 bits of the 64-bit product of two int32 values read unsigned (Triton's ``tl.umulhi``;
+    ``mul.wide.u32`` in PTX): an int32."""
+    product = (_as_int64(a) & 0xFFFFFFFF) * (_as_int64(b) & 0xFFFFFFFF)
+    return ((product >> 32) & 0xFFFFFFFF).to(int32)
+
+
+def _as_int64(x: Any) -> Any:
+    if isinstance(x, (Value, Expanded)):
+        return x.to(int64)
+    raise error(f"tl.umulhi multiplies int32 tiles, vectors or scalars, got {_describe(x)}")
+
+
+def isnan(x: Any) -> Any:
+    """Where ``x`` is NaN (a mask)."""
+    return x != x
+
+
+def _pow(x: Any, y: Any) -> Any:
+    """``x ** y`` for positive ``x``: ``2^(y log2 x)`` (libdevice's ``pow`` also takes negative x: not here)."""
+    return ops.exp2(y * ops.log2(x))
+
+
+math = SimpleNamespace(
+    abs=ops.abs, ceil=ops.ceil, cos=ops.cos, erf=ops.erf, exp=ops.exp, exp2=ops.exp2, floor=ops.floor,
+    log=ops.log, log2=ops.log2, rsqrt=ops.rsqrt, sin=ops.sin, sqrt=ops.sqrt, tanh=ops.tanh, trunc=ops.trunc,
+    rint=ops.rint, umulhi=umulhi, cdiv=ops.cdiv, maximum=ops.maximum, minimum=ops.minimum, isnan=isnan,
+    fma=lambda a, b, c: fma(a, b, c), div_rn=lambda a, b: a / b, fdiv=lambda a, b, **_: a / b,
+    sqrt_rn=ops.sqrt, pow=_pow)
+"""Triton's ``tl.math``: the functions the language has, by Triton's names."""
+
+libdevice = SimpleNamespace(
+    **vars(math), fabs=ops.abs, fast_expf=ops.exp, fast_logf=ops.log, fast_powf=_pow, expf=ops.exp,
+    exp2f=ops.exp2, logf=ops.log, log2f=ops.log2, sqrtf=ops.sqrt, rsqrtf=ops.rsqrt, tanhf=ops.tanh,
+    sinf=ops.sin, cosf=ops.cos, erff=ops.erf, floorf=ops.floor, ceilf=ops.ceil, truncf=ops.trunc,
+    rintf=ops.rint, fmaxf=ops.maximum, fminf=ops.minimum, fmax=ops.maximum, fmin=ops.minimum, powf=_pow)
+"""``libdevice``'s names (``tl.extra.cuda.libdevice`` in Triton) for the functions the language has."""
+
+extra = SimpleNamespace(cuda=SimpleNamespace(libdevice=libdevice), libdevice=libdevice)
+"""Triton's ``tl.extra``: ``tl.extra.cuda.libdevice`` (and the older ``tl.extra.libdevice``)."""
 
 
 def debug_barrier() -> None:

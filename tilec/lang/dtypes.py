@@ -10,6 +10,7 @@ from xdsl.dialects.builtin import (
     Float8E5M2Type,
     Float16Type,
     Float32Type,
+    Float64Type,
     IndexType,
     IntegerType,
 )
@@ -28,13 +29,13 @@ class DType:
 
     @property
     def is_float(self) -> bool:
-        return self.name in ("float16", "bfloat16", "float32")
+        return self.name in ("float16", "bfloat16", "float32", "float64")
 
     def __repr__(self) -> str:
         return f"tl.{self.name}"
 
 
-float16, bfloat16, float32 = DType("float16"), DType("bfloat16"), DType("float32")
+float16, bfloat16, float32, float64 = DType("float16"), DType("bfloat16"), DType("float32"), DType("float64")
 float8_e4m3fn, float8_e5m2 = DType("float8_e4m3fn"), DType("float8_e5m2")
 """FP8, in arrays and shared tiles only: what ``tl.wgmma`` reads (K-major), never a register tile."""
 int8, int16 = DType("int8"), DType("int16")
@@ -44,6 +45,7 @@ _IR = {
     "float16": Float16Type,
     "bfloat16": BFloat16Type,
     "float32": Float32Type,
+    "float64": Float64Type,
     "float8_e4m3fn": Float8E4M3FNType,
     "float8_e5m2": Float8E5M2Type,
     "int8": lambda: IntegerType(8),
@@ -54,7 +56,7 @@ _IR = {
     "index": IndexType,
 }
 
-ARRAY_DTYPES = ("float16", "bfloat16", "float32", "float8_e4m3fn", "float8_e5m2", "int8", "int16", "int32", "int64")
+ARRAY_DTYPES = ("float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "int8", "int16", "int32", "int64")
 """Element types a kernel's array arguments may have."""
 
 
@@ -75,4 +77,5 @@ def as_dtype(value: object) -> DType:
     name = name.removeprefix("torch.")
     if name in _IR:
         return DType(name)
-    raise TypeError(f"expected an element type (tl.float16, tl.bfloat16, tl.float32, tl.int32), got {value!r}")
+    raise TypeError(f"expected an element type (tl.float16, tl.bfloat16, tl.float32, tl.float64, tl.int8, tl.int16, "
+                    f"tl.int32, tl.int64), got {value!r}")

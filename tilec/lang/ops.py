@@ -947,7 +947,7 @@ def _unary(name: str) -> Callable[[Any], Any]:
 exp, exp2, log, log2 = _unary("exp"), _unary("exp2"), _unary("log"), _unary("log2")
 sqrt, rsqrt, tanh, abs = _unary("sqrt"), _unary("rsqrt"), _unary("tanh"), _unary("abs")  # noqa: A001
 erf, sin, cos = _unary("erf"), _unary("sin"), _unary("cos")
-floor, ceil = _unary("floor"), _unary("ceil")
+floor, ceil, trunc, rint = _unary("floor"), _unary("ceil"), _unary("trunc"), _unary("rint")
 
 
 def clamp(x: Any, lo: Any, hi: Any) -> Any:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects import arith, math, scf
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
+from xdsl.dialects.builtin import Float32Type, Float64Type, IndexType, IntegerType
 from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
 from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import VerifyException
@@ -627,6 +627,15 @@ the values' ranges: with a signed ``min`` bounding a block-order group, the GEMM
 64-bit division and its main loop lost 18% (measured twice on the H100). ``max`` stays signed: a
 window start clamped with ``tl.maximum(start - w, 0)`` may be below zero before the clamp."""
 
+_APPROXIMATED = frozenset({"exp", "exp2", "log", "log2", "rsqrt", "tanh", "erf", "sin", "cos"})
+"""The math functions tilec computes with PTX's f32 approximations (16-bit floats through f32); f64 has none."""
+
+def _check_precision(op: str, ty: Attribute) -> None:
+    if isinstance(ty, Float64Type) and op in _APPROXIMATED:
+        raise error(f"tl.{op} of float64 values: the GPU's {op} is an f32 approximation, with no f64 form in "
+                    "tilec; convert to float32 first (x.to(tl.float32))")
+
+
 _CMPF = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
 _CMPI = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
 COMPARISONS = frozenset(_CMPF)
@@ -650,6 +659,7 @@ def scalar_op(op: str, args: Sequence[SSAValue]) -> SSAValue:
     unary_f = {"exp": math.ExpOp, "exp2": math.Exp2Op, "log": math.LogOp, "log2": math.Log2Op,
                "sqrt": math.SqrtOp, "rsqrt": math.RsqrtOp, "tanh": math.TanhOp, "erf": math.ErfOp,
                "sin": math.SinOp, "cos": math.CosOp, "floor": math.FloorOp, "ceil": math.CeilOp,
+               "trunc": math.TruncOp, "rint": math.RoundEvenOp,
                "abs": math.AbsFOp, "neg": arith.NegfOp}
     if is_float and op in table_f:
         return trace.value(table_f[op](a, args[1]))
@@ -658,6 +668,7 @@ def scalar_op(op: str, args: Sequence[SSAValue]) -> SSAValue:
     if not is_float and op in table_i:
         return trace.value(table_i[op](a, args[1]))
     if is_float and op in unary_f:
+        _check_precision(op, ty)
         return trace.value(unary_f[op](a))
     if not is_float and op == "neg":
         return trace.value(arith.SubiOp(trace.constant(0, ty), a))
@@ -693,6 +704,7 @@ def elementwise(op: str, *operands: Any) -> Any:
         # masks count as integers, as numpy's booleans do: True + True is 2
         operands = tuple(o.to(dtypes.int32) if isinstance(o, (Value, Expanded)) else o for o in operands)
         return elementwise(op, *operands)
+    _check_precision(op, element)
     values = [_materialize(o, shape, element) for o in operands]
     if shape.kind == "scalar":
         return Scalar(scalar_op(op, values))

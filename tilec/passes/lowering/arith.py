@@ -35,6 +35,7 @@ from xdsl.dialects.builtin import (
     bf16,
     f16,
     f32,
+    f64,
     i1,
 )
 from xdsl.dialects.builtin import UnknownLoc
@@ -319,6 +320,8 @@ _ROUNDING = {math.FloorOp: "floor", math.CeilOp: "ceil", math.TruncOp: "trunc", 
 
 def _rounding(op: Operation, b: Builder) -> list[SSAValue]:
     x = op.operands[0]
+    if x.type == f64:  # exact in f64 too (cvt.rmi.f64.f64 ...)
+        return [N.call_intrinsic(b, f"llvm.{_ROUNDING[type(op)]}.f64", [x], f64)]
     name = f"llvm.{_ROUNDING[type(op)]}.f32"
     return [_in_f32(b, x, lambda v: N.call_intrinsic(b, name, [v], f32))]
 
