@@ -695,6 +695,29 @@ def test_int8_quantization_on_the_gpu(shape):
 
 @gpu
 @pytest.mark.gpu
+@pytest.mark.parametrize("mnk, block, warps", [((64, 64, 64), (64, 64, 32), 4), ((1000, 1032, 520), (128, 128, 64), 8),
+                                               ((4096, 4096, 4096), (128, 128, 64), 8)], ids=str)
+def test_int8_gemm_on_the_gpu(mnk, block, warps):
+    """``tl.dot`` of int8 tiles (tests/lang/test_int8_dot.py's kernel) against torch's exact int64 product;
+    int32 sums that wrap at the large shape's extremes are compared modulo 2^32, as the GPU sums."""
+    from tests.lang.test_int8_dot import dequantized, int8_matmul
+
+    m, n, k = mnk
+    a = torch.randint(-128, 128, (m, k), device="cuda", dtype=torch.int8)
+    b = torch.randint(-128, 128, (k, n), device="cuda", dtype=torch.int8)
+    c = torch.full((m, n), -7, device="cuda", dtype=torch.int32)
+    bm, bn, bk = block
+    int8_matmul.with_options(num_warps=warps)[(-(-m // bm), -(-n // bn))](a, b, c, BM=bm, BN=bn, BK=bk)
+    ref = (a.cpu().long() @ b.cpu().long() + (1 << 31)) % (1 << 32) - (1 << 31)
+    assert torch.equal(c.cpu().long(), ref)
+    if m == 64:
+        sa, sb = torch.rand(64, device="cuda") / 10, torch.rand(64, device="cuda") / 10
+        out = torch.full((64, 64), float("nan"), device="cuda", dtype=torch.float16)
+        dequantized[(1, 1)](a, b.T.contiguous(), sa, sb, out, BM=64, BN=64, K=64)
+        assert rel_err(out, (a.double() @ b.double()) * sa.double()[:, None] * sb.double()[None, :]) < 2e-3
+
+@gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("arch", ["sm_80", None])
 def test_while_loops_on_the_gpu(arch):
     """``while`` on run-time values (tests/lang/test_while.py's kernels): 512 blocks serialised by a

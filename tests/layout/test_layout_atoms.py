@@ -18,6 +18,7 @@ from tilec.layout import (
     FMA_F32,
     MMA_ATOMS,
     MMA_M16N8K8_TF32,
+    MMA_M16N8K32_S8,
     MMA_M16N8K16_BF16,
     MMA_M16N8K16_F16,
     Layout,
@@ -66,6 +67,20 @@ def ptx_m16n8k8_tf32_b(lane: int, i: int) -> tuple[int, int]:
     return (q if i == 0 else q + 4), g
 
 
+def ptx_m16n8k32_s8_a(lane: int, i: int) -> tuple[int, int]:
+    """(row m, col k) of a_i, i < 16: the .s8 A fragment of m16n8k32 (four bytes a register along K)."""
+    g, q = lane >> 2, lane % 4
+    row = g if (i < 4 or 8 <= i < 12) else g + 8
+    col = q * 4 + (i & 3) + (16 if i >= 8 else 0)
+    return row, col
+
+
+def ptx_m16n8k32_s8_b(lane: int, i: int) -> tuple[int, int]:
+    """(row k, col n) of b_i, i < 8."""
+    g, q = lane >> 2, lane % 4
+    return q * 4 + (i & 3) + (16 if i >= 4 else 0), g
+
+
 def ptx_ldmatrix_dst(lane: int, reg: int, half: int, trans: bool) -> tuple[int, int]:
     """(row, col) in the 8 x 8*num tile of element ``half`` of register ``reg`` of ``lane``.
 
@@ -105,6 +120,18 @@ def test_mma_m16n8k8_tf32_fragments_match_the_ptx_tables():
     assert all(f.covers_once() for f in (atom.a, atom.b, atom.c))
 
 
+def test_mma_m16n8k32_s8_fragments_match_the_ptx_tables():
+    atom = MMA_M16N8K32_S8
+    assert atom.shape_mnk == (16, 8, 32) and atom.a.tile == (16, 32) and atom.b.tile == (8, 32)
+    assert (atom.a.num_values, atom.b.num_values, atom.c.num_values) == (16, 8, 4)
+    for lane in range(32):
+        assert atom.a.thread_coords(lane) == [ptx_m16n8k32_s8_a(lane, i) for i in range(16)]
+        assert atom.b.thread_coords(lane) == [(n, k) for k, n in (ptx_m16n8k32_s8_b(lane, i) for i in range(8))]
+        assert atom.c.thread_coords(lane) == [ptx_m16n8_c(lane, i) for i in range(4)]
+    assert all(f.covers_once() for f in (atom.a, atom.b, atom.c))
+    assert atom.instruction == "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"
+
+
 def test_fma_atom_is_one_thread_one_value():
     assert FMA_F32.threads == 1 and FMA_F32.shape_mnk == (1, 1, 1)
     for frag in (FMA_F32.a, FMA_F32.b, FMA_F32.c):
@@ -114,7 +141,8 @@ def test_fma_atom_is_one_thread_one_value():
 
 
 def test_mma_atom_registry():
-    assert set(MMA_ATOMS) == {"mma_m16n8k16_f16", "mma_m16n8k16_bf16", "mma_m16n8k8_tf32", "fma_f32"}
+    assert set(MMA_ATOMS) == {"mma_m16n8k16_f16", "mma_m16n8k16_bf16", "mma_m16n8k8_tf32", "mma_m16n8k32_s8",
+                              "fma_f32"}
     for name, atom in MMA_ATOMS.items():
         assert mma_atom(name) is atom and atom.name == name
         m, n, k = atom.shape_mnk

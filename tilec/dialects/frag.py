@@ -98,13 +98,19 @@ def access_bytes(t: Attribute) -> int | None:
 
 
 def mma_register_counts(atom: MMAAtom) -> tuple[int, int, int]:
-    """Registers per thread for A, B and C of ``atom`` (16-bit values pair up in one register)."""
-    per = {"f16": 2, "bf16": 2, "tf32": 1, "f32": 1}
+    """Registers per thread for A, B and C of ``atom`` (16-bit values pair up in one register, 8-bit ones
+    four to a register)."""
+    per = {"f16": 2, "bf16": 2, "tf32": 1, "f32": 1, "s8": 4, "s32": 1}
     return (
         atom.a.num_values // per[atom.a_type],
         atom.b.num_values // per[atom.b_type],
         atom.c.num_values,
     )
+
+
+def accumulator_type(atom: MMAAtom) -> Attribute:
+    """The register type of ``atom``'s C and D: i32 for integer sums (s32), else f32."""
+    return i32 if atom.c_type == "s32" else f32
 
 
 @irdl_op_definition
@@ -139,15 +145,17 @@ class LdMatrixOp(IRDLOperation):
 
 @irdl_op_definition
 class MmaOp(IRDLOperation):
-    """One ``mma.sync`` (or, for ``fma_f32``, one FFMA): ``d = a·b + c`` on a lane's registers."""
+    """One ``mma.sync`` (or, for ``fma_f32``, one FFMA): ``d = a·b + c`` on a lane's registers (f32
+    accumulators; i32 for the 8-bit integer atom)."""
 
     name = "frag.mma"
 
+    ACC: ClassVar = VarConstraint("ACC", EqAttrConstraint(f32) | EqAttrConstraint(i32))
     a = var_operand_def()
     b = var_operand_def()
-    c = var_operand_def(f32)
+    c = var_operand_def(ACC)
     atom = prop_def(MMAAtomAttr)
-    d = var_result_def(f32)
+    d = var_result_def(ACC)
 
     traits = traits_def(Pure())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
@@ -158,7 +166,8 @@ class MmaOp(IRDLOperation):
 
     def __init__(self, atom: MMAAtom, a, b, c):
         super().__init__(
-            operands=[a, b, c], properties={"atom": MMAAtomAttr(atom)}, result_types=[[f32] * len(c)]
+            operands=[a, b, c], properties={"atom": MMAAtomAttr(atom)},
+            result_types=[[accumulator_type(atom)] * len(c)]
         )
 
     def verify_(self) -> None:
@@ -174,6 +183,11 @@ class MmaOp(IRDLOperation):
             for v in values:
                 if v.type != reg:
                     _fail(self, f"{atom.name} {what} registers are {reg}, got {v.type}")
+        acc = accumulator_type(atom)
+        for what, values in (("C", self.c), ("result", self.d)):
+            for v in values:
+                if v.type != acc:
+                    _fail(self, f"{atom.name} {what} registers are {acc}, got {v.type}")
 
 
 @irdl_op_definition

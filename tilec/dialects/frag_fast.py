@@ -44,7 +44,7 @@ def frag_mma(atom: MMAAtom, a: Sequence[SSAValue], b: Sequence[SSAValue], c: Seq
     return create(
         frag.MmaOp,
         operands=(*a, *b, *c),
-        result_types=(_F32,) * len(c),
+        result_types=(frag.accumulator_type(atom),) * len(c),
         properties={"atom": _mma_atom(atom), "operandSegmentSizes": segments((len(a), len(b), len(c)))},
     )
 

@@ -80,7 +80,12 @@ def _operand_values(regs: tuple, kind: str) -> np.ndarray:
     """Registers (each ``(32,)``) → values ``(num_values, 32)`` in float64, value ``v`` = half ``v % 2`` of ``v // 2``."""
     if kind == "f32":
         return np.stack([np.asarray(r, dtype=np.float64) for r in regs])
+    if kind == "s32":
+        return np.stack([np.asarray(r).astype(np.int64) for r in regs])
     bits = np.stack([u32(r) for r in regs])  # (regs, 32)
+    if kind == "s8":  # value v = byte v % 4 of register v // 4, signed
+        quads = np.stack([(bits >> np.uint32(8 * j)) & np.uint32(0xFF) for j in range(4)], axis=1)
+        return quads.reshape(-1, bits.shape[1]).astype(np.uint8).view(np.int8).astype(np.int64)
     if kind == "tf32":
         return (bits & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
     halves = np.stack([bits & np.uint32(0xFFFF), bits >> np.uint32(16)], axis=1).reshape(-1, bits.shape[1])
@@ -96,6 +101,13 @@ def mma(name: str, a: tuple, b: tuple, c: tuple) -> tuple[np.ndarray, ...]:
         (x,), (y,), (z,) = (_operand_values(v, "f32") for v in (a, b, c))
         return (round_to(x * y + z, _F32),)
     m, n, k = atom.shape_mnk
+    if atom.c_type == "s32":  # exact integer products, the i32 sums wrapping
+        A, B, C = np.zeros((m, k), np.int64), np.zeros((n, k), np.int64), np.zeros((m, n), np.int64)
+        A[am, ak] = _operand_values(a, atom.a_type)
+        B[bn, bk] = _operand_values(b, atom.b_type)
+        C[cm, cn] = _operand_values(c, "s32")
+        D = (A @ B.T + C + (1 << 31)) % (1 << 32) - (1 << 31)
+        return tuple(D[cm[v], cn[v]].astype(np.int32) for v in range(cm.shape[0]))
     A = np.zeros((m, k))
     B = np.zeros((n, k))
     C = np.zeros((m, n))

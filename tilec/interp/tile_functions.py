@@ -1029,6 +1029,9 @@ class TileFunctions(InterpreterFunctions):
         a = _register(a, op.a.type.dims, "operand a")
         b = _register(b, op.b.type.dims, "operand b")
         c = _register(c, op.c.type.dims, "the accumulator")
+        if op.a.type.element_type == IntegerType(8):  # exact int products, the i32 sums wrapping as the GPU's
+            prod = _op_t(a, op.transpose_a is not None).astype(np.int64) @ _op_t(b, op.transpose_b is not None).astype(np.int64)
+            return (((prod + c.astype(np.int64) + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32),)
         a32 = _op_t(a, op.transpose_a is not None).astype(np.float32)
         b32 = _op_t(b, op.transpose_b is not None).astype(np.float32)
         if _reads_tf32(op):  # the tensor cores read f32 operands as tf32, as the lane interpreter does

@@ -330,8 +330,10 @@ def _check_atom_shape(a: Tile, b: Tile, trans_a: bool, trans_b: bool, name: Any)
     m, k = a.shape[::-1] if trans_a else a.shape
     n = b.shape[0] if trans_b else b.shape[1]
     if name is None:
-        ty = a.type.element_type.name
-        name = MMA_ATOMS[{"f16": "mma_m16n8k16_f16", "bf16": "mma_m16n8k16_bf16"}.get(ty, "mma_m16n8k8_tf32")]
+        ty = a.type.element_type
+        ty = "i8" if ty == IntegerType(8) else ty.name
+        name = MMA_ATOMS[{"f16": "mma_m16n8k16_f16", "bf16": "mma_m16n8k16_bf16",
+                          "i8": "mma_m16n8k32_s8"}.get(ty, "mma_m16n8k8_tf32")]
     atom = name  # an MMAAtom (what _mma_atom_name gives)
     if atom.name == "fma_f32":
         return
@@ -971,6 +973,8 @@ def dot(a: Tile, b: Tile, acc: Tile | None = None, *, trans_a: bool = False, tra
     ``acc`` of those types without ``out_dtype`` gives its type, as Triton's), ``input_precision="tf32"``
     / ``allow_tf32=True`` (f32 operands are read as tf32 by the tensor cores), ``max_num_imprecise_acc``
     (ignored: every product is accumulated in f32). Anything else is an error saying so."""
+    if isinstance(a, Tile) and isinstance(b, Tile) and (a.dtype == int8 or b.dtype == int8):
+        return _int8_dot(a, b, acc, out_dtype, trans_a, trans_b)
     out = element_type(out_dtype) if out_dtype is not None else (acc.dtype if isinstance(acc, Tile) else float32)
     if out.name not in ("float32", "float16", "bfloat16"):
         raise error(f"tl.dot's out_dtype is float32, float16 or bfloat16, got {out!r}"
@@ -991,6 +995,22 @@ def dot(a: Tile, b: Tile, acc: Tile | None = None, *, trans_a: bool = False, tra
         acc = zeros((rows, cols), "float32")
     result = mma(a, b, acc, trans_a=trans_a, trans_b=trans_b)
     return result if out.name == "float32" else result.to(out)
+
+
+def _int8_dot(a: Tile, b: Tile, acc: Any, out_dtype: Any, trans_a: bool, trans_b: bool) -> Tile:
+    """``tl.dot`` of int8 tiles: products summed in int32 (wrapping) on the 8-bit tensor-core atom, as Triton's."""
+    if a.dtype != b.dtype:
+        raise error(f"tl.dot of int8 multiplies two int8 tiles, got {a.describe()} and {b.describe()}")
+    out = element_type(out_dtype) if out_dtype is not None else int32
+    if out != int32:
+        raise error(f"tl.dot of int8 tiles sums in int32 (out_dtype=tl.int32), got {out!r}")
+    if acc is None:
+        rows = a.shape[1] if trans_a else a.shape[0]
+        cols = b.shape[0] if trans_b else b.shape[1]
+        acc = zeros((rows, cols), "int32")
+    if not isinstance(acc, Tile) or acc.dtype != int32:
+        raise error(f"tl.dot of int8 tiles accumulates into an int32 tile, got {_describe(acc)}")
+    return mma(a, b, acc, trans_a=trans_a, trans_b=trans_b)
 
 
 static_range = builtins.range

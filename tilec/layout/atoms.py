@@ -93,6 +93,17 @@ MMA_M16N8K8_TF32 = _mma(
     _C_16x8,
 )
 
+# 8-bit integers: four a register along K (A value (k % 4, m / 8, k / 16); B value (k % 4, k / 16)), s32 sums.
+MMA_M16N8K32_S8 = _mma(
+    "mma_m16n8k32_s8",
+    "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32",
+    (16, 8, 32),
+    ("s8", "s8", "s32"),
+    "((4,8),(4,2,2)):((64,1),(16,8,256))",
+    "((4,8),(4,2)):((32,1),(8,128))",
+    _C_16x8,
+)
+
 # The SIMT atom: one thread, one fused multiply-add.
 FMA_F32 = _mma("fma_f32", "fma.rn.f32", (1, 1, 1), ("f32", "f32", "f32"), "(1,1):(0,0)", "(1,1):(0,0)", "(1,1):(0,0)")
 
@@ -142,7 +153,7 @@ def cp_async(nbytes: int, elem_bits: int = 16) -> CopyAtom:
 
 
 MMA_ATOMS: dict[str, MMAAtom] = {
-    atom.name: atom for atom in (MMA_M16N8K16_F16, MMA_M16N8K16_BF16, MMA_M16N8K8_TF32, FMA_F32)
+    atom.name: atom for atom in (MMA_M16N8K16_F16, MMA_M16N8K16_BF16, MMA_M16N8K8_TF32, MMA_M16N8K32_S8, FMA_F32)
 }
 
 COPY_ATOMS: dict[str, CopyAtom] = {

@@ -296,7 +296,7 @@ def mma_fragment(atom: MMAAtom, operand: str, dims: tuple[int, int], transposed:
     frag_atom = composition(emb, atom_tv.layout)
     reps = Layout((tp, tq), (rows * p, q)) if transposed else Layout((tp, tq), (p, rows * q))
     layout = make_layout(frag_atom[0], make_layout(frag_atom[1], reps))
-    packing = 2 if operand in "AB" and _type_bits(atom.a_type if operand == "A" else atom.b_type) == 16 else 1
+    packing = 32 // _type_bits(atom.a_type if operand == "A" else atom.b_type) if operand in "AB" else 1
     tv = TVLayout(layout, dims)
     if not tv.covers_once() and atom.name != "fma_f32":
         raise FragmentError(f"fragment {layout} does not cover the {rows}x{cols} tile once (a bug in tilec)")
@@ -362,7 +362,7 @@ def wgmma_block_fragment(atom: MMAAtom, dims: tuple[int, int], groups: tuple[int
 
 
 def _type_bits(name: str) -> int:
-    return {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32}[name]
+    return {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "s8": 8, "s32": 32}[name]
 
 
 def fma_fragment(operand: str, dims: tuple[int, int], lanes: tuple[int, int], thread_tile: tuple[int, int],

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import BFloat16Type, DenseArrayBase, Float16Type, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import BFloat16Type, DenseArrayBase, Float16Type, IntegerAttr, IntegerType, ModuleOp, i64
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -113,6 +113,8 @@ def default_atom(element_type) -> MMAAtom:
         return MMA_ATOMS["mma_m16n8k16_f16"]
     if isinstance(element_type, BFloat16Type):
         return MMA_ATOMS["mma_m16n8k16_bf16"]
+    if element_type == IntegerType(8):
+        return MMA_ATOMS["mma_m16n8k32_s8"]
     return MMA_ATOMS["mma_m16n8k8_tf32"]
 
 

@@ -108,16 +108,16 @@ def index_math(values: list[SSAValue], body: Block) -> list[Operation] | None:
 
 def block_operand(load: t.LoadOp, varying: set[SSAValue], threads: int) -> bool:
     """Whether ``load`` is an mma operand the block can copy to shared memory: a global window of
-    16-bit elements reading 0 outside the view, the same in every warp and run by every warp, of a
+    16-bit (or 8-bit integer) elements reading 0 outside the view, the same in every warp and run by every warp, of a
     shape the block's copy splits, and used only as an mma's A or B."""
     if not isinstance(load.source.type, GlobalType) or load.fill != 0:
         return False
     ty = load.result.type
-    if not isinstance(ty, RegisterType) or len(ty.dims) != 2 or element_bits(ty.element_type) != 16:
+    if not isinstance(ty, RegisterType) or len(ty.dims) != 2 or element_bits(ty.element_type) not in (8, 16):
         return False
     if load.result in varying or not run_by_every_warp(load, varying):
         return False
-    if default_copy_layouts(tuple(ty.dims), 2, threads) is None:  # the block's copy needs a split of its rows
+    if default_copy_layouts(tuple(ty.dims), element_bits(ty.element_type) // 8, threads) is None:  # the block's copy needs a split of its rows
         return False
     uses = list(load.result.uses)
     return bool(uses) and all(isinstance(u.operation, t.MmaOp) and u.index in (0, 1) for u in uses)

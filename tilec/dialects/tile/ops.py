@@ -1369,9 +1369,13 @@ class MmaOp(IRDLOperation):
             _fail(self, f"accumulator is {_dims_text(c.dims)}, expected {m}x{n}")
         if c.dims != d.dims or c.element_type != d.element_type:
             _fail(self, f"result {d} must have the accumulator's type {c}")
-        if a.element_type != b.element_type or not isinstance(a.element_type, MMA_INPUT_TYPES):
-            _fail(self, f"a and b must share an element type among f16, bf16, f32; got {a.element_type} and {b.element_type}")
-        if not isinstance(c.element_type, Float32Type):
+        integer = a.element_type == IntegerType(8)
+        if a.element_type != b.element_type or not (isinstance(a.element_type, MMA_INPUT_TYPES) or integer):
+            _fail(self, f"a and b must share an element type among f16, bf16, f32, i8; got {a.element_type} and "
+                        f"{b.element_type}")
+        if integer and c.element_type != IntegerType(32):
+            _fail(self, f"accumulates i8 products in i32, got {c.element_type}")
+        if not integer and not isinstance(c.element_type, Float32Type):
             _fail(self, f"accumulates in f32, got {c.element_type}")
         if self.atom is not None:
             atom = self.atom.data
@@ -1384,7 +1388,7 @@ class MmaOp(IRDLOperation):
                             "its registers would be read as another type")
 
 
-_ATOM_OPERANDS = {"f16": Float16Type, "bf16": BFloat16Type, "tf32": Float32Type}
+_ATOM_OPERANDS = {"f16": Float16Type, "bf16": BFloat16Type, "tf32": Float32Type, "s8": IntegerType}
 """The element type of the operands a tensor-core atom reads, by its input type (a SIMT atom converts)."""
 
 

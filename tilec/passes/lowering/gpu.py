@@ -176,6 +176,8 @@ def _mma(op: frag.MmaOp, b: Builder) -> list[SSAValue]:
             return N.mma_m16n8k16(b, a, bb, c, dtype="bf16")
         case "mma_m16n8k8_tf32":
             return N.mma_m16n8k8_tf32(b, a, bb, c)
+        case "mma_m16n8k32_s8":
+            return N.mma_m16n8k32_s8(b, a, bb, c)
         case "fma_f32":
             return [b.insert(fast.fma_op(a[0], bb[0], c[0])).res]
         case _:
@@ -415,7 +417,7 @@ LOWERINGS: dict[type[Operation], Lowering] = {
 }
 """Lowering of each tile structure op and each frag op."""
 
-SUPPORTED_MMA_ATOMS = ("mma_m16n8k16_f16", "mma_m16n8k16_bf16", "mma_m16n8k8_tf32", "fma_f32")
+SUPPORTED_MMA_ATOMS = ("mma_m16n8k16_f16", "mma_m16n8k16_bf16", "mma_m16n8k8_tf32", "mma_m16n8k32_s8", "fma_f32")
 
 
 class GPUToLLVM(TableLowering):

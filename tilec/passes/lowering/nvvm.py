@@ -289,6 +289,20 @@ def mma_m16n8k8_tf32(
     return _mma(builder, op, "llvm.nvvm.mma.m16n8k8.row.col.tf32", a_regs, b_regs, c)
 
 
+def mma_m16n8k32_s8(builder: Builder, a: Sequence[Value], b: Sequence[Value], c: Sequence[Value]) -> list[SSAValue]:
+    """`mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32`: D = A·B + C, sums wrapping in 32 bits.
+
+    A is 4 registers of four int8 each (along K), B 2, C and the result D 4 i32 per thread."""
+    op = "mma.sync.m16n8k32.s8"
+    a_regs = _fragment(builder, op, "A", a, 4, i32, i32)
+    b_regs = _fragment(builder, op, "B", b, 2, i32, i32)
+    expect_count(op, "C", c, 4)
+    acc = [expect_type(op, "C", v, i32) for v in c]
+    result = call_intrinsic(builder, "llvm.nvvm.mma.m16n8k32.row.col.s8", [*a_regs, *b_regs, *acc], _struct(4, i32))
+    assert result is not None
+    return extract_values(builder, result, 4)
+
+
 # ------------------------------------------------------------ cp.async
 
 

@@ -163,7 +163,7 @@ def fragment_registers(v: SSAValue, fragment) -> int:
     if isinstance(frag, VectorFragment):
         return frag.num_registers
     bits = element_bits(v.type.element_type)
-    if frag.packing == 2:
+    if frag.packing > 1:
         return frag.num_registers
     return frag.num_values * max(1, bits // 32)
 

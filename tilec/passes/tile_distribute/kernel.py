@@ -261,7 +261,7 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         key = ("form", fr.packing)
         if key not in x.cache:
             scalars = self.scalars(x)
-            regs = self.pack_registers(fr, x.element_type, scalars) if fr.packing == 2 else scalars
+            regs = self.pack_registers(fr, x.element_type, scalars) if fr.packing > 1 else scalars
             x.cache[key] = Regs(fr, x.element_type, regs)
         return x.cache[key]
 
@@ -625,7 +625,7 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         if isinstance(ty, RegisterType | RegisterVectorType):
             fr = self.fragment(old)
             elem = ty.element_type
-            if fr.packing == 2:
+            if fr.packing > 1:
                 n, rt = fr.num_registers, i32
             else:
                 n, rt = fr.num_values, elem
@@ -784,10 +784,11 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         if picked is None:
             raise RegallocError(f"the lanes do not hold the window ({fr.describe()}) among their values of "
                                 f"{value_name(op.source)} ({src.frag.describe()}): run tile-layout, which converts it")
-        if src.packing == fr.packing == 2 and all(picked[i] % 2 == 0 and picked[i + 1] == picked[i] + 1
-                                                  for i in range(0, len(picked), 2)):
-            self.vmap[op.result] = Regs(fr, src.element_type, [src.values[picked[i] // 2]
-                                                                for i in range(0, len(picked), 2)])
+        p = src.packing
+        if p == fr.packing > 1 and all(picked[i] % p == 0 and list(picked[i:i + p]) == list(range(picked[i], picked[i] + p))
+                                       for i in range(0, len(picked), p)):
+            self.vmap[op.result] = Regs(fr, src.element_type, [src.values[picked[i] // p]
+                                                                for i in range(0, len(picked), p)])
             return
         scalars = self.scalars(src)
         self.set_scalars(op.result, [scalars[v] for v in picked])

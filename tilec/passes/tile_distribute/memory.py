@@ -592,10 +592,20 @@ class MemoryLowering:
         return runs
 
     def pack_registers(self, fr: Fragment, elem: Attribute, scalars: list[SSAValue]) -> list[SSAValue]:
-        """Scalars → the fragment's registers (16-bit pairs packed into i32 with ``frag.pack``)."""
+        """Scalars → the fragment's registers (16-bit pairs packed into i32 with ``frag.pack``; four 8-bit
+        integers as the bytes of an i32, the first the lowest)."""
         if fr.packing == 1:
             return scalars
         em = self.em
+        if fr.packing == 4:
+            out = []
+            for r in range(fr.num_registers):
+                vec = em.zero_vector(fast.vector_type(elem, 4))
+                for j, v in enumerate(fr.register_values(r)):
+                    vec = em.insert(fast.vector_insert_op(scalars[v], vec, j)).results[0]
+                word = em.insert(fast.vector_bitcast_op(vec, fast.vector_type(i32, 1))).results[0]
+                out.append(em.insert(fast.vector_extract_op(word, 0, i32)).results[0])
+            return out
         kind = "bf16x2" if "bf16" in str(elem) else "f16x2"
         out = []
         for r in range(fr.num_registers):
@@ -776,16 +786,17 @@ class MemoryLowering:
                 em.insert(frag_fast.frag_store(self.pack_vector(vals, fast.vector_type(elem, w)), ptr))
 
     def scalars(self, value: Regs) -> list[SSAValue]:
-        """One value of the element type per fragment value (16-bit pairs unpacked)."""
+        """One value of the element type per fragment value (16-bit pairs, 8-bit quadruples unpacked)."""
         if value.packing == 1:
             return value.values
         if "scalars" not in value.cache:
             em = self.em
             out = []
-            pair = fast.vector_type(value.element_type, 2)
+            pair = fast.vector_type(value.element_type, value.packing)
             for r in value.values:
                 vec = em.insert(fast.vector_bitcast_op(_as_vec1(em, r), pair)).results[0]
-                out += [em.insert(fast.vector_extract_op(vec, j, value.element_type)).results[0] for j in range(2)]
+                out += [em.insert(fast.vector_extract_op(vec, j, value.element_type)).results[0]
+                        for j in range(value.packing)]
             value.cache["scalars"] = out
         return value.cache["scalars"]
 

@@ -34,8 +34,9 @@ class MmaLowering:
         if atom.name == "fma_f32":
             self._fma(op, a, b, acc, fc)
             return
-        if atom.a_type != "tf32":  # 16-bit operands go in as packed pairs
-            a, b = self.in_form(a, fa.with_packing(2)), self.in_form(b, fb.with_packing(2))
+        if atom.a_type != "tf32":  # 16-bit operands go in as packed pairs, 8-bit ones four to a register
+            per = 4 if atom.a_type == "s8" else 2
+            a, b = self.in_form(a, fa.with_packing(per)), self.in_form(b, fb.with_packing(per))
         mi_n, ki_n = fa.tiles
         ni_n, ki_n2 = fb.tiles
         assert ki_n == ki_n2 and fc.tiles == (mi_n, ni_n)
@@ -49,7 +50,7 @@ class MmaLowering:
                     for i, r in zip(rng, mma.results):
                         r.name_hint = "acc"
                         acc[i] = r
-        self.vmap[op.result] = Regs(self.fragment(op.result), c.element_type, acc)
+        self.vmap[op.result] = Regs(self.fragment(op.result), c.element_type, acc)  # f32, or i32 sums of i8
 
     def _operand_regs(self, x: Regs, fr: Fragment, tp: int, tq: int, atom: MMAAtom) -> list[SSAValue]:
         """The registers of atom tile ``(tp, tq)`` of operand ``x``, whose fragment is the atom's ``fr``."""

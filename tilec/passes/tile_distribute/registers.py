@@ -1,7 +1,7 @@
 """How tile-distribute holds each register tile in 32-bit registers (its *register form*).
 
 A fragment says which lane holds which values; the form says how a lane keeps
-them: 16-bit tiles that feed an mma as its A or B operand, or a wgmma as
+them: 16-bit tiles that feed an mma as its A or B operand (8-bit ones: four to a register), or a wgmma as
 its A operand from registers (or are sliced, ``tile.slice``, into such operands), are packed two
 values per register (the
 operand registers of ``mma.sync`` and ``wgmma``, what ``ldmatrix`` loads;
@@ -22,13 +22,13 @@ from tilec.passes.tile_layout import agreeing_classes, mma_atom_of
 
 
 class RegisterForms:
-    """The packing (1 or 2 values per 32-bit register) of every register value of a function."""
+    """The packing (1, 2 or 4 values per 32-bit register) of every register value of a function."""
 
     def __init__(self, fn: Operation):
         self.classes = agreeing_classes(fn)
         self._packed = set()
         for op in fn.walk():
-            if isinstance(op, t.MmaOp) and mma_atom_of(op).a_type in ("f16", "bf16"):
+            if isinstance(op, t.MmaOp) and mma_atom_of(op).a_type in ("f16", "bf16", "s8"):
                 self._packed.add(self.classes.find(op.a))
                 self._packed.add(self.classes.find(op.b))
             elif isinstance(op, t.WgmmaOp) and isinstance(op.a.type, RegisterType):
@@ -41,8 +41,9 @@ class RegisterForms:
 
     def packing(self, v: SSAValue) -> int:
         ty = v.type
-        if isinstance(ty, RegisterType) and element_bits(ty.element_type) == 16 and self.classes.find(v) in self._packed:
-            return 2
+        if isinstance(ty, RegisterType) and element_bits(ty.element_type) in (8, 16) and \
+                self.classes.find(v) in self._packed:
+            return 32 // element_bits(ty.element_type)
         return 1
 
     def root(self, v: SSAValue) -> SSAValue:
