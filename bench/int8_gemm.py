@@ -24,18 +24,20 @@ import triton.language as ttl
 from softmax import time_ms  # bench/softmax.py's timer (this folder is on sys.path)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.lang.test_int8_dot import int8_matmul  # noqa: E402
+from tests.lang.test_int8_dot import int8_matmul, int8_matmul_nt  # noqa: E402
 
 @triton.jit
-def triton_int8_matmul(a, b, c, m, n, k, BM: ttl.constexpr, BN: ttl.constexpr, BK: ttl.constexpr):
-    """The tile loop of tests/lang/test_int8_dot.py in Triton (row-major operands, int32 sums)."""
+def triton_int8_matmul(a, b, c, m, n, k, sbk, sbn, BM: ttl.constexpr, BN: ttl.constexpr, BK: ttl.constexpr):
+    """The tile loop of tests/lang/test_int8_dot.py in Triton (int32 sums; b's strides given: K x N
+    row-major, or the transpose of N x K weights)."""
     rows = ttl.program_id(0) * BM + ttl.arange(0, BM)
     cols = ttl.program_id(1) * BN + ttl.arange(0, BN)
     acc = ttl.zeros((BM, BN), dtype=ttl.int32)
     for k0 in range(0, k, BK):
         ks = k0 + ttl.arange(0, BK)
         x = ttl.load(a + rows[:, None] * k + ks[None, :], mask=(rows[:, None] < m) & (ks[None, :] < k), other=0)
-        y = ttl.load(b + ks[:, None] * n + cols[None, :], mask=(ks[:, None] < k) & (cols[None, :] < n), other=0)
+        y = ttl.load(b + ks[:, None] * sbk + cols[None, :] * sbn, mask=(ks[:, None] < k) & (cols[None, :] < n),
+                     other=0)
         acc += ttl.dot(x, y)
     ttl.store(c + rows[:, None] * n + cols[None, :], acc, mask=(rows[:, None] < m) & (cols[None, :] < n))
 
@@ -50,17 +52,20 @@ def main() -> None:
     args = p.parse_args()
     print(f"{torch.cuda.get_device_name()}; TOPS (2 M N K / time)")
     rows = []
-    for m, n, k in SHAPES:
+    for (m, n, k), layout in [(s, lay) for lay in ("b K x N", "w N x K") for s in SHAPES]:
         a = torch.randint(-128, 128, (m, k), device="cuda", dtype=torch.int8)
-        b = torch.randint(-128, 128, (k, n), device="cuda", dtype=torch.int8)
+        w = torch.randint(-128, 128, (n, k), device="cuda", dtype=torch.int8)
+        b = w.T if layout == "w N x K" else w.T.contiguous()  # a K x N view either way
+        operand = w if layout == "w N x K" else b
+        ours_kernel = int8_matmul_nt if layout == "w N x K" else int8_matmul
         ref = torch._int_mm(a, b)
         tops = lambda ms: 2 * m * n * k / ms / 1e9  # noqa: E731
         cublas = tops(time_ms(lambda: torch._int_mm(a, b)))
-        row = {"shape": [m, n, k], "cublas": round(cublas, 1), "tilec": {}}
+        row = {"shape": [m, n, k], "layout": layout, "cublas": round(cublas, 1), "tilec": {}}
         for (bm, bn, bk), warps, stages in CONFIGS:
-            kernel = int8_matmul.with_options(num_warps=warps, num_stages=stages)
+            kernel = ours_kernel.with_options(num_warps=warps, num_stages=stages)
             c = torch.full((m, n), -7, device="cuda", dtype=torch.int32)
-            run = lambda: kernel[(-(-m // bm), -(-n // bn))](a, b, c, BM=bm, BN=bn, BK=bk)  # noqa: E731
+            run = lambda: kernel[(-(-m // bm), -(-n // bn))](a, operand, c, BM=bm, BN=bn, BK=bk)  # noqa: E731
             try:
                 run()
             except Exception as e:  # a configuration the compiler refuses (registers, shared memory): reported
@@ -74,13 +79,13 @@ def main() -> None:
         for (bm, bn, bk), warps, stages in CONFIGS:
             c = torch.full((m, n), -7, device="cuda", dtype=torch.int32)
             run = lambda: triton_int8_matmul[(-(-m // bm), -(-n // bn))](  # noqa: E731
-                a, b, c, m, n, k, BM=bm, BN=bn, BK=bk, num_warps=warps, num_stages=stages)
+                a, b, c, m, n, k, b.stride(0), b.stride(1), BM=bm, BN=bn, BK=bk, num_warps=warps, num_stages=stages)
             run()
             assert torch.equal(c, ref), f"Triton {(m, n, k)} {(bm, bn, bk)}: wrong result"
             row["triton"][f"{bm}x{bn}x{bk}/{warps}w/{stages}s"] = round(tops(time_ms(run)), 1)
         row["best/triton"] = round(best / max(row["triton"].values()), 3)
         rows.append(row)
-        print(f"{str((m, n, k)):>20} cuBLAS {cublas:7.1f}  tilec {row['tilec']}  Triton {row['triton']}  "
+        print(f"{layout} {str((m, n, k)):>20} cuBLAS {cublas:7.1f}  tilec {row['tilec']}  Triton {row['triton']}  "
               f"best/cuBLAS {row['best/cublas']:.3f}  best/Triton {row['best/triton']:.3f}")
     if args.json:
         Path(args.json).write_text(json.dumps({"gpu": torch.cuda.get_device_name(), "rows": rows}, indent=1))

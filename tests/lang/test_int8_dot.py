@@ -27,6 +27,16 @@ def int8_matmul(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
 
 
 @tl.kernel(num_warps=4)
+def int8_matmul_nt(a, w, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """``a @ w.T`` with ``w`` N x K (a linear layer's int8 weights): both operands contiguous along K."""
+    m, n = tl.program_id(0) * BM, tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), tl.int32)
+    for k in tl.range(0, a.shape[1], BK):
+        acc += tl.dot(tl.load(a, (m, k), shape=(BM, BK)), tl.load(w, (n, k), shape=(BN, BK)).T)
+    tl.store(c, (m, n), acc)
+
+
+@tl.kernel(num_warps=4)
 def dequantized(a, bt, sa, sb, c, BM: tl.constexpr, BN: tl.constexpr, K: tl.constexpr):
     """One dot without a K loop, b given N x K (``trans_b``), the int32 sums scaled back to f16."""
     m, n = tl.program_id(0) * BM, tl.program_id(1) * BN
@@ -53,6 +63,14 @@ def test_int8_gemm(after, mnk, block, warps):
 
 
 @pytest.mark.parametrize("after", (None, "tile-distribute"))
+def test_int8_gemm_with_weights_n_by_k(after):
+    a, b = _operands(100, 72, 200)
+    c = np.full((100, 72), -7, np.int32)
+    int8_matmul_nt.interpret(a, np.ascontiguousarray(b.T), c, grid=(2, 2), BM=64, BN=64, BK=64, after=after)
+    assert np.array_equal(c, a.astype(np.int64) @ b.astype(np.int64))
+
+
+@pytest.mark.parametrize("after", (None, "tile-distribute"))
 def test_int8_dot_of_a_transposed_operand_dequantized(after):
     a, b = _operands(64, 64, 64)
     sa, sb = RNG.uniform(0.01, 0.1, 64).astype(np.float32), RNG.uniform(0.01, 0.1, 64).astype(np.float32)
@@ -60,6 +78,20 @@ def test_int8_dot_of_a_transposed_operand_dequantized(after):
     dequantized.interpret(a, np.ascontiguousarray(b.T), sa, sb, c, grid=(1, 1), BM=64, BN=64, K=64, after=after)
     ref = (a.astype(np.float64) @ b.astype(np.float64)) * sa[:, None] * sb[None, :]
     assert np.abs(c - ref).max() / np.abs(ref).max() < 2e-3
+
+
+@pytest.mark.parametrize("after", ("tile-stage", "tile-distribute"))
+@pytest.mark.parametrize("mnk, block, warps", [((128, 128, 256), (128, 128, 64), 8), ((100, 72, 200), (64, 64, 64), 4)],
+                         ids=str)
+def test_int8_gemm_on_warpgroup_mmas(after, mnk, block, warps):
+    """sm_90a: with both operands K-major (weights N x K) the dot is the block's s8 wgmma."""
+    m, n, k = mnk
+    a, b = _operands(m, n, k)
+    c = np.full((m, n), -7, np.int32)
+    bm, bn, bk = block
+    int8_matmul_nt.with_options(num_warps=warps).interpret(a, np.ascontiguousarray(b.T), c, grid=(-(-m // bm), -(-n // bn)),
+                                                           BM=bm, BN=bn, BK=bk, after=after, arch="sm_90a")
+    assert np.array_equal(c, a.astype(np.int64) @ b.astype(np.int64))
 
 
 def test_int8_dots_compile_to_the_s8_atom():
@@ -70,6 +102,8 @@ def test_int8_dots_compile_to_the_s8_atom():
         assert "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in ptx and "cp.async" in ptx
         dequantized.compile(a, b, c[0].astype(np.float32), c[0].astype(np.float32), c.astype(np.float16), BM=64, BN=64,
                             K=64, arch=arch)
+    ptx = int8_matmul_nt.compile(a, b, c, BM=64, BN=64, BK=64, arch="sm_90a").asm["ptx"]
+    assert "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8" in ptx and "mma.sync" not in ptx
 
 
 @tl.kernel

@@ -827,13 +827,14 @@ class FMinOp(_BinaryF32):
 
 # ---------------------------------------------------------------- warpgroup MMA (sm_90a)
 
-WGMMA_TYPES = {"f16": Float16Type, "bf16": BFloat16Type, "e4m3": Float8E4M3FNType, "e5m2": Float8E5M2Type}
+WGMMA_TYPES = {"f16": Float16Type, "bf16": BFloat16Type, "e4m3": Float8E4M3FNType, "e5m2": Float8E5M2Type,
+               "s8": IntegerType}
 """Operand element types of ``frag.wgmma`` (f32 accumulators), by their PTX names."""
 
-WGMMA_K = {"f16": 16, "bf16": 16, "e4m3": 32, "e5m2": 32}
+WGMMA_K = {"f16": 16, "bf16": 16, "e4m3": 32, "e5m2": 32, "s8": 32}
 """One wgmma's K by operand type: 32 bytes of it."""
 
-WGMMA_KMAJOR_ONLY = ("e4m3", "e5m2")
+WGMMA_KMAJOR_ONLY = ("e4m3", "e5m2", "s8")
 """Operand types whose wgmma has no transpose: A and B are read K-major only."""
 
 WGMMA_MAX_N = 256
@@ -897,14 +898,15 @@ class WgmmaOp(IRDLOperation):
 
     name = "frag.wgmma"
 
+    ACC: ClassVar = VarConstraint("ACC", EqAttrConstraint(f32) | EqAttrConstraint(i32))
     desc_a = operand_def(IntegerType(64))
     desc_b = operand_def(IntegerType(64))
-    c = var_operand_def(f32)
+    c = var_operand_def(ACC)
     n = prop_def(IntegerAttr[I64])
     dtype = prop_def(StringAttr)
     trans_a = opt_prop_def(UnitAttr)
     trans_b = opt_prop_def(UnitAttr)
-    d = var_result_def(f32)
+    d = var_result_def(ACC)
 
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
@@ -919,10 +921,14 @@ class WgmmaOp(IRDLOperation):
             props["trans_a"] = UnitAttr()
         if trans_b:
             props["trans_b"] = UnitAttr()
-        super().__init__(operands=[desc_a, desc_b, c], properties=props, result_types=[[f32] * len(c)])
+        super().__init__(operands=[desc_a, desc_b, c], properties=props,
+                         result_types=[[i32 if dtype == "s8" else f32] * len(c)])
 
     def verify_(self) -> None:
         _verify_wgmma(self, self.n.value.data, self.dtype.data, self.c, self.d)
+        acc = i32 if self.dtype.data == "s8" else f32
+        if any(v.type != acc for v in self.c):
+            _fail(self, f"a {self.dtype.data} wgmma accumulates in {acc}")
         if self.dtype.data in WGMMA_KMAJOR_ONLY and (self.trans_a is not None or self.trans_b is not None):
             _fail(self, f"a {self.dtype.data} wgmma reads A and B K-major only: no trans_a or trans_b")
 
@@ -991,15 +997,17 @@ class WgmmaWaitOp(IRDLOperation):
 
     name = "frag.wgmma_wait"
 
-    c = var_operand_def(f32)
+    ACC: ClassVar = VarConstraint("ACC", EqAttrConstraint(f32) | EqAttrConstraint(i32))
+    c = var_operand_def(ACC)
     pending = prop_def(IntegerAttr[I64])
-    d = var_result_def(f32)
+    d = var_result_def(ACC)
 
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = "$pending `(` $c `)` attr-dict `:` type($d)"
 
     def __init__(self, c, pending: int):
-        super().__init__(operands=[c], properties={"pending": _int(pending)}, result_types=[[f32] * len(c)])
+        super().__init__(operands=[c], properties={"pending": _int(pending)},
+                         result_types=[[SSAValue.get(v).type for v in c]])
 
     def verify_(self) -> None:
         if not 0 <= self.pending.value.data <= 7:

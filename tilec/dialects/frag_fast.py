@@ -222,7 +222,8 @@ def frag_wgmma(desc_a: SSAValue, desc_b: SSAValue, c: Sequence[SSAValue], *, n: 
         properties["trans_a"] = UnitAttr()
     if trans_b:
         properties["trans_b"] = UnitAttr()
-    return create(frag.WgmmaOp, operands=(desc_a, desc_b, *c), result_types=(_F32,) * len(c), properties=properties)
+    return create(frag.WgmmaOp, operands=(desc_a, desc_b, *c), result_types=tuple(v.type for v in c),
+                  properties=properties)
 
 
 def frag_wgmma_rs(a: Sequence[SSAValue], desc_b: SSAValue, c: Sequence[SSAValue], *, n: int, dtype: str,
@@ -242,7 +243,7 @@ def frag_wgmma_commit() -> frag.WgmmaCommitOp:
 
 def frag_wgmma_wait(c: Sequence[SSAValue], pending: int) -> frag.WgmmaWaitOp:
     """`frag.WgmmaWaitOp(c, pending)`."""
-    return create(frag.WgmmaWaitOp, operands=tuple(c), result_types=(_F32,) * len(c),
+    return create(frag.WgmmaWaitOp, operands=tuple(c), result_types=tuple(v.type for v in c),
                   properties={"pending": index_attr(pending, i64)})
 
 

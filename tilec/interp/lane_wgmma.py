@@ -77,7 +77,7 @@ M, K = 64, 16
 ``M / 4`` rows of D."""
 WARP_ROWS = M // 4
 K_BYTES = 32
-ELEM_BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1}
+ELEM_BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "s8": 1}
 _F8_NAMES = {"e4m3": "f8E4M3FN", "e5m2": "f8E5M2"}
 
 _MASK64 = (1 << 64) - 1
@@ -109,6 +109,8 @@ def _values(bits: np.ndarray, dtype: str) -> np.ndarray:
     """16-bit patterns (uint16) of f16/bf16, or 8-bit ones (uint8) of e4m3/e5m2, as float64 values."""
     if dtype == "f16":
         return bits.view(np.float16).astype(np.float64)
+    if dtype == "s8":  # exact: integers below 2^53 add exactly in float64
+        return bits.astype(np.uint8).view(np.int8).astype(np.float64)
     if dtype in _F8_NAMES:
         return f8_values(bits, _F8_NAMES[dtype])
     return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)  # bf16
@@ -167,10 +169,18 @@ def accumulator_table(n: int) -> tuple[np.ndarray, np.ndarray]:
     return rows, cols
 
 
-def warp_mma(a: np.ndarray, b: np.ndarray, c: tuple, quarter: int) -> tuple[np.ndarray, ...]:
-    """Warp ``quarter`` of the warpgroup: its accumulators of ``A[64, 16] · B[n, 16]^T + C``, each ``(32,)`` f32."""
+def warp_mma(a: np.ndarray, b: np.ndarray, c: tuple, quarter: int, integer: bool = False) -> tuple[np.ndarray, ...]:
+    """Warp ``quarter`` of the warpgroup: its accumulators of ``A[64, 16] · B[n, 16]^T + C``, each ``(32,)`` f32
+    (``integer``: i32 sums of s8 products, wrapping)."""
     n = b.shape[0]
     rows, cols = accumulator_table(n)
+    if integer:
+        acc = np.zeros((WARP_ROWS, n), np.int64)
+        acc[rows, cols] = np.stack([np.asarray(x).astype(np.int64) for x in c])
+        a = a[WARP_ROWS * quarter : WARP_ROWS * (quarter + 1)].astype(np.int64)
+        acc += a @ b.astype(np.int64).T
+        acc = (acc + (1 << 31)) % (1 << 32) - (1 << 31)
+        return tuple(acc[rows[v], cols[v]].astype(np.int32) for v in range(n // 2))
     acc = np.zeros((WARP_ROWS, n))
     acc[rows, cols] = np.stack([np.asarray(x, dtype=np.float64) for x in c])
     a = a[WARP_ROWS * quarter : WARP_ROWS * (quarter + 1)]
@@ -338,7 +348,7 @@ class WgmmaFunctions(InterpreterFunctions):
         reads: list = []
         a = read_operand(memories, desc_a, "MN" if op.trans_a is not None else "K", dtype, M, "operand A", reads)
         b = read_operand(memories, desc_b, "MN" if op.trans_b is not None else "K", dtype, n, "operand B", reads)
-        d = warp_mma(a, b, c, self.state.warp % 4)
+        d = warp_mma(a, b, c, self.state.warp % 4, integer=dtype == "s8")
         self.tracker.issue(d, reads)
         return d
 

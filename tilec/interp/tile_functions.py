@@ -1066,6 +1066,9 @@ class TileFunctions(InterpreterFunctions):
         else:
             b32 = _read(b, (0, col), (k, n)).astype(np.float32)
         c = _register(c, op.c.type.dims, "the accumulator")
+        if op.a.type.element_type == IntegerType(8):  # exact integer products (i8 values are exact in f32), i32 sums wrapping
+            total = a32.astype(np.int64) @ b32.astype(np.int64) + np.asarray(c).astype(np.int64)
+            return (((total + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32),)
         return ((a32 @ b32 + c).astype(np.float32),)
 
     @impl(t.WgmmaWaitOp)

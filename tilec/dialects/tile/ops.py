@@ -1520,13 +1520,17 @@ class WgmmaOp(IRDLOperation):
                 _fail(self, f"N = {n} must be a multiple of 8 up to 256 that divides b's {nb} columns")
         if c.dims != d.dims or c.element_type != d.element_type:
             _fail(self, f"result {d} must have the accumulator's type {c}")
-        if a.element_type != b.element_type or not isinstance(a.element_type, (Float16Type, BFloat16Type, *FLOAT8_TYPES)):
-            _fail(self, f"a and b must both be f16, both bf16, both f8E4M3FN or both f8E5M2, got {a.element_type} "
-                        f"and {b.element_type}")
-        if isinstance(a.element_type, FLOAT8_TYPES) and (self.registers_a or self.transpose_b is None):
+        integer = a.element_type == IntegerType(8)
+        if a.element_type != b.element_type or not (
+                isinstance(a.element_type, (Float16Type, BFloat16Type, *FLOAT8_TYPES)) or integer):
+            _fail(self, f"a and b must both be f16, both bf16, both f8E4M3FN, both f8E5M2 or both i8, got "
+                        f"{a.element_type} and {b.element_type}")
+        if (isinstance(a.element_type, FLOAT8_TYPES) or integer) and (self.registers_a or self.transpose_b is None):
             _fail(self, f"{a.element_type} operands must both be shared and K-major: a shared A (M x K) and b "
                         "stored N x K (transpose_b)")
-        if not isinstance(c.element_type, Float32Type):
+        if integer and c.element_type != IntegerType(32):
+            _fail(self, f"accumulates i8 products in i32, got {c.element_type}")
+        if not integer and not isinstance(c.element_type, Float32Type):
             _fail(self, f"accumulates in f32, got {c.element_type}")
         if self.is_async is not None:
             for use in self.result.uses:

@@ -626,26 +626,29 @@ def wgmma(
     outputs tied to their inputs, so they stay in the same registers. FP8
     (`e4m3`, `e5m2`) is K = 32 and has no transpose operands (K-major only).
     """
-    k = {"f16": 16, "bf16": 16, "e4m3": 32, "e5m2": 32}.get(dtype)
+    k = {"f16": 16, "bf16": 16, "e4m3": 32, "e5m2": 32, "s8": 32}.get(dtype)
     op = f"wgmma.m64n{n}k{k or 16}.{dtype}"
     if k is None:
-        raise ValueError(f"{op}: dtype must be f16, bf16, e4m3 or e5m2, got {dtype!r}")
-    fp8 = k == 32
-    if fp8 and (trans_a or trans_b):
-        raise ValueError(f"{op}: FP8 operands are K-major only (no transpose)")
+        raise ValueError(f"{op}: dtype must be f16, bf16, e4m3, e5m2 or s8, got {dtype!r}")
+    eight_bit = k == 32
+    if eight_bit and (trans_a or trans_b):
+        raise ValueError(f"{op}: 8-bit operands are K-major only (no transpose)")
+    integer = dtype == "s8"  # s32 sums, and no scale or transpose operands
+    acc_type, reg = (i32, "r") if integer else (f32, "f")
     count = n // 2
     expect_count(op, "C", c, count)
-    acc = [expect_type(op, "C", v, f32) for v in c]
+    acc = [expect_type(op, "C", v, acc_type) for v in c]
     da = expect_type(op, "A descriptor", desc_a, IntegerType(64))
     db = expect_type(op, "B descriptor", desc_b, IntegerType(64))
     regs = ", ".join(f"${i}" for i in range(count))
+    shape = f"m64n{n}k{k}.s32.s8.s8" if integer else f"m64n{n}k{k}.f32.{dtype}.{dtype}"
+    operands = "" if integer else ", 1, 1" + ("" if eight_bit else f", {int(trans_a)}, {int(trans_b)}")
     asm = ("{\n\t.reg .pred p;\n\t"
            f"setp.ne.b32 p, ${count + 2}, 0;\n\t"
-           f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{dtype}.{dtype} "
-           f"{{{regs}}}, ${count}, ${count + 1}, p, 1, 1"
-           + ("" if fp8 else f", {int(trans_a)}, {int(trans_b)}") + ";\n}")
-    constraints = ",".join(["=f"] * count + ["l", "l", "r"] + [str(i) for i in range(count)]) + ",~{memory}"
-    result = inline_asm(builder, asm, constraints, [da, db, const_i32(builder, 1), *acc], _struct(count, f32))
+           f"wgmma.mma_async.sync.aligned.{shape} "
+           f"{{{regs}}}, ${count}, ${count + 1}, p{operands};\n}}")
+    constraints = ",".join([f"={reg}"] * count + ["l", "l", "r"] + [str(i) for i in range(count)]) + ",~{memory}"
+    result = inline_asm(builder, asm, constraints, [da, db, const_i32(builder, 1), *acc], _struct(count, acc_type))
     assert result is not None
     return extract_values(builder, result, count)
 
@@ -690,15 +693,16 @@ def wgmma_wait(builder: Builder, c: Sequence[Value], pending: int) -> list[SSAVa
     """`wgmma.wait_group.sync.aligned pending`, passing the accumulators through (tied operands):
     their later readers depend on the wait, so LLVM cannot move a read above it."""
     op = "wgmma.wait_group"
-    acc = [expect_type(op, "C", v, f32) for v in c]
+    acc = [expect_type(op, "C", v, f32, i32) for v in c]
     if not acc:
         call_intrinsic(builder, "llvm.nvvm.wgmma.wait_group.sync.aligned",
                        [constant(builder, pending, IntegerType(64))])
         return []
     count = len(acc)
-    constraints = ",".join(["=f"] * count + [str(i) for i in range(count)]) + ",~{memory}"
+    reg = "r" if acc[0].type == i32 else "f"
+    constraints = ",".join([f"={reg}"] * count + [str(i) for i in range(count)]) + ",~{memory}"
     result = inline_asm(builder, f"wgmma.wait_group.sync.aligned {pending};", constraints, acc,
-                        _struct(count, f32))
+                        _struct(count, acc[0].type))
     assert result is not None
     return extract_values(builder, result, count)
 

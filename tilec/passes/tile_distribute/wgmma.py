@@ -108,7 +108,7 @@ class WgmmaLowering:
         n = width // gn  # one wgmma's N
         elem = op.a.type.element_type
         eb = element_bits(elem) // 8
-        dtype = _PTX_TYPE[elem.name]
+        dtype = "s8" if elem == IntegerType(8) else _PTX_TYPE[elem.name]
         step = op.k_step()
         kmajor = dtype in WGMMA_KMAJOR_ONLY
         # B stored N x K is banded like an A (bands of N rows, K along the columns)

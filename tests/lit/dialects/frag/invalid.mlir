@@ -100,7 +100,7 @@ func.func @wgmma_dtype(%d: i64, %x: f32) {
   %r:4 = frag.wgmma "f32" n 8 %d, %d (%x, %x, %x, %x) : f32, f32, f32, f32
   func.return
 }
-// CHECK: 'frag.wgmma' dtype must be one of f16, bf16, e4m3, e5m2, got 'f32'
+// CHECK: 'frag.wgmma' dtype must be one of f16, bf16, e4m3, e5m2, s8, got 'f32'
 
 // -----
 

@@ -38,7 +38,7 @@ func.func @f32_inputs(%sa: !tile.st<64x16xf32>, %sb: !tile.st<16x64xf32>, %i: in
   %d = tile.wgmma %sa[%i], %sb[%i], %acc : !tile.st<64x16xf32>, !tile.st<16x64xf32>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
   func.return
 }
-// CHECK: 'tile.wgmma' a and b must both be f16, both bf16, both f8E4M3FN or both f8E5M2, got f32 and f32
+// CHECK: 'tile.wgmma' a and b must both be f16, both bf16, both f8E4M3FN, both f8E5M2 or both i8, got f32 and f32
 
 // -----
 
@@ -120,7 +120,7 @@ func.func @fp8_mixed(%sa: !tile.st<64x64xf8E4M3FN>, %sb: !tile.st<64x64xf8E5M2>,
   %d = tile.wgmma %sa[%i], %sb[%i], %acc transpose_b : !tile.st<64x64xf8E4M3FN>, !tile.st<64x64xf8E5M2>, !tile.rt<16x64xf32> -> !tile.rt<16x64xf32>
   func.return
 }
-// CHECK: 'tile.wgmma' a and b must both be f16, both bf16, both f8E4M3FN or both f8E5M2, got f8E4M3FN and f8E5M2
+// CHECK: 'tile.wgmma' a and b must both be f16, both bf16, both f8E4M3FN, both f8E5M2 or both i8, got f8E4M3FN and f8E5M2
 
 // -----
 
