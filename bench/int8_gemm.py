@@ -49,8 +49,10 @@ CONFIGS = [((128, 128, 64), 8, 3), ((128, 256, 64), 8, 3), ((64, 128, 64), 4, 4)
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", help="write the results here too")
+    p.add_argument("--arch", help="tilec's target (default: the GPU's; sm_80 measures the mma.sync path on a Hopper)")
     args = p.parse_args()
-    print(f"{torch.cuda.get_device_name()}; TOPS (2 M N K / time)")
+    arch = {} if args.arch is None else {"arch": args.arch}
+    print(f"{torch.cuda.get_device_name()}; TOPS (2 M N K / time); tilec for {args.arch or 'this GPU'}")
     rows = []
     for (m, n, k), layout in [(s, lay) for lay in ("b K x N", "w N x K") for s in SHAPES]:
         a = torch.randint(-128, 128, (m, k), device="cuda", dtype=torch.int8)
@@ -65,7 +67,7 @@ def main() -> None:
         for (bm, bn, bk), warps, stages in CONFIGS:
             kernel = ours_kernel.with_options(num_warps=warps, num_stages=stages)
             c = torch.full((m, n), -7, device="cuda", dtype=torch.int32)
-            run = lambda: kernel[(-(-m // bm), -(-n // bn))](a, operand, c, BM=bm, BN=bn, BK=bk)  # noqa: E731
+            run = lambda: kernel[(-(-m // bm), -(-n // bn))](a, operand, c, BM=bm, BN=bn, BK=bk, **arch)  # noqa: E731
             try:
                 run()
             except Exception as e:  # a configuration the compiler refuses (registers, shared memory): reported
@@ -88,7 +90,8 @@ def main() -> None:
         print(f"{layout} {str((m, n, k)):>20} cuBLAS {cublas:7.1f}  tilec {row['tilec']}  Triton {row['triton']}  "
               f"best/cuBLAS {row['best/cublas']:.3f}  best/Triton {row['best/triton']:.3f}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"gpu": torch.cuda.get_device_name(), "rows": rows}, indent=1))
+        Path(args.json).write_text(json.dumps({"gpu": torch.cuda.get_device_name(), "arch": args.arch, "rows": rows},
+                                              indent=1))
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ from tilec.passes.fragments import (
     mma_fragment,
     plan_ldmatrix,
 )
+from tilec.layout import MMA_M16N8K32_S8
 from tilec.passes.tile_to_llvm import TileToLLVMPass
 
 REPO = Path(__file__).resolve().parents[2]
@@ -195,6 +196,20 @@ def test_ldmatrix_plans_reproduce_the_fragments():
         for contig in (0, 1):
             check_ldmatrix(fr, plan_ldmatrix(fr, contig))
     assert plan_ldmatrix(mma_fragment(MMA_M16N8K16_F16, "C", (16, 8)), 1) is None  # f32: no ldmatrix
+
+
+def test_ldmatrix_plans_of_8_bit_operands():
+    """The s8 atom's A (M x K) and B (N x K) contiguous along K: each lane's four bytes are its half of a
+    row of 16-bit units, so ldmatrix (no .trans) fills them; contiguous along M or N it cannot."""
+    a = mma_fragment(MMA_M16N8K32_S8, "A", (32, 64))
+    plan = plan_ldmatrix(a, contig=1)
+    assert [(ld.num, ld.trans) for ld in plan] == [(4, False)] * 4 and a.packing == 4
+    assert [plan[0].lane_row(lane) for lane in range(32)] == [(lane % 16, 16 * (lane // 16)) for lane in range(32)]
+    b_nk = mma_fragment(MMA_M16N8K32_S8, "B", (32, 64))
+    assert [(ld.num, ld.trans) for ld in plan_ldmatrix(b_nk, contig=1)] == [(4, False)] * 4
+    for fr in (a, b_nk):
+        check_ldmatrix(fr, plan_ldmatrix(fr, 1))
+        assert plan_ldmatrix(fr, 0) is None  # bytes along M or N: a .trans would move 16-bit units
 
 
 def test_fma_fragments_number_lanes_row_major():

@@ -731,18 +731,23 @@ class LdMatrix:
 
 
 def _matrix_of(frag: Fragment, reg: int, contig: int) -> tuple[bool, tuple[int, int]] | None:
-    """(trans, origin) if register ``reg`` of all lanes is one 8x8 ldmatrix matrix, else None."""
+    """(trans, origin) if register ``reg`` of all lanes is one 8x8 ldmatrix matrix, else None.
+
+    An 8x8 matrix of 16-bit units is 8 rows of 16 bytes: 8 elements of 16 bits (packing 2), or 16 of
+    8 bits (packing 4: lane ``t`` gets bytes ``4 (t % 4)`` to ``+3`` of row ``t / 4``; no ``.trans``,
+    which would move 16-bit units, not bytes)."""
+    per = frag.packing
     other = 1 - contig
     pts = {(t, h): frag.coord(t, v) for t in range(WARP) for h, v in enumerate(frag.register_values(reg))}
     origin = (min(c[0] for c in pts.values()), min(c[1] for c in pts.values()))
-    if origin[contig] % 8:
+    if origin[contig] % (4 * per):
         return None
-    for trans in (False, True):
+    for trans in (False, True) if per == 2 else (False,):
         ok = True
         for (t, h), c in pts.items():
             along = c[contig] - origin[contig]
             across = c[other] - origin[other]
-            want = (t // 4, 2 * (t % 4) + h) if not trans else (2 * (t % 4) + h, t // 4)
+            want = (t // 4, per * (t % 4) + h) if not trans else (per * (t % 4) + h, t // 4)
             if (across, along) != want:
                 ok = False
                 break
@@ -752,12 +757,13 @@ def _matrix_of(frag: Fragment, reg: int, contig: int) -> tuple[bool, tuple[int, 
 
 
 def plan_ldmatrix(frag: Fragment, contig: int) -> list[LdMatrix] | None:
-    """The ldmatrix instructions that fill ``frag`` (16-bit, packing 2) from a tile contiguous along ``contig``.
+    """The ldmatrix instructions that fill ``frag`` (16-bit, packing 2; or 8-bit, packing 4) from a tile
+    contiguous along ``contig``.
 
     Registers are taken four at a time in order (x4), the rest by x2/x1; None
     if some register is not an ldmatrix matrix.
     """
-    if frag.packing != 2:
+    if frag.packing not in (2, 4):
         return None
     mats = []
     for r in range(frag.num_registers):
@@ -782,13 +788,14 @@ def plan_ldmatrix(frag: Fragment, contig: int) -> list[LdMatrix] | None:
 
 def check_ldmatrix(frag: Fragment, plan: list[LdMatrix]) -> None:
     """Simulate the plan lane by lane: each lane receives exactly its fragment's registers."""
+    per = frag.packing
     for ld in plan:
         for i, reg in enumerate(ld.registers):
             for t in range(WARP):
                 got = []
-                for h in range(2):
+                for h in range(per):
                     if not ld.trans:
-                        src_lane, col = 8 * i + t // 4, 2 * (t % 4) + h
+                        src_lane, col = 8 * i + t // 4, per * (t % 4) + h
                     else:
                         src_lane, col = 8 * i + 2 * (t % 4) + h, t // 4
                     row = ld.lane_row(src_lane)

@@ -462,9 +462,10 @@ class MemoryLowering:
         em = self.em
         origin, div = self.shared_origin(idx_old, idx_new)
         dims = src.type.dims
-        if fr.packing == 2 and element_bits(elem) == 16:
+        if (fr.packing, element_bits(elem)) in ((2, 16), (4, 8)):
+            row = 4 * fr.packing  # elements in an ldmatrix row of 16 bytes
             for contig in (1, 0):
-                if div[contig] % 8 or src.align % 16 or not contiguous_runs(src.type.layout, dims, contig, 8):
+                if div[contig] % row or src.align % 16 or not contiguous_runs(src.type.layout, dims, contig, row):
                     continue
                 plan = checked_ldmatrix_plan(fr, contig)
                 if plan is None:
