@@ -287,3 +287,21 @@ def test_old_values_compile_to_atom_for_both_targets():
         assert "red.global" not in ptx
         ptx = tickets.compile(np.zeros(1, np.int32), np.zeros(4, np.int32), arch=arch).asm["ptx"]
         assert ptx.count("atom.acq_rel.gpu.global.add.u32") == 1 and ptx.count("bar.sync") == 2
+
+
+@tl.kernel(num_warps=2)
+def bitwise_unused(o, v):
+    """and / or / xor whose old values nothing reads: red.global.{and,or,xor}.b32."""
+    tl.atomic_and(o, (0,), v)
+    tl.atomic_or(o, (1,), v)
+    tl.atomic_xor(o, (2,), v)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_bitwise_atomics_without_old_values(after):
+    o = RNG.integers(-2**31, 2**31, 3, dtype=np.int64).astype(np.int32)
+    before, v = o.copy(), np.int32(0x0F0F0F0F)
+    bitwise_unused.interpret(o, v, grid=(1,), after=after)
+    assert o.tolist() == [before[0] & v, before[1] | v, before[2] ^ v]
+    ptx = bitwise_unused.compile(o, v, arch="sm_80").asm["ptx"]
+    assert all(f"red.global.{k}.b32" in ptx for k in ("and", "or", "xor")) and "atom." not in ptx

@@ -65,3 +65,47 @@ def test_compiles_for_both_targets():
     for arch in ("sm_80", "sm_90"):
         ptx = spelled.compile(x, u, x, u, N=32, arch=arch).asm["ptx"]
         assert "tanh.approx.f32" in ptx and ("mul.hi.u32" in ptx or "mul.wide.u32" in ptx)
+
+
+@tl.kernel(num_warps=1)
+def more_spellings(x, u, y, h, N: tl.constexpr):
+    t = tl.load(x, (0,), shape=(N,))
+    a = tl.load(u, (0,), shape=(N,))
+    tl.store(y, (0,), tl.math.pow(t, 3) + tl.math.pow(t, 2.0) * 0.5 + libdevice.fmaxf(t, tl.where(t > 0, t, float("nan")))
+             + tl.sqrt_rn(tl.abs(t)) + tl.div_rn(t, 3.0))
+    tl.store(h, (0,), tl.umulhi(a, 12345))
+    tl.store(h, (N,), tl.xor_sum(a))  # one element
+
+
+@tl.kernel
+def missing_name(x):
+    tl.store(x, (0,), libdevice.llrint(tl.load(x, (0,), shape=(32,))))  # MARK-missing
+
+
+@tl.kernel
+def umulhi_of_floats(x):
+    tl.store(x, (0,), tl.umulhi(tl.load(x, (0,), shape=(32,)), 3))  # MARK-umulhi
+
+
+@pytest.mark.parametrize("after", (None, "tile-distribute"))
+def test_more_of_tritons_spellings(after):
+    x = np.linspace(-3, 3, 32).astype(np.float32)
+    u = RNG.integers(-2**31, 2**31, 32).astype(np.int32)
+    y, h = np.full(32, np.nan, np.float32), np.zeros(33, np.int32)
+    more_spellings.interpret(x, u, y, h, grid=(1,), N=32, after=after)
+    ref = x ** 3 + x ** 2 * 0.5 + np.where(x > 0, x, x) + np.sqrt(np.abs(x)) + x / 3  # fmax ignores the NaN
+    assert np.abs(y - ref).max() / np.abs(ref).max() < 1e-5
+    product = u.astype(np.uint32).astype(np.uint64) * np.uint64(12345)
+    assert np.array_equal(h[:32], (product >> np.uint64(32)).astype(np.uint32).view(np.int32))
+    assert h[32] == np.bitwise_xor.reduce(u)
+
+
+@pytest.mark.parametrize("kernel, marker, match", [
+    (missing_name, "MARK-missing", r"libdevice.llrint is not in tilec.lang \(it has .*fabs"),
+    (umulhi_of_floats, "MARK-umulhi", r"tl.umulhi multiplies int32 tiles, vectors or scalars"),
+])
+def test_names_tilec_lacks_are_errors_at_the_line(kernel, marker, match):
+    line = next(i + 1 for i, text in enumerate(open(__file__).read().splitlines()) if marker in text)
+    with pytest.raises(tl.LangError, match=match) as info:
+        kernel.ir(np.zeros(32, np.float32))
+    assert str(info.value).startswith(f"{__file__}:{line}:")

@@ -115,3 +115,37 @@ def test_an_int8_dot_takes_two_int8_tiles():
     a = np.zeros((32, 32), np.int8)
     with pytest.raises(tl.LangError, match=r"tl.dot of int8 multiplies two int8 tiles"):
         mixed.ir(a, a.astype(np.float16), a.astype(np.int32))
+
+
+@pytest.mark.parametrize("bn, warps", [(40, 4), (80, 8), (48, 4)])
+def test_integer_wgmma_takes_ptx_s_n_or_stays_mma_sync(bn, warps):
+    """PTX's integer wgmma has N = 8, 16, 24 or a multiple of 16: a warpgroup's N outside those keeps the
+    dot on mma.sync (n40; 8 warps on 64 rows split N = 80 into two n40), the others are wgmma (n48)."""
+    a, b = _operands(128, 2 * bn, 128)
+    c = np.zeros((128, 2 * bn), np.int32)
+    kernel = int8_matmul_nt.with_options(num_warps=warps)
+    compiled = kernel.compile(a, np.ascontiguousarray(b.T), c, BM=64, BN=bn, BK=64, arch="sm_90a")
+    ptx = compiled.asm["ptx"]
+    assert ("wgmma.mma_async" in ptx) == (bn == 48) and ("mma.sync" in ptx) == (bn != 48)
+    compiled.cubin("sm_90a")
+
+
+@tl.kernel(num_warps=8, bulk=True)
+def int8_matmul_bulk(a, w, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    m, n = tl.program_id(0) * BM, tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), tl.int32)
+    for k in tl.range(0, a.shape[1], BK):
+        acc += tl.dot(tl.load(a, (m, k), shape=(BM, BK)), tl.load(w, (n, k), shape=(BN, BK)).T)
+    zero_point = tl.load_scalar(w, (0, 0)).to(tl.int32)  # an int8 element read alone
+    tl.store(c, (m, n), acc - zero_point)
+
+
+def test_int8_operands_as_tensor_map_copies():
+    """bulk=True (TMA) copies int8 tiles as bytes, into the s8 warpgroup MMA."""
+    a, b = _operands(256, 256, 256)
+    w = np.ascontiguousarray(b.T)
+    c = np.zeros((256, 256), np.int32)
+    int8_matmul_bulk.interpret(a, w, c, grid=(2, 2), BM=128, BN=128, BK=64, after="tile-distribute", arch="sm_90a")
+    assert np.array_equal(c, a.astype(np.int64) @ b.astype(np.int64) - int(w[0, 0]))
+    ptx = int8_matmul_bulk.compile(a, w, c, BM=128, BN=128, BK=64, arch="sm_90a").asm["ptx"]
+    assert "cp.async.bulk.tensor" in ptx and "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8" in ptx

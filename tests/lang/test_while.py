@@ -156,3 +156,49 @@ def test_while_loops_compile_for_both_targets():
         halvings.compile(x, x, i32, BM=32, BN=64, arch=arch)
         search.compile(i32, i32, i32, N=8, arch=arch)
         countdown.compile(i32, i32, arch=arch)
+
+
+CALLS: list[int] = []
+
+
+def _more(limit: int) -> bool:
+    CALLS.append(1)
+    return len(CALLS) <= limit
+
+
+@tl.kernel(num_warps=1)
+def python_test_once(out, LIM: tl.constexpr):
+    """A test on Python values is evaluated once an iteration, as Python's while does (side effects too)."""
+    c = 0
+    while _more(LIM):
+        c += 1
+    tl.store(out, (0,), c)
+
+
+@tl.kernel(num_warps=1)
+def fibonacci(x, out):
+    """Names swapped in one assignment: ``b`` is still a Python number where ``a`` is already carried."""
+    n = tl.load_scalar(x, (0,))
+    a, b = 0, 1
+    while n > 0:
+        a, b = b, a + b
+        n -= 1
+    c, d = 0, 1
+    for _ in tl.range(0, tl.load_scalar(x, (0,))):
+        c, d = d, c + d
+    tl.store(out, (0,), a)
+    tl.store(out, (1,), c)
+
+
+def test_a_python_test_runs_once_an_iteration():
+    CALLS.clear()
+    out = np.zeros(1, np.int32)
+    python_test_once.interpret(out, grid=(1,), LIM=6)
+    assert out[0] == 6 and len(CALLS) == 7
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_names_a_loop_carries_in_one_assignment(after):
+    out = np.zeros(2, np.int32)
+    fibonacci.interpret(np.array([10], np.int32), out, grid=(1,), after=after)
+    assert out.tolist() == [55, 55]

@@ -58,6 +58,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     UnitAttr,
 )
@@ -150,11 +151,17 @@ _MAP_DTYPES = ((Float16Type, "float16"), (BFloat16Type, "bfloat16"), (Float32Typ
                (Float8E4M3FNType, "float8_e4m3fn"), (Float8E5M2Type, "float8_e5m2"))
 
 
+_MAP_INTEGERS = {8: "int8", 16: "int16", 32: "int32"}
+
+
 def map_dtype(attr: Any) -> str | None:
-    """The runtime name of a ``tile.dtype`` a tensor map can describe (f16, bf16, f32, FP8), else None."""
+    """The runtime name of a ``tile.dtype`` a tensor map can describe (f16, bf16, f32, FP8, i8, i16, i32),
+    else None."""
     for cls, name in _MAP_DTYPES:
         if isinstance(attr, cls):
             return name
+    if isinstance(attr, IntegerType):
+        return _MAP_INTEGERS.get(attr.width.data)
     return None
 
 
@@ -243,7 +250,7 @@ def gl_params(fn: llvm.FuncOp) -> tuple[GlParam, ...]:
                              f"and strides {sorted(ss)}; expected 0..r-1 of each")
         if ms and (sorted(ms) != list(range(len(ms))) or not 2 <= rank <= 5 or map_dtypes.get(name) is None):
             raise ValueError(f"kernel '{kernel}': gl argument '{name}' has tensor maps {sorted(ms)}; expected "
-                             "maps 0..k-1 of a view of rank 2 to 5 of f16, bf16, f32 or FP8")
+                             "maps 0..k-1 of a view of rank 2 to 5 of f16, bf16, f32, FP8, i8, i16 or i32")
         out.append(GlParam(name, ptr, tuple(ds[i] for i in range(rank)), tuple(ss[i] for i in range(rank)),
                            name in outputs, aligned.get(name, 0), elem_bytes.get(name, 0),
                            tuple(ms[k] for k in range(len(ms))), map_dtypes.get(name) if ms else None))

@@ -603,9 +603,10 @@ class StoreOp(IRDLOperation):
         _expect_pointer(self, "address", self.address, GLOBAL_SPACE, SHARED_SPACE)
 
 
-RED_KINDS = {"add": (f32, i32), "max": (i32,), "min": (i32,), "umax": (i32,), "umin": (i32,)}
+RED_KINDS = {"add": (f32, i32), "max": (i32,), "min": (i32,), "umax": (i32,), "umin": (i32,), "and": (i32,),
+             "or": (i32,), "xor": (i32,)}
 """The reductions ``frag.red`` performs, with the value types PTX's ``red.global`` has for each
-(``umax``/``umin``: the i32 read unsigned, ``red.global.{max,min}.u32``)."""
+(``umax``/``umin``: the i32 read unsigned, ``red.global.{max,min}.u32``; ``and``/``or``/``xor`` on the bits)."""
 
 
 @irdl_op_definition
@@ -929,6 +930,9 @@ class WgmmaOp(IRDLOperation):
         acc = i32 if self.dtype.data == "s8" else f32
         if any(v.type != acc for v in self.c):
             _fail(self, f"a {self.dtype.data} wgmma accumulates in {acc}")
+        n = self.n.value.data
+        if self.dtype.data == "s8" and not (n in (8, 16, 24) or n % 16 == 0):
+            _fail(self, f"an s8 wgmma's n is 8, 16, 24 or a multiple of 16, got {n}")
         if self.dtype.data in WGMMA_KMAJOR_ONLY and (self.trans_a is not None or self.trans_b is not None):
             _fail(self, f"a {self.dtype.data} wgmma reads A and B K-major only: no trans_a or trans_b")
 

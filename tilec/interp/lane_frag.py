@@ -266,7 +266,8 @@ class FragFunctions(InterpreterFunctions):
         if unsigned:  # the i32 bits read unsigned
             value = value.astype(np.int32).view(np.uint32)
         combine = {"add": np.add, "max": np.maximum, "min": np.minimum, "umax": np.maximum,
-                   "umin": np.minimum}[op.kind.data]
+                   "umin": np.minimum, "and": np.bitwise_and, "or": np.bitwise_or,
+                   "xor": np.bitwise_xor}[op.kind.data]
         for lane in np.flatnonzero(lanes):
             one = np.zeros_like(lanes)
             one[lane] = True

@@ -21,9 +21,9 @@ by ``tile-layout``, reductions and broadcasts lowered by ``tile-distribute``.
 import tilec.ir  # noqa: F401  first: installs the lazy assembly formats (tilec/ir/lazy_formats.py)
 from tilec.lang import branch, loop  # noqa: F401  branch: a traced scalar's run-time if
 from tilec.lang.dtypes import DType, bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, float64, index, int1, int8, int16, int32, int64
-from tilec.lang.compat import (assume, broadcast_to, debug_barrier, device_assert, device_print, expand_dims, extra,
-                               fma, isnan, math, max_constancy, max_contiguous, multiple_of, permute, reshape, softmax,
-                               static_assert, static_print, swizzle2d, umulhi)
+from tilec.lang.compat import (assume, broadcast_to, debug_barrier, device_assert, device_print, div_rn, expand_dims,
+                               extra, fma, isnan, math, max_constancy, max_contiguous, multiple_of, permute, reshape,
+                               softmax, sqrt_rn, static_assert, static_print, swizzle2d, umulhi, xor_sum)
 from tilec.lang.function import Function, func
 from tilec.lang.random import philox, rand, rand4x, randint, randint4x, randn, randn4x
 from tilec.lang.kernel import Kernel, Specialization, constexpr, kernel
@@ -117,7 +117,7 @@ from tilec.lang.values import Expanded, Scalar, Shared, Tile, Vector, View
 __all__ = [
     "assume", "broadcast_to", "debug_barrier", "device_assert", "device_print", "expand_dims", "extra", "fma", "isnan",
     "math", "max_constancy", "max_contiguous", "multiple_of", "permute", "reshape", "rint", "softmax", "static_assert",
-    "static_print", "swizzle2d", "trunc", "umulhi",
+    "static_print", "swizzle2d", "trunc", "umulhi", "div_rn", "sqrt_rn", "xor_sum",
     "philox", "rand", "rand4x", "randint", "randint4x", "randn", "randn4x",
     "DType", "Expanded", "Function", "Kernel", "LangError", "Scalar", "Shared", "Specialization", "Tile", "Vector", "View",
     "abs", "alloc", "arange", "argmax", "argmin", "associative_scan", "async_commit", "async_copy", "async_wait", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor", "barrier", "copy", "mma", "bfloat16", "block_id", "block_rank", "cluster_barrier", "cluster_id",

@@ -76,15 +76,16 @@ def device_print(prefix: str, *values: Any, hex: bool = False) -> None:  # noqa:
 
 def umulhi(a: Any, b: Any) -> Any:
     """The high 32 bits of the 64-bit product of two int32 values read unsigned (Triton's ``tl.umulhi``;
-    ``mul.wide.u32`` in PTX): an int32."""
-    product = (_as_int64(a) & 0xFFFFFFFF) * (_as_int64(b) & 0xFFFFFFFF)
+    ``mul.wide.u32`` in PTX): an int32. One operand may be a Python int."""
+    if not isinstance(a, (Value, Expanded)):
+        a, b = b, a
+    if not isinstance(a, (Value, Expanded)) or a.dtype != int32 or not (
+            (isinstance(b, (Value, Expanded)) and b.dtype == int32) or (isinstance(b, int) and not isinstance(b, bool))):
+        raise error(f"tl.umulhi multiplies int32 tiles, vectors or scalars (or one Python int), got {_describe(a)} "
+                    f"and {_describe(b)}")
+    wide = b.to(int64) & 0xFFFFFFFF if isinstance(b, (Value, Expanded)) else (b & 0xFFFFFFFF)
+    product = (a.to(int64) & 0xFFFFFFFF) * wide
     return ((product >> 32) & 0xFFFFFFFF).to(int32)
-
-
-def _as_int64(x: Any) -> Any:
-    if isinstance(x, (Value, Expanded)):
-        return x.to(int64)
-    raise error(f"tl.umulhi multiplies int32 tiles, vectors or scalars, got {_describe(x)}")
 
 
 def isnan(x: Any) -> Any:
@@ -93,11 +94,55 @@ def isnan(x: Any) -> Any:
 
 
 def _pow(x: Any, y: Any) -> Any:
-    """``x ** y`` for positive ``x``: ``2^(y log2 x)`` (libdevice's ``pow`` also takes negative x: not here)."""
-    return ops.exp2(y * ops.log2(x))
+    """``x ** y`` as libdevice's ``pow``: ``2^(y log2 |x|)``, negative for a negative ``x`` and an odd integer
+    ``y``, NaN for a negative ``x`` and a fractional ``y``; ``pow(x, 0)`` is 1 (0 ** 0 too)."""
+    number = (int, float)
+    if isinstance(x, number) and isinstance(y, number):
+        return float(x) ** float(y)
+    if isinstance(y, number) and not isinstance(y, bool):  # the exponent known while tracing
+        if y == 0:
+            return ops.full_like(x, 1.0) if isinstance(x, (Tile, Vector)) else x * 0.0 + 1.0
+        magnitude = ops.exp2(y * ops.log2(ops.abs(x)))
+        if float(y).is_integer():
+            return ops.where(x < 0.0, -magnitude, magnitude) if int(y) % 2 else magnitude
+        return ops.where(x < 0.0, float("nan"), magnitude)
+    magnitude = ops.exp2(y * ops.log2(ops.abs(x)))
+    integral = ops.floor(y) == y
+    odd = integral & (ops.floor(y * 0.5) * 2.0 != y)
+    signed = ops.where(x < 0.0, ops.where(integral, ops.where(odd, -magnitude, magnitude), float("nan")), magnitude)
+    return ops.where(y == 0.0, 1.0, signed)
 
 
-math = SimpleNamespace(
+def _fmax(a: Any, b: Any) -> Any:
+    """C's ``fmax``: the larger, a NaN operand ignored (NaN only if both are)."""
+    return ops.where(isnan(a), b, ops.where(isnan(b), a, ops.maximum(a, b)))
+
+
+def _fmin(a: Any, b: Any) -> Any:
+    """C's ``fmin``: the smaller, a NaN operand ignored."""
+    return ops.where(isnan(a), b, ops.where(isnan(b), a, ops.minimum(a, b)))
+
+
+def xor_sum(x: Any, axis: Any = None, keep_dims: bool = False) -> Any:
+    """Triton's ``tl.xor_sum``: the exclusive or of the elements along ``axis`` (integers)."""
+    return ops.reduce(x, axis, lambda p, q: p ^ q, keep_dims=keep_dims)
+
+
+class _Namespace(SimpleNamespace):
+    """A namespace of Triton's names (``tl.math``, ``libdevice``) whose missing names are an error that says so."""
+
+    def __init__(self, label: str, **names: Any):
+        super().__init__(**names)
+        object.__setattr__(self, "_label", label)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        names = sorted(k for k in vars(self) if not k.startswith("_"))
+        raise error(f"{self._label}.{name} is not in tilec.lang (it has {', '.join(names)})")
+
+
+math = _Namespace("tl.math",
     abs=ops.abs, ceil=ops.ceil, cos=ops.cos, erf=ops.erf, exp=ops.exp, exp2=ops.exp2, floor=ops.floor,
     log=ops.log, log2=ops.log2, rsqrt=ops.rsqrt, sin=ops.sin, sqrt=ops.sqrt, tanh=ops.tanh, trunc=ops.trunc,
     rint=ops.rint, umulhi=umulhi, cdiv=ops.cdiv, maximum=ops.maximum, minimum=ops.minimum, isnan=isnan,
@@ -105,15 +150,25 @@ math = SimpleNamespace(
     sqrt_rn=ops.sqrt, pow=_pow)
 """Triton's ``tl.math``: the functions the language has, by Triton's names."""
 
-libdevice = SimpleNamespace(
-    **vars(math), fabs=ops.abs, fast_expf=ops.exp, fast_logf=ops.log, fast_powf=_pow, expf=ops.exp,
+libdevice = _Namespace(
+    "libdevice", **{k: v for k, v in vars(math).items() if not k.startswith("_")}, fabs=ops.abs, fast_expf=ops.exp, fast_logf=ops.log, fast_powf=_pow, expf=ops.exp,
     exp2f=ops.exp2, logf=ops.log, log2f=ops.log2, sqrtf=ops.sqrt, rsqrtf=ops.rsqrt, tanhf=ops.tanh,
     sinf=ops.sin, cosf=ops.cos, erff=ops.erf, floorf=ops.floor, ceilf=ops.ceil, truncf=ops.trunc,
-    rintf=ops.rint, fmaxf=ops.maximum, fminf=ops.minimum, fmax=ops.maximum, fmin=ops.minimum, powf=_pow)
+    rintf=ops.rint, fmaxf=_fmax, fminf=_fmin, fmax=_fmax, fmin=_fmin, powf=_pow)
 """``libdevice``'s names (``tl.extra.cuda.libdevice`` in Triton) for the functions the language has."""
 
 extra = SimpleNamespace(cuda=SimpleNamespace(libdevice=libdevice), libdevice=libdevice)
 """Triton's ``tl.extra``: ``tl.extra.cuda.libdevice`` (and the older ``tl.extra.libdevice``)."""
+
+
+def sqrt_rn(x: Any) -> Any:
+    """Triton's ``tl.sqrt_rn``: the square root rounded to nearest (tilec's ``tl.sqrt`` is ``sqrt.rn``)."""
+    return ops.sqrt(x)
+
+
+def div_rn(a: Any, b: Any) -> Any:
+    """Triton's ``tl.div_rn``: ``a / b`` rounded to nearest (tilec's division is ``div.rn``)."""
+    return a / b
 
 
 def debug_barrier() -> None:

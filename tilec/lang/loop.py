@@ -4,7 +4,7 @@ and a ``while`` on a run-time condition (``scf.while``).
 :mod:`tilec.lang.source_rewrite` turns the loop's body into a function of the induction variable
 and the carried variables; :meth:`range.__tl_loop__` traces it once into the ``scf.for``'s block.
 A ``while`` becomes a test and a body, functions of the carried variables: :func:`while_loop`
-traces them into an ``scf.while`` when the test is a traced scalar (:func:`runs_on_the_gpu`), and
+traces them into an ``scf.while`` when the test is a traced scalar (:func:`python_test`), and
 the rewritten code runs Python's loop when it is a Python value.
 """
 
@@ -147,6 +147,7 @@ class range:  # noqa: N801 - used as tl.range, like Python's
                                                            "value keeps its type").args[0],
                                                      before.value, after.orientation)
                     continue
+                after = _as_carried(after, before)
                 if not isinstance(after, Value) or after.value.type != before.value.type:
                     got = after.describe() if isinstance(after, Value) else repr(after)
                     raise error(f"'{name}' is a {before.describe()} before the loop and a {got} after its body: "
@@ -167,18 +168,26 @@ class range:  # noqa: N801 - used as tl.range, like Python's
         return block, traced, yielded, changed
 
 
-def runs_on_the_gpu(test: Callable[[], Any]) -> bool:
-    """Whether a ``while`` loop's test, evaluated now, is a traced value (then the loop is an
-    ``scf.while``); else it is a Python loop. The test is traced into a block that is dropped: what it
-    emits (an atomic, say) is traced again in the loop's own test."""
+TRACED = object()
+"""What :func:`python_test` gives for a test that is a traced value: the loop runs on the GPU from here."""
+
+
+def python_test(test: Callable[[], Any]) -> Any:
+    """A ``while`` loop's test evaluated once for this iteration: its Python value (what the evaluation
+    traced, if anything, stays where it is), or :data:`TRACED` when it is a traced value. Then the loop is
+    an ``scf.while`` from here, which traces the test again in its own region, so what this evaluation
+    traced (an atomic, say) is dropped."""
     trace = current()
     probe = Block()
-    try:
-        with trace.inside(probe):
-            value = test()
-    finally:
+    with trace.inside(probe):
+        value = test()
+    if isinstance(value, (Value, Expanded)):
         probe.drop_all_references()
-    return isinstance(value, Value)
+        return TRACED
+    for op in list(probe.ops):  # a Python value: the test's ops (if any) run here, once
+        op.detach()
+        trace.blocks[-1].add_op(op)
+    return value
 
 
 def while_loop(init: Sequence[Any], test: Callable[..., Any], body: Callable[..., tuple], names: Sequence[str],
@@ -247,6 +256,7 @@ def _trace_while(init: list, test: Callable[..., Any], body: Callable[..., tuple
     yielded, changed = [], {}
     for i, (name, before_value, after_value) in enumerate(zip(names, init, results)):
         if i in traced:
+            after_value = _as_carried(after_value, before_value)
             if not isinstance(after_value, Value) or after_value.value.type != before_value.value.type:
                 got = after_value.describe() if isinstance(after_value, Value) else repr(after_value)
                 raise error(f"'{name}' is a {before_value.describe()} before the while loop and a {got} after its "
@@ -265,6 +275,16 @@ def _trace_while(init: list, test: Callable[..., Any], body: Callable[..., tuple
                             "body: give it a traced value before the loop (e.g. tl.zeros or tl.full)")
             changed[i] = ty
     return before, after, traced, yielded, changed
+
+
+def _as_carried(after: Any, before: Value) -> Any:
+    """A Python number the body leaves in a name carried as a traced scalar (``a, b = b, a + b`` with ``b``
+    still a number in this trace): the constant of the carried type; anything else as it is."""
+    if isinstance(before, Scalar) and isinstance(after, NUMBERS):
+        value = number_constant(after, before.value.type)
+        if value is not None:
+            return wrap(value)
+    return after
 
 
 def _other_orientation(before: Any, after: Any) -> bool:

@@ -204,8 +204,8 @@ def load_scalar(view: View, offsets: Sequence[Any] = ()) -> Scalar:
     tiles like any scalar, without a tile of copies in registers."""
     if not isinstance(view, View):
         raise error(f"tl.load_scalar reads an array argument of the kernel, got {_describe(view)}")
-    if not (isinstance(view.type.element_type, FLOAT_TYPES) or view.dtype in (int32, int64)):
-        raise error(f"tl.load_scalar reads f16, bf16, f32, int32 or int64 elements; {view.name!r} holds "
+    if not (isinstance(view.type.element_type, FLOAT_TYPES) or view.dtype in (int8, int16, int32, int64)):
+        raise error(f"tl.load_scalar reads f16, bf16, f32, f64, int8, int16, int32 or int64 elements; {view.name!r} holds "
                     f"{view.type.element_type}")
     offsets = _offsets(view, offsets, "tl.load_scalar")
     return Scalar(current().value(t.LoadScalarOp(view.value, offsets), f"{view.name}_s"))

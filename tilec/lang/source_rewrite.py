@@ -323,7 +323,8 @@ class _Rewriter(ast.NodeTransformer):
                 out.extend(self._loop(stmt, known, after))
             elif isinstance(stmt, ast.If):
                 out.extend(self._if(stmt, known, after))
-            elif isinstance(stmt, ast.While) and not stmt.orelse and not _leaving(stmt.body):
+            elif isinstance(stmt, ast.While) and not stmt.orelse and not _leaving(stmt.body) and \
+                    not any(isinstance(x, ast.NamedExpr) for x in ast.walk(stmt.test)):
                 out.extend(self._while(stmt, known, after))
             else:
                 out.append(self._nested(stmt, known, after))
@@ -413,12 +414,13 @@ class _Rewriter(ast.NodeTransformer):
         test and the body as functions of the carried names, as a ``tl.range`` loop's)::
 
             while True:
-                if __tl_loops.runs_on_the_gpu(lambda: <test>):
+                __tl_test_value_3 = __tl_loops.python_test(lambda: <test>)  # evaluated once an iteration
+                if __tl_test_value_3 is __tl_loops.TRACED:
                     def __tl_test_3(n): return <test>
                     def __tl_body_3(n): ...; return (n,)
                     (n,) = __tl_loops.while_loop((n,), __tl_test_3, __tl_body_3, ('n',), ())
                     break
-                if not <test>:
+                if not __tl_test_value_3:
                     break
                 <body>
 
@@ -466,12 +468,19 @@ class _Rewriter(ast.NodeTransformer):
         traced += [ast.Assign(targets=[target], value=call, **pos), ast.Break()]
         lazy = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
                           body=copy.deepcopy(loop.test))
-        probe = ast.Call(func=ast.Attribute(value=ast.Name(id=LOOPS, ctx=ast.Load()), attr="runs_on_the_gpu",
-                                            ctx=ast.Load()), args=[lazy], keywords=[])
-        done = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=copy.deepcopy(loop.test)), body=[ast.Break()], orelse=[])
+        value = f"__tl_test_value_{n}"
+        evaluate = ast.Assign(targets=[ast.Name(id=value, ctx=ast.Store())],
+                              value=ast.Call(func=ast.Attribute(value=ast.Name(id=LOOPS, ctx=ast.Load()),
+                                                                attr="python_test", ctx=ast.Load()),
+                                             args=[lazy], keywords=[]))
+        is_traced = ast.Compare(left=ast.Name(id=value, ctx=ast.Load()), ops=[ast.Is()],
+                                comparators=[ast.Attribute(value=ast.Name(id=LOOPS, ctx=ast.Load()), attr="TRACED",
+                                                           ctx=ast.Load())])
+        done = ast.If(test=ast.UnaryOp(op=ast.Not(), operand=ast.Name(id=value, ctx=ast.Load())), body=[ast.Break()],
+                      orelse=[])
         self.uses_loops = True
-        made = ast.While(test=ast.Constant(value=True), body=[ast.If(test=probe, body=traced, orelse=[]), done, *python],
-                         orelse=[])
+        made = ast.While(test=ast.Constant(value=True),
+                         body=[evaluate, ast.If(test=is_traced, body=traced, orelse=[]), done, *python], orelse=[])
         return _on_header(loop, loop.test, [made])
 
     def _loop(self, loop: ast.For, bound_before: set[str], after: list[ast.stmt]) -> list[ast.stmt]:

@@ -326,6 +326,9 @@ def to_warpgroup_mmas(fn: func.FuncOp, loops: list[tuple[Block, set[SSAValue]]],
                 continue
             grid = warpgroup_grid(*op.c.type.dims, threads // (4 * WARP), n_major=op.transpose_b is None,
                                   rows_only=op in chained)
+            if grid is not None and op.a.type.element_type == IntegerType(8) and \
+                    not t.integer_wgmma_n(op.c.type.dims[1] // grid[1]):
+                continue  # PTX's integer wgmma has N = 8, 16, 24 or a multiple of 16: stays mma.sync
             reads = [op.b, op.a] if whole_staged(op.a, shared) else [op.b]
             if grid is not None and all(described(x.type) for x in reads):
                 candidates[op] = (grid, shared)

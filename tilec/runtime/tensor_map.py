@@ -52,9 +52,11 @@ SWIZZLES = (0, 32, 64, 128)
 CACHE_SIZE = 256
 """Encoded maps kept (LRU): a workload has a few views, each at a few addresses."""
 
-_ELEMENT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float8_e4m3fn": 1, "float8_e5m2": 1}
+_ELEMENT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float8_e4m3fn": 1, "float8_e5m2": 1, "int8": 1,
+                  "int16": 2, "int32": 4}
 _DATA_TYPES = {"float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT32",
-               "float8_e4m3fn": "UINT8", "float8_e5m2": "UINT8"}  # a copy moves FP8 as bytes
+               "float8_e4m3fn": "UINT8", "float8_e5m2": "UINT8", "int8": "UINT8",  # a copy moves 8-bit types as bytes
+               "int16": "UINT16", "int32": "INT32"}
 _SWIZZLE_NAMES = {0: "NONE", 32: "32B", 64: "64B", 128: "128B"}
 _INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT: this thread has no context current
 

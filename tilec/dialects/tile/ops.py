@@ -816,8 +816,9 @@ class LoadScalarOp(IRDLOperation):
         src = self.source.type
         if len(self.indices) != src.rank:
             _fail(self, f"takes one index per dimension of {src}: {src.rank}, got {len(self.indices)}")
-        if not (isinstance(src.element_type, FLOAT_TYPES) or src.element_type in (IntegerType(32), IntegerType(64))):
-            _fail(self, f"reads f16, bf16, f32, f64, i32 or i64 elements, not {src.element_type} (FP8 is read by "
+        if not (isinstance(src.element_type, FLOAT_TYPES) or src.element_type in (
+                IntegerType(8), IntegerType(16), IntegerType(32), IntegerType(64))):
+            _fail(self, f"reads f16, bf16, f32, f64, i8, i16, i32 or i64 elements, not {src.element_type} (FP8 is read by "
                         "tile.wgmma from shared tiles)")
         if self.result.type != src.element_type:
             _fail(self, f"result must be the view's element type {src.element_type}, got {self.result.type}")
@@ -1398,6 +1399,11 @@ WGMMA_ROWS = 64
 WGMMA_WARP_ROWS = 16
 
 
+def integer_wgmma_n(n: int) -> bool:
+    """Whether ``n`` is an N PTX's integer (s8) wgmma has: 8, 16, 24, or a multiple of 16 up to 256."""
+    return n in (8, 16, 24) or (n % 16 == 0 and 0 < n <= 256)
+
+
 @irdl_op_definition
 class WgmmaOp(IRDLOperation):
     """sm_90a's warpgroup MMA: ``%d = tile.wgmma %sa[%row], %sb[%col], %acc``.
@@ -1530,6 +1536,11 @@ class WgmmaOp(IRDLOperation):
                         "stored N x K (transpose_b)")
         if integer and c.element_type != IntegerType(32):
             _fail(self, f"accumulates i8 products in i32, got {c.element_type}")
+        if integer:
+            gn = self.block_groups[1] if self.block_groups is not None else 1
+            if not integer_wgmma_n(c.dims[1] // gn):
+                _fail(self, f"an i8 wgmma's N is 8, 16, 24 or a multiple of 16 (PTX's integer shapes), got "
+                            f"{c.dims[1] // gn}")
         if not integer and not isinstance(c.element_type, Float32Type):
             _fail(self, f"accumulates in f32, got {c.element_type}")
         if self.is_async is not None:

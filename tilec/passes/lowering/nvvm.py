@@ -948,10 +948,13 @@ def red_global(builder: Builder, kind: str, value: Value, ptr: Value, pred: Valu
     op = "red.global"
     value = value_of(op, value)
     ptx_type, reg = _RED_TYPES.get(str(value.type), (None, None))
-    if ptx_type is None or (kind != "add" and ptx_type == "f32") or kind not in ("add", "max", "min", "umax", "umin"):
+    if ptx_type is None or (kind != "add" and ptx_type == "f32") or \
+            kind not in ("add", "max", "min", "umax", "umin", "and", "or", "xor"):
         raise ValueError(f"{op}: no {kind} of {value.type}")
     if kind in ("umax", "umin"):  # the bits read unsigned
         kind, ptx_type = kind[1:], "u32"
+    if kind in ("and", "or", "xor"):
+        ptx_type = "b32"
     ptr = expect_pointer(op, "address", ptr, GLOBAL)
     if pred is None:
         inline_asm(builder, f"red.global.{kind}.{ptx_type} [$0], $1;", f"l,{reg}", [ptr, value])
