@@ -52,3 +52,24 @@ def test_float64_transcendentals_are_an_error_at_the_line():
     with pytest.raises(tl.LangError, match=r"tl.exp of float64 values: .* convert to float32 first") as info:
         exp64.ir(x, x)
     assert str(info.value).startswith(f"{__file__}:{line}:")
+
+
+@tl.kernel(num_warps=1)
+def nan_to_int(x, a, b, c, d):
+    t = tl.load(x, (0,), shape=(32,))
+    tl.store(a, (0,), t.to(tl.int32))
+    tl.store(b, (0,), t.to(tl.int16))
+    tl.store(c, (0,), t.to(tl.int8))
+    tl.store(d, (0,), t.to(tl.float32).to(tl.int32))
+
+
+@pytest.mark.parametrize("after", (None, "tile-distribute"))
+def test_float64_to_integer_conversions_are_the_gpus(after):
+    """A NaN from f64 converts to the smallest integer (cvt.rzi.s32.f64, .s16.f64), from f32 to 0; int8 is
+    PTX's 16-bit conversion's low byte after the language's clamp: 0 (measured on an H200, session 32)."""
+    x = np.full(32, np.nan)
+    x[1], x[2], x[3] = 1e20, -1e20, 300.0
+    a, b, c, d = (np.zeros(32, t) for t in (np.int32, np.int16, np.int8, np.int32))
+    nan_to_int.interpret(x, a, b, c, d, grid=(1,), after=after)
+    assert a[:4].tolist() == [-2**31, 2**31 - 1, -2**31, 300] and b[:4].tolist() == [-32768, 32767, -32768, 300]
+    assert c[:4].tolist() == [0, 127, -128, 127] and d[:3].tolist() == [0, 2**31 - 1, -2**31]

@@ -173,16 +173,20 @@ def to_element(x: Any, element_type: Attribute) -> Any:
     return _round(np.asarray(x).astype(dtype), element_type)
 
 
-def saturated(x: Any, width: int, signed: bool) -> np.ndarray:
+def saturated(x: Any, width: int, signed: bool, source_bits: int = 32) -> np.ndarray:
     """``x`` truncated toward zero and clamped to the range of a ``width``-bit integer, as integers
     (int64; uint64 unsigned): PTX's ``cvt.rzi.s32.f32`` (and LLVM's ``fptosi``/``fptoui`` on the GPU)
-    saturate, they do not wrap. NaN becomes 0, but the smallest i64 for ``cvt.rzi.s64``. Past 53 bits
-    the bounds are no float64: a value at or past the top is the top exactly (2**63 - 1 for i64)."""
+    saturate, they do not wrap. A NaN becomes 0 from an f32 (or narrower) source, but the smallest
+    integer from an f64 one (``cvt.rzi.s32.f64``, ``.s16.f64``) and for ``cvt.rzi.s64`` (measured on an
+    H200, sessions 30 and 32). A signed conversion into fewer than 16 bits is PTX's into 16 bits, its low
+    bits kept. Past 53 bits the bounds are no float64: a value at or past the top is the top exactly."""
+    if signed and width < 16:
+        wide = saturated(x, 16, True, source_bits)
+        return (wide + (1 << (width - 1))) % (1 << width) - (1 << (width - 1))
     x = np.trunc(np.asarray(x, dtype=np.float64))
     lo, hi = (-(2 ** (width - 1)), 2 ** (width - 1) - 1) if signed else (0, 2**width - 1)
     kind = np.int64 if signed else np.uint64
-    # NaN: 0, but -2**63 for cvt.rzi.s64 (measured on an H200, session 30)
-    nan = float(lo) if signed and width == 64 else 0.0
+    nan = float(lo) if signed and (width == 64 or source_bits == 64) else 0.0
     below_top = float(np.nextafter(float(hi), 0.0)) if float(hi) > hi else float(hi)
     inside = np.clip(np.where(np.isnan(x), nan, x), float(lo), below_top).astype(kind)
     return np.where(x >= float(hi), kind(hi), inside)

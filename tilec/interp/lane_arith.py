@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, math, vector
-from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseIntOrFPElementsAttr, FloatAttr, Float64Type, IntegerAttr
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import Operation
 
@@ -164,7 +164,7 @@ def _float_binary(fn):
 def _fp_to_int(is_signed: bool):
     def run(self, interpreter, op, args):
         w = _out_width(op)
-        x = saturated(args[0], w, is_signed)
+        x = saturated(args[0], w, is_signed, 64 if op.input.type == Float64Type() else 32)
         return (wrap(x.astype(np.int64 if is_signed else np.uint64), w),)
 
     return run

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import BFloat16Type, FloatAttr, IndexType, IntegerType
+from xdsl.dialects.builtin import BFloat16Type, Float64Type, FloatAttr, IndexType, IntegerType
 from xdsl.interpreter import InterpreterFunctions, Interpreter, PythonValues, impl, register_impls
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.math import MathFunctions
@@ -213,7 +213,8 @@ class NumpyArithFunctions(ArithFunctions):
 
     @impl(arith.FPToSIOp)
     def run_fptosi(self, interpreter, op, args):
-        return (_to_int(saturated(args[0], _int_width(op.result.type), True)),)
+        return (_to_int(saturated(args[0], _int_width(op.result.type), True,
+                                  64 if op.input.type == Float64Type() else 32)),)
 
     @impl(arith.FPToUIOp)
     def run_fptoui(self, interpreter, op, args):
