@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tilec.lang as tl
+from tilec.api import CompilationError
 
 RNG = np.random.default_rng(20261128)
 STAGES = (None, "tile-distribute")
@@ -305,3 +306,18 @@ def test_bitwise_atomics_without_old_values(after):
     assert o.tolist() == [before[0] & v, before[1] | v, before[2] ^ v]
     ptx = bitwise_unused.compile(o, v, arch="sm_80").asm["ptx"]
     assert all(f"red.global.{k}.b32" in ptx for k in ("and", "or", "xor")) and "atom." not in ptx
+
+
+@tl.kernel(num_warps=1)
+def in_some_lanes(p):
+    if tl.lane_id() == 5:
+        tl.atomic_add(p, (0,), 1)  # MARK-lanes
+
+
+def test_an_atomic_in_a_branch_some_lanes_take_is_refused():
+    """One lane combines each element for its copies; inside a branch only some lanes take it may not be
+    there (the add would be lost): refused at the atomic's line, naming the branch."""
+    line = next(i + 1 for i, text in enumerate(open(__file__).read().splitlines()) if "MARK-lanes" in text)
+    with pytest.raises(CompilationError, match=rf"test_atomics.py:{line}:\d+: error: .*whose condition differs "
+                                                  r"between the lanes of a warp"):
+        in_some_lanes.compile(np.zeros(1, np.int32), arch="sm_80")

@@ -457,7 +457,7 @@ def test_a_barrier_under_an_if_that_differs_between_warps_is_refused():
 
     x = rand(16, 16)
     with pytest.raises(tilec.CompilationError, match=r"test_lang.py:\d+:\d+: error: tile-distribute: 'tile.barrier': a "
-                                                     r"block barrier inside an if whose condition differs between the "
+                                                     r"block barrier inside an if or while loop whose condition differs between the "
                                                      r"block's warps \('scf.if' at .*test_lang.py:\d+:\d+\)"):
         some_warps.compile(x, nan_like(x), arch="sm_80")
     assert "bar.sync" in every_warp.compile(x, nan_like(x), 3, arch="sm_80").asm["ptx"]

@@ -202,3 +202,40 @@ def test_names_a_loop_carries_in_one_assignment(after):
     out = np.zeros(2, np.int32)
     fibonacci.interpret(np.array([10], np.int32), out, grid=(1,), after=after)
     assert out.tolist() == [55, 55]
+
+
+@tl.kernel(num_warps=1)
+def chained(x, out):
+    """``a < n < b`` on a run-time scalar, in an if and a while test: Python's ``(a < n) and (n < b)``."""
+    n = tl.load_scalar(x, (0,))
+    c = 0
+    if 0 < n < 10:
+        c = 100
+    while 0 < n < 10:
+        n += 1
+        c += 1
+    tl.store(out, (0,), c)
+
+
+@tl.kernel(num_warps=1)
+def for_else_break(out):
+    """A ``break`` in a nested for's ``else:`` is the while's own: the while stays Python's."""
+    k = 0
+    while k < 100:
+        for j in range(2):
+            if j == 5:
+                break
+        else:
+            k += 8
+            if k > 7:
+                break
+    tl.store(out, (0,), k)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_chained_comparisons_and_a_for_else_break(after):
+    out = np.zeros(1, np.int32)
+    chained.interpret(np.array([3], np.int32), out, grid=(1,), after=after)
+    assert out[0] == 107
+    for_else_break.interpret(out, grid=(1,), after=after)
+    assert out[0] == 8

@@ -102,8 +102,11 @@ def _leaving(body: list[ast.stmt]) -> list[ast.stmt]:
             found.append(node)
         elif isinstance(node, ast.Return):
             found.append(node)
+        loop = isinstance(node, (ast.For, ast.While, ast.AsyncFor))
         for child in ast.iter_child_nodes(node):
-            visit(child, in_loop or isinstance(node, (ast.For, ast.While, ast.AsyncFor)))
+            # a loop's own body is its; its else: runs after it, so a break there is the enclosing loop's
+            own = loop and not any(child is stmt for stmt in node.orelse)
+            visit(child, in_loop or own)
 
     for stmt in body:
         visit(stmt, False)
@@ -207,6 +210,16 @@ class _LogicalOperators(ast.NodeTransformer):
             result = ast.Call(func=ast.Attribute(value=ast.Name(id=LOGIC, ctx=ast.Load()), attr=name, ctx=ast.Load()),
                               args=[result, lazy], keywords=[])
         return ast.fix_missing_locations(ast.copy_location(result, node))
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        """``a < b < c`` as ``(a < b) and (b < c)`` (Python's meaning), so that it traces on run-time scalars."""
+        self.generic_visit(node)
+        if len(node.ops) < 2:
+            return node
+        lefts = [node.left, *(copy.deepcopy(c) for c in node.comparators[:-1])]  # each node once in the tree
+        parts = [ast.Compare(left=left, ops=[op], comparators=[right]) for left, op, right in
+                 zip(lefts, node.ops, node.comparators)]
+        return self.visit_BoolOp(ast.copy_location(ast.BoolOp(op=ast.And(), values=parts), node))
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
         self.generic_visit(node)

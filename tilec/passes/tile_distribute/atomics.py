@@ -34,12 +34,13 @@ from tilec.dialects.abi import ROLE_ATTR
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import RegisterVectorType
 from tilec.ir import fast
+from tilec.ir.parser import location_text
 from tilec.passes.fragments import WARP, Fragment, VectorFragment, tile_fragment
 from tilec.passes.tile_distribute.emit import Bool
 from tilec.passes.tile_distribute.memory import RegallocError
 from tilec.passes.tile_distribute.values import GlobalArg, Regs
 from tilec.passes.tile_distribute.vectors import copy_bits
-from tilec.passes.uniformity import atomic_combiners, lane_varying, warp_varying
+from tilec.passes.uniformity import _divergent, atomic_combiners, lane_varying, warp_varying
 
 
 _RED_KINDS = ("add", "max", "min", "and", "or", "xor")
@@ -88,6 +89,13 @@ class AtomicLowering:
         if not hasattr(self, "_varying_ids"):
             self._varying_ids = (lane_varying(self.fn), warp_varying(self.fn))
         bits = holder_bits(op, frag, self.threads, self._varying_ids)
+        if bits & (WARP - 1):  # one lane combines for the others: all must be there
+            for parent in _ancestors(op):
+                if _divergent(parent, self._varying_ids[0]):
+                    raise RegallocError(f"combines each element in one lane for the lanes that hold copies, but it is "
+                                        f"inside '{parent.name}'{_where(parent)}, whose condition differs between the "
+                                        "lanes of a warp: the combining lane may not be there. Give the atomic a "
+                                        "place computed from the lane id, or branch on a value every lane has alike")
         combiner = True if bits == 0 else em.cmp("eq", em.and_(self.thread_index(i32), bits, i32), 0, i32)
         kind = op.kind.data
         fetch = returns_old_values(op)
@@ -184,6 +192,11 @@ class AtomicLowering:
         for p, op in ((positive, kind), (em.lnot(positive), "umin" if kind == "max" else "umax")):
             q = em.land(pred, p)
             em.insert(frag_fast.frag_red(op, bits, ptr, None if q is True else q))
+
+
+def _where(op) -> str:
+    loc = location_text(op)
+    return f" at {loc}" if loc else ""
 
 
 def _ancestors(op):

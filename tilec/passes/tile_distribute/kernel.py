@@ -874,9 +874,9 @@ class TileDistributePass(ModulePass):
                     "its body one block")
             for barrier, branch in barriers_under_varying_ifs(fn):
                 raise PassFailedException(
-                    f"tile-distribute: '{barrier.name}'{_where(barrier)}: a block barrier inside an if whose condition "
-                    f"differs between the block's warps ('{branch.name}'{_where(branch)}): the warps that skip it "
-                    "never arrive; branch on a value every warp has alike, or move the barrier out")
+                    f"tile-distribute: '{barrier.name}'{_where(barrier)}: a block barrier inside an if or while loop whose "
+                    f"condition differs between the block's warps ('{branch.name}'{_where(branch)}): the warps that skip "
+                    "it never arrive; branch on a value every warp has alike, or move the barrier out")
             for inner, value, branch in block_values_under_varying_branches(fn):
                 raise PassFailedException(
                     f"tile-distribute: '{inner.name}'{_where(inner)}: {value_name(value)} is a {_kind(value)} spread "

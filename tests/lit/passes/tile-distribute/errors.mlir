@@ -66,7 +66,7 @@ func.func @some_warps(%c: !tile.gl<f32, [?, ?]>)
   tile.store %z, %c[%c0, %c0] : !tile.rt<16x16xf32> -> !tile.gl<f32, [?, ?]>
   func.return
 }
-// CHECK: errors.mlir:63:5: error: tile-distribute: 'tile.barrier' at {{.*}}errors.mlir:63:5: a block barrier inside an if whose condition differs between the block's warps ('scf.if' at {{.*}}errors.mlir:62:3)
+// CHECK: errors.mlir:63:5: error: tile-distribute: 'tile.barrier' at {{.*}}errors.mlir:63:5: a block barrier inside an if or while loop whose condition differs between the block's warps ('scf.if' at {{.*}}errors.mlir:62:3)
 
 // -----
 
