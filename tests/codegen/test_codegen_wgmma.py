@@ -55,7 +55,7 @@ def test_wgmma_checks_its_operands(new_kernel):
     d = N.wgmma_desc(b, s, 0)
     with pytest.raises(ValueError, match=r"wgmma.m64n8k16.f16: C needs 4 values, got 2"):
         N.wgmma(b, d, d, [x, x], n=8, dtype="f16")
-    with pytest.raises(ValueError, match="dtype must be f16, bf16, e4m3 or e5m2"):
+    with pytest.raises(ValueError, match="dtype must be f16, bf16, e4m3, e5m2 or s8"):
         N.wgmma(b, d, d, [x] * 4, n=8, dtype="tf32")
     with pytest.raises(ValueError, match="descriptor"):
         N.wgmma(b, x, d, [x] * 4, n=8, dtype="f16")
