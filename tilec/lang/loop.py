@@ -15,7 +15,7 @@ from typing import Any
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, IntegerType
-from xdsl.ir import Block, BlockArgument, Region
+from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
 
 from tilec.lang.branch import NUMBERS, NoValue, number_constant, number_type
 from tilec.lang.ops import index
@@ -147,23 +147,10 @@ class range:  # noqa: N801 - used as tl.range, like Python's
                                                            "value keeps its type").args[0],
                                                      before.value, after.orientation)
                     continue
-                after = _as_carried(after, before)
-                if not isinstance(after, Value) or after.value.type != before.value.type:
-                    got = after.describe() if isinstance(after, Value) else repr(after)
-                    raise error(f"'{name}' is a {before.describe()} before the loop and a {got} after its body: "
-                                "a carried value keeps its type")
-                yielded.append(after.value)
-            elif isinstance(before, Unbound):
-                continue  # assigned in the body before any read there: this iteration's own value
-            elif isinstance(after, Value) or (after is not before and after != before):
-                ty = None
-                if isinstance(before, NUMBERS) and isinstance(after, Scalar):
-                    ty = after.value.type
-                elif isinstance(before, NUMBERS) and isinstance(after, NUMBERS):
-                    ty = number_type(before, after)
-                if ty is None:
-                    raise error(f"'{name}' is the Python value {before!r} before the loop and changes in its body: "
-                                "give it a traced value before the loop (e.g. tl.zeros or tl.full)")
+            kept, ty = _carried(name, before, after, "loop")
+            if kept is not None:
+                yielded.append(kept)
+            elif ty is not None:
                 changed[i] = ty
         return block, traced, yielded, changed
 
@@ -255,26 +242,36 @@ def _trace_while(init: list, test: Callable[..., Any], body: Callable[..., tuple
         results = body(*body_args)
     yielded, changed = [], {}
     for i, (name, before_value, after_value) in enumerate(zip(names, init, results)):
-        if i in traced:
-            after_value = _as_carried(after_value, before_value)
-            if not isinstance(after_value, Value) or after_value.value.type != before_value.value.type:
-                got = after_value.describe() if isinstance(after_value, Value) else repr(after_value)
-                raise error(f"'{name}' is a {before_value.describe()} before the while loop and a {got} after its "
-                            "body: a carried value keeps its type")
-            yielded.append(after_value.value)
-        elif isinstance(before_value, Unbound):
-            continue
-        elif isinstance(after_value, Value) or (after_value is not before_value and after_value != before_value):
-            ty = None
-            if isinstance(before_value, NUMBERS) and isinstance(after_value, Scalar):
-                ty = after_value.value.type
-            elif isinstance(before_value, NUMBERS) and isinstance(after_value, NUMBERS):
-                ty = number_type(before_value, after_value)
-            if ty is None:
-                raise error(f"'{name}' is the Python value {before_value!r} before the loop and changes in its "
-                            "body: give it a traced value before the loop (e.g. tl.zeros or tl.full)")
+        kept, ty = _carried(name, before_value, after_value, "while loop")
+        if kept is not None:
+            yielded.append(kept)
+        elif ty is not None:
             changed[i] = ty
     return before, after, traced, yielded, changed
+
+
+def _carried(name: str, before: Any, after: Any, loop: str) -> tuple[SSAValue | None, Attribute | None]:
+    """What a loop does with one name its body traced from ``before`` to ``after``: (the value its body
+    yields, None) for a carried value, which keeps its type; (None, the scalar type to carry it as) for a
+    Python number the body changes (traced again); (None, None) for a name the loop does not carry."""
+    if isinstance(before, Value):
+        after = _as_carried(after, before)
+        if not isinstance(after, Value) or after.value.type != before.value.type:
+            got = after.describe() if isinstance(after, Value) else repr(after)
+            raise error(f"'{name}' is a {before.describe()} before the {loop} and a {got} after its body: "
+                        "a carried value keeps its type")
+        return after.value, None
+    if isinstance(before, Unbound) or not (isinstance(after, Value) or (after is not before and after != before)):
+        return None, None  # unchanged, or assigned in the body before any read there: that iteration's own
+    ty = None
+    if isinstance(before, NUMBERS) and isinstance(after, Scalar):
+        ty = after.value.type
+    elif isinstance(before, NUMBERS) and isinstance(after, NUMBERS):
+        ty = number_type(before, after)
+    if ty is None:
+        raise error(f"'{name}' is the Python value {before!r} before the loop and changes in its body: "
+                    "give it a traced value before the loop (e.g. tl.zeros or tl.full)")
+    return None, ty
 
 
 def _as_carried(after: Any, before: Value) -> Any:
