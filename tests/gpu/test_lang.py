@@ -862,3 +862,46 @@ def test_reductions_with_a_function_on_the_gpu(bm, bn, warps):
     assert rel_err(rows, x.double().sum(1)) < 1e-5
     assert torch.equal(cols, x.abs().max(0).values + x.max())
     assert rel_err(total, (v.double().sum() + x.double().sum()).reshape(1)) < 1e-5
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", ["sm_80", None])
+def test_masks_on_the_gpu(arch):
+    """``mask=`` on stores, loads and atomics (tests/lang/test_masks.py's kernels): exactly the masked-in
+    elements written (the rest keep their NaN), packed sequences whose blocks run into the next sequence
+    (which other blocks write at the same time), masked-off columns out of a maximum, masked atomics."""
+    from tests.lang.test_masks import every_third, keep_positive, masked_atomics, padded_columns, varlen_rows
+
+    opts = {} if arch is None else {"arch": arch}
+    x = torch.randn(1000, 700, device="cuda")
+    o = torch.full_like(x, float("nan"))
+    keep_positive[(-(-1000 // 64), -(-700 // 64))](x, o, 777, BM=64, BN=64, **opts)
+    keep = (x > 0) & (torch.arange(1000, device="cuda")[:, None] < 777)
+    assert torch.equal(o.isnan(), ~keep) and torch.equal(o[keep], 2 * x[keep])
+    v = torch.randn(100_000, device="cuda")
+    ov = torch.full_like(v, float("nan"))
+    every_third[(-(-100_000 // 1024),)](v, ov, B=1024, **opts)
+    kv = torch.arange(100_000, device="cuda") % 3 != 0
+    assert torch.equal(ov.isnan(), ~kv) and torch.equal(ov[kv], v[kv] + 1)
+    m = torch.randn(4000, 128, device="cuda") * 30
+    om = torch.full((4000,), float("nan"), device="cuda")
+    padded_columns[(500,)](m, om, 77, BN=128, **opts)
+    assert torch.equal(om, m[:, :77].max(1).values)
+    lengths = torch.randint(1, 300, (64,)).tolist()
+    starts = torch.tensor([0] + lengths, dtype=torch.int32).cumsum(0, dtype=torch.int32).cuda()
+    xs = torch.randn(sum(lengths), 128, device="cuda")
+    os_ = torch.full_like(xs, float("nan"))
+    varlen_rows[(64, -(-300 // 32))](xs, starts, os_, BM=32, D=128, **opts)
+    seq = torch.repeat_interleave(torch.arange(64, device="cuda"), torch.tensor(lengths, device="cuda")).float()
+    assert torch.equal(os_, xs + seq[:, None])
+    b, grid, n = 256, 300, 50_000
+    xa = torch.randn(grid * b, device="cuda")
+    h = torch.full((2 * b + 2 + grid * b + grid,), -5, device="cuda", dtype=torch.int32)
+    masked_atomics[(grid,)](xa, h, n, B=b, **opts)
+    ok = (xa > 0) & (torch.arange(grid * b, device="cuda") < n)
+    assert torch.equal(h[:b], ok.reshape(grid, b).sum(0, dtype=torch.int32) - 5)
+    assert h[b].item() == grid - 5 and h[b + 1].item() == -5
+    olds = h[2 * b + 2:2 * b + 2 + grid * b].reshape(grid, b)
+    assert (olds[:, 3:] == 0).all() and sorted(tuple(r) for r in olds[:, :3].tolist()) == [(-5,) * 3] + [(7,) * 3] * (grid - 1)
+    assert sorted(h[2 * b + 2 + grid * b:].tolist()) == list(range(-5, grid - 5))

@@ -795,10 +795,12 @@ class TileFunctions(InterpreterFunctions):
 
     @impl(t.StoreOp)
     def run_store(self, interpreter: Interpreter, op: t.StoreOp, args: PythonValues):
-        value, dest, *indices = args
+        value, dest, *rest = args
+        indices = rest[:len(op.indices)]
         value = _register(value, _register_dims(op.value.type), "the stored value")
+        mask = None if op.mask is None else _register(rest[-1], value.shape, "the store's mask").astype(bool)
         self._check_bulk_reads(dest, _indices(indices), value.shape)
-        _write(dest, _indices(indices), value)
+        _write(dest, _indices(indices), value, mask)
         return ()
 
     @impl(t.AtomicOp)
@@ -813,6 +815,7 @@ class TileFunctions(InterpreterFunctions):
         cmp = rest[len(op.indices)] if op.cmp is not None else None
         dims = _register_dims(op.value.type)
         value = _register(value, dims, "the combined value")
+        mask = None if op.mask is None else _register(rest[-1], dims, "the atomic's mask").astype(bool)
         fetch = op.old is not None and bool(op.old.uses)  # unused: no exchange on the GPU either
         by_warp0 = self.ctx.warp is not None and atomic_combiners(op, *self._varying_ids(op)) == "the block"
         if by_warp0 and self.ctx.warp != 0:
@@ -822,7 +825,9 @@ class TileFunctions(InterpreterFunctions):
         idx = _indices(indices)
         old = _read(dest, idx, dims)
         _write(dest, idx, _atomic_result(op.kind.data, old, value,
-                                         None if cmp is None else _register(cmp, dims, "the compared value")))
+                                         None if cmp is None else _register(cmp, dims, "the compared value")), mask)
+        if mask is not None:
+            old = np.where(mask, old, np.zeros_like(old))  # masked off: not read, 0 (as outside the view)
         if not fetch:
             return () if op.old is None else (old,)
         return (self._from_warp0(op, old) if by_warp0 else old,)

@@ -20,7 +20,7 @@ from tilec.dialects.tile.types import FLOAT8_TYPES, FLOAT_TYPES, RegisterType, R
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
 from tilec.lang.dtypes import dtype_of, float32, int1, int8, int16, int32, int64
-from tilec.lang.tracing import current, element_type, error
+from tilec.lang.tracing import LangError, current, element_type, error
 from tilec.lang.values import (
     Expanded,
     Scalar,
@@ -29,6 +29,9 @@ from tilec.lang.values import (
     Value,
     Vector,
     View,
+    _materialize,
+    _result_shape,
+    _Shape,
     checked_type,
     elementwise,
     index,
@@ -160,15 +163,20 @@ def _static_shape(shape: Any, what: str) -> tuple[int, ...]:
 # ---------------------------------------------------------------- memory
 
 
-def load(view: View | Shared, offsets: Sequence[Any] = (), shape: Any = None, *, other: float = 0.0,
-         axis: int = 1) -> Tile | Vector:
+def load(view: View | Shared, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any = None,
+         other: float = 0.0, axis: int = 1) -> Tile | Vector:
     """The ``shape`` window of ``view`` at ``offsets`` (its first element's coordinates).
 
-    Elements outside the array read as ``other`` (``float("-inf")`` keeps them out of a maximum).
-    A rank-2 window gives a tile; a rank-1 window a vector with one value per column (``axis=1``,
-    for ``v[None, :]``) or per row (``axis=0``, for ``v[:, None]``). From a shared tile: the whole
-    tile (no offsets, no shape) or a window of it (a warp's part, e.g. an mma operand).
+    Elements outside the array read as ``other`` (``float("-inf")`` keeps them out of a maximum), and
+    so do those where ``mask`` (a boolean tile, vector or scalar broadcast to the window, Triton's
+    ``mask=``) is false. A rank-2 window gives a tile; a rank-1 window a vector with one value per
+    column (``axis=1``, for ``v[None, :]``) or per row (``axis=0``, for ``v[:, None]``). From a shared
+    tile: the whole tile (no offsets, no shape) or a window of it (a warp's part, e.g. an mma operand).
     """
+    if mask is not None:
+        loaded = load(view, offsets, shape, other=other, axis=axis)
+        bits = _mask(mask, loaded, "tl.load")
+        return loaded if bits is True else where(bits, loaded, other) if bits is not False else full_like(loaded, other)
     if isinstance(view, Shared):
         return _load_shared(view, offsets, shape)
     if not isinstance(view, View):
@@ -409,9 +417,40 @@ def _mma_atom_name(atom: Any):
     return MMA_ATOMS[inner.name]
 
 
-def store(view: View, offsets: Sequence[Any], value: Any) -> None:
+def _mask(mask: Any, value: Tile | Vector, who: str) -> Any:
+    """``mask=`` of ``who`` for ``value``: True or False (a Python bool), else an i1 value of ``value``'s
+    shape (a comparison's tile, vector, ``v[:, None]`` or scalar, broadcast as the operators do)."""
+    if isinstance(mask, bool):
+        return mask
+    if isinstance(mask, Expanded):
+        element = mask.vector.type.element_type
+    elif isinstance(mask, Value):
+        element = mask.type.element_type if isinstance(mask, (Tile, Vector)) else mask.type
+    else:
+        raise error(f"{who}'s mask= is a boolean tile, vector or scalar (a comparison) or a Python bool, got "
+                    f"{_describe(mask)}")
+    if element != IntegerType(1):
+        raise error(f"{who}'s mask= must be boolean (a comparison, e.g. cols < n), got {_describe(mask)}")
+    mismatch = error(f"{who}'s mask= ({_describe(mask)}) does not broadcast to the value's shape {value.shape}")
+    try:
+        shape = _result_shape((value, mask))
+    except LangError:
+        raise mismatch from None
+    if shape.kind != ("vector" if isinstance(value, Vector) else "tile") or \
+            tuple(shape.dims[:len(value.shape)]) != tuple(value.shape):
+        raise mismatch
+    if isinstance(value, Vector) and shape.dims[1] != value.orientation:
+        shape = _Shape("vector", (value.shape[0], value.orientation))
+    try:
+        return wrap(_materialize(mask, shape, IntegerType(1)))
+    except LangError:  # a vector along an axis of another length
+        raise mismatch from None
+
+
+def store(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None) -> None:
     """Write ``value`` (a tile, a vector into a 1-D array, or a scalar: one element) into ``view`` at
-    ``offsets``; elements outside the array are dropped."""
+    ``offsets``; elements outside the array are dropped, and so are those where ``mask`` (a boolean
+    tile, vector or scalar broadcast to the value, Triton's ``mask=``) is false."""
     if not isinstance(view, View):
         raise error(f"tl.store writes an array argument of the kernel, got {_describe(view)}")
     if isinstance(value, Expanded):  # v[None, :] into a 2-D array is a tile of one row (v[:, None]: one column)
@@ -426,7 +465,11 @@ def store(view: View, offsets: Sequence[Any], value: Any) -> None:
     rank = 1 if isinstance(value, Vector) else 2
     if rank != view.ndim:
         raise error(f"tl.store of a {rank}-D value into {view.ndim}-D {view.name!r}")
-    current().emit(t.StoreOp(value.value, view.value, _offsets(view, offsets, "tl.store")))
+    bits = True if mask is None else _mask(mask, value, "tl.store")
+    if bits is False:
+        return
+    current().emit(t.StoreOp(value.value, view.value, _offsets(view, offsets, "tl.store"),
+                             None if bits is True else bits.value))
 
 
 def _stored_as(value: Tile | Vector, view: View) -> Tile | Vector:
@@ -438,9 +481,11 @@ def _stored_as(value: Tile | Vector, view: View) -> Tile | Vector:
     return value.to(view.dtype)
 
 
-def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any, cmp: Any = None) -> Tile | Vector | Scalar:
+def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any, cmp: Any = None,
+            mask: Any = None) -> Tile | Vector | Scalar:
     """``tile.atomic`` of ``kind``; its old values in the value's form (a scalar for a scalar). Unused, the
-    old values cost nothing: tile-distribute then combines with ``red.global`` where PTX has one."""
+    old values cost nothing: tile-distribute then combines with ``red.global`` where PTX has one.
+    ``mask`` (Triton's ``mask=``): the elements where it is false are left alone, their old values 0."""
     who = f"tl.atomic_{kind}"
     if not isinstance(view, View):
         raise error(f"{who} combines into an array argument of the kernel, got {_describe(view)}")
@@ -459,8 +504,12 @@ def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any, cmp: Any 
     rank = 1 if isinstance(value, Vector) else 2
     if rank != view.ndim:
         raise error(f"{who} of a {rank}-D value into {view.ndim}-D {view.name!r}")
+    bits = True if mask is None else _mask(mask, value, who)
+    if bits is False:
+        old = zeros_like(value)
+        return Scalar(current().value(t.ExtractOp(old.value))) if one else old
     op = t.AtomicOp(kind, value.value, view.value, _offsets(view, offsets, who),
-                    None if cmp is None else cmp.value, returns=True)
+                    None if cmp is None else cmp.value, returns=True, mask=None if bits is True else bits.value)
     old = wrap(current().value(op))
     if one:  # a scalar's one element: Triton's scalar atomic gives a scalar
         return Scalar(current().value(t.ExtractOp(old.value)))
@@ -480,7 +529,7 @@ def _atomic_operand(who: str, what: str, view: View, value: Any) -> Tile | Vecto
     return value
 
 
-def atomic_add(view: View, offsets: Sequence[Any], value: Any) -> Tile | Vector | Scalar:
+def atomic_add(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None) -> Tile | Vector | Scalar:
     """Add ``value`` (a tile, a vector or a scalar) into ``view`` at ``offsets`` atomically (Triton's
     ``tl.atomic_add``): f32 or int32 arrays. Each element is added once however many threads hold it:
     once a block for a value that is the same in every warp. Elements outside the array are dropped.
@@ -488,48 +537,49 @@ def atomic_add(view: View, offsets: Sequence[Any], value: Any) -> Tile | Vector 
 
     Returns the elements' values from before (0 outside the array), in ``value``'s form: a scalar for
     a scalar. Used, the add is PTX's ``atom`` (acquire-release, GPU scope, as Triton's default); unused,
-    a relaxed ``red``."""
-    return _atomic("add", view, offsets, value)
+    a relaxed ``red``. ``mask=`` (every atomic takes it, as Triton's): the elements where it is false are
+    left alone and give 0."""
+    return _atomic("add", view, offsets, value, mask=mask)
 
 
-def atomic_max(view: View, offsets: Sequence[Any], value: Any) -> Tile | Vector | Scalar:
+def atomic_max(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None) -> Tile | Vector | Scalar:
     """The element-wise maximum of ``view`` at ``offsets`` and ``value``, atomically (int32 and float32
     arrays; a float as integer operations on its bits, chosen by its sign); the old values as
     :func:`atomic_add` gives them."""
-    return _atomic("max", view, offsets, value)
+    return _atomic("max", view, offsets, value, mask=mask)
 
 
-def atomic_min(view: View, offsets: Sequence[Any], value: Any) -> Tile | Vector | Scalar:
+def atomic_min(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None) -> Tile | Vector | Scalar:
     """The element-wise minimum, atomically (int32 and float32 arrays); the old values."""
-    return _atomic("min", view, offsets, value)
+    return _atomic("min", view, offsets, value, mask=mask)
 
 
-def atomic_xchg(view: View, offsets: Sequence[Any], value: Any) -> Tile | Vector | Scalar:
+def atomic_xchg(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None) -> Tile | Vector | Scalar:
     """Write ``value`` into ``view`` at ``offsets`` atomically and give the old values (Triton's
     ``tl.atomic_xchg``; int32 and float32 arrays; always PTX's ``atom``, acquire-release: a lock's release)."""
-    return _atomic("xchg", view, offsets, value)
+    return _atomic("xchg", view, offsets, value, mask=mask)
 
 
-def atomic_cas(view: View, offsets: Sequence[Any], cmp: Any, value: Any) -> Tile | Vector | Scalar:
+def atomic_cas(view: View, offsets: Sequence[Any], cmp: Any, value: Any, *, mask: Any = None) -> Tile | Vector | Scalar:
     """Compare and swap (Triton's ``tl.atomic_cas(pointer, cmp, val)``): where an element of ``view`` at
     ``offsets`` equals ``cmp`` (bit for bit), write ``value``; give the old values either way. int32
     and float32 arrays. A spin lock: ``while tl.atomic_cas(lock, (i,), 0, 1) == 1: pass``."""
-    return _atomic("cas", view, offsets, value, cmp)
+    return _atomic("cas", view, offsets, value, cmp, mask=mask)
 
 
-def atomic_and(view: View, offsets: Sequence[Any], value: Any) -> Tile | Vector | Scalar:
+def atomic_and(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None) -> Tile | Vector | Scalar:
     """Bitwise and into an int32 array atomically; the old values."""
-    return _atomic("and", view, offsets, value)
+    return _atomic("and", view, offsets, value, mask=mask)
 
 
-def atomic_or(view: View, offsets: Sequence[Any], value: Any) -> Tile | Vector | Scalar:
+def atomic_or(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None) -> Tile | Vector | Scalar:
     """Bitwise or into an int32 array atomically; the old values."""
-    return _atomic("or", view, offsets, value)
+    return _atomic("or", view, offsets, value, mask=mask)
 
 
-def atomic_xor(view: View, offsets: Sequence[Any], value: Any) -> Tile | Vector | Scalar:
+def atomic_xor(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None) -> Tile | Vector | Scalar:
     """Bitwise exclusive or into an int32 array atomically; the old values."""
-    return _atomic("xor", view, offsets, value)
+    return _atomic("xor", view, offsets, value, mask=mask)
 
 
 def _offsets(view: View, offsets: Any, who: str) -> list[SSAValue]:

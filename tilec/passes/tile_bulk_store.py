@@ -190,8 +190,8 @@ def _candidates(kernel: func.FuncOp) -> list[t.StoreOp]:
     lanes = lane_varying(kernel)
     out = []
     for op in kernel.walk():
-        if not isinstance(op, t.StoreOp) or not isinstance(op.value.type, RegisterType):
-            continue
+        if not isinstance(op, t.StoreOp) or not isinstance(op.value.type, RegisterType) or op.mask is not None:
+            continue  # a masked store writes some elements: a bulk copy writes the whole box
         tile, view = op.value.type, op.dest.type
         if len(tile.dims) != 2 or not isinstance(view, GlobalType) or view.rank != 2:
             continue

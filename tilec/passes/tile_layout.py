@@ -341,9 +341,11 @@ def agreeing_classes(fn: Operation, uf: _UnionFind | None = None) -> _UnionFind:
             case t.WgmmaWaitOp():
                 uf.union(op.value, op.result)
             case t.AtomicOp():
-                for v in (op.cmp, op.old):
+                for v in (op.cmp, op.mask, op.old):
                     if v is not None:
                         uf.union(op.value, v)
+            case t.StoreOp() if op.mask is not None:
+                uf.union(op.value, op.mask)  # a mask's element i is the value's element i: one fragment
             case _ if isinstance(op, _REDUCTIONS) and op.acc is not None:
                 uf.union(op.acc, op.result)
             case _ if isinstance(op, _ELEMENTWISE):

@@ -826,20 +826,28 @@ class LoadScalarOp(IRDLOperation):
 
 @irdl_op_definition
 class StoreOp(IRDLOperation):
-    """Register tile → global window or shared tile; register vector → rank-1 global window or shared tile."""
+    """Register tile → global window or shared tile; register vector → rank-1 global window or shared tile.
+
+    ``mask %m`` (a global window only): an i1 tile (or vector) of the value's shape; only the elements
+    where it is true are written, as Triton's ``tl.store(..., mask=m)``; elements outside the view are
+    dropped either way.
+    """
 
     name = "tile.store"
 
     value = operand_def(RegisterType | RegisterVectorType)
     dest = operand_def(GlobalType | SharedType)
     indices = var_operand_def(IndexType)
+    mask = opt_operand_def(RegisterType | RegisterVectorType)
 
     traits = traits_def(MemoryWriteEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
-    assembly_format = "$value `,` $dest (`[` $indices^ `]`)? attr-dict `:` type($value) `->` type($dest)"
+    assembly_format = ("$value `,` $dest (`[` $indices^ `]`)? (`mask` $mask^)? attr-dict `:` type($value) `->` "
+                       "type($dest) (`,` type($mask)^)?")
 
-    def __init__(self, value: SSAValue, dest: SSAValue, indices=()):
-        super().__init__(operands=[value, dest, indices])
+    def __init__(self, value: SSAValue, dest: SSAValue, indices=(), mask: SSAValue | None = None):
+        super().__init__(operands=[value, dest, indices, [] if mask is None else [mask]])
 
     def verify_(self) -> None:
         value = self.value.type
@@ -851,6 +859,23 @@ class StoreOp(IRDLOperation):
         else:
             _check_window(self, self.dest.type, self.indices, value.dims, "destination")
         _check_same_element(self, value, self.dest.type)
+        if self.mask is not None:
+            _check_mask(self, self.mask.type, value)
+            if not isinstance(self.dest.type, GlobalType):
+                _fail(self, f"masks stores into a global view only, not into {self.dest.type}")
+
+
+def _check_mask(op: IRDLOperation, mask: Attribute, value: Attribute) -> None:
+    """A store's mask: i1 elements in the value's shape (and, once tile-layout ran, its fragment)."""
+    same_shape = type(mask) is type(value) and (
+        mask.dims == value.dims if isinstance(value, RegisterType)
+        else (mask.length, mask.orientation) == (value.length, value.orientation))
+    if not same_shape or mask.element_type != IntegerType(1):
+        want = (f"!tile.rt<{_dims_text(value.dims)}xi1>" if isinstance(value, RegisterType)
+                else f"!tile.rv<{value.length.data}xi1, {value.orientation.data}>")
+        _fail(op, f"mask must be {want} (i1 in the value's shape), got {mask}")
+    if value.fragment is not None and mask.fragment is not None and mask.fragment_attr != value.fragment_attr:
+        _fail(op, f"mask {mask} and value {value} have different fragments (tile-layout gives them one)")
 
 
 _F32_I32 = (Float32Type(), IntegerType(32))
@@ -866,7 +891,8 @@ class AtomicOp(IRDLOperation):
     """``tile.atomic "add" %v, %g[%i, %j] : !tile.rt<16x64xf32> -> !tile.gl<f32, [?, ?]>``: each
     element of a register tile (or vector) combined into the global window atomically (Triton's
     ``tl.atomic_add``/``max``/``min``/``xchg``/``cas``/``and``/``or``/``xor``), elements outside the
-    view dropped. ``cas`` takes the compared values: ``... cmp %c``.
+    view dropped. ``cas`` takes the compared values: ``... cmp %c``; ``mask %m`` (i1 in the value's
+    shape) leaves the elements where it is false alone (their old values read as 0).
 
     With a result (``%old = tile.atomic ... returns !tile.rt<16x64xf32>``) it gives the elements' values
     from before, as PTX's ``atom`` does (acquire-release, GPU scope: Triton's default); without one it
@@ -887,18 +913,19 @@ class AtomicOp(IRDLOperation):
     dest = operand_def(GlobalType)
     indices = var_operand_def(IndexType)
     cmp = opt_operand_def(T)
+    mask = opt_operand_def(RegisterType | RegisterVectorType)
     old = opt_result_def(T)
 
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
-    assembly_format = ("$kind $value `,` $dest (`[` $indices^ `]`)? (`cmp` $cmp^)? attr-dict `:` type($value) `->` "
-                       "type($dest) (`returns` type($old)^)?")
+    assembly_format = ("$kind $value `,` $dest (`[` $indices^ `]`)? (`cmp` $cmp^)? (`mask` $mask^)? attr-dict `:` "
+                       "type($value) `->` type($dest) (`,` type($mask)^)? (`returns` type($old)^)?")
 
     def __init__(self, kind: str, value: SSAValue, dest: SSAValue, indices=(), cmp: SSAValue | None = None,
-                 returns: bool = False):
+                 returns: bool = False, mask: SSAValue | None = None):
         value = SSAValue.get(value)
-        super().__init__(operands=[value, dest, indices, [] if cmp is None else [cmp]],
+        super().__init__(operands=[value, dest, indices, [] if cmp is None else [cmp], [] if mask is None else [mask]],
                          properties={"kind": StringAttr(kind)}, result_types=[[value.type] if returns else []])
 
     def verify_(self) -> None:
@@ -920,6 +947,8 @@ class AtomicOp(IRDLOperation):
         else:
             _check_window(self, self.dest.type, self.indices, value.dims, "destination")
         _check_same_element(self, value, self.dest.type)
+        if self.mask is not None:
+            _check_mask(self, self.mask.type, value)
 
 
 def _check_tiled_copy(op: IRDLOperation, tile: SharedType) -> None:

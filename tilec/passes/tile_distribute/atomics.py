@@ -101,6 +101,7 @@ class AtomicLowering:
         fetch = returns_old_values(op)
         scalars = self.scalars(value)
         compared = self.scalars(self.get(op.cmp)) if op.cmp is not None else [None] * len(scalars)
+        masked = self.scalars(self.get(op.mask)) if op.mask is not None else [True] * len(scalars)
         if isinstance(frag, VectorFragment):
             base = em.add(origin[0], self.lane_value(frag.lane_fields, i64), i64)
             places = [(em.add(base, pos, i64),) for pos in frag.positions]
@@ -114,13 +115,13 @@ class AtomicLowering:
         zero = em.const(0, scalars[0].type) if fetch else None
         olds: list[SSAValue] = []
         first: dict = {}
-        for x, c, coords, key in zip(scalars, compared, places, static):
+        for x, c, bit, coords, key in zip(scalars, compared, masked, places, static):
             if key in first:  # the thread holds this element twice: combined once, its old value shared
                 olds.append(olds[first[key]])
                 continue
             first[key] = len(olds)
             inside = em.all([self.in_bounds(dst, d, c) for d, c in enumerate(coords)])
-            pred = em.land(combiner, inside)
+            pred = em.all([combiner, inside, bit])
             if pred is False:
                 olds.append(zero)
                 continue

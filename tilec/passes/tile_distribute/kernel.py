@@ -749,7 +749,15 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         value = self.get(op.value)
         dst = self.get(op.dest)
         idx_new = [self.get(i) for i in op.indices]
-        if isinstance(value.frag, VectorFragment) and isinstance(dst, SharedBuf):
+        if op.mask is not None:  # global only (the verifier): each element's predicate, the value's fragment
+            mask = self.get(op.mask)
+            if mask.frag != value.frag:
+                raise RegallocError(f"the mask {value_name(op.mask)} ({mask.frag.describe()}) and the stored value "
+                                    f"{value_name(op.value)} ({value.frag.describe()}) have different fragments: "
+                                    "run tile-layout, which gives them one")
+            store = self.store_global_vector if isinstance(value.frag, VectorFragment) else self.store_global_fragment
+            store(value, dst, list(op.indices), idx_new, mask=self.scalars(mask))
+        elif isinstance(value.frag, VectorFragment) and isinstance(dst, SharedBuf):
             self.store_shared_vector(value, dst, idx_new)
         elif isinstance(value.frag, VectorFragment):
             self.store_global_vector(value, dst, list(op.indices), idx_new)

@@ -723,7 +723,12 @@ class MemoryLowering:
                 values[u] = em.insert(fast.vector_extract_op(vec, j, elem)).results[0]
         return Regs(vf, elem, values)
 
-    def store_global_fragment(self, value: Regs, dst: GlobalArg, idx_old, idx_new) -> None:
+    def store_global_fragment(self, value: Regs, dst: GlobalArg, idx_old, idx_new,
+                              mask: list[SSAValue] | None = None) -> None:
+        """The lane's values into a global window: runs along the columns as vectors where the view
+        allows, else one store each. With ``mask`` (an i1 per value, the fragment's order) an element is
+        written only where its bit is set: a run is one vector store where all its bits are, else one
+        predicated store each."""
         em = self.em
         fr = value.frag
         assert isinstance(fr, Fragment)
@@ -733,13 +738,15 @@ class MemoryLowering:
         for v0, _, w in self._global_runs(fr, list(range(fr.num_values)), elem, dst, idx_old, idx_new):
             m, n = self.value_coord(fr, v0, i64)
             r, c = em.add(o[0], m, i64), em.add(o[1], n, i64)
-            vals = [scalars[v] for v in (self._run_values(fr, v0, 1, w) if w > 1 else [v0])]
+            run = self._run_values(fr, v0, 1, w) if w > 1 else [v0]
+            vals = [scalars[v] for v in run]
+            bits = [True] * len(run) if mask is None else [mask[v] for v in run]
             row_in = self.in_bounds(dst, 0, r)
             ptr = self.global_ptr(dst, [r, c])
 
-            def elementwise(r=r, c=c, vals=vals, row_in=row_in, base=ptr):
+            def elementwise(r=r, c=c, vals=vals, bits=bits, row_in=row_in, base=ptr):
                 for j, x in enumerate(vals):
-                    p = em.land(row_in, self.in_bounds(dst, 1, em.add(c, j, i64)))
+                    p = em.all([row_in, self.in_bounds(dst, 1, em.add(c, j, i64)), bits[j]])
                     self._store(x, self.next_ptr(dst, base, 1, j), p)
                 return []
 
@@ -747,11 +754,11 @@ class MemoryLowering:
                 elementwise()
                 continue
             run_fast = self._run_fast(dst, idx_old, idx_new, w)
-            if run_fast is True:  # a whole run: one vector store, or none
+            if run_fast is True and mask is None:  # a whole run: one vector store, or none
                 vec = self.pack_vector(vals, fast.vector_type(elem, w))
                 self._store(vec, ptr, em.land(row_in, self.in_bounds(dst, 1, c)))
                 continue
-            vector_ok = em.all([run_fast, row_in, self.in_bounds(dst, 1, em.add(c, w - 1, i64))])
+            vector_ok = em.all([run_fast, row_in, self.in_bounds(dst, 1, em.add(c, w - 1, i64)), *bits])
 
             def vector_store(vals=vals, w=w, ptr=ptr):
                 em.insert(frag_fast.frag_store(self.pack_vector(vals, fast.vector_type(elem, w)), ptr))

@@ -36,10 +36,13 @@ def copy_bits(frag: VectorFragment | Fragment) -> int:
 class VectorLowering:
     """Mixin of :class:`tilec.passes.tile_distribute.kernel.KernelLowering`."""
 
-    def store_global_vector(self, value: Regs, dst: GlobalArg, idx_old, idx_new) -> None:
+    def store_global_vector(self, value: Regs, dst: GlobalArg, idx_old, idx_new,
+                            mask: list[SSAValue] | None = None) -> None:
         """A register vector into a rank-1 view, each element from its leader thread. Consecutive
         positions at a multiple of ``w`` (from threads whose offsets are too) store as one ``w``-element
-        vector (16, 8 or 4 bytes) where the view allows it, as :meth:`load_global_vector` loads them."""
+        vector (16, 8 or 4 bytes) where the view allows it, as :meth:`load_global_vector` loads them.
+        With ``mask`` (an i1 per value) only the elements whose bit is set: a run is one vector where all
+        its bits are."""
         em = self.em
         vec: VectorFragment = value.frag
         elem = value.element_type
@@ -52,8 +55,10 @@ class VectorLowering:
         where = {p: v for v, p in enumerate(vec.positions)}
         done: set[int] = set()
 
-        def one(c, x):
-            self._store(x, self.global_ptr(dst, [c]), em.land(leader, self.in_bounds(dst, 0, c)))
+        bit = (lambda u: True) if mask is None else (lambda u: mask[u])
+
+        def one(c, x, u):
+            self._store(x, self.global_ptr(dst, [c]), em.all([leader, self.in_bounds(dst, 0, c), bit(u)]))
             return []
 
         for v, p in enumerate(vec.positions):
@@ -63,17 +68,17 @@ class VectorLowering:
             w = next((w for w in (16 // size, 8 // size, 4 // size) if w >= 2 and p % w == 0 and lane_div % w == 0
                       and all(p + j in where for j in range(w))), 1) if size else 1
             if w == 1:
-                one(c, scalars[v])
+                one(c, scalars[v], v)
                 done.add(v)
                 continue
             run = [where[p + j] for j in range(w)]
             done.update(run)
             packed = self.pack_vector([scalars[u] for u in run], fast.vector_type(elem, w))
             whole = em.land(self.vec_ok(dst, w), self._origin_aligned(idx_old[0], idx_new[0], w))
-            if whole is True:  # the run is all inside the view or all outside: one predicated vector store
+            if whole is True and mask is None:  # all inside the view or all outside: one predicated vector store
                 self._store(packed, self.global_ptr(dst, [c]), em.land(leader, self.in_bounds(dst, 0, c)))
                 continue
-            ok = em.all([whole, self.in_bounds(dst, 0, em.add(c, w - 1, i64))])
+            ok = em.all([whole, self.in_bounds(dst, 0, em.add(c, w - 1, i64)), *(bit(u) for u in run)])
 
             def vector_store(c=c, packed=packed):
                 self._store(packed, self.global_ptr(dst, [c]), leader)
@@ -81,7 +86,7 @@ class VectorLowering:
 
             def elementwise(c=c, run=run):
                 for j, u in enumerate(run):
-                    one(em.add(c, j, i64), scalars[u])
+                    one(em.add(c, j, i64), scalars[u], u)
                 return []
 
             self.if_then(ok, vector_store, elementwise)

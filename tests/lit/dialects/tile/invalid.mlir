@@ -458,3 +458,35 @@ func.func @atomic_bits_of_floats(%v: !tile.rv<16xf32, row>, %g: !tile.gl<f32, [?
   func.return
 }
 // CHECK: 'tile.atomic' or combines i32 elements atomically, not f32
+
+// -----
+
+func.func @store_mask_shape(%t: !tile.rt<16x8xf32>, %m: !tile.rt<16x16xi1>, %g: !tile.gl<f32, [?, ?]>, %i: index) {
+  tile.store %t, %g[%i, %i] mask %m : !tile.rt<16x8xf32> -> !tile.gl<f32, [?, ?]>, !tile.rt<16x16xi1>
+  func.return
+}
+// CHECK: 'tile.store' mask must be !tile.rt<16x8xi1> (i1 in the value's shape), got !tile.rt<16x16xi1>
+
+// -----
+
+func.func @store_mask_type(%v: !tile.rv<16xf32, row>, %m: !tile.rv<16xf32, row>, %g: !tile.gl<f32, [?]>, %i: index) {
+  tile.store %v, %g[%i] mask %m : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>, !tile.rv<16xf32, row>
+  func.return
+}
+// CHECK: 'tile.store' mask must be !tile.rv<16xi1, row> (i1 in the value's shape), got !tile.rv<16xf32, row>
+
+// -----
+
+func.func @store_mask_shared(%t: !tile.rt<16x8xf32>, %m: !tile.rt<16x8xi1>, %s: !tile.st<16x8xf32>) {
+  tile.store %t, %s mask %m : !tile.rt<16x8xf32> -> !tile.st<16x8xf32>, !tile.rt<16x8xi1>
+  func.return
+}
+// CHECK: 'tile.store' masks stores into a global view only, not into !tile.st<16x8xf32
+
+// -----
+
+func.func @atomic_mask_orientation(%v: !tile.rv<16xf32, row>, %m: !tile.rv<16xi1, col>, %g: !tile.gl<f32, [?]>, %i: index) {
+  tile.atomic "add" %v, %g[%i] mask %m : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>, !tile.rv<16xi1, col>
+  func.return
+}
+// CHECK: 'tile.atomic' mask must be !tile.rv<16xi1, row> (i1 in the value's shape), got !tile.rv<16xi1, col>

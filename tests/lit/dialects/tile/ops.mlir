@@ -57,6 +57,13 @@ func.func @atomic(%v: !tile.rv<16xf32, row>, %t: !tile.rt<16x8xi32>, %g: !tile.g
   tile.atomic "xor" %t, %h[%i, %i] : !tile.rt<16x8xi32> -> !tile.gl<i32, [?, ?]>
   func.return
 }
+func.func @masked(%v: !tile.rv<16xf32, row>, %m: !tile.rv<16xi1, row>, %t: !tile.rt<16x8xi32>, %n: !tile.rt<16x8xi1>, %g: !tile.gl<f32, [?]>, %h: !tile.gl<i32, [?, ?]>, %i: index) {
+  tile.store %v, %g[%i] mask %m : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>, !tile.rv<16xi1, row>
+  tile.store %t, %h[%i, %i] mask %n : !tile.rt<16x8xi32> -> !tile.gl<i32, [?, ?]>, !tile.rt<16x8xi1>
+  %was = tile.atomic "cas" %t, %h[%i, %i] cmp %t mask %n : !tile.rt<16x8xi32> -> !tile.gl<i32, [?, ?]>, !tile.rt<16x8xi1> returns !tile.rt<16x8xi32>
+  tile.atomic "add" %v, %g[%i] mask %m : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>, !tile.rv<16xi1, row>
+  func.return
+}
 func.func @extract(%v: !tile.rv<1xf32, row>, %t: !tile.rt<1x1xbf16>) -> f32 {
   %s = tile.extract %v : !tile.rv<1xf32, row> -> f32
   %h = tile.extract %t : !tile.rt<1x1xbf16> -> bf16
@@ -161,6 +168,13 @@ func.func @fragments(%a: !tile.rt<16x16xf16, ((4,8),(2,2,2)):((32,1),(16,8,128))
 // CHECK-NEXT:   %old = tile.atomic "xchg" %v, %g[%i] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]> returns !tile.rv<16xf32, row>
 // CHECK-NEXT:   %was = tile.atomic "cas" %t, %h[%i, %i] cmp %t : !tile.rt<16x8xi32> -> !tile.gl<i32, [?, ?]> returns !tile.rt<16x8xi32>
 // CHECK-NEXT:   tile.atomic "xor" %t, %h[%i, %i] : !tile.rt<16x8xi32> -> !tile.gl<i32, [?, ?]>
+// CHECK-NEXT:   func.return
+// CHECK-NEXT: }
+// CHECK-NEXT: func.func @masked(%v: !tile.rv<16xf32, row>, %m: !tile.rv<16xi1, row>, %t: !tile.rt<16x8xi32>, %n: !tile.rt<16x8xi1>, %g: !tile.gl<f32, [?]>, %h: !tile.gl<i32, [?, ?]>, %i: index) {
+// CHECK-NEXT:   tile.store %v, %g[%i] mask %m : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>, !tile.rv<16xi1, row>
+// CHECK-NEXT:   tile.store %t, %h[%i, %i] mask %n : !tile.rt<16x8xi32> -> !tile.gl<i32, [?, ?]>, !tile.rt<16x8xi1>
+// CHECK-NEXT:   %was = tile.atomic "cas" %t, %h[%i, %i] cmp %t mask %n : !tile.rt<16x8xi32> -> !tile.gl<i32, [?, ?]>, !tile.rt<16x8xi1> returns !tile.rt<16x8xi32>
+// CHECK-NEXT:   tile.atomic "add" %v, %g[%i] mask %m : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>, !tile.rv<16xi1, row>
 // CHECK-NEXT:   func.return
 // CHECK-NEXT: }
 // CHECK-NEXT: func.func @extract(%v: !tile.rv<1xf32, row>, %t: !tile.rt<1x1xbf16>) -> f32 {

@@ -1,0 +1,191 @@
+"""``mask=`` on ``tl.load``, ``tl.store`` and the atomics, as Triton's: a boolean tile, vector or scalar
+broadcast to the value; a store (atomic) leaves the elements where it is false alone, a load reads
+``other`` there.
+
+Each kernel runs on the tile-level interpreter and lane by lane after ``tile-distribute`` against numpy
+on fresh random inputs, into outputs poisoned with NaN (or a known integer); the PTX is assembled by the
+session's ptxas check (tests/conftest.py). A masked store must write exactly the masked-in elements: a
+read-modify-write would race with another block writing the others (what the varlen kernel checks).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilec.lang as tl
+from tilec.lang import LangError
+
+RNG = np.random.default_rng(20261129)
+STAGES = (None, "tile-distribute")
+
+
+@tl.kernel(num_warps=4)
+def keep_positive(x, o, n, BM: tl.constexpr, BN: tl.constexpr):
+    """Rows below ``n`` of the positive elements, doubled; the rest of ``o`` is not written."""
+    r, c = tl.program_id(0) * BM, tl.program_id(1) * BN
+    t = tl.load(x, (r, c), shape=(BM, BN))
+    rows = r + tl.arange(0, BM, axis=0)
+    tl.store(o, (r, c), t * 2, mask=(t > 0) & (rows[:, None] < n))
+
+
+@tl.kernel(num_warps=2)
+def every_third(x, o, B: tl.constexpr):
+    """A 1-D masked store: elements whose index is not a multiple of 3."""
+    i = tl.program_id(0) * B
+    idx = i + tl.arange(0, B)
+    tl.store(o, (i,), tl.load(x, (i,), shape=(B,)) + 1, mask=idx % 3 != 0)
+
+
+@tl.kernel(num_warps=4)
+def padded_columns(x, o, n, BN: tl.constexpr):
+    """A masked load: columns from ``n`` on read as ``other``; the row maximum ignores them."""
+    r = tl.program_id(0) * 8
+    t = tl.load(x, (r, 0), shape=(8, BN), mask=tl.arange(0, BN)[None, :] < n, other=float("-inf"))
+    tl.store(o, (r,), tl.max(t, axis=1))
+
+
+@tl.kernel(num_warps=4)
+def varlen_rows(x, starts, o, BM: tl.constexpr, D: tl.constexpr):
+    """Packed sequences (``starts`` their cumulative offsets): block (s, j) writes rows ``j*BM`` on of
+    sequence ``s`` and must not touch the next sequence's rows, which another block writes."""
+    s, j = tl.program_id(0), tl.program_id(1)
+    begin, end = tl.load_scalar(starts, (s,)), tl.load_scalar(starts, (s + 1,))
+    r = begin + j * BM
+    rows = r + tl.arange(0, BM, axis=0)
+    t = tl.load(x, (r, 0), shape=(BM, D))
+    tl.store(o, (r, 0), t + s.to(tl.float32), mask=rows[:, None] < end)
+
+
+@tl.kernel(num_warps=4)
+def masked_atomics(x, h, n, B: tl.constexpr):
+    """Atomics with masks: a vector add where the values are positive, a scalar add only when ``n`` is
+    large, and old values that are 0 where masked off."""
+    i = tl.program_id(0) * B
+    v = tl.load(x, (i,), shape=(B,))
+    tl.atomic_add(h, (0,), tl.full((B,), 1, tl.int32), mask=(v > 0) & ((i + tl.arange(0, B)) < n))
+    ticket = tl.atomic_add(h, (B,), 1, mask=n > 5)
+    tl.atomic_add(h, (B + 1,), 1, mask=n < 5)
+    old = tl.atomic_xchg(h, (B + 2,), tl.full((B,), 7, tl.int32), mask=tl.arange(0, B) < 3)
+    tl.store(h, (2 * B + 2 + tl.program_id(0) * B,), old)
+    tl.store(h, (2 * B + 2 + tl.num_programs(0) * B + tl.program_id(0),), ticket)
+
+
+def _run(kernel, after, *args, **kwargs):
+    kernel.interpret(*args, after=after, **kwargs)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_a_masked_tile_store_writes_exactly_the_masked_in_elements(after):
+    x = RNG.standard_normal((70, 100)).astype(np.float32)
+    o = np.full_like(x, np.nan)
+    _run(keep_positive, after, x, o, 53, grid=(3, 2), BM=32, BN=64)
+    keep = (x > 0) & (np.arange(70)[:, None] < 53)
+    assert np.array_equal(np.isnan(o), ~keep)
+    assert np.array_equal(o[keep], 2 * x[keep])
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_a_masked_vector_store(after):
+    x = RNG.standard_normal(1000).astype(np.float32)
+    o = np.full_like(x, np.nan)
+    _run(every_third, after, x, o, grid=(8,), B=128)
+    keep = np.arange(1000) % 3 != 0
+    assert np.array_equal(np.isnan(o), ~keep) and np.array_equal(o[keep], x[keep] + 1)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_a_masked_load_reads_other(after):
+    x = RNG.standard_normal((24, 64)).astype(np.float32) * 30
+    o = np.full(24, np.nan, np.float32)
+    _run(padded_columns, after, x, o, 37, grid=(3,), BN=64)
+    assert np.array_equal(o, x[:, :37].max(1))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_masked_stores_of_packed_sequences_leave_the_next_sequence_alone(after):
+    lengths = [5, 40, 1, 33]
+    starts = np.cumsum([0] + lengths).astype(np.int32)
+    x = RNG.standard_normal((int(starts[-1]), 32)).astype(np.float32)
+    o = np.full_like(x, np.nan)
+    # blocks past a sequence's end store nothing; each block's window runs into the next sequence
+    _run(varlen_rows, after, x, starts, o, grid=(len(lengths), 3), BM=16, D=32)
+    seq = np.repeat(np.arange(len(lengths)), lengths).astype(np.float32)
+    assert np.array_equal(o, x + seq[:, None])
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_masked_atomics(after):
+    b, n, grid = 64, 300, 6
+    x = RNG.standard_normal(grid * b).astype(np.float32)
+    h = np.full(2 * b + 2 + grid * b + grid, -5, np.int32)
+    _run(masked_atomics, after, x, h, n, grid=(grid,), B=b)
+    counts = np.full(b, -5)
+    for p in range(grid):
+        w = x[p * b:(p + 1) * b]
+        counts += (w > 0) & (p * b + np.arange(b) < n)
+    assert np.array_equal(h[:b], counts)
+    assert h[b] == -5 + grid and h[b + 1] == -5  # the scalar add only where n > 5
+    olds = h[2 * b + 2:2 * b + 2 + grid * b].reshape(grid, b)
+    assert np.all(olds[:, 3:] == 0)  # masked off: 0
+    first = [row[:3] for row in olds]  # the first block to swap saw what was there, the others 7
+    assert sorted(tuple(int(v) for v in r) for r in first) == [(-5, -5, -5)] + [(7, 7, 7)] * (grid - 1)
+    tickets = h[2 * b + 2 + grid * b:]
+    assert sorted(tickets) == list(range(-5, -5 + grid))
+
+
+def test_mask_errors_name_the_line():
+    @tl.kernel
+    def not_boolean(x, o):
+        t = tl.load(x, (0, 0), shape=(16, 16))
+        tl.store(o, (0, 0), t, mask=t)
+
+    @tl.kernel
+    def wrong_shape(x, o):
+        t = tl.load(x, (0, 0), shape=(16, 16))
+        tl.store(o, (0, 0), t, mask=tl.arange(0, 32) < 3)
+
+    x = np.zeros((16, 16), np.float32)
+    with pytest.raises(LangError, match=r"test_masks.py:\d+:\d+: error: tl.store's mask= must be boolean"):
+        not_boolean.ir(x, x)
+    with pytest.raises(LangError, match=r"tl.store's mask= .* does not broadcast to the value's shape \(16, 16\)"):
+        wrong_shape.ir(x, x)
+
+
+def test_python_bool_masks():
+    """``mask=True`` is no mask; ``mask=False`` stores nothing and loads ``other``."""
+    @tl.kernel
+    def k(x, o, M: tl.constexpr):
+        t = tl.load(x, (0,), shape=(32,), mask=M, other=3.0)
+        tl.store(o, (0,), t, mask=True)
+        tl.store(o, (0,), t * 0, mask=False)
+
+    x = RNG.standard_normal(32).astype(np.float32)
+    for m, want in ((True, x), (False, np.full(32, 3.0, np.float32))):
+        o = np.full_like(x, np.nan)
+        k.interpret(x, o, grid=(1,), M=m)
+        assert np.array_equal(o, want)
+        assert str(k.ir(x, o, M=m)).count("tile.store") == 1
+
+
+def test_masked_stores_stay_off_bulk_tensor_stores():
+    """tile-bulk-store turns whole-tile epilogue stores into TMA stores; a masked one writes only some
+    elements, which a bulk copy of the box cannot, so it stays a predicated store."""
+    from tilec.api import compile as tilec_compile
+
+    text = str(keep_positive.ir(np.zeros((64, 64), np.float32), np.zeros((64, 64), np.float32), 64, BM=64, BN=64))
+    k = tilec_compile(text, pipeline="tile-layout,tile-bulk-store,tile-distribute,tile-to-llvm", arch="sm_90a")
+    assert "cp.async.bulk.tensor" not in k.asm["ptx"] and "st.global" in k.asm["ptx"]
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_the_kernels_compile(arch):
+    """PTX of each kernel above (assembled by the session's ptxas check)."""
+    x2, x1 = np.zeros((64, 64), np.float32), np.zeros(256, np.float32)
+    starts, h = np.zeros(5, np.int32), np.zeros(512, np.int32)
+    ptx = [keep_positive.compile(x2, x2, 64, BM=32, BN=64, arch=arch),
+           every_third.compile(x1, x1, B=128, arch=arch),
+           padded_columns.compile(x2, x1, 64, BN=64, arch=arch),
+           varlen_rows.compile(x2, starts, x2, BM=16, D=64, arch=arch),
+           masked_atomics.compile(x1, h, 9, B=64, arch=arch)]
+    assert all("st.global" in k.asm["ptx"] or "red.global" in k.asm["ptx"] for k in ptx)
