@@ -149,6 +149,18 @@ def scalar_shape(x, o):
     tl.store(o, (0, 0), tl.load(x, (0, 0), shape=(8, x.shape[1])))  # MARK-shape
 
 
+@tl.kernel
+def pointer_add(x_ptr, o_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(o_ptr, (0,), tl.load(x_ptr + offs))  # MARK-pointer
+
+
+@tl.kernel
+def offsets_plus_pointer(x_ptr, o_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(o_ptr, (0,), tl.load(offs + x_ptr))  # MARK-reversed
+
+
 def _line(mark: str) -> int:
     return next(i + 1 for i, text in enumerate(open(__file__).read().splitlines()) if mark in text)
 
@@ -156,10 +168,15 @@ def _line(mark: str) -> int:
 @pytest.mark.parametrize("kernel, args, mark, says", [
     (returns, (np.zeros(8, np.float32), np.zeros(8, np.float32)), "MARK-return", "a kernel returns nothing"),
     (scalar_shape, (np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float32)), "MARK-shape", "got (8, <scalar index>)"),
-], ids=["return", "traced shape"])
+    (pointer_add, (np.zeros(8, np.float32), np.zeros(8, np.float32)), "MARK-pointer",
+     "'x_ptr' is an array argument (a view with its own shape and strides), not a pointer: tilec.lang reads and "
+     "writes windows of it. Triton's tl.load(x_ptr + start + tl.arange(0, BLOCK), mask=...) is tl.load(x_ptr, "
+     "(start,), shape=(BLOCK,), mask=...)"),
+    (offsets_plus_pointer, (np.zeros(8, np.float32), np.zeros(8, np.float32)), "MARK-reversed", "not a pointer"),
+], ids=["return", "traced shape", "pointer arithmetic", "offsets + pointer"])
 def test_errors_point_at_the_line(kernel, args, mark, says):
     with pytest.raises(tl.LangError) as info:
-        kernel.interpret(*args, grid=(1,))
+        kernel.interpret(*args, grid=(1,), **({"BLOCK": 8} if "BLOCK" in kernel.signature.parameters else {}))
     assert str(info.value).startswith(f"{__file__}:{_line(mark)}:") and says in str(info.value)
 
 

@@ -296,6 +296,18 @@ class View:
     def __bool__(self) -> bool:
         raise error(f"array argument {self.name!r} has no truth value")
 
+    def pointer_error(self) -> Exception:
+        """What Triton's pointer arithmetic on a view (``x_ptr + offsets``) gets: how to say it here."""
+        n = self.name
+        one = f"tl.load({n}, (start,), shape=(BLOCK,), mask=...)"
+        two = f"tl.load({n}, (row0, col0), shape=(BM, BN), mask=...)"
+        return error(f"{n!r} is an array argument (a view with its own shape and strides), not a pointer: "
+                     f"tilec.lang reads and writes windows of it. Triton's tl.load({n} + start + tl.arange(0, BLOCK), "
+                     f"mask=...) is {one} (2-D: {two}; tl.store and the atomics alike)")
+
+    def __add__(self, o): raise self.pointer_error()
+    __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __add__
+
     def __repr__(self) -> str:
         return f"View({self.name}: {self.type})"
 
@@ -473,6 +485,8 @@ def _materialize(o: Any, shape: _Shape, element: Attribute) -> SSAValue:
         o = _reoriented(o, shape.dims[1])  # made again, or turned, in the orientation agreed (_agreed_orientation)
     if isinstance(o, (Tile, Vector)):
         return convert(o, dtype_of(element)).value  # promoted (_element_type)
+    if isinstance(o, View):
+        raise o.pointer_error()
     text = repr(o)  # short ones name the value (an unbound loop name says which)
     raise error(f"expected a tile, vector, scalar or number, got {type(o).__name__}"
                 + (f" {text}" if len(text) <= 100 else ""))
