@@ -400,9 +400,13 @@ def block_tile_classes(fn: Operation, uf: _UnionFind, values: list[SSAValue], ki
         if v in varying or not all(isinstance(op, ops) for op in (owner, *users)):
             refused.add(root)
             continue
-        width = max(1, element_bits(v.type.element_type) // 8)
-        found[root] = min(found.get(root, width), width)
-    return {root: width for root, width in found.items() if root not in refused}
+        bits = element_bits(v.type.element_type)
+        if bits == 1:  # a mask lives in registers only: it does not narrow the class's memory accesses
+            found.setdefault(root, None)
+            continue
+        width = bits // 8
+        found[root] = width if found.get(root) is None else min(found[root], width)
+    return {root: width or 1 for root, width in found.items() if root not in refused}
 
 
 @contextmanager
