@@ -189,3 +189,19 @@ def test_the_kernels_compile(arch):
            varlen_rows.compile(x2, starts, x2, BM=16, D=64, arch=arch),
            masked_atomics.compile(x1, h, 9, B=64, arch=arch)]
     assert all("st.global" in k.asm["ptx"] or "red.global" in k.asm["ptx"] for k in ptx)
+
+
+@tl.kernel
+def fill_from(x, y, o, n, BN: tl.constexpr):
+    """``other=`` a tile, as Triton allows: ``y``'s values where the mask is false."""
+    cols = tl.arange(0, BN)[None, :]
+    fallback = tl.load(y, (0, 0), shape=(8, BN))
+    tl.store(o, (0, 0), tl.load(x, (0, 0), shape=(8, BN), mask=cols < n, other=fallback * 2))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_other_may_be_a_tile_with_a_mask(after):
+    x, y = (RNG.standard_normal((8, 32)).astype(np.float32) for _ in range(2))
+    o = np.full_like(x, np.nan)
+    _run(fill_from, after, x, y, o, 20, grid=(1,), BN=32)
+    assert np.array_equal(o, np.where(np.arange(32)[None, :] < 20, x, 2 * y))

@@ -169,14 +169,20 @@ def load(view: View | Shared, offsets: Sequence[Any] = (), shape: Any = None, *,
 
     Elements outside the array read as ``other`` (``float("-inf")`` keeps them out of a maximum), and
     so do those where ``mask`` (a boolean tile, vector or scalar broadcast to the window, Triton's
-    ``mask=``) is false. A rank-2 window gives a tile; a rank-1 window a vector with one value per
+    ``mask=``) is false; with a mask, ``other`` may also be a tile, vector or scalar. A rank-2 window gives a tile; a rank-1 window a vector with one value per
     column (``axis=1``, for ``v[None, :]``) or per row (``axis=0``, for ``v[:, None]``). From a shared
     tile: the whole tile (no offsets, no shape) or a window of it (a warp's part, e.g. an mma operand).
     """
     if mask is not None:
-        loaded = load(view, offsets, shape, other=other, axis=axis)
+        number = isinstance(other, (int, float)) and not isinstance(other, bool)
+        loaded = load(view, offsets, shape, other=other if number else 0.0, axis=axis)
         bits = _mask(mask, loaded, "tl.load")
-        return loaded if bits is True else where(bits, loaded, other) if bits is not False else full_like(loaded, other)
+        if bits is True:
+            return loaded
+        return where(bits, loaded, other) if bits is not False or not number else full_like(loaded, other)
+    if isinstance(other, (Value, Expanded)):
+        raise error("tl.load's other= is a tile, vector or scalar only with mask= (it fills where the mask is "
+                    "false); without one, elements outside the array read as a number")
     if isinstance(view, Shared):
         return _load_shared(view, offsets, shape)
     if not isinstance(view, View):
