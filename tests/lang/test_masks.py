@@ -205,3 +205,68 @@ def test_other_may_be_a_tile_with_a_mask(after):
     o = np.full_like(x, np.nan)
     _run(fill_from, after, x, y, o, 20, grid=(1,), BN=32)
     assert np.array_equal(o, np.where(np.arange(32)[None, :] < 20, x, 2 * y))
+
+
+@tl.kernel(num_warps=4)
+def warp_counts(x, h, cas_out, BN: tl.constexpr):
+    """The value and place are the same in every warp, the mask (or cas's compared value) is not: each
+    warp combines with its own (one warp's copy stood for all before, with its own mask: adds lost)."""
+    w = tl.warp_id()
+    t = tl.load(x, (w * 16, 0), shape=(16, BN))
+    tl.atomic_add(h, (0, 0), tl.full((16, BN), 1, tl.int32), mask=t > 0)
+    tl.atomic_cas(cas_out, (0,), w, 7)
+
+
+@tl.kernel(num_warps=4)
+def warp_branch(h, B: tl.constexpr):
+    """An atomic of a value every warp has, under a branch only warp 1 takes: warp 1 combines it."""
+    if tl.warp_id() == 1:
+        tl.atomic_add(h, (0,), tl.full((B,), 1, tl.int32))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_masks_and_branches_that_differ_between_warps(after):
+    x = RNG.standard_normal((64, 32)).astype(np.float32)
+    h, c = np.zeros((16, 32), np.int32), np.full(1, 2, np.int32)
+    _run(warp_counts, after, x, h, c, grid=(1,), BN=32)
+    assert np.array_equal(h, (x.reshape(4, 16, 32) > 0).sum(0)) and c[0] == 7  # warp 2 compares equal
+    g = np.full(64, 3, np.int32)
+    _run(warp_branch, after, g, grid=(1,), B=64)
+    assert np.array_equal(g, np.full(64, 4))
+
+
+@tl.kernel(num_warps=4)
+def old_values_held_by_all(x, h, o):
+    """A tile every thread holds whole (7 x 65: no power-of-two factor to split): thread 0 combines each
+    element and the others take its old values, one slot of shared memory per element (not per thread)."""
+    t = tl.load(x, (0, 0), shape=(7, 65))
+    tl.store(o, (0, 0), tl.atomic_add(h, (0, 0), t, mask=t < 0.5))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_old_values_of_a_tile_every_thread_holds(after):
+    x = RNG.standard_normal((7, 65)).astype(np.float32)
+    h = RNG.standard_normal((7, 65)).astype(np.float32)
+    o, before = np.full_like(x, np.nan), h.copy()
+    _run(old_values_held_by_all, after, x, h, o, grid=(1,))
+    keep = x < 0.5
+    assert np.array_equal(o, np.where(keep, before, 0)) and np.array_equal(h, np.where(keep, before + x, before))
+    k = old_values_held_by_all.compile(x, h, o, arch="sm_80")
+    assert k.launch_defaults.shared_mem < 8 * 1024  # was 233 KB: refused
+
+
+def test_mask_messages_describe_what_was_given():
+    @tl.kernel
+    def expanded(x, o):
+        tl.store(o, (0, 0), tl.load(x, (0, 0), shape=(16, 16)), mask=(tl.arange(0, 8) < 3)[None, :])
+
+    @tl.kernel
+    def numpy_bool(x, o):
+        tl.store(o, (0, 0), tl.load(x, (0, 0), shape=(16, 16)), mask=np.bool_(False))
+
+    x = RNG.standard_normal((16, 16)).astype(np.float32)
+    with pytest.raises(LangError, match=r"mask= \(vector !tile.rv<8xi1, col> as v\[None, :\]\) does not broadcast"):
+        expanded.ir(x, x)
+    o = np.full_like(x, np.nan)
+    numpy_bool.interpret(x, o, grid=(1,))
+    assert np.isnan(o).all()

@@ -11,6 +11,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.ir import Block, Operation, Region, SSAValue
@@ -146,6 +148,8 @@ def _check_axis(axis: Any) -> None:
 
 
 def _describe(value: Any) -> str:
+    if isinstance(value, Expanded):
+        return f"{value.vector.describe()} as {'v[:, None]' if value.axis == 0 else 'v[None, :]'}"
     return value.describe() if isinstance(value, (Value, Shared)) else f"{type(value).__name__} {value!r}"
 
 
@@ -426,8 +430,8 @@ def _mma_atom_name(atom: Any):
 def _mask(mask: Any, value: Tile | Vector, who: str) -> Any:
     """``mask=`` of ``who`` for ``value``: True or False (a Python bool), else an i1 value of ``value``'s
     shape (a comparison's tile, vector, ``v[:, None]`` or scalar, broadcast as the operators do)."""
-    if isinstance(mask, bool):
-        return mask
+    if isinstance(mask, (bool, np.bool_)):
+        return bool(mask)
     if isinstance(mask, Expanded):
         element = mask.vector.type.element_type
     elif isinstance(mask, Value):

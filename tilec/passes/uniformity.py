@@ -233,9 +233,24 @@ def atomic_combiners(op: Operation, lane_varying: set[SSAValue], warp_varying_va
     indices = list(op.indices)
     if any(i in lane_varying for i in indices):
         return "every thread"
-    if op.value in warp_varying_values or any(i in warp_varying_values for i in indices):
+    # what each element is combined with (the value, cas's compared value, the mask) or where: one warp's
+    # copy stands for the others' only where all are the same in every warp, and where every warp runs
+    # the atomic (not under a branch or loop only some warps take: there each warp that runs it combines)
+    operands = [op.value, *indices, *(v for v in (getattr(op, "cmp", None), getattr(op, "mask", None)) if v is not None)]
+    if any(v in warp_varying_values for v in operands) or _under_divergent_region(op, warp_varying_values):
         return "every warp"
     return "the block"
+
+
+def _under_divergent_region(op: Operation, varying: set[SSAValue]) -> bool:
+    """Whether ``op`` is inside an ``scf.if``, ``scf.for`` or ``scf.while`` that the warps of a block run
+    differently (a condition or bound in ``varying``)."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        if _divergent(parent, varying):
+            return True
+        parent = parent.parent_op()
+    return False
 
 
 def lane_varying(fn: func.FuncOp) -> set[SSAValue]:

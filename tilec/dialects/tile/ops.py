@@ -898,10 +898,11 @@ class AtomicOp(IRDLOperation):
     from before, as PTX's ``atom`` does (acquire-release, GPU scope: Triton's default); without one it
     is PTX's ``red`` (relaxed). An element outside the view gives 0.
 
-    Each element is combined once however many threads hold a copy of it: once a block for a value
-    and indices that are the same in every warp, once a warp where either is computed from
-    ``tile.warp_id``, by every holder where the indices come from the lane id; every holder gets the
-    old value. The order in which blocks (or warps) combine is the GPU's: f32 sums may differ in their
+    Each element is combined once however many threads hold a copy of it: once a block for a value,
+    indices, ``cmp`` and mask that are the same in every warp (outside any branch or loop the warps
+    take differently), once a warp where one of them is computed from ``tile.warp_id`` (or under such a
+    branch: each warp that runs it), by every holder where the indices come from the lane id; every
+    holder gets the old value. The order in which blocks (or warps) combine is the GPU's: f32 sums may differ in their
     last bits from run to run.
     """
 

@@ -72,9 +72,17 @@ def atomic_scratch_bytes(op: t.AtomicOp, fn, threads: int) -> int:
         return 0
     frag = VectorFragment(ty.fragment, ty.orientation.data) if isinstance(ty, RegisterVectorType) \
         else tile_fragment(ty.dims, ty.fragment.layout)
-    if holder_bits(op, frag, threads, (lane_varying(fn), warp_varying(fn))) < WARP:
+    bits = holder_bits(op, frag, threads, (lane_varying(fn), warp_varying(fn)))
+    if bits < WARP:
         return 0
-    return frag.num_values * threads * 4
+    return frag.num_values * exchange_slots(bits, threads) * 4
+
+
+def exchange_slots(bits: int, threads: int) -> int:
+    """Slots a value's old elements take in the exchange through shared memory: one per combining thread
+    index (the thread index with ``bits`` cleared), up to the largest (all threads' copies of a value
+    every thread holds: one slot)."""
+    return ((threads - 1) & ~bits) + 1
 
 
 class AtomicLowering:
@@ -174,11 +182,12 @@ class AtomicLowering:
         source = em.and_(me, ~bits & (self.threads - 1), i32)
         combines = em.cmp("eq", em.and_(me, bits, i32), 0, i32)
         unique = list(dict.fromkeys(olds))
+        slots = exchange_slots(bits, self.threads)  # a combining thread's index is its own slot
         for v, x in enumerate(unique):
-            em.insert(frag_fast.frag_store(x, em.gep(scratch, em.add(me, v * self.threads, i32), x.type, i32),
+            em.insert(frag_fast.frag_store(x, em.gep(scratch, em.add(me, v * slots, i32), x.type, i32),
                                            combines))
         em.insert(frag_fast.tile_barrier())
-        got = {x: em.insert(frag_fast.frag_load(em.gep(scratch, em.add(source, v * self.threads, i32), x.type, i32),
+        got = {x: em.insert(frag_fast.frag_load(em.gep(scratch, em.add(source, v * slots, i32), x.type, i32),
                                                 x.type)).results[0] for v, x in enumerate(unique)}
         em.insert(frag_fast.tile_barrier())
         return [got[x] for x in olds]

@@ -60,7 +60,8 @@ func.func @warps(%x: !tile.gl<f16, [?, ?]>, %o: !tile.gl<f32, [?]>)
 // With a result, tile.atomic is atom.global (frag.atom), and every holder gets the old value its
 // combining thread read. A one-element vector of the block (a ticket): thread 0 adds, every thread
 // holds a copy, so the old value crosses warps through shared memory: written by the combining
-// thread, a barrier, read from its slot (this thread's index with the copy bits cleared), a barrier.
+// thread, a barrier, read from its slot (this thread's index with the copy bits cleared: one slot,
+// 4 bytes, for the one combining thread), a barrier.
 func.func @ticket(%c: !tile.gl<i32, [?]>, %out: !tile.gl<i32, [?]>)
     attributes {tile.launch = #tile.launch<grid = [?, 1, 1], block = [128, 1, 1], smem = 0>} {
   %c0 = arith.constant 0 : index
@@ -72,13 +73,13 @@ func.func @ticket(%c: !tile.gl<i32, [?]>, %out: !tile.gl<i32, [?]>)
   func.return
 }
 // CHECK-LABEL: func.func @ticket(
-// CHECK-SAME: smem = 512
+// CHECK-SAME: smem = 4>
 // CHECK: %[[COPY_BITS:.*]] = arith.constant 127 : i32
 // CHECK: %[[COPIES:.*]] = arith.andi %tid, %[[COPY_BITS]] : i32
 // CHECK: %[[LEADER:.*]] = arith.cmpi eq, %[[COPIES]]
 // CHECK: %[[P:.*]] = arith.andi %[[LEADER]], %{{.*}} : i1
 // CHECK: %[[OLD:.*]] = frag.atom "add" %one, %c if %[[P]] : i32, !llvm.ptr<1>
-// CHECK: frag.shared "ticket_t_old", 512
+// CHECK: frag.shared "ticket_t_old", 4 
 // CHECK: frag.store %[[OLD]], %{{.*}} if %[[LEADER]] : i32, !llvm.ptr<3>
 // CHECK-NEXT: tile.barrier
 // CHECK: %[[GOT:.*]] = frag.load %{{.*}} : !llvm.ptr<3> -> i32
