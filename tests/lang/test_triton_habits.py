@@ -463,3 +463,51 @@ def test_a_half_precision_accumulator(after, arch, out):
     half_accumulator.interpret(a, b, c, grid=(2, 2), BM=64, BN=64, BK=32, OUT=out, after=after, arch=arch)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     assert np.abs(c - ref).max() / np.abs(ref).max() < 3e-3
+
+
+@tl.kernel(num_warps=1)
+def signed_index_math(o, N: tl.constexpr):
+    """``pid - 3`` may be negative: ``//``, ``%`` and ``tl.minimum`` on it are the signed ops (rounding
+    toward zero, as C's and Triton's); on ids alone they stay the unsigned ops (``nonnegative``)."""
+    pid = tl.program_id(0)
+    d = pid - 3
+    tl.store(o, (pid, 0), tl.minimum(d, 1))
+    tl.store(o, (pid, 1), d // 2)
+    tl.store(o, (pid, 2), d % 2)
+    tl.store(o, (pid, 3), pid // 2 + pid % 4 + tl.minimum(pid, 2))
+    tl.store(o, (pid, 4), (pid * 3000000000 + 7) // 1000000)  # an index past int32, then to int64
+    tl.store(o, (pid, 5), (d if pid > 2 else pid + 10) * 2)   # a conditional expression on a traced scalar
+    tl.store(o, (pid, 6), tl.cast(d, tl.int64) if N > 3 else 0)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_signed_index_math_conditional_expressions_and_wide_indices(after):
+    o = np.full((6, 7), -99, np.int64)
+    signed_index_math.interpret(o, grid=(6,), N=4, after=after)
+    p = np.arange(6)
+    d = p - 3
+    q = np.trunc(d / 2).astype(np.int64)
+    want = np.stack([np.minimum(d, 1), q, d - 2 * q, p // 2 + p % 4 + np.minimum(p, 2),
+                     (p * 3000000000 + 7) // 1000000, np.where(p > 2, d, p + 10) * 2, d], axis=1)
+    assert np.array_equal(o, want)
+    ir = str(signed_index_math.ir(o, N=4))
+    assert "arith.divsi" in ir and "arith.divui" in ir and "arith.minsi" in ir and "arith.minui" in ir
+
+
+def test_triton_names_tilec_lacks_are_errors_at_the_line():
+    @tl.kernel
+    def flips(x, o):
+        tl.store(o, (0,), tl.flip(tl.load(x, (0,), shape=(16,))))  # MARK-flip
+
+    x = np.zeros(16, np.float32)
+    with pytest.raises(tl.LangError) as info:
+        flips.ir(x, x)
+    assert str(info.value).startswith(f"{__file__}:{_line('MARK-flip')}:") and "tl.flip is not in tilec.lang" in str(info.value)
+    assert not hasattr(tl, "flip") and hasattr(tl, "cast")
+    with pytest.raises(tl.LangError, match=r"'a if c else b' with c a tile .*use tl.where\(c, a, b\)"):
+        @tl.kernel
+        def tile_condition(x, o):
+            t = tl.load(x, (0, 0), shape=(4, 4))
+            tl.store(o, (0, 0), t if t > 0 else -t)
+
+        tile_condition.ir(np.zeros((4, 4), np.float32), np.zeros((4, 4), np.float32))

@@ -21,7 +21,7 @@ by ``tile-layout``, reductions and broadcasts lowered by ``tile-distribute``.
 import tilec.ir  # noqa: F401  first: installs the lazy assembly formats (tilec/ir/lazy_formats.py)
 from tilec.lang import branch, loop  # noqa: F401  branch: a traced scalar's run-time if
 from tilec.lang.dtypes import DType, bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, float64, index, int1, int8, int16, int32, int64
-from tilec.lang.compat import (assume, broadcast_to, debug_barrier, device_assert, device_print, div_rn, expand_dims,
+from tilec.lang.compat import (assume, broadcast_to, cast, debug_barrier, device_assert, device_print, div_rn, expand_dims,
                                extra, fma, isnan, math, max_constancy, max_contiguous, multiple_of, permute, reshape,
                                softmax, sqrt_rn, static_assert, static_print, swizzle2d, umulhi, xor_sum)
 from tilec.lang.function import Function, func
@@ -115,7 +115,7 @@ from tilec.lang.tracing import LangError
 from tilec.lang.values import Expanded, Scalar, Shared, Tile, Vector, View
 
 __all__ = [
-    "assume", "broadcast_to", "debug_barrier", "device_assert", "device_print", "expand_dims", "extra", "fma", "isnan",
+    "assume", "broadcast_to", "cast", "debug_barrier", "device_assert", "device_print", "expand_dims", "extra", "fma", "isnan",
     "math", "max_constancy", "max_contiguous", "multiple_of", "permute", "reshape", "rint", "softmax", "static_assert",
     "static_print", "swizzle2d", "trunc", "umulhi", "div_rn", "sqrt_rn", "xor_sum",
     "philox", "rand", "rand4x", "randint", "randint4x", "randn", "randn4x",
@@ -127,3 +127,12 @@ __all__ = [
     "loop", "map", "max", "maximum", "min", "minimum", "program_id", "reduce", "range", "row_max", "row_min", "row_sum",
     "rsqrt", "sigmoid", "sin", "sqrt", "static_range", "store", "sum", "tanh", "thread_id", "trans", "turns", "warp_id", "wgmma", "wgmma_wait", "where", "zeros", "zeros_like",
 ]
+
+
+def __getattr__(name: str):
+    """``tl.<name>`` of a Triton name tilec.lang lacks: an error at the user's line, not a bare AttributeError."""
+    if name.startswith("__"):
+        raise AttributeError(f"module 'tilec.lang' has no attribute {name!r}")
+    from tilec.lang.compat import missing  # lazy: only on a miss
+
+    raise missing(name)

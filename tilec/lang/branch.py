@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from tilec.lang.tracing import Unusable, current, error
-from tilec.lang.values import Expanded, Scalar, Value, Vector, can_reorient, reoriented, wrap
+from tilec.lang.values import Expanded, Scalar, Value, Vector, can_reorient, reoriented, where, wrap
 
 
 class NoValue(Unusable):
@@ -185,6 +185,17 @@ def logical_or(a: Any, b: Callable[[], Any]) -> Any:
         return a or b()
     right = b()
     return _truth(a, "or") | (_truth(right, "or") if isinstance(right, Value) else bool(right))
+
+
+def if_expression(cond: Any, then: Callable[[], Any], otherwise: Callable[[], Any]) -> Any:
+    """``then() if cond else otherwise()``: Python's on a Python ``cond`` (one side evaluated); on a
+    traced scalar both sides are traced and chosen between element by element (``tl.where``)."""
+    if not isinstance(cond, Value):
+        return then() if cond else otherwise()
+    if not isinstance(cond, Scalar):
+        raise error(f"'a if c else b' with c a {cond.describe()}: it tests one truth value; use tl.where(c, a, b) "
+                    "to choose element by element")
+    return where(cond if cond.type == IntegerType(1) else cond != 0, then(), otherwise())
 
 
 def logical_not(a: Any) -> Any:

@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import Float32Type
 from tilec.lang import ops
 from tilec.lang.dtypes import int32, int64
 from tilec.lang.ops import barrier, exp, full, max, minimum, sum  # noqa: A004
-from tilec.lang.tracing import current, error
+from tilec.lang.tracing import LangError, current, error
 from tilec.lang.values import (Expanded, Scalar, Tile, Value, Vector, _element_type, _expanded_like, _is_float,
                                _materialize, _result_shape, _Shape, map_values, wrap)
 
@@ -159,6 +159,24 @@ libdevice = _Namespace(
 
 extra = SimpleNamespace(cuda=SimpleNamespace(libdevice=libdevice), libdevice=libdevice)
 """Triton's ``tl.extra``: ``tl.extra.cuda.libdevice`` (and the older ``tl.extra.libdevice``)."""
+
+
+def cast(x: Any, dtype: Any, fp_downcast_rounding: str | None = None, bitcast: bool = False) -> Any:
+    """Triton's ``tl.cast(x, dtype)``: ``x.to(dtype)`` (``bitcast=True``: the same bits read as ``dtype``)."""
+    if not isinstance(x, (Value, Expanded)):
+        raise error(f"tl.cast converts a traced value (a tile, vector or scalar), got {_describe(x)}")
+    return x.to(dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
+
+
+class MissingName(LangError, AttributeError):
+    """A name Triton's ``tl`` has and tilec.lang does not: an error at the user's line (an AttributeError
+    too, so ``hasattr(tl, name)`` stays False)."""
+
+
+def missing(name: str) -> MissingName:
+    """The error for ``tl.<name>``, which tilec.lang does not have."""
+    return MissingName(str(error(f"tl.{name} is not in tilec.lang (see tilec.lang.__all__ for the names it has; "
+                                 "docs/tutorial.md shows the window-based loads and stores)")))
 
 
 def sqrt_rn(x: Any) -> Any:

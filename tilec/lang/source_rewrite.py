@@ -190,9 +190,9 @@ LOGIC = "__tl_logic"
 
 
 class _LogicalOperators(ast.NodeTransformer):
-    """``a and b``, ``a or b`` and ``not a`` as calls that are Python's on Python values and trace a
-    run-time condition's conjunction, disjunction or negation on traced scalars (Triton's ``and`` in
-    ``if pid < n and x > 0:``); ``b`` stays lazy (a lambda), as Python's."""
+    """``a and b``, ``a or b``, ``not a`` and ``a if c else b`` as calls that are Python's on Python values
+    and trace a run-time condition's conjunction, disjunction, negation or choice on traced scalars
+    (Triton's ``and`` in ``if pid < n and x > 0:``); ``b`` stays lazy (a lambda), as Python's."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -220,6 +220,20 @@ class _LogicalOperators(ast.NodeTransformer):
         parts = [ast.Compare(left=left, ops=[op], comparators=[right]) for left, op, right in
                  zip(lefts, node.ops, node.comparators)]
         return self.visit_BoolOp(ast.copy_location(ast.BoolOp(op=ast.And(), values=parts), node))
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
+        """``a if c else b`` as a call: Python's (one side evaluated) on a Python ``c``; on a traced scalar
+        both sides are traced and selected between (``tl.where``), as Triton's conditional expression."""
+        self.generic_visit(node)
+        if any(isinstance(n, ast.NamedExpr) for side in (node.body, node.orelse) for n in ast.walk(side)):
+            return node
+        self.count += 1
+        no_args = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+        call = ast.Call(func=ast.Attribute(value=ast.Name(id=LOGIC, ctx=ast.Load()), attr="if_expression",
+                                           ctx=ast.Load()),
+                        args=[node.test, ast.Lambda(args=no_args, body=node.body),
+                              ast.Lambda(args=copy.deepcopy(no_args), body=node.orelse)], keywords=[])
+        return ast.fix_missing_locations(ast.copy_location(call, node))
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
         self.generic_visit(node)

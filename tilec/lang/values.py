@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects import arith, math, scf
-from xdsl.dialects.builtin import Float32Type, Float64Type, IndexType, IntegerType
-from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
+from xdsl.dialects.builtin import Float32Type, Float64Type, IndexType, IntegerAttr, IntegerType
+from xdsl.ir import Attribute, Block, BlockArgument, OpResult, Region, SSAValue
 from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import VerifyException
 
@@ -635,11 +635,48 @@ def _cast_scalar(value: SSAValue, to: Attribute) -> SSAValue:
 # ---------------------------------------------------------------- the operations on scalars
 
 _INDEX_UNSIGNED = {"floordiv": arith.DivUIOp, "mod": arith.RemUIOp, "min": arith.MinUIOp, "shr": arith.ShRUIOp}
-"""Index values are ids, extents and offsets, never negative where they are divided or bound: there
-``//``, ``%`` and ``min`` are the unsigned ops, as in the compiler's own index math. They tell LLVM
-the values' ranges: with a signed ``min`` bounding a block-order group, the GEMM's prologue kept a
-64-bit division and its main loop lost 18% (measured twice on the H100). ``max`` stays signed: a
-window start clamped with ``tl.maximum(start - w, 0)`` may be below zero before the clamp."""
+"""Index values are mostly ids, extents and offsets: where both operands are provably not negative
+(:func:`nonnegative`), ``//``, ``%``, ``min`` and ``>>`` are the unsigned ops, as in the compiler's own
+index math. They tell LLVM the values' ranges: with a signed ``min`` bounding a block-order group, the
+GEMM's prologue kept a 64-bit division and its main loop lost 18% (measured twice on the H100). A
+difference (``pid - 3``) may be negative: there they are the signed ops (C's and Triton's rounding
+toward zero). ``max`` stays signed: a window start clamped with ``tl.maximum(start - w, 0)`` may be
+below zero before the clamp."""
+
+_NONNEGATIVE_SOURCES = (t.BlockIdOp, t.ThreadIdOp, t.GridDimOp, t.ClusterIdOp, t.ClusterCountOp, t.WarpIdOp, t.LaneIdOp,
+                        t.BlockRankOp, t.DimOp)
+_NONNEGATIVE_IF_ALL = (arith.AddiOp, arith.MuliOp, arith.DivUIOp, arith.DivSIOp, arith.RemUIOp, arith.RemSIOp,
+                       arith.CeilDivUIOp, arith.MinUIOp, arith.MinSIOp, arith.MaxUIOp, arith.SelectOp)
+_NONNEGATIVE_IF_ANY = (arith.MaxSIOp, arith.AndIOp)
+
+
+def nonnegative(v: SSAValue, depth: int = 24) -> bool:
+    """Whether the integer ``v`` is provably >= 0 (as a signed number): ids, extents, non-negative
+    constants, and sums, products, quotients, remainders, minima of such values, a loop's counter from
+    such a start upward. False where unknown (a difference, a kernel argument, a loaded value)."""
+    if depth == 0:
+        return False
+    op = v.op if isinstance(v, OpResult) else None
+    if op is None:  # a block argument: an scf.for counter going up from a non-negative start
+        parent = v.block.parent_op() if isinstance(v, BlockArgument) else None
+        if isinstance(parent, scf.ForOp) and v is parent.body.block.args[0]:
+            step = parent.step.op if isinstance(parent.step, OpResult) else None
+            return isinstance(step, arith.ConstantOp) and step.value.value.data > 0 and nonnegative(parent.lb, depth - 1)
+        return False
+    if isinstance(op, _NONNEGATIVE_SOURCES) or isinstance(op, arith.ExtUIOp):
+        return True
+    if isinstance(op, arith.ConstantOp):
+        return isinstance(op.value, IntegerAttr) and op.value.value.data >= 0
+    operands = op.operands[1:] if isinstance(op, arith.SelectOp) else op.operands
+    if isinstance(op, _NONNEGATIVE_IF_ALL):
+        return all(nonnegative(x, depth - 1) for x in operands)
+    if isinstance(op, _NONNEGATIVE_IF_ANY):
+        return any(nonnegative(x, depth - 1) for x in operands)
+    if isinstance(op, arith.ShRUIOp | arith.ShRSIOp):
+        return nonnegative(op.lhs, depth - 1)
+    if isinstance(op, arith.IndexCastOp):
+        return nonnegative(op.input, depth - 1)
+    return False
 
 _APPROXIMATED = frozenset({"exp", "exp2", "log", "log2", "rsqrt", "tanh", "erf", "sin", "cos"})
 """The math functions tilec computes with PTX's f32 approximations (16-bit floats through f32); f64 has none."""
@@ -677,7 +714,7 @@ def scalar_op(op: str, args: Sequence[SSAValue]) -> SSAValue:
                "abs": math.AbsFOp, "neg": arith.NegfOp}
     if is_float and op in table_f:
         return trace.value(table_f[op](a, args[1]))
-    if isinstance(ty, IndexType) and op in _INDEX_UNSIGNED:
+    if isinstance(ty, IndexType) and op in _INDEX_UNSIGNED and nonnegative(a) and nonnegative(args[1]):
         return trace.value(_INDEX_UNSIGNED[op](a, args[1]))
     if not is_float and op in table_i:
         return trace.value(table_i[op](a, args[1]))
@@ -935,14 +972,14 @@ def _convert_scalar(value: SSAValue, dst: Attribute) -> SSAValue:
     src = value.type
     if dst == IntegerType(1):  # a truth value: nonzero, as numpy's astype(bool)
         if isinstance(src, IndexType):
-            value, src = trace.value(arith.IndexCastOp(value, IntegerType(32))), IntegerType(32)
+            value, src = trace.value(arith.IndexCastOp(value, IntegerType(64))), IntegerType(64)
         zero = trace.constant(0, src) if not _is_float(src) else trace.constant(0.0, src)
         return trace.value(arith.CmpfOp(value, zero, "une") if _is_float(src) else arith.CmpiOp(value, zero, "ne"))
     if _is_float(src) and _is_float(dst):
         wider = dtype_bits(dst) > dtype_bits(src)
         return trace.value(arith.ExtFOp(value, dst) if wider else arith.TruncFOp(value, dst))
-    if isinstance(src, IndexType):
-        value = trace.value(arith.IndexCastOp(value, IntegerType(32) if not isinstance(dst, IndexType) else dst))
+    if isinstance(src, IndexType):  # an integer directly (64 bits kept for i64), a float from the i64
+        value = trace.value(arith.IndexCastOp(value, dst if isinstance(dst, IndexType | IntegerType) else IntegerType(64)))
         return value if value.type == dst else _convert_scalar(value, dst)
     if isinstance(src, IntegerType) and isinstance(dst, IndexType):
         return trace.value(arith.IndexCastOp(value, dst))
