@@ -905,3 +905,14 @@ def test_masks_on_the_gpu(arch):
     olds = h[2 * b + 2:2 * b + 2 + grid * b].reshape(grid, b)
     assert (olds[:, 3:] == 0).all() and sorted(tuple(r) for r in olds[:, :3].tolist()) == [(-5,) * 3] + [(7,) * 3] * (grid - 1)
     assert sorted(h[2 * b + 2 + grid * b:].tolist()) == list(range(-5, grid - 5))
+
+
+@gpu
+@pytest.mark.gpu
+def test_int64_number_arguments_on_the_gpu():
+    """A number argument past int32 is passed as an i64 (tests/lang/test_triton_habits.py's kernel)."""
+    from tests.lang.test_triton_habits import wide_arguments
+
+    o = torch.full((16,), float("nan"), device="cuda")
+    wide_arguments[(1,)](o, 12345678901, 5 * 10**9, SEED=12345678901)
+    assert torch.equal(o, torch.full_like(o, 5.0))

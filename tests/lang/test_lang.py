@@ -1072,8 +1072,8 @@ def test_number_arguments_numpy_scalars_and_their_range():
     o = nan_like(x)
     scalars.interpret(x, o, np.float32(1.5), np.int64(3), grid=(2,), BM=4, N=16)
     assert rel_err(o, x.astype(np.float64) * 1.5 + 3 + 10 + 0.5) < 1e-6
-    with pytest.raises(ValueError, match="does not fit the kernel's i32"):
-        scalars.ir(x, o, 1.5, 2**40, BM=4, N=16)
+    with pytest.raises(ValueError, match="does not fit an i64"):
+        scalars.ir(x, o, 1.5, 2**64, BM=4, N=16)
 
 
 def test_an_indented_kernels_error_column_and_a_verifier_reason():

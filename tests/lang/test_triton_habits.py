@@ -511,3 +511,22 @@ def test_triton_names_tilec_lacks_are_errors_at_the_line():
             tl.store(o, (0, 0), t if t > 0 else -t)
 
         tile_condition.ir(np.zeros((4, 4), np.float32), np.zeros((4, 4), np.float32))
+
+
+@tl.kernel
+def wide_arguments(o, seed, n, SEED: tl.constexpr):
+    """A number argument past int32 is an i64 (Triton's rule): a 64-bit seed's both words reach Philox,
+    as the same seed given as a constexpr does; an i64 quotient."""
+    offs = tl.arange(0, 16)
+    tl.store(o, (0,), tl.rand(seed, offs) - tl.rand(SEED, offs) + (n // 1000000000).to(tl.float32))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_int_arguments_past_int32_are_int64(after):
+    o = np.full(16, np.nan, np.float32)
+    wide_arguments.interpret(o, 12345678901, 5 * 10**9, grid=(1,), SEED=12345678901, after=after)
+    assert np.array_equal(o, np.full(16, 5, np.float32))
+    small, large = (wide_arguments.specialize(o, s, 1, SEED=1).params[1][1] for s in (7, 1 << 40))
+    assert (small, large) == ("i32", "i64")
+    with pytest.raises(ValueError, match="does not fit an i64"):
+        wide_arguments.specialize(o, 1 << 64, 1, SEED=1)

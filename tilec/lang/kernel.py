@@ -3,6 +3,7 @@
 A call's arrays fix each array argument's element type, rank and row alignment (the
 ``tile.aligned_rows`` tilec.matmul's kernels are specialised on); ``tl.constexpr`` parameters are
 Python values the function sees as such (shapes, block sizes); other numbers become ``i32``/``f32``
+(``i64`` for an integer past int32, as Triton types it)
 scalar arguments. For each such specialisation the function is traced once into a module
 (:meth:`Kernel.ir`), which the usual passes compile (:meth:`Kernel.compile`, cached in memory and,
 through :func:`tilec.compile`, on disk), the CPU interpreter runs (:meth:`Kernel.interpret`), and
@@ -60,7 +61,7 @@ class ArraySpec:
 
 @dataclass(frozen=True)
 class Specialization:
-    """One compiled variant: each parameter's kind (an ArraySpec, "i32", "f32", None for an absent
+    """One compiled variant: each parameter's kind (an ArraySpec, "i32", "i64", "f32", None for an absent
     argument, or a constexpr's value), the warps, and the constexprs' types (``True == 1 == 1.0`` in
     Python, but a kernel may tell them apart)."""
 
@@ -171,10 +172,11 @@ class Kernel:
             elif isinstance(value, (bool, np.bool_)):
                 raise TypeError(f"{self.name}: argument {name}={value!r}: a bool must be a tl.constexpr")
             elif isinstance(value, (int, np.integer)):
-                if not -(2**31) <= int(value) < 2**31:
-                    raise ValueError(f"{self.name}: argument {name}={value} does not fit the kernel's i32 "
-                                     "(make it a tl.constexpr, or pass it as an array)")
-                params.append((name, "i32"))
+                # Triton's rule: an i32 where the number fits, else an i64 (a variant of its own)
+                if not -(2**63) <= int(value) < 2**63:
+                    raise ValueError(f"{self.name}: argument {name}={value} does not fit an i64 (make it a "
+                                     "tl.constexpr, or pass it as an array)")
+                params.append((name, "i32" if -(2**31) <= int(value) < 2**31 else "i64"))
             elif isinstance(value, (float, np.floating)):
                 params.append((name, "f32"))
             else:
@@ -214,8 +216,8 @@ class Kernel:
             if isinstance(kind, ArraySpec):
                 arg_types.append(GlobalType(dtypes.DType(kind.dtype).ir, [DYNAMIC] * kind.rank))
                 align.append(kind.align)
-            elif kind in ("i32", "f32") and name not in self.constexprs:
-                arg_types.append(IntegerType(32) if kind == "i32" else Float32Type())
+            elif kind in ("i32", "i64", "f32") and name not in self.constexprs:
+                arg_types.append({"i32": IntegerType(32), "i64": IntegerType(64), "f32": Float32Type()}[kind])
                 align.append(0)
         entry = Block(arg_types=arg_types)
         values: dict[str, Any] = {}
