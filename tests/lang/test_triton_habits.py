@@ -530,3 +530,39 @@ def test_int_arguments_past_int32_are_int64(after):
     assert (small, large) == ("i32", "i64")
     with pytest.raises(ValueError, match="does not fit an i64"):
         wide_arguments.specialize(o, 1 << 64, 1, SEED=1)
+
+
+@tl.kernel
+def hinted(x, c, o):
+    """Triton's cache hints (taken, left to the compiler), ``sem``/``scope`` on atomics, ``tl.sum(dtype=)``."""
+    t = tl.load(x, (0,), shape=(64,), cache_modifier=".cg", eviction_policy="evict_last")
+    tl.atomic_add(c, (0,), 1, sem="release", scope="gpu")
+    tl.atomic_add(c, (1,), 1, sem="relaxed")
+    tl.store(o, (0,), tl.sum(t, dtype=tl.float32), cache_modifier=".cs")
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_triton_memory_hints_and_orders(after):
+    x = (RNG.standard_normal(64) * 100).astype(np.float16)
+    c, o = np.zeros(2, np.int32), np.full(1, np.nan, np.float32)
+    hinted.interpret(x, c, o, grid=(3,), after=after)
+    assert np.array_equal(c, [3, 3]) and abs(o[0] - x.astype(np.float64).sum()) < 1e-3 * np.abs(x).sum()
+    ir = str(hinted.ir(x, c, o))
+    assert 'tile.atomic "add" ordered' in ir and ir.count("ordered") == 1
+
+
+def test_memory_hints_and_orders_tilec_cannot_give_are_errors():
+    def kernel(**kw):
+        @tl.kernel
+        def k(x, c):
+            if "volatile" in kw:
+                tl.store(x, (0,), tl.load(x, (0,), shape=(16,), volatile=True))
+            else:
+                tl.atomic_add(c, (0,), 1, **kw)
+        return k
+
+    x, c = np.zeros(16, np.float32), np.zeros(1, np.int32)
+    with pytest.raises(tl.LangError, match=r"volatile=True\) is not in tilec.lang: .*tl.atomic_add\(view, offsets, 0\)"):
+        kernel(volatile=True).ir(x, c)
+    with pytest.raises(tl.LangError, match=r"scope='sys'\): tilec's atomics are acquire-release at GPU scope"):
+        kernel(scope="sys").ir(x, c)

@@ -168,7 +168,8 @@ def _static_shape(shape: Any, what: str) -> tuple[int, ...]:
 
 
 def load(view: View | Shared, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any = None,
-         other: float = 0.0, axis: int = 1) -> Tile | Vector:
+         other: float = 0.0, axis: int = 1, cache_modifier: str = "", eviction_policy: str = "",
+         volatile: bool = False) -> Tile | Vector:
     """The ``shape`` window of ``view`` at ``offsets`` (its first element's coordinates).
 
     Elements outside the array read as ``other`` (``float("-inf")`` keeps them out of a maximum), and
@@ -176,7 +177,13 @@ def load(view: View | Shared, offsets: Sequence[Any] = (), shape: Any = None, *,
     ``mask=``) is false; with a mask, ``other`` may also be a tile, vector or scalar. A rank-2 window gives a tile; a rank-1 window a vector with one value per
     column (``axis=1``, for ``v[None, :]``) or per row (``axis=0``, for ``v[:, None]``). From a shared
     tile: the whole tile (no offsets, no shape) or a window of it (a warp's part, e.g. an mma operand).
+    Triton's ``cache_modifier`` and ``eviction_policy`` are hints tilec takes and leaves to the compiler.
     """
+    _memory_hints("tl.load", cache_modifier, eviction_policy)
+    if volatile:
+        raise error("tl.load(volatile=True) is not in tilec.lang: to read a value another block writes while "
+                    "this one runs (a flag), use an atomic, e.g. tl.atomic_add(view, offsets, 0), which returns "
+                    "the current value")
     if mask is not None:
         number = isinstance(other, (int, float)) and not isinstance(other, bool)
         loaded = load(view, offsets, shape, other=other if number else 0.0, axis=axis)
@@ -457,10 +464,25 @@ def _mask(mask: Any, value: Tile | Vector, who: str) -> Any:
         raise mismatch from None
 
 
-def store(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None) -> None:
+_CACHE_MODIFIERS = ("", ".ca", ".cg", ".cv", ".cs", ".wb", ".wt", ".lu")
+_EVICTION_POLICIES = ("", "evict_first", "evict_last", "evict_normal")
+
+
+def _memory_hints(who: str, cache_modifier: Any, eviction_policy: Any) -> None:
+    """Triton's cache hints: checked as Triton checks them, then left to the compiler (tilec chooses)."""
+    if cache_modifier not in _CACHE_MODIFIERS:
+        raise error(f"{who}'s cache_modifier is one of {', '.join(map(repr, _CACHE_MODIFIERS))}, got {cache_modifier!r}")
+    if eviction_policy not in _EVICTION_POLICIES:
+        raise error(f"{who}'s eviction_policy is one of {', '.join(map(repr, _EVICTION_POLICIES))}, got "
+                    f"{eviction_policy!r}")
+
+
+def store(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None, cache_modifier: str = "",
+          eviction_policy: str = "") -> None:
     """Write ``value`` (a tile, a vector into a 1-D array, or a scalar: one element) into ``view`` at
     ``offsets``; elements outside the array are dropped, and so are those where ``mask`` (a boolean
     tile, vector or scalar broadcast to the value, Triton's ``mask=``) is false."""
+    _memory_hints("tl.store", cache_modifier, eviction_policy)
     if not isinstance(view, View):
         raise error(f"tl.store writes an array argument of the kernel, got {_describe(view)}")
     if isinstance(value, Expanded):  # v[None, :] into a 2-D array is a tile of one row (v[:, None]: one column)
@@ -491,12 +513,21 @@ def _stored_as(value: Tile | Vector, view: View) -> Tile | Vector:
     return value.to(view.dtype)
 
 
+_SEMANTICS = (None, "relaxed", "acquire", "release", "acq_rel")
+_SCOPES = (None, "cta", "gpu")
+
+
 def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any, cmp: Any = None,
-            mask: Any = None) -> Tile | Vector | Scalar:
+            mask: Any = None, sem: Any = None, scope: Any = None) -> Tile | Vector | Scalar:
     """``tile.atomic`` of ``kind``; its old values in the value's form (a scalar for a scalar). Unused, the
     old values cost nothing: tile-distribute then combines with ``red.global`` where PTX has one.
     ``mask`` (Triton's ``mask=``): the elements where it is false are left alone, their old values 0."""
     who = f"tl.atomic_{kind}"
+    # tilec's atomics are acquire-release at GPU scope (at least as strong as asked) where their old values
+    # are read or sem= asks for an order, else relaxed (red.global: what a sum or a histogram needs)
+    if sem not in _SEMANTICS or scope not in _SCOPES:
+        raise error(f"{who}(sem={sem!r}, scope={scope!r}): tilec's atomics are acquire-release at GPU scope, which "
+                    f"serves sem in {_SEMANTICS[1:]} and scope in {_SCOPES[1:]}")
     if not isinstance(view, View):
         raise error(f"{who} combines into an array argument of the kernel, got {_describe(view)}")
     one = isinstance(value, (Scalar, int, float)) and not isinstance(value, bool)
@@ -519,7 +550,8 @@ def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any, cmp: Any 
         old = zeros_like(value)
         return Scalar(current().value(t.ExtractOp(old.value))) if one else old
     op = t.AtomicOp(kind, value.value, view.value, _offsets(view, offsets, who),
-                    None if cmp is None else cmp.value, returns=True, mask=None if bits is True else bits.value)
+                    None if cmp is None else cmp.value, returns=True, mask=None if bits is True else bits.value,
+                    ordered=sem in ("acquire", "release", "acq_rel"))
     old = wrap(current().value(op))
     if one:  # a scalar's one element: Triton's scalar atomic gives a scalar
         return Scalar(current().value(t.ExtractOp(old.value)))
@@ -539,7 +571,8 @@ def _atomic_operand(who: str, what: str, view: View, value: Any) -> Tile | Vecto
     return value
 
 
-def atomic_add(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None) -> Tile | Vector | Scalar:
+def atomic_add(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None, sem: Any = None,
+               scope: Any = None) -> Tile | Vector | Scalar:
     """Add ``value`` (a tile, a vector or a scalar) into ``view`` at ``offsets`` atomically (Triton's
     ``tl.atomic_add``): f32 or int32 arrays. Each element is added once however many threads hold it:
     once a block for a value that is the same in every warp. Elements outside the array are dropped.
@@ -547,49 +580,57 @@ def atomic_add(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = No
 
     Returns the elements' values from before (0 outside the array), in ``value``'s form: a scalar for
     a scalar. Used, the add is PTX's ``atom`` (acquire-release, GPU scope, as Triton's default); unused,
-    a relaxed ``red``. ``mask=`` (every atomic takes it, as Triton's): the elements where it is false are
+    a relaxed ``red`` unless ``sem=`` asks for an order (``"release"``, ``"acquire"``, ``"acq_rel"``: then
+    ``atom``, e.g. a counter that tells another block this one's stores are done). ``mask=`` (every atomic takes it, as Triton's): the elements where it is false are
     left alone and give 0."""
-    return _atomic("add", view, offsets, value, mask=mask)
+    return _atomic("add", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
-def atomic_max(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None) -> Tile | Vector | Scalar:
+def atomic_max(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None, sem: Any = None,
+               scope: Any = None) -> Tile | Vector | Scalar:
     """The element-wise maximum of ``view`` at ``offsets`` and ``value``, atomically (int32 and float32
     arrays; a float as integer operations on its bits, chosen by its sign); the old values as
     :func:`atomic_add` gives them."""
-    return _atomic("max", view, offsets, value, mask=mask)
+    return _atomic("max", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
-def atomic_min(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None) -> Tile | Vector | Scalar:
+def atomic_min(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None, sem: Any = None,
+               scope: Any = None) -> Tile | Vector | Scalar:
     """The element-wise minimum, atomically (int32 and float32 arrays); the old values."""
-    return _atomic("min", view, offsets, value, mask=mask)
+    return _atomic("min", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
-def atomic_xchg(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None) -> Tile | Vector | Scalar:
+def atomic_xchg(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None, sem: Any = None,
+                scope: Any = None) -> Tile | Vector | Scalar:
     """Write ``value`` into ``view`` at ``offsets`` atomically and give the old values (Triton's
     ``tl.atomic_xchg``; int32 and float32 arrays; always PTX's ``atom``, acquire-release: a lock's release)."""
-    return _atomic("xchg", view, offsets, value, mask=mask)
+    return _atomic("xchg", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
-def atomic_cas(view: View, offsets: Sequence[Any], cmp: Any, value: Any, *, mask: Any = None) -> Tile | Vector | Scalar:
+def atomic_cas(view: View, offsets: Sequence[Any], cmp: Any, value: Any, *, mask: Any = None, sem: Any = None,
+               scope: Any = None) -> Tile | Vector | Scalar:
     """Compare and swap (Triton's ``tl.atomic_cas(pointer, cmp, val)``): where an element of ``view`` at
     ``offsets`` equals ``cmp`` (bit for bit), write ``value``; give the old values either way. int32
     and float32 arrays. A spin lock: ``while tl.atomic_cas(lock, (i,), 0, 1) == 1: pass``."""
-    return _atomic("cas", view, offsets, value, cmp, mask=mask)
+    return _atomic("cas", view, offsets, value, cmp, mask=mask, sem=sem, scope=scope)
 
 
-def atomic_and(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None) -> Tile | Vector | Scalar:
+def atomic_and(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None, sem: Any = None,
+               scope: Any = None) -> Tile | Vector | Scalar:
     """Bitwise and into an int32 array atomically; the old values."""
-    return _atomic("and", view, offsets, value, mask=mask)
+    return _atomic("and", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
-def atomic_or(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None) -> Tile | Vector | Scalar:
+def atomic_or(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None, sem: Any = None,
+              scope: Any = None) -> Tile | Vector | Scalar:
     """Bitwise or into an int32 array atomically; the old values."""
-    return _atomic("or", view, offsets, value, mask=mask)
+    return _atomic("or", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
-def atomic_xor(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None) -> Tile | Vector | Scalar:
+def atomic_xor(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None, sem: Any = None,
+               scope: Any = None) -> Tile | Vector | Scalar:
     """Bitwise exclusive or into an int32 array atomically; the old values."""
-    return _atomic("xor", view, offsets, value, mask=mask)
+    return _atomic("xor", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
 def _offsets(view: View, offsets: Any, who: str) -> list[SSAValue]:
@@ -773,10 +814,13 @@ def _kept(x: Any, result: Vector | Scalar, axis: Any, keep_dims: bool) -> Any:
     return result[:, None] if axis % 2 else result[None, :]
 
 
-def sum(x: Tile | Vector, axis: int | None = None, keep_dims: bool = False) -> Any:  # noqa: A001 - numpy's name
+def sum(x: Tile | Vector, axis: int | None = None, keep_dims: bool = False, dtype: Any = None) -> Any:  # noqa: A001
     """The sum along ``axis``: 1 gives one value per row (a ``row`` vector), 0 one per column; None
     (the default, as in Triton and numpy) the sum of every element, a scalar, as for a vector.
-    ``keep_dims``: the reduced axis kept, of extent 1, as Triton's (:func:`_kept`)."""
+    ``keep_dims``: the reduced axis kept, of extent 1, as Triton's (:func:`_kept`); ``dtype``: the
+    elements converted to it first, the sum computed in it (Triton's ``tl.sum(x, dtype=tl.float32)``)."""
+    if dtype is not None and isinstance(x, (Value, Expanded)):
+        x = x.to(dtype)
     return _kept(x, _reduce("sum", x, axis), axis, keep_dims)
 
 

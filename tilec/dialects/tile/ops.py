@@ -892,7 +892,8 @@ class AtomicOp(IRDLOperation):
     element of a register tile (or vector) combined into the global window atomically (Triton's
     ``tl.atomic_add``/``max``/``min``/``xchg``/``cas``/``and``/``or``/``xor``), elements outside the
     view dropped. ``cas`` takes the compared values: ``... cmp %c``; ``mask %m`` (i1 in the value's
-    shape) leaves the elements where it is false alone (their old values read as 0).
+    shape) leaves the elements where it is false alone (their old values read as 0). ``ordered``: PTX's
+    ``atom`` (acquire-release) even when nothing reads the old values (a release a flag's reader relies on).
 
     With a result (``%old = tile.atomic ... returns !tile.rt<16x64xf32>``) it gives the elements' values
     from before, as PTX's ``atom`` does (acquire-release, GPU scope: Triton's default); without one it
@@ -916,18 +917,23 @@ class AtomicOp(IRDLOperation):
     cmp = opt_operand_def(T)
     mask = opt_operand_def(RegisterType | RegisterVectorType)
     old = opt_result_def(T)
+    ordered = opt_prop_def(UnitAttr)
 
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
-    assembly_format = ("$kind $value `,` $dest (`[` $indices^ `]`)? (`cmp` $cmp^)? (`mask` $mask^)? attr-dict `:` "
-                       "type($value) `->` type($dest) (`,` type($mask)^)? (`returns` type($old)^)?")
+    assembly_format = ("$kind (`ordered` $ordered^)? $value `,` $dest (`[` $indices^ `]`)? (`cmp` $cmp^)? "
+                       "(`mask` $mask^)? attr-dict `:` type($value) `->` type($dest) (`,` type($mask)^)? "
+                       "(`returns` type($old)^)?")
 
     def __init__(self, kind: str, value: SSAValue, dest: SSAValue, indices=(), cmp: SSAValue | None = None,
-                 returns: bool = False, mask: SSAValue | None = None):
+                 returns: bool = False, mask: SSAValue | None = None, ordered: bool = False):
         value = SSAValue.get(value)
+        props: dict[str, Attribute] = {"kind": StringAttr(kind)}
+        if ordered:
+            props["ordered"] = UnitAttr()
         super().__init__(operands=[value, dest, indices, [] if cmp is None else [cmp], [] if mask is None else [mask]],
-                         properties={"kind": StringAttr(kind)}, result_types=[[value.type] if returns else []])
+                         properties=props, result_types=[[value.type] if returns else []])
 
     def verify_(self) -> None:
         kind = self.kind.data

@@ -134,7 +134,7 @@ class AtomicLowering:
                 olds.append(zero)
                 continue
             ptr = self.global_ptr(dst, list(coords))
-            if fetch or kind not in _RED_KINDS:
+            if fetch or kind not in _RED_KINDS or op.ordered is not None:
                 olds.append(self._atom(kind, x, c, ptr, pred))
             elif kind in ("max", "min") and x.type == Float32Type():
                 self._float_extreme(kind, x, ptr, pred)

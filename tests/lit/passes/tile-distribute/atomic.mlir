@@ -113,3 +113,21 @@ func.func @lanes(%x: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?]>, %p: !tile.gl
 // CHECK-NEXT: frag.shfl "idx" %[[A]], %[[SOURCE]] : f32
 // CHECK-NEXT: frag.shfl "idx" %[[B]], %[[SOURCE]] : f32
 // CHECK-NOT: tile.barrier
+
+// -----
+
+// 'ordered' (tl.atomic_add(..., sem="release")): atom.acq_rel even though nothing reads the old value,
+// so this block's earlier stores are visible to whoever reads the counter after it; unordered and
+// unused, the same add is a relaxed red.
+func.func @ordered(%c: !tile.gl<i32, [?]>)
+    attributes {tile.launch = #tile.launch<grid = [?, 1, 1], block = [32, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1 : i32
+  %v = tile.fill %one : i32 -> !tile.rv<1xi32, row>
+  tile.atomic "add" ordered %v, %c[%c0] : !tile.rv<1xi32, row> -> !tile.gl<i32, [?]>
+  tile.atomic "add" %v, %c[%c0] : !tile.rv<1xi32, row> -> !tile.gl<i32, [?]>
+  func.return
+}
+// CHECK-LABEL: func.func @ordered(
+// CHECK: frag.atom "add" %one, %c if %{{.*}} : i32, !llvm.ptr<1>
+// CHECK: frag.red "add" %one, %c if %{{.*}} : i32, !llvm.ptr<1>
