@@ -301,14 +301,15 @@ def test_tritons_dot_keywords():
 
 @tl.kernel(num_warps=4)
 def not_staged(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    """Loads tile-stage does not stage ahead: indices from a loop-carried offset (they change along the
-    loop, so the copies cannot open its body: they are staged where they are read, no cp.async), and a
+    """Loads tile-stage does not stage ahead: indices from a loop-carried offset that is not a function of
+    the counter (``(off + BK) % K``: the copies cannot open the body: they are staged where they are
+    read, no cp.async; ``off + BK`` alone is rewritten as one, see tests/lang/test_block_ptr.py), and a
     48-column B the block's copy cannot split (left as written)."""
     acc = tl.zeros((BM, BN))
     off = 0 * tl.program_id(0)
     for k in tl.range(0, a.shape[1], BK):
         acc = tl.dot(tl.load(a, (0, off), shape=(BM, BK)), tl.load(b, (off, 0), shape=(BK, BN)), acc)
-        off = off + BK
+        off = (off + BK) % a.shape[1]
     tl.store(c, (0, 0), acc)
 
 

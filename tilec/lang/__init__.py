@@ -21,6 +21,7 @@ by ``tile-layout``, reductions and broadcasts lowered by ``tile-distribute``.
 import tilec.ir  # noqa: F401  first: installs the lazy assembly formats (tilec/ir/lazy_formats.py)
 from tilec.lang import branch, loop  # noqa: F401  branch: a traced scalar's run-time if
 from tilec.lang.dtypes import DType, bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, float64, index, int1, int8, int16, int32, int64
+from tilec.lang.block_ptr import advance, make_block_ptr, make_tensor_descriptor
 from tilec.lang.compat import (assume, broadcast_to, cast, debug_barrier, device_assert, device_print, div_rn, expand_dims,
                                extra, fma, isnan, math, max_constancy, max_contiguous, multiple_of, permute, reshape,
                                softmax, sqrt_rn, static_assert, static_print, swizzle2d, umulhi, xor_sum)
@@ -115,6 +116,7 @@ from tilec.lang.tracing import LangError
 from tilec.lang.values import Expanded, Scalar, Shared, Tile, Vector, View
 
 __all__ = [
+    "advance", "make_block_ptr", "make_tensor_descriptor",
     "assume", "broadcast_to", "cast", "debug_barrier", "device_assert", "device_print", "expand_dims", "extra", "fma", "isnan",
     "math", "max_constancy", "max_contiguous", "multiple_of", "permute", "reshape", "rint", "softmax", "static_assert",
     "static_print", "swizzle2d", "trunc", "umulhi", "div_rn", "sqrt_rn", "xor_sum",

@@ -19,6 +19,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
+from tilec.lang.block_ptr import BlockPtr, any_block_ptr, flatten_carried
 from tilec.lang.tracing import Unusable, current, error
 from tilec.lang.values import Expanded, Scalar, Value, Vector, can_reorient, reoriented, where, wrap
 
@@ -102,6 +103,12 @@ def trace_if(cond: Scalar, init: Sequence[Any], then: Callable[..., tuple], othe
     for block, branch in zip(blocks, (then, otherwise)):
         with trace.inside(block):
             results.append(branch(*init))
+    unpack = None
+    if any_block_ptr(results[0]) or any_block_ptr(results[1]):  # a block pointer leaves as its offsets
+        templates = [a if isinstance(a, BlockPtr) else b for a, b in zip(*results)]
+        _, flat_names, unpack, pack = flatten_carried(templates, names)
+        results = [tuple(pack(r)) for r in results]
+        names = flat_names
     yields: tuple[list, list] = ([], [])
     types = []
     out: list[Any] = []
@@ -148,7 +155,7 @@ def trace_if(cond: Scalar, init: Sequence[Any], then: Callable[..., tuple], othe
             op.results[x.index].name_hint = name
             x = wrap(op.results[x.index])
         made.append(x)
-    return tuple(made)
+    return tuple(made if unpack is None else unpack(made))
 
 
 def _scalar_if(self: Scalar, init: tuple, then: Callable[..., tuple], otherwise: Callable[..., tuple],

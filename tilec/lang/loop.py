@@ -10,13 +10,15 @@ the rewritten code runs Python's loop when it is a Python value.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerType
-from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 
+from tilec.lang.block_ptr import BlockPtr, any_block_ptr, flatten_carried
 from tilec.lang.branch import NUMBERS, NoValue, number_constant, number_type
 from tilec.lang.ops import index
 from tilec.lang.tracing import current, error
@@ -66,6 +68,10 @@ class range:  # noqa: N801 - used as tl.range, like Python's
                     index_name: str = "i") -> tuple:
         """Trace ``body(i, *carried)`` into an ``scf.for`` (twice when it changes a Python number, which is then
         carried as a scalar); returns the carried values after the loop."""
+        if any_block_ptr(init):  # carried as their offsets
+            flat, flat_names, unpack, pack = flatten_carried(init, names)
+            out = self.__tl_loop__(flat, lambda i, *c: tuple(pack(body(i, *unpack(c)))), flat_names, index_name)
+            return tuple(unpack(out))
         trace = current()
         if isinstance(self.step, int) and self.step == 0:
             raise error("tl.range's step must not be 0")
@@ -94,6 +100,7 @@ class range:  # noqa: N801 - used as tl.range, like Python's
                                 "body: give it a traced value before the loop (e.g. tl.zeros or tl.full)")
                 init[i] = wrap(value)
             block, traced, yielded, changed = self._trace(init, body, names, index_name)
+        counted = _counted(block, traced, yielded, init, lo, step)
         with trace.inside(block):
             trace.emit(scf.YieldOp(*yielded))
         loop = trace.emit(scf.ForOp(lo, hi, step, [init[i].value for i in traced], Region(block)))
@@ -101,6 +108,8 @@ class range:  # noqa: N801 - used as tl.range, like Python's
         for k, i in enumerate(traced):
             loop.results[k].name_hint = names[i]
             out[i] = wrap(loop.results[k])
+        for i, increment in counted.items():  # after the loop: the start plus the trip count's increments
+            out[i] = init[i] if increment is None else init[i] + _trip_count(lo, hi, step) * Scalar(increment)
         return tuple(out)
 
     def _down(self, init: Sequence[Any], body: Callable[..., tuple], names: Sequence[str], index_name: str) -> tuple:
@@ -155,6 +164,92 @@ class range:  # noqa: N801 - used as tl.range, like Python's
         return block, traced, yielded, changed
 
 
+def _counted(block: Block, traced: list[int], yielded: list[SSAValue], init: list[Any], lo: SSAValue,
+             step: SSAValue) -> dict[int, SSAValue | None]:
+    """Carried index scalars that the body passes on unchanged or advances by a loop-invariant amount
+    (a block pointer's offsets: ``tl.advance(p, (0, BK))``) become functions of the loop counter:
+    ``start + (i - lo) / step * increment`` at the body's start, so a load at them is the affine window
+    tile-stage stages and pipelines as it does ``tl.load(a, (r, k))``. Removes them from ``traced`` and
+    ``yielded`` (and the block's arguments); returns each one's increment (None: unchanged)."""
+    step_value = _constant(step)
+    counted: dict[int, SSAValue | None] = {}
+    for k in builtins.range(len(traced) - 1, -1, -1):  # (range is tl.range here)
+        arg, after = block.args[1 + k], yielded[k]
+        if not isinstance(arg.type, IndexType):
+            continue
+        increment = _increment(arg, after, block)
+        if after is not arg and (increment is None or step_value is None or step_value <= 0):
+            continue
+        i = traced[k]
+        if after is arg:
+            now = init[i].value
+        else:
+            ops = _counter_value(block.args[0], lo, step_value, increment, init[i].value)
+            first = block.first_op
+            for op in ops:
+                block.insert_op_before(op, first) if first is not None else block.add_op(op)
+            now = ops[-1].results[0]
+        arg.replace_all_uses_with(now)
+        yielded[:] = [now if y is arg else y for y in yielded]  # another name's next value may be this one
+        block.erase_arg(arg)
+        del traced[k], yielded[k]
+        if after is not arg and not after.uses:
+            after.owner.detach()
+            after.owner.erase()
+        counted[i] = None if after is arg else increment
+    return counted
+
+
+def _increment(arg: SSAValue, after: SSAValue, block: Block) -> SSAValue | None:
+    """``c`` where ``after`` is ``arg + c`` (or ``c + arg``) with ``c`` from outside ``block``."""
+    op = after.owner if isinstance(after, OpResult) else None
+    if not isinstance(op, arith.AddiOp) or op.parent_block() is not block:
+        return None
+    other = op.rhs if op.lhs is arg else op.lhs if op.rhs is arg else None
+    if other is None or other is arg:
+        return None
+    return None if _within(other, block) else other
+
+
+def _within(v: SSAValue, block: Block) -> bool:
+    """Whether ``v`` is defined in ``block`` (an argument, an op of it or of a region nested in it)."""
+    where = v.owner if isinstance(v.owner, Block) else v.owner.parent_block()
+    while where is not None:
+        if where is block:
+            return True
+        parent = where.parent_op()
+        where = parent.parent_block() if parent is not None else None
+    return False
+
+
+def _constant(v: SSAValue) -> int | None:
+    op = v.owner if isinstance(v, OpResult) else None
+    return op.value.value.data if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr) else None
+
+
+def _counter_value(iv: SSAValue, lo: SSAValue, step: int, increment: SSAValue, start: SSAValue) -> list[Operation]:
+    """``start + (iv - lo) / step * increment`` (the division exact: ``iv`` is ``lo`` plus steps)."""
+    ops: list[Operation] = [arith.SubiOp(iv, lo)]
+    constant = _constant(increment)
+    if constant is not None and constant % step == 0:  # i - lo times increment / step, no division
+        if constant != step:
+            ops += [arith.ConstantOp(IntegerAttr(constant // step, IndexType()))]
+            ops += [arith.MuliOp(ops[0].results[0], ops[1].results[0])]
+    else:
+        if step != 1:
+            ops += [arith.ConstantOp(IntegerAttr(step, IndexType()))]
+            ops += [arith.DivUIOp(ops[0].results[0], ops[1].results[0])]
+        ops += [arith.MuliOp(ops[-1].results[0], increment)]
+    ops += [arith.AddiOp(start, ops[-1].results[0])]
+    return ops
+
+
+def _trip_count(lo: SSAValue, hi: SSAValue, step: SSAValue) -> Scalar:
+    """How many times an ``scf.for`` from ``lo`` to ``hi`` by ``step`` (> 0) runs: ceil((hi - lo) / step), at least 0."""
+    n = (Scalar(hi) - Scalar(lo) + Scalar(step) - 1) // Scalar(step)
+    return Scalar(current().value(arith.MaxSIOp(n.value, current().constant(0, IndexType()))))
+
+
 TRACED = object()
 """What :func:`python_test` gives for a test that is a traced value: the loop runs on the GPU from here."""
 
@@ -186,6 +281,10 @@ def while_loop(init: Sequence[Any], test: Callable[..., Any], body: Callable[...
     if leaked:
         raise error(f"'{leaked[0]}' is first assigned inside this while loop, which runs on the GPU, and used "
                     "after it: give it a value before the loop (it is then carried through the loop)")
+    if any_block_ptr(init):  # carried as their offsets
+        flat, flat_names, unpack, pack = flatten_carried(init, names)
+        out = while_loop(flat, lambda *c: test(*unpack(c)), lambda *c: tuple(pack(body(*unpack(c)))), flat_names)
+        return tuple(unpack(out))
     trace = current()
     init = [Unbound(name) if isinstance(v, NoValue) else v for name, v in zip(names, init)]
     for name, v in zip(names, init):
@@ -268,6 +367,9 @@ def _carried(name: str, before: Any, after: Any, loop: str) -> tuple[SSAValue | 
         ty = after.value.type
     elif isinstance(before, NUMBERS) and isinstance(after, NUMBERS):
         ty = number_type(before, after)
+    if ty is None and isinstance(after, BlockPtr):
+        raise error(f"'{name}' becomes a {after.describe()} in the {loop}'s body and is {before!r} before: make the "
+                    "block pointer before the loop (tl.advance moves it inside)")
     if ty is None:
         raise error(f"'{name}' is the Python value {before!r} before the loop and changes in its body: "
                     "give it a traced value before the loop (e.g. tl.zeros or tl.full)")

@@ -21,6 +21,8 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import FLOAT8_TYPES, FLOAT_TYPES, RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
+from tilec.lang.block_ptr import PADDINGS, BlockPtr
+from tilec.lang.block_ptr import window as block_window
 from tilec.lang.dtypes import dtype_of, float32, int1, int8, int16, int32, int64
 from tilec.lang.tracing import LangError, current, element_type, error
 from tilec.lang.values import (
@@ -167,9 +169,9 @@ def _static_shape(shape: Any, what: str) -> tuple[int, ...]:
 # ---------------------------------------------------------------- memory
 
 
-def load(view: View | Shared, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any = None,
+def load(view: View | Shared | BlockPtr, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any = None,
          other: float = 0.0, axis: int = 1, cache_modifier: str = "", eviction_policy: str = "",
-         volatile: bool = False) -> Tile | Vector:
+         volatile: bool = False, boundary_check: Any = (), padding_option: str = "") -> Tile | Vector:
     """The ``shape`` window of ``view`` at ``offsets`` (its first element's coordinates).
 
     Elements outside the array read as ``other`` (``float("-inf")`` keeps them out of a maximum), and
@@ -178,8 +180,18 @@ def load(view: View | Shared, offsets: Sequence[Any] = (), shape: Any = None, *,
     column (``axis=1``, for ``v[None, :]``) or per row (``axis=0``, for ``v[:, None]``). From a shared
     tile: the whole tile (no offsets, no shape) or a window of it (a warp's part, e.g. an mma operand).
     Triton's ``cache_modifier`` and ``eviction_policy`` are hints tilec takes and leaves to the compiler.
+    A block pointer (``tl.make_block_ptr``) is its window: ``tl.load(ptr, boundary_check=(0, 1),
+    padding_option="zero")`` (every dimension is checked; ``"nan"`` pads with NaN).
     """
     _memory_hints("tl.load", cache_modifier, eviction_policy)
+    if isinstance(view, BlockPtr):
+        if offsets not in ((), None) or shape is not None or mask is not None:
+            raise error("tl.load of a block pointer takes no mask, offsets or shape: the pointer is the window "
+                        "(tl.advance moves it)")
+        if padding_option not in PADDINGS:
+            raise error(f"tl.load's padding_option is one of {', '.join(map(repr, PADDINGS))}, got {padding_option!r}")
+        source, origin, dims = block_window(view)
+        return load(source, origin, dims, other=PADDINGS[padding_option], volatile=volatile)
     if volatile:
         raise error("tl.load(volatile=True) is not in tilec.lang: to read a value another block writes while "
                     "this one runs (a flag), use an atomic, e.g. tl.atomic_add(view, offsets, 0), which returns "
@@ -477,12 +489,23 @@ def _memory_hints(who: str, cache_modifier: Any, eviction_policy: Any) -> None:
                     f"{eviction_policy!r}")
 
 
-def store(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None, cache_modifier: str = "",
-          eviction_policy: str = "") -> None:
+_NO_VALUE = object()
+
+
+def store(view: View | BlockPtr, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None,
+          cache_modifier: str = "", eviction_policy: str = "", boundary_check: Any = ()) -> None:
     """Write ``value`` (a tile, a vector into a 1-D array, or a scalar: one element) into ``view`` at
     ``offsets``; elements outside the array are dropped, and so are those where ``mask`` (a boolean
     tile, vector or scalar broadcast to the value, Triton's ``mask=``) is false."""
     _memory_hints("tl.store", cache_modifier, eviction_policy)
+    if isinstance(view, BlockPtr):  # tl.store(ptr, value): the pointer's window
+        value = offsets if value is _NO_VALUE else value
+        if mask is not None:
+            raise error("tl.store of a block pointer takes no mask: the pointer is the window")
+        source, origin, _ = block_window(view, value, "tl.store")
+        return store(source, origin, value)
+    if value is _NO_VALUE:
+        raise error("tl.store(view, offsets, value): the value to store is missing")
     if not isinstance(view, View):
         raise error(f"tl.store writes an array argument of the kernel, got {_describe(view)}")
     if isinstance(value, Expanded):  # v[None, :] into a 2-D array is a tile of one row (v[:, None]: one column)

@@ -1,0 +1,194 @@
+"""Triton's block pointers and tensor descriptors as windows of an array argument.
+
+``tl.make_block_ptr(base, shape, strides, offsets, block_shape, order)`` names a ``block_shape``
+window of ``base`` at ``offsets``; ``tl.advance`` moves it; ``tl.load``/``tl.store`` of it read and
+write that window (out-of-bounds elements read as zero, or NaN with ``padding_option="nan"``, and
+are not written). ``tl.make_tensor_descriptor(base, shape, strides, block_shape)`` is the same with
+the offsets given at each ``desc.load(offsets)`` / ``desc.store(offsets, value)``. That is the
+language's own model (:func:`tilec.lang.ops.load`), so nothing here builds IR of its own.
+
+``base`` is a kernel's array argument, which carries its shape and strides: those are the ones used
+(``shape`` and ``strides`` must give its rank; Triton's pointer arithmetic on a flat buffer is not
+the model). A block pointer carried through a ``tl.range`` or ``while`` loop, or assigned in a
+run-time ``if``, is carried as its offsets (:func:`flatten_carried`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tilec.lang.tracing import error
+from tilec.lang.values import Scalar, Value, View
+
+
+class BlockPtr:
+    """A ``block_shape`` window of ``view`` at ``offsets`` (Python ints or index scalars)."""
+
+    __slots__ = ("view", "offsets", "block_shape", "order")
+
+    def __init__(self, view: View, offsets: Sequence[Any], block_shape: Sequence[int], order: Sequence[int]):
+        self.view, self.offsets, self.block_shape, self.order = view, tuple(offsets), tuple(block_shape), tuple(order)
+
+    def with_offsets(self, offsets: Sequence[Any]) -> BlockPtr:
+        return BlockPtr(self.view, offsets, self.block_shape, self.order)
+
+    def same_window_shape(self, other: Any) -> bool:
+        return isinstance(other, BlockPtr) and other.view is self.view and other.block_shape == self.block_shape
+
+    def describe(self) -> str:
+        return f"block pointer of {self.view.name!r} ({'x'.join(map(str, self.block_shape))} window)"
+
+    def __repr__(self) -> str:
+        return f"<{self.describe()}>"
+
+    def __bool__(self) -> bool:
+        raise error(f"a {self.describe()} has no truth value")
+
+
+class TensorDescriptor:
+    """Triton's ``tl.make_tensor_descriptor``: windows of ``block_shape`` of ``view`` at given offsets."""
+
+    __slots__ = ("view", "block_shape")
+
+    def __init__(self, view: View, block_shape: Sequence[int]):
+        self.view, self.block_shape = view, tuple(block_shape)
+
+    def load(self, offsets: Sequence[Any]) -> Any:
+        """The window at ``offsets`` (zero outside the array)."""
+        from tilec.lang.ops import load  # lazy: ops imports this module
+
+        return load(self.view, tuple(_offsets(self.view, offsets, "desc.load")), shape=self.block_shape)
+
+    def store(self, offsets: Sequence[Any], value: Any) -> None:
+        """``value`` into the window at ``offsets`` (not written outside the array)."""
+        from tilec.lang.ops import store  # lazy: ops imports this module
+
+        _check_shape(value, self.block_shape, "desc.store")
+        store(self.view, tuple(_offsets(self.view, offsets, "desc.store")), value)
+
+    def __repr__(self) -> str:
+        return f"<tensor descriptor of {self.view.name!r} ({'x'.join(map(str, self.block_shape))} blocks)>"
+
+
+def _array(base: Any, shape: Any, strides: Any, who: str) -> View:
+    if not isinstance(base, View):
+        raise error(f"{who}'s base is an array argument of the kernel, got {type(base).__name__} {base!r}")
+    for what, given in (("shape", shape), ("strides", strides)):
+        if not isinstance(given, (tuple, list)) or len(given) != base.ndim:
+            raise error(f"{who}'s {what} gives the {base.ndim} dimensions of {base.name!r} (whose own shape and "
+                        f"strides are used), got {given!r}")
+    return base
+
+
+def _block_shape(block_shape: Any, view: View, who: str) -> tuple[int, ...]:
+    if not isinstance(block_shape, (tuple, list)) or len(block_shape) != view.ndim or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in block_shape):
+        raise error(f"{who}'s block_shape is {view.ndim} positive Python ints (constexprs), got {block_shape!r}")
+    return tuple(block_shape)
+
+
+def _offsets(view: View, offsets: Any, who: str) -> list[Any]:
+    if not isinstance(offsets, (tuple, list)) or len(offsets) != view.ndim:
+        raise error(f"{who} takes {view.ndim} offsets (one per dimension of {view.name!r}), got {offsets!r}")
+    for o in offsets:
+        if isinstance(o, bool) or not (isinstance(o, int) or isinstance(o, Scalar)):
+            raise error(f"{who}'s offsets are ints or integer scalars, got {o!r}")
+    return list(offsets)
+
+
+def _check_shape(value: Any, block_shape: tuple[int, ...], who: str) -> None:
+    shape = getattr(value, "shape", None)
+    if isinstance(value, Value) and shape is not None and tuple(shape) != block_shape:
+        raise error(f"{who} of a value of shape {tuple(shape)} into blocks of {block_shape}")
+
+
+def make_block_ptr(base: Any, shape: Any, strides: Any, offsets: Any, block_shape: Any, order: Any) -> BlockPtr:
+    """Triton's ``tl.make_block_ptr``: the ``block_shape`` window of the array ``base`` at ``offsets``."""
+    view = _array(base, shape, strides, "tl.make_block_ptr")
+    dims = _block_shape(block_shape, view, "tl.make_block_ptr")
+    if view.ndim not in (1, 2):
+        raise error(f"tl.make_block_ptr of a {view.ndim}-D array: tiles are 1-D or 2-D (take a subview "
+                    f"{view.name}[b, h] first)")
+    if not isinstance(order, (tuple, list)) or sorted(order) != list(range(view.ndim)):
+        raise error(f"tl.make_block_ptr's order is a permutation of the {view.ndim} dimensions, got {order!r}")
+    return BlockPtr(view, _offsets(view, offsets, "tl.make_block_ptr"), dims, order)
+
+
+def advance(ptr: Any, offsets: Any) -> BlockPtr:
+    """Triton's ``tl.advance``: the same window moved by ``offsets``."""
+    if not isinstance(ptr, BlockPtr):
+        raise error(f"tl.advance moves a block pointer (tl.make_block_ptr), got {type(ptr).__name__} {ptr!r}")
+    deltas = _offsets(ptr.view, offsets, "tl.advance")
+    return ptr.with_offsets([o + d if not (isinstance(d, int) and d == 0) else o for o, d in zip(ptr.offsets, deltas)])
+
+
+def make_tensor_descriptor(base: Any, shape: Any, strides: Any, block_shape: Any) -> TensorDescriptor:
+    """Triton's ``tl.make_tensor_descriptor``: ``block_shape`` windows of the array ``base``."""
+    view = _array(base, shape, strides, "tl.make_tensor_descriptor")
+    return TensorDescriptor(view, _block_shape(block_shape, view, "tl.make_tensor_descriptor"))
+
+
+PADDINGS = {"": 0.0, "zero": 0.0, "nan": float("nan")}
+"""``padding_option``: what a block pointer's load reads outside the array."""
+
+
+def window(ptr: BlockPtr, value: Any = None, who: str = "tl.load") -> tuple[View, tuple[Any, ...], tuple[int, ...]]:
+    """(view, offsets, shape) of a block pointer's load or store (``value``: the stored value, checked)."""
+    if value is not None:
+        _check_shape(value, ptr.block_shape, who)
+    return ptr.view, ptr.offsets, ptr.block_shape
+
+
+def flatten_carried(init: Sequence[Any], names: Sequence[str]) -> tuple[list[Any], list[str], Callable, Callable]:
+    """Carried values with each block pointer replaced by its offsets: (flat values, their names,
+    ``unpack(flat) -> values``, ``pack(values) -> flat``). ``pack`` checks that a name holding a block
+    pointer before holds one of the same array and window shape after (its offsets are what moves)."""
+    layout: list[BlockPtr | None] = []
+    flat: list[Any] = []
+    flat_names: list[str] = []
+    for name, v in zip(names, init):
+        if isinstance(v, BlockPtr):
+            layout.append(v)
+            flat += v.offsets
+            flat_names += [f"{name}_offset{k}" for k in range(len(v.offsets))]
+        else:
+            layout.append(None)
+            flat.append(v)
+            flat_names.append(name)
+
+    def unpack(values: Sequence[Any]) -> list[Any]:
+        out, k = [], 0
+        for template in layout:
+            if template is None:
+                out.append(values[k])
+                k += 1
+            else:
+                n = len(template.offsets)
+                out.append(template.with_offsets(values[k:k + n]))
+                k += n
+        return out
+
+    def pack(values: Sequence[Any]) -> list[Any]:
+        out: list[Any] = []
+        for name, template, v in zip(names, layout, values):
+            if template is None and isinstance(v, BlockPtr):
+                raise error(f"'{name}' becomes a {v.describe()} here but is not one before: make the block pointer "
+                            "before the loop or if (tl.advance moves it inside)")
+            if template is None:
+                out.append(v)
+            elif template.same_window_shape(v):
+                out += v.offsets
+            else:
+                raise error(f"'{name}' is a {template.describe()} before and {getattr(v, 'describe', lambda: repr(v))()} "
+                            "after: a carried block pointer keeps its array and block shape (tl.advance moves it)")
+        return out
+
+    return flat, flat_names, unpack, pack
+
+
+def any_block_ptr(values: Sequence[Any]) -> bool:
+    return any(isinstance(v, BlockPtr) for v in values)
+
+
+__all__ = ["BlockPtr", "TensorDescriptor", "advance", "flatten_carried", "make_block_ptr", "make_tensor_descriptor"]
