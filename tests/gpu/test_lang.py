@@ -916,3 +916,24 @@ def test_int64_number_arguments_on_the_gpu():
     o = torch.full((16,), float("nan"), device="cuda")
     wide_arguments[(1,)](o, 12345678901, 5 * 10**9, SEED=12345678901)
     assert torch.equal(o, torch.full_like(o, 5.0))
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", ["sm_80", None])
+def test_block_pointers_on_the_gpu(arch):
+    """Triton's block-pointer GEMM (tests/lang/test_block_ptr.py) on ragged shapes, against float64, and
+    tensor descriptors; the advanced offsets are staged like windows (cp.async, or wgmma on sm_90a)."""
+    from tests.lang.test_block_ptr import matmul_bp, scale_rows
+
+    opts = {} if arch is None else {"arch": arch}
+    M, N, K = 1000, 770, 520
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+    matmul_bp[(-(-M // 64), -(-N // 64))](a, b, c, M, N, K, BM=64, BN=64, BK=32, **opts)
+    assert rel_err(c, a.double() @ b.double()) < 2e-3
+    x = torch.randn(333, 1000, device="cuda")
+    o = torch.full_like(x, float("nan"))
+    scale_rows[(-(-333 // 16),)](x, o, 333, 1000, BM=16, BN=128, **opts)
+    assert torch.equal(o, 2 * x + 1)

@@ -22,6 +22,7 @@ import tilec.ir  # noqa: F401  first: installs the lazy assembly formats (tilec/
 from tilec.lang import branch, loop  # noqa: F401  branch: a traced scalar's run-time if
 from tilec.lang.dtypes import DType, bfloat16, float8_e4m3fn, float8_e5m2, float16, float32, float64, index, int1, int8, int16, int32, int64
 from tilec.lang.block_ptr import advance, make_block_ptr, make_tensor_descriptor
+from tilec.lang.compat import missing as _missing
 from tilec.lang.compat import (assume, broadcast_to, cast, debug_barrier, device_assert, device_print, div_rn, expand_dims,
                                extra, fma, isnan, math, max_constancy, max_contiguous, multiple_of, permute, reshape,
                                softmax, sqrt_rn, static_assert, static_print, swizzle2d, umulhi, xor_sum)
@@ -135,6 +136,4 @@ def __getattr__(name: str):
     """``tl.<name>`` of a Triton name tilec.lang lacks: an error at the user's line, not a bare AttributeError."""
     if name.startswith("__"):
         raise AttributeError(f"module 'tilec.lang' has no attribute {name!r}")
-    from tilec.lang.compat import missing  # lazy: only on a miss
-
-    raise missing(name)
+    raise _missing(name)

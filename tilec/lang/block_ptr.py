@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tilec.lang import ops
 from tilec.lang.tracing import error
 from tilec.lang.values import Scalar, Value, View
 
@@ -29,6 +30,15 @@ class BlockPtr:
 
     def __init__(self, view: View, offsets: Sequence[Any], block_shape: Sequence[int], order: Sequence[int]):
         self.view, self.offsets, self.block_shape, self.order = view, tuple(offsets), tuple(block_shape), tuple(order)
+
+    def __tl_window__(self, value: Any, who: str, padding_option: str) -> tuple[View, tuple[Any, ...], tuple[int, ...], float]:
+        """(view, offsets, shape, fill) of a load or store of this pointer (``value``: the stored value,
+        checked against the window): what :func:`tilec.lang.ops.load` / ``store`` do with it."""
+        if padding_option not in PADDINGS:
+            raise error(f"{who}'s padding_option is one of {', '.join(map(repr, PADDINGS))}, got {padding_option!r}")
+        if value is not None:
+            _check_shape(value, self.block_shape, who)
+        return self.view, self.offsets, self.block_shape, PADDINGS[padding_option]
 
     def with_offsets(self, offsets: Sequence[Any]) -> BlockPtr:
         return BlockPtr(self.view, offsets, self.block_shape, self.order)
@@ -56,16 +66,12 @@ class TensorDescriptor:
 
     def load(self, offsets: Sequence[Any]) -> Any:
         """The window at ``offsets`` (zero outside the array)."""
-        from tilec.lang.ops import load  # lazy: ops imports this module
-
-        return load(self.view, tuple(_offsets(self.view, offsets, "desc.load")), shape=self.block_shape)
+        return ops.load(self.view, tuple(_offsets(self.view, offsets, "desc.load")), shape=self.block_shape)
 
     def store(self, offsets: Sequence[Any], value: Any) -> None:
         """``value`` into the window at ``offsets`` (not written outside the array)."""
-        from tilec.lang.ops import store  # lazy: ops imports this module
-
         _check_shape(value, self.block_shape, "desc.store")
-        store(self.view, tuple(_offsets(self.view, offsets, "desc.store")), value)
+        ops.store(self.view, tuple(_offsets(self.view, offsets, "desc.store")), value)
 
     def __repr__(self) -> str:
         return f"<tensor descriptor of {self.view.name!r} ({'x'.join(map(str, self.block_shape))} blocks)>"
@@ -133,11 +139,6 @@ PADDINGS = {"": 0.0, "zero": 0.0, "nan": float("nan")}
 """``padding_option``: what a block pointer's load reads outside the array."""
 
 
-def window(ptr: BlockPtr, value: Any = None, who: str = "tl.load") -> tuple[View, tuple[Any, ...], tuple[int, ...]]:
-    """(view, offsets, shape) of a block pointer's load or store (``value``: the stored value, checked)."""
-    if value is not None:
-        _check_shape(value, ptr.block_shape, who)
-    return ptr.view, ptr.offsets, ptr.block_shape
 
 
 def flatten_carried(init: Sequence[Any], names: Sequence[str]) -> tuple[list[Any], list[str], Callable, Callable]:

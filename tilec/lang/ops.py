@@ -21,8 +21,6 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import FLOAT8_TYPES, FLOAT_TYPES, RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
-from tilec.lang.block_ptr import PADDINGS, BlockPtr
-from tilec.lang.block_ptr import window as block_window
 from tilec.lang.dtypes import dtype_of, float32, int1, int8, int16, int32, int64
 from tilec.lang.tracing import LangError, current, element_type, error
 from tilec.lang.values import (
@@ -169,7 +167,7 @@ def _static_shape(shape: Any, what: str) -> tuple[int, ...]:
 # ---------------------------------------------------------------- memory
 
 
-def load(view: View | Shared | BlockPtr, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any = None,
+def load(view: Any, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any = None,
          other: float = 0.0, axis: int = 1, cache_modifier: str = "", eviction_policy: str = "",
          volatile: bool = False, boundary_check: Any = (), padding_option: str = "") -> Tile | Vector:
     """The ``shape`` window of ``view`` at ``offsets`` (its first element's coordinates).
@@ -184,14 +182,12 @@ def load(view: View | Shared | BlockPtr, offsets: Sequence[Any] = (), shape: Any
     padding_option="zero")`` (every dimension is checked; ``"nan"`` pads with NaN).
     """
     _memory_hints("tl.load", cache_modifier, eviction_policy)
-    if isinstance(view, BlockPtr):
+    if hasattr(view, "__tl_window__"):  # a block pointer (tilec.lang.block_ptr)
         if offsets not in ((), None) or shape is not None or mask is not None:
             raise error("tl.load of a block pointer takes no mask, offsets or shape: the pointer is the window "
                         "(tl.advance moves it)")
-        if padding_option not in PADDINGS:
-            raise error(f"tl.load's padding_option is one of {', '.join(map(repr, PADDINGS))}, got {padding_option!r}")
-        source, origin, dims = block_window(view)
-        return load(source, origin, dims, other=PADDINGS[padding_option], volatile=volatile)
+        source, origin, dims, fill = view.__tl_window__(None, "tl.load", padding_option)
+        return load(source, origin, dims, other=fill, volatile=volatile)
     if volatile:
         raise error("tl.load(volatile=True) is not in tilec.lang: to read a value another block writes while "
                     "this one runs (a flag), use an atomic, e.g. tl.atomic_add(view, offsets, 0), which returns "
@@ -492,17 +488,17 @@ def _memory_hints(who: str, cache_modifier: Any, eviction_policy: Any) -> None:
 _NO_VALUE = object()
 
 
-def store(view: View | BlockPtr, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None,
+def store(view: Any, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None,
           cache_modifier: str = "", eviction_policy: str = "", boundary_check: Any = ()) -> None:
     """Write ``value`` (a tile, a vector into a 1-D array, or a scalar: one element) into ``view`` at
     ``offsets``; elements outside the array are dropped, and so are those where ``mask`` (a boolean
     tile, vector or scalar broadcast to the value, Triton's ``mask=``) is false."""
     _memory_hints("tl.store", cache_modifier, eviction_policy)
-    if isinstance(view, BlockPtr):  # tl.store(ptr, value): the pointer's window
+    if hasattr(view, "__tl_window__"):  # tl.store(ptr, value): a block pointer's window
         value = offsets if value is _NO_VALUE else value
         if mask is not None:
             raise error("tl.store of a block pointer takes no mask: the pointer is the window")
-        source, origin, _ = block_window(view, value, "tl.store")
+        source, origin, _, _ = view.__tl_window__(value, "tl.store", "")
         return store(source, origin, value)
     if value is _NO_VALUE:
         raise error("tl.store(view, offsets, value): the value to store is missing")
