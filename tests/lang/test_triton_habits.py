@@ -566,3 +566,19 @@ def test_memory_hints_and_orders_tilec_cannot_give_are_errors():
         kernel(volatile=True).ir(x, c)
     with pytest.raises(tl.LangError, match=r"scope='sys'\): tilec's atomics are acquire-release at GPU scope"):
         kernel(scope="sys").ir(x, c)
+
+
+@tl.kernel
+def float_remainder(x, y, o):
+    """Triton's ``%`` on floats: C's fmod, the sign of the dividend (LLVM's frem as the GPU computes it)."""
+    tl.store(o, (0,), tl.load(x, (0,), shape=(64,)) % tl.load(y, (0,), shape=(64,)) + 0 * (tl.load(x, (0,), shape=(64,)) % 2.5))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_float_remainder_is_fmod(after):
+    x = (RNG.standard_normal(64) * 10).astype(np.float32)
+    y = (RNG.standard_normal(64) * 3).astype(np.float32)
+    o = np.full_like(x, np.nan)
+    float_remainder.interpret(x, y, o, grid=(1,), after=after)
+    assert np.abs(o - np.fmod(x.astype(np.float64), y)).max() < 1e-5 * np.abs(x).max()
+    assert (np.sign(o) * np.sign(x) >= 0).all()

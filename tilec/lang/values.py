@@ -714,6 +714,9 @@ def scalar_op(op: str, args: Sequence[SSAValue]) -> SSAValue:
                "abs": math.AbsFOp, "neg": arith.NegfOp}
     if is_float and op in table_f:
         return trace.value(table_f[op](a, args[1]))
+    if is_float and op == "mod":  # Triton's float %: C's fmod (the sign of a), as LLVM lowers frem for the GPU
+        whole = trace.value(math.TruncOp(trace.value(arith.DivfOp(a, args[1]))))
+        return trace.value(arith.SubfOp(a, trace.value(arith.MulfOp(whole, args[1]))))
     if isinstance(ty, IndexType) and op in _INDEX_UNSIGNED and nonnegative(a) and nonnegative(args[1]):
         return trace.value(_INDEX_UNSIGNED[op](a, args[1]))
     if not is_float and op in table_i:
