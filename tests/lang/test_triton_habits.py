@@ -582,3 +582,23 @@ def test_float_remainder_is_fmod(after):
     float_remainder.interpret(x, y, o, grid=(1,), after=after)
     assert np.abs(o - np.fmod(x.astype(np.float64), y)).max() < 1e-5 * np.abs(x).max()
     assert (np.sign(o) * np.sign(x) >= 0).all()
+
+
+@tl.kernel
+def nan_extremes(x, y, o):
+    """``tl.maximum``/``minimum`` with ``propagate_nan``: ALL (tilec's default) keeps a NaN, NONE ignores it."""
+    a, b = tl.load(x, (0,), shape=(32,)), tl.load(y, (0,), shape=(32,))
+    tl.store(o, (0, 0), tl.maximum(a, b)[None, :])
+    tl.store(o, (1, 0), tl.maximum(a, b, propagate_nan=tl.PropagateNan.NONE)[None, :])
+    tl.store(o, (2, 0), tl.minimum(a, b, propagate_nan=tl.PropagateNan.NONE)[None, :])
+    tl.store(o, (3, 0), tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)[None, :])
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_propagate_nan(after):
+    x, y = RNG.standard_normal(32).astype(np.float32), RNG.standard_normal(32).astype(np.float32)
+    x[::3], y[::4] = np.nan, np.nan
+    o = np.zeros((4, 32), np.float32)
+    nan_extremes.interpret(x, y, o, grid=(1,), after=after)
+    for row, want in enumerate((np.maximum(x, y), np.fmax(x, y), np.fmin(x, y), np.minimum(x, y))):
+        assert np.array_equal(o[row], want, equal_nan=True), row

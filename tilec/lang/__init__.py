@@ -31,6 +31,7 @@ from tilec.lang.random import philox, rand, rand4x, randint, randint4x, randn, r
 from tilec.lang.kernel import Kernel, Specialization, constexpr, kernel
 from tilec.lang.loop import range  # noqa: A004 - tl.range, as Triton names it
 from tilec.lang.ops import (
+    PropagateNan,
     abs,  # noqa: A004
     alloc,
     arange,
@@ -117,7 +118,7 @@ from tilec.lang.tracing import LangError
 from tilec.lang.values import Expanded, Scalar, Shared, Tile, Vector, View
 
 __all__ = [
-    "advance", "make_block_ptr", "make_tensor_descriptor",
+    "advance", "make_block_ptr", "make_tensor_descriptor", "PropagateNan",
     "assume", "broadcast_to", "cast", "debug_barrier", "device_assert", "device_print", "expand_dims", "extra", "fma", "isnan",
     "math", "max_constancy", "max_contiguous", "multiple_of", "permute", "reshape", "rint", "softmax", "static_assert",
     "static_print", "swizzle2d", "trunc", "umulhi", "div_rn", "sqrt_rn", "xor_sum",

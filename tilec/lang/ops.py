@@ -1140,14 +1140,31 @@ static_range = builtins.range
 """Triton's ``tl.static_range``: a Python ``range``, so the loop unrolls while the kernel is traced."""
 
 
-def maximum(a: Any, b: Any) -> Any:
-    """The larger of ``a`` and ``b``, elementwise (NaN if either is)."""
-    return elementwise("max", a, b)
+class PropagateNan:
+    """Triton's ``tl.PropagateNan``: ``ALL`` (NaN if either operand is: tilec's default) or ``NONE`` (a NaN
+    operand ignored, as C's ``fmax``)."""
+
+    NONE = 0
+    ALL = 0xFFFF
 
 
-def minimum(a: Any, b: Any) -> Any:
-    """The smaller of ``a`` and ``b``, elementwise (NaN if either is)."""
-    return elementwise("min", a, b)
+def _extreme_of_two(kind: str, a: Any, b: Any, propagate_nan: Any) -> Any:
+    if propagate_nan not in (None, PropagateNan.ALL, PropagateNan.NONE):
+        raise error(f"propagate_nan is tl.PropagateNan.ALL or NONE, got {propagate_nan!r}")
+    both = elementwise(kind, a, b)
+    if propagate_nan != PropagateNan.NONE or not isinstance(both, (Value, Expanded)) or not both.dtype.is_float:
+        return both
+    return where(a != a, b, where(b != b, a, both))  # a NaN operand ignored (NaN only if both are)
+
+
+def maximum(a: Any, b: Any, propagate_nan: Any = None) -> Any:
+    """The larger of ``a`` and ``b``, elementwise (NaN if either is, unless ``propagate_nan=NONE``)."""
+    return _extreme_of_two("max", a, b, propagate_nan)
+
+
+def minimum(a: Any, b: Any, propagate_nan: Any = None) -> Any:
+    """The smaller of ``a`` and ``b``, elementwise (NaN if either is, unless ``propagate_nan=NONE``)."""
+    return _extreme_of_two("min", a, b, propagate_nan)
 
 
 def sigmoid(x: Any) -> Any:
