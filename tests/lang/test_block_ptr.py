@@ -148,3 +148,52 @@ def test_block_pointer_errors_name_the_line():
         with pytest.raises(tl.LangError) as info:
             namespace["k"].ir(x, 3)
         assert str(info.value).startswith(path) and says in str(info.value), (name, str(info.value))
+
+
+@tl.kernel(num_warps=4, num_stages=3)
+def split_k_bp(a, b, c, M, N, K, KS, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Offsets from i32 arguments (``pid_k * KS``), a pointer over K's transpose (Triton's K^T pointer:
+    ``order=(0, 1)`` over a row-major array), advanced by an i32 amount: staged like windows."""
+    pid = tl.program_id(0)
+    pid_m, pid_n, pid_k = pid % tl.cdiv(M, BM), pid // tl.cdiv(M, BM) % tl.cdiv(N, BN), tl.program_id(1)
+    a_bp = tl.make_block_ptr(a, (M, K), (K, 1), (pid_m * BM, pid_k * KS), (BM, BK), (1, 0))
+    bt_bp = tl.make_block_ptr(b, (K, N), (1, K), (pid_k * KS, pid_n * BN), (BK, BN), (0, 1))  # b is N x K
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, KS, BK):
+        acc += tl.dot(tl.load(a_bp, boundary_check=(0, 1)), tl.load(bt_bp, boundary_check=(0, 1)))
+        a_bp = tl.advance(a_bp, (0, BK))
+        bt_bp = tl.advance(bt_bp, (BK, 0))
+    q = tl.advance(a_bp, (0, 0)) if pid_k > 100 else a_bp  # a conditional expression of block pointers
+    tl.atomic_add(c, (pid_m * BM, pid_n * BN), acc + 0 * tl.sum(tl.load(q, boundary_check=(0, 1)).to(tl.float32)))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_transposed_pointers_i32_offsets_and_split_k(after):
+    M, N, K = 40, 48, 96
+    a = RNG.standard_normal((M, K)).astype(np.float16)
+    bt = RNG.standard_normal((N, K)).astype(np.float16)  # B stored N x K, read through its transpose
+    c = np.zeros((M, N), np.float32)
+    split_k_bp.interpret(a, bt, c, M, N, K, 32, grid=(2 * 2, 3), BM=32, BN=32, BK=16, after=after)
+    ref = a.astype(np.float64) @ bt.astype(np.float64).T
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 1e-5
+
+
+def test_i32_offsets_are_staged():
+    a, bt, c = np.zeros((256, 256), np.float16), np.zeros((256, 256), np.float16), np.zeros((256, 256), np.float32)
+    ir = str(split_k_bp.ir(a, bt, c, 256, 256, 256, 128, BM=64, BN=64, BK=32))
+    assert "-> (!tile.rt<64x64xf32>)" in ir  # only the accumulator is carried
+    assert "cp.async" in split_k_bp.compile(a, bt, c, 256, 256, 256, 128, BM=64, BN=64, BK=32, arch="sm_80").asm["ptx"]
+
+
+@tl.kernel(num_warps=1)
+def scalar_fills(x, o, n):
+    """A number stored through a block pointer or a descriptor fills the block."""
+    tl.store(tl.make_block_ptr(o, (n,), (1,), (0,), (32,), (0,)), 5.0)
+    tl.make_tensor_descriptor(o, [n], [1], [16]).store([32], tl.load(x, (0,), shape=(1,)).sum())
+
+
+def test_scalars_stored_through_pointers_fill_the_block():
+    x = RNG.standard_normal(4).astype(np.float32)
+    o = np.full(48, np.nan, np.float32)
+    scalar_fills.interpret(x, o, 48, grid=(1,))
+    assert np.array_equal(o, np.r_[np.full(32, 5.0), np.full(16, x[0])].astype(np.float32))

@@ -602,3 +602,42 @@ def test_propagate_nan(after):
     nan_extremes.interpret(x, y, o, grid=(1,), after=after)
     for row, want in enumerate((np.maximum(x, y), np.fmax(x, y), np.fmin(x, y), np.minimum(x, y))):
         assert np.array_equal(o[row], want, equal_nan=True), row
+
+
+@tl.kernel(num_warps=1)
+def review_fixes(x, i, h, o, n, d):
+    """A conditional expression runs only the side taken (a guard, an atomic); b = a; a = a + 3 carried
+    together; a masked int32 load keeps its type; float % by inf is the dividend; a mask to index is 0/1;
+    a counter's // is unsigned (it counts up from 0)."""
+    q = n // d if d != 0 else n
+    tl.atomic_add(h, (0,), 1) if n > 5 else tl.atomic_add(h, (1,), 1)
+    a, b = tl.program_id(0) * 0, tl.program_id(0) * 0
+    for k in tl.range(0, n):
+        a = a + 3
+        b = a
+    ints = tl.load(i, (0,), shape=(8,), mask=tl.arange(0, 8) < 5, other=0)
+    r = tl.load(x, (0,), shape=(8,)) % float("inf")
+    tl.store(o, (0,), r + (ints + q + a * 100 + b + (n > 0).to(tl.index) * 7).to(tl.float32))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_the_reviews_findings(after):
+    x = RNG.standard_normal(8).astype(np.float32)
+    i = np.arange(16777217, 16777225, dtype=np.int32)
+    h, o = np.zeros(2, np.int32), np.full(8, np.nan, np.float32)
+    review_fixes.interpret(x, i, h, o, 9, 0, grid=(1,), after=after)
+    ints = np.where(np.arange(8) < 5, i, 0).astype(np.int64)
+    assert np.array_equal(h, [1, 0])
+    assert np.array_equal(o, x + (ints + 9 + 2700 + 27 + 7).astype(np.float32))  # in f32, as the kernel adds
+    ir = str(review_fixes.ir(x, i, h, o, 9, 0))
+    assert "tile.atomic" in ir.split("scf.if")[2] and "tile.atomic" not in ir.split("scf.if")[0]  # inside the if
+
+
+def test_a_counters_division_is_unsigned():
+    @tl.kernel
+    def tiles(o, n):
+        for t in tl.range(tl.program_id(0), n, 4):
+            tl.store(o, (t,), tl.full((1,), 1, tl.int32) * (t // 3 + t % 3))
+
+    ir = str(tiles.ir(np.zeros(4, np.int32), 9))
+    assert "arith.divui" in ir and "arith.remui" in ir and "arith.divsi" not in ir

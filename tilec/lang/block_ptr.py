@@ -9,7 +9,10 @@ language's own model (:func:`tilec.lang.ops.load`), so nothing here builds IR of
 
 ``base`` is a kernel's array argument, which carries its shape and strides: those are the ones used
 (``shape`` and ``strides`` must give its rank; Triton's pointer arithmetic on a flat buffer is not
-the model). A block pointer carried through a ``tl.range`` or ``while`` loop, or assigned in a
+the model; accesses are bounded by the array's extents, not by a smaller declared ``shape``: pass the
+view you mean). A 2-D pointer whose ``order`` puts first another dimension than the array's unit
+stride describes the array's transpose (Triton's K^T pointer): its loads are ``tl.trans`` of the
+array's window, which the mma takes as its transpose flag. A block pointer carried through a ``tl.range`` or ``while`` loop, or assigned in a
 run-time ``if``, is carried as its offsets (:func:`flatten_carried`).
 """
 
@@ -20,31 +23,40 @@ from typing import Any
 
 from tilec.lang import ops
 from tilec.lang.tracing import error
-from tilec.lang.values import Scalar, Value, View
+from tilec.lang.values import Scalar, Value, View, index
 
 
 class BlockPtr:
-    """A ``block_shape`` window of ``view`` at ``offsets`` (Python ints or index scalars)."""
+    """A ``block_shape`` window at ``offsets`` (Python ints or index scalars) of ``view``, or, ``transposed``,
+    of the view's transpose (Triton's ``shape=(D, N), strides=(1, D), order=(0, 1)`` over an N x D array)."""
 
-    __slots__ = ("view", "offsets", "block_shape", "order")
+    __slots__ = ("view", "offsets", "block_shape", "order", "transposed")
 
-    def __init__(self, view: View, offsets: Sequence[Any], block_shape: Sequence[int], order: Sequence[int]):
+    def __init__(self, view: View, offsets: Sequence[Any], block_shape: Sequence[int], order: Sequence[int],
+                 transposed: bool = False):
         self.view, self.offsets, self.block_shape, self.order = view, tuple(offsets), tuple(block_shape), tuple(order)
+        self.transposed = transposed
 
-    def __tl_window__(self, value: Any, who: str, padding_option: str) -> tuple[View, tuple[Any, ...], tuple[int, ...], float]:
-        """(view, offsets, shape, fill) of a load or store of this pointer (``value``: the stored value,
-        checked against the window): what :func:`tilec.lang.ops.load` / ``store`` do with it."""
+    def __tl_window__(self, value: Any, who: str, padding_option: str) -> tuple[View, tuple[Any, ...], tuple[int, ...],
+                                                                              float, bool]:
+        """(view, offsets, shape, fill, transposed) of a load or store of this pointer in the view's own
+        order (``value``: the stored value, checked against the window): what :func:`tilec.lang.ops.load` /
+        ``store`` do with it (a transposed pointer's tile is ``tl.trans`` of the view's window)."""
         if padding_option not in PADDINGS:
             raise error(f"{who}'s padding_option is one of {', '.join(map(repr, PADDINGS))}, got {padding_option!r}")
         if value is not None:
+            value = ops.filled(value, self.block_shape, self.view.dtype)
             _check_shape(value, self.block_shape, who)
-        return self.view, self.offsets, self.block_shape, PADDINGS[padding_option]
+        if self.transposed:
+            return self.view, self.offsets[::-1], self.block_shape[::-1], PADDINGS[padding_option], True
+        return self.view, self.offsets, self.block_shape, PADDINGS[padding_option], False
 
     def with_offsets(self, offsets: Sequence[Any]) -> BlockPtr:
-        return BlockPtr(self.view, offsets, self.block_shape, self.order)
+        return BlockPtr(self.view, offsets, self.block_shape, self.order, self.transposed)
 
     def same_window_shape(self, other: Any) -> bool:
-        return isinstance(other, BlockPtr) and other.view is self.view and other.block_shape == self.block_shape
+        return isinstance(other, BlockPtr) and other.view is self.view and other.block_shape == self.block_shape \
+            and other.transposed == self.transposed
 
     def describe(self) -> str:
         return f"block pointer of {self.view.name!r} ({'x'.join(map(str, self.block_shape))} window)"
@@ -69,7 +81,8 @@ class TensorDescriptor:
         return ops.load(self.view, tuple(_offsets(self.view, offsets, "desc.load")), shape=self.block_shape)
 
     def store(self, offsets: Sequence[Any], value: Any) -> None:
-        """``value`` into the window at ``offsets`` (not written outside the array)."""
+        """``value`` (a scalar fills the block) into the window at ``offsets`` (not written outside the array)."""
+        value = ops.filled(value, self.block_shape, self.view.dtype)
         _check_shape(value, self.block_shape, "desc.store")
         ops.store(self.view, tuple(_offsets(self.view, offsets, "desc.store")), value)
 
@@ -118,7 +131,24 @@ def make_block_ptr(base: Any, shape: Any, strides: Any, offsets: Any, block_shap
                     f"{view.name}[b, h] first)")
     if not isinstance(order, (tuple, list)) or sorted(order) != list(range(view.ndim)):
         raise error(f"tl.make_block_ptr's order is a permutation of the {view.ndim} dimensions, got {order!r}")
-    return BlockPtr(view, _offsets(view, offsets, "tl.make_block_ptr"), dims, order)
+    start = [o if isinstance(o, int) else Scalar(index(o, "tl.make_block_ptr's offset"))
+             for o in _offsets(view, offsets, "tl.make_block_ptr")]  # index offsets: an advance keeps their type
+    return BlockPtr(view, start, dims, order, _transposed(view, order))
+
+
+def _transposed(view: View, order: Sequence[int]) -> bool:
+    """Whether a 2-D block pointer describes the array's transpose: its fastest dimension (``order[0]``) is
+    not the one of stride 1 in the call's array (Triton's K^T pointer over a row-major K). Unknown where
+    the array has no unit stride: then ``order`` must be the natural (1, 0)."""
+    if view.ndim != 2:
+        return False
+    if view.unit_dim is None:
+        if tuple(order) != (1, 0):
+            raise error(f"tl.make_block_ptr(order={tuple(order)}) of {view.name!r}, which has no dimension of stride "
+                        "1 in this call: tilec cannot tell whether the pointer describes the array or its transpose "
+                        "(pass a contiguous array, or order=(1, 0) for the array as it is)")
+        return False
+    return order[0] != view.unit_dim
 
 
 def advance(ptr: Any, offsets: Any) -> BlockPtr:
@@ -126,7 +156,17 @@ def advance(ptr: Any, offsets: Any) -> BlockPtr:
     if not isinstance(ptr, BlockPtr):
         raise error(f"tl.advance moves a block pointer (tl.make_block_ptr), got {type(ptr).__name__} {ptr!r}")
     deltas = _offsets(ptr.view, offsets, "tl.advance")
-    return ptr.with_offsets([o + d if not (isinstance(d, int) and d == 0) else o for o, d in zip(ptr.offsets, deltas)])
+    return ptr.with_offsets([_moved(o, d) for o, d in zip(ptr.offsets, deltas)])
+
+
+def _moved(offset: Any, delta: Any) -> Any:
+    """``offset + delta`` as an index (a Python int where both are): an offset keeps its type however it
+    is advanced (an i32 argument's amount is an index here, as a window's origin is)."""
+    if isinstance(delta, int) and delta == 0:
+        return offset
+    if isinstance(offset, int) and isinstance(delta, int):
+        return offset + delta
+    return Scalar(index(offset, "a block pointer's offset")) + Scalar(index(delta, "tl.advance's offset"))
 
 
 def make_tensor_descriptor(base: Any, shape: Any, strides: Any, block_shape: Any) -> TensorDescriptor:

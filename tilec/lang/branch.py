@@ -21,7 +21,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from tilec.lang.block_ptr import BlockPtr, any_block_ptr, flatten_carried
 from tilec.lang.tracing import Unusable, current, error
-from tilec.lang.values import Expanded, Scalar, Value, Vector, can_reorient, reoriented, where, wrap
+from tilec.lang.values import Expanded, Scalar, Value, Vector, View, can_reorient, reoriented, wrap
 
 
 class NoValue(Unusable):
@@ -196,13 +196,27 @@ def logical_or(a: Any, b: Callable[[], Any]) -> Any:
 
 def if_expression(cond: Any, then: Callable[[], Any], otherwise: Callable[[], Any]) -> Any:
     """``then() if cond else otherwise()``: Python's on a Python ``cond`` (one side evaluated); on a
-    traced scalar both sides are traced and chosen between element by element (``tl.where``)."""
+    traced scalar an ``scf.if`` with one result, each side traced into its branch (Triton's), so only
+    the side taken runs when the kernel does."""
     if not isinstance(cond, Value):
         return then() if cond else otherwise()
     if not isinstance(cond, Scalar):
         raise error(f"'a if c else b' with c a {cond.describe()}: it tests one truth value; use tl.where(c, a, b) "
                     "to choose element by element")
-    return where(cond if cond.type == IntegerType(1) else cond != 0, then(), otherwise())
+
+    def side(fn: Callable[[], Any]) -> Callable[[], tuple]:
+        def traced() -> tuple:
+            value = fn()
+            if isinstance(value, View):
+                raise error(f"'a if c else b' chooses the array {value.name!r} when the kernel runs: arrays are "
+                            "chosen while tracing (make c a tl.constexpr, or branch with an if around the accesses)")
+            return (value,)
+        return traced
+
+    # an scf.if with one result (Triton's): only the side taken runs (a guard, an atomic)
+    (value,) = trace_if(cond if cond.type == IntegerType(1) else cond != 0, (), side(then), side(otherwise),
+                        ("if_expression",))
+    return value
 
 
 def logical_not(a: Any) -> Any:

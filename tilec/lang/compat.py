@@ -165,6 +165,8 @@ def cast(x: Any, dtype: Any, fp_downcast_rounding: str | None = None, bitcast: b
     """Triton's ``tl.cast(x, dtype)``: ``x.to(dtype)`` (``bitcast=True``: the same bits read as ``dtype``)."""
     if not isinstance(x, (Value, Expanded)):
         raise error(f"tl.cast converts a traced value (a tile, vector or scalar), got {_describe(x)}")
+    if isinstance(x, Expanded):  # v[:, None]: the vector converted, still expanded
+        return Expanded(cast(x.vector, dtype, fp_downcast_rounding, bitcast), x.axis)
     return x.to(dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)
 
 

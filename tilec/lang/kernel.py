@@ -57,6 +57,7 @@ class ArraySpec:
     dtype: str
     rank: int
     align: int  # tile.aligned_rows in bytes, 0 for none
+    unit_dim: int | None = None  # the dimension of stride 1 (a block pointer's order is read against it)
 
 
 @dataclass(frozen=True)
@@ -228,7 +229,7 @@ class Kernel:
                 continue
             arg = next(args)
             arg.name_hint = name
-            values[name] = View(arg, name) if isinstance(kind, ArraySpec) else Scalar(arg)
+            values[name] = View(arg, name, kind.unit_dim) if isinstance(kind, ArraySpec) else Scalar(arg)
         trace = Trace(entry, 32 * spec.num_warps)
         with tracing(trace):
             try:
@@ -528,7 +529,10 @@ def _array_spec(kernel: str, name: str, value: Any) -> ArraySpec:
         # their length allows (tilec.matmul's kernels assume the same)
         align = fresh_row_alignment(shape[-1], ITEMSIZE[op.dtype]) if op.on_host else \
             row_alignment(KernelView(op, shape, tuple(op.strides)))
-    return ArraySpec(op.dtype, len(shape), align)
+    strides = (None,) * len(shape) if op.on_host else tuple(op.strides)
+    units = [d for d, (n, s) in enumerate(zip(shape, strides)) if n > 1 and s == 1]
+    unit_dim = len(shape) - 1 if op.on_host else (units[-1] if len(units) == 1 else None)
+    return ArraySpec(op.dtype, len(shape), align, unit_dim)
 
 
 def _located(e: Exception, module: ModuleOp) -> str:

@@ -22,7 +22,7 @@ from tilec.lang.block_ptr import BlockPtr, any_block_ptr, flatten_carried
 from tilec.lang.branch import NUMBERS, NoValue, number_constant, number_type
 from tilec.lang.ops import index
 from tilec.lang.tracing import current, error
-from tilec.lang.values import Expanded, OrientationConflict, Scalar, Value, Vector, reoriented, reoriented_or_none, wrap
+from tilec.lang.values import Expanded, OrientationConflict, nonnegative, Scalar, Value, Vector, reoriented, reoriented_or_none, wrap
 
 
 class Unbound:
@@ -84,7 +84,8 @@ class range:  # noqa: N801 - used as tl.range, like Python's
         for name, v in zip(names, init):
             if isinstance(v, Expanded):
                 raise error(f"'{name}' (an expanded vector v[:, None]) cannot be carried through a loop: carry the vector")
-        block, traced, yielded, changed = self._trace(init, body, names, index_name)
+        counting_up = _constant(step) is not None and _constant(step) > 0 and nonnegative(lo)
+        block, traced, yielded, changed = self._trace(init, body, names, index_name, counting_up)
         while changed:  # what the body needs of the carried values differs from what it got: traced again
             # Python numbers the body changes: carried as scalars from the start (each round makes at least
             # one more name a scalar, so this ends; b = a; a = a + 1 takes two). A vector the body uses in
@@ -99,7 +100,7 @@ class range:  # noqa: N801 - used as tl.range, like Python's
                     raise error(f"'{names[i]}' is the Python value {init[i]!r} before the loop and changes in its "
                                 "body: give it a traced value before the loop (e.g. tl.zeros or tl.full)")
                 init[i] = wrap(value)
-            block, traced, yielded, changed = self._trace(init, body, names, index_name)
+            block, traced, yielded, changed = self._trace(init, body, names, index_name, counting_up)
         counted = _counted(block, traced, yielded, init, lo, step)
         with trace.inside(block):
             trace.emit(scf.YieldOp(*yielded))
@@ -109,7 +110,7 @@ class range:  # noqa: N801 - used as tl.range, like Python's
             loop.results[k].name_hint = names[i]
             out[i] = wrap(loop.results[k])
         for i, increment in counted.items():  # after the loop: the start plus the trip count's increments
-            out[i] = init[i] if increment is None else init[i] + _trip_count(lo, hi, step) * Scalar(increment)
+            out[i] = init[i] if increment is None else init[i] + _trip_count(lo, hi, step, init[i].type) * Scalar(increment)
         return tuple(out)
 
     def _down(self, init: Sequence[Any], body: Callable[..., tuple], names: Sequence[str], index_name: str) -> tuple:
@@ -124,7 +125,7 @@ class range:  # noqa: N801 - used as tl.range, like Python's
                                               f"{index_name}_count")
 
     @staticmethod
-    def _trace(init: list, body: Callable[..., tuple], names: Sequence[str], index_name: str
+    def _trace(init: list, body: Callable[..., tuple], names: Sequence[str], index_name: str, counting_up: bool = False
                ) -> tuple[Block, list[int], list, dict[int, Any]]:
         """Trace ``body`` into a new block: (block, the carried names' indices, the values they yield, and
         the Python numbers the body changes with the scalar type each is carried as). A name is carried
@@ -135,6 +136,8 @@ class range:  # noqa: N801 - used as tl.range, like Python's
         traced = [i for i, v in enumerate(init) if isinstance(v, Value)]
         block = Block(arg_types=[IndexType(), *(init[i].value.type for i in traced)])
         block.args[0].name_hint = index_name
+        if counting_up:  # from a non-negative start by a positive step: nonnegative() knows it
+            trace.nonnegative.add(block.args[0])
         args: list[Any] = list(init)
         for k, i in enumerate(traced):
             arg = block.args[1 + k]
@@ -166,8 +169,9 @@ class range:  # noqa: N801 - used as tl.range, like Python's
 
 def _counted(block: Block, traced: list[int], yielded: list[SSAValue], init: list[Any], lo: SSAValue,
              step: SSAValue) -> dict[int, SSAValue | None]:
-    """Carried index scalars that the body passes on unchanged or advances by a loop-invariant amount
-    (a block pointer's offsets: ``tl.advance(p, (0, BK))``) become functions of the loop counter:
+    """Carried integer scalars that the body passes on unchanged or, with a constant positive ``step``,
+    advances by a loop-invariant amount (a block pointer's offsets: ``tl.advance(p, (0, BK))``) become
+    functions of the loop counter:
     ``start + (i - lo) / step * increment`` at the body's start, so a load at them is the affine window
     tile-stage stages and pipelines as it does ``tl.load(a, (r, k))``. Removes them from ``traced`` and
     ``yielded`` (and the block's arguments); returns each one's increment (None: unchanged)."""
@@ -175,8 +179,8 @@ def _counted(block: Block, traced: list[int], yielded: list[SSAValue], init: lis
     counted: dict[int, SSAValue | None] = {}
     for k in builtins.range(len(traced) - 1, -1, -1):  # (range is tl.range here)
         arg, after = block.args[1 + k], yielded[k]
-        if not isinstance(arg.type, IndexType):
-            continue
+        if not isinstance(arg.type, IndexType) and not (isinstance(arg.type, IntegerType) and arg.type.width.data >= 32):
+            continue  # an index or an i32 / i64 (offsets computed from kernel arguments)
         increment = _increment(arg, after, block)
         if after is not arg and (increment is None or step_value is None or step_value <= 0):
             continue
@@ -193,7 +197,7 @@ def _counted(block: Block, traced: list[int], yielded: list[SSAValue], init: lis
         yielded[:] = [now if y is arg else y for y in yielded]  # another name's next value may be this one
         block.erase_arg(arg)
         del traced[k], yielded[k]
-        if after is not arg and not after.uses:
+        if after is not arg and not after.uses and after not in yielded:  # b = a; a = a + c: b's next is a's
             after.owner.detach()
             after.owner.erase()
         counted[i] = None if after is arg else increment
@@ -228,26 +232,33 @@ def _constant(v: SSAValue) -> int | None:
 
 
 def _counter_value(iv: SSAValue, lo: SSAValue, step: int, increment: SSAValue, start: SSAValue) -> list[Operation]:
-    """``start + (iv - lo) / step * increment`` (the division exact: ``iv`` is ``lo`` plus steps)."""
+    """``start + (iv - lo) / step * increment`` (the division exact: ``iv`` is ``lo`` plus steps), in the
+    carried value's type (an index, or the i32 / i64 an offset computed from kernel arguments has)."""
+    ty = start.type
     ops: list[Operation] = [arith.SubiOp(iv, lo)]
     constant = _constant(increment)
-    if constant is not None and constant % step == 0:  # i - lo times increment / step, no division
-        if constant != step:
-            ops += [arith.ConstantOp(IntegerAttr(constant // step, IndexType()))]
-            ops += [arith.MuliOp(ops[0].results[0], ops[1].results[0])]
-    else:
-        if step != 1:
-            ops += [arith.ConstantOp(IntegerAttr(step, IndexType()))]
-            ops += [arith.DivUIOp(ops[0].results[0], ops[1].results[0])]
+    factor = constant // step if constant is not None and constant % step == 0 else None
+    if factor is None and step != 1:
+        ops += [arith.ConstantOp(IntegerAttr(step, IndexType()))]
+        ops += [arith.DivUIOp(ops[0].results[0], ops[-1].results[0])]
+    if not isinstance(ty, IndexType):
+        ops += [arith.IndexCastOp(ops[-1].results[0], ty)]
+    if factor is None:
         ops += [arith.MuliOp(ops[-1].results[0], increment)]
+    elif factor != 1:  # i - lo times increment / step, no division
+        ops += [arith.ConstantOp(IntegerAttr(factor, ty))]
+        ops += [arith.MuliOp(ops[-2].results[0], ops[-1].results[0])]
     ops += [arith.AddiOp(start, ops[-1].results[0])]
     return ops
 
 
-def _trip_count(lo: SSAValue, hi: SSAValue, step: SSAValue) -> Scalar:
-    """How many times an ``scf.for`` from ``lo`` to ``hi`` by ``step`` (> 0) runs: ceil((hi - lo) / step), at least 0."""
+def _trip_count(lo: SSAValue, hi: SSAValue, step: SSAValue, ty: Attribute) -> Scalar:
+    """How many times an ``scf.for`` from ``lo`` to ``hi`` by ``step`` (> 0) runs: ceil((hi - lo) / step), at
+    least 0, as a ``ty`` (the counted value's type)."""
+    trace = current()
     n = (Scalar(hi) - Scalar(lo) + Scalar(step) - 1) // Scalar(step)
-    return Scalar(current().value(arith.MaxSIOp(n.value, current().constant(0, IndexType()))))
+    n = trace.value(arith.MaxSIOp(n.value, trace.constant(0, IndexType())))
+    return Scalar(n if isinstance(ty, IndexType) else trace.value(arith.IndexCastOp(n, ty)))
 
 
 TRACED = object()

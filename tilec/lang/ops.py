@@ -186,8 +186,9 @@ def load(view: Any, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any
         if offsets not in ((), None) or shape is not None or mask is not None:
             raise error("tl.load of a block pointer takes no mask, offsets or shape: the pointer is the window "
                         "(tl.advance moves it)")
-        source, origin, dims, fill = view.__tl_window__(None, "tl.load", padding_option)
-        return load(source, origin, dims, other=fill, volatile=volatile)
+        source, origin, dims, fill, transposed = view.__tl_window__(None, "tl.load", padding_option)
+        tile = load(source, origin, dims, other=fill, volatile=volatile)
+        return trans(tile) if transposed else tile
     if volatile:
         raise error("tl.load(volatile=True) is not in tilec.lang: to read a value another block writes while "
                     "this one runs (a flag), use an atomic, e.g. tl.atomic_add(view, offsets, 0), which returns "
@@ -198,7 +199,10 @@ def load(view: Any, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any
         bits = _mask(mask, loaded, "tl.load")
         if bits is True:
             return loaded
-        return where(bits, loaded, other) if bits is not False or not number else full_like(loaded, other)
+        # other in the loaded element type, as Triton converts it (an int32 load stays int32)
+        fill = (other if loaded.dtype.is_float else int(other)) if number else other.to(loaded.dtype)
+        return where(bits, loaded, fill) if bits is not False else \
+            (full_like(loaded, fill) if number else where(False, loaded, fill))
     if isinstance(other, (Value, Expanded)):
         raise error("tl.load's other= is a tile, vector or scalar only with mask= (it fills where the mask is "
                     "false); without one, elements outside the array read as a number")
@@ -488,6 +492,14 @@ def _memory_hints(who: str, cache_modifier: Any, eviction_policy: Any) -> None:
 _NO_VALUE = object()
 
 
+def filled(value: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+    """A value stored into a block: a number or scalar fills it (Triton broadcasts one to a block pointer's
+    block); anything else as it is."""
+    if isinstance(value, (int, float, Scalar)) and not isinstance(value, bool):
+        return full(shape, value, dtype)
+    return value
+
+
 def store(view: Any, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None,
           cache_modifier: str = "", eviction_policy: str = "", boundary_check: Any = ()) -> None:
     """Write ``value`` (a tile, a vector into a 1-D array, or a scalar: one element) into ``view`` at
@@ -498,8 +510,9 @@ def store(view: Any, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: An
         value = offsets if value is _NO_VALUE else value
         if mask is not None:
             raise error("tl.store of a block pointer takes no mask: the pointer is the window")
-        source, origin, _, _ = view.__tl_window__(value, "tl.store", "")
-        return store(source, origin, value)
+        value = filled(value, view.block_shape, view.view.dtype)
+        source, origin, _, _, transposed = view.__tl_window__(value, "tl.store", "")
+        return store(source, origin, trans(value) if transposed else value)
     if value is _NO_VALUE:
         raise error("tl.store(view, offsets, value): the value to store is missing")
     if not isinstance(view, View):

@@ -223,7 +223,7 @@ class _LogicalOperators(ast.NodeTransformer):
 
     def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
         """``a if c else b`` as a call: Python's (one side evaluated) on a Python ``c``; on a traced scalar
-        both sides are traced and selected between (``tl.where``), as Triton's conditional expression."""
+        an ``scf.if`` yielding the side taken (:func:`tilec.lang.branch.if_expression`), as Triton's."""
         self.generic_visit(node)
         if any(isinstance(n, ast.NamedExpr) for side in (node.body, node.orelse) for n in ast.walk(side)):
             return node

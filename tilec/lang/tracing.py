@@ -135,6 +135,7 @@ class Trace:
         self.isolated: set[Block] = set()  # bodies of tile.map: their constants stay inside
         self._constants: dict[tuple, SSAValue] = {}  # constants and extents, made once
         self._last_constant: Operation | None = None
+        self.nonnegative: set[SSAValue] = set()  # loop counters known >= 0 (their loop is not built yet)
 
     def emit(self, op: Operation, name: str | None = None) -> Operation:
         """Append ``op`` to the innermost block, located at the user's line."""

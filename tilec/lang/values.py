@@ -260,11 +260,13 @@ class Shared:
 class View:
     """A kernel's array argument: a global view, read and written by ``tl.load``/``tl.store`` windows."""
 
-    __slots__ = ("value", "name")
+    __slots__ = ("value", "name", "unit_dim")
 
-    def __init__(self, value: SSAValue, name: str):
+    def __init__(self, value: SSAValue, name: str, unit_dim: int | None = None):
         self.value = value
         self.name = name
+        self.unit_dim = unit_dim
+        """The dimension whose stride is 1 in the call's array (None: unknown, or none is)."""
 
     @property
     def type(self) -> GlobalType:
@@ -291,7 +293,8 @@ class View:
             raise error(f"{self.name}[...] fixes 1 to {self.ndim - 1} leading coordinates of the {self.ndim}-D "
                         f"array (ints or integer scalars), got {key!r}")
         indices = [index(k, f"{self.name}[...] coordinate {i}") for i, k in enumerate(keys)]
-        return View(current().value(t.SubviewOp(self.value, indices), f"{self.name}_sub"), f"{self.name}_sub")
+        unit = self.unit_dim - len(keys) if self.unit_dim is not None and self.unit_dim >= len(keys) else None
+        return View(current().value(t.SubviewOp(self.value, indices), f"{self.name}_sub"), f"{self.name}_sub", unit)
 
     def __bool__(self) -> bool:
         raise error(f"array argument {self.name!r} has no truth value")
@@ -657,12 +660,8 @@ def nonnegative(v: SSAValue, depth: int = 24) -> bool:
     if depth == 0:
         return False
     op = v.op if isinstance(v, OpResult) else None
-    if op is None:  # a block argument: an scf.for counter going up from a non-negative start
-        parent = v.block.parent_op() if isinstance(v, BlockArgument) else None
-        if isinstance(parent, scf.ForOp) and v is parent.body.block.args[0]:
-            step = parent.step.op if isinstance(parent.step, OpResult) else None
-            return isinstance(step, arith.ConstantOp) and step.value.value.data > 0 and nonnegative(parent.lb, depth - 1)
-        return False
+    if op is None:  # a block argument: a loop counter going up from a non-negative start (tilec.lang.loop)
+        return v in current().nonnegative
     if isinstance(op, _NONNEGATIVE_SOURCES) or isinstance(op, arith.ExtUIOp):
         return True
     if isinstance(op, arith.ConstantOp):
@@ -714,9 +713,13 @@ def scalar_op(op: str, args: Sequence[SSAValue]) -> SSAValue:
                "abs": math.AbsFOp, "neg": arith.NegfOp}
     if is_float and op in table_f:
         return trace.value(table_f[op](a, args[1]))
-    if is_float and op == "mod":  # Triton's float %: C's fmod (the sign of a), as LLVM lowers frem for the GPU
-        whole = trace.value(math.TruncOp(trace.value(arith.DivfOp(a, args[1]))))
-        return trace.value(arith.SubfOp(a, trace.value(arith.MulfOp(whole, args[1]))))
+    if is_float and op == "mod":  # Triton's float %: fmod (the sign of a; a for an infinite b), as the GPU's frem:
+        # a - trunc(a / b) * b, exact while a / b is (not for quotients past 2^24 in f32)
+        b = args[1]
+        whole = trace.value(math.TruncOp(trace.value(arith.DivfOp(a, b))))
+        rest = trace.value(arith.SubfOp(a, trace.value(arith.MulfOp(whole, b))))
+        infinite = trace.value(arith.CmpfOp(trace.value(math.AbsFOp(b)), trace.constant(float("inf"), ty), "oeq"))
+        return trace.value(arith.SelectOp(infinite, a, rest))
     if isinstance(ty, IndexType) and op in _INDEX_UNSIGNED and nonnegative(a) and nonnegative(args[1]):
         return trace.value(_INDEX_UNSIGNED[op](a, args[1]))
     if not is_float and op in table_i:
@@ -985,6 +988,8 @@ def _convert_scalar(value: SSAValue, dst: Attribute) -> SSAValue:
         value = trace.value(arith.IndexCastOp(value, dst if isinstance(dst, IndexType | IntegerType) else IntegerType(64)))
         return value if value.type == dst else _convert_scalar(value, dst)
     if isinstance(src, IntegerType) and isinstance(dst, IndexType):
+        if src == IntegerType(1):  # a truth value: 0 or 1, not the sign-extended -1
+            value = trace.value(arith.ExtUIOp(value, IntegerType(64)))
         return trace.value(arith.IndexCastOp(value, dst))
     if isinstance(src, IntegerType) and _is_float(dst):
         cls = arith.UIToFPOp if src == IntegerType(1) else arith.SIToFPOp

@@ -222,8 +222,9 @@ def flows_into_per_warp_code(value: SSAValue, varying: set[SSAValue], consumers:
 
 AtomicCombiners = str
 """Which holders of an element a ``tile.atomic`` combines from: ``"every thread"`` (its indices differ
-between lanes), ``"every warp"`` (its value or indices differ between warps: each warp's own, its
-lanes' copies once) or ``"the block"`` (once a block)."""
+between lanes), ``"every warp"`` (its value, indices, compared values or mask differ between warps, or
+it is under a branch or loop only some warps take: each warp that runs it combines its own, its lanes'
+copies once) or ``"the block"`` (once a block)."""
 
 
 def atomic_combiners(op: Operation, lane_varying: set[SSAValue], warp_varying_values: set[SSAValue]) -> AtomicCombiners:
@@ -237,7 +238,7 @@ def atomic_combiners(op: Operation, lane_varying: set[SSAValue], warp_varying_va
     # copy stands for the others' only where all are the same in every warp, and where every warp runs
     # the atomic (not under a branch or loop only some warps take: there each warp that runs it combines)
     operands = [op.value, *indices, *(v for v in (getattr(op, "cmp", None), getattr(op, "mask", None)) if v is not None)]
-    if any(v in warp_varying_values for v in operands) or _under_divergent_region(op, warp_varying_values):
+    if any(v in warp_varying_values for v in operands) or not run_by_every_warp(op, warp_varying_values):
         return "every warp"
     return "the block"
 

@@ -7,14 +7,15 @@ so each element is combined by exactly one of its holders:
   (broadcast bits: the lane fields of a tile or vector fragment leave them out) hold copies: the
   one with those bits 0 combines; a value index whose element the thread already combined (a
   fragment that holds one element twice) is skipped;
-- a warp's fragment in a block of several warps: every warp holds the tile. If the value and the
-  indices are the same in every warp (:func:`~tilec.passes.uniformity.atomic_combiners`) only warp 0
-  combines; a value or a place computed from the warp id is each warp's own, and each combines;
+- a warp's fragment in a block of several warps: every warp holds the tile. If the value, the
+  indices, ``cas``'s compared values and the mask are the same in every warp and every warp runs the
+  atomic (:func:`~tilec.passes.uniformity.atomic_combiners`) only warp 0 combines; one computed from
+  the warp id, or an atomic under a branch only some warps take, is each warp's own, and each combines;
 - indices computed from the lane (or thread) id make each thread's places its own: every holder
   combines.
 
-Each combine is one ``red.global`` (``frag.red``), predicated on that choice and on the element
-lying inside the view, like a store's.
+Each combine is one ``red.global`` (``frag.red``), predicated on that choice, on the element lying
+inside the view, like a store's, and on its mask bit (``mask %m``).
 
 With a result (``%old = tile.atomic ... returns``) each combine is one ``atom.global`` (``frag.atom``) and
 every holder of an element gets the old value its combining thread read: from that thread's lane by a
@@ -66,7 +67,8 @@ def returns_old_values(op: t.AtomicOp) -> bool:
 
 def atomic_scratch_bytes(op: t.AtomicOp, fn, threads: int) -> int:
     """Shared memory an atomic's old values cross warps through (0 where its holders are one warp's
-    lanes, or nothing reads them): a 32-bit word per value of each thread of the block."""
+    lanes, or nothing reads them): a 32-bit word per value of each combining thread index
+    (:func:`exchange_slots`)."""
     ty = op.value.type
     if not returns_old_values(op) or ty.fragment is None or threads <= WARP:
         return 0
