@@ -924,7 +924,7 @@ def test_int64_number_arguments_on_the_gpu():
 def test_block_pointers_on_the_gpu(arch):
     """Triton's block-pointer GEMM (tests/lang/test_block_ptr.py) on ragged shapes, against float64, and
     tensor descriptors; the advanced offsets are staged like windows (cp.async, or wgmma on sm_90a)."""
-    from tests.lang.test_block_ptr import matmul_bp, scale_rows
+    from tests.lang.test_block_ptr import matmul_bp, scale_rows, split_k_bp
 
     opts = {} if arch is None else {"arch": arch}
     M, N, K = 1000, 770, 520
@@ -937,3 +937,7 @@ def test_block_pointers_on_the_gpu(arch):
     o = torch.full_like(x, float("nan"))
     scale_rows[(-(-333 // 16),)](x, o, 333, 1000, BM=16, BN=128, **opts)
     assert torch.equal(o, 2 * x + 1)
+    bt = torch.randn(N, K, device="cuda", dtype=torch.float16)  # B as N x K, read through a K^T pointer
+    acc = torch.zeros(M, N, device="cuda")
+    split_k_bp[(-(-M // 64) * -(-N // 64), 4)](a, bt, acc, M, N, K, 160, BM=64, BN=64, BK=32, **opts)  # 4 slices of K
+    assert rel_err(acc, a.double() @ bt.double().T) < 1e-4
