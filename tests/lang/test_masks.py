@@ -270,3 +270,34 @@ def test_mask_messages_describe_what_was_given():
     o = np.full_like(x, np.nan)
     numpy_bool.interpret(x, o, grid=(1,))
     assert np.isnan(o).all()
+
+
+@tl.kernel(num_warps=4, num_stages=3)
+def tutorial_gemm(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Triton's tutorial GEMM with its masked K residue (``mask=offs_k < K - k * BK``) and masked rows."""
+    rm, rn = tl.program_id(0) * BM, tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK)):
+        x = tl.load(a, (rm, k * BK), shape=(BM, BK), mask=tl.arange(0, BK)[None, :] < K - k * BK, other=0.0)
+        y = tl.load(b, (k * BK, rn), shape=(BK, BN), mask=tl.arange(0, BK, axis=0)[:, None] < K - k * BK, other=0.0)
+        acc += tl.dot(x, y)
+    tl.store(c, (rm, rn), acc.to(tl.float16), mask=(rm + tl.arange(0, BM, axis=0))[:, None] < M)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_the_tutorials_masked_gemm(after):
+    M, N, K = 70, 50, 90
+    a, b = RNG.standard_normal((M, K)).astype(np.float16), RNG.standard_normal((K, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float16)
+    tutorial_gemm.interpret(a, b, c, M, N, K, grid=(3, 2), BM=32, BN=32, BK=32, after=after)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 2e-3
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_masked_operands_are_staged(arch):
+    """The masks are selects on the tile read in shared memory (tile-stage): cp.async and ldmatrix, no
+    global load in the loop (it stays mma.sync on sm_90a, whose wgmma would read B where the mask is not)."""
+    x = np.zeros((256, 256), np.float16)
+    ptx = tutorial_gemm.compile(x, x, x, 256, 256, 256, BM=64, BN=64, BK=32, arch=arch).asm["ptx"]
+    assert "cp.async" in ptx and "ldmatrix" in ptx and "ld.global" not in ptx

@@ -37,7 +37,9 @@ in), is the same in every warp and runs in every warp (``uniformity``), has indi
 values defined outside the loop and its induction variable by side-effect-free ops of the body, such
 as Triton's ``k * BK`` (the copies and that index math move to the body's start; a carried value
 changes along the loop), has a shape the block's copy can split (``default_copy_layouts``), and every
-use is an A or B operand of a ``tile.mma``; and the loop writes no global memory (the copies read
+use is an A or B operand of a ``tile.mma``, directly or through elementwise maps (a masked operand,
+``tl.where(mask, tile, 0)``, is computed from the tile read in shared memory); and the loop writes no
+global memory (the copies read
 ahead of the body, and of its earlier iterations once pipelined).
 
 Any other such mma operand (a dot outside a K loop, or in a loop that stores) read by an mma in its own
@@ -119,8 +121,18 @@ def block_operand(load: t.LoadOp, varying: set[SSAValue], threads: int) -> bool:
         return False
     if default_copy_layouts(tuple(ty.dims), element_bits(ty.element_type) // 8, threads) is None:  # the block's copy needs a split of its rows
         return False
-    uses = list(load.result.uses)
-    return bool(uses) and all(isinstance(u.operation, t.MmaOp) and u.index in (0, 1) for u in uses)
+    return feeds_only_mma_operands(load.result)
+
+
+def feeds_only_mma_operands(value: SSAValue, depth: int = 3) -> bool:
+    """Whether every use of ``value`` is an mma's A or B, directly or through elementwise ``tile.map``s
+    (Triton's masked operand ``tl.where(mask, tl.load(...), 0)``): a staged tile read from shared memory
+    is the same tile, so what is computed from it stays where it is."""
+    uses = list(value.uses)
+    return bool(uses) and all(
+        isinstance(u.operation, t.MmaOp) and u.index in (0, 1)
+        or depth > 0 and isinstance(u.operation, t.MapOp) and feeds_only_mma_operands(u.operation.results[0], depth - 1)
+        for u in uses)
 
 
 def stageable(load: t.LoadOp, body: Block, varying: set[SSAValue], threads: int) -> bool:
