@@ -941,3 +941,19 @@ def test_block_pointers_on_the_gpu(arch):
     acc = torch.zeros(M, N, device="cuda")
     split_k_bp[(-(-M // 64) * -(-N // 64), 4)](a, bt, acc, M, N, K, 160, BM=64, BN=64, BK=32, **opts)  # 4 slices of K
     assert rel_err(acc, a.double() @ bt.double().T) < 1e-4
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", ["sm_80", None])
+def test_the_tutorials_masked_gemm_on_the_gpu(arch):
+    """Triton's tutorial GEMM with masked K residues (tests/lang/test_masks.py), staged through shared memory."""
+    from tests.lang.test_masks import tutorial_gemm
+
+    opts = {} if arch is None else {"arch": arch}
+    M, N, K = 1000, 777, 530
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+    tutorial_gemm[(-(-M // 64), -(-N // 64))](a, b, c, M, N, K, BM=64, BN=64, BK=32, **opts)
+    assert rel_err(c, a.double() @ b.double()) < 2e-3
