@@ -107,3 +107,39 @@ def test_matmul_refuses_an_output_that_overlaps_an_input(which):
         args, out = (wide[:, :64], b), wide[:, 63:127]
     with pytest.raises(ValueError, match="out overlaps (a|b) in memory"):
         tilec.matmul_kernel(*args, out=out)
+
+
+def test_products_check_their_outputs_and_options_before_any_gpu():
+    """attention, softmax and the norms (a helper's hunt, session 33): bad outputs and options are refused
+    with the argument named before anything needs a GPU; an output sharing memory with an input (another
+    block still reads it) or with itself (stride 0) as matmul refuses it."""
+    from tests.test_matmul import FakeCudaArray as F
+
+    q = F((1, 4, 16, 64))
+    with pytest.raises(ValueError, match="tilec.attention: empty input"):
+        tilec.attention_kernel(q, F((1, 0, 16, 64)), F((1, 0, 16, 64)), arch="sm_80")
+    with pytest.raises(TypeError, match="tilec.attention: q must be an array"):
+        tilec.attention_kernel([[1.0]], q, q, return_lse=True, arch="sm_80")
+    with pytest.raises(TypeError, match="tilec.attention: out must be an array"):
+        tilec.attention(q, q, q, out=[[1.0]])
+    with pytest.raises(TypeError, match="return_lse must be a bool"):
+        tilec.attention_kernel(q, q, q, return_lse="no", arch="sm_80")
+    k = F((1, 4, 16, 64))
+    with pytest.raises(ValueError, match="tilec.attention: out overlaps k in memory"):
+        tilec.attention(q, k, F((1, 4, 16, 64)), out=k)
+    with pytest.raises(ValueError, match="tilec.attention: out: .* elements that share memory"):
+        tilec.attention(q, k, F((1, 4, 16, 64)), out=F((1, 4, 16, 64), strides=(0, 0, 0, 1)))
+    with pytest.raises(ValueError, match="more than the 2\\*\\*31 - 1 blocks"):
+        from tilec.kernels.attention import grid
+        grid(F((65535, 1, 32769 * 128, 64)))
+    x = F((64, 256))
+    shifted = F((64, 256), address=x._managed.dl_tensor.data + 512)
+    with pytest.raises(ValueError, match="tilec.softmax: out overlaps x in memory"):
+        tilec.softmax(x, out=shifted)
+    with pytest.raises(ValueError, match="tilec.layer_norm: out: .* elements that share memory"):
+        tilec.layer_norm(x, F((256,)), out=F((64, 256), strides=(0, 1)))
+    with pytest.raises(TypeError, match="tilec.softmax: cannot allocate the output like a FakeCudaArray; pass out="):
+        tilec.softmax(x)
+    for eps in (None, -1.0, float("nan"), "yes"):
+        with pytest.raises(TypeError, match="tilec.rms_norm: eps must be a finite real number >= 0"):
+            tilec.rms_norm(np.ones((4, 8), np.float32), np.ones(8, np.float32), eps=eps)

@@ -420,13 +420,26 @@ def _check(q: Any, k: Any, v: Any) -> tuple[int, int, int, int, int, int]:
         raise ValueError(f"{OWNER}: k and v must have one shape, got {k_shape} and {v_shape}")
     if bk != b or dk != d:
         raise ValueError(f"{OWNER}: k is {k_shape}, expected batch {b} and head dimension {d} like q")
+    if min(b, hq, hkv, sq, sk) == 0:
+        raise ValueError(f"{OWNER}: empty input (q {q_shape}, k {k_shape})")
     if hq % hkv:
         raise ValueError(f"{OWNER}: q has {hq} heads, k and v {hkv}: q's heads must be a multiple of k's (GQA)")
     if d % 16 or not 16 <= d <= 256:
         raise ValueError(f"{OWNER}: head dimension {d}; expected a multiple of 16 up to 256 (64 and 128 are tuned)")
-    if min(b, hq, sq, sk) == 0:
-        raise ValueError(f"{OWNER}: empty input (q {q_shape}, k {k_shape})")
     return b, hq, hkv, sq, sk, d
+
+
+def _check_out(out: Any, q: Any, k: Any, v: Any) -> None:
+    """``out`` is an array of q's shape and dtype, one address per element, sharing no memory with q, k
+    or v (other blocks still read them while one writes its rows)."""
+    # lazy: tilec.kernels.gemm_plan adds ~90 ms (measured) to importing the language
+    from tilec.kernels.gemm_plan import check_output_memory, describe_operand
+
+    o, inputs = describe_operand("out", out, OWNER), [describe_operand(n, x, OWNER) for n, x in (("q", q), ("k", k), ("v", v))]
+    if tuple(o.info.shape) != tuple(inputs[0].info.shape) or o.dtype != inputs[0].dtype:
+        raise ValueError(f"{OWNER}: out is {tuple(o.info.shape)} {o.dtype}; expected q's "
+                         f"{tuple(inputs[0].info.shape)} {inputs[0].dtype}")
+    check_output_memory(o, inputs, OWNER)
 
 
 def _arguments(q: Any, k: Any, v: Any, out: Any, lse: Any, causal: bool, scale: float | None,
@@ -455,22 +468,27 @@ def grid(q: Any, wgmma: bool = False, causal: bool = False) -> tuple[int, int]:
     the blocks ``block_id(1) * blocks + block_id(0)``, the same order either way."""
     b, hq, sq, d = (int(x) for x in q.shape)
     blocks, pairs = -(-sq // config(d, wgmma, sq, causal)["BM"]), b * hq
-    if pairs > GRID_Y_MAX:
-        if blocks * pairs >= 1 << 31:
-            raise ValueError(f"{OWNER}: {blocks} query blocks x {pairs} (batch, head) pairs is more than the "
-                             "2**31 - 1 blocks a launch can have")
-        return (blocks * pairs, 1)
-    return (blocks, pairs)
+    if blocks * pairs >= 1 << 31:  # block_tile numbers the blocks in 32 bits
+        raise ValueError(f"{OWNER}: {blocks} query blocks x {pairs} (batch, head) pairs is more than the "
+                         "2**31 - 1 blocks a launch can have")
+    return (blocks * pairs, 1) if pairs > GRID_Y_MAX else (blocks, pairs)
 
 
 def attention_kernel(q: Any, k: Any, v: Any, *, causal: bool = False, scale: float | None = None,
                      return_lse: bool = False, arch: str | None = None) -> Any:
     """The :class:`~tilec.api.CompiledKernel` :func:`attention` runs for these arguments (no GPU needed
     with an ``arch``; sm_90 compiles the wgmma kernel for sm_90a)."""
+    _check(q, k, v)
+    _check_flag("return_lse", return_lse)
     kernel, arch = path(arch, _head_dim(q))
     lse = _lse_like(q) if return_lse else None
     args, constexprs = _arguments(q, k, v, q, lse, causal, scale, kernel is not attention_fwd)
     return kernel.compile(*args, arch=arch, num_warps=warps(constexprs), **constexprs)
+
+
+def _check_flag(name: str, value: Any) -> None:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{OWNER}: {name} must be a bool, got {value!r}")
 
 
 def _head_dim(q: Any) -> int:
@@ -495,12 +513,14 @@ def attention(q: Any, k: Any, v: Any, causal: bool = False, scale: float | None 
     """Scaled dot-product attention of q over k, v (see the module docstring); ``out`` (q's shape and
     dtype) is written when given. Returns ``out``, or ``(out, lse)`` with ``return_lse``. ``arch``
     picks the path (default: the GPU's; ``"sm_80"`` runs the mma.sync kernel on any GPU)."""
+    _check(q, k, v)
+    _check_flag("return_lse", return_lse)
     if out is None:
         out = q.new_empty(tuple(q.shape)) if hasattr(q, "new_empty") else None
         if out is None:
             raise TypeError(f"{OWNER}: pass torch tensors (or out= for other arrays)")
-    elif tuple(out.shape) != tuple(q.shape) or str(out.dtype) != str(q.dtype):
-        raise ValueError(f"{OWNER}: out is {tuple(out.shape)} {out.dtype}; expected q's {tuple(q.shape)} {q.dtype}")
+    else:
+        _check_out(out, q, k, v)
     lse = _lse_like(q) if return_lse else None
     kernel, arch = path(arch, _head_dim(q))
     wgmma = kernel is not attention_fwd

@@ -241,13 +241,13 @@ def _out_strides(op: Operand, m: int, n: int) -> tuple[int, int]:
     return s0, s1
 
 
-def _check_no_overlap(op: Operand) -> None:
+def _check_no_overlap(op: Operand, owner: str = "tilec.matmul") -> None:
     """An output must not have two elements at one address (broadcast or overlapping strides)."""
     dims = sorted((s, d) for s, d in zip(op.strides, op.shape) if d > 1)
     span = 1
     for s, d in dims:
         if s < span:
-            raise ValueError(f"{_where(op.name)}: shape {op.shape} with element strides {op.strides} has "
+            raise ValueError(f"{owner}: {op.name}: shape {op.shape} with element strides {op.strides} has "
                              "elements that share memory; the output needs one address per element")
         span = s * d
 
@@ -263,7 +263,7 @@ def _byte_range(op: Operand) -> tuple[int, int]:
     return lo, hi + size
 
 
-def _check_disjoint(out: Operand, inputs: list[Operand]) -> None:
+def _check_disjoint(out: Operand, inputs: list[Operand], owner: str = "tilec.matmul") -> None:
     """The output shares no memory with an input: the kernel reads inputs while it writes the output, so
     any overlap (``out=a``, a view of ``b``) would read values it already overwrote."""
     lo, hi = _byte_range(out)
@@ -272,8 +272,15 @@ def _check_disjoint(out: Operand, inputs: list[Operand]) -> None:
             continue
         a, b = _byte_range(op)
         if a < hi and lo < b:
-            raise ValueError(f"{_where('out')} overlaps {op.name} in memory; pass an output that shares no memory "
-                             "with the inputs")
+            raise ValueError(f"{owner}: {out.name} overlaps {op.name} in memory; pass an output that shares no "
+                             "memory with the inputs")
+
+
+def check_output_memory(out: Operand, inputs: list[Operand], owner: str) -> None:
+    """``out`` has one address per element and shares none with ``inputs`` (every kernel that writes an
+    output while blocks still read the inputs needs both; errors name ``owner``)."""
+    _check_no_overlap(out, owner)
+    _check_disjoint(out, [op for op in inputs if op is not None], owner)
 
 
 def _check_devices(operands: list[Operand]) -> None:

@@ -13,16 +13,19 @@ specialised on the tiling and the rows' alignment, like ``tilec.matmul``.
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any
 
 import numpy as np
 
-from tilec.kernels.gemm_plan import Operand, describe_operand
+from tilec.kernels.gemm_plan import Operand, check_output_memory, describe_operand
 from tilec.kernels.norms_ir import NormSpec, build_module
 from tilec.kernels.fast_path import FastCache
 from tilec.kernels.row_kernels import (
     DTYPES,
     allocate_like,
+    check_allocatable,
     compile_once,
     launch,
     replay,
@@ -59,6 +62,7 @@ def _plan(kind: str, x: Any, weight: Any, bias: Any, out: Any = None):
         if tuple(o.info.shape) != tuple(op.info.shape) or o.info.dtype != op.info.dtype:
             raise ValueError(f"{owner}: out has shape {tuple(o.info.shape)} and dtype {o.info.dtype}; expected "
                              f"{tuple(op.info.shape)} and {op.info.dtype}")
+        check_output_memory(o, [op, w, b], owner)
         out_align = row_alignment_of(o, rows, n, o_strides)
     else:
         out_align = row_alignment_of(None, rows, n, None, op.info.dtype)
@@ -73,11 +77,15 @@ _FAST = FastCache()
 
 
 def _run(kind: str, x: Any, weight: Any, bias: Any, eps: float, out: Any, stream: Any) -> Any:
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not math.isfinite(eps) or eps < 0:
+        raise TypeError(f"tilec.{kind}_norm: eps must be a finite real number >= 0, got {eps!r}")
     key = row_call_key(kind, (x, weight, bias, out), float(eps) if isinstance(eps, float | int) else None)
     result = replay(_FAST, key, (x, weight, bias), out, stream)
     if result is not None:
         return result
     owner, spec, op, rows, n, strides, w, b, o_strides = _plan(kind, x, weight, bias, out)
+    if out is None:
+        check_allocatable(x, op.info.dtype, owner)
     if not has_device():
         raise NoDeviceError(f"{no_device_reason() or 'none found'} ({owner} checked its arguments; "
                             f"{owner}_kernel(...) gives the compiled kernel without a GPU)")

@@ -119,16 +119,25 @@ def compile_once(build: Callable[[Any], Any], spec: Any, arch: str | None) -> An
         return _KERNELS[key]
 
 
+def check_allocatable(like: Any, dtype: str, owner: str) -> None:
+    """Whether :func:`allocate_like` can make an output like ``like`` (checked with the arguments, before
+    any GPU is needed): torch, cupy (not bf16) or numpy (not bf16)."""
+    lib = array_library(like)
+    if lib not in ("torch", "cupy", "numpy"):  # a device array of another library: numpy would be host memory
+        raise TypeError(f"{owner}: cannot allocate the output like a {type(like).__name__}; pass out=")
+    if lib != "torch" and dtype == "bfloat16":
+        raise TypeError(f"{owner}: {lib} has no bfloat16: pass out= a bf16 device array or another dtype")
+
+
 def allocate_like(like: Any, shape: tuple[int, ...], dtype: str, owner: str) -> Any:
     """An uninitialised ``shape`` array of ``dtype`` from ``like``'s library and device."""
+    check_allocatable(like, dtype, owner)
     lib = array_library(like)
     if lib == "torch":
         # optional: torch is installed when an input is a torch tensor
         import torch
 
         return torch.empty(shape, dtype=getattr(torch, dtype), device=like.device)
-    if dtype == "bfloat16":
-        raise TypeError(f"{owner}: {lib} has no bfloat16: pass out= a bf16 device array or another dtype")
     if lib == "cupy":
         # optional: cupy is installed when an input is a cupy array
         import cupy

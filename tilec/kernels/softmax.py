@@ -17,9 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 from tilec.kernels.fast_path import FastCache
+from tilec.kernels.gemm_plan import check_output_memory
 from tilec.kernels.row_kernels import (
     DTYPES,
     allocate_like,
+    check_allocatable,
     compile_once,
     launch,
     replay,
@@ -56,6 +58,17 @@ _FAST = FastCache()
 """Prepared calls of :func:`softmax` (:mod:`tilec.kernels.fast_path`)."""
 
 
+def _checked_out(out: Any, x: Any, shape: tuple[int, ...], dtype: str, dim: int):
+    """``out``'s :func:`row_view`, checked: ``x``'s shape, the output dtype, its own memory."""
+    view = row_view(OWNER, "out", out, dim)
+    o = view[0]
+    if tuple(o.info.shape) != shape or o.info.dtype != dtype:
+        raise ValueError(f"{OWNER}: out has shape {tuple(o.info.shape)} and dtype {o.info.dtype}; expected "
+                         f"{shape} and {dtype}")
+    check_output_memory(o, [x], OWNER)
+    return view
+
+
 def softmax(x: Any, dim: int = -1, *, out: Any = None, dtype: str | None = None, stream: Any = None) -> Any:
     """``exp(x - max) / sum(exp(x - max))`` along ``dim``; into ``out`` when given (``x``'s shape).
 
@@ -67,16 +80,17 @@ def softmax(x: Any, dim: int = -1, *, out: Any = None, dtype: str | None = None,
         return result
     op, rows, n, x_strides = row_view(OWNER, "x", x, dim)
     out_dtype = _output_dtype(op.info.dtype, dtype)
+    shape = tuple(op.info.shape)
+    if out is not None:
+        _checked_out(out, op, shape, out_dtype, dim)
+    else:
+        check_allocatable(x, out_dtype, OWNER)
     if not has_device():
         raise NoDeviceError(f"{no_device_reason() or 'none found'} ({OWNER} checked its arguments; "
                             "tilec.softmax_kernel(...) gives the compiled kernel without a GPU)")
-    shape = tuple(op.info.shape)
     if out is None:
         out = allocate_like(x, shape, out_dtype, OWNER)
-    o, _, _, o_strides = row_view(OWNER, "out", out, dim)
-    if tuple(o.info.shape) != shape or o.info.dtype != out_dtype:
-        raise ValueError(f"{OWNER}: out has shape {tuple(o.info.shape)} and dtype {o.info.dtype}; expected "
-                         f"{shape} and {out_dtype}")
+    o, _, _, o_strides = _checked_out(out, op, shape, out_dtype, dim)
     align = (row_alignment_of(op, rows, n, x_strides), row_alignment_of(o, rows, n, o_strides))
     spec = SoftmaxSpec(op.info.dtype, out_dtype, row_tiling(n, op.info.dtype), align)
     kernel = compile_once(build_module, spec, None)
