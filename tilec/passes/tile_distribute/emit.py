@@ -123,6 +123,9 @@ class Emitter:
     # ------------------------------------------------------------ constants
 
     def const(self, value: int | float, t: Attribute) -> SSAValue:
+        if isinstance(t, IntegerType | IndexType):  # a known value in the type's bits, as a cast would leave it
+            bits = t.width.data if isinstance(t, IntegerType) else 64
+            value = int(value) & 1 if bits == 1 else (int(value) + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1))
         key = (value, t)
         if key not in self._consts:
             if isinstance(t, IntegerType | IndexType):
