@@ -1,10 +1,10 @@
-"""Walking IR: every op of a module as a list, faster than xDSL's ``Operation.walk``, and an op's
-enclosing loops."""
+"""Walking IR: every op of a module as a list, faster than xDSL's ``Operation.walk``, an op's
+enclosing loops, and whether a value is defined inside a block."""
 
 from __future__ import annotations
 
 from xdsl.dialects import func, scf
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation, SSAValue
 
 
 def walk_ops(op: Operation, *, reverse: bool = False) -> list[Operation]:
@@ -42,4 +42,16 @@ def in_loop(op: Operation) -> bool:
         if isinstance(parent, scf.ForOp | scf.WhileOp):
             return True
         parent = parent.parent_op()
+    return False
+
+
+def defined_in(v: SSAValue, block: Block) -> bool:
+    """Whether ``v`` is defined in ``block``: one of its arguments, or a result of an op of it or of a
+    region nested in it (a loop body's own values, as opposed to what it reads from outside)."""
+    where = v.owner if isinstance(v.owner, Block) else v.owner.parent_block()
+    while where is not None:
+        if where is block:
+            return True
+        parent = where.parent_op()
+        where = parent.parent_block() if parent is not None else None
     return False

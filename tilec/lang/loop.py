@@ -18,11 +18,13 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 
+from tilec.ir.walk import defined_in
 from tilec.lang.block_ptr import BlockPtr, any_block_ptr, flatten_carried
 from tilec.lang.branch import NUMBERS, NoValue, number_constant, number_type
 from tilec.lang.ops import index
 from tilec.lang.tracing import current, error
-from tilec.lang.values import Expanded, OrientationConflict, nonnegative, Scalar, Value, Vector, reoriented, reoriented_or_none, wrap
+from tilec.lang.values import (Expanded, OrientationConflict, Scalar, Value, Vector, nonnegative, reoriented,
+                               reoriented_or_none, wrap)
 
 
 class Unbound:
@@ -212,18 +214,7 @@ def _increment(arg: SSAValue, after: SSAValue, block: Block) -> SSAValue | None:
     other = op.rhs if op.lhs is arg else op.lhs if op.rhs is arg else None
     if other is None or other is arg:
         return None
-    return None if _within(other, block) else other
-
-
-def _within(v: SSAValue, block: Block) -> bool:
-    """Whether ``v`` is defined in ``block`` (an argument, an op of it or of a region nested in it)."""
-    where = v.owner if isinstance(v.owner, Block) else v.owner.parent_block()
-    while where is not None:
-        if where is block:
-            return True
-        parent = where.parent_op()
-        where = parent.parent_block() if parent is not None else None
-    return False
+    return None if defined_in(other, block) else other
 
 
 def _constant(v: SSAValue) -> int | None:

@@ -68,23 +68,11 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import MAX_SHARED_BYTES, LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, SharedType, element_bits
 from tilec.layout.gmma import canonical_layout
-from tilec.ir.walk import in_loop
+from tilec.ir.walk import defined_in, in_loop
 from tilec.passes.fragments import WARP
 from tilec.passes.tile_distribute.memory import default_copy_layouts
 from tilec.passes.tile_layout import agreeing_classes, chained_pairs
 from tilec.passes.uniformity import flows_into_per_warp_code, run_by_every_warp, warp_varying
-
-
-def _defined_outside(v: SSAValue, body: Block) -> bool:
-    """Whether ``v`` is defined outside ``body`` (its induction variable and carried values are the body's)."""
-    owner = v.owner
-    block = owner.parent_block() if isinstance(owner, Operation) else owner
-    while block is not None:
-        if block is body:
-            return False
-        parent = block.parent_op()
-        block = parent.parent_block() if parent is not None else None
-    return True
 
 
 def index_math(values: list[SSAValue], body: Block) -> list[Operation] | None:
@@ -96,7 +84,7 @@ def index_math(values: list[SSAValue], body: Block) -> list[Operation] | None:
     work = list(values)
     while work:
         v = work.pop()
-        if v is body.args[0] or _defined_outside(v, body):
+        if v is body.args[0] or not defined_in(v, body):
             continue
         op = v.owner
         if not isinstance(op, Operation) or op.parent_block() is not body or op.regions \
