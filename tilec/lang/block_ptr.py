@@ -12,8 +12,9 @@ language's own model (:func:`tilec.lang.ops.load`), so nothing here builds IR of
 the model; accesses are bounded by the array's extents, not by a smaller declared ``shape``: pass the
 view you mean). A 2-D pointer whose ``order`` puts first another dimension than the array's unit
 stride describes the array's transpose (Triton's K^T pointer): its loads are ``tl.trans`` of the
-array's window, which the mma takes as its transpose flag. A block pointer carried through a ``tl.range`` or ``while`` loop, or assigned in a
-run-time ``if``, is carried as its offsets (:func:`flatten_carried`).
+array's window, which the mma takes as its transpose flag. A block pointer carried through a
+``tl.range`` or ``while`` loop, or assigned in a run-time ``if``, is carried as its offsets
+(:func:`flatten_carried`).
 """
 
 from __future__ import annotations
