@@ -260,7 +260,7 @@ def test_old_values_of_tiles_and_vectors(after):
     assert np.array_equal(o[:, bn:], before[:, bn:])
     assert np.array_equal(prev1[:bn + bm], before1[:bn + bm])
     assert np.array_equal(o1[:bn], np.maximum(before1[:bn], x.max(axis=0)))
-    assert np.allclose(o1[bn:bn + bm], x.astype(np.float64).sum(axis=1), rtol=1e-5)
+    assert np.allclose(o1[bn:bn + bm], x.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-5)  # f32 sums near 0
     assert np.array_equal(o1[bn + bm:], before1[bn + bm:])
 
 

@@ -301,3 +301,23 @@ def test_masked_operands_are_staged(arch):
     x = np.zeros((256, 256), np.float16)
     ptx = tutorial_gemm.compile(x, x, x, 256, 256, 256, BM=64, BN=64, BK=32, arch=arch).asm["ptx"]
     assert "cp.async" in ptx and "ldmatrix" in ptx and "ld.global" not in ptx
+
+
+@tl.kernel(num_warps=1)
+def numbers_under_masks(o, n):
+    """A number stored under a mask fills the mask's window (Triton's ``tl.store(ptrs, 0.0, mask=m)``); a
+    vector mask on a 2-D array is one row of it."""
+    rows, cols = tl.arange(0, 16, axis=0), tl.arange(0, 16)
+    tl.store(o, (0, 0), 0.0, mask=(rows[:, None] > cols[None, :]) & (cols[None, :] < n))
+    tl.store(o, (16, 0), 7, mask=cols < n)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_numbers_stored_under_masks(after):
+    o = np.ones((17, 16), np.float32)
+    numbers_under_masks.interpret(o, 10, grid=(1,), after=after)
+    r, c = np.meshgrid(np.arange(16), np.arange(16), indexing="ij")
+    want = np.ones((17, 16), np.float32)
+    want[:16][(r > c) & (c < 10)] = 0
+    want[16, :10] = 7
+    assert np.array_equal(o, want)
