@@ -140,6 +140,31 @@ def test_products_check_their_outputs_and_options_before_any_gpu():
         tilec.layer_norm(x, F((256,)), out=F((64, 256), strides=(0, 1)))
     with pytest.raises(TypeError, match="tilec.softmax: cannot allocate the output like a FakeCudaArray; pass out="):
         tilec.softmax(x)
-    for eps in (None, -1.0, float("nan"), "yes"):
-        with pytest.raises(TypeError, match="tilec.rms_norm: eps must be a finite real number >= 0"):
+    for eps in (None, "yes"):
+        with pytest.raises(TypeError, match="tilec.rms_norm: eps must be a real number"):
             tilec.rms_norm(np.ones((4, 8), np.float32), np.ones(8, np.float32), eps=eps)
+    for eps in (-1.0, float("nan"), 10**400):
+        with pytest.raises(ValueError, match="tilec.rms_norm: eps must be finite and >= 0"):
+            tilec.rms_norm(np.ones((4, 8), np.float32), np.ones(8, np.float32), eps=eps)
+
+
+def test_outputs_that_share_no_element_with_an_input_are_taken():
+    """Two halves of one wide buffer share no element though their spans meet (an output next to its
+    input); softmax and the norms take ``out=x`` (each block writes the rows it read): both reach the
+    GPU check. A half shifted by one element does overlap, and is refused."""
+    from tests.test_matmul import FakeCudaArray as F
+    from tilec.runtime import NoDeviceError
+
+    base = 0x7F5000000000
+    x = F((64, 256), strides=(512, 1), address=base)
+    right = F((64, 256), strides=(512, 1), address=base + 256 * 2)
+    for call in (lambda: tilec.softmax(x, out=right), lambda: tilec.softmax(x, out=x),
+                 lambda: tilec.layer_norm(x, F((256,)), out=x)):
+        with pytest.raises(NoDeviceError):
+            call()
+    with pytest.raises(ValueError, match="tilec.softmax: out overlaps x in memory"):
+        tilec.softmax(x, out=F((64, 256), strides=(512, 1), address=base + 2))
+    q = F((1, 2, 16, 64), strides=(4096, 2048, 128, 1), address=base)
+    o = F((1, 2, 16, 64), strides=(4096, 2048, 128, 1), address=base + 128)
+    with pytest.raises(NoDeviceError):
+        tilec.attention(q, F((1, 2, 16, 64)), F((1, 2, 16, 64)), out=o)

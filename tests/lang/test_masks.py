@@ -305,11 +305,10 @@ def test_masked_operands_are_staged(arch):
 
 @tl.kernel(num_warps=1)
 def numbers_under_masks(o, n):
-    """A number stored under a mask fills the mask's window (Triton's ``tl.store(ptrs, 0.0, mask=m)``); a
-    vector mask on a 2-D array is one row of it."""
+    """A number stored under a mask fills the mask's window (Triton's ``tl.store(ptrs, 0.0, mask=m)``)."""
     rows, cols = tl.arange(0, 16, axis=0), tl.arange(0, 16)
     tl.store(o, (0, 0), 0.0, mask=(rows[:, None] > cols[None, :]) & (cols[None, :] < n))
-    tl.store(o, (16, 0), 7, mask=cols < n)
+    tl.store(o, (16, 0), tl.full((1, 16), 7, tl.float32), mask=(cols < n)[None, :])
 
 
 @pytest.mark.parametrize("after", STAGES)
@@ -321,3 +320,13 @@ def test_numbers_stored_under_masks(after):
     want[:16][(r > c) & (c < 10)] = 0
     want[16, :10] = 7
     assert np.array_equal(o, want)
+
+
+def test_a_number_under_a_vector_mask_into_a_2d_array_is_refused():
+    """Triton's window would come from the pointers, which a mask of one row or column does not give."""
+    @tl.kernel
+    def k(o, n):
+        tl.store(o, (0, 0), 0.0, mask=(tl.arange(0, 16, axis=0) < n)[:, None])
+
+    with pytest.raises(LangError, match="a number under a vector mask into a 2-D array"):
+        k.ir(np.zeros((16, 16), np.float32), 3)

@@ -487,7 +487,7 @@ def attention_kernel(q: Any, k: Any, v: Any, *, causal: bool = False, scale: flo
 
 
 def _check_flag(name: str, value: Any) -> None:
-    if not isinstance(value, (bool, np.bool_)):
+    if not isinstance(value, (bool, np.bool_)) and value not in (0, 1):
         raise TypeError(f"{OWNER}: {name} must be a bool, got {value!r}")
 
 

@@ -271,16 +271,47 @@ def _check_disjoint(out: Operand, inputs: list[Operand], owner: str = "tilec.mat
         if op.on_host != out.on_host or op.info.device_id != out.info.device_id:
             continue
         a, b = _byte_range(op)
-        if a < hi and lo < b:
+        if a < hi and lo < b and not _interleaved(out, op):
             raise ValueError(f"{owner}: {out.name} overlaps {op.name} in memory; pass an output that shares no "
                              "memory with the inputs")
 
 
-def check_output_memory(out: Operand, inputs: list[Operand], owner: str) -> None:
+def _interleaved(x: Operand, y: Operand) -> bool:
+    """Whether arrays of one element size, shape and strides whose spans meet still share no element
+    (two halves of one wide buffer, ``buf[:, :n]`` and ``buf[:, n:]``): the address difference is not a
+    step of the grid. Strides that nest (each at least the span of the smaller ones) write each offset
+    one way, so the greedy digits decide; other strides count as sharing (False)."""
+    size = x.info.itemsize
+    if size != y.info.itemsize or tuple(x.shape) != tuple(y.shape) or tuple(x.strides) != tuple(y.strides):
+        return False
+    delta = y.info.ptr - x.info.ptr
+    if delta % size:
+        return True  # not on an element boundary of x: no element starts at the same byte
+    delta //= size
+    dims = sorted(((abs(s), d) for s, d in zip(x.strides, x.shape) if d > 1), reverse=True)
+    span = 1
+    for s, d in reversed(dims):
+        if s < span:
+            return False
+        span = s * d
+    rest = abs(delta)
+    for s, d in dims:
+        digit = rest // s
+        if digit >= d:
+            return True
+        rest -= digit * s
+    return rest != 0
+
+
+def check_output_memory(out: Operand, inputs: list[Operand], owner: str, in_place: Operand | None = None) -> None:
     """``out`` has one address per element and shares none with ``inputs`` (every kernel that writes an
-    output while blocks still read the inputs needs both; errors name ``owner``)."""
+    output while blocks still read the inputs needs both; errors name ``owner``). ``in_place``: an input
+    ``out`` may be exactly (same address, shape and strides), for kernels whose blocks read each element
+    before writing it and no other block reads it."""
     _check_no_overlap(out, owner)
-    _check_disjoint(out, [op for op in inputs if op is not None], owner)
+    same = in_place is not None and (in_place.info.ptr, tuple(in_place.shape), tuple(in_place.strides)) == \
+        (out.info.ptr, tuple(out.shape), tuple(out.strides)) and in_place.info.itemsize == out.info.itemsize
+    _check_disjoint(out, [op for op in inputs if op is not None and not (same and op is in_place)], owner)
 
 
 def _check_devices(operands: list[Operand]) -> None:

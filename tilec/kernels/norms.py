@@ -62,7 +62,7 @@ def _plan(kind: str, x: Any, weight: Any, bias: Any, out: Any = None):
         if tuple(o.info.shape) != tuple(op.info.shape) or o.info.dtype != op.info.dtype:
             raise ValueError(f"{owner}: out has shape {tuple(o.info.shape)} and dtype {o.info.dtype}; expected "
                              f"{tuple(op.info.shape)} and {op.info.dtype}")
-        check_output_memory(o, [op, w, b], owner)
+        check_output_memory(o, [op, w, b], owner, in_place=op)  # out=x: each block writes the rows it read
         out_align = row_alignment_of(o, rows, n, o_strides)
     else:
         out_align = row_alignment_of(None, rows, n, None, op.info.dtype)
@@ -77,9 +77,15 @@ _FAST = FastCache()
 
 
 def _run(kind: str, x: Any, weight: Any, bias: Any, eps: float, out: Any, stream: Any) -> Any:
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not math.isfinite(eps) or eps < 0:
-        raise TypeError(f"tilec.{kind}_norm: eps must be a finite real number >= 0, got {eps!r}")
-    key = row_call_key(kind, (x, weight, bias, out), float(eps) if isinstance(eps, float | int) else None)
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
+        raise TypeError(f"tilec.{kind}_norm: eps must be a real number, got {eps!r}")
+    try:
+        eps = float(eps)
+    except OverflowError:
+        eps = math.inf
+    if not math.isfinite(eps) or eps < 0:
+        raise ValueError(f"tilec.{kind}_norm: eps must be finite and >= 0, got {eps!r}")
+    key = row_call_key(kind, (x, weight, bias, out), eps)  # the launch holds eps: part of the key
     result = replay(_FAST, key, (x, weight, bias), out, stream)
     if result is not None:
         return result

@@ -65,7 +65,7 @@ def _checked_out(out: Any, x: Any, shape: tuple[int, ...], dtype: str, dim: int)
     if tuple(o.info.shape) != shape or o.info.dtype != dtype:
         raise ValueError(f"{OWNER}: out has shape {tuple(o.info.shape)} and dtype {o.info.dtype}; expected "
                          f"{shape} and {dtype}")
-    check_output_memory(o, [x], OWNER)
+    check_output_memory(o, [x], OWNER, in_place=x)  # out=x: each block writes the rows it read
     return view
 
 

@@ -519,16 +519,14 @@ def store(view: Any, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: An
         raise error(f"tl.store writes an array argument of the kernel, got {_describe(view)}")
     if isinstance(value, Expanded):  # v[None, :] into a 2-D array is a tile of one row (v[:, None]: one column)
         value = value.tile() if view.ndim == 2 else value.vector
-    shaped_mask = mask
-    if isinstance(mask, Vector) and view.ndim == 2:  # a vector mask on a 2-D array: one row (or column) of it
-        shaped_mask = Expanded(mask, 1 if mask.orientation == "col" else 0)
-    if isinstance(shaped_mask, Expanded) and view.ndim == 2:
-        shaped_mask = shaped_mask.tile()
-    if isinstance(value, (Scalar, int, float)) and not isinstance(value, bool) and isinstance(shaped_mask, (Tile, Vector)) \
-            and len(shaped_mask.shape) == view.ndim:
-        value = full(shaped_mask.shape, value, view.dtype)  # a number under a mask fills the mask's window (Triton's)
-        mask = shaped_mask
-    elif isinstance(value, (Scalar, int, float)) and not isinstance(value, bool) and view.ndim in (1, 2):
+    number = isinstance(value, (Scalar, int, float)) and not isinstance(value, bool)
+    if number and isinstance(mask, (Tile, Vector)) and len(mask.shape) == view.ndim:
+        value = full(mask.shape, value, view.dtype)  # a number under a mask fills the mask's window (Triton's)
+    elif number and isinstance(mask, (Vector, Expanded)) and view.ndim == 2:
+        raise error("tl.store of a number under a vector mask into a 2-D array: the window's shape is not known "
+                    "(Triton's comes from the pointers); give the value its shape, tl.full((BM, BN), x, dtype), or "
+                    "a mask of that shape")
+    elif number and view.ndim in (1, 2):
         # one element (a full reduction's result, a number)
         value = full((1,) * view.ndim, value, view.dtype)  # converted to the array's type, as Triton stores
     if not isinstance(value, (Tile, Vector)):
