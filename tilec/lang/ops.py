@@ -460,20 +460,22 @@ def _mask(mask: Any, value: Tile | Vector, who: str) -> Any:
                     f"{_describe(mask)}")
     if element != IntegerType(1):
         raise error(f"{who}'s mask= must be boolean (a comparison, e.g. cols < n), got {_describe(mask)}")
-    mismatch = error(f"{who}'s mask= ({_describe(mask)}) does not broadcast to the value's shape {value.shape}")
+    def mismatch() -> LangError:
+        return error(f"{who}'s mask= ({_describe(mask)}) does not broadcast to the value's shape {value.shape}")
+
     try:
         shape = _result_shape((value, mask))
     except LangError:
-        raise mismatch from None
+        raise mismatch() from None
     if shape.kind != ("vector" if isinstance(value, Vector) else "tile") or \
             tuple(shape.dims[:len(value.shape)]) != tuple(value.shape):
-        raise mismatch
+        raise mismatch()
     if isinstance(value, Vector) and shape.dims[1] != value.orientation:
         shape = _Shape("vector", (value.shape[0], value.orientation))
     try:
         return wrap(_materialize(mask, shape, IntegerType(1)))
     except LangError:  # a vector along an axis of another length
-        raise mismatch from None
+        raise mismatch() from None
 
 
 _CACHE_MODIFIERS = ("", ".ca", ".cg", ".cv", ".cs", ".wb", ".wt", ".lu")
@@ -521,7 +523,7 @@ def store(view: Any, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: An
         value = value.tile() if view.ndim == 2 else value.vector
     number = isinstance(value, (Scalar, int, float)) and not isinstance(value, bool)
     if number and isinstance(mask, (Tile, Vector)) and len(mask.shape) == view.ndim:
-        value = full(mask.shape, value, view.dtype)  # a number under a mask fills the mask's window (Triton's)
+        value = filled(value, mask.shape, view.dtype)  # a number under a mask fills the mask's window (Triton's)
     elif number and isinstance(mask, (Vector, Expanded)) and view.ndim == 2:
         raise error("tl.store of a number under a vector mask into a 2-D array: the window's shape is not known "
                     "(Triton's comes from the pointers); give the value its shape, tl.full((BM, BN), x, dtype), or "

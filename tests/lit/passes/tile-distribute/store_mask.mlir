@@ -1,3 +1,4 @@
+// RUN: tile-opt %s -p tile-layout --split-input-file | filecheck %s --check-prefix=LAYOUT
 // RUN: tile-opt %s -p tile-layout,tile-distribute --split-input-file | filecheck %s
 
 // A masked store (Triton's tl.store(..., mask=m)): tile-layout gives the i1 mask the stored value's
@@ -17,6 +18,10 @@ func.func @tile(%x: !tile.gl<f32, [?, ?]> {tile.aligned_rows = 16 : i64}, %o: !t
   tile.store %t, %o[%r, %c0] mask %m : !tile.rt<8x64xf32> -> !tile.gl<f32, [?, ?]>, !tile.rt<8x64xi1>
   func.return
 }
+// tile-layout puts the i1 mask in the stored value's class: one fragment for both, chosen for the
+// f32 value's 16-byte runs (an i1 does not narrow the class's accesses to bytes).
+// LAYOUT-LABEL: func.func @tile(
+// LAYOUT: tile.store %t, %o[%r, %c0] mask %m : !tile.rt<8x64xf32, [[F:.*]]> -> !tile.gl<f32, [?, ?]>, !tile.rt<8x64xi1, [[F]]>
 // CHECK-LABEL: func.func @tile(
 // CHECK:      %[[P0:.*]] = arith.cmpf ogt, %{{.*}}, %{{.*}} : f32
 // CHECK-NEXT: %[[P1:.*]] = arith.cmpf ogt, %{{.*}}, %{{.*}} : f32
@@ -54,6 +59,8 @@ func.func @atomic(%x: !tile.gl<f32, [?]>, %o: !tile.gl<f32, [?]>)
   tile.atomic "add" %v, %o[%c0] mask %m : !tile.rv<32xf32, col> -> !tile.gl<f32, [?]>, !tile.rv<32xi1, col>
   func.return
 }
+// LAYOUT-LABEL: func.func @atomic(
+// LAYOUT: tile.atomic "add" %v, %o[%c0] mask %m : !tile.rv<32xf32, col, [[V:.*]]> -> !tile.gl<f32, [?]>, !tile.rv<32xi1, col, [[V]]>
 // CHECK-LABEL: func.func @atomic(
 // CHECK:      %[[BIT:.*]] = arith.cmpf olt, %{{.*}}, %{{.*}} : f32
 // CHECK:      %[[P:.*]] = arith.andi %{{.*}}, %[[BIT]] : i1
