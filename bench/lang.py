@@ -8,8 +8,9 @@ next to ``tilec.softmax`` / ``tilec.layer_norm``, torch and ``torch.compile``; b
 (bytes read + bytes written) / device time, timed as ``bench/softmax.py`` times (the median of 30
 batches of 10 back-to-back calls after warm-up). ``host us`` is the launcher's own time per call
 (on a tiny input), which a kernel shorter than it cannot hide. Then the language's GEMM
-(``examples/lang/matmul.py``: 128x128x32 block tiles, 4x2 warps, 4 stages; and ``matmul_block``,
-the same GEMM written Triton's way, staged and split over the warps by the compiler) against
+(``examples/lang/matmul.py``: 128x128x32 block tiles, 4x2 warps, 4 stages; ``matmul_block``,
+the same GEMM written Triton's way, staged and split over the warps by the compiler; and
+``matmul_masked``, Triton's tutorial with its masks) against
 ``tilec.matmul``, ``torch.matmul`` (cuBLAS) and the autotuned Triton tutorial GEMM
 (``bench/triton_matmul.py``), f16, in TFLOP/s (2 M N K / device time). Then the language's flash
 attention (``examples/lang/flash_attention.py``, Triton's structure; ``--attention-only``) against
@@ -146,12 +147,17 @@ def gemm_rows() -> list[dict]:
         kernels = {"lang mma": lambda: lang_matmul.matmul[lang_matmul.grid(size, size)](a, b, c, **lang_matmul.CONFIG),
                    # the Triton-style form: block tiles, staged and split by the compiler
                    "lang block": lambda: lang_matmul.matmul_block[lang_matmul.grid(size, size)](
-                       a, b, c, arch="sm_80", **lang_matmul.CONFIG_BLOCK)}  # mma.sync
+                       a, b, c, arch="sm_80", **lang_matmul.CONFIG_BLOCK),  # mma.sync
+                   # the tutorial's masks as written (K residue, C's edges): masked staged copies
+                   "masked mma": lambda: lang_matmul.matmul_masked[lang_matmul.grid(size, size)](
+                       a, b, c, size, size, size, arch="sm_80", **lang_matmul.CONFIG_BLOCK)}
         if hopper:
             # the same Triton-style kernel on sm_90a: the block's warpgroup MMAs on the staged tiles
             bcfg = lang_matmul.CONFIG_BLOCK_WGMMA
             kernels["block wgmma"] = lambda: lang_matmul.BLOCK_WGMMA[lang_matmul.grid(size, size, **bcfg)](
                 a, b, c, arch="sm_90a", **bcfg)
+            kernels["masked wgmma"] = lambda: lang_matmul.MASKED_WGMMA[lang_matmul.grid(size, size, **bcfg)](
+                a, b, c, size, size, size, arch="sm_90a", **bcfg)
             cfg = lang_matmul.CONFIG_WGMMA
             kernels["lang wgmma"] = lambda: lang_matmul.matmul_wgmma[lang_matmul.grid(size, size, **cfg)](
                 a, b, c, arch="sm_90a", **cfg)

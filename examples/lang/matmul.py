@@ -65,6 +65,24 @@ def matmul_block(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, 
     tl.store(c, (row0, col0), acc.to(c.dtype))
 
 
+@tl.kernel(num_warps=4, num_stages=3)
+def matmul_masked(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                  GROUP: tl.constexpr = 8):
+    """The Triton tutorial's GEMM with its masks as written: the K residue read as zeros (``mask=offs_k
+    < K - k * BK, other=0.0``) and C's edges stored under a mask. ``tile-stage`` gives each load's
+    mask to its staged copy (``cp.async`` zero-fills the elements it masks off), so the product reads
+    the staged tiles as :func:`matmul_block`'s does: on sm_90a, the block's warpgroup MMAs."""
+    row0, col0 = block_origin(M, N, BM, BN, GROUP)
+    offs_k = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN))
+    for k in tl.range(0, tl.cdiv(K, BK)):
+        x = tl.load(a, (row0, k * BK), shape=(BM, BK), mask=offs_k[None, :] < K - k * BK, other=0.0)
+        y = tl.load(b, (k * BK, col0), shape=(BK, BN), mask=offs_k[:, None] < K - k * BK, other=0.0)
+        acc = tl.dot(x, y, acc)
+    rows, cols = row0 + tl.arange(0, BM), col0 + tl.arange(0, BN)
+    tl.store(c, (row0, col0), acc.to(c.dtype), mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
 @tl.kernel(num_warps=8, num_stages=3, bulk=True, producer=True)
 def matmul_wgmma(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr = 8):
     """The same GEMM for sm_90a: bulk tensor copies (TMA) into shared memory and warpgroup MMAs
@@ -147,6 +165,9 @@ BLOCK_WGMMA = matmul_block.with_options(num_warps=8, bulk=True)
 
 CONFIG_BLOCK_WGMMA = dict(BM=128, BN=256, BK=64)
 """:data:`BLOCK_WGMMA`'s tiles (``bench/lang.py``, H200, 4096^3 f16: 679 TFLOP/s, Triton's GEMM 635)."""
+
+MASKED_WGMMA = matmul_masked.with_options(num_warps=8)
+""":func:`matmul_masked` for sm_90a: two warpgroups (its masked copies stay ``cp.async``)."""
 
 CONFIG_WGMMA = dict(BM=128, BN=256, BK=64)
 """sm_90a: 128x256 block tiles, two warpgroups, K steps of 64 in 3 stages (tilec.matmul's WGMMA_CONFIG)."""

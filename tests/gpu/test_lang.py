@@ -947,13 +947,28 @@ def test_block_pointers_on_the_gpu(arch):
 @pytest.mark.gpu
 @pytest.mark.parametrize("arch", ["sm_80", None])
 def test_the_tutorials_masked_gemm_on_the_gpu(arch):
-    """Triton's tutorial GEMM with masked K residues (tests/lang/test_masks.py), staged through shared memory."""
-    from tests.lang.test_masks import tutorial_gemm
+    """Triton's tutorial GEMM with masked K residues (tests/lang/test_masks.py), staged through shared memory
+    by copies that take the masks: K at the arrays' end and before it (the masks, not the bounds, decide),
+    masks no prefix of a copy's runs (every third K index), and examples/lang's ``matmul_masked`` at its
+    benchmark tiles (on an sm_90 GPU by default: the block's warpgroup MMAs)."""
+    from tests.lang.test_masks import every_third_k, tutorial_gemm
+
+    mod = example("matmul")
 
     opts = {} if arch is None else {"arch": arch}
-    M, N, K = 1000, 777, 530
-    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
-    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    M, N, KA = 1000, 777, 530
+    a = torch.randn(M, KA, device="cuda", dtype=torch.float16)
+    b = torch.randn(KA, N, device="cuda", dtype=torch.float16)
+    for K in (KA, 517):
+        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+        tutorial_gemm[(-(-M // 64), -(-N // 64))](a, b, c, M, N, K, BM=64, BN=64, BK=32, **opts)
+        assert rel_err(c, a[:, :K].double() @ b[:K].double()) < 2e-3
+    keep = ((torch.arange(KA, device="cuda") % 3 != 0) & (torch.arange(KA, device="cuda") < 517)).double()
     c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
-    tutorial_gemm[(-(-M // 64), -(-N // 64))](a, b, c, M, N, K, BM=64, BN=64, BK=32, **opts)
-    assert rel_err(c, a.double() @ b.double()) < 2e-3
+    every_third_k[(-(-M // 64), -(-N // 64))](a, b, c, 517, BM=64, BN=64, BK=32, **opts)
+    assert rel_err(c, (a.double() * keep) @ b.double()) < 2e-3
+    hopper = arch is None and torch.cuda.get_device_capability() == (9, 0)
+    kernel, cfg = (mod.MASKED_WGMMA, mod.CONFIG_BLOCK_WGMMA) if hopper else (mod.matmul_masked, mod.CONFIG_BLOCK)
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+    kernel[(-(-M // cfg["BM"]) * -(-N // cfg["BN"]),)](a, b, c, M, N, 517, **cfg, **opts)
+    assert rel_err(c, a[:, :517].double() @ b[:517].double()) < 2e-3

@@ -285,22 +285,59 @@ def tutorial_gemm(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.c
 
 
 @pytest.mark.parametrize("after", STAGES)
-def test_the_tutorials_masked_gemm(after):
-    M, N, K = 70, 50, 90
-    a, b = RNG.standard_normal((M, K)).astype(np.float16), RNG.standard_normal((K, N)).astype(np.float16)
+@pytest.mark.parametrize("K", [90, 70])
+def test_the_tutorials_masked_gemm(after, K):
+    """K = 70 of 90 columns: the masks end inside the arrays (the copies' masks, not their bounds, decide)."""
+    M, N, KA = 70, 50, 90
+    a, b = RNG.standard_normal((M, KA)).astype(np.float16), RNG.standard_normal((KA, N)).astype(np.float16)
     c = np.full((M, N), np.nan, np.float16)
     tutorial_gemm.interpret(a, b, c, M, N, K, grid=(3, 2), BM=32, BN=32, BK=32, after=after)
-    ref = a.astype(np.float64) @ b.astype(np.float64)
+    ref = a[:, :K].astype(np.float64) @ b[:K].astype(np.float64)
     assert np.abs(c - ref).max() / np.abs(ref).max() < 2e-3
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-def test_masked_operands_are_staged(arch):
-    """The masks are selects on the tile read in shared memory (tile-stage): cp.async and ldmatrix, no
-    global load in the loop (it stays mma.sync on sm_90a, whose wgmma would read B where the mask is not)."""
+def test_masked_operands_are_staged_with_their_masks(arch):
+    """tile-stage gives each load's mask to its staged copy: cp.async zero-fills the masked-off elements
+    (a run's source size is its leading set bits, which LLVM proves is exact for ``iota < bound``, so no
+    element path is left), the selects go, and on sm_90a the product is the block's warpgroup MMAs."""
     x = np.zeros((256, 256), np.float16)
     ptx = tutorial_gemm.compile(x, x, x, 256, 256, 256, BM=64, BN=64, BK=32, arch=arch).asm["ptx"]
-    assert "cp.async" in ptx and "ldmatrix" in ptx and "ld.global" not in ptx
+    assert "cp.async.cg" in ptx and "ld.global" not in ptx
+    assert ("wgmma.mma_async" in ptx) == (arch == "sm_90a") and ("ldmatrix" in ptx) == (arch == "sm_80")
+    module = tutorial_gemm._lowered(tutorial_gemm.ir(x, x, x, 256, 256, 256, BM=64, BN=64, BK=32), None, "tile-stage")
+    copies = [op for op in module.walk() if op.name == "tile.copy"]
+    assert len(copies) == 2 and all(op.mask is not None for op in copies)
+    assert not [op for op in module.walk() if op.name == "arith.select"]
+
+
+@tl.kernel(num_warps=4, num_stages=3)
+def every_third_k(a, b, c, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """A GEMM over the K indices that are not multiples of 3, below ``K`` (which may end before the
+    arrays do): masks that are no prefix of a copy's 16-byte runs (copied element by element)."""
+    rm, rn = tl.program_id(0) * BM, tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    ks = tl.arange(0, BK)
+    for k in tl.range(0, tl.cdiv(K, BK)):
+        kk = k * BK + ks
+        x = tl.load(a, (rm, k * BK), shape=(BM, BK), mask=((kk % 3 != 0) & (kk < K))[None, :], other=0.0)
+        y = tl.load(b, (k * BK, rn), shape=(BK, BN), mask=(kk < K)[:, None], other=0.0)
+        acc += tl.dot(x, y)
+    tl.store(c, (rm, rn), acc.to(tl.float16))
+
+
+@pytest.mark.parametrize("after", ["tile-stage", "tile-distribute"])
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_masked_copies_that_are_no_prefix_and_end_before_the_array(after, arch):
+    M, N, KA, K = 64, 64, 112, 100  # the masks end before the array's K (inside whole 16-byte rows)
+    a, b = RNG.standard_normal((M, KA)).astype(np.float16), RNG.standard_normal((KA, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float16)
+    every_third_k.interpret(a, b, c, K, grid=(1, 1), BM=64, BN=64, BK=32, after=after, arch=arch)
+    keep = (np.arange(KA) % 3 != 0) & (np.arange(KA) < K)
+    ref = (a.astype(np.float64) * keep) @ b.astype(np.float64)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 2e-3
+    module = every_third_k._lowered(every_third_k.ir(a, b, c, K, BM=64, BN=64, BK=32), None, "tile-stage")
+    assert all(op.mask is not None for op in module.walk() if op.name == "tile.copy")
 
 
 @tl.kernel(num_warps=1)

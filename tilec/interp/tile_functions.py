@@ -43,7 +43,7 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
 from xdsl.dialects import scf
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from tilec.dialects.abi import producer_threads
 from tilec.dialects.tile import ops as t
@@ -566,6 +566,14 @@ def _read(source: Any, indices, dims: tuple[int, ...], other: float = 0.0) -> np
     raise OpError(f"expected a global view or a shared tile, got {type(source).__name__}")
 
 
+def _masked(data: np.ndarray, mask: SSAValue | None, args: PythonValues) -> np.ndarray:
+    """A masked copy's data: zero where its mask (the op's last operand) is false."""
+    if mask is None:
+        return data
+    keep = _register(args[-1], data.shape, "the copy's mask").astype(bool)
+    return np.where(keep, data, np.zeros((), data.dtype))
+
+
 def _write(dest: Any, indices, values: np.ndarray, mask: np.ndarray | None = None) -> None:
     if isinstance(dest, GlobalView):
         dest.write(indices, values, mask)
@@ -874,19 +882,20 @@ class TileFunctions(InterpreterFunctions):
 
     @impl(t.CopyOp)
     def run_copy(self, interpreter: Interpreter, op: t.CopyOp, args: PythonValues):
-        n_src = len(op.source_indices)
+        n_src, n_dst = len(op.source_indices), len(op.dest_indices)
         source, src_idx = args[0], _indices(args[1 : 1 + n_src])
-        dest, dst_idx = args[1 + n_src], _indices(args[2 + n_src :])
+        dest, dst_idx = args[1 + n_src], _indices(args[2 + n_src : 2 + n_src + n_dst])
         tile_type = op.source.type if isinstance(op.source.type, SharedType) else op.dest.type
-        data = _read(source, src_idx, tile_type.dims)
+        data = _masked(_read(source, src_idx, tile_type.dims), op.mask, args)
         _write(dest, dst_idx, data, self._owner_mask(op, tile_type))
         return ()
 
     @impl(t.AsyncCopyOp)
     def run_async_copy(self, interpreter: Interpreter, op: t.AsyncCopyOp, args: PythonValues):
-        source, *indices, dest = args
+        source, *indices, dest = args[: 2 + len(op.indices)]
         tile_type = op.dest.type
-        data = _read(source, _indices(indices), tile_type.dims)  # the global read happens at issue
+        # the global read happens at issue
+        data = _masked(_read(source, _indices(indices), tile_type.dims), op.mask, args)
         mask = self._owner_mask(op, tile_type)
         self.ctx.async_groups.issue(lambda: dest.write(data, mask))
         return ()

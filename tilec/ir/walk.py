@@ -31,7 +31,7 @@ def walk_ops(op: Operation, *, reverse: bool = False) -> list[Operation]:
     return out
 
 
-__all__ = ["walk_ops"]
+__all__ = ["defined_in", "in_loop", "used_values", "walk_ops"]
 
 
 def in_loop(op: Operation) -> bool:
@@ -55,3 +55,24 @@ def defined_in(v: SSAValue, block: Block) -> bool:
         parent = where.parent_op()
         where = parent.parent_block() if parent is not None else None
     return False
+
+
+def used_values(op: Operation) -> list[SSAValue]:
+    """The values ``op`` reads: its operands, then those of the ops nested in its regions that are
+    defined outside ``op`` (a ``tile.map`` body reading a scalar of the enclosing block). What moving
+    or cloning ``op`` elsewhere needs to have."""
+    out = list(op.operands)
+    if not op.regions:
+        return out
+    seen = set(out)
+    for inner in walk_ops(op)[1:]:
+        for v in inner.operands:
+            if v in seen:
+                continue
+            owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
+            while owner is not None and owner is not op:
+                owner = owner.parent_op()
+            if owner is None:  # not op's own (nor op itself)
+                seen.add(v)
+                out.append(v)
+    return out

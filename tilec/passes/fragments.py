@@ -635,6 +635,69 @@ def block_fragment(dims: tuple[int, int], threads: int, vector: int = 8, name: s
     return Fragment(tuple(dims), TVLayout(make_layout(thr, val), tuple(dims)), name=name)
 
 
+def default_copy_layouts(dims: tuple[int, int], element_bytes: int, threads: int) -> tuple[Layout, Layout] | None:
+    """The (thread, value) layouts of a block's copy of a ``dims`` tile without its own: up to 16 bytes a
+    thread along a row, the threads along the row dividing the block's (else some threads idle:
+    :func:`_copy_with_idle_threads`); None when a row has more vectors than the block has threads."""
+    rows, cols = dims
+    vec = max(1, 16 // element_bytes)
+    while cols % vec:
+        vec //= 2
+    first = vec
+    tn = cols // vec
+    while tn > threads or threads % tn:
+        vec *= 2
+        if cols % vec:
+            return _copy_with_idle_threads(rows, cols, first, threads)
+        tn = cols // vec
+    tm = threads // tn
+    while tm > 1 and rows % tm:
+        tm //= 2
+    return Layout((tm, tn), (tn, 1)), Layout((1, vec), (1, 1))
+
+
+def _copy_with_idle_threads(rows: int, cols: int, vec: int, threads: int) -> tuple[Layout, Layout] | None:
+    """A row of ``cols / vec`` vectors no split of the block's threads covers (96 f16 columns: 12 vectors of
+    16 bytes): that many threads along a row, the rows over a power of two of the rest, the others idle."""
+    tn = cols // vec
+    if tn > threads:
+        return None
+    tm = 1
+    while 2 * tm * tn <= threads and rows % (2 * tm) == 0:
+        tm *= 2
+    return Layout((tm, tn), (tn, 1)), Layout((1, vec), (1, 1))
+
+
+def copy_fragment(dims: tuple[int, int], thr: Layout, val: Layout, threads: int, name: str = "") -> Fragment | None:
+    """The fragment of a ``dims`` tile in which each of the block's ``threads`` holds the elements it
+    moves in a copy with thread and value layouts ``thr`` / ``val`` (tile-distribute's partition: thread
+    ``thr((a, b))`` moves the ``val``-shaped block at ``(a, b)`` of each repeat of the thread grid): a
+    copy's mask held so gives each copied run its bits without moving a register. Values in copy
+    order (a run along the row, the repeats along the row, the value rows, the repeats along the
+    rows); threads past the grid (idle in the copy) hold copies. None where the threads' coordinates
+    are not bit fields of the thread id (a row of 12 vectors)."""
+    rows, cols = dims
+    tm_n, tn_n = thr[0].size(), thr[1].size()
+    vm_n, vn_n = val[0].size(), val[1].size()
+    size = tm_n * tn_n
+    if thread_bits(threads) is None or size > threads or threads % size or rows % (tm_n * vm_n) \
+            or cols % (tn_n * vn_n):
+        return None
+    where: dict[int, tuple[int, int]] = {}
+    for a in range(tm_n):
+        for b in range(tn_n):
+            where.setdefault(thr((a, b)), (a, b))
+    if sorted(where) != list(range(size)):
+        return None
+    offsets = [where[t % size][0] * vm_n + where[t % size][1] * vn_n * rows for t in range(threads)]
+    found = linear_fields(offsets)
+    if found is None or found[0] != 0:
+        return None
+    lane = _field_layout(found[1], thread_bits(threads))
+    value = _modes([(vn_n, rows), (cols // (tn_n * vn_n), tn_n * vn_n * rows), (vm_n, 1), (rows // (tm_n * vm_n), tm_n * vm_n)])
+    return Fragment(tuple(dims), TVLayout(make_layout(lane, value), tuple(dims)), name=name)
+
+
 def default_fragment(dims: tuple[int, int], name: str = "") -> Fragment:
     """The fragment of a tile that feeds no mma: the f16 m16n8k16 C atom tiled over it, or, for a
     tile that is not a multiple of 16x8 (a few long rows), :func:`row_major_fragment`, or, for

@@ -70,6 +70,8 @@ from tilec.passes.fragments import (
     FragmentError,
     VectorFragment,
     block_fragment,
+    copy_fragment,
+    default_copy_layouts,
     default_fragment,
     fma_fragment,
     mma_fragment,
@@ -452,6 +454,13 @@ class LayoutAssignment:
                     accumulators.append((op.c, wgmma_fragment(op), op))
                     if op.registers_a:
                         operands.append((op, 0, wgmma_a_fragment(op)))
+                case t.CopyOp() | t.AsyncCopyOp() if op.mask is not None:
+                    frag = copy_mask_fragment(op)
+                    if frag is None:
+                        with failing_at(op):
+                            raise FragmentError(f"its mask has no fragment: the copy's partition of {op.dest.type} "
+                                                "over the block's threads is not bit fields of the thread id")
+                    operands.append((op, len(op.operands) - 1, frag))
                 case t.BroadcastOp():
                     self.broadcasts.append(op)
                 case t.SliceOp():
@@ -642,6 +651,33 @@ def block_threads(fn: func.FuncOp) -> int | None:
         return None
     threads = launch.threads - producer_threads(fn)
     return threads if threads > WARP and thread_bits(threads) is not None else None
+
+
+def launch_threads(op: Operation) -> int | None:
+    """The threads of the launch of the kernel ``op`` is in (tile-distribute's block), or None."""
+    while op is not None and not isinstance(op, func.FuncOp):
+        op = op.parent_op()
+    launch = op.attributes.get(LAUNCH_ATTR) if op is not None else None
+    return launch.threads if isinstance(launch, LaunchAttr) else None
+
+
+def copy_mask_fragment(op: t.CopyOp | t.AsyncCopyOp, threads: int | None = None) -> Fragment | None:
+    """The fragment of a masked copy's mask: each thread holds the bits of the elements it copies
+    (:func:`~tilec.passes.fragments.copy_fragment` of the copy's layouts, or of the block's default copy
+    of the tile), so each copied run reads its bits from its own registers. None where the copy's
+    partition is no fragment."""
+    threads = threads or launch_threads(op)
+    tile = op.dest.type
+    if threads is None or not isinstance(tile, SharedType) or len(tile.dims) != 2:
+        return None
+    dims = (tile.dims[0], tile.dims[1])
+    if op.thr is not None:
+        thr, val = op.thr.data, op.val.data
+    elif (found := default_copy_layouts(dims, max(1, element_bits(tile.element_type) // 8), threads)) is not None:
+        thr, val = found
+    else:
+        return None
+    return copy_fragment(dims, thr, val, threads, value_name(op.mask) if op.mask is not None else "mask")
 
 
 def assign_layouts(fn: func.FuncOp, block_tiles: bool = True) -> None:

@@ -299,7 +299,7 @@ from tilec.dialects.tile.ops import (
 from tilec.dialects.tile.types import MBAR_CLUSTER_WARPS, MBAR_WARPS, GlobalType, RegisterType, SharedType, element_bits
 from tilec.layout import ComposedLayout, Layout, Swizzle
 from tilec.layout.bulk import MBARRIER_BYTES, BulkBox, box_layout, choose_box
-from tilec.ir.walk import in_loop
+from tilec.ir.walk import in_loop, used_values
 from tilec.passes.tile_layout import mma_atom_of
 from tilec.passes.uniformity import cluster_varying
 from tilec.passes.alignment import aligned_rows_of, element_rows, root_alloc, root_view
@@ -438,7 +438,7 @@ def _analyze(loop: scf.ForOp) -> _Plan | None:
     for o in head:
         if o in copies:
             continue
-        if o.regions or not is_side_effect_free(o):
+        if not is_side_effect_free(o):
             fail(o, f"'{o.name}' before the loop's first tile.barrier is neither a global->shared tile.copy nor side-effect-free index math")
         prefix.append(o)
 
@@ -478,7 +478,7 @@ def _analyze(loop: scf.ForOp) -> _Plan | None:
                 fail(c, f"copy operand %{v.name_hint or '?'} is computed by '{owner.name}' inside the loop")
             if owner not in needed:
                 needed.add(owner)
-                work.extend(owner.operands)
+                work.extend(used_values(owner))
         slices.append([o for o in prefix if o in needed])
 
     _check_async_readers(body, allocs, fail)
@@ -515,12 +515,14 @@ def bulk_boxes(plan: _Plan) -> list[BulkBox] | None:
     A copy can when its source is a 2-D kernel argument, or a 2-D ``tile.subview``
     of one of rank up to 5 (the tensor map is the argument's, the subview's
     coordinates address it), whose rows are promised 16-byte aligned
-    (``tile.aligned_rows``, checked at launch) and a box fits its tile
+    (``tile.aligned_rows``, checked at launch), it has no mask and a box fits its tile
     (:func:`tilec.layout.bulk.choose_box`).
     """
     boxes = []
     for copy in plan.copies:
         tile: SharedType = copy.dest.type
+        if copy.mask is not None:  # a tensor map zero-fills outside the view only
+            return None
         if len(tile.dims) != 2 or copy.source.type.rank != 2 or aligned_rows_of(copy.source) < BULK_MIN_ALIGN:
             return None
         root = root_view(copy.source)
@@ -633,7 +635,8 @@ def _guarded_copies(
         if bars is not None:
             inner.append(BulkCopyOp(source, indices, view.result, bars, stage, bool(multicast and multicast[i])))
         else:
-            inner.append(AsyncCopyOp(source, indices, view.result, thr, val))
+            mask = mapping.get(copy.mask, copy.mask) if copy.mask is not None else None
+            inner.append(AsyncCopyOp(source, indices, view.result, thr, val, mask=mask))
     if guard:
         cond = arith.CmpiOp(k, ub, "slt")
         cond.result.name_hint = f"more{suffix}"

@@ -37,10 +37,16 @@ in), is the same in every warp and runs in every warp (``uniformity``), has indi
 values defined outside the loop and its induction variable by side-effect-free ops of the body, such
 as Triton's ``k * BK`` (the copies and that index math move to the body's start; a carried value
 changes along the loop), has a shape the block's copy can split (``default_copy_layouts``), and every
-use is an A or B operand of a ``tile.mma``, directly or through elementwise maps (a masked operand,
-``tl.where(mask, tile, 0)``, is computed from the tile read in shared memory); and the loop writes no
-global memory (the copies read
-ahead of the body, and of its earlier iterations once pipelined).
+use is an A or B operand of a ``tile.mma``, directly or through elementwise maps; and the loop writes no
+global memory (the copies read ahead of the body, and of its earlier iterations once pipelined).
+
+A masked operand, Triton's ``tl.load(..., mask=m, other=0.0)`` (a ``tile.map`` selecting between the
+tile and 0 by an i1 tile ``m``), gives its mask to the copy (``tile.copy ... mask %m``, :func:`copy_mask`)
+where the body's start can compute ``m`` with the indices and the block's copy of the tile has a mask
+fragment: the copy reads 0 where ``m`` is false, as outside the view, so the select goes and the mma
+reads the staged tile as an unmasked dot does (on sm_90a, a warpgroup MMA; the copy stays ``cp.async``,
+which zero-fills each run past its leading set bits). Other masked operands keep their selects,
+computed from the tile read in shared memory.
 
 Any other such mma operand (a dot outside a K loop, or in a loop that stores) read by an mma in its own
 block is staged where it is (``stage_in_place``): its copy and a barrier just before it, loads one
@@ -54,10 +60,11 @@ registers a thread). Before all this, ``acc + tl.dot(x, y)`` becomes the mma acc
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import copysign
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType, ModuleOp, UnitAttr
+from xdsl.dialects.builtin import FloatAttr, Float32Type, IndexType, IntegerAttr, IntegerType, ModuleOp, UnitAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -68,9 +75,8 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import MAX_SHARED_BYTES, LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, SharedType, element_bits
 from tilec.layout.gmma import canonical_layout
-from tilec.ir.walk import defined_in, in_loop
-from tilec.passes.fragments import WARP
-from tilec.passes.tile_distribute.memory import default_copy_layouts
+from tilec.ir.walk import defined_in, in_loop, used_values
+from tilec.passes.fragments import WARP, copy_fragment, default_copy_layouts
 from tilec.passes.tile_layout import agreeing_classes, chained_pairs
 from tilec.passes.uniformity import flows_into_per_warp_code, run_by_every_warp, warp_varying
 
@@ -87,12 +93,11 @@ def index_math(values: list[SSAValue], body: Block) -> list[Operation] | None:
         if v is body.args[0] or not defined_in(v, body):
             continue
         op = v.owner
-        if not isinstance(op, Operation) or op.parent_block() is not body or op.regions \
-                or not is_side_effect_free(op):
+        if not isinstance(op, Operation) or op.parent_block() is not body or not is_side_effect_free(op):
             return None
         if op not in needed:
             needed.add(op)
-            work.extend(op.operands)
+            work.extend(used_values(op))
     return [op for op in body.ops if op in needed]
 
 
@@ -121,6 +126,57 @@ def feeds_only_mma_operands(value: SSAValue, depth: int = 3) -> bool:
         isinstance(u.operation, t.MmaOp) and u.index in (0, 1)
         or depth > 0 and isinstance(u.operation, t.MapOp) and feeds_only_mma_operands(u.operation.results[0], depth - 1)
         for u in uses)
+
+
+def zero_select(load: t.LoadOp) -> tuple[t.MapOp, SSAValue] | None:
+    """``(map, mask)`` when the only use of ``load`` is a ``tile.map`` computing ``select(mask, load, 0)``
+    with an i1 tile ``mask`` of its shape (Triton's ``tl.load(..., mask=m, other=0.0)``), else None. A
+    copy with the mask reads exactly that tile (masked-off elements read 0, as outside the view)."""
+    uses = list(load.result.uses)
+    if len(uses) != 1 or not isinstance(m := uses[0].operation, t.MapOp) or len(m.results) != 1 \
+            or m.results[0].type != load.result.type:
+        return None
+    body = m.body.block
+    *inner, last = list(body.ops)
+    selects = [o for o in inner if isinstance(o, arith.SelectOp)]
+    if len(selects) != 1 or not all(isinstance(o, arith.ConstantOp) for o in inner if o is not selects[0]) \
+            or not isinstance(last, t.YieldOp) or list(last.operands) != [selects[0].result]:
+        return None
+    sel = selects[0]
+    zero = sel.rhs.owner
+    if not isinstance(zero, arith.ConstantOp) or not _is_positive_zero(zero.value):
+        return None
+    if sel.lhs is not body.args[uses[0].index] or sel.cond.owner is not body:
+        return None
+    mask = m.operands[sel.cond.index]
+    if not isinstance(mask.type, RegisterType) or mask.type.element_type != IntegerType(1) \
+            or tuple(mask.type.dims) != tuple(load.result.type.dims) or mask.type.fragment is not None:
+        return None
+    return m, mask
+
+
+def _is_positive_zero(value) -> bool:
+    """Whether a constant's value has all bits zero (0, or +0.0: what a copy fills in)."""
+    if isinstance(value, IntegerAttr):
+        return value.value.data == 0
+    if isinstance(value, FloatAttr):
+        x = value.value.data
+        return x == 0.0 and copysign(1.0, x) > 0
+    return False
+
+
+def copy_mask(load: t.LoadOp, body: Block, varying: set[SSAValue], threads: int) -> tuple[t.MapOp, SSAValue] | None:
+    """``(map, mask)`` of :func:`zero_select` when the staged copy of ``load`` can take the mask: it is the
+    same in every warp, the body's start can compute it with the load's indices (:func:`index_math`), and
+    the block's copy of the tile has a mask fragment (:func:`~tilec.passes.fragments.copy_fragment`)."""
+    found = zero_select(load)
+    if found is None or found[1] in varying or index_math([*load.indices, found[1]], body) is None:
+        return None
+    dims = tuple(load.result.type.dims)
+    layouts = default_copy_layouts(dims, element_bits(load.result.type.element_type) // 8, threads)
+    if layouts is None or copy_fragment(dims, *layouts, threads) is None:
+        return None
+    return found
 
 
 def stageable(load: t.LoadOp, body: Block, varying: set[SSAValue], threads: int) -> bool:
@@ -194,24 +250,31 @@ class StagedTiles:
         return extra
 
 
-def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp], tiles: StagedTiles) -> set[SSAValue]:
+def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp], tiles: StagedTiles,
+               masks: dict[t.LoadOp, tuple[t.MapOp, SSAValue]] | None = None) -> set[SSAValue]:
     """Rewrite ``loop``'s staged ``loads`` into copies at the body's start (into ``tiles``), a barrier,
-    shared loads in their place, and a barrier before the body's yield; the shared tiles."""
+    shared loads in their place, and a barrier before the body's yield; the shared tiles. ``masks``: the
+    loads whose copies take a mask (:func:`copy_mask`), their selects replaced by the shared loads."""
+    masks = masks or {}
     body = loop.body.block
-    math = index_math([i for load in loads for i in load.indices], body)
+    math = index_math([i for load in loads for i in (*load.indices, *masks.get(load, ())[1:])], body)
     head: list[Operation] = []
     taken: set[t.AllocOp] = set()
     for load in loads:
         ty = load.result.type
         alloc = tiles.take(load, loop, taken)
         taken.add(alloc)
-        copy = t.CopyOp(load.source, list(load.indices), alloc.result)
+        select, mask = masks.get(load, (None, None))
+        copy = t.CopyOp(load.source, list(load.indices), alloc.result, mask=mask)
         copy.location = load.location
         head.append(copy)
         shared_load = t.LoadOp(alloc.result, [], ty)
         shared_load.location = load.location
         shared_load.result.name_hint = load.result.name_hint
         Rewriter.replace_op(load, shared_load)
+        if select is not None:  # the copy read the selected tile
+            select.results[0].replace_all_uses_with(shared_load.result)
+            Rewriter.erase_op(select)
     # a body that already starts with copies and a barrier (the hand-written form) takes the new
     # copies among its own, under its barrier; otherwise they and a barrier open the body
     op = body.first_op
@@ -451,7 +514,8 @@ def stage_function(fn: func.FuncOp, wgmma: bool = False) -> None:
         extra = tiles.needed(staged, loop)
         if not staged or (smem is not None and smem + extra > MAX_SHARED_BYTES):
             continue
-        staged_loops.append((loop.body.block, stage_loop(loop, staged, tiles)))
+        masks = {load: found for load in staged if (found := copy_mask(load, body, varying, threads)) is not None}
+        staged_loops.append((loop.body.block, stage_loop(loop, staged, tiles, masks)))
         if smem is not None:
             smem += extra
     if varying is None:

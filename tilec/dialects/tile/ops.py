@@ -985,7 +985,9 @@ class CopyOp(IRDLOperation):
     thread's coordinate in the thread grid to its thread index, ``val`` is the
     block of values each thread moves; together they repeat over the tile.
     Without them the tiling pass chooses. Elements of a global window outside the view read as zero and are
-    not written.
+    not written. ``mask %m`` (a global window into a shared tile only): an i1 tile of the tile's shape;
+    the elements where it is false read as zero too (Triton's ``tl.load(..., mask=m, other=0)`` copied
+    to shared memory: ``cp.async`` zero-fills them).
     """
 
     name = "tile.copy"
@@ -994,6 +996,7 @@ class CopyOp(IRDLOperation):
     source_indices = var_operand_def(IndexType)
     dest = operand_def(GlobalType | SharedType)
     dest_indices = var_operand_def(IndexType)
+    mask = opt_operand_def(RegisterType)
     thr = opt_prop_def(LayoutAttr)
     val = opt_prop_def(LayoutAttr)
     atom = opt_prop_def(CopyAtomAttr)
@@ -1002,15 +1005,18 @@ class CopyOp(IRDLOperation):
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     assembly_format = (
-        "$source (`[` $source_indices^ `]`)? `->` $dest (`[` $dest_indices^ `]`)? "
-        "(`thr` $thr^)? (`val` $val^)? (`atom` $atom^)? attr-dict `:` type($source) `->` type($dest)"
+        "$source (`[` $source_indices^ `]`)? `->` $dest (`[` $dest_indices^ `]`)? (`mask` $mask^)? "
+        "(`thr` $thr^)? (`val` $val^)? (`atom` $atom^)? attr-dict `:` type($source) `->` type($dest) "
+        "(`,` type($mask)^)?"
     )
 
-    def __init__(self, source: SSAValue, source_indices, dest: SSAValue, dest_indices=(), thr=None, val=None):
+    def __init__(self, source: SSAValue, source_indices, dest: SSAValue, dest_indices=(), thr=None, val=None,
+                 mask: SSAValue | None = None):
         props: dict[str, Attribute] = {}
         if thr is not None:
             props["thr"], props["val"] = LayoutAttr(thr), LayoutAttr(val)
-        super().__init__(operands=[source, source_indices, dest, dest_indices], properties=props)
+        super().__init__(operands=[source, source_indices, dest, dest_indices, [] if mask is None else [mask]],
+                         properties=props)
 
     def verify_(self) -> None:
         src, dst = self.source.type, self.dest.type
@@ -1022,37 +1028,53 @@ class CopyOp(IRDLOperation):
         _check_window(self, dst, self.dest_indices, tile.dims, "destination")
         _check_same_element(self, src, dst)
         _check_tiled_copy(self, tile)
+        if self.mask is not None:
+            if not (isinstance(src, GlobalType) and isinstance(dst, SharedType)) or self.dest_indices:
+                _fail(self, f"masks copies from a global window into a whole shared tile only, not {src} -> {dst}")
+            _check_copy_mask(self, self.mask.type, tile)
+
+
+def _check_copy_mask(op: IRDLOperation, mask: Attribute, tile: SharedType) -> None:
+    """A copy's mask: an i1 register tile of the shared tile's shape."""
+    if not isinstance(mask, RegisterType) or mask.dims != tile.dims or mask.element_type != IntegerType(1):
+        _fail(op, f"mask must be !tile.rt<{_dims_text(tile.dims)}xi1> (i1 in the copied tile's shape), got {mask}")
 
 
 @irdl_op_definition
 class AsyncCopyOp(IRDLOperation):
-    """``tile.copy`` from global to shared as ``cp.async``: completes at ``tile.async_wait``."""
+    """``tile.copy`` from global to shared as ``cp.async``: completes at ``tile.async_wait``. ``mask %m``
+    as ``tile.copy``'s: elements where it is false are zero-filled."""
 
     name = "tile.async_copy"
 
     source = operand_def(GlobalType)
     indices = var_operand_def(IndexType)
     dest = operand_def(SharedType)
+    mask = opt_operand_def(RegisterType)
     thr = opt_prop_def(LayoutAttr)
     val = opt_prop_def(LayoutAttr)
 
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     assembly_format = (
-        "$source `[` $indices `]` `->` $dest (`thr` $thr^)? (`val` $val^)? attr-dict `:` type($source) `->` type($dest)"
+        "$source `[` $indices `]` `->` $dest (`mask` $mask^)? (`thr` $thr^)? (`val` $val^)? attr-dict `:` "
+        "type($source) `->` type($dest) (`,` type($mask)^)?"
     )
 
-    def __init__(self, source: SSAValue, indices, dest: SSAValue, thr=None, val=None):
+    def __init__(self, source: SSAValue, indices, dest: SSAValue, thr=None, val=None, mask: SSAValue | None = None):
         props: dict[str, Attribute] = {}
         if thr is not None:
             props["thr"], props["val"] = LayoutAttr(thr), LayoutAttr(val)
-        super().__init__(operands=[source, indices, dest], properties=props)
+        super().__init__(operands=[source, indices, dest, [] if mask is None else [mask]], properties=props)
 
     def verify_(self) -> None:
         tile = self.dest.type
         _check_window(self, self.source.type, self.indices, tile.dims, "source")
         _check_same_element(self, self.source.type, tile)
         _check_tiled_copy(self, tile)
+        if self.mask is not None:
+            _check_copy_mask(self, self.mask.type, tile)
 
 
 @irdl_op_definition

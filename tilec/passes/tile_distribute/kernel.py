@@ -110,7 +110,7 @@ from tilec.passes.tile_distribute.registers import RegisterForms
 from tilec.passes.tile_distribute.vectors import VectorLowering
 from tilec.passes.tile_distribute.turns import TurnLowering
 from tilec.passes.tile_distribute.roles import RoleLowering
-from tilec.passes.tile_layout import uses_tiles, value_name
+from tilec.passes.tile_layout import copy_mask_fragment, uses_tiles, value_name
 from tilec.passes.tile_distribute.wgmma import WgmmaLowering, wgmma_alignment, wgmma_reads_generic_writes
 from tilec.passes.tile_distribute.values import GlobalArg, Regs, SharedBuf, ValueMapper
 
@@ -778,7 +778,20 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         self.lower_copy_to_shared(
             op, self.get(src), list(src_idx), [self.get(i) for i in src_idx],
             self.get(dst), list(dst_idx), [self.get(i) for i in dst_idx], thr, val, is_async,
+            self._copy_mask(op) if op.mask is not None else None,
         )
+
+    def _copy_mask(self, op: t.CopyOp | t.AsyncCopyOp):
+        """A masked copy's bits by the element's coordinates from the thread's first copied one: the
+        mask is held as the copy moves the tile (tile-layout's ``copy_mask_fragment``)."""
+        fr = self.fragment(op.mask)
+        want = copy_mask_fragment(op, self.threads)
+        if want is None or fr.layout != want.layout:
+            raise RegallocError(f"the mask {value_name(op.mask)} is held as {fr.describe()}, not as the copy moves "
+                                f"the tile ({want.describe() if want else 'no fragment'}): run tile-layout")
+        bits = self.scalars(self.get(op.mask))
+        index = {c: v for v, c in enumerate(fr.value_coords)}
+        return lambda r, c: bits[index[(r, c)]]
 
     # ------------------------------------------------------------ compute
 

@@ -45,6 +45,8 @@ zero-fill semantics, for any shape and strides.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import Float32Type, IntegerType, VectorType, i32, i64
 from xdsl.ir import Attribute, Block, BlockArgument, OpResult, Region, SSAValue
@@ -66,6 +68,7 @@ from tilec.passes.fragments import (
     VectorFragment,
     checked_ldmatrix_plan,
     contiguous_runs,
+    default_copy_layouts,
     linear_fields,
     shared_swizzle,
 )
@@ -282,7 +285,11 @@ class MemoryLowering:
         return found
 
     def lower_copy_to_shared(self, op, src: GlobalArg, src_old, src_new, dst: SharedBuf, dst_old, dst_new,
-                             thr: Layout | None, val: Layout | None, is_async: bool) -> None:
+                             thr: Layout | None, val: Layout | None, is_async: bool,
+                             mask: Callable[[int, int], Bool] | None = None) -> None:
+        """A block's copy of a global window into a shared tile. ``mask(r, c)``: the bit of the element at
+        (``r``, ``c``) from the thread's first one (a masked copy: elements where it is false read as zero,
+        as outside the view); a run of a vector's elements whose bits differ is copied element by element."""
         em = self.em
         dims = dst.type.dims
         elem = dst.element_type
@@ -336,12 +343,31 @@ class MemoryLowering:
             s_col = em.sum([d_origin[1], t_col, c_static], i32)
             return g_row, g_col, s_row, s_col
 
-        def elementwise(g_row, g_col) -> list[SSAValue]:
+        def run_bits(r_static, c_static) -> list[Bool]:
+            return [mask(r_static, c_static + j) for j in range(ce)] if mask is not None else []
+
+        def prefix(bits: list[Bool]) -> Bool:
+            """Whether a run's set bits are its first ones (no bit set after one that is not)."""
+            return em.all([em.lnot(em.land(later, em.lnot(earlier))) for earlier, later in zip(bits, bits[1:])])
+
+        def leading(bits: list[Bool]) -> Int:
+            """How many of a run's bits are set before the first that is not (i32)."""
+            count: Int = 0
+            held: Bool = True
+            for b in bits:
+                held = em.land(held, b)
+                count = em.add(count, em.select(held, 1, 0, i32), i32)
+            return count
+
+        def elementwise(g_row, g_col, r_static, c_static) -> list[SSAValue]:
             in_row = self.in_bounds(src, 0, g_row)
             base = self.global_ptr(src, [g_row, g_col])
+            bits = run_bits(r_static, c_static)
             out = []
             for j in range(ce):
                 p = em.land(in_row, self.in_bounds(src, 1, em.add(g_col, j, i64)))
+                if bits:
+                    p = em.land(p, bits[j])
                 ptr = self.next_ptr(src, base, 1, j)
                 out.append(em.insert(frag_fast.frag_load(ptr, elem, None if p is True else em.boolean(p))).results[0])
             return out
@@ -375,17 +401,18 @@ class MemoryLowering:
                 g_row, g_col, s_row, s_col = place(r_static, c_static)
                 if use_fast and ce > 1:
                     inside = em.all([vector_ok, self.in_bounds(src, 0, g_row),
-                                     self.in_bounds(src, 1, em.add(g_col, ce - 1, i64))])
+                                     self.in_bounds(src, 1, em.add(g_col, ce - 1, i64)),
+                                     *run_bits(r_static, c_static)])
                     (v,) = self.if_then(
                         inside,
                         lambda: [em.insert(frag_fast.frag_load(self.global_ptr(src, [g_row, g_col]),
                                                                vtype)).results[0]],
-                        lambda: [self.pack_vector(elementwise(g_row, g_col), vtype)],
+                        lambda: [self.pack_vector(elementwise(g_row, g_col, r_static, c_static), vtype)],
                         [vtype],
                     )
                     to_shared(v, s_row, s_col)
                 else:
-                    to_shared(elementwise(g_row, g_col), s_row, s_col)
+                    to_shared(elementwise(g_row, g_col, r_static, c_static), s_row, s_col)
             return []
 
         whole = src.aligned_rows and src.aligned_rows % (ce * size) == 0
@@ -402,26 +429,28 @@ class MemoryLowering:
                 col = tests[1](c_static) if tests[1] else self.in_bounds(src, 1, g_col)
                 return em.land(row, col)
 
-            for r_static, c_static in runs:
-                g_row, g_col, s_row, s_col = place(r_static, c_static)
-                dptr = self._translated(dst, bases, r_static, c_static)
-                if dptr is None:
-                    dptr = self.shared_ptr(dst, s_row, s_col)
-                    if (delta := _linear_offset(dst, r_static, c_static)) is not None:
-                        bases.append((delta, dptr))
+            def issue(g_row, g_col, r_static, c_static, dptr, bits) -> None:
+                """One run's cp.async; a masked run reads its leading set bits' elements (zero-filling the
+                rest: exact where its bits are a prefix, which the caller checked)."""
+                lead = leading(bits) if bits else None
                 if whole:
                     # rows are whole aligned vectors: a run is all inside or all outside, and
                     # outside cp.async reads nothing and writes zeros (its ignore-src predicate)
                     inside = inside_at(g_row, g_col, r_static, c_static)
                     ptr = self.global_ptr(src, [g_row, g_col])
-                    if inside is True:
+                    if lead is not None:
+                        nsrc = em.select(inside, em.mul(lead, size, i32), 0, i32)
+                        em.insert(frag_fast.frag_cp_async(dptr, ptr, nbytes, em.value(nsrc, i32)))
+                    elif inside is True:
                         em.insert(frag_fast.frag_cp_async(dptr, ptr, nbytes))
                     else:
                         ignore = em.boolean(em.lnot(inside))
                         em.insert(frag_fast.frag_cp_async(dptr, ptr, nbytes, ignore_src=ignore))
-                    continue
+                    return
                 left = em.smax(em.sub(N, g_col, i64), 0, i64)
                 avail = em.umin(left, ce, i64)
+                if lead is not None:
+                    avail = em.umin(avail, em.cast(lead, i64), i64)
                 avail = em.select(self.in_bounds(src, 0, g_row), avail, 0, i64)
                 nsrc = em.cast(em.mul(avail, size, i64), i32)
                 ptr = self.global_ptr(src, [g_row, g_col])
@@ -429,6 +458,37 @@ class MemoryLowering:
                 if not isinstance(some, bool):
                     ptr = em.insert(fast.arith_select_op(some, ptr, src.ptr)).results[0]
                 em.insert(frag_fast.frag_cp_async(dptr, ptr, nbytes, em.value(nsrc, i32)))
+
+            def by_element(g_row, g_col, r_static, c_static, dptr, bits) -> None:
+                """A run through registers, stored now: the stage is free at issue, and its readers
+                wait at the stage's barrier."""
+                values = elementwise(g_row, g_col, r_static, c_static)
+                if shared_vec:
+                    em.insert(frag_fast.frag_store(self.pack_vector(values, vtype), dptr))
+                else:
+                    s_row, s_col = place(r_static, c_static)[2:]
+                    for j, x in enumerate(values):
+                        em.insert(frag_fast.frag_store(x, self.shared_ptr(dst, s_row, em.add(s_col, j, i32))))
+
+            placed = []
+            for r_static, c_static in runs:
+                g_row, g_col, s_row, s_col = place(r_static, c_static)
+                dptr = self._translated(dst, bases, r_static, c_static)
+                if dptr is None:
+                    dptr = self.shared_ptr(dst, s_row, s_col)
+                    if (delta := _linear_offset(dst, r_static, c_static)) is not None:
+                        bases.append((delta, dptr))
+                if mask is None:
+                    issue(g_row, g_col, r_static, c_static, dptr, [])
+                else:
+                    placed.append((g_row, g_col, r_static, c_static, dptr, run_bits(r_static, c_static)))
+            if placed:
+                # one test for the whole copy, outside its runs: each run's bits a prefix (what
+                # cp.async's source size zero-fills exactly; LLVM proves it for an iota's bound), else
+                # every run element by element
+                exact = em.all([prefix(run[-1]) for run in placed])
+                self.if_then(exact, lambda: [issue(*run) for run in placed] and [],
+                             lambda: [by_element(*run) for run in placed] and [])
             return []
 
         def body():
@@ -807,39 +867,6 @@ class MemoryLowering:
                         for j in range(value.packing)]
             value.cache["scalars"] = out
         return value.cache["scalars"]
-
-
-def default_copy_layouts(dims: tuple[int, int], element_bytes: int, threads: int) -> tuple[Layout, Layout] | None:
-    """The (thread, value) layouts of a block's copy of a ``dims`` tile without its own: up to 16 bytes a
-    thread along a row, the threads along the row dividing the block's (else some threads idle:
-    :func:`_copy_with_idle_threads`); None when a row has more vectors than the block has threads."""
-    rows, cols = dims
-    vec = max(1, 16 // element_bytes)
-    while cols % vec:
-        vec //= 2
-    first = vec
-    tn = cols // vec
-    while tn > threads or threads % tn:
-        vec *= 2
-        if cols % vec:
-            return _copy_with_idle_threads(rows, cols, first, threads)
-        tn = cols // vec
-    tm = threads // tn
-    while tm > 1 and rows % tm:
-        tm //= 2
-    return Layout((tm, tn), (tn, 1)), Layout((1, vec), (1, 1))
-
-
-def _copy_with_idle_threads(rows: int, cols: int, vec: int, threads: int) -> tuple[Layout, Layout] | None:
-    """A row of ``cols / vec`` vectors no split of the block's threads covers (96 f16 columns: 12 vectors of
-    16 bytes): that many threads along a row, the rows over a power of two of the rest, the others idle."""
-    tn = cols // vec
-    if tn > threads:
-        return None
-    tm = 1
-    while 2 * tm * tn <= threads and rows % (2 * tm) == 0:
-        tm *= 2
-    return Layout((tm, tn), (tn, 1)), Layout((1, vec), (1, 1))
 
 
 def warp_bits(fields: tuple[BitField, ...]) -> tuple[BitField, ...]:

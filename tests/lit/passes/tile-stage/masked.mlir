@@ -40,3 +40,73 @@ func.func @masked(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !til
 // CHECK: %tb = tile.load %[[SB]]
 // CHECK-NEXT: %d = tile.mma %ma, %tb, %x
 // CHECK-NOT: tile.load %a
+
+// The same operands with their masks as i1 tiles and bare selects (what tilec.lang writes for
+// tl.load(..., mask=k < K, other=0.0)): each staged copy takes its load's mask (masked-off elements
+// read 0 as outside the view), the mask's computation moves to the body's start with the copies'
+// indices (the map reading the loop's scalar %lim with it), and the selects go: the mma reads the
+// staged tiles as an unmasked dot does.
+func.func @masked_copies(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %kk: i32, %n: index)
+    attributes {tile.launch = #tile.launch<grid = [?, ?, 1], block = [128, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %bx = tile.block_id x
+  %i = arith.muli %bx, %c64 : index
+  %z = tile.zeros : !tile.rt<64x64xf32>
+  %acc = scf.for %k = %c0 to %n step %c1 iter_args(%x = %z) -> (!tile.rt<64x64xf32>) {
+    %k0 = arith.muli %k, %c32 : index
+    %iota = tile.iota %c0 dim 0 : !tile.rv<32xi32, col>
+    %k32 = arith.index_cast %k0 : index to i32
+    %lim = arith.subi %kk, %k32 : i32
+    %in = tile.map %iota : !tile.rv<32xi32, col> -> !tile.rv<32xi1, col> {
+    ^bb0(%j: i32):
+      %lt = arith.cmpi slt, %j, %lim : i32
+      tile.yield %lt : i1
+    }
+    %ta = tile.load %a[%i, %k0] : !tile.gl<f16, [?, ?]> -> !tile.rt<64x32xf16>
+    %ma = tile.broadcast %in : !tile.rv<32xi1, col> -> !tile.rt<64x32xi1>
+    %sa = tile.map %ma, %ta : !tile.rt<64x32xi1>, !tile.rt<64x32xf16> -> !tile.rt<64x32xf16> {
+    ^bb0(%m: i1, %v: f16):
+      %zero = arith.constant 0.000000e+00 : f16
+      %s = arith.select %m, %v, %zero : f16
+      tile.yield %s : f16
+    }
+    %rows = tile.iota %c0 dim 0 : !tile.rv<32xi32, row>
+    %rin = tile.map %rows : !tile.rv<32xi32, row> -> !tile.rv<32xi1, row> {
+    ^bb0(%j: i32):
+      %lt = arith.cmpi slt, %j, %lim : i32
+      tile.yield %lt : i1
+    }
+    %tb = tile.load %b[%k0, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<32x64xf16>
+    %mb = tile.broadcast %rin : !tile.rv<32xi1, row> -> !tile.rt<32x64xi1>
+    %sb = tile.map %mb, %tb : !tile.rt<32x64xi1>, !tile.rt<32x64xf16> -> !tile.rt<32x64xf16> {
+    ^bb0(%m: i1, %v: f16):
+      %zero = arith.constant 0.000000e+00 : f16
+      %s = arith.select %m, %v, %zero : f16
+      tile.yield %s : f16
+    }
+    %d = tile.mma %sa, %sb, %x : !tile.rt<64x32xf16>, !tile.rt<32x64xf16>, !tile.rt<64x64xf32> -> !tile.rt<64x64xf32>
+    scf.yield %d : !tile.rt<64x64xf32>
+  }
+  tile.store %acc, %c[%i, %c0] : !tile.rt<64x64xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @masked_copies
+// CHECK: %acc = scf.for %k = %c0 to %n step %c1
+// CHECK-NEXT: %k0 = arith.muli %k, %c32
+// CHECK-NEXT: %iota = tile.iota
+// CHECK-NEXT: %k32 = arith.index_cast %k0
+// CHECK-NEXT: %lim = arith.subi %kk, %k32
+// CHECK-NEXT: %in = tile.map %iota
+// CHECK: %ma = tile.broadcast %in
+// CHECK: %mb = tile.broadcast %rin
+// CHECK-NEXT: tile.copy %a[%i, %k0] -> %[[SA:[a-z_]+]] mask %ma
+// CHECK-NEXT: tile.copy %b[%k0, %c0] -> %[[SB:[a-z_]+]] mask %mb
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: %ta = tile.load %[[SA]]
+// CHECK-NEXT: %tb = tile.load %[[SB]]
+// CHECK-NEXT: %d = tile.mma %ta, %tb, %x
+// CHECK-NOT: arith.select
+// CHECK: func.return
