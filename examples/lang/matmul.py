@@ -166,8 +166,9 @@ BLOCK_WGMMA = matmul_block.with_options(num_warps=8, bulk=True)
 CONFIG_BLOCK_WGMMA = dict(BM=128, BN=256, BK=64)
 """:data:`BLOCK_WGMMA`'s tiles (``bench/lang.py``, H200, 4096^3 f16: 679 TFLOP/s, Triton's GEMM 635)."""
 
-MASKED_WGMMA = matmul_masked.with_options(num_warps=8)
-""":func:`matmul_masked` for sm_90a: two warpgroups (its masked copies stay ``cp.async``)."""
+MASKED_WGMMA = matmul_masked.with_options(num_warps=8, num_stages=4)
+""":func:`matmul_masked` for sm_90a: two warpgroups, four stages of ``cp.async`` (masked copies are no bulk
+copies), the wgmmas kept in flight across K steps."""
 
 CONFIG_WGMMA = dict(BM=128, BN=256, BK=64)
 """sm_90a: 128x256 block tiles, two warpgroups, K steps of 64 in 3 stages (tilec.matmul's WGMMA_CONFIG)."""

@@ -367,3 +367,21 @@ def test_a_number_under_a_vector_mask_into_a_2d_array_is_refused():
 
     with pytest.raises(LangError, match="a number under a vector mask into a 2-D array"):
         k.ir(np.zeros((16, 16), np.float32), 3)
+
+
+@pytest.mark.parametrize("K", [0, 16, 200])
+def test_wgmmas_stay_in_flight_over_cp_async_stages(K):
+    """Masked copies stay cp.async on sm_90a; with four stages tile-pipeline keeps the K step's warpgroup
+    MMAs in flight (waited for one step later, tiles issued one step less ahead into the stage two steps
+    back): lane by lane over a ring that wraps, a single K step and none (the last wait only where a step ran)."""
+    kernel = tutorial_gemm.with_options(num_stages=4)
+    M, N = 64, 64
+    a, b = RNG.standard_normal((M, max(K, 1))).astype(np.float16), RNG.standard_normal((max(K, 1), N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float16)
+    kernel.interpret(a, b, c, M, N, K, grid=(1, 1), BM=64, BN=64, BK=16, after="tile-distribute", arch="sm_90a")
+    ref = a[:, :K].astype(np.float64) @ b[:K].astype(np.float64)
+    assert np.abs(c - ref).max() <= 2e-3 * max(np.abs(ref).max(), 1.0)
+    module = kernel._lowered(kernel.ir(a, b, c, M, N, K, BM=64, BN=64, BK=16), kernel._pipeline(None, None, None, "sm_90a"),
+                             "tile-pipeline")
+    waits = [op.pending.value.data for op in module.walk() if op.name == "tile.wgmma_wait"]
+    assert waits == [1, 0] and [op for op in module.walk() if op.name == "tile.async_wait"][0].pending.value.data == 1

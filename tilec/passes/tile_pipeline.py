@@ -229,7 +229,7 @@ Without a producer, a K loop inside another loop initialises its barriers right 
 every run starts its ring at phase 0 (once before the outer loop, the second run would wait for
 phases the first had moved past).
 
-**wgmmas in flight** (option ``in_flight``, on by default, with ``bulk`` and ``release``). A
+**wgmmas in flight** (option ``in_flight``, on by default; with ``bulk`` and ``release``). A
 (consumer) loop whose wgmmas accumulate one carried value (a GEMM's K loop) keeps them running
 across K steps: they become async, ``tile.wgmma_wait %acc_i, G`` after them (``G`` the step's
 groups) completes the previous step's, and that step's stage is released only then, one step late
@@ -237,6 +237,17 @@ groups) completes the previous step's, and that step's stage is released only th
 Without a producer the issuing thread's refill of that stage moves after the release too (before
 it, the thread would wait for its own warp). The stage a wgmma reads cannot
 be refilled before the wait that completes it, which the lane interpreter checks.
+
+A ``cp.async`` loop (no bulk copies: a masked copy, rows a tensor map cannot describe, or ``bulk``
+off) with such a chain keeps it in flight too, from :data:`MIN_FLIGHT_STAGES` stages on (Triton's
+Hopper pipeliner with pointer loads): its K tiles are issued one step less ahead (``k + (N-2)*step``,
+``tile.async_wait N-3``), into the stage two steps behind the read stage, whose wgmmas every warp
+waited for before the step's block barrier; the wait after the chain passes the chain's result on
+(no copy of the accumulator across the back edge), and the one after the loop runs only where a
+step did (a copy of the initial value on the way around the loop before a wait made ptxas
+serialise the wgmmas). Measured on an H200 (4096^3 f16, 128x256x64, two warpgroups): Triton's
+tutorial GEMM in tilec.lang staged by ``cp.async`` 542 TFLOP/s with three stages, 621 with four in
+flight (Triton's own 605, bulk tensor copies 665).
 
 Loops that have no global→shared ``tile.copy`` before their first barrier are
 left alone. A loop that has such copies but cannot be pipelined (a copied
@@ -708,15 +719,23 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
     """Pipeline one K loop with ``cp.async``, or with bulk copies of ``boxes`` (one per copy);
     with ``release`` (bulk only) the warps release stages through empty barriers, not a block barrier.
     ``buffers``: the staged buffer of each tile an earlier loop pipelined (filled in here); a later
-    loop over the same tile uses it too, after the earlier loop's drain. ``in_flight`` (with
-    ``release``): a wgmma chain on a carried accumulator stays in flight across K steps
-    (:func:`_wgmma_in_flight`), and the refill of a stage follows its release, one step late."""
+    loop over the same tile uses it too, after the earlier loop's drain. ``in_flight``: a wgmma chain on
+    a carried accumulator stays in flight across K steps; with ``release``
+    (:func:`_wgmma_in_flight`) the refill of a stage follows its release, one step late; with
+    ``cp.async`` (:data:`MIN_FLIGHT_STAGES` stages or more) tiles are issued a step less ahead."""
     buffers = {} if buffers is None else buffers
     loop = plan.loop
     body = loop.body.block
     n = stages
     bulk = boxes is not None
     release = release and bulk
+    # cp.async with a wgmma chain kept in flight: K tiles are issued one step less ahead, into the stage
+    # the K step before the previous one read (its wgmmas are complete in every warp once the block
+    # has met at this step's barrier: each warp waited for them at the end of the previous step)
+    copied = {a.result for a in plan.allocs}
+    flight = in_flight and not bulk and n >= MIN_FLIGHT_STAGES and \
+        _wgmma_chain(loop, staged=lambda v: v in copied) is not None
+    ahead = n - 2 if flight else n - 1
 
     # 1. The staged buffers replace the allocs (checked against the smem limit before any change).
     #    Bulk copies lay their tiles out as the tensor map writes them.
@@ -784,15 +803,15 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
             Rewriter.insert_op(ClusterBarrierOp(), InsertPoint.before(found[0].body.block.last_op))
         bulk_bytes = sum(math.prod(c.dest.type.dims) * element_bits(c.dest.type.element_type) // 8 for c in plan.copies)
 
-    # 2. Prologue: K tiles 0 .. N-2.
+    # 2. Prologue: K tiles 0 .. N-2 (0 .. N-3 with wgmmas in flight).
     lb, ub, step = loop.lb, loop.ub, loop.step
     consts = _Consts(loop)
     pro: list[Operation] = []
-    for s in range(n - 1):
+    for s in range(ahead):
         k_s = _k_ahead(lb, step, s, consts, pro, f"k{s}")
         _guarded_copies(plan, bufs, k_s, consts(s), ub, pro, str(s), bars=bars, bulk_bytes=bulk_bytes,
                         multicast=multicast)
-    rs0, ws0 = consts(0), consts(n - 1)
+    rs0, ws0 = consts(0), consts(ahead)
 
     # 3. The steady state, in the loop's own block (two more iter_args: read and write stage;
     #    with bulk copies a third before them, the parity of the read stage's barrier phase;
@@ -808,12 +827,12 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
     ws = body.insert_arg(IndexType(), len(body.args))
     ws.name_hint = "ws"
     iv = body.args[0]
-    top: list[Operation] = [MbarWaitOp(bars, rs, ph) if bulk else AsyncWaitOp(n - 2)]
+    top: list[Operation] = [MbarWaitOp(bars, rs, ph) if bulk else AsyncWaitOp(ahead - 1)]
     if not release:
         top.append(BarrierOp())
     Rewriter.insert_op(top, InsertPoint.at_start(body))
     issue: list[Operation] = []
-    k_next = _k_ahead(iv, step, n - 1, consts, issue, "k_next")
+    k_next = _k_ahead(iv, step, ahead, consts, issue, "k_next")
     # Bulk copies are guarded: every phase a copy completes is waited for in the loop, so none
     # is still writing shared memory when the block exits.
     _guarded_copies(plan, bufs, k_next, ws, ub, issue, "", guard=bulk, bars=bars, bulk_bytes=bulk_bytes,
@@ -840,9 +859,12 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
     phase = [] if ph_next is None else [ph_next]
     if release:  # every warp is done with stage %rs (moved up to its last read by release_early)
         adv.insert(0, MbarArriveOp(empty, rs))
+    # The next write stage and its empty barrier's parity are this iteration's read stage and parity
+    # (two stages behind the read stage with wgmmas in flight: it moves on as that one does).
+    ws_next = _advance(ws, None, n, consts, adv, "ws")[0] if flight else rs
     Rewriter.insert_op(adv, InsertPoint.before(yield_op))
-    # The next write stage and its empty barrier's parity are this iteration's read stage and parity.
-    Rewriter.replace_op(yield_op, scf.YieldOp(*yield_op.operands, *([ph] if release else []), *phase, rs_next, rs))
+    Rewriter.replace_op(yield_op, scf.YieldOp(*yield_op.operands, *([ph] if release else []), *phase, rs_next,
+                                              ws_next))
 
     # 4. The new loop, then the drain.
     loop.body.detach_block(body)
@@ -865,6 +887,8 @@ def _pipeline(plan: _Plan, stages: int, boxes: list[BulkBox] | None = None, rele
     loop.erase()
     drain: list[Operation] = [BarrierOp()] if bulk else [AsyncWaitOp(0), BarrierOp()]
     Rewriter.insert_op(drain, InsertPoint.after(new_loop))
+    if flight:
+        _chain_in_flight(new_loop, *_wgmma_chain(new_loop, rs_at=-2), through=True)
     if in_flight and empty is not None:
         released = _wgmma_in_flight(new_loop, empty, n, consts, rs_at=-2)
         if released is not None:
@@ -890,6 +914,9 @@ origins, the ring's phase and slot carried from tile to tile): with 24, ptxas sp
 both roles read past the split (36 bytes, the 128x256 wgmma GEMM with a bias into f32); 32 and 40
 do not (CUTLASS's warp-specialised kernels keep 40)."""
 MAX_CONSUMER_REGISTERS = 240
+MIN_FLIGHT_STAGES = 4
+"""The fewest ``cp.async`` stages a K loop keeps its wgmmas in flight with: they are issued a step less
+ahead, so with 3 a single K tile would be in flight (and ptxas serialised the wgmmas: C7515)."""
 MAX_WGMMA_PENDING = 7
 """``wgmma.wait_group N`` takes N up to 7: a K step's chain kept in flight has at most 7 groups."""
 
@@ -1087,20 +1114,23 @@ def _consumer_loop(plan: _Plan, allocs: dict[AllocOp, SSAValue], full: SSAValue,
     return new
 
 
-def _wgmma_chain(loop: scf.ForOp, rs_at: int = -1) -> tuple[int, list[WgmmaOp]] | None:
+def _wgmma_chain(loop: scf.ForOp, rs_at: int = -1, staged=None) -> tuple[int, list[WgmmaOp]] | None:
     """The synchronous ``tile.wgmma`` ops of ``loop``'s body that accumulate one loop-carried value
     (``acc_i`` → wgmma → ... → wgmma → yielded as the next ``acc_i``, nothing else reading it), with
     the iter_arg's position; None if the body has no such chain or other wgmmas. The stage the
-    wgmmas read is the body's argument ``rs_at`` (the last of a consumer loop's)."""
+    wgmmas read is the body's argument ``rs_at`` (the last of a consumer loop's); ``staged(operand)``
+    instead: whether an operand is a tile the pipeline stages (before it made the stages)."""
     body = loop.body.block
     wgmmas = [o for o in body.ops if isinstance(o, WgmmaOp)]
     if not wgmmas or len(wgmmas) > MAX_WGMMA_PENDING or any(o.is_async is not None for o in wgmmas) or any(
             isinstance(o, (WgmmaOp, WgmmaWaitOp)) and o.parent_block() is not body for o in loop.body.walk()):
         return None
-    rs = body.args[rs_at]
-    for w in wgmmas:  # operands the producer's stages hold: nothing else may change under a running wgmma
+    if staged is None:
+        rs = body.args[rs_at]
+        staged = lambda v: isinstance(v.owner, StageOp) and v.owner.index is rs  # noqa: E731
+    for w in wgmmas:  # operands the stages hold: nothing else may change under a running wgmma
         for operand in (w.a, w.b):
-            if not (isinstance(operand.owner, StageOp) and operand.owner.index is rs):
+            if operand is None or not staged(operand):
                 return None
     yield_op = body.last_op
     first = wgmmas[0]
@@ -1134,10 +1164,7 @@ def _wgmma_in_flight(loop: scf.ForOp, empty: SSAValue, n: int, consts: _Consts, 
     arrive = next((o for o in body.ops if isinstance(o, MbarArriveOp)), None)
     if arrive is None:
         return None
-    for w in chain:
-        w.properties["async"] = UnitAttr()
-    acc = body.args[position + 1]
-    wait = WgmmaWaitOp(acc, len(chain))  # the previous K step's groups are done; this step's may run
+    wait, done = _chain_in_flight(loop, position, chain)
     not_first = arith.CmpiOp(iv, loop.lb, "ne")
     release: list[Operation] = []
     prev = _previous_stage(rs, n, consts, release)
@@ -1146,21 +1173,55 @@ def _wgmma_in_flight(loop: scf.ForOp, empty: SSAValue, n: int, consts: _Consts, 
     arrive.detach()
     arrive.erase()
     released = scf.IfOp(not_first.result, [], Region(Block(release)))
-    Rewriter.insert_op([wait, not_first, released], InsertPoint.after(chain[-1]))
-    # after the loop: the last step's groups, then its stage
-    result = loop.results[position]
-    rs_end = loop.results[rs_at]
-    uses = list(result.uses)
-    done = WgmmaWaitOp(result, 0)
-    done.result.name_hint = result.name_hint
+    Rewriter.insert_op([not_first, released], InsertPoint.after(wait))
+    # after the loop (and the last step's groups): the last step's stage
     ran = arith.CmpiOp(loop.lb, loop.ub, "slt")
     tail: list[Operation] = []
-    last_stage = _previous_stage(rs_end, n, consts, tail)
+    last_stage = _previous_stage(loop.results[rs_at], n, consts, tail)
     tail += [MbarArriveOp(empty, last_stage), scf.YieldOp()]
-    Rewriter.insert_op([done, ran, scf.IfOp(ran.result, [], Region(Block(tail)))], InsertPoint.after(loop))
-    for use in uses:
-        use.operation.operands[use.index] = done.result
+    Rewriter.insert_op([ran, scf.IfOp(ran.result, [], Region(Block(tail)))], InsertPoint.after(done))
     return released
+
+
+def _chain_in_flight(loop: scf.ForOp, position: int, chain: list[WgmmaOp],
+                     through: bool = False) -> tuple[WgmmaWaitOp, WgmmaWaitOp]:
+    """Make the wgmma ``chain`` on the carried value at ``position`` asynchronous: ``tile.wgmma_wait
+    %acc_i, G`` after it (``G`` the chain's groups) completes the previous K step's, and after the
+    loop a wait for the last step's, which the loop's users then read. The two waits. ``through``:
+    the wait takes the chain's result and passes it on to the next step (``%acc_i`` is then dead once
+    the chain read it: held in the wgmmas' own registers, with no copy across the back edge)."""
+    for w in chain:
+        w.properties["async"] = UnitAttr()
+    acc = chain[-1].result if through else loop.body.block.args[position + 1]
+    wait = WgmmaWaitOp(acc, len(chain))  # the previous K step's groups are done; this step's may run
+    Rewriter.insert_op(wait, InsertPoint.after(chain[-1]))
+    result = loop.results[position]
+    uses = [list(r.uses) for r in loop.results]
+    done = WgmmaWaitOp(result, 0)
+    done.result.name_hint = result.name_hint
+    if not through:
+        Rewriter.insert_op(done, InsertPoint.after(loop))
+        for use in uses[position]:
+            use.operation.operands[use.index] = done.result
+        return wait, done
+    yield_op = loop.body.block.last_op
+    yield_op.operands[position] = wait.result
+    # The loop and its last wait run only where a step does (`scf.if (lb < ub)`, the initial values
+    # otherwise): no way around the loop reaches the wait, which LLVM's zero-trip path did with a copy
+    # of the initial accumulator, and ptxas serialised the wgmmas for it (C7515).
+    ran = arith.CmpiOp(loop.lb, loop.ub, "slt")
+    ran.result.name_hint = "ran"
+    then, otherwise = Block(), Block()
+    guard = scf.IfOp(ran.result, [r.type for r in loop.results], Region(then), Region(otherwise))
+    Rewriter.insert_op([ran, guard], InsertPoint.before(loop))
+    loop.detach()
+    then.add_ops([loop, done, scf.YieldOp(*[done.result if i == position else r for i, r in enumerate(loop.results)])])
+    otherwise.add_op(scf.YieldOp(*loop.iter_args))
+    for new, old, users in zip(guard.results, loop.results, uses):
+        new.name_hint = old.name_hint
+        for use in users:
+            use.operation.operands[use.index] = new
+    return wait, done
 
 
 def _previous_stage(rs: SSAValue, n: int, consts: _Consts, ops: list[Operation]) -> SSAValue:
@@ -1736,9 +1797,9 @@ class TilePipelinePass(ModulePass):
     the K loop has no block barrier (``release=false``: one per K tile).
     ``producer`` (with ``bulk`` and ``release``): a kernel whose K loops all take bulk copies gets a
     producer warpgroup that issues them, ahead of the consumers (warp specialisation);
-    ``in_flight`` (with ``bulk`` and ``release``): a K loop's wgmma chain on a carried accumulator
-    stays in flight across K steps, its stage released (and, without a producer, refilled) one step
-    later.
+    ``in_flight`` (with ``bulk`` and ``release``, or ``cp.async`` copies in 4 stages or more): a K loop's
+    wgmma chain on a carried accumulator stays in flight across K steps, its stage released (and,
+    without a producer, refilled) one step later.
     """
 
     name: ClassVar[str] = "tile-pipeline"

@@ -440,6 +440,9 @@ class MemoryLowering:
                     ptr = self.global_ptr(src, [g_row, g_col])
                     if lead is not None:
                         nsrc = em.select(inside, em.mul(lead, size, i32), 0, i32)
+                        some = em.cmp("ne", nsrc, 0, i32)
+                        if not isinstance(some, bool):  # reading nothing: from the view's start, never past it
+                            ptr = em.insert(fast.arith_select_op(some, ptr, src.ptr)).results[0]
                         em.insert(frag_fast.frag_cp_async(dptr, ptr, nbytes, em.value(nsrc, i32)))
                     elif inside is True:
                         em.insert(frag_fast.frag_cp_async(dptr, ptr, nbytes))
