@@ -357,6 +357,49 @@ def test_fast_path_still_refuses_bad_arguments(gpu):
     assert len(gpu.launches) == launches + 1
 
 
+def test_a_replay_never_writes_memory_an_input_shares(gpu, monkeypatch):
+    """The key holds the arrays' kinds, not their addresses: an output of the prepared kinds placed over
+    an input goes back to the checked path (which refuses it) instead of launching; one that shares no
+    byte with them (the other half of a wide buffer) replays."""
+    a, b, c = f16(64, 64), f16(64, 64), f16(64, 64)
+    tilec.matmul(a, b, out=c)  # prepared
+    launches = len(gpu.launches)
+    with pytest.raises(ValueError, match="out overlaps a in memory"):
+        tilec.matmul(a, b, out=a)
+    with pytest.raises(ValueError, match="out overlaps b in memory"):
+        tilec.matmul(a, b, out=b.offset(64 * 2 * 16))  # rows 16.. of b and on: the same kinds, overlapping
+    assert len(gpu.launches) == launches, "an overlapping call must not launch"
+    wide = f16(64, 128)  # A and C side by side in one buffer: no element shared
+    left = FakeTensor((64, 64), FLOAT16, strides=(128, 1), address=wide.data_ptr())
+    right = FakeTensor((64, 64), FLOAT16, strides=(128, 1), address=wide.data_ptr() + 64 * 2)
+    tilec.matmul(left, b, out=right)  # checked once for these kinds, then replayed
+    no_planning(monkeypatch)
+    tilec.matmul(left, b, out=right)
+    assert len(gpu.launches) == launches + 2
+    with pytest.raises(AssertionError, match="the checked path ran"):
+        tilec.matmul(left, b, out=left)  # the same kinds over A: sent back to be checked
+
+
+def test_output_guard_spans():
+    """Byte spans of strided views (negative strides, broadcast and empty ones) and the guard's test:
+    an output meeting an input is let through only at the distance the checked call had it."""
+    t = FakeTensor((4, 3), FLOAT16, strides=(3, 1))
+    assert fast_path.byte_span(t) == (0, 24)
+    assert fast_path.byte_span(FakeTensor((4, 3), FLOAT16, strides=(-3, 1))) == (-18, 6)
+    assert fast_path.byte_span(FakeTensor((4, 3), FLOAT32, strides=(0, 1))) == (0, 12)
+    assert fast_path.byte_span(FakeTensor((0, 3), FLOAT16)) == (0, 0)
+    x, o = FakeTensor((4, 3), FLOAT16, address=1000), FakeTensor((4, 3), FLOAT16, address=5000)
+    guard = fast_path.OutputGuard([x, o], 1)  # checked apart
+    assert not guard.meets((1000, 5000)) and not guard.meets((1000, 1024)) and not guard.meets((1000, 976))
+    assert guard.meets((1000, 1000)) and guard.meets((1000, 1002)) and guard.meets((1000, 980))
+    same = fast_path.OutputGuard([x, FakeTensor((4, 3), FLOAT16, address=1000)], 1)  # checked in place
+    assert not same.meets((2000, 2000)) and same.meets((2000, 2002)) and not same.meets((2000, 3000))
+    left = FakeTensor((4, 3), FLOAT16, strides=(6, 1), address=1000)  # two halves of a 4 x 6 buffer
+    right = FakeTensor((4, 3), FLOAT16, strides=(6, 1), address=1006)
+    halves = fast_path.OutputGuard([left, right], 1)
+    assert not halves.meets((2000, 2006)) and halves.meets((2000, 2002)) and halves.meets((2006, 2000))
+
+
 def test_numpy_and_other_arrays_take_the_checked_path(gpu):
     """numpy inputs are staged (copied in and out) every call: never prepared."""
     a, b = np.ones((8, 16), np.float16), np.ones((16, 8), np.float16)
@@ -405,6 +448,15 @@ def test_row_kernels_replay_their_checked_launch(gpu, monkeypatch):
         tilec.softmax(x2.offset(2), out=o2)  # 2-byte aligned rows: another kernel
     monkeypatch.setattr(softmax, "row_view", real_row_view)
     assert tilec.softmax(x2.offset(2), out=o2) is o2
+    # in place replays; an output over part of the input (same kinds) goes back to be refused
+    assert tilec.softmax(x2, out=x2) is x2
+    monkeypatch.setattr(softmax, "row_view", refuse)
+    assert tilec.softmax(x2, out=x2) is x2
+    launches = len(gpu.launches)
+    monkeypatch.setattr(softmax, "row_view", real_row_view)
+    with pytest.raises(ValueError, match="overlaps x"):
+        tilec.softmax(x2, out=x2.offset(600))
+    assert len(gpu.launches) == launches
     softmax._FAST.clear()
     norms._FAST.clear()
 

@@ -5,7 +5,8 @@ arguments, plan, compile (cached) and launch: tens of microseconds of Python. A 
 tensors have the class, shape, strides, dtype and device of an earlier successful call, with the
 same options, is the same plan: it replays that call's :class:`FastCall`, and only the addresses
 (their low four bits decide a kernel's ``tile.aligned_rows``: other bits send the call back to the
-checked path) and the stream are new.
+checked path) and the stream are new. An output passed by the caller is checked against the inputs
+by byte spans (:class:`OutputGuard`): a replay never writes memory an input shares.
 """
 
 from __future__ import annotations
@@ -46,31 +47,80 @@ def current_stream_of(device: Any) -> Any:
     return functools.partial(_torch_current_stream, torch, device)
 
 
+def byte_span(x: Any) -> tuple[int, int]:
+    """``(lo, hi)``: the bytes a tensor's elements occupy, ``[ptr + lo, ptr + hi)`` (empty for no elements)."""
+    item = x.element_size()
+    lo = hi = 0
+    for n, stride in zip(x.shape, x.stride()):
+        if n == 0:
+            return 0, 0
+        d = (n - 1) * stride * item
+        lo, hi = (lo + d, hi) if d < 0 else (lo, hi + d)
+    return lo, hi + item
+
+
+class OutputGuard:
+    """Which pointer of a replayed call is the output and the byte spans of all (fixed by the key's
+    shapes, strides and dtypes): a replay whose output's bytes meet an input's goes back to the checked
+    path, which refuses the overlap or finds that no element is shared, unless the output sits where
+    the checked call had it from that input (the same kinds at the same distance share the same
+    elements: none, or exactly one in place, as the checked call found)."""
+
+    __slots__ = ("out", "spans", "checked")
+
+    def __init__(self, arrays: list[Any], out: int):
+        self.out = out
+        self.spans = tuple(byte_span(a) for a in arrays)
+        pointers = [a.data_ptr() for a in arrays]
+        self.checked = tuple(pointers[out] - p if i != out and self._meet(pointers, i) else None
+                             for i, p in enumerate(pointers))
+
+    def _meet(self, pointers, i: int) -> bool:
+        lo, hi = self.spans[i]
+        lo_o, hi_o = self.spans[self.out]
+        p, po = pointers[i], pointers[self.out]
+        return lo != hi and lo_o != hi_o and p + lo < po + hi_o and po + lo_o < p + hi
+
+    def meets(self, pointers: tuple[int, ...]) -> bool:
+        """Whether the output's bytes may meet an input's at these addresses in a way not checked."""
+        po = pointers[self.out]
+        for i in range(len(self.spans)):
+            if i != self.out and self._meet(pointers, i) and po - pointers[i] != self.checked[i]:
+                return True
+        return False
+
+
 class FastCall:
     """A checked call made ready: the kernel's :class:`~tilec.runtime.launch.PreparedLaunch` (grid, block,
     shared memory, extents, strides and scalars in place), the low bits of each address it was
-    planned for, how to get torch's current stream, and how to allocate the output."""
+    planned for, how to get torch's current stream, how to allocate the output, and its
+    :class:`OutputGuard` (None: the output is always a fresh allocation)."""
 
-    __slots__ = ("prepared", "low_bits", "current_stream", "allocate")
+    __slots__ = ("prepared", "low_bits", "current_stream", "allocate", "guard")
 
-    def __init__(self, prepared: Any, low_bits: tuple[int, ...], current_stream: Any, allocate: Any):
+    def __init__(self, prepared: Any, low_bits: tuple[int, ...], current_stream: Any, allocate: Any,
+                 guard: OutputGuard | None = None):
         self.prepared = prepared
         self.low_bits = low_bits
         self.current_stream = current_stream
         self.allocate = allocate
+        self.guard = guard
 
     def launch(self, pointers: tuple[int, ...], stream: Any) -> bool:
         """Launch with ``pointers`` (in the checked call's order) on ``stream`` (None: torch's current);
-        False, launching nothing, when an address's low bits differ from the checked call's."""
+        False, launching nothing, when an address's low bits differ from the checked call's or the
+        output's bytes meet an input's."""
         for pointer, low in zip(pointers, self.low_bits):
             if pointer & LOW_MASK != low:
                 return False
+        if self.guard is not None and self.guard.meets(pointers):
+            return False
         self.prepared.launch(self.current_stream() if stream is None else stream_handle(stream), pointers)
         return True
 
 
 def prepare(kernel: Any, flat: list[Any], grid: tuple[int, int, int], names: list[str], pointers: list[int],
-            device: Any, allocate: Any) -> FastCall | None:
+            device: Any, allocate: Any, guard: OutputGuard | None = None) -> FastCall | None:
     """A :class:`FastCall` of the launch just made of ``kernel`` with ``flat`` (whose gl parameters are
     ``names``, at ``pointers``), or None when the kernel is not one this can replay."""
     runtime = getattr(kernel, "_runtime", None)  # the loaded runtime Kernel, set by the launch just made
@@ -78,7 +128,7 @@ def prepare(kernel: Any, flat: list[Any], grid: tuple[int, int, int], names: lis
         return None
     defaults = kernel.launch_defaults
     prepared = runtime.prepare(*flat, grid=grid, block=defaults.block, shared_mem=defaults.shared_mem)
-    return FastCall(prepared, tuple(p & LOW_MASK for p in pointers), current_stream_of(device), allocate)
+    return FastCall(prepared, tuple(p & LOW_MASK for p in pointers), current_stream_of(device), allocate, guard)
 
 
 class FastCache:
@@ -112,4 +162,5 @@ class FastCache:
         return len(self._calls)
 
 
-__all__ = ["LOW_MASK", "FastCache", "FastCall", "current_stream_of", "prepare", "tensor_key"]
+__all__ = ["LOW_MASK", "FastCache", "FastCall", "OutputGuard", "byte_span", "current_stream_of", "prepare",
+           "tensor_key"]

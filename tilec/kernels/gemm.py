@@ -98,7 +98,7 @@ from tilec.kernels.gemm_plan import (
     orient,
     plan_matmul,
 )
-from tilec.kernels.fast_path import LOW_MASK, FastCache, tensor_key
+from tilec.kernels.fast_path import LOW_MASK, FastCache, OutputGuard, tensor_key
 from tilec.kernels.fast_path import prepare as prepare_fast_call
 from tilec.runtime import NoDeviceError, has_device, no_device_reason
 from tilec.runtime.arrays import is_torch_tensor
@@ -419,17 +419,25 @@ def _remember(key: tuple, plan: MatmulPlan, kernel: Any, flat: list[Any], result
     device = plan.a.operand.value.device
     allocate = functools.partial(torch.empty, (plan.m, plan.n), dtype=getattr(torch, plan.spec.out_dtype),
                                  device=device)
-    _FAST.put(key, prepare_fast_call(kernel, flat, (grid, 1, 1), names, pointers, device, allocate))
+    _FAST.put(key, prepare_fast_call(kernel, flat, (grid, 1, 1), names, pointers, device, allocate,
+                                     _output_guard(plan, result)))
+
+
+def _output_guard(plan: MatmulPlan, result: Any) -> OutputGuard:
+    """The fast path's overlap test of C against A, B, the bias and the scales (in the pointers' order)."""
+    rest = [v.operand.value for v in (plan.bias, *plan.scales) if v is not None]
+    return OutputGuard([plan.a.operand.value, plan.b.operand.value, result, *rest], 2)
 
 
 class _SplitCall:
     """A split call made ready: the batched matmul's and the reduction's prepared launches, with a new
     workspace each call (torch's caching allocator, on the current stream, orders its reuse)."""
 
-    __slots__ = ("first", "second", "workspace", "allocate")
+    __slots__ = ("first", "second", "workspace", "allocate", "guard")
 
-    def __init__(self, first: Any, second: Any, workspace: Any, allocate: Any):
+    def __init__(self, first: Any, second: Any, workspace: Any, allocate: Any, guard: OutputGuard):
         self.first, self.second, self.workspace, self.allocate = first, second, workspace, allocate
+        self.guard = guard
 
     def launch(self, pointers: tuple[int, ...], stream: Any) -> bool:
         """``pointers``: a, b, c[, bias][, scales] as :func:`_fast_matmul` gives them. A call on a stream
@@ -438,7 +446,8 @@ class _SplitCall:
             return False
         low = LOW_MASK
         if any(p & low != bit for p, bit in zip(pointers[:2], self.first.low_bits[:2])) or \
-                any(p & low != bit for p, bit in zip(pointers[2:], self.second.low_bits[1:])):
+                any(p & low != bit for p, bit in zip(pointers[2:], self.second.low_bits[1:])) or \
+                self.guard.meets(pointers):
             return False
         workspace = self.workspace()  # held until both launches are queued: freed after, on this stream
         ws = workspace.data_ptr()
@@ -464,7 +473,7 @@ def _remember_split(key: tuple, plan: MatmulPlan, launches: list, result: Any, w
     allocate = functools.partial(torch.empty, (plan.m, plan.n), dtype=getattr(torch, plan.spec.out_dtype),
                                  device=device)
     make_ws = functools.partial(torch.empty, tuple(workspace.shape), dtype=torch.float32, device=device)
-    _FAST.put(key, _SplitCall(first, second, make_ws, allocate))
+    _FAST.put(key, _SplitCall(first, second, make_ws, allocate, _output_guard(plan, result)))
 
 
 # ---------------------------------------------------------------- autotuning

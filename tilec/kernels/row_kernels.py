@@ -13,7 +13,7 @@ import numpy as np
 
 from tilec.api import compile as tilec_compile
 from tilec.api import default_arch
-from tilec.kernels.fast_path import FastCache, tensor_key
+from tilec.kernels.fast_path import FastCache, OutputGuard, tensor_key
 from tilec.kernels.fast_path import prepare as prepare_fast_call
 from tilec.kernels.gemm_plan import ITEMSIZE, KernelView, Operand, array_library, describe_operand, row_alignment
 from tilec.kernels.gemm_plan import fresh_row_alignment
@@ -99,8 +99,9 @@ def launch(kernel: Any, views: list, grid: int, stream: Any, like: Any, cache: F
 
     allocate = functools.partial(torch.empty, tuple(out.shape), dtype=out.dtype, device=out.device)
     try:
+        guard = OutputGuard(arrays, len(arrays) - 1)
         cache.put(key, prepare_fast_call(kernel, flat, (grid, 1, 1), [g.name for g in kernel.gl_params],
-                                         [a.data_ptr() for a in arrays], out.device, allocate))
+                                         [a.data_ptr() for a in arrays], out.device, allocate, guard))
     except Exception:  # launched; without a prepared call the next one is checked again
         pass
 
