@@ -351,12 +351,11 @@ class MemoryLowering:
             return em.all([em.lnot(em.land(later, em.lnot(earlier))) for earlier, later in zip(bits, bits[1:])])
 
         def leading(bits: list[Bool]) -> Int:
-            """How many of a run's bits are set before the first that is not (i32)."""
+            """How many of a run's bits are set before the first that is not (i32), for bits that are a
+            prefix (what the caller checked): how many are set."""
             count: Int = 0
-            held: Bool = True
             for b in bits:
-                held = em.land(held, b)
-                count = em.add(count, em.select(held, 1, 0, i32), i32)
+                count = em.add(count, em.select(b, 1, 0, i32), i32)
             return count
 
         def elementwise(g_row, g_col, r_static, c_static) -> list[SSAValue]:
@@ -440,9 +439,6 @@ class MemoryLowering:
                     ptr = self.global_ptr(src, [g_row, g_col])
                     if lead is not None:
                         nsrc = em.select(inside, em.mul(lead, size, i32), 0, i32)
-                        some = em.cmp("ne", nsrc, 0, i32)
-                        if not isinstance(some, bool):  # reading nothing: from the view's start, never past it
-                            ptr = em.insert(fast.arith_select_op(some, ptr, src.ptr)).results[0]
                         em.insert(frag_fast.frag_cp_async(dptr, ptr, nbytes, em.value(nsrc, i32)))
                     elif inside is True:
                         em.insert(frag_fast.frag_cp_async(dptr, ptr, nbytes))

@@ -5,8 +5,7 @@
 // tile-layout gives the mask the copy's partition of the tile (each thread the bits of the eight
 // elements it copies: 16 rows of two 16-byte runs over 32 threads), so its broadcast and the map
 // before it are computed in that fragment. tile-distribute issues each run as one cp.async whose
-// source size is the run's leading set bits (zero-filling the rest, as outside the view; a run that
-// reads nothing reads from the view's start, never past it), under a
+// source size is the run's leading set bits (zero-filling the rest, as outside the view), under a
 // test that every run's bits are a prefix (LLVM proves it for an iota compared with a bound); else
 // every run goes element by element through registers (predicated loads, one shared store).
 func.func @copy(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %lim: i32, %i: index) attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 512>} {
@@ -34,9 +33,7 @@ func.func @copy(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %lim: 
 // CHECK: scf.if %[[PREFIX:[0-9]+]] {
 // CHECK: %[[BYTES:[0-9]+]] = arith.shli %{{[0-9]+}}, %{{[0-9]+}} : i32
 // CHECK-NEXT: %[[SIZE:[0-9]+]] = arith.select %{{.*}}, %[[BYTES]], %{{.*}} : i32
-// CHECK-NEXT: %[[SOME:[0-9]+]] = arith.cmpi ne, %[[SIZE]], %{{.*}} : i32
-// CHECK-NEXT: %[[FROM:[0-9]+]] = arith.select %[[SOME]], %{{.*}}, %a : !llvm.ptr<1>
-// CHECK-NEXT: frag.cp_async "cg" %{{.*}}, %[[FROM]], 16, %[[SIZE]] : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK-NEXT: frag.cp_async "cg" %{{.*}}, %{{.*}}, 16, %[[SIZE]] : !llvm.ptr<3>, !llvm.ptr<1>
 // CHECK-NEXT: } else {
 // CHECK: %{{.*}} = arith.andi %{{.*}}, %lt : i1
 // CHECK-NEXT: frag.load %{{.*}} if %{{.*}} : !llvm.ptr<1> -> f16
