@@ -972,3 +972,27 @@ def test_the_tutorials_masked_gemm_on_the_gpu(arch):
     c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
     kernel[(-(-M // cfg["BM"]) * -(-N // cfg["BN"]),)](a, b, c, M, N, 517, **cfg, **opts)
     assert rel_err(c, a[:, :517].double() @ b[:517].double()) < 2e-3
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", ["sm_80", None])
+def test_masks_on_every_edge_and_on_attentions_keys_on_the_gpu(arch):
+    """tests/lang/test_masks.py's GEMM with every load edge masked and attention with its keys' loads
+    masked (over the first n keys, fewer than the arrays hold): masked copies of both operands."""
+    from tests.lang.test_masks import edges_masked_gemm, masked_attention
+
+    opts = {} if arch is None else {"arch": arch}
+    M, N, KA, K = 1000, 777, 530, 517
+    a = torch.randn(M, KA, device="cuda", dtype=torch.float16)
+    b = torch.randn(KA, N, device="cuda", dtype=torch.float16)
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+    edges_masked_gemm[(-(-M // 64), -(-N // 64))](a, b, c, M, N, K, BM=64, BN=64, BK=32, **opts)
+    assert rel_err(c, a[:, :K].double() @ b[:K].double()) < 2e-3
+    S, SK, n, D = 512, 1100, 1000, 64
+    q = torch.randn(S, D, device="cuda", dtype=torch.float16)
+    k, v = (torch.randn(SK, D, device="cuda", dtype=torch.float16) for _ in range(2))
+    o = torch.full((S, D), float("nan"), device="cuda", dtype=torch.float16)
+    masked_attention[(S // 64,)](q, k, v, o, n, D ** -0.5, BM=64, BN=32, D=D, **opts)
+    s = q.double() @ k[:n].double().T * D ** -0.5
+    assert rel_err(o, torch.softmax(s, dim=1) @ v[:n].double()) < 1e-2

@@ -385,3 +385,72 @@ def test_wgmmas_stay_in_flight_over_cp_async_stages(K):
                              "tile-pipeline")
     waits = [op.pending.value.data for op in module.walk() if op.name == "tile.wgmma_wait"]
     assert waits == [1, 0] and [op for op in module.walk() if op.name == "tile.async_wait"][0].pending.value.data == 1
+
+
+@tl.kernel(num_warps=4, num_stages=3)
+def edges_masked_gemm(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """The GEMM with every edge masked on its loads too (Triton's older tutorial): rows of A past M,
+    columns of B past N and the K residue, each mask an AND of a row and a column vector."""
+    rm, rn = tl.program_id(0) * BM, tl.program_id(1) * BN
+    rows, cols, ks = rm + tl.arange(0, BM), rn + tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK)):
+        x = tl.load(a, (rm, k * BK), shape=(BM, BK), mask=(rows[:, None] < M) & (ks[None, :] < K - k * BK), other=0.0)
+        y = tl.load(b, (k * BK, rn), shape=(BK, BN), mask=(ks[:, None] < K - k * BK) & (cols[None, :] < N), other=0.0)
+        acc += tl.dot(x, y)
+    tl.store(c, (rm, rn), acc.to(tl.float16), mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@tl.kernel(num_warps=4, num_stages=2)
+def masked_attention(q, k, v, o, n, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
+    """Attention over the first ``n`` keys (which may end before the arrays do) with the keys' loads
+    masked, as Triton's older fused-attention tutorial wrote it: K and V stage with their masks."""
+    i = tl.program_id(0) * BM
+    qt = tl.load(q, (i, 0), shape=(BM, D))
+    m = tl.full((BM,), float("-inf"), tl.float32)
+    l = tl.zeros((BM,), tl.float32)
+    acc = tl.zeros((BM, D), tl.float32)
+    for j in tl.range(0, tl.cdiv(n, BN)):
+        keys = j * BN + tl.arange(0, BN)
+        kt = tl.load(k, (j * BN, 0), shape=(BN, D), mask=(keys < n)[:, None], other=0.0)
+        s = tl.dot(qt, tl.trans(kt)) * scale
+        s = tl.where((keys < n)[None, :], s, float("-inf"))
+        m_new = tl.maximum(m, tl.max(s, axis=1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m - m_new)
+        l = l * alpha + tl.sum(p, axis=1)
+        vt = tl.load(v, (j * BN, 0), shape=(BN, D), mask=(keys < n)[:, None], other=0.0)
+        acc = acc * alpha[:, None] + tl.dot(p.to(tl.float16), vt)
+        m = m_new
+    tl.store(o, (i, 0), (acc / l[:, None]).to(tl.float16))
+
+
+@pytest.mark.parametrize("after", ["tile-stage", "tile-distribute"])
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_masks_on_every_edge_and_on_attentions_keys(after, arch):
+    """Both kernels' masked loads become masked copies; the results match float64 on both interpreters."""
+    M, N, KA, K = 70, 50, 90, 77
+    a, b = RNG.standard_normal((M, KA)).astype(np.float16), RNG.standard_normal((KA, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float16)
+    edges_masked_gemm.interpret(a, b, c, M, N, K, grid=(3, 2), BM=32, BN=32, BK=32, after=after, arch=arch)
+    ref = a[:, :K].astype(np.float64) @ b[:K].astype(np.float64)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 2e-3
+    S, SK, n, D = 64, 96, 83, 64
+    q, k, v = (RNG.standard_normal((rows, D)).astype(np.float16) for rows in (S, SK, SK))
+    o = np.full((S, D), np.nan, np.float16)
+    masked_attention.interpret(q, k, v, o, n, D ** -0.5, grid=(1,), BM=64, BN=32, D=D, after=after, arch=arch)
+    s = q.astype(np.float64) @ k[:n].astype(np.float64).T * D ** -0.5
+    p = np.exp(s - s.max(1, keepdims=True))
+    ref = (p / p.sum(1, keepdims=True)) @ v[:n].astype(np.float64)
+    assert np.abs(o - ref).max() / np.abs(ref).max() < 1e-2
+    for kernel, args, opts in ((edges_masked_gemm, (a, b, c, M, N, K), dict(BM=32, BN=32, BK=32)),
+                               (masked_attention, (q, k, v, o, n, 0.125), dict(BM=64, BN=32, D=D))):
+        module = kernel._lowered(kernel.ir(*args, **opts), kernel._pipeline(None, None, None, arch), "tile-stage")
+        copies = [op for op in module.walk() if op.name == "tile.copy"]
+        assert len(copies) == 2 and all(op.mask is not None for op in copies), kernel.name
+    x = np.zeros((128, 128), np.float16)  # rows of 16-byte vectors: cp.async (the session's ptxas check assembles it)
+    for kernel, args, opts in ((edges_masked_gemm, (x, x, x, 128, 128, 128), dict(BM=64, BN=64, BK=32)),
+                               (masked_attention, (x[:, :64], x[:, :64], x[:, :64], x[:, :64], 100, 0.125),
+                                dict(BM=64, BN=32, D=64))):
+        ptx = kernel.compile(*args, arch=arch, **opts).asm["ptx"]
+        assert "cp.async.cg" in ptx and ("wgmma.mma_async" in ptx) == (arch == "sm_90a"), kernel.name

@@ -65,7 +65,7 @@ from math import copysign
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import FloatAttr, Float32Type, IndexType, IntegerAttr, IntegerType, ModuleOp, UnitAttr
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
@@ -128,31 +128,74 @@ def feeds_only_mma_operands(value: SSAValue, depth: int = 3) -> bool:
         for u in uses)
 
 
-def zero_select(load: t.LoadOp) -> tuple[t.MapOp, SSAValue] | None:
-    """``(map, mask)`` when the only use of ``load`` is a ``tile.map`` computing ``select(mask, load, 0)``
-    with an i1 tile ``mask`` of its shape (Triton's ``tl.load(..., mask=m, other=0.0)``), else None. A
-    copy with the mask reads exactly that tile (masked-off elements read 0, as outside the view)."""
+@dataclass(frozen=True)
+class ZeroSelect:
+    """A ``tile.map`` whose value is ``select(cond, load, 0)``: ``cond`` computed in its body from its
+    other operands (``sources``), the load read by nothing else (Triton's ``tl.load(..., mask=m,
+    other=0.0)``, the mask's ``&`` of a row and a column test fused into the map)."""
+
+    map: t.MapOp
+    select: arith.SelectOp
+    index: int
+    """The load's position among the map's operands."""
+
+    @property
+    def sources(self) -> list[SSAValue]:
+        return [v for i, v in enumerate(self.map.operands) if i != self.index]
+
+    def mask(self) -> SSAValue:
+        """The i1 tile ``cond``: an operand of the map where the select reads one directly, else a new map
+        of ``sources`` with the body's other ops, just before this one."""
+        body = self.map.body.block
+        cond = self.select.cond
+        if cond.owner is body:
+            return self.map.operands[cond.index]
+        dims = list(self.map.results[0].type.dims)
+        block = Block(arg_types=[v.type.element_type for v in self.sources])
+        mapping = {old: new for old, new in zip([a for i, a in enumerate(body.args) if i != self.index], block.args)}
+        needed, work = set(), [cond]
+        while work:  # the ops cond is computed by (not the select's 0)
+            v = work.pop()
+            if isinstance(v.owner, Operation) and v.owner.parent_block() is body and v.owner not in needed:
+                needed.add(v.owner)
+                work.extend(v.owner.operands)
+        for op in body.ops:
+            if op not in needed:
+                continue
+            copy = op.clone(value_mapper=mapping)
+            mapping.update(zip(op.results, copy.results))
+            block.add_op(copy)
+        block.add_op(t.YieldOp(mapping[cond]))
+        made = t.MapOp(self.sources, RegisterType(dims, IntegerType(1)), Region(block))
+        made.location = self.map.location
+        made.results[0].name_hint = "mask"
+        Rewriter.insert_op(made, InsertPoint.before(self.map))
+        return made.results[0]
+
+
+def zero_select(load: t.LoadOp) -> ZeroSelect | None:
+    """The :class:`ZeroSelect` that is the only use of ``load``, else None. A copy with its mask reads
+    exactly that tile (masked-off elements read 0, as outside the view)."""
     uses = list(load.result.uses)
     if len(uses) != 1 or not isinstance(m := uses[0].operation, t.MapOp) or len(m.results) != 1 \
             or m.results[0].type != load.result.type:
         return None
     body = m.body.block
+    x = body.args[uses[0].index]
     *inner, last = list(body.ops)
-    selects = [o for o in inner if isinstance(o, arith.SelectOp)]
-    if len(selects) != 1 or not all(isinstance(o, arith.ConstantOp) for o in inner if o is not selects[0]) \
-            or not isinstance(last, t.YieldOp) or list(last.operands) != [selects[0].result]:
+    if not isinstance(last, t.YieldOp) or len(last.operands) != 1 or not isinstance(last.operands[0].owner, arith.SelectOp):
         return None
-    sel = selects[0]
+    sel = last.operands[0].owner
     zero = sel.rhs.owner
-    if not isinstance(zero, arith.ConstantOp) or not _is_positive_zero(zero.value):
+    if sel.lhs is not x or not x.has_one_use() or not isinstance(zero, arith.ConstantOp) \
+            or not _is_positive_zero(zero.value):
         return None
-    if sel.lhs is not body.args[uses[0].index] or sel.cond.owner is not body:
+    if any(op.regions or not is_side_effect_free(op) for op in inner):
         return None
-    mask = m.operands[sel.cond.index]
-    if not isinstance(mask.type, RegisterType) or mask.type.element_type != IntegerType(1) \
-            or tuple(mask.type.dims) != tuple(load.result.type.dims) or mask.type.fragment is not None:
+    if any(not isinstance(v.type, RegisterType) or v.type.fragment is not None
+           for i, v in enumerate(m.operands) if i != uses[0].index):
         return None
-    return m, mask
+    return ZeroSelect(m, sel, uses[0].index)
 
 
 def _is_positive_zero(value) -> bool:
@@ -165,12 +208,16 @@ def _is_positive_zero(value) -> bool:
     return False
 
 
-def copy_mask(load: t.LoadOp, body: Block, varying: set[SSAValue], threads: int) -> tuple[t.MapOp, SSAValue] | None:
-    """``(map, mask)`` of :func:`zero_select` when the staged copy of ``load`` can take the mask: it is the
-    same in every warp, the body's start can compute it with the load's indices (:func:`index_math`), and
-    the block's copy of the tile has a mask fragment (:func:`~tilec.passes.fragments.copy_fragment`)."""
+def copy_mask(load: t.LoadOp, body: Block, varying: set[SSAValue], threads: int) -> ZeroSelect | None:
+    """The :func:`zero_select` of ``load`` when its staged copy can take the mask: the mask's sources are
+    the same in every warp, the body's start can compute them with the load's indices
+    (:func:`index_math`; the scalars the map's body reads too), and the block's copy of the tile has a
+    mask fragment (:func:`~tilec.passes.fragments.copy_fragment`)."""
     found = zero_select(load)
-    if found is None or found[1] in varying or index_math([*load.indices, found[1]], body) is None:
+    if found is None:
+        return None
+    free = [v for v in used_values(found.map) if v is not load.result]
+    if any(v in varying for v in found.sources) or index_math([*load.indices, *free], body) is None:
         return None
     dims = tuple(load.result.type.dims)
     layouts = default_copy_layouts(dims, element_bits(load.result.type.element_type) // 8, threads)
@@ -251,20 +298,22 @@ class StagedTiles:
 
 
 def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp], tiles: StagedTiles,
-               masks: dict[t.LoadOp, tuple[t.MapOp, SSAValue]] | None = None) -> set[SSAValue]:
+               masks: dict[t.LoadOp, ZeroSelect] | None = None) -> set[SSAValue]:
     """Rewrite ``loop``'s staged ``loads`` into copies at the body's start (into ``tiles``), a barrier,
     shared loads in their place, and a barrier before the body's yield; the shared tiles. ``masks``: the
     loads whose copies take a mask (:func:`copy_mask`), their selects replaced by the shared loads."""
     masks = masks or {}
+    found = {load: found.mask() for load, found in masks.items()}
     body = loop.body.block
-    math = index_math([i for load in loads for i in (*load.indices, *masks.get(load, ())[1:])], body)
+    math = index_math([i for load in loads for i in (*load.indices, *([found[load]] if load in found else []))],
+                      body)
     head: list[Operation] = []
     taken: set[t.AllocOp] = set()
     for load in loads:
         ty = load.result.type
         alloc = tiles.take(load, loop, taken)
         taken.add(alloc)
-        select, mask = masks.get(load, (None, None))
+        select, mask = (masks[load].map, found[load]) if load in masks else (None, None)
         copy = t.CopyOp(load.source, list(load.indices), alloc.result, mask=mask)
         copy.location = load.location
         head.append(copy)
