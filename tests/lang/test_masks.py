@@ -454,3 +454,24 @@ def test_masks_on_every_edge_and_on_attentions_keys(after, arch):
                                 dict(BM=64, BN=32, D=64))):
         ptx = kernel.compile(*args, arch=arch, **opts).asm["ptx"]
         assert "cp.async.cg" in ptx and ("wgmma.mma_async" in ptx) == (arch == "sm_90a"), kernel.name
+
+
+@tl.kernel(num_warps=4, num_stages=3)
+def scalar_masked_k(a, b, c, K, KSTOP, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """A mask that is one scalar for the whole tile (``mask=k * BK < KSTOP``): no copy's mask, a select."""
+    rm, rn = tl.program_id(0) * BM, tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK)):
+        x = tl.load(a, (rm, k * BK), shape=(BM, BK), mask=k * BK < KSTOP, other=0.0)
+        acc += tl.dot(x, tl.load(b, (k * BK, rn), shape=(BK, BN)))
+    tl.store(c, (rm, rn), acc.to(tl.float16))
+
+
+@pytest.mark.parametrize("after", ["tile-stage", "tile-distribute"])
+def test_a_scalar_mask_on_a_dot_operand_stays_a_select(after):
+    """Found by a review: splitting this select's map crashed tile-stage (its test reads a scalar)."""
+    a, b = RNG.standard_normal((64, 64)).astype(np.float16), RNG.standard_normal((64, 64)).astype(np.float16)
+    c = np.full((64, 64), np.nan, np.float16)
+    scalar_masked_k.interpret(a, b, c, 64, 32, grid=(1, 1), BM=64, BN=64, BK=16, after=after, arch="sm_90a")
+    ref = a[:, :32].astype(np.float64) @ b[:32].astype(np.float64)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 2e-3

@@ -192,9 +192,12 @@ def zero_select(load: t.LoadOp) -> ZeroSelect | None:
         return None
     if any(op.regions or not is_side_effect_free(op) for op in inner):
         return None
-    if any(not isinstance(v.type, RegisterType) or v.type.fragment is not None
-           for i, v in enumerate(m.operands) if i != uses[0].index):
-        return None
+    sources = [v for i, v in enumerate(m.operands) if i != uses[0].index]
+    if not sources or any(not isinstance(v.type, RegisterType) or v.type.fragment is not None for v in sources):
+        return None  # a test of no tile (constants, a scalar from outside): a mask map needs an input tile
+    cond = sel.cond
+    if not (cond.owner is body or isinstance(cond.owner, Operation) and cond.owner.parent_block() is body):
+        return None  # an i1 scalar from outside the map: the same bit for the whole tile, left as a select
     return ZeroSelect(m, sel, uses[0].index)
 
 
@@ -214,7 +217,7 @@ def copy_mask(load: t.LoadOp, body: Block, varying: set[SSAValue], threads: int)
     (:func:`index_math`; the scalars the map's body reads too), and the block's copy of the tile has a
     mask fragment (:func:`~tilec.passes.fragments.copy_fragment`)."""
     found = zero_select(load)
-    if found is None:
+    if found is None or found.map.parent_block() is not body:  # a select under a branch: left as it is
         return None
     free = [v for v in used_values(found.map) if v is not load.result]
     if any(v in varying for v in found.sources) or index_math([*load.indices, *free], body) is None:
