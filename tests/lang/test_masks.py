@@ -337,7 +337,9 @@ def test_masked_copies_that_are_no_prefix_and_end_before_the_array(after, arch):
     ref = (a.astype(np.float64) * keep) @ b.astype(np.float64)
     assert np.abs(c - ref).max() / np.abs(ref).max() < 2e-3
     module = every_third_k._lowered(every_third_k.ir(a, b, c, K, BM=64, BN=64, BK=32), None, "tile-stage")
-    assert all(op.mask is not None for op in module.walk() if op.name == "tile.copy")
+    copies = [op for op in module.walk() if op.name == "tile.copy"]
+    assert all(op.mask is not None for op in copies)
+    assert [op.prefix is not None for op in copies] == [False, True]  # A's rows rise and fall: tested per copy
 
 
 @tl.kernel(num_warps=1)
@@ -447,7 +449,7 @@ def test_masks_on_every_edge_and_on_attentions_keys(after, arch):
                                (masked_attention, (q, k, v, o, n, 0.125), dict(BM=64, BN=32, D=D))):
         module = kernel._lowered(kernel.ir(*args, **opts), kernel._pipeline(None, None, None, arch), "tile-stage")
         copies = [op for op in module.walk() if op.name == "tile.copy"]
-        assert len(copies) == 2 and all(op.mask is not None for op in copies), kernel.name
+        assert len(copies) == 2 and all(op.mask is not None and op.prefix is not None for op in copies), kernel.name
     x = np.zeros((128, 128), np.float16)  # rows of 16-byte vectors: cp.async (the session's ptxas check assembles it)
     for kernel, args, opts in ((edges_masked_gemm, (x, x, x, 128, 128, 128), dict(BM=64, BN=64, BK=32)),
                                (masked_attention, (x[:, :64], x[:, :64], x[:, :64], x[:, :64], 100, 0.125),

@@ -43,7 +43,7 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
 from xdsl.dialects import scf
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Operation
 
 from tilec.dialects.abi import producer_threads
 from tilec.dialects.tile import ops as t
@@ -566,11 +566,16 @@ def _read(source: Any, indices, dims: tuple[int, ...], other: float = 0.0) -> np
     raise OpError(f"expected a global view or a shared tile, got {type(source).__name__}")
 
 
-def _masked(data: np.ndarray, mask: SSAValue | None, args: PythonValues) -> np.ndarray:
-    """A masked copy's data: zero where its mask (the op's last operand) is false."""
-    if mask is None:
+def _masked(data: np.ndarray, op: t.CopyOp | t.AsyncCopyOp, args: PythonValues) -> np.ndarray:
+    """A masked copy's data: zero where its mask (the op's last operand) is false. A ``prefix`` copy's
+    rows must fall (true, then false): tile-distribute issues its runs on that promise."""
+    if op.mask is None:
         return data
     keep = _register(args[-1], data.shape, "the copy's mask").astype(bool)
+    if op.prefix is not None and keep.ndim == 2 and (keep[:, 1:] > keep[:, :-1]).any():
+        row = int(np.nonzero((keep[:, 1:] > keep[:, :-1]).any(axis=1))[0][0])
+        raise OpError(f"its mask is marked 'prefix' but row {row} rises ({keep[row].astype(int).tolist()}): "
+                      "a run of it would be copied wrong")
     return np.where(keep, data, np.zeros((), data.dtype))
 
 
@@ -886,7 +891,7 @@ class TileFunctions(InterpreterFunctions):
         source, src_idx = args[0], _indices(args[1 : 1 + n_src])
         dest, dst_idx = args[1 + n_src], _indices(args[2 + n_src : 2 + n_src + n_dst])
         tile_type = op.source.type if isinstance(op.source.type, SharedType) else op.dest.type
-        data = _masked(_read(source, src_idx, tile_type.dims), op.mask, args)
+        data = _masked(_read(source, src_idx, tile_type.dims), op, args)
         _write(dest, dst_idx, data, self._owner_mask(op, tile_type))
         return ()
 
@@ -895,7 +900,7 @@ class TileFunctions(InterpreterFunctions):
         source, *indices, dest = args[: 2 + len(op.indices)]
         tile_type = op.dest.type
         # the global read happens at issue
-        data = _masked(_read(source, _indices(indices), tile_type.dims), op.mask, args)
+        data = _masked(_read(source, _indices(indices), tile_type.dims), op, args)
         mask = self._owner_mask(op, tile_type)
         self.ctx.async_groups.issue(lambda: dest.write(data, mask))
         return ()

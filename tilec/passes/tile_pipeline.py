@@ -647,7 +647,7 @@ def _guarded_copies(
             inner.append(BulkCopyOp(source, indices, view.result, bars, stage, bool(multicast and multicast[i])))
         else:
             mask = mapping.get(copy.mask, copy.mask) if copy.mask is not None else None
-            inner.append(AsyncCopyOp(source, indices, view.result, thr, val, mask=mask))
+            inner.append(AsyncCopyOp(source, indices, view.result, thr, val, mask=mask, prefix=copy.prefix is not None))
     if guard:
         cond = arith.CmpiOp(k, ub, "slt")
         cond.result.name_hint = f"more{suffix}"

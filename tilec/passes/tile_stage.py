@@ -78,6 +78,7 @@ from tilec.layout.gmma import canonical_layout
 from tilec.ir.walk import defined_in, in_loop, used_values
 from tilec.passes.fragments import WARP, copy_fragment, default_copy_layouts
 from tilec.passes.tile_layout import agreeing_classes, chained_pairs
+from tilec.passes.trends import falls_along_rows
 from tilec.passes.uniformity import flows_into_per_warp_code, run_by_every_warp, warp_varying
 
 
@@ -317,7 +318,8 @@ def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp], tiles: StagedTiles,
         alloc = tiles.take(load, loop, taken)
         taken.add(alloc)
         select, mask = (masks[load].map, found[load]) if load in masks else (None, None)
-        copy = t.CopyOp(load.source, list(load.indices), alloc.result, mask=mask)
+        copy = t.CopyOp(load.source, list(load.indices), alloc.result, mask=mask,
+                        prefix=mask is not None and falls_along_rows(mask))
         copy.location = load.location
         head.append(copy)
         shared_load = t.LoadOp(alloc.result, [], ty)

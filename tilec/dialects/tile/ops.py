@@ -987,7 +987,8 @@ class CopyOp(IRDLOperation):
     Without them the tiling pass chooses. Elements of a global window outside the view read as zero and are
     not written. ``mask %m`` (a global window into a shared tile only): an i1 tile of the tile's shape;
     the elements where it is false read as zero too (Triton's ``tl.load(..., mask=m, other=0)`` copied
-    to shared memory: ``cp.async`` zero-fills them).
+    to shared memory: ``cp.async`` zero-fills them). ``prefix``: every row of the mask is true, then
+    false (:func:`tilec.passes.trends.falls_along_rows`), so each copied run is a prefix of set bits.
     """
 
     name = "tile.copy"
@@ -997,6 +998,7 @@ class CopyOp(IRDLOperation):
     dest = operand_def(GlobalType | SharedType)
     dest_indices = var_operand_def(IndexType)
     mask = opt_operand_def(RegisterType)
+    prefix = opt_prop_def(UnitAttr)
     thr = opt_prop_def(LayoutAttr)
     val = opt_prop_def(LayoutAttr)
     atom = opt_prop_def(CopyAtomAttr)
@@ -1006,15 +1008,17 @@ class CopyOp(IRDLOperation):
 
     assembly_format = (
         "$source (`[` $source_indices^ `]`)? `->` $dest (`[` $dest_indices^ `]`)? (`mask` $mask^)? "
-        "(`thr` $thr^)? (`val` $val^)? (`atom` $atom^)? attr-dict `:` type($source) `->` type($dest) "
-        "(`,` type($mask)^)?"
+        "(`prefix` $prefix^)? (`thr` $thr^)? (`val` $val^)? (`atom` $atom^)? attr-dict `:` type($source) `->` "
+        "type($dest) (`,` type($mask)^)?"
     )
 
     def __init__(self, source: SSAValue, source_indices, dest: SSAValue, dest_indices=(), thr=None, val=None,
-                 mask: SSAValue | None = None):
+                 mask: SSAValue | None = None, prefix: bool = False):
         props: dict[str, Attribute] = {}
         if thr is not None:
             props["thr"], props["val"] = LayoutAttr(thr), LayoutAttr(val)
+        if prefix:
+            props["prefix"] = UnitAttr()
         super().__init__(operands=[source, source_indices, dest, dest_indices, [] if mask is None else [mask]],
                          properties=props)
 
@@ -1031,11 +1035,16 @@ class CopyOp(IRDLOperation):
         if self.mask is not None:
             if not (isinstance(src, GlobalType) and isinstance(dst, SharedType)) or self.dest_indices:
                 _fail(self, f"masks copies from a global window into a whole shared tile only, not {src} -> {dst}")
-            _check_copy_mask(self, self.mask.type, tile)
+        _check_copy_mask(self, tile)
 
 
-def _check_copy_mask(op: IRDLOperation, mask: Attribute, tile: SharedType) -> None:
-    """A copy's mask: an i1 register tile of the shared tile's shape."""
+def _check_copy_mask(op: IRDLOperation, tile: SharedType) -> None:
+    """A copy's mask: an i1 register tile of the shared tile's shape; ``prefix`` only with one."""
+    if op.mask is None:
+        if op.prefix is not None:
+            _fail(op, "'prefix' says how the rows of a mask fall: it needs a mask")
+        return
+    mask = op.mask.type
     if not isinstance(mask, RegisterType) or mask.dims != tile.dims or mask.element_type != IntegerType(1):
         _fail(op, f"mask must be !tile.rt<{_dims_text(tile.dims)}xi1> (i1 in the copied tile's shape), got {mask}")
 
@@ -1051,6 +1060,7 @@ class AsyncCopyOp(IRDLOperation):
     indices = var_operand_def(IndexType)
     dest = operand_def(SharedType)
     mask = opt_operand_def(RegisterType)
+    prefix = opt_prop_def(UnitAttr)
     thr = opt_prop_def(LayoutAttr)
     val = opt_prop_def(LayoutAttr)
 
@@ -1058,14 +1068,17 @@ class AsyncCopyOp(IRDLOperation):
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     assembly_format = (
-        "$source `[` $indices `]` `->` $dest (`mask` $mask^)? (`thr` $thr^)? (`val` $val^)? attr-dict `:` "
-        "type($source) `->` type($dest) (`,` type($mask)^)?"
+        "$source `[` $indices `]` `->` $dest (`mask` $mask^)? (`prefix` $prefix^)? (`thr` $thr^)? (`val` $val^)? "
+        "attr-dict `:` type($source) `->` type($dest) (`,` type($mask)^)?"
     )
 
-    def __init__(self, source: SSAValue, indices, dest: SSAValue, thr=None, val=None, mask: SSAValue | None = None):
+    def __init__(self, source: SSAValue, indices, dest: SSAValue, thr=None, val=None, mask: SSAValue | None = None,
+                 prefix: bool = False):
         props: dict[str, Attribute] = {}
         if thr is not None:
             props["thr"], props["val"] = LayoutAttr(thr), LayoutAttr(val)
+        if prefix:
+            props["prefix"] = UnitAttr()
         super().__init__(operands=[source, indices, dest, [] if mask is None else [mask]], properties=props)
 
     def verify_(self) -> None:
@@ -1073,8 +1086,7 @@ class AsyncCopyOp(IRDLOperation):
         _check_window(self, self.source.type, self.indices, tile.dims, "source")
         _check_same_element(self, self.source.type, tile)
         _check_tiled_copy(self, tile)
-        if self.mask is not None:
-            _check_copy_mask(self, self.mask.type, tile)
+        _check_copy_mask(self, tile)
 
 
 @irdl_op_definition

@@ -778,7 +778,7 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         self.lower_copy_to_shared(
             op, self.get(src), list(src_idx), [self.get(i) for i in src_idx],
             self.get(dst), list(dst_idx), [self.get(i) for i in dst_idx], thr, val, is_async,
-            self._copy_mask(op) if op.mask is not None else None,
+            self._copy_mask(op) if op.mask is not None else None, op.prefix is not None,
         )
 
     def _copy_mask(self, op: t.CopyOp | t.AsyncCopyOp):

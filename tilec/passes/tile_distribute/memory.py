@@ -286,10 +286,11 @@ class MemoryLowering:
 
     def lower_copy_to_shared(self, op, src: GlobalArg, src_old, src_new, dst: SharedBuf, dst_old, dst_new,
                              thr: Layout | None, val: Layout | None, is_async: bool,
-                             mask: Callable[[int, int], Bool] | None = None) -> None:
+                             mask: Callable[[int, int], Bool] | None = None, prefix_rows: bool = False) -> None:
         """A block's copy of a global window into a shared tile. ``mask(r, c)``: the bit of the element at
         (``r``, ``c``) from the thread's first one (a masked copy: elements where it is false read as zero,
-        as outside the view); a run of a vector's elements whose bits differ is copied element by element."""
+        as outside the view); unless every run's bits are a prefix (``prefix_rows``: the mask's rows fall, which
+        tile-stage proved; else tested per copy), a copy's runs go element by element."""
         em = self.em
         dims = dst.type.dims
         elem = dst.element_type
@@ -485,7 +486,7 @@ class MemoryLowering:
                 # one test for the whole copy, outside its runs: each run's bits a prefix (what
                 # cp.async's source size zero-fills exactly; LLVM proves it for an iota's bound), else
                 # every run element by element
-                exact = em.all([prefix(run[-1]) for run in placed])
+                exact = True if prefix_rows else em.all([prefix(run[-1]) for run in placed])
                 self.if_then(exact, lambda: [issue(*run) for run in placed] and [],
                              lambda: [by_element(*run) for run in placed] and [])
             return []

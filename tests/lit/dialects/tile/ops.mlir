@@ -65,7 +65,7 @@ func.func @masked(%v: !tile.rv<16xf32, row>, %m: !tile.rv<16xi1, row>, %t: !tile
   tile.atomic "add" ordered %v, %g[%i] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>
   %s = tile.alloc : !tile.st<16x8xi32>
   tile.copy %h[%i, %i] -> %s mask %n : !tile.gl<i32, [?, ?]> -> !tile.st<16x8xi32, (16,8):(8,1)>, !tile.rt<16x8xi1>
-  tile.async_copy %h[%i, %i] -> %s mask %n : !tile.gl<i32, [?, ?]> -> !tile.st<16x8xi32, (16,8):(8,1)>, !tile.rt<16x8xi1>
+  tile.async_copy %h[%i, %i] -> %s mask %n prefix : !tile.gl<i32, [?, ?]> -> !tile.st<16x8xi32, (16,8):(8,1)>, !tile.rt<16x8xi1>
   func.return
 }
 func.func @extract(%v: !tile.rv<1xf32, row>, %t: !tile.rt<1x1xbf16>) -> f32 {
@@ -182,7 +182,7 @@ func.func @fragments(%a: !tile.rt<16x16xf16, ((4,8),(2,2,2)):((32,1),(16,8,128))
 // CHECK-NEXT:   tile.atomic "add" ordered %v, %g[%i] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>
 // CHECK-NEXT:   %s = tile.alloc : !tile.st<16x8xi32, (16,8):(8,1)>
 // CHECK-NEXT:   tile.copy %h[%i, %i] -> %s mask %n : !tile.gl<i32, [?, ?]> -> !tile.st<16x8xi32, (16,8):(8,1)>, !tile.rt<16x8xi1>
-// CHECK-NEXT:   tile.async_copy %h[%i, %i] -> %s mask %n : !tile.gl<i32, [?, ?]> -> !tile.st<16x8xi32, (16,8):(8,1)>, !tile.rt<16x8xi1>
+// CHECK-NEXT:   tile.async_copy %h[%i, %i] -> %s mask %n prefix : !tile.gl<i32, [?, ?]> -> !tile.st<16x8xi32, (16,8):(8,1)>, !tile.rt<16x8xi1>
 // CHECK-NEXT:   func.return
 // CHECK-NEXT: }
 // CHECK-NEXT: func.func @extract(%v: !tile.rv<1xf32, row>, %t: !tile.rt<1x1xbf16>) -> f32 {

@@ -25,7 +25,7 @@ func.func @masked(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %c: 
       tile.yield %lt : i1
     }
     %ma = tile.broadcast %in : !tile.rv<32xi1, col> -> !tile.rt<64x32xi1>
-    tile.copy %a[%i, %k0] -> %sa mask %ma : !tile.gl<f16, [?, ?]> -> !tile.st<64x32xf16>, !tile.rt<64x32xi1>
+    tile.copy %a[%i, %k0] -> %sa mask %ma prefix : !tile.gl<f16, [?, ?]> -> !tile.st<64x32xf16>, !tile.rt<64x32xi1>
     tile.barrier
     %ta = tile.load %sa : !tile.st<64x32xf16> -> !tile.rt<64x32xf16>
     %tb = tile.transpose %ta : !tile.rt<64x32xf16> -> !tile.rt<32x64xf16>
@@ -42,7 +42,7 @@ func.func @masked(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %c: 
 // CHECK-NEXT: %[[IN0:[a-z_0-9]+]] = tile.map %{{.*}} -> !tile.rv<32xi1, col> {
 // CHECK: arith.cmpi slt, %{{.*}}, %[[LIM0]] : i32
 // CHECK: %[[M0:[a-z_0-9]+]] = tile.broadcast %[[IN0]]
-// CHECK: tile.async_copy %a[%i, %{{.*}}] -> %{{.*}} mask %[[M0]] :
+// CHECK: tile.async_copy %a[%i, %{{.*}}] -> %{{.*}} mask %[[M0]] prefix :
 // CHECK: scf.if %more1 {
 // CHECK: tile.async_copy %a[%i, %{{.*}}] -> %{{.*}} mask %{{.*}} :
 // CHECK: scf.for
@@ -51,6 +51,6 @@ func.func @masked(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %c: 
 // CHECK-NEXT: %[[IN:[a-z_0-9]+]] = tile.map
 // CHECK: arith.cmpi slt, %{{.*}}, %[[LIM]] : i32
 // CHECK: %[[M:[a-z_0-9]+]] = tile.broadcast %[[IN]]
-// CHECK: tile.async_copy %a[%i, %{{.*}}] -> %{{.*}} mask %[[M]] :
+// CHECK: tile.async_copy %a[%i, %{{.*}}] -> %{{.*}} mask %[[M]] prefix :
 // CHECK-NOT: tile.copy
 // CHECK-NOT: tile.bulk_copy

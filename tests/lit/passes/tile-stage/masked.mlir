@@ -40,7 +40,7 @@ func.func @masked(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !til
 // CHECK-NEXT: %in = arith.cmpi slt, %[[COL]], %lim : i32
 // CHECK-NEXT: tile.yield %in : i1
 // CHECK-NEXT: }
-// CHECK-NEXT: tile.copy %a[%i, %k] -> %[[SA:[a-z_]+]] mask %mask
+// CHECK-NEXT: tile.copy %a[%i, %k] -> %[[SA:[a-z_]+]] mask %mask prefix :
 // CHECK-NEXT: tile.copy %b[%k, %c0] -> %[[SB:[a-z_]+]] :
 // CHECK-NEXT: tile.barrier
 // CHECK-NEXT: %ta = tile.load %[[SA]]
@@ -52,7 +52,9 @@ func.func @masked(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !til
 // tl.load(..., mask=k < K, other=0.0)): each staged copy takes its load's mask (masked-off elements
 // read 0 as outside the view), the mask's computation moves to the body's start with the copies'
 // indices (the map reading the loop's scalar %lim with it), and the selects go: the mma reads the
-// staged tiles as an unmasked dot does.
+// staged tiles as an unmasked dot does. Every row of both masks is true, then false (an iota of the
+// columns below a bound, a test of the row): `prefix` (tilec/passes/trends.py), so tile-distribute
+// issues each copied run with no test and no element path.
 func.func @masked_copies(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %kk: i32, %n: index)
     attributes {tile.launch = #tile.launch<grid = [?, ?, 1], block = [128, 1, 1], smem = 0>} {
   %c0 = arith.constant 0 : index
@@ -109,8 +111,8 @@ func.func @masked_copies(%a: !tile.gl<f16, [?, ?]>, %b: !tile.gl<f16, [?, ?]>, %
 // CHECK-NEXT: %in = tile.map %iota
 // CHECK: %ma = tile.broadcast %in
 // CHECK: %mb = tile.broadcast %rin
-// CHECK-NEXT: tile.copy %a[%i, %k0] -> %[[SA:[a-z_]+]] mask %ma
-// CHECK-NEXT: tile.copy %b[%k0, %c0] -> %[[SB:[a-z_]+]] mask %mb
+// CHECK-NEXT: tile.copy %a[%i, %k0] -> %[[SA:[a-z_]+]] mask %ma prefix :
+// CHECK-NEXT: tile.copy %b[%k0, %c0] -> %[[SB:[a-z_]+]] mask %mb prefix :
 // CHECK-NEXT: tile.barrier
 // CHECK-NEXT: %ta = tile.load %[[SA]]
 // CHECK-NEXT: %tb = tile.load %[[SB]]
