@@ -353,11 +353,13 @@ class MemoryLowering:
 
         def leading(bits: list[Bool]) -> Int:
             """How many of a run's bits are set before the first that is not (i32), for bits that are a
-            prefix (what the caller checked): how many are set."""
+            prefix (what the caller checked): how many are set. A factor every bit ANDs in (a test of
+            the row) selects the count of the rest, which the runs of one thread's rows share."""
+            common, bits = _common_factors(bits)
             count: Int = 0
             for b in bits:
                 count = em.add(count, em.select(b, 1, 0, i32), i32)
-            return count
+            return em.select(em.all(common), count, 0, i32) if common else count
 
         def elementwise(g_row, g_col, r_static, c_static) -> list[SSAValue]:
             in_row = self.in_bounds(src, 0, g_row)
@@ -867,6 +869,19 @@ class MemoryLowering:
                         for j in range(value.packing)]
             value.cache["scalars"] = out
         return value.cache["scalars"]
+
+
+def _common_factors(bits: list) -> tuple[list, list]:
+    """``(common, rest)``: the operands every bit of ``bits`` ANDs in (``and(r, c_j)`` for each ``j``: ``r``),
+    and each bit without them (``c_j``); ``([], bits)`` when there are none."""
+    common = []
+    while len(bits) > 1 and all(isinstance(b, SSAValue) and isinstance(b.owner, arith.AndIOp) for b in bits):
+        shared = [x for x in bits[0].owner.operands if all(x in b.owner.operands for b in bits[1:])]
+        if not shared or any(b.owner.lhs is b.owner.rhs for b in bits):
+            break
+        common.append(shared[0])
+        bits = [b.owner.rhs if b.owner.lhs is shared[0] else b.owner.lhs for b in bits]
+    return common, bits
 
 
 def warp_bits(fields: tuple[BitField, ...]) -> tuple[BitField, ...]:
