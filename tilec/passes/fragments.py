@@ -698,6 +698,12 @@ def copy_fragment(dims: tuple[int, int], thr: Layout, val: Layout, threads: int,
     return Fragment(tuple(dims), TVLayout(make_layout(lane, value), tuple(dims)), name=name)
 
 
+def default_copy_fragment(dims: tuple[int, int], element_bytes: int, threads: int, name: str = "") -> Fragment | None:
+    """:func:`copy_fragment` of the block's default copy of a ``dims`` tile (:func:`default_copy_layouts`)."""
+    layouts = default_copy_layouts(dims, element_bytes, threads)
+    return None if layouts is None else copy_fragment(dims, *layouts, threads, name)
+
+
 def default_fragment(dims: tuple[int, int], name: str = "") -> Fragment:
     """The fragment of a tile that feeds no mma: the f16 m16n8k16 C atom tiled over it, or, for a
     tile that is not a multiple of 16x8 (a few long rows), :func:`row_major_fragment`, or, for

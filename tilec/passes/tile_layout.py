@@ -71,7 +71,7 @@ from tilec.passes.fragments import (
     VectorFragment,
     block_fragment,
     copy_fragment,
-    default_copy_layouts,
+    default_copy_fragment,
     default_fragment,
     fma_fragment,
     mma_fragment,
@@ -671,13 +671,10 @@ def copy_mask_fragment(op: t.CopyOp | t.AsyncCopyOp, threads: int | None = None)
     if threads is None or not isinstance(tile, SharedType) or len(tile.dims) != 2:
         return None
     dims = (tile.dims[0], tile.dims[1])
-    if op.thr is not None:
-        thr, val = op.thr.data, op.val.data
-    elif (found := default_copy_layouts(dims, max(1, element_bits(tile.element_type) // 8), threads)) is not None:
-        thr, val = found
-    else:
-        return None
-    return copy_fragment(dims, thr, val, threads, value_name(op.mask) if op.mask is not None else "mask")
+    name = value_name(op.mask) if op.mask is not None else "mask"
+    if op.thr is None:
+        return default_copy_fragment(dims, max(1, element_bits(tile.element_type) // 8), threads, name)
+    return copy_fragment(dims, op.thr.data, op.val.data, threads, name)
 
 
 def assign_layouts(fn: func.FuncOp, block_tiles: bool = True) -> None:

@@ -76,7 +76,7 @@ from tilec.dialects.tile.attributes import MAX_SHARED_BYTES, LaunchAttr
 from tilec.dialects.tile.types import GlobalType, RegisterType, SharedType, element_bits
 from tilec.layout.gmma import canonical_layout
 from tilec.ir.walk import defined_in, in_loop, used_values
-from tilec.passes.fragments import WARP, copy_fragment, default_copy_layouts
+from tilec.passes.fragments import WARP, default_copy_fragment, default_copy_layouts
 from tilec.passes.tile_layout import agreeing_classes, chained_pairs
 from tilec.passes.trends import falls_along_rows
 from tilec.passes.uniformity import flows_into_per_warp_code, run_by_every_warp, warp_varying
@@ -223,9 +223,8 @@ def copy_mask(load: t.LoadOp, body: Block, varying: set[SSAValue], threads: int)
     free = [v for v in used_values(found.map) if v is not load.result]
     if any(v in varying for v in found.sources) or index_math([*load.indices, *free], body) is None:
         return None
-    dims = tuple(load.result.type.dims)
-    layouts = default_copy_layouts(dims, element_bits(load.result.type.element_type) // 8, threads)
-    if layouts is None or copy_fragment(dims, *layouts, threads) is None:
+    ty = load.result.type
+    if default_copy_fragment(tuple(ty.dims), element_bits(ty.element_type) // 8, threads) is None:
         return None
     return found
 

@@ -39,3 +39,28 @@ func.func @copy(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %lim: 
 // CHECK-NEXT: frag.load %{{.*}} if %{{.*}} : !llvm.ptr<1> -> f16
 // CHECK-COUNT-7: frag.load
 // CHECK: frag.store %{{.*}}, %{{.*}} : vector<8xf16>, !llvm.ptr<3>
+
+// The same copy marked `prefix` (tile-stage proved every row of its mask true, then false): each run
+// is issued with its count of set bits as the source size, with no test and no element path.
+func.func @prefix_copy(%a: !tile.gl<f16, [?, ?]> {tile.aligned_rows = 16 : i64}, %lim: i32, %i: index) attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 512>} {
+  %c0 = arith.constant 0 : index
+  %s = tile.alloc : !tile.st<16x16xf16>
+  %iota = tile.iota %c0 dim 0 : !tile.rv<16xi32, col>
+  %in = tile.map %iota : !tile.rv<16xi32, col> -> !tile.rv<16xi1, col> {
+  ^bb0(%j: i32):
+    %lt = arith.cmpi slt, %j, %lim : i32
+    tile.yield %lt : i1
+  }
+  %m = tile.broadcast %in : !tile.rv<16xi1, col> -> !tile.rt<16x16xi1>
+  tile.async_copy %a[%i, %i] -> %s mask %m prefix : !tile.gl<f16, [?, ?]> -> !tile.st<16x16xf16>, !tile.rt<16x16xi1>
+  tile.async_commit
+  tile.async_wait 0
+  func.return
+}
+// CHECK-LABEL: func.func @prefix_copy
+// CHECK: scf.if %{{.*}} {
+// CHECK-NOT: frag.load
+// CHECK: %[[N:[0-9]+]] = arith.shli %{{[0-9]+}}, %{{[0-9]+}} : i32
+// CHECK-NEXT: %[[SIZE:[0-9]+]] = arith.select %{{.*}}, %[[N]], %{{.*}} : i32
+// CHECK-NEXT: frag.cp_async "cg" %{{.*}}, %{{.*}}, 16, %[[SIZE]] : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK-NEXT: } else {
