@@ -102,6 +102,52 @@ class GlobalView:
             m = mask[w[0]]
             dst[m] = src[m]  # dst is a view: this writes the caller's array
 
+    def _inside(self, indices: list[np.ndarray], linear: bool) -> np.ndarray:
+        """Which elements of ``indices`` (index arrays, one per dimension, or one of offsets in memory
+        with ``linear``) fall inside the view."""
+        extents = (self.span().shape[0],) if linear else self.shape
+        inside = np.ones(np.shape(indices[0]), dtype=bool)
+        for i, n in zip(indices, extents):
+            c = np.asarray(i, dtype=np.int64)
+            inside &= (c >= 0) & (c < n)
+        return inside
+
+    def span(self) -> np.ndarray:
+        """The elements the view spans in memory, from its first one, as a 1-D array over the same
+        memory (what a ``linear`` offset counts)."""
+        a = self.array
+        if any(s < 0 for s in a.strides):
+            raise OpError(f"linear offsets into a view of negative strides {a.strides} are not modelled")
+        size = 0 if 0 in a.shape else 1 + sum((n - 1) * s for n, s in zip(a.shape, a.strides)) // a.itemsize
+        return np.lib.stride_tricks.as_strided(a, shape=(size,), strides=(a.itemsize,))
+
+    def gather(self, indices: list[np.ndarray], linear: bool = False, mask: np.ndarray | None = None,
+               other: float = 0.0) -> np.ndarray:
+        """The elements at ``indices``; ``other`` where they fall outside the view or ``mask`` is false."""
+        inside = self._inside(indices, linear)
+        keep = inside if mask is None else inside & mask
+        source = self.span() if linear else self.array
+        out = np.full(keep.shape, other, dtype=self.array.dtype)
+        out[keep] = source[tuple(np.asarray(i, dtype=np.int64)[keep] for i in indices)]
+        if isinstance(self.element_type, BFloat16Type):
+            out = round_bf16(out)
+        elif self.element_type.name in FLOAT8_FORMATS:
+            out = round_f8(out, self.element_type.name)
+        return out
+
+    def scatter(self, indices: list[np.ndarray], values: np.ndarray, mask: np.ndarray | None = None,
+                linear: bool = False) -> None:
+        """``values`` written at ``indices`` (where ``mask``); nothing outside the view."""
+        inside = self._inside(indices, linear)
+        keep = inside if mask is None else inside & mask
+        if not keep.any():
+            return
+        if not self.array.flags.writeable:
+            raise OpError("the global array is read-only")
+        target = self.span() if linear else self.array  # a view: this writes the caller's array
+        places = tuple(np.asarray(i, dtype=np.int64)[keep] for i in indices)
+        target[places] = values[keep].astype(self.array.dtype, copy=False)
+
     def __repr__(self) -> str:
         return f"GlobalView({self.element_type}, shape={self.shape}, strides={self.array.strides})"
 

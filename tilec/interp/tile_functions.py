@@ -779,6 +779,9 @@ class TileFunctions(InterpreterFunctions):
     @impl(t.LoadScalarOp)
     def run_load_scalar(self, interpreter: Interpreter, op: t.LoadScalarOp, args: PythonValues):
         source, *indices = args
+        if op.linear is not None:
+            value = source.gather([np.array([int(indices[0])])], linear=True).reshape(())
+            return (_scalar(value, op.result.type),)
         coords = tuple(int(i) for i in indices)
         inside = all(0 <= c < d for c, d in zip(coords, source.shape))
         value = source.read(coords, (1,) * len(coords)).reshape(()) if inside else 0
@@ -814,6 +817,25 @@ class TileFunctions(InterpreterFunctions):
         mask = None if op.mask is None else _register(rest[-1], value.shape, "the store's mask").astype(bool)
         self._check_bulk_reads(dest, _indices(indices), value.shape)
         _write(dest, _indices(indices), value, mask)
+        return ()
+
+    @impl(t.GatherOp)
+    def run_gather(self, interpreter: Interpreter, op: t.GatherOp, args: PythonValues):
+        source, *rest = args
+        dims = _register_dims(op.result.type)
+        indices = [_register(i, dims, "an index tile") for i in rest[:len(op.indices)]]
+        mask = None if op.mask is None else _register(rest[-1], dims, "the gather's mask").astype(bool)
+        data = source.gather(indices, op.linear is not None, mask, op.fill)
+        return (np.array(data, dtype=numpy_dtype(op.result.type.element_type)),)
+
+    @impl(t.ScatterOp)
+    def run_scatter(self, interpreter: Interpreter, op: t.ScatterOp, args: PythonValues):
+        value, dest, *rest = args
+        dims = _register_dims(op.value.type)
+        value = _register(value, dims, "the scattered value")
+        indices = [_register(i, dims, "an index tile") for i in rest[:len(op.indices)]]
+        mask = None if op.mask is None else _register(rest[-1], dims, "the scatter's mask").astype(bool)
+        dest.scatter(indices, value, mask, op.linear is not None)
         return ()
 
     @impl(t.AtomicOp)

@@ -32,6 +32,8 @@ class BlockPtr:
     of the view's transpose (Triton's ``shape=(D, N), strides=(1, D), order=(0, 1)`` over an N x D array)."""
 
     __slots__ = ("view", "offsets", "block_shape", "order", "transposed")
+    carried_as_offsets = True
+    """Carried through loops and ``if``\\ s as its offsets (:func:`flatten_carried`)."""
 
     def __init__(self, view: View, offsets: Sequence[Any], block_shape: Sequence[int], order: Sequence[int],
                  transposed: bool = False):
@@ -182,15 +184,21 @@ PADDINGS = {"": 0.0, "zero": 0.0, "nan": float("nan")}
 
 
 
+def carried_as_offsets(v: Any) -> bool:
+    """Whether ``v`` is carried through loops and ``if``\\ s as its offsets: a block pointer, or a
+    pointer (:class:`tilec.lang.pointers.Pointer`)."""
+    return getattr(type(v), "carried_as_offsets", False) is True  # the class's: a NoValue's attributes raise
+
+
 def flatten_carried(init: Sequence[Any], names: Sequence[str]) -> tuple[list[Any], list[str], Callable, Callable]:
-    """Carried values with each block pointer replaced by its offsets: (flat values, their names,
-    ``unpack(flat) -> values``, ``pack(values) -> flat``). ``pack`` checks that a name holding a block
-    pointer before holds one of the same array and window shape after (its offsets are what moves)."""
-    layout: list[BlockPtr | None] = []
+    """Carried values with each block pointer (or pointer) replaced by its offsets: (flat values, their
+    names, ``unpack(flat) -> values``, ``pack(values) -> flat``). ``pack`` checks that a name holding a
+    block pointer before holds one of the same array and window shape after (its offsets are what moves)."""
+    layout: list[Any] = []
     flat: list[Any] = []
     flat_names: list[str] = []
     for name, v in zip(names, init):
-        if isinstance(v, BlockPtr):
+        if carried_as_offsets(v):
             layout.append(v)
             flat += v.offsets
             flat_names += [f"{name}_offset{k}" for k in range(len(v.offsets))]
@@ -214,9 +222,9 @@ def flatten_carried(init: Sequence[Any], names: Sequence[str]) -> tuple[list[Any
     def pack(values: Sequence[Any]) -> list[Any]:
         out: list[Any] = []
         for name, template, v in zip(names, layout, values):
-            if template is None and isinstance(v, BlockPtr):
-                raise error(f"'{name}' becomes a {v.describe()} here but is not one before: make the block pointer "
-                            "before the loop or if (tl.advance moves it inside)")
+            if template is None and carried_as_offsets(v):
+                raise error(f"'{name}' becomes a {v.describe()} here but is not one before: make it before the "
+                            "loop or if (moving it inside is fine)")
             if template is None:
                 out.append(v)
             elif template.same_window_shape(v):
@@ -230,7 +238,8 @@ def flatten_carried(init: Sequence[Any], names: Sequence[str]) -> tuple[list[Any
 
 
 def any_block_ptr(values: Sequence[Any]) -> bool:
-    return any(isinstance(v, BlockPtr) for v in values)
+    """Whether any of ``values`` is carried as its offsets (:func:`carried_as_offsets`)."""
+    return any(carried_as_offsets(v) for v in values)
 
 
-__all__ = ["BlockPtr", "TensorDescriptor", "advance", "flatten_carried", "make_block_ptr", "make_tensor_descriptor"]
+__all__ = ["BlockPtr", "TensorDescriptor", "advance", "carried_as_offsets", "flatten_carried", "make_block_ptr", "make_tensor_descriptor"]

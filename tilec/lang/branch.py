@@ -19,7 +19,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import Float32Type, IndexType, IntegerType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from tilec.lang.block_ptr import BlockPtr, any_block_ptr, flatten_carried
+from tilec.lang.block_ptr import any_block_ptr, carried_as_offsets, flatten_carried
 from tilec.lang.tracing import Unusable, current, error
 from tilec.lang.values import Expanded, Scalar, Value, Vector, View, can_reorient, reoriented, wrap
 
@@ -105,7 +105,7 @@ def trace_if(cond: Scalar, init: Sequence[Any], then: Callable[..., tuple], othe
             results.append(branch(*init))
     unpack = None
     if any_block_ptr(results[0]) or any_block_ptr(results[1]):  # a block pointer leaves as its offsets
-        templates = [a if isinstance(a, BlockPtr) else b for a, b in zip(*results)]
+        templates = [a if carried_as_offsets(a) else b for a, b in zip(*results)]
         _, flat_names, unpack, pack = flatten_carried(templates, names)
         results = [tuple(pack(r)) for r in results]
         names = flat_names

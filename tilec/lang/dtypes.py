@@ -31,6 +31,11 @@ class DType:
     def is_float(self) -> bool:
         return self.name in ("float16", "bfloat16", "float32", "float64")
 
+    @property
+    def element_ty(self) -> DType:
+        """The type itself: Triton's ``x_ptr.dtype.element_ty`` (a pointer's element type) reads the same."""
+        return self
+
     def __repr__(self) -> str:
         return f"tl.{self.name}"
 

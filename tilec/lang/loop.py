@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 
 from tilec.ir.walk import defined_in
-from tilec.lang.block_ptr import BlockPtr, any_block_ptr, flatten_carried
+from tilec.lang.block_ptr import any_block_ptr, carried_as_offsets, flatten_carried
 from tilec.lang.branch import NUMBERS, NoValue, number_constant, number_type
 from tilec.lang.ops import index
 from tilec.lang.tracing import current, error
@@ -369,9 +369,9 @@ def _carried(name: str, before: Any, after: Any, loop: str) -> tuple[SSAValue | 
         ty = after.value.type
     elif isinstance(before, NUMBERS) and isinstance(after, NUMBERS):
         ty = number_type(before, after)
-    if ty is None and isinstance(after, BlockPtr):
-        raise error(f"'{name}' becomes a {after.describe()} in the {loop}'s body and is {before!r} before: make the "
-                    "block pointer before the loop (tl.advance moves it inside)")
+    if ty is None and carried_as_offsets(after):
+        raise error(f"'{name}' becomes a {after.describe()} in the {loop}'s body and is {before!r} before: make it "
+                    "before the loop (moving it inside is fine)")
     if ty is None:
         raise error(f"'{name}' is the Python value {before!r} before the loop and changes in its body: "
                     "give it a traced value before the loop (e.g. tl.zeros or tl.full)")

@@ -21,6 +21,7 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import FLOAT8_TYPES, FLOAT_TYPES, RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
+from tilec.lang import pointers
 from tilec.lang.dtypes import dtype_of, float32, int1, int8, int16, int32, int64
 from tilec.lang.tracing import LangError, current, element_type, error
 from tilec.lang.values import (
@@ -182,6 +183,19 @@ def load(view: Any, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any
     padding_option="zero")`` (every dimension is checked; ``"nan"`` pads with NaN).
     """
     _memory_hints("tl.load", cache_modifier, eviction_policy)
+    if isinstance(view, pointers.Pointer):  # Triton's tl.load(x_ptr + offsets, mask, other)
+        if volatile or boundary_check or padding_option:
+            raise error("tl.load of pointers (x + offsets) takes mask= and other=; volatile, boundary_check and "
+                        "padding_option belong to other forms")
+        if offsets not in ((), None):  # tl.load(ptr, mask, other), positionally
+            if mask is not None:
+                raise error("tl.load(ptr, ...) got mask= twice (positionally and by name)")
+            mask, other = offsets, (shape if shape is not None else other)
+        elif shape is not None:
+            raise error("tl.load of pointers (x + offsets) takes no shape=: the offsets give it")
+        return pointers.load(view, mask, other)
+    if isinstance(view, View) and pointers.has_index_tiles(offsets):  # numpy's x[rows, cols] with index tiles
+        return pointers.gather(view, offsets, shape, mask=mask, other=other)
     if hasattr(view, "__tl_window__"):  # a block pointer (tilec.lang.block_ptr)
         if offsets not in ((), None) or shape is not None or mask is not None:
             raise error("tl.load of a block pointer takes no mask, offsets or shape: the pointer is the window "
@@ -508,6 +522,18 @@ def store(view: Any, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: An
     ``offsets``; elements outside the array are dropped, and so are those where ``mask`` (a boolean
     tile, vector or scalar broadcast to the value, Triton's ``mask=``) is false."""
     _memory_hints("tl.store", cache_modifier, eviction_policy)
+    if isinstance(view, pointers.Pointer):  # Triton's tl.store(x_ptr + offsets, value, mask)
+        if boundary_check:
+            raise error("tl.store of pointers (x + offsets) takes mask=, not boundary_check")
+        if value is not _NO_VALUE:  # tl.store(ptr, value, mask), positionally
+            if mask is not None:
+                raise error("tl.store(ptr, ...) got mask= twice (positionally and by name)")
+            mask = value
+        return pointers.store(view, offsets, mask)
+    if isinstance(view, View) and pointers.has_index_tiles(offsets):  # numpy's x[rows, cols] = v with index tiles
+        if value is _NO_VALUE:
+            raise error("tl.store(view, offsets, value): the value to store is missing")
+        return pointers.scatter(view, offsets, value, mask=mask)
     if hasattr(view, "__tl_window__"):  # tl.store(ptr, value): a block pointer's window
         value = offsets if value is _NO_VALUE else value
         if mask is not None:

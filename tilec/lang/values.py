@@ -300,16 +300,23 @@ class View:
         raise error(f"array argument {self.name!r} has no truth value")
 
     def pointer_error(self) -> Exception:
-        """What Triton's pointer arithmetic on a view (``x_ptr + offsets``) gets: how to say it here."""
+        """What arithmetic on a view other than ``x + offsets`` (Triton's pointer arithmetic) gets."""
         n = self.name
-        one = f"tl.load({n}, (start,), shape=(BLOCK,), mask=...)"
-        two = f"tl.load({n}, (row0, col0), shape=(BM, BN), mask=...)"
-        return error(f"{n!r} is an array argument (a view with its own shape and strides), not a pointer: "
-                     f"tilec.lang reads and writes windows of it. Triton's tl.load({n} + start + tl.arange(0, BLOCK), "
-                     f"mask=...) is {one} (2-D: {two}; tl.store and the atomics alike)")
+        return error(f"{n!r} is an array argument: {n} + offsets points at the elements offsets elements in memory "
+                     f"from its first one (Triton's pointers: tl.load({n} + offsets, mask=...)); other arithmetic on "
+                     f"it has no meaning. A window of it: tl.load({n}, (row0, col0), shape=(BM, BN), mask=...)")
 
-    def __add__(self, o): raise self.pointer_error()
-    __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __add__
+    def __add__(self, o):
+        """``x + offsets``: Triton's pointer arithmetic, the elements ``offsets`` elements in memory from
+        the array's first one (:class:`tilec.lang.pointers.Pointer`)."""
+        from tilec.lang.pointers import Pointer  # pointers builds on this module
+
+        return Pointer(self, 0) + o
+
+    __radd__ = __add__
+
+    def __sub__(self, o): raise self.pointer_error()
+    __rsub__ = __mul__ = __rmul__ = __sub__
 
     def __repr__(self) -> str:
         return f"View({self.name}: {self.type})"
@@ -749,6 +756,8 @@ measured on an H200, the product attention kernels were 2-4% slower at some shap
 
 def elementwise(op: str, *operands: Any) -> Any:
     """``op`` applied elementwise to ``operands`` after numpy-style broadcasting (see the module doc)."""
+    if op == "add" and len(operands) == 2 and isinstance(operands[1], View) and not isinstance(operands[0], View):
+        return operands[1] + operands[0]  # offsets + x: Triton's pointer arithmetic either way round
     shape = _result_shape(operands)
     element = _element_type(operands, op)
     if element is None:

@@ -13,7 +13,8 @@ types::
 ``scf.yield`` operands and the loop's results (an ``scf.while``'s likewise, through its
 ``scf.condition``); ``scf.if`` results and their
 yields; an mma's accumulator and result; the operands and result of
-elementwise ops, ``tile.convert`` and ``tile.map``. Such values form one class
+elementwise ops, ``tile.convert`` and ``tile.map``; a store's (atomic's) value and mask; a
+``tile.gather``'s result, index tiles and mask, a ``tile.scatter``'s value, index tiles and mask. Such values form one class
 and get one fragment (a union-find over the function).
 
 **What decides.** In order of precedence:
@@ -348,6 +349,12 @@ def agreeing_classes(fn: Operation, uf: _UnionFind | None = None) -> _UnionFind:
                         uf.union(op.value, v)
             case t.StoreOp() if op.mask is not None:
                 uf.union(op.value, op.mask)  # a mask's element i is the value's element i: one fragment
+            case t.GatherOp() | t.ScatterOp():
+                # element i is read (written) at the coordinates of element i of each index tile
+                data = op.result if isinstance(op, t.GatherOp) else op.value
+                for v in (*op.indices, op.mask):
+                    if v is not None:
+                        uf.union(data, v)
             case _ if isinstance(op, _REDUCTIONS) and op.acc is not None:
                 uf.union(op.acc, op.result)
             case _ if isinstance(op, _ELEMENTWISE):
@@ -367,7 +374,7 @@ class Conversion:
     fragment: Fragment
 
 
-_BLOCK_TILE_OPS = (t.LoadOp, t.StoreOp, t.ZerosOp, t.FillOp, t.IotaOp, t.BroadcastOp, t.ConvertLayoutOp, t.TransposeOp,
+_BLOCK_TILE_OPS = (t.LoadOp, t.StoreOp, t.GatherOp, t.ScatterOp, t.ZerosOp, t.FillOp, t.IotaOp, t.BroadcastOp, t.ConvertLayoutOp, t.TransposeOp,
                    t.ExtractOp, t.AtomicOp, *_ELEMENTWISE, *_REDUCTIONS, scf.ForOp, scf.IfOp, scf.YieldOp,
                    scf.WhileOp, scf.ConditionOp)
 """The ops a tile spread over the block's warps lowers through (an mma operand or accumulator is a warp's)."""

@@ -236,13 +236,13 @@ def stageable(load: t.LoadOp, body: Block, varying: set[SSAValue], threads: int)
 
 
 def writes_global_memory(loop: scf.ForOp) -> bool:
-    """Whether anything in ``loop`` writes global memory (a store, an atomic, a bulk store): a staged
+    """Whether anything in ``loop`` writes global memory (a store, a scatter, an atomic, a bulk store): a staged
     load reads its tile at the body's start, and tile-pipeline iterations ahead, so it could read what
     the loop has not written yet. Views may alias (one array passed twice), so any global write counts."""
     for op in loop.walk():
         if isinstance(op, t.StoreOp) and isinstance(op.dest.type, GlobalType):
             return True
-        if isinstance(op, t.AtomicOp | t.BulkStoreOp):
+        if isinstance(op, t.AtomicOp | t.BulkStoreOp | t.ScatterOp):
             return True
     return False
 

@@ -6,7 +6,8 @@ Four groups (loops and index math are ``scf`` and ``arith``):
   ``tile.warp_id``, ``tile.lane_id``, ``tile.barrier``;
 - the whole problem: ``tile.matmul`` with an elementwise epilogue region;
 - memory: ``tile.alloc``, ``tile.load``/``tile.store`` between global or
-  shared tiles and register tiles, ``tile.copy`` (a tiled copy, optionally with
+  shared tiles and register tiles, ``tile.gather``/``tile.scatter`` at coordinates held
+  in register tiles, ``tile.copy`` (a tiled copy, optionally with
   thread and value layouts) and its ``cp.async`` form ``tile.async_copy`` with
   ``tile.async_commit``/``tile.async_wait``, and sm_90's bulk tensor copy
   ``tile.bulk_copy`` with its transaction barriers (``tile.mbar_init``,
@@ -792,7 +793,9 @@ class LoadOp(IRDLOperation):
 
 @irdl_op_definition
 class LoadScalarOp(IRDLOperation):
-    """One element of a global view, the same for every thread: ``%s = tile.load_scalar %v[%i, ...]``.
+    """One element of a global view, the same for every thread: ``%s = tile.load_scalar %v[%i, ...]``
+    (``linear``: ``%v[%off]``, the element ``%off`` elements in memory from the view's first, as
+    ``tile.gather``'s ``linear`` counts).
 
     For numbers a kernel reads from device memory rather than takes as arguments (a per-tensor scale
     that the host has not synchronised to read); an element outside the view reads as 0. Its result is
@@ -804,17 +807,21 @@ class LoadScalarOp(IRDLOperation):
     source = operand_def(GlobalType)
     indices = var_operand_def(IndexType)
     result = result_def()
+    linear = opt_prop_def(UnitAttr)
 
     traits = traits_def(MemoryReadEffect())
 
-    assembly_format = "$source `[` $indices `]` attr-dict `:` type($source) `->` type($result)"
+    assembly_format = "$source `[` $indices `]` (`linear` $linear^)? attr-dict `:` type($source) `->` type($result)"
 
-    def __init__(self, source: SSAValue, indices):
-        super().__init__(operands=[source, indices], result_types=[SSAValue.get(source).type.element_type])
+    def __init__(self, source: SSAValue, indices, linear: bool = False):
+        super().__init__(operands=[source, indices], result_types=[SSAValue.get(source).type.element_type],
+                         properties={"linear": UnitAttr()} if linear else {})
 
     def verify_(self) -> None:
         src = self.source.type
-        if len(self.indices) != src.rank:
+        if self.linear is not None and len(self.indices) != 1:
+            _fail(self, f"linear takes one index (the element's offset in memory), got {len(self.indices)}")
+        if self.linear is None and len(self.indices) != src.rank:
             _fail(self, f"takes one index per dimension of {src}: {src.rank}, got {len(self.indices)}")
         if not (isinstance(src.element_type, FLOAT_TYPES) or src.element_type in (
                 IntegerType(8), IntegerType(16), IntegerType(32), IntegerType(64))):
@@ -876,6 +883,124 @@ def _check_mask(op: IRDLOperation, mask: Attribute, value: Attribute) -> None:
         _fail(op, f"mask must be {want} (i1 in the value's shape), got {mask}")
     if value.fragment is not None and mask.fragment is not None and mask.fragment_attr != value.fragment_attr:
         _fail(op, f"mask {mask} and value {value} have different fragments (tile-layout gives them one)")
+
+
+INDEX_ELEMENT_TYPES = (IntegerType(32), IntegerType(64))
+"""Element types of the index tiles of ``tile.gather`` / ``tile.scatter``."""
+
+
+def _same_shape(a: Attribute, b: Attribute) -> bool:
+    """Whether two register tiles (or vectors) have one shape (vectors: one length and orientation)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, RegisterType):
+        return a.dims == b.dims
+    return (a.length, a.orientation) == (b.length, b.orientation)
+
+
+def _check_element_indices(op: IRDLOperation, view: GlobalType, indices, value: Attribute, linear: bool) -> None:
+    """``tile.gather`` / ``tile.scatter``: one index tile per dimension of the view (one with ``linear``),
+    each of i32 or i64 elements in the shape (and, once tile-layout ran, the fragment) of ``value``."""
+    want = 1 if linear else view.rank
+    if len(indices) != want:
+        what = "one index tile (the elements' offsets in memory)" if linear else \
+            f"{view.rank} index tiles (one per dimension of {view})"
+        _fail(op, f"takes {what}, got {len(indices)}")
+    for i in indices:
+        ty = i.type
+        if not isinstance(ty, RegisterType | RegisterVectorType) or ty.element_type not in INDEX_ELEMENT_TYPES:
+            _fail(op, f"index tiles are register tiles or vectors of i32 or i64, got {ty}")
+        if not _same_shape(ty, value):
+            _fail(op, f"index tile {ty} must have the shape of {value}")
+        if value.fragment is not None and ty.fragment is not None and ty.fragment_attr != value.fragment_attr:
+            _fail(op, f"index tile {ty} and {value} have different fragments (tile-layout gives them one)")
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """Elements of a global view at coordinates held in register tiles: numpy's ``x[i, j]`` with index
+    tiles ``i`` and ``j`` of the result's shape (Triton's ``tl.load`` of a tensor of pointers).
+
+    ``%r = tile.gather %x[%i, %j] : !tile.gl<f16, [?, ?]>[!tile.rt<64x64xi32>, !tile.rt<64x64xi32>] ->
+    !tile.rt<64x64xf16>`` (the index tiles' types in brackets after the view's). An element whose coordinates fall outside the view reads as ``other`` (0
+    unless given; a negative index is outside), and so does one where ``mask %m`` (i1 in the result's
+    shape) is false: it is not read. ``linear``: one index tile of offsets in memory, in elements from
+    the view's first one (Triton's ``x_ptr + offsets`` with the array's own strides); an offset is
+    outside where it passes the elements the view spans. A window (``tile.load``) is the case of
+    coordinates ``origin + iota``; it moves whole rows as vectors, which a gather (an element at a
+    time) does not.
+    """
+
+    name = "tile.gather"
+
+    source = operand_def(GlobalType)
+    indices = var_operand_def(RegisterType | RegisterVectorType)
+    mask = opt_operand_def(RegisterType | RegisterVectorType)
+    result = result_def(RegisterType | RegisterVectorType)
+    linear = opt_prop_def(UnitAttr)
+    other = opt_prop_def(FloatAttr)
+
+    traits = traits_def(MemoryReadEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    assembly_format = ("$source `[` $indices `]` (`linear` $linear^)? (`mask` $mask^)? (`other` `(` $other^ `)`)? "
+                       "attr-dict `:` type($source) `[` type($indices) `]` (`,` type($mask)^)? `->` type($result)")
+
+    def __init__(self, source: SSAValue, indices, result_type: Attribute, linear: bool = False,
+                 mask: SSAValue | None = None, other: float | None = None):
+        props: dict[str, Attribute] = {"linear": UnitAttr()} if linear else {}
+        if other is not None and other != 0:
+            props["other"] = FloatAttr(other, Float64Type())
+        super().__init__(operands=[source, indices, [] if mask is None else [mask]], result_types=[result_type],
+                         properties=props)
+
+    @property
+    def fill(self) -> float:
+        """The value of elements outside the view or masked off."""
+        return 0.0 if self.other is None else self.other.value.data
+
+    def verify_(self) -> None:
+        _check_element_indices(self, self.source.type, self.indices, self.result.type, self.linear is not None)
+        _check_same_element(self, self.source.type, self.result.type)
+        if self.mask is not None:
+            _check_mask(self, self.mask.type, self.result.type)
+
+
+@irdl_op_definition
+class ScatterOp(IRDLOperation):
+    """Elements of a register tile into a global view at coordinates held in register tiles (numpy's
+    ``x[i, j] = v``; Triton's ``tl.store`` to a tensor of pointers), as ``tile.gather`` reads them:
+    ``tile.scatter %v, %x[%i, %j] : !tile.rt<64x64xf16> -> !tile.gl<f16, [?, ?]>[!tile.rt<64x64xi32>,
+    !tile.rt<64x64xi32>]``.
+
+    Elements whose coordinates fall outside the view are dropped, and so are those where ``mask %m``
+    (i1 in the value's shape) is false. Where two elements name one place, one of them is written
+    (which one is not defined, as on the GPU).
+    """
+
+    name = "tile.scatter"
+
+    value = operand_def(RegisterType | RegisterVectorType)
+    dest = operand_def(GlobalType)
+    indices = var_operand_def(RegisterType | RegisterVectorType)
+    mask = opt_operand_def(RegisterType | RegisterVectorType)
+    linear = opt_prop_def(UnitAttr)
+
+    traits = traits_def(MemoryWriteEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    assembly_format = ("$value `,` $dest `[` $indices `]` (`linear` $linear^)? (`mask` $mask^)? attr-dict `:` "
+                       "type($value) `->` type($dest) `[` type($indices) `]` (`,` type($mask)^)?")
+
+    def __init__(self, value: SSAValue, dest: SSAValue, indices, mask: SSAValue | None = None, linear: bool = False):
+        super().__init__(operands=[value, dest, indices, [] if mask is None else [mask]],
+                         properties={"linear": UnitAttr()} if linear else {})
+
+    def verify_(self) -> None:
+        _check_element_indices(self, self.dest.type, self.indices, self.value.type, self.linear is not None)
+        _check_same_element(self, self.value.type, self.dest.type)
+        if self.mask is not None:
+            _check_mask(self, self.mask.type, self.value.type)
 
 
 _F32_I32 = (Float32Type(), IntegerType(32))
@@ -2180,6 +2305,8 @@ TILE_OPS = [
     LoadOp,
     LoadScalarOp,
     StoreOp,
+    GatherOp,
+    ScatterOp,
     CopyOp,
     AsyncCopyOp,
     AsyncCommitOp,

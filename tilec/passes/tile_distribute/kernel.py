@@ -102,6 +102,7 @@ from tilec.passes.tile_distribute.analysis import estimate_registers
 from tilec.passes.tile_distribute.bulk import MBAR_BYTES, BulkLowering, bulk_alignment
 from tilec.passes.tile_distribute.convert import ConvertLowering, needs_scratch, scratch_bytes
 from tilec.passes.tile_distribute.emit import Emitter
+from tilec.passes.tile_distribute.gather import GatherLowering
 from tilec.passes.tile_distribute.memory import MemoryLowering, RegallocError
 from tilec.passes.tile_distribute.mma import LazyShared, MmaLowering, streamed_fma_operand
 from tilec.passes.tile_distribute.reduce import REDUCTIONS, ReductionLowering, reduction_scratch_bytes
@@ -209,7 +210,8 @@ def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
 
 
 class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, WgmmaLowering, ReductionLowering,
-                     ScanLowering, VectorLowering, ConvertLowering, TurnLowering, RoleLowering, AtomicLowering):
+                     ScanLowering, VectorLowering, ConvertLowering, TurnLowering, RoleLowering, AtomicLowering,
+                     GatherLowering):
     """Rewrites one kernel ``func.func`` into its fragment-level form."""
 
     def __init__(self, fn: func.FuncOp, module: ModuleOp):
@@ -511,6 +513,10 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 self._load_scalar(op)
             case t.StoreOp():
                 self._store_op(op)
+            case t.GatherOp():
+                self.gather(op)
+            case t.ScatterOp():
+                self.scatter(op)
             case t.AtomicOp():
                 self.atomic(op)
             case t.CopyOp():

@@ -1,0 +1,267 @@
+"""Elements at coordinates held in tiles (numpy's fancy indexing) and Triton's pointer arithmetic
+(``x + offsets``): ``tile.gather`` / ``tile.scatter``.
+
+Each kernel is written as a Triton user writes it and runs on the tile-level interpreter and lane by
+lane after ``tile-distribute`` against numpy on fresh random inputs, into outputs poisoned with NaN;
+its PTX is assembled for sm_80 and sm_90a (the session's ptxas check, tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilec.lang as tl
+from tilec.lang import LangError
+
+RNG = np.random.default_rng(20261130)
+STAGES = (None, "tile-distribute")
+
+
+@tl.kernel(num_warps=4)
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    """Triton's first tutorial, as written there."""
+    pid = tl.program_id(axis=0)
+    block_start = pid * BLOCK_SIZE
+    offsets = block_start + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    output = x + y
+    tl.store(out_ptr + offsets, output, mask=mask)
+
+
+@tl.kernel(num_warps=4)
+def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
+    """Triton's fused softmax: a row's pointer from the row stride, then its columns."""
+    row_idx = tl.program_id(0)
+    row_start_ptr = input_ptr + row_idx * input_row_stride
+    col_offsets = tl.arange(0, BLOCK_SIZE)
+    input_ptrs = row_start_ptr + col_offsets
+    row = tl.load(input_ptrs, mask=col_offsets < n_cols, other=-float("inf"))
+    row_minus_max = row - tl.max(row, axis=0)
+    numerator = tl.exp(row_minus_max)
+    softmax_output = numerator / tl.sum(numerator, axis=0)
+    output_ptrs = output_ptr + row_idx * output_row_stride + col_offsets
+    tl.store(output_ptrs, softmax_output.to(output_ptr.dtype.element_ty), mask=col_offsets < n_cols)
+
+
+@tl.kernel(num_warps=4)
+def scale_2d(x_ptr, o_ptr, M, N, stride_xm, stride_xn, stride_om, BM: tl.constexpr, BN: tl.constexpr):
+    """A 2-D tile of pointers from two strides (x may be transposed), masked on both edges."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(x_ptr + rm[:, None] * stride_xm + rn[None, :] * stride_xn, mask=mask, other=0.0)
+    tl.store(o_ptr + rm[:, None] * stride_om + rn[None, :], x * 3.0 + 1.0, mask=mask)
+
+
+@tl.kernel(num_warps=4)
+def embedding(ids, table, out, n, BM: tl.constexpr, D: tl.constexpr):
+    """Rows of ``table`` picked by ``ids`` (numpy's ``table[ids]``): a gather with index tiles."""
+    r = tl.program_id(0) * BM
+    idx = tl.load(ids, (r,), shape=(BM,), axis=0)
+    rows = tl.load(table, (idx[:, None], tl.arange(0, D)[None, :]))
+    tl.store(out, (r, 0), rows * 2.0)
+
+
+@tl.kernel(num_warps=2)
+def permute_rows(x, perm, out, BM: tl.constexpr, D: tl.constexpr):
+    """``out[perm] = x``: a scatter with index tiles, masked where ``perm`` is negative."""
+    r = tl.program_id(0) * BM
+    dst = tl.load(perm, (r,), shape=(BM,), axis=0)
+    t = tl.load(x, (r, 0), shape=(BM, D))
+    tl.store(out, (dst[:, None], tl.arange(0, D)[None, :]), t, mask=dst[:, None] >= 0)
+
+
+@tl.kernel(num_warps=4)
+def pointer_gemm(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                 BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr):
+    """Triton's matmul tutorial's body: pointers advanced through the K loop, K masked."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
+    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
+    offs_k = tl.arange(0, BLOCK_SIZE_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
+        accumulator = tl.dot(a, b, accumulator)
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+    c = accumulator.to(tl.float16)
+    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    tl.store(c_ptrs, c, mask=c_mask)
+
+
+@tl.kernel(num_warps=1)
+def row_lengths(starts, x, out, D: tl.constexpr):
+    """Scalar pointers: a sequence's bounds read from memory, one result stored at ``out + pid``."""
+    pid = tl.program_id(0)
+    begin = tl.load(starts + pid)
+    end = tl.load(starts + pid + 1)
+    first = tl.load(x + begin * D, mask=begin < end, other=-1.0)
+    tl.store(out + pid, (end - begin).to(tl.float32) + first)
+
+
+@tl.kernel(num_warps=4)
+def wild_offsets(x, idx, out, y, B: tl.constexpr):
+    """Offsets outside the array (negative, past the end) read ``other`` and are not written."""
+    i = tl.arange(0, B)
+    off = tl.load(idx + i)
+    got = tl.load(x + off, other=-7.0)
+    tl.store(out + i, got)
+    tl.store(y + off, got * 0.0 + 5.0)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_the_tutorials_vector_add(after):
+    n = 1000
+    x, y = RNG.standard_normal(n).astype(np.float32), RNG.standard_normal(n).astype(np.float32)
+    out = np.full(n, np.nan, np.float32)
+    add_kernel.interpret(x, y, out, n, grid=(8,), BLOCK_SIZE=128, after=after)
+    np.testing.assert_array_equal(out, x + y)
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("n_cols", [1, 300, 512])
+def test_the_tutorials_softmax(after, n_cols):
+    x = RNG.standard_normal((9, n_cols)).astype(np.float16)
+    out = np.full((9, n_cols), np.nan, np.float16)
+    softmax_kernel.interpret(out, x, x.strides[0] // 2, n_cols, n_cols, grid=(9,), BLOCK_SIZE=512, after=after)
+    x64 = x.astype(np.float64)
+    ref = np.exp(x64 - x64.max(1, keepdims=True))
+    ref /= ref.sum(1, keepdims=True)
+    np.testing.assert_allclose(out.astype(np.float64), ref, rtol=2e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("transposed", [False, True])
+def test_a_tile_of_pointers_from_strides(after, transposed):
+    m, n = 45, 70
+    x = RNG.standard_normal((n, m) if transposed else (m, n)).astype(np.float32)
+    o = np.full((m, n), np.nan, np.float32)
+    sm, sn = (1, m) if transposed else (n, 1)
+    scale_2d.interpret(x, o, m, n, sm, sn, n, grid=(3, 2), BM=16, BN=64, after=after)
+    ref = (x.T if transposed else x).astype(np.float64) * 3 + 1
+    np.testing.assert_allclose(o, ref, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_an_embeddings_rows_by_index_tiles(after):
+    table = RNG.standard_normal((50, 64)).astype(np.float16)
+    ids = RNG.integers(-3, 53, 40).astype(np.int32)  # some outside the table: rows of zeros
+    out = np.full((40, 64), np.nan, np.float16)
+    embedding.interpret(ids, table, out, 40, grid=(3,), BM=16, D=64, after=after)
+    inside = (ids >= 0) & (ids < 50)
+    ref = np.zeros((40, 64))
+    ref[inside] = table[ids[inside]].astype(np.float64) * 2
+    np.testing.assert_array_equal(out.astype(np.float64), ref)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_a_scatter_of_rows_with_a_mask(after):
+    x = RNG.standard_normal((32, 8)).astype(np.float32)
+    perm = RNG.permutation(32).astype(np.int64)
+    perm[::5] = -1  # not written
+    out = np.full((32, 8), np.nan, np.float32)
+    permute_rows.interpret(x, perm, out, grid=(2,), BM=16, D=8, after=after)
+    ref = np.full((32, 8), np.nan, np.float32)
+    keep = perm >= 0
+    ref[perm[keep]] = x[keep]
+    np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_the_matmul_tutorials_pointers(after):
+    m, n, k = 48, 40, 37
+    a = RNG.standard_normal((m, k)).astype(np.float16)
+    b = RNG.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float16)
+    pointer_gemm.interpret(a, b, c, m, n, k, k, 1, n, 1, n, 1, grid=(3, 3), BLOCK_SIZE_M=16, BLOCK_SIZE_N=16,
+                           BLOCK_SIZE_K=16, after=after)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 2e-3
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_scalar_pointers(after):
+    starts = np.array([0, 3, 3, 10], np.int32)
+    x = RNG.standard_normal(10 * 4).astype(np.float32)
+    out = np.full(3, np.nan, np.float32)
+    row_lengths.interpret(starts, x, out, grid=(3,), D=4, after=after)
+    np.testing.assert_array_equal(out, [3 + x[0], 0 - 1.0, 7 + x[12]])
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_offsets_outside_the_array_are_not_touched(after):
+    x = RNG.standard_normal(20).astype(np.float32)
+    idx = np.array([-1, 0, 19, 20, 5, -100, 2**31 - 1, 7], np.int32)
+    out = np.full(8, np.nan, np.float32)
+    y = RNG.standard_normal(20).astype(np.float32)
+    before = y.copy()
+    wild_offsets.interpret(x, idx, out, y, grid=(1,), B=8, after=after)
+    inside = (idx >= 0) & (idx < 20)
+    np.testing.assert_array_equal(out, np.where(inside, x[np.clip(idx, 0, 19)], -7.0))
+    before[idx[inside]] = 5.0
+    np.testing.assert_array_equal(y, before)
+
+
+def test_a_strided_views_pointers_count_memory():
+    """``x + offsets`` counts elements in memory with the array's own strides, as Triton's pointers do:
+    the column of a row-major array is ``x + r * stride``; the interpreter reads the view's memory."""
+    from tilec.interp.memory import GlobalView
+    from xdsl.dialects.builtin import Float32Type
+
+    base = np.arange(60, dtype=np.float32).reshape(6, 10)
+    view = GlobalView(base[1:, 2:5], Float32Type())  # 5 x 3, rows 10 apart: it spans 43 elements
+    got = view.gather([np.array([0, 1, 10, 42, 43, -1])], linear=True)
+    np.testing.assert_array_equal(got, [12, 13, 22, 54, 0, 0])
+
+
+def test_the_ptx_of_each_kernel():
+    x1 = np.zeros(256, np.float32)
+    x2 = np.zeros((64, 64), np.float16)
+    i1 = np.zeros(64, np.int32)
+    for arch in ("sm_80", "sm_90a"):
+        ptx = [add_kernel.compile(x1, x1, x1, 256, BLOCK_SIZE=1024, arch=arch),
+               softmax_kernel.compile(x2, x2, 64, 64, 64, BLOCK_SIZE=64, arch=arch),
+               embedding.compile(i1, x2, x2, 64, BM=32, D=64, arch=arch),
+               permute_rows.compile(x2, i1.astype(np.int64), x2, BM=16, D=64, arch=arch),
+               pointer_gemm.compile(x2, x2, x2, 64, 64, 64, 64, 1, 64, 1, 64, 1, BLOCK_SIZE_M=64, BLOCK_SIZE_N=64,
+                                    BLOCK_SIZE_K=32, arch=arch),
+               row_lengths.compile(i1, x1, x1, D=4, arch=arch)]
+        for k in ptx:
+            assert "ld.global" in k.asm["ptx"]
+
+
+def test_errors_name_the_line():
+    @tl.kernel
+    def float_offsets(x, o, B: tl.constexpr):
+        t = tl.arange(0, B).to(tl.float32)
+        tl.store(o + tl.arange(0, B), tl.load(x + t))
+
+    a = np.zeros(64, np.float32)
+    with pytest.raises(LangError, match=r"x \+ offsets: offsets are integers.*f32"):
+        float_offsets.interpret(a, a, grid=(1,), B=64)
+
+    @tl.kernel
+    def product(x, o, B: tl.constexpr):
+        tl.store(o, (0,), tl.load(x * 2, (0,), shape=(B,)))
+
+    with pytest.raises(LangError, match=r"x \+ offsets points at"):
+        product.interpret(a, a, grid=(1,), B=64)
+
+    @tl.kernel
+    def shapes(x, o, B: tl.constexpr):
+        i = tl.arange(0, B)
+        tl.store(o, (0,), tl.load(x, (i[:, None], i[None, :]), shape=(B, 2 * B)))
+
+    b = np.zeros((64, 64), np.float32)
+    with pytest.raises(LangError, match=r"shape=.* is not the shape of the offsets"):
+        shapes.interpret(b, b, grid=(1,), B=8)

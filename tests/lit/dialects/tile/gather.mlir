@@ -1,0 +1,81 @@
+// RUN: tile-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: tile-opt %s --split-input-file --verify-diagnostics --print-op-generic | tile-opt --split-input-file | filecheck %s
+
+// tile.gather / tile.scatter: elements at coordinates held in register tiles (numpy's x[i, j] with
+// index tiles; linear: Triton's x_ptr + offsets, in elements of memory from the view's first one).
+// The index tiles' types follow the view's in brackets; a mask's type after them. A linear
+// tile.load_scalar reads one element the same way.
+
+func.func @forms(%x: !tile.gl<f16, [?, ?]>, %y: !tile.gl<f32, [?]>, %i: !tile.rt<16x32xi32>, %j: !tile.rt<16x32xi64>,
+                 %m: !tile.rt<16x32xi1>, %v: !tile.rv<32xi32, col>, %k: index) -> f32 {
+  %a = tile.gather %x[%i, %j] : !tile.gl<f16, [?, ?]>[!tile.rt<16x32xi32>, !tile.rt<16x32xi64>] -> !tile.rt<16x32xf16>
+  %b = tile.gather %y[%i] linear mask %m other(-1.0) : !tile.gl<f32, [?]>[!tile.rt<16x32xi32>], !tile.rt<16x32xi1> -> !tile.rt<16x32xf32>
+  %c = tile.gather %y[%v] : !tile.gl<f32, [?]>[!tile.rv<32xi32, col>] -> !tile.rv<32xf32, col>
+  tile.scatter %a, %x[%i, %j] mask %m : !tile.rt<16x32xf16> -> !tile.gl<f16, [?, ?]>[!tile.rt<16x32xi32>, !tile.rt<16x32xi64>], !tile.rt<16x32xi1>
+  tile.scatter %c, %y[%v] linear : !tile.rv<32xf32, col> -> !tile.gl<f32, [?]>[!tile.rv<32xi32, col>]
+  %s = tile.load_scalar %x[%k] linear : !tile.gl<f16, [?, ?]> -> f16
+  %t = tile.load_scalar %y[%k] : !tile.gl<f32, [?]> -> f32
+  func.return %t : f32
+}
+// CHECK:      %a = tile.gather %x[%i, %j] : !tile.gl<f16, [?, ?]>[!tile.rt<16x32xi32>, !tile.rt<16x32xi64>] -> !tile.rt<16x32xf16>
+// CHECK-NEXT: %b = tile.gather %y[%i] linear mask %m other(-1.000000e+00 : f64) : !tile.gl<f32, [?]>[!tile.rt<16x32xi32>], !tile.rt<16x32xi1> -> !tile.rt<16x32xf32>
+// CHECK-NEXT: %c = tile.gather %y[%v] : !tile.gl<f32, [?]>[!tile.rv<32xi32, col>] -> !tile.rv<32xf32, col>
+// CHECK-NEXT: tile.scatter %a, %x[%i, %j] mask %m : !tile.rt<16x32xf16> -> !tile.gl<f16, [?, ?]>[!tile.rt<16x32xi32>, !tile.rt<16x32xi64>], !tile.rt<16x32xi1>
+// CHECK-NEXT: tile.scatter %c, %y[%v] linear : !tile.rv<32xf32, col> -> !tile.gl<f32, [?]>[!tile.rv<32xi32, col>]
+// CHECK-NEXT: %s = tile.load_scalar %x[%k] linear : !tile.gl<f16, [?, ?]> -> f16
+
+// -----
+
+func.func @count(%x: !tile.gl<f16, [?, ?]>, %i: !tile.rt<16x32xi32>) {
+  // expected-error @+1 {{'tile.gather' takes 2 index tiles (one per dimension of !tile.gl<f16, [?, ?]>), got 1}}
+  %a = tile.gather %x[%i] : !tile.gl<f16, [?, ?]>[!tile.rt<16x32xi32>] -> !tile.rt<16x32xf16>
+  func.return
+}
+
+// -----
+
+func.func @linear_count(%x: !tile.gl<f16, [?, ?]>, %i: !tile.rt<16x32xi32>) {
+  // expected-error @+1 {{'tile.gather' takes one index tile (the elements' offsets in memory), got 2}}
+  %a = tile.gather %x[%i, %i] linear : !tile.gl<f16, [?, ?]>[!tile.rt<16x32xi32>, !tile.rt<16x32xi32>] -> !tile.rt<16x32xf16>
+  func.return
+}
+
+// -----
+
+func.func @index_type(%x: !tile.gl<f16, [?]>, %i: !tile.rt<16x32xf32>) {
+  // expected-error @+1 {{'tile.gather' index tiles are register tiles or vectors of i32 or i64, got !tile.rt<16x32xf32>}}
+  %a = tile.gather %x[%i] : !tile.gl<f16, [?]>[!tile.rt<16x32xf32>] -> !tile.rt<16x32xf16>
+  func.return
+}
+
+// -----
+
+func.func @index_shape(%x: !tile.gl<f16, [?]>, %i: !tile.rt<16x16xi32>) {
+  // expected-error @+1 {{'tile.gather' index tile !tile.rt<16x16xi32> must have the shape of !tile.rt<16x32xf16>}}
+  %a = tile.gather %x[%i] : !tile.gl<f16, [?]>[!tile.rt<16x16xi32>] -> !tile.rt<16x32xf16>
+  func.return
+}
+
+// -----
+
+func.func @element(%x: !tile.gl<f16, [?]>, %i: !tile.rt<16x32xi32>) {
+  // expected-error @+1 {{'tile.gather' element types differ: f16 vs f32 (use tile.convert)}}
+  %a = tile.gather %x[%i] : !tile.gl<f16, [?]>[!tile.rt<16x32xi32>] -> !tile.rt<16x32xf32>
+  func.return
+}
+
+// -----
+
+func.func @scatter_mask(%x: !tile.gl<f16, [?]>, %i: !tile.rv<32xi32, col>, %v: !tile.rv<32xf16, col>, %m: !tile.rv<32xi1, row>) {
+  // expected-error @+1 {{'tile.scatter' mask must be !tile.rv<32xi1, col> (i1 in the value's shape), got !tile.rv<32xi1, row>}}
+  tile.scatter %v, %x[%i] mask %m : !tile.rv<32xf16, col> -> !tile.gl<f16, [?]>[!tile.rv<32xi32, col>], !tile.rv<32xi1, row>
+  func.return
+}
+
+// -----
+
+func.func @scalar_linear(%x: !tile.gl<f16, [?, ?]>, %k: index) {
+  // expected-error @+1 {{'tile.load_scalar' linear takes one index (the element's offset in memory), got 2}}
+  %s = tile.load_scalar %x[%k, %k] linear : !tile.gl<f16, [?, ?]> -> f16
+  func.return
+}

@@ -1,0 +1,69 @@
+// RUN: tile-opt %s -p tile-layout --split-input-file | filecheck %s --check-prefix=LAYOUT
+// RUN: tile-opt %s -p tile-layout,tile-distribute --split-input-file | filecheck %s
+
+// An embedding's rows (numpy's table[ids]): a gather whose row indices are a loaded vector broadcast
+// over the columns, the columns an iota. tile-layout gives the result and both index tiles one
+// fragment; tile-distribute reads each of a lane's elements with one predicated load at
+// base + row * stride0 + col * stride1, inside the table when both indices are below their extents
+// (compared unsigned: a negative id reads 0).
+func.func @rows(%ids: !tile.gl<i32, [?]>, %table: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>, %r: index)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %id = tile.load %ids[%r] : !tile.gl<i32, [?]> -> !tile.rv<8xi32, row>
+  %rows = tile.broadcast %id : !tile.rv<8xi32, row> -> !tile.rt<8x16xi32>
+  %cols = tile.iota %c0 dim 1 : !tile.rt<8x16xi32>
+  %t = tile.gather %table[%rows, %cols] : !tile.gl<f32, [?, ?]>[!tile.rt<8x16xi32>, !tile.rt<8x16xi32>] -> !tile.rt<8x16xf32>
+  tile.store %t, %o[%r, %c0] : !tile.rt<8x16xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// LAYOUT-LABEL: func.func @rows(
+// LAYOUT: tile.gather %table[%rows, %cols] : !tile.gl<f32, [?, ?]>[!tile.rt<8x16xi32, [[F:.*]]>, !tile.rt<8x16xi32, [[F]]>] -> !tile.rt<8x16xf32, [[F]]>
+// CHECK-LABEL: func.func @rows(
+// CHECK:      %[[ROW:.*]] = arith.extsi %{{.*}} : i32 to i64
+// CHECK:      %[[IN0:.*]] = arith.cmpi ult, %[[ROW]], %table_dim0 : i64
+// CHECK:      %[[IN:.*]] = arith.andi %[[IN0]], %{{.*}} : i1
+// CHECK:      %[[OFF:.*]] = arith.muli %[[ROW]], %table_stride0 : i64
+// CHECK:      %[[G:.*]] = frag.load %{{.*}} if %[[IN]] : !llvm.ptr<1> -> f32
+
+// -----
+
+// Triton's tl.load(x_ptr + offsets, mask=m, other=-1.0), then tl.store(x_ptr + i, ...): a linear
+// gather and scatter. An offset counts elements in memory from the view's first one; it is inside
+// below the span 1 + sum((extent - 1) * stride) (0 for an empty view). A masked-off or outside
+// element is not read and reads -1.
+func.func @linear(%x: !tile.gl<f32, [?, ?]>, %n: i32)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %i = tile.iota %c0 dim 0 : !tile.rv<32xi32, col>
+  %off = tile.map %i : !tile.rv<32xi32, col> -> !tile.rv<32xi32, col> {
+  ^bb0(%a: i32):
+    %three = arith.constant 3 : i32
+    %b = arith.muli %a, %three : i32
+    tile.yield %b : i32
+  }
+  %m = tile.map %i : !tile.rv<32xi32, col> -> !tile.rv<32xi1, col> {
+  ^bb0(%a: i32):
+    %p = arith.cmpi slt, %a, %n : i32
+    tile.yield %p : i1
+  }
+  %g = tile.gather %x[%off] linear mask %m other(-1.0) : !tile.gl<f32, [?, ?]>[!tile.rv<32xi32, col>], !tile.rv<32xi1, col> -> !tile.rv<32xf32, col>
+  tile.scatter %g, %x[%i] linear : !tile.rv<32xf32, col> -> !tile.gl<f32, [?, ?]>[!tile.rv<32xi32, col>]
+  func.return
+}
+// CHECK-LABEL: func.func @linear(
+// CHECK:      %[[REACH0:.*]] = arith.muli %{{.*}}, %x_stride0 : i64
+// CHECK:      %[[REACH1:.*]] = arith.muli %{{.*}}, %x_stride1 : i64
+// CHECK-NEXT: %[[REACH:.*]] = arith.addi %[[REACH0]], %[[REACH1]] : i64
+// CHECK-NEXT: %[[SPAN1:.*]] = arith.addi %[[REACH]], %{{.*}} : i64
+// CHECK-NEXT: %[[E0:.*]] = arith.cmpi eq, %x_dim0, %{{.*}} : i64
+// CHECK-NEXT: %[[SPAN2:.*]] = arith.select %[[E0]], %{{.*}}, %[[SPAN1]] : i64
+// CHECK-NEXT: %[[E1:.*]] = arith.cmpi eq, %x_dim1, %{{.*}} : i64
+// CHECK-NEXT: %[[SPAN:.*]] = arith.select %[[E1]], %{{.*}}, %[[SPAN2]] : i64
+// CHECK-NEXT: %[[OFF:.*]] = arith.extsi %b : i32 to i64
+// CHECK-NEXT: %[[PTR:.*]] = llvm.getelementptr %x[%[[OFF]]]
+// CHECK-NEXT: %[[INSIDE:.*]] = arith.cmpi ult, %[[OFF]], %[[SPAN]] : i64
+// CHECK-NEXT: %[[P:.*]] = arith.andi %[[INSIDE]], %p : i1
+// CHECK-NEXT: %[[G:.*]] = frag.load %[[PTR]] if %[[P]] : !llvm.ptr<1> -> f32
+// CHECK-NEXT: %[[V:.*]] = arith.select %[[P]], %[[G]], %{{.*}} : f32
+// CHECK:      %[[IN2:.*]] = arith.cmpi ult, %{{.*}}, %[[SPAN]] : i64
+// CHECK-NEXT: frag.store %[[V]], %{{.*}} if %[[IN2]] : f32, !llvm.ptr<1>
