@@ -32,7 +32,11 @@ from tilec.lang.values import (
     Value,
     Vector,
     View,
+    Pointer,
     _materialize,
+    describe as _describe,
+    mask_bits,
+    stored_as,
     _result_shape,
     _Shape,
     checked_type,
@@ -148,12 +152,6 @@ def _check_axis(axis: Any) -> None:
 # ---------------------------------------------------------------- indices
 
 
-def _describe(value: Any) -> str:
-    if isinstance(value, Expanded):
-        return f"{value.vector.describe()} as {'v[:, None]' if value.axis == 0 else 'v[None, :]'}"
-    return value.describe() if isinstance(value, (Value, Shared)) else f"{type(value).__name__} {value!r}"
-
-
 def _static_shape(shape: Any, what: str) -> tuple[int, ...]:
     if isinstance(shape, int):
         shape = (shape,)
@@ -183,7 +181,7 @@ def load(view: Any, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any
     padding_option="zero")`` (every dimension is checked; ``"nan"`` pads with NaN).
     """
     _memory_hints("tl.load", cache_modifier, eviction_policy)
-    if isinstance(view, pointers.Pointer):  # Triton's tl.load(x_ptr + offsets, mask, other)
+    if isinstance(view, Pointer):  # Triton's tl.load(x_ptr + offsets, mask, other)
         if volatile or boundary_check or padding_option:
             raise error("tl.load of pointers (x + offsets) takes mask= and other=; volatile, boundary_check and "
                         "padding_option belong to other forms")
@@ -210,7 +208,7 @@ def load(view: Any, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any
     if mask is not None:
         number = isinstance(other, (int, float)) and not isinstance(other, bool)
         loaded = load(view, offsets, shape, other=other if number else 0.0, axis=axis)
-        bits = _mask(mask, loaded, "tl.load")
+        bits = mask_bits(mask, loaded, "tl.load")
         if bits is True:
             return loaded
         # other in the loaded element type, as Triton converts it (an int32 load stays int32)
@@ -460,38 +458,6 @@ def _mma_atom_name(atom: Any):
     return MMA_ATOMS[inner.name]
 
 
-def _mask(mask: Any, value: Tile | Vector, who: str) -> Any:
-    """``mask=`` of ``who`` for ``value``: True or False (a Python bool), else an i1 value of ``value``'s
-    shape (a comparison's tile, vector, ``v[:, None]`` or scalar, broadcast as the operators do)."""
-    if isinstance(mask, (bool, np.bool_)):
-        return bool(mask)
-    if isinstance(mask, Expanded):
-        element = mask.vector.type.element_type
-    elif isinstance(mask, Value):
-        element = mask.type.element_type if isinstance(mask, (Tile, Vector)) else mask.type
-    else:
-        raise error(f"{who}'s mask= is a boolean tile, vector or scalar (a comparison) or a Python bool, got "
-                    f"{_describe(mask)}")
-    if element != IntegerType(1):
-        raise error(f"{who}'s mask= must be boolean (a comparison, e.g. cols < n), got {_describe(mask)}")
-    def mismatch() -> LangError:
-        return error(f"{who}'s mask= ({_describe(mask)}) does not broadcast to the value's shape {value.shape}")
-
-    try:
-        shape = _result_shape((value, mask))
-    except LangError:
-        raise mismatch() from None
-    if shape.kind != ("vector" if isinstance(value, Vector) else "tile") or \
-            tuple(shape.dims[:len(value.shape)]) != tuple(value.shape):
-        raise mismatch()
-    if isinstance(value, Vector) and shape.dims[1] != value.orientation:
-        shape = _Shape("vector", (value.shape[0], value.orientation))
-    try:
-        return wrap(_materialize(mask, shape, IntegerType(1)))
-    except LangError:  # a vector along an axis of another length
-        raise mismatch() from None
-
-
 _CACHE_MODIFIERS = ("", ".ca", ".cg", ".cv", ".cs", ".wb", ".wt", ".lu")
 _EVICTION_POLICIES = ("", "evict_first", "evict_last", "evict_normal")
 
@@ -522,7 +488,7 @@ def store(view: Any, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: An
     ``offsets``; elements outside the array are dropped, and so are those where ``mask`` (a boolean
     tile, vector or scalar broadcast to the value, Triton's ``mask=``) is false."""
     _memory_hints("tl.store", cache_modifier, eviction_policy)
-    if isinstance(view, pointers.Pointer):  # Triton's tl.store(x_ptr + offsets, value, mask)
+    if isinstance(view, Pointer):  # Triton's tl.store(x_ptr + offsets, value, mask)
         if boundary_check:
             raise error("tl.store of pointers (x + offsets) takes mask=, not boundary_check")
         if value is not _NO_VALUE:  # tl.store(ptr, value, mask), positionally
@@ -560,24 +526,15 @@ def store(view: Any, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: An
     if not isinstance(value, (Tile, Vector)):
         raise error(f"tl.store writes a tile, a vector or a scalar, got {_describe(value)}")
     if value.type.element_type != view.type.element_type:  # converted to the array's type, as Triton stores
-        value = _stored_as(value, view)
+        value = stored_as(value, view)
     rank = 1 if isinstance(value, Vector) else 2
     if rank != view.ndim:
         raise error(f"tl.store of a {rank}-D value into {view.ndim}-D {view.name!r}")
-    bits = True if mask is None else _mask(mask, value, "tl.store")
+    bits = True if mask is None else mask_bits(mask, value, "tl.store")
     if bits is False:
         return
     current().emit(t.StoreOp(value.value, view.value, _offsets(view, offsets, "tl.store"),
                              None if bits is True else bits.value))
-
-
-def _stored_as(value: Tile | Vector, view: View) -> Tile | Vector:
-    """``value`` in ``view``'s element type (a mask as 0 / 1); a type registers cannot hold (FP8, kept in
-    memory) is an error that says so."""
-    if isinstance(view.type.element_type, FLOAT8_TYPES):
-        raise error(f"tl.store of {value.dtype} values into {view.name!r} of {view.dtype}: 8-bit floats are "
-                    "written by the GEMM's epilogue, not by a kernel's stores")
-    return value.to(view.dtype)
 
 
 _SEMANTICS = (None, "relaxed", "acquire", "release", "acq_rel")
@@ -612,7 +569,7 @@ def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any, cmp: Any 
     rank = 1 if isinstance(value, Vector) else 2
     if rank != view.ndim:
         raise error(f"{who} of a {rank}-D value into {view.ndim}-D {view.name!r}")
-    bits = True if mask is None else _mask(mask, value, who)
+    bits = True if mask is None else mask_bits(mask, value, who)
     if bits is False:
         old = zeros_like(value)
         return Scalar(current().value(t.ExtractOp(old.value))) if one else old
@@ -634,7 +591,7 @@ def _atomic_operand(who: str, what: str, view: View, value: Any) -> Tile | Vecto
     if not isinstance(value, (Tile, Vector)):
         raise error(f"{who} combines a tile, a vector or a scalar, got {_describe(value)} as its {what}")
     if value.type.element_type != view.type.element_type:  # in the array's type, as Triton's atomics take it
-        value = _stored_as(value, view)
+        value = stored_as(value, view)
     return value
 
 

@@ -23,17 +23,9 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import SSAValue
 
 from tilec.dialects.tile import ops as t
-from tilec.lang.dtypes import DType
 from tilec.lang.tracing import current, error
-from tilec.lang.values import (Expanded, Scalar, Tile, Value, Vector, View, _materialize, _result_shape, _Shape,
-                               index, where, wrap)
-
-_INDEX_WIDTHS = (8, 16, 32, 64)
-
-
-def _describe(x: Any) -> str:
-    return x.describe() if hasattr(x, "describe") else f"{type(x).__name__} {x!r}"
-
+from tilec.lang.values import (Expanded, Pointer, Scalar, Tile, Value, Vector, View, _materialize, _result_shape,
+                               _Shape, describe, index, mask_bits, offset_width, stored_as, where, wrap)
 
 def has_index_tiles(offsets: Any) -> bool:
     """Whether a load's or store's offsets hold a tile or a vector (coordinates per element)."""
@@ -41,23 +33,10 @@ def has_index_tiles(offsets: Any) -> bool:
     return any(isinstance(o, (Tile, Vector, Expanded)) for o in parts)
 
 
-def _integer_width(o: Any, who: str) -> int:
-    """The width of an index's integers (0 for a Python int or an index scalar); an error for anything else."""
-    if isinstance(o, int) and not isinstance(o, bool):
-        return 0
-    ty = o.vector.type.element_type if isinstance(o, Expanded) else (
-        o.type.element_type if isinstance(o, (Tile, Vector)) else getattr(o, "type", None))
-    if isinstance(o, Scalar) and not isinstance(ty, IntegerType):
-        return 0  # an index scalar (a block id, a loop counter)
-    if isinstance(o, (Tile, Vector, Expanded, Scalar)) and isinstance(ty, IntegerType) and ty.width.data in _INDEX_WIDTHS:
-        return ty.width.data
-    raise error(f"{who}: offsets are integers (ints, integer scalars, or tiles and vectors of them), got {_describe(o)}")
-
-
 def _index_tiles(parts: Sequence[Any], extra: Sequence[Any], who: str) -> tuple[_Shape, list[SSAValue]]:
     """The offsets ``parts`` broadcast with each other (and the shape of ``extra``: a stored value) as
     register tiles of i32, or i64 where one of them is 64-bit."""
-    width = max(_integer_width(p, who) for p in parts)
+    width = max(offset_width(p, who) for p in parts)
     try:
         shape = _result_shape([*parts, *extra])
     except Exception as e:  # a LangError naming the shapes that do not broadcast
@@ -69,10 +48,8 @@ def _index_tiles(parts: Sequence[Any], extra: Sequence[Any], who: str) -> tuple[
 
 
 def _bits(mask: Any, like: SSAValue, who: str) -> Any:
-    """``mask`` as i1 of the shape of ``like`` (True / False for a Python bool)."""
-    from tilec.lang.ops import _mask  # the loads' and stores' own rule for masks
-
-    return _mask(mask, wrap(like), who)
+    """``mask`` as i1 of the shape of ``like`` (True / False for a Python bool), as loads and stores take it."""
+    return mask_bits(mask, wrap(like), who)
 
 
 def gather(view: View, offsets: Any, shape: Any = None, *, mask: Any = None, other: Any = 0.0,
@@ -113,15 +90,13 @@ def scatter(view: View, offsets: Any, value: Any, *, mask: Any = None, linear: b
             who: str = "tl.store") -> None:
     """``value`` (broadcast to the offsets' shape) into ``view`` at the coordinates in ``offsets``; elements
     outside the array, or where ``mask`` is false, are not written."""
-    from tilec.lang.ops import _stored_as
-
     parts = list(offsets) if isinstance(offsets, (tuple, list)) else [offsets]
     want = 1 if linear else view.ndim
     if len(parts) != want:
         raise error(f"{who} into {view.name!r} ({view.ndim}-D) at coordinates held in tiles takes {want} "
                     f"offset{'s' if want > 1 else ''} (one per dimension), got {len(parts)}")
     if not isinstance(value, (Tile, Vector, Expanded, Scalar, int, float)) or isinstance(value, bool):
-        raise error(f"{who} writes a tile, a vector or a scalar, got {_describe(value)}")
+        raise error(f"{who} writes a tile, a vector or a scalar, got {describe(value)}")
     result, indices = _index_tiles(parts, (value,), who)
     element = view.type.element_type
     if isinstance(value, (int, float)):
@@ -131,64 +106,11 @@ def scatter(view: View, offsets: Any, value: Any, *, mask: Any = None, linear: b
             value.type.element_type if isinstance(value, (Tile, Vector)) else value.type)
         data = wrap(_materialize(value, result, own))
     if data.type.element_type != element:
-        data = _stored_as(data, view)
+        data = stored_as(data, view)
     bits = True if mask is None else _bits(mask, data.value, who)
     if bits is False:
         return
     current().emit(t.ScatterOp(data.value, view.value, indices, None if bits is True else bits.value, linear))
-
-
-class Pointer:
-    """``x + offsets``: the elements of array ``x`` at ``offsets`` elements in memory from its first one
-    (an int, an integer scalar, or a tile or vector of them: Triton's pointer or tensor of pointers)."""
-
-    __slots__ = ("view", "offset")
-    carried_as_offsets = True
-    """Carried through loops and ``if``\\ s as its offsets (:func:`tilec.lang.block_ptr.flatten_carried`)."""
-
-    def __init__(self, view: View, offset: Any):
-        self.view, self.offset = view, offset
-
-    @property
-    def dtype(self) -> DType:
-        """The array's element type (``ptr.dtype.element_ty`` too, as Triton's pointer types spell it)."""
-        return self.view.dtype
-
-    def _moved(self, delta: Any, sign: int) -> Pointer:
-        _integer_width(delta, f"{self.view.name} + offsets")
-        if isinstance(delta, int) and isinstance(self.offset, int):
-            return Pointer(self.view, self.offset + sign * delta)
-        if isinstance(self.offset, int) and self.offset == 0 and sign > 0:
-            return Pointer(self.view, delta)
-        return Pointer(self.view, self.offset + delta if sign > 0 else self.offset - delta)
-
-    def __add__(self, delta: Any) -> Pointer:
-        return self._moved(delta, 1)
-
-    __radd__ = __add__
-
-    def __sub__(self, delta: Any) -> Pointer:
-        return self._moved(delta, -1)
-
-    @property
-    def offsets(self) -> tuple[Any, ...]:
-        return (self.offset,)
-
-    def with_offsets(self, offsets: Sequence[Any]) -> Pointer:
-        return Pointer(self.view, offsets[0])
-
-    def same_window_shape(self, other: Any) -> bool:
-        return isinstance(other, Pointer) and other.view is self.view
-
-    def describe(self) -> str:
-        kind = "pointers" if isinstance(self.offset, (Tile, Vector, Expanded)) else "pointer"
-        return f"{kind} into {self.view.name!r} ({self.view.dtype})"
-
-    def __bool__(self) -> bool:
-        raise error(f"{self.describe()} has no truth value")
-
-    def __repr__(self) -> str:
-        return f"<{self.describe()}>"
 
 
 def load(ptr: Pointer, mask: Any = None, other: Any = None, who: str = "tl.load") -> Tile | Vector | Scalar:
@@ -197,13 +119,13 @@ def load(ptr: Pointer, mask: Any = None, other: Any = None, who: str = "tl.load"
     if isinstance(ptr.offset, (Tile, Vector, Expanded)):
         return gather(ptr.view, (ptr.offset,), mask=mask, other=other, linear=True, who=who)
     # one element: a scalar, as Triton's load of a pointer
-    _integer_width(ptr.offset, who)
+    offset_width(ptr.offset, who)
     op = t.LoadScalarOp(ptr.view.value, [index(ptr.offset, f"{who}'s offset")], linear=True)
     value = Scalar(current().value(op, f"{ptr.view.name}_s"))
     if mask is None or mask is True:
         return value
     if not (mask is False or isinstance(mask, Scalar) and mask.type == IntegerType(1)):
-        raise error(f"{who} of one element takes a boolean scalar as mask=, got {_describe(mask)}")
+        raise error(f"{who} of one element takes a boolean scalar as mask=, got {describe(mask)}")
     return where(mask, value, other)
 
 
@@ -211,13 +133,13 @@ def store(ptr: Pointer, value: Any, mask: Any = None, who: str = "tl.store") -> 
     """``tl.store(x + offsets, value, mask=...)``: ``value`` written at the pointers."""
     offset = ptr.offset
     if not isinstance(offset, (Tile, Vector, Expanded)):  # one element: a vector of one
-        _integer_width(offset, who)
+        offset_width(offset, who)
         offset = wrap(_materialize(offset, _Shape("vector", (1, "col")), IntegerType(64)))
         if isinstance(value, (Tile, Vector, Expanded)):
-            raise error(f"{who} of a {_describe(value)} at one pointer: give a tile of pointers (x + offsets)")
+            raise error(f"{who} of a {describe(value)} at one pointer: give a tile of pointers (x + offsets)")
         if isinstance(mask, Scalar):
             mask = wrap(_materialize(mask, _Shape("vector", (1, "col")), IntegerType(1)))
     scatter(ptr.view, (offset,), value, mask=mask, linear=True, who=who)
 
 
-__all__ = ["Pointer", "gather", "has_index_tiles", "load", "scatter", "store"]
+__all__ = ["gather", "has_index_tiles", "load", "scatter", "store"]

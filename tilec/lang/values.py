@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from xdsl.dialects import arith, math, scf
 from xdsl.dialects.builtin import Float32Type, Float64Type, IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Attribute, Block, BlockArgument, OpResult, Region, SSAValue
@@ -28,7 +30,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import VerifyException
 
 from tilec.dialects.tile import ops as t
-from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorType
+from tilec.dialects.tile.types import FLOAT8_TYPES, GlobalType, RegisterType, RegisterVectorType
 from tilec.lang import dtypes
 from tilec.lang.dtypes import DType, dtype_of
 from tilec.lang.tracing import LangError, current, element_type, error
@@ -309,8 +311,6 @@ class View:
     def __add__(self, o):
         """``x + offsets``: Triton's pointer arithmetic, the elements ``offsets`` elements in memory from
         the array's first one (:class:`tilec.lang.pointers.Pointer`)."""
-        from tilec.lang.pointers import Pointer  # pointers builds on this module
-
         return Pointer(self, 0) + o
 
     __radd__ = __add__
@@ -341,6 +341,84 @@ class ViewShape:
 
     def __iter__(self):
         return iter([self[i] for i in range(len(self))])
+
+
+def describe(value: Any) -> str:
+    """``value`` as an error message names it (a traced value by its type, else Python's repr)."""
+    if isinstance(value, Expanded):
+        return f"{value.vector.describe()} as {'v[:, None]' if value.axis == 0 else 'v[None, :]'}"
+    return value.describe() if hasattr(value, "describe") else f"{type(value).__name__} {value!r}"
+
+
+_INDEX_WIDTHS = (8, 16, 32, 64)
+
+
+def offset_width(o: Any, who: str) -> int:
+    """The width of an offset's integers (0 for a Python int or an index scalar); an error naming ``who``
+    for anything else (a float, a mask)."""
+    if isinstance(o, int) and not isinstance(o, bool):
+        return 0
+    ty = o.vector.type.element_type if isinstance(o, Expanded) else (
+        o.type.element_type if isinstance(o, (Tile, Vector)) else getattr(o, "type", None))
+    if isinstance(o, Scalar) and isinstance(ty, IndexType):
+        return 0  # an index scalar (a block id, a loop counter)
+    if isinstance(o, (Tile, Vector, Expanded, Scalar)) and isinstance(ty, IntegerType) and ty.width.data in _INDEX_WIDTHS:
+        return ty.width.data
+    raise error(f"{who}: offsets are integers (ints, integer scalars, or tiles and vectors of them), got {describe(o)}")
+
+
+class Pointer:
+    """``x + offsets``: the elements of array ``x`` at ``offsets`` elements in memory from its first one
+    (an int, an integer scalar, or a tile or vector of them: Triton's pointer or tensor of pointers)."""
+
+    __slots__ = ("view", "offset")
+    carried_as_offsets = True
+    """Carried through loops and ``if``\\ s as its offsets (:func:`tilec.lang.block_ptr.flatten_carried`);
+    read and written by :mod:`tilec.lang.pointers`."""
+
+    def __init__(self, view: View, offset: Any):
+        self.view, self.offset = view, offset
+
+    @property
+    def dtype(self) -> DType:
+        """The array's element type (``ptr.dtype.element_ty`` too, as Triton's pointer types spell it)."""
+        return self.view.dtype
+
+    def _moved(self, delta: Any, sign: int) -> Pointer:
+        offset_width(delta, f"{self.view.name} + offsets")
+        if isinstance(delta, int) and isinstance(self.offset, int):
+            return Pointer(self.view, self.offset + sign * delta)
+        if isinstance(self.offset, int) and self.offset == 0 and sign > 0:
+            return Pointer(self.view, delta)
+        return Pointer(self.view, self.offset + delta if sign > 0 else self.offset - delta)
+
+    def __add__(self, delta: Any) -> Pointer:
+        return self._moved(delta, 1)
+
+    __radd__ = __add__
+
+    def __sub__(self, delta: Any) -> Pointer:
+        return self._moved(delta, -1)
+
+    @property
+    def offsets(self) -> tuple[Any, ...]:
+        return (self.offset,)
+
+    def with_offsets(self, offsets: Sequence[Any]) -> Pointer:
+        return Pointer(self.view, offsets[0])
+
+    def same_window_shape(self, other: Any) -> bool:
+        return isinstance(other, Pointer) and other.view is self.view
+
+    def describe(self) -> str:
+        kind = "pointers" if isinstance(self.offset, (Tile, Vector, Expanded)) else "pointer"
+        return f"{kind} into {self.view.name!r} ({self.view.dtype})"
+
+    def __bool__(self) -> bool:
+        raise error(f"{self.describe()} has no truth value")
+
+    def __repr__(self) -> str:
+        return f"<{self.describe()}>"
 
 
 def index(value: Any, what: str = "an index") -> SSAValue:
@@ -808,6 +886,47 @@ def where(cond: Any, a: Any, b: Any) -> Any:
         return Scalar(scalar_op("select", [c, x, y]))
     result = wrap(map_values(lambda *xs: scalar_op("select", xs), [c, x, y], shape.register_type(element)))
     return _expanded_like((cond, a, b), shape, result)
+
+
+def mask_bits(mask: Any, value: Tile | Vector, who: str) -> Any:
+    """``mask=`` of ``who`` for ``value``: True or False (a Python bool), else an i1 value of ``value``'s
+    shape (a comparison's tile, vector, ``v[:, None]`` or scalar, broadcast as the operators do)."""
+    if isinstance(mask, (bool, np.bool_)):
+        return bool(mask)
+    if isinstance(mask, Expanded):
+        element = mask.vector.type.element_type
+    elif isinstance(mask, Value):
+        element = mask.type.element_type if isinstance(mask, (Tile, Vector)) else mask.type
+    else:
+        raise error(f"{who}'s mask= is a boolean tile, vector or scalar (a comparison) or a Python bool, got "
+                    f"{describe(mask)}")
+    if element != IntegerType(1):
+        raise error(f"{who}'s mask= must be boolean (a comparison, e.g. cols < n), got {describe(mask)}")
+    def mismatch() -> LangError:
+        return error(f"{who}'s mask= ({describe(mask)}) does not broadcast to the value's shape {value.shape}")
+
+    try:
+        shape = _result_shape((value, mask))
+    except LangError:
+        raise mismatch() from None
+    if shape.kind != ("vector" if isinstance(value, Vector) else "tile") or \
+            tuple(shape.dims[:len(value.shape)]) != tuple(value.shape):
+        raise mismatch()
+    if isinstance(value, Vector) and shape.dims[1] != value.orientation:
+        shape = _Shape("vector", (value.shape[0], value.orientation))
+    try:
+        return wrap(_materialize(mask, shape, IntegerType(1)))
+    except LangError:  # a vector along an axis of another length
+        raise mismatch() from None
+
+
+def stored_as(value: Tile | Vector, view: View) -> Tile | Vector:
+    """``value`` in ``view``'s element type (a mask as 0 / 1); a type registers cannot hold (FP8, kept in
+    memory) is an error that says so."""
+    if isinstance(view.type.element_type, FLOAT8_TYPES):
+        raise error(f"tl.store of {value.dtype} values into {view.name!r} of {view.dtype}: 8-bit floats are "
+                    "written by the GEMM's epilogue, not by a kernel's stores")
+    return value.to(view.dtype)
 
 
 def _expanded_like(operands: Sequence[Any], shape: _Shape, result: Value) -> Any:
