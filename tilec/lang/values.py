@@ -347,7 +347,8 @@ def describe(value: Any) -> str:
     """``value`` as an error message names it (a traced value by its type, else Python's repr)."""
     if isinstance(value, Expanded):
         return f"{value.vector.describe()} as {'v[:, None]' if value.axis == 0 else 'v[None, :]'}"
-    return value.describe() if hasattr(value, "describe") else f"{type(value).__name__} {value!r}"
+    # the class's attribute: a NoValue (an unusable name) raises on any attribute of its own
+    return value.describe() if callable(getattr(type(value), "describe", None)) else f"{type(value).__name__} {value!r}"
 
 
 _INDEX_WIDTHS = (8, 16, 32, 64)
