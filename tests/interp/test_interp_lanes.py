@@ -682,16 +682,26 @@ def test_while_branches_llvm_memory_and_vectors(rng) -> None:
     assert np.array_equal(u32(bits), x0.astype(np.float16).view(np.uint16).astype(np.uint32) << 16)
 
 
-def test_integer_division_by_zero_in_an_active_lane_is_an_error() -> None:
+def test_integer_division_by_zero_gives_all_bits_set() -> None:
+    """PTX leaves it unspecified; a Triton kernel divides by the zeros of a window's padded lanes and
+    drops those results, so it is a value, not an error: -1 (a remainder: the dividend), as the tile
+    interpreter gives."""
     text = f"""
-func.func @g(%a: i32) -> i32 {{{LANE}
+func.func @g(%a: i32) -> (i32, i32, i32) {{{LANE}
   %c5 = arith.constant 5 : i32
   %d = arith.subi %lane, %c5 : i32
   %r = arith.divsi %a, %d : i32
-  func.return %r : i32
+  %m = arith.remsi %a, %d : i32
+  %u = arith.divui %a, %d : i32
+  func.return %r, %m, %u : i32, i32, i32
 }}"""
-    with pytest.raises(TileInterpreterError, match=r"'arith.divsi' in @g: lane 5: integer division by zero"):
-        run_lanes(text, "g", 7)
+    q, m, u = run_lanes(text, "g", 7)
+    lanes = np.arange(32)
+    d = lanes - 5
+    assert q[5] == -1 and m[5] == 7 and u32(u)[5] == 0xFFFFFFFF
+    others = lanes != 5
+    assert np.array_equal(q[others], np.trunc(7 / d[others]).astype(int))
+    assert np.array_equal(m[others], 7 - d[others] * np.trunc(7 / d[others]).astype(int))
 
 
 def test_ptrtoint_gives_aligned_made_up_addresses() -> None:

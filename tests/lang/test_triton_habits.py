@@ -644,3 +644,62 @@ def test_a_counters_division_is_unsigned():
 
     ir = str(tiles.ir(np.zeros(4, np.int32), 9))
     assert "arith.divui" in ir and "arith.remui" in ir and "arith.divsi" not in ir
+
+
+@tl.kernel(num_warps=4, num_stages=2)
+def batched_in_the_loop(a, b, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Each batch's matrices taken inside the K loop (a[z] in the body), as grouped GEMMs write it."""
+    z = tl.program_id(0)
+    acc = tl.zeros((BM, BN))
+    for k in tl.range(0, a.shape[2], BK):
+        acc = tl.dot(tl.load(a[z], (0, k), shape=(BM, BK)), tl.load(b[z], (k, 0), shape=(BK, BN)), acc)
+    tl.store(c[z], (0, 0), acc)
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("stages", [1, 2])
+def test_views_taken_inside_the_k_loop(after, stages):
+    a = RNG.standard_normal((2, 64, 64)).astype(np.float16)
+    b = RNG.standard_normal((2, 64, 32)).astype(np.float16)
+    c = np.full((2, 64, 32), np.nan, np.float32)
+    kernel = batched_in_the_loop.with_options(num_stages=stages)
+    kernel.interpret(a, b, c, grid=(2,), BM=64, BN=32, BK=32, after=after)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 1e-5
+    kernel.compile(a, b, c, BM=64, BN=32, BK=32, arch="sm_80")
+
+
+@tl.kernel
+def divide_a_ragged_window(x, y, o, N: tl.constexpr):
+    """The window runs past the arrays: its padded lanes divide by the zeros they read, and their
+    results are not stored (on the GPU a value PTX leaves unspecified; the interpreters give -1)."""
+    a = tl.load(x, (0,), shape=(N,))
+    b = tl.load(y, (0,), shape=(N,))
+    tl.store(o, (0,), a // b + a % b)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_integer_division_in_padded_lanes(after):
+    x = np.arange(1, 101, dtype=np.int32) * 7 - 300
+    y = RNG.integers(1, 9, 100).astype(np.int32) * RNG.choice([-1, 1], 100).astype(np.int32)
+    o = np.zeros(100, np.int32)
+    divide_a_ragged_window.interpret(x, y, o, grid=(1,), N=128, after=after)
+    q = np.trunc(x / y).astype(np.int32)
+    np.testing.assert_array_equal(o, q + (x - y * q))
+
+
+@tl.kernel
+def sixteen_bit_scalars(x, o, N: tl.constexpr):
+    """A bf16 scalar as f16 and back (LLVM has no cast between the two 16-bit types: through f32)."""
+    s = tl.sum(tl.load(x, (0,), shape=(N,)).to(tl.bfloat16))
+    tl.store(o, (0,), s.to(tl.float16).to(tl.bfloat16).to(tl.float32))
+
+
+def test_scalars_between_the_16_bit_floats():
+    x = np.linspace(-2, 3, 16).astype(np.float32)
+    for after in STAGES:
+        o = np.full(1, np.nan, np.float32)
+        sixteen_bit_scalars.interpret(x, o, grid=(1,), N=16, after=after)
+        assert abs(o[0] - x.sum()) < 0.1
+    for arch in ("sm_80", "sm_90a"):
+        sixteen_bit_scalars.compile(x, o, N=16, arch=arch)

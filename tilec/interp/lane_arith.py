@@ -4,7 +4,7 @@ Each op works elementwise on the ``(32, ...)`` arrays of a warp. Integer
 semantics are LLVM's on two's-complement ``iN``: results wrap to N bits,
 ``*ui`` ops read their operands as unsigned; a shift by ``≥ N`` bits (poison in
 LLVM) gives 0 (``shli``, ``shrui``) or the sign (``shrsi``); an integer
-division by zero in an active lane is an error. Float ops are IEEE operations
+division by zero gives all bits set (a remainder: the dividend). Float ops are IEEE operations
 in the result's element type (``bf16`` via float32 and one rounding);
 transcendental ``math`` ops are computed in float64 and rounded once;
 ``fptosi``/``fptoui`` truncate and saturate (NaN → 0) like PTX ``cvt.rzi``.
@@ -81,22 +81,23 @@ def _binary(fn, domain: str):
     return run
 
 
-def _division(fn, domain: str):
-    """Like :func:`_binary`; a zero divisor in an active lane is an error (inactive lanes divide by 1)."""
+def _division(fn, domain: str, remainder: bool = False):
+    """Like :func:`_binary`. A zero divisor (PTX leaves the result unspecified; a Triton kernel meets
+    one in the padded lanes of a window it then does not store) gives all bits set, and a remainder
+    the dividend, as the tile interpreter's :func:`tilec.interp.numeric.trunc_div` does."""
 
     def run(self, interpreter, op, args):
         w = _width(op)
         a, b = args
         zero = np.asarray(b) == 0
-        hit = zero & _expand(self.state.mask, zero) if self.state is not None else zero
-        if np.any(hit):
-            lane = int(np.argwhere(hit)[0][0])
-            raise OpError(f"lane {lane}: integer division by zero")
         if domain == "s":
             a, b = signed(a, w), np.where(zero, 1, signed(b, w))
         else:
             a, b = unsigned(a, w), np.where(zero, np.uint64(1), unsigned(b, w))
-        return (wrap(fn(a, b), w),)
+        out = fn(a, b)
+        if np.any(zero):
+            out = np.where(zero, a if remainder else (-1 if domain == "s" else np.uint64((1 << w) - 1)), out)
+        return (wrap(out, w),)
 
     return run
 
@@ -202,11 +203,11 @@ class LaneArithFunctions(InterpreterFunctions):
     run_minui = impl(arith.MinUIOp)(_binary(np.minimum, "u"))
     run_maxui = impl(arith.MaxUIOp)(_binary(np.maximum, "u"))
     run_divsi = impl(arith.DivSIOp)(_division(_trunc_div, "s"))
-    run_remsi = impl(arith.RemSIOp)(_division(lambda a, b: a - b * _trunc_div(a, b), "s"))
+    run_remsi = impl(arith.RemSIOp)(_division(lambda a, b: a - b * _trunc_div(a, b), "s", remainder=True))
     run_floordivsi = impl(arith.FloorDivSIOp)(_division(np.floor_divide, "s"))
     run_ceildivsi = impl(arith.CeilDivSIOp)(_division(lambda a, b: -np.floor_divide(-a, b), "s"))
     run_divui = impl(arith.DivUIOp)(_division(np.floor_divide, "u"))
-    run_remui = impl(arith.RemUIOp)(_division(np.remainder, "u"))
+    run_remui = impl(arith.RemUIOp)(_division(np.remainder, "u", remainder=True))
     run_ceildivui = impl(arith.CeilDivUIOp)(_division(_ceil_div_u, "u"))
     run_shli = impl(arith.ShLIOp)(_shift("shl"))
     run_shrui = impl(arith.ShRUIOp)(_shift("shru"))

@@ -11,7 +11,7 @@ Float semantics: add/sub/mul/div are IEEE operations in the element type
 (correctly rounded); transcendental ``math`` ops are computed in float64 and
 rounded once (deterministic, unlike numpy's float32 SIMD kernels); ``maximumf``/``minimumf`` propagate NaN (``np.maximum``),
 ``maxnumf``/``minnumf`` ignore it (``np.fmax``); division by zero gives
-inf/NaN silently; ``fptosi`` truncates toward zero.
+inf/NaN silently (an integer one all bits set: :func:`trunc_div`); ``fptosi`` truncates toward zero.
 """
 
 from __future__ import annotations
@@ -134,14 +134,14 @@ class NumpyArithFunctions(ArithFunctions):
     @impl(arith.DivSIOp)
     def run_divsi(self, interpreter: Interpreter, op: arith.DivSIOp, args: PythonValues):
         """C's division (toward zero), on numpy arrays too (xDSL's takes Python ints only)."""
-        out = _trunc_div(*(_to_int(a) for a in args))
+        out = trunc_div(*(_to_int(a) for a in args))
         return (int(out) if np.ndim(out) == 0 else out,)
 
     @impl(arith.RemSIOp)
     def run_remsi(self, interpreter: Interpreter, op: arith.RemSIOp, args: PythonValues):
         """The remainder of :meth:`run_divsi` (the dividend's sign)."""
         a, b = (_to_int(x) for x in args)
-        out = a - b * _trunc_div(a, b)
+        out = a - b * trunc_div(a, b)
         return (int(out) if np.ndim(out) == 0 else out,)
 
     @impl(arith.AddfOp)
@@ -365,12 +365,14 @@ def _bitwise(op, fn, args, scalar_impl, interpreter):
     return _wrapped_int(op, fn, args, scalar_impl, interpreter)
 
 
-def _trunc_div(a, b):
-    """``a / b`` rounded toward zero; a zero divisor is an error (the GPU's result would be undefined)."""
-    if np.any(np.asarray(b) == 0):
-        raise ValueError("integer division by zero")
-    q = np.abs(a) // np.abs(b)
-    return np.where((np.asarray(a) < 0) != (np.asarray(b) < 0), -q, q)
+def trunc_div(a, b):
+    """``a / b`` rounded toward zero. A zero divisor (PTX leaves the result unspecified; a Triton kernel
+    meets one in the padded lanes of a window it then does not store) gives -1, all bits set, and so a
+    remainder ``a - b * q`` the dividend: what the lane interpreter gives too."""
+    zero = np.asarray(b) == 0
+    q = np.abs(a) // np.where(zero, 1, np.abs(b))
+    q = np.where((np.asarray(a) < 0) != (np.asarray(b) < 0), -q, q)
+    return np.where(zero, -1, q)
 
 
 def _unary(fn):

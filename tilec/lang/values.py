@@ -1111,6 +1111,9 @@ def _convert_scalar(value: SSAValue, dst: Attribute) -> SSAValue:
         zero = trace.constant(0, src) if not _is_float(src) else trace.constant(0.0, src)
         return trace.value(arith.CmpfOp(value, zero, "une") if _is_float(src) else arith.CmpiOp(value, zero, "ne"))
     if _is_float(src) and _is_float(dst):
+        if dtype_bits(dst) == dtype_bits(src):  # f16 <-> bf16: neither holds the other; LLVM casts through f32
+            value = trace.value(arith.ExtFOp(value, Float32Type()))
+            return trace.value(arith.TruncFOp(value, dst))
         wider = dtype_bits(dst) > dtype_bits(src)
         return trace.value(arith.ExtFOp(value, dst) if wider else arith.TruncFOp(value, dst))
     if isinstance(src, IndexType):  # an integer directly (64 bits kept for i64), a float from the i64

@@ -544,6 +544,28 @@ def _is_map_add(op: Operation) -> bool:
             and isinstance(ops[1], t.YieldOp) and list(ops[1].operands) == [ops[0].result])
 
 
+def hoist_invariant_views(fn: func.FuncOp) -> None:
+    """``tile.subview`` / ``tile.dim`` of values defined outside a loop move to just before it (and on
+    out of the loops around it): a staged load's view is then the loop's own invariant, as staging
+    needs, where the kernel took it in the body (Triton's ``tl.load(a[z], ...)`` inside the K loop).
+    Both are pure: moving them changes no result, and they fault on nothing."""
+    moved = True
+    while moved:
+        moved = False
+        for loop in [op for op in fn.walk() if isinstance(op, scf.ForOp)]:
+            for op in list(loop.body.block.ops):
+                if isinstance(op, t.SubviewOp | t.DimOp) and not any(_defined_in(v, loop) for v in op.operands):
+                    op.detach()
+                    loop.parent_block().insert_op_before(op, loop)
+                    moved = True
+
+
+def _defined_in(v: SSAValue, loop: Operation) -> bool:
+    """Whether ``v`` is computed inside ``loop`` (a block argument of its body too)."""
+    owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
+    return owner is not None and loop.is_ancestor(owner)
+
+
 def stage_function(fn: func.FuncOp, wgmma: bool = False) -> None:
     """Stage every loop's mma operand loads in ``fn``; the launch's shared memory grows by the tiles
     (a staged tile that would not fit leaves its loop as written). ``wgmma``: mmas of whole staged
@@ -551,6 +573,7 @@ def stage_function(fn: func.FuncOp, wgmma: bool = False) -> None:
     launch = fn.attributes.get(LAUNCH_ATTR)
     smem = launch.smem.data if isinstance(launch, LaunchAttr) else None
     threads = launch.threads if isinstance(launch, LaunchAttr) else WARP
+    hoist_invariant_views(fn)
     fold_transposed_operands(fn)
     fold_accumulating_adds(fn, wgmma)
     varying: set[SSAValue] | None = None
