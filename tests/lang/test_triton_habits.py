@@ -703,3 +703,72 @@ def test_scalars_between_the_16_bit_floats():
         assert abs(o[0] - x.sum()) < 0.1
     for arch in ("sm_80", "sm_90a"):
         sixteen_bit_scalars.compile(x, o, N=16, arch=arch)
+
+
+@tl.kernel
+def steps_of_either_sign(x, o, start, stop, step, N: tl.constexpr):
+    """tl.range with a step known only at run time, which may be negative (an scf.for's may not)."""
+    acc = tl.zeros((N,))
+    for i in tl.range(start, stop, step):
+        acc = acc * 2.0 + tl.load(x, (i * N,), shape=(N,))
+    tl.store(o, (0,), acc)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_run_time_steps_of_either_sign(after):
+    x = RNG.standard_normal(12 * 4).astype(np.float32)
+    for start, stop, step in [(5, -1, -2), (0, 11, 3), (0, 12, 3), (3, 3, 1), (5, 9, -1), (9, 2, 2), (11, 0, -4)]:
+        ref = np.zeros(4)
+        for i in range(start, stop, step):
+            ref = ref * 2 + x.reshape(12, 4)[i]
+        o = np.full(4, np.nan, np.float32)
+        steps_of_either_sign.interpret(x, o, start, stop, step, grid=(1,), N=4, after=after)
+        np.testing.assert_allclose(o, ref, rtol=1e-6, atol=1e-6)
+
+
+@tl.kernel
+def tile_valued_other(x, y, o, r, N: tl.constexpr):
+    """A masked load whose other= is a tile: outside the array it reads other too, as a number other= does."""
+    cols = tl.arange(0, N)
+    t = tl.load(x, (r, 0), shape=(4, N), mask=(cols % 3 != 0)[None, :], other=tl.load(y, (0, 0), shape=(4, N)))
+    tl.store(o, (0, 0), t)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_a_tile_valued_other_outside_the_array(after):
+    x = RNG.standard_normal((5, 6)).astype(np.float32)
+    y = RNG.standard_normal((4, 8)).astype(np.float32)
+    for r in (-2, 3):
+        o = np.full((4, 8), np.nan, np.float32)
+        tile_valued_other.interpret(x, y, o, r, grid=(1,), N=8, after=after)
+        ref = y.copy()
+        for i in range(4):
+            for j in range(8):
+                if 0 <= r + i < 5 and j < 6 and j % 3 != 0:
+                    ref[i, j] = x[r + i, j]
+        np.testing.assert_array_equal(o, ref)
+
+
+@tl.kernel
+def counters_used_as_values(x, o, n, B: tl.constexpr):
+    """Python numbers the loops change, used as traced values in the bodies (Triton's loop-carried values
+    are tensors): traced again as scalars."""
+    t = tl.load(x, (0,), shape=(B,))
+    i = 0
+    acc = tl.zeros((B,))
+    for _ in tl.range(0, n):
+        acc = acc + t * i.to(tl.float32)
+        i = i + 1
+    j = 0
+    while j < n:
+        acc = acc + j.to(tl.float32)
+        j = j + 1
+    tl.store(o, (0,), acc)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_counters_used_as_values(after):
+    x = RNG.standard_normal(8).astype(np.float32)
+    o = np.full(8, np.nan, np.float32)
+    counters_used_as_values.interpret(x, o, 4, grid=(1,), B=8, after=after)
+    np.testing.assert_allclose(o, x * 6 + 6, rtol=1e-6)

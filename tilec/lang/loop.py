@@ -24,7 +24,7 @@ from tilec.lang.branch import NUMBERS, NoValue, number_constant, number_type
 from tilec.lang.ops import index
 from tilec.lang.tracing import current, error
 from tilec.lang.values import (Expanded, OrientationConflict, Scalar, Value, Vector, nonnegative, reoriented,
-                               reoriented_or_none, wrap)
+                               reoriented_or_none, where, wrap)
 
 
 class Unbound:
@@ -81,6 +81,8 @@ class range:  # noqa: N801 - used as tl.range, like Python's
             return self._down(init, body, names, index_name)
         lo, hi, step = (index(v, f"tl.range's {w}") for v, w in
                         ((self.start, "start"), (self.stop, "stop"), (self.step, "step")))
+        if _constant(step) is None and not nonnegative(step):  # a run-time step of either sign
+            return self._either_way(init, body, names, index_name)
         # a name an if gave no value (tilec.lang.branch) is one the loop starts without
         init = [Unbound(name) if isinstance(v, NoValue) else v for name, v in zip(names, init)]
         for name, v in zip(names, init):
@@ -126,6 +128,22 @@ class range:  # noqa: N801 - used as tl.range, like Python's
         return range(0, count, 1).__tl_loop__(init, lambda k, *carried: body(start - k * s, *carried), names,
                                               f"{index_name}_count")
 
+    def _either_way(self, init: Sequence[Any], body: Callable[..., tuple], names: Sequence[str],
+                    index_name: str) -> tuple:
+        """A loop whose step is a run-time value that may be negative (an ``scf.for``'s must be positive):
+        Triton's ``i = start, start + step, ...`` while ``i`` is short of ``stop`` (below it counting up,
+        above it counting down) is an ``scf.for`` over its trip count, ``ceil((stop - start) / step)`` (none
+        when that is not positive), with ``i = start + k * step`` computed at the body's start. A zero step
+        runs no iteration (Python raises; Triton's loop would not end)."""
+        start = Scalar(index(self.start, "tl.range's start"))
+        stop = Scalar(index(self.stop, "tl.range's stop"))
+        step = Scalar(index(self.step, "tl.range's step"))
+        up = (stop - start + step - 1) // where(step > 0, step, 1)  # no division by zero (UB in LLVM)
+        down = (start - stop - step - 1) // where(step < 0, 0 - step, 1)
+        count = where(step > 0, up, where(step < 0, down, 0))
+        return range(0, count, 1).__tl_loop__(init, lambda k, *carried: body(start + k * step, *carried), names,
+                                              f"{index_name}_count")
+
     @staticmethod
     def _trace(init: list, body: Callable[..., tuple], names: Sequence[str], index_name: str, counting_up: bool = False
                ) -> tuple[Block, list[int], list, dict[int, Any]]:
@@ -153,6 +171,11 @@ class range:  # noqa: N801 - used as tl.range, like Python's
                 if e.value not in block.args[1:]:
                     raise  # an outer loop's carried vector, or none
                 return block, traced, [], {traced[block.args.index(e.value) - 1]: e}
+            except AttributeError as e:
+                numbers = _numbers_used_as_values(e, init)
+                if not numbers:
+                    raise
+                return block, traced, [], numbers
         for i, (name, before, after) in enumerate(zip(names, init, results)):
             if i in traced:
                 if _other_orientation(before, after):  # acc = tl.zeros((n,)); ...: acc = tl.sum(t, axis=1)
@@ -331,16 +354,22 @@ def _trace_while(init: list, test: Callable[..., Any], body: Callable[..., tuple
             args[i] = wrap(block.args[k])
         blocks.append((block, args))
     (before, test_args), (after, body_args) = blocks
-    with trace.inside(before):
-        cond = test(*test_args)
-        if not isinstance(cond, Scalar):
-            got = cond.describe() if isinstance(cond, Value) else f"the Python value {cond!r}"
-            raise error(f"a while loop's test must stay a traced scalar in every iteration, got {got}")
-        if cond.value.type != IntegerType(1):
-            cond = cond != 0
-        trace.emit(scf.ConditionOp(cond.value, *before.args))
-    with trace.inside(after):
-        results = body(*body_args)
+    try:
+        with trace.inside(before):
+            cond = test(*test_args)
+            if not isinstance(cond, Scalar):
+                got = cond.describe() if isinstance(cond, Value) else f"the Python value {cond!r}"
+                raise error(f"a while loop's test must stay a traced scalar in every iteration, got {got}")
+            if cond.value.type != IntegerType(1):
+                cond = cond != 0
+            trace.emit(scf.ConditionOp(cond.value, *before.args))
+        with trace.inside(after):
+            results = body(*body_args)
+    except AttributeError as e:
+        numbers = _numbers_used_as_values(e, init)
+        if not numbers:
+            raise
+        return before, after, traced, [], numbers
     yielded, changed = [], {}
     for i, (name, before_value, after_value) in enumerate(zip(names, init, results)):
         kept, ty = _carried(name, before_value, after_value, "while loop")
@@ -349,6 +378,15 @@ def _trace_while(init: list, test: Callable[..., Any], body: Callable[..., tuple
         elif ty is not None:
             changed[i] = ty
     return before, after, traced, yielded, changed
+
+
+def _numbers_used_as_values(e: AttributeError, init: Sequence[Any]) -> dict[int, Attribute]:
+    """The carried Python numbers to trace again as scalars (index for an int, f32 for a float) after a
+    body used one as a traced value (``i.to(tl.float32)`` on a counter ``i = 0`` the body increments, as
+    Triton's loop-carried values are tensors); empty where the error is not about a Python number."""
+    if not isinstance(getattr(e, "obj", None), NUMBERS):
+        return {}
+    return {i: number_type(v, v) for i, v in enumerate(init) if isinstance(v, NUMBERS)}
 
 
 def _carried(name: str, before: Any, after: Any, loop: str) -> tuple[SSAValue | None, Attribute | None]:

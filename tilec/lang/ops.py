@@ -211,6 +211,8 @@ def load(view: Any, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any
         bits = mask_bits(mask, loaded, "tl.load")
         if bits is True:
             return loaded
+        if not number and bits is not False:  # outside the array reads other too: the window's own bounds
+            bits = bits & _inside_window(view, offsets, loaded)
         # other in the loaded element type, as Triton converts it (an int32 load stays int32)
         fill = (other if loaded.dtype.is_float else int(other)) if number else other.to(loaded.dtype)
         return where(bits, loaded, fill) if bits is not False else \
@@ -244,6 +246,19 @@ def load(view: Any, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any
     else:
         raise error(f"tl.load makes 1-D vectors and 2-D tiles, got shape {dims}")
     return wrap(current().value(t.LoadOp(view.value, offsets, ty, other=float(other)), f"{view.name}_t"))
+
+
+def _inside_window(view: View, offsets: Any, like: Tile | Vector) -> Tile | Vector:
+    """Which elements of the window at ``offsets`` (of ``like``'s shape) lie inside the array: a load
+    fills those outside with a number by itself; with a tile-valued ``other`` this chooses."""
+    offsets = offsets if isinstance(offsets, (tuple, list)) else (offsets,)
+    if isinstance(like, Vector):
+        axis = 0 if like.orientation == "row" else 1
+        at = iota(like.shape, 0, offsets[0], axis=axis)
+        return (at >= 0) & (at < view.shape[0])
+    rows = iota(like.shape, 0, offsets[0])
+    cols = iota(like.shape, 1, offsets[1])
+    return (rows >= 0) & (rows < view.shape[0]) & (cols >= 0) & (cols < view.shape[1])
 
 
 def load_scalar(view: View, offsets: Sequence[Any] = ()) -> Scalar:
