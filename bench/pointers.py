@@ -1,0 +1,97 @@
+"""Pointers and index tiles (examples/lang/pointers.py) against the window form, torch and Triton.
+
+    python bench/pointers.py [--json out.json]
+
+GB/s = bytes read + written / time, the median of batches of back-to-back calls (bench/softmax.py's
+timer). Rows: Triton's vector add as written (``x_ptr + offsets``) in tilec and in Triton, tilec's
+window form of it (examples/lang/vector_add.py), torch.add; an embedding lookup (rows gathered by an
+index tile) against ``F.embedding`` and a Triton kernel of the same structure. Every output is checked
+against torch before it is timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+from pathlib import Path
+
+import torch
+import triton
+import triton.language as ttl
+
+from softmax import time_ms  # bench/softmax.py's timer (this folder is on sys.path)
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "lang"
+
+
+def _example(name: str):
+    spec = importlib.util.spec_from_file_location(f"lang_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@triton.jit
+def triton_add(x_ptr, y_ptr, out_ptr, n, BLOCK: ttl.constexpr):
+    offs = ttl.program_id(0) * BLOCK + ttl.arange(0, BLOCK)
+    mask = offs < n
+    ttl.store(out_ptr + offs, ttl.load(x_ptr + offs, mask=mask) + ttl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def triton_embedding(ids, table, out, D_ALL, BM: ttl.constexpr, D: ttl.constexpr):
+    r = ttl.program_id(0) * BM + ttl.arange(0, BM)
+    c = ttl.program_id(1) * D + ttl.arange(0, D)
+    rows = ttl.load(ids + r)
+    t = ttl.load(table + rows[:, None].to(ttl.int64) * D_ALL + c[None, :])
+    ttl.store(out + r[:, None] * D_ALL + c[None, :], t)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--json", help="write the results here too")
+    args = p.parse_args()
+    ptrs, window = _example("pointers"), _example("vector_add")
+    rows = []
+    print(f"{torch.cuda.get_device_name()}; GB/s")
+
+    def report(name, ours, **others):
+        row = {"kernel": name, "tilec": round(ours, 1), **{k: round(v, 1) for k, v in others.items()}}
+        rows.append(row)
+        print(f"{name:>34}: tilec {ours:7.0f}  " + "  ".join(f"{k} {v:7.0f} ({ours / v:.2f})" for k, v in others.items()))
+
+    n = 1 << 26
+    for dtype in (torch.float32, torch.float16):
+        a, b = (torch.randn(n, device="cuda", dtype=dtype) for _ in range(2))
+        c = torch.full_like(a, float("nan"))
+        gbs = lambda ms: 3 * n * a.element_size() / ms / 1e6  # noqa: E731
+        for block, warps in ((1024, 4), (4096, 8)):
+            kernel = ptrs.add_kernel.with_options(num_warps=warps)
+            run = lambda: kernel[(n // block,)](a, b, c, n, BLOCK_SIZE=block)  # noqa: E731
+            run()
+            assert torch.equal(c, a + b)
+            win = window.vector_add.with_options(num_warps=warps)
+            report(f"add {str(dtype)[6:]} x+offs BLOCK {block}", gbs(time_ms(run)),
+                   window=gbs(time_ms(lambda: win[(n // block,)](a, b, c, BLOCK=block))),
+                   triton=gbs(time_ms(lambda: triton_add[(n // block,)](a, b, c, n, BLOCK=block, num_warps=warps))),
+                   torch=gbs(time_ms(lambda: torch.add(a, b, out=c))))
+    for dtype in (torch.float16, torch.float32):
+        vocab, d, tokens = 32000, 4096, 8192
+        table = torch.randn(vocab, d, device="cuda", dtype=dtype)
+        ids = torch.randint(0, vocab, (tokens,), device="cuda", dtype=torch.int32)
+        out = torch.full((tokens, d), float("nan"), device="cuda", dtype=dtype)
+        gbs = lambda ms: 2 * tokens * d * table.element_size() / ms / 1e6  # noqa: E731
+        bm, bd = 16, 256
+        run = lambda: ptrs.embedding[(tokens // bm, d // bd)](ids, table, out, tokens, BM=bm, D=bd)  # noqa: E731
+        run()
+        assert torch.equal(out, table[ids.long()])
+        report(f"embedding {str(dtype)[6:]} {tokens}x{d}", gbs(time_ms(run)),
+               triton=gbs(time_ms(lambda: triton_embedding[(tokens // bm, d // bd)](ids, table, out, d, BM=bm, D=bd))),
+               torch=gbs(time_ms(lambda: torch.nn.functional.embedding(ids, table))))
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""Triton's pointer arithmetic and index tiles on the GPU (examples/lang/pointers.py): against float64
+torch, fresh random inputs, outputs poisoned with NaN; torch tensors with their own strides (a
+transposed view, a row slice), offsets past 2**31 elements, offsets outside the array."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+import tilec.lang as tl
+from tilec.runtime import has_device, no_device_reason
+
+torch = pytest.importorskip("torch", reason="the GPU tests of tilec.lang launch on torch tensors")
+gpu = pytest.mark.skipif(not has_device(), reason=f"no CUDA device: {no_device_reason()}")
+
+_spec = importlib.util.spec_from_file_location(
+    "lang_example_pointers", Path(__file__).resolve().parents[2] / "examples" / "lang" / "pointers.py")
+ex = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ex)
+
+ARCHS = ["sm_80", None]  # sm_80 code, and the GPU's own (sm_90a on an H100/H200)
+
+
+def rel_err(got, ref) -> float:
+    assert not got.isnan().any(), "an output was not written"
+    return ((got.double() - ref).abs().max() / ref.abs().max()).item()
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("n", [1, 1000, 1 << 20, 1_000_003])
+def test_vector_add(n, arch):
+    a, b = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    c = torch.full_like(a, float("nan"))
+    ex.add_kernel[(-(-n // 1024),)](a, b, c, n, BLOCK_SIZE=1024, arch=arch)
+    assert torch.equal(c, a + b)
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("shape", [(1, 7), (300, 1000), (64, 4096)], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+def test_softmax_of_strided_rows(shape, dtype, arch):
+    full = (torch.randn(shape[0], shape[1] + 37, device="cuda") * 10).to(dtype)
+    x = full[:, 5:5 + shape[1]]  # rows of stride shape[1] + 37, starting at element 5
+    o = torch.full(shape, float("nan"), device="cuda", dtype=dtype)
+    block = 1 << (shape[1] - 1).bit_length()
+    ex.softmax_kernel[(shape[0],)](o, x, x.stride(0), o.stride(0), shape[1], BLOCK_SIZE=max(block, 32), arch=arch)
+    assert rel_err(o, torch.softmax(x.double(), -1)) < 3e-3
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32], ids=str)
+def test_embedding_rows(dtype, arch):
+    table = torch.randn(5000, 256, device="cuda").to(dtype)
+    ids = torch.randint(-10, 5010, (1000,), device="cuda", dtype=torch.int32)  # some outside: rows of zeros
+    out = torch.full((1000, 256), float("nan"), device="cuda", dtype=dtype)
+    ex.embedding[(-(-1000 // 32), 256 // 128)](ids, table, out, 1000, BM=32, D=128, arch=arch)
+    inside = (ids >= 0) & (ids < 5000)
+    ref = torch.zeros_like(out)
+    ref[inside] = table[ids[inside].long()]
+    assert torch.equal(out, ref)
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", ARCHS)
+def test_scatter_rows(arch):
+    x = torch.randn(512, 64, device="cuda")
+    index = torch.randperm(512, device="cuda").to(torch.int64)
+    index[::7] = -1
+    out = torch.full_like(x, float("nan"))
+    ex.scatter_rows[(512 // 32,)](x, index, out, BM=32, D=64, arch=arch)
+    keep = index >= 0
+    ref = torch.full_like(x, float("nan"))
+    ref[index[keep]] = x[keep]
+    assert torch.equal(out.nan_to_num(7.0), ref.nan_to_num(7.0))
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("transposed", [False, True])
+def test_the_matmul_tutorials_pointers(transposed, arch):
+    m, n, k = 300, 200, 333
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = (torch.randn(n, k, device="cuda", dtype=torch.float16).t() if transposed
+         else torch.randn(k, n, device="cuda", dtype=torch.float16))
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    grid = (-(-m // 64), -(-n // 64))
+    ex.matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                           c.stride(1), BLOCK_SIZE_M=64, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32, arch=arch)
+    assert rel_err(c, a.double() @ b.double()) < 2e-3
+
+
+@gpu
+@pytest.mark.gpu
+def test_offsets_past_two_to_the_31():
+    """An int64 offset reaches past 2**31 elements of a 4.3 GB array (i64 addressing end to end)."""
+    n = (1 << 31) + 4096
+    try:
+        x = torch.empty(n, device="cuda", dtype=torch.float16)
+    except torch.OutOfMemoryError:
+        pytest.skip("the GPU has not 4.3 GB free for the array")
+    x[-4096:] = torch.randn(4096, device="cuda", dtype=torch.float16)
+    start = torch.tensor([n - 4096], device="cuda", dtype=torch.int64)
+    out = torch.full((4096,), float("nan"), device="cuda", dtype=torch.float16)
+    _far_copy[(4,)](x, start, out, BLOCK=1024)
+    assert torch.equal(out, x[-4096:])
+    del x
+
+
+@tl.kernel(num_warps=4)
+def _far_copy(x, start, out, BLOCK: tl.constexpr):
+    """Elements of ``x`` from the offset ``start`` holds (an int64 read from memory: i64 offsets)."""
+    first = tl.load(start + 0)
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + offs, tl.load(x + (first + offs)))
