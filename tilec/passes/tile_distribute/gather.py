@@ -9,15 +9,25 @@ the view (each coordinate below its extent, compared unsigned, so a negative ind
 ``linear``: the offset below the number of elements the view spans) and its mask bit. A gather's
 element whose predicate is false reads ``other``. Threads holding copies of an element each read it,
 or write the same value to the same place.
+
+Where the offsets step by 1 along the fragment's runs (:mod:`tilec.passes.index_steps`: Triton's
+``x_ptr + start + tl.arange(...)``, an embedding's columns), a run of 4, 8 or 16 bytes moves as one
+vector when its first address is aligned, its ends lie inside and its mask bits are set (one test a
+run), else element by element.
 """
 
 from __future__ import annotations
 
+from xdsl.dialects import llvm
 from xdsl.dialects.builtin import i64
 from xdsl.ir import SSAValue
 
 from tilec.dialects import frag_fast
 from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.types import RegisterType, element_bits
+from tilec.ir import fast
+from tilec.passes.fragments import VectorFragment
+from tilec.passes.index_steps import step_along
 from tilec.passes.tile_distribute.emit import Bool, Int
 from tilec.passes.tile_distribute.values import GlobalArg
 
@@ -50,28 +60,107 @@ class GatherLowering:
                 places.append((self.global_ptr(g, coords), inside))
         return places
 
+    def _contiguous_dim(self, op: t.GatherOp | t.ScatterOp, g: GlobalArg) -> int | None:
+        """The dimension of the data along which consecutive elements are consecutive in memory (the
+        offsets, or the last coordinate with the others still, step by 1: :mod:`index_steps`), or None."""
+        data = op.result if isinstance(op, t.GatherOp) else op.value
+        for d in ((1, 0) if isinstance(data.type, RegisterType) else (0,)):
+            steps = [step_along(i, d) for i in op.indices]
+            if steps[-1] == 1 and all(x == 0 for x in steps[:-1]):
+                return d
+        return None
+
+    def _vector_runs(self, op: t.GatherOp | t.ScatterOp, g: GlobalArg, fr, elem) -> list[list[int]]:
+        """The fragment's values in runs that are consecutive elements in memory where their run test
+        passes (one value a run elsewhere): 4, 8 or 16 bytes, as the window loads group them."""
+        d = self._contiguous_dim(op, g)
+        if d is None:
+            return [[v] for v in range(fr.num_values)]
+        if isinstance(fr, VectorFragment):
+            size = element_bits(elem) // 8
+            where = {p: v for v, p in enumerate(fr.positions)}
+            lane_div = min((f.scale & -f.scale for f in fr.lane_fields), default=1 << 30)
+            runs, done = [], set()
+            for v, p in enumerate(fr.positions):
+                if v in done:
+                    continue
+                w = next((w for w in (16 // size, 8 // size, 4 // size) if w >= 2 and p % w == 0 and lane_div % w == 0
+                          and all(p + j in where and where[p + j] not in done for j in range(w))), 1)
+                run = [where[p + j] for j in range(w)]
+                done.update(run)
+                runs.append(run)
+            return runs
+        return [self._run_values(fr, v0, dd, w) if w > 1 else [v0]
+                for v0, dd, w in self._runs(fr, list(range(fr.num_values)), elem, lambda dd, w: dd == d)]
+
+    def _run_test(self, op: t.GatherOp | t.ScatterOp, g: GlobalArg, run: list[int], places, preds) -> Bool:
+        """Whether the run moves as one vector: each element's predicate (inside the view, its mask bit)
+        holds, the first address is aligned to the vector and, for coordinates, the view's last
+        dimension has stride 1."""
+        em = self.em
+        nbytes = len(run) * g.element_bytes
+        addr = em.insert(fast.cast_op(llvm.PtrToIntOp, places[run[0]][0], i64)).results[0]
+        tests = [em.cmp("eq", em.and_(addr, nbytes - 1, i64), 0, i64), *(preds[v] for v in run)]
+        if op.linear is None:
+            tests.append(em.cmp("eq", self.stride(g, g.rank - 1), 1, i64))
+        return em.all(tests)
+
     def gather(self, op: t.GatherOp) -> None:
         em = self.em
         g: GlobalArg = self.get(op.source)
         elem = op.result.type.element_type
+        fr = self.fragment(op.result)
         bits = self.scalars(self.get(op.mask)) if op.mask is not None else None
         fill = em.const(op.fill, elem) if op.fill != 0 else None
-        values = []
-        for v, (ptr, inside) in enumerate(self._element_places(g, op)):
-            pred = inside if bits is None else em.land(inside, bits[v])
+        places = self._element_places(g, op)
+        preds = [inside if bits is None else em.land(inside, bits[v]) for v, (_, inside) in enumerate(places)]
+
+        def one(v: int) -> SSAValue:
+            ptr, pred = places[v][0], preds[v]
             if pred is False:
-                values.append(fill if fill is not None else em.const(0, elem))
-                continue
+                return fill if fill is not None else em.const(0, elem)
             x = em.insert(frag_fast.frag_load(ptr, elem, None if pred is True else em.boolean(pred))).results[0]
-            values.append(x if fill is None or pred is True else em.select(pred, x, fill, elem))
+            return x if fill is None or pred is True else em.select(pred, x, fill, elem)
+
+        values: list[SSAValue | None] = [None] * len(places)
+        for run in self._vector_runs(op, g, fr, elem):
+            if len(run) == 1:
+                values[run[0]] = one(run[0])
+                continue
+            vt = fast.vector_type(elem, len(run))
+            (vec,) = self.if_then(
+                self._run_test(op, g, run, places, preds),
+                lambda run=run, vt=vt: [em.insert(frag_fast.frag_load(places[run[0]][0], vt)).results[0]],
+                lambda run=run, vt=vt: [self.pack_vector([one(v) for v in run], vt)],
+                [vt])
+            for j, v in enumerate(run):
+                values[v] = em.insert(fast.vector_extract_op(vec, j, elem)).results[0]
         self.set_scalars(op.result, values)
 
     def scatter(self, op: t.ScatterOp) -> None:
         em = self.em
         g: GlobalArg = self.get(op.dest)
+        elem = op.value.type.element_type
+        fr = self.fragment(op.value)
         scalars = self.scalars(self.get(op.value))
         bits = self.scalars(self.get(op.mask)) if op.mask is not None else None
-        for v, (ptr, inside) in enumerate(self._element_places(g, op)):
-            pred = inside if bits is None else em.land(inside, bits[v])
-            if pred is not False:
-                em.insert(frag_fast.frag_store(scalars[v], ptr, None if pred is True else pred))
+        places = self._element_places(g, op)
+        preds = [inside if bits is None else em.land(inside, bits[v]) for v, (_, inside) in enumerate(places)]
+
+        def each(run: list[int]) -> list:
+            for v in run:
+                if preds[v] is not False:
+                    em.insert(frag_fast.frag_store(scalars[v], places[v][0], None if preds[v] is True else preds[v]))
+            return []
+
+        for run in self._vector_runs(op, g, fr, elem):
+            if len(run) == 1:
+                each(run)
+                continue
+            vt = fast.vector_type(elem, len(run))
+
+            def whole(run=run, vt=vt) -> list:
+                em.insert(frag_fast.frag_store(self.pack_vector([scalars[v] for v in run], vt), places[run[0]][0]))
+                return []
+
+            self.if_then(self._run_test(op, g, run, places, preds), whole, lambda run=run: each(run))

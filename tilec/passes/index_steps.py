@@ -1,0 +1,91 @@
+"""How an integer register tile changes from one element to the next along a dimension.
+
+``step_along(v, dim)`` is the constant difference ``v[.., j + 1] - v[.., j]`` along ``dim`` (0 for a
+register vector), read from how ``v`` is built: an iota along ``dim`` steps by 1, a tile broadcast from
+a vector along the other dimension by 0, a fill by 0; ``tile.map`` bodies add, subtract and multiply
+by constants; anything else (a load, a remainder, a loop's carried value) is unknown (None).
+
+``tile-distribute`` reads it for ``tile.gather`` / ``tile.scatter``: where the offsets (or the last
+coordinate, the others not moving) step by 1 along a fragment's run, the run's elements are
+consecutive in memory and move as one vector when the addresses allow (Triton's ``x_ptr + offsets``
+with ``offsets = start + tl.arange(...)``; its AxisInfo analysis finds the same contiguity).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Block, BlockArgument, OpResult, SSAValue
+
+from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.types import RegisterType, RegisterVectorType
+
+_SAME_STEP = (arith.ExtSIOp, arith.ExtUIOp, arith.IndexCastOp)
+"""Casts that keep consecutive integers consecutive (offsets do not wrap: a wrapped offset is a bug)."""
+
+
+def step_along(v: SSAValue, dim: int, depth: int = 16) -> int | None:
+    """The step of the register tile or vector ``v`` along ``dim``, or None where it is not known."""
+    if depth == 0 or not isinstance(v.type, RegisterType | RegisterVectorType):
+        return None
+    op = v.owner if isinstance(v, OpResult) else None
+    match op:
+        case t.IotaOp():
+            return 1 if op.dim.value.data == dim else 0
+        case t.FillOp() | t.ZerosOp():
+            return 0
+        case t.BroadcastOp():
+            src = op.input.type  # a "row" vector holds one value per row: it moves along dim 0
+            along = 0 if src.orientation.data == "row" else 1
+            return step_along(op.input, 0, depth - 1) if along == dim else 0
+        case t.ConvertOp():
+            return step_along(op.input, dim, depth - 1)
+        case t.AddOp() | t.SubOp():
+            a, b = (step_along(x, dim, depth - 1) for x in (op.lhs, op.rhs))
+            return None if a is None or b is None else (a + b if isinstance(op, t.AddOp) else a - b)
+        case t.MapOp():
+            steps = {arg: step_along(x, dim, depth - 1) for arg, x in zip(op.body.block.args, op.inputs)}
+            return _in_body(op.body.block.last_op.operands[0], op.body.block, steps, depth - 1)
+    return None
+
+
+def _constant(v: SSAValue) -> int | None:
+    op = v.owner if isinstance(v, OpResult) else None
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    return None
+
+
+def _in_body(v: SSAValue, body: Block, steps: dict[SSAValue, int | None], depth: int) -> int | None:
+    """The step of a scalar of a map's body: its block arguments step as their tiles do; values from
+    outside the body (the kernel's scalars) and constants do not move."""
+    if isinstance(v, BlockArgument):
+        return steps.get(v) if v.block is body else 0
+    op = v.owner
+    if op.parent_block() is not body:
+        return 0  # computed outside the map: the same for every element
+    if depth == 0:
+        return None
+    if isinstance(op, arith.ConstantOp):
+        return 0
+    inner = [_in_body(x, body, steps, depth - 1) for x in op.operands]
+    if isinstance(op, _SAME_STEP):
+        return inner[0]
+    if isinstance(op, arith.AddiOp | arith.SubiOp):
+        a, b = inner
+        return None if a is None or b is None else (a + b if isinstance(op, arith.AddiOp) else a - b)
+    if isinstance(op, arith.MuliOp):
+        a, b = inner
+        if a == 0 and b == 0:
+            return 0
+        for s, other in ((a, op.rhs), (b, op.lhs)):
+            c = _constant(other)
+            if s is not None and c is not None:
+                return s * c
+        return None
+    if all(s == 0 for s in inner):  # any op of values that do not move does not move
+        return 0
+    return None
+
+
+__all__ = ["step_along"]
