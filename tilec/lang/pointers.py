@@ -37,10 +37,7 @@ def _index_tiles(parts: Sequence[Any], extra: Sequence[Any], who: str) -> tuple[
     """The offsets ``parts`` broadcast with each other (and the shape of ``extra``: a stored value) as
     register tiles of i32, or i64 where one of them is 64-bit."""
     width = max(offset_width(p, who) for p in parts)
-    try:
-        shape = _result_shape([*parts, *extra])
-    except Exception as e:  # a LangError naming the shapes that do not broadcast
-        raise error(f"{who}: {e}") from None
+    shape = _result_shape([*parts, *extra])  # a LangError at the line where they do not broadcast
     if shape.kind == "scalar":
         raise error(f"{who}: the offsets are all numbers; give a window's shape=(...) or a tile of offsets")
     element = IntegerType(64 if width == 64 else 32)
