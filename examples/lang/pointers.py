@@ -1,9 +1,10 @@
 """Triton's pointer arithmetic and numpy's fancy indexing in tilec.lang: ``x + offsets`` and index tiles.
 
 Triton's first tutorials as they are written there (``x_ptr + offsets``, the strides passed as
-arguments), an embedding lookup (rows gathered by an index tile), a scatter of rows, and the
-matmul tutorial's K loop on pointers it advances. Each load and store of pointers is a
-``tile.gather`` / ``tile.scatter``: correct for any offsets (outside the array they read ``other`` and
+arguments), an embedding lookup (rows gathered by an index tile), a scatter of rows, a histogram and
+an index-add (atomics at pointers and index tiles), and the matmul tutorial's K loop on pointers it
+advances. Each load and store of pointers is a ``tile.gather`` / ``tile.scatter`` (an atomic a
+``tile.scatter_atomic``): correct for any offsets (outside the array they read ``other`` and
 write nothing), an element at a time. Where the offsets are a window (``start + tl.arange(...)``),
 ``tl.load(x, (start,), shape=(BLOCK,))`` says so and moves whole 16-byte vectors (docs/tutorial.md).
 
@@ -59,6 +60,23 @@ def scatter_rows(x, index, out, BM: tl.constexpr, D: tl.constexpr):
     dst = tl.load(index, (r,), shape=(BM,), axis=0)
     cols = tl.arange(0, D)
     tl.store(out, (dst[:, None], cols[None, :]), tl.load(x, (r, 0), shape=(BM, D)), mask=dst[:, None] >= 0)
+
+
+@tl.kernel(num_warps=4)
+def histogram(x_ptr, hist_ptr, n, BLOCK: tl.constexpr):
+    """Counts of each value of ``x`` (``torch.bincount``): an atomic add at a tensor of pointers, each
+    element added however many others name its bin."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.atomic_add(hist_ptr + tl.load(x_ptr + offsets, mask=mask, other=0), 1, mask=mask)
+
+
+@tl.kernel(num_warps=4)
+def index_add(src, index, out, BM: tl.constexpr, D: tl.constexpr):
+    """``out.index_add_(0, index, src)``: rows added atomically at the rows ``index`` names."""
+    r = tl.program_id(0) * BM
+    rows = tl.load(index, (r,), shape=(BM,), axis=0)
+    tl.atomic_add(out, (rows[:, None], tl.arange(0, D)[None, :]), tl.load(src, (r, 0), shape=(BM, D)))
 
 
 @tl.kernel(num_warps=4, num_stages=1)

@@ -122,3 +122,26 @@ def _far_copy(x, start, out, BLOCK: tl.constexpr):
     first = tl.load(start + 0)
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(out + offs, tl.load(x + (first + offs)))
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", ARCHS)
+def test_histogram(arch):
+    n, bins = 1_000_003, 97
+    x = torch.randint(0, bins, (n,), device="cuda", dtype=torch.int32)
+    h = torch.zeros(bins, device="cuda", dtype=torch.int32)
+    ex.histogram[(-(-n // 1024),)](x, h, n, BLOCK=1024, arch=arch)
+    assert torch.equal(h, torch.bincount(x, minlength=bins).to(torch.int32))
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", ARCHS)
+def test_index_add(arch):
+    src = torch.randn(4096, 64, device="cuda")
+    index = torch.randint(0, 100, (4096,), device="cuda", dtype=torch.int32)
+    out = torch.zeros(100, 64, device="cuda")
+    ex.index_add[(4096 // 32,)](src, index, out, BM=32, D=64, arch=arch)
+    ref = torch.zeros(100, 64, device="cuda", dtype=torch.float64).index_add_(0, index.long(), src.double())
+    assert rel_err(out, ref) < 1e-5

@@ -265,3 +265,153 @@ def test_errors_name_the_line():
     b = np.zeros((64, 64), np.float32)
     with pytest.raises(LangError, match=r"shape=.* is not the shape of the offsets"):
         shapes.interpret(b, b, grid=(1,), B=8)
+
+
+@tl.kernel(num_warps=4)
+def histogram(x_ptr, hist_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.atomic_add(hist_ptr + tl.load(x_ptr + offsets, mask=mask, other=0), 1, mask=mask)
+
+
+@tl.kernel(num_warps=2)
+def index_max(src, index, out, old, BM: tl.constexpr, D: tl.constexpr):
+    """np.maximum.at with index tiles, and the old values it read."""
+    r = tl.program_id(0) * BM
+    rows = tl.load(index, (r,), shape=(BM,), axis=0)
+    cols = tl.arange(0, D)
+    got = tl.atomic_max(out, (rows[:, None], cols[None, :]), tl.load(src, (r, 0), shape=(BM, D)))
+    tl.store(old, (r, 0), got)
+
+
+@tl.kernel(num_warps=1)
+def tickets(counter, lock, out):
+    """Scalar pointers: a ticket (the old value, a scalar) and a compare-and-swap written as Triton's."""
+    t = tl.atomic_add(counter + 0, 1)
+    tl.store(out + tl.program_id(0), t)
+    tl.atomic_cas(lock + tl.program_id(0), 0, t + 100)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_a_histogram_at_pointers(after):
+    x = RNG.integers(0, 37, 1000).astype(np.int32)
+    h = np.zeros(37, np.int32)
+    histogram.interpret(x, h, 1000, grid=(8,), BLOCK=128, after=after)
+    np.testing.assert_array_equal(h, np.bincount(x, minlength=37))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_an_atomic_maximum_at_index_tiles(after):
+    src = RNG.standard_normal((32, 8)).astype(np.float32)
+    index = RNG.permutation(np.repeat(np.arange(8), 4)).astype(np.int32)
+    out = np.full((8, 8), -np.inf, np.float32)
+    old = np.full((32, 8), np.nan, np.float32)
+    index_max.interpret(src, index, out, old, grid=(2,), BM=16, D=8, after=after)
+    ref = np.full((8, 8), -np.inf)
+    np.maximum.at(ref, index, src)
+    np.testing.assert_array_equal(out, ref)
+    assert np.isin(old, np.concatenate([src.ravel(), [-np.inf]])).all()  # each read a value some element wrote
+    assert (np.maximum(old, src) <= out[index]).all()
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_scalar_pointer_atomics(after):
+    counter, lock, out = np.zeros(1, np.int32), np.zeros(5, np.int32), np.full(5, -1, np.int32)
+    lock[2] = 7  # not 0: its swap does not happen
+    tickets.interpret(counter, lock, out, grid=(5,), after=after)
+    assert sorted(out.tolist()) == list(range(5)) and counter[0] == 5
+    np.testing.assert_array_equal(lock, np.where(np.arange(5) == 2, 7, out + 100))
+
+
+def test_the_ptx_of_the_atomics():
+    x, h = np.zeros(256, np.int32), np.zeros(37, np.int32)
+    f = np.zeros((32, 8), np.float32)
+    for arch in ("sm_80", "sm_90a"):
+        assert "red.global.add" in histogram.compile(x, h, 256, BLOCK=128, arch=arch).asm["ptx"]
+        index_max.compile(f, x, f, f, BM=16, D=8, arch=arch)
+        assert "global.cas.b32" in tickets.compile(x, x, x, arch=arch).asm["ptx"]
+
+
+def test_atomic_errors():
+    @tl.kernel
+    def halves(x, h, B: tl.constexpr):
+        tl.atomic_add(h + tl.arange(0, B), tl.load(x + tl.arange(0, B)))
+
+    a = np.zeros(64, np.float16)
+    with pytest.raises(LangError, match=r"tl.atomic_add combines f32 or i32 elements atomically; 'h' holds tl.float16"):
+        halves.interpret(a, a, grid=(1,), B=64)
+
+
+@tl.kernel(num_warps=2)
+def cross_entropy(logits, targets, loss, stride, n_cols, BLOCK: tl.constexpr):
+    """Triton's cross entropy: a row's log-sum-exp, the target's logit through a scalar pointer into the
+    2-D array, an int64 target read through a masked scalar pointer."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(logits + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
+    m = tl.max(x, axis=0)
+    lse = m + tl.log(tl.sum(tl.exp(x - m), axis=0))
+    target = tl.load(targets + row, mask=row >= 0)
+    tl.store(loss + row, lse - tl.load(logits + row * stride + target))
+
+
+@tl.kernel(num_warps=1)
+def bare_pointers(x_ptr, scale_ptr, out_ptr, amax_ptr, n, BLOCK: tl.constexpr):
+    """Array arguments used as pointers to their first element (tl.load(scale_ptr)), a pointer argument
+    advanced in a loop (x_ptr += BLOCK), a 1 x BLOCK tile of pointers (x + v[None, :])."""
+    s = tl.load(scale_ptr)
+    acc = tl.zeros((1, BLOCK), dtype=tl.float32)
+    for _ in tl.range(0, n // BLOCK):
+        acc += tl.load(x_ptr + tl.arange(0, BLOCK)[None, :])
+        x_ptr += BLOCK
+    tl.store(out_ptr + tl.arange(0, BLOCK)[None, :], acc * s)
+    tl.atomic_max(amax_ptr, tl.max(tl.abs(acc)))
+    tl.store(scale_ptr, s + 1.0)
+
+
+@tl.kernel(num_warps=1)
+def outside_reads_other(x, out, other_out, n):
+    """A scalar pointer outside the array reads other (with and without a mask); a positional mask and other."""
+    pid = tl.program_id(0)
+    tl.store(out + pid, tl.load(x + (pid - 2), other=-9.0))
+    tl.store(other_out + pid, tl.load(x + pid, pid < n, -5.0))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_the_cross_entropy_of_rows(after):
+    logits = RNG.standard_normal((6, 50)).astype(np.float32)
+    targets = RNG.integers(0, 50, 6).astype(np.int64)
+    loss = np.full(6, np.nan, np.float32)
+    cross_entropy.interpret(logits, targets, loss, 50, 50, grid=(6,), BLOCK=64, after=after)
+    x = logits.astype(np.float64)
+    ref = np.log(np.exp(x - x.max(1, keepdims=True)).sum(1)) + x.max(1) - x[np.arange(6), targets]
+    np.testing.assert_allclose(loss, ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_array_arguments_as_pointers(after):
+    x = RNG.standard_normal(96).astype(np.float32)
+    scale, out, amax = np.array([3.0], np.float32), np.full(32, np.nan, np.float32), np.zeros(1, np.float32)
+    bare_pointers.interpret(x, scale, out, amax, 96, grid=(1,), BLOCK=32, after=after)
+    acc = x.reshape(3, 32).astype(np.float64).sum(0)
+    np.testing.assert_allclose(out, acc * 3, rtol=1e-5)
+    np.testing.assert_allclose(amax, np.abs(acc).max(), rtol=1e-5)
+    assert scale[0] == 4.0
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_scalar_pointers_outside_the_array_read_other(after):
+    x = RNG.standard_normal(6).astype(np.float32)
+    out, other_out = np.full(8, np.nan, np.float32), np.full(8, np.nan, np.float32)
+    outside_reads_other.interpret(x, out, other_out, 5, grid=(8,), after=after)
+    np.testing.assert_array_equal(out, [-9, -9, *x[0:6]])
+    np.testing.assert_array_equal(other_out, [*x[:5], -5, -5, -5])
+
+
+def test_a_value_wider_than_its_pointers_is_an_error():
+    @tl.kernel
+    def too_wide(x, B: tl.constexpr):
+        tl.store(x + tl.arange(0, B), tl.zeros((B, B)))
+
+    with pytest.raises(LangError, match=r"does not fit the \(8,\) offsets"):
+        too_wide.interpret(np.zeros(64, np.float32), grid=(1,), B=8)

@@ -772,3 +772,17 @@ def test_counters_used_as_values(after):
     o = np.full(8, np.nan, np.float32)
     counters_used_as_values.interpret(x, o, 4, grid=(1,), B=8, after=after)
     np.testing.assert_allclose(o, x * 6 + 6, rtol=1e-6)
+
+
+@tl.kernel(num_warps=1)
+def python_min_max(o, M, GROUP: tl.constexpr):
+    """Python's min / max on run-time scalars (the matmul tutorial's group size): tl.minimum / tl.maximum."""
+    g = min(M - tl.program_id(0), GROUP)
+    tl.store(o + tl.program_id(0), max(g, 1, GROUP - 5))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_python_min_and_max_of_traced_scalars(after):
+    o = np.zeros(4, np.int32)
+    python_min_max.interpret(o, 3, grid=(4,), GROUP=2, after=after)
+    np.testing.assert_array_equal(o, [2, 2, 1, 1])

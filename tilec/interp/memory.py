@@ -102,7 +102,7 @@ class GlobalView:
             m = mask[w[0]]
             dst[m] = src[m]  # dst is a view: this writes the caller's array
 
-    def _inside(self, indices: list[np.ndarray], linear: bool) -> np.ndarray:
+    def inside(self, indices: list[np.ndarray], linear: bool) -> np.ndarray:
         """Which elements of ``indices`` (index arrays, one per dimension, or one of offsets in memory
         with ``linear``) fall inside the view."""
         extents = (self.span().shape[0],) if linear else self.shape
@@ -124,7 +124,7 @@ class GlobalView:
     def gather(self, indices: list[np.ndarray], linear: bool = False, mask: np.ndarray | None = None,
                other: float = 0.0) -> np.ndarray:
         """The elements at ``indices``; ``other`` where they fall outside the view or ``mask`` is false."""
-        inside = self._inside(indices, linear)
+        inside = self.inside(indices, linear)
         keep = inside if mask is None else inside & mask
         source = self.span() if linear else self.array
         out = np.full(keep.shape, other, dtype=self.array.dtype)
@@ -138,7 +138,7 @@ class GlobalView:
     def scatter(self, indices: list[np.ndarray], values: np.ndarray, mask: np.ndarray | None = None,
                 linear: bool = False) -> None:
         """``values`` written at ``indices`` (where ``mask``); nothing outside the view."""
-        inside = self._inside(indices, linear)
+        inside = self.inside(indices, linear)
         keep = inside if mask is None else inside & mask
         if not keep.any():
             return

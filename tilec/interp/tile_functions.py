@@ -867,6 +867,40 @@ class TileFunctions(InterpreterFunctions):
             return () if op.old is None else (old,)
         return (self._from_warp0(op, old) if by_warp0 else old,)
 
+    @impl(t.ScatterAtomicOp)
+    def run_scatter_atomic(self, interpreter: Interpreter, op: t.ScatterAtomicOp, args: PythonValues):
+        """Each element combined at its coordinates (its offset in memory with ``linear``) in the order of
+        the elements, so elements naming one place each combine; its old value is the place's value
+        before its own combine (0 outside the view or masked off). A per-warp execution combines once a
+        block as :meth:`run_atomic` does."""
+        value, dest, *rest = args
+        n = len(op.indices)
+        dims = _register_dims(op.value.type)
+        value = _register(value, dims, "the combined value")
+        indices = [_register(i, dims, "an index tile") for i in rest[:n]]
+        cmp = _register(rest[n], dims, "the compared value") if op.cmp is not None else None
+        mask = None if op.mask is None else _register(rest[-1], dims, "the atomic's mask").astype(bool)
+        fetch = op.old is not None and bool(op.old.uses)
+        by_warp0 = self.ctx.warp is not None and atomic_combiners(op, *self._varying_ids(op)) == "the block"
+        if by_warp0 and self.ctx.warp != 0:
+            if not fetch:
+                return () if op.old is None else (np.zeros(dims, numpy_dtype(op.value.type.element_type)),)
+            return (self._from_warp0(op, None),)
+        linear = op.linear is not None
+        keep = dest.inside(indices, linear) if mask is None else dest.inside(indices, linear) & mask
+        target = dest.span() if linear else dest.array
+        if keep.any() and not target.flags.writeable:
+            raise OpError("the global array is read-only")
+        old = np.zeros(dims, dtype=target.dtype)
+        for p in zip(*np.nonzero(keep)):
+            place = tuple(int(i[p]) for i in indices)
+            before = np.array([target[place]])
+            old[p] = before[0]
+            target[place] = _atomic_result(op.kind.data, before, value[p], None if cmp is None else cmp[p])[0]
+        if not fetch:
+            return () if op.old is None else (old,)
+        return (self._from_warp0(op, old) if by_warp0 else old,)
+
     def _from_warp0(self, op: t.AtomicOp, old: np.ndarray | None) -> np.ndarray:
         """Warp 0's old values of ``op`` (``old`` when this is warp 0), handed over between two barriers."""
         stash = self.ctx.shared.atomic_old

@@ -230,8 +230,9 @@ def flatten_carried(init: Sequence[Any], names: Sequence[str]) -> tuple[list[Any
             elif template.same_window_shape(v):
                 out += v.offsets
             else:
-                raise error(f"'{name}' is a {template.describe()} before and {getattr(v, 'describe', lambda: repr(v))()} "
-                            "after: a carried block pointer keeps its array and block shape (tl.advance moves it)")
+                raise error(f"'{name}' is a {template.describe()} and a {getattr(v, 'describe', lambda: repr(v))()}: "
+                            "a pointer carried through a loop or chosen by an if keeps its array (a block pointer "
+                            "its block shape too); only its offsets move")
         return out
 
     return flat, flat_names, unpack, pack

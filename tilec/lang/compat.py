@@ -12,6 +12,8 @@ names (``libdevice.tanh``, ``libdevice.fast_expf``, ``libdevice.rsqrt`` ...).
 
 from __future__ import annotations
 
+import builtins
+import functools
 from types import SimpleNamespace
 from typing import Any
 
@@ -179,6 +181,24 @@ def missing(name: str) -> MissingName:
     """The error for ``tl.<name>``, which tilec.lang does not have."""
     return MissingName(str(error(f"tl.{name} is not in tilec.lang (see tilec.lang.__all__ for the names it has; "
                                  "docs/tutorial.md shows the window-based loads and stores)")))
+
+
+def _traced(x: Any) -> bool:
+    return isinstance(x, (Value, Expanded))
+
+
+def python_min(*args: Any) -> Any:
+    """Python's ``min`` in a kernel: ``tl.minimum`` of traced values (Triton's mapping), else Python's."""
+    if any(_traced(a) for a in args):
+        return functools.reduce(minimum, args)
+    return builtins.min(*args)
+
+
+def python_max(*args: Any) -> Any:
+    """Python's ``max`` in a kernel: ``tl.maximum`` of traced values (Triton's mapping), else Python's."""
+    if any(_traced(a) for a in args):
+        return functools.reduce(ops.maximum, args)
+    return builtins.max(*args)
 
 
 def sqrt_rn(x: Any) -> Any:

@@ -23,7 +23,7 @@ from tilec.lang.block_ptr import any_block_ptr, carried_as_offsets, flatten_carr
 from tilec.lang.branch import NUMBERS, NoValue, number_constant, number_type
 from tilec.lang.ops import index
 from tilec.lang.tracing import current, error
-from tilec.lang.values import (Expanded, OrientationConflict, Scalar, Value, Vector, nonnegative, reoriented,
+from tilec.lang.values import (Expanded, OrientationConflict, Pointer, Scalar, Value, Vector, View, nonnegative, reoriented,
                                reoriented_or_none, where, wrap)
 
 
@@ -70,6 +70,7 @@ class range:  # noqa: N801 - used as tl.range, like Python's
                     index_name: str = "i") -> tuple:
         """Trace ``body(i, *carried)`` into an ``scf.for`` (twice when it changes a Python number, which is then
         carried as a scalar); returns the carried values after the loop."""
+        init = _arrays_as_pointers(init)
         if any_block_ptr(init):  # carried as their offsets
             flat, flat_names, unpack, pack = flatten_carried(init, names)
             out = self.__tl_loop__(flat, lambda i, *c: tuple(pack(body(i, *unpack(c)))), flat_names, index_name)
@@ -306,6 +307,7 @@ def while_loop(init: Sequence[Any], test: Callable[..., Any], body: Callable[...
     if leaked:
         raise error(f"'{leaked[0]}' is first assigned inside this while loop, which runs on the GPU, and used "
                     "after it: give it a value before the loop (it is then carried through the loop)")
+    init = _arrays_as_pointers(init)
     if any_block_ptr(init):  # carried as their offsets
         flat, flat_names, unpack, pack = flatten_carried(init, names)
         out = while_loop(flat, lambda *c: test(*unpack(c)), lambda *c: tuple(pack(body(*unpack(c)))), flat_names)
@@ -378,6 +380,12 @@ def _trace_while(init: list, test: Callable[..., Any], body: Callable[..., tuple
         elif ty is not None:
             changed[i] = ty
     return before, after, traced, yielded, changed
+
+
+def _arrays_as_pointers(init: Sequence[Any]) -> list[Any]:
+    """A loop's carried names that hold an array argument are the body's to move: Triton's ``x_ptr +=
+    BLOCK`` on the argument itself. They enter the loop as pointers to the array's first element."""
+    return [Pointer(v, 0) if isinstance(v, View) else v for v in init]
 
 
 def _numbers_used_as_values(e: AttributeError, init: Sequence[Any]) -> dict[int, Attribute]:

@@ -181,11 +181,13 @@ def load(view: Any, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any
     padding_option="zero")`` (every dimension is checked; ``"nan"`` pads with NaN).
     """
     _memory_hints("tl.load", cache_modifier, eviction_policy)
+    if isinstance(view, View) and shape is None and _no_offsets(offsets):  # tl.load(x_ptr): its first element
+        view = Pointer(view, 0)
     if isinstance(view, Pointer):  # Triton's tl.load(x_ptr + offsets, mask, other)
         if volatile or boundary_check or padding_option:
             raise error("tl.load of pointers (x + offsets) takes mask= and other=; volatile, boundary_check and "
                         "padding_option belong to other forms")
-        if offsets not in ((), None):  # tl.load(ptr, mask, other), positionally
+        if not _no_offsets(offsets):  # tl.load(ptr, mask, other), positionally
             if mask is not None:
                 raise error("tl.load(ptr, ...) got mask= twice (positionally and by name)")
             mask, other = offsets, (shape if shape is not None else other)
@@ -195,7 +197,7 @@ def load(view: Any, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any
     if isinstance(view, View) and pointers.has_index_tiles(offsets):  # numpy's x[rows, cols] with index tiles
         return pointers.gather(view, offsets, shape, mask=mask, other=other)
     if hasattr(view, "__tl_window__"):  # a block pointer (tilec.lang.block_ptr)
-        if offsets not in ((), None) or shape is not None or mask is not None:
+        if not _no_offsets(offsets) or shape is not None or mask is not None:
             raise error("tl.load of a block pointer takes no mask, offsets or shape: the pointer is the window "
                         "(tl.advance moves it)")
         source, origin, dims, fill, transposed = view.__tl_window__(None, "tl.load", padding_option)
@@ -248,6 +250,11 @@ def load(view: Any, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any
     return wrap(current().value(t.LoadOp(view.value, offsets, ty, other=float(other)), f"{view.name}_t"))
 
 
+def _no_offsets(offsets: Any) -> bool:
+    """Whether a load or store was given no offsets (``()`` or None; a traced value is never compared)."""
+    return offsets is None or (isinstance(offsets, (tuple, list)) and len(offsets) == 0)
+
+
 def _inside_window(view: View, offsets: Any, like: Tile | Vector) -> Tile | Vector:
     """Which elements of the window at ``offsets`` (of ``like``'s shape) lie inside the array: a load
     fills those outside with a number by itself; with a tile-valued ``other`` this chooses."""
@@ -279,7 +286,7 @@ def _load_shared(tile: Shared, offsets: Any, shape: Any) -> Tile:
     dims = tile.shape if shape is None else _static_shape(shape, "tl.load's shape")
     if len(dims) != 2:
         raise error(f"tl.load from a shared tile makes 2-D tiles, got shape {dims}")
-    if offsets in ((), None) and tuple(dims) == tile.shape:
+    if _no_offsets(offsets) and tuple(dims) == tile.shape:
         indices: list[SSAValue] = []
     else:
         offsets = offsets if isinstance(offsets, (tuple, list)) else (offsets,)
@@ -503,6 +510,8 @@ def store(view: Any, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: An
     ``offsets``; elements outside the array are dropped, and so are those where ``mask`` (a boolean
     tile, vector or scalar broadcast to the value, Triton's ``mask=``) is false."""
     _memory_hints("tl.store", cache_modifier, eviction_policy)
+    if isinstance(view, View) and value is _NO_VALUE:  # tl.store(x_ptr, value): at its first element
+        view = Pointer(view, 0)
     if isinstance(view, Pointer):  # Triton's tl.store(x_ptr + offsets, value, mask)
         if boundary_check:
             raise error("tl.store of pointers (x + offsets) takes mask=, not boundary_check")
@@ -567,6 +576,25 @@ def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any, cmp: Any 
     if sem not in _SEMANTICS or scope not in _SCOPES:
         raise error(f"{who}(sem={sem!r}, scope={scope!r}): tilec's atomics are acquire-release at GPU scope, which "
                     f"serves sem in {_SEMANTICS[1:]} and scope in {_SCOPES[1:]}")
+    ordered = sem in ("acquire", "release", "acq_rel")
+    if isinstance(view, View) and value is _NO_VALUE:  # tl.atomic_max(x_ptr, v): at its first element
+        view = Pointer(view, 0)
+    if isinstance(view, Pointer):  # Triton's tl.atomic_add(x_ptr + offsets, value, mask), tl.atomic_cas(ptr, cmp, value)
+        if kind == "cas":
+            if value is not _NO_VALUE:
+                raise error(f"{who}(pointer, cmp, value) takes two values after the pointer, got three")
+            cmp, value = offsets, cmp
+        else:
+            if value is not _NO_VALUE:  # tl.atomic_add(ptr, value, mask), positionally
+                if mask is not None:
+                    raise error(f"{who}(ptr, ...) got mask= twice (positionally and by name)")
+                mask = value
+            value = offsets
+        return pointers.atomic(kind, view.view, (view.offset,), value, cmp, mask, True, ordered, who)
+    if value is _NO_VALUE:
+        raise error(f"{who}(view, offsets, value): the value is missing")
+    if isinstance(view, View) and pointers.has_index_tiles(offsets):  # numpy's np.add.at(x, (rows, cols), v)
+        return pointers.atomic(kind, view, offsets, value, cmp, mask, False, ordered, who)
     if not isinstance(view, View):
         raise error(f"{who} combines into an array argument of the kernel, got {_describe(view)}")
     one = isinstance(value, (Scalar, int, float)) and not isinstance(value, bool)
@@ -590,7 +618,7 @@ def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any, cmp: Any 
         return Scalar(current().value(t.ExtractOp(old.value))) if one else old
     op = t.AtomicOp(kind, value.value, view.value, _offsets(view, offsets, who),
                     None if cmp is None else cmp.value, returns=True, mask=None if bits is True else bits.value,
-                    ordered=sem in ("acquire", "release", "acq_rel"))
+                    ordered=ordered)
     old = wrap(current().value(op))
     if one:  # a scalar's one element: Triton's scalar atomic gives a scalar
         return Scalar(current().value(t.ExtractOp(old.value)))
@@ -610,7 +638,7 @@ def _atomic_operand(who: str, what: str, view: View, value: Any) -> Tile | Vecto
     return value
 
 
-def atomic_add(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None, sem: Any = None,
+def atomic_add(view: View, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None, sem: Any = None,
                scope: Any = None) -> Tile | Vector | Scalar:
     """Add ``value`` (a tile, a vector or a scalar) into ``view`` at ``offsets`` atomically (Triton's
     ``tl.atomic_add``): f32 or int32 arrays. Each element is added once however many threads hold it:
@@ -625,7 +653,7 @@ def atomic_add(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = No
     return _atomic("add", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
-def atomic_max(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None, sem: Any = None,
+def atomic_max(view: View, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None, sem: Any = None,
                scope: Any = None) -> Tile | Vector | Scalar:
     """The element-wise maximum of ``view`` at ``offsets`` and ``value``, atomically (int32 and float32
     arrays; a float as integer operations on its bits, chosen by its sign); the old values as
@@ -633,20 +661,20 @@ def atomic_max(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = No
     return _atomic("max", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
-def atomic_min(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None, sem: Any = None,
+def atomic_min(view: View, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None, sem: Any = None,
                scope: Any = None) -> Tile | Vector | Scalar:
     """The element-wise minimum, atomically (int32 and float32 arrays); the old values."""
     return _atomic("min", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
-def atomic_xchg(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None, sem: Any = None,
+def atomic_xchg(view: View, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None, sem: Any = None,
                 scope: Any = None) -> Tile | Vector | Scalar:
     """Write ``value`` into ``view`` at ``offsets`` atomically and give the old values (Triton's
     ``tl.atomic_xchg``; int32 and float32 arrays; always PTX's ``atom``, acquire-release: a lock's release)."""
     return _atomic("xchg", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
-def atomic_cas(view: View, offsets: Sequence[Any], cmp: Any, value: Any, *, mask: Any = None, sem: Any = None,
+def atomic_cas(view: View, offsets: Sequence[Any], cmp: Any, value: Any = _NO_VALUE, *, mask: Any = None, sem: Any = None,
                scope: Any = None) -> Tile | Vector | Scalar:
     """Compare and swap (Triton's ``tl.atomic_cas(pointer, cmp, val)``): where an element of ``view`` at
     ``offsets`` equals ``cmp`` (bit for bit), write ``value``; give the old values either way. int32
@@ -654,19 +682,19 @@ def atomic_cas(view: View, offsets: Sequence[Any], cmp: Any, value: Any, *, mask
     return _atomic("cas", view, offsets, value, cmp, mask=mask, sem=sem, scope=scope)
 
 
-def atomic_and(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None, sem: Any = None,
+def atomic_and(view: View, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None, sem: Any = None,
                scope: Any = None) -> Tile | Vector | Scalar:
     """Bitwise and into an int32 array atomically; the old values."""
     return _atomic("and", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
-def atomic_or(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None, sem: Any = None,
+def atomic_or(view: View, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None, sem: Any = None,
               scope: Any = None) -> Tile | Vector | Scalar:
     """Bitwise or into an int32 array atomically; the old values."""
     return _atomic("or", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
-def atomic_xor(view: View, offsets: Sequence[Any], value: Any, *, mask: Any = None, sem: Any = None,
+def atomic_xor(view: View, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None, sem: Any = None,
                scope: Any = None) -> Tile | Vector | Scalar:
     """Bitwise exclusive or into an int32 array atomically; the old values."""
     return _atomic("xor", view, offsets, value, mask=mask, sem=sem, scope=scope)

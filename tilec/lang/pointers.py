@@ -38,10 +38,22 @@ def _index_tiles(parts: Sequence[Any], extra: Sequence[Any], who: str) -> tuple[
     register tiles of i32, or i64 where one of them is 64-bit."""
     width = max(offset_width(p, who) for p in parts)
     shape = _result_shape([*parts, *extra])  # a LangError at the line where they do not broadcast
+    expanded = [p for p in (*parts, *extra) if isinstance(p, Expanded)]
+    if shape.kind == "vector" and expanded:  # x + v[None, :] alone: a tile of one row (Triton's 1 x N pointers)
+        n = expanded[0].vector.shape[0]
+        shape = _Shape("tile", (n, 1) if expanded[0].axis == 0 else (1, n))
     if shape.kind == "scalar":
         raise error(f"{who}: the offsets are all numbers; give a window's shape=(...) or a tile of offsets")
     element = IntegerType(64 if width == 64 else 32)
     return shape, [_materialize(p, shape, element) for p in parts]
+
+
+def _check_fits(value: Any, shape: _Shape, who: str) -> None:
+    """A stored value broadcasts to the pointers' shape, as Triton's does; it does not widen it."""
+    if isinstance(value, Tile) and (shape.kind != "tile" or value.shape != tuple(shape.dims)) or \
+            isinstance(value, Vector) and shape.kind == "vector" and value.shape[0] != shape.dims[0]:
+        dims = tuple(shape.dims) if shape.kind == "tile" else (shape.dims[0],)
+        raise error(f"{who}: a {describe(value)} does not fit the {dims} offsets it is written at")
 
 
 def _bits(mask: Any, like: SSAValue, who: str) -> Any:
@@ -94,7 +106,8 @@ def scatter(view: View, offsets: Any, value: Any, *, mask: Any = None, linear: b
                     f"offset{'s' if want > 1 else ''} (one per dimension), got {len(parts)}")
     if not isinstance(value, (Tile, Vector, Expanded, Scalar, int, float)) or isinstance(value, bool):
         raise error(f"{who} writes a tile, a vector or a scalar, got {describe(value)}")
-    result, indices = _index_tiles(parts, (value,), who)
+    result, indices = _index_tiles(parts, [mask] if isinstance(mask, (Tile, Vector, Expanded)) else [], who)
+    _check_fits(value, result, who)
     element = view.type.element_type
     if isinstance(value, (int, float)):
         data = wrap(_materialize(value, result, element))
@@ -110,20 +123,62 @@ def scatter(view: View, offsets: Any, value: Any, *, mask: Any = None, linear: b
     current().emit(t.ScatterOp(data.value, view.value, indices, None if bits is True else bits.value, linear))
 
 
+def atomic(kind: str, view: View, offsets: Any, value: Any, cmp: Any, mask: Any, linear: bool, ordered: bool,
+           who: str) -> Tile | Vector | Scalar:
+    """``tile.scatter_atomic`` of ``kind``: ``value`` (and ``cas``'s ``cmp``) broadcast to the offsets' shape,
+    combined into ``view`` at them; the old values in that shape (a scalar for one scalar offset)."""
+    kinds = t.ATOMIC_KINDS[kind]
+    if view.type.element_type not in kinds:
+        raise error(f"{who} combines {' or '.join(str(k) for k in kinds)} elements atomically; {view.name!r} holds "
+                    f"{view.dtype}")
+    parts = list(offsets) if isinstance(offsets, (tuple, list)) else [offsets]
+    one = not has_index_tiles(parts)
+    if one:  # one element (x + i with a scalar i): a vector of one
+        parts = [wrap(_materialize(p, _Shape("vector", (1, "col")), IntegerType(64))) for p in parts]
+        if isinstance(mask, Scalar):
+            mask = wrap(_materialize(mask, _Shape("vector", (1, "col")), IntegerType(1)))
+    for what, x in (("value", value), ("cmp", cmp)):
+        if x is not None and (not isinstance(x, (Tile, Vector, Expanded, Scalar, int, float)) or isinstance(x, bool)):
+            raise error(f"{who} combines a tile, a vector or a scalar, got {describe(x)} as its {what}")
+    result, indices = _index_tiles(parts, [mask] if isinstance(mask, (Tile, Vector, Expanded)) else [], who)
+    for x in (value, cmp):
+        _check_fits(x, result, who)
+    element = view.type.element_type
+
+    def as_data(x: Any) -> Value:
+        own = element if isinstance(x, (int, float)) else (
+            x.vector.type.element_type if isinstance(x, Expanded) else
+            x.type.element_type if isinstance(x, (Tile, Vector)) else x.type)
+        data = wrap(_materialize(x, result, own))
+        return data if data.type.element_type == element else stored_as(data, view)
+
+    data = as_data(value)
+    compared = None if cmp is None else as_data(cmp)
+    bits = True if mask is None else _bits(mask, data.value, who)
+    if bits is False:
+        from_nothing = wrap(_materialize(0, result, element))
+        return Scalar(current().value(t.ExtractOp(from_nothing.value))) if one else from_nothing
+    op = t.ScatterAtomicOp(kind, data.value, view.value, indices, None if compared is None else compared.value,
+                           returns=True, mask=None if bits is True else bits.value, ordered=ordered, linear=linear)
+    old = wrap(current().value(op))
+    return Scalar(current().value(t.ExtractOp(old.value))) if one else old
+
+
 def load(ptr: Pointer, mask: Any = None, other: Any = None, who: str = "tl.load") -> Tile | Vector | Scalar:
     """``tl.load(x + offsets, mask=..., other=...)``: the elements at the pointers (a scalar for one)."""
-    other = 0.0 if other is None else other
+    other = 0 if other is None else other
     if isinstance(ptr.offset, (Tile, Vector, Expanded)):
         return gather(ptr.view, (ptr.offset,), mask=mask, other=other, linear=True, who=who)
-    # one element: a scalar, as Triton's load of a pointer
+    # one element: a gather of one (outside the array, or masked off, it reads other), as a scalar
     offset_width(ptr.offset, who)
-    op = t.LoadScalarOp(ptr.view.value, [index(ptr.offset, f"{who}'s offset")], linear=True)
-    value = Scalar(current().value(op, f"{ptr.view.name}_s"))
-    if mask is None or mask is True:
-        return value
-    if not (mask is False or isinstance(mask, Scalar) and mask.type == IntegerType(1)):
-        raise error(f"{who} of one element takes a boolean scalar as mask=, got {describe(mask)}")
-    return where(mask, value, other)
+    one = _Shape("vector", (1, "col"))
+    if mask is not None and not isinstance(mask, bool):
+        if not (isinstance(mask, Scalar) and mask.type == IntegerType(1)):
+            raise error(f"{who} of one element takes a boolean scalar as mask=, got {describe(mask)}")
+        mask = wrap(_materialize(mask, one, IntegerType(1)))
+    index = wrap(_materialize(ptr.offset, one, IntegerType(64)))
+    got = gather(ptr.view, (index,), mask=mask, other=other, linear=True, who=who)
+    return Scalar(current().value(t.ExtractOp(got.value), f"{ptr.view.name}_s"))
 
 
 def store(ptr: Pointer, value: Any, mask: Any = None, who: str = "tl.store") -> None:
@@ -139,4 +194,4 @@ def store(ptr: Pointer, value: Any, mask: Any = None, who: str = "tl.store") -> 
     scatter(ptr.view, (offset,), value, mask=mask, linear=True, who=who)
 
 
-__all__ = ["gather", "has_index_tiles", "load", "scatter", "store"]
+__all__ = ["atomic", "gather", "has_index_tiles", "load", "scatter", "store"]

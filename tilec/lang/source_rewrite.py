@@ -56,6 +56,7 @@ takes it as a name with no value yet (which its body may assign first). A branch
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 import inspect
 import types
@@ -186,6 +187,8 @@ LOOPS = "__tl_loops"
 """The name the rewritten function reads :mod:`tilec.lang.loop` by, for its ``while`` loops."""
 
 LOGIC = "__tl_logic"
+EXTREMES = "__tl_extremes"
+"""The name the rewritten ``min`` / ``max`` calls go to (:func:`tilec.lang.compat.python_min`)."""
 """The name the rewritten function reads :mod:`tilec.lang.branch` by, for its ``and``/``or``/``not``."""
 
 
@@ -194,8 +197,23 @@ class _LogicalOperators(ast.NodeTransformer):
     and trace a run-time condition's conjunction, disjunction, negation or choice on traced scalars
     (Triton's ``and`` in ``if pid < n and x > 0:``); ``b`` stays lazy (a lambda), as Python's."""
 
-    def __init__(self) -> None:
+    def __init__(self, builtin_extremes: bool = False) -> None:
         self.count = 0
+        self.extremes = 0
+        self.builtin_extremes = builtin_extremes
+        """Whether ``min`` / ``max`` are Python's here (no global or local of those names)."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        """``min(a, b)`` / ``max(a, b)``: Python's on Python values, ``tl.minimum`` / ``tl.maximum`` on traced
+        ones (as Triton maps them: ``min(num_pid_m - first_pid_m, GROUP_SIZE_M)`` in its matmul tutorial)."""
+        self.generic_visit(node)
+        if not (self.builtin_extremes and isinstance(node.func, ast.Name) and node.func.id in ("min", "max")
+                and not node.keywords and len(node.args) >= 2 and not any(isinstance(a, ast.Starred) for a in node.args)):
+            return node
+        self.extremes += 1
+        call = ast.Call(func=ast.Attribute(value=ast.Name(id=EXTREMES, ctx=ast.Load()), attr=f"python_{node.func.id}",
+                                           ctx=ast.Load()), args=node.args, keywords=[])
+        return ast.fix_missing_locations(ast.copy_location(call, node))
 
     def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
         self.generic_visit(node)
@@ -642,14 +660,19 @@ def rewrite(fn: Callable[..., Any], range_objects: tuple[Any, ...]) -> Callable[
 
     params = [a.arg for a in (*fdef.args.posonlyargs, *fdef.args.args, *fdef.args.kwonlyargs)]
     _structured_returns(fdef)
-    logic = _LogicalOperators()
+    local = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} | set(params)
+    builtin_extremes = all(name not in local and scope.get(name, getattr(builtins, name)) is getattr(builtins, name)
+                           for name in ("min", "max"))
+    logic = _LogicalOperators(builtin_extremes)
     fdef.body = [logic.visit(stmt) for stmt in fdef.body]
     rewriter = _Rewriter(is_range, filename, params)
     rewriter.visit(fdef)
-    if rewriter.count == 0 and logic.count == 0:
+    if rewriter.count == 0 and logic.count == 0 and logic.extremes == 0:
         return fn
     if logic.count:  # the module the and/or/not calls go to
         _prepend(fdef, f"{LOGIC} = __import__('tilec.lang.branch', fromlist=['logical_and'])")
+    if logic.extremes:  # the module the min/max calls go to
+        _prepend(fdef, f"{EXTREMES} = __import__('tilec.lang.compat', fromlist=['python_min'])")
     if rewriter.uses_loops:  # the module a rewritten while loop calls
         _prepend(fdef, f"{LOOPS} = __import__('tilec.lang.loop', fromlist=['while_loop'])")
     if rewriter.uses_no_value:  # what a rewritten if gives a name that has no value before it

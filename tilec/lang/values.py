@@ -390,8 +390,14 @@ class Pointer:
         if isinstance(delta, int) and isinstance(self.offset, int):
             return Pointer(self.view, self.offset + sign * delta)
         if isinstance(self.offset, int) and self.offset == 0 and sign > 0:
-            return Pointer(self.view, delta)
-        return Pointer(self.view, self.offset + delta if sign > 0 else self.offset - delta)
+            offset = delta
+        else:
+            offset = self.offset + delta if sign > 0 else self.offset - delta
+        if isinstance(offset, Scalar) and not isinstance(offset.type, IndexType):
+            # one element's offset is an index (64 bits), however computed: an if's branches and a loop's
+            # carried value (a Python 0 carried as an index) agree
+            offset = offset.to(dtypes.index)
+        return Pointer(self.view, offset)
 
     def __add__(self, delta: Any) -> Pointer:
         return self._moved(delta, 1)
@@ -412,7 +418,7 @@ class Pointer:
         return isinstance(other, Pointer) and other.view is self.view
 
     def describe(self) -> str:
-        kind = "pointers" if isinstance(self.offset, (Tile, Vector, Expanded)) else "pointer"
+        kind = "tile of pointers" if isinstance(self.offset, (Tile, Vector, Expanded)) else "pointer"
         return f"{kind} into {self.view.name!r} ({self.view.dtype})"
 
     def __bool__(self) -> bool:

@@ -343,8 +343,9 @@ def agreeing_classes(fn: Operation, uf: _UnionFind | None = None) -> _UnionFind:
                 uf.union(op.c, op.result)
             case t.WgmmaWaitOp():
                 uf.union(op.value, op.result)
-            case t.AtomicOp():
-                for v in (op.cmp, op.mask, op.old):
+            case t.AtomicOp() | t.ScatterAtomicOp():
+                extra = list(op.indices) if isinstance(op, t.ScatterAtomicOp) else []  # element i at index i
+                for v in (op.cmp, op.mask, op.old, *extra):
                     if v is not None:
                         uf.union(op.value, v)
             case t.StoreOp() if op.mask is not None:
@@ -375,12 +376,12 @@ class Conversion:
 
 
 _BLOCK_TILE_OPS = (t.LoadOp, t.StoreOp, t.GatherOp, t.ScatterOp, t.ZerosOp, t.FillOp, t.IotaOp, t.BroadcastOp, t.ConvertLayoutOp, t.TransposeOp,
-                   t.ExtractOp, t.AtomicOp, *_ELEMENTWISE, *_REDUCTIONS, scf.ForOp, scf.IfOp, scf.YieldOp,
+                   t.ExtractOp, t.AtomicOp, t.ScatterAtomicOp, *_ELEMENTWISE, *_REDUCTIONS, scf.ForOp, scf.IfOp, scf.YieldOp,
                    scf.WhileOp, scf.ConditionOp)
 """The ops a tile spread over the block's warps lowers through (an mma operand or accumulator is a warp's)."""
 
 
-_BLOCK_VECTOR_OPS = tuple(op for op in _BLOCK_TILE_OPS if op is not t.AtomicOp)
+_BLOCK_VECTOR_OPS = tuple(op for op in _BLOCK_TILE_OPS if op not in t.ATOMIC_OPS)
 """The ops a vector of no tile spread over the block lowers through (an atomic of a vector stays each
 warp's: where its place differs between warps, each warp adds its own)."""
 

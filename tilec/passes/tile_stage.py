@@ -242,7 +242,7 @@ def writes_global_memory(loop: scf.ForOp) -> bool:
     for op in loop.walk():
         if isinstance(op, t.StoreOp) and isinstance(op.dest.type, GlobalType):
             return True
-        if isinstance(op, t.AtomicOp | t.BulkStoreOp | t.ScatterOp):
+        if isinstance(op, (*t.ATOMIC_OPS, t.BulkStoreOp, t.ScatterOp)):
             return True
     return False
 

@@ -215,7 +215,7 @@ def flows_into_per_warp_code(value: SSAValue, varying: set[SSAValue], consumers:
                 return True
             indices = getattr(user, "indices", None)
             if indices is not None and any(i in varying for i in indices) and \
-                    (not user.results or isinstance(user, t.AtomicOp)):
+                    (not user.results or isinstance(user, t.ATOMIC_OPS)):
                 return True  # a store or atomic each warp makes at its own place
     return False
 

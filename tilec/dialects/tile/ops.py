@@ -1061,17 +1061,8 @@ class AtomicOp(IRDLOperation):
                          properties=props, result_types=[[value.type] if returns else []])
 
     def verify_(self) -> None:
-        kind = self.kind.data
-        types = ATOMIC_KINDS.get(kind)
-        if types is None:
-            _fail(self, f"kind must be one of {', '.join(ATOMIC_KINDS)}, got {kind!r}")
+        _check_atomic_kind(self)
         value = self.value.type
-        if value.element_type not in types:
-            _fail(self, f"{kind} combines {' or '.join(map(str, types))} elements atomically, "
-                        f"not {value.element_type}")
-        if (kind == "cas") != (self.cmp is not None):
-            _fail(self, "cas takes the values to compare with ('cmp %c')" if kind == "cas"
-                  else f"takes values to compare with only for cas, not {kind}")
         if isinstance(value, RegisterVectorType):
             if _rank(self.dest.type) != 1:
                 _fail(self, f"combines a register vector only into a rank-1 view, got {value} -> {self.dest.type}")
@@ -1081,6 +1072,74 @@ class AtomicOp(IRDLOperation):
         _check_same_element(self, value, self.dest.type)
         if self.mask is not None:
             _check_mask(self, self.mask.type, value)
+
+
+def _check_atomic_kind(op: IRDLOperation) -> None:
+    """An atomic's kind, its element type and whether it has ``cmp`` agree."""
+    kind = op.kind.data
+    types = ATOMIC_KINDS.get(kind)
+    if types is None:
+        _fail(op, f"kind must be one of {', '.join(ATOMIC_KINDS)}, got {kind!r}")
+    value = op.value.type
+    if value.element_type not in types:
+        _fail(op, f"{kind} combines {' or '.join(map(str, types))} elements atomically, not {value.element_type}")
+    if (kind == "cas") != (op.cmp is not None):
+        _fail(op, "cas takes the values to compare with ('cmp %c')" if kind == "cas"
+              else f"takes values to compare with only for cas, not {kind}")
+
+
+@irdl_op_definition
+class ScatterAtomicOp(IRDLOperation):
+    """``tile.atomic`` at coordinates held in register tiles, as ``tile.scatter`` writes them (numpy's
+    ``np.add.at(x, (i, j), v)``; Triton's ``tl.atomic_add`` on a tensor of pointers: a histogram, an
+    index-add): ``tile.scatter_atomic "add" %v, %x[%i] linear mask %m : !tile.rv<128xi32, col> ->
+    !tile.gl<i32, [?]>[!tile.rv<128xi32, col>], !tile.rv<128xi1, col>``. Elements naming one place are
+    each combined (a histogram's counts add up; their old values follow the order the GPU combines
+    them in); the rest is ``tile.atomic``'s: kinds, ``cmp``, mask, old values, ``ordered``, and each
+    element combined once however many threads hold copies of it.
+    """
+
+    name = "tile.scatter_atomic"
+
+    T: ClassVar = VarConstraint("T", base(RegisterType) | base(RegisterVectorType))
+    kind = prop_def(StringAttr)
+    value = operand_def(T)
+    dest = operand_def(GlobalType)
+    indices = var_operand_def(RegisterType | RegisterVectorType)
+    cmp = opt_operand_def(T)
+    mask = opt_operand_def(RegisterType | RegisterVectorType)
+    old = opt_result_def(T)
+    ordered = opt_prop_def(UnitAttr)
+    linear = opt_prop_def(UnitAttr)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    assembly_format = ("$kind (`ordered` $ordered^)? $value `,` $dest `[` $indices `]` (`linear` $linear^)? "
+                       "(`cmp` $cmp^)? (`mask` $mask^)? attr-dict `:` type($value) `->` type($dest) "
+                       "`[` type($indices) `]` (`,` type($mask)^)? (`returns` type($old)^)?")
+
+    def __init__(self, kind: str, value: SSAValue, dest: SSAValue, indices=(), cmp: SSAValue | None = None,
+                 returns: bool = False, mask: SSAValue | None = None, ordered: bool = False, linear: bool = False):
+        value = SSAValue.get(value)
+        props: dict[str, Attribute] = {"kind": StringAttr(kind)}
+        if ordered:
+            props["ordered"] = UnitAttr()
+        if linear:
+            props["linear"] = UnitAttr()
+        super().__init__(operands=[value, dest, indices, [] if cmp is None else [cmp], [] if mask is None else [mask]],
+                         properties=props, result_types=[[value.type] if returns else []])
+
+    def verify_(self) -> None:
+        _check_atomic_kind(self)
+        _check_element_indices(self, self.dest.type, self.indices, self.value.type, self.linear is not None)
+        _check_same_element(self, self.value.type, self.dest.type)
+        if self.mask is not None:
+            _check_mask(self, self.mask.type, self.value.type)
+
+
+ATOMIC_OPS = (AtomicOp, ScatterAtomicOp)
+"""The atomics: at a window (``tile.atomic``) and at coordinates in tiles (``tile.scatter_atomic``)."""
 
 
 def _check_tiled_copy(op: IRDLOperation, tile: SharedType) -> None:
@@ -2307,6 +2366,7 @@ TILE_OPS = [
     StoreOp,
     GatherOp,
     ScatterOp,
+    ScatterAtomicOp,
     CopyOp,
     AsyncCopyOp,
     AsyncCommitOp,

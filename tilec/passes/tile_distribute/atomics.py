@@ -1,4 +1,5 @@
-"""Atomic reductions into global memory (``tile.atomic``) for ``tile-distribute``.
+"""Atomic reductions into global memory (``tile.atomic``, and ``tile.scatter_atomic`` at places held in
+index tiles: their addresses as ``tile.scatter``'s) for ``tile-distribute``.
 
 A store may write an element from every thread that holds a copy of it; an atomic add may not,
 so each element is combined by exactly one of its holders:
@@ -90,11 +91,12 @@ def exchange_slots(bits: int, threads: int) -> int:
 class AtomicLowering:
     """Mixin of :class:`tilec.passes.tile_distribute.kernel.KernelLowering`: lowers ``tile.atomic``."""
 
-    def atomic(self, op: t.AtomicOp) -> None:
+    def atomic(self, op: t.AtomicOp | t.ScatterAtomicOp) -> None:
         em = self.em
         value: Regs = self.get(op.value)
         dst: GlobalArg = self.get(op.dest)
-        origin = [em.cast(self.get(i), i64) for i in op.indices]
+        at_indices = isinstance(op, t.ScatterAtomicOp)  # each element's place from index tiles
+        origin = [] if at_indices else [em.cast(self.get(i), i64) for i in op.indices]
         frag = value.frag
         if not hasattr(self, "_varying_ids"):
             self._varying_ids = (lane_varying(self.fn), warp_varying(self.fn))
@@ -112,7 +114,10 @@ class AtomicLowering:
         scalars = self.scalars(value)
         compared = self.scalars(self.get(op.cmp)) if op.cmp is not None else [None] * len(scalars)
         masked = self.scalars(self.get(op.mask)) if op.mask is not None else [True] * len(scalars)
-        if isinstance(frag, VectorFragment):
+        if at_indices:  # (address, inside) of each value's element, as tile.scatter computes them
+            addressed = self._element_places(dst, op)
+            static = [(pos,) for pos in frag.positions] if isinstance(frag, VectorFragment) else list(frag.value_coords)
+        elif isinstance(frag, VectorFragment):
             base = em.add(origin[0], self.lane_value(frag.lane_fields, i64), i64)
             places = [(em.add(base, pos, i64),) for pos in frag.positions]
             static = [(pos,) for pos in frag.positions]
@@ -125,17 +130,18 @@ class AtomicLowering:
         zero = em.const(0, scalars[0].type) if fetch else None
         olds: list[SSAValue] = []
         first: dict = {}
-        for x, c, bit, coords, key in zip(scalars, compared, masked, places, static):
+        if not at_indices:
+            addressed = [(self.global_ptr(dst, list(coords)),
+                          em.all([self.in_bounds(dst, d, c) for d, c in enumerate(coords)])) for coords in places]
+        for x, c, bit, (ptr, inside), key in zip(scalars, compared, masked, addressed, static):
             if key in first:  # the thread holds this element twice: combined once, its old value shared
                 olds.append(olds[first[key]])
                 continue
             first[key] = len(olds)
-            inside = em.all([self.in_bounds(dst, d, c) for d, c in enumerate(coords)])
             pred = em.all([combiner, inside, bit])
             if pred is False:
                 olds.append(zero)
                 continue
-            ptr = self.global_ptr(dst, list(coords))
             if fetch or kind not in _RED_KINDS or op.ordered is not None:
                 olds.append(self._atom(kind, x, c, ptr, pred))
             elif kind in ("max", "min") and x.type == Float32Type():

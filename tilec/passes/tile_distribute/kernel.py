@@ -180,7 +180,7 @@ def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
               or (isinstance(op, t.ConvertLayoutOp) and needs_scratch(op))
               or (isinstance(op, REDUCTIONS) and reduction_scratch_bytes(op))
               or (isinstance(op, t.ScanOp) and scan_scratch_bytes(op))
-              or (isinstance(op, t.AtomicOp) and atomic_scratch_bytes(op, fn, threads))]
+              or (isinstance(op, t.ATOMIC_OPS) and atomic_scratch_bytes(op, fn, threads))]
     align = bulk_alignment(fn)
     wgmma_tiles = wgmma_alignment(fn)
     for alloc, period in wgmma_tiles.items():
@@ -195,7 +195,7 @@ def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
             size = reduction_scratch_bytes(op)
         elif isinstance(op, t.ScanOp):
             size = scan_scratch_bytes(op)
-        elif isinstance(op, t.AtomicOp):
+        elif isinstance(op, t.ATOMIC_OPS):
             size = atomic_scratch_bytes(op, fn, threads)
         else:
             size = op.result.type.size_bytes
@@ -407,14 +407,14 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         self._proxy_fence = wgmma_reads_generic_writes(self.fn, layout.wgmma_tiles)
         plan, used = {}, set()
         for i, (op, offset, size) in enumerate(layout.entries):
-            hint = (op.old if isinstance(op, t.AtomicOp) else op.result).name_hint or f"smem{i}"
+            hint = (op.old if isinstance(op, t.ATOMIC_OPS) else op.result).name_hint or f"smem{i}"
             if isinstance(op, t.ConvertLayoutOp):
                 hint += "_convert"
             elif isinstance(op, REDUCTIONS):
                 hint += "_partials"
             elif isinstance(op, t.ScanOp):
                 hint += "_totals"
-            elif isinstance(op, t.AtomicOp):
+            elif isinstance(op, t.ATOMIC_OPS):
                 hint += "_old"
             sym = f"{self.name}_{hint}"
             while sym in used:
@@ -517,7 +517,7 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 self.gather(op)
             case t.ScatterOp():
                 self.scatter(op)
-            case t.AtomicOp():
+            case t.AtomicOp() | t.ScatterAtomicOp():
                 self.atomic(op)
             case t.CopyOp():
                 self._copy(op, is_async=False)
@@ -745,9 +745,13 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         em = self.em
         src = self.get(op.source)
         coords = [em.cast(self.get(i), i64) for i in op.indices]
-        inside = em.all([self.in_bounds(src, d, c) for d, c in enumerate(coords)])
+        if op.linear is not None:  # an offset in memory from the view's first element (tile.gather's linear)
+            inside, ptr = em.cmp("ult", coords[0], self.span(src), i64), em.gep(src.ptr, coords[0], src.element_type, i64)
+        else:
+            inside = em.all([self.in_bounds(src, d, c) for d, c in enumerate(coords)])
+            ptr = self.global_ptr(src, coords)
         pred = None if inside is True else em.boolean(inside)
-        value = em.insert(frag_fast.frag_load(self.global_ptr(src, coords), op.result.type, pred)).results[0]
+        value = em.insert(frag_fast.frag_load(ptr, op.result.type, pred)).results[0]
         value.name_hint = op.result.name_hint
         self.vmap[op.result] = value
 

@@ -1,7 +1,7 @@
 // RUN: tile-opt %s --split-input-file --verify-diagnostics | filecheck %s
 // RUN: tile-opt %s --split-input-file --verify-diagnostics --print-op-generic | tile-opt --split-input-file | filecheck %s
 
-// tile.gather / tile.scatter: elements at coordinates held in register tiles (numpy's x[i, j] with
+// tile.gather / tile.scatter / tile.scatter_atomic: elements at coordinates held in register tiles (numpy's x[i, j] with
 // index tiles; linear: Triton's x_ptr + offsets, in elements of memory from the view's first one).
 // The index tiles' types follow the view's in brackets; a mask's type after them. A linear
 // tile.load_scalar reads one element the same way.
@@ -15,6 +15,8 @@ func.func @forms(%x: !tile.gl<f16, [?, ?]>, %y: !tile.gl<f32, [?]>, %i: !tile.rt
   tile.scatter %c, %y[%v] linear : !tile.rv<32xf32, col> -> !tile.gl<f32, [?]>[!tile.rv<32xi32, col>]
   %s = tile.load_scalar %x[%k] linear : !tile.gl<f16, [?, ?]> -> f16
   %t = tile.load_scalar %y[%k] : !tile.gl<f32, [?]> -> f32
+  tile.scatter_atomic "add" %b, %y[%i] linear mask %m : !tile.rt<16x32xf32> -> !tile.gl<f32, [?]>[!tile.rt<16x32xi32>], !tile.rt<16x32xi1>
+  %o = tile.scatter_atomic "max" %c, %y[%v] : !tile.rv<32xf32, col> -> !tile.gl<f32, [?]>[!tile.rv<32xi32, col>] returns !tile.rv<32xf32, col>
   func.return %t : f32
 }
 // CHECK:      %a = tile.gather %x[%i, %j] : !tile.gl<f16, [?, ?]>[!tile.rt<16x32xi32>, !tile.rt<16x32xi64>] -> !tile.rt<16x32xf16>
@@ -23,6 +25,9 @@ func.func @forms(%x: !tile.gl<f16, [?, ?]>, %y: !tile.gl<f32, [?]>, %i: !tile.rt
 // CHECK-NEXT: tile.scatter %a, %x[%i, %j] mask %m : !tile.rt<16x32xf16> -> !tile.gl<f16, [?, ?]>[!tile.rt<16x32xi32>, !tile.rt<16x32xi64>], !tile.rt<16x32xi1>
 // CHECK-NEXT: tile.scatter %c, %y[%v] linear : !tile.rv<32xf32, col> -> !tile.gl<f32, [?]>[!tile.rv<32xi32, col>]
 // CHECK-NEXT: %s = tile.load_scalar %x[%k] linear : !tile.gl<f16, [?, ?]> -> f16
+// CHECK-NEXT: %t = tile.load_scalar %y[%k] : !tile.gl<f32, [?]> -> f32
+// CHECK-NEXT: tile.scatter_atomic "add" %b, %y[%i] linear mask %m : !tile.rt<16x32xf32> -> !tile.gl<f32, [?]>[!tile.rt<16x32xi32>], !tile.rt<16x32xi1>
+// CHECK-NEXT: %o = tile.scatter_atomic "max" %c, %y[%v] : !tile.rv<32xf32, col> -> !tile.gl<f32, [?]>[!tile.rv<32xi32, col>] returns !tile.rv<32xf32, col>
 
 // -----
 
@@ -77,5 +82,13 @@ func.func @scatter_mask(%x: !tile.gl<f16, [?]>, %i: !tile.rv<32xi32, col>, %v: !
 func.func @scalar_linear(%x: !tile.gl<f16, [?, ?]>, %k: index) {
   // expected-error @+1 {{'tile.load_scalar' linear takes one index (the element's offset in memory), got 2}}
   %s = tile.load_scalar %x[%k, %k] linear : !tile.gl<f16, [?, ?]> -> f16
+  func.return
+}
+
+// -----
+
+func.func @atomic_kind(%x: !tile.gl<f16, [?]>, %i: !tile.rv<32xi32, col>, %v: !tile.rv<32xf16, col>) {
+  // expected-error @+1 {{'tile.scatter_atomic' add combines f32 or i32 elements atomically, not f16}}
+  tile.scatter_atomic "add" %v, %x[%i] : !tile.rv<32xf16, col> -> !tile.gl<f16, [?]>[!tile.rv<32xi32, col>]
   func.return
 }

@@ -77,3 +77,30 @@ func.func @linear(%x: !tile.gl<f32, [?, ?]>, %n: i32)
 // CHECK-NEXT: %[[V:.*]] = arith.select %[[P]], %[[G]], %{{.*}} : f32
 // CHECK:      %[[IN2:.*]] = arith.cmpi ult, %{{.*}}, %[[SPAN]] : i64
 // CHECK-NEXT: frag.store %[[V]], %{{.*}} if %[[IN2]] : f32, !llvm.ptr<1>
+
+// -----
+
+// A histogram (Triton's tl.atomic_add(hist + bins, 1, mask=m)): tile.scatter_atomic at linear
+// offsets; each element is one red.global.add at its address, under its place's test and mask bit
+// (the vector is spread over the block: each element has one holder, which combines it).
+func.func @histogram(%x: !tile.gl<i32, [?]>, %h: !tile.gl<i32, [?]>, %n: i32)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %bins = tile.load %x[%c0] : !tile.gl<i32, [?]> -> !tile.rv<32xi32, col>
+  %i = tile.iota %c0 dim 0 : !tile.rv<32xi32, col>
+  %m = tile.map %i : !tile.rv<32xi32, col> -> !tile.rv<32xi1, col> {
+  ^bb0(%a: i32):
+    %p = arith.cmpi slt, %a, %n : i32
+    tile.yield %p : i1
+  }
+  %one = arith.constant 1 : i32
+  %ones = tile.fill %one : i32 -> !tile.rv<32xi32, col>
+  tile.scatter_atomic "add" %ones, %h[%bins] linear mask %m : !tile.rv<32xi32, col> -> !tile.gl<i32, [?]>[!tile.rv<32xi32, col>], !tile.rv<32xi1, col>
+  func.return
+}
+// CHECK-LABEL: func.func @histogram(
+// CHECK:      %[[OFF:.*]] = arith.extsi %{{.*}} : i32 to i64
+// CHECK-NEXT: %[[PTR:.*]] = llvm.getelementptr %h[%[[OFF]]]
+// CHECK-NEXT: %[[IN:.*]] = arith.cmpi ult, %[[OFF]], %{{.*}} : i64
+// CHECK:      %[[P:.*]] = arith.andi %[[IN]], %p : i1
+// CHECK-NEXT: frag.red "add" %{{.*}}, %[[PTR]] if %[[P]] : i32, !llvm.ptr<1>
