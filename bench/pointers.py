@@ -5,8 +5,9 @@
 GB/s = bytes read + written / time, the median of batches of back-to-back calls (bench/softmax.py's
 timer). Rows: Triton's vector add as written (``x_ptr + offsets``) in tilec and in Triton, tilec's
 window form of it (examples/lang/vector_add.py), torch.add; an embedding lookup (rows gathered by an
-index tile) against ``F.embedding`` and a Triton kernel of the same structure. Every output is checked
-against torch before it is timed.
+index tile) against ``F.embedding`` and a Triton kernel of the same structure; a histogram (atomics at
+pointers) against ``torch.bincount`` and the same Triton kernel. Every output is checked against torch
+before it is timed.
 """
 
 from __future__ import annotations
@@ -46,6 +47,13 @@ def triton_embedding(ids, table, out, D_ALL, BM: ttl.constexpr, D: ttl.constexpr
     rows = ttl.load(ids + r)
     t = ttl.load(table + rows[:, None].to(ttl.int64) * D_ALL + c[None, :])
     ttl.store(out + r[:, None] * D_ALL + c[None, :], t)
+
+
+@triton.jit
+def triton_histogram(x_ptr, hist_ptr, n, BLOCK: ttl.constexpr):
+    offs = ttl.program_id(0) * BLOCK + ttl.arange(0, BLOCK)
+    mask = offs < n
+    ttl.atomic_add(hist_ptr + ttl.load(x_ptr + offs, mask=mask, other=0), 1, mask=mask)
 
 
 def main() -> None:
@@ -89,6 +97,15 @@ def main() -> None:
         report(f"embedding {str(dtype)[6:]} {tokens}x{d}", gbs(time_ms(run)),
                triton=gbs(time_ms(lambda: triton_embedding[(tokens // bm, d // bd)](ids, table, out, d, BM=bm, D=bd))),
                torch=gbs(time_ms(lambda: torch.nn.functional.embedding(ids, table))))
+    n, bins = 1 << 26, 4096  # elements per second, reported as GB/s of the int32 input read
+    x = torch.randint(0, bins, (n,), device="cuda", dtype=torch.int32)
+    h = torch.zeros(bins, device="cuda", dtype=torch.int32)
+    ptrs.histogram[(n // 1024,)](x, h, n, BLOCK=1024)
+    assert torch.equal(h, torch.bincount(x, minlength=bins).to(torch.int32))
+    gbs = lambda ms: 4 * n / ms / 1e6  # noqa: E731
+    report(f"histogram {n} into {bins} bins", gbs(time_ms(lambda: ptrs.histogram[(n // 1024,)](x, h, n, BLOCK=1024))),
+           triton=gbs(time_ms(lambda: triton_histogram[(n // 1024,)](x, h, n, BLOCK=1024, num_warps=4))),
+           torch=gbs(time_ms(lambda: torch.bincount(x, minlength=bins))))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 
