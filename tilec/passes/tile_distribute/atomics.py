@@ -115,7 +115,7 @@ class AtomicLowering:
         compared = self.scalars(self.get(op.cmp)) if op.cmp is not None else [None] * len(scalars)
         masked = self.scalars(self.get(op.mask)) if op.mask is not None else [True] * len(scalars)
         if at_indices:  # (address, inside) of each value's element, as tile.scatter computes them
-            addressed = self._element_places(dst, op)
+            addressed = [place() for place in self._element_places(dst, op)]
             static = [(pos,) for pos in frag.positions] if isinstance(frag, VectorFragment) else list(frag.value_coords)
         elif isinstance(frag, VectorFragment):
             base = em.add(origin[0], self.lane_value(frag.lane_fields, i64), i64)

@@ -45,20 +45,20 @@ class GatherLowering:
             span = em.select(em.cmp("eq", g.extent(d), 0, i64), 0, span, i64)
         return span
 
-    def _element_places(self, g: GlobalArg, op: t.GatherOp | t.ScatterOp) -> list[tuple[SSAValue, Bool]]:
-        """(address, inside the view) of each fragment value's element."""
+    def _element_places(self, g: GlobalArg, op) -> list:
+        """For each fragment value, a function that gives (address, inside the view) of its element,
+        built where it is called (a run's fallback builds its elements' inside its branch)."""
         em = self.em
         indices = [self.scalars(self.get(i)) for i in op.indices]
         bound = self.span(g) if op.linear is not None else None
-        places = []
-        for coords in zip(*indices):
+
+        def place(coords) -> tuple[SSAValue, Bool]:
             coords = [em.cast(c, i64) for c in coords]  # sign-extended: a negative index stays negative
             if bound is not None:
-                places.append((em.gep(g.ptr, coords[0], g.element_type, i64), em.cmp("ult", coords[0], bound, i64)))
-            else:
-                inside = em.all([self.in_bounds(g, d, c) for d, c in enumerate(coords)])
-                places.append((self.global_ptr(g, coords), inside))
-        return places
+                return em.gep(g.ptr, coords[0], g.element_type, i64), em.cmp("ult", coords[0], bound, i64)
+            return self.global_ptr(g, coords), em.all([self.in_bounds(g, d, c) for d, c in enumerate(coords)])
+
+        return [lambda coords=coords: place(coords) for coords in zip(*indices)]
 
     def _contiguous_dim(self, op: t.GatherOp | t.ScatterOp, g: GlobalArg) -> int | None:
         """The dimension of the data along which consecutive elements are consecutive in memory (the
@@ -93,17 +93,20 @@ class GatherLowering:
         return [self._run_values(fr, v0, dd, w) if w > 1 else [v0]
                 for v0, dd, w in self._runs(fr, list(range(fr.num_values)), elem, lambda dd, w: dd == d)]
 
-    def _run_test(self, op: t.GatherOp | t.ScatterOp, g: GlobalArg, run: list[int], places, preds) -> Bool:
-        """Whether the run moves as one vector: each element's predicate (inside the view, its mask bit)
-        holds, the first address is aligned to the vector and, for coordinates, the view's last
-        dimension has stride 1."""
+    def _run_test(self, op: t.GatherOp | t.ScatterOp, g: GlobalArg, run: list[int], places, bits) -> tuple:
+        """(first address, whether the run moves as one vector): its first address aligned to the vector,
+        its first and last elements inside the view (consecutive: those between are then too), every
+        mask bit set and, for coordinates, the view's last dimension of stride 1."""
         em = self.em
-        nbytes = len(run) * g.element_bytes
-        addr = em.insert(fast.cast_op(llvm.PtrToIntOp, places[run[0]][0], i64)).results[0]
-        tests = [em.cmp("eq", em.and_(addr, nbytes - 1, i64), 0, i64), *(preds[v] for v in run)]
+        ptr, first = places[run[0]]()
+        _, last = places[run[-1]]()
+        addr = em.insert(fast.cast_op(llvm.PtrToIntOp, ptr, i64)).results[0]
+        tests = [em.cmp("eq", em.and_(addr, len(run) * g.element_bytes - 1, i64), 0, i64), first, last]
+        if bits is not None:
+            tests += [bits[v] for v in run]
         if op.linear is None:
             tests.append(em.cmp("eq", self.stride(g, g.rank - 1), 1, i64))
-        return em.all(tests)
+        return ptr, em.all(tests)
 
     def gather(self, op: t.GatherOp) -> None:
         em = self.em
@@ -113,10 +116,10 @@ class GatherLowering:
         bits = self.scalars(self.get(op.mask)) if op.mask is not None else None
         fill = em.const(op.fill, elem) if op.fill != 0 else None
         places = self._element_places(g, op)
-        preds = [inside if bits is None else em.land(inside, bits[v]) for v, (_, inside) in enumerate(places)]
 
         def one(v: int) -> SSAValue:
-            ptr, pred = places[v][0], preds[v]
+            ptr, inside = places[v]()
+            pred = inside if bits is None else em.land(inside, bits[v])
             if pred is False:
                 return fill if fill is not None else em.const(0, elem)
             x = em.insert(frag_fast.frag_load(ptr, elem, None if pred is True else em.boolean(pred))).results[0]
@@ -128,9 +131,10 @@ class GatherLowering:
                 values[run[0]] = one(run[0])
                 continue
             vt = fast.vector_type(elem, len(run))
+            ptr, whole = self._run_test(op, g, run, places, bits)
             (vec,) = self.if_then(
-                self._run_test(op, g, run, places, preds),
-                lambda run=run, vt=vt: [em.insert(frag_fast.frag_load(places[run[0]][0], vt)).results[0]],
+                whole,
+                lambda ptr=ptr, vt=vt: [em.insert(frag_fast.frag_load(ptr, vt)).results[0]],
                 lambda run=run, vt=vt: [self.pack_vector([one(v) for v in run], vt)],
                 [vt])
             for j, v in enumerate(run):
@@ -145,12 +149,13 @@ class GatherLowering:
         scalars = self.scalars(self.get(op.value))
         bits = self.scalars(self.get(op.mask)) if op.mask is not None else None
         places = self._element_places(g, op)
-        preds = [inside if bits is None else em.land(inside, bits[v]) for v, (_, inside) in enumerate(places)]
 
         def each(run: list[int]) -> list:
             for v in run:
-                if preds[v] is not False:
-                    em.insert(frag_fast.frag_store(scalars[v], places[v][0], None if preds[v] is True else preds[v]))
+                ptr, inside = places[v]()
+                pred = inside if bits is None else em.land(inside, bits[v])
+                if pred is not False:
+                    em.insert(frag_fast.frag_store(scalars[v], ptr, None if pred is True else pred))
             return []
 
         for run in self._vector_runs(op, g, fr, elem):
@@ -158,9 +163,10 @@ class GatherLowering:
                 each(run)
                 continue
             vt = fast.vector_type(elem, len(run))
+            ptr, whole = self._run_test(op, g, run, places, bits)
 
-            def whole(run=run, vt=vt) -> list:
-                em.insert(frag_fast.frag_store(self.pack_vector([scalars[v] for v in run], vt), places[run[0]][0]))
+            def vector(run=run, vt=vt, ptr=ptr) -> list:
+                em.insert(frag_fast.frag_store(self.pack_vector([scalars[v] for v in run], vt), ptr))
                 return []
 
-            self.if_then(self._run_test(op, g, run, places, preds), whole, lambda run=run: each(run))
+            self.if_then(whole, vector, lambda run=run: each(run))
