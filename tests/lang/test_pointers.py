@@ -415,3 +415,32 @@ def test_a_value_wider_than_its_pointers_is_an_error():
 
     with pytest.raises(LangError, match=r"does not fit the \(8,\) offsets"):
         too_wide.interpret(np.zeros(64, np.float32), grid=(1,), B=8)
+
+
+@tl.kernel(num_warps=4)
+def row_sums(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    """A tile of pointers advanced through the loop (ptrs += BLOCK): it becomes the start plus the
+    counter's multiple, so index_steps sees its steps and its loads move as vectors."""
+    row = tl.program_id(0)
+    ptrs = x_ptr + row * stride + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for off in tl.range(0, n_cols, BLOCK):
+        acc += tl.load(ptrs, mask=off + tl.arange(0, BLOCK) < n_cols, other=0.0)
+        ptrs += BLOCK
+    tl.store(out_ptr + row, tl.sum(acc, axis=0))
+    tl.store(out_ptr + row + 8, tl.sum(tl.load(ptrs - BLOCK), axis=0))  # after the loop: start + trips * BLOCK
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_pointers_advanced_through_a_loop(after):
+    x = RNG.standard_normal((5, 1000)).astype(np.float32)
+    o = np.full(16, np.nan, np.float32)
+    row_sums.interpret(x, o, 1000, 1000, grid=(5,), BLOCK=256, after=after)
+    np.testing.assert_allclose(o[:5], x.astype(np.float64).sum(1), rtol=1e-5, atol=1e-4)
+    flat = np.concatenate([x.ravel(), np.zeros(24, np.float32)]).astype(np.float64)  # 0 past the array
+    np.testing.assert_allclose(o[8:13], [flat[r * 1000 + 768:r * 1000 + 1024].sum() for r in range(5)], rtol=1e-5,
+                               atol=1e-4)
+    from tilec.dialects.tile import ops as t
+    from tilec.passes.index_steps import step_along
+    gathers = [op for op in row_sums.ir(x, o, 1000, 1000, BLOCK=256).walk() if isinstance(op, t.GatherOp)]
+    assert [step_along(op.indices[0], 0) for op in gathers] == [1, 1]

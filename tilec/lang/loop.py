@@ -18,6 +18,8 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 
+from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.types import RegisterType, RegisterVectorType
 from tilec.ir.walk import defined_in
 from tilec.lang.block_ptr import any_block_ptr, carried_as_offsets, flatten_carried
 from tilec.lang.branch import NUMBERS, NoValue, number_constant, number_type
@@ -115,7 +117,8 @@ class range:  # noqa: N801 - used as tl.range, like Python's
             loop.results[k].name_hint = names[i]
             out[i] = wrap(loop.results[k])
         for i, increment in counted.items():  # after the loop: the start plus the trip count's increments
-            out[i] = init[i] if increment is None else init[i] + _trip_count(lo, hi, step, init[i].type) * Scalar(increment)
+            out[i] = init[i] if increment is None else \
+                init[i] + _trip_count(lo, hi, step, increment.type) * Scalar(increment)
         return tuple(out)
 
     def _down(self, init: Sequence[Any], body: Callable[..., tuple], names: Sequence[str], index_name: str) -> tuple:
@@ -205,16 +208,21 @@ def _counted(block: Block, traced: list[int], yielded: list[SSAValue], init: lis
     counted: dict[int, SSAValue | None] = {}
     for k in builtins.range(len(traced) - 1, -1, -1):  # (range is tl.range here)
         arg, after = block.args[1 + k], yielded[k]
-        if not isinstance(arg.type, IndexType) and not (isinstance(arg.type, IntegerType) and arg.type.width.data >= 32):
-            continue  # an index or an i32 / i64 (offsets computed from kernel arguments)
-        increment = _increment(arg, after, block)
+        tile = isinstance(arg.type, RegisterType | RegisterVectorType)
+        element = arg.type.element_type if tile else arg.type
+        if not isinstance(element, IndexType) and not (isinstance(element, IntegerType) and element.width.data >= 32):
+            continue  # an index or an i32 / i64 (offsets computed from kernel arguments; a tile of pointers')
+        increment = _tile_increment(arg, after, block) if tile else _increment(arg, after, block)
         if after is not arg and (increment is None or step_value is None or step_value <= 0):
             continue
         i = traced[k]
         if after is arg:
             now = init[i].value
         else:
-            ops = _counter_value(block.args[0], lo, step_value, increment, init[i].value)
+            start = init[i].value if not tile else current().constant(0, element)
+            ops = _counter_value(block.args[0], lo, step_value, increment, start)
+            if tile:  # the start tile plus the scalar: a map, whose steps index_steps reads through
+                ops.append(_plus_scalar(init[i].value, ops[-1].results[0]))
             first = block.first_op
             for op in ops:
                 block.insert_op_before(op, first) if first is not None else block.add_op(op)
@@ -239,6 +247,35 @@ def _increment(arg: SSAValue, after: SSAValue, block: Block) -> SSAValue | None:
     if other is None or other is arg:
         return None
     return None if defined_in(other, block) else other
+
+
+def _tile_increment(arg: SSAValue, after: SSAValue, block: Block) -> SSAValue | None:
+    """``c`` where the integer tile ``after`` is ``arg + c`` (a ``tile.map`` adding a scalar ``c`` from
+    outside ``block``, or a constant, to each element: Triton's ``ptrs += BLOCK * stride`` on a tile of
+    pointers); a constant made in the map's body is the kernel's constant of that value."""
+    op = after.owner if isinstance(after, OpResult) else None
+    if not isinstance(op, t.MapOp) or op.parent_block() is not block or list(op.inputs) != [arg]:
+        return None
+    body = op.body.block
+    *consts, add, end = list(body.ops)
+    if not isinstance(add, arith.AddiOp) or end.operands[0] is not add.result or \
+            not all(isinstance(c, arith.ConstantOp) for c in consts):
+        return None
+    (elem,) = body.args
+    other = add.rhs if add.lhs is elem else add.lhs if add.rhs is elem else None
+    if other is None or other is elem:
+        return None
+    if isinstance(other.owner, arith.ConstantOp) and other.owner.parent_block() is body:
+        return current().constant(other.owner.value.value.data, other.type)  # at the kernel's top
+    return None if defined_in(other, block) else other
+
+
+def _plus_scalar(tile: SSAValue, scalar: SSAValue) -> t.MapOp:
+    """``tile + scalar`` elementwise (a ``tile.map`` whose body adds the scalar from outside)."""
+    body = Block(arg_types=[tile.type.element_type])
+    add = arith.AddiOp(body.args[0], scalar)
+    body.add_ops([add, t.YieldOp(add.result)])
+    return t.MapOp([tile], tile.type, Region(body))
 
 
 def _constant(v: SSAValue) -> int | None:
