@@ -716,3 +716,16 @@ func.func @f(%p: !llvm.ptr<1> {{tile.dtype = f16}}) -> i64 {{{LANE}
     assert a[0] % 256 == 0 and np.array_equal(a - a[0], 2 * LANES)
     (b,) = run_text(text, "f", base[3:])  # a view starts 6 bytes into its allocation
     assert np.array_equal(b % 256, 6 + 2 * LANES)
+
+
+def test_unsigned_division_by_zero_matches_the_lane_interpreter() -> None:
+    """The tile interpreter's divui / remui / ceildivui by zero: all bits set, the dividend, all bits set."""
+    from xdsl.dialects import arith as xarith
+    from tilec.interp.numeric import NumpyIntegerFunctions
+
+    impl = NumpyIntegerFunctions()
+    for op_class, want in ((xarith.DivUIOp, [-1, 3]), (xarith.RemUIOp, [7, 1]), (xarith.CeilDivUIOp, [-1, 4])):
+        a, b = np.array([7, 7]), np.array([0, 2])
+        got = getattr(impl, {xarith.DivUIOp: "run_divui", xarith.RemUIOp: "run_remui",
+                             xarith.CeilDivUIOp: "run_ceildivui"}[op_class])(None, None, (a, b))
+        assert np.asarray(got.values[0]).tolist() == want

@@ -444,3 +444,71 @@ def test_pointers_advanced_through_a_loop(after):
     from tilec.passes.index_steps import step_along
     gathers = [op for op in row_sums.ir(x, o, 1000, 1000, BLOCK=256).walk() if isinstance(op, t.GatherOp)]
     assert [step_along(op.indices[0], 0) for op in gathers] == [1, 1]
+
+
+@tl.func
+def _scaled_if(a, n):
+    """An offset computed under a run-time if inside a map's body: index_steps must not see through it."""
+    if n > 5:
+        b = a * 3
+    else:
+        b = a * 0
+    return a + b
+
+
+@tl.kernel(num_warps=4)
+def offsets_from_an_if(x, o, n, B: tl.constexpr):
+    off = tl.map(lambda a: _scaled_if(a, n), tl.arange(0, B))
+    tl.store(o + tl.arange(0, B), tl.load(x + off))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_steps_are_unknown_through_an_if_in_a_map(after):
+    x = RNG.standard_normal(4 * 256).astype(np.float32)
+    o = np.full(256, np.nan, np.float32)
+    offsets_from_an_if.interpret(x, o, 9, grid=(1,), B=256, after=after)
+    np.testing.assert_array_equal(o, x[::4])
+
+
+@tl.kernel(num_warps=1)
+def pointers_misc(x, o, ids, n, B: tl.constexpr):
+    """A tile-valued other reads outside the array too; an index scalar stored at a pointer; an index
+    tile's gather with a tile other."""
+    pid = tl.program_id(0)
+    i = tl.arange(0, B)
+    fallback = (i * 0 - 1).to(tl.float32)
+    tl.store(o + pid * B + i, tl.load(x + pid * B + i, mask=i >= 0, other=fallback))
+    tl.store(ids + pid, pid)
+    rows = tl.load(ids + (i % 4))
+    tl.store(o + 64 + i, tl.load(x, (rows + 100,), mask=i < 3, other=fallback + 0.5))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_tile_valued_others_and_index_scalars(after):
+    x = RNG.standard_normal(10).astype(np.float32)
+    o = np.full(72, np.nan, np.float32)
+    ids = np.full(4, -7, np.int64)
+    pointers_misc.interpret(x, o, ids, 10, grid=(2,), B=8, after=after)
+    np.testing.assert_array_equal(o[:16], np.concatenate([x, -np.ones(6)]).astype(np.float32))
+    assert ids[:2].tolist() == [0, 1]
+    np.testing.assert_array_equal(o[64:72], np.full(8, -0.5, np.float32))  # rows past the array, or masked
+
+
+def test_a_kernels_own_min_is_not_rewritten():
+    @tl.kernel
+    def own_max(x, o, B: tl.constexpr):
+        def max(a, b):  # noqa: A001 - the kernel's own, which the min/max rewrite must leave alone
+            return a + b
+
+        tl.store(o, (0,), max(tl.load(x, (0,), shape=(B,)), 1.0))
+
+    x, o = RNG.standard_normal(16).astype(np.float32), np.full(16, np.nan, np.float32)
+    own_max.interpret(x, o, grid=(1,), B=16)
+    np.testing.assert_allclose(o, x + 1, rtol=1e-6)
+
+
+def test_atomic_destinations_are_outputs():
+    """A host array an atomic writes is copied back after a launch: its parameter is an output."""
+    x, h = np.zeros(256, np.int32), np.zeros(37, np.int32)
+    params = {p.name: p.is_output for p in histogram.compile(x, h, 256, BLOCK=128, arch="sm_80").signature}
+    assert params["hist_ptr"] and not params["x_ptr"]

@@ -122,12 +122,13 @@ class GlobalView:
         return np.lib.stride_tricks.as_strided(a, shape=(size,), strides=(a.itemsize,))
 
     def gather(self, indices: list[np.ndarray], linear: bool = False, mask: np.ndarray | None = None,
-               other: float = 0.0) -> np.ndarray:
-        """The elements at ``indices``; ``other`` where they fall outside the view or ``mask`` is false."""
+               other: Any = 0.0) -> np.ndarray:
+        """The elements at ``indices``; ``other`` (a number, or an array of their shape) where they fall
+        outside the view or ``mask`` is false."""
         inside = self.inside(indices, linear)
         keep = inside if mask is None else inside & mask
         source = self.span() if linear else self.array
-        out = np.full(keep.shape, other, dtype=self.array.dtype)
+        out = np.array(np.broadcast_to(other, keep.shape), dtype=self.array.dtype)
         out[keep] = source[tuple(np.asarray(i, dtype=np.int64)[keep] for i in indices)]
         if isinstance(self.element_type, BFloat16Type):
             out = round_bf16(out)

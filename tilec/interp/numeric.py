@@ -296,6 +296,15 @@ def _unsigned_binary(fn):
     return run
 
 
+def _by_nonzero(a, b, fn, at_zero):
+    """``fn(a, b)`` where ``b`` is not zero, ``at_zero`` where it is (Python ints or numpy arrays)."""
+    zero = np.asarray(b) == 0
+    if not np.any(zero):
+        return fn(a, b)
+    out = np.where(zero, at_zero, fn(a, np.where(zero, 1, b)))
+    return out if np.ndim(out) else int(out)
+
+
 def _signed_binary(fn):
     def run(self, interpreter, op, args):
         out = fn(*(_to_int(a) for a in args))
@@ -308,9 +317,10 @@ def _signed_binary(fn):
 class NumpyIntegerFunctions(InterpreterFunctions):
     """The integer ``arith`` ops index math needs that xDSL's interpreter lacks."""
 
-    run_divui = impl(arith.DivUIOp)(_unsigned_binary(lambda a, b: a // b))
-    run_remui = impl(arith.RemUIOp)(_unsigned_binary(lambda a, b: a % b))
-    run_ceildivui = impl(arith.CeilDivUIOp)(_unsigned_binary(lambda a, b: -(-a // b)))
+    # a zero divisor gives all bits set (-1), a remainder the dividend: as trunc_div and the lane interpreter
+    run_divui = impl(arith.DivUIOp)(_unsigned_binary(lambda a, b: _by_nonzero(a, b, lambda x, y: x // y, -1)))
+    run_remui = impl(arith.RemUIOp)(_unsigned_binary(lambda a, b: _by_nonzero(a, b, lambda x, y: x % y, a)))
+    run_ceildivui = impl(arith.CeilDivUIOp)(_unsigned_binary(lambda a, b: _by_nonzero(a, b, lambda x, y: -(-x // y), -1)))
     run_minui = impl(arith.MinUIOp)(_unsigned_binary(np.minimum))
     run_maxui = impl(arith.MaxUIOp)(_unsigned_binary(np.maximum))
     run_minsi = impl(arith.MinSIOp)(_signed_binary(np.minimum))

@@ -823,9 +823,11 @@ class TileFunctions(InterpreterFunctions):
     def run_gather(self, interpreter: Interpreter, op: t.GatherOp, args: PythonValues):
         source, *rest = args
         dims = _register_dims(op.result.type)
-        indices = [_register(i, dims, "an index tile") for i in rest[:len(op.indices)]]
-        mask = None if op.mask is None else _register(rest[-1], dims, "the gather's mask").astype(bool)
-        data = source.gather(indices, op.linear is not None, mask, op.fill)
+        n = len(op.indices)
+        indices = [_register(i, dims, "an index tile") for i in rest[:n]]
+        mask = None if op.mask is None else _register(rest[n], dims, "the gather's mask").astype(bool)
+        fill = op.fill if op.fill_tile is None else _register(rest[-1], dims, "the gather's fill")
+        data = source.gather(indices, op.linear is not None, mask, fill)
         return (np.array(data, dtype=numpy_dtype(op.result.type.element_type)),)
 
     @impl(t.ScatterOp)

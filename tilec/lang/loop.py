@@ -257,6 +257,8 @@ def _tile_increment(arg: SSAValue, after: SSAValue, block: Block) -> SSAValue | 
     if not isinstance(op, t.MapOp) or op.parent_block() is not block or list(op.inputs) != [arg]:
         return None
     body = op.body.block
+    if len(body.ops) < 2:
+        return None
     *consts, add, end = list(body.ops)
     if not isinstance(add, arith.AddiOp) or end.operands[0] is not add.result or \
             not all(isinstance(c, arith.ConstantOp) for c in consts):

@@ -11,19 +11,16 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerType
+from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tilec.dialects.tile import ops as t
-from tilec.dialects.tile.types import FLOAT8_TYPES, FLOAT_TYPES, RegisterType, RegisterVectorType, SharedType, element_bits
+from tilec.dialects.tile.types import FLOAT_TYPES, RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
 from tilec.lang import pointers
 from tilec.lang.dtypes import dtype_of, float32, int1, int8, int16, int32, int64
-from tilec.lang.tracing import LangError, current, element_type, error
+from tilec.lang.tracing import current, element_type, error
 from tilec.lang.values import (
     Expanded,
     Scalar,
@@ -33,12 +30,9 @@ from tilec.lang.values import (
     Vector,
     View,
     Pointer,
-    _materialize,
     describe as _describe,
     mask_bits,
     stored_as,
-    _result_shape,
-    _Shape,
     checked_type,
     elementwise,
     index,

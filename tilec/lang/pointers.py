@@ -19,13 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.ir import SSAValue
 
 from tilec.dialects.tile import ops as t
 from tilec.lang.tracing import current, error
 from tilec.lang.values import (Expanded, Pointer, Scalar, Tile, Value, Vector, View, _materialize, _result_shape,
-                               _Shape, describe, index, mask_bits, offset_width, stored_as, where, wrap)
+                               _Shape, describe, index, mask_bits, offset_width, stored_as, wrap)
 
 def has_index_tiles(offsets: Any) -> bool:
     """Whether a load's or store's offsets hold a tile or a vector (coordinates per element)."""
@@ -88,11 +88,12 @@ def gather(view: View, offsets: Any, shape: Any = None, *, mask: Any = None, oth
             other = int(fill)
         return wrap(_materialize(other, result, element))
     fill_mask = None if bits is True else bits.value
+    # a tile-valued other fills the elements not read (outside the array, or masked off) element by element
+    fill_tile = None if number else _materialize(other, result, element)
     loaded = wrap(current().value(t.GatherOp(view.value, indices, result.register_type(element), linear,
-                                             fill_mask, fill), f"{view.name}_g"))
-    if number:
-        return loaded
-    return where(bits, loaded, other.to(loaded.dtype) if isinstance(other, Value) else other)
+                                             fill_mask, None if fill_tile is not None else fill, fill_tile),
+                                  f"{view.name}_g"))
+    return loaded
 
 
 def scatter(view: View, offsets: Any, value: Any, *, mask: Any = None, linear: bool = False,
@@ -109,8 +110,8 @@ def scatter(view: View, offsets: Any, value: Any, *, mask: Any = None, linear: b
     result, indices = _index_tiles(parts, [mask] if isinstance(mask, (Tile, Vector, Expanded)) else [], who)
     _check_fits(value, result, who)
     element = view.type.element_type
-    if isinstance(value, (int, float)):
-        data = wrap(_materialize(value, result, element))
+    if isinstance(value, (int, float)) or isinstance(value, Scalar) and isinstance(value.type, IndexType):
+        data = wrap(_materialize(value, result, element))  # a number, or an index scalar (tl.store(o + pid, pid))
     else:
         own = value.vector.type.element_type if isinstance(value, Expanded) else (
             value.type.element_type if isinstance(value, (Tile, Vector)) else value.type)
@@ -146,7 +147,7 @@ def atomic(kind: str, view: View, offsets: Any, value: Any, cmp: Any, mask: Any,
     element = view.type.element_type
 
     def as_data(x: Any) -> Value:
-        own = element if isinstance(x, (int, float)) else (
+        own = element if isinstance(x, (int, float)) or isinstance(x, Scalar) and isinstance(x.type, IndexType) else (
             x.vector.type.element_type if isinstance(x, Expanded) else
             x.type.element_type if isinstance(x, (Tile, Vector)) else x.type)
         data = wrap(_materialize(x, result, own))

@@ -660,7 +660,18 @@ def rewrite(fn: Callable[..., Any], range_objects: tuple[Any, ...]) -> Callable[
 
     params = [a.arg for a in (*fdef.args.posonlyargs, *fdef.args.args, *fdef.args.kwonlyargs)]
     _structured_returns(fdef)
-    local = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} | set(params)
+    local = set(params)  # every name the kernel binds anywhere (a nested def, an import, a handler, an argument)
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            local.add(n.id)
+        elif isinstance(n, ast.arg):
+            local.add(n.arg)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not fdef:
+            local.add(n.name)
+        elif isinstance(n, ast.alias):
+            local.add(n.asname or n.name.split(".")[0])
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            local.add(n.name)
     builtin_extremes = all(name not in local and scope.get(name, getattr(builtins, name)) is getattr(builtins, name)
                            for name in ("min", "max"))
     logic = _LogicalOperators(builtin_extremes)

@@ -68,6 +68,8 @@ def _in_body(v: SSAValue, body: Block, steps: dict[SSAValue, int | None], depth:
         return None
     if isinstance(op, arith.ConstantOp):
         return 0
+    if op.regions:  # an scf.if / scf.for in the body: what it yields is not in its operands
+        return None
     inner = [_in_body(x, body, steps, depth - 1) for x in op.operands]
     if isinstance(op, _SAME_STEP):
         return inner[0]

@@ -353,7 +353,8 @@ def agreeing_classes(fn: Operation, uf: _UnionFind | None = None) -> _UnionFind:
             case t.GatherOp() | t.ScatterOp():
                 # element i is read (written) at the coordinates of element i of each index tile
                 data = op.result if isinstance(op, t.GatherOp) else op.value
-                for v in (*op.indices, op.mask):
+                fill = op.fill_tile if isinstance(op, t.GatherOp) else None
+                for v in (*op.indices, op.mask, fill):
                     if v is not None:
                         uf.union(data, v)
             case _ if isinstance(op, _REDUCTIONS) and op.acc is not None:

@@ -924,7 +924,8 @@ class GatherOp(IRDLOperation):
     ``%r = tile.gather %x[%i, %j] : !tile.gl<f16, [?, ?]>[!tile.rt<64x64xi32>, !tile.rt<64x64xi32>] ->
     !tile.rt<64x64xf16>`` (the index tiles' types in brackets after the view's). An element whose coordinates fall outside the view reads as ``other`` (0
     unless given; a negative index is outside), and so does one where ``mask %m`` (i1 in the result's
-    shape) is false: it is not read. ``linear``: one index tile of offsets in memory, in elements from
+    shape) is false: it is not read. ``fill %f`` (a register tile of the result's type) gives each such
+    element its own value instead. ``linear``: one index tile of offsets in memory, in elements from
     the view's first one (Triton's ``x_ptr + offsets`` with the array's own strides); an offset is
     outside where it passes the elements the view spans. A window (``tile.load``) is the case of
     coordinates ``origin + iota``; it moves whole rows as vectors, which a gather (an element at a
@@ -933,10 +934,12 @@ class GatherOp(IRDLOperation):
 
     name = "tile.gather"
 
+    T: ClassVar = VarConstraint("T", base(RegisterType) | base(RegisterVectorType))
     source = operand_def(GlobalType)
     indices = var_operand_def(RegisterType | RegisterVectorType)
     mask = opt_operand_def(RegisterType | RegisterVectorType)
-    result = result_def(RegisterType | RegisterVectorType)
+    fill_tile = opt_operand_def(T)
+    result = result_def(T)
     linear = opt_prop_def(UnitAttr)
     other = opt_prop_def(FloatAttr)
 
@@ -944,15 +947,16 @@ class GatherOp(IRDLOperation):
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     assembly_format = ("$source `[` $indices `]` (`linear` $linear^)? (`mask` $mask^)? (`other` `(` $other^ `)`)? "
-                       "attr-dict `:` type($source) `[` type($indices) `]` (`,` type($mask)^)? `->` type($result)")
+                       "(`fill` $fill_tile^)? attr-dict `:` type($source) `[` type($indices) `]` (`,` type($mask)^)? "
+                       "`->` type($result)")
 
     def __init__(self, source: SSAValue, indices, result_type: Attribute, linear: bool = False,
-                 mask: SSAValue | None = None, other: float | None = None):
+                 mask: SSAValue | None = None, other: float | None = None, fill: SSAValue | None = None):
         props: dict[str, Attribute] = {"linear": UnitAttr()} if linear else {}
         if other is not None and other != 0:
             props["other"] = FloatAttr(other, Float64Type())
-        super().__init__(operands=[source, indices, [] if mask is None else [mask]], result_types=[result_type],
-                         properties=props)
+        super().__init__(operands=[source, indices, [] if mask is None else [mask], [] if fill is None else [fill]],
+                         result_types=[result_type], properties=props)
 
     @property
     def fill(self) -> float:
@@ -964,6 +968,8 @@ class GatherOp(IRDLOperation):
         _check_same_element(self, self.source.type, self.result.type)
         if self.mask is not None:
             _check_mask(self, self.mask.type, self.result.type)
+        if self.fill_tile is not None and self.other is not None:
+            _fail(self, "takes a number (other) or a tile (fill) for the elements it does not read, not both")
 
 
 @irdl_op_definition

@@ -61,7 +61,7 @@ class AbiLowering:
     def signature(self) -> tuple[Block, list[Attribute], list[DictionaryAttr]]:
         written = set()
         for op in self.fn.walk():
-            if isinstance(op, t.StoreOp | t.BulkStoreOp | t.ScatterOp):
+            if isinstance(op, (t.StoreOp, t.BulkStoreOp, t.ScatterOp, *t.ATOMIC_OPS)):
                 written.add(root_view(op.dest))
             elif isinstance(op, t.CopyOp) and isinstance(op.dest.type, GlobalType):
                 written.add(root_view(op.dest))

@@ -7,7 +7,7 @@ registers of ``v`` times the view's strides (``linear``: plus the one offset reg
 or written by one predicated ``ld.global`` / ``st.global``. The predicate is the element lying inside
 the view (each coordinate below its extent, compared unsigned, so a negative index is outside;
 ``linear``: the offset below the number of elements the view spans) and its mask bit. A gather's
-element whose predicate is false reads ``other``. Threads holding copies of an element each read it,
+element whose predicate is false reads ``other`` (or its element of the ``fill`` tile). Threads holding copies of an element each read it,
 or write the same value to the same place.
 
 Where the offsets step by 1 along the fragment's runs (:mod:`tilec.passes.index_steps`: Triton's
@@ -114,12 +114,14 @@ class GatherLowering:
         elem = op.result.type.element_type
         fr = self.fragment(op.result)
         bits = self.scalars(self.get(op.mask)) if op.mask is not None else None
-        fill = em.const(op.fill, elem) if op.fill != 0 else None
+        fills = self.scalars(self.get(op.fill_tile)) if op.fill_tile is not None else None  # each element's own
+        number = em.const(op.fill, elem) if op.fill != 0 else None
         places = self._element_places(g, op)
 
         def one(v: int) -> SSAValue:
             ptr, inside = places[v]()
             pred = inside if bits is None else em.land(inside, bits[v])
+            fill = fills[v] if fills is not None else number
             if pred is False:
                 return fill if fill is not None else em.const(0, elem)
             x = em.insert(frag_fast.frag_load(ptr, elem, None if pred is True else em.boolean(pred))).results[0]
