@@ -11,6 +11,7 @@ func.func @forms(%x: !tile.gl<f16, [?, ?]>, %y: !tile.gl<f32, [?]>, %i: !tile.rt
   %a = tile.gather %x[%i, %j] : !tile.gl<f16, [?, ?]>[!tile.rt<16x32xi32>, !tile.rt<16x32xi64>] -> !tile.rt<16x32xf16>
   %b = tile.gather %y[%i] linear mask %m other(-1.0) : !tile.gl<f32, [?]>[!tile.rt<16x32xi32>], !tile.rt<16x32xi1> -> !tile.rt<16x32xf32>
   %c = tile.gather %y[%v] : !tile.gl<f32, [?]>[!tile.rv<32xi32, col>] -> !tile.rv<32xf32, col>
+  %d = tile.gather %y[%i] linear mask %m fill %b : !tile.gl<f32, [?]>[!tile.rt<16x32xi32>], !tile.rt<16x32xi1> -> !tile.rt<16x32xf32>
   tile.scatter %a, %x[%i, %j] mask %m : !tile.rt<16x32xf16> -> !tile.gl<f16, [?, ?]>[!tile.rt<16x32xi32>, !tile.rt<16x32xi64>], !tile.rt<16x32xi1>
   tile.scatter %c, %y[%v] linear : !tile.rv<32xf32, col> -> !tile.gl<f32, [?]>[!tile.rv<32xi32, col>]
   %s = tile.load_scalar %x[%k] linear : !tile.gl<f16, [?, ?]> -> f16
@@ -22,6 +23,7 @@ func.func @forms(%x: !tile.gl<f16, [?, ?]>, %y: !tile.gl<f32, [?]>, %i: !tile.rt
 // CHECK:      %a = tile.gather %x[%i, %j] : !tile.gl<f16, [?, ?]>[!tile.rt<16x32xi32>, !tile.rt<16x32xi64>] -> !tile.rt<16x32xf16>
 // CHECK-NEXT: %b = tile.gather %y[%i] linear mask %m other(-1.000000e+00 : f64) : !tile.gl<f32, [?]>[!tile.rt<16x32xi32>], !tile.rt<16x32xi1> -> !tile.rt<16x32xf32>
 // CHECK-NEXT: %c = tile.gather %y[%v] : !tile.gl<f32, [?]>[!tile.rv<32xi32, col>] -> !tile.rv<32xf32, col>
+// CHECK-NEXT: %d = tile.gather %y[%i] linear mask %m fill %b : !tile.gl<f32, [?]>[!tile.rt<16x32xi32>], !tile.rt<16x32xi1> -> !tile.rt<16x32xf32>
 // CHECK-NEXT: tile.scatter %a, %x[%i, %j] mask %m : !tile.rt<16x32xf16> -> !tile.gl<f16, [?, ?]>[!tile.rt<16x32xi32>, !tile.rt<16x32xi64>], !tile.rt<16x32xi1>
 // CHECK-NEXT: tile.scatter %c, %y[%v] linear : !tile.rv<32xf32, col> -> !tile.gl<f32, [?]>[!tile.rv<32xi32, col>]
 // CHECK-NEXT: %s = tile.load_scalar %x[%k] linear : !tile.gl<f16, [?, ?]> -> f16
@@ -90,5 +92,13 @@ func.func @scalar_linear(%x: !tile.gl<f16, [?, ?]>, %k: index) {
 func.func @atomic_kind(%x: !tile.gl<f16, [?]>, %i: !tile.rv<32xi32, col>, %v: !tile.rv<32xf16, col>) {
   // expected-error @+1 {{'tile.scatter_atomic' add combines f32 or i32 elements atomically, not f16}}
   tile.scatter_atomic "add" %v, %x[%i] : !tile.rv<32xf16, col> -> !tile.gl<f16, [?]>[!tile.rv<32xi32, col>]
+  func.return
+}
+
+// -----
+
+func.func @fill_and_other(%x: !tile.gl<f32, [?]>, %i: !tile.rv<32xi32, col>, %f: !tile.rv<32xf32, col>) {
+  // expected-error @+1 {{'tile.gather' takes a number (other) or a tile (fill) for the elements it does not read, not both}}
+  %a = tile.gather %x[%i] other(1.0) fill %f : !tile.gl<f32, [?]>[!tile.rv<32xi32, col>] -> !tile.rv<32xf32, col>
   func.return
 }
