@@ -25,7 +25,11 @@ from xdsl.ir import SSAValue
 from tilec.dialects.tile import ops as t
 from tilec.lang.tracing import current, error
 from tilec.lang.values import (Expanded, Pointer, Scalar, Tile, Value, Vector, View, _materialize, _result_shape,
-                               _Shape, describe, index, mask_bits, offset_width, stored_as, wrap)
+                               _Shape, describe, mask_bits, offset_width, stored_as, wrap)
+
+_ONE = _Shape("vector", (1, "col"))
+"""One element's shape where a scalar pointer is read, written or combined: a vector of one."""
+
 
 def has_index_tiles(offsets: Any) -> bool:
     """Whether a load's or store's offsets hold a tile or a vector (coordinates per element)."""
@@ -34,8 +38,8 @@ def has_index_tiles(offsets: Any) -> bool:
 
 
 def _index_tiles(parts: Sequence[Any], extra: Sequence[Any], who: str) -> tuple[_Shape, list[SSAValue]]:
-    """The offsets ``parts`` broadcast with each other (and the shape of ``extra``: a stored value) as
-    register tiles of i32, or i64 where one of them is 64-bit."""
+    """The offsets ``parts`` broadcast with each other (and with ``extra``: a mask) as register tiles of
+    i32, or i64 where one of them is 64-bit; and their shape (an expanded vector alone is a 1 x N tile)."""
     width = max(offset_width(p, who) for p in parts)
     shape = _result_shape([*parts, *extra])  # a LangError at the line where they do not broadcast
     expanded = [p for p in (*parts, *extra) if isinstance(p, Expanded)]
@@ -71,8 +75,9 @@ def gather(view: View, offsets: Any, shape: Any = None, *, mask: Any = None, oth
         raise error(f"{who} of {view.name!r} ({view.ndim}-D) at coordinates held in tiles takes {want} "
                     f"offset{'s' if want > 1 else ''} (one per dimension), got {len(parts)}")
     result, indices = _index_tiles(parts, (), who)
-    if shape is not None and tuple(shape) != (result.dims if result.kind == "tile" else result.dims[:1]):
-        raise error(f"{who}: shape={tuple(shape)} is not the shape of the offsets, {result.dims[:2 if result.kind == 'tile' else 1]}")
+    dims = tuple(result.dims) if result.kind == "tile" else tuple(result.dims[:1])
+    if shape is not None and tuple(shape) != dims:
+        raise error(f"{who}: shape={tuple(shape)} is not the shape of the offsets, {dims}")
     element = view.type.element_type
     bits = True if mask is None else _bits(mask, indices[0], who)
     number = isinstance(other, (int, float)) and not isinstance(other, bool)
@@ -90,10 +95,9 @@ def gather(view: View, offsets: Any, shape: Any = None, *, mask: Any = None, oth
     fill_mask = None if bits is True else bits.value
     # a tile-valued other fills the elements not read (outside the array, or masked off) element by element
     fill_tile = None if number else _materialize(other, result, element)
-    loaded = wrap(current().value(t.GatherOp(view.value, indices, result.register_type(element), linear,
-                                             fill_mask, None if fill_tile is not None else fill, fill_tile),
-                                  f"{view.name}_g"))
-    return loaded
+    return wrap(current().value(t.GatherOp(view.value, indices, result.register_type(element), linear,
+                                           fill_mask, None if fill_tile is not None else fill, fill_tile),
+                                f"{view.name}_g"))
 
 
 def scatter(view: View, offsets: Any, value: Any, *, mask: Any = None, linear: bool = False,
@@ -135,9 +139,9 @@ def atomic(kind: str, view: View, offsets: Any, value: Any, cmp: Any, mask: Any,
     parts = list(offsets) if isinstance(offsets, (tuple, list)) else [offsets]
     one = not has_index_tiles(parts)
     if one:  # one element (x + i with a scalar i): a vector of one
-        parts = [wrap(_materialize(p, _Shape("vector", (1, "col")), IntegerType(64))) for p in parts]
+        parts = [wrap(_materialize(p, _ONE, IntegerType(64))) for p in parts]
         if isinstance(mask, Scalar):
-            mask = wrap(_materialize(mask, _Shape("vector", (1, "col")), IntegerType(1)))
+            mask = wrap(_materialize(mask, _ONE, IntegerType(1)))
     for what, x in (("value", value), ("cmp", cmp)):
         if x is not None and (not isinstance(x, (Tile, Vector, Expanded, Scalar, int, float)) or isinstance(x, bool)):
             raise error(f"{who} combines a tile, a vector or a scalar, got {describe(x)} as its {what}")
@@ -172,13 +176,12 @@ def load(ptr: Pointer, mask: Any = None, other: Any = None, who: str = "tl.load"
         return gather(ptr.view, (ptr.offset,), mask=mask, other=other, linear=True, who=who)
     # one element: a gather of one (outside the array, or masked off, it reads other), as a scalar
     offset_width(ptr.offset, who)
-    one = _Shape("vector", (1, "col"))
     if mask is not None and not isinstance(mask, bool):
         if not (isinstance(mask, Scalar) and mask.type == IntegerType(1)):
             raise error(f"{who} of one element takes a boolean scalar as mask=, got {describe(mask)}")
-        mask = wrap(_materialize(mask, one, IntegerType(1)))
-    index = wrap(_materialize(ptr.offset, one, IntegerType(64)))
-    got = gather(ptr.view, (index,), mask=mask, other=other, linear=True, who=who)
+        mask = wrap(_materialize(mask, _ONE, IntegerType(1)))
+    at = wrap(_materialize(ptr.offset, _ONE, IntegerType(64)))
+    got = gather(ptr.view, (at,), mask=mask, other=other, linear=True, who=who)
     return Scalar(current().value(t.ExtractOp(got.value), f"{ptr.view.name}_s"))
 
 
@@ -187,11 +190,11 @@ def store(ptr: Pointer, value: Any, mask: Any = None, who: str = "tl.store") -> 
     offset = ptr.offset
     if not isinstance(offset, (Tile, Vector, Expanded)):  # one element: a vector of one
         offset_width(offset, who)
-        offset = wrap(_materialize(offset, _Shape("vector", (1, "col")), IntegerType(64)))
+        offset = wrap(_materialize(offset, _ONE, IntegerType(64)))
         if isinstance(value, (Tile, Vector, Expanded)):
             raise error(f"{who} of a {describe(value)} at one pointer: give a tile of pointers (x + offsets)")
         if isinstance(mask, Scalar):
-            mask = wrap(_materialize(mask, _Shape("vector", (1, "col")), IntegerType(1)))
+            mask = wrap(_materialize(mask, _ONE, IntegerType(1)))
     scatter(ptr.view, (offset,), value, mask=mask, linear=True, who=who)
 
 
