@@ -1,5 +1,5 @@
-"""Loads and stores at coordinates held in register tiles (``tile.gather`` / ``tile.scatter``) for
-``tile-distribute``.
+"""Loads and stores at coordinates held in register tiles (``tile.gather`` / ``tile.scatter``; the
+addresses of ``tile.scatter_atomic`` too) for ``tile-distribute``.
 
 tile-layout gives the result (or stored value), the index tiles and the mask one fragment, so a
 thread's value ``v`` of each is one element: its address is the view's pointer plus the index
@@ -7,8 +7,8 @@ registers of ``v`` times the view's strides (``linear``: plus the one offset reg
 or written by one predicated ``ld.global`` / ``st.global``. The predicate is the element lying inside
 the view (each coordinate below its extent, compared unsigned, so a negative index is outside;
 ``linear``: the offset below the number of elements the view spans) and its mask bit. A gather's
-element whose predicate is false reads ``other`` (or its element of the ``fill`` tile). Threads holding copies of an element each read it,
-or write the same value to the same place.
+element whose predicate is false reads ``other`` (or its element of the ``fill`` tile). Threads
+holding copies of an element each read it, or write the same value to the same place.
 
 Where the offsets step by 1 along the fragment's runs (:mod:`tilec.passes.index_steps`: Triton's
 ``x_ptr + start + tl.arange(...)``, an embedding's columns), a run of 4, 8 or 16 bytes moves as one
@@ -33,7 +33,8 @@ from tilec.passes.tile_distribute.values import GlobalArg
 
 
 class GatherLowering:
-    """Mixin of :class:`tilec.passes.tile_distribute.kernel.KernelLowering`: gathers and scatters."""
+    """Mixin of :class:`tilec.passes.tile_distribute.kernel.KernelLowering`: gathers and scatters (and the
+    places of ``tile.scatter_atomic``, which :mod:`atomics` combines at)."""
 
     def span(self, g: GlobalArg) -> Int:
         """How many elements from ``g``'s first one its elements reach in memory (0 for an empty view):
