@@ -145,3 +145,25 @@ def test_index_add(arch):
     ex.index_add[(4096 // 32,)](src, index, out, BM=32, D=64, arch=arch)
     ref = torch.zeros(100, 64, device="cuda", dtype=torch.float64).index_add_(0, index.long(), src.double())
     assert rel_err(out, ref) < 1e-5
+
+
+@tl.kernel(num_warps=4)
+def _wide_atomics(x, keys, total, counts, BLOCK: tl.constexpr):
+    """An f64 sum and int64 counts past 2^32 (64-bit atomics), with old values handed to their holders."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(total + 0, tl.sum(tl.load(x + offs), axis=0))
+    tl.atomic_add(counts + tl.load(keys + offs), 1 << 33)
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", ARCHS)
+def test_64_bit_atomics(arch):
+    n = 1 << 20
+    x = torch.randn(n, device="cuda", dtype=torch.float64)
+    keys = torch.randint(0, 64, (n,), device="cuda", dtype=torch.int64)
+    total = torch.zeros(1, device="cuda", dtype=torch.float64)
+    counts = torch.zeros(64, device="cuda", dtype=torch.int64)
+    _wide_atomics[(n // 256,)](x, keys, total, counts, BLOCK=256, arch=arch)
+    assert abs(total.item() - x.sum().item()) < 1e-9 * n
+    assert torch.equal(counts, torch.bincount(keys, minlength=64) << 33)

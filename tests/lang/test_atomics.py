@@ -156,7 +156,7 @@ def mixed(x, o, N: tl.constexpr):
 
 
 @pytest.mark.parametrize("kernel, marker, match, out", [
-    (float_max, "MARK-fmax", r"tl.atomic_max combines tl.float32 or tl.int32 elements atomically; 'o' holds "
+    (float_max, "MARK-fmax", r"tl.atomic_max combines tl.float32 or tl.int32 or tl.int64 elements atomically; 'o' holds "
                              r"tl.float16", np.float16),
     (mixed, "MARK-mixed", r"differ in length", np.float32),
 ])

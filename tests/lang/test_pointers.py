@@ -338,7 +338,7 @@ def test_atomic_errors():
         tl.atomic_add(h + tl.arange(0, B), tl.load(x + tl.arange(0, B)))
 
     a = np.zeros(64, np.float16)
-    with pytest.raises(LangError, match=r"tl.atomic_add combines f32 or i32 elements atomically; 'h' holds tl.float16"):
+    with pytest.raises(LangError, match=r"tl.atomic_add combines f32 or i32 or f64 or i64 elements atomically; 'h' holds tl.float16"):
         halves.interpret(a, a, grid=(1,), B=64)
 
 
@@ -512,3 +512,59 @@ def test_atomic_destinations_are_outputs():
     x, h = np.zeros(256, np.int32), np.zeros(37, np.int32)
     params = {p.name: p.is_output for p in histogram.compile(x, h, 256, BLOCK=128, arch="sm_80").signature}
     assert params["hist_ptr"] and not params["x_ptr"]
+
+
+@tl.kernel(num_warps=4)
+def wide_atomics(x, keys, total, counts, big, BLOCK: tl.constexpr):
+    """64-bit atomics: an f64 sum, int64 counts past 2^32 with their old values, an int64 max and xor."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    k = tl.load(keys + offs)
+    tl.atomic_add(total + 0, tl.sum(tl.load(x + offs), axis=0))
+    old = tl.atomic_add(counts + k, 1 << 33)
+    tl.atomic_max(big + k, old)
+    tl.atomic_xor(big + 8 + k, k.to(tl.int64) << 40)
+
+
+@tl.kernel
+def wide_tickets(counter, out, B: tl.constexpr):
+    """Old int64 values of a few elements every thread holds copies of (handed to the holders by 64-bit
+    shuffles on one warp, through 8-byte slots of shared memory on several)."""
+    i = tl.arange(0, B)
+    old = tl.atomic_add(counter + i, (i + 1).to(tl.int64) << 35)
+    tl.store(out + tl.program_id(0) * B + i, old)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_64_bit_atomics(after):
+    x = RNG.standard_normal(1024)
+    keys = RNG.integers(0, 8, 1024).astype(np.int64)
+    total, counts = np.zeros(1), np.zeros(8, np.int64)
+    big = np.concatenate([np.full(8, -1, np.int64), np.zeros(8, np.int64)])
+    wide_atomics.interpret(x, keys, total, counts, big, grid=(8,), BLOCK=128, after=after)
+    c = np.bincount(keys, minlength=8)
+    xor = np.zeros(8, np.int64)
+    for k in keys:
+        xor[k] ^= int(k) << 40
+    assert abs(total[0] - x.sum()) < 1e-9 and np.array_equal(counts, c << 33)
+    np.testing.assert_array_equal(big, np.concatenate([np.where(c > 0, (c - 1) << 33, -1), xor]))
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("warps", [1, 4])
+def test_64_bit_old_values_reach_every_holder(after, warps):
+    counter, out = np.zeros(4, np.int64), np.full(12, -1, np.int64)
+    wide_tickets.with_options(num_warps=warps).interpret(counter, out, grid=(3,), B=4, after=after)
+    step = (np.arange(4) + 1).astype(np.int64) << 35
+    np.testing.assert_array_equal(counter, 3 * step)
+    for i in range(4):
+        assert sorted(out[i::4].tolist()) == [0, int(step[i]), 2 * int(step[i])]
+
+
+def test_the_ptx_of_64_bit_atomics():
+    k64, f64 = np.zeros(1024, np.int64), np.zeros(1024)
+    for arch in ("sm_80", "sm_90a"):
+        ptx = wide_atomics.compile(f64, k64, f64, k64, k64, BLOCK=128, arch=arch).asm["ptx"]
+        assert all(s in ptx for s in ("red.global.add.f64", "global.add.u64", "red.global.max.s64",
+                                      "red.global.xor.b64"))
+        for warps in (1, 4):
+            wide_tickets.with_options(num_warps=warps).compile(k64, k64, B=4, arch=arch)

@@ -31,7 +31,9 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     VectorType,
     f32,
+    f64,
     i32,
+    i64,
 )
 from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute, Dialect, SSAValue
@@ -603,8 +605,8 @@ class StoreOp(IRDLOperation):
         _expect_pointer(self, "address", self.address, GLOBAL_SPACE, SHARED_SPACE)
 
 
-RED_KINDS = {"add": (f32, i32), "max": (i32,), "min": (i32,), "umax": (i32,), "umin": (i32,), "and": (i32,),
-             "or": (i32,), "xor": (i32,)}
+RED_KINDS = {"add": (f32, i32, f64, i64), "max": (i32, i64), "min": (i32, i64), "umax": (i32, i64),
+             "umin": (i32, i64), "and": (i32, i64), "or": (i32, i64), "xor": (i32, i64)}
 """The reductions ``frag.red`` performs, with the value types PTX's ``red.global`` has for each
 (``umax``/``umin``: the i32 read unsigned, ``red.global.{max,min}.u32``; ``and``/``or``/``xor`` on the bits)."""
 
@@ -638,8 +640,9 @@ class RedOp(IRDLOperation):
         _expect_pointer(self, "address", self.address, GLOBAL_SPACE)
 
 
-ATOM_KINDS = {"add": (f32, i32), "max": (i32,), "min": (i32,), "umax": (i32,), "umin": (i32,), "exch": (f32, i32),
-              "cas": (f32, i32), "and": (i32,), "or": (i32,), "xor": (i32,)}
+ATOM_KINDS = {"add": (f32, i32, f64, i64), "max": (i32, i64), "min": (i32, i64), "umax": (i32, i64),
+              "umin": (i32, i64), "exch": (f32, i32, f64, i64), "cas": (f32, i32, f64, i64), "and": (i32, i64),
+              "or": (i32, i64), "xor": (i32, i64)}
 """What ``frag.atom`` does, with the value types PTX's ``atom.global`` has for each (``umax``/``umin``:
 the i32 read unsigned; ``exch``/``cas``/``and``/``or``/``xor`` on the 32 bits)."""
 
@@ -652,7 +655,8 @@ class AtomOp(IRDLOperation):
 
     name = "frag.atom"
 
-    T: ClassVar = VarConstraint("T", EqAttrConstraint(i32) | EqAttrConstraint(f32))
+    T: ClassVar = VarConstraint("T", EqAttrConstraint(i32) | EqAttrConstraint(f32) | EqAttrConstraint(i64) |
+                                EqAttrConstraint(f64))
     kind = prop_def(StringAttr)
     value = operand_def(T)
     address = operand_def(LLVMPointerType)

@@ -263,8 +263,9 @@ class FragFunctions(InterpreterFunctions):
         check_write(args[1], n, lanes, align=n)
         value = np.asarray(args[0])
         unsigned = op.kind.data in ("umax", "umin")
-        if unsigned:  # the i32 bits read unsigned
-            value = value.astype(np.int32).view(np.uint32)
+        signed_t, unsigned_t = (np.int32, np.uint32) if n == 4 else (np.int64, np.uint64)
+        if unsigned:  # the integer's bits read unsigned
+            value = value.astype(signed_t).view(unsigned_t)
         combine = {"add": np.add, "max": np.maximum, "min": np.minimum, "umax": np.maximum,
                    "umin": np.minimum, "and": np.bitwise_and, "or": np.bitwise_or,
                    "xor": np.bitwise_xor}[op.kind.data]
@@ -273,10 +274,11 @@ class FragFunctions(InterpreterFunctions):
             one[lane] = True
             old = from_bytes(read(args[1], n, one, align=n), t)
             if unsigned:
-                old = np.asarray(old).astype(np.int32).view(np.uint32)
-                new = combine(old, value).view(np.int32)
+                old = np.asarray(old).astype(signed_t).view(unsigned_t)
+                new = combine(old, value).view(signed_t)
             else:
-                new = combine(old, value).astype(old.dtype)  # f32 in f32; i32 wraps
+                with np.errstate(over="ignore"):
+                    new = combine(old, value).astype(old.dtype)  # f32 in f32; integers wrap
             write(args[1], to_bytes(new, t), one, align=n)
         return ()
 
@@ -332,25 +334,27 @@ class FragFunctions(InterpreterFunctions):
 
 def _atom_value(kind: str, old, value, cmp):
     """What ``frag.atom`` of ``kind`` leaves in an element holding ``old`` (one lane's numpy scalars)."""
+    dtype = np.asarray(old).dtype
+    width = 8 * dtype.itemsize  # 32 or 64 bits
     if kind == "cas":
-        return value if _bits32(old) == _bits32(cmp) else old
+        return value if _bits(old) == _bits(cmp) else old
     if kind == "exch":
         return value
-    if kind in ("umax", "umin"):  # the i32 bits read unsigned, the result as the signed i32 of its bits
-        r = (max if kind == "umax" else min)(_bits32(old), _bits32(value))
-        return np.asarray(r - (1 << 32) if r >= 1 << 31 else r).astype(np.asarray(old).dtype)
-    combine = {"add": np.add, "max": np.maximum, "min": np.minimum, "and": np.bitwise_and, "or": np.bitwise_or,
-               "xor": np.bitwise_xor}[kind]
-    with np.errstate(over="ignore"):
-        if np.asarray(old).dtype.kind == "f":
-            return combine(old, value).astype(np.asarray(old).dtype)
-        r = int(combine(np.int64(old), np.int64(value))) & 0xFFFFFFFF  # i32 wraps
-        return np.asarray(r - (1 << 32) if r >= 1 << 31 else r).astype(np.asarray(old).dtype)
+    if kind in ("umax", "umin"):  # the bits read unsigned, the result as the signed integer of its bits
+        r = (max if kind == "umax" else min)(_bits(old), _bits(value))
+        return np.asarray(r - (1 << width) if r >= 1 << (width - 1) else r).astype(dtype)
+    if dtype.kind == "f":
+        combine = {"add": np.add, "max": np.maximum, "min": np.minimum}[kind]
+        return combine(old, value).astype(dtype)
+    a, b = int(old), int(value)  # Python integers: no overflow before the wrap
+    r = {"add": a + b, "max": max(a, b), "min": min(a, b), "and": a & b, "or": a | b, "xor": a ^ b}[kind]
+    r &= (1 << width) - 1  # wraps in its width
+    return np.asarray(r - (1 << width) if r >= 1 << (width - 1) else r).astype(dtype)
 
 
-def _bits32(x) -> int:
-    """The 32 bits of an f32 or i32 lane value, as an unsigned int."""
+def _bits(x) -> int:
+    """The bits of an f32, i32, f64 or i64 lane value, as an unsigned int."""
     a = np.asarray(x)
     if a.dtype.kind == "f":
-        return int(a.astype(np.float32).view(np.uint32))
-    return int(a) & 0xFFFFFFFF
+        return int(a.view(np.uint32 if a.dtype.itemsize == 4 else np.uint64))
+    return int(a) & ((1 << (8 * a.dtype.itemsize)) - 1)

@@ -938,7 +938,7 @@ def _space_operand(ptr: SSAValue) -> tuple[str, str]:
     return ("global", "l") if address_space(ptr.type) == GLOBAL else ("shared", "r")
 
 
-_RED_TYPES = {"f32": ("f32", "f"), "i32": ("s32", "r")}
+_RED_TYPES = {"f32": ("f32", "f"), "i32": ("s32", "r"), "f64": ("f64", "d"), "i64": ("s64", "l")}
 """Value type -> (PTX type of ``red``, inline asm constraint)."""
 
 
@@ -948,13 +948,16 @@ def red_global(builder: Builder, kind: str, value: Value, ptr: Value, pred: Valu
     op = "red.global"
     value = value_of(op, value)
     ptx_type, reg = _RED_TYPES.get(str(value.type), (None, None))
-    if ptx_type is None or (kind != "add" and ptx_type == "f32") or \
+    if ptx_type is None or (kind != "add" and ptx_type in ("f32", "f64")) or \
             kind not in ("add", "max", "min", "umax", "umin", "and", "or", "xor"):
         raise ValueError(f"{op}: no {kind} of {value.type}")
+    bits = ptx_type[1:]
+    if kind == "add" and ptx_type == "s64":  # PTX adds 64-bit integers as u64 (the same bits)
+        ptx_type = "u64"
     if kind in ("umax", "umin"):  # the bits read unsigned
-        kind, ptx_type = kind[1:], "u32"
+        kind, ptx_type = kind[1:], f"u{bits}"
     if kind in ("and", "or", "xor"):
-        ptx_type = "b32"
+        ptx_type = f"b{bits}"
     ptr = expect_pointer(op, "address", ptr, GLOBAL)
     if pred is None:
         inline_asm(builder, f"red.global.{kind}.{ptx_type} [$0], $1;", f"l,{reg}", [ptr, value])
@@ -963,10 +966,13 @@ def red_global(builder: Builder, kind: str, value: Value, ptr: Value, pred: Valu
     inline_asm(builder, f"@$0 red.global.{kind}.{ptx_type} [$1], $2;", f"b,l,{reg}", [pred, ptr, value])
 
 
-_ATOM_PTX = {"add": ("add", {"f32": "f32", "i32": "u32"}), "max": ("max", {"i32": "s32"}),
-             "min": ("min", {"i32": "s32"}), "umax": ("max", {"i32": "u32"}), "umin": ("min", {"i32": "u32"}),
-             "exch": ("exch", {"f32": "b32", "i32": "b32"}), "cas": ("cas", {"f32": "b32", "i32": "b32"}),
-             "and": ("and", {"i32": "b32"}), "or": ("or", {"i32": "b32"}), "xor": ("xor", {"i32": "b32"})}
+_ATOM_PTX = {"add": ("add", {"f32": "f32", "i32": "u32", "f64": "f64", "i64": "u64"}),
+             "max": ("max", {"i32": "s32", "i64": "s64"}), "min": ("min", {"i32": "s32", "i64": "s64"}),
+             "umax": ("max", {"i32": "u32", "i64": "u64"}), "umin": ("min", {"i32": "u32", "i64": "u64"}),
+             "exch": ("exch", {"f32": "b32", "i32": "b32", "f64": "b64", "i64": "b64"}),
+             "cas": ("cas", {"f32": "b32", "i32": "b32", "f64": "b64", "i64": "b64"}),
+             "and": ("and", {"i32": "b32", "i64": "b64"}), "or": ("or", {"i32": "b32", "i64": "b64"}),
+             "xor": ("xor", {"i32": "b32", "i64": "b64"})}
 """``frag.atom``'s kinds -> (PTX operation, value type -> PTX type)."""
 
 
@@ -995,7 +1001,7 @@ def atom_global(builder: Builder, kind: str, value: Value, ptr: Value, cmp: Valu
     if pred is not None:
         operands.insert(0, expect_type(op, "predicate", pred, i1))
         constraints.insert(0, "b")
-        instruction = f"mov.b32 $0, 0;\n@$1 {instruction}"
+        instruction = f"mov.b{ptx_type[1:]} $0, 0;\n@$1 {instruction}"
     return inline_asm(builder, instruction, ",".join([f"={reg}", *constraints]), operands, value.type)
 
 

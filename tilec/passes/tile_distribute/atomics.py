@@ -34,7 +34,7 @@ from xdsl.ir import SSAValue
 from tilec.dialects import frag_fast
 from tilec.dialects.abi import ROLE_ATTR
 from tilec.dialects.tile import ops as t
-from tilec.dialects.tile.types import RegisterVectorType
+from tilec.dialects.tile.types import RegisterVectorType, element_bits
 from tilec.ir import fast
 from tilec.ir.parser import location_text
 from tilec.passes.fragments import WARP, Fragment, VectorFragment, tile_fragment
@@ -78,7 +78,7 @@ def atomic_scratch_bytes(op: t.AtomicOp, fn, threads: int) -> int:
     bits = holder_bits(op, frag, threads, (lane_varying(fn), warp_varying(fn)))
     if bits < WARP:
         return 0
-    return frag.num_values * exchange_slots(bits, threads) * 4
+    return frag.num_values * exchange_slots(bits, threads) * max(4, element_bits(ty.element_type) // 8)
 
 
 def exchange_slots(bits: int, threads: int) -> int:
@@ -179,7 +179,7 @@ class AtomicLowering:
             return olds
         if bits < WARP:
             source = em.and_(self.lane(i32), ~bits & (WARP - 1), i32)
-            return [em.insert(frag_fast.frag_shfl("idx", x, source)).results[0] for x in olds]
+            return [self._from_lane(x, source) for x in olds]
         for parent in _ancestors(op):
             if ROLE_ATTR in parent.attributes:
                 raise RegallocError("tile.atomic gives its old values to the warps "
@@ -199,6 +199,19 @@ class AtomicLowering:
                                                 x.type)).results[0] for v, x in enumerate(unique)}
         em.insert(frag_fast.tile_barrier())
         return [got[x] for x in olds]
+
+    def _from_lane(self, x: SSAValue, source: SSAValue) -> SSAValue:
+        """``x`` of lane ``source`` (a 64-bit value as its two 32-bit halves, a shuffle each)."""
+        em = self.em
+        if x.type in (i32, Float32Type()):
+            return em.insert(frag_fast.frag_shfl("idx", x, source)).results[0]
+        bits = x if x.type == i64 else em.insert(fast.arith_cast_op(arith.BitcastOp, x, i64)).results[0]
+        lo, hi = (em.insert(frag_fast.frag_shfl("idx", h, source)).results[0]
+                  for h in (em.cast(bits, i32), em.cast(em.shr(bits, 32, i64), i32)))
+        lo = em.and_(em.cast(lo, i64), 0xFFFFFFFF, i64)  # sign-extended: its upper bits cleared
+        high = em.insert(fast.arith_binary_op(arith.ShLIOp, em.cast(hi, i64), em.const(32, i64))).results[0]
+        moved = em.insert(fast.arith_binary_op(arith.OrIOp, lo, high)).results[0]
+        return moved if x.type == i64 else em.insert(fast.arith_cast_op(arith.BitcastOp, moved, x.type)).results[0]
 
     def _float_extreme(self, kind: str, x, ptr, pred: Bool) -> None:
         """An f32 maximum (minimum) as integer reductions of its bits, which order as the floats do

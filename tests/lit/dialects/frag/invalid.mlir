@@ -189,7 +189,7 @@ func.func @red_kind(%a: !llvm.ptr<1>, %x: f32) {
   frag.red "max" %x, %a : f32, !llvm.ptr<1>
   func.return
 }
-// CHECK: error: 'frag.red' max combines i32 values, not f32
+// CHECK: error: 'frag.red' max combines i32 or i64 values, not f32
 
 // -----
 
@@ -205,7 +205,7 @@ func.func @atom_exch_of_nothing(%a: !llvm.ptr<1>, %x: f32) {
   %o = frag.atom "max" %x, %a : f32, !llvm.ptr<1>
   func.return
 }
-// CHECK: error: 'frag.atom' max combines i32 values, not f32
+// CHECK: error: 'frag.atom' max combines i32 or i64 values, not f32
 
 // -----
 

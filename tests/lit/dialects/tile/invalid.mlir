@@ -425,7 +425,7 @@ func.func @atomic_type(%v: !tile.rv<16xf16, row>, %g: !tile.gl<f16, [?]>, %i: in
   tile.atomic "max" %v, %g[%i] : !tile.rv<16xf16, row> -> !tile.gl<f16, [?]>
   func.return
 }
-// CHECK: 'tile.atomic' max combines f32 or i32 elements atomically, not f16
+// CHECK: 'tile.atomic' max combines f32 or i32 or i64 elements atomically, not f16
 
 // -----
 
@@ -457,7 +457,7 @@ func.func @atomic_bits_of_floats(%v: !tile.rv<16xf32, row>, %g: !tile.gl<f32, [?
   %o = tile.atomic "or" %v, %g[%i] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]> returns !tile.rv<16xf32, row>
   func.return
 }
-// CHECK: 'tile.atomic' or combines i32 elements atomically, not f32
+// CHECK: 'tile.atomic' or combines i32 or i64 elements atomically, not f32
 
 // -----
 
