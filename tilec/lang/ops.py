@@ -635,7 +635,7 @@ def _atomic_operand(who: str, what: str, view: View, value: Any) -> Tile | Vecto
 def atomic_add(view: View, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None, sem: Any = None,
                scope: Any = None) -> Tile | Vector | Scalar:
     """Add ``value`` (a tile, a vector or a scalar) into ``view`` at ``offsets`` atomically (Triton's
-    ``tl.atomic_add``): f32 or int32 arrays. Each element is added once however many threads hold it:
+    ``tl.atomic_add``): f32, int32, f64 or int64 arrays. Each element is added once however many threads hold it:
     once a block for a value that is the same in every warp. Elements outside the array are dropped.
     f32 sums follow the order the blocks arrive in.
 
@@ -649,22 +649,22 @@ def atomic_add(view: View, offsets: Sequence[Any], value: Any = _NO_VALUE, *, ma
 
 def atomic_max(view: View, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None, sem: Any = None,
                scope: Any = None) -> Tile | Vector | Scalar:
-    """The element-wise maximum of ``view`` at ``offsets`` and ``value``, atomically (int32 and float32
-    arrays; a float as integer operations on its bits, chosen by its sign); the old values as
+    """The element-wise maximum of ``view`` at ``offsets`` and ``value``, atomically (int32, int64 and
+    float32 arrays; a float as integer operations on its bits, chosen by its sign); the old values as
     :func:`atomic_add` gives them."""
     return _atomic("max", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
 def atomic_min(view: View, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None, sem: Any = None,
                scope: Any = None) -> Tile | Vector | Scalar:
-    """The element-wise minimum, atomically (int32 and float32 arrays); the old values."""
+    """The element-wise minimum, atomically (int32, int64 and float32 arrays); the old values."""
     return _atomic("min", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
 def atomic_xchg(view: View, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None, sem: Any = None,
                 scope: Any = None) -> Tile | Vector | Scalar:
     """Write ``value`` into ``view`` at ``offsets`` atomically and give the old values (Triton's
-    ``tl.atomic_xchg``; int32 and float32 arrays; always PTX's ``atom``, acquire-release: a lock's release)."""
+    ``tl.atomic_xchg``; int32, int64, float32 and float64 arrays; always PTX's ``atom``, acquire-release: a lock's release)."""
     return _atomic("xchg", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
@@ -678,19 +678,19 @@ def atomic_cas(view: View, offsets: Sequence[Any], cmp: Any, value: Any = _NO_VA
 
 def atomic_and(view: View, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None, sem: Any = None,
                scope: Any = None) -> Tile | Vector | Scalar:
-    """Bitwise and into an int32 array atomically; the old values."""
+    """Bitwise and into an int32 or int64 array atomically; the old values."""
     return _atomic("and", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
 def atomic_or(view: View, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None, sem: Any = None,
               scope: Any = None) -> Tile | Vector | Scalar:
-    """Bitwise or into an int32 array atomically; the old values."""
+    """Bitwise or into an int32 or int64 array atomically; the old values."""
     return _atomic("or", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
 def atomic_xor(view: View, offsets: Sequence[Any], value: Any = _NO_VALUE, *, mask: Any = None, sem: Any = None,
                scope: Any = None) -> Tile | Vector | Scalar:
-    """Bitwise exclusive or into an int32 array atomically; the old values."""
+    """Bitwise exclusive or into an int32 or int64 array atomically; the old values."""
     return _atomic("xor", view, offsets, value, mask=mask, sem=sem, scope=scope)
 
 
