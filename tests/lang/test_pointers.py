@@ -8,6 +8,9 @@ its PTX is assembled for sm_80 and sm_90a (the session's ptxas check, tests/conf
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -17,18 +20,12 @@ from tilec.lang import LangError
 RNG = np.random.default_rng(20261130)
 STAGES = (None, "tile-distribute")
 
-
-@tl.kernel(num_warps=4)
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    """Triton's first tutorial, as written there."""
-    pid = tl.program_id(axis=0)
-    block_start = pid * BLOCK_SIZE
-    offsets = block_start + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    y = tl.load(y_ptr + offsets, mask=mask)
-    output = x + y
-    tl.store(out_ptr + offsets, output, mask=mask)
+# Triton's vector add and matmul tutorial, and a histogram, as users write them: examples/lang/pointers.py
+_spec = importlib.util.spec_from_file_location(
+    "lang_example_pointers", Path(__file__).resolve().parents[2] / "examples" / "lang" / "pointers.py")
+ex = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ex)
+add_kernel, pointer_gemm, histogram = ex.add_kernel, ex.matmul_kernel, ex.histogram
 
 
 @tl.kernel(num_warps=4)
@@ -72,31 +69,6 @@ def permute_rows(x, perm, out, BM: tl.constexpr, D: tl.constexpr):
     dst = tl.load(perm, (r,), shape=(BM,), axis=0)
     t = tl.load(x, (r, 0), shape=(BM, D))
     tl.store(out, (dst[:, None], tl.arange(0, D)[None, :]), t, mask=dst[:, None] >= 0)
-
-
-@tl.kernel(num_warps=4)
-def pointer_gemm(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                 BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr):
-    """Triton's matmul tutorial's body: pointers advanced through the K loop, K masked."""
-    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
-    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
-    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
-    offs_k = tl.arange(0, BLOCK_SIZE_K)
-    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
-    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
-    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for k in tl.range(0, tl.cdiv(K, BLOCK_SIZE_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
-        accumulator = tl.dot(a, b, accumulator)
-        a_ptrs += BLOCK_SIZE_K * stride_ak
-        b_ptrs += BLOCK_SIZE_K * stride_bk
-    c = accumulator.to(tl.float16)
-    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
-    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
-    tl.store(c_ptrs, c, mask=c_mask)
 
 
 @tl.kernel(num_warps=1)
@@ -265,13 +237,6 @@ def test_errors_name_the_line():
     b = np.zeros((64, 64), np.float32)
     with pytest.raises(LangError, match=r"shape=.* is not the shape of the offsets"):
         shapes.interpret(b, b, grid=(1,), B=8)
-
-
-@tl.kernel(num_warps=4)
-def histogram(x_ptr, hist_ptr, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    tl.atomic_add(hist_ptr + tl.load(x_ptr + offsets, mask=mask, other=0), 1, mask=mask)
 
 
 @tl.kernel(num_warps=2)

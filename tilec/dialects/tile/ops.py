@@ -1063,12 +1063,7 @@ class AtomicOp(IRDLOperation):
 
     def __init__(self, kind: str, value: SSAValue, dest: SSAValue, indices=(), cmp: SSAValue | None = None,
                  returns: bool = False, mask: SSAValue | None = None, ordered: bool = False):
-        value = SSAValue.get(value)
-        props: dict[str, Attribute] = {"kind": StringAttr(kind)}
-        if ordered:
-            props["ordered"] = UnitAttr()
-        super().__init__(operands=[value, dest, indices, [] if cmp is None else [cmp], [] if mask is None else [mask]],
-                         properties=props, result_types=[[value.type] if returns else []])
+        super().__init__(**_atomic_parts(kind, value, dest, indices, cmp, returns, mask, ordered=ordered))
 
     def verify_(self) -> None:
         _check_atomic_kind(self)
@@ -1082,6 +1077,15 @@ class AtomicOp(IRDLOperation):
         _check_same_element(self, value, self.dest.type)
         if self.mask is not None:
             _check_mask(self, self.mask.type, value)
+
+
+def _atomic_parts(kind: str, value: SSAValue, dest: SSAValue, indices, cmp: SSAValue | None, returns: bool,
+                  mask: SSAValue | None, **flags: bool) -> dict:
+    """The operands, properties (``kind`` and the unit flags set) and result types of an atomic."""
+    value = SSAValue.get(value)
+    props: dict[str, Attribute] = {"kind": StringAttr(kind), **{k: UnitAttr() for k, on in flags.items() if on}}
+    return dict(operands=[value, dest, indices, [] if cmp is None else [cmp], [] if mask is None else [mask]],
+                properties=props, result_types=[[value.type] if returns else []])
 
 
 def _check_atomic_kind(op: IRDLOperation) -> None:
@@ -1131,14 +1135,8 @@ class ScatterAtomicOp(IRDLOperation):
 
     def __init__(self, kind: str, value: SSAValue, dest: SSAValue, indices=(), cmp: SSAValue | None = None,
                  returns: bool = False, mask: SSAValue | None = None, ordered: bool = False, linear: bool = False):
-        value = SSAValue.get(value)
-        props: dict[str, Attribute] = {"kind": StringAttr(kind)}
-        if ordered:
-            props["ordered"] = UnitAttr()
-        if linear:
-            props["linear"] = UnitAttr()
-        super().__init__(operands=[value, dest, indices, [] if cmp is None else [cmp], [] if mask is None else [mask]],
-                         properties=props, result_types=[[value.type] if returns else []])
+        super().__init__(**_atomic_parts(kind, value, dest, indices, cmp, returns, mask, ordered=ordered,
+                                         linear=linear))
 
     def verify_(self) -> None:
         _check_atomic_kind(self)
