@@ -566,6 +566,15 @@ def _read(source: Any, indices, dims: tuple[int, ...], other: float = 0.0) -> np
     raise OpError(f"expected a global view or a shared tile, got {type(source).__name__}")
 
 
+def _copied(source: Any, indices, tile: SharedType, op: t.CopyOp | t.AsyncCopyOp, rest: PythonValues) -> np.ndarray:
+    """What a copy reads: its window, or with ``offsets`` (the first of ``rest``, the operands after the
+    destination's) each element at its offset in memory (0 past the view's span)."""
+    if op.offsets is None:
+        return _read(source, indices, tile.dims)
+    offsets = _register(rest[0], tile.dims, "the copy's offsets")
+    return np.asarray(source.gather([offsets], True, None, 0.0), dtype=numpy_dtype(tile.element_type))
+
+
 def _masked(data: np.ndarray, op: t.CopyOp | t.AsyncCopyOp, args: PythonValues) -> np.ndarray:
     """A masked copy's data: zero where its mask (the op's last operand) is false. A ``prefix`` copy's
     rows must fall (true, then false): tile-distribute issues its runs on that promise."""
@@ -949,7 +958,7 @@ class TileFunctions(InterpreterFunctions):
         source, src_idx = args[0], _indices(args[1 : 1 + n_src])
         dest, dst_idx = args[1 + n_src], _indices(args[2 + n_src : 2 + n_src + n_dst])
         tile_type = op.source.type if isinstance(op.source.type, SharedType) else op.dest.type
-        data = _masked(_read(source, src_idx, tile_type.dims), op, args)
+        data = _masked(_copied(source, src_idx, tile_type, op, args[2 + n_src + n_dst:]), op, args)
         _write(dest, dst_idx, data, self._owner_mask(op, tile_type))
         return ()
 
@@ -958,7 +967,7 @@ class TileFunctions(InterpreterFunctions):
         source, *indices, dest = args[: 2 + len(op.indices)]
         tile_type = op.dest.type
         # the global read happens at issue
-        data = _masked(_read(source, _indices(indices), tile_type.dims), op, args)
+        data = _masked(_copied(source, _indices(indices), tile_type, op, args[2 + len(op.indices):]), op, args)
         mask = self._owner_mask(op, tile_type)
         self.ctx.async_groups.issue(lambda: dest.write(data, mask))
         return ()

@@ -185,7 +185,8 @@ Q_IN_REGISTERS_MAX_D = 64
 (32 a thread); past it q is read from shared memory each K/V tile. 16-row warps keep it (up to 96)."""
 
 
-@tl.kernel(num_warps=4, num_stages=2)
+# heads_per_group is a schedule (how many heads a block walks), not a stride: one variant for every value
+@tl.kernel(num_warps=4, num_stages=2, do_not_specialize=("heads_per_group",))
 def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr,
                   GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False, heads_per_group=1,
                   WM: tl.constexpr = 16, LAZY: tl.constexpr = 0.0):
@@ -226,7 +227,7 @@ def attention_fwd(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D:
     store_rows(oh, lse, b, h, wrow, acc, m, l, qk_scale)
 
 
-@tl.kernel(num_warps=8, num_stages=2, bulk=True, producer=True)
+@tl.kernel(num_warps=8, num_stages=2, bulk=True, producer=True, do_not_specialize=("heads_per_group",))
 def attention_fwd_wgmma(q, k, v, o, lse, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr,
                         GROUP: tl.constexpr, CAUSAL: tl.constexpr, NEG: tl.constexpr = False,
                         heads_per_group=1, LAZY: tl.constexpr = 0.0):

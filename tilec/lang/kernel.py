@@ -17,7 +17,7 @@ import inspect
 import re
 import textwrap
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +62,7 @@ class ArraySpec:
 
 @dataclass(frozen=True)
 class Specialization:
-    """One compiled variant: each parameter's kind (an ArraySpec, "i32", "i64", "f32", None for an absent
+    """One compiled variant: each parameter's kind (an ArraySpec, "i32", "i64", "f32", :data:`ONE`, None for an absent
     argument, or a constexpr's value), the warps, and the constexprs' types (``True == 1 == 1.0`` in
     Python, but a kernel may tell them apart)."""
 
@@ -72,6 +72,26 @@ class Specialization:
 
     def describe(self) -> str:
         return ", ".join(f"{n}={v}" for n, v in self.params)
+
+
+ONE = "i32 = 1"
+"""The kind of an integer argument equal to 1 (:meth:`Kernel.specialize`): an i32 the kernel reads as the constant."""
+
+
+def _unspecialized(names: Sequence[str | int], params: list[str], kernel: str) -> frozenset[str]:
+    """``do_not_specialize``'s parameters by name (positions allowed, as Triton's)."""
+    if isinstance(names, (str, int)):
+        names = (names,)
+    out = set()
+    for n in names:
+        if isinstance(n, int) and not isinstance(n, bool) and 0 <= n < len(params):
+            out.add(params[n])
+        elif isinstance(n, str) and n in params:
+            out.add(n)
+        else:
+            raise ValueError(f"{kernel}: do_not_specialize names a parameter ({', '.join(params)}) or its position, "
+                             f"got {n!r}")
+    return frozenset(out)
 
 
 def _is_constexpr(annotation: Any) -> bool:
@@ -99,7 +119,8 @@ class Kernel:
     """A ``@tl.kernel`` function; see the module docstring."""
 
     def __init__(self, fn: Callable[..., Any], *, num_warps: int = 4, num_stages: int | None = None,
-                 bulk: bool = False, producer: bool = False, bulk_store: bool = False, cluster: Any = 1):
+                 bulk: bool = False, producer: bool = False, bulk_store: bool = False, cluster: Any = 1,
+                 do_not_specialize: Sequence[str | int] = ()):
         _check_warps(num_warps)
         self.cluster = _cluster_dims(cluster, fn.__name__)
         if producer and not bulk:
@@ -115,6 +136,7 @@ class Kernel:
         self.bulk = bulk
         self.signature = inspect.signature(fn)
         self.constexprs = frozenset(n for n, p in self.signature.parameters.items() if _is_constexpr(p.annotation))
+        self.do_not_specialize = _unspecialized(do_not_specialize, list(self.signature.parameters), self.name)
         self._traced_fn: Callable[..., Any] | None = None
         self._modules: dict[tuple[Specialization, str | None], ModuleOp] = {}
         self._compiled: dict[tuple[Specialization, str | None], Any] = {}
@@ -141,7 +163,7 @@ class Kernel:
         ``bulk``, ``producer``, ``bulk_store``, ``cluster``): a variant a library picks per problem,
         e.g. ``attention_fwd_wgmma.with_options(bulk_store=True)``. It traces and caches on its own."""
         options = dict(num_warps=self.num_warps, num_stages=self.num_stages, bulk=self.bulk, producer=self.producer,
-                       bulk_store=self.bulk_store, cluster=self.cluster)
+                       bulk_store=self.bulk_store, cluster=self.cluster, do_not_specialize=tuple(self.do_not_specialize))
         unknown = sorted(set(changes) - set(options))
         if unknown:
             raise TypeError(f"{self.name}: with_options takes {', '.join(options)}; got {', '.join(unknown)}")
@@ -177,7 +199,8 @@ class Kernel:
                 if not -(2**63) <= int(value) < 2**63:
                     raise ValueError(f"{self.name}: argument {name}={value} does not fit an i64 (make it a "
                                      "tl.constexpr, or pass it as an array)")
-                params.append((name, "i32" if -(2**31) <= int(value) < 2**31 else "i64"))
+                kind = "i32" if -(2**31) <= int(value) < 2**31 else "i64"
+                params.append((name, ONE if int(value) == 1 and name not in self.do_not_specialize else kind))
             elif isinstance(value, (float, np.floating)):
                 params.append((name, "f32"))
             else:
@@ -217,20 +240,24 @@ class Kernel:
             if isinstance(kind, ArraySpec):
                 arg_types.append(GlobalType(dtypes.DType(kind.dtype).ir, [DYNAMIC] * kind.rank))
                 align.append(kind.align)
-            elif kind in ("i32", "i64", "f32") and name not in self.constexprs:
-                arg_types.append({"i32": IntegerType(32), "i64": IntegerType(64), "f32": Float32Type()}[kind])
+            elif kind in ("i32", "i64", "f32", ONE) and name not in self.constexprs:
+                arg_types.append({"i32": IntegerType(32), ONE: IntegerType(32), "i64": IntegerType(64),
+                                  "f32": Float32Type()}[kind])
                 align.append(0)
         entry = Block(arg_types=arg_types)
         values: dict[str, Any] = {}
         args = iter(entry.args)
+        trace = Trace(entry, 32 * spec.num_warps)
         for name, kind in spec.params:
             if name in self.constexprs or kind is None:
                 values[name] = kind
                 continue
             arg = next(args)
             arg.name_hint = name
+            if kind == ONE:  # passed (the launch is the same) but read as the constant
+                values[name] = Scalar(trace.constant(1, IntegerType(32)))
+                continue
             values[name] = View(arg, name, kind.unit_dim) if isinstance(kind, ArraySpec) else Scalar(arg)
-        trace = Trace(entry, 32 * spec.num_warps)
         with tracing(trace):
             try:
                 result = self._traced_fn(**values)
@@ -566,7 +593,8 @@ def _at_python_line(message: str, kernel_name: str) -> str:
 
 
 def kernel(fn: Callable[..., Any] | None = None, *, num_warps: int = 4, num_stages: int | None = None,
-           bulk: bool = False, producer: bool = False, bulk_store: bool = False, cluster: Any = 1) -> Any:
+           bulk: bool = False, producer: bool = False, bulk_store: bool = False, cluster: Any = 1,
+           do_not_specialize: Sequence[str | int] = ()) -> Any:
     """``@tl.kernel`` or ``@tl.kernel(num_warps=8, num_stages=4)`` on a Python function: a :class:`Kernel`
     (the options are the compile defaults; ``compile``/``kernel[grid]`` take them per call too).
     ``producer=True`` (with ``bulk=True``): one more warpgroup, after the ``num_warps`` warps, issues
@@ -576,9 +604,14 @@ def kernel(fn: Callable[..., Any] | None = None, *, num_warps: int = 4, num_stag
     (``tile-bulk-store``). ``cluster=2`` (or ``(x, y, z)``, sm_90): the grid runs in thread-block
     clusters of that many consecutive blocks (``tl.cluster_id``, ``tl.block_rank``,
     ``tl.cluster_barrier``); with ``bulk=True``, a ``tl.range`` loop's copies of a window that is the
-    same in every block of the cluster are multicast (each block loads its share for all)."""
+    same in every block of the cluster are multicast (each block loads its share for all).
+
+    An integer argument equal to 1 gets a variant of its own in which it is the constant 1 (Triton's
+    specialisation: a stride of 1 makes ``x_ptr + offs * stride`` contiguous, so its accesses move as
+    vectors); ``do_not_specialize`` names (or positions) the arguments that keep one variant for every
+    value, as Triton's option does."""
     options = dict(num_warps=num_warps, num_stages=num_stages, bulk=bulk, producer=producer, bulk_store=bulk_store,
-                   cluster=cluster)
+                   cluster=cluster, do_not_specialize=do_not_specialize)
     if fn is None:
         return lambda f: Kernel(f, **options)
     return Kernel(fn, **options)

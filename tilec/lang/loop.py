@@ -215,6 +215,8 @@ def _counted(block: Block, traced: list[int], yielded: list[SSAValue], init: lis
         increment = _tile_increment(arg, after, block) if tile else _increment(arg, after, block)
         if after is not arg and (increment is None or step_value is None or step_value <= 0):
             continue
+        if increment is not None:  # BLOCK_K * stride_ak written in the body: computed before the loop
+            increment = _hoisted(increment, block)
         i = traced[k]
         if after is arg:
             now = init[i].value
@@ -246,7 +248,7 @@ def _increment(arg: SSAValue, after: SSAValue, block: Block) -> SSAValue | None:
     other = op.rhs if op.lhs is arg else op.lhs if op.rhs is arg else None
     if other is None or other is arg:
         return None
-    return None if defined_in(other, block) else other
+    return other if _invariant_ops(other, block) is not None else None
 
 
 def _tile_increment(arg: SSAValue, after: SSAValue, block: Block) -> SSAValue | None:
@@ -269,7 +271,40 @@ def _tile_increment(arg: SSAValue, after: SSAValue, block: Block) -> SSAValue | 
         return None
     if isinstance(other.owner, arith.ConstantOp) and other.owner.parent_block() is body:
         return current().constant(other.owner.value.value.data, other.type)  # at the kernel's top
-    return None if defined_in(other, block) else other
+    return other if _invariant_ops(other, block) is not None else None
+
+
+_INVARIANT_ARITH = (arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.ShLIOp, arith.IndexCastOp,
+                    arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp)
+"""Integer ops an increment computed in the body may be made of (``BLOCK_K * stride_ak``): pure and never
+faulting, so they can run before the loop even when it runs no iteration."""
+
+
+def _invariant_ops(v: SSAValue, block: Block) -> list[Operation] | None:
+    """The ops of ``block`` (in its order) that compute ``v`` from values defined outside it, each one of
+    :data:`_INVARIANT_ARITH`; None if ``v`` needs anything else (a carried value, the counter, a load)."""
+    needed: set[Operation] = set()
+    work = [v]
+    while work:
+        x = work.pop()
+        if not defined_in(x, block):
+            continue
+        op = x.owner
+        if not isinstance(op, _INVARIANT_ARITH) or op.parent_block() is not block:
+            return None
+        if op not in needed:
+            needed.add(op)
+            work.extend(op.operands)
+    return [op for op in block.ops if op in needed]
+
+
+def _hoisted(v: SSAValue, block: Block) -> SSAValue:
+    """``v`` (an increment :func:`_invariant_ops` accepts) computed before the loop: its ops in ``block``
+    move to the trace's current block, where the loop is about to be emitted."""
+    for op in _invariant_ops(v, block) or []:
+        op.detach()
+        current().emit(op)
+    return v
 
 
 def _plus_scalar(tile: SSAValue, scalar: SSAValue) -> t.MapOp:

@@ -5,7 +5,12 @@ register vector), read from how ``v`` is built: an iota along ``dim`` steps by 1
 a vector along the other dimension by 0, a fill by 0; ``tile.map`` bodies add, subtract and multiply
 by constants; anything else (a load, a remainder, a loop's carried value) is unknown (None).
 
-``tile-distribute`` reads it for ``tile.gather`` / ``tile.scatter``: where the offsets (or the last
+``separable(v)`` says whether a 2-D tile is a function of its row plus a function of its column
+(``rows[:, None] * stride + cols[None, :]``, whatever each part is: Triton's ``(pid * BN + tl.arange(0,
+BN)) % N`` too), so its differences along a row are the same in every row: a gathering copy compares
+one row's offsets to know every row's runs consecutive.
+
+``tile-distribute`` reads them for ``tile.gather`` / ``tile.scatter`` and gathering copies: where the offsets (or the last
 coordinate, the others not moving) step by 1 along a fragment's run, the run's elements are
 consecutive in memory and move as one vector when the addresses allow (Triton's ``x_ptr + offsets``
 with ``offsets = start + tl.arange(...)``; its AxisInfo analysis finds the same contiguity).
@@ -90,4 +95,67 @@ def _in_body(v: SSAValue, body: Block, steps: dict[SSAValue, int | None], depth:
     return None
 
 
-__all__ = ["step_along"]
+_CONST, _ROW, _COL, _SUM = "const", "row", "col", "sum"
+"""How a tile's elements depend on their coordinates (:func:`_parts`): not at all, on the row only, on the
+column only, or as a sum of a function of each."""
+
+
+def separable(v: SSAValue, depth: int = 16) -> bool:
+    """Whether the 2-D register tile ``v`` is ``f(row) + g(col)`` (see the module docstring)."""
+    return isinstance(v.type, RegisterType) and _parts(v, depth) is not None
+
+
+def _combined(kind: type, a: str | None, b: str | None) -> str | None:
+    """The parts of ``a op b``: a sum or difference adds the parts; a product keeps them where one side is
+    constant; any other op of values that depend on one coordinate (or none) depends on that one."""
+    if a is None or b is None:
+        return None
+    if a == _CONST or b == _CONST:
+        return b if a == _CONST else a
+    if a == b and a != _SUM:
+        return a
+    return _SUM if kind in (arith.AddiOp, arith.SubiOp, t.AddOp, t.SubOp) else None
+
+
+def _parts(v: SSAValue, depth: int) -> str | None:
+    op = v.owner if isinstance(v, OpResult) else None
+    if depth == 0:
+        return None
+    match op:
+        case t.IotaOp():
+            return _ROW if op.dim.value.data == 0 else _COL
+        case t.FillOp() | t.ZerosOp():
+            return _CONST
+        case t.BroadcastOp():  # a "row" vector holds one value per row
+            return _ROW if op.input.type.orientation.data == "row" else _COL
+        case t.ConvertOp():
+            return _parts(op.input, depth - 1)
+        case t.AddOp() | t.SubOp():
+            return _combined(type(op), _parts(op.lhs, depth - 1), _parts(op.rhs, depth - 1))
+        case t.MapOp() if all(isinstance(x.type, RegisterType) for x in op.inputs):
+            parts = {arg: _parts(x, depth - 1) for arg, x in zip(op.body.block.args, op.inputs)}
+            return _body_parts(op.body.block.last_op.operands[0], op.body.block, parts, depth - 1)
+    return None
+
+
+def _body_parts(v: SSAValue, body: Block, parts: dict[SSAValue, str | None], depth: int) -> str | None:
+    """The parts of a scalar of a map's body (:func:`_in_body`'s reading, for :func:`_parts`)."""
+    if isinstance(v, BlockArgument):
+        return parts.get(v) if v.block is body else _CONST
+    op = v.owner
+    if op.parent_block() is not body:
+        return _CONST
+    if depth == 0 or op.regions:
+        return None
+    if isinstance(op, arith.ConstantOp):
+        return _CONST
+    inner = [_body_parts(x, body, parts, depth - 1) for x in op.operands]
+    out = inner[0] if inner else _CONST
+    for x in inner[1:]:
+        out = _combined(type(op), out, x)
+    if out == _SUM and not isinstance(op, (*_SAME_STEP, arith.AddiOp, arith.SubiOp, arith.MuliOp)):
+        return None  # a sum through anything but adds, casts and constant factors is not one
+    return out
+
+
+__all__ = ["separable", "step_along"]

@@ -463,13 +463,16 @@ class LayoutAssignment:
                     accumulators.append((op.c, wgmma_fragment(op), op))
                     if op.registers_a:
                         operands.append((op, 0, wgmma_a_fragment(op)))
-                case t.CopyOp() | t.AsyncCopyOp() if op.mask is not None:
+                case t.CopyOp() | t.AsyncCopyOp() if op.mask is not None or op.offsets is not None:
                     frag = copy_mask_fragment(op)
                     if frag is None:
                         with failing_at(op):
-                            raise FragmentError(f"its mask has no fragment: the copy's partition of {op.dest.type} "
+                            what = "mask" if op.mask is not None else "offsets"
+                            raise FragmentError(f"its {what} has no fragment: the copy's partition of {op.dest.type} "
                                                 "over the block's threads is not bit fields of the thread id")
-                    operands.append((op, len(op.operands) - 1, frag))
+                    # the mask and offsets are the copy's last operands, in that order
+                    held = [v for v in (op.offsets, op.mask) if v is not None]
+                    operands += [(op, len(op.operands) - len(held) + i, frag) for i in range(len(held))]
                 case t.BroadcastOp():
                     self.broadcasts.append(op)
                 case t.SliceOp():
@@ -671,10 +674,10 @@ def launch_threads(op: Operation) -> int | None:
 
 
 def copy_mask_fragment(op: t.CopyOp | t.AsyncCopyOp, threads: int | None = None) -> Fragment | None:
-    """The fragment of a masked copy's mask: each thread holds the bits of the elements it copies
-    (:func:`~tilec.passes.fragments.copy_fragment` of the copy's layouts, or of the block's default copy
-    of the tile), so each copied run reads its bits from its own registers. None where the copy's
-    partition is no fragment."""
+    """The fragment of a masked copy's mask (and of a gathering copy's offsets): each thread holds the bits
+    (offsets) of the elements it copies (:func:`~tilec.passes.fragments.copy_fragment` of the copy's
+    layouts, or of the block's default copy of the tile), so each copied run reads them from its own
+    registers. None where the copy's partition is no fragment."""
     threads = threads or launch_threads(op)
     tile = op.dest.type
     if threads is None or not isinstance(tile, SharedType) or len(tile.dims) != 2:

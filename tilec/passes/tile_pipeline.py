@@ -532,7 +532,7 @@ def bulk_boxes(plan: _Plan) -> list[BulkBox] | None:
     boxes = []
     for copy in plan.copies:
         tile: SharedType = copy.dest.type
-        if copy.mask is not None:  # a tensor map zero-fills outside the view only
+        if copy.mask is not None or copy.offsets is not None:  # a tensor map reads boxes, zero-filled outside the view only
             return None
         if len(tile.dims) != 2 or copy.source.type.rank != 2 or aligned_rows_of(copy.source) < BULK_MIN_ALIGN:
             return None
@@ -646,8 +646,9 @@ def _guarded_copies(
         if bars is not None:
             inner.append(BulkCopyOp(source, indices, view.result, bars, stage, bool(multicast and multicast[i])))
         else:
-            mask = mapping.get(copy.mask, copy.mask) if copy.mask is not None else None
-            inner.append(AsyncCopyOp(source, indices, view.result, thr, val, mask=mask, prefix=copy.prefix is not None))
+            mask, offsets = (mapping.get(v, v) if v is not None else None for v in (copy.mask, copy.offsets))
+            inner.append(AsyncCopyOp(source, indices, view.result, thr, val, mask=mask, prefix=copy.prefix is not None,
+                                     offsets=offsets))
     if guard:
         cond = arith.CmpiOp(k, ub, "slt")
         cond.result.name_hint = f"more{suffix}"

@@ -118,6 +118,26 @@ def block_operand(load: t.LoadOp, varying: set[SSAValue], threads: int) -> bool:
     return feeds_only_mma_operands(load.result)
 
 
+def gathered_operand(g: t.GatherOp, body: Block, varying: set[SSAValue], threads: int) -> bool:
+    """Whether the gather ``g`` (directly in the loop body ``body``) is an mma operand the block can copy to
+    shared memory (a gathering ``tile.copy``): offsets in memory (``linear``, Triton's ``tl.load(a_ptrs,
+    mask=m, other=0.0)``) of 16-bit (or 8-bit) elements reading 0 where it reads nothing, the same in every
+    warp and run by every warp, its offsets and mask computable at the body's start, of a shape whose
+    block copy has a fragment for them, and used only as an mma's A or B."""
+    ty = g.result.type
+    if g.linear is None or g.fill_tile is not None or g.fill != 0 or not isinstance(ty, RegisterType) \
+            or len(ty.dims) != 2 or element_bits(ty.element_type) not in (8, 16):
+        return False
+    if g.result in varying or not run_by_every_warp(g, varying):
+        return False
+    held = [*g.indices, *([g.mask] if g.mask is not None else [])]
+    if any(not isinstance(v.type, RegisterType) or v in varying for v in held):
+        return False
+    if default_copy_fragment(tuple(ty.dims), element_bits(ty.element_type) // 8, threads) is None:
+        return False
+    return feeds_only_mma_operands(g.result) and index_math(held, body) is not None
+
+
 def feeds_only_mma_operands(value: SSAValue, depth: int = 3) -> bool:
     """Whether every use of ``value`` is an mma's A or B, directly or through elementwise ``tile.map``s
     (Triton's masked operand ``tl.where(mask, tl.load(...), 0)``): a staged tile read from shared memory
@@ -300,13 +320,15 @@ class StagedTiles:
         return extra
 
 
-def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp], tiles: StagedTiles,
+def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp | t.GatherOp], tiles: StagedTiles,
                masks: dict[t.LoadOp, ZeroSelect] | None = None) -> set[SSAValue]:
-    """Rewrite ``loop``'s staged ``loads`` into copies at the body's start (into ``tiles``), a barrier,
-    shared loads in their place, and a barrier before the body's yield; the shared tiles. ``masks``: the
-    loads whose copies take a mask (:func:`copy_mask`), their selects replaced by the shared loads."""
+    """Rewrite ``loop``'s staged ``loads`` (windows, and gathers: :func:`gathered_operand`) into copies at
+    the body's start (into ``tiles``), a barrier, shared loads in their place, and a barrier before the
+    body's yield; the shared tiles. ``masks``: the loads whose copies take a mask (:func:`copy_mask`), their
+    selects replaced by the shared loads (a gather's copy takes its own mask)."""
     masks = masks or {}
     found = {load: found.mask() for load, found in masks.items()}
+    found.update({g: g.mask for g in loads if isinstance(g, t.GatherOp) and g.mask is not None})
     body = loop.body.block
     math = index_math([i for load in loads for i in (*load.indices, *([found[load]] if load in found else []))],
                       body)
@@ -316,9 +338,13 @@ def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp], tiles: StagedTiles,
         ty = load.result.type
         alloc = tiles.take(load, loop, taken)
         taken.add(alloc)
-        select, mask = (masks[load].map, found[load]) if load in masks else (None, None)
-        copy = t.CopyOp(load.source, list(load.indices), alloc.result, mask=mask,
-                        prefix=mask is not None and falls_along_rows(mask))
+        select = masks[load].map if load in masks else None
+        mask = found.get(load)
+        prefix = mask is not None and falls_along_rows(mask)
+        if isinstance(load, t.GatherOp):  # offsets in memory: a gathering copy
+            copy = t.CopyOp(load.source, [], alloc.result, mask=mask, prefix=prefix, offsets=load.indices[0])
+        else:
+            copy = t.CopyOp(load.source, list(load.indices), alloc.result, mask=mask, prefix=prefix)
         copy.location = load.location
         head.append(copy)
         shared_load = t.LoadOp(alloc.result, [], ty)
@@ -581,16 +607,18 @@ def stage_function(fn: func.FuncOp, wgmma: bool = False) -> None:
     staged_loops: list[tuple[Block, set[SSAValue]]] = []
     for loop in [op for op in fn.walk() if isinstance(op, scf.ForOp)]:
         body = loop.body.block
-        loads = [op for op in body.ops if isinstance(op, t.LoadOp)]
+        loads = [op for op in body.ops if isinstance(op, t.LoadOp | t.GatherOp)]
         if not loads or writes_global_memory(loop):
             continue
         if varying is None:
             varying = warp_varying(fn)
-        staged = [op for op in loads if stageable(op, body, varying, threads)]
+        staged = [op for op in loads if (stageable(op, body, varying, threads) if isinstance(op, t.LoadOp)
+                                         else gathered_operand(op, body, varying, threads))]
         extra = tiles.needed(staged, loop)
         if not staged or (smem is not None and smem + extra > MAX_SHARED_BYTES):
             continue
-        masks = {load: found for load in staged if (found := copy_mask(load, body, varying, threads)) is not None}
+        masks = {load: found for load in staged if isinstance(load, t.LoadOp)
+                 and (found := copy_mask(load, body, varying, threads)) is not None}
         staged_loops.append((loop.body.block, stage_loop(loop, staged, tiles, masks)))
         if smem is not None:
             smem += extra

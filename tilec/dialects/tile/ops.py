@@ -1181,6 +1181,12 @@ class CopyOp(IRDLOperation):
     the elements where it is false read as zero too (Triton's ``tl.load(..., mask=m, other=0)`` copied
     to shared memory: ``cp.async`` zero-fills them). ``prefix``: every row of the mask is true, then
     false (:func:`tilec.passes.trends.falls_along_rows`), so each copied run is a prefix of set bits.
+
+    ``offsets %o`` instead of the source's indices: a gather into the shared tile. ``%o`` (i32 or i64 in
+    the tile's shape) holds each element's offset in memory from the view's first element, as
+    ``tile.gather ... linear`` reads it (Triton's tile of pointers ``a_ptr + offs``); an offset past
+    the elements the view spans reads zero: ``tile.copy %a offsets %o -> %s : !tile.gl<f16, [?, ?]>
+    [!tile.rt<128x64xi32>] -> !tile.st<128x64xf16>``.
     """
 
     name = "tile.copy"
@@ -1189,6 +1195,7 @@ class CopyOp(IRDLOperation):
     source_indices = var_operand_def(IndexType)
     dest = operand_def(GlobalType | SharedType)
     dest_indices = var_operand_def(IndexType)
+    offsets = opt_operand_def(RegisterType)
     mask = opt_operand_def(RegisterType)
     prefix = opt_prop_def(UnitAttr)
     thr = opt_prop_def(LayoutAttr)
@@ -1199,20 +1206,20 @@ class CopyOp(IRDLOperation):
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     assembly_format = (
-        "$source (`[` $source_indices^ `]`)? `->` $dest (`[` $dest_indices^ `]`)? (`mask` $mask^)? "
-        "(`prefix` $prefix^)? (`thr` $thr^)? (`val` $val^)? (`atom` $atom^)? attr-dict `:` type($source) `->` "
-        "type($dest) (`,` type($mask)^)?"
+        "$source (`[` $source_indices^ `]`)? (`offsets` $offsets^)? `->` $dest (`[` $dest_indices^ `]`)? "
+        "(`mask` $mask^)? (`prefix` $prefix^)? (`thr` $thr^)? (`val` $val^)? (`atom` $atom^)? attr-dict `:` "
+        "type($source) (`[` type($offsets)^ `]`)? `->` type($dest) (`,` type($mask)^)?"
     )
 
     def __init__(self, source: SSAValue, source_indices, dest: SSAValue, dest_indices=(), thr=None, val=None,
-                 mask: SSAValue | None = None, prefix: bool = False):
+                 mask: SSAValue | None = None, prefix: bool = False, offsets: SSAValue | None = None):
         props: dict[str, Attribute] = {}
         if thr is not None:
             props["thr"], props["val"] = LayoutAttr(thr), LayoutAttr(val)
         if prefix:
             props["prefix"] = UnitAttr()
-        super().__init__(operands=[source, source_indices, dest, dest_indices, [] if mask is None else [mask]],
-                         properties=props)
+        super().__init__(operands=[source, source_indices, dest, dest_indices, [] if offsets is None else [offsets],
+                                   [] if mask is None else [mask]], properties=props)
 
     def verify_(self) -> None:
         src, dst = self.source.type, self.dest.type
@@ -1220,7 +1227,12 @@ class CopyOp(IRDLOperation):
         if len(shared) != 1:
             _fail(self, f"copies between a global view and a shared tile, got {src} -> {dst}")
         tile = shared[0]
-        _check_window(self, src, self.source_indices, tile.dims, "source")
+        if self.offsets is not None:
+            if not (isinstance(src, GlobalType) and isinstance(dst, SharedType)) or self.dest_indices:
+                _fail(self, f"gathers (offsets) from a global view into a whole shared tile only, not {src} -> {dst}")
+            _check_copy_offsets(self, self.source_indices, tile)
+        else:
+            _check_window(self, src, self.source_indices, tile.dims, "source")
         _check_window(self, dst, self.dest_indices, tile.dims, "destination")
         _check_same_element(self, src, dst)
         _check_tiled_copy(self, tile)
@@ -1228,6 +1240,16 @@ class CopyOp(IRDLOperation):
             if not (isinstance(src, GlobalType) and isinstance(dst, SharedType)) or self.dest_indices:
                 _fail(self, f"masks copies from a global window into a whole shared tile only, not {src} -> {dst}")
         _check_copy_mask(self, tile)
+
+
+def _check_copy_offsets(op: IRDLOperation, indices, tile: SharedType) -> None:
+    """A gathering copy's offsets: i32 or i64 in the shared tile's shape, in place of the source's indices."""
+    if indices:
+        _fail(op, f"takes the source's indices or offsets, not both (got {len(indices)} indices)")
+    ty = op.offsets.type
+    if not isinstance(ty, RegisterType) or ty.dims != tile.dims or ty.element_type not in INDEX_ELEMENT_TYPES:
+        _fail(op, f"offsets must be !tile.rt<{_dims_text(tile.dims)}xi32> or i64 (each element's offset in the "
+                  f"copied tile's shape), got {ty}")
 
 
 def _check_copy_mask(op: IRDLOperation, tile: SharedType) -> None:
@@ -1244,13 +1266,14 @@ def _check_copy_mask(op: IRDLOperation, tile: SharedType) -> None:
 @irdl_op_definition
 class AsyncCopyOp(IRDLOperation):
     """``tile.copy`` from global to shared as ``cp.async``: completes at ``tile.async_wait``. ``mask %m``
-    as ``tile.copy``'s: elements where it is false are zero-filled."""
+    and ``offsets %o`` as ``tile.copy``'s: elements where the mask is false are zero-filled."""
 
     name = "tile.async_copy"
 
     source = operand_def(GlobalType)
     indices = var_operand_def(IndexType)
     dest = operand_def(SharedType)
+    offsets = opt_operand_def(RegisterType)
     mask = opt_operand_def(RegisterType)
     prefix = opt_prop_def(UnitAttr)
     thr = opt_prop_def(LayoutAttr)
@@ -1260,22 +1283,27 @@ class AsyncCopyOp(IRDLOperation):
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     assembly_format = (
-        "$source `[` $indices `]` `->` $dest (`mask` $mask^)? (`prefix` $prefix^)? (`thr` $thr^)? (`val` $val^)? "
-        "attr-dict `:` type($source) `->` type($dest) (`,` type($mask)^)?"
+        "$source (`[` $indices^ `]`)? (`offsets` $offsets^)? `->` $dest (`mask` $mask^)? (`prefix` $prefix^)? "
+        "(`thr` $thr^)? (`val` $val^)? attr-dict `:` type($source) (`[` type($offsets)^ `]`)? `->` type($dest) "
+        "(`,` type($mask)^)?"
     )
 
     def __init__(self, source: SSAValue, indices, dest: SSAValue, thr=None, val=None, mask: SSAValue | None = None,
-                 prefix: bool = False):
+                 prefix: bool = False, offsets: SSAValue | None = None):
         props: dict[str, Attribute] = {}
         if thr is not None:
             props["thr"], props["val"] = LayoutAttr(thr), LayoutAttr(val)
         if prefix:
             props["prefix"] = UnitAttr()
-        super().__init__(operands=[source, indices, dest, [] if mask is None else [mask]], properties=props)
+        super().__init__(operands=[source, indices, dest, [] if offsets is None else [offsets],
+                                   [] if mask is None else [mask]], properties=props)
 
     def verify_(self) -> None:
         tile = self.dest.type
-        _check_window(self, self.source.type, self.indices, tile.dims, "source")
+        if self.offsets is not None:
+            _check_copy_offsets(self, self.indices, tile)
+        else:
+            _check_window(self, self.source.type, self.indices, tile.dims, "source")
         _check_same_element(self, self.source.type, tile)
         _check_tiled_copy(self, tile)
         _check_copy_mask(self, tile)

@@ -298,6 +298,15 @@ class Emitter:
             return a
         return self._bin(arith.AndIOp, a, b)
 
+    def lor(self, a: Bool, b: Bool) -> Bool:
+        if isinstance(a, bool):
+            return True if a else b
+        if isinstance(b, bool):
+            return True if b else a
+        if a is b:
+            return a
+        return self._bin(arith.OrIOp, a, b)
+
     def lnot(self, a: Bool) -> Bool:
         if isinstance(a, bool):
             return not a

@@ -14,22 +14,30 @@ Where the offsets step by 1 along the fragment's runs (:mod:`tilec.passes.index_
 ``x_ptr + start + tl.arange(...)``, an embedding's columns), a run of 4, 8 or 16 bytes moves as one
 vector when its first address is aligned, its ends lie inside and its mask bits are set (one test a
 run), else element by element.
+
+A gathering copy (``tile.copy`` / ``tile.async_copy`` with ``offsets``: tile-stage's form of a gathered
+mma operand, Triton's ``tl.load(a_ptrs, mask=...)`` in a K loop) moves each thread's runs of the
+block's copy layout as the window copy does: one ``cp.async`` a run, which zero-fills the run past its
+leading set mask bits, when every run of the thread is consecutive in memory (known from the offsets'
+steps, else compared), aligned, and inside the view up to its last read element (one test for the copy,
+as Triton's masked ``cp.async`` is); otherwise, and for runs under 4 bytes, element by element.
 """
 
 from __future__ import annotations
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import i64
+from xdsl.dialects.builtin import IntegerType, i32, i64
 from xdsl.ir import SSAValue
 
 from tilec.dialects import frag_fast
 from tilec.dialects.tile import ops as t
-from tilec.dialects.tile.types import RegisterType, element_bits
+from tilec.dialects.tile.types import FLOAT8_TYPES, RegisterType, element_bits
 from tilec.ir import fast
-from tilec.passes.fragments import VectorFragment
-from tilec.passes.index_steps import step_along
+from tilec.passes.alignment import CP_ASYNC_MIN_BYTES
+from tilec.passes.fragments import VectorFragment, contiguous_runs
+from tilec.passes.index_steps import separable, step_along
 from tilec.passes.tile_distribute.emit import Bool, Int
-from tilec.passes.tile_distribute.values import GlobalArg
+from tilec.passes.tile_distribute.values import GlobalArg, SharedBuf
 
 
 class GatherLowering:
@@ -173,3 +181,144 @@ class GatherLowering:
                 return []
 
             self.if_then(whole, vector, lambda run=run: each(run))
+
+    def lower_gathered_copy(self, op: t.CopyOp | t.AsyncCopyOp, src: GlobalArg, dst: SharedBuf, thr, val,
+                            is_async: bool, offsets, mask=None, prefix_rows: bool = False) -> None:
+        """A block's copy into the shared tile ``dst`` of the elements of ``src`` at ``offsets(r, c)`` (the
+        thread's offset register of the element (``r``, ``c``) from its first copied one; ``mask`` its bit).
+        See the module docstring."""
+        em = self.em
+        dims = dst.type.dims
+        elem = dst.element_type
+        if isinstance(elem, FLOAT8_TYPES):  # bits moved as bytes (no 8-bit float registers)
+            elem = IntegerType(8)
+        size = element_bits(elem) // 8
+        if thr is None:
+            thr, val = self.default_copy_layouts(dims, elem)
+        tm_n, tn_n = thr[0].size(), thr[1].size()
+        vm_n, vn_n = val[0].size(), val[1].size()
+        reps_m, reps_n = dims[0] // (tm_n * vm_n), dims[1] // (tn_n * vn_n)
+        tm, tn, active = self.thread_coords(thr, self.threads)
+        step = step_along(op.offsets, 1)
+        sep = separable(op.offsets)
+        ce = 1 << (min(vn_n, 16 // size).bit_length() - 1) if step in (1, None) else 1
+        while ce > 1 and vn_n % ce:
+            ce //= 2
+        if ce * size < CP_ASYNC_MIN_BYTES:
+            ce = 1
+        shared_vec = ce > 1 and contiguous_runs(dst.type.layout, dims, 1, ce) and dst.align % (ce * size) == 0
+        vtype = fast.vector_type(elem, ce) if ce > 1 else elem
+        t_row, t_col = em.mul(tm, vm_n, i32), em.mul(tn, vn_n, i32)
+        runs = [(rm * tm_n * vm_n + vm, rn * tn_n * vn_n + ch * ce)
+                for rm in range(reps_m) for vm in range(vm_n) for rn in range(reps_n) for ch in range(vn_n // ce)]
+        span = self.span(src)
+
+        def offset(r: int, c: int) -> Int:
+            return em.cast(offsets(r, c), i64)  # sign-extended: a negative offset stays outside
+
+        # A run's offsets from its first: + j where the offsets step by 1; where each row steps as the
+        # thread's first row does (``separable``), + that row's differences; else each its own (then
+        # every offset register stays live; the others need a register a run)
+        differences: dict[int, list[Int]] = {}
+
+        def steps_from_first(c: int) -> list[Int] | None:
+            if step == 1:
+                return list(range(ce))
+            if not sep:
+                return None
+            if c not in differences:
+                first = offset(0, c)
+                differences[c] = [0] + [em.sub(offset(0, c + j), first, i64) for j in range(1, ce)]
+            return differences[c]
+
+        def run_offsets(r: int, c: int) -> list[Int]:
+            steps = steps_from_first(c)
+            if steps is None:
+                return [offset(r, c + j) for j in range(ce)]
+            o0 = offset(r, c)
+            return [o0] + [em.add(o0, d, i64) for d in steps[1:]]
+
+        def consecutive(r: int, c: int) -> list[Bool]:
+            steps = steps_from_first(c)
+            if step == 1:
+                return []
+            if steps is None:
+                o0 = offset(r, c)
+                return [em.cmp("eq", offset(r, c + j), em.add(o0, j, i64), i64) for j in range(1, ce)]
+            return [em.cmp("eq", d, j, i64) for j, d in enumerate(steps) if j]
+
+        def bits(r: int, c: int) -> list[Bool]:
+            return [mask(r, c + j) for j in range(ce)] if mask is not None else []
+
+        def shared_at(r: int, c: int) -> SSAValue:
+            return self.shared_ptr(dst, em.add(t_row, r, i32), em.add(t_col, c, i32))
+
+        def elements(r: int, c: int) -> list[SSAValue]:
+            out = []
+            for o, bit in zip(run_offsets(r, c), bits(r, c) or [True] * ce):
+                p = em.land(em.cmp("ult", o, span, i64), bit)
+                ptr = em.gep(src.ptr, o, src.element_type, i64)
+                out.append(em.insert(frag_fast.frag_load(ptr, elem, None if p is True else em.boolean(p))).results[0])
+            return out
+
+        def to_shared(values: list[SSAValue] | SSAValue, r: int, c: int) -> None:
+            if isinstance(values, SSAValue):
+                if shared_vec:
+                    em.insert(frag_fast.frag_store(values, shared_at(r, c)))
+                    return
+                values = [em.insert(fast.vector_extract_op(values, j, elem)).results[0] for j in range(ce)]
+            if shared_vec:
+                em.insert(frag_fast.frag_store(self.pack_vector(values, vtype), shared_at(r, c)))
+            else:
+                for j, x in enumerate(values):
+                    em.insert(frag_fast.frag_store(x, shared_at(r, c + j)))
+
+        def run_test(r: int, c: int, whole: bool) -> tuple[SSAValue, Bool, Int | None]:
+            """(first address, whether the run moves as one vector, its leading set bits or None): consecutive
+            offsets, an aligned first address, inside the view up to the last element it reads (``whole``: all
+            of them, every bit set; else its leading set bits, the rest zero-filled by ``cp.async``)."""
+            o0 = offset(r, c)
+            ptr = em.gep(src.ptr, o0, src.element_type, i64)
+            addr = em.insert(fast.cast_op(llvm.PtrToIntOp, ptr, i64)).results[0]
+            tests = [em.cmp("eq", em.and_(addr, ce * size - 1, i64), 0, i64), *consecutive(r, c)]
+            b = bits(r, c)
+            lead = None
+            if whole or not b:
+                tests += [*b, em.cmp("ult", o0, span, i64), em.cmp("ule", em.add(o0, ce, i64), span, i64)]
+            else:
+                lead = self.leading_bits(b)
+                reads = em.cast(lead, i64)
+                inside = em.land(em.cmp("ult", o0, span, i64), em.cmp("ule", em.add(o0, reads, i64), span, i64))
+                tests += [True if prefix_rows else self.bits_prefix(b), em.lor(em.cmp("eq", reads, 0, i64), inside)]
+            return ptr, em.all(tests), lead
+
+        def sync_runs() -> list:
+            for r, c in runs:
+                if ce == 1:
+                    to_shared(elements(r, c), r, c)
+                    continue
+                ptr, whole, _ = run_test(r, c, True)
+                (v,) = self.if_then(whole, lambda ptr=ptr: [em.insert(frag_fast.frag_load(ptr, vtype)).results[0]],
+                                    lambda r=r, c=c: [self.pack_vector(elements(r, c), vtype)], [vtype])
+                to_shared(v, r, c)
+            return []
+
+        def async_runs() -> list:
+            tested = [(r, c, *run_test(r, c, False)) for r, c in runs]
+            nbytes = ce * size
+
+            def issue() -> list:
+                for r, c, ptr, _, lead in tested:
+                    src_bytes = None if lead is None else em.value(em.mul(lead, size, i32), i32)
+                    em.insert(frag_fast.frag_cp_async(shared_at(r, c), ptr, nbytes, src_bytes))
+                return []
+
+            def by_element() -> list:  # through registers, stored now: the stage's readers wait at its barrier
+                for r, c in runs:
+                    to_shared(elements(r, c), r, c)
+                return []
+
+            return self.if_then(em.all([ok for _, _, _, ok, _ in tested]), issue, by_element)
+
+        body = async_runs if is_async and ce * size >= CP_ASYNC_MIN_BYTES and (ce == 1 or shared_vec) else sync_runs
+        self.if_then(active, body)

@@ -785,23 +785,28 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
             raise RegallocError("only copies from a global view to a shared tile are supported")
         thr = op.thr.data if op.thr is not None else None
         val = op.val.data if op.val is not None else None
+        mask = self._copy_held(op, op.mask) if op.mask is not None else None
+        if op.offsets is not None:
+            self.lower_gathered_copy(op, self.get(src), self.get(dst), thr, val, is_async,
+                                     self._copy_held(op, op.offsets), mask, op.prefix is not None)
+            return
         self.lower_copy_to_shared(
             op, self.get(src), list(src_idx), [self.get(i) for i in src_idx],
             self.get(dst), list(dst_idx), [self.get(i) for i in dst_idx], thr, val, is_async,
-            self._copy_mask(op) if op.mask is not None else None, op.prefix is not None,
+            mask, op.prefix is not None,
         )
 
-    def _copy_mask(self, op: t.CopyOp | t.AsyncCopyOp):
-        """A masked copy's bits by the element's coordinates from the thread's first copied one: the
-        mask is held as the copy moves the tile (tile-layout's ``copy_mask_fragment``)."""
-        fr = self.fragment(op.mask)
+    def _copy_held(self, op: t.CopyOp | t.AsyncCopyOp, value: SSAValue):
+        """A copy's mask bit (or offset) by the element's coordinates from the thread's first copied one:
+        held as the copy moves the tile (tile-layout's ``copy_mask_fragment``)."""
+        fr = self.fragment(value)
         want = copy_mask_fragment(op, self.threads)
         if want is None or fr.layout != want.layout:
-            raise RegallocError(f"the mask {value_name(op.mask)} is held as {fr.describe()}, not as the copy moves "
+            raise RegallocError(f"{value_name(value)} is held as {fr.describe()}, not as the copy moves "
                                 f"the tile ({want.describe() if want else 'no fragment'}): run tile-layout")
-        bits = self.scalars(self.get(op.mask))
+        held = self.scalars(self.get(value))
         index = {c: v for v, c in enumerate(fr.value_coords)}
-        return lambda r, c: bits[index[(r, c)]]
+        return lambda r, c: held[index[(r, c)]]
 
     # ------------------------------------------------------------ compute
 

@@ -347,20 +347,6 @@ class MemoryLowering:
         def run_bits(r_static, c_static) -> list[Bool]:
             return [mask(r_static, c_static + j) for j in range(ce)] if mask is not None else []
 
-        def prefix(bits: list[Bool]) -> Bool:
-            """Whether a run's set bits are its first ones (no bit set after one that is not)."""
-            return em.all([em.lnot(em.land(later, em.lnot(earlier))) for earlier, later in zip(bits, bits[1:])])
-
-        def leading(bits: list[Bool]) -> Int:
-            """How many of a run's bits are set before the first that is not (i32), for bits that are a
-            prefix (what the caller checked): how many are set. A factor every bit ANDs in (a test of
-            the row) selects the count of the rest, which the runs of one thread's rows share."""
-            common, bits = _common_factors(bits)
-            count: Int = 0
-            for b in bits:
-                count = em.add(count, em.select(b, 1, 0, i32), i32)
-            return em.select(em.all(common), count, 0, i32) if common else count
-
         def elementwise(g_row, g_col, r_static, c_static) -> list[SSAValue]:
             in_row = self.in_bounds(src, 0, g_row)
             base = self.global_ptr(src, [g_row, g_col])
@@ -434,7 +420,7 @@ class MemoryLowering:
             def issue(g_row, g_col, r_static, c_static, dptr, bits) -> None:
                 """One run's cp.async; a masked run reads its leading set bits' elements (zero-filling the
                 rest: exact where its bits are a prefix, which the caller checked)."""
-                lead = leading(bits) if bits else None
+                lead = self.leading_bits(bits) if bits else None
                 if whole:
                     # rows are whole aligned vectors: a run is all inside or all outside, and
                     # outside cp.async reads nothing and writes zeros (its ignore-src predicate)
@@ -488,7 +474,7 @@ class MemoryLowering:
                 # one test for the whole copy, outside its runs: each run's bits a prefix (what
                 # cp.async's source size zero-fills exactly; LLVM proves it for an iota's bound), else
                 # every run element by element
-                exact = True if prefix_rows else em.all([prefix(run[-1]) for run in placed])
+                exact = True if prefix_rows else em.all([self.bits_prefix(run[-1]) for run in placed])
                 self.if_then(exact, lambda: [issue(*run) for run in placed] and [],
                              lambda: [by_element(*run) for run in placed] and [])
             return []
@@ -501,6 +487,22 @@ class MemoryLowering:
             return []
 
         self.if_then(active, body)
+
+    def bits_prefix(self, bits: list[Bool]) -> Bool:
+        """Whether a run's set bits are its first ones (no bit set after one that is not)."""
+        em = self.em
+        return em.all([em.lnot(em.land(later, em.lnot(earlier))) for earlier, later in zip(bits, bits[1:])])
+
+    def leading_bits(self, bits: list[Bool]) -> Int:
+        """How many of a run's bits are set before the first that is not (i32), for bits that are a
+        prefix (what the caller checked): how many are set. A factor every bit ANDs in (a test of
+        the row) selects the count of the rest, which the runs of one thread's rows share."""
+        em = self.em
+        common, bits = _common_factors(bits)
+        count: Int = 0
+        for b in bits:
+            count = em.add(count, em.select(b, 1, 0, i32), i32)
+        return em.select(em.all(common), count, 0, i32) if common else count
 
     def flush_deferred(self) -> None:
         """Emit the deferred shared stores of element-path async copies, in their order."""
