@@ -1,13 +1,14 @@
 """Pointers and index tiles (examples/lang/pointers.py) against the window form, torch and Triton.
 
-    python bench/pointers.py [--json out.json]
+    python bench/pointers.py [--json out.json] [--gemm-only]
 
 GB/s = bytes read + written / time, the median of batches of back-to-back calls (bench/softmax.py's
 timer). Rows: Triton's vector add as written (``x_ptr + offsets``) in tilec and in Triton, tilec's
 window form of it (examples/lang/vector_add.py), torch.add; an embedding lookup (rows gathered by an
 index tile) against ``F.embedding`` and a Triton kernel of the same structure; a histogram (atomics at
-pointers) against ``torch.bincount`` and the same Triton kernel. Every output is checked against torch
-before it is timed.
+pointers) against ``torch.bincount`` and the same Triton kernel; Triton's matmul tutorial on pointers
+(TFLOP/s) against the window form, the same Triton kernel and cuBLAS. Every output is checked against
+torch before it is timed.
 """
 
 from __future__ import annotations
@@ -56,19 +57,86 @@ def triton_histogram(x_ptr, hist_ptr, n, BLOCK: ttl.constexpr):
     ttl.atomic_add(hist_ptr + ttl.load(x_ptr + offs, mask=mask, other=0), 1, mask=mask)
 
 
+@triton.jit
+def triton_matmul_tutorial(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+                           stride_cn, BLOCK_SIZE_M: ttl.constexpr, BLOCK_SIZE_N: ttl.constexpr,
+                           BLOCK_SIZE_K: ttl.constexpr):
+    """examples/lang/pointers.py's matmul_kernel (the tutorial's body, no grouped order) in Triton."""
+    pid_m, pid_n = ttl.program_id(0), ttl.program_id(1)
+    offs_am = (pid_m * BLOCK_SIZE_M + ttl.arange(0, BLOCK_SIZE_M)) % M
+    offs_bn = (pid_n * BLOCK_SIZE_N + ttl.arange(0, BLOCK_SIZE_N)) % N
+    offs_k = ttl.arange(0, BLOCK_SIZE_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    accumulator = ttl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=ttl.float32)
+    for k in range(0, ttl.cdiv(K, BLOCK_SIZE_K)):
+        a = ttl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
+        b = ttl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
+        accumulator = ttl.dot(a, b, accumulator)
+        a_ptrs += BLOCK_SIZE_K * stride_ak
+        b_ptrs += BLOCK_SIZE_K * stride_bk
+    offs_cm = pid_m * BLOCK_SIZE_M + ttl.arange(0, BLOCK_SIZE_M)
+    offs_cn = pid_n * BLOCK_SIZE_N + ttl.arange(0, BLOCK_SIZE_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    ttl.store(c_ptrs, accumulator.to(ttl.float16), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+GEMM_CONFIGS = {"sm_90a": (8, 4, dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64)),
+                "sm_80": (4, 3, dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=128, BLOCK_SIZE_K=32))}
+"""(warps, stages, tiles) of the pointer GEMM per target: examples/lang/matmul.py's masked kernel's."""
+
+
+def gemm_rows(ptrs, report) -> None:
+    """The matmul tutorial on pointers (examples/lang/pointers.py: its loads gathers that tile-stage stages
+    through shared memory) against the window form with the same masks (examples/lang/matmul.py's
+    matmul_masked), the same kernel in Triton with the same tiles, and cuBLAS; TFLOP/s, f16."""
+    lang_matmul = _example("matmul")
+    hopper = torch.cuda.get_device_capability() == (9, 0)
+    for size in (4096, 2000):
+        a, b = (torch.randn(size, size, device="cuda", dtype=torch.float16) for _ in range(2))
+        c = torch.full((size, size), float("nan"), device="cuda", dtype=torch.float16)
+        ref = a.double() @ b.double()
+        tflops = lambda ms: 2 * size ** 3 / ms / 1e9  # noqa: E731
+        for arch in (["sm_90a"] if hopper else []) + ["sm_80"]:
+            warps, stages, tiles = GEMM_CONFIGS[arch]
+            grid = (-(-size // tiles["BLOCK_SIZE_M"]), -(-size // tiles["BLOCK_SIZE_N"]))
+            strides = (a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+            run = lambda: ptrs.matmul_kernel[grid](a, b, c, size, size, size, *strides, arch=arch,  # noqa: E731
+                                                   num_warps=warps, num_stages=stages, **tiles)
+            c.fill_(float("nan"))
+            run()
+            err = ((c.double() - ref).abs().max() / ref.abs().max()).item()
+            assert err < 2e-3, f"pointer GEMM {arch} {size}: relative error {err}"
+            window = lang_matmul.matmul_masked.with_options(num_warps=warps, num_stages=stages)
+            wcfg = dict(BM=tiles["BLOCK_SIZE_M"], BN=tiles["BLOCK_SIZE_N"], BK=tiles["BLOCK_SIZE_K"])
+            report(f"gemm {size}^3 f16 {arch} pointers", tflops(time_ms(run, batches=20, batch=5)), unit="TFLOP/s",
+                   window=tflops(time_ms(lambda: window[lang_matmul.grid(size, size, **wcfg)](
+                       a, b, c, size, size, size, arch=arch, **wcfg), batches=20, batch=5)),
+                   triton=tflops(time_ms(lambda: triton_matmul_tutorial[grid](
+                       a, b, c, size, size, size, *strides, num_warps=warps, num_stages=stages, **tiles),
+                       batches=20, batch=5)),
+                   cuBLAS=tflops(time_ms(lambda: torch.matmul(a, b), batches=20, batch=5)))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", help="write the results here too")
+    p.add_argument("--gemm-only", action="store_true", help="the matmul tutorial's rows only")
     args = p.parse_args()
     ptrs, window = _example("pointers"), _example("vector_add")
     rows = []
     print(f"{torch.cuda.get_device_name()}; GB/s")
 
-    def report(name, ours, **others):
-        row = {"kernel": name, "tilec": round(ours, 1), **{k: round(v, 1) for k, v in others.items()}}
+    def report(name, ours, unit="GB/s", **others):
+        row = {"kernel": name, "unit": unit, "tilec": round(ours, 1), **{k: round(v, 1) for k, v in others.items()}}
         rows.append(row)
         print(f"{name:>34}: tilec {ours:7.0f}  " + "  ".join(f"{k} {v:7.0f} ({ours / v:.2f})" for k, v in others.items()))
 
+    if args.gemm_only:
+        gemm_rows(ptrs, report)
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+        return
     n = 1 << 26
     for dtype in (torch.float32, torch.float16):
         a, b = (torch.randn(n, device="cuda", dtype=dtype) for _ in range(2))
@@ -106,6 +174,7 @@ def main() -> None:
     report(f"histogram {n} into {bins} bins", gbs(time_ms(lambda: ptrs.histogram[(n // 1024,)](x, h, n, BLOCK=1024))),
            triton=gbs(time_ms(lambda: triton_histogram[(n // 1024,)](x, h, n, BLOCK=1024, num_warps=4))),
            torch=gbs(time_ms(lambda: torch.bincount(x, minlength=bins))))
+    gemm_rows(ptrs, report)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 

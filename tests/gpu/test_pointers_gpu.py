@@ -87,15 +87,22 @@ def test_scatter_rows(arch):
 @pytest.mark.gpu
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("transposed", [False, True])
-def test_the_matmul_tutorials_pointers(transposed, arch):
-    m, n, k = 300, 200, 333
+@pytest.mark.parametrize("shape", [(300, 200, 333), (256, 512, 320), (1000, 1000, 1000)], ids=str)
+@pytest.mark.parametrize("stages,warps,tiles", [(1, 4, (64, 64, 32)), (3, 4, (128, 128, 64)), (4, 8, (128, 256, 64))],
+                         ids=["1stage", "3stages", "4stages-8warps"])
+def test_the_matmul_tutorials_pointers(stages, warps, tiles, shape, transposed, arch):
+    """The tutorial's loads are gathers staged through shared memory (gathering cp.async copies where a
+    thread's runs are consecutive and aligned: the aligned shapes; element by element elsewhere: K = 333,
+    the wrapped columns of `% N`, a transposed B)."""
+    m, n, k = shape
     a = torch.randn(m, k, device="cuda", dtype=torch.float16)
     b = (torch.randn(n, k, device="cuda", dtype=torch.float16).t() if transposed
          else torch.randn(k, n, device="cuda", dtype=torch.float16))
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
-    grid = (-(-m // 64), -(-n // 64))
-    ex.matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
-                           c.stride(1), BLOCK_SIZE_M=64, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32, arch=arch)
+    bm, bn, bk = tiles
+    ex.matmul_kernel[(-(-m // bm), -(-n // bn))](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                                 c.stride(0), c.stride(1), BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn,
+                                                 BLOCK_SIZE_K=bk, arch=arch, num_warps=warps, num_stages=stages)
     assert rel_err(c, a.double() @ b.double()) < 2e-3
 
 

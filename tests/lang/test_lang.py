@@ -1726,3 +1726,31 @@ def test_integer_scalars_meeting_floats_are_converted(after):
     o = np.full(64, np.nan, np.float32)
     int_scalars_meet_floats.interpret(x, o, -3, grid=(1,), N=64, after=after)
     assert rel_err(o, x.astype(np.float64) * -3 + 63) < 1e-6
+
+
+@tl.kernel(num_warps=1)
+def strided_copy(x, o, stride, n, B: tl.constexpr):
+    i = tl.arange(0, B)
+    tl.store(o + i, tl.load(x + i * stride, mask=i < n, other=0.0), mask=i < n)
+
+
+def test_integer_arguments_equal_to_one_are_specialised():
+    """Triton's rule: an int argument equal to 1 is the constant 1 in a variant of its own (a stride of 1
+    makes the offsets consecutive), still passed at the launch; do_not_specialize keeps one variant."""
+    x = RNG.standard_normal(64).astype(np.float32)
+    o = np.full(32, np.nan, np.float32)
+    one, three = strided_copy.ir(x, o, 1, 32, B=32), strided_copy.ir(x, o, 3, 32, B=32)
+    assert one is not three and strided_copy.ir(x, o, 2, 32, B=32) is three
+    fn = one.body.block.first_op
+    stride = fn.body.block.args[2]
+    assert stride.name_hint == "stride" and not list(stride.uses)  # read as the constant
+    assert list(three.body.block.first_op.body.block.args[2].uses)
+    for s in (1, 2):
+        o[:] = np.nan
+        strided_copy.interpret(x, o, s, 32, grid=(1,), B=32, after="tile-distribute")
+        np.testing.assert_array_equal(o, x[::s][:32])
+    kept = strided_copy.with_options(do_not_specialize=("stride",))
+    assert kept.ir(x, o, 1, 32, B=32) is kept.ir(x, o, 3, 32, B=32)
+    assert tl.kernel(strided_copy.fn, do_not_specialize=[2]).do_not_specialize == {"stride"}
+    with pytest.raises(ValueError, match="do_not_specialize names a parameter"):
+        tl.kernel(strided_copy.fn, do_not_specialize=["strides"])

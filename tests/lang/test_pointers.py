@@ -149,16 +149,49 @@ def test_a_scatter_of_rows_with_a_mask(after):
     np.testing.assert_array_equal(out, ref)
 
 
+# (m, n, k, tiles, stages, arch): K rows not 16-byte aligned (element copies), aligned (cp.async runs),
+# one stage (synchronous copies), columns wrapped by `% N` (runs compared, the wrapped ones element by
+# element), warpgroup MMAs on the staged tiles (sm_90a)
+GEMMS = [(48, 40, 37, (16, 16, 16), 3, None), (64, 64, 64, (32, 32, 32), 3, None), (64, 64, 64, (32, 32, 32), 1, None),
+         (64, 40, 64, (32, 16, 32), 2, None), (128, 96, 80, (64, 32, 32), 3, "sm_90a"),
+         (100, 72, 64, (64, 32, 32), 3, "sm_90a")]
+
+
 @pytest.mark.parametrize("after", STAGES)
-def test_the_matmul_tutorials_pointers(after):
-    m, n, k = 48, 40, 37
+@pytest.mark.parametrize("m,n,k,tiles,stages,arch", GEMMS, ids=[f"{g[0]}x{g[1]}x{g[2]}-{g[4]}-{g[5]}" for g in GEMMS])
+def test_the_matmul_tutorials_pointers(m, n, k, tiles, stages, arch, after):
     a = RNG.standard_normal((m, k)).astype(np.float16)
     b = RNG.standard_normal((k, n)).astype(np.float16)
     c = np.full((m, n), np.nan, np.float16)
-    pointer_gemm.interpret(a, b, c, m, n, k, k, 1, n, 1, n, 1, grid=(3, 3), BLOCK_SIZE_M=16, BLOCK_SIZE_N=16,
-                           BLOCK_SIZE_K=16, after=after)
+    bm, bn, bk = tiles
+    pointer_gemm.interpret(a, b, c, m, n, k, k, 1, n, 1, n, 1, grid=(-(-m // bm), -(-n // bn)), BLOCK_SIZE_M=bm,
+                           BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk, num_stages=stages, arch=arch, after=after)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     assert np.abs(c - ref).max() / np.abs(ref).max() < 2e-3
+
+
+def test_the_matmul_tutorials_loads_are_staged_gathers():
+    """Its strides of 1 are constants (Triton's specialisation), `a_ptrs += BLOCK_K * stride_ak` a multiple
+    of the counter, so its gathers' offsets and masks are the body's start's: tile-stage stages both
+    as gathering copies, and tile-distribute moves their runs by cp.async (examples/lang/pointers.py)."""
+    from tilec.dialects.tile import ops as t
+
+    a = np.zeros((256, 256), np.float16)
+    module = pointer_gemm.ir(a, a, a, 256, 256, 256, 256, 1, 256, 1, 256, 1, BLOCK_SIZE_M=64, BLOCK_SIZE_N=64,
+                             BLOCK_SIZE_K=32)
+    loop = next(op for op in module.walk() if op.name == "scf.for")
+    assert len(loop.body.block.args) == 2  # the counter and the accumulator: the pointers are not carried
+    strided = pointer_gemm.ir(a, a, a, 256, 256, 256, 256, 3, 256, 5, 256, 1, BLOCK_SIZE_M=64, BLOCK_SIZE_N=64,
+                              BLOCK_SIZE_K=32)  # BLOCK_K * stride_ak of run-time strides: computed before the loop
+    loop = next(op for op in strided.walk() if op.name == "scf.for")
+    assert len(loop.body.block.args) == 2
+    staged = pointer_gemm._lowered(module, pointer_gemm._pipeline(3, None, None, "sm_80"), "tile-stage")
+    copies = [op for op in staged.walk() if isinstance(op, t.CopyOp)]
+    assert len(copies) == 2 and all(op.offsets is not None and op.mask is not None for op in copies)
+    assert not any(isinstance(op, t.GatherOp) for op in staged.walk())
+    ptx = pointer_gemm.compile(a, a, a, 256, 256, 256, 256, 1, 256, 1, 256, 1, BLOCK_SIZE_M=64, BLOCK_SIZE_N=64,
+                               BLOCK_SIZE_K=32, num_stages=3, arch="sm_80").asm["ptx"]
+    assert "cp.async.cg.shared.global" in ptx and "ldmatrix" in ptx
 
 
 @pytest.mark.parametrize("after", STAGES)

@@ -7,7 +7,7 @@ import numpy as np
 import tilec.lang as tl
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import RegisterType
-from tilec.passes.index_steps import step_along
+from tilec.passes.index_steps import separable, step_along
 
 
 @tl.kernel
@@ -28,3 +28,22 @@ def test_steps_of_the_offsets_kernels_write():
     steps = [tuple(step_along(op.indices[0], d) for d in ((0, 1) if isinstance(op.indices[0].type, RegisterType) else (0,)))
              for op in ops]
     assert steps == [(1,), (1,), (None,), (2,), (None, 1), (None, 1), (0, 0)]
+
+
+@tl.kernel
+def parts(x, o, n, s, B: tl.constexpr):
+    rows = tl.arange(0, 8, axis=0)
+    wrapped = (tl.program_id(0) * B + tl.arange(0, B)) % n  # Triton's tutorial's columns: unknown steps
+    tl.store(o + (rows[:, None] * s + wrapped[None, :]), tl.zeros((8, B)))  # a row's part plus a column's
+    tl.store(o + ((rows[:, None] * s + wrapped[None, :]) * 3 + 1), tl.zeros((8, B)))  # scaled and shifted
+    tl.store(o + ((rows[:, None] + wrapped[None, :]) % n), tl.zeros((8, B)))  # a remainder of the sum: not
+    tl.store(o + rows[:, None] * wrapped[None, :], tl.zeros((8, B)))  # a product of the parts: not
+    tl.store(o + tl.load(x + rows[:, None] * B + tl.arange(0, B)[None, :]).to(tl.int32), tl.zeros((8, B)))  # loaded
+
+
+def test_tiles_that_are_a_row_part_plus_a_column_part():
+    """separable: f(row) + g(col), whatever f and g are (a gathering copy then compares one row's steps)."""
+    x = np.zeros(64, np.float32)
+    ops = [op for op in parts.ir(x, x, 5, 7, B=16).walk() if isinstance(op, t.ScatterOp)]
+    assert [separable(op.indices[0]) for op in ops] == [True, True, False, False, False]
+    assert step_along(ops[0].indices[0], 1) is None  # the remainder hides the step itself

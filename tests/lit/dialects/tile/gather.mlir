@@ -102,3 +102,46 @@ func.func @fill_and_other(%x: !tile.gl<f32, [?]>, %i: !tile.rv<32xi32, col>, %f:
   %a = tile.gather %x[%i] other(1.0) fill %f : !tile.gl<f32, [?]>[!tile.rv<32xi32, col>] -> !tile.rv<32xf32, col>
   func.return
 }
+
+// -----
+
+// A gathering copy: tile.copy / tile.async_copy with offsets (each element's offset in memory from the
+// view's first one, i32 or i64 in the tile's shape) in place of the source's indices; the offsets'
+// type follows the view's in brackets, as a gather's index tiles do.
+func.func @gathering_copies(%x: !tile.gl<f16, [?, ?]>, %o: !tile.rt<16x32xi32>, %p: !tile.rt<16x32xi64>,
+                            %m: !tile.rt<16x32xi1>) {
+  %s = tile.alloc : !tile.st<16x32xf16>
+  tile.copy %x offsets %o -> %s mask %m prefix : !tile.gl<f16, [?, ?]>[!tile.rt<16x32xi32>] -> !tile.st<16x32xf16>, !tile.rt<16x32xi1>
+  tile.async_copy %x offsets %p -> %s : !tile.gl<f16, [?, ?]>[!tile.rt<16x32xi64>] -> !tile.st<16x32xf16>
+  func.return
+}
+// CHECK-LABEL: func.func @gathering_copies
+// CHECK:      tile.copy %x offsets %o -> %s mask %m prefix : !tile.gl<f16, [?, ?]>[!tile.rt<16x32xi32>] -> !tile.st<16x32xf16{{.*}}>, !tile.rt<16x32xi1>
+// CHECK-NEXT: tile.async_copy %x offsets %p -> %s : !tile.gl<f16, [?, ?]>[!tile.rt<16x32xi64>] -> !tile.st<16x32xf16{{.*}}>
+
+// -----
+
+func.func @copy_offsets_and_indices(%x: !tile.gl<f16, [?, ?]>, %o: !tile.rt<16x32xi32>, %k: index) {
+  %s = tile.alloc : !tile.st<16x32xf16>
+  // expected-error @+1 {{'tile.copy' takes the source's indices or offsets, not both (got 2 indices)}}
+  tile.copy %x[%k, %k] offsets %o -> %s : !tile.gl<f16, [?, ?]>[!tile.rt<16x32xi32>] -> !tile.st<16x32xf16>
+  func.return
+}
+
+// -----
+
+func.func @copy_offsets_shape(%x: !tile.gl<f16, [?, ?]>, %o: !tile.rt<16x16xi32>) {
+  %s = tile.alloc : !tile.st<16x32xf16>
+  // expected-error @+1 {{'tile.async_copy' offsets must be !tile.rt<16x32xi32> or i64 (each element's offset in the copied tile's shape), got !tile.rt<16x16xi32>}}
+  tile.async_copy %x offsets %o -> %s : !tile.gl<f16, [?, ?]>[!tile.rt<16x16xi32>] -> !tile.st<16x32xf16>
+  func.return
+}
+
+// -----
+
+func.func @copy_offsets_out(%x: !tile.gl<f16, [?, ?]>, %o: !tile.rt<16x32xi32>) {
+  %s = tile.alloc : !tile.st<16x32xf16>
+  // expected-error @+1 {{'tile.copy' gathers (offsets) from a global view into a whole shared tile only}}
+  tile.copy %s offsets %o -> %x : !tile.st<16x32xf16>[!tile.rt<16x32xi32>] -> !tile.gl<f16, [?, ?]>
+  func.return
+}
