@@ -256,6 +256,12 @@ class Emitter:
             return min(a, b)
         return self._bin(arith.MinUIOp, self.value(a, t), self.value(b, t))
 
+    def smin(self, a: Int, b: Int, t: Attribute) -> Int:
+        a, b = self.known(a), self.known(b)
+        if isinstance(a, int) and isinstance(b, int):
+            return min(a, b)
+        return self._bin(arith.MinSIOp, self.value(a, t), self.value(b, t))
+
     def smax(self, a: Int, b: Int, t: Attribute) -> Int:
         a, b = self.known(a), self.known(b)
         if isinstance(a, int) and isinstance(b, int):

@@ -25,9 +25,9 @@ as Triton's masked ``cp.async`` is); otherwise, and for runs under 4 bytes, elem
 
 from __future__ import annotations
 
-from xdsl.dialects import llvm
+from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import IntegerType, i32, i64
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from tilec.dialects import frag_fast
 from tilec.dialects.tile import ops as t
@@ -182,6 +182,27 @@ class GatherLowering:
 
             self.if_then(whole, vector, lambda run=run: each(run))
 
+    def _shifted(self, op: t.CopyOp | t.AsyncCopyOp):
+        """``(T, x)`` where a gathering copy's offsets are the tile ``T`` plus the scalar ``x`` (a ``tile.map``
+        adding a value from outside it: Triton's ``a_ptrs`` after ``a_ptrs += BLOCK_K * stride``, as
+        tilec.lang counts it), ``T`` by the element as :meth:`_copy_held` gives it and ``x`` as an i64;
+        else None."""
+        m = op.offsets.owner
+        if not isinstance(m, t.MapOp) or len(m.inputs) != 1 or not isinstance(m.inputs[0].type, RegisterType):
+            return None
+        body = m.body.block
+        ops = list(body.ops)
+        if len(ops) != 2 or not isinstance(ops[0], arith.AddiOp) or ops[1].operands[0] is not ops[0].result:
+            return None
+        arg, add = body.args[0], ops[0]
+        x = add.rhs if add.lhs is arg else add.lhs if add.rhs is arg else None
+        if x is None or x is arg or x.owner is body or (isinstance(x.owner, Operation) and x.owner.parent_block() is body):
+            return None
+        tile = m.inputs[0]
+        if self.fragment(tile).layout != self.fragment(op.offsets).layout or self.lookup(x) is None:
+            return None
+        return self._copy_held(op, tile), self.em.cast(self.lookup(x), i64)
+
     def lower_gathered_copy(self, op: t.CopyOp | t.AsyncCopyOp, src: GlobalArg, dst: SharedBuf, thr, val,
                             is_async: bool, offsets, mask=None, prefix_rows: bool = False) -> None:
         """A block's copy into the shared tile ``dst`` of the elements of ``src`` at ``offsets(r, c)`` (the
@@ -212,6 +233,7 @@ class GatherLowering:
         runs = [(rm * tm_n * vm_n + vm, rn * tn_n * vn_n + ch * ce)
                 for rm in range(reps_m) for vm in range(vm_n) for rn in range(reps_n) for ch in range(vn_n // ce)]
         span = self.span(src)
+        shifted = self._shifted(op) if ce * size >= CP_ASYNC_MIN_BYTES else None
 
         def offset(r: int, c: int) -> Int:
             return em.cast(offsets(r, c), i64)  # sign-extended: a negative offset stays outside
@@ -219,17 +241,14 @@ class GatherLowering:
         # A run's offsets from its first: + j where the offsets step by 1; where each row steps as the
         # thread's first row does (``separable``), + that row's differences; else each its own (then
         # every offset register stays live; the others need a register a run)
-        differences: dict[int, list[Int]] = {}
-
-        def steps_from_first(c: int) -> list[Int] | None:
+        def steps_from_first(c: int, of=offset) -> list[Int] | None:
+            """Built where asked (the emitter reuses them within a block): a branch's own are its own."""
             if step == 1:
                 return list(range(ce))
-            if not sep:
+            if not sep or ce == 1:
                 return None
-            if c not in differences:
-                first = offset(0, c)
-                differences[c] = [0] + [em.sub(offset(0, c + j), first, i64) for j in range(1, ce)]
-            return differences[c]
+            first = of(0, c)
+            return [0] + [em.sub(of(0, c + j), first, i64) for j in range(1, ce)]
 
         def run_offsets(r: int, c: int) -> list[Int]:
             steps = steps_from_first(c)
@@ -238,13 +257,13 @@ class GatherLowering:
             o0 = offset(r, c)
             return [o0] + [em.add(o0, d, i64) for d in steps[1:]]
 
-        def consecutive(r: int, c: int) -> list[Bool]:
-            steps = steps_from_first(c)
+        def consecutive(r: int, c: int, of=offset) -> list[Bool]:
+            steps = steps_from_first(c, of)
             if step == 1:
                 return []
             if steps is None:
-                o0 = offset(r, c)
-                return [em.cmp("eq", offset(r, c + j), em.add(o0, j, i64), i64) for j in range(1, ce)]
+                o0 = of(r, c)
+                return [em.cmp("eq", of(r, c + j), em.add(o0, j, i64), i64) for j in range(1, ce)]
             return [em.cmp("eq", d, j, i64) for j, d in enumerate(steps) if j]
 
         def bits(r: int, c: int) -> list[Bool]:
@@ -304,10 +323,9 @@ class GatherLowering:
             return []
 
         def async_runs() -> list:
-            tested = [(r, c, *run_test(r, c, False)) for r, c in runs]
             nbytes = ce * size
 
-            def issue() -> list:
+            def issue(tested) -> list:
                 for r, c, ptr, _, lead in tested:
                     src_bytes = None if lead is None else em.value(em.mul(lead, size, i32), i32)
                     em.insert(frag_fast.frag_cp_async(shared_at(r, c), ptr, nbytes, src_bytes))
@@ -318,7 +336,50 @@ class GatherLowering:
                     to_shared(elements(r, c), r, c)
                 return []
 
-            return self.if_then(em.all([ok for _, _, _, ok, _ in tested]), issue, by_element)
+            def exact() -> list:
+                tested = [(r, c, *run_test(r, c, False)) for r, c in runs]
+                return self.if_then(em.all([ok for _, _, _, ok, _ in tested]), lambda: issue(tested), by_element)
+
+            if shifted is None:
+                return exact()
+
+            def every_run() -> list:
+                tested = []
+                for r, c in runs:
+                    b = bits(r, c)
+                    lead = None if not b else self.leading_bits(b)
+                    tested.append((r, c, em.gep(src.ptr, offset(r, c), src.element_type, i64), True, lead))
+                return issue(tested)
+
+            return self.if_then(whole_copy_inside(), every_run, exact)
+
+        def whole_copy_inside() -> Bool:
+            """For offsets ``T + x`` (a tile plus a scalar: a tile of pointers a loop advances): every run
+            consecutive, its first address aligned and all its elements inside the view, from ``T``'s least
+            and greatest run starts (loop-invariant where ``T`` is) and ``x``: a few tests a copy for what
+            :func:`run_test` tests a run (it is the fallback, for the edges: masked-off runs past the view)."""
+            held, x = shifted
+
+            def start(r: int, c: int) -> Int:
+                return em.cast(held(r, c), i64)
+
+            starts = [start(r, c) for r, c in runs]
+            lo, hi = starts[0], starts[0]
+            for v in starts[1:]:
+                lo, hi = em.smin(lo, v, i64), em.smax(hi, v, i64)
+            first, last = em.add(lo, x, i64), em.add(em.add(hi, x, i64), ce, i64)
+            tests = [em.cmp("sle", 0, first, i64), em.cmp("sle", last, span, i64)]
+            if element_bits(op.offsets.type.element_type) == 32:  # T + x does not wrap in 32 bits, so it is the
+                tests.append(em.cmp("sle", last, 1 << 31, i64))  # offsets' own value
+            for (r, c), v in zip(runs, starts):
+                ptr = em.gep(src.ptr, v, src.element_type, i64)
+                addr = em.insert(fast.cast_op(llvm.PtrToIntOp, ptr, i64)).results[0]
+                tests.append(em.cmp("eq", em.and_(addr, ce * size - 1, i64), 0, i64))
+                tests += consecutive(r, c, start)  # T's steps are the offsets' where T + x does not wrap
+                if mask is not None and not prefix_rows:  # cp.async zero-fills past the leading set bits
+                    tests.append(self.bits_prefix(bits(r, c)))
+            tests.append(em.cmp("eq", em.and_(em.mul(x, size, i64), ce * size - 1, i64), 0, i64))
+            return em.all(tests)
 
         body = async_runs if is_async and ce * size >= CP_ASYNC_MIN_BYTES and (ce == 1 or shared_vec) else sync_runs
         self.if_then(active, body)
