@@ -566,3 +566,28 @@ def test_the_ptx_of_64_bit_atomics():
                                       "red.global.xor.b64"))
         for warps in (1, 4):
             wide_tickets.with_options(num_warps=warps).compile(k64, k64, B=4, arch=arch)
+
+
+@tl.kernel(num_warps=1)
+def wide_steps(x, o, n, s, B: tl.constexpr):
+    """i32 offsets advanced by an i64 amount (an argument past 2**31, or a cast): carried as i64 from the
+    start, as Triton's pointer keeps its type whatever it adds."""
+    p = x + tl.arange(0, B)
+    q = x + 1
+    acc = tl.zeros((B,), dtype=tl.float32)
+    for i in tl.range(0, n):
+        acc += tl.load(p) + tl.load(q)
+        p += s.to(tl.int64)
+        q += s
+    tl.store(o + tl.arange(0, B), acc)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_pointers_advanced_by_64_bit_amounts(after):
+    x = RNG.standard_normal(64).astype(np.float32)
+    o = np.full(4, np.nan, np.float32)
+    wide_steps.interpret(x, o, 3, 8, grid=(1,), B=4, after=after)
+    ref = sum(x[8 * i:8 * i + 4] + x[1 + 8 * i] for i in range(3))
+    np.testing.assert_allclose(o, ref, rtol=1e-6)
+    wide_steps.interpret(x, o, 3, 2**33, grid=(1,), B=4, after=after)  # past the array after the first: reads 0
+    np.testing.assert_allclose(o, x[:4] + x[1], rtol=1e-6)

@@ -21,6 +21,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import RegisterType, RegisterVectorType
 from tilec.ir.walk import defined_in
+from tilec.lang import dtypes
 from tilec.lang.block_ptr import any_block_ptr, carried_as_offsets, flatten_carried
 from tilec.lang.branch import NUMBERS, NoValue, number_constant, number_type
 from tilec.lang.ops import index
@@ -101,6 +102,9 @@ class range:  # noqa: N801 - used as tl.range, like Python's
             for i, ty in changed.items():
                 if isinstance(ty, OrientationConflict):
                     init[i] = _reoriented_init(init[i], ty)
+                    continue
+                if ty is WIDENED:
+                    init[i] = init[i].to(dtypes.int64)
                     continue
                 value = number_constant(init[i], ty)
                 if value is None:
@@ -398,6 +402,9 @@ def while_loop(init: Sequence[Any], test: Callable[..., Any], body: Callable[...
         for b in (before, after):
             b.drop_all_references()
         for i, ty in changed.items():
+            if ty is WIDENED:
+                init[i] = init[i].to(dtypes.int64)
+                continue
             value = number_constant(init[i], ty)
             if value is None:
                 raise error(f"'{names[i]}' is the Python value {init[i]!r} before the loop and changes in its "
@@ -477,6 +484,8 @@ def _carried(name: str, before: Any, after: Any, loop: str) -> tuple[SSAValue | 
     Python number the body changes (traced again); (None, None) for a name the loop does not carry."""
     if isinstance(before, Value):
         after = _as_carried(after, before)
+        if _widened(before, after):
+            return None, WIDENED
         if not isinstance(after, Value) or after.value.type != before.value.type:
             got = after.describe() if isinstance(after, Value) else repr(after)
             raise error(f"'{name}' is a {before.describe()} before the {loop} and a {got} after its body: "
@@ -496,6 +505,20 @@ def _carried(name: str, before: Any, after: Any, loop: str) -> tuple[SSAValue | 
         raise error(f"'{name}' is the Python value {before!r} before the loop and changes in its body: "
                     "give it a traced value before the loop (e.g. tl.zeros or tl.full)")
     return None, ty
+
+
+WIDENED = object()
+"""What :func:`_carried` gives for an i32 value the body makes i64 (``p += s`` with an i64 ``s``: Triton's pointer
+keeps its type whatever it adds): traced again from the value made i64 before the loop."""
+
+
+def _widened(before: Value, after: Any) -> bool:
+    """Whether ``after`` is ``before``'s kind of value (shape, orientation) in i64 where ``before`` is i32."""
+    if not isinstance(after, Value) or type(after) is not type(before):
+        return False
+    ea, eb = (getattr(v.value.type, "element_type", v.value.type) for v in (before, after))
+    same = all(getattr(before, k, None) == getattr(after, k, None) for k in ("shape", "orientation"))
+    return same and ea == IntegerType(32) and eb == IntegerType(64)
 
 
 def _as_carried(after: Any, before: Value) -> Any:

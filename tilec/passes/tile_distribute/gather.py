@@ -37,6 +37,7 @@ from tilec.passes.alignment import CP_ASYNC_MIN_BYTES
 from tilec.passes.fragments import VectorFragment, contiguous_runs
 from tilec.passes.index_steps import separable, step_along
 from tilec.passes.tile_distribute.emit import Bool, Int
+from tilec.passes.tile_distribute.memory import linear_offset
 from tilec.passes.tile_distribute.values import GlobalArg, SharedBuf
 
 
@@ -269,8 +270,24 @@ class GatherLowering:
         def bits(r: int, c: int) -> list[Bool]:
             return [mask(r, c + j) for j in range(ce)] if mask is not None else []
 
+        run_ptrs: dict[tuple[int, int], SSAValue] = {}
+
         def shared_at(r: int, c: int) -> SSAValue:
+            if (r, c) in run_ptrs:
+                return run_ptrs[(r, c)]
             return self.shared_ptr(dst, em.add(t_row, r, i32), em.add(t_col, c, i32))
+
+        def place_runs() -> None:
+            """The runs' shared addresses, before the copy's branches (which all use them): one from another
+            plus a constant where the layout and swizzle allow (the window copy's ``_translated``)."""
+            bases: list[tuple[int, SSAValue]] = []
+            for r, c in runs:
+                ptr = self._translated(dst, bases, r, c)
+                if ptr is None:
+                    ptr = self.shared_ptr(dst, em.add(t_row, r, i32), em.add(t_col, c, i32))
+                    if (delta := linear_offset(dst, r, c)) is not None:
+                        bases.append((delta, ptr))
+                run_ptrs[(r, c)] = ptr
 
         def elements(r: int, c: int) -> list[SSAValue]:
             out = []
@@ -312,6 +329,7 @@ class GatherLowering:
             return ptr, em.all(tests), lead
 
         def sync_runs() -> list:
+            place_runs()
             for r, c in runs:
                 if ce == 1:
                     to_shared(elements(r, c), r, c)
@@ -324,6 +342,7 @@ class GatherLowering:
 
         def async_runs() -> list:
             nbytes = ce * size
+            place_runs()
 
             def issue(tested) -> list:
                 for r, c, ptr, _, lead in tested:

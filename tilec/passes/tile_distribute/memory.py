@@ -464,7 +464,7 @@ class MemoryLowering:
                 dptr = self._translated(dst, bases, r_static, c_static)
                 if dptr is None:
                     dptr = self.shared_ptr(dst, s_row, s_col)
-                    if (delta := _linear_offset(dst, r_static, c_static)) is not None:
+                    if (delta := linear_offset(dst, r_static, c_static)) is not None:
                         bases.append((delta, dptr))
                 if mask is None:
                     issue(g_row, g_col, r_static, c_static, dptr, [])
@@ -570,7 +570,7 @@ class MemoryLowering:
         if ptr is None:
             ptr = self.shared_ptr(src, em.sum([dynamic[0], row, self.lane_value(fx[1])], i32),
                                   em.sum([dynamic[1], col, self.lane_value(fy[1])], i32))
-            if (delta := _linear_offset(src, row, col)) is not None:
+            if (delta := linear_offset(src, row, col)) is not None:
                 bases.append((delta, ptr))
         return ptr
 
@@ -582,7 +582,7 @@ class MemoryLowering:
         ``ldmatrix`` of another 16-row block reuses the first one's address
         with an immediate offset instead of a register of its own.
         """
-        delta = _linear_offset(src, row, col)
+        delta = linear_offset(src, row, col)
         if delta is None:
             return None
         _, _, sw = shared_swizzle(src.type.layout)
@@ -898,7 +898,7 @@ def warp_bits(fields: tuple[BitField, ...]) -> tuple[BitField, ...]:
     return tuple(out)
 
 
-def _linear_offset(buf: SharedBuf, row: int, col: int) -> int | None:
+def linear_offset(buf: SharedBuf, row: int, col: int) -> int | None:
     """``L(row, col) - L(0, 0)`` before the swizzle when both modes of the shared layout are single
     leaves (then ``L`` is linear in each coordinate), else None."""
     layout, _, _ = shared_swizzle(buf.type.layout)
