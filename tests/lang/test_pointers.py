@@ -591,3 +591,57 @@ def test_pointers_advanced_by_64_bit_amounts(after):
     np.testing.assert_allclose(o, ref, rtol=1e-6)
     wide_steps.interpret(x, o, 3, 2**33, grid=(1,), B=4, after=after)  # past the array after the first: reads 0
     np.testing.assert_allclose(o, x[:4] + x[1], rtol=1e-6)
+
+
+@tl.kernel(num_warps=4)
+def gemm_variants(a_ptr, b_ptr, c_ptr, M, N, K, S, FORM: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                  BK: tl.constexpr):
+    """The tutorial's K loop written three more ways, each staged as gathering copies: pointers walked
+    down from the last K tile (`-=`), int64 offsets, and a run-time loop step `S` (1 is specialised)."""
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    om, on = (pm * BM + tl.arange(0, BM)) % M, (pn * BN + tl.arange(0, BN)) % N
+    ok = tl.arange(0, BK)
+    if FORM == "down":
+        ok = K - BK + ok
+    if FORM == "int64":
+        ok = ok.to(tl.int64)
+    a_ptrs = a_ptr + om[:, None] * K + ok[None, :]
+    b_ptrs = b_ptr + ok[:, None] * N + on[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK), S):
+        if FORM == "down":
+            a = tl.load(a_ptrs, mask=ok[None, :] - k * BK >= 0, other=0.0)
+            b = tl.load(b_ptrs, mask=ok[:, None] - k * BK >= 0, other=0.0)
+        else:
+            a = tl.load(a_ptrs, mask=ok[None, :] < K - k * BK, other=0.0)
+            b = tl.load(b_ptrs, mask=ok[:, None] < K - k * BK, other=0.0)
+        acc = tl.dot(a, b, acc)
+        if FORM == "down":
+            a_ptrs -= BK * S
+            b_ptrs -= BK * S * N
+        else:
+            a_ptrs += BK * S
+            b_ptrs += BK * S * N
+    rows, cols = pm * BM + tl.arange(0, BM), pn * BN + tl.arange(0, BN)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("form,step", [("down", 1), ("int64", 1), ("up", 1), ("up", 2)])
+def test_pointer_gemms_walked_other_ways_are_staged(form, step, after):
+    from tilec.dialects.tile import ops as t
+
+    m, n, k = 64, 48, 77
+    a = RNG.standard_normal((m, k)).astype(np.float16)
+    b = RNG.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float32)
+    cfg = dict(FORM=form, BM=32, BN=16, BK=16)
+    gemm_variants.interpret(a, b, c, m, n, k, step, grid=(2, 3), num_stages=3, after=after, **cfg)
+    tiles = range(0, -(-k // 16), step)
+    ks = [j for i in tiles for j in (range(k - 16 * (i + 1), k - 16 * i) if form == "down" else range(16 * i, 16 * i + 16))
+          if 0 <= j < k]
+    ref = a[:, ks].astype(np.float64) @ b[ks].astype(np.float64)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 2e-3
+    module = gemm_variants._lowered(gemm_variants.ir(a, b, c, m, n, k, step, **cfg),
+                                    gemm_variants._pipeline(3, None, None, "sm_80"), "tile-stage")
+    assert sum(isinstance(op, t.CopyOp) and op.offsets is not None for op in module.walk()) == 2

@@ -216,11 +216,14 @@ def _counted(block: Block, traced: list[int], yielded: list[SSAValue], init: lis
         element = arg.type.element_type if tile else arg.type
         if not isinstance(element, IndexType) and not (isinstance(element, IntegerType) and element.width.data >= 32):
             continue  # an index or an i32 / i64 (offsets computed from kernel arguments; a tile of pointers')
-        increment = _tile_increment(arg, after, block) if tile else _increment(arg, after, block)
-        if after is not arg and (increment is None or step_value is None or step_value <= 0):
+        found = _tile_increment(arg, after, block) if tile else _increment(arg, after, block)
+        if after is not arg and (found is None or step_value is None or step_value <= 0):
             continue
-        if increment is not None:  # BLOCK_K * stride_ak written in the body: computed before the loop
-            increment = _hoisted(increment, block)
+        increment = None
+        if found is not None:  # BLOCK_K * stride_ak written in the body: computed before the loop
+            increment = _hoisted(found[0], block)
+            if found[1]:  # ptrs -= c: an increment of -c
+                increment = current().value(arith.SubiOp(current().constant(0, increment.type), increment))
         i = traced[k]
         if after is arg:
             now = init[i].value
@@ -244,21 +247,31 @@ def _counted(block: Block, traced: list[int], yielded: list[SSAValue], init: lis
     return counted
 
 
-def _increment(arg: SSAValue, after: SSAValue, block: Block) -> SSAValue | None:
-    """``c`` where ``after`` is ``arg + c`` (or ``c + arg``) with ``c`` from outside ``block``."""
+def _increment(arg: SSAValue, after: SSAValue, block: Block) -> tuple[SSAValue, bool] | None:
+    """``(c, False)`` where ``after`` is ``arg + c`` (or ``c + arg``), ``(c, True)`` where it is ``arg - c``,
+    with ``c`` computed from values outside ``block`` (:func:`_invariant_ops`)."""
     op = after.owner if isinstance(after, OpResult) else None
-    if not isinstance(op, arith.AddiOp) or op.parent_block() is not block:
+    if not isinstance(op, arith.AddiOp | arith.SubiOp) or op.parent_block() is not block:
         return None
-    other = op.rhs if op.lhs is arg else op.lhs if op.rhs is arg else None
-    if other is None or other is arg:
+    other = _other_term(op, arg)
+    if other is None:
         return None
-    return other if _invariant_ops(other, block) is not None else None
+    return (other, isinstance(op, arith.SubiOp)) if _invariant_ops(other, block) is not None else None
 
 
-def _tile_increment(arg: SSAValue, after: SSAValue, block: Block) -> SSAValue | None:
-    """``c`` where the integer tile ``after`` is ``arg + c`` (a ``tile.map`` adding a scalar ``c`` from
-    outside ``block``, or a constant, to each element: Triton's ``ptrs += BLOCK * stride`` on a tile of
-    pointers); a constant made in the map's body is the kernel's constant of that value."""
+def _other_term(op: arith.AddiOp | arith.SubiOp, x: SSAValue) -> SSAValue | None:
+    """``c`` of ``x + c``, ``c + x`` or ``x - c`` (``c`` not ``x``), else None."""
+    if isinstance(op, arith.SubiOp):
+        other = op.rhs if op.lhs is x else None
+    else:
+        other = op.rhs if op.lhs is x else op.lhs if op.rhs is x else None
+    return None if other is None or other is x else other
+
+
+def _tile_increment(arg: SSAValue, after: SSAValue, block: Block) -> tuple[SSAValue, bool] | None:
+    """:func:`_increment` of an integer tile: ``after`` is ``arg + c`` or ``arg - c`` (a ``tile.map`` adding a
+    scalar ``c`` from outside ``block``, or a constant, to each element: Triton's ``ptrs += BLOCK * stride``
+    on a tile of pointers); a constant made in the map's body is the kernel's constant of that value."""
     op = after.owner if isinstance(after, OpResult) else None
     if not isinstance(op, t.MapOp) or op.parent_block() is not block or list(op.inputs) != [arg]:
         return None
@@ -266,16 +279,17 @@ def _tile_increment(arg: SSAValue, after: SSAValue, block: Block) -> SSAValue | 
     if len(body.ops) < 2:
         return None
     *consts, add, end = list(body.ops)
-    if not isinstance(add, arith.AddiOp) or end.operands[0] is not add.result or \
+    if not isinstance(add, arith.AddiOp | arith.SubiOp) or end.operands[0] is not add.result or \
             not all(isinstance(c, arith.ConstantOp) for c in consts):
         return None
     (elem,) = body.args
-    other = add.rhs if add.lhs is elem else add.lhs if add.rhs is elem else None
-    if other is None or other is elem:
+    other = _other_term(add, elem)
+    if other is None:
         return None
+    negated = isinstance(add, arith.SubiOp)
     if isinstance(other.owner, arith.ConstantOp) and other.owner.parent_block() is body:
-        return current().constant(other.owner.value.value.data, other.type)  # at the kernel's top
-    return other if _invariant_ops(other, block) is not None else None
+        return current().constant(other.owner.value.value.data, other.type), negated  # at the kernel's top
+    return (other, negated) if _invariant_ops(other, block) is not None else None
 
 
 _INVARIANT_ARITH = (arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.ShLIOp, arith.IndexCastOp,
@@ -320,7 +334,11 @@ def _plus_scalar(tile: SSAValue, scalar: SSAValue) -> t.MapOp:
 
 
 def _constant(v: SSAValue) -> int | None:
+    """The value of an integer constant, through casts (a step of 1 a specialised argument gives as
+    ``index_cast`` of its constant)."""
     op = v.owner if isinstance(v, OpResult) else None
+    while isinstance(op, arith.IndexCastOp | arith.ExtSIOp) and isinstance(op.input, OpResult):
+        op = op.input.owner
     return op.value.value.data if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr) else None
 
 

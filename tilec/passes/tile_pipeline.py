@@ -271,7 +271,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, StringAttr, 
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import is_side_effect_free
+from tilec.ir.purity import is_pure
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from tilec.dialects.abi import (
@@ -449,7 +449,7 @@ def _analyze(loop: scf.ForOp) -> _Plan | None:
     for o in head:
         if o in copies:
             continue
-        if not is_side_effect_free(o):
+        if not is_pure(o):
             fail(o, f"'{o.name}' before the loop's first tile.barrier is neither a global->shared tile.copy nor side-effect-free index math")
         prefix.append(o)
 
@@ -972,7 +972,7 @@ class _Producer:
                                     "producer warps cannot compute it", at)
         # arith's divisions are not side-effect free to xDSL (a zero divisor), but the kernel's body
         # computes this one anyway, unconditionally: the producer may too
-        if owner.regions or not (is_side_effect_free(owner) or owner.name.startswith("arith.")):
+        if owner.regions or not (is_pure(owner) or owner.name.startswith("arith.")):
             raise TilePipelineError(f"tile-pipeline{{producer=true}}: the copies need %{v.name_hint or '?'}, computed "
                                     f"by '{owner.name}', which has effects: the producer warps cannot compute it "
                                     "themselves", at)
@@ -1485,7 +1485,7 @@ def split_k_steps(mma: MmaOp) -> bool:
     block = mma.parent_block()
     first = min(block.get_operation_index(x) for x in loads)
     between = list(block.ops)[first + 1 : block.get_operation_index(mma)]
-    if any(not (isinstance(o, LoadOp) or is_side_effect_free(o)) for o in between):
+    if any(not (isinstance(o, LoadOp) or is_pure(o)) for o in between):
         return False
 
     ops: list[Operation] = []
@@ -1627,7 +1627,7 @@ def carry_first_fragments(loop: scf.ForOp) -> scf.ForOp | None:
     advance = _slice_in(rs_next, body)
     if ph_next is not None:
         advance = [o for o in body.ops if o in {*advance, *_slice_in(ph_next, body)}]
-    if any(not is_side_effect_free(o) or o.regions for o in advance) or any(ops.index(o) < head for o in advance):
+    if any(not is_pure(o) or o.regions for o in advance) or any(ops.index(o) < head for o in advance):
         return None
 
     def loads(stage: SSAValue, out: list[Operation], tag: str) -> list[SSAValue]:
@@ -1691,7 +1691,7 @@ def carry_first_fragments(loop: scf.ForOp) -> scf.ForOp | None:
     order = list(body.ops)
     early = [o for o in order[: order.index(first)] if isinstance(o, LoadOp) and o.source.owner in views]
     hoist = {o for load in early for o in _slice_in(load.result, body)}
-    if all(is_side_effect_free(o) or isinstance(o, LoadOp) for o in hoist):
+    if all(is_pure(o) or isinstance(o, LoadOp) for o in hoist):
         ordered = [o for o in body.ops if o in hoist]
         for o in ordered:
             o.detach()

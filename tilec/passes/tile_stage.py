@@ -68,7 +68,7 @@ from xdsl.dialects.builtin import FloatAttr, Float32Type, IndexType, IntegerAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import is_side_effect_free
+from tilec.ir.purity import is_pure
 
 from tilec.dialects.abi import LAUNCH_ATTR
 from tilec.dialects.tile import ops as t
@@ -94,7 +94,7 @@ def index_math(values: list[SSAValue], body: Block) -> list[Operation] | None:
         if v is body.args[0] or not defined_in(v, body):
             continue
         op = v.owner
-        if not isinstance(op, Operation) or op.parent_block() is not body or not is_side_effect_free(op):
+        if not isinstance(op, Operation) or op.parent_block() is not body or not is_pure(op):
             return None
         if op not in needed:
             needed.add(op)
@@ -211,7 +211,7 @@ def zero_select(load: t.LoadOp) -> ZeroSelect | None:
     if sel.lhs is not x or not x.has_one_use() or not isinstance(zero, arith.ConstantOp) \
             or not _is_positive_zero(zero.value):
         return None
-    if any(op.regions or not is_side_effect_free(op) for op in inner):
+    if any(op.regions or not is_pure(op) for op in inner):
         return None
     sources = [v for i, v in enumerate(m.operands) if i != uses[0].index]
     if not sources or any(not isinstance(v.type, RegisterType) or v.type.fragment is not None for v in sources):

@@ -104,7 +104,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.traits import is_side_effect_free
+from tilec.ir.purity import is_pure
 from xdsl.utils.exceptions import PassFailedException
 
 from tilec.dialects.abi import LAUNCH_ATTR
@@ -248,7 +248,7 @@ def _find_matmul(fn: func.FuncOp) -> t.MatmulOp | None:
     for op in fn.body.block.ops:
         if op is mm or isinstance(op, func.ReturnOp):
             continue
-        if not is_side_effect_free(op):
+        if not is_pure(op):
             raise PassFailedException(
                 f"tile-tiling: @{name} holds '{op.name}' besides its tile.matmul; every thread of the kernel "
                 "would run it, so only side-effect-free ops may stay"
