@@ -108,6 +108,30 @@ def test_the_matmul_tutorials_pointers(stages, warps, tiles, shape, transposed, 
 
 @gpu
 @pytest.mark.gpu
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("form,step", [("down", 1), ("int64", 1), ("up", 2)])
+@pytest.mark.parametrize("shape", [(512, 512, 512), (300, 200, 333)], ids=str)
+def test_pointer_gemms_walked_other_ways(shape, form, step, arch):
+    """tests/lang's three other K loops (pointers walked down, int64 offsets, a loop step of 2), staged as
+    gathering copies, on the GPU: cp.async runs inside, element by element at the ragged edges."""
+    from tests.lang.test_pointers import gemm_variants
+
+    m, n, k = shape
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
+    bk = 64
+    gemm_variants[(-(-m // 128), -(-n // 128))](a, b, c, m, n, k, step, FORM=form, BM=128, BN=128, BK=bk, arch=arch,
+                                                 num_stages=3)
+    tiles = range(0, -(-k // bk), step)
+    ks = [j for i in tiles for j in (range(k - bk * (i + 1), k - bk * i) if form == "down" else range(bk * i, bk * i + bk))
+          if 0 <= j < k]
+    ks = torch.tensor(ks, device="cuda")
+    assert rel_err(c, a.double()[:, ks] @ b.double()[ks]) < 2e-3
+
+
+@gpu
+@pytest.mark.gpu
 def test_offsets_past_two_to_the_31():
     """An int64 offset reaches past 2**31 elements of a 4.3 GB array (i64 addressing end to end)."""
     n = (1 << 31) + 4096

@@ -270,24 +270,15 @@ class GatherLowering:
         def bits(r: int, c: int) -> list[Bool]:
             return [mask(r, c + j) for j in range(ce)] if mask is not None else []
 
-        run_ptrs: dict[tuple[int, int], SSAValue] = {}
-
-        def shared_at(r: int, c: int) -> SSAValue:
-            if (r, c) in run_ptrs:
-                return run_ptrs[(r, c)]
-            return self.shared_ptr(dst, em.add(t_row, r, i32), em.add(t_col, c, i32))
-
-        def place_runs() -> None:
-            """The runs' shared addresses, before the copy's branches (which all use them): one from another
+        def shared_at(r: int, c: int, bases: list[tuple[int, SSAValue]] | None = None) -> SSAValue:
+            """A run's shared address; with ``bases`` (the addresses already built in this block), one of those
             plus a constant where the layout and swizzle allow (the window copy's ``_translated``)."""
-            bases: list[tuple[int, SSAValue]] = []
-            for r, c in runs:
-                ptr = self._translated(dst, bases, r, c)
-                if ptr is None:
-                    ptr = self.shared_ptr(dst, em.add(t_row, r, i32), em.add(t_col, c, i32))
-                    if (delta := linear_offset(dst, r, c)) is not None:
-                        bases.append((delta, ptr))
-                run_ptrs[(r, c)] = ptr
+            ptr = self._translated(dst, bases, r, c) if bases is not None else None
+            if ptr is None:
+                ptr = self.shared_ptr(dst, em.add(t_row, r, i32), em.add(t_col, c, i32))
+                if bases is not None and (delta := linear_offset(dst, r, c)) is not None:
+                    bases.append((delta, ptr))
+            return ptr
 
         def elements(r: int, c: int) -> list[SSAValue]:
             out = []
@@ -329,7 +320,6 @@ class GatherLowering:
             return ptr, em.all(tests), lead
 
         def sync_runs() -> list:
-            place_runs()
             for r, c in runs:
                 if ce == 1:
                     to_shared(elements(r, c), r, c)
@@ -342,12 +332,12 @@ class GatherLowering:
 
         def async_runs() -> list:
             nbytes = ce * size
-            place_runs()
 
             def issue(tested) -> list:
+                bases: list[tuple[int, SSAValue]] = []
                 for r, c, ptr, _, lead in tested:
                     src_bytes = None if lead is None else em.value(em.mul(lead, size, i32), i32)
-                    em.insert(frag_fast.frag_cp_async(shared_at(r, c), ptr, nbytes, src_bytes))
+                    em.insert(frag_fast.frag_cp_async(shared_at(r, c, bases), ptr, nbytes, src_bytes))
                 return []
 
             def by_element() -> list:  # through registers, stored now: the stage's readers wait at its barrier
