@@ -645,3 +645,30 @@ def test_pointer_gemms_walked_other_ways_are_staged(form, step, after):
     module = gemm_variants._lowered(gemm_variants.ir(a, b, c, m, n, k, step, **cfg),
                                     gemm_variants._pipeline(3, None, None, "sm_80"), "tile-stage")
     assert sum(isinstance(op, t.CopyOp) and op.offsets is not None for op in module.walk()) == 2
+
+
+@tl.kernel(num_warps=4)
+def one_tile_dot(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """A dot of pointer loads with no K loop (K fits one tile): each gather staged where it is, as a
+    gathering copy and a barrier, so the mma reads its K steps from shared memory."""
+    rows, cols, ks = tl.program_id(0) * BM + tl.arange(0, BM), tl.program_id(1) * BN + tl.arange(0, BN), tl.arange(0, BK)
+    a = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+    b = tl.load(b_ptr + ks[:, None] * N + cols[None, :], mask=(ks[:, None] < K) & (cols[None, :] < N), other=0.0)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], tl.dot(a, b), mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("arch", [None, "sm_90a"])
+def test_a_dot_of_pointer_loads_outside_a_loop(arch, after):
+    from tilec.dialects.tile import ops as t
+
+    m, n, k = 100, 72, 60
+    a = RNG.standard_normal((m, k)).astype(np.float16)
+    b = RNG.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float32)
+    one_tile_dot.interpret(a, b, c, m, n, k, grid=(2, 3), BM=64, BN=32, BK=64, arch=arch, after=after)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 2e-3
+    module = one_tile_dot._lowered(one_tile_dot.ir(a, b, c, m, n, k, BM=64, BN=32, BK=64),
+                                   one_tile_dot._pipeline(None, None, None, arch), "tile-stage")
+    assert sum(isinstance(op, t.CopyOp) and op.offsets is not None for op in module.walk()) == 2

@@ -118,12 +118,12 @@ def block_operand(load: t.LoadOp, varying: set[SSAValue], threads: int) -> bool:
     return feeds_only_mma_operands(load.result)
 
 
-def gathered_operand(g: t.GatherOp, body: Block, varying: set[SSAValue], threads: int) -> bool:
-    """Whether the gather ``g`` (directly in the loop body ``body``) is an mma operand the block can copy to
-    shared memory (a gathering ``tile.copy``): offsets in memory (``linear``, Triton's ``tl.load(a_ptrs,
-    mask=m, other=0.0)``) of 16-bit (or 8-bit) elements reading 0 where it reads nothing, the same in every
-    warp and run by every warp, its offsets and mask computable at the body's start, of a shape whose
-    block copy has a fragment for them, and used only as an mma's A or B."""
+def gathered_operand(g: t.GatherOp, body: Block | None, varying: set[SSAValue], threads: int) -> bool:
+    """Whether the gather ``g`` (directly in the loop body ``body``; None: staged where it is) is an mma
+    operand the block can copy to shared memory (a gathering ``tile.copy``): offsets in memory (``linear``,
+    Triton's ``tl.load(a_ptrs, mask=m, other=0.0)``) of 16-bit (or 8-bit) elements reading 0 where it reads
+    nothing, the same in every warp and run by every warp, its offsets and mask computable at the body's
+    start, of a shape whose block copy has a fragment for them, and used only as an mma's A or B."""
     ty = g.result.type
     if g.linear is None or g.fill_tile is not None or g.fill != 0 or not isinstance(ty, RegisterType) \
             or len(ty.dims) != 2 or element_bits(ty.element_type) not in (8, 16):
@@ -135,7 +135,7 @@ def gathered_operand(g: t.GatherOp, body: Block, varying: set[SSAValue], threads
         return False
     if default_copy_fragment(tuple(ty.dims), element_bits(ty.element_type) // 8, threads) is None:
         return False
-    return feeds_only_mma_operands(g.result) and index_math(held, body) is not None
+    return feeds_only_mma_operands(g.result) and (body is None or index_math(held, body) is not None)
 
 
 def feeds_only_mma_operands(value: SSAValue, depth: int = 3) -> bool:
@@ -373,10 +373,10 @@ def stage_loop(loop: scf.ForOp, loads: list[t.LoadOp | t.GatherOp], tiles: Stage
     return {alloc.result for alloc in taken}
 
 
-def stage_in_place(fn: func.FuncOp, loads: list[t.LoadOp]) -> dict[Block, set[SSAValue]]:
-    """Stage ``loads`` where they are (a dot outside any K loop, or in a loop whose copies cannot run
-    ahead): a copy into a shared tile of its own and a barrier before each, the shared load in its
-    place. Read by an mma beside them, the shared tiles let tile-pipeline read each K step's fragments
+def stage_in_place(fn: func.FuncOp, loads: list[t.LoadOp | t.GatherOp]) -> dict[Block, set[SSAValue]]:
+    """Stage ``loads`` (windows, and gathers as gathering copies) where they are (a dot outside any K loop,
+    or in a loop whose copies cannot run ahead): a copy into a shared tile of its own and a barrier before
+    each, the shared load in its place. Read by an mma beside them, the shared tiles let tile-pipeline read each K step's fragments
     as the mma goes (``split_k_steps``) instead of holding all of A and B in registers (a tile loaded
     once for a loop's mmas, attention's Q, is held whole anyway and is left as written). Loads one
     after the other share the barrier (``copy a; copy b; barrier; load a; load b``); in a loop a
@@ -391,7 +391,12 @@ def stage_in_place(fn: func.FuncOp, loads: list[t.LoadOp]) -> dict[Block, set[SS
         alloc.location = load.location
         alloc.result.name_hint = f"{load.result.name_hint or 'operand'}_shared"
         Rewriter.insert_op(alloc, InsertPoint.at_start(fn.body.block))
-        copy = t.CopyOp(load.source, list(load.indices), alloc.result)
+        if isinstance(load, t.GatherOp):  # a gathering copy, with the gather's mask
+            mask = load.mask
+            copy = t.CopyOp(load.source, [], alloc.result, mask=mask, offsets=load.indices[0],
+                            prefix=mask is not None and falls_along_rows(mask))
+        else:
+            copy = t.CopyOp(load.source, list(load.indices), alloc.result)
         copy.location = load.location
         before = load.prev_op
         while before is not None and before in made_loads:
@@ -625,7 +630,8 @@ def stage_function(fn: func.FuncOp, wgmma: bool = False) -> None:
     if varying is None:
         varying = warp_varying(fn)
     in_place = []
-    for load in [op for op in fn.walk() if isinstance(op, t.LoadOp) and block_operand(op, varying, threads)
+    for load in [op for op in fn.walk() if (block_operand(op, varying, threads) if isinstance(op, t.LoadOp) else
+                                            isinstance(op, t.GatherOp) and gathered_operand(op, None, varying, threads))
                  and all(use.operation.parent_block() is op.parent_block() for use in op.result.uses)]:
         size = SharedType(tuple(load.result.type.dims), load.result.type.element_type).size_bytes
         if smem is not None and smem + size > MAX_SHARED_BYTES:
