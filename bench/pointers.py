@@ -125,7 +125,7 @@ def main() -> None:
     args = p.parse_args()
     ptrs, window = _example("pointers"), _example("vector_add")
     rows = []
-    print(f"{torch.cuda.get_device_name()}; GB/s")
+    print(f"{torch.cuda.get_device_name()}; GB/s, the GEMMs TFLOP/s")
 
     def report(name, ours, unit="GB/s", **others):
         row = {"kernel": name, "unit": unit, "tilec": round(ours, 1), **{k: round(v, 1) for k, v in others.items()}}

@@ -672,3 +672,20 @@ def test_a_dot_of_pointer_loads_outside_a_loop(arch, after):
     module = one_tile_dot._lowered(one_tile_dot.ir(a, b, c, m, n, k, BM=64, BN=32, BK=64),
                                    one_tile_dot._pipeline(None, None, None, arch), "tile-stage")
     assert sum(isinstance(op, t.CopyOp) and op.offsets is not None for op in module.walk()) == 2
+
+
+@tl.kernel(num_warps=1)
+def widened_counts(o, n, s, B: tl.constexpr):
+    acc = tl.zeros((B,), dtype=tl.int32)
+    for i in tl.range(0, n):
+        acc += s.to(tl.int64)
+    tl.store(o + tl.arange(0, B), acc)
+
+
+def test_only_pointers_widen_through_a_loop():
+    """A carried int32 tile that the body makes int64 keeps its type (Triton's rule: an error at the loop);
+    only a pointer's offsets are carried as int64 from the start."""
+    from tilec.lang.tracing import LangError
+
+    with pytest.raises(LangError, match="a carried value keeps its type"):
+        widened_counts.interpret(np.zeros(4, np.int64), 3, 5, grid=(1,), B=4)

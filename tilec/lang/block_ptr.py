@@ -190,6 +190,17 @@ def carried_as_offsets(v: Any) -> bool:
     return getattr(type(v), "carried_as_offsets", False) is True  # the class's: a NoValue's attributes raise
 
 
+def offset_positions(init: Sequence[Any]) -> frozenset[int]:
+    """The positions in :func:`flatten_carried`'s flat values of the (block) pointers' offsets."""
+    out, k = set(), 0
+    for v in init:
+        n = len(v.offsets) if carried_as_offsets(v) else 1
+        if carried_as_offsets(v):
+            out.update(range(k, k + n))
+        k += n
+    return frozenset(out)
+
+
 def flatten_carried(init: Sequence[Any], names: Sequence[str]) -> tuple[list[Any], list[str], Callable, Callable]:
     """Carried values with each block pointer (or pointer) replaced by its offsets: (flat values, their
     names, ``unpack(flat) -> values``, ``pack(values) -> flat``). ``pack`` checks that a name holding a

@@ -290,7 +290,9 @@ class Kernel:
                 num_stages: int | None = None, bulk: bool | None = None, pipeline: str | None = None,
                 **kwargs: Any) -> Any:
         """The :class:`~tilec.api.CompiledKernel` of the variant (no GPU needed with an ``arch``; without
-        one, the GPU's, ``sm_90a`` on an sm_90 GPU: :func:`default_lang_arch`).
+        one, the GPU's, ``sm_90a`` on an sm_90 GPU: :func:`default_lang_arch`). An integer argument given as
+        1 is the constant 1 in it (see :func:`kernel`): launched by hand, pass 1 there again (``kernel[grid]``
+        picks the variant for you).
 
         ``num_stages``: the shared buffers of a ``tl.range`` loop's copies become that many
         stages of asynchronous copies (``tile-pipeline{stages=N}``, Triton's ``num_stages``);

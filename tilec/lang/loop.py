@@ -22,7 +22,7 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import RegisterType, RegisterVectorType
 from tilec.ir.walk import defined_in
 from tilec.lang import dtypes
-from tilec.lang.block_ptr import any_block_ptr, carried_as_offsets, flatten_carried
+from tilec.lang.block_ptr import any_block_ptr, carried_as_offsets, flatten_carried, offset_positions
 from tilec.lang.branch import NUMBERS, NoValue, number_constant, number_type
 from tilec.lang.ops import index
 from tilec.lang.tracing import current, error
@@ -70,13 +70,15 @@ class range:  # noqa: N801 - used as tl.range, like Python's
         return Unbound(name)
 
     def __tl_loop__(self, init: Sequence[Any], body: Callable[..., tuple], names: Sequence[str],
-                    index_name: str = "i") -> tuple:
+                    index_name: str = "i", offsets: frozenset[int] = frozenset()) -> tuple:
         """Trace ``body(i, *carried)`` into an ``scf.for`` (twice when it changes a Python number, which is then
-        carried as a scalar); returns the carried values after the loop."""
+        carried as a scalar); returns the carried values after the loop. ``offsets``: the positions of
+        ``init`` that are pointers' offsets (which may widen to i64: :data:`WIDENED`)."""
         init = _arrays_as_pointers(init)
         if any_block_ptr(init):  # carried as their offsets
             flat, flat_names, unpack, pack = flatten_carried(init, names)
-            out = self.__tl_loop__(flat, lambda i, *c: tuple(pack(body(i, *unpack(c)))), flat_names, index_name)
+            out = self.__tl_loop__(flat, lambda i, *c: tuple(pack(body(i, *unpack(c)))), flat_names, index_name,
+                                   offset_positions(init))
             return tuple(unpack(out))
         trace = current()
         if isinstance(self.step, int) and self.step == 0:
@@ -93,7 +95,7 @@ class range:  # noqa: N801 - used as tl.range, like Python's
             if isinstance(v, Expanded):
                 raise error(f"'{name}' (an expanded vector v[:, None]) cannot be carried through a loop: carry the vector")
         counting_up = _constant(step) is not None and _constant(step) > 0 and nonnegative(lo)
-        block, traced, yielded, changed = self._trace(init, body, names, index_name, counting_up)
+        block, traced, yielded, changed = self._trace(init, body, names, index_name, counting_up, offsets)
         while changed:  # what the body needs of the carried values differs from what it got: traced again
             # Python numbers the body changes: carried as scalars from the start (each round makes at least
             # one more name a scalar, so this ends; b = a; a = a + 1 takes two). A vector the body uses in
@@ -111,7 +113,7 @@ class range:  # noqa: N801 - used as tl.range, like Python's
                     raise error(f"'{names[i]}' is the Python value {init[i]!r} before the loop and changes in its "
                                 "body: give it a traced value before the loop (e.g. tl.zeros or tl.full)")
                 init[i] = wrap(value)
-            block, traced, yielded, changed = self._trace(init, body, names, index_name, counting_up)
+            block, traced, yielded, changed = self._trace(init, body, names, index_name, counting_up, offsets)
         counted = _counted(block, traced, yielded, init, lo, step)
         with trace.inside(block):
             trace.emit(scf.YieldOp(*yielded))
@@ -153,8 +155,8 @@ class range:  # noqa: N801 - used as tl.range, like Python's
                                               f"{index_name}_count")
 
     @staticmethod
-    def _trace(init: list, body: Callable[..., tuple], names: Sequence[str], index_name: str, counting_up: bool = False
-               ) -> tuple[Block, list[int], list, dict[int, Any]]:
+    def _trace(init: list, body: Callable[..., tuple], names: Sequence[str], index_name: str, counting_up: bool = False,
+               offsets: frozenset[int] = frozenset()) -> tuple[Block, list[int], list, dict[int, Any]]:
         """Trace ``body`` into a new block: (block, the carried names' indices, the values they yield, and
         the Python numbers the body changes with the scalar type each is carried as). A name is carried
         when it holds a traced value before the loop; a Python number that the body changes (to another
@@ -192,7 +194,7 @@ class range:  # noqa: N801 - used as tl.range, like Python's
                                                            "value keeps its type").args[0],
                                                      before.value, after.orientation)
                     continue
-            kept, ty = _carried(name, before, after, "loop")
+            kept, ty = _carried(name, before, after, "loop", i in offsets)
             if kept is not None:
                 yielded.append(kept)
             elif ty is not None:
@@ -292,10 +294,11 @@ def _tile_increment(arg: SSAValue, after: SSAValue, block: Block) -> tuple[SSAVa
     return (other, negated) if _invariant_ops(other, block) is not None else None
 
 
-_INVARIANT_ARITH = (arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.ShLIOp, arith.IndexCastOp,
-                    arith.ExtSIOp, arith.ExtUIOp, arith.TruncIOp)
-"""Integer ops an increment computed in the body may be made of (``BLOCK_K * stride_ak``): pure and never
-faulting, so they can run before the loop even when it runs no iteration."""
+_INVARIANT_ARITH = (arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.IndexCastOp, arith.ExtSIOp,
+                    arith.ExtUIOp, arith.TruncIOp)
+"""Integer ops an increment computed in the body may be made of (``BLOCK_K * stride_ak``): pure, defined
+for every operand (no shift past the width, no division), so they can run before the loop even when it
+runs no iteration."""
 
 
 def _invariant_ops(v: SSAValue, block: Block) -> list[Operation] | None:
@@ -337,7 +340,9 @@ def _constant(v: SSAValue) -> int | None:
     """The value of an integer constant, through casts (a step of 1 a specialised argument gives as
     ``index_cast`` of its constant)."""
     op = v.owner if isinstance(v, OpResult) else None
-    while isinstance(op, arith.IndexCastOp | arith.ExtSIOp) and isinstance(op.input, OpResult):
+    while isinstance(op, arith.ExtSIOp) or isinstance(op, arith.IndexCastOp) and isinstance(op.result.type, IndexType):
+        if not isinstance(op.input, OpResult):  # (widening casts only: a narrowing one changes the value)
+            return None
         op = op.input.owner
     return op.value.value.data if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr) else None
 
@@ -395,7 +400,7 @@ def python_test(test: Callable[[], Any]) -> Any:
 
 
 def while_loop(init: Sequence[Any], test: Callable[..., Any], body: Callable[..., tuple], names: Sequence[str],
-               leaked: Sequence[str] = ()) -> tuple:
+               leaked: Sequence[str] = (), offsets: frozenset[int] = frozenset()) -> tuple:
     """Trace ``while test(*carried): carried = body(*carried)`` into an ``scf.while``: the test in its
     first region (ending in ``scf.condition``), the body in its second; returns the carried values after
     the loop. A Python number the body changes is carried as a scalar (traced again, as
@@ -406,7 +411,8 @@ def while_loop(init: Sequence[Any], test: Callable[..., Any], body: Callable[...
     init = _arrays_as_pointers(init)
     if any_block_ptr(init):  # carried as their offsets
         flat, flat_names, unpack, pack = flatten_carried(init, names)
-        out = while_loop(flat, lambda *c: test(*unpack(c)), lambda *c: tuple(pack(body(*unpack(c)))), flat_names)
+        out = while_loop(flat, lambda *c: test(*unpack(c)), lambda *c: tuple(pack(body(*unpack(c)))), flat_names,
+                         offsets=offset_positions(init))
         return tuple(unpack(out))
     trace = current()
     init = [Unbound(name) if isinstance(v, NoValue) else v for name, v in zip(names, init)]
@@ -414,7 +420,7 @@ def while_loop(init: Sequence[Any], test: Callable[..., Any], body: Callable[...
         if isinstance(v, Expanded):
             raise error(f"'{name}' (an expanded vector v[:, None]) cannot be carried through a loop: carry the vector")
     while True:
-        before, after, traced, yielded, changed = _trace_while(init, test, body, names)
+        before, after, traced, yielded, changed = _trace_while(init, test, body, names, offsets)
         if not changed:
             break
         for b in (before, after):
@@ -439,7 +445,8 @@ def while_loop(init: Sequence[Any], test: Callable[..., Any], body: Callable[...
     return tuple(out)
 
 
-def _trace_while(init: list, test: Callable[..., Any], body: Callable[..., tuple], names: Sequence[str]):
+def _trace_while(init: list, test: Callable[..., Any], body: Callable[..., tuple], names: Sequence[str],
+                 offsets: frozenset[int] = frozenset()):
     """The test and the body traced into the two blocks of an ``scf.while`` (the test's ending in its
     ``scf.condition``): (before, after, the carried names' indices, the values the body yields, the Python
     numbers the body changes with the scalar type each is carried as)."""
@@ -473,7 +480,7 @@ def _trace_while(init: list, test: Callable[..., Any], body: Callable[..., tuple
         return before, after, traced, [], numbers
     yielded, changed = [], {}
     for i, (name, before_value, after_value) in enumerate(zip(names, init, results)):
-        kept, ty = _carried(name, before_value, after_value, "while loop")
+        kept, ty = _carried(name, before_value, after_value, "while loop", i in offsets)
         if kept is not None:
             yielded.append(kept)
         elif ty is not None:
@@ -496,13 +503,14 @@ def _numbers_used_as_values(e: AttributeError, init: Sequence[Any]) -> dict[int,
     return {i: number_type(v, v) for i, v in enumerate(init) if isinstance(v, NUMBERS)}
 
 
-def _carried(name: str, before: Any, after: Any, loop: str) -> tuple[SSAValue | None, Attribute | None]:
+def _carried(name: str, before: Any, after: Any, loop: str, offsets: bool = False
+             ) -> tuple[SSAValue | None, Attribute | None]:
     """What a loop does with one name its body traced from ``before`` to ``after``: (the value its body
     yields, None) for a carried value, which keeps its type; (None, the scalar type to carry it as) for a
     Python number the body changes (traced again); (None, None) for a name the loop does not carry."""
     if isinstance(before, Value):
         after = _as_carried(after, before)
-        if _widened(before, after):
+        if offsets and _widened(before, after):
             return None, WIDENED
         if not isinstance(after, Value) or after.value.type != before.value.type:
             got = after.describe() if isinstance(after, Value) else repr(after)
@@ -526,8 +534,9 @@ def _carried(name: str, before: Any, after: Any, loop: str) -> tuple[SSAValue | 
 
 
 WIDENED = object()
-"""What :func:`_carried` gives for an i32 value the body makes i64 (``p += s`` with an i64 ``s``: Triton's pointer
-keeps its type whatever it adds): traced again from the value made i64 before the loop."""
+"""What :func:`_carried` gives for a pointer's i32 offsets the body makes i64 (``p += s`` with an i64 ``s``:
+Triton's pointer keeps its type whatever it adds): traced again from the offsets made i64 before the loop.
+Other carried values keep their type, as Triton's do."""
 
 
 def _widened(before: Value, after: Any) -> bool:

@@ -470,7 +470,7 @@ class LayoutAssignment:
                             what = "mask" if op.mask is not None else "offsets"
                             raise FragmentError(f"its {what} has no fragment: the copy's partition of {op.dest.type} "
                                                 "over the block's threads is not bit fields of the thread id")
-                    # the mask and offsets are the copy's last operands, in that order
+                    # the copy's last operands: its offsets, then its mask
                     held = [v for v in (op.offsets, op.mask) if v is not None]
                     operands += [(op, len(op.operands) - len(held) + i, frag) for i in range(len(held))]
                 case t.BroadcastOp():

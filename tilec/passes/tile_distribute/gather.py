@@ -233,39 +233,43 @@ class GatherLowering:
         t_row, t_col = em.mul(tm, vm_n, i32), em.mul(tn, vn_n, i32)
         runs = [(rm * tm_n * vm_n + vm, rn * tn_n * vn_n + ch * ce)
                 for rm in range(reps_m) for vm in range(vm_n) for rn in range(reps_n) for ch in range(vn_n // ce)]
+        native = op.offsets.type.element_type
+        # An i32 offset is below 2**31: a run's first plus j at or past it is a wrapped (negative) offset in the
+        # IR, outside the view, so such elements read nothing (the offsets are added in i64 here)
         span = self.span(src)
-        shifted = self._shifted(op) if ce * size >= CP_ASYNC_MIN_BYTES else None
+        bound = em.umin(span, 1 << 31, i64) if element_bits(native) == 32 else span
 
-        def offset(r: int, c: int) -> Int:
-            return em.cast(offsets(r, c), i64)  # sign-extended: a negative offset stays outside
+        def wide(x: Int) -> Int:
+            return em.cast(x, i64)  # sign-extended: a negative offset stays outside
 
-        # A run's offsets from its first: + j where the offsets step by 1; where each row steps as the
-        # thread's first row does (``separable``), + that row's differences; else each its own (then
-        # every offset register stays live; the others need a register a run)
-        def steps_from_first(c: int, of=offset) -> list[Int] | None:
-            """Built where asked (the emitter reuses them within a block): a branch's own are its own."""
+        # A run's offsets from its first (i64): + j where they step by 1; where each row steps as the thread's
+        # first row does (``separable``), + that row's differences; else each its own (every offset register
+        # then stays live). Built where asked: the emitter reuses them within a block.
+        def differences(c: int, of) -> list[Int] | None:
             if step == 1:
                 return list(range(ce))
             if not sep or ce == 1:
                 return None
-            first = of(0, c)
-            return [0] + [em.sub(of(0, c + j), first, i64) for j in range(1, ce)]
+            first = wide(of(0, c))
+            return [0] + [em.sub(wide(of(0, c + j)), first, i64) for j in range(1, ce)]
 
         def run_offsets(r: int, c: int) -> list[Int]:
-            steps = steps_from_first(c)
-            if steps is None:
-                return [offset(r, c + j) for j in range(ce)]
-            o0 = offset(r, c)
-            return [o0] + [em.add(o0, d, i64) for d in steps[1:]]
+            """The run's offsets (its first plus its differences: see ``bound``)."""
+            d = differences(c, offsets)
+            if d is None:
+                return [wide(offsets(r, c + j)) for j in range(ce)]
+            o0 = wide(offsets(r, c))
+            return [em.add(o0, dj, i64) for dj in d]
 
-        def consecutive(r: int, c: int, of=offset) -> list[Bool]:
-            steps = steps_from_first(c, of)
+        def consecutive(r: int, c: int, of) -> list[Bool]:
+            """Tests that the run's offsets ``of`` are its first plus 0, 1, ..."""
             if step == 1:
                 return []
-            if steps is None:
-                o0 = of(r, c)
-                return [em.cmp("eq", of(r, c + j), em.add(o0, j, i64), i64) for j in range(1, ce)]
-            return [em.cmp("eq", d, j, i64) for j, d in enumerate(steps) if j]
+            d = differences(c, of)
+            if d is None:
+                first = wide(of(r, c))
+                return [em.cmp("eq", wide(of(r, c + j)), em.add(first, j, i64), i64) for j in range(1, ce)]
+            return [em.cmp("eq", dj, j, i64) for j, dj in enumerate(d) if j]
 
         def bits(r: int, c: int) -> list[Bool]:
             return [mask(r, c + j) for j in range(ce)] if mask is not None else []
@@ -283,39 +287,30 @@ class GatherLowering:
         def elements(r: int, c: int) -> list[SSAValue]:
             out = []
             for o, bit in zip(run_offsets(r, c), bits(r, c) or [True] * ce):
-                p = em.land(em.cmp("ult", o, span, i64), bit)
+                p = em.land(em.cmp("ult", o, bound, i64), bit)
                 ptr = em.gep(src.ptr, o, src.element_type, i64)
                 out.append(em.insert(frag_fast.frag_load(ptr, elem, None if p is True else em.boolean(p))).results[0])
             return out
 
         def to_shared(values: list[SSAValue] | SSAValue, r: int, c: int) -> None:
-            if isinstance(values, SSAValue):
-                if shared_vec:
-                    em.insert(frag_fast.frag_store(values, shared_at(r, c)))
-                    return
-                values = [em.insert(fast.vector_extract_op(values, j, elem)).results[0] for j in range(ce)]
-            if shared_vec:
-                em.insert(frag_fast.frag_store(self.pack_vector(values, vtype), shared_at(r, c)))
-            else:
-                for j, x in enumerate(values):
-                    em.insert(frag_fast.frag_store(x, shared_at(r, c + j)))
+            self.store_run(values, lambda j: shared_at(r, c + j), elem, vtype, ce, shared_vec)
 
         def run_test(r: int, c: int, whole: bool) -> tuple[SSAValue, Bool, Int | None]:
             """(first address, whether the run moves as one vector, its leading set bits or None): consecutive
             offsets, an aligned first address, inside the view up to the last element it reads (``whole``: all
             of them, every bit set; else its leading set bits, the rest zero-filled by ``cp.async``)."""
-            o0 = offset(r, c)
+            o0 = wide(offsets(r, c))
             ptr = em.gep(src.ptr, o0, src.element_type, i64)
             addr = em.insert(fast.cast_op(llvm.PtrToIntOp, ptr, i64)).results[0]
-            tests = [em.cmp("eq", em.and_(addr, ce * size - 1, i64), 0, i64), *consecutive(r, c)]
+            tests = [em.cmp("eq", em.and_(addr, ce * size - 1, i64), 0, i64), *consecutive(r, c, offsets)]
             b = bits(r, c)
-            lead = None
+            lead, reads = None, ce
             if whole or not b:
-                tests += [*b, em.cmp("ult", o0, span, i64), em.cmp("ule", em.add(o0, ce, i64), span, i64)]
+                tests += [*b, em.cmp("ult", o0, bound, i64), em.cmp("ule", em.add(o0, ce, i64), bound, i64)]
             else:
                 lead = self.leading_bits(b)
                 reads = em.cast(lead, i64)
-                inside = em.land(em.cmp("ult", o0, span, i64), em.cmp("ule", em.add(o0, reads, i64), span, i64))
+                inside = em.land(em.cmp("ult", o0, bound, i64), em.cmp("ule", em.add(o0, reads, i64), bound, i64))
                 tests += [True if prefix_rows else self.bits_prefix(b), em.lor(em.cmp("eq", reads, 0, i64), inside)]
             return ptr, em.all(tests), lead
 
@@ -333,9 +328,10 @@ class GatherLowering:
         def async_runs() -> list:
             nbytes = ce * size
 
-            def issue(tested) -> list:
+            def issue(placed: list[tuple[int, int, SSAValue, Int | None]]) -> list:
+                """One cp.async a run (``r``, ``c``, its first address, its leading set bits or None)."""
                 bases: list[tuple[int, SSAValue]] = []
-                for r, c, ptr, _, lead in tested:
+                for r, c, ptr, lead in placed:
                     src_bytes = None if lead is None else em.value(em.mul(lead, size, i32), i32)
                     em.insert(frag_fast.frag_cp_async(shared_at(r, c, bases), ptr, nbytes, src_bytes))
                 return []
@@ -347,44 +343,37 @@ class GatherLowering:
 
             def exact() -> list:
                 tested = [(r, c, *run_test(r, c, False)) for r, c in runs]
-                return self.if_then(em.all([ok for _, _, _, ok, _ in tested]), lambda: issue(tested), by_element)
+                return self.if_then(em.all([ok for *_, ok, _ in tested]),
+                                    lambda: issue([(r, c, ptr, lead) for r, c, ptr, _, lead in tested]), by_element)
 
+            shifted = self._shifted(op)
             if shifted is None:
                 return exact()
 
             def every_run() -> list:
-                tested = []
-                for r, c in runs:
-                    b = bits(r, c)
-                    lead = None if not b else self.leading_bits(b)
-                    tested.append((r, c, em.gep(src.ptr, offset(r, c), src.element_type, i64), True, lead))
-                return issue(tested)
+                return issue([(r, c, em.gep(src.ptr, wide(offsets(r, c)), src.element_type, i64),
+                               self.leading_bits(bits(r, c)) if mask is not None else None) for r, c in runs])
 
-            return self.if_then(whole_copy_inside(), every_run, exact)
+            return self.if_then(whole_copy_inside(*shifted), every_run, exact)
 
-        def whole_copy_inside() -> Bool:
-            """For offsets ``T + x`` (a tile plus a scalar: a tile of pointers a loop advances): every run
-            consecutive, its first address aligned and all its elements inside the view, from ``T``'s least
-            and greatest run starts (loop-invariant where ``T`` is) and ``x``: a few tests a copy for what
-            :func:`run_test` tests a run (it is the fallback, for the edges: masked-off runs past the view)."""
-            held, x = shifted
-
-            def start(r: int, c: int) -> Int:
-                return em.cast(held(r, c), i64)
-
-            starts = [start(r, c) for r, c in runs]
+        def whole_copy_inside(held, x: Int) -> Bool:
+            """For offsets ``T + x`` (a tile ``held`` by the element plus a scalar: a tile of pointers a loop
+            advances), whether every run may go as one ``cp.async``: ``T``'s run starts plus ``x`` inside the
+            view and below ``bound`` (from their least and greatest), each start's address aligned, ``T``
+            consecutive along each run and ``x`` a whole number of vectors (all but ``x``'s are loop-invariant
+            where ``T`` is, so LLVM takes them out of a loop), and each run's mask bits a prefix. Else the
+            run-by-run test decides (the edges: a masked-off run past the view)."""
+            starts = [wide(held(r, c)) for r, c in runs]
             lo, hi = starts[0], starts[0]
             for v in starts[1:]:
                 lo, hi = em.smin(lo, v, i64), em.smax(hi, v, i64)
             first, last = em.add(lo, x, i64), em.add(em.add(hi, x, i64), ce, i64)
-            tests = [em.cmp("sle", 0, first, i64), em.cmp("sle", last, span, i64)]
-            if element_bits(op.offsets.type.element_type) == 32:  # T + x does not wrap in 32 bits, so it is the
-                tests.append(em.cmp("sle", last, 1 << 31, i64))  # offsets' own value
+            tests = [em.cmp("sle", 0, first, i64), em.cmp("sle", last, bound, i64)]  # (then T + x does not wrap)
             for (r, c), v in zip(runs, starts):
                 ptr = em.gep(src.ptr, v, src.element_type, i64)
                 addr = em.insert(fast.cast_op(llvm.PtrToIntOp, ptr, i64)).results[0]
                 tests.append(em.cmp("eq", em.and_(addr, ce * size - 1, i64), 0, i64))
-                tests += consecutive(r, c, start)  # T's steps are the offsets' where T + x does not wrap
+                tests += consecutive(r, c, held)
                 if mask is not None and not prefix_rows:  # cp.async zero-fills past the leading set bits
                     tests.append(self.bits_prefix(bits(r, c)))
             tests.append(em.cmp("eq", em.and_(em.mul(x, size, i64), ce * size - 1, i64), 0, i64))

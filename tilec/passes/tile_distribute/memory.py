@@ -373,16 +373,8 @@ class MemoryLowering:
                 store(values, s_row, s_col)
 
         def store(values: list[SSAValue] | SSAValue, s_row, s_col) -> None:
-            if isinstance(values, SSAValue):
-                if shared_vec:
-                    em.insert(frag_fast.frag_store(values, self.shared_ptr(dst, s_row, s_col)))
-                    return
-                values = [em.insert(fast.vector_extract_op(values, j, elem)).results[0] for j in range(ce)]
-            if shared_vec:
-                em.insert(frag_fast.frag_store(self.pack_vector(values, vtype), self.shared_ptr(dst, s_row, s_col)))
-            else:
-                for j, x in enumerate(values):
-                    em.insert(frag_fast.frag_store(x, self.shared_ptr(dst, s_row, em.add(s_col, j, i32))))
+            self.store_run(values, lambda j: self.shared_ptr(dst, s_row, em.add(s_col, j, i32)), elem, vtype, ce,
+                           shared_vec)
 
         def sync_runs(use_fast: bool):
             for r_static, c_static in runs:
@@ -487,6 +479,23 @@ class MemoryLowering:
             return []
 
         self.if_then(active, body)
+
+    def store_run(self, values: list[SSAValue] | SSAValue, at: Callable[[int], SSAValue], elem: Attribute,
+                  vtype: Attribute, n: int, whole: bool) -> None:
+        """A copied run of ``n`` values (one vector of ``vtype``, or its elements) into shared memory: one
+        vector store at ``at(0)`` where ``whole`` (the run is one aligned vector there), else element ``j`` at
+        ``at(j)``."""
+        em = self.em
+        if isinstance(values, SSAValue):
+            if whole:
+                em.insert(frag_fast.frag_store(values, at(0)))
+                return
+            values = [em.insert(fast.vector_extract_op(values, j, elem)).results[0] for j in range(n)]
+        if whole:
+            em.insert(frag_fast.frag_store(self.pack_vector(values, vtype), at(0)))
+        else:
+            for j, x in enumerate(values):
+                em.insert(frag_fast.frag_store(x, at(j)))
 
     def bits_prefix(self, bits: list[Bool]) -> Bool:
         """Whether a run's set bits are its first ones (no bit set after one that is not)."""
