@@ -26,12 +26,12 @@ as Triton's masked ``cp.async`` is); otherwise, and for runs under 4 bytes, elem
 from __future__ import annotations
 
 from xdsl.dialects import arith, llvm
-from xdsl.dialects.builtin import IntegerType, i32, i64
+from xdsl.dialects.builtin import i32, i64
 from xdsl.ir import Operation, SSAValue
 
 from tilec.dialects import frag_fast
 from tilec.dialects.tile import ops as t
-from tilec.dialects.tile.types import FLOAT8_TYPES, RegisterType, element_bits
+from tilec.dialects.tile.types import RegisterType, element_bits
 from tilec.ir import fast
 from tilec.passes.alignment import CP_ASYNC_MIN_BYTES
 from tilec.passes.fragments import VectorFragment, contiguous_runs
@@ -211,16 +211,8 @@ class GatherLowering:
         See the module docstring."""
         em = self.em
         dims = dst.type.dims
-        elem = dst.element_type
-        if isinstance(elem, FLOAT8_TYPES):  # bits moved as bytes (no 8-bit float registers)
-            elem = IntegerType(8)
-        size = element_bits(elem) // 8
-        if thr is None:
-            thr, val = self.default_copy_layouts(dims, elem)
-        tm_n, tn_n = thr[0].size(), thr[1].size()
-        vm_n, vn_n = val[0].size(), val[1].size()
-        reps_m, reps_n = dims[0] // (tm_n * vm_n), dims[1] // (tn_n * vn_n)
-        tm, tn, active = self.thread_coords(thr, self.threads)
+        elem, size, thr, val, (tm_n, tn_n, vm_n, vn_n, reps_m, reps_n), (tm, tn, active) = \
+            self.copy_partition(dst, thr, val)
         step = step_along(op.offsets, 1)
         sep = separable(op.offsets)
         ce = 1 << (min(vn_n, 16 // size).bit_length() - 1) if step in (1, None) else 1

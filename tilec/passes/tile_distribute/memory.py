@@ -278,6 +278,20 @@ class MemoryLowering:
 
         return em.hoisted(("thread-coords", thr, threads), make)
 
+    def copy_partition(self, dst: SharedBuf, thr: Layout | None, val: Layout | None) -> tuple:
+        """How a block's copy into the shared tile ``dst`` splits over the threads: ``(element moved, its
+        bytes, thr, val (the tile's default copy where not given), (TM, TN, VM, VN, reps along M, reps
+        along N), (this thread's tm, tn, whether it copies))``. 8-bit floats move as bytes (no 8-bit float
+        registers)."""
+        dims = dst.type.dims
+        elem = IntegerType(8) if isinstance(dst.element_type, FLOAT8_TYPES) else dst.element_type
+        if thr is None:
+            thr, val = self.default_copy_layouts(dims, elem)
+        tm_n, tn_n = thr[0].size(), thr[1].size()
+        vm_n, vn_n = val[0].size(), val[1].size()
+        sizes = (tm_n, tn_n, vm_n, vn_n, dims[0] // (tm_n * vm_n), dims[1] // (tn_n * vn_n))
+        return elem, _bytes(elem), thr, val, sizes, self.thread_coords(thr, self.threads)
+
     def default_copy_layouts(self, dims: tuple[int, int], element_type: Attribute) -> tuple[Layout, Layout]:
         found = default_copy_layouts(dims, _bytes(element_type), self.threads)
         if found is None:
@@ -292,19 +306,11 @@ class MemoryLowering:
         as outside the view); unless every run's bits are a prefix (``prefix_rows``: the mask's rows fall, which
         tile-stage proved; else tested per copy), a copy's runs go element by element."""
         em = self.em
-        dims = dst.type.dims
-        elem = dst.element_type
-        if isinstance(elem, FLOAT8_TYPES):  # a copy moves bits: 8-bit floats as bytes (no 8-bit float registers)
-            elem = IntegerType(8)
-        size = _bytes(elem)
         if src.rank != 2:
             raise RegallocError(f"'{op.name}': copies from rank-{src.rank} views are not supported")
-        if thr is None:
-            thr, val = self.default_copy_layouts(dims, elem)
-        tm_n, tn_n = thr[0].size(), thr[1].size()
-        vm_n, vn_n = val[0].size(), val[1].size()
-        reps_m, reps_n = dims[0] // (tm_n * vm_n), dims[1] // (tn_n * vn_n)
-        tm, tn, active = self.thread_coords(thr, self.threads)
+        dims = dst.type.dims
+        elem, size, thr, val, (tm_n, tn_n, vm_n, vn_n, reps_m, reps_n), (tm, tn, active) = \
+            self.copy_partition(dst, thr, val)
         # runs of `ce` contiguous elements along a row: a power of two (a vector width) that divides the
         # thread's `vn_n` values. An odd count (3, 5: MoYe's 4x9 example) gives element runs: with
         # 3 values a thread's first column is 3t, which no wider vector is aligned to for every t.
