@@ -472,6 +472,10 @@ MBAR_TX, MBAR_WARPS, MBAR_CLUSTER_WARPS = "tx", "warps", "cluster_warps"
 barriers of a thread-block cluster (empty barriers of stages that other blocks multicast into)."""
 
 
+MBAR_BYTES = 8
+"""Shared memory an ``mbarrier`` object takes (PTX: a 64-bit object)."""
+
+
 @irdl_attr_definition
 class MbarType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
     """``!tile.mbar<3>`` / ``!tile.mbar<3, warps>``: sm_90 ``mbarrier`` objects in shared memory.
@@ -530,3 +534,6 @@ class MbarType(_CheckedAtParse, ParametrizedAttribute, TypeAttribute):
                                   f"'{MBAR_CLUSTER_WARPS}', got {self.arrivals.data!r}")
         if self.count.data <= 0:
             raise VerifyException(f"{self.name}: needs at least one barrier, got {self.count.data}")
+        if self.count.data * MBAR_BYTES > MAX_SHARED_BYTES:
+            raise VerifyException(f"{self.name}: {self.count.data} barriers of {MBAR_BYTES} bytes do not fit in the "
+                                  f"{MAX_SHARED_BYTES} bytes of a block's shared memory")

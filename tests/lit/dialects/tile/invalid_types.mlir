@@ -96,3 +96,14 @@ func.func @barrier_kind() {
 }
 // CHECK: invalid_types.mlir:{{[0-9]+}}:{{[0-9]+}}
 // CHECK: tile.mbar: arrivals must be 'tx', 'warps' or 'cluster_warps', got 'lanes'
+
+// -----
+
+// More barriers than a block's shared memory holds (a fuzzed count: tile-distribute then looped over
+// 2**31 of them) is refused at the type, naming the limit.
+func.func @too_many_barriers() {
+  %bars = tile.mbar_init : !tile.mbar<2147483648, warps>
+  func.return
+}
+// CHECK: invalid_types.mlir:{{[0-9]+}}:{{[0-9]+}}
+// CHECK: tile.mbar: 2147483648 barriers of 8 bytes do not fit in the 232448 bytes of a block's shared memory
