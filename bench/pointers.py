@@ -14,7 +14,6 @@ torch before it is timed.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 from pathlib import Path
 
@@ -22,16 +21,8 @@ import torch
 import triton
 import triton.language as ttl
 
-from softmax import time_ms  # bench/softmax.py's timer (this folder is on sys.path)
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "lang"
-
-
-def _example(name: str):
-    spec = importlib.util.spec_from_file_location(f"lang_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from lang import _example  # bench/lang.py's loader of examples/lang (this folder is on sys.path)
+from softmax import time_ms  # bench/softmax.py's timer
 
 
 @triton.jit
