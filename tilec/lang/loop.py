@@ -25,7 +25,7 @@ from tilec.lang import dtypes
 from tilec.lang.block_ptr import any_block_ptr, carried_as_offsets, flatten_carried, offset_positions
 from tilec.lang.branch import NUMBERS, NoValue, number_constant, number_type
 from tilec.lang.ops import index
-from tilec.lang.tracing import current, error
+from tilec.lang.tracing import LangError, current, error
 from tilec.lang.values import (Expanded, OrientationConflict, Pointer, Scalar, Value, Vector, View, nonnegative, reoriented,
                                reoriented_or_none, where, wrap)
 
@@ -376,6 +376,17 @@ def _trip_count(lo: SSAValue, hi: SSAValue, step: SSAValue, ty: Attribute) -> Sc
     n = trace.value(arith.MaxSIOp(n.value, trace.constant(0, IndexType())))
     return Scalar(n if isinstance(ty, IndexType) else trace.value(arith.IndexCastOp(n, ty)))
 
+
+def traced_bounds(bounds: Sequence[Any]) -> bool:
+    """Whether Python's ``range(*bounds)`` in a kernel is a ``tl.range`` loop: a bound is a traced value (as
+    Triton reads ``range(0, tl.cdiv(K, BK))``); with Python ints only it unrolls while tracing."""
+    return any(isinstance(b, (Value, Expanded)) for b in bounds)
+
+
+def refuse(message: str) -> None:
+    """Raise what the rewrite of a ``range`` loop found a ``tl.range`` loop cannot do, once its bounds are
+    traced (with Python ints the loop is Python's, which can)."""
+    raise LangError(message)
 
 TRACED = object()
 """What :func:`python_test` gives for a test that is a traced value: the loop runs on the GPU from here."""

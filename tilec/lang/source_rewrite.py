@@ -337,8 +337,10 @@ def _structured_returns(fdef: ast.FunctionDef) -> None:
 
 
 class _Rewriter(ast.NodeTransformer):
-    def __init__(self, is_range: Callable[[ast.expr], bool], filename: str, params: list[str]):
+    def __init__(self, is_range: Callable[[ast.expr], bool], filename: str, params: list[str],
+                 is_python_range: Callable[[ast.expr], bool] = lambda node: False):
         self.is_range = is_range
+        self.is_python_range = is_python_range
         self.filename = filename
         self.params = params
         self.count = 0
@@ -366,6 +368,8 @@ class _Rewriter(ast.NodeTransformer):
             after = [*body[i + 1:], *then]
             if isinstance(stmt, ast.For) and self.is_range(stmt.iter):
                 out.extend(self._loop(stmt, known, after))
+            elif isinstance(stmt, ast.For) and self.is_python_range(stmt.iter):
+                out.extend(self._python_range(stmt, known, after))
             elif isinstance(stmt, ast.If):
                 out.extend(self._if(stmt, known, after))
             elif isinstance(stmt, ast.While) and not stmt.orelse and not _leaving(stmt.body) and \
@@ -528,6 +532,49 @@ class _Rewriter(ast.NodeTransformer):
                          body=[evaluate, ast.If(test=is_traced, body=traced, orelse=[]), done, *python], orelse=[])
         return _on_header(loop, loop.test, [made])
 
+    def _python_range(self, loop: ast.For, bound: set[str], after: list[ast.stmt]) -> list[ast.stmt]:
+        """``for i in range(...)`` as Triton reads it: a ``tl.range`` loop (an ``scf.for``) when a bound is a
+        traced scalar (``range(0, tl.cdiv(K, BK))``, Triton's tutorials), Python's loop (unrolled while
+        tracing) when all are Python ints::
+
+            __tl_range_args_4 = (0, tl.cdiv(K, BK))  # evaluated once
+            if __tl_loops.traced_bounds(__tl_range_args_4):
+                <the loop as for i in tl.range(*__tl_range_args_4)>
+            else:
+                for i in range(*__tl_range_args_4): <body>
+
+        What a ``tl.range`` loop refuses (a ``break``, a name first assigned in the body and read after)
+        is an error only where the bounds are traced."""
+        call = loop.iter
+        assert isinstance(call, ast.Call)
+        if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+            return [self._nested(loop, bound, after)]
+        self.count += 1
+        args = f"__tl_range_args_{self.count}"
+        made: list[ast.stmt] = [ast.Assign(targets=[ast.Name(id=args, ctx=ast.Store())],
+                                           value=ast.Tuple(elts=call.args, ctx=ast.Load()))]
+
+        def over(func: ast.expr) -> ast.For:
+            made_loop = copy.deepcopy(loop)
+            made_loop.iter = ast.Call(func=func, args=[ast.Starred(value=ast.Name(id=args, ctx=ast.Load()),
+                                                                   ctx=ast.Load())], keywords=[])
+            return made_loop
+
+        loops = ast.Name(id=LOOPS, ctx=ast.Load())
+        try:
+            traced = self._loop(over(ast.Attribute(value=loops, attr="range", ctx=ast.Load())), bound, after)
+        except LangError as e:  # what a tl.range loop refuses is an error only where it is one
+            refuse = ast.Call(func=ast.Attribute(value=loops, attr="refuse", ctx=ast.Load()),
+                              args=[ast.Constant(value=f"{e} (range() of a run-time bound is a tl.range loop)")],
+                              keywords=[])
+            traced = [ast.Expr(value=refuse)]
+        python = self._nested(over(ast.Name(id="range", ctx=ast.Load())), bound, after)
+        test = ast.Call(func=ast.Attribute(value=loops, attr="traced_bounds", ctx=ast.Load()),
+                        args=[ast.Name(id=args, ctx=ast.Load())], keywords=[])
+        made.append(ast.If(test=test, body=traced, orelse=[python]))
+        self.uses_loops = True
+        return _on_header(loop, loop.iter, made)
+
     def _loop(self, loop: ast.For, bound_before: set[str], after: list[ast.stmt]) -> list[ast.stmt]:
         if loop.orelse:
             raise self._fail(loop, "a tl.range loop has no else: branch")
@@ -676,7 +723,11 @@ def rewrite(fn: Callable[..., Any], range_objects: tuple[Any, ...]) -> Callable[
                            for name in ("min", "max"))
     logic = _LogicalOperators(builtin_extremes)
     fdef.body = [logic.visit(stmt) for stmt in fdef.body]
-    rewriter = _Rewriter(is_range, filename, params)
+    def is_python_range(node: ast.expr) -> bool:  # Python's own range, not a name the kernel rebinds
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and \
+            "range" not in local and scope.get("range", builtins.range) is builtins.range
+
+    rewriter = _Rewriter(is_range, filename, params, is_python_range)
     rewriter.visit(fdef)
     if rewriter.count == 0 and logic.count == 0 and logic.extremes == 0:
         return fn
