@@ -82,14 +82,17 @@ def test_launch_attribute_checks_limits():
         tile.LaunchAttr([1, 1, 1], [2048, 1, 1])
 
 
-def test_fp8_lives_in_memory_only():
-    """f8E4M3FN / f8E5M2 views and shared tiles verify (one byte an element); register tiles of them do not."""
-    from xdsl.dialects.builtin import Float8E4M3FNType, Float8E5M2Type
+def test_fp8_in_memory_and_registers():
+    """f8E4M3FN / f8E5M2 views, shared tiles and register tiles verify (one byte an element); an 8-bit
+    integer of another signedness does not."""
+    from xdsl.dialects.builtin import Float8E4M3FNType, Float8E5M2Type, IntegerType, Signedness
 
     for f8 in (Float8E4M3FNType(), Float8E5M2Type()):
         tile.GlobalType(f8, [tile.DYNAMIC, tile.DYNAMIC]).verify()
         st = tile.SharedType((128, 128), f8)
         st.verify()
         assert st.size_bytes == 128 * 128
-        with pytest.raises(VerifyException, match=f"tile.rt: element type must be .* in registers, got {f8.name}"):
-            tile.RegisterType((16, 16), f8).verify()
+        tile.RegisterType((16, 16), f8).verify()
+        tile.RegisterVectorType(16, f8).verify()
+    with pytest.raises(VerifyException, match="tile.rt: element type must be .* in registers, got ui8"):
+        tile.RegisterType((16, 16), IntegerType(8, Signedness.UNSIGNED)).verify()

@@ -18,6 +18,7 @@ from tilec.layout import (
     FMA_F32,
     MMA_ATOMS,
     MMA_M16N8K8_TF32,
+    MMA_M16N8K32_F8,
     MMA_M16N8K32_S8,
     MMA_M16N8K16_BF16,
     MMA_M16N8K16_F16,
@@ -132,6 +133,18 @@ def test_mma_m16n8k32_s8_fragments_match_the_ptx_tables():
     assert atom.instruction == "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"
 
 
+@pytest.mark.parametrize("atom", MMA_M16N8K32_F8, ids=lambda a: a.name)
+def test_mma_m16n8k32_fp8_fragments_are_the_8_bit_tables(atom):
+    """The PTX ISA gives .e4m3/.e5m2 of m16n8k32 the fragments of .s8/.u8 (one table for the four types),
+    with f32 sums; A and B may be different FP8 types."""
+    for lane in range(32):
+        assert atom.a.thread_coords(lane) == [ptx_m16n8k32_s8_a(lane, i) for i in range(16)]
+        assert atom.b.thread_coords(lane) == [(n, k) for k, n in (ptx_m16n8k32_s8_b(lane, i) for i in range(8))]
+        assert atom.c.thread_coords(lane) == [ptx_m16n8_c(lane, i) for i in range(4)]
+    assert atom.c_type == "f32" and atom.a_type in ("e4m3", "e5m2") and atom.b_type in ("e4m3", "e5m2")
+    assert atom.instruction == f"mma.sync.aligned.m16n8k32.row.col.f32.{atom.a_type}.{atom.b_type}.f32"
+
+
 def test_fma_atom_is_one_thread_one_value():
     assert FMA_F32.threads == 1 and FMA_F32.shape_mnk == (1, 1, 1)
     for frag in (FMA_F32.a, FMA_F32.b, FMA_F32.c):
@@ -142,7 +155,8 @@ def test_fma_atom_is_one_thread_one_value():
 
 def test_mma_atom_registry():
     assert set(MMA_ATOMS) == {"mma_m16n8k16_f16", "mma_m16n8k16_bf16", "mma_m16n8k8_tf32", "mma_m16n8k32_s8",
-                              "fma_f32"}
+                              "mma_m16n8k32_e4m3", "mma_m16n8k32_e5m2", "mma_m16n8k32_e4m3_e5m2",
+                              "mma_m16n8k32_e5m2_e4m3", "fma_f32"}
     for name, atom in MMA_ATOMS.items():
         assert mma_atom(name) is atom and atom.name == name
         m, n, k = atom.shape_mnk

@@ -27,8 +27,19 @@ from tilec.ir.parser import location_text
 
 PTX_ISA_VERSION = 80
 """PTX ISA 8.0 (CUDA 12.0): new enough for sm_90 (which needs 7.8) and for
-every instruction we emit, old enough for any CUDA 12 or 13 driver to JIT
-and for ptxas 12.x/13.x to assemble."""
+every instruction we emit but those of :data:`NEWER_PTX`, old enough for any
+CUDA 12 or 13 driver to JIT and for ptxas 12.x/13.x to assemble."""
+
+NEWER_PTX = (
+    (re.compile(r"\bmma\.sync\.aligned\.m16n8k32\.row\.col\.f32\.e[45]m[32]"), 84),  # mma.sync of FP8
+)
+"""Instructions a later PTX ISA brought (the version a module using one is written in): a module
+without them keeps :data:`PTX_ISA_VERSION`, so what older drivers run stays theirs."""
+
+
+def ptx_version(ir_text: str) -> int:
+    """The PTX ISA version (as LLVM's ``+ptxNN``) a module's PTX is written in."""
+    return max([PTX_ISA_VERSION, *(v for pattern, v in NEWER_PTX if pattern.search(ir_text))])
 
 
 @functools.cache
@@ -48,10 +59,10 @@ class TranslationError(DiagnosticException):
 
 
 @functools.cache
-def _target_machine(arch: str, opt_level: int) -> llvm.TargetMachine:
+def _target_machine(arch: str, opt_level: int, version: int = PTX_ISA_VERSION) -> llvm.TargetMachine:
     return _nvptx_target().create_target_machine(
         cpu=arch,
-        features=f"+ptx{PTX_ISA_VERSION}",
+        features=f"+ptx{version}",
         opt=opt_level,
         codemodel="default",
     )
@@ -86,6 +97,8 @@ ARCH_INSTRUCTIONS = (
     (re.compile(r"cp\.async\.bulk|llvm\.nvvm\.cp\.async\.bulk"), 90, False),
     (re.compile(r"fence\.proxy\.async|expect_tx"), 90, False),
     (re.compile(r"nvvm\.cluster_dim|barrier\.cluster|\bmapa\b|sreg\.(n?clusterid|cluster\.ctarank)"), 90, False),
+    # FP8 conversions and mma.sync (ptxas: sm_90 on, or sm_89 with PTX 8.1, which the sm_89 target does not write)
+    (re.compile(r"\bcvt\.[\w.]*\.e[45]m[32]x2|\bmma\.sync\.aligned\.m16n8k32\.row\.col\.f32\.e[45]m[32]"), 90, False),
 )
 """Instructions LLVM's NVPTX back end (or ptxas) accepts only from an arch on: checked first, so a
 module for an older arch gets a diagnostic instead of LLVM aborting the process."""
@@ -118,7 +131,7 @@ def ptx_from_llvm_ir(ir_text: str, arch: str = "sm_80", *, opt_level: int = 3) -
     if not 0 <= opt_level <= 3:
         raise ValueError(f"opt_level must be 0 to 3, got {opt_level}")
     check_instructions(ir_text, arch)
-    machine = _target_machine(arch, opt_level)
+    machine = _target_machine(arch, opt_level, ptx_version(ir_text))
     try:
         parsed = llvm.parse_assembly(ir_text)
         parsed.verify()

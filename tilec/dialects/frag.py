@@ -90,6 +90,8 @@ def access_bytes(t: Attribute) -> int | None:
         return None if inner is None else inner * t.element_count()
     if isinstance(t, IntegerType):
         return t.width.data // 8 if t.width.data in (8, 16, 32, 64) else None
+    if isinstance(t, Float8E4M3FNType | Float8E5M2Type):
+        return 1
     if isinstance(t, Float16Type | BFloat16Type):
         return 2
     if isinstance(t, Float32Type):
@@ -102,7 +104,7 @@ def access_bytes(t: Attribute) -> int | None:
 def mma_register_counts(atom: MMAAtom) -> tuple[int, int, int]:
     """Registers per thread for A, B and C of ``atom`` (16-bit values pair up in one register, 8-bit ones
     four to a register)."""
-    per = {"f16": 2, "bf16": 2, "tf32": 1, "f32": 1, "s8": 4, "s32": 1}
+    per = {"f16": 2, "bf16": 2, "tf32": 1, "f32": 1, "s8": 4, "e4m3": 4, "e5m2": 4, "s32": 1}
     return (
         atom.a.num_values // per[atom.a_type],
         atom.b.num_values // per[atom.b_type],

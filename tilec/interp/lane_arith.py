@@ -22,6 +22,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, im
 from xdsl.ir import Operation
 
 from tilec.interp.dtypes import exp2_ftz, exp_ftz, saturated
+from tilec.ir.float8 import FLOAT8_FORMATS, saturated_f8
 from tilec.interp.errors import OpError
 from tilec.interp.lane_memory import Ptr
 from tilec.interp.lane_values import (
@@ -289,6 +290,9 @@ class LaneArithFunctions(InterpreterFunctions):
 
     @impl(arith.TruncFOp)
     def run_truncf(self, interpreter, op, args):
+        e = element_type(op.results[0].type)
+        if e.name in FLOAT8_FORMATS:  # PTX converts into FP8 saturating only (cvt.rn.satfinite)
+            return (round_to(saturated_f8(args[0], e.name), op.results[0].type),)
         return (round_to(args[0], op.results[0].type),)
 
     @impl(arith.CmpfOp)

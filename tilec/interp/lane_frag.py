@@ -43,7 +43,7 @@ from xdsl.dialects.builtin import f32 as _F32
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 
 from tilec.dialects import frag
-from tilec.interp.dtypes import round_bf16, round_tf32
+from tilec.interp.dtypes import f8_values, round_bf16, round_tf32
 from tilec.interp.errors import OpError
 from tilec.interp.lane_memory import GLOBAL, SHARED, Ptr, check_write, read, write
 from tilec.interp.lane_values import LANE_IDS, from_bytes, from_u32, round_to, signed, sizeof, to_bytes, u32
@@ -83,9 +83,12 @@ def _operand_values(regs: tuple, kind: str) -> np.ndarray:
     if kind == "s32":
         return np.stack([np.asarray(r).astype(np.int64) for r in regs])
     bits = np.stack([u32(r) for r in regs])  # (regs, 32)
-    if kind == "s8":  # value v = byte v % 4 of register v // 4, signed
+    if kind in ("s8", "e4m3", "e5m2"):  # value v = byte v % 4 of register v // 4
         quads = np.stack([(bits >> np.uint32(8 * j)) & np.uint32(0xFF) for j in range(4)], axis=1)
-        return quads.reshape(-1, bits.shape[1]).astype(np.uint8).view(np.int8).astype(np.int64)
+        quads = quads.reshape(-1, bits.shape[1]).astype(np.uint8)
+        if kind != "s8":  # 8-bit floats, exact in float64
+            return f8_values(quads, "f8E4M3FN" if kind == "e4m3" else "f8E5M2")
+        return quads.view(np.int8).astype(np.int64)
     if kind == "tf32":
         return (bits & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
     halves = np.stack([bits & np.uint32(0xFFFF), bits >> np.uint32(16)], axis=1).reshape(-1, bits.shape[1])

@@ -28,6 +28,7 @@ from xdsl.interpreters.math import MathFunctions
 from xdsl.ir import Attribute, Operation
 
 from tilec.interp.dtypes import exp2_ftz, exp_ftz, is_float_type, numpy_dtype, saturated, to_element
+from tilec.ir.float8 import FLOAT8_FORMATS, saturated_f8
 
 
 def _result(op: Operation, value: Any) -> tuple[Any]:
@@ -182,6 +183,9 @@ class NumpyArithFunctions(ArithFunctions):
 
     @impl(arith.TruncFOp)
     def run_truncf(self, interpreter, op, args):
+        t = op.results[0].type
+        if t.name in FLOAT8_FORMATS:  # PTX converts into FP8 saturating only (cvt.rn.satfinite)
+            return _result(op, saturated_f8(args[0], t.name).astype(np.float32))
         return _result(op, args[0])
 
     @impl(arith.ExtFOp)

@@ -384,7 +384,8 @@ class Kernel:
         kwargs = {k: row_major(v) for k, v in kwargs.items()}
         spec = self.specialize(*args, num_warps=num_warps, **kwargs)
         bound = self._bind(args, kwargs)
-        runtime = [v for n, v in bound.arguments.items() if n not in self.constexprs and v is not None]
+        runtime = [_fp8_values(v, staged) for n, v in bound.arguments.items()
+                   if n not in self.constexprs and v is not None]
         module = self._module(spec)
         if after is not None:
             module = self._lowered(module, self._pipeline(num_stages, bulk, pipeline, arch), after)
@@ -396,8 +397,8 @@ class Kernel:
 
                 runtime = expand(gl_params(fn), *runtime, signature_length=len(fn.function_type.inputs.data))
         run(module, self.name, *runtime, grid=grid)
-        for view, copy in staged:
-            view[...] = copy
+        for view, copy in reversed(staged):  # FP8 values back into their row-major copy, then into the view
+            view[...] = copy.astype(view.dtype) if copy.dtype != view.dtype else copy
 
     def _lowered(self, module: ModuleOp, pipeline: str | None, after: str) -> ModuleOp:
         """A copy of ``module`` after the passes of ``pipeline`` up to and including ``after``."""
@@ -539,6 +540,15 @@ def _call_key(grid: tuple, num_warps: Any, args: tuple, kwargs: dict) -> tuple |
 def _check_warps(num_warps: Any) -> None:
     if not isinstance(num_warps, int) or isinstance(num_warps, bool) or not 1 <= num_warps <= MAX_WARPS:
         raise ValueError(f"num_warps must be an int from 1 to {MAX_WARPS}, got {num_warps!r}")
+
+
+def _fp8_values(value: Any, staged: list[tuple[np.ndarray, np.ndarray]]) -> Any:
+    """An FP8 numpy array (``ml_dtypes``' ``float8_e4m3fn`` / ``float8_e5m2``) as the interpreters hold FP8: a
+    float32 copy of its values (``staged``: written back after the run); anything else as it is."""
+    if isinstance(value, np.ndarray) and value.dtype.name in ("float8_e4m3fn", "float8_e5m2"):
+        staged.append((value, value.astype(np.float32)))
+        return staged[-1][1]
+    return value
 
 
 def _array_spec(kernel: str, name: str, value: Any) -> ArraySpec:

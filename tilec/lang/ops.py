@@ -19,7 +19,7 @@ from tilec.dialects.tile.types import FLOAT_TYPES, RegisterType, RegisterVectorT
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
 from tilec.lang import pointers
-from tilec.lang.dtypes import dtype_of, float32, int1, int8, int16, int32, int64
+from tilec.lang.dtypes import dtype_of, float8_e4m3fn, float8_e5m2, float32, int1, int8, int16, int32, int64
 from tilec.lang.tracing import current, element_type, error
 from tilec.lang.values import (
     Expanded,
@@ -397,8 +397,8 @@ def _check_atom_shape(a: Tile, b: Tile, trans_a: bool, trans_b: bool, name: Any)
     if name is None:
         ty = a.type.element_type
         ty = "i8" if ty == IntegerType(8) else ty.name
-        name = MMA_ATOMS[{"f16": "mma_m16n8k16_f16", "bf16": "mma_m16n8k16_bf16",
-                          "i8": "mma_m16n8k32_s8"}.get(ty, "mma_m16n8k8_tf32")]
+        name = MMA_ATOMS[{"f16": "mma_m16n8k16_f16", "bf16": "mma_m16n8k16_bf16", "i8": "mma_m16n8k32_s8",
+                          "f8E4M3FN": "mma_m16n8k32_e4m3", "f8E5M2": "mma_m16n8k32_e5m2"}.get(ty, "mma_m16n8k8_tf32")]
     atom = name  # an MMAAtom (what _mma_atom_name gives)
     if atom.name == "fma_f32":
         return
@@ -787,9 +787,9 @@ def _reduce(kind: str, x: Any, axis: Any) -> Vector | Scalar:
     and Triton's booleans do; so do 8- and 16-bit integers (their maxima and minima in their own type)."""
     if isinstance(x, Expanded):  # v[:, None]: the tile of one column it stands for
         x = x.tile()
-    if isinstance(x, (Tile, Vector)) and x.dtype in (int8, int16):
-        narrow = x.dtype
-        widened = _reduce(kind, x.to(int32), axis)
+    if isinstance(x, (Tile, Vector)) and x.dtype in (int8, int16, float8_e4m3fn, float8_e5m2):
+        narrow = x.dtype  # FP8 in f32: a maximum or minimum comes back exactly
+        widened = _reduce(kind, x.to(int32 if narrow in (int8, int16) else float32), axis)
         return widened if kind == "sum" else widened.to(narrow)
     if isinstance(x, (Tile, Vector)) and x.dtype == int1:
         x = x.to(int32)
@@ -822,6 +822,8 @@ def reduce(input: Tile | Vector, axis: Any, combine_fn: Callable[..., Any],  # n
     x = input.tile() if isinstance(input, Expanded) else input
     if isinstance(x, (Tile, Vector)) and x.dtype in (int8, int16):  # in int32, the result in the narrow type
         return reduce(x.to(int32), axis, combine_fn, keep_dims).to(x.dtype)
+    if isinstance(x, (Tile, Vector)) and x.dtype in (float8_e4m3fn, float8_e5m2):  # computed in f32
+        return reduce(x.to(float32), axis, combine_fn, keep_dims)
     if isinstance(x, (Tile, Vector)) and x.dtype == int1:
         x = x.to(int32)
     if isinstance(x, Vector):

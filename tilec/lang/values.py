@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from xdsl.dialects import arith, math, scf
-from xdsl.dialects.builtin import Float32Type, Float64Type, IndexType, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Attribute, Block, BlockArgument, OpResult, Region, SSAValue
 from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import VerifyException
@@ -511,7 +511,9 @@ def _result_shape(operands: Sequence[Any]) -> _Shape:
 def _element_type(operands: Sequence[Any], op: str) -> Attribute | None:
     """The element type the traced operands are computed in (None: Python numbers only), by Triton's
     promotion: floats meeting floats take the wider (f16 with bf16: f32), integers meeting floats take
-    the float type, integers meeting integers the wider (an index scalar, a coordinate, meets i32)."""
+    the float type, integers meeting integers the wider (an index scalar, a coordinate, meets i32). FP8
+    values are computed in f32: the 8-bit floats hold values (loads, stores, conversions, dots), PTX has no
+    arithmetic on them."""
     types = []
     for o in operands:
         if isinstance(o, Expanded):
@@ -520,6 +522,7 @@ def _element_type(operands: Sequence[Any], op: str) -> Attribute | None:
             types.append(o.type.element_type)
         elif isinstance(o, Scalar):
             types.append(o.type)
+    types = [Float32Type() if isinstance(ty, FLOAT8_TYPES) else ty for ty in types]
     if not types:
         return None
     if len(set(types)) == 1:
@@ -721,6 +724,8 @@ def _cast_scalar(value: SSAValue, to: Attribute) -> SSAValue:
             value = trace.value(arith.IndexCastOp(value, IntegerType(64)))
         return trace.value(arith.SIToFPOp(value, to))
     wider_int = isinstance(to, IntegerType) and isinstance(src, IntegerType) and to.width.data > src.width.data
+    if isinstance(src, FLOAT8_TYPES) and _is_float(to):  # FP8 computes in f32 (or wider): exact
+        return _convert_scalar(value, to)
     if isinstance(src, IntegerType) and (_is_float(to) or wider_int) \
             or _is_float(src) and _is_float(to) and dtype_bits(to) > dtype_bits(src):
         return _convert_scalar(value, to)  # promoted where it meets wider values: a mask as 0 / 1
@@ -928,11 +933,8 @@ def mask_bits(mask: Any, value: Tile | Vector, who: str) -> Any:
 
 
 def stored_as(value: Tile | Vector, view: View) -> Tile | Vector:
-    """``value`` in ``view``'s element type (a mask as 0 / 1); a type registers cannot hold (FP8, kept in
-    memory) is an error that says so."""
-    if isinstance(view.type.element_type, FLOAT8_TYPES):
-        raise error(f"tl.store of {value.dtype} values into {view.name!r} of {view.dtype}: 8-bit floats are "
-                    "written by the GEMM's epilogue, not by a kernel's stores")
+    """``value`` in ``view``'s element type (a mask as 0 / 1; into FP8 rounded and saturated, as Triton's
+    ``tl.store`` converts)."""
     return value.to(view.dtype)
 
 
@@ -1111,6 +1113,15 @@ def _float_bits(ty: Attribute) -> int | None:
 def _convert_scalar(value: SSAValue, dst: Attribute) -> SSAValue:
     trace = current()
     src = value.type
+    if src == dst:
+        return value
+    # FP8 converts to and from f16 and f32 (PTX's cvt, saturating into FP8), anything else through f32
+    if isinstance(src, FLOAT8_TYPES) and not isinstance(dst, (Float16Type, Float32Type)):
+        return _convert_scalar(trace.value(arith.ExtFOp(value, Float32Type())), dst)  # exact
+    if isinstance(dst, FLOAT8_TYPES) and not isinstance(src, (Float16Type, Float32Type)):
+        return trace.value(arith.TruncFOp(_convert_scalar(value, Float32Type()), dst))
+    if isinstance(src, FLOAT8_TYPES) or isinstance(dst, FLOAT8_TYPES):  # PTX's cvt (saturating into FP8)
+        return trace.value(arith.ExtFOp(value, dst) if isinstance(src, FLOAT8_TYPES) else arith.TruncFOp(value, dst))
     if dst == IntegerType(1):  # a truth value: nonzero, as numpy's astype(bool)
         if isinstance(src, IndexType):
             value, src = trace.value(arith.IndexCastOp(value, IntegerType(64))), IntegerType(64)

@@ -104,6 +104,17 @@ MMA_M16N8K32_S8 = _mma(
     _C_16x8,
 )
 
+
+def _mma_m16n8k32_f8(a_type: str, b_type: str) -> MMAAtom:
+    """8-bit floats (``e4m3``, ``e5m2``, sm_89 on; A and B may differ): the int8 atom's fragments, f32 sums."""
+    suffix = a_type if a_type == b_type else f"{a_type}_{b_type}"
+    return _mma(f"mma_m16n8k32_{suffix}", f"mma.sync.aligned.m16n8k32.row.col.f32.{a_type}.{b_type}.f32", (16, 8, 32),
+                (a_type, b_type, "f32"), "((4,8),(4,2,2)):((64,1),(16,8,256))", "((4,8),(4,2)):((32,1),(8,128))", _C_16x8)
+
+
+MMA_M16N8K32_F8 = tuple(_mma_m16n8k32_f8(a, b) for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2"))
+"""The four FP8 atoms (e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3, e5m2 x e5m2)."""
+
 # The SIMT atom: one thread, one fused multiply-add.
 FMA_F32 = _mma("fma_f32", "fma.rn.f32", (1, 1, 1), ("f32", "f32", "f32"), "(1,1):(0,0)", "(1,1):(0,0)", "(1,1):(0,0)")
 
@@ -153,7 +164,8 @@ def cp_async(nbytes: int, elem_bits: int = 16) -> CopyAtom:
 
 
 MMA_ATOMS: dict[str, MMAAtom] = {
-    atom.name: atom for atom in (MMA_M16N8K16_F16, MMA_M16N8K16_BF16, MMA_M16N8K8_TF32, MMA_M16N8K32_S8, FMA_F32)
+    atom.name: atom for atom in (MMA_M16N8K16_F16, MMA_M16N8K16_BF16, MMA_M16N8K8_TF32, MMA_M16N8K32_S8,
+                                 *MMA_M16N8K32_F8, FMA_F32)
 }
 
 COPY_ATOMS: dict[str, CopyAtom] = {

@@ -362,7 +362,7 @@ def wgmma_block_fragment(atom: MMAAtom, dims: tuple[int, int], groups: tuple[int
 
 
 def _type_bits(name: str) -> int:
-    return {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "s8": 8, "s32": 32}[name]
+    return {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "s8": 8, "e4m3": 8, "e5m2": 8, "s32": 32}[name]
 
 
 def fma_fragment(operand: str, dims: tuple[int, int], lanes: tuple[int, int], thread_tile: tuple[int, int],

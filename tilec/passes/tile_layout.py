@@ -110,8 +110,14 @@ def value_name(v: SSAValue) -> str:
     return f"%{v.name_hint}" if v.name_hint else f"a {v.type}"
 
 
-def default_atom(element_type) -> MMAAtom:
-    """The mma.sync atom of a ``tile.mma`` without ``atom``: by its operands' element type."""
+def default_atom(element_type, b_type=None) -> MMAAtom:
+    """The mma.sync atom of a ``tile.mma`` without ``atom``: by its operands' element types (FP8 operands
+    may differ: ``b_type``, default ``element_type``)."""
+    fp8 = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
+    if getattr(element_type, "name", None) in fp8:
+        a = fp8[element_type.name]
+        b = fp8.get(getattr(b_type, "name", None), a)
+        return MMA_ATOMS[f"mma_m16n8k32_{a if a == b else f'{a}_{b}'}"]
     if isinstance(element_type, Float16Type):
         return MMA_ATOMS["mma_m16n8k16_f16"]
     if isinstance(element_type, BFloat16Type):
@@ -122,7 +128,7 @@ def default_atom(element_type) -> MMAAtom:
 
 
 def mma_atom_of(op: t.MmaOp) -> MMAAtom:
-    return op.atom.data if op.atom is not None else default_atom(op.a.type.element_type)
+    return op.atom.data if op.atom is not None else default_atom(op.a.type.element_type, op.b.type.element_type)
 
 
 def fma_shape(op: t.MmaOp) -> tuple[tuple[int, int], tuple[int, int]]:

@@ -73,9 +73,11 @@ from tilec.ir.purity import is_pure
 from tilec.dialects.abi import LAUNCH_ATTR
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.attributes import MAX_SHARED_BYTES, LaunchAttr
-from tilec.dialects.tile.types import GlobalType, RegisterType, SharedType, element_bits
+from tilec.dialects.tile.types import FLOAT8_TYPES, GlobalType, RegisterType, SharedType, element_bits
 from tilec.layout.gmma import canonical_layout
 from tilec.ir.walk import defined_in, in_loop, used_values
+from tilec.passes.index_steps import step_along
+from tilec.passes.transposed import transposed
 from tilec.passes.fragments import WARP, default_copy_fragment, default_copy_layouts
 from tilec.passes.tile_layout import agreeing_classes, chained_pairs
 from tilec.passes.trends import falls_along_rows
@@ -460,8 +462,10 @@ def to_warpgroup_mmas(fn: func.FuncOp, loops: list[tuple[Block, set[SSAValue]]],
                 continue
             if op.a.type.element_type != op.b.type.element_type:
                 continue
-            if op.a.type.element_type == IntegerType(8):  # s8 wgmma: both operands staged and K-major
-                if op.c.type.element_type != IntegerType(32) or op.transpose_b is None or not whole_staged(op.a, shared):
+            if op.a.type.element_type == IntegerType(8) or isinstance(op.a.type.element_type, FLOAT8_TYPES):
+                # s8 and FP8 wgmma: both operands staged and K-major (no transpose operands)
+                accumulates = IntegerType(32) if op.a.type.element_type == IntegerType(8) else Float32Type()
+                if op.c.type.element_type != accumulates or op.transpose_b is None or not whole_staged(op.a, shared):
                     continue
             elif not isinstance(op.c.type.element_type, Float32Type):
                 continue
@@ -530,6 +534,52 @@ def fold_transposed_operands(fn: func.FuncOp) -> None:
                 del op.properties[flag]
             if not list(tr.result.uses):
                 Rewriter.erase_op(tr)
+
+
+def orient_gathers(fn: func.FuncOp) -> None:
+    """A linear ``tile.gather`` that only mmas read, whose offsets are consecutive down its columns and not
+    along its rows (Triton's ``b_ptrs`` over a K-major B: ``offs_k[:, None] + offs_n[None, :] * stride``),
+    is gathered transposed and read through a ``tile.transpose``, which :func:`fold_transposed_operands`
+    then makes the mma's transpose flag. Its offsets and mask are built again transposed
+    (:func:`tilec.passes.transposed.transposed`: no data moves; where they cannot be, the gather stays).
+    Its staged copy then moves rows of consecutive elements (16-byte ``cp.async``), and the shared tile
+    is K-major, as an FP8 or int8 warpgroup MMA must read B (and what an f16 one reads without its
+    transpose)."""
+    made: dict[SSAValue, SSAValue] = {}
+    for g in [op for op in fn.walk() if isinstance(op, t.GatherOp)]:
+        ty = g.result.type
+        if g.linear is None or g.fill_tile is not None or not isinstance(ty, RegisterType) or len(ty.dims) != 2 \
+                or ty.fragment is not None or not list(g.result.uses) \
+                or not all(isinstance(u.operation, t.MmaOp) and u.index in (0, 1) for u in g.result.uses):
+            continue
+        offsets = g.indices[0]
+        if step_along(offsets, 0) != 1 or step_along(offsets, 1) == 1:
+            continue
+        flipped_offsets = transposed(offsets, made)
+        mask = None if g.mask is None else transposed(g.mask, made)
+        if flipped_offsets is None or (g.mask is not None and mask is None):
+            continue
+        other = None if g.other is None else g.other.value.data
+        flipped = t.GatherOp(g.source, [flipped_offsets], RegisterType(tuple(reversed(ty.dims)), ty.element_type),
+                             linear=True, mask=mask, other=other)
+        back = t.TransposeOp(flipped.result)
+        for op in (flipped, back):
+            op.location = g.location
+        flipped.result.name_hint = g.result.name_hint
+        Rewriter.insert_op(flipped, InsertPoint.before(g))
+        Rewriter.replace_op(g, back)
+        _erase_unused([offsets, *([] if g.mask is None else [g.mask])])  # what only the old gather read
+
+
+def _erase_unused(values: list[SSAValue]) -> None:
+    """The pure ops computing ``values`` that nothing reads any more, and then theirs."""
+    work = list(values)
+    while work:
+        op = work.pop().owner
+        if isinstance(op, Operation) and op.parent is not None and is_pure(op) \
+                and not any(r.uses for r in op.results):
+            work.extend(op.operands)
+            Rewriter.erase_op(op)
 
 
 def fold_accumulating_adds(fn: func.FuncOp, wgmma: bool = False) -> None:
@@ -605,6 +655,7 @@ def stage_function(fn: func.FuncOp, wgmma: bool = False) -> None:
     smem = launch.smem.data if isinstance(launch, LaunchAttr) else None
     threads = launch.threads if isinstance(launch, LaunchAttr) else WARP
     hoist_invariant_views(fn)
+    orient_gathers(fn)
     fold_transposed_operands(fn)
     fold_accumulating_adds(fn, wgmma)
     varying: set[SSAValue] | None = None

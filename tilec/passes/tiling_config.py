@@ -224,6 +224,9 @@ def _pick_atom(atom: str | None, element_type: Attribute, tf32: bool) -> MMAAtom
     if atom not in MMA_ATOMS:
         _fail(f"atom={atom} is not an MMA atom; expected one of {', '.join(sorted(MMA_ATOMS))}")
     chosen = MMA_ATOMS[atom]
+    if chosen.a_type not in _ATOM_INPUT:
+        _fail(f"atom={atom} multiplies {chosen.a_type} by {chosen.b_type}; tile.matmul tiles f16, bf16 and f32 "
+              f"products with atoms of {', '.join(n for n, a in MMA_ATOMS.items() if a.a_type in _ATOM_INPUT)}")
     if not isinstance(element_type, _ATOM_INPUT[chosen.a_type]):
         _fail(f"atom={atom} multiplies {chosen.a_type} inputs, but a and b are {element_type}")
     if tf32 and chosen is FMA_F32:

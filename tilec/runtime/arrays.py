@@ -90,7 +90,10 @@ class NotAnArray(TypeError):
 def _from_numpy(arr: np.ndarray) -> ArrayInfo:
     if arr.dtype.hasobject or arr.dtype.fields is not None:
         raise TypeError(f"numpy arrays of dtype {arr.dtype} cannot be passed to a kernel")
-    name = dtypes.from_typestr(arr.dtype.str) if arr.dtype.byteorder != "|" else dtypes.canonical(arr.dtype)
+    if arr.dtype.name in ("float8_e4m3fn", "float8_e5m2"):  # ml_dtypes' FP8: a void typestr, named by the dtype
+        name = arr.dtype.name
+    else:
+        name = dtypes.from_typestr(arr.dtype.str) if arr.dtype.byteorder != "|" else dtypes.canonical(arr.dtype)
     return ArrayInfo(
         ptr=int(arr.__array_interface__["data"][0]),
         shape=tuple(int(d) for d in arr.shape),

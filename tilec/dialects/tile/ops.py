@@ -34,6 +34,8 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     StringAttr,
     BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     IndexType,
@@ -1661,9 +1663,11 @@ class MmaOp(IRDLOperation):
         if c.dims != d.dims or c.element_type != d.element_type:
             _fail(self, f"result {d} must have the accumulator's type {c}")
         integer = a.element_type == IntegerType(8)
-        if a.element_type != b.element_type or not (isinstance(a.element_type, MMA_INPUT_TYPES) or integer):
-            _fail(self, f"a and b must share an element type among f16, bf16, f32, i8; got {a.element_type} and "
-                        f"{b.element_type}")
+        fp8 = isinstance(a.element_type, FLOAT8_TYPES) and isinstance(b.element_type, FLOAT8_TYPES)
+        if not fp8 and (a.element_type != b.element_type or
+                        not (isinstance(a.element_type, MMA_INPUT_TYPES) or integer)):
+            _fail(self, f"a and b must share an element type among f16, bf16, f32, i8, or both be FP8 (f8E4M3FN, "
+                        f"f8E5M2); got {a.element_type} and {b.element_type}")
         if integer and c.element_type != IntegerType(32):
             _fail(self, f"accumulates i8 products in i32, got {c.element_type}")
         if not integer and not isinstance(c.element_type, Float32Type):
@@ -1673,13 +1677,15 @@ class MmaOp(IRDLOperation):
             am, an, ak = atom.shape_mnk
             if m % am or n % an or k % ak:
                 _fail(self, f"atom {atom.name} ({am}x{an}x{ak}) does not tile {m}x{n}x{k}")
-            wants = _ATOM_OPERANDS.get(atom.a_type)
-            if wants is not None and not isinstance(a.element_type, wants):
-                _fail(self, f"atom {atom.name} multiplies {atom.a_type} operands, but a and b are {a.element_type}: "
-                            "its registers would be read as another type")
+            for operand, kind in ((a, atom.a_type), (b, atom.b_type)):
+                wants = _ATOM_OPERANDS.get(kind)
+                if wants is not None and not isinstance(operand.element_type, wants):
+                    _fail(self, f"atom {atom.name} multiplies {atom.a_type} by {atom.b_type}, but a and b are "
+                                f"{a.element_type} and {b.element_type}: its registers would be read as another type")
 
 
-_ATOM_OPERANDS = {"f16": Float16Type, "bf16": BFloat16Type, "tf32": Float32Type, "s8": IntegerType}
+_ATOM_OPERANDS = {"f16": Float16Type, "bf16": BFloat16Type, "tf32": Float32Type, "s8": IntegerType,
+                  "e4m3": Float8E4M3FNType, "e5m2": Float8E5M2Type}
 """The element type of the operands a tensor-core atom reads, by its input type (a SIMT atom converts)."""
 
 

@@ -92,18 +92,15 @@ MEMORY_INT_TYPES = (IntegerType(8), IntegerType(16), IntegerType(32))
 
 
 def _check_element(owner: str, element_type: Attribute, registers: bool = False, global_memory: bool = False) -> None:
-    if isinstance(element_type, FLOAT_TYPES) or (registers and element_type in REGISTER_INT_TYPES):
-        return
+    if isinstance(element_type, (*FLOAT_TYPES, *FLOAT8_TYPES)) or (registers and element_type in REGISTER_INT_TYPES):
+        return  # FP8 in registers: values loaded, stored, converted and multiplied (tensor cores), not computed on
     if global_memory and element_type == IntegerType(64):
         return  # i64 arrays (torch's index type): read an element at a time (tile.load_scalar)
-    if not registers and (isinstance(element_type, FLOAT8_TYPES) or element_type in MEMORY_INT_TYPES):
-        return  # FP8 lives in memory only; i8, i16, i32 (values, indices, counts) in memory and registers
+    if not registers and element_type in MEMORY_INT_TYPES:
+        return  # i8, i16, i32 (values, indices, counts) in memory and registers
     if registers:
-        why = " (FP8 lives in memory: tile.wgmma reads it from shared tiles)" \
-            if isinstance(element_type, FLOAT8_TYPES) else ""
-        raise VerifyException(f"{owner}: element type must be f16, bf16, f32 or f64, or i8 / i16 / i32 / i64 / i1 in "
-                              "registers, "
-                              f"got {element_type}{why}")
+        raise VerifyException(f"{owner}: element type must be f16, bf16, f32, f64, f8E4M3FN or f8E5M2, or i8 / i16 / "
+                              f"i32 / i64 / i1 in registers, got {element_type}")
     raise VerifyException(f"{owner}: element type must be f16, bf16, f32, f64, f8E4M3FN, f8E5M2, i8, i16 or i32"
                           f"{' (or i64)' if global_memory else ''}, got {element_type}")
 

@@ -46,6 +46,7 @@ from xdsl.rewriter import InsertPoint
 from tilec.dialects import llvm_ext
 from tilec.ir import fast
 from tilec.passes.lowering import nvvm as N
+from tilec.passes.lowering.fp8 import is_fp8_cast, lower_fp8_cast
 from tilec.passes.lowering.llvm_build import const_i32, constant
 
 Lowering = Callable[[Operation, Builder], list[SSAValue]]
@@ -171,6 +172,8 @@ def _index_cast(op: arith.IndexCastOp, b: Builder) -> list[SSAValue]:
 
 
 def _cast(op: Operation, b: Builder) -> list[SSAValue]:
+    if is_fp8_cast(op):  # PTX's cvt: LLVM has no 8-bit float
+        return lower_fp8_cast(op, b)
     source, target = op.operands[0], op.results[0].type
     if source.type == target and not isinstance(op, arith.BitcastOp):
         return [source]

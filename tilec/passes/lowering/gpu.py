@@ -54,6 +54,7 @@ from tilec.dialects.abi import LAUNCH_ATTR
 from tilec.dialects.tile import ops as tile
 from tilec.dialects.tile.attributes import LaunchAttr
 from tilec.passes.lowering.arith import Lowering, TableLowering
+from tilec.layout import MMA_M16N8K32_F8
 
 _AXES = ("x", "y", "z")
 
@@ -178,6 +179,9 @@ def _mma(op: frag.MmaOp, b: Builder) -> list[SSAValue]:
             return N.mma_m16n8k8_tf32(b, a, bb, c)
         case "mma_m16n8k32_s8":
             return N.mma_m16n8k32_s8(b, a, bb, c)
+        case _ if name.startswith("mma_m16n8k32_e"):
+            atom = op.atom.data
+            return N.mma_m16n8k32_f8(b, a, bb, c, atom.a_type, atom.b_type)
         case "fma_f32":
             return [b.insert(fast.fma_op(a[0], bb[0], c[0])).res]
         case _:
@@ -417,7 +421,8 @@ LOWERINGS: dict[type[Operation], Lowering] = {
 }
 """Lowering of each tile structure op and each frag op."""
 
-SUPPORTED_MMA_ATOMS = ("mma_m16n8k16_f16", "mma_m16n8k16_bf16", "mma_m16n8k8_tf32", "mma_m16n8k32_s8", "fma_f32")
+SUPPORTED_MMA_ATOMS = ("mma_m16n8k16_f16", "mma_m16n8k16_bf16", "mma_m16n8k8_tf32", "mma_m16n8k32_s8",
+                       *(atom.name for atom in MMA_M16N8K32_F8), "fma_f32")
 
 
 class GPUToLLVM(TableLowering):

@@ -20,6 +20,8 @@ from xdsl.builder import Builder
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -299,6 +301,25 @@ def mma_m16n8k32_s8(builder: Builder, a: Sequence[Value], b: Sequence[Value], c:
     expect_count(op, "C", c, 4)
     acc = [expect_type(op, "C", v, i32) for v in c]
     result = call_intrinsic(builder, "llvm.nvvm.mma.m16n8k32.row.col.s8", [*a_regs, *b_regs, *acc], _struct(4, i32))
+    assert result is not None
+    return extract_values(builder, result, 4)
+
+
+def mma_m16n8k32_f8(builder: Builder, a: Sequence[Value], b: Sequence[Value], c: Sequence[Value], a_type: str,
+                    b_type: str) -> list[SSAValue]:
+    """`mma.sync.aligned.m16n8k32.row.col.f32.{a_type}.{b_type}.f32` (8-bit floats, sm_89 on): D = A·B + C.
+
+    The int8 atom's registers (A 4, B 2, four values a register along K), C and D 4 f32. Inline PTX: the
+    LLVM this project pins has no intrinsic for it."""
+    op = f"mma.sync.m16n8k32.{a_type}.{b_type}"
+    a_regs = _fragment(builder, op, "A", a, 4, i32, i32)
+    b_regs = _fragment(builder, op, "B", b, 2, i32, i32)
+    expect_count(op, "C", c, 4)
+    acc = [expect_type(op, "C", v, f32) for v in c]
+    asm = (f"mma.sync.aligned.m16n8k32.row.col.f32.{a_type}.{b_type}.f32 {{$0, $1, $2, $3}}, {{$4, $5, $6, $7}}, "
+           "{$8, $9}, {$10, $11, $12, $13};")
+    result = inline_asm(builder, asm, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", [*a_regs, *b_regs, *acc], _struct(4, f32),
+                        side_effects=False)
     assert result is not None
     return extract_values(builder, result, 4)
 
@@ -822,6 +843,8 @@ def byte_size(type_attr: Attribute) -> int | None:
         case IntegerType():
             width = type_attr.width.data
             return width // 8 if width % 8 == 0 else None
+        case Float8E4M3FNType() | Float8E5M2Type():  # a byte in LLVM IR
+            return 1
         case Float16Type() | BFloat16Type():
             return 2
         case Float32Type():

@@ -35,7 +35,7 @@ class MmaLowering:
             self._fma(op, a, b, acc, fc)
             return
         if atom.a_type != "tf32":  # 16-bit operands go in as packed pairs, 8-bit ones four to a register
-            per = 4 if atom.a_type == "s8" else 2
+            per = 4 if atom.a_type in ("s8", "e4m3", "e5m2") else 2
             a, b = self.in_form(a, fa.with_packing(per)), self.in_form(b, fb.with_packing(per))
         mi_n, ki_n = fa.tiles
         ni_n, ki_n2 = fb.tiles

@@ -28,7 +28,7 @@ class RegisterForms:
         self.classes = agreeing_classes(fn)
         self._packed = set()
         for op in fn.walk():
-            if isinstance(op, t.MmaOp) and mma_atom_of(op).a_type in ("f16", "bf16", "s8"):
+            if isinstance(op, t.MmaOp) and mma_atom_of(op).a_type in ("f16", "bf16", "s8", "e4m3", "e5m2"):
                 self._packed.add(self.classes.find(op.a))
                 self._packed.add(self.classes.find(op.b))
             elif isinstance(op, t.WgmmaOp) and isinstance(op.a.type, RegisterType):

@@ -84,7 +84,7 @@ func.func @mma_atom_type(%a: !tile.rt<16x16xbf16>, %b: !tile.rt<16x8xbf16>, %c: 
   %d = tile.mma %a, %b, %c atom <mma_m16n8k16_f16> : !tile.rt<16x16xbf16>, !tile.rt<16x8xbf16>, !tile.rt<16x8xf32> -> !tile.rt<16x8xf32>
   func.return
 }
-// CHECK: 'tile.mma' atom mma_m16n8k16_f16 multiplies f16 operands, but a and b are bf16
+// CHECK: 'tile.mma' atom mma_m16n8k16_f16 multiplies f16 by f16, but a and b are bf16 and bf16
 
 // -----
 
@@ -92,7 +92,7 @@ func.func @mma_atom_tf32(%a: !tile.rt<16x8xf16>, %b: !tile.rt<8x8xf16>, %c: !til
   %d = tile.mma %a, %b, %c atom <mma_m16n8k8_tf32> : !tile.rt<16x8xf16>, !tile.rt<8x8xf16>, !tile.rt<16x8xf32> -> !tile.rt<16x8xf32>
   func.return
 }
-// CHECK: 'tile.mma' atom mma_m16n8k8_tf32 multiplies tf32 operands, but a and b are f16
+// CHECK: 'tile.mma' atom mma_m16n8k8_tf32 multiplies tf32 by tf32, but a and b are f16 and f16
 
 // -----
 

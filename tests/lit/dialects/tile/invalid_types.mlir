@@ -72,7 +72,7 @@ func.func @bad_swizzle() attributes {s = #tile.swizzle<3,3,2>} {
 func.func @unknown_atom() attributes {a = #tile.mma_atom<mma_m16n8k32_f16>} {
   func.return
 }
-// CHECK: unknown MMA atom 'mma_m16n8k32_f16', expected one of fma_f32, mma_m16n8k16_bf16, mma_m16n8k16_f16, mma_m16n8k32_s8, mma_m16n8k8_tf32
+// CHECK: unknown MMA atom 'mma_m16n8k32_f16', expected one of fma_f32, mma_m16n8k16_bf16, mma_m16n8k16_f16, mma_m16n8k32_e4m3, mma_m16n8k32_e4m3_e5m2, mma_m16n8k32_e5m2, mma_m16n8k32_e5m2_e4m3, mma_m16n8k32_s8, mma_m16n8k8_tf32
 
 // -----
 
