@@ -50,6 +50,7 @@ def test_the_language_examples_interpret_compile_and_report(tmp_path):
         "matmul.py": ["interpreter: 200x136x72", "32 mma.sync", "wgmma.mma_async"],
         "attention_overlap.py": ["interpreter after tile-distribute, causal=True", "2 wgmma.wait_group 1"],
         "pointers.py": ["vector add (tile interpreter): max error 0.0", "embedding (lane by lane after tile-distribute): equal True"],
+        "fp8.py": ["interpreter, quantize and dequantize rows (E4M3)", "2 wgmma.mma_async of e4m3"],
     }
     for name, lines in expected.items():
         out = subprocess.run([sys.executable, str(REPO / "examples" / "lang" / name)], capture_output=True,

@@ -6,13 +6,17 @@ conversion into FP8 (``cvt.rn.satfinite``, Triton's) does. ``tl.dot`` of FP8 til
 MMA on sm_90a where both operands are staged K-major, else ``mma.sync.m16n8k32`` of FP8 (sm_89 on);
 sm_80 code refuses both with a message naming the instruction.
 
-Numpy has no FP8: the arrays are ``ml_dtypes``' (what JAX uses), which ``interpret`` reads and writes
-as it holds FP8 (float32 copies of the values). Each kernel runs on the tile interpreter and lane by
+The quantizer, the matmul tutorial and the linear layer are examples/lang/fp8.py's. Numpy has no FP8:
+the arrays are ``ml_dtypes``' (what JAX uses), which ``interpret`` reads and writes as it holds FP8
+(float32 copies of the values). Each kernel runs on the tile interpreter and lane by
 lane after ``tile-distribute``, outputs poisoned first, against float64 references; the PTX is
 assembled by the session's ptxas check (tests/conftest.py).
 """
 
 from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +27,11 @@ from tilec.interp.dtypes import round_bf16
 from tilec.ir.float8 import f8_bits, f8_values, saturated_f8
 
 ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes (the test extra) gives numpy its FP8 dtypes")
+
+_spec = importlib.util.spec_from_file_location(
+    "lang_example_fp8", Path(__file__).resolve().parents[2] / "examples" / "lang" / "fp8.py")
+ex = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ex)
 
 RNG = np.random.default_rng(20261130)
 STAGES = (None, "tile-distribute")
@@ -42,38 +51,18 @@ def nan_fp8(shape, dtype):
 # ---------------------------------------------------------------- conversions
 
 
-@tl.kernel(num_warps=4)
-def quantize_rows(x, q, s, BM: tl.constexpr, N: tl.constexpr):
-    """Per-row FP8 quantization (a row's largest magnitude to the type's largest value) and its scales."""
-    r = tl.program_id(0) * BM
-    t = tl.load(x, (r, 0), shape=(BM, N)).to(tl.float32)
-    scale = tl.max(tl.abs(t), axis=1) / FP8_MAX
-    tl.store(q, (r, 0), t / scale[:, None])  # stored into FP8: converted as .to(q.dtype)
-    tl.store(s, (r,), scale)
-
-
-FP8_MAX = 448.0
-
-
-@tl.kernel(num_warps=4)
-def dequantize_rows(q, s, y, BM: tl.constexpr, N: tl.constexpr):
-    r = tl.program_id(0) * BM
-    t = tl.load(q, (r, 0), shape=(BM, N)).to(tl.float32)
-    tl.store(y, (r, 0), (t * tl.load(s, (r,), shape=(BM,))[:, None]).to(y.dtype))
-
-
 @pytest.mark.parametrize("after", STAGES)
 def test_quantize_and_dequantize_rows(after):
     m, n = 48, 96
     x = (RNG.standard_normal((m, n)) * 3).astype(np.float16)
     q, s = nan_fp8((m, n), ml_dtypes.float8_e4m3fn), np.full(m, np.nan, np.float32)
-    quantize_rows.interpret(x, q, s, grid=(m // 16,), BM=16, N=n, after=after)
+    ex.quantize_rows.interpret(x, q, s, grid=(m // 16,), BM=16, N=n, after=after)
     ref_scale = np.abs(x.astype(np.float32)).max(1) / np.float32(448.0)
     assert rel_err(s, ref_scale) < 1e-6
     expected = f8_values(f8_bits(x.astype(np.float32) / s[:, None], "f8E4M3FN"), "f8E4M3FN")
     assert np.array_equal(q.astype(np.float64), expected)  # rounded to nearest even, each value
     y = np.full((m, n), np.nan, np.float16)
-    dequantize_rows.interpret(q, s, y, grid=(m // 16,), BM=16, N=n, after=after)
+    ex.dequantize_rows.interpret(q, s, y, grid=(m // 16,), BM=16, N=n, after=after)
     assert rel_err(y, x) < 2**-3  # E4M3 keeps 3 mantissa bits
 
 
@@ -130,39 +119,16 @@ def test_arithmetic_on_fp8_is_f32(after):
 # ---------------------------------------------------------------- tl.dot
 
 
-@tl.kernel(num_warps=4, num_stages=3)
-def fp8_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
-               BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    """Triton's matmul tutorial as its FP8 run writes it: B passed K-major (``b.T``, stride_bk = 1)."""
-    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
-    offs_am = (pid_m * BM + tl.arange(0, BM)) % M
-    offs_bn = (pid_n * BN + tl.arange(0, BN)) % N
-    offs_k = tl.arange(0, BK)
-    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
-    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BK, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BK, other=0.0)
-        acc = tl.dot(a, b, acc)
-        a_ptrs += BK * stride_ak
-        b_ptrs += BK * stride_bk
-    offs_cm = pid_m * BM + tl.arange(0, BM)
-    offs_cn = pid_n * BN + tl.arange(0, BN)
-    tl.store(c_ptr + offs_cm[:, None] * N + offs_cn[None, :], acc.to(c_ptr.dtype.element_ty),
-             mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
-
-
 def _fp8_gemm(kinds, m, n, k, arch, after, block=(64, 64, 64)):
     (ta, _), (tb, _) = FP8[kinds[0]], FP8[kinds[1]]
     a = (RNG.standard_normal((m, k)) * 2).astype(ta)
     w = RNG.standard_normal((n, k)).astype(tb)  # B = w.T, K-major
     c = np.full((m, n), np.nan, np.float16)
     bm, bn, bk = block
-    fp8_matmul.interpret(a, w, c, m, n, k, k, 1, 1, k, grid=(-(-m // bm), -(-n // bn)), BM=bm, BN=bn, BK=bk,
-                         arch=arch, after=after)
+    grid, args, consts = ex.tutorial_call(a, w, c, bm, bn, bk)
+    ex.matmul_kernel.interpret(*args, grid=grid, arch=arch, after=after, **consts)
     assert rel_err(c, a.astype(np.float64) @ w.astype(np.float64).T) < 2e-3  # the f16 output's rounding
-    return fp8_matmul.compile(a, w, c, m, n, k, k, 1, 1, k, arch=arch, BM=bm, BN=bn, BK=bk).asm["ptx"]
+    return ex.matmul_kernel.compile(*args, arch=arch, **consts).asm["ptx"]
 
 
 @pytest.mark.parametrize("after", STAGES)
@@ -189,25 +155,15 @@ def test_mixed_fp8_types_stay_on_mma_sync_at_sm_90a():
     assert "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32" in ptx and "wgmma" not in ptx
 
 
-@tl.kernel(num_warps=8)
-def fp8_linear(x, w, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    """``x @ w.T`` on windows (a linear layer's FP8 weights N x K)."""
-    m, n = tl.program_id(0) * BM, tl.program_id(1) * BN
-    acc = tl.zeros((BM, BN), tl.float32)
-    for k in tl.range(0, x.shape[1], BK):
-        acc = tl.dot(tl.load(x, (m, k), shape=(BM, BK)), tl.trans(tl.load(w, (n, k), shape=(BN, BK))), acc)
-    tl.store(c, (m, n), acc.to(c.dtype))
-
-
 @pytest.mark.parametrize("after", STAGES)
 def test_fp8_linear_layer_on_windows(after):
     m, n, k = 128, 128, 192
     x = (RNG.standard_normal((m, k)) * 2).astype(ml_dtypes.float8_e4m3fn)
     w = RNG.standard_normal((n, k)).astype(ml_dtypes.float8_e4m3fn)
     c = np.full((m, n), np.nan, np.float32)
-    fp8_linear.interpret(x, w, c, grid=(1, 1), BM=128, BN=128, BK=64, arch="sm_90a", after=after)
+    ex.linear.interpret(x, w, c, grid=(1, 1), BM=128, BN=128, BK=64, arch="sm_90a", after=after)
     assert rel_err(c, x.astype(np.float64) @ w.astype(np.float64).T) < 1e-6
-    ptx = fp8_linear.compile(x, w, c, BM=128, BN=128, BK=64, arch="sm_90a").asm["ptx"]
+    ptx = ex.linear.compile(x, w, c, BM=128, BN=128, BK=64, arch="sm_90a").asm["ptx"]
     assert "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3" in ptx
 
 
@@ -217,8 +173,9 @@ def test_sm_80_code_refuses_fp8_instructions_by_name():
         converted.compile(x, np.zeros(96, ml_dtypes.float8_e4m3fn), np.zeros(32, np.float16), B=32, arch="sm_80")
     with pytest.raises(CompilationError, match=r"mma\.sync\.aligned\.m16n8k32\.row\.col\.f32\.e4m3.*needs sm_90"):
         a, c = np.zeros((64, 64), ml_dtypes.float8_e4m3fn), np.zeros((64, 64), np.float16)
-        fp8_matmul.compile(a, a, c, 64, 64, 64, 64, 1, 1, 64, arch="sm_80", BM=64, BN=64, BK=64)
+        grid, args, consts = ex.tutorial_call(a, a, c, 64, 64, 64)
+        ex.matmul_kernel.compile(*args, arch="sm_80", **consts)
     # E5M2 widens by a shift, which sm_80 has
-    ptx = dequantize_rows.compile(np.zeros((16, 64), ml_dtypes.float8_e5m2), np.zeros(16, np.float32),
+    ptx = ex.dequantize_rows.compile(np.zeros((16, 64), ml_dtypes.float8_e5m2), np.zeros(16, np.float32),
                                   np.zeros((16, 64), np.float16), BM=16, N=64, arch="sm_80").asm["ptx"]
     assert "e5m2" not in ptx

@@ -42,7 +42,10 @@ class DType:
 
 float16, bfloat16, float32, float64 = DType("float16"), DType("bfloat16"), DType("float32"), DType("float64")
 float8_e4m3fn, float8_e5m2 = DType("float8_e4m3fn"), DType("float8_e5m2")
-"""FP8, in arrays and shared tiles only: what ``tl.wgmma`` reads (K-major), never a register tile."""
+"""FP8: loaded, stored, converted (saturating into FP8) and multiplied by ``tl.dot`` / ``tl.wgmma``;
+arithmetic on it is done in f32."""
+float8e4nv, float8e5 = float8_e4m3fn, float8_e5m2
+"""Triton's names of the same types."""
 int8, int16 = DType("int8"), DType("int16")
 int32, int64, int1, index = DType("int32"), DType("int64"), DType("int1"), DType("index")
 
