@@ -13,7 +13,10 @@ holding copies of an element each read it, or write the same value to the same p
 Where the offsets step by 1 along the fragment's runs (:mod:`tilec.passes.index_steps`: Triton's
 ``x_ptr + start + tl.arange(...)``, an embedding's columns), a run of 4, 8 or 16 bytes moves as one
 vector when its first address is aligned, its ends lie inside and its mask bits are set (one test a
-run), else element by element.
+run), else element by element. Where linear offsets step by 1 along the rows of a 2-D fragment whose
+thread holds several runs a row (Triton's ``c_ptr + offs_m[:, None] * stride + offs_n[None, :]``: an
+mma's accumulator stored), one test a row decides for all the thread's runs first
+(``_all_runs_test``): the tests a run are then the fallback, at the edges.
 
 A gathering copy (``tile.copy`` / ``tile.async_copy`` with ``offsets``: tile-stage's form of a gathered
 mma operand, Triton's ``tl.load(a_ptrs, mask=...)`` in a K loop) moves each thread's runs of the
@@ -36,6 +39,7 @@ from tilec.ir import fast
 from tilec.passes.alignment import CP_ASYNC_MIN_BYTES
 from tilec.passes.fragments import VectorFragment, contiguous_runs
 from tilec.passes.index_steps import separable, step_along
+from tilec.passes.trends import falls_along_rows
 from tilec.passes.tile_distribute.emit import Bool, Int
 from tilec.passes.tile_distribute.memory import linear_offset
 from tilec.passes.tile_distribute.values import GlobalArg, SharedBuf
@@ -118,6 +122,40 @@ class GatherLowering:
             tests.append(em.cmp("eq", self.stride(g, g.rank - 1), 1, i64))
         return ptr, em.all(tests)
 
+    def _all_runs_test(self, op: t.GatherOp | t.ScatterOp, g: GlobalArg, fr, runs: list[list[int]], places,
+                       bits) -> Bool | None:
+        """Whether every run of the thread moves as one vector, tested row by row, or None where that is not
+        known to be cheaper than a test a run. Where linear offsets step by 1 along the rows of a 2-D
+        fragment (Triton's ``c_ptr + offs_m[:, None] * stride + offs_n[None, :]``), a row's elements are its
+        first's offset plus their column distance: the row is inside the view when its first and last
+        elements are, and its runs are aligned when its first run is (the others start whole vectors
+        further). A mask whose rows fall (:func:`tilec.passes.trends.falls_along_rows`: Triton's
+        ``(offs_m < M) & (offs_n < N)``) is set on a row's elements when it is on its last."""
+        if op.linear is None or isinstance(fr, VectorFragment) or self._contiguous_dim(op, g) != 1 \
+                or any(len(run) < 2 for run in runs):
+            return None
+        em = self.em
+        rows: dict[int, list[list[int]]] = {}
+        for run in runs:
+            rows.setdefault(fr.value_coords[run[0]][0], []).append(run)
+        if len(rows) == len(runs):
+            return None  # a run a row: the test a run is as cheap
+        prefix = op.mask is not None and falls_along_rows(op.mask)
+        tests: list[Bool] = []
+        for row in rows.values():
+            row = sorted(row, key=lambda run: fr.value_coords[run[0]][1])
+            w = len(row[0])
+            start = fr.value_coords[row[0][0]][1]
+            if any(len(run) != w or (fr.value_coords[run[0]][1] - start) % w for run in row):
+                return None
+            ptr, first = places[row[0][0]]()
+            _, last = places[row[-1][-1]]()
+            addr = em.insert(fast.cast_op(llvm.PtrToIntOp, ptr, i64)).results[0]
+            tests += [em.cmp("eq", em.and_(addr, w * g.element_bytes - 1, i64), 0, i64), first, last]
+            if bits is not None:
+                tests += [bits[row[-1][-1]]] if prefix else [bits[v] for run in row for v in run]
+        return em.all(tests)
+
     def gather(self, op: t.GatherOp) -> None:
         em = self.em
         g: GlobalArg = self.get(op.source)
@@ -137,21 +175,40 @@ class GatherLowering:
             x = em.insert(frag_fast.frag_load(ptr, elem, None if pred is True else em.boolean(pred))).results[0]
             return x if fill is None or pred is True else em.select(pred, x, fill, elem)
 
-        values: list[SSAValue | None] = [None] * len(places)
-        for run in self._vector_runs(op, g, fr, elem):
-            if len(run) == 1:
-                values[run[0]] = one(run[0])
-                continue
-            vt = fast.vector_type(elem, len(run))
-            ptr, whole = self._run_test(op, g, run, places, bits)
-            (vec,) = self.if_then(
-                whole,
-                lambda ptr=ptr, vt=vt: [em.insert(frag_fast.frag_load(ptr, vt)).results[0]],
-                lambda run=run, vt=vt: [self.pack_vector([one(v) for v in run], vt)],
-                [vt])
-            for j, v in enumerate(run):
-                values[v] = em.insert(fast.vector_extract_op(vec, j, elem)).results[0]
-        self.set_scalars(op.result, values)
+        runs = self._vector_runs(op, g, fr, elem)
+
+        def unpacked(vectors: list[SSAValue]) -> list[SSAValue]:
+            values: list[SSAValue | None] = [None] * len(places)
+            for run, vec in zip(runs, vectors):
+                for j, v in enumerate(run):
+                    values[v] = vec if len(run) == 1 else em.insert(fast.vector_extract_op(vec, j, elem)).results[0]
+            return values
+
+        def run_by_run() -> list[SSAValue]:
+            vectors = []
+            for run in runs:
+                if len(run) == 1:
+                    vectors.append(one(run[0]))
+                    continue
+                vt = fast.vector_type(elem, len(run))
+                ptr, whole = self._run_test(op, g, run, places, bits)
+                vectors += self.if_then(
+                    whole,
+                    lambda ptr=ptr, vt=vt: [em.insert(frag_fast.frag_load(ptr, vt)).results[0]],
+                    lambda run=run, vt=vt: [self.pack_vector([one(v) for v in run], vt)],
+                    [vt])
+            return vectors
+
+        def all_vectors() -> list[SSAValue]:
+            return [em.insert(frag_fast.frag_load(places[run[0]]()[0], fast.vector_type(elem, len(run)))).results[0]
+                    for run in runs]
+
+        every = self._all_runs_test(op, g, fr, runs, places, bits)
+        if every is None:
+            self.set_scalars(op.result, unpacked(run_by_run()))
+        else:
+            types = [fast.vector_type(elem, len(run)) for run in runs]
+            self.set_scalars(op.result, unpacked(self.if_then(every, all_vectors, run_by_run, types)))
 
     def scatter(self, op: t.ScatterOp) -> None:
         em = self.em
@@ -170,18 +227,35 @@ class GatherLowering:
                     em.insert(frag_fast.frag_store(scalars[v], ptr, None if pred is True else pred))
             return []
 
-        for run in self._vector_runs(op, g, fr, elem):
-            if len(run) == 1:
-                each(run)
-                continue
-            vt = fast.vector_type(elem, len(run))
-            ptr, whole = self._run_test(op, g, run, places, bits)
+        runs = self._vector_runs(op, g, fr, elem)
 
-            def vector(run=run, vt=vt, ptr=ptr) -> list:
+        def run_by_run() -> list:
+            for run in runs:
+                if len(run) == 1:
+                    each(run)
+                    continue
+                vt = fast.vector_type(elem, len(run))
+                ptr, whole = self._run_test(op, g, run, places, bits)
+
+                def vector(run=run, vt=vt, ptr=ptr) -> list:
+                    em.insert(frag_fast.frag_store(self.pack_vector([scalars[v] for v in run], vt), ptr))
+                    return []
+
+                self.if_then(whole, vector, lambda run=run: each(run))
+            return []
+
+        def all_vectors() -> list:
+            for run in runs:
+                ptr, _ = places[run[0]]()
+                vt = fast.vector_type(elem, len(run))
                 em.insert(frag_fast.frag_store(self.pack_vector([scalars[v] for v in run], vt), ptr))
-                return []
+            return []
 
-            self.if_then(whole, vector, lambda run=run: each(run))
+        every = self._all_runs_test(op, g, fr, runs, places, bits)
+        if every is None:
+            run_by_run()
+        else:
+            self.if_then(every, all_vectors, run_by_run)
 
     def _shifted(self, op: t.CopyOp | t.AsyncCopyOp):
         """``(T, x)`` where a gathering copy's offsets are the tile ``T`` plus the scalar ``x`` (a ``tile.map``

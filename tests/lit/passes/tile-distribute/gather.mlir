@@ -103,3 +103,41 @@ func.func @histogram(%x: !tile.gl<i32, [?]>, %h: !tile.gl<i32, [?]>, %n: i32)
 // CHECK-NEXT: %[[IN:.*]] = arith.cmpi ult, %[[OFF]], %{{.*}} : i64
 // CHECK:      %[[P:.*]] = arith.andi %[[IN]], %p : i1
 // CHECK-NEXT: frag.red "add" %{{.*}}, %[[PTR]] if %[[P]] : i32, !llvm.ptr<1>
+
+// -----
+
+// Triton's tl.store(c_ptr + offs_m[:, None] * ld + offs_n[None, :], acc, mask=offs_n[None, :] < n): an
+// mma's accumulator scattered at offsets that step by 1 along its rows. Each lane holds two rows of two
+// runs (2 x f32) each, so one test a row (its first run aligned, its first and last elements inside,
+// the mask's bit at its last element: the mask's rows fall) decides for every run; the run-by-run stores
+// are the fallback.
+func.func @acc_rows(%a: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %ld: i32, %n: i32)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %x = tile.load %a[%c0, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<16x16xf16>
+  %y = tile.load %a[%c0, %c0] : !tile.gl<f16, [?, ?]> -> !tile.rt<16x16xf16>
+  %z = tile.zeros : !tile.rt<16x16xf32>
+  %acc = tile.mma %x, %y, %z : !tile.rt<16x16xf16>, !tile.rt<16x16xf16>, !tile.rt<16x16xf32> -> !tile.rt<16x16xf32>
+  %rows = tile.iota %c0 dim 0 : !tile.rt<16x16xi32>
+  %cols = tile.iota %c0 dim 1 : !tile.rt<16x16xi32>
+  %off = tile.map %rows, %cols : !tile.rt<16x16xi32>, !tile.rt<16x16xi32> -> !tile.rt<16x16xi32> {
+  ^bb0(%r: i32, %k: i32):
+    %s = arith.muli %r, %ld : i32
+    %o = arith.addi %s, %k : i32
+    tile.yield %o : i32
+  }
+  %m = tile.map %cols : !tile.rt<16x16xi32> -> !tile.rt<16x16xi1> {
+  ^bb0(%k: i32):
+    %p = arith.cmpi slt, %k, %n : i32
+    tile.yield %p : i1
+  }
+  tile.scatter %acc, %c[%off] linear mask %m : !tile.rt<16x16xf32> -> !tile.gl<f32, [?, ?]>[!tile.rt<16x16xi32>], !tile.rt<16x16xi1>
+  func.return
+}
+// CHECK-LABEL: func.func @acc_rows(
+// CHECK:      frag.mma
+// CHECK:      %[[ROWS:.*]] = arith.andi %{{.*}}, %p_7 : i1
+// CHECK-NEXT: scf.if %[[ROWS]] {
+// CHECK-COUNT-4: frag.store %{{.*}}, %{{.*}} : vector<2xf32>, !llvm.ptr<1>
+// CHECK-NEXT: } else {
+// CHECK-COUNT-4: scf.if %{{.*}} {
