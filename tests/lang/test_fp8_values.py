@@ -179,3 +179,21 @@ def test_sm_80_code_refuses_fp8_instructions_by_name():
     ptx = ex.dequantize_rows.compile(np.zeros((16, 64), ml_dtypes.float8_e5m2), np.zeros(16, np.float32),
                                   np.zeros((16, 64), np.float16), BM=16, N=64, arch="sm_80").asm["ptx"]
     assert "e5m2" not in ptx
+
+
+@tl.kernel(num_warps=1)
+def fp8_bits(x, o, back, B: tl.constexpr):
+    """An FP8 value's byte and back (``.to(tl.int8, bitcast=True)``)."""
+    bits = tl.load(x, (0,), shape=(B,)).to(tl.int8, bitcast=True)
+    tl.store(o, (0,), bits)
+    tl.store(back, (0,), bits.to(x.dtype, bitcast=True))
+
+
+@pytest.mark.parametrize("kind", FP8)
+@pytest.mark.parametrize("after", STAGES)
+def test_bitcasts_keep_the_bytes(kind, after):
+    x = (RNG.standard_normal(32) * 10).astype(FP8[kind][0])
+    o, back = np.zeros(32, np.int8), nan_fp8(32, FP8[kind][0])
+    fp8_bits.interpret(x, o, back, grid=(1,), B=32, after=after)
+    assert np.array_equal(o, x.view(np.int8)) and np.array_equal(back.view(np.uint8), x.view(np.uint8))
+    fp8_bits.compile(x, o, back, B=32, arch="sm_80")  # no conversion: sm_80 has it

@@ -28,7 +28,7 @@ from xdsl.interpreters.math import MathFunctions
 from xdsl.ir import Attribute, Operation
 
 from tilec.interp.dtypes import exp2_ftz, exp_ftz, is_float_type, numpy_dtype, saturated, to_element
-from tilec.ir.float8 import FLOAT8_FORMATS, saturated_f8
+from tilec.ir.float8 import FLOAT8_FORMATS, f8_bits, f8_values, saturated_f8
 
 
 def _result(op: Operation, value: Any) -> tuple[Any]:
@@ -204,6 +204,10 @@ class NumpyArithFunctions(ArithFunctions):
     def run_bitcast(self, interpreter, op, args):
         """The same bits read as the result's type (a float as its storage type; an integer signed)."""
         src, dst = op.operands[0].type, op.results[0].type
+        if src.name in FLOAT8_FORMATS:  # an FP8 value's byte, as a signed int8
+            return (_to_int(f8_bits(args[0], src.name).astype(np.int8)),)
+        if dst.name in FLOAT8_FORMATS:  # a byte's FP8 value
+            return (to_element(f8_values(np.asarray(args[0]).astype(np.uint8), dst.name), dst),)
         value = np.asarray(args[0]).astype(numpy_dtype(src))
         if isinstance(src, BFloat16Type):  # held as f32 whose low 16 bits are zero
             value = (value.view(np.uint32) >> 16).astype(np.uint16)

@@ -1094,7 +1094,7 @@ def bitcast_to(x: Value, to: DType) -> Value:
     dst = to.ir
     if src == dst:
         return x
-    widths = [ty.width.data if isinstance(ty, IntegerType) else {16: 16, 32: 32, 64: 64}.get(_float_bits(ty))
+    widths = [ty.width.data if isinstance(ty, IntegerType) else {8: 8, 16: 16, 32: 32, 64: 64}.get(_float_bits(ty))
               for ty in (src, dst)]
     if None in widths or widths[0] != widths[1] or IntegerType(1) in (src, dst):
         raise error(f"a bitcast keeps the bits: {dtype_of(src)} and {dtype_of(dst)} differ in width")
@@ -1106,6 +1106,8 @@ def bitcast_to(x: Value, to: DType) -> Value:
 
 
 def _float_bits(ty: Attribute) -> int | None:
+    if isinstance(ty, FLOAT8_TYPES):
+        return 8
     return {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}.get(dtype_of(ty).name) if _is_float(ty) \
         else None
 
