@@ -687,3 +687,25 @@ func.func @k(%x: !tile.gl<f32, [?, ?]>, %y: !tile.gl<f32, [?, ?]>)
     run(module, "k", *_view(x), *_view(after), grid=(1, 1, 1))
     for got in (before, after):
         assert np.abs(got - ref).max() < 1e-5
+
+
+def test_meaning_of_fp8_conversions(lanes):
+    """tile.convert from and to FP8 through f32 where PTX has no direct cvt
+    (tests/lit/passes/tile-distribute/fp8_convert.mlir): the same values before and after the pass."""
+    from tilec.interp import run
+    from tilec.interp.dtypes import round_f8
+
+    text = (Path(__file__).parents[1] / "lit" / "passes" / "tile-distribute" / "fp8_convert.mlir").read_text()
+    rng = np.random.default_rng(37)
+    a = round_f8(rng.standard_normal((8, 16)) * 20, "f8E4M3FN")
+    outs = [np.full((8, 16), np.nan, np.float32), np.zeros((8, 16), np.int32), np.full((8, 16), np.nan, np.float32),
+            np.full((8, 16), np.nan, np.float64)]
+    run(_parse(text), "conv", a, *outs, grid=(1, 1, 1))
+    lowered = _parse(text)
+    _layout_and_distribute(lowered)
+    after = [np.full_like(o, np.nan) if o.dtype.kind == "f" else np.zeros_like(o) for o in outs]
+    run(lowered, "conv", *(x for arr in (a, *after) for x in _view(arr)), grid=(1, 1, 1))
+    for before, got in zip(outs, after):
+        np.testing.assert_array_equal(got, before)
+    np.testing.assert_array_equal(outs[1], np.trunc(a).astype(np.int32))
+    np.testing.assert_array_equal(outs[2], round_f8(a, "f8E5M2"))

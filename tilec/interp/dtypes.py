@@ -22,7 +22,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from functools import lru_cache
 
 from xdsl.dialects.builtin import (
     BFloat16Type,

@@ -204,6 +204,8 @@ class NumpyArithFunctions(ArithFunctions):
     def run_bitcast(self, interpreter, op, args):
         """The same bits read as the result's type (a float as its storage type; an integer signed)."""
         src, dst = op.operands[0].type, op.results[0].type
+        if src.name in FLOAT8_FORMATS and dst.name in FLOAT8_FORMATS:  # a byte read as the other FP8 type
+            return (to_element(f8_values(f8_bits(args[0], src.name), dst.name), dst),)
         if src.name in FLOAT8_FORMATS:  # an FP8 value's byte, as a signed int8
             return (_to_int(f8_bits(args[0], src.name).astype(np.int8)),)
         if dst.name in FLOAT8_FORMATS:  # a byte's FP8 value

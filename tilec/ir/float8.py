@@ -52,7 +52,8 @@ def f8_bits(x: Any, name: str) -> np.ndarray:
     mag = np.abs(a)
     hi = np.clip(np.searchsorted(steps, mag), 1, len(steps) - 1)
     lo = hi - 1
-    below, above = mag - steps[lo], steps[hi] - mag
+    with np.errstate(invalid="ignore"):  # infinity's distances (inf - inf): overflow below decides for it
+        below, above = mag - steps[lo], steps[hi] - mag
     pick = np.where(below < above, lo, np.where(above < below, hi, np.where(finite[lo] % 2 == 0, lo, hi)))
     code = finite[pick]
     limit = steps[-1] + (steps[-1] - steps[-2]) / 2  # halfway past the largest value: a tie goes to the even

@@ -384,8 +384,8 @@ class Kernel:
         kwargs = {k: row_major(v) for k, v in kwargs.items()}
         spec = self.specialize(*args, num_warps=num_warps, **kwargs)
         bound = self._bind(args, kwargs)
-        runtime = [_fp8_values(v, staged) for n, v in bound.arguments.items()
-                   if n not in self.constexprs and v is not None]
+        held = _HeldAsFloat32()
+        runtime = [held.values(v) for n, v in bound.arguments.items() if n not in self.constexprs and v is not None]
         module = self._module(spec)
         if after is not None:
             module = self._lowered(module, self._pipeline(num_stages, bulk, pipeline, arch), after)
@@ -397,8 +397,9 @@ class Kernel:
 
                 runtime = expand(gl_params(fn), *runtime, signature_length=len(fn.function_type.inputs.data))
         run(module, self.name, *runtime, grid=grid)
-        for view, copy in reversed(staged):  # FP8 values back into their row-major copy, then into the view
-            view[...] = copy.astype(view.dtype) if copy.dtype != view.dtype else copy
+        held.write_back()  # FP8 values into their (row-major) arrays, then those into the views
+        for view, copy in staged:
+            view[...] = copy
 
     def _lowered(self, module: ModuleOp, pipeline: str | None, after: str) -> ModuleOp:
         """A copy of ``module`` after the passes of ``pipeline`` up to and including ``after``."""
@@ -542,13 +543,31 @@ def _check_warps(num_warps: Any) -> None:
         raise ValueError(f"num_warps must be an int from 1 to {MAX_WARPS}, got {num_warps!r}")
 
 
-def _fp8_values(value: Any, staged: list[tuple[np.ndarray, np.ndarray]]) -> Any:
-    """An FP8 numpy array (``ml_dtypes``' ``float8_e4m3fn`` / ``float8_e5m2``) as the interpreters hold FP8: a
-    float32 copy of its values (``staged``: written back after the run); anything else as it is."""
-    if isinstance(value, np.ndarray) and value.dtype.name in ("float8_e4m3fn", "float8_e5m2"):
-        staged.append((value, value.astype(np.float32)))
-        return staged[-1][1]
-    return value
+class _HeldAsFloat32:
+    """``ml_dtypes``' FP8 (and bf16) numpy arrays as the interpreters hold those types: float32 copies of
+    their values, one for each array (an array passed twice, in place, is one copy), written back after the
+    run where the kernel changed a value (an array only read is left as it is, read-only ones included)."""
+
+    NAMES = ("float8_e4m3fn", "float8_e5m2", "bfloat16")
+
+    def __init__(self) -> None:
+        self.copies: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def values(self, value: Any) -> Any:
+        if not (isinstance(value, np.ndarray) and value.dtype.name in self.NAMES):
+            return value
+        for array, copy in self.copies:
+            if array is value or (array.__array_interface__ == value.__array_interface__):
+                return copy
+        self.copies.append((value, value.astype(np.float32)))
+        return self.copies[-1][1]
+
+    def write_back(self) -> None:
+        for array, copy in self.copies:
+            before = array.astype(np.float32)
+            changed = ~((copy == before) | (np.isnan(copy) & np.isnan(before)))
+            if changed.any():
+                array[changed] = copy[changed].astype(array.dtype)
 
 
 def _array_spec(kernel: str, name: str, value: Any) -> ArraySpec:

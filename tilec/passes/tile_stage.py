@@ -463,7 +463,8 @@ def to_warpgroup_mmas(fn: func.FuncOp, loops: list[tuple[Block, set[SSAValue]]],
             if op.a.type.element_type != op.b.type.element_type:
                 continue
             if op.a.type.element_type == IntegerType(8) or isinstance(op.a.type.element_type, FLOAT8_TYPES):
-                # s8 and FP8 wgmma: both operands staged and K-major (no transpose operands)
+                # s8 and FP8 wgmma: both operands staged and K-major (A M x K, B read transposed from N x K:
+                # these wgmmas have no transpose operands)
                 accumulates = IntegerType(32) if op.a.type.element_type == IntegerType(8) else Float32Type()
                 if op.c.type.element_type != accumulates or op.transpose_b is None or not whole_staged(op.a, shared):
                     continue

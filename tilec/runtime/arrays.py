@@ -90,8 +90,8 @@ class NotAnArray(TypeError):
 def _from_numpy(arr: np.ndarray) -> ArrayInfo:
     if arr.dtype.hasobject or arr.dtype.fields is not None:
         raise TypeError(f"numpy arrays of dtype {arr.dtype} cannot be passed to a kernel")
-    if arr.dtype.name in ("float8_e4m3fn", "float8_e5m2"):  # ml_dtypes' FP8: a void typestr, named by the dtype
-        name = arr.dtype.name
+    if arr.dtype.kind == "V" or arr.dtype.name in ("float8_e4m3fn", "float8_e5m2"):
+        name = arr.dtype.name  # ml_dtypes' FP8 and bf16 (a void or 1-byte float typestr): named by the dtype
     else:
         name = dtypes.from_typestr(arr.dtype.str) if arr.dtype.byteorder != "|" else dtypes.canonical(arr.dtype)
     return ArrayInfo(

@@ -479,6 +479,14 @@ class MapOp(IRDLOperation):
         term = block.last_op
         if not isinstance(term, YieldOp) or len(term.values) != 1 or term.values[0].type != self.result.type.element_type:
             _fail(self, f"body must end with 'tile.yield' of one {self.result.type.element_type} value")
+        for op in block.ops:
+            # what a body may do with FP8 values: convert, bitcast, select, make constants, yield
+            if not isinstance(op, (arith.ExtFOp, arith.TruncFOp, arith.BitcastOp, arith.SelectOp, arith.ConstantOp,
+                                   YieldOp)) and \
+                    any(isinstance(v.type, FLOAT8_TYPES) for v in (*op.operands, *op.results)):
+                _fail(self, f"its body computes on an 8-bit float ({op.name} of {', '.join(str(v.type) for v in op.operands)}):"
+                            " FP8 values are converted (arith.extf / arith.truncf), selected and bitcast, not computed "
+                            "on (PTX has no arithmetic on them)")
 
 
 def _verify_combining(op: IRDLOperation, region: Region, element: Attribute) -> None:

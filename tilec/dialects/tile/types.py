@@ -43,16 +43,23 @@ from tilec.layout.int_tuple import flatten, suffix_product
 FLOAT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
 
 FLOAT8_TYPES = (Float8E4M3FNType, Float8E5M2Type)
-"""The 8-bit floats (OCP FP8: ``f8E4M3FN``, ``f8E5M2``). They live in memory (global views and shared
-tiles) and feed ``tile.wgmma`` / ``tile.matmul``; register tiles hold them only as what a wgmma reads."""
+"""The 8-bit floats (OCP FP8: ``f8E4M3FN``, ``f8E5M2``): in memory, shared tiles and register tiles; they
+are loaded, stored, converted and multiplied (``tile.mma``, ``tile.wgmma``, ``tile.matmul``), not computed
+on (PTX has no arithmetic on them)."""
 
 
 def rounded_float(value: float, element_type: Attribute) -> float:
     """``value`` rounded to a float ``element_type`` as IEEE arithmetic rounds it: past the type's
     largest finite number it is ±inf (numpy's and Triton's answer), where xDSL's ``FloatAttr`` of the
-    type would raise packing it. A bf16 value is left to ``FloatAttr``'s one rounding unless it overflows."""
+    type would raise packing it. A bf16 value is left to ``FloatAttr``'s one rounding unless it overflows.
+    An FP8 value is rounded as a conversion into FP8 rounds it: saturating (``cvt.rn.satfinite``)."""
     import numpy as np  # lazy: numpy costs ~45 ms of import (measured); the dialects need it only here
 
+    if isinstance(element_type, FLOAT8_TYPES):
+        from tilec.ir.float8 import f8_bits, f8_values, saturated_f8  # lazy: it imports numpy (~45 ms, as above)
+
+        name = element_type.name
+        return float(f8_values(f8_bits(saturated_f8(value, name), name), name))
     if not math.isfinite(value):
         return value
     if isinstance(element_type, BFloat16Type):  # FloatAttr rounds to bf16 itself: only its overflow here

@@ -10,7 +10,7 @@ half of the pair, the high half a zero, and comes out of the low half:
   these conversions only with ``.satfinite``: past the largest finite value a conversion gives that
   value (448 for E4M3, 57344 for E5M2), infinities too, and NaN stays NaN; Triton's
   ``.to(tl.float8e4nv)`` is the same instruction. The interpreters round the same way
-  (:func:`tilec.interp.dtypes.round_f8` with ``saturate``).
+  (:func:`tilec.ir.float8.saturated_f8`, then to nearest).
 
 Other sources and targets (bf16, f64, f8 → f8) reach these through f32 in :mod:`tilec.lang`.
 """

@@ -57,6 +57,7 @@ from xdsl.dialects import arith, func, llvm, math, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
     Float32Type,
+    Float64Type,
     FloatAttr,
     IndexType,
     IntAttr,
@@ -856,10 +857,26 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
             else:
                 cls = arith.TruncIOp
             return self.em.insert(fast.arith_cast_op(cls, x, dst)).results[0]
-        width = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
-        if width.get(str(src)) == width.get(str(dst)) == 16:  # f16 <-> bf16: no one instruction (LLVM has no
-            x = self.em.insert(fast.arith_cast_op(arith.ExtFOp, x, Float32Type())).results[0]  # such cast): via f32
+        if isinstance(src, IntegerType) or isinstance(dst, IntegerType):  # an integer and a float
+            if isinstance(dst, IntegerType):
+                return self.em.insert(fast.arith_cast_op(arith.FPToSIOp, self._convert(x, Float32Type())
+                                                         if str(src) not in ("f32", "f64") else x, dst)).results[0]
+            cls = arith.UIToFPOp if src.width.data == 1 else arith.SIToFPOp
+            wide = Float64Type() if str(dst) == "f64" else Float32Type()
+            return self._convert(self.em.insert(fast.arith_cast_op(cls, x, wide)).results[0], dst)
+        width = {"f8E4M3FN": 8, "f8E5M2": 8, "f16": 16, "bf16": 16, "f32": 32, "f64": 64}
+        direct = ("f16", "f32")  # what PTX converts FP8 from and to (lowering/fp8.py)
+        if width.get(str(src)) == width.get(str(dst)) == 16 or (width.get(str(src)) == 8 and str(dst) not in direct) \
+                or (width.get(str(dst)) == 8 and str(src) not in direct):
+            # f16 <-> bf16 (no one instruction: LLVM has no such cast), FP8 from or to anything but f16 and f32:
+            # through f32, exact on the way in
+            if width.get(str(src), 0) < 32:
+                x = self.em.insert(fast.arith_cast_op(arith.ExtFOp, x, Float32Type())).results[0]
+            else:
+                x = self.em.insert(fast.arith_cast_op(arith.TruncFOp, x, Float32Type())).results[0]
             src = x.type
+            if src == dst:
+                return x
         cls = arith.ExtFOp if width.get(str(src), 0) < width.get(str(dst), 0) else arith.TruncFOp
         return self.em.insert(fast.arith_cast_op(cls, x, dst)).results[0]
 

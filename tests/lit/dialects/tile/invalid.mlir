@@ -490,3 +490,16 @@ func.func @atomic_mask_orientation(%v: !tile.rv<16xf32, row>, %m: !tile.rv<16xi1
   func.return
 }
 // CHECK: 'tile.atomic' mask must be !tile.rv<16xi1, row> (i1 in the value's shape), got !tile.rv<16xi1, col>
+
+// -----
+
+// FP8 values are converted, selected and bitcast in a map's body, not computed on (PTX has no FP8 arithmetic).
+func.func @fp8_arith(%x: !tile.rt<16x16xf8E4M3FN>) {
+  %y = tile.map %x : !tile.rt<16x16xf8E4M3FN> -> !tile.rt<16x16xf8E4M3FN> {
+  ^bb0(%a: f8E4M3FN):
+    %b = arith.addf %a, %a : f8E4M3FN
+    tile.yield %b : f8E4M3FN
+  }
+  func.return
+}
+// CHECK: 'tile.map' its body computes on an 8-bit float (arith.addf of f8E4M3FN, f8E4M3FN): FP8 values are converted
