@@ -383,6 +383,21 @@ def traced_bounds(bounds: Sequence[Any]) -> bool:
     return any(isinstance(b, (Value, Expanded)) for b in bounds)
 
 
+class python_range(range):  # noqa: N801 - Python's range as a kernel reads it
+    """Python's ``range(...)`` in a kernel (:func:`tilec.lang.source_rewrite.rewrite`): a ``tl.range`` loop
+    where a bound is a traced value, else Python's loop, which calls the body once an iteration (unrolled
+    while tracing, as the loop written inline would be)."""
+
+    def __tl_loop__(self, init: Sequence[Any], body: Callable[..., tuple], names: Sequence[str],
+                    index_name: str = "i", offsets: frozenset[int] = frozenset()) -> tuple:
+        if traced_bounds((self.start, self.stop, self.step)):
+            return super().__tl_loop__(init, body, names, index_name, offsets)
+        values = tuple(init)
+        for i in builtins.range(self.start, self.stop, self.step):
+            values = tuple(body(i, *values))
+        return values
+
+
 def refuse(message: str) -> None:
     """Raise what the rewrite of a ``range`` loop found a ``tl.range`` loop cannot do, once its bounds are
     traced (with Python ints the loop is Python's, which can)."""

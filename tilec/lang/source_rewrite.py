@@ -544,7 +544,9 @@ class _Rewriter(ast.NodeTransformer):
                 for i in range(*__tl_range_args_4): <body>
 
         What a ``tl.range`` loop refuses (a ``break``, a name first assigned in the body and read after)
-        is an error only where the bounds are traced."""
+        is an error only where the bounds are traced. A loop a ``tl.range`` loop can be is written once, over
+        :class:`tilec.lang.loop.python_range` (which runs Python's loop itself where the bounds are ints), so
+        nested loops do not double the code at each level."""
         call = loop.iter
         assert isinstance(call, ast.Call)
         if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
@@ -561,6 +563,13 @@ class _Rewriter(ast.NodeTransformer):
             return made_loop
 
         loops = ast.Name(id=LOOPS, ctx=ast.Load())
+        count = self.count
+        try:
+            either = self._loop(over(ast.Attribute(value=loops, attr="python_range", ctx=ast.Load())), bound, after)
+            self.uses_loops = True
+            return _on_header(loop, loop.iter, [*made, *either])
+        except LangError:
+            self.count = count
         try:
             traced = self._loop(over(ast.Attribute(value=loops, attr="range", ctx=ast.Load())), bound, after)
         except LangError as e:  # what a tl.range loop refuses is an error only where it is one
