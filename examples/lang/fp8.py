@@ -3,8 +3,8 @@
     python examples/lang/fp8.py      # the CPU interpreters against numpy, then the GPU if there is one
 
 FP8 values (``tl.float8_e4m3fn`` / ``tl.float8_e5m2``; Triton's ``tl.float8e4nv`` / ``tl.float8e5``) are
-loaded, stored, converted and multiplied by the tensor cores; what a kernel computes on them is done in
-f32. A conversion into FP8 rounds to nearest and saturates (PTX's ``cvt.rn.satfinite``, as Triton's).
+loaded, stored, converted and multiplied by the tensor cores; arithmetic on them is typed as Triton
+types it and computed in f32. A conversion into FP8 rounds to nearest and saturates (PTX's ``cvt.rn.satfinite``, as Triton's).
 ``tl.dot`` of FP8 tiles is sm_90a's FP8 warpgroup MMA where both operands are K-major (A M x K, B given
 as the weights N x K), else ``mma.sync`` of FP8; the conversions and the mma.sync need sm_89 or later
 (the sm_80 target refuses them by name). Numpy has no FP8: on the CPU the arrays are ``ml_dtypes``'.

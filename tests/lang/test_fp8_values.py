@@ -1,7 +1,7 @@
 """FP8 (``tl.float8_e4m3fn`` / ``tl.float8_e5m2``, Triton's ``float8e4nv`` / ``float8e5``) in register tiles.
 
-An FP8 value is loaded, stored, converted and multiplied by the tensor cores; arithmetic on it is done
-in f32 (PTX has none on 8-bit floats). Conversions into FP8 round to nearest and saturate, as PTX's only
+An FP8 value is loaded, stored, converted and multiplied by the tensor cores; arithmetic on it is typed
+as Triton types it and done in f32 (PTX has none on 8-bit floats). Conversions into FP8 round to nearest and saturate, as PTX's only
 conversion into FP8 (``cvt.rn.satfinite``, Triton's) does. ``tl.dot`` of FP8 tiles is the FP8 warpgroup
 MMA on sm_90a where both operands are staged K-major, else ``mma.sync.m16n8k32`` of FP8 (sm_89 on);
 sm_80 code refuses both with a message naming the instruction.
@@ -98,22 +98,35 @@ def test_conversions_round_to_nearest_and_saturate(kind, after):
 
 
 @tl.kernel(num_warps=4)
-def fp8_arithmetic(x, y, o, B: tl.constexpr):
-    """FP8 values computed on are f32 (and a maximum comes back exactly as FP8)."""
-    a, b = tl.load(x, (0,), shape=(B,)), tl.load(y, (0,), shape=(B,))
+def fp8_arithmetic(x, y, z, o, B: tl.constexpr):
+    """Triton's types: FP8 with the same FP8 type (or a Python number) stays FP8, computed in f32 and rounded
+    back; with the other FP8 type it is f16; with f32, f32. A maximum comes back as FP8, a sum in f32."""
+    a, b, c = tl.load(x, (0,), shape=(B,)), tl.load(y, (0,), shape=(B,)), tl.load(z, (0,), shape=(B,))
+    same, mixed, wide, scaled = a * a, a + b, a * c, a * 3.0
+    tl.static_assert(same.dtype == x.dtype and scaled.dtype == x.dtype)
+    tl.static_assert(mixed.dtype == tl.float16 and wide.dtype == tl.float32)
     biggest = tl.max(a, axis=0)
-    tl.static_assert(biggest.dtype == x.dtype)
-    tl.store(o, (0,), tl.where(a > b, a * b, b - 1.0) + biggest + tl.sum(b, axis=0))
+    tl.static_assert(biggest.dtype == x.dtype and tl.sum(a, axis=0).dtype == tl.float32)
+    tl.store(o, (0,), same.to(tl.float32))
+    tl.store(o, (B,), mixed.to(tl.float32))
+    tl.store(o, (2 * B,), tl.where(a > b, wide, scaled.to(tl.float32)) + biggest)
 
 
 @pytest.mark.parametrize("after", STAGES)
-def test_arithmetic_on_fp8_is_f32(after):
+def test_arithmetic_on_fp8_follows_tritons_types(after):
     x = (RNG.standard_normal(64) * 4).astype(ml_dtypes.float8_e5m2)
     y = (RNG.standard_normal(64) * 4).astype(ml_dtypes.float8_e4m3fn)
-    o = np.full(64, np.nan, np.float32)
-    fp8_arithmetic.interpret(x, y, o, grid=(1,), B=64, after=after)
+    z = RNG.standard_normal(64).astype(np.float32)
+    o = np.full(192, np.nan, np.float32)
+    fp8_arithmetic.interpret(x, y, z, o, grid=(1,), B=64, after=after)
     a, b = x.astype(np.float64), y.astype(np.float64)
-    assert rel_err(o, np.where(a > b, a * b, b - 1.0) + a.max() + b.sum()) < 1e-6
+
+    def e5m2(v):
+        return f8_values(f8_bits(saturated_f8(v, "f8E5M2"), "f8E5M2"), "f8E5M2")
+
+    np.testing.assert_array_equal(o[:64], e5m2(a * a))
+    np.testing.assert_array_equal(o[64:128], (a.astype(np.float16) + b.astype(np.float16)).astype(np.float32))
+    assert rel_err(o[128:], np.where(a > b, a * z.astype(np.float64), e5m2(a * 3.0)) + a.max()) < 1e-6
 
 
 # ---------------------------------------------------------------- tl.dot

@@ -43,7 +43,7 @@ class DType:
 float16, bfloat16, float32, float64 = DType("float16"), DType("bfloat16"), DType("float32"), DType("float64")
 float8_e4m3fn, float8_e5m2 = DType("float8_e4m3fn"), DType("float8_e5m2")
 """FP8: loaded, stored, converted (saturating into FP8) and multiplied by ``tl.dot`` / ``tl.wgmma``;
-arithmetic on it is done in f32."""
+arithmetic on it is computed in f32 (typed as Triton types it)."""
 float8e4nv, float8e5 = float8_e4m3fn, float8_e5m2
 """Triton's names of the same types."""
 int8, int16 = DType("int8"), DType("int16")

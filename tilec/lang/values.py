@@ -511,9 +511,10 @@ def _result_shape(operands: Sequence[Any]) -> _Shape:
 def _element_type(operands: Sequence[Any], op: str) -> Attribute | None:
     """The element type the traced operands are computed in (None: Python numbers only), by Triton's
     promotion: floats meeting floats take the wider (f16 with bf16: f32), integers meeting floats take
-    the float type, integers meeting integers the wider (an index scalar, a coordinate, meets i32). FP8
-    values are computed in f32: the 8-bit floats hold values (loads, stores, conversions, dots), PTX has no
-    arithmetic on them."""
+    the float type, integers meeting integers the wider (an index scalar, a coordinate, meets i32). FP8, as
+    Triton types it: FP8 with the same FP8 type stays that type, with the other FP8 type is f16, with wider
+    floats takes theirs (and with integers, f32); :func:`elementwise` computes an FP8 result in f32 and
+    rounds it back (PTX has no arithmetic on 8-bit floats)."""
     types = []
     for o in operands:
         if isinstance(o, Expanded):
@@ -522,9 +523,14 @@ def _element_type(operands: Sequence[Any], op: str) -> Attribute | None:
             types.append(o.type.element_type)
         elif isinstance(o, Scalar):
             types.append(o.type)
-    types = [Float32Type() if isinstance(ty, FLOAT8_TYPES) else ty for ty in types]
     if not types:
         return None
+    fp8 = {ty for ty in types if isinstance(ty, FLOAT8_TYPES)}
+    if fp8 and len(fp8) == len(set(types)):  # FP8 only
+        return next(iter(fp8)) if len(fp8) == 1 else Float16Type()
+    if fp8:  # with other types: as f16 would be with them (exact), f32 with integers
+        wider = [ty for ty in types if not isinstance(ty, FLOAT8_TYPES)]
+        types = wider + ([Float16Type()] if any(_is_float(ty) for ty in wider) else [Float32Type()])
     if len(set(types)) == 1:
         return types[0]
     floats = [ty for ty in types if _is_float(ty)]
@@ -852,6 +858,9 @@ def elementwise(op: str, *operands: Any) -> Any:
     element = _element_type(operands, op)
     if element is None:
         raise error(f"'{op}' needs at least one traced value (got Python numbers {operands!r})")
+    if isinstance(element, FLOAT8_TYPES):  # computed in f32, the result rounded back to FP8 (as Triton does)
+        wide = elementwise(op, *(o.to(dtypes.float32) if isinstance(o, (Value, Expanded)) else o for o in operands))
+        return wide if op in COMPARISONS else wide.to(dtype_of(element))
     if not _is_float(element) and (op == "div" or any(isinstance(o, float) for o in operands)):
         element = Float32Type()  # integers divided, or meeting a Python float: f32, as Triton computes them
     if isinstance(element, IndexType) and shape.kind != "scalar":
