@@ -47,3 +47,17 @@ def test_tiles_that_are_a_row_part_plus_a_column_part():
     ops = [op for op in parts.ir(x, x, 5, 7, B=16).walk() if isinstance(op, t.ScatterOp)]
     assert [separable(op.indices[0]) for op in ops] == [True, True, False, False, False]
     assert step_along(ops[0].indices[0], 1) is None  # the remainder hides the step itself
+
+
+def test_a_conversion_of_layout_keeps_the_steps():
+    """tile-layout's tile.convert_layout holds the same values otherwise: the steps and the parts read
+    through it (so a tile of offsets converted for one use still stores whole vectors)."""
+    from xdsl.rewriter import InsertPoint, Rewriter
+
+    x = np.zeros(64, np.float32)
+    module = offsets.ir(x, x, 5, 7, B=16).clone()
+    scatter = [op for op in module.walk() if isinstance(op, t.ScatterOp)][4]  # rows * s + cols + 3
+    converted = t.ConvertLayoutOp(scatter.indices[0], scatter.indices[0].type)
+    Rewriter.insert_op(converted, InsertPoint.before(scatter))
+    assert (step_along(converted.result, 0), step_along(converted.result, 1)) == (None, 1)
+    assert separable(converted.result)

@@ -43,7 +43,7 @@ def step_along(v: SSAValue, dim: int, depth: int = 16) -> int | None:
             src = op.input.type  # a "row" vector holds one value per row: it moves along dim 0
             along = 0 if src.orientation.data == "row" else 1
             return step_along(op.input, 0, depth - 1) if along == dim else 0
-        case t.ConvertOp():
+        case t.ConvertOp() | t.ConvertLayoutOp():  # the same values (another type; held otherwise)
             return step_along(op.input, dim, depth - 1)
         case t.AddOp() | t.SubOp():
             a, b = (step_along(x, dim, depth - 1) for x in (op.lhs, op.rhs))
@@ -128,7 +128,7 @@ def _parts(v: SSAValue, depth: int) -> str | None:
             return _CONST
         case t.BroadcastOp():  # a "row" vector holds one value per row
             return _ROW if op.input.type.orientation.data == "row" else _COL
-        case t.ConvertOp():
+        case t.ConvertOp() | t.ConvertLayoutOp():
             return _parts(op.input, depth - 1)
         case t.AddOp() | t.SubOp():
             return _combined(type(op), _parts(op.lhs, depth - 1), _parts(op.rhs, depth - 1))

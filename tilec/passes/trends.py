@@ -70,6 +70,8 @@ def _tile(v: SSAValue, depth: int) -> str | None:
             return SAME if op.input.type.is_row else _tile(op.input, depth + 1)
         case t.FillOp() | t.ZerosOp():
             return SAME
+        case t.ConvertLayoutOp():  # the same values, held otherwise (tile-layout's)
+            return _tile(op.input, depth + 1)
         case t.MapOp():
             body = op.body.block
             env = {arg: _tile(x, depth + 1) for arg, x in zip(body.args, op.operands)}
