@@ -56,8 +56,9 @@ def test_a_conversion_of_layout_keeps_the_steps():
 
     x = np.zeros(64, np.float32)
     module = offsets.ir(x, x, 5, 7, B=16).clone()
-    scatter = [op for op in module.walk() if isinstance(op, t.ScatterOp)][4]  # rows * s + cols + 3
-    converted = t.ConvertLayoutOp(scatter.indices[0], scatter.indices[0].type)
-    Rewriter.insert_op(converted, InsertPoint.before(scatter))
+    # the store at rows * s + cols + 3
+    store = [op for op in module.walk() if isinstance(op, t.ScatterOp) and isinstance(op.indices[0].type, RegisterType)][0]
+    converted = t.ConvertLayoutOp(store.indices[0], store.indices[0].type)
+    Rewriter.insert_op(converted, InsertPoint.before(store))
     assert (step_along(converted.result, 0), step_along(converted.result, 1)) == (None, 1)
     assert separable(converted.result)
