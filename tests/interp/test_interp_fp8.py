@@ -43,11 +43,14 @@ def test_rounding_is_to_nearest_even_and_overflow_follows_the_format():
     # 1.0625 is halfway between 1.0 (even pattern 0x38) and 1.125 (0x39); 1.1875 between 0x39 and 0x3A
     assert list(f8_bits([1.0625, 1.1875, -1.0625], "f8E4M3FN")) == [0x38, 0x3A, 0xB8]
     assert list(round_f8([3 * 2.0**-10, 2.0**-11], "f8E4M3FN")) == [2.0**-8, 0.0]  # subnormal ties, underflow
-    # past the largest value by more than half a step: NaN (E4M3FN has no infinity), infinity for E5M2; the
-    # tie halfway goes to the even pattern: E4M3FN's 448 (0x7E), E5M2's infinity (57344 is 0x7B, odd)
-    assert round_f8([464.0], "f8E4M3FN")[0] == 448.0 and np.isnan(round_f8([464.5], "f8E4M3FN")[0])
-    assert round_f8([456.0], "f8E4M3FN")[0] == 448.0
-    assert round_f8([-61440.0], "f8E5M2")[0] == -np.inf and round_f8([61439.0], "f8E5M2")[0] == 57344.0
+    # the encoding alone (f8_bits): past the largest value by more than half a step NaN (E4M3FN has no
+    # infinity), infinity for E5M2; the tie halfway goes to the even pattern: E4M3FN's 448 (0x7E), E5M2's
+    # infinity (57344 is 0x7B, odd)
+    assert f8_bits([464.0], "f8E4M3FN")[0] == 0x7E and f8_bits([464.5], "f8E4M3FN")[0] == 0x7F
+    assert f8_bits([-61440.0], "f8E5M2")[0] == 0xFC and f8_bits([61439.0], "f8E5M2")[0] == 0x7B
+    # a conversion (round_f8, as PTX's cvt.rn.satfinite) saturates: the largest value, infinities too; NaN stays
+    assert list(round_f8([464.5, 1e9, np.inf, -np.inf], "f8E4M3FN")) == [448.0, 448.0, 448.0, -448.0]
+    assert round_f8([-61440.0], "f8E5M2")[0] == -57344.0 and np.isnan(round_f8([np.nan], "f8E5M2")[0])
 
 
 def _module(dtype: str, config, last: str):

@@ -182,12 +182,15 @@ def test_fp8_linear_layer_on_windows(after):
 
 def test_sm_80_code_refuses_fp8_instructions_by_name():
     x = np.zeros(32, np.float32)
-    with pytest.raises(CompilationError, match=r"cvt\.rn\.satfinite\.e4m3x2.*needs sm_90 or newer; the target is sm_80"):
+    with pytest.raises(CompilationError, match=r"cvt\.rn\.satfinite\.e4m3x2.*needs sm_89 or newer; the target is sm_80"):
         converted.compile(x, np.zeros(96, ml_dtypes.float8_e4m3fn), np.zeros(32, np.float16), B=32, arch="sm_80")
-    with pytest.raises(CompilationError, match=r"mma\.sync\.aligned\.m16n8k32\.row\.col\.f32\.e4m3.*needs sm_90"):
+    with pytest.raises(CompilationError, match=r"mma\.sync\.aligned\.m16n8k32\.row\.col\.f32\.e4m3.*needs sm_89"):
         a, c = np.zeros((64, 64), ml_dtypes.float8_e4m3fn), np.zeros((64, 64), np.float16)
         grid, args, consts = ex.tutorial_call(a, a, c, 64, 64, 64)
         ex.matmul_kernel.compile(*args, arch="sm_80", **consts)
+    # sm_89 has them all, in PTX ISA 8.1 (conversions) and 8.4 (mma.sync)
+    ptx = converted.compile(x, np.zeros(96, ml_dtypes.float8_e4m3fn), np.zeros(32, np.float16), B=32, arch="sm_89").asm["ptx"]
+    assert ".version 8.1" in ptx and ".target sm_89" in ptx
     # E5M2 widens by a shift, which sm_80 has
     ptx = ex.dequantize_rows.compile(np.zeros((16, 64), ml_dtypes.float8_e5m2), np.zeros(16, np.float32),
                                   np.zeros((16, 64), np.float16), BM=16, N=64, arch="sm_80").asm["ptx"]

@@ -75,7 +75,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue, TypeAttribute
 from xdsl.utils.exceptions import LLVMTranslationException
 
-from tilec.ir.float8 import f8_bits
+from tilec.ir.float8 import f8_bits, saturated_f8
 from tilec.dialects import llvm_ext
 from tilec.dialects.llvm_ext import (
     CLUSTER_DIM_ATTR,
@@ -179,7 +179,7 @@ def _constant(type_attr: Attribute, value: Attribute) -> ir.Constant:
     element = type_attr.element_type if isinstance(type_attr, VectorType) else type_attr
     if isinstance(element, Float8E4M3FNType | Float8E5M2Type) and isinstance(value, FloatAttr | DenseIntOrFPElementsAttr):
         values = [value.value.data] if isinstance(value, FloatAttr) else list(value.get_values())
-        bits = [int(b) for b in f8_bits(values, element.name)]
+        bits = [int(b) for b in f8_bits(saturated_f8(values, element.name), element.name)]  # as cvt.rn.satfinite
         return ir.Constant(translate_type(type_attr), bits[0] if isinstance(value, FloatAttr) else bits)
     match value:
         case IntegerAttr():

@@ -32,6 +32,7 @@ CUDA 12 or 13 driver to JIT and for ptxas 12.x/13.x to assemble."""
 
 NEWER_PTX = (
     (re.compile(r"\bmma\.sync\.aligned\.m16n8k32\.row\.col\.f32\.e[45]m[32]"), 84),  # mma.sync of FP8
+    (re.compile(r"\bcvt\.[\w.]*\.e[45]m[32]x2"), 81),  # FP8 conversions (8.1 is the first for sm_89)
 )
 """Instructions a later PTX ISA brought (the version a module using one is written in): a module
 without them keeps :data:`PTX_ISA_VERSION`, so what older drivers run stays theirs."""
@@ -97,8 +98,8 @@ ARCH_INSTRUCTIONS = (
     (re.compile(r"cp\.async\.bulk|llvm\.nvvm\.cp\.async\.bulk"), 90, False),
     (re.compile(r"fence\.proxy\.async|expect_tx"), 90, False),
     (re.compile(r"nvvm\.cluster_dim|barrier\.cluster|\bmapa\b|sreg\.(n?clusterid|cluster\.ctarank)"), 90, False),
-    # FP8 conversions and mma.sync (ptxas: sm_90 on, or sm_89 with PTX 8.1, which the sm_89 target does not write)
-    (re.compile(r"\bcvt\.[\w.]*\.e[45]m[32]x2|\bmma\.sync\.aligned\.m16n8k32\.row\.col\.f32\.e[45]m[32]"), 90, False),
+    # FP8 conversions and mma.sync (in the PTX ISA versions NEWER_PTX gives them)
+    (re.compile(r"\bcvt\.[\w.]*\.e[45]m[32]x2|\bmma\.sync\.aligned\.m16n8k32\.row\.col\.f32\.e[45]m[32]"), 89, False),
 )
 """Instructions LLVM's NVPTX back end (or ptxas) accepts only from an arch on: checked first, so a
 module for an older arch gets a diagnostic instead of LLVM aborting the process."""
@@ -114,7 +115,7 @@ def check_instructions(ir_text: str, arch: str, module: ModuleOp | None = None) 
         if m and (number < needs or (needs_specific and not (specific and number == needs))):
             want = f"sm_{needs}a" if needs_specific else f"sm_{needs} or newer"
             err = TranslationError(f"the module uses '{m.group().strip('.')}', which needs {want}; the target is "
-                                   f"{arch} (e.g. -t 'ptx{{arch=sm_90a}}')")
+                                   f"{arch} (choose another with arch=..., or tile-opt's -t 'ptx{{arch=sm_90a}}')")
             if module is not None:  # the op using it, else the op it is an attribute of (a kernel's cluster)
                 ops = [op for op in module.walk() if op is not module]
                 needle = m.group()  # as the op prints it (an inline asm string's tab prints as \09: no \b)
@@ -217,6 +218,7 @@ def compile_module(
     """
     check_arch(arch)
     ir_text = llvm_ir(module)
+    check_instructions(ir_text, arch, module)  # here, where the module can say which op needs the instruction
     if alongside is None:
         return CompiledPTX(arch, ir_text, ptx_from_llvm_ir(ir_text, arch, opt_level=opt_level))
     outcome: dict[str, object] = {}

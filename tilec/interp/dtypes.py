@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from tilec.ir.float8 import FLOAT8_FORMATS, f8_bits, f8_values  # noqa: F401  (re-exported)
+from tilec.ir.float8 import FLOAT8_FORMATS, f8_bits, f8_values, saturated_f8  # noqa: F401  (re-exported)
 
 _DTYPES: dict[type, np.dtype] = {
     Float16Type: np.dtype(np.float16),
@@ -97,8 +97,10 @@ def round_tf32(x: Any) -> np.ndarray:
 
 
 def round_f8(x: Any, name: str) -> np.ndarray:
-    """Float values rounded to FP8 type ``name`` (:func:`f8_bits`), as float32 values."""
-    return f8_values(f8_bits(x, name), name).astype(np.float32)
+    """Float values rounded to FP8 type ``name`` as every conversion into FP8 here rounds them: saturating
+    (PTX's ``cvt.rn.satfinite``, :func:`~tilec.ir.float8.saturated_f8`) to nearest (:func:`f8_bits`), as
+    float32 values."""
+    return f8_values(f8_bits(saturated_f8(x, name), name), name).astype(np.float32)
 
 
 def _round(a: Any, element_type: Attribute) -> Any:

@@ -29,7 +29,12 @@ class DType:
 
     @property
     def is_float(self) -> bool:
+        """A float the language computes in (FP8 is computed in f32: :attr:`is_fp8`)."""
         return self.name in ("float16", "bfloat16", "float32", "float64")
+
+    @property
+    def is_fp8(self) -> bool:
+        return self.name in ("float8_e4m3fn", "float8_e5m2")
 
     @property
     def element_ty(self) -> DType:

@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tilec.dialects.tile import ops as t
-from tilec.dialects.tile.types import FLOAT_TYPES, RegisterType, RegisterVectorType, SharedType, element_bits
+from tilec.dialects.tile.types import FLOAT8_TYPES, FLOAT_TYPES, RegisterType, RegisterVectorType, SharedType, element_bits
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
 from tilec.lang import pointers
@@ -210,7 +210,7 @@ def load(view: Any, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any
         if not number and bits is not False:  # outside the array reads other too: the window's own bounds
             bits = bits & _inside_window(view, offsets, loaded)
         # other in the loaded element type, as Triton converts it (an int32 load stays int32)
-        fill = (other if loaded.dtype.is_float else int(other)) if number else other.to(loaded.dtype)
+        fill = (other if loaded.dtype.is_float or loaded.dtype.is_fp8 else int(other)) if number else other.to(loaded.dtype)
         return where(bits, loaded, fill) if bits is not False else \
             (full_like(loaded, fill) if number else where(False, loaded, fill))
     if isinstance(other, (Value, Expanded)):
@@ -269,9 +269,9 @@ def load_scalar(view: View, offsets: Sequence[Any] = ()) -> Scalar:
     tiles like any scalar, without a tile of copies in registers."""
     if not isinstance(view, View):
         raise error(f"tl.load_scalar reads an array argument of the kernel, got {_describe(view)}")
-    if not (isinstance(view.type.element_type, FLOAT_TYPES) or view.dtype in (int8, int16, int32, int64)):
-        raise error(f"tl.load_scalar reads f16, bf16, f32, f64, int8, int16, int32 or int64 elements; {view.name!r} holds "
-                    f"{view.type.element_type}")
+    if not (isinstance(view.type.element_type, (*FLOAT_TYPES, *FLOAT8_TYPES)) or view.dtype in (int8, int16, int32, int64)):
+        raise error(f"tl.load_scalar reads float (FP8 to f64) or int8, int16, int32 or int64 elements; {view.name!r} "
+                    f"holds {view.type.element_type}")
     offsets = _offsets(view, offsets, "tl.load_scalar")
     return Scalar(current().value(t.LoadScalarOp(view.value, offsets), f"{view.name}_s"))
 
@@ -937,6 +937,8 @@ def _scan(kind: str, x: Any, axis: Any, reverse: bool, dtype: Any, who: str,
         raise error(f"{who} scans a tile or a vector, got {_describe(x)}")
     if dtype is not None:
         x = x.to(dtype)
+    if x.dtype.is_fp8:  # FP8 computes in f32
+        x = x.to(float32)
     if not x.dtype.is_float and x.dtype not in (int32, int64):
         x = x.to(int32)
     if not isinstance(reverse, bool):
@@ -1059,7 +1061,8 @@ def _arg_extreme(kind: str, x: Any, axis: Any) -> Vector | Scalar:
     extreme = _reduce(kind, x, axis)
     wide = extreme[:, None] if isinstance(x, Tile) and axis is not None and axis % 2 == 1 else \
         extreme[None, :] if isinstance(x, Tile) and axis is not None else extreme
-    at = (x == wide) | (x != x) if x.dtype.is_float else x == wide  # a NaN is the maximum's (and minimum's) place
+    # a NaN is the maximum's (and minimum's) place
+    at = (x == wide) | (x != x) if x.dtype.is_float or x.dtype.is_fp8 else x == wide
     past = x.shape[axis % 2] if isinstance(x, Tile) and axis is not None else _size(x)
     return _reduce("min", where(at, index, past), axis)
 

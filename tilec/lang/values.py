@@ -562,7 +562,7 @@ def _materialize(o: Any, shape: _Shape, element: Attribute) -> SSAValue:
     """``o`` as a value of ``shape`` with ``element``: broadcasts and fills as needed."""
     trace = current()
     if isinstance(o, (int, float, bool)):
-        if isinstance(o, float) and not _is_float(element):
+        if isinstance(o, float) and not _is_float(element) and not isinstance(element, FLOAT8_TYPES):
             raise error(f"the float {o!r} meets {dtype_of(element)} values: convert them with .to(tl.float32)")
         scalar = trace.constant(o, element)
         return scalar if shape.kind == "scalar" else trace.value(t.FillOp(scalar, shape.register_type(element)))
@@ -892,7 +892,8 @@ def where(cond: Any, a: Any, b: Any) -> Any:
     """``a`` where ``cond`` (an i1 mask) holds, else ``b``; broadcast like the operators."""
     shape = _result_shape((cond, a, b))
     element = _element_type((a, b), "where")
-    if element is not None and not _is_float(element) and (isinstance(a, float) or isinstance(b, float)):
+    if element is not None and not _is_float(element) and not isinstance(element, FLOAT8_TYPES) \
+            and (isinstance(a, float) or isinstance(b, float)):
         element = Float32Type()
     if isinstance(element, IndexType) and shape.kind != "scalar":
         element = IntegerType(32)  # index scalars chosen between per element: i32, as elementwise ops take them

@@ -833,10 +833,10 @@ class LoadScalarOp(IRDLOperation):
             _fail(self, f"linear takes one index (the element's offset in memory), got {len(self.indices)}")
         if self.linear is None and len(self.indices) != src.rank:
             _fail(self, f"takes one index per dimension of {src}: {src.rank}, got {len(self.indices)}")
-        if not (isinstance(src.element_type, FLOAT_TYPES) or src.element_type in (
+        if not (isinstance(src.element_type, (*FLOAT_TYPES, *FLOAT8_TYPES)) or src.element_type in (
                 IntegerType(8), IntegerType(16), IntegerType(32), IntegerType(64))):
-            _fail(self, f"reads f16, bf16, f32, f64, i8, i16, i32 or i64 elements, not {src.element_type} (FP8 is read by "
-                        "tile.wgmma from shared tiles)")
+            _fail(self, f"reads f8E4M3FN, f8E5M2, f16, bf16, f32, f64, i8, i16, i32 or i64 elements, not "
+                        f"{src.element_type}")
         if self.result.type != src.element_type:
             _fail(self, f"result must be the view's element type {src.element_type}, got {self.result.type}")
 

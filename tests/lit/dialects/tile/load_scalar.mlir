@@ -28,11 +28,3 @@ func.func @type(%s: !tile.gl<f32, [1]>, %i: index) {
 }
 // CHECK: 'tile.load_scalar' result must be the view's element type f32, got f16
 
-// -----
-
-func.func @fp8(%s: !tile.gl<f8E4M3FN, [1]>, %i: index) {
-  %0 = tile.load_scalar %s[%i] : !tile.gl<f8E4M3FN, [1]> -> f8E4M3FN
-  func.return
-}
-// CHECK: 'tile.load_scalar' reads f16, bf16, f32, f64, i8, i16, i32 or i64 elements, not f8E4M3FN (FP8 is read by tile.wgmma from shared tiles)
-
