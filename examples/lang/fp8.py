@@ -72,7 +72,8 @@ def linear(x, w, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
 
 def tutorial_call(a, w, c, BM: int = 128, BN: int = 128, BK: int = 128):
     """The grid, arguments and constants of :func:`matmul_kernel` for ``c = a @ w.T`` (``a`` M x K, ``w``
-    N x K: B = ``w.T``, K-major, as the tutorial's FP8 run passes it)."""
+    N x K: B = ``w.T``, K-major, as the tutorial's FP8 run passes it), blocks of ``BM x BN x BK`` (the
+    default fits the kernel's four warps; bench/fp8_lang.py runs 128 x 256 x 128 with eight)."""
     m, k = a.shape
     n = w.shape[0]
     grid = (-(-m // BM), -(-n // BN))
