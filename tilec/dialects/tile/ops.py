@@ -479,6 +479,7 @@ class MapOp(IRDLOperation):
         term = block.last_op
         if not isinstance(term, YieldOp) or len(term.values) != 1 or term.values[0].type != self.result.type.element_type:
             _fail(self, f"body must end with 'tile.yield' of one {self.result.type.element_type} value")
+        _check_visible(self, self.body)
         for op in block.ops:
             # what a body may do with FP8 values: convert, bitcast, select, make constants, yield
             if not isinstance(op, (arith.ExtFOp, arith.TruncFOp, arith.BitcastOp, arith.SelectOp, arith.ConstantOp,
@@ -489,8 +490,27 @@ class MapOp(IRDLOperation):
                             "on (PTX has no arithmetic on them)")
 
 
+def _check_visible(op: IRDLOperation, region: Region) -> None:
+    """Every value ``region``'s ops use is defined in it or above ``op`` (xDSL's parser takes a name from a
+    sibling region, which no pass can lower: the per-element bodies are copied where only those exist)."""
+    above = set()
+    block = op.parent_block()
+    while block is not None:
+        above.add(block)
+        parent = block.parent_op()
+        block = parent.parent_block() if parent is not None else None
+    inside = set(region.blocks) | {b for inner in region.walk() for r in inner.regions for b in r.blocks}
+    for inner in region.walk():
+        for v in inner.operands:
+            owner = v.owner if isinstance(v.owner, Block) else v.owner.parent_block()
+            if owner not in above and owner not in inside:
+                _fail(op, f"its region uses %{v.name_hint or '?'} ({v.type}), defined outside it and not above "
+                          f"{op.name}")
+
+
 def _verify_combining(op: IRDLOperation, region: Region, element: Attribute) -> None:
     """A scan's or reduction's combining function: two ``element`` scalars to one (``tile.yield``)."""
+    _check_visible(op, region)
     block = region.block
     if [a.type for a in block.args] != [element, element]:
         takes = ", ".join(str(a.type) for a in block.args)
