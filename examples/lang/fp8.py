@@ -12,9 +12,17 @@ as the weights N x K), else ``mma.sync`` of FP8; the conversions and the mma.syn
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 
 import tilec.lang as tl
+
+# the tutorial's kernel is examples/lang/pointers.py's (loaded by path: these examples are scripts)
+_spec = importlib.util.spec_from_file_location("lang_example_pointers", Path(__file__).with_name("pointers.py"))
+_pointers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_pointers)
 
 
 @tl.kernel(num_warps=4)
@@ -35,29 +43,10 @@ def dequantize_rows(q, s, y, BM: tl.constexpr, N: tl.constexpr):
     tl.store(y, (r, 0), (t * tl.load(s, (r,), shape=(BM,))[:, None]).to(y.dtype))
 
 
-@tl.kernel(num_warps=4, num_stages=3)
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr):
-    """Triton's matmul tutorial, run on FP8 as the tutorial runs it: B passed K-major (``b.T``, so
-    ``stride_bk`` is 1). tile-stage gathers B's tile transposed, so both staged tiles are K-major and on
-    sm_90a the dot is the FP8 warpgroup MMA."""
-    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
-    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
-    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
-    offs_k = tl.arange(0, BLOCK_SIZE_K)
-    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
-    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
-    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
-        accumulator = tl.dot(a, b, accumulator)
-        a_ptrs += BLOCK_SIZE_K * stride_ak
-        b_ptrs += BLOCK_SIZE_K * stride_bk
-    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
-    tl.store(c_ptrs, accumulator.to(c_ptr.dtype.element_ty), mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+matmul_kernel = _pointers.matmul_kernel.with_options(num_stages=3)
+"""Triton's matmul tutorial (examples/lang/pointers.py's, as the tutorial writes it), run on FP8 as the
+tutorial's FP8 run passes its operands: B K-major (``b.T``, so ``stride_bk`` is 1). tile-stage gathers B's
+tile transposed, so both staged tiles are K-major and on sm_90a the dot is the FP8 warpgroup MMA."""
 
 
 @tl.kernel(num_warps=8)

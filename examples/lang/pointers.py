@@ -82,8 +82,9 @@ def index_add(src, index, out, BM: tl.constexpr, D: tl.constexpr):
 @tl.kernel(num_warps=4, num_stages=1)
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                   BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr):
-    """The matmul tutorial's body: pointers advanced through the K loop (each operand gathered into
-    registers an element at a time: the window form, examples/lang/matmul.py, is the fast one)."""
+    """The matmul tutorial's body, as Triton's tutorial writes it: pointers advanced through the K loop.
+    tile-stage stages its loads through shared memory (gathering copies, ``cp.async`` stages with
+    ``num_stages``; on sm_90a the warpgroup MMA). The same kernel runs on FP8 (examples/lang/fp8.py)."""
     pid_m, pid_n = tl.program_id(0), tl.program_id(1)
     offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
     offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
@@ -91,7 +92,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
     b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
     accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for k in tl.range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
         a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
         b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
         accumulator = tl.dot(a, b, accumulator)
