@@ -535,18 +535,17 @@ class _Rewriter(ast.NodeTransformer):
     def _python_range(self, loop: ast.For, bound: set[str], after: list[ast.stmt]) -> list[ast.stmt]:
         """``for i in range(...)`` as Triton reads it: a ``tl.range`` loop (an ``scf.for``) when a bound is a
         traced scalar (``range(0, tl.cdiv(K, BK))``, Triton's tutorials), Python's loop (unrolled while
-        tracing) when all are Python ints::
+        tracing) when all are Python ints. The loop is written once, as a ``tl.range`` loop over
+        ``__tl_loops.python_range(*__tl_range_args_4)`` (the arguments evaluated once before it), which runs
+        Python's loop itself where the bounds are ints. A body a ``tl.range`` loop cannot be (a ``break``, a
+        name first assigned in it and read after) stays Python's loop, and the error is raised at the user's
+        line only where the bounds are traced::
 
-            __tl_range_args_4 = (0, tl.cdiv(K, BK))  # evaluated once
+            __tl_range_args_4 = (0, n)
             if __tl_loops.traced_bounds(__tl_range_args_4):
-                <the loop as for i in tl.range(*__tl_range_args_4)>
+                __tl_loops.refuse("...: 'break' inside a tl.range loop ...")
             else:
-                for i in range(*__tl_range_args_4): <body>
-
-        What a ``tl.range`` loop refuses (a ``break``, a name first assigned in the body and read after)
-        is an error only where the bounds are traced. A loop a ``tl.range`` loop can be is written once, over
-        :class:`tilec.lang.loop.python_range` (which runs Python's loop itself where the bounds are ints), so
-        nested loops do not double the code at each level."""
+                for i in range(*__tl_range_args_4): <body>"""
         call = loop.iter
         assert isinstance(call, ast.Call)
         if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
@@ -563,16 +562,13 @@ class _Rewriter(ast.NodeTransformer):
             return made_loop
 
         loops = ast.Name(id=LOOPS, ctx=ast.Load())
+        self.uses_loops = True
         count = self.count
         try:
             either = self._loop(over(ast.Attribute(value=loops, attr="python_range", ctx=ast.Load())), bound, after)
-            self.uses_loops = True
             return _on_header(loop, loop.iter, [*made, *either])
-        except LangError:
-            self.count = count
-        try:
-            traced = self._loop(over(ast.Attribute(value=loops, attr="range", ctx=ast.Load())), bound, after)
         except LangError as e:  # what a tl.range loop refuses is an error only where it is one
+            self.count = count
             refuse = ast.Call(func=ast.Attribute(value=loops, attr="refuse", ctx=ast.Load()),
                               args=[ast.Constant(value=f"{e} (range() of a run-time bound is a tl.range loop)")],
                               keywords=[])
@@ -581,7 +577,6 @@ class _Rewriter(ast.NodeTransformer):
         test = ast.Call(func=ast.Attribute(value=loops, attr="traced_bounds", ctx=ast.Load()),
                         args=[ast.Name(id=args, ctx=ast.Load())], keywords=[])
         made.append(ast.If(test=test, body=traced, orelse=[python]))
-        self.uses_loops = True
         return _on_header(loop, loop.iter, made)
 
     def _loop(self, loop: ast.For, bound_before: set[str], after: list[ast.stmt]) -> list[ast.stmt]:
