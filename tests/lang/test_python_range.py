@@ -102,3 +102,20 @@ def test_what_a_loop_cannot_do_is_an_error_only_with_run_time_bounds():
         message = str(info.value)
         assert message.startswith(f"{__file__}:{line}:"), message
         assert says in message and "range() of a run-time bound is a tl.range loop" in message, message
+
+
+@tl.kernel(num_warps=1)
+def wide_counter(o, start, stop, step):
+    acc = tl.zeros((1,), dtype=tl.int64)
+    for i in range(start, stop, step):
+        acc += i - start
+    tl.store(o, (0,), acc)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_a_counter_of_i64_bounds_is_i64(after):
+    """As Triton types it: a bound past i32 (an i64 argument) makes the counter i64, so ``i - start`` does
+    not wrap where it meets an i32 start."""
+    o = np.zeros(1, np.int64)
+    wide_counter.interpret(o, 5, 2**31 + 5, 2**30, grid=(1,), after=after)
+    assert o[0] == sum(range(0, 2**31, 2**30))

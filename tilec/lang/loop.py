@@ -81,6 +81,8 @@ class range:  # noqa: N801 - used as tl.range, like Python's
                                    offset_positions(init))
             return tuple(unpack(out))
         trace = current()
+        if any(_is_i64(v) for v in (self.start, self.stop, self.step)):  # Triton's counter has its bounds' type
+            body = (lambda narrow: lambda i, *carried: narrow(i.to(dtypes.int64), *carried))(body)
         if isinstance(self.step, int) and self.step == 0:
             raise error("tl.range's step must not be 0")
         if isinstance(self.step, int) and self.step < 0:  # counting down: a loop over the count, i mirrored
@@ -375,6 +377,13 @@ def _trip_count(lo: SSAValue, hi: SSAValue, step: SSAValue, ty: Attribute) -> Sc
     n = (Scalar(hi) - Scalar(lo) + Scalar(step) - 1) // Scalar(step)
     n = trace.value(arith.MaxSIOp(n.value, trace.constant(0, IndexType())))
     return Scalar(n if isinstance(ty, IndexType) else trace.value(arith.IndexCastOp(n, ty)))
+
+
+def _is_i64(bound: Any) -> bool:
+    """A bound of 64 bits: an int64 scalar, or a Python int past i32 (Triton types the loop's counter so)."""
+    if isinstance(bound, Scalar):
+        return bound.type == IntegerType(64)
+    return isinstance(bound, int) and not isinstance(bound, bool) and not -(2**31) <= bound < 2**31
 
 
 def traced_bounds(bounds: Sequence[Any]) -> bool:
