@@ -691,3 +691,28 @@ def test_only_pointers_widen_through_a_loop():
 
     with pytest.raises(LangError, match="a carried value keeps its type"):
         widened_counts.interpret(np.zeros(4, np.int64), 3, 5, grid=(1,), B=4)
+
+
+@tl.kernel(num_warps=4)
+def bump_in_place(p, n, i, BLOCK: tl.constexpr):
+    """Read, change and write back the same places through pointers (Triton's layer-norm backward
+    accumulating its partial sums; Liger's cross-entropy updating the target's logit)."""
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(p + cols, mask=cols < n)
+    tl.store(p + cols, x + 1.0, mask=cols < n)
+    v = tl.load(p + i)
+    tl.store(p + i, v + 10.0)
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("block, warps", [(16, 4), (64, 8), (256, 4)])
+def test_a_place_read_and_written_back_changes_once(block, warps, after):
+    """A block tile smaller than the block's threads is held in copies by several lanes and warps: one
+    holder of each element writes it (as an atomic combines), so a warp reading after another's write
+    does not add again (before: 4.0 with 16 elements in four warps, after tile-distribute)."""
+    a = np.zeros(block + 3, np.float32)
+    bump_in_place.with_options(num_warps=warps).interpret(a, block, block + 1, grid=(1,), BLOCK=block, after=after)
+    expected = np.zeros(block + 3, np.float32)
+    expected[:block] = 1.0
+    expected[block + 1] = 10.0
+    np.testing.assert_array_equal(a, expected)

@@ -49,9 +49,11 @@ _RED_KINDS = ("add", "max", "min", "and", "or", "xor")
 """The kinds ``red.global`` does (no old value needed)."""
 
 
-def holder_bits(op: t.AtomicOp, frag: Fragment | VectorFragment, threads: int, varying: tuple[set, set]) -> int:
+def holder_bits(op: t.AtomicOp | t.ScatterOp, frag: Fragment | VectorFragment, threads: int,
+                varying: tuple[set, set]) -> int:
     """The thread bits (of the block's thread index) whose holders of an element leave it to the holder
-    with those bits 0 (see the module docstring); 0: every thread combines its own elements."""
+    with those bits 0 (see the module docstring; a scatter's stores too); 0: every thread combines its own
+    elements."""
     mode = atomic_combiners(op, *varying)
     if mode == "every thread":  # indices that differ between lanes: each thread's own places
         return 0

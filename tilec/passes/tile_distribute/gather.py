@@ -37,9 +37,11 @@ from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import RegisterType, element_bits
 from tilec.ir import fast
 from tilec.passes.alignment import CP_ASYNC_MIN_BYTES
-from tilec.passes.fragments import VectorFragment, contiguous_runs
+from tilec.passes.fragments import WARP, VectorFragment, contiguous_runs
 from tilec.passes.index_steps import separable, step_along
 from tilec.passes.trends import falls_along_rows
+from tilec.passes.uniformity import _divergent, lane_varying, warp_varying
+from tilec.passes.tile_distribute.atomics import _ancestors, holder_bits
 from tilec.passes.tile_distribute.emit import Bool, Int
 from tilec.passes.tile_distribute.memory import linear_offset
 from tilec.passes.tile_distribute.values import GlobalArg, SharedBuf
@@ -210,7 +212,27 @@ class GatherLowering:
             types = [fast.vector_type(elem, len(run)) for run in runs]
             self.set_scalars(op.result, unpacked(self.if_then(every, all_vectors, run_by_run, types)))
 
+    def _storing_holder(self, op: t.ScatterOp, fr) -> Bool:
+        """Whether this thread writes its copies of the elements: one holder of each element does, as an
+        atomic combines (:func:`~tilec.passes.tile_distribute.atomics.holder_bits`: the lanes without the
+        fragment's broadcast bits, warp 0 of a value every warp holds alike). Every holder writing the same
+        value would be the same store, but not where the kernel read the place before (Triton's ``x =
+        tl.load(p + cols); tl.store(p + cols, x + 1)``): a warp reading after another's write would add
+        again. Under a branch the lanes of a warp take differently every holder writes, as before."""
+        if not hasattr(self, "_varying_ids"):
+            self._varying_ids = (lane_varying(self.fn), warp_varying(self.fn))
+        bits = holder_bits(op, fr, self.threads, self._varying_ids)
+        if bits & (WARP - 1) and any(_divergent(parent, self._varying_ids[0]) for parent in _ancestors(op)):
+            bits &= ~(WARP - 1)  # the holding lane may not be there: every lane writes its copy
+        if bits == 0:
+            return True
+        return self.em.cmp("eq", self.em.and_(self.thread_index(i32), bits, i32), 0, i32)
+
     def scatter(self, op: t.ScatterOp) -> None:
+        holder = self._storing_holder(op, self.fragment(op.value))
+        self.if_then(holder, lambda: self._scatter(op) or [])
+
+    def _scatter(self, op: t.ScatterOp) -> None:
         em = self.em
         g: GlobalArg = self.get(op.dest)
         elem = op.value.type.element_type
