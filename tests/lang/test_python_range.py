@@ -119,3 +119,18 @@ def test_a_counter_of_i64_bounds_is_i64(after):
     o = np.zeros(1, np.int64)
     wide_counter.interpret(o, 5, 2**31 + 5, 2**30, grid=(1,), after=after)
     assert o[0] == sum(range(0, 2**31, 2**30))
+
+
+@tl.kernel(num_warps=2)
+def stages_as_a_parameter(x, o, n_rows, B: tl.constexpr, num_stages: tl.constexpr):
+    """Triton's fused-softmax tutorial takes ``num_stages: tl.constexpr`` and passes it to ``tl.range``."""
+    for r in tl.range(tl.program_id(0), n_rows, tl.num_programs(0), num_stages=num_stages):
+        tl.store(o, (r, 0), tl.load(x, (r, 0), shape=(1, B)) * 2.0)
+
+
+def test_num_stages_reaches_a_parameter_of_that_name():
+    x = RNG.standard_normal((5, 32)).astype(np.float32)
+    o = np.full((5, 32), np.nan, np.float32)
+    stages_as_a_parameter.interpret(x, o, 5, grid=(2,), B=32, num_stages=2)
+    np.testing.assert_array_equal(o, x * 2.0)
+    assert ".entry" in stages_as_a_parameter.compile(x, o, 5, B=32, num_stages=2, arch="sm_80").asm["ptx"]

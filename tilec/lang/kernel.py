@@ -305,6 +305,7 @@ class Kernel:
         from tilec.api import compile as tilec_compile
 
         arch = arch or default_lang_arch()
+        kwargs = self._stages_parameter(kwargs, num_stages)
         pipeline = self._pipeline(num_stages, bulk, pipeline, arch)
         spec = self.specialize(*args, num_warps=num_warps, **kwargs)
         key = (spec, arch, pipeline)
@@ -318,6 +319,14 @@ class Kernel:
             with self._lock:
                 self._compiled[key] = compiled
         return compiled
+
+    def _stages_parameter(self, kwargs: dict[str, Any], num_stages: int | None) -> dict[str, Any]:
+        """``kwargs`` with ``num_stages`` for a kernel parameter of that name too: Triton gives the compile
+        option to the kernel's ``num_stages: tl.constexpr`` as well (its fused-softmax tutorial reads it
+        in ``tl.range(..., num_stages=num_stages)``)."""
+        if num_stages is not None and "num_stages" in self.signature.parameters and "num_stages" not in kwargs:
+            return {**kwargs, "num_stages": num_stages}
+        return kwargs
 
     def _pipeline(self, num_stages: int | None, bulk: bool | None, pipeline: str | None,
                   arch: str | None = None) -> str | None:
@@ -381,7 +390,7 @@ class Kernel:
             return value
 
         args = tuple(row_major(a) for a in args)
-        kwargs = {k: row_major(v) for k, v in kwargs.items()}
+        kwargs = {k: row_major(v) for k, v in self._stages_parameter(kwargs, num_stages).items()}
         spec = self.specialize(*args, num_warps=num_warps, **kwargs)
         bound = self._bind(args, kwargs)
         held = _HeldAsFloat32()
@@ -457,6 +466,7 @@ class Kernel:
         from tilec.runtime.arrays import is_torch_tensor
         from tilec.runtime.gl_views import expand
 
+        kwargs = self._stages_parameter(kwargs, num_stages)
         compiled = self.compile(*args, num_warps=num_warps, num_stages=num_stages, arch=arch, pipeline=pipeline, **kwargs)
         bound = self._bind(args, kwargs)
         runtime = [v for n, v in bound.arguments.items() if n not in self.constexprs and v is not None]
