@@ -1754,3 +1754,14 @@ def test_integer_arguments_equal_to_one_are_specialised():
     assert tl.kernel(strided_copy.fn, do_not_specialize=[2]).do_not_specialize == {"stride"}
     with pytest.raises(ValueError, match="do_not_specialize names a parameter"):
         tl.kernel(strided_copy.fn, do_not_specialize=["strides"])
+
+
+@tl.kernel
+def pointer_type_habit(x, o, N: tl.constexpr):
+    tl.store(o, (0,), tl.load(x, (0,), shape=(N,)).to(o.type.element_ty))  # MARK-element-ty
+
+
+def test_an_attribute_a_value_lacks_is_an_error_at_the_line():
+    """Triton's ``ptr.type.element_ty``: tilec's view has ``dtype`` (and ``dtype.element_ty``)."""
+    x = rand(8)
+    _raises_at(lambda: pointer_type_habit.ir(x, x, N=8), "# MARK-element-ty", "x.dtype.element_ty")

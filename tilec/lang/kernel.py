@@ -261,8 +261,8 @@ class Kernel:
         with tracing(trace):
             try:
                 result = self._traced_fn(**values)
-            except TypeError as e:  # a call in the user's line with arguments the function does not take
-                located = located_type_error(e)
+            except (TypeError, AttributeError) as e:  # a call in the user's line with arguments the function
+                located = located_type_error(e)  # does not take, or an attribute its value does not have
                 if located is None:
                     raise
                 raise located from None

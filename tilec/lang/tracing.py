@@ -75,10 +75,11 @@ class Unusable:
         self._used()
 
 
-def located_type_error(e: TypeError) -> LangError | None:
-    """A TypeError raised in the user's own line (a call of a ``tl`` function with a keyword it does not
-    take, a missing argument: Python raises those before entering the function) as a LangError at
-    that line; None when it came from inside tilec (then it is not the user's call's fault)."""
+def located_type_error(e: TypeError | AttributeError) -> LangError | None:
+    """A TypeError or AttributeError raised in the user's own line (a call of a ``tl`` function with a
+    keyword it does not take, a missing argument: Python raises those before entering the function; an
+    attribute a value does not have, such as Triton's ``x_ptr.type.element_ty``) as a LangError at that
+    line; None when it came from inside tilec (then it is not the user's call's fault)."""
     tb, last = e.__traceback__, None
     while tb is not None:
         last, tb = tb, tb.tb_next
@@ -88,7 +89,9 @@ def located_type_error(e: TypeError) -> LangError | None:
     positions = list(code.co_positions())
     if 0 <= last.tb_lasti // 2 < len(positions) and positions[last.tb_lasti // 2][0] is not None:
         line, col = positions[last.tb_lasti // 2][0], positions[last.tb_lasti // 2][2] or 0
-    return LangError(f"{code.co_filename}:{line}:{col + 1}: error: {e}")
+    hint = " (an array's element type is x.dtype, or Triton's x.dtype.element_ty)" \
+        if isinstance(e, AttributeError) and "element_ty" in str(e) else ""
+    return LangError(f"{code.co_filename}:{line}:{col + 1}: error: {e}{hint}")
 
 
 def error(message: str) -> LangError:
