@@ -24,7 +24,7 @@ from typing import Any
 
 from tilec.lang import ops
 from tilec.lang.tracing import error
-from tilec.lang.values import Scalar, Value, View, index
+from tilec.lang.values import Pointer, Scalar, Value, View, index
 
 
 class BlockPtr:
@@ -95,7 +95,12 @@ class TensorDescriptor:
 
 def _array(base: Any, shape: Any, strides: Any, who: str) -> View:
     if not isinstance(base, View):
-        raise error(f"{who}'s base is an array argument of the kernel, got {type(base).__name__} {base!r}")
+        hint = ""
+        if isinstance(base, Pointer):  # Triton's Q + off_z * stride_qz + off_h * stride_qh
+            hint = (f": a pointer moved into the array (Triton's Q + off_z * stride_qz + off_h * stride_qh) is, in "
+                    f"tilec, the sub-view of those leading indices: {base.view.name}[off_z, off_h]")
+        raise error(f"{who}'s base is an array argument of the kernel (or a sub-view of it), got "
+                    f"{type(base).__name__}{hint}")
     for what, given in (("shape", shape), ("strides", strides)):
         if not isinstance(given, (tuple, list)) or len(given) != base.ndim:
             raise error(f"{who}'s {what} gives the {base.ndim} dimensions of {base.name!r} (whose own shape and "
