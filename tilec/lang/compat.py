@@ -20,7 +20,7 @@ from typing import Any
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import Float32Type
 
-from tilec.lang import ops
+from tilec.lang import libm, ops
 from tilec.lang.dtypes import int32, int64
 from tilec.lang.ops import barrier, exp, full, max, minimum, sum  # noqa: A004
 from tilec.lang.tracing import LangError, current, error
@@ -149,14 +149,16 @@ math = _Namespace("tl.math",
     log=ops.log, log2=ops.log2, rsqrt=ops.rsqrt, sin=ops.sin, sqrt=ops.sqrt, tanh=ops.tanh, trunc=ops.trunc,
     rint=ops.rint, umulhi=umulhi, cdiv=ops.cdiv, maximum=ops.maximum, minimum=ops.minimum, isnan=isnan,
     fma=lambda a, b, c: fma(a, b, c), div_rn=lambda a, b: a / b, fdiv=lambda a, b, **_: a / b,
-    sqrt_rn=ops.sqrt, pow=_pow)
-"""Triton's ``tl.math``: the functions the language has, by Triton's names."""
+    sqrt_rn=ops.sqrt, pow=_pow, **libm.FUNCTIONS)
+"""Triton's ``tl.math``: the functions the language has, by Triton's names (libdevice's others that PTX has no
+instruction for are :mod:`tilec.lang.libm`'s)."""
 
 libdevice = _Namespace(
     "libdevice", **{k: v for k, v in vars(math).items() if not k.startswith("_")}, fabs=ops.abs, fast_expf=ops.exp, fast_logf=ops.log, fast_powf=_pow, expf=ops.exp,
     exp2f=ops.exp2, logf=ops.log, log2f=ops.log2, sqrtf=ops.sqrt, rsqrtf=ops.rsqrt, tanhf=ops.tanh,
     sinf=ops.sin, cosf=ops.cos, erff=ops.erf, floorf=ops.floor, ceilf=ops.ceil, truncf=ops.trunc,
-    rintf=ops.rint, fmaxf=_fmax, fminf=_fmin, fmax=_fmax, fmin=_fmin, powf=_pow)
+    rintf=ops.rint, fmaxf=_fmax, fminf=_fmin, fmax=_fmax, fmin=_fmin, powf=_pow,
+    **{f"{name}f": f for name, f in libm.FUNCTIONS.items()})
 """``libdevice``'s names (``tl.extra.cuda.libdevice`` in Triton) for the functions the language has."""
 
 extra = SimpleNamespace(cuda=SimpleNamespace(libdevice=libdevice), libdevice=libdevice)
