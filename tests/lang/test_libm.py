@@ -14,7 +14,8 @@ RNG = np.random.default_rng(20261131)
 STAGES = (None, "tile-distribute")
 
 CASES = {  # name: (numpy's function, inputs)
-    "tan": (np.tan, lambda: RNG.uniform(-1.4, 1.4, 256)),
+    "tan": (np.tan, lambda: np.concatenate([RNG.uniform(-1.4, 1.4, 246), [0, 1e-5, -3e-6, 3.0, -3.0, 10.0, 100.0,
+                                                                          0.7853981, -2.356194, 5.5]])),
     "expm1": (np.expm1, lambda: np.concatenate([RNG.standard_normal(240) * 3, [0, 1e-7, -1e-7, 1e-30, 60, -60, 100, -100,
                                                                                  np.inf, -np.inf, 1e-3, -1e-3, 0.5, -0.5, 2, -2]])),
     "log1p": (np.log1p, lambda: np.concatenate([RNG.uniform(-0.99, 10, 240), [0, 1e-7, -1e-7, 1e-30, -1, 1e30, np.inf,

@@ -3,9 +3,10 @@
 Each is elementwise code on the language's own operations (one fused map where it is used), computed in
 f32 (f16 and bf16 inputs are widened, as libdevice has f32 and f64 versions only; f64 stays f64 but is
 computed with these f32 approximations, as the language's other transcendental functions are). The
-polynomials are Cephes' single-precision ones (``asinf``, ``atanf``); ``log1p`` and ``expm1`` use
-Kahan's cancellation-free forms over ``log`` and ``exp``. Errors against float64 are a few f32 ulps
-(tests/lang/test_libm.py measures each).
+polynomials are Cephes' single-precision ones (``asinf``, ``atanf``, ``tanf``, ``logf``'s for ``log1p``),
+and near 0 ``expm1`` and ``sinh`` are their Taylor polynomials: PTX's approximate ``ex2``/``lg2``/``sin``
+have absolute errors, which near 0 would be most of a small result. Errors against float64 are a few
+f32 ulps (tests/lang/test_libm.py on the interpreters, tests/gpu/test_libm_gpu.py on the GPU).
 """
 
 from __future__ import annotations
@@ -34,31 +35,58 @@ def _where(c: Any, a: Any, b: Any) -> Any:
     return ops.where(c, a, b)
 
 
+def _horner(x: Any, coefficients: tuple[float, ...]) -> Any:
+    """``c0 x^n + c1 x^(n-1) + ... + cn``, highest power first."""
+    r = coefficients[0]
+    for c in coefficients[1:]:
+        r = r * x + c
+    return r
+
+
 def tan(x: Any) -> Any:
+    """Cephes' ``tanf``: ``|x|`` reduced by the octant ``j`` (``pi/4`` in three parts, so the reduction is
+    exact to f32), an odd polynomial on ``[-pi/4, pi/4]``, ``-1/tan`` in odd quadrants. PTX's approximate
+    sine and cosine, whose errors are absolute, would be far off in relative terms near 0."""
     x = _float(x, "tan")
-    return ops.sin(x) / ops.cos(x)
+    a = ops.abs(x)
+    j = ops.floor(a * (4.0 / _PI))
+    j = j + (j - ops.floor(j * 0.5) * 2.0)  # to even
+    z = ((a - j * 0.78515625) - j * 2.4187564849853515625e-4) - j * 3.77489497744594108e-8
+    zz = z * z
+    y = _horner(zz, (9.38540185543e-3, 3.11992232697e-3, 2.44301354525e-2, 5.34112807005e-2, 1.33387994085e-1,
+                     3.33331568548e-1)) * zz * z + z
+    odd_quadrant = (j - ops.floor(j * 0.25) * 4.0) == 2.0
+    r = _where(odd_quadrant, -1.0 / y, y)
+    return _where(x < 0.0, -r, r)
 
 
 def expm1(x: Any) -> Any:
-    """``exp(x) - 1`` without the cancellation near 0 (Kahan: ``(u - 1) * x / log(u)``, ``u = exp(x)``)."""
+    """``exp(x) - 1``: its Taylor polynomial below 1/2 in magnitude (exp's error would be most of the
+    result near 0), ``exp(x) - 1`` above."""
     x = _float(x, "expm1")
-    u = ops.exp(x)
-    inner = (u - 1.0) * x / ops.log(u)
-    return _where(u == 1.0, x, _where(u - 1.0 == -1.0, -1.0, _where(u == float("inf"), u, inner)))
+    small = _horner(x, (1 / 40320, 1 / 5040, 1 / 720, 1 / 120, 1 / 24, 1 / 6, 0.5, 1.0)) * x
+    return _where(ops.abs(x) < 0.5, small, ops.exp(x) - 1.0)
 
 
 def log1p(x: Any) -> Any:
-    """``log(1 + x)`` without the cancellation near 0 (Kahan: ``log(u) * x / (u - 1)``, ``u = 1 + x``)."""
+    """``log(1 + x)``: Cephes' ``logf`` polynomial for ``log(1 + x)`` where ``1 + x`` is in ``[sqrt(1/2),
+    sqrt(2))`` (log's error would be most of the result near 0), ``log(1 + x)`` elsewhere."""
     x = _float(x, "log1p")
-    u = x + 1.0
-    return _where(u == 1.0, x, _where(u == float("inf"), u, ops.log(u) * x / (u - 1.0)))
+    z = x * x
+    p = _horner(x, (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
+                    -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1))
+    near = x + (x * z * p - 0.5 * z)
+    return _where((x > -0.2928932188134524) & (x < 0.4142135623730950), near, ops.log(x + 1.0))
 
 
 def sinh(x: Any) -> Any:
+    """Its Taylor polynomial below 1 in magnitude, ``(e - 1/e) / 2`` above."""
     x = _float(x, "sinh")
-    e = expm1(ops.abs(x))
-    r = (e + e / (e + 1.0)) * 0.5
-    return _where(x < 0.0, -r, r)
+    zz = x * x
+    small = _horner(zz, (1 / 362880, 1 / 5040, 1 / 120, 1 / 6, 1.0)) * x
+    e = ops.exp(ops.abs(x))
+    big = (e - 1.0 / e) * 0.5
+    return _where(ops.abs(x) < 1.0, small, _where(x < 0.0, -big, big))
 
 
 def cosh(x: Any) -> Any:
