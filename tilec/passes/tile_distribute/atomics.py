@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, i32, i64
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from tilec.dialects import frag_fast
 from tilec.dialects.abi import ROLE_ATTR
@@ -93,6 +93,20 @@ def exchange_slots(bits: int, threads: int) -> int:
 class AtomicLowering:
     """Mixin of :class:`tilec.passes.tile_distribute.kernel.KernelLowering`: lowers ``tile.atomic``."""
 
+    def holders(self, op: t.AtomicOp | t.ScatterAtomicOp | t.ScatterOp, frag: Fragment | VectorFragment) -> int:
+        """:func:`holder_bits` of ``op``'s elements (the function's lane- and warp-varying values found once)."""
+        if not hasattr(self, "_varying_ids"):
+            self._varying_ids = (lane_varying(self.fn), warp_varying(self.fn))
+        return holder_bits(op, frag, self.threads, self._varying_ids)
+
+    def lane_divergent_parent(self, op: Operation) -> Operation | None:
+        """The first op around ``op`` whose condition or bounds differ between a warp's lanes, or None."""
+        return next((p for p in _ancestors(op) if _divergent(p, self._varying_ids[0])), None)
+
+    def is_holder(self, bits: int) -> Bool:
+        """Whether this thread is the holder with ``bits`` of the block's thread index 0."""
+        return True if bits == 0 else self.em.cmp("eq", self.em.and_(self.thread_index(i32), bits, i32), 0, i32)
+
     def atomic(self, op: t.AtomicOp | t.ScatterAtomicOp) -> None:
         em = self.em
         value: Regs = self.get(op.value)
@@ -100,17 +114,14 @@ class AtomicLowering:
         at_indices = isinstance(op, t.ScatterAtomicOp)  # each element's place from index tiles
         origin = [] if at_indices else [em.cast(self.get(i), i64) for i in op.indices]
         frag = value.frag
-        if not hasattr(self, "_varying_ids"):
-            self._varying_ids = (lane_varying(self.fn), warp_varying(self.fn))
-        bits = holder_bits(op, frag, self.threads, self._varying_ids)
-        if bits & (WARP - 1):  # one lane combines for the others: all must be there
-            for parent in _ancestors(op):
-                if _divergent(parent, self._varying_ids[0]):
-                    raise RegallocError(f"combines each element in one lane for the lanes that hold copies, but it is "
-                                        f"inside '{parent.name}'{_where(parent)}, whose condition differs between the "
-                                        "lanes of a warp: the combining lane may not be there. Give the atomic a "
-                                        "place computed from the lane id, or branch on a value every lane has alike")
-        combiner = True if bits == 0 else em.cmp("eq", em.and_(self.thread_index(i32), bits, i32), 0, i32)
+        bits = self.holders(op, frag)
+        parent = self.lane_divergent_parent(op) if bits & (WARP - 1) else None
+        if parent is not None:  # one lane combines for the others: all must be there
+            raise RegallocError(f"combines each element in one lane for the lanes that hold copies, but it is "
+                                f"inside '{parent.name}'{_where(parent)}, whose condition differs between the "
+                                "lanes of a warp: the combining lane may not be there. Give the atomic a "
+                                "place computed from the lane id, or branch on a value every lane has alike")
+        combiner = self.is_holder(bits)
         kind = op.kind.data
         fetch = returns_old_values(op)
         scalars = self.scalars(value)

@@ -40,8 +40,6 @@ from tilec.passes.alignment import CP_ASYNC_MIN_BYTES
 from tilec.passes.fragments import WARP, VectorFragment, contiguous_runs
 from tilec.passes.index_steps import separable, step_along
 from tilec.passes.trends import falls_along_rows
-from tilec.passes.uniformity import _divergent, lane_varying, warp_varying
-from tilec.passes.tile_distribute.atomics import _ancestors, holder_bits
 from tilec.passes.tile_distribute.emit import Bool, Int
 from tilec.passes.tile_distribute.memory import linear_offset
 from tilec.passes.tile_distribute.values import GlobalArg, SharedBuf
@@ -219,14 +217,10 @@ class GatherLowering:
         value would be the same store, but not where the kernel read the place before (Triton's ``x =
         tl.load(p + cols); tl.store(p + cols, x + 1)``): a warp reading after another's write would add
         again. Under a branch the lanes of a warp take differently every holder writes, as before."""
-        if not hasattr(self, "_varying_ids"):
-            self._varying_ids = (lane_varying(self.fn), warp_varying(self.fn))
-        bits = holder_bits(op, fr, self.threads, self._varying_ids)
-        if bits & (WARP - 1) and any(_divergent(parent, self._varying_ids[0]) for parent in _ancestors(op)):
+        bits = self.holders(op, fr)
+        if bits & (WARP - 1) and self.lane_divergent_parent(op) is not None:
             bits &= ~(WARP - 1)  # the holding lane may not be there: every lane writes its copy
-        if bits == 0:
-            return True
-        return self.em.cmp("eq", self.em.and_(self.thread_index(i32), bits, i32), 0, i32)
+        return self.is_holder(bits)
 
     def scatter(self, op: t.ScatterOp) -> None:
         holder = self._storing_holder(op, self.fragment(op.value))
