@@ -141,3 +141,29 @@ func.func @acc_rows(%a: !tile.gl<f16, [?, ?]>, %c: !tile.gl<f32, [?, ?]>, %ld: i
 // CHECK-COUNT-4: frag.store %{{.*}}, %{{.*}} : vector<2xf32>, !llvm.ptr<1>
 // CHECK-NEXT: } else {
 // CHECK-COUNT-4: scf.if %{{.*}} {
+
+// -----
+
+// Triton's x = tl.load(p + i); tl.store(p + i, x + 1) with 16 elements in a block of 128 threads: lanes 0-15
+// of every warp hold them, so the store is one holder's each (thread bits 4-6 clear: bits 112), as an atomic
+// combines; every holder writing would let a warp that reads after another's write add again.
+func.func @bump(%p: !tile.gl<f32, [?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %i = tile.iota %c0 dim 0 : !tile.rv<16xi32, col>
+  %x = tile.gather %p[%i] linear : !tile.gl<f32, [?]>[!tile.rv<16xi32, col>] -> !tile.rv<16xf32, col>
+  %y = tile.map %x : !tile.rv<16xf32, col> -> !tile.rv<16xf32, col> {
+  ^bb0(%a: f32):
+    %one = arith.constant 1.000000e+00 : f32
+    %b = arith.addf %a, %one : f32
+    tile.yield %b : f32
+  }
+  tile.scatter %y, %p[%i] linear : !tile.rv<16xf32, col> -> !tile.gl<f32, [?]>[!tile.rv<16xi32, col>]
+  func.return
+}
+// CHECK-LABEL: func.func @bump(
+// CHECK:      %[[BITS:.*]] = arith.constant 112 : i32
+// CHECK:      %[[MINE:.*]] = arith.andi %tid, %[[BITS]] : i32
+// CHECK-NEXT: %[[HOLDS:.*]] = arith.cmpi eq, %[[MINE]], %{{.*}} : i32
+// CHECK-NEXT: scf.if %[[HOLDS]] {
+// CHECK:        frag.store %b, %{{.*}} if %{{.*}} : f32, !llvm.ptr<1>
