@@ -719,13 +719,20 @@ func.func @f(%p: !llvm.ptr<1> {{tile.dtype = f16}}) -> i64 {{{LANE}
 
 
 def test_unsigned_division_by_zero_matches_the_lane_interpreter() -> None:
-    """The tile interpreter's divui / remui / ceildivui by zero: all bits set, the dividend, all bits set."""
+    """The tile interpreter's divui / remui / ceildivui by zero: all bits set, the dividend, all bits set;
+    and a negative operand read as the unsigned number of its bits (as the GPU reads it)."""
     from xdsl.dialects import arith as xarith
+    from xdsl.dialects.builtin import IndexType
+    from xdsl.utils.test_value import create_ssa_value
+
     from tilec.interp.numeric import NumpyIntegerFunctions
 
     impl = NumpyIntegerFunctions()
+    x, y = create_ssa_value(IndexType()), create_ssa_value(IndexType())
     for op_class, want in ((xarith.DivUIOp, [-1, 3]), (xarith.RemUIOp, [7, 1]), (xarith.CeilDivUIOp, [-1, 4])):
         a, b = np.array([7, 7]), np.array([0, 2])
         got = getattr(impl, {xarith.DivUIOp: "run_divui", xarith.RemUIOp: "run_remui",
-                             xarith.CeilDivUIOp: "run_ceildivui"}[op_class])(None, None, (a, b))
+                             xarith.CeilDivUIOp: "run_ceildivui"}[op_class])(None, op_class(x, y), (a, b))
         assert np.asarray(got.values[0]).tolist() == want
+    got = impl.run_divui(None, xarith.DivUIOp(x, y), (np.array([-2]), np.array([2])))
+    assert np.asarray(got.values[0]).tolist() == [(2**64 - 2) // 2]

@@ -198,7 +198,9 @@ class NumpyArithFunctions(ArithFunctions):
 
     @impl(arith.UIToFPOp)
     def run_uitofp(self, interpreter, op, args):
-        return _result(op, np.asarray(args[0], dtype=np.float64))
+        """The bits read unsigned (a mask's true is 1), then rounded once to the float type."""
+        value = _as_unsigned(_to_int(args[0]), _int_width(op.operands[0].type))
+        return _result(op, np.asarray(value, dtype=np.float64) if np.ndim(value) else np.float64(float(value)))
 
     @impl(arith.BitcastOp)
     def run_bitcast(self, interpreter, op, args):
@@ -228,7 +230,9 @@ class NumpyArithFunctions(ArithFunctions):
 
     @impl(arith.FPToUIOp)
     def run_fptoui(self, interpreter, op, args):
-        return (_to_int(saturated(args[0], _int_width(op.result.type), False)),)
+        """Saturated into the unsigned range (as PTX's ``cvt.rzi.u``), the bits held signed."""
+        width = _int_width(op.result.type)
+        return (_as_signed(_to_int(saturated(args[0], width, False)), width),)
 
     @impl(arith.CmpfOp)
     def run_cmpf(self, interpreter, op: arith.CmpfOp, args):
@@ -276,14 +280,15 @@ class NumpyArithFunctions(ArithFunctions):
     def run_cmpi(self, interpreter, op: arith.CmpiOp, args):
         """Comparisons of whole arrays (a tile's coordinates in a mask); scalars as xDSL compares them."""
         lhs, rhs = args
-        if np.ndim(lhs) == 0 and np.ndim(rhs) == 0:
-            return super().run_cmpi(interpreter, op, args).values  # the impl decorator wraps the result
         name = _CMPI[op.predicate.value.data]
-        a, b = np.asarray(lhs), np.asarray(rhs)
+        if np.ndim(lhs) == 0 and np.ndim(rhs) == 0 and name[0] != "u":
+            return super().run_cmpi(interpreter, op, args).values  # the impl decorator wraps the result
+        a, b = _to_int(lhs), _to_int(rhs)
         if name[0] == "u":
-            bits = op.lhs.type.width.data if isinstance(op.lhs.type, IntegerType) else 64
-            a, b = a.astype(np.int64) % (1 << bits), b.astype(np.int64) % (1 << bits)
-        return (_COMPARE[name[-2:] if name not in ("eq", "ne") else name](a, b),)
+            bits = _int_width(op.lhs.type)
+            a, b = _as_unsigned(a, bits), _as_unsigned(b, bits)
+        out = _COMPARE[name[-2:] if name not in ("eq", "ne") else name](a, b)
+        return (bool(out) if np.ndim(out) == 0 else out,)
 
     @impl(arith.SelectOp)
     def run_select(self, interpreter, op: arith.SelectOp, args):
@@ -293,14 +298,35 @@ class NumpyArithFunctions(ArithFunctions):
         return _result(op, np.where(cond, lhs, rhs))
 
 
+def _as_unsigned(value: Any, width: int) -> Any:
+    """Integers held as two's-complement signed numbers (as this interpreter holds ``iN``) read unsigned:
+    Python ints, or int64 arrays (uint64 ones for 64 bits)."""
+    if np.ndim(value) == 0:
+        return int(value) % (1 << width)
+    a = np.asarray(value).astype(np.int64)
+    return a.astype(np.uint64) if width == 64 else a % (1 << width)
+
+
+def _as_signed(value: Any, width: int) -> Any:
+    """The inverse of :func:`_as_unsigned`: an unsigned result wrapped back to the signed numbers held."""
+    if np.ndim(value) == 0:
+        v = int(value) % (1 << width)
+        return v - (1 << width) if width > 1 and v >= 1 << (width - 1) else v
+    a = np.asarray(value)
+    if width == 64:
+        return a.astype(np.uint64).astype(np.int64)
+    a = a.astype(np.int64) % (1 << width)
+    return np.where(a >= 1 << (width - 1), a - (1 << width), a)
+
+
 def _unsigned_binary(fn):
-    """An unsigned integer op on index/iN values (Python ints or int64 arrays, non-negative here)."""
+    """An unsigned integer op on index/iN values: the operands' bits read unsigned, the result's bits held
+    signed (index values: 64 bits)."""
 
     def run(self, interpreter, op, args):
-        lhs, rhs = (_to_int(a) for a in args)
-        if np.any(np.asarray(lhs) < 0) or np.any(np.asarray(rhs) < 0):
-            raise ValueError(f"'{op.name}' on a negative value: {lhs}, {rhs}")
-        out = fn(lhs, rhs)
+        width = _int_width(op.results[0].type)
+        lhs, rhs = (_as_unsigned(_to_int(a), width) for a in args)
+        out = _as_signed(fn(lhs, rhs), width)
         return (int(out) if np.ndim(out) == 0 else out,)
 
     return run
@@ -330,7 +356,8 @@ class NumpyIntegerFunctions(InterpreterFunctions):
     # a zero divisor gives all bits set (-1), a remainder the dividend: as trunc_div and the lane interpreter
     run_divui = impl(arith.DivUIOp)(_unsigned_binary(lambda a, b: _by_nonzero(a, b, lambda x, y: x // y, -1)))
     run_remui = impl(arith.RemUIOp)(_unsigned_binary(lambda a, b: _by_nonzero(a, b, lambda x, y: x % y, a)))
-    run_ceildivui = impl(arith.CeilDivUIOp)(_unsigned_binary(lambda a, b: _by_nonzero(a, b, lambda x, y: -(-x // y), -1)))
+    run_ceildivui = impl(arith.CeilDivUIOp)(_unsigned_binary(
+        lambda a, b: _by_nonzero(a, b, lambda x, y: (x + y - 1) // y, -1)))
     run_minui = impl(arith.MinUIOp)(_unsigned_binary(np.minimum))
     run_maxui = impl(arith.MaxUIOp)(_unsigned_binary(np.maximum))
     run_minsi = impl(arith.MinSIOp)(_signed_binary(np.minimum))

@@ -1336,6 +1336,10 @@ def _atomic_result(kind: str, old: np.ndarray, value: np.ndarray, cmp: np.ndarra
     value = np.broadcast_to(value, old.shape).astype(old.dtype)
     if kind == "xchg":
         return value
+    if kind in ("umax", "umin"):  # the bits read unsigned, kept in the array's (signed) type
+        bits = np.dtype(f"u{old.dtype.itemsize}")
+        pick = np.maximum if kind == "umax" else np.minimum
+        return pick(old.view(bits), value.view(bits)).view(old.dtype)
     if kind == "cas":
         bits = np.uint32 if old.dtype.itemsize == 4 else np.uint64
         same = old.view(bits) == np.broadcast_to(cmp, old.shape).astype(old.dtype).view(bits)

@@ -484,7 +484,7 @@ def row_alignment(view: KernelView) -> int:
     into fresh memory by the launcher, with strides of their own).
     """
     op = view.operand
-    size = ITEMSIZE[op.dtype]
+    size = op.info.itemsize
     if op.on_host or view.strides[-1] != 1:
         return 0
     return _largest_alignment(size, op.info.ptr, view.shape[-1] * size, *(s * size for s in view.strides[:-1]))

@@ -21,11 +21,11 @@ from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import Float32Type
 
 from tilec.lang import libm, ops
-from tilec.lang.dtypes import int32, int64
+from tilec.lang.dtypes import int32, int64, uint32
 from tilec.lang.ops import barrier, exp, full, max, minimum, sum  # noqa: A004
 from tilec.lang.tracing import LangError, current, error
 from tilec.lang.values import (Expanded, Scalar, Tile, Value, Vector, _element_type, _expanded_like, _is_float,
-                               _materialize, _result_shape, _Shape, map_values, wrap)
+                               _materialize, _result_shape, _Shape, broadcast_dims, map_values, wrap)
 
 
 def multiple_of(x: Any, values: Any) -> Any:
@@ -77,17 +77,19 @@ def device_print(prefix: str, *values: Any, hex: bool = False) -> None:  # noqa:
 
 
 def umulhi(a: Any, b: Any) -> Any:
-    """The high 32 bits of the 64-bit product of two int32 values read unsigned (Triton's ``tl.umulhi``;
-    ``mul.wide.u32`` in PTX): an int32. One operand may be a Python int."""
+    """The high 32 bits of the 64-bit product of two 32-bit integers read unsigned (Triton's ``tl.umulhi``;
+    ``mul.wide.u32`` in PTX), in the first traced operand's type (int32 or uint32). One operand may be a
+    Python int."""
     if not isinstance(a, (Value, Expanded)):
         a, b = b, a
-    if not isinstance(a, (Value, Expanded)) or a.dtype != int32 or not (
-            (isinstance(b, (Value, Expanded)) and b.dtype == int32) or (isinstance(b, int) and not isinstance(b, bool))):
-        raise error(f"tl.umulhi multiplies int32 tiles, vectors or scalars (or one Python int), got {_describe(a)} "
-                    f"and {_describe(b)}")
-    wide = b.to(int64) & 0xFFFFFFFF if isinstance(b, (Value, Expanded)) else (b & 0xFFFFFFFF)
-    product = (a.to(int64) & 0xFFFFFFFF) * wide
-    return ((product >> 32) & 0xFFFFFFFF).to(int32)
+    words = (int32, uint32)
+    if not isinstance(a, (Value, Expanded)) or a.dtype not in words or not (
+            (isinstance(b, (Value, Expanded)) and b.dtype in words) or (isinstance(b, int) and not isinstance(b, bool))):
+        raise error(f"tl.umulhi multiplies int32 or uint32 tiles, vectors or scalars (or one Python int), got "
+                    f"{_describe(a)} and {_describe(b)}")
+    wide = b.to(uint32).to(int64) if isinstance(b, (Value, Expanded)) else (b & 0xFFFFFFFF)
+    product = a.to(uint32).to(int64) * wide
+    return (product >> 32).to(a.dtype)
 
 
 def isnan(x: Any) -> Any:
@@ -234,9 +236,11 @@ def broadcast_to(x: Any, shape: Any) -> Any:
     last axis, or a tile of that shape) as a tile of ``shape``."""
     dims = tuple(shape)
     if isinstance(x, Tile):
-        if x.shape != dims:
+        if x.shape == dims:
+            return x
+        if len(dims) != 2 or broadcast_dims(x.shape, dims) != dims:
             raise error(f"tl.broadcast_to: a tile of shape {x.shape} is not broadcast to {dims}")
-        return x
+        return Tile(_materialize(x, _Shape("tile", dims), x.type.element_type))  # its extents of 1 stretched
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return full(dims, x, "float32" if isinstance(x, float) else "int32")
     if isinstance(x, Scalar):

@@ -37,6 +37,7 @@ from tilec.lang import dtypes
 from tilec.lang.loop import range as lang_range
 from tilec.lang.source_rewrite import rewrite
 from tilec.lang.tracing import LangError, Trace, is_tracing, located_type_error, tracing
+from tilec.lang.unsigned import mark_array
 from tilec.lang.values import Scalar, View, remove_dead_ops
 
 
@@ -238,7 +239,7 @@ class Kernel:
         arg_types, align = [], []
         for name, kind in spec.params:
             if isinstance(kind, ArraySpec):
-                arg_types.append(GlobalType(dtypes.DType(kind.dtype).ir, [DYNAMIC] * kind.rank))
+                arg_types.append(GlobalType(dtypes.array_element(kind.dtype), [DYNAMIC] * kind.rank))
                 align.append(kind.align)
             elif kind in ("i32", "i64", "f32", ONE) and name not in self.constexprs:
                 arg_types.append({"i32": IntegerType(32), ONE: IntegerType(32), "i64": IntegerType(64),
@@ -257,6 +258,8 @@ class Kernel:
             if kind == ONE:  # passed (the launch is the same) but read as the constant
                 values[name] = Scalar(trace.constant(1, IntegerType(32)))
                 continue
+            if isinstance(kind, ArraySpec):
+                mark_array(trace, arg, kind.dtype)
             values[name] = View(arg, name, kind.unit_dim) if isinstance(kind, ArraySpec) else Scalar(arg)
         with tracing(trace):
             try:
@@ -389,12 +392,18 @@ class Kernel:
                 return staged[-1][1]
             return value
 
+        def as_stored(value: Any) -> Any:  # unsigned and bool arrays as the IR's signless integers hold them
+            if isinstance(value, np.ndarray) and (value.dtype.kind == "u" or value.dtype == np.bool_):
+                return value.view(np.int8 if value.dtype == np.bool_ else value.dtype.str.replace("u", "i"))
+            return value
+
         args = tuple(row_major(a) for a in args)
         kwargs = {k: row_major(v) for k, v in self._stages_parameter(kwargs, num_stages).items()}
         spec = self.specialize(*args, num_warps=num_warps, **kwargs)
         bound = self._bind(args, kwargs)
         held = _HeldAsFloat32()
-        runtime = [held.values(v) for n, v in bound.arguments.items() if n not in self.constexprs and v is not None]
+        runtime = [as_stored(held.values(v)) for n, v in bound.arguments.items()
+                   if n not in self.constexprs and v is not None]
         module = self._module(spec)
         if after is not None:
             module = self._lowered(module, self._pipeline(num_stages, bulk, pipeline, arch), after)
@@ -582,7 +591,7 @@ class _HeldAsFloat32:
 
 def _array_spec(kernel: str, name: str, value: Any) -> ArraySpec:
     # lazy: tilec.kernels.gemm_plan adds ~90 ms (measured) to importing tilec.lang
-    from tilec.kernels.gemm_plan import ITEMSIZE, KernelView, describe_operand, fresh_row_alignment, row_alignment
+    from tilec.kernels.gemm_plan import KernelView, describe_operand, fresh_row_alignment, row_alignment
 
     op = describe_operand(name, value, kernel)
     if op.dtype not in dtypes.ARRAY_DTYPES:
@@ -595,7 +604,7 @@ def _array_spec(kernel: str, name: str, value: Any) -> ArraySpec:
     if len(shape) >= 2 and all(shape):
         # a host array is staged into fresh row-major device memory by the launcher: its rows are aligned as
         # their length allows (tilec.matmul's kernels assume the same)
-        align = fresh_row_alignment(shape[-1], ITEMSIZE[op.dtype]) if op.on_host else \
+        align = fresh_row_alignment(shape[-1], op.info.itemsize) if op.on_host else \
             row_alignment(KernelView(op, shape, tuple(op.strides)))
     strides = (None,) * len(shape) if op.on_host else tuple(op.strides)
     units = [d for d, (n, s) in enumerate(zip(shape, strides)) if n > 1 and s == 1]

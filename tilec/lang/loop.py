@@ -26,6 +26,7 @@ from tilec.lang.block_ptr import any_block_ptr, carried_as_offsets, flatten_carr
 from tilec.lang.branch import NUMBERS, NoValue, number_constant, number_type
 from tilec.lang.ops import index
 from tilec.lang.tracing import LangError, current, error
+from tilec.lang.unsigned import keep_reading
 from tilec.lang.values import (Expanded, OrientationConflict, Pointer, Scalar, Value, Vector, View, nonnegative, reoriented,
                                reoriented_or_none, where, wrap)
 
@@ -174,7 +175,7 @@ class range:  # noqa: N801 - used as tl.range, like Python's
         for k, i in enumerate(traced):
             arg = block.args[1 + k]
             arg.name_hint = names[i]
-            args[i] = wrap(arg)
+            args[i] = wrap(keep_reading(arg, init[i].value))
         yielded, changed = [], {}
         with trace.inside(block):
             try:
@@ -494,7 +495,7 @@ def _trace_while(init: list, test: Callable[..., Any], body: Callable[..., tuple
         args = list(init)
         for k, i in enumerate(traced):
             block.args[k].name_hint = names[i]
-            args[i] = wrap(block.args[k])
+            args[i] = wrap(keep_reading(block.args[k], init[i].value))
         blocks.append((block, args))
     (before, test_args), (after, body_args) = blocks
     try:
@@ -547,7 +548,7 @@ def _carried(name: str, before: Any, after: Any, loop: str, offsets: bool = Fals
         after = _as_carried(after, before)
         if offsets and _widened(before, after):
             return None, WIDENED
-        if not isinstance(after, Value) or after.value.type != before.value.type:
+        if not isinstance(after, Value) or after.value.type != before.value.type or after.dtype != before.dtype:
             got = after.describe() if isinstance(after, Value) else repr(after)
             raise error(f"'{name}' is a {before.describe()} before the {loop} and a {got} after its body: "
                         "a carried value keeps its type")

@@ -19,8 +19,10 @@ from tilec.dialects.tile.types import FLOAT8_TYPES, FLOAT_TYPES, RegisterType, R
 from tilec.layout import Layout
 from tilec.layout.atoms import MMA_ATOMS
 from tilec.lang import pointers
-from tilec.lang.dtypes import dtype_of, float8_e4m3fn, float8_e5m2, float32, int1, int8, int16, int32, int64
+from tilec.lang.dtypes import (dtype_of, float8_e4m3fn, float8_e5m2, float32, int1, int8, int16, int32, int64, uint8,
+                               uint16, uint32, uint64)
 from tilec.lang.tracing import current, element_type, error
+from tilec.lang.unsigned import holds_booleans, mark
 from tilec.lang.values import (
     Expanded,
     Scalar,
@@ -32,6 +34,8 @@ from tilec.lang.values import (
     Pointer,
     describe as _describe,
     mask_bits,
+    fill_number,
+    as_loaded,
     stored_as,
     checked_type,
     elementwise,
@@ -226,13 +230,10 @@ def load(view: Any, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any
     offsets = _offsets(view, offsets, "tl.load")
     if len(dims) != view.ndim:
         raise error(f"tl.load of {view.name!r} ({view.ndim}-D): the shape {dims} has {len(dims)} dimensions")
-    if not isinstance(other, (int, float)) or isinstance(other, bool):
+    if not isinstance(other, (int, float)) or isinstance(other, bool) and not holds_booleans(view.value):
         raise error(f"other= must be a number, got {other!r}")
     element = view.type.element_type
-    bits = element.width.data if isinstance(element, IntegerType) else 0
-    if bits and not (float(other).is_integer() and -(1 << (bits - 1)) <= other < (1 << (bits - 1))):
-        raise error(f"other={other!r} is not an int{bits} value for {view.name!r} of {view.dtype}: give an integer "
-                    f"(the smallest, -2**{bits - 1}, keeps elements out of a maximum)")
+    fill = fill_number(other, view, "tl.load")
     if len(dims) == 1:
         if axis not in (0, 1):
             raise error(f"axis= of a 1-D tl.load is 0 (one value per row) or 1 (per column), got {axis!r}")
@@ -241,7 +242,7 @@ def load(view: Any, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any
         ty = checked_type(RegisterType, list(dims), element)
     else:
         raise error(f"tl.load makes 1-D vectors and 2-D tiles, got shape {dims}")
-    return wrap(current().value(t.LoadOp(view.value, offsets, ty, other=float(other)), f"{view.name}_t"))
+    return as_loaded(current().value(t.LoadOp(view.value, offsets, ty, other=fill), f"{view.name}_t"), view)
 
 
 def _no_offsets(offsets: Any) -> bool:
@@ -269,11 +270,12 @@ def load_scalar(view: View, offsets: Sequence[Any] = ()) -> Scalar:
     tiles like any scalar, without a tile of copies in registers."""
     if not isinstance(view, View):
         raise error(f"tl.load_scalar reads an array argument of the kernel, got {_describe(view)}")
-    if not (isinstance(view.type.element_type, (*FLOAT_TYPES, *FLOAT8_TYPES)) or view.dtype in (int8, int16, int32, int64)):
-        raise error(f"tl.load_scalar reads float (FP8 to f64) or int8, int16, int32 or int64 elements; {view.name!r} "
+    if not (isinstance(view.type.element_type, (*FLOAT_TYPES, *FLOAT8_TYPES)) or view.dtype.is_int
+            or holds_booleans(view.value)):
+        raise error(f"tl.load_scalar reads float (FP8 to f64), integer or bool elements; {view.name!r} "
                     f"holds {view.type.element_type}")
     offsets = _offsets(view, offsets, "tl.load_scalar")
-    return Scalar(current().value(t.LoadScalarOp(view.value, offsets), f"{view.name}_s"))
+    return as_loaded(current().value(t.LoadScalarOp(view.value, offsets), f"{view.name}_s"), view)
 
 
 def _load_shared(tile: Shared, offsets: Any, shape: Any) -> Tile:
@@ -571,6 +573,9 @@ def _atomic(kind: str, view: View, offsets: Sequence[Any], value: Any, cmp: Any 
         raise error(f"{who}(sem={sem!r}, scope={scope!r}): tilec's atomics are acquire-release at GPU scope, which "
                     f"serves sem in {_SEMANTICS[1:]} and scope in {_SCOPES[1:]}")
     ordered = sem in ("acquire", "release", "acq_rel")
+    target = view.view if isinstance(view, Pointer) else view
+    if kind in ("max", "min") and isinstance(target, View) and target.dtype.is_unsigned:
+        kind = f"u{kind}"  # the elements' bits compared as unsigned numbers (atom.max.u32)
     if isinstance(view, View) and value is _NO_VALUE:  # tl.atomic_max(x_ptr, v): at its first element
         view = Pointer(view, 0)
     if isinstance(view, Pointer):  # Triton's tl.atomic_add(x_ptr + offsets, value, mask), tl.atomic_cas(ptr, cmp, value)
@@ -787,6 +792,8 @@ def _reduce(kind: str, x: Any, axis: Any) -> Vector | Scalar:
     and Triton's booleans do; so do 8- and 16-bit integers (their maxima and minima in their own type)."""
     if isinstance(x, Expanded):  # v[:, None]: the tile of one column it stands for
         x = x.tile()
+    if isinstance(x, (Tile, Vector)) and x.dtype.is_unsigned:
+        return _unsigned_reduction(lambda y: _reduce(kind, y, axis), kind, x)
     if isinstance(x, (Tile, Vector)) and x.dtype in (int8, int16, float8_e4m3fn, float8_e5m2):
         narrow = x.dtype  # FP8 in f32: a maximum or minimum comes back exactly
         widened = _reduce(kind, x.to(int32 if narrow in (int8, int16) else float32), axis)
@@ -808,6 +815,21 @@ def _reduce(kind: str, x: Any, axis: Any) -> Vector | Scalar:
     return Vector(current().value(_REDUCTION_OPS[(kind, axis % 2)](x.value)))
 
 
+def _unsigned_reduction(reduce: Callable[[Any], Any], kind: str, x: Tile | Vector) -> Any:
+    """``reduce`` (a sum, maximum or minimum of signed integers, or a scan of ``kind``) of unsigned ``x``, as
+    Triton's: 8- and 16-bit ones in uint32 (a sum stays uint32, an extreme comes back in x's type); a
+    maximum or minimum with the sign bit flipped, which orders unsigned numbers as signed ones are
+    ordered; a sum or product of the same bits."""
+    if x.dtype.bits < 32:
+        out = _unsigned_reduction(reduce, kind, x.to(uint32))
+        return out if kind in ("sum", "prod") else out.to(x.dtype)
+    if kind in ("max", "min"):
+        sign = 1 << (x.dtype.bits - 1)
+        flipped = reduce((x ^ sign).to(x.dtype.signed, bitcast=True))
+        return flipped.to(x.dtype, bitcast=True) ^ sign
+    return reduce(x.to(x.dtype.signed, bitcast=True)).to(x.dtype, bitcast=True)
+
+
 def reduce(input: Tile | Vector, axis: Any, combine_fn: Callable[..., Any],  # noqa: A001, A002 - Triton's names
            keep_dims: bool = False) -> Any:
     """Triton's ``tl.reduce`` of one tile or vector with a function: ``combine_fn(a, b)`` (a ``@tl.func``
@@ -820,8 +842,8 @@ def reduce(input: Tile | Vector, axis: Any, combine_fn: Callable[..., Any],  # n
     if not callable(combine_fn):
         raise error(f"{who}'s combine_fn must be a function, got {_describe(combine_fn)}")
     x = input.tile() if isinstance(input, Expanded) else input
-    if isinstance(x, (Tile, Vector)) and x.dtype in (int8, int16):  # in int32, the result in the narrow type
-        return reduce(x.to(int32), axis, combine_fn, keep_dims).to(x.dtype)
+    if isinstance(x, (Tile, Vector)) and x.dtype in (int8, int16, uint8, uint16):  # in 32 bits, back in the narrow type
+        return reduce(x.to(uint32 if x.dtype.is_unsigned else int32), axis, combine_fn, keep_dims).to(x.dtype)
     if isinstance(x, (Tile, Vector)) and x.dtype in (float8_e4m3fn, float8_e5m2):  # computed in f32
         return reduce(x.to(float32), axis, combine_fn, keep_dims)
     if isinstance(x, (Tile, Vector)) and x.dtype == int1:
@@ -844,9 +866,9 @@ def reduce(input: Tile | Vector, axis: Any, combine_fn: Callable[..., Any],  # n
 
 
 def _reduce_with(x: Tile, orientation: str, combine_fn: Callable[..., Any], who: str) -> Vector:
-    if not (x.dtype.is_float or x.dtype in (int32, int64)):
-        raise error(f"{who} reduces float, int32 or int64 values, got {x.describe()}")
-    region = _combining_region(combine_fn, x.type.element_type, who)
+    if not (x.dtype.is_float or x.dtype in (int32, int64, uint32, uint64)):
+        raise error(f"{who} reduces float or 32- or 64-bit integer values, got {x.describe()}")
+    region = _combining_region(combine_fn, x.type.element_type, who, x.dtype.is_unsigned)
     return Vector(current().value(t.ReduceOp(x.value, orientation, region)))
 
 
@@ -939,7 +961,11 @@ def _scan(kind: str, x: Any, axis: Any, reverse: bool, dtype: Any, who: str,
         x = x.to(dtype)
     if x.dtype.is_fp8:  # FP8 computes in f32
         x = x.to(float32)
-    if not x.dtype.is_float and x.dtype not in (int32, int64):
+    if x.dtype.is_unsigned and combine_fn is None:
+        return _unsigned_reduction(lambda y: _scan(kind, y, axis, reverse, None, who), kind, x)
+    if x.dtype in (uint8, uint16):
+        x = x.to(uint32)
+    elif not x.dtype.is_float and x.dtype not in (int32, int64, uint32, uint64):
         x = x.to(int32)
     if not isinstance(reverse, bool):
         raise error(f"{who}'s reverse is True or False, got {reverse!r}")
@@ -955,14 +981,17 @@ def _scan(kind: str, x: Any, axis: Any, reverse: bool, dtype: Any, who: str,
     if extent & (extent - 1):
         raise error(f"{who} scans an extent that is a power of two (Triton's block sizes), got {extent} along "
                     f"axis {dim} of {x.describe()}")
-    region = None if combine_fn is None else _combining_region(combine_fn, x.type.element_type, who)
+    region = None if combine_fn is None else _combining_region(combine_fn, x.type.element_type, who, x.dtype.is_unsigned)
     return wrap(current().value(t.ScanOp(x.value, kind, dim, reverse, region)))
 
 
-def _combining_region(fn: Callable[..., Any], element: Any, who: str) -> Region:
-    """``fn`` traced on two scalars of ``element`` into a region (what came first, then the next)."""
+def _combining_region(fn: Callable[..., Any], element: Any, who: str, unsigned: bool = False) -> Region:
+    """``fn`` traced on two scalars of ``element`` (``unsigned``: read as unsigned) into a region (what came
+    first, then the next)."""
     trace = current()
     block = Block(arg_types=[element, element])
+    for arg in block.args if unsigned else ():
+        mark(arg)
     with trace.inside(block, isolated=True):
         try:
             out = fn(Scalar(block.args[0]), Scalar(block.args[1]))
@@ -974,7 +1003,7 @@ def _combining_region(fn: Callable[..., Any], element: Any, who: str) -> Region:
         if not isinstance(out, Scalar):
             raise error(f"{who}'s combine_fn must return one scalar, got {type(out).__name__}")
         if out.type != element:
-            out = out.to(dtype_of(element))
+            out = out.to(dtype_of(element).unsigned if unsigned else dtype_of(element))
         trace.emit(t.YieldOp(out.value))
     return Region(block)
 
@@ -1143,6 +1172,9 @@ def dot(a: Tile, b: Tile, acc: Tile | None = None, *, trans_a: bool = False, tra
     ``acc`` of those types without ``out_dtype`` gives its type, as Triton's), ``input_precision="tf32"``
     / ``allow_tf32=True`` (f32 operands are read as tf32 by the tensor cores), ``max_num_imprecise_acc``
     (ignored: every product is accumulated in f32). Anything else is an error saying so."""
+    if isinstance(a, Tile) and isinstance(b, Tile) and (a.dtype.is_unsigned or b.dtype.is_unsigned):
+        raise error(f"tl.dot multiplies float or int8 tiles, got {a.describe()} and {b.describe()} (unsigned: "
+                    "convert them, e.g. .to(tl.float16), or read uint8 as int8 where the values are below 128)")
     if isinstance(a, Tile) and isinstance(b, Tile) and (a.dtype == int8 or b.dtype == int8):
         return _int8_dot(a, b, acc, out_dtype, trans_a, trans_b)
     out = element_type(out_dtype) if out_dtype is not None else (acc.dtype if isinstance(acc, Tile) else float32)

@@ -25,7 +25,8 @@ from xdsl.ir import SSAValue
 from tilec.dialects.tile import ops as t
 from tilec.lang.tracing import current, error
 from tilec.lang.values import (Expanded, Pointer, Scalar, Tile, Value, Vector, View, _materialize, _result_shape,
-                               _Shape, describe, mask_bits, offset_width, stored_as, wrap)
+                               _Shape, describe, fill_number, as_loaded, mask_bits, offset_width, stored_as,
+                               wrap)
 
 _ONE = _Shape("vector", (1, "col"))
 """One element's shape where a scalar pointer is read, written or combined: a vector of one."""
@@ -84,20 +85,17 @@ def gather(view: View, offsets: Any, shape: Any = None, *, mask: Any = None, oth
     if not number and mask is None:
         raise error(f"{who}'s other= is a tile, vector or scalar only with mask= (it fills where the mask is "
                     "false); without one, elements outside the array read as a number")
-    fill = 0.0 if not number else float(other)
-    if number and isinstance(element, IntegerType) and not (
-            fill.is_integer() and -(1 << (element.width.data - 1)) <= fill < (1 << (element.width.data - 1))):
-        raise error(f"other={other!r} is not an int{element.width.data} value for {view.name!r} of {view.dtype}")
+    fill = 0.0 if not number else fill_number(other, view, who)
     if bits is False:  # nothing is read: other everywhere
         if number and isinstance(element, IntegerType):
             other = int(fill)
-        return wrap(_materialize(other, result, element))
+        return as_loaded(_materialize(other, result, element), view)
     fill_mask = None if bits is True else bits.value
     # a tile-valued other fills the elements not read (outside the array, or masked off) element by element
     fill_tile = None if number else _materialize(other, result, element)
-    return wrap(current().value(t.GatherOp(view.value, indices, result.register_type(element), linear,
-                                           fill_mask, None if fill_tile is not None else fill, fill_tile),
-                                f"{view.name}_g"))
+    return as_loaded(current().value(t.GatherOp(view.value, indices, result.register_type(element), linear,
+                                             fill_mask, None if fill_tile is not None else fill, fill_tile),
+                                  f"{view.name}_g"), view)
 
 
 def scatter(view: View, offsets: Any, value: Any, *, mask: Any = None, linear: bool = False,

@@ -108,15 +108,18 @@ def element_type(value: object) -> DType:
         raise error(str(e)) from None
 
 
-def _fitting_int(value: int, ty: Attribute) -> int:
-    """``value`` if ``ty`` holds it as a signed number (the language's integers are signed; i1 is 0 or 1;
-    index as 64-bit), else a :class:`LangError` at the user's line naming the number and the type:
-    Python ints do not wrap silently."""
+def _fitting_int(value: int, ty: Attribute, unsigned: bool = False) -> int:
+    """``value`` if ``ty`` holds it as a signed number (i1: 0 or 1; index as 64-bit), or, ``unsigned``, as
+    an unsigned one (then its bits as the signed number the signless IR holds); else a :class:`LangError`
+    at the user's line naming the number and the type: Python ints do not wrap silently."""
     bits = ty.width.data if isinstance(ty, IntegerType) else 64
     low, high = (0, 1) if bits == 1 else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
     if low <= value <= high:
         return value
-    raise error(f"the integer {value} does not fit {dtype_of(ty)} (the type of the values it meets): "
+    if unsigned and bits > 1 and 0 <= value < (1 << bits):
+        return value - (1 << bits)
+    name = dtype_of(ty).unsigned if unsigned and bits > 1 else dtype_of(ty)
+    raise error(f"the integer {value} does not fit {name!r} (the type of the values it meets): "
                 f"use a smaller number, or convert the values with .to(...) to a wider type")
 
 
@@ -139,6 +142,8 @@ class Trace:
         self._constants: dict[tuple, SSAValue] = {}  # constants and extents, made once
         self._last_constant: Operation | None = None
         self.nonnegative: set[SSAValue] = set()  # loop counters known >= 0 (their loop is not built yet)
+        self.unsigned: set[SSAValue] = set()  # integers the language reads as unsigned (tilec.lang.unsigned)
+        self.booleans: set[SSAValue] = set()  # bool arrays (a byte an element, read as masks)
 
     def emit(self, op: Operation, name: str | None = None) -> Operation:
         """Append ``op`` to the innermost block, located at the user's line."""
@@ -156,11 +161,11 @@ class Trace:
     def value(self, op: Operation, name: str | None = None) -> SSAValue:
         return self.emit(op, name).results[0]
 
-    def constant(self, value: int | float | bool, ty: Attribute) -> SSAValue:
+    def constant(self, value: int | float | bool, ty: Attribute, unsigned: bool = False) -> SSAValue:
         """An ``arith.constant`` of ``ty`` (index, integer or float), made once per kernel at the top
-        of its body (a ``tile.map`` body gets its own)."""
+        of its body (a ``tile.map`` body gets its own); ``unsigned``: an integer up to 2^bits - 1 fits."""
         if isinstance(ty, IndexType) or isinstance(ty, IntegerType):
-            attr = IntegerAttr(_fitting_int(int(value), ty), ty)
+            attr = IntegerAttr(_fitting_int(int(value), ty, unsigned), ty)
         else:
             attr = FloatAttr(rounded_float(_as_float(value), ty), ty)
         if self.blocks[-1] in self.isolated:

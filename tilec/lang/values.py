@@ -34,6 +34,7 @@ from tilec.dialects.tile.types import FLOAT8_TYPES, GlobalType, RegisterType, Re
 from tilec.lang import dtypes
 from tilec.lang.dtypes import DType, dtype_of
 from tilec.lang.tracing import LangError, current, element_type, error
+from tilec.lang.unsigned import holds_booleans, is_unsigned, mark
 
 Number = int | float | bool
 
@@ -55,8 +56,7 @@ class Value:
 
     @property
     def dtype(self) -> DType:
-        ty = self.type
-        return dtype_of(ty.element_type if hasattr(ty, "element_type") else ty)
+        return _dtype(self.value)
 
     def __bool__(self) -> bool:
         raise error(f"a {self.describe()} is known only when the kernel runs: Python cannot decide on it here "
@@ -73,7 +73,8 @@ class Value:
         raise error(f"a {self.describe()} cannot be iterated in Python")
 
     def describe(self) -> str:
-        return f"{type(self).__name__.lower()} {self.type}"
+        unsigned = f" of {self.dtype.name}" if self.dtype.is_unsigned else ""  # the IR's integers are signless
+        return f"{type(self).__name__.lower()} {self.type}{unsigned}"
 
     def __repr__(self) -> str:
         """What the value is (a traced value has no number yet): shows in messages that print it."""
@@ -246,7 +247,7 @@ class Shared:
 
     @property
     def dtype(self) -> DType:
-        return dtype_of(self.type.element_type)
+        return _dtype(self.value)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -276,7 +277,8 @@ class View:
 
     @property
     def dtype(self) -> DType:
-        return dtype_of(self.type.element_type)
+        """The arrays' element type (a ``bool`` array's: ``tl.int1``, what its loads give)."""
+        return dtypes.int1 if holds_booleans(self.value) else _dtype(self.value)
 
     @property
     def ndim(self) -> int:
@@ -341,6 +343,13 @@ class ViewShape:
 
     def __iter__(self):
         return iter([self[i] for i in range(len(self))])
+
+
+def _dtype(value: SSAValue) -> DType:
+    """The language's type of ``value``'s elements: its IR type's, unsigned where the language reads it so."""
+    ty = value.type
+    dt = dtype_of(getattr(ty, "element_type", ty))
+    return dt.unsigned if dt.is_int and is_unsigned(value) else dt
 
 
 def describe(value: Any) -> str:
@@ -439,8 +448,8 @@ def index(value: Any, what: str = "an index") -> SSAValue:
     ty = value.type
     if isinstance(ty, IndexType):
         return value.value
-    if isinstance(ty, IntegerType) and ty.width.data > 1:
-        return trace.value(arith.IndexCastOp(value.value, IndexType()))
+    if isinstance(ty, IntegerType) and ty.width.data > 1:  # an unsigned one zero-extended
+        return _convert_scalar(value.value, IndexType(), is_unsigned(value.value))
     raise error(f"{what} must be an integer, got a {value.describe()}")
 
 
@@ -487,8 +496,15 @@ def _result_shape(operands: Sequence[Any]) -> _Shape:
     if tiles:
         dims = tiles[0].shape
         for other in tiles[1:]:
-            if other.shape != dims:
+            merged = broadcast_dims(dims, other.shape)
+            if merged is None:
                 raise error(f"tiles of shapes {dims} and {other.shape} do not broadcast")
+            dims = merged
+        if 1 in dims:  # a (1, n) or (n, 1) tile meeting a vector that gives the other extent
+            for o in operands:
+                wide = o.shape if isinstance(o, Expanded) else (1, o.shape[0]) if isinstance(o, Vector) else None
+                if wide is not None:
+                    dims = broadcast_dims(dims, wide) or dims  # a mismatch is _materialize's to report
         return _Shape("tile", dims)
     if expanded:
         rows = [e for e in expanded if e.axis == 0]
@@ -506,6 +522,31 @@ def _result_shape(operands: Sequence[Any]) -> _Shape:
                 raise error(f"vectors {v.type} and {other.type} differ in length")
         return _Shape("vector", (v.shape[0], _agreed_orientation(vectors)))
     return _Shape("scalar")
+
+
+def broadcast_dims(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
+    """numpy's broadcast of two 2-D shapes (an extent of 1 stretches to the other's), None where they clash."""
+    out = []
+    for x, y in zip(a, b):
+        if x != y and 1 not in (x, y):
+            return None
+        out.append(max(x, y))
+    return tuple(out)
+
+
+def spread(tile: Tile, dims: Sequence[int]) -> Any:
+    """A (1, n), (m, 1) or (1, 1) tile as what broadcasts it to ``dims`` (numpy's stretching of extents of 1):
+    ``v[None, :]`` / ``v[:, None]`` of its one row or column, or its one element. The row or column is read out
+    as a maximum over one element (exact; no op of its own: tile-layout converts the fragments it must)."""
+    shape = tuple(tile.shape)
+    if broadcast_dims(shape, dims) != tuple(dims) or 1 not in shape:
+        raise error(f"a tile of shape {shape} does not broadcast to {tuple(dims)}")
+    trace = current()
+    if shape == (1, 1):
+        return Scalar(trace.value(t.ExtractOp(trace.value(t.RowMaxOp(tile.value)))))
+    if shape[0] == 1:
+        return Expanded(Vector(trace.value(t.ColMaxOp(tile.value))), 1)
+    return Expanded(Vector(trace.value(t.RowMaxOp(tile.value))), 0)
 
 
 def _element_type(operands: Sequence[Any], op: str) -> Attribute | None:
@@ -542,6 +583,22 @@ def _element_type(operands: Sequence[Any], op: str) -> Attribute | None:
     return IntegerType(max(widths)) if widths else types[0]
 
 
+def _operand_dtype(o: Any) -> DType | None:
+    if isinstance(o, Expanded):
+        return o.vector.dtype
+    return o.dtype if isinstance(o, Value) else None
+
+
+def _unsigned_result(operands: Sequence[Any], element: Attribute | None) -> bool:
+    """Whether integers of type ``element`` computed from ``operands`` are unsigned, by Triton's promotion:
+    an unsigned operand as wide as the result makes it unsigned; a signed one wins only where it is wider
+    (``u8 + i32`` is i32, ``u32 + i32`` u32). Python numbers take the traced values' type."""
+    if not isinstance(element, IntegerType) or element.width.data == 1:
+        return False
+    return any((d := _operand_dtype(o)) is not None and d.is_unsigned and d.bits == element.width.data
+               for o in operands)
+
+
 def _wider_float(floats: Sequence[Attribute]) -> Attribute:
     """The float type floats of these types meet in: the widest; f16 with bf16 in f32 (neither holds the other)."""
     names = {dtype_of(ty).name for ty in floats}
@@ -558,13 +615,14 @@ def _number_type(value: Number) -> Attribute:
     return IndexType() if isinstance(value, int) else Float32Type()
 
 
-def _materialize(o: Any, shape: _Shape, element: Attribute) -> SSAValue:
-    """``o`` as a value of ``shape`` with ``element``: broadcasts and fills as needed."""
+def _materialize(o: Any, shape: _Shape, element: Attribute, unsigned: bool = False) -> SSAValue:
+    """``o`` as a value of ``shape`` with ``element``: broadcasts and fills as needed (a Python int meeting
+    unsigned values as one: ``x & 0xFFFFFFFF`` of a ``tl.uint32``)."""
     trace = current()
     if isinstance(o, (int, float, bool)):
         if isinstance(o, float) and not _is_float(element) and not isinstance(element, FLOAT8_TYPES):
             raise error(f"the float {o!r} meets {dtype_of(element)} values: convert them with .to(tl.float32)")
-        scalar = trace.constant(o, element)
+        scalar = trace.constant(o, element, unsigned=unsigned)
         return scalar if shape.kind == "scalar" else trace.value(t.FillOp(scalar, shape.register_type(element)))
     if isinstance(o, Scalar):
         value = o.value
@@ -584,7 +642,9 @@ def _materialize(o: Any, shape: _Shape, element: Attribute) -> SSAValue:
                         f"of length {length} (tile {shape.dims})")
         return trace.value(t.BroadcastOp(v.value, shape.register_type(element)))
     if isinstance(o, Vector) and shape.kind == "tile":
-        return _materialize(Expanded(o, 1), shape, element)  # numpy: a 1-D array runs along the last axis
+        return _materialize(Expanded(o, 1), shape, element, unsigned)  # numpy: a 1-D array runs along the last axis
+    if isinstance(o, Tile) and shape.kind == "tile" and tuple(o.shape) != tuple(shape.dims):
+        return _materialize(spread(o, shape.dims), shape, element, unsigned)  # a (1, n) tile stretched
     if isinstance(o, Vector) and shape.kind == "vector" and o.orientation != shape.dims[1]:
         o = _reoriented(o, shape.dims[1])  # made again, or turned, in the orientation agreed (_agreed_orientation)
     if isinstance(o, (Tile, Vector)):
@@ -709,7 +769,7 @@ def _reoriented_value(value: SSAValue, orientation: str) -> SSAValue | None:
                           regions=[r.clone() for r in op.regions])
     new.location = op.location
     op.parent_block().insert_op_after(new, op)
-    return new.results[0]
+    return mark(new.results[0]) if is_unsigned(value) else new.results[0]
 
 
 def _is_float(ty: Attribute) -> bool:
@@ -723,18 +783,19 @@ def _cast_scalar(value: SSAValue, to: Attribute) -> SSAValue:
     src = value.type
     if isinstance(src, IndexType) and isinstance(to, IntegerType):
         return trace.value(arith.IndexCastOp(value, to))
+    unsigned = is_unsigned(value)
     if isinstance(src, IntegerType) and isinstance(to, IndexType):
-        return trace.value(arith.IndexCastOp(value, to))
+        return _convert_scalar(value, to, unsigned)
     if isinstance(src, IndexType | IntegerType) and src != IntegerType(1) and _is_float(to):
         if isinstance(src, IndexType):  # ids and sizes: the signed 64-bit integer, then the float
             value = trace.value(arith.IndexCastOp(value, IntegerType(64)))
-        return trace.value(arith.SIToFPOp(value, to))
+        return trace.value((arith.UIToFPOp if unsigned else arith.SIToFPOp)(value, to))
     wider_int = isinstance(to, IntegerType) and isinstance(src, IntegerType) and to.width.data > src.width.data
     if isinstance(src, FLOAT8_TYPES) and _is_float(to):  # FP8 computes in f32 (or wider): exact
         return _convert_scalar(value, to)
     if isinstance(src, IntegerType) and (_is_float(to) or wider_int) \
             or _is_float(src) and _is_float(to) and dtype_bits(to) > dtype_bits(src):
-        return _convert_scalar(value, to)  # promoted where it meets wider values: a mask as 0 / 1
+        return _convert_scalar(value, to, unsigned)  # promoted where it meets wider values: a mask as 0 / 1
     raise error(f"cannot use a {dtype_of(src)} scalar as {dtype_of(to)} (convert it with .to(...))")
 
 
@@ -791,17 +852,29 @@ def _check_precision(op: str, ty: Attribute) -> None:
 
 _CMPF = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
 _CMPI = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
+_CMPI_UNSIGNED = {"lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge", "eq": "eq", "ne": "ne"}
 COMPARISONS = frozenset(_CMPF)
 
+_UNSIGNED = {"floordiv": arith.DivUIOp, "mod": arith.RemUIOp, "max": arith.MaxUIOp, "min": arith.MinUIOp,
+             "shr": arith.ShRUIOp}
+"""The integer ops that read their operands as unsigned numbers (``tl.uint32`` values)."""
 
-def scalar_op(op: str, args: Sequence[SSAValue]) -> SSAValue:
-    """``op`` on scalar SSA values of one type, emitted into the current block (arith / math)."""
+
+def scalar_op(op: str, args: Sequence[SSAValue], unsigned: bool = False) -> SSAValue:
+    """``op`` on scalar SSA values of one type, emitted into the current block (arith / math);
+    ``unsigned``: integers read as unsigned numbers (:mod:`tilec.lang.unsigned`)."""
     trace = current()
     ty = args[0].type
     is_float = _is_float(ty)
     a = args[0]
     if op in COMPARISONS:
-        return trace.value(arith.CmpfOp(a, args[1], _CMPF[op]) if is_float else arith.CmpiOp(a, args[1], _CMPI[op]))
+        if is_float:
+            return trace.value(arith.CmpfOp(a, args[1], _CMPF[op]))
+        return trace.value(arith.CmpiOp(a, args[1], (_CMPI_UNSIGNED if unsigned else _CMPI)[op]))
+    if unsigned and op in _UNSIGNED:
+        return trace.value(_UNSIGNED[op](a, args[1]))
+    if unsigned and op == "abs":
+        return a
     if op == "select":
         return trace.value(arith.SelectOp(args[0], args[1], args[2]))
     table_f = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
@@ -870,9 +943,12 @@ def elementwise(op: str, *operands: Any) -> Any:
         operands = tuple(o.to(dtypes.int32) if isinstance(o, (Value, Expanded)) else o for o in operands)
         return elementwise(op, *operands)
     _check_precision(op, element)
-    values = [_materialize(o, shape, element) for o in operands]
+    unsigned = _unsigned_result(operands, element)
+    values = [_materialize(o, shape, element, unsigned) for o in operands]
+    keeps_sign = unsigned and op not in COMPARISONS  # an unsigned result (a comparison's is a mask)
     if shape.kind == "scalar":
-        return Scalar(scalar_op(op, values))
+        result = Scalar(scalar_op(op, values, unsigned))
+        return Scalar(mark(result.value)) if keeps_sign else result
     trace = current()
     # a traced scalar (tl.load_scalar, a number argument) goes into a map's body as itself; a native op
     # would take it as a tile filled with copies of it (registers a lane for every element it holds)
@@ -884,7 +960,9 @@ def elementwise(op: str, *operands: Any) -> Any:
         result = trace.value(_NATIVE_UNARY[op](values[0]))
     else:
         out = IntegerType(1) if op in COMPARISONS else (values[1].type.element_type if op == "select" else element)
-        result = map_values(lambda *xs: scalar_op(op, xs), values, shape.register_type(out))
+        result = map_values(lambda *xs: scalar_op(op, xs, unsigned), values, shape.register_type(out))
+        if keeps_sign:
+            mark(result)
     return _expanded_like(operands, shape, wrap(result))
 
 
@@ -902,12 +980,16 @@ def where(cond: Any, a: Any, b: Any) -> Any:
         if shape.kind == "scalar":
             element = _number_type(a if not isinstance(a, bool) else 0.0) if not isinstance(element, Float32Type) \
                 else element
+    unsigned = _unsigned_result((a, b), element)
     c = _materialize(cond, shape, IntegerType(1))
-    x, y = _materialize(a, shape, element), _materialize(b, shape, element)
+    x, y = _materialize(a, shape, element, unsigned), _materialize(b, shape, element, unsigned)
     if shape.kind == "scalar":
-        return Scalar(scalar_op("select", [c, x, y]))
-    result = wrap(map_values(lambda *xs: scalar_op("select", xs), [c, x, y], shape.register_type(element)))
-    return _expanded_like((cond, a, b), shape, result)
+        chosen = scalar_op("select", [c, x, y])
+    else:
+        chosen = map_values(lambda *xs: scalar_op("select", xs), [c, x, y], shape.register_type(element))
+    if unsigned:
+        mark(chosen)
+    return _expanded_like((cond, a, b), shape, wrap(chosen))
 
 
 def mask_bits(mask: Any, value: Tile | Vector, who: str) -> Any:
@@ -944,8 +1026,34 @@ def mask_bits(mask: Any, value: Tile | Vector, who: str) -> Any:
 
 def stored_as(value: Tile | Vector, view: View) -> Tile | Vector:
     """``value`` in ``view``'s element type (a mask as 0 / 1; into FP8 rounded and saturated, as Triton's
-    ``tl.store`` converts)."""
+    ``tl.store`` converts; into a ``bool`` array as a mask, nonzero true, held as the byte 0 / 1)."""
+    if holds_booleans(view.value):
+        return value.to(dtypes.int1).to(dtypes.int8)
     return value.to(view.dtype)
+
+
+def fill_number(other: Any, view: View, who: str) -> float:
+    """A load's ``other=`` number as the element the array holds (an unsigned one's bits as the signed number
+    the IR holds; a ``bool`` array's 0 or 1), or an error naming what the array's type takes."""
+    element = view.type.element_type
+    if holds_booleans(view.value):
+        return float(bool(other))
+    if not isinstance(element, IntegerType):
+        return float(other)
+    bits, dt = element.width.data, view.dtype
+    low, high = (0, 1 << bits) if dt.is_unsigned else (-(1 << (bits - 1)), 1 << (bits - 1))
+    if not (float(other).is_integer() and low - (1 << (bits - 1)) * dt.is_unsigned <= other < high):
+        article = "an" if dt.name.startswith("int") else "a"
+        raise error(f"{who}: other={other!r} is not {article} {dt.name} value for {view.name!r} of {dt}: give an integer "
+                    f"(the smallest, {low if dt.is_unsigned else f'-2**{bits - 1}'}, keeps elements out of a maximum)")
+    number = int(other)
+    return float(number - (1 << bits) if number >= 1 << (bits - 1) else number)
+
+
+def as_loaded(value: SSAValue, view: View | Shared) -> Any:
+    """A load's (or gather's) result as the language reads it: a ``bool`` array's bytes as a mask (nonzero)."""
+    got = wrap(value)
+    return got.to(dtypes.int1) if isinstance(view, View) and holds_booleans(view.value) else got
 
 
 def _expanded_like(operands: Sequence[Any], shape: _Shape, result: Value) -> Any:
@@ -1066,6 +1174,9 @@ def tile_map(fn: Callable[..., Any], *inputs: Any) -> Any:
                            (o.type if isinstance(o, Scalar) else number_type)) for o in inputs]
     trace = current()
     block = Block(arg_types=[v.type.element_type for v in values])
+    for arg, v in zip(block.args, values):  # the elements read as their tiles' are
+        if is_unsigned(v):
+            mark(arg)
     with trace.inside(block, isolated=True):
         out = fn(*(Scalar(a) for a in block.args))
         if isinstance(out, (int, float, bool)):
@@ -1073,8 +1184,8 @@ def tile_map(fn: Callable[..., Any], *inputs: Any) -> Any:
         if not isinstance(out, Scalar):
             raise error(f"the function given to tl.map must return one scalar, got {type(out).__name__}")
         trace.emit(t.YieldOp(out.value))
-    result = wrap(trace.value(t.MapOp(values, shape.register_type(out.type), Region(block))))
-    return _expanded_like(inputs, shape, result)
+    result = trace.value(t.MapOp(values, shape.register_type(out.type), Region(block)))
+    return _expanded_like(inputs, shape, wrap(mark(result) if is_unsigned(out.value) else result))
 
 
 def _elem(o: Any) -> Attribute:
@@ -1082,20 +1193,38 @@ def _elem(o: Any) -> Attribute:
 
 
 def convert(x: Value, to: DType) -> Value:
-    """``x`` with element type ``to``."""
+    """``x`` with element type ``to`` (integers widened, and converted to floats, as the signed or unsigned
+    numbers they are; a signed integer read as the unsigned one of its width keeps its bits, as C's do)."""
     trace = current()
     src = x.type.element_type if isinstance(x, (Tile, Vector)) else x.type
     dst = to.ir
+    from_unsigned = is_unsigned(x.value)
     if src == dst:
-        return x
+        if not isinstance(dst, IntegerType) or from_unsigned == to.is_unsigned:
+            return x
+        return _reinterpreted(x, to.is_unsigned)
     if isinstance(x, Scalar):
-        return Scalar(_convert_scalar(x.value, dst))
-    if _is_float(src) and _is_float(dst):
+        out = _convert_scalar(x.value, dst, from_unsigned, to.is_unsigned)
+    elif _is_float(src) and _is_float(dst):
         ty = checked_type(RegisterType, list(x.type.dims), dst) if isinstance(x, Tile) else \
             checked_type(RegisterVectorType, x.type.length.data, dst, x.orientation)
         return wrap(trace.value(t.ConvertOp(x.value, ty)))
-    shape = _Shape("tile", x.shape) if isinstance(x, Tile) else _Shape("vector", (x.shape[0], x.orientation))
-    return wrap(map_values(lambda v: _convert_scalar(v, dst), [x.value], shape.register_type(dst)))
+    else:
+        shape = _Shape("tile", x.shape) if isinstance(x, Tile) else _Shape("vector", (x.shape[0], x.orientation))
+        out = map_values(lambda v: _convert_scalar(v, dst, from_unsigned, to.is_unsigned), [x.value],
+                         shape.register_type(dst))
+    return wrap(mark(out) if to.is_unsigned else out)
+
+
+def _reinterpreted(x: Value, unsigned: bool) -> Value:
+    """``x``'s bits as a new value that the language reads as unsigned (or signed): a value of its own, so
+    that ``x`` keeps its reading (an identity ``tile.map``, which fuses into its consumers; a scalar ``+ 0``)."""
+    ty = x.type
+    if isinstance(x, Scalar):
+        out = current().value(arith.AddiOp(x.value, current().constant(0, ty)))
+    else:
+        out = map_values(lambda v: v, [x.value], ty)
+    return wrap(mark(out) if unsigned else out)
 
 
 def bitcast_to(x: Value, to: DType) -> Value:
@@ -1103,16 +1232,19 @@ def bitcast_to(x: Value, to: DType) -> Value:
     src = x.type.element_type if isinstance(x, (Tile, Vector)) else x.type
     dst = to.ir
     if src == dst:
-        return x
+        return x if not isinstance(dst, IntegerType) or is_unsigned(x.value) == to.is_unsigned \
+            else _reinterpreted(x, to.is_unsigned)
     widths = [ty.width.data if isinstance(ty, IntegerType) else {8: 8, 16: 16, 32: 32, 64: 64}.get(_float_bits(ty))
               for ty in (src, dst)]
     if None in widths or widths[0] != widths[1] or IntegerType(1) in (src, dst):
         raise error(f"a bitcast keeps the bits: {dtype_of(src)} and {dtype_of(dst)} differ in width")
     cast = lambda v: current().value(arith.BitcastOp(v, dst))  # noqa: E731
     if isinstance(x, Scalar):
-        return Scalar(cast(x.value))
-    shape = _Shape("tile", x.shape) if isinstance(x, Tile) else _Shape("vector", (x.shape[0], x.orientation))
-    return wrap(map_values(lambda v: cast(v), [x.value], shape.register_type(dst)))
+        out = cast(x.value)
+    else:
+        shape = _Shape("tile", x.shape) if isinstance(x, Tile) else _Shape("vector", (x.shape[0], x.orientation))
+        out = map_values(lambda v: cast(v), [x.value], shape.register_type(dst))
+    return wrap(mark(out) if to.is_unsigned else out)
 
 
 def _float_bits(ty: Attribute) -> int | None:
@@ -1122,16 +1254,17 @@ def _float_bits(ty: Attribute) -> int | None:
         else None
 
 
-def _convert_scalar(value: SSAValue, dst: Attribute) -> SSAValue:
+def _convert_scalar(value: SSAValue, dst: Attribute, from_unsigned: bool = False, to_unsigned: bool = False) -> SSAValue:
+    """``value`` as ``dst``; ``from_unsigned`` / ``to_unsigned``: an integer source or result read as unsigned."""
     trace = current()
     src = value.type
     if src == dst:
         return value
     # FP8 converts to and from f16 and f32 (PTX's cvt, saturating into FP8), anything else through f32
     if isinstance(src, FLOAT8_TYPES) and not isinstance(dst, (Float16Type, Float32Type)):
-        return _convert_scalar(trace.value(arith.ExtFOp(value, Float32Type())), dst)  # exact
+        return _convert_scalar(trace.value(arith.ExtFOp(value, Float32Type())), dst, to_unsigned=to_unsigned)  # exact
     if isinstance(dst, FLOAT8_TYPES) and not isinstance(src, (Float16Type, Float32Type)):
-        return trace.value(arith.TruncFOp(_convert_scalar(value, Float32Type()), dst))
+        return trace.value(arith.TruncFOp(_convert_scalar(value, Float32Type(), from_unsigned), dst))
     if isinstance(src, FLOAT8_TYPES) or isinstance(dst, FLOAT8_TYPES):  # PTX's cvt (saturating into FP8)
         return trace.value(arith.ExtFOp(value, dst) if isinstance(src, FLOAT8_TYPES) else arith.TruncFOp(value, dst))
     if dst == IntegerType(1):  # a truth value: nonzero, as numpy's astype(bool)
@@ -1148,22 +1281,24 @@ def _convert_scalar(value: SSAValue, dst: Attribute) -> SSAValue:
     if isinstance(src, IndexType):  # an integer directly (64 bits kept for i64), a float from the i64
         value = trace.value(arith.IndexCastOp(value, dst if isinstance(dst, IndexType | IntegerType) else IntegerType(64)))
         return value if value.type == dst else _convert_scalar(value, dst)
+    zero_extended = src == IntegerType(1) or from_unsigned  # a mask is 0 / 1, not the sign-extended -1
     if isinstance(src, IntegerType) and isinstance(dst, IndexType):
-        if src == IntegerType(1):  # a truth value: 0 or 1, not the sign-extended -1
+        if zero_extended and src.width.data < 64:
             value = trace.value(arith.ExtUIOp(value, IntegerType(64)))
         return trace.value(arith.IndexCastOp(value, dst))
     if isinstance(src, IntegerType) and _is_float(dst):
-        cls = arith.UIToFPOp if src == IntegerType(1) else arith.SIToFPOp
+        cls = arith.UIToFPOp if zero_extended else arith.SIToFPOp
         return trace.value(cls(value, dst))
     if _is_float(src) and isinstance(dst, IntegerType) and dst != IntegerType(1):
-        if dst.width.data < 16:  # PTX converts into 16 bits at least: clamped first, so i8 saturates as i16 does
-            low, high = trace.constant(float(-(1 << (dst.width.data - 1))), src), \
-                trace.constant(float((1 << (dst.width.data - 1)) - 1), src)
+        bits = dst.width.data
+        if bits < 16:  # PTX converts into 16 bits at least: clamped first, so 8 bits saturate as 16 do
+            lowest, highest = (0, (1 << bits) - 1) if to_unsigned else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+            low, high = trace.constant(float(lowest), src), trace.constant(float(highest), src)
             value = trace.value(arith.MaximumfOp(trace.value(arith.MinimumfOp(value, high)), low))
-        return trace.value(arith.FPToSIOp(value, dst))
+        return trace.value(arith.FPToUIOp(value, dst) if to_unsigned else arith.FPToSIOp(value, dst))
     if isinstance(src, IntegerType) and isinstance(dst, IntegerType):
-        if dst.width.data > src.width.data:  # a mask widens to 0/1, a signed integer keeps its sign
-            return trace.value(arith.ExtUIOp(value, dst) if src == IntegerType(1) else arith.ExtSIOp(value, dst))
+        if dst.width.data > src.width.data:  # a mask or an unsigned integer widens with zeros, a signed one its sign
+            return trace.value(arith.ExtUIOp(value, dst) if zero_extended else arith.ExtSIOp(value, dst))
         return trace.value(arith.TruncIOp(value, dst))
     raise error(f"cannot convert {dtype_of(src)} to {dtype_of(dst)}")
 

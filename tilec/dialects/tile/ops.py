@@ -1042,11 +1042,13 @@ class ScatterOp(IRDLOperation):
 _F32_I32 = (Float32Type(), IntegerType(32))
 _WIDE = (Float64Type(), IntegerType(64))
 ATOMIC_KINDS = {"add": (*_F32_I32, *_WIDE), "max": (*_F32_I32, IntegerType(64)), "min": (*_F32_I32, IntegerType(64)),
+                "umax": (IntegerType(32), IntegerType(64)), "umin": (IntegerType(32), IntegerType(64)),
                 "xchg": (*_F32_I32, *_WIDE), "cas": (*_F32_I32, *_WIDE),
                 "and": (IntegerType(32), IntegerType(64)), "or": (IntegerType(32), IntegerType(64)),
                 "xor": (IntegerType(32), IntegerType(64))}
 """What ``tile.atomic`` does, with the element types it does it to atomically for each (an f32
 maximum or minimum is one of two integer operations on its bits, chosen by its sign: tile-distribute;
+``umax`` / ``umin`` read the integers' bits as unsigned numbers;
 ``xchg`` writes the value, ``cas`` writes it where the element equals ``cmp``; 64-bit integers and
 f64 sums as PTX has them: no f64 maximum)."""
 

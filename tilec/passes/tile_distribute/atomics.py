@@ -45,7 +45,7 @@ from tilec.passes.tile_distribute.vectors import copy_bits
 from tilec.passes.uniformity import _divergent, atomic_combiners, lane_varying, warp_varying
 
 
-_RED_KINDS = ("add", "max", "min", "and", "or", "xor")
+_RED_KINDS = ("add", "max", "min", "umax", "umin", "and", "or", "xor")
 """The kinds ``red.global`` does (no old value needed)."""
 
 

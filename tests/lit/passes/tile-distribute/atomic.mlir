@@ -131,3 +131,17 @@ func.func @ordered(%c: !tile.gl<i32, [?]>)
 // CHECK-LABEL: func.func @ordered(
 // CHECK: frag.atom "add" %one, %c if %{{.*}} : i32, !llvm.ptr<1>
 // CHECK: frag.red "add" %one, %c if %{{.*}} : i32, !llvm.ptr<1>
+
+// -----
+
+// "umax" / "umin" compare the integers' bits as unsigned numbers (tilec.lang's atomic_max of a
+// tl.uint32 array): red.global.max.u32 where no old value is read.
+func.func @unsigned_max(%x: !tile.gl<i32, [?]>, %o: !tile.gl<i32, [?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %v = tile.load %x[%c0] : !tile.gl<i32, [?]> -> !tile.rv<32xi32, col>
+  tile.atomic "umax" %v, %o[%c0] : !tile.rv<32xi32, col> -> !tile.gl<i32, [?]>
+  func.return
+}
+// CHECK-LABEL: func.func @unsigned_max(
+// CHECK: frag.red "umax" %{{.*}}, %{{.*}} : i32, !llvm.ptr<1>

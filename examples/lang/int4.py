@@ -1,0 +1,116 @@
+"""4-bit weights in bytes (a W4A16 linear layer) in tilec.lang: unsigned integers in a user's kernel.
+
+    python examples/lang/int4.py     # the CPU interpreters against numpy, then the GPU if there is one
+
+The weights of an N-column layer are 4-bit integers ``q`` in 0..15 standing for ``(q - 8) * scale[n]``,
+packed two a byte into a ``uint8`` array ``w`` of K/2 x N: the low nibble of ``w[k, n]`` is row ``k`` of
+the K x N weight matrix, the high nibble row ``k + K/2``. The kernels read the bytes as ``tl.uint8``
+(``>>`` is then the logical shift, ``.to(tl.float16)`` the unsigned value), as a Triton user writes them.
+:func:`matmul_w4a16` multiplies f16 activations by such weights, unpacking each K step's bytes in
+registers into the two halves of the products (two ``tl.dot`` a step), and scales the columns at the end.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tilec.lang as tl
+
+
+@tl.kernel(num_warps=4)
+def dequantize(w_ptr, scale_ptr, out_ptr, K2, N, BK: tl.constexpr, BN: tl.constexpr):
+    """The K x N f16 weights of the packed ``w`` (K/2 x N bytes) and each column's scale."""
+    rows = tl.program_id(0) * BK + tl.arange(0, BK)[:, None]
+    cols = tl.program_id(1) * BN + tl.arange(0, BN)[None, :]
+    inside = (rows < K2) & (cols < N)
+    packed = tl.load(w_ptr + rows * N + cols, mask=inside, other=0)
+    scale = tl.load(scale_ptr + cols, mask=cols < N, other=0.0)
+    low = ((packed & 0xF).to(tl.float32) - 8.0) * scale
+    high = ((packed >> 4).to(tl.float32) - 8.0) * scale
+    tl.store(out_ptr + rows * N + cols, low.to(tl.float16), mask=inside)
+    tl.store(out_ptr + (rows + K2) * N + cols, high.to(tl.float16), mask=inside)
+
+
+@tl.kernel(num_warps=4)
+def matmul_w4a16(a_ptr, w_ptr, scale_ptr, c_ptr, M, N, K2, stride_am, stride_wk, stride_cm,
+                 BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """``c = a @ dequantize(w)``: ``a`` M x K (f16, K = 2 * K2), ``w`` K2 x N bytes, ``c`` M x N (f16)."""
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    cols = tl.program_id(1) * BN + tl.arange(0, BN)
+    ks = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K2, BK)):
+        kk = k * BK + ks
+        a_mask = (rows[:, None] < M) & (kk[None, :] < K2)
+        a_low = tl.load(a_ptr + rows[:, None] * stride_am + kk[None, :], mask=a_mask, other=0.0)
+        a_high = tl.load(a_ptr + rows[:, None] * stride_am + (kk[None, :] + K2), mask=a_mask, other=0.0)
+        packed = tl.load(w_ptr + kk[:, None] * stride_wk + cols[None, :],
+                         mask=(kk[:, None] < K2) & (cols[None, :] < N), other=0x88)  # 0x88: two zeros
+        w_low = ((packed & 0xF).to(tl.int32) - 8).to(tl.float16)
+        w_high = ((packed >> 4).to(tl.int32) - 8).to(tl.float16)
+        acc = tl.dot(a_low, w_low, acc)
+        acc = tl.dot(a_high, w_high, acc)
+    scale = tl.load(scale_ptr + cols, mask=cols < N, other=0.0)
+    c = (acc * scale[None, :]).to(tl.float16)
+    tl.store(c_ptr + rows[:, None] * stride_cm + cols[None, :], c, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+def pack(q: np.ndarray) -> np.ndarray:
+    """4-bit integers ``q`` (K x N, values 0..15) packed as this layout has them: K/2 x N bytes."""
+    half = q.shape[0] // 2
+    return (q[:half] | (q[half:] << 4)).astype(np.uint8)
+
+
+def matmul_call(a, w, scale, c, BM: int = 64, BN: int = 64, BK: int = 32):
+    """The grid, arguments and constants of :func:`matmul_w4a16` for ``c = a @ dequantize(w)``."""
+    m, k2, n = a.shape[0], w.shape[0], w.shape[1]
+    stride = (lambda x, d: x.stride(d)) if hasattr(a, "stride") and callable(a.stride) else \
+        (lambda x, d: x.strides[d] // x.itemsize)
+    grid = (-(-m // BM), -(-n // BN))
+    args = (a, w, scale, c, m, n, k2, stride(a, 0), stride(w, 0), stride(c, 0))
+    return grid, args, dict(BM=BM, BN=BN, BK=BK)
+
+
+def main() -> int:
+    rng = np.random.default_rng(0)
+    m, k, n = 80, 96, 72
+    q = rng.integers(0, 16, (k, n), dtype=np.uint8)
+    scale = rng.uniform(0.01, 0.05, n).astype(np.float32)
+    w = pack(q)
+    weights = (q.astype(np.float64) - 8) * scale
+    out = np.full((k, n), np.nan, np.float16)
+    dequantize.interpret(w, scale, out, k // 2, n, BK=16, BN=32, grid=(3, 3), after="tile-distribute")
+    err_w = float(np.abs(out - weights).max() / np.abs(weights).max())
+    print(f"interpreter after tile-distribute, dequantize {k}x{n}: max relative error {err_w:.1e}")
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float16)
+    grid, args, consts = matmul_call(a, w, scale, c)
+    matmul_w4a16.interpret(*args, grid=grid, after="tile-distribute", **consts)
+    ref = a.astype(np.float64) @ weights
+    err = float(np.abs(c - ref).max() / np.abs(ref).max())
+    print(f"interpreter after tile-distribute, W4A16 matmul {m}x{n}x{k}: max relative error {err:.1e}")
+    if err_w > 1e-3 or err > 2e-3:
+        return 1
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is None or not torch.cuda.is_available():
+        print("no GPU: not launched")
+        return 0
+    m, k, n = 4096, 4096, 4096
+    q = torch.randint(0, 16, (k, n), device="cuda", dtype=torch.uint8)
+    w = q[: k // 2] | (q[k // 2:] << 4)
+    scale = torch.rand(n, device="cuda") * 0.04 + 0.01
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    grid, args, consts = matmul_call(a, w, scale, c, BM=128, BN=128, BK=32)
+    matmul_w4a16.with_options(num_warps=8)[grid](*args, **consts)
+    ref = a.double() @ ((q.double() - 8) * scale.double())
+    gpu_err = ((c.double() - ref).abs().max() / ref.abs().max()).item()
+    print(f"GPU, W4A16 matmul {m}x{n}x{k}: max relative error {gpu_err:.1e}")
+    return 0 if gpu_err < 2e-3 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,316 @@
+"""Unsigned integers (``tl.uint8`` ... ``tl.uint64``) and ``bool`` arrays in tilec.lang.
+
+The IR's integers are signless (as MLIR's and Triton's); the language reads the values of unsigned
+arrays, of ``.to(tl.uint32)`` and of operations on them as unsigned numbers, and emits the unsigned ops
+(``divui``, ``remui``, ``shrui``, ``cmpi ult``, ``maxui``, ``uitofp``, ``fptoui``, zero extension,
+``atom.max.u32``). Promotion is Triton's: an unsigned operand as wide as the result makes it unsigned.
+A ``bool`` array is a byte an element: loads read it as a mask (nonzero), stores write 0 / 1.
+
+Each kernel runs on the tile interpreter and lane by lane after ``tile-distribute`` against Python's
+exact integers (or float64), outputs poisoned first; the PTX of the compiled variants is assembled by
+the session's ptxas check (tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilec.lang as tl
+from tilec.lang.tracing import LangError
+
+RNG = np.random.default_rng(20261129)
+STAGES = (None, "tile-distribute")
+UNSIGNED = (np.uint8, np.uint16, np.uint32, np.uint64)
+
+
+def randu(dtype, shape, low=0):
+    info = np.iinfo(dtype)
+    return RNG.integers(low, info.max, shape, dtype=dtype, endpoint=True)
+
+
+def wrap(values, bits):
+    return [v % (1 << bits) for v in values]
+
+
+# ---------------------------------------------------------------- elementwise
+
+
+@tl.kernel
+def arith_kernel(x_ptr, y_ptr, q_ptr, f_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0)
+    y = tl.load(y_ptr + offs, mask=m, other=1)
+    q = x // y + x % y + (x >> 3) + tl.maximum(x, y) - tl.minimum(x, y) + (x > y).to(x.dtype)
+    tl.store(q_ptr + offs, q, mask=m)
+    tl.store(f_ptr + offs, x.to(tl.float64), mask=m)
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("dtype", UNSIGNED, ids=lambda d: d.__name__)
+def test_unsigned_arithmetic_comparisons_and_conversions(dtype, after):
+    n = 300
+    bits = np.dtype(dtype).itemsize * 8
+    x, y = randu(dtype, n), randu(dtype, n, low=1)
+    x[:4] = [np.iinfo(dtype).max, 1 << (bits - 1), 0, 7]  # the top, the sign bit, zero
+    q, f = np.zeros(n, dtype), np.full(n, np.nan)
+    arith_kernel.interpret(x, y, q, f, n, BLOCK=128, grid=(3,), after=after)
+    a, b = [int(v) for v in x], [int(v) for v in y]
+    ref = wrap([u // v + u % v + (u >> 3) + max(u, v) - min(u, v) + (u > v) for u, v in zip(a, b)], bits)
+    assert [int(v) for v in q] == ref
+    assert np.array_equal(f, np.array(a, dtype=np.float64))  # exact up to 2^53; rounded alike above
+
+
+@tl.kernel
+def promote_kernel(u_ptr, s_ptr, o_ptr, w_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    u = tl.load(u_ptr + offs, mask=m)  # uint8
+    s = tl.load(s_ptr + offs, mask=m)  # int32
+    tl.store(o_ptr + offs, (u + s) // 3, mask=m)  # u8 + i32: i32, signed (the wider signed operand wins)
+    w = s.to(tl.uint32)  # the same bits, read unsigned: a negative one is large
+    tl.store(w_ptr + offs, (w // 3).to(tl.int64) + (u.to(tl.int8) >> 1).to(tl.int64), mask=m)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_triton_promotion_between_signed_and_unsigned(after):
+    n = 200
+    u = randu(np.uint8, n)
+    s = RNG.integers(-1000, 1000, n, dtype=np.int32)
+    o, w = np.zeros(n, np.int32), np.zeros(n, np.int64)
+    promote_kernel.interpret(u, s, o, w, n, BLOCK=128, grid=(2,), after=after)
+    trunc_div = [int(np.trunc((int(a) + int(b)) / 3)) for a, b in zip(u, s)]
+    assert o.tolist() == trunc_div
+    signed_byte = [int(np.int8(np.uint8(a).view(np.int8))) for a in u]
+    assert w.tolist() == [(int(b) % (1 << 32)) // 3 + (c >> 1) for b, c in zip(s, signed_byte)]
+
+
+@tl.kernel
+def convert_kernel(x_ptr, u8_ptr, u32_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)
+    tl.store(u8_ptr + offs, x.to(tl.uint8), mask=m)  # saturated to 0 .. 255, as PTX's cvt
+    tl.store(u32_ptr + offs, x.to(tl.uint32) | 0x80000000, mask=m)  # a constant past int32's range
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_float_to_unsigned_saturates(after):
+    n = 100
+    x = (RNG.standard_normal(n) * 400).astype(np.float32)
+    u8, u32 = np.zeros(n, np.uint8), np.zeros(n, np.uint32)
+    convert_kernel.interpret(x, u8, u32, n, BLOCK=128, grid=(1,), after=after)
+    assert u8.tolist() == [int(min(max(np.trunc(v), 0), 255)) for v in x]
+    assert u32.tolist() == [int(max(np.trunc(v), 0)) | 0x80000000 for v in x]
+
+
+# ---------------------------------------------------------------- hashes: loop-carried unsigned values
+
+
+@tl.kernel
+def hash_kernel(seed_ptr, out_ptr, n, ROUNDS, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    h = tl.load(seed_ptr + offs, mask=offs < n)  # uint32
+    for _ in tl.range(0, ROUNDS):  # xorshift-multiply rounds, carried as uint32
+        h = h ^ (h >> 16)
+        h = h * 0x45D9F3B
+        h = h ^ (h >> 16)
+    tl.store(out_ptr + offs, h, mask=offs < n)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_loop_carried_uint32_hash(after):
+    n = 130
+    seed = randu(np.uint32, n)
+    out = np.zeros(n, np.uint32)
+    hash_kernel.interpret(seed, out, n, 3, BLOCK=64, grid=(3,), after=after)
+    ref = []
+    for h in (int(v) for v in seed):
+        for _ in range(3):
+            h ^= h >> 16
+            h = (h * 0x45D9F3B) % (1 << 32)
+            h ^= h >> 16
+        ref.append(h)
+    assert out.tolist() == ref
+
+
+# ---------------------------------------------------------------- int4 weights in bytes
+
+
+@tl.kernel
+def dequant_kernel(w_ptr, s_ptr, out_ptr, K2, N, BK2: tl.constexpr, BN: tl.constexpr):
+    """Two 4-bit weights a byte (low nibble: row k, high nibble: row k + K/2), times each column's scale."""
+    rows = tl.program_id(0) * BK2 + tl.arange(0, BK2)
+    cols = tl.program_id(1) * BN + tl.arange(0, BN)
+    m = (rows[:, None] < K2) & (cols[None, :] < N)
+    packed = tl.load(w_ptr + rows[:, None] * N + cols[None, :], mask=m, other=0)  # uint8
+    scale = tl.load(s_ptr + cols, mask=cols < N, other=0.0)
+    low = ((packed & 0xF).to(tl.float32) - 8.0) * scale[None, :]
+    high = ((packed >> 4).to(tl.float32) - 8.0) * scale[None, :]
+    tl.store(out_ptr + rows[:, None] * N + cols[None, :], low, mask=m)
+    tl.store(out_ptr + (rows[:, None] + K2) * N + cols[None, :], high, mask=m)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_int4_weights_unpacked_from_bytes(after):
+    k2, n = 40, 72
+    w = randu(np.uint8, (k2, n))
+    s = RNG.uniform(0.5, 2.0, n).astype(np.float32)
+    out = np.full((2 * k2, n), np.nan, np.float32)
+    dequant_kernel.interpret(w, s, out, k2, n, BK2=16, BN=32, grid=(3, 3), after=after)
+    ref = np.concatenate([(w & 0xF).astype(np.float64) - 8, (w >> 4).astype(np.float64) - 8]) * s
+    assert np.array_equal(out, ref.astype(np.float32))
+
+
+# ---------------------------------------------------------------- reductions and scans
+
+
+@tl.kernel
+def reduce_kernel(x_ptr, sums_ptr, maxs_ptr, mins_ptr, arg_ptr, total_ptr, R: tl.constexpr, C: tl.constexpr):
+    rows, cols = tl.arange(0, R), tl.arange(0, C)
+    x = tl.load(x_ptr + rows[:, None] * C + cols[None, :])
+    tl.store(sums_ptr + rows, tl.sum(x, axis=1))
+    tl.store(maxs_ptr + cols, tl.max(x, axis=0))
+    tl.store(mins_ptr + rows, tl.min(x, axis=1))
+    tl.store(arg_ptr + rows, tl.argmax(x, axis=1))
+    tl.store(total_ptr, tl.max(x))
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("dtype", (np.uint8, np.uint32), ids=lambda d: d.__name__)
+def test_unsigned_reductions(dtype, after):
+    r, c = 16, 32
+    x = randu(dtype, (r, c))
+    x[3, 5] = np.iinfo(dtype).max  # the sign bit set: the largest as unsigned, the smallest as signed
+    sums = np.zeros(r, np.uint32 if dtype == np.uint8 else dtype)  # Triton sums 8-bit values in 32 bits
+    maxs, mins, total = np.zeros(c, dtype), np.zeros(r, dtype), np.zeros(1, dtype)
+    arg = np.full(r, -1, np.int32)
+    reduce_kernel.interpret(x, sums, maxs, mins, arg, total, R=r, C=c, grid=(1,), after=after)
+    wide = x.astype(np.uint64)
+    assert sums.tolist() == [int(v) % (1 << 32) for v in wide.sum(1)]
+    assert maxs.tolist() == x.max(0).tolist() and mins.tolist() == x.min(1).tolist()
+    assert arg.tolist() == x.argmax(1).tolist() and int(total[0]) == int(x.max())
+
+
+@tl.kernel
+def scan_kernel(x_ptr, run_ptr, top_ptr, umax_ptr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    x = tl.load(x_ptr + i)  # uint32
+    tl.store(run_ptr + i, tl.cumsum(x, axis=0))
+    tl.store(top_ptr + i, tl.cummax(x, axis=0))
+    tl.store(umax_ptr, tl.reduce(x, 0, lambda a, b: tl.where(a > b, a, b)))  # the comparison unsigned
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_unsigned_scans_and_combine_functions(after):
+    n = 64
+    x = randu(np.uint32, n)
+    run, top, umax = np.zeros(n, np.uint32), np.zeros(n, np.uint32), np.zeros(1, np.uint32)
+    scan_kernel.interpret(x, run, top, umax, N=n, grid=(1,), after=after)
+    assert run.tolist() == [int(v) % (1 << 32) for v in np.cumsum(x.astype(np.uint64))]
+    assert top.tolist() == np.maximum.accumulate(x).tolist() and int(umax[0]) == int(x.max())
+
+
+@tl.kernel
+def atomic_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    tl.atomic_max(out_ptr + offs % 4, x, mask=offs < n)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_unsigned_atomic_maximum(after):
+    n = 200
+    x = randu(np.uint32, n)
+    out = np.zeros(4, np.uint32)
+    atomic_kernel.interpret(x, out, n, BLOCK=64, grid=(4,), after=after)
+    assert out.tolist() == [int(x[i::4].max()) for i in range(4)]
+
+
+# ---------------------------------------------------------------- bool arrays
+
+
+@tl.kernel
+def bool_kernel(x_ptr, keep_ptr, y_ptr, pos_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)
+    keep = tl.load(keep_ptr + offs, mask=m, other=False)  # a mask (nonzero bytes)
+    tl.store(y_ptr + offs, tl.where(keep, x, 0.0) + tl.sum(keep.to(tl.int32)), mask=m)
+    tl.store(pos_ptr + offs, x > 0, mask=m)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_bool_arrays_are_masks(after):
+    n = 100
+    x = RNG.standard_normal(n).astype(np.float32)
+    keep = RNG.random(n) < 0.5
+    y, pos = np.full(n, np.nan, np.float32), np.zeros(n, np.bool_)
+    bool_kernel.interpret(x, keep, y, pos, n, BLOCK=128, grid=(1,), after=after)
+    assert np.array_equal(y, np.where(keep, x, 0) + np.float32(keep.sum()))
+    assert np.array_equal(pos, x > 0) and set(pos.view(np.uint8).tolist()) <= {0, 1}
+
+
+def test_dtypes_read_back_from_values():
+    seen = {}
+
+    @tl.kernel
+    def k(u_ptr, b_ptr):
+        u = tl.load(u_ptr + tl.arange(0, 16))
+        seen.update(view=u_ptr.dtype, load=u.dtype, sum=tl.sum(u).dtype, f=(u + 1.5).dtype, mask=b_ptr.dtype,
+                    signed=u.to(tl.int16).dtype, bits=u.to(tl.int8, bitcast=True).dtype)
+
+    k.ir(np.zeros(16, np.uint8), np.zeros(16, np.bool_))
+    assert seen == dict(view=tl.uint8, load=tl.uint8, sum=tl.uint32, f=tl.float32, mask=tl.int1, signed=tl.int16,
+                        bits=tl.int8)
+
+
+# ---------------------------------------------------------------- errors
+
+
+def test_errors_name_the_unsigned_type():
+    @tl.kernel
+    def too_big(x_ptr):
+        x = tl.load(x_ptr + tl.arange(0, 16))
+        tl.store(x_ptr + tl.arange(0, 16), x + 256)
+
+    with pytest.raises(LangError, match=r"the integer 256 does not fit tl.uint8"):
+        too_big.ir(np.zeros(16, np.uint8))
+
+    @tl.kernel
+    def dot(a_ptr, c_ptr):
+        i = tl.arange(0, 16)
+        a = tl.load(a_ptr + i[:, None] * 16 + i[None, :])
+        tl.store(c_ptr + i[:, None] * 16 + i[None, :], tl.dot(a, a))
+
+    with pytest.raises(LangError, match=r"tl.dot multiplies float or int8 tiles.*uint8"):
+        dot.ir(np.zeros((16, 16), np.uint8), np.zeros((16, 16), np.float32))
+
+
+# ---------------------------------------------------------------- the PTX
+
+
+@pytest.mark.parametrize("arch", ("sm_80", "sm_90a"))
+def test_unsigned_kernels_compile_to_the_unsigned_instructions(arch):
+    """Each kernel compiles (the session's ptxas check assembles it); the unsigned reading shows in the
+    instructions: unsigned division, shift and comparison, zero extension, unsigned atomics."""
+    u32 = np.zeros(64, np.uint32)
+    ptx = {
+        "arith": arith_kernel.compile(u32, u32, u32, np.zeros(64), 64, BLOCK=64, arch=arch).asm["ptx"],
+        "hash": hash_kernel.compile(u32, u32, 64, 3, BLOCK=64, arch=arch).asm["ptx"],
+        "dequant": dequant_kernel.compile(np.zeros((8, 8), np.uint8), np.zeros(8, np.float32),
+                                          np.zeros((16, 8), np.float32), 8, 8, BK2=16, BN=32, arch=arch).asm["ptx"],
+        "reduce": reduce_kernel.compile(np.zeros((16, 32), np.uint8), u32, np.zeros(32, np.uint8),
+                                        np.zeros(16, np.uint8), np.zeros(16, np.int32), np.zeros(1, np.uint8),
+                                        R=16, C=32, arch=arch).asm["ptx"],
+        "atomic": atomic_kernel.compile(u32, u32, 64, BLOCK=64, arch=arch).asm["ptx"],
+        "bool": bool_kernel.compile(np.zeros(64, np.float32), np.zeros(64, np.bool_), np.zeros(64, np.float32),
+                                    np.zeros(64, np.bool_), 64, BLOCK=64, arch=arch).asm["ptx"],
+    }
+    assert "div.u32" in ptx["arith"] and "shr.u32" in ptx["arith"]  # (LLVM takes the remainder from the quotient)
+    assert "setp.gt.u32" in ptx["arith"] or "setp.lt.u32" in ptx["arith"]
+    assert "cvt.rn.f64.u32" in ptx["arith"]
+    assert "shr.u32" in ptx["hash"] and "mul.lo.s32" in ptx["hash"]
+    assert "max.u32" in ptx["atomic"]
+    assert "ld.global" in ptx["bool"] and "st.global.u8" in ptx["bool"] or "st.global.b8" in ptx["bool"]
