@@ -116,6 +116,19 @@ def test_wrong_dtype_on_device_array():
         bind([f32(), f32(), FakeCudaArray((8,), "<f2"), 1.0, 8])
 
 
+def test_an_integer_parameter_takes_unsigned_and_bool_arrays_of_its_width():
+    """The IR's integers are signless: an i8 parameter holds uint8 and bool arrays (tilec.lang reads them as
+    unsigned numbers and masks), an i32 one uint32; other widths and kinds are still refused."""
+    sig = (Param.pointer("w", "int8"), Param.pointer("u", "int32"))
+    bound = bind_arguments("k", sig, [np.zeros(8, np.uint8), np.zeros(8, np.uint32)])
+    assert len(bound) == 2
+    bind_arguments("k", sig, [np.zeros(8, np.bool_), np.zeros(8, np.int32)])
+    with pytest.raises(TypeError, match=r"parameter #1 'u': expected dtype int32, got an array of dtype uint16"):
+        bind_arguments("k", sig, [np.zeros(8, np.int8), np.zeros(8, np.uint16)])
+    with pytest.raises(TypeError, match=r"parameter #1 'u': expected dtype int32, got an array of dtype float32"):
+        bind_arguments("k", sig, [np.zeros(8, np.int8), np.zeros(8, np.float32)])
+
+
 def test_not_an_array():
     with pytest.raises(TypeError, match=r"parameter #0 'x': expected a float32 1-d array .* got list"):
         bind([[1.0, 2.0], f32(), f32(), 1.0, 8])

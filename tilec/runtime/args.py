@@ -210,7 +210,7 @@ def _bind_pointer(kernel: str, i: int, p: Param, value, device: int | None, stre
         ) from None
     except (TypeError, ValueError) as e:
         raise type(e)(f"{where}: {e}") from None
-    if p.dtype is not None and info.dtype != p.dtype:
+    if p.dtype is not None and not dtypes.stores(p.dtype, info.dtype):
         raise TypeError(f"{where}: expected dtype {p.dtype}, got an array of dtype {info.dtype} ({info.source})")
     if p.ndim is not None and info.ndim != p.ndim:
         raise ValueError(f"{where}: expected a {p.ndim}-d array, got {info.ndim}-d with shape {info.shape}")

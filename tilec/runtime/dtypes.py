@@ -85,6 +85,15 @@ def kind(name: str) -> str | None:
     return entry[1] if entry else None
 
 
+def stores(param: str, array: str) -> bool:
+    """Whether a kernel parameter of dtype ``param`` takes an array of dtype ``array``: the same type, or,
+    for an integer parameter (the IR's integers are signless), unsigned or bool elements of its width
+    (tilec.lang reads those as unsigned numbers and masks)."""
+    if param == array:
+        return True
+    return kind(param) == "int" and kind(array) in ("uint", "bool") and itemsize(param) == itemsize(array)
+
+
 def from_typestr(typestr: str) -> str:
     """Canonical name of an array-interface typestr such as ``'<f4'``."""
     dt = np.dtype(typestr)
