@@ -91,6 +91,9 @@ def main() -> int:
     print(f"interpreter after tile-distribute, W4A16 matmul {m}x{n}x{k}: max relative error {err:.1e}")
     if err_w > 1e-3 or err > 2e-3:
         return 1
+    ptx = matmul_w4a16.compile(*args, arch="sm_80", **consts).asm["ptx"]
+    print(f"PTX for sm_80: {ptx.count('mma.sync')} mma.sync of f16 a K step, {ptx.count('shr.u16') + ptx.count('shr.b16')} "
+          "16-bit shifts unpacking the bytes")
     try:
         import torch
     except ImportError:
