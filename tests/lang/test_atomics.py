@@ -321,3 +321,55 @@ def test_an_atomic_in_a_branch_some_lanes_take_is_refused():
     with pytest.raises(CompilationError, match=rf"test_atomics.py:{line}:\d+: error: .*whose condition differs "
                                                   r"between the lanes of a warp"):
         in_some_lanes.compile(np.zeros(1, np.int32), arch="sm_80")
+
+
+# ---------------------------------------------------------------- 16-bit float sums
+
+
+@tl.kernel(num_warps=4)
+def half_sums(x_ptr, idx_ptr, out_ptr, old_ptr, n, BLOCK: tl.constexpr):
+    """Embedding-backward style: each element added at its index (duplicates combine), and, for the
+    first block, the old values read back (``atom`` rather than ``red``)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)
+    i = tl.load(idx_ptr + offs, mask=m, other=0)
+    tl.atomic_add(out_ptr + i, x, mask=m)
+    old = tl.atomic_add(old_ptr + offs % 8, x, mask=m & (tl.program_id(0) == 0))
+    tl.store(old_ptr + 8 + offs, old.to(tl.float32), mask=m & (tl.program_id(0) == 0))
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_float16_and_bfloat16_sums(dtype, after):
+    """f16 and bf16 arrays sum atomically (``red.global.add.noftz.f16`` / ``.bf16``, the latter sm_90's), each
+    add rounded to the type; small integers make every order of the sums exact."""
+    dt = np.float16 if dtype == "float16" else pytest.importorskip("ml_dtypes", reason="numpy's bf16").bfloat16
+    n = 300
+    x = RNG.integers(-8, 8, n).astype(dt)
+    idx = RNG.integers(0, 7, n).astype(np.int32)
+    out = np.full(7, 0.5, dt)
+    old = np.zeros(8 + 128, np.float32)
+    old_dt = np.zeros(8 + 128, dt)
+    half_sums.interpret(x, idx, out, old_dt, n, BLOCK=128, grid=(3,), after=after)
+    ref = np.full(7, 0.5)
+    np.add.at(ref, idx, x.astype(np.float64))
+    assert np.array_equal(out.astype(np.float64), ref)
+    sums = np.zeros(8)
+    np.add.at(sums, np.arange(128) % 8, x[:128].astype(np.float64))
+    assert np.array_equal(old_dt[:8].astype(np.float64), sums)
+    del old
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_float16_sums_compile(dtype):
+    dt = np.float16 if dtype == "float16" else pytest.importorskip("ml_dtypes", reason="numpy's bf16").bfloat16
+    args = (np.zeros(64, dt), np.zeros(64, np.int32), np.zeros(8, dt), np.zeros(8 + 128, dt), 64)
+    ptx = half_sums.compile(*args, BLOCK=128, arch="sm_90a").asm["ptx"]
+    suffix = "f16" if dtype == "float16" else "bf16"
+    assert f"red.global.add.noftz.{suffix}" in ptx and f"atom.acq_rel.gpu.global.add.noftz.{suffix}" in ptx
+    if dtype == "float16":
+        half_sums.compile(*args, BLOCK=128, arch="sm_80")
+    else:
+        with pytest.raises(CompilationError, match=r"'red.global.add.noftz.bf16', which needs sm_90"):
+            half_sums.compile(*args, BLOCK=128, arch="sm_80")

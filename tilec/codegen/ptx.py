@@ -100,6 +100,7 @@ ARCH_INSTRUCTIONS = (
     (re.compile(r"nvvm\.cluster_dim|barrier\.cluster|\bmapa\b|sreg\.(n?clusterid|cluster\.ctarank)"), 90, False),
     # FP8 conversions and mma.sync (in the PTX ISA versions NEWER_PTX gives them)
     (re.compile(r"\bcvt\.[\w.]*\.e[45]m[32]x2|\bmma\.sync\.aligned\.m16n8k32\.row\.col\.f32\.e[45]m[32]"), 89, False),
+    (re.compile(r"\b(red|atom)\.[\w.]*\.add\.noftz\.bf16\b"), 90, False),  # bf16 atomic adds
 )
 """Instructions LLVM's NVPTX back end (or ptxas) accepts only from an arch on: checked first, so a
 module for an older arch gets a diagnostic instead of LLVM aborting the process."""

@@ -607,10 +607,11 @@ class StoreOp(IRDLOperation):
         _expect_pointer(self, "address", self.address, GLOBAL_SPACE, SHARED_SPACE)
 
 
-RED_KINDS = {"add": (f32, i32, f64, i64), "max": (i32, i64), "min": (i32, i64), "umax": (i32, i64),
+RED_KINDS = {"add": (f32, i32, f64, i64, Float16Type(), BFloat16Type()), "max": (i32, i64), "min": (i32, i64), "umax": (i32, i64),
              "umin": (i32, i64), "and": (i32, i64), "or": (i32, i64), "xor": (i32, i64)}
 """The reductions ``frag.red`` performs, with the value types PTX's ``red.global`` has for each
-(``umax``/``umin``: the i32 read unsigned, ``red.global.{max,min}.u32``; ``and``/``or``/``xor`` on the bits)."""
+(``umax``/``umin``: the i32 read unsigned, ``red.global.{max,min}.u32``; ``and``/``or``/``xor`` on the bits;
+an f16 or bf16 sum is ``add.noftz.f16`` / ``.bf16``, the latter from sm_90)."""
 
 
 @irdl_op_definition
@@ -642,7 +643,7 @@ class RedOp(IRDLOperation):
         _expect_pointer(self, "address", self.address, GLOBAL_SPACE)
 
 
-ATOM_KINDS = {"add": (f32, i32, f64, i64), "max": (i32, i64), "min": (i32, i64), "umax": (i32, i64),
+ATOM_KINDS = {"add": (f32, i32, f64, i64, Float16Type(), BFloat16Type()), "max": (i32, i64), "min": (i32, i64), "umax": (i32, i64),
               "umin": (i32, i64), "exch": (f32, i32, f64, i64), "cas": (f32, i32, f64, i64), "and": (i32, i64),
               "or": (i32, i64), "xor": (i32, i64)}
 """What ``frag.atom`` does, with the value types PTX's ``atom.global`` has for each (``umax``/``umin``:
@@ -658,7 +659,8 @@ class AtomOp(IRDLOperation):
     name = "frag.atom"
 
     T: ClassVar = VarConstraint("T", EqAttrConstraint(i32) | EqAttrConstraint(f32) | EqAttrConstraint(i64) |
-                                EqAttrConstraint(f64))
+                                EqAttrConstraint(f64) | EqAttrConstraint(Float16Type()) |
+                                EqAttrConstraint(BFloat16Type()))
     kind = prop_def(StringAttr)
     value = operand_def(T)
     address = operand_def(LLVMPointerType)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import Float32Type, IntegerType, ModuleOp
+from xdsl.dialects.builtin import BFloat16Type, Float32Type, IntegerType, ModuleOp
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -48,7 +48,7 @@ from xdsl.ir import Attribute, Operation
 from tilec.dialects.abi import producer_threads
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import SharedType, element_bits
-from tilec.interp.dtypes import exp2_ftz, exp_ftz, numpy_dtype, round_tf32, to_element
+from tilec.interp.dtypes import exp2_ftz, exp_ftz, numpy_dtype, round_bf16, round_tf32, to_element
 from tilec.interp.errors import BarrierError, OpError, TileInterpreterError, WarpAborted, describe_op, op_text
 from tilec.interp.mbarriers import BarrierArray, NamedBarrier
 from tilec.passes.uniformity import atomic_combiners, lane_varying, warp_varying
@@ -871,7 +871,8 @@ class TileFunctions(InterpreterFunctions):
         idx = _indices(indices)
         old = _read(dest, idx, dims)
         _write(dest, idx, _atomic_result(op.kind.data, old, value,
-                                         None if cmp is None else _register(cmp, dims, "the compared value")), mask)
+                                         None if cmp is None else _register(cmp, dims, "the compared value"),
+                                         op.value.type.element_type), mask)
         if mask is not None:
             old = np.where(mask, old, np.zeros_like(old))  # masked off: not read, 0 (as outside the view)
         if not fetch:
@@ -907,7 +908,8 @@ class TileFunctions(InterpreterFunctions):
             place = tuple(int(i[p]) for i in indices)
             before = np.array([target[place]])
             old[p] = before[0]
-            target[place] = _atomic_result(op.kind.data, before, value[p], None if cmp is None else cmp[p])[0]
+            target[place] = _atomic_result(op.kind.data, before, value[p], None if cmp is None else cmp[p],
+                                           op.value.type.element_type)[0]
         if not fetch:
             return () if op.old is None else (old,)
         return (self._from_warp0(op, old) if by_warp0 else old,)
@@ -1329,8 +1331,12 @@ class TileFunctions(InterpreterFunctions):
         return (np.array(tile, dtype=numpy_dtype(op.result.type.element_type)),)
 
 
-def _atomic_result(kind: str, old: np.ndarray, value: np.ndarray, cmp: np.ndarray | None) -> np.ndarray:
-    """What ``tile.atomic`` of ``kind`` leaves in elements holding ``old`` (f32 ``cas`` compares bits)."""
+def _atomic_result(kind: str, old: np.ndarray, value: np.ndarray, cmp: np.ndarray | None,
+                   element: Attribute | None = None) -> np.ndarray:
+    """What ``tile.atomic`` of ``kind`` leaves in elements holding ``old`` (f32 ``cas`` compares bits; a bf16
+    sum, held in f32, rounded to bf16 as the GPU's ``add.noftz.bf16`` rounds it)."""
+    if isinstance(element, BFloat16Type):
+        return round_bf16(np.asarray(old, np.float32) + np.asarray(value, np.float32))
     if kind in ("max", "min") and old.dtype == np.float32:
         return _float_extreme(kind, old, np.asarray(value, np.float32))
     value = np.broadcast_to(value, old.shape).astype(old.dtype)

@@ -1041,7 +1041,7 @@ class ScatterOp(IRDLOperation):
 
 _F32_I32 = (Float32Type(), IntegerType(32))
 _WIDE = (Float64Type(), IntegerType(64))
-ATOMIC_KINDS = {"add": (*_F32_I32, *_WIDE), "max": (*_F32_I32, IntegerType(64)), "min": (*_F32_I32, IntegerType(64)),
+ATOMIC_KINDS = {"add": (*_F32_I32, *_WIDE, Float16Type(), BFloat16Type()), "max": (*_F32_I32, IntegerType(64)), "min": (*_F32_I32, IntegerType(64)),
                 "umax": (IntegerType(32), IntegerType(64)), "umin": (IntegerType(32), IntegerType(64)),
                 "xchg": (*_F32_I32, *_WIDE), "cas": (*_F32_I32, *_WIDE),
                 "and": (IntegerType(32), IntegerType(64)), "or": (IntegerType(32), IntegerType(64)),
@@ -1050,7 +1050,8 @@ ATOMIC_KINDS = {"add": (*_F32_I32, *_WIDE), "max": (*_F32_I32, IntegerType(64)),
 maximum or minimum is one of two integer operations on its bits, chosen by its sign: tile-distribute;
 ``umax`` / ``umin`` read the integers' bits as unsigned numbers;
 ``xchg`` writes the value, ``cas`` writes it where the element equals ``cmp``; 64-bit integers and
-f64 sums as PTX has them: no f64 maximum)."""
+f64 sums as PTX has them: no f64 maximum; f16 and bf16 sums, each add rounded to the type, bf16's
+from sm_90)."""
 
 
 @irdl_op_definition

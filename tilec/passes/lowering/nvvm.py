@@ -961,8 +961,14 @@ def _space_operand(ptr: SSAValue) -> tuple[str, str]:
     return ("global", "l") if address_space(ptr.type) == GLOBAL else ("shared", "r")
 
 
-_RED_TYPES = {"f32": ("f32", "f"), "i32": ("s32", "r"), "f64": ("f64", "d"), "i64": ("s64", "l")}
-"""Value type -> (PTX type of ``red``, inline asm constraint)."""
+_RED_TYPES = {"f32": ("f32", "f"), "i32": ("s32", "r"), "f64": ("f64", "d"), "i64": ("s64", "l"),
+              "f16": ("noftz.f16", "h"), "bf16": ("noftz.bf16", "h")}
+"""Value type -> (PTX type of ``red``, inline asm constraint; a 16-bit float travels as its i16 bits)."""
+
+
+def _as_bits16(builder: Builder, value: SSAValue) -> SSAValue:
+    """An f16 / bf16 value as the i16 of its bits (inline asm's ``h`` registers hold integers); others as they are."""
+    return bitcast(builder, value, IntegerType(16)) if str(value.type) in ("f16", "bf16") else value
 
 
 def red_global(builder: Builder, kind: str, value: Value, ptr: Value, pred: Value | None = None) -> None:
@@ -971,7 +977,7 @@ def red_global(builder: Builder, kind: str, value: Value, ptr: Value, pred: Valu
     op = "red.global"
     value = value_of(op, value)
     ptx_type, reg = _RED_TYPES.get(str(value.type), (None, None))
-    if ptx_type is None or (kind != "add" and ptx_type in ("f32", "f64")) or \
+    if ptx_type is None or (kind != "add" and ptx_type[-3:] in ("f32", "f64", "f16")) or \
             kind not in ("add", "max", "min", "umax", "umin", "and", "or", "xor"):
         raise ValueError(f"{op}: no {kind} of {value.type}")
     bits = ptx_type[1:]
@@ -982,6 +988,7 @@ def red_global(builder: Builder, kind: str, value: Value, ptr: Value, pred: Valu
     if kind in ("and", "or", "xor"):
         ptx_type = f"b{bits}"
     ptr = expect_pointer(op, "address", ptr, GLOBAL)
+    value = _as_bits16(builder, value)
     if pred is None:
         inline_asm(builder, f"red.global.{kind}.{ptx_type} [$0], $1;", f"l,{reg}", [ptr, value])
         return
@@ -989,7 +996,8 @@ def red_global(builder: Builder, kind: str, value: Value, ptr: Value, pred: Valu
     inline_asm(builder, f"@$0 red.global.{kind}.{ptx_type} [$1], $2;", f"b,l,{reg}", [pred, ptr, value])
 
 
-_ATOM_PTX = {"add": ("add", {"f32": "f32", "i32": "u32", "f64": "f64", "i64": "u64"}),
+_ATOM_PTX = {"add": ("add", {"f32": "f32", "i32": "u32", "f64": "f64", "i64": "u64", "f16": "noftz.f16",
+                             "bf16": "noftz.bf16"}),
              "max": ("max", {"i32": "s32", "i64": "s64"}), "min": ("min", {"i32": "s32", "i64": "s64"}),
              "umax": ("max", {"i32": "u32", "i64": "u64"}), "umin": ("min", {"i32": "u32", "i64": "u64"}),
              "exch": ("exch", {"f32": "b32", "i32": "b32", "f64": "b64", "i64": "b64"}),
@@ -1016,7 +1024,7 @@ def atom_global(builder: Builder, kind: str, value: Value, ptr: Value, cmp: Valu
     if cmp is not None:
         operands.append(expect_type(op, "compared value", value_of(op, cmp), value.type))
         constraints.append(reg)
-    operands.append(value)
+    operands.append(_as_bits16(builder, value))
     constraints.append(reg)
     first = 1 if pred is None else 2
     args = ", ".join(f"${first + k}" for k in range(1, len(operands)))
@@ -1024,8 +1032,11 @@ def atom_global(builder: Builder, kind: str, value: Value, ptr: Value, cmp: Valu
     if pred is not None:
         operands.insert(0, expect_type(op, "predicate", pred, i1))
         constraints.insert(0, "b")
-        instruction = f"mov.b{ptx_type[1:]} $0, 0;\n@$1 {instruction}"
-    return inline_asm(builder, instruction, ",".join([f"={reg}", *constraints]), operands, value.type)
+        instruction = f"mov.b{ptx_type[-2:]} $0, 0;\n@$1 {instruction}"
+    bits16 = str(value.type) in ("f16", "bf16")
+    old = inline_asm(builder, instruction, ",".join([f"={reg}", *constraints]), operands,
+                     IntegerType(16) if bits16 else value.type)
+    return bitcast(builder, old, value.type) if bits16 else old
 
 
 def predicated_store(builder: Builder, value: Value, ptr: Value, pred: Value) -> None:

@@ -89,9 +89,9 @@ func.func @scalar_linear(%x: !tile.gl<f16, [?, ?]>, %k: index) {
 
 // -----
 
-func.func @atomic_kind(%x: !tile.gl<f16, [?]>, %i: !tile.rv<32xi32, col>, %v: !tile.rv<32xf16, col>) {
-  // expected-error @+1 {{'tile.scatter_atomic' add combines f32 or i32 or f64 or i64 elements atomically, not f16}}
-  tile.scatter_atomic "add" %v, %x[%i] : !tile.rv<32xf16, col> -> !tile.gl<f16, [?]>[!tile.rv<32xi32, col>]
+func.func @atomic_kind(%x: !tile.gl<i16, [?]>, %i: !tile.rv<32xi32, col>, %v: !tile.rv<32xi16, col>) {
+  // expected-error @+1 {{'tile.scatter_atomic' add combines f32 or i32 or f64 or i64 or f16 or bf16 elements atomically, not i16}}
+  tile.scatter_atomic "add" %v, %x[%i] : !tile.rv<32xi16, col> -> !tile.gl<i16, [?]>[!tile.rv<32xi32, col>]
   func.return
 }
 

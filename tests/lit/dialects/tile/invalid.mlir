@@ -417,7 +417,7 @@ func.func @atomic_kind(%v: !tile.rv<16xf32, row>, %g: !tile.gl<f32, [?]>, %i: in
   tile.atomic "mul" %v, %g[%i] : !tile.rv<16xf32, row> -> !tile.gl<f32, [?]>
   func.return
 }
-// CHECK: 'tile.atomic' kind must be one of add, max, min, xchg, cas, and, or, xor, got 'mul'
+// CHECK: 'tile.atomic' kind must be one of add, max, min, umax, umin, xchg, cas, and, or, xor, got 'mul'
 
 // -----
 
