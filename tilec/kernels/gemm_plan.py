@@ -490,6 +490,14 @@ def row_alignment(view: KernelView) -> int:
     return _largest_alignment(size, op.info.ptr, view.shape[-1] * size, *(s * size for s in view.strides[:-1]))
 
 
+def staged_row_alignment(shape: tuple[int, ...], strides: tuple[int, ...], size: int) -> int:
+    """:func:`row_alignment` of a host array's view, which the launcher copies from its first element into
+    fresh (aligned) device memory, keeping its strides: the row length and outer strides decide."""
+    if not shape or strides[-1] != 1:
+        return 0
+    return _largest_alignment(size, shape[-1] * size, *(s * size for s in strides[:-1]))
+
+
 def fresh_row_alignment(n: int, size: int) -> int:
     """:func:`row_alignment` of an output still to be allocated: a fresh row-major array of rows of ``n``."""
     return _largest_alignment(size, n * size)

@@ -371,8 +371,8 @@ class Kernel:
     def interpret(self, *args: Any, grid: Any, num_warps: int | None = None, after: str | None = None,
                   num_stages: int | None = None, bulk: bool | None = None, pipeline: str | None = None,
                   arch: str | None = None, **kwargs: Any) -> None:
-        """Run the variant on the CPU interpreter: numpy arrays in and out (written in place; strided
-        views through row-major copies, as the launcher stages host arrays).
+        """Run the variant on the CPU interpreter: numpy arrays in and out (written in place; a strided
+        view as itself, its strides the kernel's, as the launcher copies a host view with its strides).
 
         ``after``: a pass of the kernel's pipeline (``tile-layout``, ``tile-distribute`` ...): the
         IR that pass leaves is what runs (fragment-level IR lane by lane), so a pass can be checked
@@ -382,23 +382,12 @@ class Kernel:
         # lazy: the interpreter adds ~280 ms (measured), for tests and debugging only
         from tilec.interp import run
 
-        # strided numpy views run on row-major copies, as the launcher stages host arrays (the
-        # specialisation assumes that copy's aligned rows); the copies are written back after the run
-        staged: list[tuple[np.ndarray, np.ndarray]] = []
-
-        def row_major(value: Any) -> Any:
-            if isinstance(value, np.ndarray) and value.ndim and not value.flags.c_contiguous:
-                staged.append((value, np.ascontiguousarray(value)))
-                return staged[-1][1]
-            return value
-
         def as_stored(value: Any) -> Any:  # unsigned and bool arrays as the IR's signless integers hold them
             if isinstance(value, np.ndarray) and (value.dtype.kind == "u" or value.dtype == np.bool_):
                 return value.view(np.int8 if value.dtype == np.bool_ else value.dtype.str.replace("u", "i"))
             return value
 
-        args = tuple(row_major(a) for a in args)
-        kwargs = {k: row_major(v) for k, v in self._stages_parameter(kwargs, num_stages).items()}
+        kwargs = self._stages_parameter(kwargs, num_stages)
         spec = self.specialize(*args, num_warps=num_warps, **kwargs)
         bound = self._bind(args, kwargs)
         held = _HeldAsFloat32()
@@ -415,9 +404,7 @@ class Kernel:
 
                 runtime = expand(gl_params(fn), *runtime, signature_length=len(fn.function_type.inputs.data))
         run(module, self.name, *runtime, grid=grid)
-        held.write_back()  # FP8 values into their (row-major) arrays, then those into the views
-        for view, copy in staged:
-            view[...] = copy
+        held.write_back()  # FP8 values into their arrays
 
     def _lowered(self, module: ModuleOp, pipeline: str | None, after: str) -> ModuleOp:
         """A copy of ``module`` after the passes of ``pipeline`` up to and including ``after``."""
@@ -591,7 +578,7 @@ class _HeldAsFloat32:
 
 def _array_spec(kernel: str, name: str, value: Any) -> ArraySpec:
     # lazy: tilec.kernels.gemm_plan adds ~90 ms (measured) to importing tilec.lang
-    from tilec.kernels.gemm_plan import KernelView, describe_operand, fresh_row_alignment, row_alignment
+    from tilec.kernels.gemm_plan import KernelView, describe_operand, row_alignment, staged_row_alignment
 
     op = describe_operand(name, value, kernel)
     if op.dtype not in dtypes.ARRAY_DTYPES:
@@ -601,14 +588,14 @@ def _array_spec(kernel: str, name: str, value: Any) -> ArraySpec:
         raise ValueError(f"{kernel}: {name} has shape {shape}; kernels take 1-D to {MAX_RANK}-D arrays (windows are "
                          "1-D or 2-D: index the leading dimensions, x[b, h])")
     align = 0
+    strides = tuple(op.strides)
     if len(shape) >= 2 and all(shape):
-        # a host array is staged into fresh row-major device memory by the launcher: its rows are aligned as
-        # their length allows (tilec.matmul's kernels assume the same)
-        align = fresh_row_alignment(shape[-1], op.info.itemsize) if op.on_host else \
-            row_alignment(KernelView(op, shape, tuple(op.strides)))
-    strides = (None,) * len(shape) if op.on_host else tuple(op.strides)
+        # a host array is copied by the launcher from its first element into fresh device memory, its strides
+        # kept (a transposed view stays one): its rows are aligned as their length and strides allow
+        align = staged_row_alignment(shape, strides, op.info.itemsize) if op.on_host else \
+            row_alignment(KernelView(op, shape, strides))
     units = [d for d, (n, s) in enumerate(zip(shape, strides)) if n > 1 and s == 1]
-    unit_dim = len(shape) - 1 if op.on_host else (units[-1] if len(units) == 1 else None)
+    unit_dim = units[-1] if len(units) == 1 else None
     return ArraySpec(op.dtype, len(shape), align, unit_dim)
 
 

@@ -1,0 +1,48 @@
+"""Strided host (numpy) views launched on the GPU: the launcher copies a view from its first element with
+its strides kept, and the kernel is specialised on those strides (its unit-stride dimension, its rows'
+alignment), so a transposed or sliced view reads the elements it names, through windows or through the
+strides a Triton-style kernel is given. Outputs poisoned with NaN; exact references (a copy times 2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilec.lang as tl
+from tilec.runtime import has_device, no_device_reason
+
+gpu = pytest.mark.skipif(not has_device(), reason=f"no CUDA device: {no_device_reason()}")
+RNG = np.random.default_rng(20261129)
+
+
+@tl.kernel
+def scaled_copy(x_ptr, y_ptr, M, N, sxm, sxn, sym, syn, BM: tl.constexpr, BN: tl.constexpr):
+    r = tl.program_id(0) * BM + tl.arange(0, BM)[:, None]
+    c = tl.arange(0, BN)[None, :]
+    inside = (r < M) & (c < N)
+    x = tl.load(x_ptr + r * sxm + c * sxn, mask=inside, other=0.0)
+    tl.store(y_ptr + r * sym + c * syn, x * 2.0, mask=inside)
+
+
+@tl.kernel
+def window_copy(x, y, BM: tl.constexpr, BN: tl.constexpr):
+    r = tl.program_id(0) * BM
+    tl.store(y, (r, 0), tl.load(x, (r, 0), shape=(BM, BN)) * 2.0)
+
+
+def element_strides(a: np.ndarray) -> list[int]:
+    return [s // a.itemsize for s in a.strides]
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("view", ["transposed", "rows skipped", "columns skipped"])
+def test_host_views_keep_their_strides_on_the_gpu(view):
+    base = RNG.standard_normal((300, 200)).astype(np.float32)
+    x = {"transposed": base.T, "rows skipped": base[::2, 1:], "columns skipped": base[:, ::3]}[view]
+    y = np.full(x.shape, np.nan, np.float32)
+    scaled_copy[(-(-x.shape[0] // 16),)](x, y, *x.shape, *element_strides(x), *element_strides(y), BM=16, BN=256)
+    assert np.array_equal(y, x * 2)
+    out = np.full(x.shape[::-1], np.nan, np.float32).T
+    window_copy[(-(-x.shape[0] // 16),)](x, out, BM=16, BN=256)
+    assert np.array_equal(out, x * 2)
