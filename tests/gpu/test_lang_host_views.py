@@ -41,8 +41,8 @@ def test_host_views_keep_their_strides_on_the_gpu(view):
     base = RNG.standard_normal((300, 200)).astype(np.float32)
     x = {"transposed": base.T, "rows skipped": base[::2, 1:], "columns skipped": base[:, ::3]}[view]
     y = np.full(x.shape, np.nan, np.float32)
-    scaled_copy[(-(-x.shape[0] // 16),)](x, y, *x.shape, *element_strides(x), *element_strides(y), BM=16, BN=256)
+    scaled_copy[(-(-x.shape[0] // 16),)](x, y, *x.shape, *element_strides(x), *element_strides(y), BM=16, BN=512)
     assert np.array_equal(y, x * 2)
     out = np.full(x.shape[::-1], np.nan, np.float32).T
-    window_copy[(-(-x.shape[0] // 16),)](x, out, BM=16, BN=256)
+    window_copy[(-(-x.shape[0] // 16),)](x, out, BM=16, BN=512)
     assert np.array_equal(out, x * 2)
