@@ -46,3 +46,25 @@ def test_host_views_keep_their_strides_on_the_gpu(view):
     out = np.full(x.shape[::-1], np.nan, np.float32).T
     window_copy[(-(-x.shape[0] // 16),)](x, out, BM=16, BN=512)
     assert np.array_equal(out, x * 2)
+
+
+@tl.kernel
+def complex_multiply(x_ptr, y_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    pair = offs[:, None] * 2 + tl.arange(0, 2)[None, :]
+    inside = offs[:, None] < n
+    xr, xi = tl.split(tl.load(x_ptr + pair, mask=inside, other=0.0))
+    yr, yi = tl.split(tl.load(y_ptr + pair, mask=inside, other=0.0))
+    tl.store(o_ptr + pair, tl.join(xr * yr - xi * yi, xr * yi + xi * yr), mask=inside)
+
+
+@gpu
+@pytest.mark.gpu
+def test_pairs_side_by_side_split_and_joined():
+    """Complex numbers as (re, im) pairs: an (n, 2) tile split into its columns and joined back."""
+    n = 10_001
+    x, y = (RNG.standard_normal(2 * n).astype(np.float32) for _ in range(2))
+    o = np.full(2 * n, np.nan, np.float32)
+    complex_multiply[(-(-n // 256),)](x, y, o, n, BLOCK=256)
+    ref = (x[0::2] + 1j * x[1::2].astype(np.float64)) * (y[0::2] + 1j * y[1::2].astype(np.float64))
+    assert np.abs(o[0::2] - ref.real).max() < 1e-5 and np.abs(o[1::2] - ref.imag).max() < 1e-5
