@@ -168,3 +168,34 @@ def test_outputs_that_share_no_element_with_an_input_are_taken():
     o = F((1, 2, 16, 64), strides=(4096, 2048, 128, 1), address=base + 128)
     with pytest.raises(NoDeviceError):
         tilec.attention(q, F((1, 2, 16, 64)), F((1, 2, 16, 64)), out=o)
+
+
+def test_arguments_hunt_2_of_session_38_found_unchecked():
+    """Each was another exception type, a traceback from inside, or accepted silently."""
+    src = (Path(__file__).resolve().parents[1] / "examples" / "gemm.mlir").read_text()
+    one_line = "func.func @x() { }" + " " * 300  # no newline: it was taken for a path (OSError: name too long)
+    with pytest.raises(tilec.CompilationError, match=r"<source>:1:\d+: error"):
+        tilec.compile(one_line + "x", arch="sm_80")
+    for level in (3.0, 2.0, True, "3"):
+        with pytest.raises(ValueError, match=r"tilec.compile: opt_level must be an int from 0 to 3, got"):
+            tilec.compile(src, arch="sm_80", opt_level=level)
+    with pytest.raises(TypeError, match=r"tilec.compile: pipeline must be tile-opt pass text, a pass or a sequence"):
+        tilec.compile(src, pipeline=42, arch="sm_80")
+    with pytest.raises(TypeError, match=r"tilec.compile: cache must be a CubinCache, a folder, None or False"):
+        tilec.compile(src, cache=123, arch="sm_80")
+    x = np.zeros((4, 100), np.float32)
+    for arch in ("", 0, False):
+        with pytest.raises(ValueError, match="unsupported GPU architecture"):
+            tilec.softmax_kernel(x, arch=arch)
+        with pytest.raises(ValueError, match="unsupported GPU architecture"):
+            tilec.matmul_kernel(np.zeros((64, 64), np.float16), np.zeros((64, 64), np.float16), arch=arch)
+    assert tilec.softmax_kernel(x, dtype=np.float32, arch="sm_80") is not None
+    a16 = np.zeros((16, 64), np.float16)
+    with pytest.raises(ValueError, match=r"split_k=2 needs device arrays"):  # a numpy int is an int
+        tilec.matmul_kernel(a16, a16.T.copy(), split_k=np.int64(2), arch="sm_80")
+
+
+def test_numpy_bf16_inputs_give_numpy_bf16_outputs():
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="numpy's bf16 type is ml_dtypes'")
+    b16 = np.zeros((64, 64), ml_dtypes.bfloat16)
+    assert tilec.matmul_kernel(b16, b16, arch="sm_80") is not None

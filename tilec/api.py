@@ -151,12 +151,20 @@ def _read(source: Any) -> tuple[str, str, ModuleOp | None]:
     if isinstance(source, os.PathLike):
         return _read_file(Path(source))
     if isinstance(source, str):
-        if "\n" not in source and (source.endswith(".mlir") or Path(source).is_file()):
+        if "\n" not in source and (source.endswith(".mlir") or _names_a_file(source)):
             return _read_file(Path(source))
         return source, "<source>", None
     raise TypeError(
         f"tilec.compile: source must be IR text, a path or an xDSL ModuleOp, got {type(source).__name__}"
     )
+
+
+def _names_a_file(text: str) -> bool:
+    """Whether one line of text is the path of a file (a line of IR is no path the OS takes: too long, a NUL)."""
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _read_file(path: Path) -> tuple[str, str, None]:
@@ -463,6 +471,12 @@ def default_arch() -> str:
     return max(usable, key=lambda a: int(a[3:]))
 
 
+def target_arch(arch: Any) -> str:
+    """``arch`` checked (a ValueError naming it: ``''``, ``0`` or ``False`` are not targets), or the GPU's
+    (:func:`default_arch`) when None: what every compile entry point targets."""
+    return default_arch() if arch is None else check_arch(arch)
+
+
 # ---------------------------------------------------------------- result
 
 
@@ -625,8 +639,14 @@ def compile(  # noqa: A001 - the public name the API promises
     """
     if arch is not None:
         check_arch(arch)
-    if opt_level not in (0, 1, 2, 3):
-        raise ValueError(f"opt_level must be 0 to 3, got {opt_level}")
+    if isinstance(opt_level, bool) or not isinstance(opt_level, int) or opt_level not in (0, 1, 2, 3):
+        raise ValueError(f"tilec.compile: opt_level must be an int from 0 to 3, got {opt_level!r}")
+    if not (cache is None or isinstance(cache, (bool, str, os.PathLike, CubinCache))):
+        raise TypeError(f"tilec.compile: cache must be a CubinCache, a folder, None or False, got "
+                        f"{type(cache).__name__} {cache!r}")
+    if not (pipeline is None or isinstance(pipeline, (str, ModulePass, Sequence))):
+        raise TypeError(f"tilec.compile: pipeline must be tile-opt pass text, a pass or a sequence of passes, got "
+                        f"{type(pipeline).__name__} {pipeline!r}")
     if isinstance(cache, (str, os.PathLike)):
         cache = CubinCache(cache)
     passes = Pipeline.of(pipeline) if pipeline is not None else None

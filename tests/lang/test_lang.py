@@ -1765,3 +1765,19 @@ def test_an_attribute_a_value_lacks_is_an_error_at_the_line():
     """Triton's ``ptr.type.element_ty``: tilec's view has ``dtype`` (and ``dtype.element_ty``)."""
     x = rand(8)
     _raises_at(lambda: pointer_type_habit.ir(x, x, N=8), "# MARK-element-ty", "x.dtype.element_ty")
+
+
+def test_ir_returns_a_copy_the_variant_keeps_its_own():
+    """``ir()`` gave the cached module itself: passes run on it changed what later ``interpret`` and
+    ``compile`` calls of the variant ran (hunt 2 of session 38)."""
+    from tilec.dialects.context import make_context
+    from tilec.passes.registry import build_pipeline
+
+    x, o = rand(16, 32), nan_like(rand(16, 32))
+    first = softmax.ir(x, o, BM=16, N=32)
+    for p in build_pipeline("tile-layout,tile-distribute").passes:
+        p.apply(make_context(), first)
+    assert str(softmax.ir(x, o, BM=16, N=32)) != str(first)
+    softmax.interpret(x, o, grid=(1,), BM=16, N=32)
+    e = np.exp(x - x.max(1, keepdims=True))
+    assert rel_err(o, e / e.sum(1, keepdims=True)) < 1e-5

@@ -28,7 +28,9 @@ from tilec.layout import (
     mma_atom,
     parse,
     upcast,
+    zipped_divide,
 )
+from tilec.layout.layout import cosize
 from tilec.layout.int_tuple import crd2idx
 
 
@@ -144,9 +146,25 @@ def test_coordinates_that_do_not_fit():
     (lambda: Layout((4, 2), (2, 1))("a"), r"a coordinate is an int or a tuple of them, got 'a'"),
     (lambda: Layout((4, 2), (2, 1))(1.5), r"a coordinate is an int or a tuple of them, got 1.5"),
     (lambda: Swizzle(True, 3, 3), r"Sw<True,3,3>: bits, base and shift are integers"),
+    (lambda: composition((4, 8), 2), r"composition: the outer layout \(a\) must be a Layout, got tuple"),
+    (lambda: cosize((4, 8)), r"cosize: expected a layout, got tuple"),
+    (lambda: logical_product(Layout(4), True), r"logical_product: the pattern \(b: .*\) must be a Layout, got bool"),
+    (lambda: logical_divide((4, 8), 2), r"logical_divide: the layout \(a\) must be a Layout, got tuple"),
+    (lambda: zipped_divide(3, Layout(4)), r"zipped_divide: the layout \(a\) must be a Layout, got int 3"),
 ])
 def test_arguments_of_the_wrong_kind_are_type_errors_naming_the_operation(call, match):
     """Found by a helper: these were AttributeErrors from inside the algebra, or accepted (a float
     coordinate gave 3.0, ``Swizzle(True, 3, 3)`` printed ``Sw<True,3,3>``)."""
     with pytest.raises(TypeError, match=match):
         call()
+
+
+def test_divides_of_huge_layouts_take_no_time_in_their_size():
+    """Composition's admissibility check looped over a tiler mode's extent (a divide of a 4.8G-element
+    layout took minutes, hunt 2 of session 38); it is bounded by the digits' period now."""
+    import time
+
+    start = time.perf_counter()
+    for n in (10**5, 10**7, 10**9):
+        assert str(logical_divide(parse(f"(8,(6,{n})):(1,(16,96))"), 8)) == f"(8,{6 * n}):(1,16)"
+    assert time.perf_counter() - start < 1.0

@@ -77,6 +77,9 @@ class LocatingParser(Parser):
         for op in module.walk():
             if not isinstance(op, scf.IfOp | scf.ForOp) or not op.results:
                 continue
+            wanted = 2 if isinstance(op, scf.IfOp) else 1
+            if len(op.regions) != wanted:  # the generic form can leave them out: the verifier's message, located
+                raise ParseError(self._op_span(op), f"'{op.name}' expects {wanted} region(s), got {len(op.regions)}")
             regions = [("then", op.true_region), ("else", op.false_region)] if isinstance(op, scf.IfOp) else \
                 [("body", op.body)]
             for which, region in regions:

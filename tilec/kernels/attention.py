@@ -388,11 +388,10 @@ def order_heads(sk: int, d: int, group: int, causal: bool, pairs: int) -> int:
 def path(arch: str | None, d: int) -> tuple[Any, str]:
     """The kernel and the target for ``arch`` (None: the GPU's) and head dimension ``d``: the wgmma
     kernel on sm_90 (storing O by TMA past :data:`TMA_STORE_PAST_D`), else the mma.sync one."""
-    if arch is None:
-        # lazy: tilec.api (xDSL, the runtime) loads with the first compile, ~250 ms (measured)
-        from tilec.api import default_arch
+    # lazy: tilec.api (xDSL, the runtime) loads with the first compile, ~250 ms (measured)
+    from tilec.api import target_arch
 
-        arch = default_arch()
+    arch = target_arch(arch)
     if arch in WGMMA_ARCHS:
         return (attention_fwd_wgmma_stored if d > TMA_STORE_PAST_D else attention_fwd_wgmma), "sm_90a"
     return attention_fwd, arch
@@ -451,10 +450,15 @@ def _arguments(q: Any, k: Any, v: Any, out: Any, lse: Any, causal: bool, scale: 
     if not wgmma and d > MMA_MAX_HEAD_DIM:
         raise ValueError(f"{OWNER}: head dimension {d} on the mma.sync kernel (sm_80 to sm_89, or arch='sm_80'): "
                          f"it holds at most D = {MMA_MAX_HEAD_DIM} in registers; sm_90's wgmma kernel takes up to 256")
-    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, numbers.Real)
-                              or not math.isfinite(scale)):
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, numbers.Real)):
         raise TypeError(f"{OWNER}: scale must be a finite real number or None (1 / sqrt(D)), got {scale!r}")
-    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    try:
+        scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    except OverflowError:  # an int past the double range
+        scale = math.inf
+    if not abs(scale) < SCALE_LIMIT:
+        raise ValueError(f"{OWNER}: scale={scale!r} must be finite and below {SCALE_LIMIT:.3g} in magnitude (the "
+                         "kernel multiplies the scores by scale * log2(e) in f32)")
     return (q, k, v, out, lse, scale), {**config(d, wgmma, sq, causal), "GROUP": hq // hkv, "CAUSAL": bool(causal),
                                         "NEG": scale < 0, "heads_per_group": order_heads(sk, d, hq // hkv, causal, b * hq)}
 
@@ -487,8 +491,12 @@ def attention_kernel(q: Any, k: Any, v: Any, *, causal: bool = False, scale: flo
     return kernel.compile(*args, arch=arch, num_warps=warps(constexprs), **constexprs)
 
 
+SCALE_LIMIT = 2.0**127
+"""The largest ``scale`` (in magnitude) whose ``scale * log2(e)`` an f32 holds: past it the scores are inf."""
+
+
 def _check_flag(name: str, value: Any) -> None:
-    if not isinstance(value, (bool, np.bool_)) and value not in (0, 1):
+    if not isinstance(value, (bool, np.bool_)):  # as causal's check: 1 is not a flag
         raise TypeError(f"{OWNER}: {name} must be a bool, got {value!r}")
 
 

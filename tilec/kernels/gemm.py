@@ -77,7 +77,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tilec.api import compile as tilec_compile
-from tilec.api import default_arch
+from tilec.api import target_arch
 from tilec.kernels import gemm_tune
 from tilec.kernels.autotune import TuneResult, tune
 from tilec.kernels.gemm_config import (
@@ -118,7 +118,7 @@ _KERNELS_LOCK = threading.Lock()
 
 def compile_matmul(spec: MatmulSpec, config: MatmulConfig, *, arch: str | None = None) -> Any:
     """The :class:`~tilec.api.CompiledKernel` of ``spec`` with ``config`` for ``arch``, compiled once per process."""
-    arch = arch or default_arch()
+    arch = target_arch(arch)
     if config.wgmma and arch == "sm_90":
         arch = "sm_90a"  # the warpgroup MMA is an sm_90a instruction
     if config.wgmma and arch != "sm_90a":
@@ -140,7 +140,7 @@ def compile_reduce(spec: Any, *, arch: str | None = None) -> Any:
     """The split-K reduction kernel of ``spec`` (:class:`~tilec.kernels.splitk.ReduceSpec`), compiled once."""
     from tilec.kernels.splitk_ir import build_reduce_module  # lazy: ~20 ms (tilec.lang), only split calls need it
 
-    arch = arch or default_arch()
+    arch = target_arch(arch)
     key = ("splitk_reduce", spec, arch)
     with _KERNELS_LOCK:
         kernel = _KERNELS.get(key)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from tilec.api import default_arch
+from tilec.api import target_arch
 from tilec.kernels.gemm_config import (
     FLOAT_DTYPES,
     FP8_DTYPES,
@@ -438,7 +438,7 @@ def plan_matmul(a: Any, b: Any, *, out: Any = None, bias: Any = None, activation
     spec = MatmulSpec(dtype, out_dt, transpose_a=va.transposed, transpose_b=vb.transposed,
                       bias_dtype=bias_dtype, activation=activation, align=align,
                       scale_a=scale_a is not None, scale_b=scale_b is not None)
-    arch = arch or default_arch()
+    arch = target_arch(arch)
     given = config
     if config is None:
         config = choose_config(m, n, k, dtype, allow_tf32=allow_tf32, sm_count=sm_count, row_align=spec.row_align,
@@ -460,8 +460,10 @@ def _split(split_k: Any, m: int, n: int, k: int, dtype: str, config: MatmulConfi
     for device arrays and the heuristic's config (numpy inputs, staged through the host, never split)."""
     size = ITEMSIZE[dtype]
     if split_k is not None:
-        if type(split_k) is not int or not 1 <= split_k <= MAX_SPLIT:
+        if isinstance(split_k, (bool, np.bool_)) or not isinstance(split_k, (int, np.integer)) \
+                or not 1 <= split_k <= MAX_SPLIT:
             raise ValueError(f"{_where('split_k')}={split_k!r}: expected an int from 1 to {MAX_SPLIT}")
+        split_k = int(split_k)
         if split_k > 1 and (k % split_k or (k // split_k * size) % 16):
             raise ValueError(f"{_where('split_k')}={split_k}: K = {k} must divide into {split_k} slices of whole "
                              f"16-byte rows ({16 // size} elements of {dtype})")
@@ -529,9 +531,10 @@ def _check_allocatable(operands, dtype: str) -> None:
     """Whether :func:`allocate_output` can make the result (before anything runs)."""
     like = _output_like(operands)
     lib = "numpy" if like is None else array_library(like)
-    if lib in ("numpy", "cupy") and dtype == "bfloat16":
+    if (lib == "cupy" or lib == "numpy" and _dtypes.numpy_dtype(dtype) is None) and dtype == "bfloat16":
+        why = "install ml_dtypes for numpy's, or " if lib == "numpy" else ""
         raise TypeError(f"tilec.matmul: {lib} has no bfloat16, so a bf16 result cannot be returned as a {lib} "
-                        "array; pass out= a bf16 device array (e.g. a torch tensor) or another out_dtype")
+                        f"array; {why}pass out= a bf16 device array (e.g. a torch tensor) or another out_dtype")
     if lib not in ("numpy", "cupy", "torch"):
         raise TypeError(f"tilec.matmul: cannot allocate the output like a {type(like).__name__}; pass out=")
 
@@ -542,7 +545,7 @@ def allocate_output(plan: MatmulPlan) -> Any:
     like = _output_like(plan.operands)
     _check_allocatable(plan.operands, dtype)
     if like is None:
-        return np.empty(shape, dtype)
+        return np.empty(shape, _dtypes.numpy_dtype(dtype))  # bf16: ml_dtypes' type
     lib = array_library(like)
     if lib == "torch":
         torch = sys.modules["torch"]

@@ -12,12 +12,13 @@ from typing import Any
 import numpy as np
 
 from tilec.api import compile as tilec_compile
-from tilec.api import default_arch
+from tilec.api import target_arch
 from tilec.kernels.fast_path import FastCache, OutputGuard, tensor_key
 from tilec.kernels.fast_path import prepare as prepare_fast_call
 from tilec.kernels.gemm_plan import ITEMSIZE, KernelView, Operand, array_library, describe_operand, row_alignment
 from tilec.kernels.gemm_plan import fresh_row_alignment
 from tilec.runtime.arrays import is_torch_tensor
+from tilec.runtime.dtypes import numpy_dtype
 from tilec.runtime.gl_views import GlView, expand
 
 DTYPES = ("float32", "float16", "bfloat16")
@@ -113,7 +114,7 @@ _LOCK = threading.Lock()
 def compile_once(build: Callable[[Any], Any], spec: Any, arch: str | None) -> Any:
     """The :class:`~tilec.api.CompiledKernel` of ``build(spec)`` for ``arch`` (the GPU's by default),
     compiled once per process (and cached on disk by :func:`tilec.compile`)."""
-    key = (spec, arch or default_arch())
+    key = (spec, target_arch(arch))
     with _LOCK:
         if key not in _KERNELS:
             _KERNELS[key] = tilec_compile(build(spec), arch=key[1])
@@ -126,7 +127,7 @@ def check_allocatable(like: Any, dtype: str, owner: str) -> None:
     lib = array_library(like)
     if lib not in ("torch", "cupy", "numpy"):  # a device array of another library: numpy would be host memory
         raise TypeError(f"{owner}: cannot allocate the output like a {type(like).__name__}; pass out=")
-    if lib != "torch" and dtype == "bfloat16":
+    if dtype == "bfloat16" and (lib == "cupy" or lib == "numpy" and numpy_dtype(dtype) is None):
         raise TypeError(f"{owner}: {lib} has no bfloat16: pass out= a bf16 device array or another dtype")
 
 
@@ -144,7 +145,7 @@ def allocate_like(like: Any, shape: tuple[int, ...], dtype: str, owner: str) -> 
         import cupy
 
         return cupy.empty(shape, dtype)
-    return np.empty(shape, dtype)
+    return np.empty(shape, numpy_dtype(dtype))  # bf16: ml_dtypes' type
 
 
 def torch_stream(like: Any) -> int | None:

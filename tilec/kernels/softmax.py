@@ -33,12 +33,16 @@ from tilec.kernels.row_tiling import row_tiling
 from tilec.kernels.softmax_ir import SoftmaxSpec, build_module
 from tilec.runtime import NoDeviceError, has_device, no_device_reason
 from tilec.runtime.gl_views import GlView
+from tilec.runtime.dtypes import canonical
 
 OWNER = "tilec.softmax"
 
 
 def _output_dtype(x_dtype: str, dtype: Any) -> str:
-    out = x_dtype if dtype is None else str(dtype).removeprefix("torch.")
+    try:
+        out = x_dtype if dtype is None else canonical(dtype)  # "float32", np.float32, torch.float32 ...
+    except TypeError:
+        out = None
     if out not in DTYPES:
         raise TypeError(f"{OWNER}: dtype={dtype!r}; expected one of {', '.join(DTYPES)}")
     return out

@@ -214,8 +214,9 @@ class Kernel:
     # ---------------------------------------------------------------- building
 
     def ir(self, *args: Any, num_warps: int | None = None, **kwargs: Any) -> ModuleOp:
-        """The tile-level module of the variant these arguments select (traced once, then cached)."""
-        return self._module(self.specialize(*args, num_warps=num_warps, **kwargs))
+        """The tile-level module of the variant these arguments select (traced once, then cached; a copy is
+        returned, so passes run on it leave the variant's own for later calls)."""
+        return self._module(self.specialize(*args, num_warps=num_warps, **kwargs)).clone()
 
     def module_for(self, spec: Specialization, name: str | None = None) -> ModuleOp:
         """The module of an explicit specialisation (a kernel family that plans its own launches, as
@@ -224,7 +225,7 @@ class Kernel:
         if names != list(self.signature.parameters):
             raise ValueError(f"{self.name}: a specialisation of {names}, expected one of each parameter "
                              f"{list(self.signature.parameters)} in order")
-        return self._module(spec, name)
+        return self._module(spec, name).clone()  # a copy: the cached one stays as traced
 
     def _module(self, spec: Specialization, name: str | None = None) -> ModuleOp:
         with self._lock:

@@ -8,6 +8,8 @@ naming the layouts involved.
 
 from __future__ import annotations
 
+import math
+
 from tilec.layout.int_tuple import IntTuple, ceil_div, flatten, is_int, is_tuple, prefix_product, product
 from tilec.layout.layout import Layout, as_layout, make_layout
 
@@ -93,6 +95,8 @@ def composition(a, b):
     int, ``None`` or a tuple of those applied by mode.
     """
     if not isinstance(a, Layout):
+        if not hasattr(a, "compose"):  # a swizzle or a composed layout composes itself
+            expect_layout("composition", a, "outer layout (a)")
         return a.compose(b)
     if b is None:
         return a
@@ -126,10 +130,19 @@ def _check_modes_add(a: Layout, b: Layout) -> None:
     span = 1
 
     def top_digit(s: int, d: int, span: int, extent: int) -> int:
+        """The largest digit ``(d * i // span) % extent`` over ``i < s``, in time bounded by the extent, not s."""
         last = d * (s - 1) // span
         if last < extent:  # no wrap: the digit grows with the coordinate
             return last
-        return max((d * i // span) % extent for i in range(s))
+        if d <= span:  # the digit grows by at most 1 a step, so it passes through extent - 1
+            return extent - 1
+        period = extent * span // math.gcd(d, extent * span)  # the digits repeat after this many steps
+        top = 0
+        for i in range(min(s, period)):
+            top = max(top, (d * i // span) % extent)
+            if top == extent - 1:
+                break
+        return top
 
     for extent in extents:
         top = sum(top_digit(s, d, span, extent) for s, d in modes)

@@ -238,6 +238,9 @@ def size(x: object) -> int:
 
 
 def cosize(x: object) -> int:
+    """The codomain size of a layout-like value (one past its largest offset)."""
+    if not hasattr(x, "cosize"):
+        raise TypeError(f"cosize: expected a layout, got {type(x).__name__} {x!r}")
     return x.cosize()
 
 

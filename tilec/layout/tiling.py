@@ -14,9 +14,12 @@ from tilec.layout.layout import Layout, append_modes, make_layout
 
 
 def _on_outer(fn, a, *args):
-    """Apply a layout operation to the outer layout of a composed layout."""
+    """Apply a layout operation to the outer layout of a composed layout (a TypeError naming the operation
+    for anything else that is not a layout)."""
     if isinstance(a, Layout):
         return None
+    if not hasattr(a, "with_layout"):
+        expect_layout(fn.__name__, a, "layout (a)")
     return a.with_layout(fn(a.layout, *args))
 
 
@@ -33,6 +36,7 @@ def logical_divide(a, tiler) -> Layout:
             raise ValueError(f"logical_divide: tiler {tiler} has more modes than layout {a}")
         modes = [logical_divide(a[i], t) for i, t in enumerate(tiler)]
         return make_layout(*modes, *(a[i] for i in range(len(tiler), len(a))))
+    expect_layout("logical_divide", tiler, "tiler (an int, a Layout or a tuple of them)")
     return composition(a, make_layout(tiler, complement(tiler, a.size())))
 
 
@@ -49,6 +53,7 @@ def logical_product(a, b) -> Layout:
             raise ValueError(f"logical_product: {b} has more modes than layout {a}")
         modes = [logical_product(a[i], t) for i, t in enumerate(b)]
         return make_layout(*modes, *(a[i] for i in range(len(b), len(a))))
+    expect_layout("logical_product", b, "pattern (b: an int, a Layout or a tuple of them)")
     return make_layout(a, composition(complement(a, a.size() * b.cosize()), b))
 
 

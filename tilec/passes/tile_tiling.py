@@ -104,6 +104,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from tilec.ir.parser import location_text
 from tilec.ir.purity import is_pure
 from xdsl.utils.exceptions import PassFailedException
 
@@ -245,6 +246,10 @@ def _find_matmul(fn: func.FuncOp) -> t.MatmulOp | None:
         raise PassFailedException(f"tile-tiling: @{name} already has tile.launch; tile-tiling makes the kernel from a plain function")
     if fn.function_type.outputs.data:
         raise PassFailedException(f"tile-tiling: @{name} returns values; a kernel cannot")
+    if len(fn.body.blocks) > 1:
+        where = location_text(fn)
+        raise PassFailedException(f"tile-tiling: 'func.func' @{name}{f' at {where}' if where else ''}: the body has "
+                                  f"{len(fn.body.blocks)} blocks; a kernel's body is one block")
     for op in fn.body.block.ops:
         if op is mm or isinstance(op, func.ReturnOp):
             continue

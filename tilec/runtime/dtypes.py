@@ -94,6 +94,21 @@ def stores(param: str, array: str) -> bool:
     return kind(param) == "int" and kind(array) in ("uint", "bool") and itemsize(param) == itemsize(array)
 
 
+def numpy_dtype(name: str) -> np.dtype | None:
+    """The numpy dtype of ``name``: numpy's own, or ``ml_dtypes``' for bf16 and FP8 where it is installed
+    (JAX's numpy types, which tilec reads and writes); None where numpy has none."""
+    try:
+        return np.dtype(name)
+    except TypeError:
+        pass
+    try:
+        import ml_dtypes  # optional: the test extra has it
+    except ImportError:
+        return None
+    found = getattr(ml_dtypes, name, None)
+    return np.dtype(found) if found is not None else None
+
+
 def from_typestr(typestr: str) -> str:
     """Canonical name of an array-interface typestr such as ``'<f4'``."""
     dt = np.dtype(typestr)
