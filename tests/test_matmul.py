@@ -184,8 +184,6 @@ ERRORS = [
     ("activation", dict(a=f16(4, 5), b=f16(5, 3), activation="tanh"), ValueError,
      r"activation='tanh' is not supported; expected one of \(None, 'relu', 'gelu', 'silu'\)"),
     ("negative strides", dict(a=f16(4, 5)[::-1], b=f16(5, 3)), ValueError, r"a: negative strides \(-5, 1\)"),
-    ("numpy bf16 result", dict(a=f16(4, 5), b=f16(5, 3), out_dtype="bfloat16"), TypeError,
-     r"numpy has no bfloat16"),
     ("torch cpu with cuda", dict(a=CpuTorchTensor((4, 5)), b=FakeCudaArray((5, 3))), ValueError,
      r"tilec.matmul: a: got a torch tensor on device 'cpu', but kernels need CUDA memory"),
     ("devices", dict(a=FakeCudaArray((4, 5)), b=FakeCudaArray((5, 3), device_id=1)), ValueError,
@@ -655,8 +653,8 @@ def test_fp8_autotune_times_the_fp8_ladder(tmp_path, monkeypatch):
     import tilec.kernels.gemm_plan as plan_module
     import tilec.kernels.gemm_tune as tune_module
 
-    for where in (plan_module, tune_module):
-        monkeypatch.setattr(where, "default_arch", lambda: "sm_90a")
+    monkeypatch.setattr(plan_module, "target_arch", lambda arch: "sm_90a" if arch is None else arch)
+    monkeypatch.setattr(tune_module, "default_arch", lambda: "sm_90a")
     a, b, c, sa, sb = _fp8(2048, 2048, 2048)
     seen = []
 
@@ -1082,3 +1080,13 @@ def test_batched_generic_kernel_in_the_lane_interpreter():
     for s in range(split):
         sl = slice(s * part, (s + 1) * part)
         assert _rel_error(ws[s], a[:, sl].astype(np.float64) @ w[:, sl].astype(np.float64).T) < 1e-5
+
+
+def test_a_numpy_bf16_result_needs_ml_dtypes(monkeypatch):
+    """numpy's bf16 type is ml_dtypes'; without it a bf16 result cannot be a numpy array."""
+    import tilec.kernels.gemm_plan as plan_module
+
+    monkeypatch.setattr(plan_module._dtypes, "numpy_dtype", lambda name: None)
+    with pytest.raises(TypeError, match=r"numpy has no bfloat16, so a bf16 result cannot be returned as a numpy "
+                                        r"array; install ml_dtypes"):
+        tilec.matmul(f16(4, 5), f16(5, 3), out_dtype="bfloat16")
