@@ -69,3 +69,23 @@ def test_a_views_unit_stride_dimension_is_its_own():
     spec = window_copy.specialize(x, np.zeros(x.shape, np.float32), BM=16, BN=64)
     kinds = dict(spec.params)
     assert kinds["x"].unit_dim == 0 and kinds["y"].unit_dim == 1
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn"])
+def test_views_of_types_held_as_float32_keep_their_strides_and_signed_zeros(name, after):
+    """bf16 and FP8 arrays (ml_dtypes') are held as float32 copies: a strided view's copy has the view's
+    strides over a copy of the memory it spans, and a -0.0 written over 0.0 is written back (bits compared)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="numpy's bf16 and FP8 types are ml_dtypes'")
+    dt = getattr(ml_dtypes, name)
+    base = np.arange(20 * 30, dtype=np.float32).reshape(20, 30) % 64
+    x = base.astype(dt)[::2, 1:]
+    y = np.zeros((20, 30), dt)[::2, 1:]
+    scaled_copy.interpret(x, y, *x.shape, *element_strides(x), *element_strides(y), BM=16, BN=32, grid=(1,),
+                          after=after)
+    assert np.array_equal(y.astype(np.float32), x.astype(np.float32) * 2)
+    zeros = np.zeros((4, 4), dt)
+    minus = np.full((4, 4), -0.0, np.float32).astype(dt)
+    out = np.zeros((4, 4), dt)
+    scaled_copy.interpret(minus, out, 4, 4, 4, 1, 4, 1, BM=16, BN=32, grid=(1,), after=after)
+    assert np.signbit(out.astype(np.float32)).all() and not np.signbit(zeros.astype(np.float32)).any()

@@ -314,3 +314,113 @@ def test_unsigned_kernels_compile_to_the_unsigned_instructions(arch):
     assert "shr.u32" in ptx["hash"] and "mul.lo.s32" in ptx["hash"]
     assert "max.u32" in ptx["atomic"]
     assert "ld.global" in ptx["bool"] and "st.global.u8" in ptx["bool"] or "st.global.b8" in ptx["bool"]
+
+
+# ---------------------------------------------------------------- what a review of the change found
+
+
+@tl.kernel
+def made_unsigned(x_ptr, s_ptr, out_ptr, top_ptr, N: tl.constexpr, ROUNDS):
+    i = tl.arange(0, N)
+    f = tl.full((N,), 200, tl.uint8)  # a constant fill of an unsigned type is unsigned
+    tl.store(out_ptr + i, ((f // 3) + (tl.zeros((N,), tl.uint8) + 1)).to(tl.int32))
+    acc = tl.zeros((N,), tl.uint32)  # an unsigned accumulator carried through a loop
+    for r in tl.range(0, ROUNDS):
+        acc = tl.maximum(acc, tl.load(x_ptr + r * N + i))
+    tl.store(top_ptr + i, acc | tl.full((N,), 0x80000000, tl.uint32) * 0)
+    s = tl.load_scalar(s_ptr, (0,))  # uint32
+    signed = tl.full((N,), s, tl.int32)  # the scalar's bits, read signed
+    tl.store(out_ptr + N + i, signed >> 28)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_fills_zeros_and_carried_accumulators_of_unsigned_types(after):
+    n, rounds = 16, 3
+    x = randu(np.uint32, rounds * n)
+    s = np.array([0xF0000000], np.uint32)
+    out, top = np.zeros(2 * n, np.int32), np.zeros(n, np.uint32)
+    made_unsigned.interpret(x, s, out, top, N=n, ROUNDS=rounds, grid=(1,), after=after)
+    assert out[:n].tolist() == [66 + 1] * n and out[n:].tolist() == [-1] * n
+    assert top.tolist() == x.reshape(rounds, n).max(0).tolist()
+
+
+@tl.kernel
+def branches_and_maps(x_ptr, flag, out_ptr, big_ptr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    u = tl.load(x_ptr + i)  # uint32
+    if flag > 0:
+        y = 0
+    else:
+        y = tl.load_scalar(x_ptr, (0,))
+    tl.store(out_ptr + i, tl.full((N,), y >> 28, tl.uint32))  # unsigned from either branch: a logical shift
+    tl.store(out_ptr + N + i, tl.map(lambda e: e // 2, u))  # tl.map's element is unsigned too
+    b = tl.load_scalar(big_ptr, (0,))  # a uint64 past 2^63
+    tl.store(big_ptr + 1 + i, tl.maximum(b, tl.load_scalar(big_ptr, (1,))) // (b - b + 0 * i + 1))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_branches_maps_and_wide_scalars_keep_the_unsigned_reading(after):
+    n = 16
+    x = randu(np.uint32, n)
+    x[0] = 0xF0000000
+    out = np.zeros(2 * n, np.uint32)
+    big = np.array([2**64 - 3] + [5] * n, np.uint64)
+    branches_and_maps.interpret(x, 0, out, big, N=n, grid=(1,), after=after)
+    assert out[:n].tolist() == [0xF] * n and out[n:].tolist() == [int(v) // 2 for v in x]
+    assert big[1:].tolist() == [2**64 - 3] * n
+
+
+def test_signedness_mismatches_and_negative_numbers_are_errors():
+    @tl.kernel
+    def mixed(x_ptr, s_ptr, flag):
+        u = tl.load(x_ptr + tl.arange(0, 16))
+        if flag > 0:
+            y = u
+        else:
+            y = tl.load(s_ptr + tl.arange(0, 16))
+        tl.store(x_ptr + tl.arange(0, 16), y)
+
+    with pytest.raises(LangError, match=r"'y' is a .* after the if branch and a .* after the else branch"):
+        mixed.ir(np.zeros(16, np.uint32), np.zeros(16, np.int32), 1)
+
+    @tl.kernel
+    def negative(x_ptr):
+        u = tl.load(x_ptr + tl.arange(0, 16))
+        tl.store(x_ptr + tl.arange(0, 16), tl.where(u > -1, u, 0))
+
+    with pytest.raises(LangError, match=r"the integer -1 does not fit tl.uint32 .* a negative number and unsigned"):
+        negative.ir(np.zeros(16, np.uint32))
+
+
+@tl.kernel
+def shared_bytes_and_a_row(x_ptr, w_ptr, out_ptr, q_ptr, M: tl.constexpr, N: tl.constexpr):
+    s = tl.alloc((M, N), tl.uint8)
+    tl.copy(x_ptr, (0, 0), s)
+    tl.barrier()
+    rows, cols = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
+    tl.store(out_ptr + rows * N + cols, (tl.load(s) // 2).to(tl.int32))
+    w = tl.load(w_ptr + cols)  # a (1, N) tile stored through (M, N) pointers: broadcast over the rows
+    tl.store(q_ptr + rows * N + cols, w)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_shared_unsigned_tiles_and_a_row_stored_to_every_row(after):
+    m, n = 16, 32
+    x = randu(np.uint8, (m, n))
+    w = RNG.standard_normal(n).astype(np.float32)
+    out, q = np.zeros((m, n), np.int32), np.full((m, n), np.nan, np.float32)
+    shared_bytes_and_a_row.interpret(x, w, out, q, M=m, N=n, grid=(1,), after=after)
+    assert np.array_equal(out, x // 2) and np.array_equal(q, np.broadcast_to(w, (m, n)))
+
+
+def test_uint32_offsets_are_zero_extended():
+    """Triton zero-extends unsigned offsets narrower than 64 bits: 2^31 and up are no negative offsets."""
+
+    @tl.kernel
+    def far(x_ptr, u_ptr, o_ptr):
+        i = tl.arange(0, 16)
+        tl.store(o_ptr + i, tl.load(x_ptr + tl.load(u_ptr + i)))
+
+    text = str(far.ir(np.zeros(16, np.float32), np.zeros(16, np.uint32), np.zeros(16, np.float32)))
+    assert "arith.extui %3 : i32 to i64" in text or ("arith.extui" in text and "i32 to i64" in text)
+    assert "tile.gather %x_ptr" in text and "xi64, col>] -> !tile.rv<16xf32, col>" in text

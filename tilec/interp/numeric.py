@@ -320,14 +320,16 @@ def _as_signed(value: Any, width: int) -> Any:
 
 
 def _unsigned_binary(fn):
-    """An unsigned integer op on index/iN values: the operands' bits read unsigned, the result's bits held
-    signed (index values: 64 bits)."""
+    """An unsigned integer op on index/iN values: the operands' bits read unsigned (as numpy arrays: uint64
+    for 64 bits, so values past 2^63 stay exact), the result's bits held signed (index values: 64 bits).
+    ``fn(a, b, ones)`` gets ``ones``, the all-ones value of the width (a division by zero's result)."""
 
     def run(self, interpreter, op, args):
         width = _int_width(op.results[0].type)
-        lhs, rhs = (_as_unsigned(_to_int(a), width) for a in args)
-        out = _as_signed(fn(lhs, rhs), width)
-        return (int(out) if np.ndim(out) == 0 else out,)
+        scalar = all(np.ndim(a) == 0 for a in args)
+        lhs, rhs = (_as_unsigned(np.atleast_1d(np.asarray(_to_int(a), dtype=np.int64)), width) for a in args)
+        out = _as_signed(fn(lhs, rhs, (1 << width) - 1), width)
+        return (int(out[0]) if scalar else out,)
 
     return run
 
@@ -354,12 +356,12 @@ class NumpyIntegerFunctions(InterpreterFunctions):
     """The integer ``arith`` ops index math needs that xDSL's interpreter lacks."""
 
     # a zero divisor gives all bits set (-1), a remainder the dividend: as trunc_div and the lane interpreter
-    run_divui = impl(arith.DivUIOp)(_unsigned_binary(lambda a, b: _by_nonzero(a, b, lambda x, y: x // y, -1)))
-    run_remui = impl(arith.RemUIOp)(_unsigned_binary(lambda a, b: _by_nonzero(a, b, lambda x, y: x % y, a)))
+    run_divui = impl(arith.DivUIOp)(_unsigned_binary(lambda a, b, ones: _by_nonzero(a, b, lambda x, y: x // y, ones)))
+    run_remui = impl(arith.RemUIOp)(_unsigned_binary(lambda a, b, ones: _by_nonzero(a, b, lambda x, y: x % y, a)))
     run_ceildivui = impl(arith.CeilDivUIOp)(_unsigned_binary(
-        lambda a, b: _by_nonzero(a, b, lambda x, y: (x + y - 1) // y, -1)))
-    run_minui = impl(arith.MinUIOp)(_unsigned_binary(np.minimum))
-    run_maxui = impl(arith.MaxUIOp)(_unsigned_binary(np.maximum))
+        lambda a, b, ones: _by_nonzero(a, b, lambda x, y: x // y + (x % y != 0), ones)))
+    run_minui = impl(arith.MinUIOp)(_unsigned_binary(lambda a, b, ones: np.minimum(a, b)))
+    run_maxui = impl(arith.MaxUIOp)(_unsigned_binary(lambda a, b, ones: np.maximum(a, b)))
     run_minsi = impl(arith.MinSIOp)(_signed_binary(np.minimum))
     run_maxsi = impl(arith.MaxSIOp)(_signed_binary(np.maximum))
     run_ceildivsi = impl(arith.CeilDivSIOp)(_signed_binary(lambda a, b: -(-a // b)))

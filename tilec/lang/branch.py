@@ -124,7 +124,7 @@ def trace_if(cond: Scalar, init: Sequence[Any], then: Callable[..., tuple], othe
                 with trace.inside(blocks[turned]):
                     made = reoriented((a, b)[turned], (a, b)[keep].orientation)
                 a, b = (a, made) if turned else (made, b)
-            if a.value.type != b.value.type:
+            if a.value.type != b.value.type or a.dtype != b.dtype:
                 raise error(f"'{name}' is a {a.describe()} after the if branch and a {b.describe()} after the else "
                             "branch: a name a run-time if assigns keeps one type")
             _yield(yields, types, out, (a.value, b.value))

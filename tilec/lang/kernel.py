@@ -553,28 +553,43 @@ def _check_warps(num_warps: Any) -> None:
 class _HeldAsFloat32:
     """``ml_dtypes``' FP8 (and bf16) numpy arrays as the interpreters hold those types: float32 copies of
     their values, one for each array (an array passed twice, in place, is one copy), written back after the
-    run where the kernel changed a value (an array only read is left as it is, read-only ones included)."""
+    run where the kernel changed a value's bits (-0.0 over 0.0 too; an array only read is left as it is,
+    read-only ones included). A strided view's copy is a view of the same strides over a float32 copy of the
+    memory the view spans, so strides given to the kernel read what they name."""
 
     NAMES = ("float8_e4m3fn", "float8_e5m2", "bfloat16")
 
     def __init__(self) -> None:
-        self.copies: list[tuple[np.ndarray, np.ndarray]] = []
+        self.copies: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
     def values(self, value: Any) -> Any:
         if not (isinstance(value, np.ndarray) and value.dtype.name in self.NAMES):
             return value
-        for array, copy in self.copies:
+        for array, copy, _, _ in self.copies:
             if array is value or (array.__array_interface__ == value.__array_interface__):
                 return copy
-        self.copies.append((value, value.astype(np.float32)))
-        return self.copies[-1][1]
+        item = value.itemsize
+        steps = [s // item for s in value.strides]
+        if value.size == 0 or any(s < 0 for s in steps):  # nothing to span (negative strides are refused later)
+            span = value.reshape(-1) if value.size == 0 else np.ascontiguousarray(value).reshape(-1)
+            flat = span.astype(np.float32)
+            copy = flat.reshape(value.shape)
+        else:
+            length = 1 + sum((n - 1) * s for n, s in zip(value.shape, steps))
+            span = np.lib.stride_tricks.as_strided(value, shape=(length,), strides=(item,))
+            flat = span.astype(np.float32)
+            copy = np.ndarray(value.shape, np.float32, buffer=flat, strides=tuple(4 * s for s in steps))
+        self.copies.append((value, copy, span, flat))
+        return copy
 
     def write_back(self) -> None:
-        for array, copy in self.copies:
-            before = array.astype(np.float32)
-            changed = ~((copy == before) | (np.isnan(copy) & np.isnan(before)))
+        for array, _, span, flat in self.copies:
+            changed = flat.view(np.uint32) != span.astype(np.float32).view(np.uint32)
             if changed.any():
-                array[changed] = copy[changed].astype(array.dtype)
+                if np.shares_memory(span, array):
+                    span[changed] = flat[changed].astype(array.dtype)
+                else:  # a contiguous copy of a view of negative strides: written back through the view
+                    array[...] = flat.reshape(array.shape).astype(array.dtype)
 
 
 def _array_spec(kernel: str, name: str, value: Any) -> ArraySpec:

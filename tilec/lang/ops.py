@@ -301,8 +301,10 @@ def alloc(shape: Any, dtype: Any, layout: Any = None) -> Shared:
     dims = _static_shape(shape, "tl.alloc's shape")
     if len(dims) != 2:
         raise error(f"shared tiles are 2-D, got shape {dims}")
-    ty = checked_type(SharedType, list(dims), element_type(dtype).ir, layout)
-    return Shared(current().value(t.AllocOp(ty), "smem"))
+    dt = element_type(dtype)
+    ty = checked_type(SharedType, list(dims), dt.ir, layout)
+    tile = current().value(t.AllocOp(ty), "smem")
+    return Shared(mark(tile) if dt.is_unsigned else tile)
 
 
 def copy(src: View | Shared, src_offsets: Any, dst: View | Shared, dst_offsets: Any = (), *,
@@ -712,7 +714,8 @@ def _offsets(view: View, offsets: Any, who: str) -> list[SSAValue]:
 
 def zeros(shape: Any, dtype: Any = "float32", *, axis: int = 1) -> Tile | Vector:
     """A tile (2-D ``shape``) or vector (1-D; ``axis`` as in :func:`load`) of zeros."""
-    return wrap(current().value(t.ZerosOp(_register_type(shape, dtype, axis))))
+    out = current().value(t.ZerosOp(_register_type(shape, dtype, axis)))
+    return wrap(mark(out) if element_type(dtype).is_unsigned else out)
 
 
 def zeros_like(x: Tile | Vector) -> Tile | Vector:
@@ -731,16 +734,18 @@ def full_like(x: Tile | Vector, value: Any) -> Tile | Vector:
 def full(shape: Any, value: Any, dtype: Any = "float32", *, axis: int = 1) -> Tile | Vector:
     """A tile or vector with every element ``value`` (a number or a scalar)."""
     ty = _register_type(shape, dtype, axis)
+    dt = element_type(dtype)
     trace = current()
     if isinstance(value, Scalar):
-        if value.type != ty.element_type:
-            value = value.to(element_type(dtype))
+        if value.dtype != dt:  # converted, or read with the other signedness
+            value = value.to(dt)
         scalar = value.value
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        scalar = trace.constant(value, ty.element_type)
+        scalar = trace.constant(value, ty.element_type, unsigned=dt.is_unsigned)
     else:
         raise error(f"tl.full's value must be a number or a scalar, got {_describe(value)}")
-    return wrap(trace.value(t.FillOp(scalar, ty)))
+    out = trace.value(t.FillOp(scalar, ty))
+    return wrap(mark(out) if dt.is_unsigned else out)
 
 
 def arange(start: Any, end: int | None = None, *, axis: int = 1) -> Vector:

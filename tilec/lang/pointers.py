@@ -25,6 +25,7 @@ from xdsl.ir import SSAValue
 from tilec.dialects.tile import ops as t
 from tilec.lang.tracing import current, error
 from tilec.lang.values import (Expanded, Pointer, Scalar, Tile, Value, Vector, View, _materialize, _result_shape,
+                               broadcast_dims,
                                _Shape, describe, fill_number, as_loaded, mask_bits, offset_width, stored_as,
                                wrap)
 
@@ -54,8 +55,10 @@ def _index_tiles(parts: Sequence[Any], extra: Sequence[Any], who: str) -> tuple[
 
 
 def _check_fits(value: Any, shape: _Shape, who: str) -> None:
-    """A stored value broadcasts to the pointers' shape, as Triton's does; it does not widen it."""
-    if isinstance(value, Tile) and (shape.kind != "tile" or value.shape != tuple(shape.dims)) or \
+    """A stored value broadcasts to the pointers' shape, as Triton's does (a (1, n) tile along the rows too);
+    it does not widen it."""
+    fits = isinstance(value, Tile) and shape.kind == "tile" and broadcast_dims(value.shape, shape.dims) == tuple(shape.dims)
+    if isinstance(value, Tile) and not fits or \
             isinstance(value, Vector) and shape.kind == "vector" and value.shape[0] != shape.dims[0]:
         dims = tuple(shape.dims) if shape.kind == "tile" else (shape.dims[0],)
         raise error(f"{who}: a {describe(value)} does not fit the {dims} offsets it is written at")

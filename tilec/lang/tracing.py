@@ -110,15 +110,18 @@ def element_type(value: object) -> DType:
 
 def _fitting_int(value: int, ty: Attribute, unsigned: bool = False) -> int:
     """``value`` if ``ty`` holds it as a signed number (i1: 0 or 1; index as 64-bit), or, ``unsigned``, as
-    an unsigned one (then its bits as the signed number the signless IR holds); else a :class:`LangError`
-    at the user's line naming the number and the type: Python ints do not wrap silently."""
+    an unsigned one, 0 to 2^bits - 1 (then its bits as the signed number the signless IR holds); else a
+    :class:`LangError` at the user's line naming the number and the type: Python ints do not wrap silently."""
     bits = ty.width.data if isinstance(ty, IntegerType) else 64
     low, high = (0, 1) if bits == 1 else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    if unsigned and bits > 1:  # a negative number meeting unsigned values is an error, as in Triton
+        low, high = 0, (1 << bits) - 1
     if low <= value <= high:
-        return value
-    if unsigned and bits > 1 and 0 <= value < (1 << bits):
-        return value - (1 << bits)
+        return value - (1 << bits) if unsigned and bits > 1 and value >= 1 << (bits - 1) else value
     name = dtype_of(ty).unsigned if unsigned and bits > 1 else dtype_of(ty)
+    if unsigned and value < 0:
+        raise error(f"the integer {value} does not fit {name!r} (the type of the values it meets): a negative number "
+                    "and unsigned values do not meet (Triton refuses it too); convert them with .to(...) to a signed type")
     raise error(f"the integer {value} does not fit {name!r} (the type of the values it meets): "
                 f"use a smaller number, or convert the values with .to(...) to a wider type")
 

@@ -6,12 +6,13 @@ Signedness is the language's: ``tl.uint32`` values are the IR's ``i32`` values t
 divides, shifts, compares, widens and converts as unsigned numbers. This module is the one place that
 knows which values those are:
 
-- marked ones: what an operation on unsigned values, ``.to(tl.uint32)``, ``tl.full(..., tl.uint8)`` or an
-  unsigned array argument made (:func:`mark`);
+- marked ones: what an operation on unsigned values, ``.to(tl.uint32)``, ``tl.full`` / ``tl.zeros`` /
+  ``tl.alloc`` of an unsigned type or an unsigned array argument made (:func:`mark`);
 - and what follows from them in the IR, so that no construct has to pass the mark on: a load, gather or
   atomic of an unsigned array (or shared tile), a subview of one, a tile op that moves values without
   computing new ones (broadcast, transpose, layout conversion, extract, a reduction of them), a loop's
-  carried value and result (from its initial value) and an ``if``'s result (from its ``then`` branch).
+  carried value and result (from its initial value) and an ``if``'s result (from either branch: a Python
+  number in the other takes its reading; two traced values of different readings are an error).
 
 A constant is never marked (constants are shared by every use of the number); the operation that meets
 it gives it its type. Boolean arrays (numpy's and torch's ``bool``, a byte an element) are ``i8``
@@ -80,9 +81,9 @@ def is_unsigned(value: SSAValue, depth: int = _DEPTH) -> bool:
         return is_unsigned(op.iter_args[value.index], depth - 1)
     if isinstance(op, scf.WhileOp):  # what the condition passes out
         return _passed_on(op, value.index, depth)
-    if isinstance(op, scf.IfOp):
-        last = op.true_region.block.last_op
-        return isinstance(last, scf.YieldOp) and is_unsigned(last.operands[value.index], depth - 1)
+    if isinstance(op, scf.IfOp):  # either branch's (a Python number in the other takes its reading)
+        ends = [r.block.last_op for r in (op.true_region, op.false_region) if r.blocks]
+        return any(isinstance(end, scf.YieldOp) and is_unsigned(end.operands[value.index], depth - 1) for end in ends)
     return False
 
 

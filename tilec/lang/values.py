@@ -364,8 +364,9 @@ _INDEX_WIDTHS = (8, 16, 32, 64)
 
 
 def offset_width(o: Any, who: str) -> int:
-    """The width of an offset's integers (0 for a Python int or an index scalar); an error naming ``who``
-    for anything else (a float, a mask)."""
+    """The width of an offset's integers (0 for a Python int or an index scalar; a ``uint32`` one's 64, as
+    Triton zero-extends it: past 2^31 it is no negative offset); an error naming ``who`` for anything else
+    (a float, a mask)."""
     if isinstance(o, int) and not isinstance(o, bool):
         return 0
     ty = o.vector.type.element_type if isinstance(o, Expanded) else (
@@ -373,7 +374,7 @@ def offset_width(o: Any, who: str) -> int:
     if isinstance(o, Scalar) and isinstance(ty, IndexType):
         return 0  # an index scalar (a block id, a loop counter)
     if isinstance(o, (Tile, Vector, Expanded, Scalar)) and isinstance(ty, IntegerType) and ty.width.data in _INDEX_WIDTHS:
-        return ty.width.data
+        return 64 if ty.width.data == 32 and _operand_dtype(o).is_unsigned else ty.width.data
     raise error(f"{who}: offsets are integers (ints, integer scalars, or tiles and vectors of them), got {describe(o)}")
 
 
@@ -630,7 +631,7 @@ def _materialize(o: Any, shape: _Shape, element: Attribute, unsigned: bool = Fal
             value = _cast_scalar(value, element)
         return value if shape.kind == "scalar" else trace.value(t.FillOp(value, shape.register_type(element)))
     if isinstance(o, Expanded):
-        v = convert(o.vector, dtype_of(element))  # promoted (_element_type)
+        v = _promoted(o.vector, element, unsigned)
         need = "row" if o.axis == 0 else "col"
         if shape.kind != "tile":
             return v.value
@@ -648,12 +649,21 @@ def _materialize(o: Any, shape: _Shape, element: Attribute, unsigned: bool = Fal
     if isinstance(o, Vector) and shape.kind == "vector" and o.orientation != shape.dims[1]:
         o = _reoriented(o, shape.dims[1])  # made again, or turned, in the orientation agreed (_agreed_orientation)
     if isinstance(o, (Tile, Vector)):
-        return convert(o, dtype_of(element)).value  # promoted (_element_type)
+        return _promoted(o, element, unsigned).value
     if isinstance(o, View):
         raise o.pointer_error()
     text = repr(o)  # short ones name the value (an unbound loop name says which)
     raise error(f"expected a tile, vector, scalar or number, got {type(o).__name__}"
                 + (f" {text}" if len(text) <= 100 else ""))
+
+
+def _promoted(x: Tile | Vector, element: Attribute, unsigned: bool) -> Tile | Vector:
+    """``x`` in the type its operation computes in (:func:`_element_type`): itself where its IR type is that
+    (the operation reads it as signed or unsigned), else converted (widened as the number it is)."""
+    if x.type.element_type == element:
+        return x
+    dt = dtype_of(element)
+    return convert(x, dt.unsigned if unsigned else dt)
 
 
 _REORIENTABLE = (t.LoadOp, t.IotaOp, t.FillOp, t.ZerosOp)
