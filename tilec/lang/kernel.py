@@ -574,9 +574,10 @@ class _HeldAsFloat32:
             span = value.reshape(-1) if value.size == 0 else np.ascontiguousarray(value).reshape(-1)
             flat = span.astype(np.float32)
             copy = flat.reshape(value.shape)
-        else:
+        else:  # the span through the bytes' unsigned view (numpy's as_strided does not take ml_dtypes' types)
             length = 1 + sum((n - 1) * s for n, s in zip(value.shape, steps))
-            span = np.lib.stride_tricks.as_strided(value, shape=(length,), strides=(item,))
+            raw = value.view(np.uint8 if item == 1 else np.uint16)
+            span = np.lib.stride_tricks.as_strided(raw, shape=(length,), strides=(item,)).view(value.dtype)
             flat = span.astype(np.float32)
             copy = np.ndarray(value.shape, np.float32, buffer=flat, strides=tuple(4 * s for s in steps))
         self.copies.append((value, copy, span, flat))
