@@ -31,8 +31,8 @@ from softmax import time_ms  # bench/softmax.py's timer
 TOLERANCE = 2e-3
 """Relative to the largest |C|: f16 products summed in f32 (the same for every row)."""
 
-TILES = dict(BM=64, BN=128, BK=64, warps=4)
-"""The block of the tilec and Triton rows (chosen once on an H200, not tuned per shape)."""
+TILES = dict(BM=64, BN=128, BK=64, warps=8)
+"""The block of the tilec and Triton rows (BK counts bytes of K: 2 BK values of K a step; not tuned per shape)."""
 
 
 @triton.jit
@@ -48,7 +48,7 @@ def triton_w4a16(a_ptr, w_ptr, scale_ptr, c_ptr, M, N, K2, stride_am, stride_wk,
         a_low = ttl.load(a_ptr + rows[:, None] * stride_am + kk[None, :], mask=a_mask, other=0.0)
         a_high = ttl.load(a_ptr + rows[:, None] * stride_am + (kk[None, :] + K2), mask=a_mask, other=0.0)
         packed = ttl.load(w_ptr + kk[:, None] * stride_wk + cols[None, :],
-                          mask=(kk[:, None] < K2) & (cols[None, :] < N), other=0x88)
+                          mask=(kk[:, None] < K2) & (cols[None, :] < N), other=0)
         w_low = ((packed & 0xF).to(ttl.int32) - 8).to(ttl.float16)
         w_high = ((packed >> 4).to(ttl.int32) - 8).to(ttl.float16)
         acc = ttl.dot(a_low, w_low, acc)
@@ -62,7 +62,10 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", help="write the results here too")
     p.add_argument("--shapes", default="16x4096x4096,128x4096x4096,4096x4096x4096", help="MxNxK, comma-separated")
+    p.add_argument("--tiles", help="BM,BN,BK,warps (default: TILES)")
     args = p.parse_args()
+    if args.tiles:
+        TILES.update(zip(("BM", "BN", "BK", "warps"), (int(x) for x in args.tiles.split(","))))
     int4 = _example("int4")
     print(f"{torch.cuda.get_device_name()}; TFLOP/s, f16 A, 4-bit W in bytes, f16 out; tiles {TILES}")
     rows = []

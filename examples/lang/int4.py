@@ -44,8 +44,10 @@ def matmul_w4a16(a_ptr, w_ptr, scale_ptr, c_ptr, M, N, K2, stride_am, stride_wk,
         a_mask = (rows[:, None] < M) & (kk[None, :] < K2)
         a_low = tl.load(a_ptr + rows[:, None] * stride_am + kk[None, :], mask=a_mask, other=0.0)
         a_high = tl.load(a_ptr + rows[:, None] * stride_am + (kk[None, :] + K2), mask=a_mask, other=0.0)
+        # other=0 (two -8s) where K ends: a's columns there read 0, so those products are 0 (a 0 fill lets the
+        # bytes be staged through shared memory by cp.async, as a's tiles are)
         packed = tl.load(w_ptr + kk[:, None] * stride_wk + cols[None, :],
-                         mask=(kk[:, None] < K2) & (cols[None, :] < N), other=0x88)  # 0x88: two zeros
+                         mask=(kk[:, None] < K2) & (cols[None, :] < N), other=0)
         w_low = ((packed & 0xF).to(tl.int32) - 8).to(tl.float16)
         w_high = ((packed >> 4).to(tl.int32) - 8).to(tl.float16)
         acc = tl.dot(a_low, w_low, acc)
