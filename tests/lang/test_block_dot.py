@@ -286,15 +286,23 @@ def dot_keywords(a, c, PRECISION: tl.constexpr, OUT: tl.constexpr):
 
 
 def test_tritons_dot_keywords():
-    """What tilec does is accepted (tf32 for f32 operands, an f32, f16 or bf16 result); anything else is a
-    LangError."""
+    """What tilec does is accepted (tf32 or ieee for f32 operands, an f32, f16 or bf16 result); anything else
+    is a LangError."""
     x16, x32 = RNG.standard_normal((32, 32)).astype(np.float16), RNG.standard_normal((32, 32)).astype(np.float32)
     c = np.full((32, 32), np.nan, np.float32)
     dot_keywords.interpret(x16, c, grid=(1,), PRECISION="ieee", OUT="float32")  # no f32 operands: no tf32 question
     assert np.abs(c - x16.astype(np.float64) @ x16).max() < 1e-2
     dot_keywords.interpret(x32, c, grid=(1,), PRECISION="tf32", OUT=None)
-    with pytest.raises(tl.LangError, match="multiplies f32 operands as tf32"):
-        dot_keywords.interpret(x32, c, grid=(1,), PRECISION="ieee", OUT=None)
+    assert 1e-5 < np.abs(c - x32.astype(np.float64) @ x32).max() < 1e-1  # tf32's 10-bit mantissas
+    for after in (None, "tile-distribute"):  # ieee: f32 FMAs, exact products
+        c[:] = np.nan
+        dot_keywords.interpret(x32, c, grid=(1,), PRECISION="ieee", OUT=None, after=after)
+        assert np.abs(c - x32.astype(np.float64) @ x32).max() < 1e-5
+    for arch in ("sm_80", "sm_90a"):
+        ptx = dot_keywords.compile(x32, c, PRECISION="ieee", OUT=None, arch=arch).asm["ptx"]
+        assert "fma.rn.f32" in ptx and "mma.sync" not in ptx and "wgmma" not in ptx
+    with pytest.raises(tl.LangError, match=r"input_precision='tf32x3'\) has no lowering"):
+        dot_keywords.interpret(x32, c, grid=(1,), PRECISION="tf32x3", OUT=None)
     with pytest.raises(tl.LangError, match="out_dtype is float32, float16 or bfloat16, got tl.int32"):
         dot_keywords.interpret(x16, c, grid=(1,), PRECISION=None, OUT="int32")
 

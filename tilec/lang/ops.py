@@ -1175,8 +1175,10 @@ def dot(a: Tile, b: Tile, acc: Tile | None = None, *, trans_a: bool = False, tra
     bfloat16: the product is accumulated in f32 and the result rounded to it, so an f16 ``acc`` carried
     through a loop is rounded once a step, where Triton's f16 accumulator rounds every addition; an
     ``acc`` of those types without ``out_dtype`` gives its type, as Triton's), ``input_precision="tf32"``
-    / ``allow_tf32=True`` (f32 operands are read as tf32 by the tensor cores), ``max_num_imprecise_acc``
-    (ignored: every product is accumulated in f32). Anything else is an error saying so."""
+    / ``allow_tf32=True`` (f32 operands are read as tf32 by the tensor cores, the default, as Triton's),
+    ``input_precision="ieee"`` / ``allow_tf32=False`` (f32 operands multiplied exactly: the f32 FMA atom,
+    one ``fma.rn.f32`` a product, on the CUDA cores), ``max_num_imprecise_acc`` (ignored: every product is
+    accumulated in f32). Anything else is an error saying so."""
     if isinstance(a, Tile) and isinstance(b, Tile) and (a.dtype.is_unsigned or b.dtype.is_unsigned):
         raise error(f"tl.dot multiplies float or int8 tiles, got {a.describe()} and {b.describe()} (unsigned: "
                     "convert them, e.g. .to(tl.float16), or read uint8 as int8 where the values are below 128)")
@@ -1189,18 +1191,19 @@ def dot(a: Tile, b: Tile, acc: Tile | None = None, *, trans_a: bool = False, tra
     if isinstance(acc, Tile) and acc.dtype.name != "float32":
         acc = acc.to(float32)
     f32 = isinstance(a, Tile) and a.type.element_type.name == "f32"
-    if f32 and (allow_tf32 is False or input_precision not in (None, "tf32")):
-        raise error("tl.dot multiplies f32 operands as tf32 on the tensor cores (input_precision='tf32'); "
-                    f"input_precision={input_precision!r}, allow_tf32={allow_tf32!r} has no lowering")
     if input_precision not in (None, "tf32", "ieee", "tf32x3"):
         raise error(f"tl.dot's input_precision is 'tf32', 'ieee' or 'tf32x3', got {input_precision!r}")
+    if f32 and input_precision == "tf32x3":
+        raise error("tl.dot(input_precision='tf32x3') has no lowering in tilec: 'tf32' (the tensor cores, the "
+                    "default) or 'ieee' (f32 fused multiply-adds, exact products)")
+    ieee = f32 and (allow_tf32 is False or input_precision == "ieee")  # Triton's exact f32 dot: FMAs, not tf32
     if acc is None:
         if not isinstance(a, Tile) or not isinstance(b, Tile):
             raise error(f"tl.dot's a and b must be register tiles, got {_describe(a)} and {_describe(b)}")
         rows = a.shape[1] if trans_a else a.shape[0]
         cols = b.shape[0] if trans_b else b.shape[1]
         acc = zeros((rows, cols), "float32")
-    result = mma(a, b, acc, trans_a=trans_a, trans_b=trans_b)
+    result = mma(a, b, acc, trans_a=trans_a, trans_b=trans_b, atom="fma_f32" if ieee else None)
     return result if out.name == "float32" else result.to(out)
 
 
