@@ -311,6 +311,21 @@ def split(x: Any) -> tuple[Any, Any]:
     return tuple(max(where(column == k, x, lowest), axis=1) for k in (0, 1))
 
 
+def histogram(input: Any, num_bins: int, mask: Any = None) -> Vector:  # noqa: A002 - Triton's name
+    """Triton's ``tl.histogram``: how many elements of the integer vector ``input`` (where ``mask`` holds) equal
+    each of 0 .. ``num_bins`` - 1, an int32 vector (values outside are counted nowhere). One comparison of
+    every element with every bin (an n x num_bins tile of masks) summed down its columns: for the block
+    sizes of a histogram kernel's bins (tens to a few hundred); larger tiles are refused by their size."""
+    if not isinstance(input, Vector) or input.dtype.is_float or input.dtype.is_fp8:
+        raise error(f"tl.histogram counts an integer vector's values, got {_describe(input)}")
+    if isinstance(num_bins, bool) or not isinstance(num_bins, int) or num_bins < 1:
+        raise error(f"tl.histogram's num_bins is a positive Python int (a tl.constexpr), got {num_bins!r}")
+    hit = input[:, None] == ops.arange(0, num_bins)[None, :]
+    if mask is not None:
+        hit = hit & (mask[:, None] if isinstance(mask, Vector) else mask)
+    return sum(hit.to(int32), axis=0)
+
+
 def interleave(a: Any, b: Any) -> Any:
     """Triton's ``tl.interleave`` is ``tl.join(a, b)`` reshaped to one axis: tilec's reshapes keep a value's
     shape, so this is an error pointing at ``tl.join`` (store its (n, 2) tile through 2-D pointers)."""
