@@ -138,3 +138,29 @@ def test_bool_tensors_are_masks():
     masked_copy[(-(-n // 512),)](x, keep, y, positive, n, BLOCK=512)
     assert torch.equal(y, torch.where(keep, x, -x))
     assert torch.equal(positive.view(torch.uint8), (x > 0).to(torch.uint8))
+
+
+@tl.kernel
+def numbers_into_arrays(u8_ptr, u32_ptr, u64_ptr, flags_ptr, seed, N: tl.constexpr):
+    i = tl.arange(0, N)
+    tl.store(u8_ptr + i, 200)
+    tl.store(u32_ptr + i, 0xFFFFFFFF)
+    tl.atomic_or(u32_ptr + N, 0x80000000)
+    tl.atomic_xchg(u64_ptr + i, 1 << 63)
+    tl.store(flags_ptr + i, True)
+    tl.store(flags_ptr + N + i, False)
+    tl.store(u64_ptr + N + i, seed - i.to(tl.uint64))
+
+
+@gpu
+@pytest.mark.gpu
+def test_unsigned_numbers_and_a_uint64_argument_on_the_gpu():
+    """Python ints in unsigned arrays' ranges, bools, and a uint64 argument past 2^63 (numpy host arrays)."""
+    n = 64
+    u8, u32 = np.full(n, 7, np.uint8), np.full(n + 1, 7, np.uint32)
+    u64, flags = np.full(2 * n, 7, np.uint64), np.zeros(2 * n, np.bool_)
+    seed = 0xFEEDFACECAFEBEEF
+    numbers_into_arrays[(1,)](u8, u32, u64, flags, seed, N=n)
+    assert u8.tolist() == [200] * n and u32.tolist() == [0xFFFFFFFF] * n + [0x80000007]
+    assert u64.tolist() == [1 << 63] * n + [seed - k for k in range(n)]
+    assert flags.tolist() == [True] * n + [False] * n

@@ -446,3 +446,51 @@ def test_w4a16_stages_its_bytes_through_shared_memory():
                                  kernel._pipeline(None, None, None, arch), "tile-layout")
         text = str(staged)
         assert "tile.async_copy %w_ptr offsets" in text and "tile.gather %w_ptr" not in text
+
+
+# ---------------------------------------------------------------- what hunt 3 found
+
+
+@tl.kernel
+def numbers_into_arrays(u8_ptr, u32_ptr, u64_ptr, flags_ptr, seed, N: tl.constexpr):
+    i = tl.arange(0, N)
+    tl.store(u8_ptr + i, 200)  # Python ints in the arrays' unsigned range
+    tl.store(u32_ptr + i, 0xFFFFFFFF)
+    tl.atomic_or(u32_ptr + N, 0x80000000)
+    tl.atomic_xchg(u64_ptr + i, 1 << 63)
+    tl.store(flags_ptr + i, True)  # a Python bool: Triton's int1 constant
+    tl.store(flags_ptr + N + i, False)
+    tl.store(u64_ptr + N + i, seed - i.to(tl.uint64))  # a uint64 argument past 2^63
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_python_numbers_stored_into_unsigned_and_bool_arrays(after):
+    n = 8
+    u8, u32 = np.zeros(n, np.uint8), np.zeros(n + 1, np.uint32)
+    u64, flags = np.zeros(2 * n, np.uint64), np.zeros(2 * n, np.bool_)
+    seed = 0xFEEDFACECAFEBEEF
+    numbers_into_arrays.interpret(u8, u32, u64, flags, seed, N=n, grid=(1,), after=after)
+    assert u8.tolist() == [200] * n and u32.tolist() == [0xFFFFFFFF] * n + [0x80000000]
+    assert u64.tolist() == [1 << 63] * n + [seed - k for k in range(n)]
+    assert flags.tolist() == [True] * n + [False] * n
+
+
+@tl.kernel
+def narrow_scans(x_ptr, s_ptr, r_ptr, v_ptr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    x = tl.load(x_ptr + i)  # uint8: combined in uint8, wrapping as Triton's
+    tl.store(s_ptr + i, tl.associative_scan(x, 0, lambda a, b: a + b))
+    tl.store(r_ptr, tl.reduce(x, 0, lambda a, b: a + b))
+    v = (x.to(tl.int32) + 1)  # an int32 vector scanned with a function (the tile interpreter's scalars)
+    tl.store(v_ptr + i, tl.associative_scan(v, 0, lambda a, b: a + b))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_combine_functions_compute_in_narrow_types(after):
+    n = 16
+    x = randu(np.uint8, n, low=100)
+    s, r, v = np.zeros(n, np.uint8), np.zeros(1, np.uint8), np.zeros(n, np.int32)
+    narrow_scans.interpret(x, s, r, v, N=n, grid=(1,), after=after)
+    assert s.tolist() == [int(t) % 256 for t in np.cumsum(x.astype(np.int64))]
+    assert int(r[0]) == int(x.astype(np.int64).sum()) % 256
+    assert v.tolist() == np.cumsum(x.astype(np.int64) + 1).tolist()

@@ -370,8 +370,8 @@ class NumpyIntegerFunctions(InterpreterFunctions):
 def _wrapped_int(op, fn, args, scalar_impl, interpreter):
     """An integer op on numpy arrays (tile.map bodies), wrapped to the type's width as two's
     complement; on Python ints, xDSL's own implementation."""
-    if all(np.ndim(a) == 0 for a in args):
-        return scalar_impl(interpreter, op, args).values
+    if all(np.ndim(a) == 0 for a in args):  # as Python ints: xDSL's wrapping overflows numpy's fixed widths
+        return scalar_impl(interpreter, op, tuple(_to_int(a) for a in args)).values
     ty = op.result.type
     width = ty.width.data if isinstance(ty, IntegerType) else 64
     out = fn(*(_to_int(a) for a in args))
@@ -407,8 +407,8 @@ def _shift(op, kind: str, args):
 def _bitwise(op, fn, args, scalar_impl, interpreter):
     """``&``, ``|``, ``^`` on numpy arrays: masks (i1) as booleans, wider integers as two's complement
     (xDSL's own implementation takes Python ints, and overflows on negative numpy ones)."""
-    if all(np.ndim(a) == 0 for a in args):
-        return scalar_impl(interpreter, op, args).values
+    if all(np.ndim(a) == 0 for a in args):  # as Python ints (masks as 0 / 1)
+        return scalar_impl(interpreter, op, tuple(_to_int(a) for a in args)).values
     if isinstance(op.result.type, IntegerType) and op.result.type.width.data == 1:
         return (fn(*(np.asarray(a, dtype=bool) for a in args)),)
     return _wrapped_int(op, fn, args, scalar_impl, interpreter)

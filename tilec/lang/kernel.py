@@ -63,7 +63,7 @@ class ArraySpec:
 
 @dataclass(frozen=True)
 class Specialization:
-    """One compiled variant: each parameter's kind (an ArraySpec, "i32", "i64", "f32", :data:`ONE`, None for an absent
+    """One compiled variant: each parameter's kind (an ArraySpec, "i32", "i64", "u64" (an int past 2^63), "f32", :data:`ONE`, None for an absent
     argument, or a constexpr's value), the warps, and the constexprs' types (``True == 1 == 1.0`` in
     Python, but a kernel may tell them apart)."""
 
@@ -196,11 +196,11 @@ class Kernel:
             elif isinstance(value, (bool, np.bool_)):
                 raise TypeError(f"{self.name}: argument {name}={value!r}: a bool must be a tl.constexpr")
             elif isinstance(value, (int, np.integer)):
-                # Triton's rule: an i32 where the number fits, else an i64 (a variant of its own)
-                if not -(2**63) <= int(value) < 2**63:
-                    raise ValueError(f"{self.name}: argument {name}={value} does not fit an i64 (make it a "
-                                     "tl.constexpr, or pass it as an array)")
-                kind = "i32" if -(2**31) <= int(value) < 2**31 else "i64"
+                # Triton's rule: an i32 where the number fits, else an i64, else a uint64 (a variant each)
+                if not -(2**63) <= int(value) < 2**64:
+                    raise ValueError(f"{self.name}: argument {name}={value} does not fit an i64 or a uint64 (make "
+                                     "it a tl.constexpr, or pass it as an array)")
+                kind = "i32" if -(2**31) <= int(value) < 2**31 else "i64" if int(value) < 2**63 else "u64"
                 params.append((name, ONE if int(value) == 1 and name not in self.do_not_specialize else kind))
             elif isinstance(value, (float, np.floating)):
                 params.append((name, "f32"))
@@ -242,9 +242,9 @@ class Kernel:
             if isinstance(kind, ArraySpec):
                 arg_types.append(GlobalType(dtypes.array_element(kind.dtype), [DYNAMIC] * kind.rank))
                 align.append(kind.align)
-            elif kind in ("i32", "i64", "f32", ONE) and name not in self.constexprs:
+            elif kind in ("i32", "i64", "u64", "f32", ONE) and name not in self.constexprs:
                 arg_types.append({"i32": IntegerType(32), ONE: IntegerType(32), "i64": IntegerType(64),
-                                  "f32": Float32Type()}[kind])
+                                  "u64": IntegerType(64), "f32": Float32Type()}[kind])
                 align.append(0)
         entry = Block(arg_types=arg_types)
         values: dict[str, Any] = {}
@@ -261,6 +261,8 @@ class Kernel:
                 continue
             if isinstance(kind, ArraySpec):
                 mark_array(trace, arg, kind.dtype)
+            if kind == "u64":  # past 2^63: a uint64, passed as the i64 of its bits (_as_passed)
+                trace.unsigned.add(arg)
             values[name] = View(arg, name, kind.unit_dim) if isinstance(kind, ArraySpec) else Scalar(arg)
         with tracing(trace):
             try:
@@ -392,7 +394,7 @@ class Kernel:
         spec = self.specialize(*args, num_warps=num_warps, **kwargs)
         bound = self._bind(args, kwargs)
         held = _HeldAsFloat32()
-        runtime = [as_stored(held.values(v)) for n, v in bound.arguments.items()
+        runtime = [_as_passed(as_stored(held.values(v))) for n, v in bound.arguments.items()
                    if n not in self.constexprs and v is not None]
         module = self._module(spec)
         if after is not None:
@@ -466,7 +468,7 @@ class Kernel:
         kwargs = self._stages_parameter(kwargs, num_stages)
         compiled = self.compile(*args, num_warps=num_warps, num_stages=num_stages, arch=arch, pipeline=pipeline, **kwargs)
         bound = self._bind(args, kwargs)
-        runtime = [v for n, v in bound.arguments.items() if n not in self.constexprs and v is not None]
+        runtime = [_as_passed(v) for n, v in bound.arguments.items() if n not in self.constexprs and v is not None]
         flat = expand(compiled, *runtime)
         compiled(*flat, grid=grid, stream=stream)
         if key is None:
@@ -486,6 +488,13 @@ class Kernel:
             if len(self._fast) >= FAST_LIMIT:
                 self._fast.clear()
             self._fast[key] = (call, where)
+
+
+def _as_passed(value: Any) -> Any:
+    """An argument as the kernel takes it: a Python int past 2^63 (a uint64 parameter) as the i64 of its bits."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and int(value) >= 2**63:
+        return int(value) - 2**64
+    return value
 
 
 def _return_position(fn: Callable[..., Any]) -> str:

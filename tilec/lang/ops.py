@@ -847,8 +847,9 @@ def reduce(input: Tile | Vector, axis: Any, combine_fn: Callable[..., Any],  # n
     if not callable(combine_fn):
         raise error(f"{who}'s combine_fn must be a function, got {_describe(combine_fn)}")
     x = input.tile() if isinstance(input, Expanded) else input
-    if isinstance(x, (Tile, Vector)) and x.dtype in (int8, int16, uint8, uint16):  # in 32 bits, back in the narrow type
-        return reduce(x.to(uint32 if x.dtype.is_unsigned else int32), axis, combine_fn, keep_dims).to(x.dtype)
+    if isinstance(x, (Tile, Vector)) and x.dtype in (int8, int16, uint8, uint16):  # carried in 32 bits, combined in x's type
+        wide = uint32 if x.dtype.is_unsigned else int32
+        return reduce(x.to(wide), axis, _computed_in(combine_fn, x.dtype, wide), keep_dims).to(x.dtype)
     if isinstance(x, (Tile, Vector)) and x.dtype in (float8_e4m3fn, float8_e5m2):  # computed in f32
         return reduce(x.to(float32), axis, combine_fn, keep_dims)
     if isinstance(x, (Tile, Vector)) and x.dtype == int1:
@@ -868,6 +869,16 @@ def reduce(input: Tile | Vector, axis: Any, combine_fn: Callable[..., Any],  # n
     if isinstance(axis, bool) or axis not in (0, 1, -1, -2):
         raise error(f"{who}'s axis is 0 (down the columns), 1 (along the rows) or None (everything), got {axis!r}")
     return _kept(x, _reduce_with(x, "row" if axis % 2 else "col", combine_fn, who), axis, keep_dims)
+
+
+def _computed_in(combine_fn: Callable[..., Any], narrow: Any, wide: Any) -> Callable[..., Any]:
+    """``combine_fn`` on values carried as ``wide`` (32 bits) but of the 8- or 16-bit type ``narrow``: it computes
+    in ``narrow`` (wrapping where Triton's does), its result carried as ``wide`` again."""
+    def combine(a: Scalar, b: Scalar) -> Any:
+        out = combine_fn(a.to(narrow), b.to(narrow))
+        return out.to(narrow).to(wide) if isinstance(out, Value) else out
+
+    return combine
 
 
 def _reduce_with(x: Tile, orientation: str, combine_fn: Callable[..., Any], who: str) -> Vector:
@@ -968,6 +979,7 @@ def _scan(kind: str, x: Any, axis: Any, reverse: bool, dtype: Any, who: str,
         x = x.to(float32)
     if x.dtype.is_unsigned and combine_fn is None:
         return _unsigned_reduction(lambda y: _scan(kind, y, axis, reverse, None, who), kind, x)
+    narrow = x.dtype if combine_fn is not None and x.dtype in (int8, int16, uint8, uint16) else None
     if x.dtype in (uint8, uint16):
         x = x.to(uint32)
     elif not x.dtype.is_float and x.dtype not in (int32, int64, uint32, uint64):
@@ -986,8 +998,11 @@ def _scan(kind: str, x: Any, axis: Any, reverse: bool, dtype: Any, who: str,
     if extent & (extent - 1):
         raise error(f"{who} scans an extent that is a power of two (Triton's block sizes), got {extent} along "
                     f"axis {dim} of {x.describe()}")
+    if narrow is not None:
+        combine_fn = _computed_in(combine_fn, narrow, x.dtype)
     region = None if combine_fn is None else _combining_region(combine_fn, x.type.element_type, who, x.dtype.is_unsigned)
-    return wrap(current().value(t.ScanOp(x.value, kind, dim, reverse, region)))
+    scanned = wrap(current().value(t.ScanOp(x.value, kind, dim, reverse, region)))
+    return scanned if narrow is None else scanned.to(narrow)  # a combine function's scan keeps its type (Triton's)
 
 
 def _combining_region(fn: Callable[..., Any], element: Any, who: str, unsigned: bool = False) -> Region:

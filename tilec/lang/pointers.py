@@ -19,11 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.ir import SSAValue
 
 from tilec.dialects.tile import ops as t
 from tilec.lang.tracing import current, error
+from tilec.lang.unsigned import holds_booleans, mark
 from tilec.lang.values import (Expanded, Pointer, Scalar, Tile, Value, Vector, View, _materialize, _result_shape,
                                broadcast_dims,
                                _Shape, describe, fill_number, as_loaded, mask_bits, offset_width, stored_as,
@@ -52,6 +54,18 @@ def _index_tiles(parts: Sequence[Any], extra: Sequence[Any], who: str) -> tuple[
         raise error(f"{who}: the offsets are all numbers; give a window's shape=(...) or a tile of offsets")
     element = IntegerType(64 if width == 64 else 32)
     return shape, [_materialize(p, shape, element) for p in parts]
+
+
+def _number_for(value: Any, view: View) -> Any:
+    """A Python number written into ``view``: a bool as 0 / 1 (Triton's int1), into a ``bool`` array as its truth."""
+    if isinstance(value, (bool, np.bool_)) or holds_booleans(view.value) and isinstance(value, (int, float)):
+        return int(bool(value))
+    return value
+
+
+def _in_array_type(value: SSAValue, view: View) -> Value:
+    """A number materialised in ``view``'s element type, read as the array reads it (unsigned)."""
+    return wrap(mark(value) if view.dtype.is_unsigned else value)
 
 
 def _check_fits(value: Any, shape: _Shape, who: str) -> None:
@@ -110,13 +124,15 @@ def scatter(view: View, offsets: Any, value: Any, *, mask: Any = None, linear: b
     if len(parts) != want:
         raise error(f"{who} into {view.name!r} ({view.ndim}-D) at coordinates held in tiles takes {want} "
                     f"offset{'s' if want > 1 else ''} (one per dimension), got {len(parts)}")
-    if not isinstance(value, (Tile, Vector, Expanded, Scalar, int, float)) or isinstance(value, bool):
+    if not isinstance(value, (Tile, Vector, Expanded, Scalar, int, float)):
         raise error(f"{who} writes a tile, a vector or a scalar, got {describe(value)}")
+    value = _number_for(value, view)
     result, indices = _index_tiles(parts, [mask] if isinstance(mask, (Tile, Vector, Expanded)) else [], who)
     _check_fits(value, result, who)
     element = view.type.element_type
     if isinstance(value, (int, float)) or isinstance(value, Scalar) and isinstance(value.type, IndexType):
-        data = wrap(_materialize(value, result, element))  # a number, or an index scalar (tl.store(o + pid, pid))
+        # a number, or an index scalar (tl.store(o + pid, pid)), in the array's type (an unsigned one's range)
+        data = _in_array_type(_materialize(value, result, element, view.dtype.is_unsigned), view)
     else:
         own = value.vector.type.element_type if isinstance(value, Expanded) else (
             value.type.element_type if isinstance(value, (Tile, Vector)) else value.type)
@@ -152,10 +168,14 @@ def atomic(kind: str, view: View, offsets: Any, value: Any, cmp: Any, mask: Any,
     element = view.type.element_type
 
     def as_data(x: Any) -> Value:
-        own = element if isinstance(x, (int, float)) or isinstance(x, Scalar) and isinstance(x.type, IndexType) else (
+        x = _number_for(x, view)
+        number = isinstance(x, (int, float)) or isinstance(x, Scalar) and isinstance(x.type, IndexType)
+        own = element if number else (
             x.vector.type.element_type if isinstance(x, Expanded) else
             x.type.element_type if isinstance(x, (Tile, Vector)) else x.type)
-        data = wrap(_materialize(x, result, own))
+        data = wrap(_materialize(x, result, own, number and view.dtype.is_unsigned))
+        if number:
+            data = _in_array_type(data.value, view)
         return data if data.type.element_type == element else stored_as(data, view)
 
     data = as_data(value)
