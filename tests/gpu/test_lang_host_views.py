@@ -8,30 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import tilec.lang as tl
+from tests.lang.test_join_split import complex_multiply  # the kernels the CPU tests run, launched here
+from tests.lang.test_strided_views import element_strides, scaled_copy, window_copy
 from tilec.runtime import has_device, no_device_reason
 
 gpu = pytest.mark.skipif(not has_device(), reason=f"no CUDA device: {no_device_reason()}")
 RNG = np.random.default_rng(20261129)
-
-
-@tl.kernel
-def scaled_copy(x_ptr, y_ptr, M, N, sxm, sxn, sym, syn, BM: tl.constexpr, BN: tl.constexpr):
-    r = tl.program_id(0) * BM + tl.arange(0, BM)[:, None]
-    c = tl.arange(0, BN)[None, :]
-    inside = (r < M) & (c < N)
-    x = tl.load(x_ptr + r * sxm + c * sxn, mask=inside, other=0.0)
-    tl.store(y_ptr + r * sym + c * syn, x * 2.0, mask=inside)
-
-
-@tl.kernel
-def window_copy(x, y, BM: tl.constexpr, BN: tl.constexpr):
-    r = tl.program_id(0) * BM
-    tl.store(y, (r, 0), tl.load(x, (r, 0), shape=(BM, BN)) * 2.0)
-
-
-def element_strides(a: np.ndarray) -> list[int]:
-    return [s // a.itemsize for s in a.strides]
 
 
 @gpu
@@ -46,16 +28,6 @@ def test_host_views_keep_their_strides_on_the_gpu(view):
     out = np.full(x.shape[::-1], np.nan, np.float32).T
     window_copy[(-(-x.shape[0] // 16),)](x, out, BM=16, BN=512)
     assert np.array_equal(out, x * 2)
-
-
-@tl.kernel
-def complex_multiply(x_ptr, y_ptr, o_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    pair = offs[:, None] * 2 + tl.arange(0, 2)[None, :]
-    inside = offs[:, None] < n
-    xr, xi = tl.split(tl.load(x_ptr + pair, mask=inside, other=0.0))
-    yr, yi = tl.split(tl.load(y_ptr + pair, mask=inside, other=0.0))
-    tl.store(o_ptr + pair, tl.join(xr * yr - xi * yi, xr * yi + xi * yr), mask=inside)
 
 
 @gpu
