@@ -1761,13 +1761,21 @@ def test_integer_arguments_equal_to_one_are_specialised():
 
 @tl.kernel
 def pointer_type_habit(x, o, N: tl.constexpr):
-    tl.store(o, (0,), tl.load(x, (0,), shape=(N,)).to(o.type.element_ty))  # MARK-element-ty
+    tl.store(o, (0,), tl.load(x, (0,), shape=(N,)).to(o.type.element_ty))  # Triton's pointer type, vLLM's habit
+
+
+@tl.kernel
+def attribute_habit(x, o, N: tl.constexpr):
+    tl.store(o, (0,), tl.load(x, (0,), shape=(N,)).to(o.element_ty))  # MARK-element-ty
 
 
 def test_an_attribute_a_value_lacks_is_an_error_at_the_line():
-    """Triton's ``ptr.type.element_ty``: tilec's view has ``dtype`` (and ``dtype.element_ty``)."""
-    x = rand(8)
-    _raises_at(lambda: pointer_type_habit.ir(x, x, N=8), "# MARK-element-ty", "x.dtype.element_ty")
+    """Triton's ``ptr.type.element_ty`` and ``ptr.dtype.element_ty`` both name the element type; an attribute
+    a value lacks is an error at the user's line, with a hint for the element type."""
+    x, o = rand(8), np.full(8, np.nan, np.float16)
+    pointer_type_habit.interpret(x, o, N=8, grid=(1,))
+    assert np.array_equal(o, x.astype(np.float16))
+    _raises_at(lambda: attribute_habit.ir(x, x, N=8), "# MARK-element-ty", "x.dtype.element_ty")
 
 
 def test_ir_returns_a_copy_the_variant_keeps_its_own():

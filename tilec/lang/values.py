@@ -260,6 +260,30 @@ class Shared:
         raise error("a shared tile has no truth value")
 
 
+class ArgumentType:
+    """An array argument's type: its IR type (``!tile.gl<...>``, whose attributes it has), read also as
+    Triton's pointer type, whose ``element_ty`` is the element type (vLLM's ``x.to(out_ptr.type.element_ty)``)."""
+
+    __slots__ = ("ir", "element_ty")
+
+    def __init__(self, ir: GlobalType, element_ty: DType):
+        self.ir, self.element_ty = ir, element_ty
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.ir, name)
+
+    def __eq__(self, other: object) -> bool:
+        return self.ir == (other.ir if isinstance(other, ArgumentType) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.ir)
+
+    def __str__(self) -> str:
+        return str(self.ir)
+
+    __repr__ = __str__
+
+
 class View:
     """A kernel's array argument: a global view, read and written by ``tl.load``/``tl.store`` windows."""
 
@@ -272,8 +296,9 @@ class View:
         """The dimension whose stride is 1 in the call's array (None: unknown, or none is)."""
 
     @property
-    def type(self) -> GlobalType:
-        return self.value.type
+    def type(self) -> ArgumentType:
+        """The IR type (``!tile.gl``), which also reads as Triton's pointer type: ``x_ptr.type.element_ty``."""
+        return ArgumentType(self.value.type, self.dtype)
 
     @property
     def dtype(self) -> DType:
