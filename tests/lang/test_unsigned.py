@@ -494,3 +494,27 @@ def test_combine_functions_compute_in_narrow_types(after):
     assert s.tolist() == [int(t) % 256 for t in np.cumsum(x.astype(np.int64))]
     assert int(r[0]) == int(x.astype(np.int64).sum()) % 256
     assert v.tolist() == np.cumsum(x.astype(np.int64) + 1).tolist()
+
+
+@tl.kernel(num_warps=4, num_stages=3, bulk=True)
+def bytes_as_int8(a, w, c, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    m, n = tl.program_id(0) * BM, tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), tl.int32)
+    for k in tl.range(0, a.shape[1], BK):
+        acc += tl.dot(tl.load(a, (m, k), shape=(BM, BK)).to(tl.int8, bitcast=True),
+                      tl.load(w, (n, k), shape=(BN, BK)).to(tl.int8, bitcast=True).T)
+    tl.store(c, (m, n), acc)
+
+
+def test_a_bitcast_of_unsigned_bytes_keeps_the_warpgroup_mma():
+    """A reading changed while tracing (uint8 bytes read as int8) is an identity map, dropped when the kernel
+    is finished: the operand is the load tile-stage stages, so the s8 warpgroup MMA stays (hunt 5 of
+    session 38: 0 wgmma and 32 mma.sync before)."""
+    a, c = np.zeros((128, 256), np.uint8), np.zeros((128, 128), np.int32)
+    ptx = bytes_as_int8.compile(a, a, c, BM=64, BN=128, BK=64, arch="sm_90a").asm["ptx"]
+    assert ptx.count("wgmma.mma_async") == 2 and "mma.sync" not in ptx
+    x = randu(np.uint8, (64, 128))
+    w = randu(np.uint8, (64, 128))
+    out = np.full((64, 64), -7, np.int32)
+    bytes_as_int8.interpret(x, w, out, BM=64, BN=64, BK=64, grid=(1, 1), arch="sm_90a", after="tile-distribute")
+    assert np.array_equal(out, x.view(np.int8).astype(np.int64) @ w.view(np.int8).astype(np.int64).T)

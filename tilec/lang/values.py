@@ -1193,7 +1193,15 @@ def _scalar_in_body(v: SSAValue, args: dict[SSAValue, SSAValue]) -> SSAValue:
 
 
 def remove_dead_ops(region: Region) -> None:
-    """Drop the ops whose results nothing uses and that have no other effect (fused maps, unused loads)."""
+    """Drop the ops whose results nothing uses and that have no other effect (fused maps, unused loads), and
+    the identity maps that gave a value another reading while tracing (:func:`_reinterpreted`: the IR's
+    integers are signless, so once the ops are chosen the copy is its input, which tile-stage can then stage
+    as the mma operand it is)."""
+    for op in list(region.walk()):
+        if isinstance(op, t.MapOp) and len(op.inputs) == 1 and op.inputs[0].type == op.results[0].type:
+            ops = list(op.body.block.ops)
+            if len(ops) == 1 and isinstance(ops[0], t.YieldOp) and ops[0].values[0] is op.body.block.args[0]:
+                op.results[0].replace_all_uses_with(op.inputs[0])
     region_dce(region)
 
 
