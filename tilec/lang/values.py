@@ -1076,11 +1076,13 @@ def fill_number(other: Any, view: View, who: str) -> float:
     if not isinstance(element, IntegerType):
         return float(other)
     bits, dt = element.width.data, view.dtype
-    low, high = (0, 1 << bits) if dt.is_unsigned else (-(1 << (bits - 1)), 1 << (bits - 1))
-    if not (float(other).is_integer() and low - (1 << (bits - 1)) * dt.is_unsigned <= other < high):
+    # a signed fill of the width (a sentinel such as -1) or, for an unsigned array, any value of its range
+    high = 1 << bits if dt.is_unsigned else 1 << (bits - 1)
+    if not (float(other).is_integer() and -(1 << (bits - 1)) <= other < high):
         article = "an" if dt.name.startswith("int") else "a"
+        smallest = 0 if dt.is_unsigned else f"-2**{bits - 1}"
         raise error(f"{who}: other={other!r} is not {article} {dt.name} value for {view.name!r} of {dt}: give an integer "
-                    f"(the smallest, {low if dt.is_unsigned else f'-2**{bits - 1}'}, keeps elements out of a maximum)")
+                    f"(the smallest, {smallest}, keeps elements out of a maximum)")
     number = int(other)
     return float(number - (1 << bits) if number >= 1 << (bits - 1) else number)
 
@@ -1274,9 +1276,8 @@ def bitcast_to(x: Value, to: DType) -> Value:
     """``x``'s bits read as ``to`` (``arith.bitcast`` of each element; the widths must agree)."""
     src = x.type.element_type if isinstance(x, (Tile, Vector)) else x.type
     dst = to.ir
-    if src == dst:
-        return x if not isinstance(dst, IntegerType) or is_unsigned(x.value) == to.is_unsigned \
-            else _reinterpreted(x, to.is_unsigned)
+    if src == dst:  # the same bits, perhaps read with the other signedness: convert's
+        return convert(x, to)
     widths = [ty.width.data if isinstance(ty, IntegerType) else {8: 8, 16: 16, 32: 32, 64: 64}.get(_float_bits(ty))
               for ty in (src, dst)]
     if None in widths or widths[0] != widths[1] or IntegerType(1) in (src, dst):
