@@ -47,7 +47,7 @@ from xdsl.ir import Attribute, Operation
 
 from tilec.dialects.abi import producer_threads
 from tilec.dialects.tile import ops as t
-from tilec.dialects.tile.types import SharedType, element_bits
+from tilec.dialects.tile.types import RegisterType, SharedType, element_bits
 from tilec.interp.dtypes import exp2_ftz, exp_ftz, numpy_dtype, round_bf16, round_tf32, to_element
 from tilec.interp.errors import BarrierError, OpError, TileInterpreterError, WarpAborted, describe_op, op_text
 from tilec.interp.mbarriers import BarrierArray, NamedBarrier
@@ -1224,6 +1224,22 @@ class TileFunctions(InterpreterFunctions):
     @impl(t.TransposeOp)
     def run_transpose(self, interpreter, op, args):
         return (np.array(args[0].T),)
+
+    @impl(t.ReshapeOp)
+    def run_reshape(self, interpreter, op, args):
+        """The elements in row-major order, in the result's shape (a vector's is its length)."""
+        ty = op.result.type
+        dims = tuple(ty.dims) if isinstance(ty, RegisterType) else (ty.length.data,)
+        return (np.array(np.asarray(args[0]).reshape(dims)),)
+
+    @impl(t.JoinOp)
+    def run_join(self, interpreter, op, args):
+        """``b`` after ``a`` along the op's dim, or (``interleaved``) the two taking turns along it."""
+        a, b = (np.asarray(x) for x in args)
+        dim = op.dim_value
+        if op.interleaved is None:
+            return (np.concatenate([a, b], axis=dim),)
+        return (np.stack([a, b], axis=dim + 1).reshape(op.result.type.dims),)
 
     @impl(t.ExtractOp)
     def run_extract(self, interpreter, op, args):

@@ -1,6 +1,6 @@
 """Triton's spellings that are other names for what tilec.lang does, so a kernel ported from Triton
-keeps its lines: shape helpers (``tl.expand_dims``, ``tl.broadcast_to``, ``tl.permute``,
-``tl.reshape`` of the shapes a tile already has), ``tl.fma``, ``tl.softmax``, ``tl.swizzle2d``
+keeps its lines: shape helpers (``tl.expand_dims``, ``tl.broadcast_to``, ``tl.permute``; reshapes
+are :mod:`tilec.lang.shapes`), ``tl.fma``, ``tl.softmax``, ``tl.swizzle2d``
 (the grouped block order of Triton's GEMM tutorial), and the compiler hints ``tl.multiple_of``,
 ``tl.max_contiguous``, ``tl.max_constancy`` (tilec specialises each array argument on its row
 alignment instead: they return their value), ``tl.static_assert``, ``tl.static_print``,
@@ -21,11 +21,11 @@ from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import Float32Type
 
 from tilec.lang import libm, ops
-from tilec.lang.dtypes import int1, int32, int64, uint32
+from tilec.lang.dtypes import int32, int64, uint32
 from tilec.lang.ops import barrier, exp, full, max, minimum, sum  # noqa: A004
 from tilec.lang.tracing import LangError, current, error
 from tilec.lang.values import (Expanded, Scalar, Tile, Value, Vector, _element_type, _expanded_like, _is_float,
-                               _materialize, _result_shape, _Shape, broadcast_dims, map_values, where, wrap)
+                               _materialize, _result_shape, _Shape, broadcast_dims, map_values, wrap)
 
 
 def multiple_of(x: Any, values: Any) -> Any:
@@ -259,56 +259,11 @@ def broadcast_to(x: Any, shape: Any) -> Any:
 def permute(x: Any, *dims: Any) -> Any:
     """A 2-D tile's axes in the order ``dims``: ``(1, 0)`` is ``tl.trans``."""
     order = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else tuple(dims)
+    if hasattr(x, "permute") and not isinstance(x, Value):  # tl.join's (m, n, 2) value (tilec.lang.shapes.Joined)
+        return x.permute(order)
     if not isinstance(x, Tile) or order not in ((0, 1), (1, 0)):
         raise error(f"tl.permute takes a 2-D register tile and (0, 1) or (1, 0), got {_describe(x)} and {order}")
     return x if order == (0, 1) else x.T
-
-
-def reshape(x: Any, *shape: Any, can_reorder: bool = False) -> Any:
-    """``x`` with the shape it has (a tile's, a vector's; a vector to ``(n, 1)`` / ``(1, n)`` as
-    ``expand_dims``): tilec's tiles are 2-D with fixed layouts, so other reshapes are an error."""
-    dims = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
-    if isinstance(x, Tile) and x.shape == dims:
-        return x
-    if isinstance(x, Vector):
-        n = x.shape[0]
-        if dims == (n,):
-            return x
-        if dims in ((n, 1), (1, n)):
-            return expand_dims(x, 1 if dims == (n, 1) else 0)
-    raise error(f"tl.reshape of {_describe(x)} to {dims}: tilec reshapes only to the shape a value has, or a "
-                "vector to (n, 1) / (1, n)")
-
-
-def join(a: Any, b: Any) -> Tile:
-    """Triton's ``tl.join`` of two vectors of n values: the (n, 2) tile whose columns they are (``a`` first),
-    in their promoted type, e.g. the real and imaginary parts stored back through ``ptr + offs[:, None] * 2 +
-    tl.arange(0, 2)[None, :]``. Tiles are 2-D, so two tiles do not join (a third axis)."""
-    if isinstance(a, Expanded) or isinstance(b, Expanded) or not (isinstance(a, Vector) and isinstance(b, Vector)):
-        raise error(f"tl.join joins two vectors of one length into an (n, 2) tile (tilec's tiles are 2-D), got "
-                    f"{_describe(a)} and {_describe(b)}")
-    if a.shape != b.shape:
-        raise error(f"tl.join of vectors of {a.shape[0]} and {b.shape[0]} values: they must have one length")
-    n = a.shape[0]
-    first = ops.iota((n, 2), 1) == 0
-    return where(first, a[:, None], b[:, None])
-
-
-def split(x: Any) -> tuple[Any, Any]:
-    """Triton's ``tl.split`` of an (n, 2) tile: its two columns as vectors of n values (one a row). Each is the
-    column's elements exactly (a maximum over the row with the other element at the type's lowest value)."""
-    if not isinstance(x, Tile) or x.shape[1] != 2:
-        raise error(f"tl.split takes a tile whose last extent is 2 (an (n, 2) tile, e.g. tl.join's), got "
-                    f"{_describe(x)}")
-    if x.dtype == int1:
-        first, second = split(x.to(int32))
-        return first != 0, second != 0
-    column = ops.iota(x.shape, 1)
-    if x.dtype.is_float or x.dtype.is_fp8:
-        lowest = float("-inf")
-    else:
-        lowest = 0 if x.dtype.is_unsigned else -(1 << (x.dtype.bits - 1))
-    return tuple(max(where(column == k, x, lowest), axis=1) for k in (0, 1))
 
 
 def histogram(input: Any, num_bins: int, mask: Any = None) -> Vector:  # noqa: A002 - Triton's name
@@ -324,14 +279,6 @@ def histogram(input: Any, num_bins: int, mask: Any = None) -> Vector:  # noqa: A
     if mask is not None:
         hit = hit & (mask[:, None] if isinstance(mask, Vector) else mask)
     return sum(hit.to(int32), axis=0)
-
-
-def interleave(a: Any, b: Any) -> Any:
-    """Triton's ``tl.interleave`` is ``tl.join(a, b)`` reshaped to one axis: tilec's reshapes keep a value's
-    shape, so this is an error pointing at ``tl.join`` (store its (n, 2) tile through 2-D pointers)."""
-    raise error("tl.interleave(a, b) reshapes tl.join(a, b) to one axis, which tilec does not (tiles keep their "
-                "shape): write tl.join(a, b), an (n, 2) tile, and store it through ptr + offs[:, None] * 2 + "
-                "tl.arange(0, 2)[None, :]")
 
 
 def fma(a: Any, b: Any, c: Any) -> Any:
@@ -381,4 +328,4 @@ def _describe(x: Any) -> str:
 
 
 __all__ = ["broadcast_to", "debug_barrier", "expand_dims", "fma", "max_constancy", "max_contiguous", "multiple_of",
-           "permute", "reshape", "softmax", "static_assert", "swizzle2d"]
+           "permute", "softmax", "static_assert", "swizzle2d"]

@@ -412,12 +412,16 @@ def _check_atom_shape(a: Tile, b: Tile, trans_a: bool, trans_b: bool, name: Any)
                     f"the tiles multiples of them (a load past the array's edge reads zeros)")
 
 
-def trans(x: Tile) -> Tile:
+def trans(x: Tile, *dims: Any) -> Tile:
     """``x`` transposed (``x.T``; Triton's ``tl.trans``): a register tile's rows become columns. No
     data moves: each lane keeps its values, held at swapped coordinates (``tile.transpose``); feeding
     the result to an mma that wants it held otherwise converts ``x`` first."""
+    if hasattr(x, "trans") and not isinstance(x, Value):  # tl.join's (m, n, 2) value (tilec.lang.shapes.Joined)
+        return x.trans(*dims)
     if not isinstance(x, Tile):
         raise error(f"tl.trans takes a register tile, got {_describe(x)}")
+    if dims not in ((), (1, 0), ((1, 0),)):
+        raise error(f"tl.trans of a 2-D tile takes no dims or (1, 0), got {dims}")
     if len(x.shape) != 2:
         raise error(f"tl.trans takes a 2-D register tile, got {x.describe()}")
     return x.T

@@ -151,7 +151,26 @@ class Scalar(Value):
     # from tilec.lang.branch (which builds on this module)
 
 
-class Tile(Value):
+class _Reshapable(Value):
+    """Triton's tensor methods for shapes (:mod:`tilec.lang.shapes`)."""
+
+    __slots__ = ()
+
+    def reshape(self, *shape: Any, can_reorder: bool = False) -> Value:
+        from tilec.lang.shapes import reshape  # shapes builds on this module
+
+        return reshape(self, *shape, can_reorder=can_reorder)
+
+    def view(self, *shape: Any) -> Value:
+        return self.reshape(*shape)
+
+    def ravel(self) -> Value:
+        from tilec.lang.shapes import ravel  # shapes builds on this module
+
+        return ravel(self)
+
+
+class Tile(_Reshapable):
     """A register tile of the block."""
 
     __slots__ = ()
@@ -165,8 +184,14 @@ class Tile(Value):
         """The tile transposed (``tile.transpose``): no data moves, each lane keeps its values."""
         return Tile(current().value(t.TransposeOp(self.value)))
 
+    def trans(self, *dims: Any) -> "Tile":
+        """Triton's ``x.trans()``: the tile transposed (``dims``, if given, ``(1, 0)``)."""
+        if dims not in ((), (1, 0), ((1, 0),)):
+            raise error(f".trans{dims}: tiles are 2-D, so the one permutation is (1, 0)")
+        return self.T
 
-class Vector(Value):
+
+class Vector(_Reshapable):
     """A register vector: one value per row (``row``) or per column (``col``) of the tiles it meets."""
 
     __slots__ = ()

@@ -419,6 +419,119 @@ def transposed_fragment(frag: Fragment, name: str = "") -> Fragment:
     return Fragment(tv.tile, tv, frag.packing, name=name or frag.name)
 
 
+def row_major_index(coord: tuple[int, ...], dims: tuple[int, ...]) -> int:
+    """The position of ``coord`` in a ``dims`` tile read row by row (numpy's order)."""
+    index = 0
+    for c, d in zip(coord, dims):
+        index = index * d + c
+    return index
+
+
+def _bit_linear_fragment(coord, threads: int, values: int, dims: tuple[int, int], what: str, name: str) -> Fragment:
+    """The fragment of a ``dims`` tile whose thread ``t`` holds ``coord(t, v)`` as value ``v``, where a layout
+    expresses it: the column-major offsets bit-linear in the thread and the value (FragmentError else)."""
+    if thread_bits(threads) is None or values & (values - 1):
+        raise FragmentError(f"{what}: {threads} threads and {values} values are not powers of two")
+    rows = dims[0]
+
+    def offset(t: int, v: int) -> int:
+        r, c = coord(t, v)
+        return r + rows * c  # column-major, as TV layouts are
+
+    by_thread = linear_fields([offset(t, 0) for t in range(threads)])
+    by_value = linear_fields([offset(0, v) for v in range(values)])
+    if by_thread is None or by_value is None or by_thread[0] != 0:
+        raise FragmentError(f"{what} as a {dims[0]}x{dims[1]} tile is not bit-linear in the thread and the value")
+    tv = TVLayout(make_layout(_field_layout(by_thread[1], threads.bit_length() - 1),
+                              _field_layout(by_value[1], values.bit_length() - 1)), tuple(dims))
+    if any(tv.offset(t, v) != offset(t, v) for t in range(threads) for v in range(values)):
+        raise FragmentError(f"{what} as a {dims[0]}x{dims[1]} tile is not additive in the thread and the value")
+    return Fragment(tuple(dims), tv, name=name)
+
+
+def reshaped_fragment(frag: Fragment, dims: tuple[int, int], name: str = "") -> Fragment:
+    """The fragment of the ``dims`` tile that holds ``frag``'s elements in the same registers, each at
+    the coordinates of its row-major index in the new shape (``tile.reshape``: no data moves);
+    FragmentError where no layout expresses it."""
+
+    def coord(t: int, v: int) -> tuple[int, int]:
+        return divmod(row_major_index(frag.tv.coord(t, v), frag.dims), dims[1])
+
+    return _bit_linear_fragment(coord, frag.tv.num_threads, frag.num_values, dims, frag.describe(), name or frag.name)
+
+
+def joined_coord(coord: tuple[int, int], part: int, dim: int, extent: int, interleaved: bool) -> tuple[int, int]:
+    """Where element ``coord`` of part ``part`` (0 or 1) of ``tile.join`` lands in the result: along ``dim``
+    at ``2 x + part`` (``interleaved``) or ``x + part * extent`` (one part after the other; ``extent``
+    is a part's extent along ``dim``)."""
+    x = 2 * coord[dim] + part if interleaved else coord[dim] + part * extent
+    return (x, coord[1]) if dim == 0 else (coord[0], x)
+
+
+def joined_fragment(part: Fragment, dim: int, interleaved: bool, name: str = "") -> Fragment:
+    """The fragment of ``tile.join`` of two tiles held in ``part``: each thread holds both parts' elements
+    of its ``part`` values, value ``2 u + p`` being part ``p``'s value ``u`` (the registers are the
+    parts', side by side); FragmentError where no layout expresses it."""
+    extent = part.dims[dim]
+    dims = (2 * part.dims[0], part.dims[1]) if dim == 0 else (part.dims[0], 2 * part.dims[1])
+
+    def coord(t: int, v: int) -> tuple[int, int]:
+        return joined_coord(part.tv.coord(t, v // 2), v % 2, dim, extent, interleaved)
+
+    return _bit_linear_fragment(coord, part.tv.num_threads, 2 * part.num_values, dims, f"{part.describe()} joined",
+                                name or part.name)
+
+
+def _split_coord(coord: tuple[int, int], dim: int, extent: int, interleaved: bool) -> tuple[int, tuple[int, int]]:
+    """The inverse of :func:`joined_coord`: (part, coordinate in the part) of a result coordinate."""
+    x = coord[dim]
+    part, y = (x % 2, x // 2) if interleaved else (x // extent, x % extent)
+    return part, ((y, coord[1]) if dim == 0 else (coord[0], y))
+
+
+def join_plan(parts: tuple[Fragment, Fragment], whole: Fragment, dim: int, interleaved: bool) -> list[tuple[int, int]] | None:
+    """For each value ``v`` of ``whole`` (the result of ``tile.join`` of tiles held in ``parts``), the
+    ``(part, value)`` every thread holds its element in, or None where that differs between threads
+    (then the values move through shared memory). A warp's parts feed a block's result by each warp's copy."""
+    threads, part_threads = whole.tv.num_threads, parts[0].tv.num_threads
+    if threads % part_threads or parts[1].tv.num_threads != part_threads:
+        return None
+    extent = parts[0].dims[dim]
+
+    def found(t: int, v: int) -> tuple[int, tuple[int, int]]:
+        return _split_coord(whole.tv.coord(t, v), dim, extent, interleaved)
+
+    where = [{parts[p].tv.coord(0, u): u for u in range(parts[p].num_values)} for p in (0, 1)]
+    plan = []
+    for v in range(whole.num_values):
+        p, at = found(0, v)
+        if at not in where[p]:
+            return None
+        plan.append((p, where[p][at]))
+    for t in range(1, threads):
+        for v, (p, u) in enumerate(plan):
+            if found(t, v) != (p, parts[p].tv.coord(t % part_threads, u)):
+                return None
+    return plan
+
+
+def part_fragment(whole: Fragment, dim: int, interleaved: bool, name: str = "") -> Fragment:
+    """The fragment of both parts of ``tile.join`` whose result is held in ``whole`` such that the join
+    moves no data: each thread holds the parts' elements of the result values it holds, in their order
+    (value ``u`` of the parts is the ``u``-th result value of part 0); FragmentError where no layout
+    expresses it or the threads do not hold both parts of each element."""
+    dims = (whole.dims[0] // 2, whole.dims[1]) if dim == 0 else (whole.dims[0], whole.dims[1] // 2)
+    extent = dims[dim]
+    firsts = [v for v in range(whole.num_values) if _split_coord(whole.tv.coord(0, v), dim, extent, interleaved)[0] == 0]
+    if 2 * len(firsts) != whole.num_values:
+        raise FragmentError(f"{whole.describe()}: a thread does not hold both parts of its elements")
+    frag = _bit_linear_fragment(lambda t, u: _split_coord(whole.tv.coord(t, firsts[u]), dim, extent, interleaved)[1],
+                                whole.tv.num_threads, len(firsts), dims, f"{whole.describe()} split", name or whole.name)
+    if join_plan((frag, frag), whole, dim, interleaved) is None:
+        raise FragmentError(f"{whole.describe()}: its threads do not hold both parts of each element they hold")
+    return frag
+
+
 # ---------------------------------------------------------------- register vectors
 
 

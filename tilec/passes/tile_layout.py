@@ -75,7 +75,10 @@ from tilec.passes.fragments import (
     default_copy_fragment,
     default_fragment,
     fma_fragment,
+    joined_fragment,
     mma_fragment,
+    part_fragment,
+    reshaped_fragment,
     spread_vector_fragment,
     thread_bits,
     tile_fragment,
@@ -347,6 +350,8 @@ def agreeing_classes(fn: Operation, uf: _UnionFind | None = None) -> _UnionFind:
                             uf.union(v, op.results[i])
             case t.MmaOp() | t.WgmmaOp():
                 uf.union(op.c, op.result)
+            case t.JoinOp():
+                uf.union(op.lhs, op.rhs)  # two parts of one shape: one fragment, the result's halves
             case t.WgmmaWaitOp():
                 uf.union(op.value, op.result)
             case t.AtomicOp() | t.ScatterAtomicOp():
@@ -382,7 +387,7 @@ class Conversion:
     fragment: Fragment
 
 
-_BLOCK_TILE_OPS = (t.LoadOp, t.StoreOp, t.GatherOp, t.ScatterOp, t.ZerosOp, t.FillOp, t.IotaOp, t.BroadcastOp, t.ConvertLayoutOp, t.TransposeOp,
+_BLOCK_TILE_OPS = (t.LoadOp, t.StoreOp, t.GatherOp, t.ScatterOp, t.ZerosOp, t.FillOp, t.IotaOp, t.BroadcastOp, t.ConvertLayoutOp, t.TransposeOp, t.ReshapeOp, t.JoinOp,
                    t.ExtractOp, t.AtomicOp, t.ScatterAtomicOp, *_ELEMENTWISE, *_REDUCTIONS, scf.ForOp, scf.IfOp, scf.YieldOp,
                    scf.WhileOp, scf.ConditionOp)
 """The ops a tile spread over the block's warps lowers through (an mma operand or accumulator is a warp's)."""
@@ -438,6 +443,10 @@ def failing_at(op: Operation | None) -> Iterator[None]:
         raise
 
 
+BLOCK_TILE = "a tile of the block"
+"""Where a fragment spread over the block's warps for coalesced rows came from (:func:`block_fragment`)."""
+
+
 class LayoutAssignment:
     """The fragment of every register tile and vector of one function, and the conversions needed.
 
@@ -454,6 +463,7 @@ class LayoutAssignment:
         self.reductions: list[Operation] = []
         slices: list[t.SliceOp] = []
         self.transposes: list[t.TransposeOp] = []
+        self.reshapes: list[t.ReshapeOp | t.JoinOp] = []
         for op in fn.walk():
             for v in self._defined(op):
                 self.values.append(v)
@@ -485,6 +495,10 @@ class LayoutAssignment:
                     slices.append(op)
                 case t.TransposeOp():
                     self.transposes.append(op)
+                case t.ReshapeOp() if isinstance(op.input.type, RegisterType) and isinstance(op.result.type, RegisterType):
+                    self.reshapes.append(op)
+                case t.JoinOp():
+                    self.reshapes.append(op)
                 case _ if isinstance(op, _REDUCTIONS):
                     self.reductions.append(op)
         self.conversions: list[Conversion] = []
@@ -518,7 +532,7 @@ class LayoutAssignment:
                     pass
                 elif root in block:
                     frag = block_fragment(v.type.dims, block_threads, 16 // block[root], value_name(v))
-                    self._chosen[root] = (frag, "a tile of the block")
+                    self._chosen[root] = (frag, BLOCK_TILE)
                     self._through_transposes()
                 else:
                     with failing_at(_owner(v)):
@@ -542,18 +556,19 @@ class LayoutAssignment:
             return False
 
     def _through_transposes(self) -> None:
-        """Give the class on the other side of each ``tile.transpose`` whose one side has a warp's
-        fragment the transpose of it (until nothing changes), so the transpose moves no data. A
-        fragment spread over the block's warps is chosen for coalesced rows (:func:`block_fragment`):
-        transposed, its rows would be columns, so the other side gets its own and the transpose's
-        input is converted (through shared memory, as Triton's ``tl.trans`` of such a tile)."""
+        """Give the class on the other side of each ``tile.transpose`` whose one side has a fragment the
+        transpose of it (until nothing changes), so the transpose moves no data. A tile of the block
+        given its fragment for coalesced rows (:func:`block_fragment`, :data:`BLOCK_TILE`) does not pass
+        it on: transposed, its rows would be columns, so the other side gets its own and the transpose's
+        input is converted (through shared memory, as Triton's ``tl.trans`` of such a tile). A fragment
+        an mma operand split over the warps decided passes through, as a warp's does."""
         changed = True
         while changed:
             changed = False
             for op in self.transposes:
                 for src, dst in ((op.input, op.result), (op.result, op.input)):
                     have, root = self._chosen.get(self.uf.find(src)), self.uf.find(dst)
-                    if have is None or root in self._chosen or have[0].warps > 1:
+                    if have is None or root in self._chosen or have[1] == BLOCK_TILE:
                         continue
                     with failing_at(op):
                         try:
@@ -562,6 +577,34 @@ class LayoutAssignment:
                             continue  # no layout expresses it: the other side gets its own, and a conversion
                     self._chosen[root] = (frag, f"{op.name} of {value_name(src)}")
                     changed = True
+            changed |= self._through_reshapes()
+
+    def _through_reshapes(self) -> bool:
+        """Give the class on the other side of each tile-to-tile ``tile.reshape`` (``tile.join``) whose one
+        side has a fragment the fragment that holds the same elements in the same registers: reread in
+        the other shape (:func:`reshaped_fragment`), both parts side by side (:func:`joined_fragment`) or
+        the parts of the result's (:func:`part_fragment`), so no data moves; where no layout expresses it
+        the other side gets its own, and tile-distribute moves the values through shared memory. Whether
+        anything was chosen."""
+        changed = False
+        for op in self.reshapes:
+            source = op.lhs if isinstance(op, t.JoinOp) else op.input
+            for src, dst in ((source, op.result), (op.result, source)):
+                have, root = self._chosen.get(self.uf.find(src)), self.uf.find(dst)
+                if have is None or root in self._chosen:
+                    continue
+                try:
+                    if isinstance(op, t.ReshapeOp):
+                        frag = reshaped_fragment(have[0], tuple(dst.type.dims), value_name(dst))
+                    elif dst is op.result:
+                        frag = joined_fragment(have[0], op.dim_value, op.interleaved is not None, value_name(dst))
+                    else:
+                        frag = part_fragment(have[0], op.dim_value, op.interleaved is not None, value_name(dst))
+                except FragmentError:
+                    continue
+                self._chosen[root] = (frag, f"{op.name} of {value_name(src)}")
+                changed = True
+        return changed
 
     def _convert_slice(self, op: t.SliceOp) -> None:
         with failing_at(op):

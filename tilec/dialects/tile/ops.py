@@ -2190,6 +2190,92 @@ class ExtractOp(IRDLOperation):
 
 
 @irdl_op_definition
+class ReshapeOp(IRDLOperation):
+    """``%y = tile.reshape %x : !tile.rt<16x64xf16> -> !tile.rt<32x32xf16>``: the same elements in
+    another shape, read and written in row-major order (numpy's and Triton's ``reshape``); a register
+    vector is a shape of one dimension, so a tile flattens to a vector and a vector folds into a tile.
+
+    No element changes. ``tile-layout`` gives the result the input's fragment reread in the new shape
+    where a layout expresses that (every lane keeps its registers); otherwise ``tile-distribute`` moves
+    the values through shared memory (each lane stores its elements at their row-major index in a
+    scratch tile, the block synchronises, each lane loads the elements of the result's fragment).
+    """
+
+    name = "tile.reshape"
+
+    input = operand_def(RegisterType | RegisterVectorType)
+    result = result_def(RegisterType | RegisterVectorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, value: SSAValue, result_type: Attribute):
+        super().__init__(operands=[value], result_types=[result_type])
+
+    def verify_(self) -> None:
+        src, dst = self.input.type, self.result.type
+        if register_elements(src) != register_elements(dst):
+            _fail(self, f"of {src} ({register_elements(src)} elements) to {dst} ({register_elements(dst)}): a "
+                        "reshape keeps the number of elements")
+        if src.element_type != dst.element_type:
+            _fail(self, f"reshapes {src} to {dst}: a reshape keeps the element type")
+
+
+@irdl_op_definition
+class JoinOp(IRDLOperation):
+    """Two register tiles of one type side by side along ``dim``: ``%r = tile.join %a, %b dim 1 :
+    !tile.rt<16x32xf16>, !tile.rt<16x32xf16> -> !tile.rt<16x64xf16>`` puts ``b`` after ``a`` (numpy's
+    ``concatenate``, Triton's ``tl.cat``); ``interleaved`` makes them take turns (element ``x`` of ``a``
+    at ``2x``, of ``b`` at ``2x + 1``: Triton's ``tl.interleave``, or ``tl.join`` read as a 2-D tile).
+
+    ``tile-layout`` gives the result a fragment each thread holds of both parts' values side by side,
+    or, when the result's fragment is decided first (an mma operand), the parts the fragment of the
+    elements it holds of each (:func:`tilec.passes.fragments.part_fragment`), so that no data moves;
+    otherwise ``tile-distribute`` moves the values through shared memory.
+    """
+
+    name = "tile.join"
+
+    lhs = operand_def(RegisterType)
+    rhs = operand_def(RegisterType)
+    result = result_def(RegisterType)
+    dim = prop_def(IntegerAttr[I64])
+    interleaved = opt_prop_def(UnitAttr)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$lhs `,` $rhs `dim` $dim (`interleaved` $interleaved^)? attr-dict `:` type($lhs) `,` "
+                       "type($rhs) `->` type($result)")
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, dim: int, interleaved: bool, result_type: Attribute):
+        props: dict[str, Attribute] = {"dim": IntegerAttr(dim, 64)}
+        if interleaved:
+            props["interleaved"] = UnitAttr()
+        super().__init__(operands=[lhs, rhs], result_types=[result_type], properties=props)
+
+    @property
+    def dim_value(self) -> int:
+        return self.dim.value.data
+
+    def verify_(self) -> None:
+        a, b, r = self.lhs.type, self.rhs.type, self.result.type
+        if a.element_type != b.element_type or tuple(a.dims) != tuple(b.dims):
+            _fail(self, f"joins two tiles of one shape and element type, got {a} and {b}")
+        dim = self.dim_value
+        if dim not in (0, 1):
+            _fail(self, f"dim {dim} is not a dimension of {a}")
+        want = tuple(2 * d if i == dim else d for i, d in enumerate(a.dims))
+        if tuple(r.dims) != want or r.element_type != a.element_type:
+            _fail(self, f"of two {a} along dim {dim} gives a tile of {_dims_text(want)}x{a.element_type}, not {r}")
+
+
+def register_elements(ty: Attribute) -> int:
+    """How many elements a register tile or vector type holds."""
+    return ty.num_elements if isinstance(ty, RegisterType) else ty.length.data
+
+
+@irdl_op_definition
 class ConvertLayoutOp(IRDLOperation):
     """The same tile (or vector) in another fragment: ``%y = tile.convert_layout %x : T1 -> T2``.
 
@@ -2468,6 +2554,8 @@ TILE_OPS = [
     ReluOp,
     ConvertOp,
     ConvertLayoutOp,
+    ReshapeOp,
+    JoinOp,
     SliceOp,
     TransposeOp,
     ExtractOp,

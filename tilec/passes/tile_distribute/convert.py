@@ -26,13 +26,14 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, IntegerType, i32
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from tilec.dialects import frag_fast
 from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.ops import register_elements
 from tilec.dialects.tile.types import RegisterType, element_bits
 from tilec.ir import fast
-from tilec.passes.fragments import BitField, Fragment, VectorFragment, linear_fields
+from tilec.passes.fragments import BitField, Fragment, VectorFragment, join_plan, linear_fields, row_major_index
 from tilec.passes.tile_distribute.values import Regs
 
 
@@ -133,9 +134,62 @@ def _wrapped(op: Operation):
     return VectorFragment(ty.fragment, orientation), VectorFragment(op.result.type.fragment, orientation)
 
 
+def _pass_fragment(ty) -> Fragment | VectorFragment:
+    """A register tile's or vector's type's fragment as the pass's fragment."""
+    if isinstance(ty, RegisterType):
+        return Fragment(ty.dims, ty.fragment)
+    return VectorFragment(ty.fragment, ty.orientation.data)
+
+
+def flat_index(fr: Fragment | VectorFragment, thread: int, value: int) -> int:
+    """The row-major index of the element ``thread`` holds as ``value`` (a vector's: its index)."""
+    if isinstance(fr, VectorFragment):
+        return fr.tv.offset(thread, value)
+    return row_major_index(fr.tv.coord(thread, value), fr.dims)
+
+
+def reshape_permutation(src: Fragment | VectorFragment, dst: Fragment | VectorFragment) -> list[int] | None:
+    """``perm`` with each thread's value ``v`` of ``dst`` its value ``perm[v]`` of ``src`` (the same element
+    in row-major order: ``tile.reshape`` in registers), or None. A warp's fragment feeds a block's by
+    each warp's copy (a tile of the block is the same in every warp)."""
+    threads, source_threads = dst.tv.num_threads, src.tv.num_threads
+    if threads % source_threads:
+        return None
+    where = {flat_index(src, 0, u): u for u in range(src.num_values)}
+    perm = []
+    for v in range(dst.num_values):
+        u = where.get(flat_index(dst, 0, v))
+        if u is None:
+            return None
+        perm.append(u)
+    for t in range(1, threads):
+        if any(flat_index(src, t % source_threads, u) != flat_index(dst, t, v) for v, u in enumerate(perm)):
+            return None
+    return perm
+
+
+def _join_fragments(op: t.JoinOp) -> tuple[tuple[Fragment, Fragment], Fragment]:
+    return (Fragment(op.lhs.type.dims, op.lhs.type.fragment), Fragment(op.rhs.type.dims, op.rhs.type.fragment)), \
+        Fragment(op.result.type.dims, op.result.type.fragment)
+
+
+def _source(op: Operation) -> SSAValue:
+    """The value whose fragment decides a moving op's scratch (a join's: its first part's)."""
+    return op.lhs if isinstance(op, t.JoinOp) else op.input
+
+
 def needs_scratch(op: Operation) -> bool:
-    """Whether a ``tile.convert_layout`` goes through shared memory (no cheaper path applies)."""
+    """Whether a ``tile.convert_layout`` (a ``tile.reshape``, a ``tile.join``) goes through shared memory
+    (no cheaper path applies)."""
+    if isinstance(op, t.JoinOp):
+        if any(v.type.fragment is None for v in (op.lhs, op.rhs, op.result)):
+            return False
+        parts, whole = _join_fragments(op)
+        return join_plan(parts, whole, op.dim_value, op.interleaved is not None) is None
     src, dst = op.input.type.fragment, op.result.type.fragment
+    if isinstance(op, t.ReshapeOp):
+        return src is not None and dst is not None and \
+            reshape_permutation(_pass_fragment(op.input.type), _pass_fragment(op.result.type)) is None
     if src is None or dst is None or src.same_function(dst):
         return False
     a, b = _wrapped(op)
@@ -152,14 +206,13 @@ def shuffles_carry(elem) -> bool:
 def per_warp_scratch(op: Operation) -> bool:
     """Whether a conversion's scratch is one tile per warp (its input is a warp's tile: every warp
     holds a whole one) rather than one for the block (its input spans the block's warps)."""
-    return op.input.type.fragment.num_threads == 32
+    return _source(op).type.fragment.num_threads == 32
 
 
 def scratch_bytes(op: Operation, warps: int) -> int:
     """Shared memory a converting op needs: one tile (or vector) per warp, or one for a block's tile."""
-    ty = op.input.type
-    n = ty.num_elements if isinstance(ty, RegisterType) else ty.length.data
-    return (warps if per_warp_scratch(op) else 1) * n * max(4, element_bits(ty.element_type) // 8)
+    ty = op.result.type
+    return (warps if per_warp_scratch(op) else 1) * register_elements(ty) * max(4, element_bits(ty.element_type) // 8)
 
 
 class ConvertLowering:
@@ -187,9 +240,68 @@ class ConvertLowering:
             assert plan is not None, "needs_scratch() said a shuffle plan exists"
             out = self._by_shuffles(plan, scalars, work)
         else:
-            out = self._through_shared(op, src, dst, scalars, scratch, work)
+            out = self._through_shared(op, [(src, scalars, self._row_major(op.input.type))], dst,
+                                       self._row_major(op.result.type), scratch, work)
         if narrow:
             out = [self.em.insert(fast.arith_cast_op(arith.TruncIOp, x, elem)).results[0] for x in out]
+        self.set_scalars(op.result, out)
+
+    def reshape(self, op: t.ReshapeOp, scratch) -> None:
+        """The input's registers renumbered where every thread holds the elements of the result's
+        fragment (tile-layout's choice where a layout expresses it), else through shared memory."""
+        x = self.get(op.input)
+        dst = self.fragment(op.result)
+        scalars = self.scalars(x)
+        if scratch is None:
+            perm = reshape_permutation(x.frag, dst)
+            assert perm is not None, "needs_scratch() said the registers hold the result"
+            self.set_scalars(op.result, [scalars[u] for u in perm])
+            return
+        self._moved(op, [(x.frag, scalars, self._row_major(op.input.type))], dst, scratch)
+
+    def join(self, op: t.JoinOp, scratch) -> None:
+        """Each result value the register of a part's that holds its element (tile-layout's choice where
+        a layout expresses it), else through shared memory: each part stored at its elements' places in
+        the result, then the result loaded."""
+        parts = [self.get(v) for v in (op.lhs, op.rhs)]
+        dst = self.fragment(op.result)
+        scalars = [self.scalars(x) for x in parts]
+        dim, interleaved = op.dim_value, op.interleaved is not None
+        if scratch is None:
+            plan = join_plan((parts[0].frag, parts[1].frag), dst, dim, interleaved)
+            assert plan is not None, "needs_scratch() said the registers hold the result"
+            self.set_scalars(op.result, [scalars[p][u] for p, u in plan])
+            return
+        em, extent, cols = self.em, op.lhs.type.dims[dim], op.result.type.dims[1]
+
+        def placed(part: int):
+            def index(fr, v):
+                coords = list(self._scratch_coords(fr, v))
+                coords[dim] = em.add(em.mul(coords[dim], 2, i32), part, i32) if interleaved else \
+                    em.add(coords[dim], part * extent, i32)
+                return em.add(em.mul(coords[0], cols, i32), coords[1], i32)
+            return index
+
+        self._moved(op, [(x.frag, xs, placed(p)) for p, (x, xs) in enumerate(zip(parts, scalars))], dst, scratch)
+
+    def _row_major(self, ty):
+        """A fragment value's element's row-major index in a tile (vector) of type ``ty``, as an i32."""
+        def index(fr, v):
+            coords = self._scratch_coords(fr, v)
+            return coords[0] if len(coords) == 1 else self.em.add(self.em.mul(coords[0], ty.dims[1], i32), coords[1], i32)
+        return index
+
+    def _moved(self, op, sources: list, dst, scratch) -> None:
+        """The result of ``op`` through shared memory from ``sources`` (fragment, values, index of a value's
+        element in the result's row-major order); masks and bytes travel as i32."""
+        elem = op.result.type.element_type
+        narrow = isinstance(elem, IntegerType) and elem.width.data < 32
+        if narrow:
+            sources = [(fr, [self.em.insert(fast.arith_cast_op(arith.ExtUIOp, v, i32)).results[0] for v in xs], index)
+                       for fr, xs, index in sources]
+        out = self._through_shared(op, sources, dst, self._row_major(op.result.type), scratch, i32 if narrow else elem)
+        if narrow:
+            out = [self.em.insert(fast.arith_cast_op(arith.TruncIOp, v, elem)).results[0] for v in out]
         self.set_scalars(op.result, out)
 
     def _by_shuffles(self, plan: list[Shuffle], scalars: list, elem) -> list:
@@ -217,26 +329,22 @@ class ConvertLowering:
             out.append(got)
         return out
 
-    def _through_shared(self, op, src, dst, scalars, scratch, elem) -> list:
+    def _through_shared(self, op, sources: list, dst, dst_index, scratch, elem) -> list:
+        """Each source's values stored at their elements' indices in the scratch tile (its warp's, for a
+        warp's tile), a barrier, each value of ``dst`` loaded from its element's index, a barrier before
+        the scratch is reused. ``sources``: (fragment, values, index function) each; an index function
+        gives a fragment value's element's place in the result's row-major order (a reshape reads the
+        same elements in another shape, a join places each part's)."""
         em = self.em
-        ty = op.input.type
-        dims = ty.dims if isinstance(ty, RegisterType) else (ty.length.data,)
-        per_warp = 1
-        for d in dims:
-            per_warp *= d
         base = scratch
         if per_warp_scratch(op):
-            base = em.gep(scratch, em.mul(self.warp(), per_warp, i32), elem, i32)  # warp-uniform
-
-        def address(fr, v):
-            coords = self._scratch_coords(fr, v)
-            index = coords[0] if len(coords) == 1 else em.add(em.mul(coords[0], dims[1], i32), coords[1], i32)
-            return em.gep(base, index, elem, i32)
-
-        for v, value in enumerate(scalars):
-            em.insert(frag_fast.frag_store(value, address(src, v)))
+            base = em.gep(scratch, em.mul(self.warp(), register_elements(op.result.type), i32), elem, i32)  # warp-uniform
+        for fr, scalars, index in sources:
+            for v, value in enumerate(scalars):
+                em.insert(frag_fast.frag_store(value, em.gep(base, index(fr, v), elem, i32)))
         em.insert(frag_fast.tile_barrier())
-        out = [em.insert(frag_fast.frag_load(address(dst, v), elem)).results[0] for v in range(dst.num_values)]
+        out = [em.insert(frag_fast.frag_load(em.gep(base, dst_index(dst, v), elem, i32), elem)).results[0]
+               for v in range(dst.num_values)]
         em.insert(frag_fast.tile_barrier())
         return out
 
@@ -246,4 +354,5 @@ class ConvertLowering:
         return self.value_coord(fr, v, i32)
 
 
-__all__ = ["ConvertLowering", "Shuffle", "lane_permutation", "needs_scratch", "scratch_bytes", "shuffle_plan"]
+__all__ = ["ConvertLowering", "Shuffle", "flat_index", "lane_permutation", "needs_scratch", "reshape_permutation",
+           "scratch_bytes", "shuffle_plan"]

@@ -503,3 +503,43 @@ func.func @fp8_arith(%x: !tile.rt<16x16xf8E4M3FN>) {
   func.return
 }
 // CHECK: 'tile.map' its body computes on an 8-bit float (arith.addf of f8E4M3FN, f8E4M3FN): FP8 values are converted
+
+// -----
+
+func.func @reshape_count(%x: !tile.rt<16x64xf32>) {
+  %r = tile.reshape %x : !tile.rt<16x64xf32> -> !tile.rt<16x32xf32>
+  func.return
+}
+// CHECK: 'tile.reshape' of !tile.rt<16x64xf32> (1024 elements) to !tile.rt<16x32xf32> (512): a reshape keeps the number of elements
+
+// -----
+
+func.func @reshape_type(%x: !tile.rv<64xf32, col>) {
+  %r = tile.reshape %x : !tile.rv<64xf32, col> -> !tile.rt<8x8xf16>
+  func.return
+}
+// CHECK: 'tile.reshape' reshapes !tile.rv<64xf32, col> to !tile.rt<8x8xf16>: a reshape keeps the element type
+
+// -----
+
+func.func @join_parts(%a: !tile.rt<16x32xf32>, %b: !tile.rt<16x16xf32>) {
+  %r = tile.join %a, %b dim 1 : !tile.rt<16x32xf32>, !tile.rt<16x16xf32> -> !tile.rt<16x64xf32>
+  func.return
+}
+// CHECK: 'tile.join' joins two tiles of one shape and element type, got !tile.rt<16x32xf32> and !tile.rt<16x16xf32>
+
+// -----
+
+func.func @join_result(%a: !tile.rt<16x32xf32>) {
+  %r = tile.join %a, %a dim 0 interleaved : !tile.rt<16x32xf32>, !tile.rt<16x32xf32> -> !tile.rt<16x64xf32>
+  func.return
+}
+// CHECK: 'tile.join' of two !tile.rt<16x32xf32> along dim 0 gives a tile of 32x32xf32, not !tile.rt<16x64xf32>
+
+// -----
+
+func.func @join_dim(%a: !tile.rt<16x32xf32>) {
+  %r = tile.join %a, %a dim 2 : !tile.rt<16x32xf32>, !tile.rt<16x32xf32> -> !tile.rt<16x64xf32>
+  func.return
+}
+// CHECK: 'tile.join' dim 2 is not a dimension of !tile.rt<16x32xf32>

@@ -1,0 +1,268 @@
+"""Reshapes in the language: ``tl.reshape`` / ``.reshape`` / ``tl.view`` / ``tl.ravel``, ``tl.interleave``
+and ``tl.cat`` (``tilec.lang.shapes``, ``tile.reshape``).
+
+Each kernel runs on the tile interpreter and, after tile-distribute, on the lane interpreter, against
+numpy on fresh random values with NaN-poisoned outputs; the kernels Triton users write with them
+(per-group scales of a quantizer, 4-bit weights packed two rows a byte) are among them, and every
+kernel is compiled and assembled for sm_80 and sm_90a.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilec.lang as tl
+
+RNG = np.random.default_rng(20261129)
+STAGES = (None, "tile-distribute")
+
+
+@tl.kernel(num_warps=4)
+def shapes(x, o_rows, o_flat, o_inter, o_cat0, o_cat1, o_vinter, o_vcat, M: tl.constexpr, N: tl.constexpr):
+    t = tl.load(x, (0, 0), shape=(M, N))
+    tl.store(o_rows, (0, 0), tl.reshape(t, (2 * M, -1)) + 1.0)
+    v = t.ravel()
+    tl.store(o_flat, (0,), v.view(M * N) * 2.0)
+    tl.store(o_inter, (0, 0), tl.interleave(t, t + 100.0))
+    tl.store(o_cat0, (0, 0), tl.cat(t, -t, can_reorder=True))
+    tl.store(o_cat1, (0, 0), tl.cat(t, t * 3.0, dim=1))
+    head = tl.load(x, (0, 0), shape=(1, N)).reshape(N)
+    tl.store(o_vinter, (0,), tl.interleave(head, head - 1.0))
+    tl.store(o_vcat, (0,), tl.cat(head, head * 0.5))
+
+
+def _shapes_outputs(m: int, n: int) -> list[np.ndarray]:
+    dims = [(2 * m, n // 2), (m * n,), (m, 2 * n), (2 * m, n), (m, 2 * n), (2 * n,), (2 * n,)]
+    return [np.full(d, np.nan, np.float32) for d in dims]
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("m, n", [(16, 32), (8, 64), (32, 16)])
+def test_reshape_interleave_and_cat(after, m, n):
+    x = RNG.standard_normal((m, n)).astype(np.float32)
+    outs = _shapes_outputs(m, n)
+    shapes.interpret(x, *outs, M=m, N=n, grid=(1,), after=after)
+    head = x[0]
+    want = [x.reshape(2 * m, n // 2) + 1, x.reshape(-1) * 2, np.stack([x, x + 100], -1).reshape(m, 2 * n),
+            np.concatenate([x, -x]), np.concatenate([x, x * 3], 1), np.stack([head, head - 1], -1).reshape(-1),
+            np.concatenate([head, head * 0.5])]
+    for got, ref in zip(outs, want):
+        np.testing.assert_array_equal(got, ref.astype(np.float32))
+
+
+@tl.kernel(num_warps=2)
+def group_quantize(x_ptr, q_ptr, s_ptr, n, BLOCK: tl.constexpr, GROUP: tl.constexpr):
+    """Per-group int8 quantization (one scale a GROUP of consecutive values), as FP8/int8 quantizers
+    written in Triton reshape a block into its groups."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    groups = tl.reshape(x, (BLOCK // GROUP, GROUP))
+    scale = tl.maximum(tl.max(tl.abs(groups), axis=1), 1e-8) / 127.0
+    q = tl.reshape(groups / scale[:, None], (BLOCK,))
+    tl.store(q_ptr + offs, tl.extra.cuda.libdevice.rint(q).to(tl.int8), mask=offs < n)
+    g = tl.program_id(0) * (BLOCK // GROUP) + tl.arange(0, BLOCK // GROUP)
+    tl.store(s_ptr + g, scale, mask=g * GROUP < n)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_group_quantize(after):
+    n, block, group = 1000, 256, 32
+    x = RNG.standard_normal(n).astype(np.float32) * RNG.uniform(0.1, 10, n).astype(np.float32)
+    q, s = np.full(n, 99, np.int8), np.full(-(-n // group), np.nan, np.float32)
+    group_quantize.interpret(x, q, s, n, BLOCK=block, GROUP=group, grid=(-(-n // block),), after=after)
+    padded = np.concatenate([x, np.zeros(-n % group, np.float32)]).reshape(-1, group)
+    scale = np.maximum(np.abs(padded).max(1), 1e-8).astype(np.float32) / np.float32(127.0)
+    np.testing.assert_allclose(s, scale, rtol=1e-6)
+    want = np.rint(padded / scale[:, None]).reshape(-1)[:n]
+    assert np.abs(q.astype(np.int32) - want).max() <= 1  # a quotient at .5 may round either way
+
+
+@tl.kernel(num_warps=4)
+def w4_rows_interleaved(a_ptr, w_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """``c = a @ (w - 8)`` with 4-bit weights packed two consecutive rows a byte (GPTQ's order: row 2i in
+    the low nibble of byte row i, row 2i + 1 in the high one), unpacked by interleaving the rows."""
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    cols = tl.program_id(1) * BN + tl.arange(0, BN)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        ks = k0 + tl.arange(0, BK)
+        a = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+        kp = k0 // 2 + tl.arange(0, BK // 2)
+        packed = tl.load(w_ptr + kp[:, None] * N + cols[None, :], mask=(kp[:, None] < K // 2) & (cols[None, :] < N),
+                         other=0x88)
+        low = ((packed & 0xF).to(tl.int32) - 8).to(tl.float16)
+        high = ((packed >> 4).to(tl.int32) - 8).to(tl.float16)
+        w = tl.interleave(low.T, high.T).T  # (BK, BN): rows 2i and 2i + 1 from byte row i
+        acc = tl.dot(a, w, acc)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@tl.kernel(num_warps=4)
+def w4_joined(a_ptr, w_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """:func:`w4_rows_interleaved` as Triton's int4 kernels write the unpacking: ``tl.join`` of the low and
+    high nibbles, the pair axis moved between the rows and the columns, reshaped to (BK, BN)."""
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    cols = tl.program_id(1) * BN + tl.arange(0, BN)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        ks = k0 + tl.arange(0, BK)
+        a = tl.load(a_ptr + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+        kp = k0 // 2 + tl.arange(0, BK // 2)
+        packed = tl.load(w_ptr + kp[:, None] * N + cols[None, :], mask=(kp[:, None] < K // 2) & (cols[None, :] < N),
+                         other=0x88)
+        low = ((packed & 0xF).to(tl.int32) - 8).to(tl.float16)
+        high = ((packed >> 4).to(tl.int32) - 8).to(tl.float16)
+        w = tl.join(low, high).permute(0, 2, 1).reshape(BK, BN)
+        acc = tl.dot(a, w, acc)
+    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("kernel", [w4_rows_interleaved, w4_joined], ids=["interleave", "join"])
+def test_four_bit_rows_unpacked(after, kernel):
+    m, n, k = 40, 48, 64
+    q = RNG.integers(0, 16, (k, n), dtype=np.uint8)
+    w = (q[0::2] | (q[1::2] << 4)).astype(np.uint8)
+    a = RNG.standard_normal((m, k)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float32)
+    kernel.interpret(a, w, c, m, n, k, BM=32, BN=32, BK=32, grid=(2, 2), after=after)
+    ref = a.astype(np.float64) @ (q.astype(np.float64) - 8)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 1e-3
+
+
+def test_four_bit_rows_unpack_in_registers():
+    """The join of the nibbles is held as the mma's B operand (each thread's k, k + 1 pairs from one byte):
+    tile-layout gives the byte tile the parts' fragment, so the bytes are gathered where they are used and
+    no tile of the weights is converted or moved through shared memory."""
+    from tilec.dialects.tile import ops as t
+    from tilec.passes.tile_distribute.convert import needs_scratch
+
+    args = (np.zeros((64, 64), np.float16), np.zeros((32, 64), np.uint8), np.zeros((64, 64), np.float32), 64, 64, 64)
+    for kernel in (w4_rows_interleaved, w4_joined):
+        module = kernel._lowered(kernel.ir(*args, BM=64, BN=64, BK=32), None, "tile-layout")
+        ops = list(module.walk())
+        joins = [op for op in ops if isinstance(op, t.JoinOp)]
+        assert len(joins) == 1 and not needs_scratch(joins[0]), kernel.name
+        assert not [op for op in ops if isinstance(op, t.ConvertLayoutOp) and op.input.type.name == "tile.rt"]
+
+
+@tl.kernel(num_warps=4)
+def joined_forms(x, o_pairs, o_rows, o_cols, o_t, o_a, o_b, M: tl.constexpr, N: tl.constexpr):
+    a = tl.load(x, (0, 0), shape=(M, N))
+    b = a * 10.0 + 1.0
+    j = tl.join(a, b)  # (M, N, 2)
+    tl.store(o_pairs, (0, 0), j.reshape(M, 2 * N))
+    tl.store(o_rows, (0, 0), tl.reshape(tl.permute(j, (0, 2, 1)), (2 * M, N)))
+    tl.store(o_cols, (0, 0), j.permute(2, 0, 1).reshape(2 * M, N))
+    tl.store(o_t, (0, 0), tl.trans(j, (1, 0, 2)).reshape(N, 2 * M))
+    first, second = tl.split(j)
+    tl.store(o_a, (0, 0), first)
+    tl.store(o_b, (0, 0), second)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_joined_tiles_read_as_numpy_reads_them(after):
+    m, n = 16, 32
+    x = RNG.standard_normal((m, n)).astype(np.float32)
+    dims = [(m, 2 * n), (2 * m, n), (2 * m, n), (n, 2 * m), (m, n), (m, n)]
+    outs = [np.full(d, np.nan, np.float32) for d in dims]
+    joined_forms.interpret(x, *outs, M=m, N=n, grid=(1,), after=after)
+    j = np.stack([x, x * np.float32(10) + np.float32(1)], -1)
+    want = [j.reshape(m, 2 * n), j.transpose(0, 2, 1).reshape(2 * m, n), j.transpose(2, 0, 1).reshape(2 * m, n),
+            j.transpose(1, 0, 2).reshape(n, 2 * m), j[..., 0], j[..., 1]]
+    for got, ref in zip(outs, want):
+        np.testing.assert_array_equal(got, ref)
+
+
+@tl.kernel
+def unsigned_and_masks(x_ptr, o_ptr, b_ptr, N: tl.constexpr):
+    """A uint8 tile stays unsigned through a reshape (``>>`` logical); a mask keeps its bits."""
+    t = tl.load(x_ptr + tl.arange(0, 8)[:, None] * N + tl.arange(0, N)[None, :])
+    flat = tl.reshape(t, (8 * N,))
+    tl.store(o_ptr + tl.arange(0, 8 * N), (flat >> 4).to(tl.int32))
+    big = tl.reshape(t > 200, (4, 2 * N))
+    tl.store(b_ptr + tl.arange(0, 4)[:, None] * 2 * N + tl.arange(0, 2 * N)[None, :], tl.where(big, 1.0, -1.0))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_unsigned_values_and_masks(after):
+    n = 32
+    x = RNG.integers(0, 256, (8, n), dtype=np.uint8)
+    o, b = np.full(8 * n, -7, np.int32), np.full((4, 2 * n), np.nan, np.float32)
+    unsigned_and_masks.interpret(x, o, b, N=n, grid=(1,), after=after)
+    np.testing.assert_array_equal(o, (x.reshape(-1) >> 4).astype(np.int32))
+    np.testing.assert_array_equal(b, np.where(x.reshape(4, 2 * n) > 200, 1.0, -1.0))
+
+
+@pytest.mark.parametrize("arch", ("sm_80", "sm_90a"))
+def test_the_kernels_compile(arch):
+    m, n = 16, 32
+    shapes.compile(np.zeros((m, n), np.float32), *_shapes_outputs(m, n), M=m, N=n, arch=arch)
+    x = np.zeros(1000, np.float32)
+    group_quantize.compile(x, np.zeros(1000, np.int8), x, 1000, BLOCK=256, GROUP=32, arch=arch)
+    for kernel in (w4_rows_interleaved, w4_joined):
+        kernel.compile(np.zeros((64, 64), np.float16), np.zeros((32, 64), np.uint8), np.zeros((64, 64), np.float32),
+                       64, 64, 64, BM=64, BN=64, BK=32, arch=arch)
+    m, n = 16, 32
+    joined_forms.compile(np.zeros((m, n), np.float32), *(np.zeros(d, np.float32) for d in
+                         [(m, 2 * n), (2 * m, n), (2 * m, n), (n, 2 * m), (m, n), (m, n)]), M=m, N=n, arch=arch)
+
+
+def _error(body, *args, match):
+    with pytest.raises(tl.LangError, match=match):
+        body.ir(*args)
+
+
+def test_errors_name_the_shapes():
+    @tl.kernel
+    def three_dims(x):
+        tl.reshape(tl.load(x, (0, 0), shape=(8, 8)), (2, 4, 8))
+
+    _error(three_dims, np.zeros((8, 8), np.float32), match=r"to \(2, 4, 8\): tilec's values have one or two dimensions")
+
+    @tl.kernel
+    def wrong_count(x):
+        tl.load(x, (0, 0), shape=(8, 8)).reshape(8, 4)
+
+    _error(wrong_count, np.zeros((8, 8), np.float32), match=r"\(64 elements\) to \(8, 4\): the shape must hold as many")
+
+    @tl.kernel
+    def not_ints(x):
+        tl.reshape(tl.load(x, (0, 0), shape=(8, 8)), (8.0, 8))
+
+    _error(not_ints, np.zeros((8, 8), np.float32), match=r"tl.reshape's shape is one or two Python ints")
+
+    @tl.kernel
+    def mismatched(x):
+        t = tl.load(x, (0, 0), shape=(8, 8))
+        tl.cat(t, tl.load(x, (0, 0), shape=(4, 8)))
+
+    _error(mismatched, np.zeros((8, 8), np.float32), match=r"tl.cat takes two tiles or two vectors of one shape")
+
+    @tl.kernel
+    def third_axis(x):
+        t = tl.load(x, (0, 0), shape=(8, 8))
+        tl.cat(t, t, dim=2)
+
+    _error(third_axis, np.zeros((8, 8), np.float32), match=r"along dim 2: 0 \(one below the other\) or, for tiles, 1")
+
+    @tl.kernel
+    def scalar(x):
+        tl.reshape(tl.program_id(0), (1,))
+
+    _error(scalar, np.zeros((8, 8), np.float32), match=r"tl.reshape takes a tile or a vector")
+
+    @tl.kernel
+    def arithmetic_on_a_join(x):
+        t = tl.load(x, (0, 0), shape=(8, 8))
+        tl.join(t, t) * 2.0
+
+    _error(arithmetic_on_a_join, np.zeros((8, 8), np.float32), match=r"mul of tl.join of two tiles, shape \(8, 8, 2\)")
+
+    @tl.kernel
+    def split_moved(x):
+        t = tl.load(x, (0, 0), shape=(8, 8))
+        tl.split(tl.join(t, t).permute(2, 0, 1))
+
+    _error(split_moved, np.zeros((8, 8), np.float32), match=r"its last axis must be the pair's")
