@@ -10,6 +10,9 @@ torch first (:data:`TOLERANCE`). Rows:
 - ``tilec``: examples/lang/int4.py's ``matmul_w4a16`` (bytes unpacked in registers, two ``tl.dot`` a K step);
 - ``triton``: the same kernel in Triton (:func:`triton_w4a16`, the same source but for Triton's names), same
   tiles and warps;
+- ``tilec rows`` / ``triton rows``: ``matmul_w4a16_rows`` on GPTQ's packing (two consecutive rows a byte),
+  the nibbles joined into rows taking turns (``tl.join(...).permute(0, 2, 1).reshape``) and one ``tl.dot`` a
+  step of 2 BK rows (the same bytes a step), in tilec and in Triton (:func:`triton_w4a16_rows`);
 - ``torch f16``: ``a @ w16`` on weights dequantized once beforehand (cuBLAS's f16 GEMM: what the packed
   weights save memory against, not a W4A16 kernel);
 - ``torch unpack``: dequantizing the bytes with torch ops, then the matmul, every call.
@@ -58,6 +61,27 @@ def triton_w4a16(a_ptr, w_ptr, scale_ptr, c_ptr, M, N, K2, stride_am, stride_wk,
     ttl.store(c_ptr + rows[:, None] * stride_cm + cols[None, :], c, mask=(rows[:, None] < M) & (cols[None, :] < N))
 
 
+@triton.jit
+def triton_w4a16_rows(a_ptr, w_ptr, scale_ptr, c_ptr, M, N, K, stride_am, stride_wk, stride_cm,
+                      BM: ttl.constexpr, BN: ttl.constexpr, BK: ttl.constexpr):
+    rows = ttl.program_id(0) * BM + ttl.arange(0, BM)
+    cols = ttl.program_id(1) * BN + ttl.arange(0, BN)
+    acc = ttl.zeros((BM, BN), dtype=ttl.float32)
+    for k in range(0, ttl.cdiv(K, BK)):
+        ks = k * BK + ttl.arange(0, BK)
+        a = ttl.load(a_ptr + rows[:, None] * stride_am + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K),
+                     other=0.0)
+        kp = k * (BK // 2) + ttl.arange(0, BK // 2)
+        packed = ttl.load(w_ptr + kp[:, None] * stride_wk + cols[None, :],
+                          mask=(kp[:, None] < K // 2) & (cols[None, :] < N), other=0)
+        low = ((packed & 0xF).to(ttl.int32) - 8).to(ttl.float16)
+        high = ((packed >> 4).to(ttl.int32) - 8).to(ttl.float16)
+        acc = ttl.dot(a, ttl.join(low, high).permute(0, 2, 1).reshape(BK, BN), acc)
+    scale = ttl.load(scale_ptr + cols, mask=cols < N, other=0.0)
+    c = (acc * scale[None, :]).to(ttl.float16)
+    ttl.store(c_ptr + rows[:, None] * stride_cm + cols[None, :], c, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", help="write the results here too")
@@ -86,9 +110,17 @@ def main() -> None:
             low, high = (w & 0xF).half() - 8, (w >> 4).half() - 8
             return a @ (torch.cat([low, high]) * scale.half())
 
+        w_rows = q[0::2] | (q[1::2] << 4)  # GPTQ's packing: two consecutive rows a byte
+        _, call_rows, _ = int4.matmul_call(a, w_rows, scale, c, BM=bm, BN=bn, BK=bk)
+        call_rows = (*call_rows[:6], k, *call_rows[7:])  # K in values
+        rows_kernel = int4.matmul_w4a16_rows.with_options(num_warps=TILES["warps"])
+        consts_rows = dict(BM=bm, BN=bn, BK=2 * bk)  # the same bytes a K step
+
         runs = {
             "tilec": lambda: kernel[grid](*call, **consts),
             "triton": lambda: triton_w4a16[grid](*call, **consts, num_warps=TILES["warps"]),
+            "tilec rows": lambda: rows_kernel[grid](*call_rows, **consts_rows),
+            "triton rows": lambda: triton_w4a16_rows[grid](*call_rows, **consts_rows, num_warps=TILES["warps"]),
             "torch f16": lambda: torch.matmul(a, w16, out=c),
             "torch unpack": lambda: c.copy_(unpack()),
         }
@@ -102,6 +134,7 @@ def main() -> None:
                 raise SystemExit(f"{name} at {shape}: relative error {err:.2e}")
             row[name] = round(2 * m * n * k / time_ms(run) / 1e9, 1)
         row["tilec/triton"] = round(row["tilec"] / row["triton"], 3)
+        row["rows tilec/triton"] = round(row["tilec rows"] / row["triton rows"], 3)
         rows.append(row)
         print(row)
     if args.json:

@@ -140,14 +140,20 @@ def gathered_operand(g: t.GatherOp, body: Block | None, varying: set[SSAValue], 
     return feeds_only_mma_operands(g.result) and (body is None or index_math(held, body) is not None)
 
 
-def feeds_only_mma_operands(value: SSAValue, depth: int = 3) -> bool:
-    """Whether every use of ``value`` is an mma's A or B, directly or through elementwise ``tile.map``s
-    (Triton's masked operand ``tl.where(mask, tl.load(...), 0)``): a staged tile read from shared memory
-    is the same tile, so what is computed from it stays where it is."""
+_OPERAND_MAKERS = (t.MapOp, t.ConvertOp, t.TransposeOp, t.ReshapeOp, t.JoinOp)
+"""Ops an mma operand may be computed through from a staged tile: elementwise ``tile.map``s (Triton's masked
+operand ``tl.where(mask, tl.load(...), 0)``, 4-bit weights unpacked from bytes), conversions, and the moves
+of ``tl.trans``, ``tl.reshape`` and ``tl.join`` (rows of nibbles taking turns)."""
+
+
+def feeds_only_mma_operands(value: SSAValue, depth: int = 8) -> bool:
+    """Whether every use of ``value`` is an mma's A or B, directly or through :data:`_OPERAND_MAKERS`: a
+    staged tile read from shared memory is the same tile, so what is computed from it stays where it is."""
     uses = list(value.uses)
     return bool(uses) and all(
         isinstance(u.operation, t.MmaOp) and u.index in (0, 1)
-        or depth > 0 and isinstance(u.operation, t.MapOp) and feeds_only_mma_operands(u.operation.results[0], depth - 1)
+        or depth > 0 and isinstance(u.operation, _OPERAND_MAKERS)
+        and feeds_only_mma_operands(u.operation.results[0], depth - 1)
         for u in uses)
 
 

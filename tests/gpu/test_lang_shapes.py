@@ -1,0 +1,102 @@
+"""Reshapes and joins on the GPU: the kernels ``tests/lang/test_shapes.py`` runs on both interpreters,
+launched on fresh random values with NaN-poisoned outputs, on both code paths (sm_80's and, on a Hopper
+GPU, sm_90a's), against numpy (exact moves) or float64 (products)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.lang.test_shapes import group_quantize, joined_forms, shapes, w4_joined, w4_rows_interleaved
+from tilec.runtime import has_device, no_device_reason
+
+gpu = pytest.mark.skipif(not has_device(), reason=f"no CUDA device: {no_device_reason()}")
+RNG = np.random.default_rng()
+
+_spec = importlib.util.spec_from_file_location(
+    "lang_example_int4", Path(__file__).resolve().parents[2] / "examples" / "lang" / "int4.py")
+int4 = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(int4)
+
+
+def _arches() -> list[str]:
+    if not has_device():
+        return ["sm_80"]
+    from tilec.api import target_arch
+
+    return ["sm_80", "sm_90a"] if target_arch(None) in ("sm_90", "sm_90a") else ["sm_80"]
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", _arches())
+def test_moves_are_exact_on_the_gpu(arch):
+    m, n = 16, 64
+    x = RNG.standard_normal((m, n)).astype(np.float32)
+    dims = [(2 * m, n // 2), (m * n,), (m, 2 * n), (2 * m, n), (m, 2 * n), (2 * n,), (2 * n,)]
+    outs = [np.full(d, np.nan, np.float32) for d in dims]
+    shapes[(1,)](x, *outs, M=m, N=n, arch=arch)
+    head = x[0]
+    want = [x.reshape(2 * m, n // 2) + 1, x.reshape(-1) * 2, np.stack([x, x + 100], -1).reshape(m, 2 * n),
+            np.concatenate([x, -x]), np.concatenate([x, x * 3], 1), np.stack([head, head - 1], -1).reshape(-1),
+            np.concatenate([head, head * 0.5])]
+    for got, ref in zip(outs, want):
+        np.testing.assert_array_equal(got, ref.astype(np.float32))
+    dims = [(m, 2 * n), (2 * m, n), (2 * m, n), (n, 2 * m), (m, n), (m, n)]
+    outs = [np.full(d, np.nan, np.float32) for d in dims]
+    joined_forms[(1,)](x, *outs, M=m, N=n, arch=arch)
+    j = np.stack([x, x * np.float32(2) + np.float32(1)], -1)
+    want = [j.reshape(m, 2 * n), j.transpose(0, 2, 1).reshape(2 * m, n), j.transpose(2, 0, 1).reshape(2 * m, n),
+            j.transpose(1, 0, 2).reshape(n, 2 * m), j[..., 0], j[..., 1]]
+    for got, ref in zip(outs, want):
+        np.testing.assert_array_equal(got, ref)
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", _arches())
+def test_group_quantize_on_the_gpu(arch):
+    n, block, group = 100_003, 256, 32
+    x = RNG.standard_normal(n).astype(np.float32) * RNG.uniform(0.1, 10, n).astype(np.float32)
+    q, s = np.full(n, 99, np.int8), np.full(-(-n // group), np.nan, np.float32)
+    group_quantize[(-(-n // block),)](x, q, s, n, BLOCK=block, GROUP=group, arch=arch)
+    padded = np.concatenate([x, np.zeros(-n % group, np.float32)]).reshape(-1, group)
+    scale = np.maximum(np.abs(padded).max(1), 1e-8).astype(np.float32) / np.float32(127.0)
+    np.testing.assert_allclose(s, scale, rtol=1e-6)
+    assert np.abs(q.astype(np.int32) - np.rint(padded / scale[:, None]).reshape(-1)[:n]).max() <= 1
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", _arches())
+@pytest.mark.parametrize("kernel", [w4_rows_interleaved, w4_joined], ids=["interleave", "join"])
+def test_four_bit_rows_unpacked_on_the_gpu(arch, kernel):
+    m, n, k = 300, 200, 520  # ragged in every dimension
+    q = RNG.integers(0, 16, (k, n), dtype=np.uint8)
+    a = RNG.standard_normal((m, k)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float32)
+    kernel[(-(-m // 64), -(-n // 64))](a, int4.pack_rows(q), c, m, n, k, BM=64, BN=64, BK=32, arch=arch)
+    ref = a.astype(np.float64) @ (q.astype(np.float64) - 8)
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 1e-3
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", _arches())
+def test_the_example_on_gptq_packing(arch):
+    """examples/lang/int4.py's kernel for GPTQ's packing (bytes staged by cp.async, the nibbles joined), scaled."""
+    torch = pytest.importorskip("torch")
+    m, n, k = 257, 384, 1024
+    q = torch.randint(0, 16, (k, n), device="cuda", dtype=torch.uint8)
+    scale = torch.rand(n, device="cuda") * 0.04 + 0.01
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    w = q[0::2] | (q[1::2] << 4)
+    grid = (-(-m // 64), -(-n // 128))
+    int4.matmul_w4a16_rows.with_options(num_warps=8)[grid](a, w, scale, c, m, n, k, a.stride(0), w.stride(0), c.stride(0),
+                                                       BM=64, BN=128, BK=128, arch=arch)
+    ref = a.double() @ ((q.double() - 8) * scale.double())
+    assert ((c.double() - ref).abs().max() / ref.abs().max()).item() < 2e-3
