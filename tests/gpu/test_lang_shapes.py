@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.lang.test_shapes import group_quantize, joined_forms, shapes, w4_joined, w4_rows_interleaved
+from tests.lang.test_shapes import (_sorts_outputs, group_quantize, joined_forms, shapes, sorts, three_axes, w4_joined,
+                                    w4_rows_interleaved)
 from tilec.runtime import has_device, no_device_reason
 
 gpu = pytest.mark.skipif(not has_device(), reason=f"no CUDA device: {no_device_reason()}")
@@ -100,3 +101,24 @@ def test_the_example_on_gptq_packing(arch):
                                                        BM=64, BN=128, BK=128, arch=arch)
     ref = a.double() @ ((q.double() - 8) * scale.double())
     assert ((c.double() - ref).abs().max() / ref.abs().max()).item() < 2e-3
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", _arches())
+@pytest.mark.parametrize("m, n", [(16, 64), (8, 256)])
+def test_sort_flip_and_three_axes_on_the_gpu(arch, m, n):
+    x = RNG.standard_normal((m, n)).astype(np.float32)
+    ids = RNG.integers(-(2 ** 31), 2 ** 31 - 1, n, dtype=np.int64).astype(np.int32)
+    outs = _sorts_outputs(m, n, ids)
+    sorts[(1,)](x, ids, *outs, M=m, N=n, arch=arch)
+    want = [np.sort(x, 1), -np.sort(-x, 1), x[:, ::-1], np.sort(x, 0), np.sort(x[0])[::-1], np.sort(ids)]
+    for got, ref in zip(outs, want):
+        np.testing.assert_array_equal(got, ref)
+    np.testing.assert_allclose(outs[6], np.sort(x.sum(1)), rtol=1e-5, atol=1e-5)
+    outs = [np.full(d, np.nan, np.float32) for d in [(m, n // 2), (m // 2, n), (m // 2, n), (m // 2, 2 * n)]]
+    three_axes[(1,)](x, *outs, M=m, N=n, arch=arch)
+    p, r, h = x.reshape(m, n // 2, 2), x.reshape(m // 2, 2, n), x.reshape(2, m // 2, n)
+    for got, ref in zip(outs, [p[..., 0] - p[..., 1], r[:, 0] * 2 + r[:, 1], h[0] - h[1],
+                               h.transpose(1, 0, 2).reshape(m // 2, 2 * n)]):
+        np.testing.assert_array_equal(got, ref)

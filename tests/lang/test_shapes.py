@@ -1,5 +1,6 @@
-"""Reshapes in the language: ``tl.reshape`` / ``.reshape`` / ``tl.view`` / ``tl.ravel``, ``tl.interleave``
-and ``tl.cat`` (``tilec.lang.shapes``, ``tile.reshape``).
+"""Reshapes in the language: ``tl.reshape`` / ``.reshape`` / ``tl.view`` / ``tl.ravel``, ``tl.interleave``,
+``tl.cat``, ``tl.join`` of tiles and three axes with one of 2 (``tilec.lang.shapes``: ``tile.reshape``,
+``tile.join``, ``tile.split``), and ``tl.sort`` / ``tl.flip`` built on them (``tilec.lang.sorting``).
 
 Each kernel runs on the tile interpreter and, after tile-distribute, on the lane interpreter, against
 numpy on fresh random values with NaN-poisoned outputs; the kernels Triton users write with them
@@ -175,6 +176,84 @@ def test_joined_tiles_read_as_numpy_reads_them(after):
         np.testing.assert_array_equal(got, ref)
 
 
+@tl.kernel(num_warps=4)
+def three_axes(x, o_pairs, o_rows, o_halves, o_moved, M: tl.constexpr, N: tl.constexpr):
+    """Tiles read as three axes with one of 2 (Triton's ``x.reshape(m, n // 2, 2)`` and the like), split."""
+    t = tl.load(x, (0, 0), shape=(M, N))
+    even, odd = tl.split(t.reshape(M, N // 2, 2))
+    tl.store(o_pairs, (0, 0), even - odd)
+    top, bottom = tl.split(t.reshape(M // 2, 2, N).permute(0, 2, 1))
+    tl.store(o_rows, (0, 0), top * 2.0 + bottom)
+    first, second = tl.split(tl.reshape(t, (2, M // 2, N)).permute(1, 2, 0))
+    tl.store(o_halves, (0, 0), first - second)
+    tl.store(o_moved, (0, 0), tl.reshape(t, (2, M // 2, N)).permute(1, 0, 2).reshape(M // 2, 2 * N))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_three_axes_with_a_pair(after):
+    m, n = 16, 32
+    x = RNG.standard_normal((m, n)).astype(np.float32)
+    outs = [np.full(d, np.nan, np.float32) for d in [(m, n // 2), (m // 2, n), (m // 2, n), (m // 2, 2 * n)]]
+    three_axes.interpret(x, *outs, M=m, N=n, grid=(1,), after=after)
+    p, r, h = x.reshape(m, n // 2, 2), x.reshape(m // 2, 2, n), x.reshape(2, m // 2, n)
+    for got, ref in zip(outs, [p[..., 0] - p[..., 1], r[:, 0] * 2 + r[:, 1], h[0] - h[1],
+                               h.transpose(1, 0, 2).reshape(m // 2, 2 * n)]):
+        np.testing.assert_array_equal(got, ref)
+
+
+@tl.kernel(num_warps=4)
+def sorts(x, ids, o_up, o_down, o_flip, o_cols, o_vec, o_ids, o_rowvec, M: tl.constexpr, N: tl.constexpr):
+    t = tl.load(x, (0, 0), shape=(M, N))
+    tl.store(o_up, (0, 0), tl.sort(t))
+    tl.store(o_down, (0, 0), tl.sort(t, dim=1, descending=True))
+    tl.store(o_flip, (0, 0), tl.flip(t))
+    tl.store(o_cols, (0, 0), tl.trans(tl.sort(tl.trans(t))))
+    v = tl.load(x, (0, 0), shape=(1, N)).reshape(N)
+    tl.store(o_vec, (0,), tl.flip(tl.sort(v)))
+    tl.store(o_ids, (0,), tl.sort(tl.load(ids, (0,), shape=(N,))))
+    tl.store(o_rowvec, (0,), tl.sort(tl.sum(t, axis=1)))  # a vector of one value a row
+
+
+def _sorts_outputs(m: int, n: int, ints) -> list[np.ndarray]:
+    return [np.full((m, n), np.nan, np.float32) for _ in range(4)] + [np.full(n, np.nan, np.float32),
+                                                                      np.full(n, -7, ints.dtype),
+                                                                      np.full(m, np.nan, np.float32)]
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("m, n", [(16, 64), (32, 32), (8, 128), (4, 2)])
+def test_sort_and_flip(after, m, n):
+    x = RNG.standard_normal((m, n)).astype(np.float32)
+    x[0, :2] = x[0, 2 % n]  # ties
+    ids = RNG.integers(-(2 ** 31), 2 ** 31 - 1, n, dtype=np.int64).astype(np.int32)
+    outs = _sorts_outputs(m, n, ids)
+    sorts.interpret(x, ids, *outs, M=m, N=n, grid=(1,), after=after)
+    want = [np.sort(x, 1), -np.sort(-x, 1), x[:, ::-1], np.sort(x, 0), np.sort(x[0])[::-1], np.sort(ids),
+            np.sort(x.astype(np.float32).sum(1, dtype=np.float32))]
+    for i, (got, ref) in enumerate(zip(outs, want)):
+        if i == 6:  # a sum's rounding may differ from numpy's order of adds: compare sorted values closely
+            np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+        else:
+            np.testing.assert_array_equal(got, ref)
+
+
+@tl.kernel
+def sorted_with_nan(x, o, N: tl.constexpr):
+    tl.store(o, (0,), tl.sort(tl.load(x, (0,), shape=(N,))))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_a_sort_keeps_every_value(after):
+    """NaN compares false, so a network of compares and selects keeps it (and every other value): the
+    result is a permutation of the input."""
+    x = RNG.standard_normal(64).astype(np.float32)
+    x[[3, 40]] = np.nan
+    o = np.full(64, 0.5, np.float32)
+    sorted_with_nan.interpret(x, o, N=64, grid=(1,), after=after)
+    assert np.isnan(o).sum() == 2
+    np.testing.assert_array_equal(np.sort(o[~np.isnan(o)]), np.sort(x[~np.isnan(x)]))
+
+
 @tl.kernel
 def unsigned_and_masks(x_ptr, o_ptr, b_ptr, N: tl.constexpr):
     """A uint8 tile stays unsigned through a reshape (``>>`` logical); a mask keeps its bits."""
@@ -201,6 +280,10 @@ def test_the_kernels_compile(arch):
     shapes.compile(np.zeros((m, n), np.float32), *_shapes_outputs(m, n), M=m, N=n, arch=arch)
     x = np.zeros(1000, np.float32)
     group_quantize.compile(x, np.zeros(1000, np.int8), x, 1000, BLOCK=256, GROUP=32, arch=arch)
+    sorts.compile(np.zeros((16, 64), np.float32), np.zeros(64, np.int32),
+                  *_sorts_outputs(16, 64, np.zeros(1, np.int32)), M=16, N=64, arch=arch)
+    three_axes.compile(np.zeros((16, 32), np.float32), *(np.zeros(d, np.float32) for d in
+                       [(16, 16), (8, 32), (8, 32), (8, 64)]), M=16, N=32, arch=arch)
     for kernel in (w4_rows_interleaved, w4_joined):
         kernel.compile(np.zeros((64, 64), np.float16), np.zeros((32, 64), np.uint8), np.zeros((64, 64), np.float32),
                        64, 64, 64, BM=64, BN=64, BK=32, arch=arch)
@@ -217,9 +300,10 @@ def _error(body, *args, match):
 def test_errors_name_the_shapes():
     @tl.kernel
     def three_dims(x):
-        tl.reshape(tl.load(x, (0, 0), shape=(8, 8)), (2, 4, 8))
+        tl.reshape(tl.load(x, (0, 0), shape=(8, 8)), (4, 4, 4))
 
-    _error(three_dims, np.zeros((8, 8), np.float32), match=r"to \(2, 4, 8\): tilec's values have one or two dimensions")
+    _error(three_dims, np.zeros((8, 8), np.float32), match=r"to \(4, 4, 4\): tilec's values have one or two dimensions "
+                                                           r"\(or three with an extent of 2")
 
     @tl.kernel
     def wrong_count(x):
@@ -254,6 +338,18 @@ def test_errors_name_the_shapes():
     _error(scalar, np.zeros((8, 8), np.float32), match=r"tl.reshape takes a tile or a vector")
 
     @tl.kernel
+    def not_a_power_of_two(x):
+        tl.sort(tl.load(x, (0, 0), shape=(8, 24)))
+
+    _error(not_a_power_of_two, np.zeros((8, 24), np.float32), match=r"the last extent, 24, must be a power of two")
+
+    @tl.kernel
+    def first_axis(x):
+        tl.flip(tl.load(x, (0, 0), shape=(8, 8)), dim=0)
+
+    _error(first_axis, np.zeros((8, 8), np.float32), match=r"tl.flip works along the last axis .* got dim=0")
+
+    @tl.kernel
     def arithmetic_on_a_join(x):
         t = tl.load(x, (0, 0), shape=(8, 8))
         tl.join(t, t) * 2.0
@@ -265,4 +361,4 @@ def test_errors_name_the_shapes():
         t = tl.load(x, (0, 0), shape=(8, 8))
         tl.split(tl.join(t, t).permute(2, 0, 1))
 
-    _error(split_moved, np.zeros((8, 8), np.float32), match=r"its last axis must be the pair's")
+    _error(split_moved, np.zeros((8, 8), np.float32), match=r"its last axis must have an extent of 2")

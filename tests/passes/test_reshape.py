@@ -15,11 +15,14 @@ import numpy as np
 import pytest
 
 from tests.passes.test_tile_distribute_algebra import _both, _lower, _parse
+from tilec.dialects.context import make_context
+from tilec.dialects.tile import ops as t
+from tilec.passes.tile_layout import TileLayoutPass
 from tilec.layout import MMA_M16N8K16_F16
 from tilec.layout import TVLayout
 from tilec.passes.fragments import (Fragment, FragmentError, block_fragment, default_fragment, join_plan, mma_fragment,
                                     reshaped_fragment, row_major_index)
-from tilec.passes.tile_distribute.convert import flat_index, reshape_permutation
+from tilec.passes.tile_distribute.convert import flat_index, needs_scratch, reshape_permutation
 
 
 def _type(dims: tuple[int, ...], elem: str, layout: str = "") -> str:
@@ -199,3 +202,66 @@ def test_join(dim, interleaved, elem, threads, layouts):
         parts = Fragment(dims, TVLayout(mma_fragment(MMA_M16N8K16_F16, "C", dims).layout, dims))
         whole = default_fragment(out.shape)
         assert ("tile.barrier" in names) == (join_plan((parts, parts), whole, dim, interleaved) is None)
+
+
+def _split_kernel(dims: tuple[int, int], dim: int, interleaved: bool, elem: str = "f32", threads: int = 32,
+                  whole_layout: str = "", part_layout: str = "") -> str:
+    x = _type(dims, elem, whole_layout)
+    half = (dims[0] // 2, dims[1]) if dim == 0 else (dims[0], dims[1] // 2)
+    p = _type(half, elem, part_layout)
+    g = _view_type(2, elem)
+    flag = " interleaved" if interleaved else ""
+    return f"""
+func.func @k(%g: {g}, %o: {g}, %q: {g})
+    attributes {{tile.launch = #tile.launch<grid = [1, 1, 1], block = [{threads}, 1, 1], smem = 0>}} {{
+  %c0 = arith.constant 0 : index
+  %x = tile.load %g[%c0, %c0] : {g} -> {x}
+  %a, %b = tile.split %x dim {dim}{flag} : {x} -> {p}, {p}
+  tile.store %a, %o[%c0, %c0] : {p} -> {g}
+  tile.store %b, %q[%c0, %c0] : {p} -> {g}
+  func.return
+}}"""
+
+
+@pytest.mark.parametrize("dim, interleaved", [(0, False), (0, True), (1, False), (1, True)])
+@pytest.mark.parametrize("elem, threads, layouts", [("f32", 32, None), ("i8", 32, None), ("f32", 128, None),
+                                                    ("f32", 32, "apart")])
+def test_split(dim, interleaved, elem, threads, layouts):
+    """The inverse of tile.join: the parts in the input's registers, or (fragments given apart) through
+    shared memory; both interpreters."""
+    dims = (64, 64) if threads == 128 else (32, 32)
+    whole_layout = part_layout = ""
+    half = (dims[0] // 2, dims[1]) if dim == 0 else (dims[0], dims[1] // 2)
+    if layouts == "apart":
+        whole_layout = str(default_fragment(dims).layout)
+        part_layout = str(mma_fragment(MMA_M16N8K16_F16, "C", half).layout)
+    text = _split_kernel(dims, dim, interleaved, elem, threads, whole_layout, part_layout)
+    x = _values(dims, elem)
+    pick = (slice(None),) * dim
+    want = (x[(*pick, slice(0, None, 2))], x[(*pick, slice(1, None, 2))]) if interleaved else np.split(x, 2, axis=dim)
+    poison = np.full(half, np.nan, np.float32) if elem == "f32" else np.full(half, 77, x.dtype)
+    before, after = _both(text, "k", [x], [poison, poison])
+    for got in (before, after):
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+    _path_agrees(text)
+
+
+def _path_agrees(text: str) -> str:
+    """The path tile-distribute took (shared memory or registers), checked against what the fragments
+    tile-layout chose allow (:func:`needs_scratch`)."""
+    module = _parse(text)
+    TileLayoutPass().apply(make_context(), module)
+    op = next(op for op in module.walk() if isinstance(op, t.JoinOp | t.SplitOp | t.ReshapeOp))
+    names = [o.name for o in _lower(text).walk()]
+    assert ("tile.barrier" in names) == needs_scratch(op)
+    return "shared" if needs_scratch(op) else "registers"
+
+
+@pytest.mark.parametrize("dims, dim, interleaved, path", [
+    ((32, 32), 1, True, "registers"),  # the default 32 x 32 fragment holds column pairs in each thread
+    ((32, 32), 0, False, "registers"),  # and rows r, r + 8, r + 16, r + 24: the halves' rows r and r + 16
+    ((32, 32), 0, True, "shared"),  # but not rows of both parities
+])
+def test_split_paths(dims, dim, interleaved, path):
+    assert _path_agrees(_split_kernel(dims, dim, interleaved)) == path

@@ -1241,6 +1241,16 @@ class TileFunctions(InterpreterFunctions):
             return (np.concatenate([a, b], axis=dim),)
         return (np.stack([a, b], axis=dim + 1).reshape(op.result.type.dims),)
 
+    @impl(t.SplitOp)
+    def run_split(self, interpreter, op, args):
+        """The halves along the op's dim: first and second, or (``interleaved``) the even and odd ones."""
+        x = np.asarray(args[0])
+        dim = op.dim_value
+        if op.interleaved is None:
+            return tuple(np.array(p) for p in np.split(x, 2, axis=dim))
+        pick = (slice(None),) * dim
+        return np.array(x[(*pick, slice(0, None, 2))]), np.array(x[(*pick, slice(1, None, 2))])
+
     @impl(t.ExtractOp)
     def run_extract(self, interpreter, op, args):
         """The one element, as a scalar of the element type."""

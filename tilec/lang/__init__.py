@@ -29,6 +29,7 @@ from tilec.lang.compat import (assume, broadcast_to, cast, debug_barrier, device
                                softmax, sqrt_rn, static_assert, static_print, swizzle2d, umulhi, xor_sum)
 from tilec.lang.function import Function, func
 from tilec.lang.shapes import cat, interleave, join, ravel, reshape, split, view
+from tilec.lang.sorting import flip, sort
 from tilec.lang.random import philox, rand, rand4x, randint, randint4x, randn, randn4x
 from tilec.lang.kernel import Kernel, Specialization, constexpr, kernel
 from tilec.lang.loop import range  # noqa: A004 - tl.range, as Triton names it
@@ -129,7 +130,7 @@ __all__ = [
     "abs", "alloc", "arange", "argmax", "argmin", "associative_scan", "async_commit", "async_copy", "async_wait", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor", "barrier", "copy", "mma", "bfloat16", "block_id", "block_rank", "cluster_barrier", "cluster_id",
     "num_blocks", "num_clusters", "num_programs", "num_warps", "col_max", "col_min", "col_sum", "constexpr", "cdiv", "ceil", "clamp", "cos", "cummax", "cummin", "cumprod", "cumsum", "dot", "erf", "exp", "exp2", "floor",
     "func", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "float8e4nv", "float8e5", "full", "full_like", "index", "int1", "int8", "int16", "int32", "int64", "iota", "kernel",
-    "uint8", "uint16", "uint32", "uint64", "cat", "join", "split", "interleave", "histogram", "ravel", "view",
+    "uint8", "uint16", "uint32", "uint64", "cat", "join", "split", "interleave", "histogram", "ravel", "view", "flip", "sort",
     "lane_id", "load", "load_scalar", "log", "log2",
     "loop", "map", "max", "maximum", "min", "minimum", "program_id", "reduce", "range", "row_max", "row_min", "row_sum",
     "rsqrt", "sigmoid", "sin", "sqrt", "static_range", "store", "sum", "tanh", "thread_id", "trans", "turns", "warp_id", "wgmma", "wgmma_wait", "where", "zeros", "zeros_like",

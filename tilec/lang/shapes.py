@@ -38,12 +38,12 @@ def _shape(shape: tuple, what: str) -> tuple[int, ...]:
     return dims
 
 
-def reshape(x: Any, *shape: Any, can_reorder: bool = False) -> Tile | Vector | Expanded:
+def reshape(x: Any, *shape: Any, can_reorder: bool = False, orientation: str | None = None) -> Tile | Vector | Expanded:
     """``x`` (a tile or vector) with its elements, in row-major order, in ``shape``: one or two extents
     whose product is ``x``'s number of elements (one extent may be -1, inferred). A vector keeps its
     orientation; a tile flattened to a vector runs along the columns (as ``tl.arange``'s); a vector to
     (n, 1) or (1, n) is ``v[:, None]`` or ``v[None, :]``. ``can_reorder`` (Triton's permission to reorder)
-    changes nothing: the order is kept."""
+    changes nothing: the order is kept. ``orientation`` (tilec's, for a vector result): ``"row"`` or ``"col"``."""
     if isinstance(x, Joined):
         return x.reshape(*shape)
     dims = _shape(shape, "tl.reshape")
@@ -56,8 +56,11 @@ def reshape(x: Any, *shape: Any, can_reorder: bool = False) -> Tile | Vector | E
         known = math.prod(d for d in dims if d != -1)
         if count % known == 0:
             dims = tuple(count // known if d == -1 else d for d in dims)
+    if len(dims) == 3 and 2 in dims and math.prod(dims) == count and all(d > 0 for d in dims):
+        return _pairs(x, dims)
     if len(dims) > 2:
-        raise error(f"tl.reshape of {_describe(x)} to {dims}: tilec's values have one or two dimensions")
+        raise error(f"tl.reshape of {_describe(x)} to {dims}: tilec's values have one or two dimensions (or three "
+                    "with an extent of 2: tl.join's pairs)")
     if any(d <= 0 for d in dims) or math.prod(dims) != count:
         raise error(f"tl.reshape of {_describe(x)} ({count} elements) to {dims}: the shape must hold as many")
     if dims == x.shape:
@@ -68,9 +71,34 @@ def reshape(x: Any, *shape: Any, can_reorder: bool = False) -> Tile | Vector | E
     if len(dims) == 2:
         ty = checked_type(RegisterType, list(dims), element)
     else:
-        orientation = x.orientation if isinstance(x, Vector) else "col"
+        orientation = orientation or (x.orientation if isinstance(x, Vector) else "col")
         ty = checked_type(RegisterVectorType, dims[0], element, orientation)
     return wrap(current().value(t.ReshapeOp(x.value, ty)))
+
+
+def _split(x: Tile, dim: int, interleaved: bool) -> tuple[Tile, Tile]:
+    half = tuple(d // 2 if i == dim else d for i, d in enumerate(x.shape))
+    ty = checked_type(RegisterType, list(half), x.type.element_type)
+    op = current().emit(t.SplitOp(x.value, dim, interleaved, ty))
+    return wrap(op.first), wrap(op.second)
+
+
+def _pairs(x: Tile | Vector, dims: tuple[int, int, int]) -> "Joined":
+    """``x`` read as three axes, one of them of 2 (the last such): the :class:`Joined` value of its two
+    halves along it, taken apart with ``tile.split``."""
+    if dims[2] == 2:
+        parts, order = _split(_as_tile(reshape(x, (dims[0], 2 * dims[1]))), 1, True), (0, 1, 2)
+    elif dims[1] == 2:
+        parts, order = _split(_as_tile(reshape(x, (2 * dims[0], dims[2]))), 0, True), (0, 2, 1)
+    else:
+        parts, order = _split(_as_tile(reshape(x, (2 * dims[1], dims[2]))), 0, False), (2, 0, 1)
+    return Joined(parts, order)
+
+
+def _as_tile(x: Any) -> Tile:
+    """A tile of ``x`` (a vector expanded with ``[None, :]`` or ``[:, None]`` becomes its one-row or
+    one-column tile)."""
+    return x.tile() if isinstance(x, Expanded) else x
 
 
 def view(x: Any, *shape: Any) -> Tile | Vector:
@@ -226,7 +254,9 @@ class Joined:
 
     def split(self) -> tuple[Tile, Tile]:
         if self.order[-1] != 2:
-            raise error(f"tl.split of {self.describe()}: its last axis must be the pair's (extent 2)")
+            if self.shape[-1] == 2:  # another axis of 2 moved last: the value's elements split along it
+                return reshape(self._tile(), self.shape).split()
+            raise error(f"tl.split of {self.describe()}: its last axis must have an extent of 2")
         a, b = self.parts
         return (a, b) if self.order[:2] == (0, 1) else (a.T, b.T)
 

@@ -352,6 +352,8 @@ def agreeing_classes(fn: Operation, uf: _UnionFind | None = None) -> _UnionFind:
                 uf.union(op.c, op.result)
             case t.JoinOp():
                 uf.union(op.lhs, op.rhs)  # two parts of one shape: one fragment, the result's halves
+            case t.SplitOp():
+                uf.union(op.first, op.second)
             case t.WgmmaWaitOp():
                 uf.union(op.value, op.result)
             case t.AtomicOp() | t.ScatterAtomicOp():
@@ -387,7 +389,7 @@ class Conversion:
     fragment: Fragment
 
 
-_BLOCK_TILE_OPS = (t.LoadOp, t.StoreOp, t.GatherOp, t.ScatterOp, t.ZerosOp, t.FillOp, t.IotaOp, t.BroadcastOp, t.ConvertLayoutOp, t.TransposeOp, t.ReshapeOp, t.JoinOp,
+_BLOCK_TILE_OPS = (t.LoadOp, t.StoreOp, t.GatherOp, t.ScatterOp, t.ZerosOp, t.FillOp, t.IotaOp, t.BroadcastOp, t.ConvertLayoutOp, t.TransposeOp, t.ReshapeOp, t.JoinOp, t.SplitOp,
                    t.ExtractOp, t.AtomicOp, t.ScatterAtomicOp, *_ELEMENTWISE, *_REDUCTIONS, scf.ForOp, scf.IfOp, scf.YieldOp,
                    scf.WhileOp, scf.ConditionOp)
 """The ops a tile spread over the block's warps lowers through (an mma operand or accumulator is a warp's)."""
@@ -463,7 +465,7 @@ class LayoutAssignment:
         self.reductions: list[Operation] = []
         slices: list[t.SliceOp] = []
         self.transposes: list[t.TransposeOp] = []
-        self.reshapes: list[t.ReshapeOp | t.JoinOp] = []
+        self.reshapes: list[t.ReshapeOp | t.JoinOp | t.SplitOp] = []
         for op in fn.walk():
             for v in self._defined(op):
                 self.values.append(v)
@@ -497,7 +499,7 @@ class LayoutAssignment:
                     self.transposes.append(op)
                 case t.ReshapeOp() if isinstance(op.input.type, RegisterType) and isinstance(op.result.type, RegisterType):
                     self.reshapes.append(op)
-                case t.JoinOp():
+                case t.JoinOp() | t.SplitOp():
                     self.reshapes.append(op)
                 case _ if isinstance(op, _REDUCTIONS):
                     self.reductions.append(op)
@@ -580,7 +582,7 @@ class LayoutAssignment:
             changed |= self._through_reshapes()
 
     def _through_reshapes(self) -> bool:
-        """Give the class on the other side of each tile-to-tile ``tile.reshape`` (``tile.join``) whose one
+        """Give the class on the other side of each tile-to-tile ``tile.reshape`` (``tile.join``, ``tile.split``) whose one
         side has a fragment the fragment that holds the same elements in the same registers: reread in
         the other shape (:func:`reshaped_fragment`), both parts side by side (:func:`joined_fragment`) or
         the parts of the result's (:func:`part_fragment`), so no data moves; where no layout expresses it
@@ -588,15 +590,19 @@ class LayoutAssignment:
         anything was chosen."""
         changed = False
         for op in self.reshapes:
-            source = op.lhs if isinstance(op, t.JoinOp) else op.input
-            for src, dst in ((source, op.result), (op.result, source)):
+            # (parts, whole) of a join or a split; (input, result) of a reshape
+            if isinstance(op, t.ReshapeOp):
+                sides = (op.input, op.result)
+            else:
+                sides = (op.lhs, op.result) if isinstance(op, t.JoinOp) else (op.first, op.input)
+            for src, dst in (sides, sides[::-1]):
                 have, root = self._chosen.get(self.uf.find(src)), self.uf.find(dst)
                 if have is None or root in self._chosen:
                     continue
                 try:
                     if isinstance(op, t.ReshapeOp):
                         frag = reshaped_fragment(have[0], tuple(dst.type.dims), value_name(dst))
-                    elif dst is op.result:
+                    elif dst is sides[1]:
                         frag = joined_fragment(have[0], op.dim_value, op.interleaved is not None, value_name(dst))
                     else:
                         frag = part_fragment(have[0], op.dim_value, op.interleaved is not None, value_name(dst))

@@ -2270,6 +2270,54 @@ class JoinOp(IRDLOperation):
             _fail(self, f"of two {a} along dim {dim} gives a tile of {_dims_text(want)}x{a.element_type}, not {r}")
 
 
+@irdl_op_definition
+class SplitOp(IRDLOperation):
+    """The two halves of a register tile along ``dim``, the inverse of ``tile.join``: ``%a, %b = tile.split %x
+    dim 0 interleaved : !tile.rt<32x8xf32> -> !tile.rt<16x8xf32>, !tile.rt<16x8xf32>`` takes the even rows
+    and the odd ones (without ``interleaved``: the first half and the second). Triton's ``tl.split`` of a
+    value whose pair axis was reshaped out of a tile (``x.reshape(m, 2, n)``).
+
+    ``tile-layout`` gives the parts the fragment of the elements each thread holds of both, or the
+    input the parts side by side (:func:`tilec.passes.fragments.part_fragment`, ``joined_fragment``), so
+    that no data moves; otherwise ``tile-distribute`` moves the values through shared memory.
+    """
+
+    name = "tile.split"
+
+    input = operand_def(RegisterType)
+    first = result_def(RegisterType)
+    second = result_def(RegisterType)
+    dim = prop_def(IntegerAttr[I64])
+    interleaved = opt_prop_def(UnitAttr)
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$input `dim` $dim (`interleaved` $interleaved^)? attr-dict `:` type($input) `->` "
+                       "type($first) `,` type($second)")
+
+    def __init__(self, value: SSAValue, dim: int, interleaved: bool, part_type: Attribute):
+        props: dict[str, Attribute] = {"dim": IntegerAttr(dim, 64)}
+        if interleaved:
+            props["interleaved"] = UnitAttr()
+        super().__init__(operands=[value], result_types=[part_type, part_type], properties=props)
+
+    @property
+    def dim_value(self) -> int:
+        return self.dim.value.data
+
+    def verify_(self) -> None:
+        x, a, b = self.input.type, self.first.type, self.second.type
+        dim = self.dim_value
+        if dim not in (0, 1):
+            _fail(self, f"dim {dim} is not a dimension of {x}")
+        if x.dims[dim] % 2:
+            _fail(self, f"of {x} along dim {dim}: an extent of {x.dims[dim]} has no halves")
+        want = tuple(d // 2 if i == dim else d for i, d in enumerate(x.dims))
+        for part in (a, b):
+            if tuple(part.dims) != want or part.element_type != x.element_type:
+                _fail(self, f"of {x} along dim {dim} gives two tiles of {_dims_text(want)}x{x.element_type}, not {part}")
+
+
 def register_elements(ty: Attribute) -> int:
     """How many elements a register tile or vector type holds."""
     return ty.num_elements if isinstance(ty, RegisterType) else ty.length.data
@@ -2556,6 +2604,7 @@ TILE_OPS = [
     ConvertLayoutOp,
     ReshapeOp,
     JoinOp,
+    SplitOp,
     SliceOp,
     TransposeOp,
     ExtractOp,

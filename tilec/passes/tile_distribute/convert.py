@@ -173,19 +173,46 @@ def _join_fragments(op: t.JoinOp) -> tuple[tuple[Fragment, Fragment], Fragment]:
         Fragment(op.result.type.dims, op.result.type.fragment)
 
 
+def _split_fragments(op: t.SplitOp) -> tuple[tuple[Fragment, Fragment], Fragment]:
+    return (Fragment(op.first.type.dims, op.first.type.fragment), Fragment(op.second.type.dims, op.second.type.fragment)), \
+        Fragment(op.input.type.dims, op.input.type.fragment)
+
+
 def _source(op: Operation) -> SSAValue:
     """The value whose fragment decides a moving op's scratch (a join's: its first part's)."""
     return op.lhs if isinstance(op, t.JoinOp) else op.input
 
 
+def _whole(op: Operation) -> SSAValue:
+    """The value the scratch tile holds: a moving op's result (a split's: its input)."""
+    return op.input if isinstance(op, t.SplitOp) else op.result
+
+
+def split_plan(parts: tuple[Fragment, Fragment], whole: Fragment, dim: int, interleaved: bool) -> list[list[int]] | None:
+    """For each value of each part (the results of ``tile.split`` of a tile held in ``whole``), the value of
+    ``whole`` every thread holds its element in, or None (then through shared memory)."""
+    if parts[0].tv.num_threads != whole.tv.num_threads:
+        return None
+    plan = join_plan(parts, whole, dim, interleaved)
+    if plan is None:
+        return None
+    found = [[None] * parts[p].num_values for p in (0, 1)]
+    for v, (p, u) in enumerate(plan):
+        found[p][u] = v
+    return None if any(v is None for part in found for v in part) else found
+
+
 def needs_scratch(op: Operation) -> bool:
-    """Whether a ``tile.convert_layout`` (a ``tile.reshape``, a ``tile.join``) goes through shared memory
-    (no cheaper path applies)."""
-    if isinstance(op, t.JoinOp):
-        if any(v.type.fragment is None for v in (op.lhs, op.rhs, op.result)):
+    """Whether a ``tile.convert_layout`` (a ``tile.reshape``, ``tile.join``, ``tile.split``) goes through
+    shared memory (no cheaper path applies)."""
+    if isinstance(op, t.JoinOp | t.SplitOp):
+        if any(v.type.fragment is None for v in (*op.operands, *op.results)):
             return False
-        parts, whole = _join_fragments(op)
-        return join_plan(parts, whole, op.dim_value, op.interleaved is not None) is None
+        if isinstance(op, t.JoinOp):
+            parts, whole = _join_fragments(op)
+            return join_plan(parts, whole, op.dim_value, op.interleaved is not None) is None
+        parts, whole = _split_fragments(op)
+        return split_plan(parts, whole, op.dim_value, op.interleaved is not None) is None
     src, dst = op.input.type.fragment, op.result.type.fragment
     if isinstance(op, t.ReshapeOp):
         return src is not None and dst is not None and \
@@ -211,7 +238,7 @@ def per_warp_scratch(op: Operation) -> bool:
 
 def scratch_bytes(op: Operation, warps: int) -> int:
     """Shared memory a converting op needs: one tile (or vector) per warp, or one for a block's tile."""
-    ty = op.result.type
+    ty = _whole(op).type
     return (warps if per_warp_scratch(op) else 1) * register_elements(ty) * max(4, element_bits(ty.element_type) // 8)
 
 
@@ -240,8 +267,8 @@ class ConvertLowering:
             assert plan is not None, "needs_scratch() said a shuffle plan exists"
             out = self._by_shuffles(plan, scalars, work)
         else:
-            out = self._through_shared(op, [(src, scalars, self._row_major(op.input.type))], dst,
-                                       self._row_major(op.result.type), scratch, work)
+            out, = self._through_shared(op, [(src, scalars, self._row_major(op.input.type))],
+                                        [(dst, self._row_major(op.result.type))], scratch, work)
         if narrow:
             out = [self.em.insert(fast.arith_cast_op(arith.TruncIOp, x, elem)).results[0] for x in out]
         self.set_scalars(op.result, out)
@@ -257,7 +284,8 @@ class ConvertLowering:
             assert perm is not None, "needs_scratch() said the registers hold the result"
             self.set_scalars(op.result, [scalars[u] for u in perm])
             return
-        self._moved(op, [(x.frag, scalars, self._row_major(op.input.type))], dst, scratch)
+        self._moved(op, [(x.frag, scalars, self._row_major(op.input.type))],
+                    [(op.result, dst, self._row_major(op.result.type))], scratch)
 
     def join(self, op: t.JoinOp, scratch) -> None:
         """Each result value the register of a part's that holds its element (tile-layout's choice where
@@ -272,17 +300,38 @@ class ConvertLowering:
             assert plan is not None, "needs_scratch() said the registers hold the result"
             self.set_scalars(op.result, [scalars[p][u] for p, u in plan])
             return
-        em, extent, cols = self.em, op.lhs.type.dims[dim], op.result.type.dims[1]
+        self._moved(op, [(x.frag, xs, self._placed(op, p)) for p, (x, xs) in enumerate(zip(parts, scalars))],
+                    [(op.result, dst, self._row_major(op.result.type))], scratch)
 
-        def placed(part: int):
-            def index(fr, v):
-                coords = list(self._scratch_coords(fr, v))
-                coords[dim] = em.add(em.mul(coords[dim], 2, i32), part, i32) if interleaved else \
-                    em.add(coords[dim], part * extent, i32)
-                return em.add(em.mul(coords[0], cols, i32), coords[1], i32)
-            return index
+    def split(self, op: t.SplitOp, scratch) -> None:
+        """Each part's value the input's register that holds its element (tile-layout's choice where a
+        layout expresses it), else through shared memory: the input stored, then each part loaded from its
+        elements' places in it."""
+        x = self.get(op.input)
+        parts = [self.fragment(v) for v in (op.first, op.second)]
+        scalars = self.scalars(x)
+        if scratch is None:
+            plan = split_plan((parts[0], parts[1]), x.frag, op.dim_value, op.interleaved is not None)
+            assert plan is not None, "needs_scratch() said the registers hold the parts"
+            for value, picks in zip((op.first, op.second), plan):
+                self.set_scalars(value, [scalars[v] for v in picks])
+            return
+        self._moved(op, [(x.frag, scalars, self._row_major(op.input.type))],
+                    [(v, fr, self._placed(op, p)) for p, (v, fr) in enumerate(zip((op.first, op.second), parts))],
+                    scratch)
 
-        self._moved(op, [(x.frag, xs, placed(p)) for p, (x, xs) in enumerate(zip(parts, scalars))], dst, scratch)
+    def _placed(self, op: t.JoinOp | t.SplitOp, part: int):
+        """A part's fragment value's element's row-major index in the whole tile of a join or split."""
+        em, dim, interleaved = self.em, op.dim_value, op.interleaved is not None
+        whole = _whole(op).type
+        extent, cols = whole.dims[dim] // 2, whole.dims[1]
+
+        def index(fr, v):
+            coords = list(self._scratch_coords(fr, v))
+            coords[dim] = em.add(em.mul(coords[dim], 2, i32), part, i32) if interleaved else \
+                em.add(coords[dim], part * extent, i32)
+            return em.add(em.mul(coords[0], cols, i32), coords[1], i32)
+        return index
 
     def _row_major(self, ty):
         """A fragment value's element's row-major index in a tile (vector) of type ``ty``, as an i32."""
@@ -291,18 +340,21 @@ class ConvertLowering:
             return coords[0] if len(coords) == 1 else self.em.add(self.em.mul(coords[0], ty.dims[1], i32), coords[1], i32)
         return index
 
-    def _moved(self, op, sources: list, dst, scratch) -> None:
-        """The result of ``op`` through shared memory from ``sources`` (fragment, values, index of a value's
-        element in the result's row-major order); masks and bytes travel as i32."""
-        elem = op.result.type.element_type
+    def _moved(self, op, sources: list, results: list, scratch) -> None:
+        """``results`` (value, fragment, index function) of ``op`` through shared memory from ``sources``
+        (fragment, values, index function): an index function gives a fragment value's element's place in
+        the whole tile's row-major order. Masks and bytes travel as i32."""
+        elem = _whole(op).type.element_type
         narrow = isinstance(elem, IntegerType) and elem.width.data < 32
         if narrow:
             sources = [(fr, [self.em.insert(fast.arith_cast_op(arith.ExtUIOp, v, i32)).results[0] for v in xs], index)
                        for fr, xs, index in sources]
-        out = self._through_shared(op, sources, dst, self._row_major(op.result.type), scratch, i32 if narrow else elem)
-        if narrow:
-            out = [self.em.insert(fast.arith_cast_op(arith.TruncIOp, v, elem)).results[0] for v in out]
-        self.set_scalars(op.result, out)
+        outs = self._through_shared(op, sources, [(fr, index) for _, fr, index in results], scratch,
+                                    i32 if narrow else elem)
+        for (value, _, _), out in zip(results, outs):
+            if narrow:
+                out = [self.em.insert(fast.arith_cast_op(arith.TruncIOp, v, elem)).results[0] for v in out]
+            self.set_scalars(value, out)
 
     def _by_shuffles(self, plan: list[Shuffle], scalars: list, elem) -> list:
         em = self.em
@@ -329,24 +381,25 @@ class ConvertLowering:
             out.append(got)
         return out
 
-    def _through_shared(self, op, sources: list, dst, dst_index, scratch, elem) -> list:
+    def _through_shared(self, op, sources: list, results: list, scratch, elem) -> list[list]:
         """Each source's values stored at their elements' indices in the scratch tile (its warp's, for a
-        warp's tile), a barrier, each value of ``dst`` loaded from its element's index, a barrier before
-        the scratch is reused. ``sources``: (fragment, values, index function) each; an index function
-        gives a fragment value's element's place in the result's row-major order (a reshape reads the
-        same elements in another shape, a join places each part's)."""
+        warp's tile), a barrier, each result's values loaded from their elements' indices, a barrier
+        before the scratch is reused. ``sources``: (fragment, values, index function) each; ``results``:
+        (fragment, index function) each; an index function gives a fragment value's element's place in the
+        scratch tile's row-major order (a reshape reads the same elements in another shape, a join places
+        each part's, a split reads each part's)."""
         em = self.em
         base = scratch
         if per_warp_scratch(op):
-            base = em.gep(scratch, em.mul(self.warp(), register_elements(op.result.type), i32), elem, i32)  # warp-uniform
+            base = em.gep(scratch, em.mul(self.warp(), register_elements(_whole(op).type), i32), elem, i32)  # warp-uniform
         for fr, scalars, index in sources:
             for v, value in enumerate(scalars):
                 em.insert(frag_fast.frag_store(value, em.gep(base, index(fr, v), elem, i32)))
         em.insert(frag_fast.tile_barrier())
-        out = [em.insert(frag_fast.frag_load(em.gep(base, dst_index(dst, v), elem, i32), elem)).results[0]
-               for v in range(dst.num_values)]
+        outs = [[em.insert(frag_fast.frag_load(em.gep(base, index(fr, v), elem, i32), elem)).results[0]
+                 for v in range(fr.num_values)] for fr, index in results]
         em.insert(frag_fast.tile_barrier())
-        return out
+        return outs
 
     def _scratch_coords(self, fr, v) -> tuple:
         if isinstance(fr, VectorFragment):
@@ -355,4 +408,4 @@ class ConvertLowering:
 
 
 __all__ = ["ConvertLowering", "Shuffle", "flat_index", "lane_permutation", "needs_scratch", "reshape_permutation",
-           "scratch_bytes", "shuffle_plan"]
+           "scratch_bytes", "shuffle_plan", "split_plan"]

@@ -178,7 +178,7 @@ def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
     """The shared memory ``fn`` (fragment-typed tile IR, after ``tile-layout``) needs with ``threads``
     a block: what tile-distribute allocates, so that a pass may ask before it adds a buffer."""
     allocs = [op for op in fn.walk() if isinstance(op, t.AllocOp | t.MbarInitOp)
-              or (isinstance(op, t.ConvertLayoutOp | t.ReshapeOp | t.JoinOp) and needs_scratch(op))
+              or (isinstance(op, t.ConvertLayoutOp | t.ReshapeOp | t.JoinOp | t.SplitOp) and needs_scratch(op))
               or (isinstance(op, REDUCTIONS) and reduction_scratch_bytes(op))
               or (isinstance(op, t.ScanOp) and scan_scratch_bytes(op))
               or (isinstance(op, t.ATOMIC_OPS) and atomic_scratch_bytes(op, fn, threads))]
@@ -190,7 +190,7 @@ def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
     for op in allocs:
         if isinstance(op, t.MbarInitOp):
             size = op.result.type.count.data * MBAR_BYTES
-        elif isinstance(op, t.ConvertLayoutOp | t.ReshapeOp | t.JoinOp):
+        elif isinstance(op, t.ConvertLayoutOp | t.ReshapeOp | t.JoinOp | t.SplitOp):
             size = scratch_bytes(op, threads // 32)
         elif isinstance(op, REDUCTIONS):
             size = reduction_scratch_bytes(op)
@@ -408,11 +408,11 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         self._proxy_fence = wgmma_reads_generic_writes(self.fn, layout.wgmma_tiles)
         plan, used = {}, set()
         for i, (op, offset, size) in enumerate(layout.entries):
-            hint = (op.old if isinstance(op, t.ATOMIC_OPS) else op.result).name_hint or f"smem{i}"
+            hint = (op.old if isinstance(op, t.ATOMIC_OPS) else op.results[0]).name_hint or f"smem{i}"
             if isinstance(op, t.ConvertLayoutOp):
                 hint += "_convert"
-            elif isinstance(op, t.ReshapeOp | t.JoinOp):
-                hint += "_reshape" if isinstance(op, t.ReshapeOp) else "_join"
+            elif isinstance(op, t.ReshapeOp | t.JoinOp | t.SplitOp):
+                hint += {t.ReshapeOp: "_reshape", t.JoinOp: "_join", t.SplitOp: "_split"}[type(op)]
             elif isinstance(op, REDUCTIONS):
                 hint += "_partials"
             elif isinstance(op, t.ScanOp):
@@ -565,6 +565,8 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 self.reshape(op, self._shared_address(op) if op in self._shared else None)
             case t.JoinOp():
                 self.join(op, self._shared_address(op) if op in self._shared else None)
+            case t.SplitOp():
+                self.split(op, self._shared_address(op) if op in self._shared else None)
             case t.ExtractOp():
                 # one element: every (thread, value) of the fragment is it, so value 0 of this thread
                 self.vmap[op.result] = self.scalars(self.get(op.input))[0]

@@ -543,3 +543,19 @@ func.func @join_dim(%a: !tile.rt<16x32xf32>) {
   func.return
 }
 // CHECK: 'tile.join' dim 2 is not a dimension of !tile.rt<16x32xf32>
+
+// -----
+
+func.func @split_parts(%x: !tile.rt<32x8xf32>) {
+  %a, %b = tile.split %x dim 1 : !tile.rt<32x8xf32> -> !tile.rt<16x8xf32>, !tile.rt<16x8xf32>
+  func.return
+}
+// CHECK: 'tile.split' of !tile.rt<32x8xf32> along dim 1 gives two tiles of 32x4xf32, not !tile.rt<16x8xf32>
+
+// -----
+
+func.func @split_odd(%x: !tile.rt<3x8xf32>) {
+  %a, %b = tile.split %x dim 0 : !tile.rt<3x8xf32> -> !tile.rt<1x8xf32>, !tile.rt<1x8xf32>
+  func.return
+}
+// CHECK: 'tile.split' of !tile.rt<3x8xf32> along dim 0: an extent of 3 has no halves

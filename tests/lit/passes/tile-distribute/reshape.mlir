@@ -44,3 +44,29 @@ func.func @flatten(%x: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?]>)
 // CHECK-NEXT: tile.barrier
 // CHECK-COUNT-32: frag.load {{.*}} : !llvm.ptr<3> -> f32
 // CHECK-NEXT: tile.barrier
+
+// -----
+
+// A bitonic step's pairs (sort): the rows of a 32 x 4 tile read as even and odd halves, ordered, put back.
+// The default fragment gives each thread rows of one parity (r, r + 8, ...): the split goes through
+// shared memory; the join of its parts, held as the split left them, needs no memory.
+func.func @pairs(%x: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<32x32xf32>
+  %lo, %hi = tile.split %t dim 0 interleaved : !tile.rt<32x32xf32> -> !tile.rt<16x32xf32>, !tile.rt<16x32xf32>
+  %a = tile.min %lo, %hi : !tile.rt<16x32xf32>
+  %b = tile.max %lo, %hi : !tile.rt<16x32xf32>
+  %r = tile.join %a, %b dim 0 interleaved : !tile.rt<16x32xf32>, !tile.rt<16x32xf32> -> !tile.rt<32x32xf32>
+  tile.store %r, %o[%c0, %c0] : !tile.rt<32x32xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @pairs(
+// CHECK: frag.shared "pairs_lo_split", 4096, align 128 : !llvm.ptr<3>
+// CHECK-COUNT-32: frag.store {{.*}} : f32, !llvm.ptr<3>
+// CHECK-NEXT: tile.barrier
+// CHECK-COUNT-32: frag.load {{.*}} : !llvm.ptr<3> -> f32
+// CHECK-NEXT: tile.barrier
+// CHECK-NOT: frag.shared
+// CHECK-NOT: tile.barrier
+// CHECK: func.return

@@ -1,0 +1,96 @@
+"""Triton's ``tl.sort`` and ``tl.flip``, written in the language on its reshapes, splits and joins.
+
+Both work along the last axis of a vector or a tile (each row on its own), of a power-of-two extent.
+``flip`` swaps the halves of every block of 2j elements, for j = n/2 .. 1 (which reverses every bit of
+an index: log2(n) steps). ``sort`` is a bitonic network: for each block size k = 2, 4 .. n and each
+distance j = k/2 .. 1, the element at i and the one at i + j (i's bit j clear) are ordered, ascending
+where i's bit k is clear (the last merge: everywhere), by a compare and a select that keep both values
+(so the result is a permutation of the input, NaN included). Each step reads the axis as pairs of
+blocks of j (``x.reshape(r, 2, j)``: ``tile.split`` of the rows of a (2r, j) tile) and puts them back
+(``tile.join``); where every thread holds both elements of its pairs these move no data, else they go
+through shared memory (tile-layout and tile-distribute decide, as for any reshape).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilec.lang import ops
+from tilec.lang.shapes import _as_tile, _describe, _joined, _split, reshape
+from tilec.lang.tracing import error
+from tilec.lang.values import Expanded, Tile, Vector, where
+
+
+def _last_axis(x: Any, what: str, dim: Any) -> tuple[Tile, int, int]:
+    """``x`` as a tile of rows to work on, its rows and their length; an error unless ``dim`` is the last
+    axis and its extent a power of two."""
+    if isinstance(x, Expanded):
+        x = x.tile()
+    if not isinstance(x, (Tile, Vector)):
+        raise error(f"{what} takes a tile or a vector, got {_describe(x)}")
+    rank = len(x.shape)
+    if dim is not None and (isinstance(dim, bool) or dim not in (rank - 1, -1)):
+        raise error(f"{what} works along the last axis (dim=None or {rank - 1}, as Triton's), got dim={dim!r}: "
+                    "transpose the tile first (tl.trans)")
+    n = x.shape[-1]
+    if n & (n - 1):
+        raise error(f"{what} of {_describe(x)}: the last extent, {n}, must be a power of two")
+    rows = 1 if isinstance(x, Vector) else x.shape[0]
+    return _as_tile(reshape(x, (rows, n))), rows, n
+
+
+def _halves(x: Tile, j: int) -> tuple[Tile, Tile]:
+    """The elements at ``i`` and ``i + j`` (``i``'s bit ``j`` clear) of a tile's rows, as two tiles of
+    ``(rows * n / 2j, j)``: the rows of ``x`` read as ``(rows * n / j, j)``, even and odd."""
+    rows, n = x.shape
+    return _split(_as_tile(reshape(x, (rows * n // j, j))), 0, True)
+
+
+def _together(low: Tile, high: Tile, rows: int, n: int) -> Tile:
+    """:func:`_halves`'s inverse: the (rows, n) tile with ``low`` at ``i`` and ``high`` at ``i + j``."""
+    return reshape(_joined(low, high, 0, True), (rows, n))
+
+
+def _back(x: Tile, like: Tile | Vector | Expanded) -> Any:
+    """The result in ``like``'s shape (a vector keeps its orientation)."""
+    if isinstance(like, Expanded):
+        return x
+    return reshape(x, like.shape, orientation=like.orientation if isinstance(like, Vector) else None)
+
+
+def flip(x: Any, dim: Any = None) -> Tile | Vector:
+    """Triton's ``tl.flip``: ``x`` reversed along its last axis (each row of a tile on its own)."""
+    tile, rows, n = _last_axis(x, "tl.flip", dim)
+    j = n // 2
+    while j >= 1:
+        low, high = _halves(tile, j)
+        tile = _together(high, low, rows, n)
+        j //= 2
+    return _back(tile, x)
+
+
+def sort(x: Any, dim: Any = None, descending: bool = False) -> Tile | Vector:
+    """Triton's ``tl.sort``: ``x`` sorted along its last axis (each row of a tile on its own), ascending or
+    ``descending``. A bitonic network of compares and selects (see the module docstring)."""
+    if not isinstance(descending, (bool, int)):
+        raise error(f"tl.sort's descending is a Python bool (a tl.constexpr), got {descending!r}")
+    tile, rows, n = _last_axis(x, "tl.sort", dim)
+    k = 2
+    while k <= n:
+        j = k // 2
+        while j >= 1:
+            low, high = _halves(tile, j)
+            shape = low.shape
+            # each pair's first index along the row: group g of 2j, offset o < j
+            first = (ops.iota(shape, 0) * (2 * j) + ops.iota(shape, 1)) % n
+            ascending = (first & k) == 0  # everywhere in the last merge (k = n)
+            if descending:
+                ascending = ~ascending
+            swap = where(ascending, low > high, low < high)
+            tile = _together(where(swap, high, low), where(swap, low, high), rows, n)
+            j //= 2
+        k *= 2
+    return _back(tile, x)
+
+
+__all__ = ["flip", "sort"]
