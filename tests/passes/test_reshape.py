@@ -14,7 +14,8 @@ import itertools
 import numpy as np
 import pytest
 
-from tests.passes.test_tile_distribute_algebra import _both, _lower, _parse
+from tests.passes.test_tile_distribute_algebra import _both, _lower, _parse, _view
+from tilec.interp import run
 from tilec.dialects.context import make_context
 from tilec.dialects.tile import ops as t
 from tilec.passes.tile_layout import TileLayoutPass
@@ -265,3 +266,35 @@ def _path_agrees(text: str) -> str:
 ])
 def test_split_paths(dims, dim, interleaved, path):
     assert _path_agrees(_split_kernel(dims, dim, interleaved)) == path
+
+
+def test_moves_share_one_scratch():
+    """Each move through shared memory is done with its scratch when it ends (a barrier after its loads), so
+    every reshape, join, split and layout conversion of a kernel uses one scratch, the largest they need:
+    a sort's dozens of steps fit in a block's shared memory."""
+    from tilec.passes.tile_distribute.kernel import plan_shared_memory
+
+    text = """
+func.func @k(%g: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?]>, %p: !tile.gl<f32, [?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %g[%c0, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<16x64xf32>
+  %v = tile.reshape %t : !tile.rt<16x64xf32> -> !tile.rv<1024xf32, col>
+  %u = tile.load %g[%c0, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<8x64xf32>
+  %w = tile.reshape %u : !tile.rt<8x64xf32> -> !tile.rv<512xf32, col>
+  tile.store %v, %o[%c0] : !tile.rv<1024xf32, col> -> !tile.gl<f32, [?]>
+  tile.store %w, %p[%c0] : !tile.rv<512xf32, col> -> !tile.gl<f32, [?]>
+  func.return
+}"""
+    module = _parse(text)
+    TileLayoutPass().apply(make_context(), module)
+    fn = next(op for op in module.walk() if op.name == "func.func")
+    layout = plan_shared_memory(fn, 32)
+    assert [(offset, size) for _, offset, size in layout.entries] == [(0, 4096), (0, 4096)] and layout.total == 4096
+    lowered = _lower(text)
+    assert {op.sym_name.data for op in lowered.walk() if op.name == "frag.shared"} == {"k_v_reshape"}
+    g = np.random.default_rng().standard_normal((16, 64)).astype(np.float32)
+    outs = [np.full(1024, np.nan, np.float32), np.full(512, np.nan, np.float32)]
+    run(lowered, "k", *_view(g), *_view(outs[0]), *_view(outs[1]))
+    np.testing.assert_array_equal(outs[0], g.reshape(-1))
+    np.testing.assert_array_equal(outs[1], g[:8].reshape(-1))

@@ -174,11 +174,17 @@ class SharedLayout:
     total: int
 
 
+MOVES_THROUGH_SHARED = (t.ConvertLayoutOp, t.ReshapeOp, t.JoinOp, t.SplitOp)
+"""Ops that move a tile's values through a scratch tile when their fragments need it (:func:`needs_scratch`):
+each stores, synchronises the block, loads and synchronises again, so all of them share one scratch (the
+largest they need) at the first one's place."""
+
+
 def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
     """The shared memory ``fn`` (fragment-typed tile IR, after ``tile-layout``) needs with ``threads``
     a block: what tile-distribute allocates, so that a pass may ask before it adds a buffer."""
     allocs = [op for op in fn.walk() if isinstance(op, t.AllocOp | t.MbarInitOp)
-              or (isinstance(op, t.ConvertLayoutOp | t.ReshapeOp | t.JoinOp | t.SplitOp) and needs_scratch(op))
+              or (isinstance(op, MOVES_THROUGH_SHARED) and needs_scratch(op))
               or (isinstance(op, REDUCTIONS) and reduction_scratch_bytes(op))
               or (isinstance(op, t.ScanOp) and scan_scratch_bytes(op))
               or (isinstance(op, t.ATOMIC_OPS) and atomic_scratch_bytes(op, fn, threads))]
@@ -186,12 +192,17 @@ def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
     wgmma_tiles = wgmma_alignment(fn)
     for alloc, period in wgmma_tiles.items():
         align[alloc] = max(align.get(alloc, SHARED_ALIGN), period)
-    entries, offset = [], 0
+    moves = [op for op in allocs if isinstance(op, MOVES_THROUGH_SHARED)]
+    move_bytes = max((scratch_bytes(op, threads // 32) for op in moves), default=0)
+    entries, offset, move_at = [], 0, None
     for op in allocs:
-        if isinstance(op, t.MbarInitOp):
+        if isinstance(op, MOVES_THROUGH_SHARED):
+            if move_at is not None:  # one scratch for every move: each is done with it when it ends
+                entries.append((op, move_at, move_bytes))
+                continue
+            size = move_bytes
+        elif isinstance(op, t.MbarInitOp):
             size = op.result.type.count.data * MBAR_BYTES
-        elif isinstance(op, t.ConvertLayoutOp | t.ReshapeOp | t.JoinOp | t.SplitOp):
-            size = scratch_bytes(op, threads // 32)
         elif isinstance(op, REDUCTIONS):
             size = reduction_scratch_bytes(op)
         elif isinstance(op, t.ScanOp):
@@ -203,6 +214,8 @@ def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
         a = align.get(op, SHARED_ALIGN)
         offset = (offset + a - 1) // a * a
         entries.append((op, offset, size))
+        if isinstance(op, MOVES_THROUGH_SHARED):
+            move_at = offset
         offset += size
     dynamic = offset > STATIC_SHARED_LIMIT
     base_align = max(align.values(), default=SHARED_ALIGN) if dynamic else SHARED_ALIGN
@@ -406,8 +419,11 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
         self._align = layout.align
         # wgmma reads shared memory through the async proxy: a barrier hands it generic writes only after a proxy fence
         self._proxy_fence = wgmma_reads_generic_writes(self.fn, layout.wgmma_tiles)
-        plan, used = {}, set()
+        plan, used, moves = {}, set(), None
         for i, (op, offset, size) in enumerate(layout.entries):
+            if isinstance(op, MOVES_THROUGH_SHARED) and moves is not None:
+                plan[op] = moves  # the one scratch of every move (plan_shared_memory)
+                continue
             hint = (op.old if isinstance(op, t.ATOMIC_OPS) else op.results[0]).name_hint or f"smem{i}"
             if isinstance(op, t.ConvertLayoutOp):
                 hint += "_convert"
@@ -424,6 +440,8 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 sym += "_"
             used.add(sym)
             plan[op] = (sym, offset, size)
+            if isinstance(op, MOVES_THROUGH_SHARED):
+                moves = plan[op]
         self._dynamic = layout.dynamic
         self._base_align = layout.base_align
         self._shared_total = layout.total
