@@ -274,10 +274,54 @@ def test_unsigned_values_and_masks(after):
     np.testing.assert_array_equal(b, np.where(x.reshape(4, 2 * n) > 200, 1.0, -1.0))
 
 
+@tl.kernel
+def mixed_parts(x8, y8, f16, f32, o_u8, o_cat, o_fp8, o_split, o_ptr, N: tl.constexpr):
+    """A hunt's findings: unsigned parts stay unsigned, u8 with i8 is u8, f16 with f32 meet in f32, FP8
+    vectors join as bytes (e5m2's infinities kept), a vector read as (1, n) joins and splits, a tensor of
+    pointers reshapes."""
+    rows = tl.arange(0, 4)[:, None] * N + tl.arange(0, N)[None, :]
+    u = tl.load(x8 + rows)  # uint8 tile
+    i = tl.load(y8 + rows).to(tl.int8, bitcast=True)  # the same bytes as int8
+    tl.store(o_u8 + tl.arange(0, 8)[:, None] * N + tl.arange(0, N)[None, :], (tl.cat(u, i) >> 4).to(tl.int32))
+    a, b = tl.load(f16 + tl.arange(0, N)), tl.load(f32 + tl.arange(0, N))
+    tl.store(o_cat + tl.arange(0, 2 * N), tl.cat(a, b))
+    e = tl.load(o_fp8 + tl.arange(0, N))
+    tl.store(o_fp8 + N + tl.arange(0, 2 * N), tl.interleave(e, e))
+    r = tl.reshape(b, (1, N))
+    first, second = tl.split(tl.reshape(tl.join(r, r * 2.0), (N, 2)))
+    tl.store(o_split + tl.arange(0, N), first + second)
+    p = tl.reshape(o_ptr + tl.arange(0, 2 * N), (2, N))
+    tl.store(p, tl.reshape(tl.cat(a, b), (2, N)))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_what_a_hunt_found(after):
+    import ml_dtypes
+
+    n = 16
+    x8 = RNG.integers(0, 256, (4, n), dtype=np.uint8)
+    f16, f32 = RNG.standard_normal(n).astype(np.float16), RNG.standard_normal(n).astype(np.float32)
+    fp8 = np.zeros(3 * n, ml_dtypes.float8_e5m2)
+    fp8[:n] = np.array([np.inf, -np.inf, 1.5, -2.0] * (n // 4), np.float32).astype(ml_dtypes.float8_e5m2)
+    o_u8, o_cat = np.full((8, n), -7, np.int32), np.full(2 * n, np.nan, np.float32)
+    o_split, o_ptr = np.full(n, np.nan, np.float32), np.full(2 * n, np.nan, np.float32)
+    mixed_parts.interpret(x8, x8, f16, f32, o_u8, o_cat, fp8, o_split, o_ptr, N=n, grid=(1,), after=after)
+    np.testing.assert_array_equal(o_u8, np.concatenate([x8, x8]) >> 4)
+    np.testing.assert_array_equal(o_cat, np.concatenate([f16.astype(np.float32), f32]))
+    np.testing.assert_array_equal(fp8[n:].astype(np.float32), np.repeat(fp8[:n].astype(np.float32), 2))
+    np.testing.assert_array_equal(o_split, f32 * 3)
+    np.testing.assert_array_equal(o_ptr, np.concatenate([f16.astype(np.float32), f32]))
+
+
 @pytest.mark.parametrize("arch", ("sm_80", "sm_90a"))
 def test_the_kernels_compile(arch):
     m, n = 16, 32
     shapes.compile(np.zeros((m, n), np.float32), *_shapes_outputs(m, n), M=m, N=n, arch=arch)
+    import ml_dtypes
+
+    u8, f = np.zeros((4, 16), np.uint8), np.zeros(32, np.float32)
+    mixed_parts.compile(u8, u8, np.zeros(16, np.float16), f, np.zeros((8, 16), np.int32), f,
+                        np.zeros(48, ml_dtypes.float8_e5m2), f, f, N=16, arch=arch)
     x = np.zeros(1000, np.float32)
     group_quantize.compile(x, np.zeros(1000, np.int8), x, 1000, BLOCK=256, GROUP=32, arch=arch)
     sorts.compile(np.zeros((16, 64), np.float32), np.zeros(64, np.int32),
@@ -362,3 +406,26 @@ def test_errors_name_the_shapes():
         tl.split(tl.join(t, t).permute(2, 0, 1))
 
     _error(split_moved, np.zeros((8, 8), np.float32), match=r"its last axis must have an extent of 2")
+
+    @tl.kernel
+    def carried(x, n):
+        j = tl.join(tl.load(x, (0, 0), shape=(8, 8)), tl.load(x, (0, 0), shape=(8, 8)))
+        for _ in range(n):
+            j = j.permute(1, 0, 2)
+
+    _error(carried, np.zeros((8, 8), np.float32), 3, match=r"is neither compared nor carried by a loop: reshape it")
+
+    @tl.kernel
+    def math_on_a_join(x):
+        t = tl.load(x, (0, 0), shape=(8, 8))
+        tl.abs(tl.join(t, t))
+
+    _error(math_on_a_join, np.zeros((8, 8), np.float32), match=r"'abs' takes tiles, vectors, scalars and numbers, got "
+                                                               r"tl.join of two tiles")
+
+    @tl.kernel
+    def trans_without_dims(x):
+        t = tl.load(x, (0, 0), shape=(8, 8))
+        tl.trans(tl.join(t, t))
+
+    _error(trans_without_dims, np.zeros((8, 8), np.float32), match=r"needs its axes' order")

@@ -298,3 +298,27 @@ func.func @k(%g: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?]>, %p: !tile.gl<f32
     run(lowered, "k", *_view(g), *_view(outs[0]), *_view(outs[1]))
     np.testing.assert_array_equal(outs[0], g.reshape(-1))
     np.testing.assert_array_equal(outs[1], g[:8].reshape(-1))
+
+
+def test_a_join_of_a_warps_part_and_a_blocks():
+    """Parts held apart (a warp's mma accumulator, a block fragment; IR only, the language gives both parts
+    one fragment): the scratch is the block's, so every warp reads both parts whole (a hunt found each warp
+    reading three quarters of the block's part unwritten)."""
+    c = mma_fragment(MMA_M16N8K16_F16, "C", (16, 32)).layout
+    b = block_fragment((16, 32), 128, 4).layout
+    r = default_fragment((32, 32)).layout
+    g = _view_type(2, "f32")
+    text = f"""
+func.func @k(%g: {g}, %h: {g}, %o: {g})
+    attributes {{tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>}} {{
+  %c0 = arith.constant 0 : index
+  %x = tile.load %g[%c0, %c0] : {g} -> !tile.rt<16x32xf32, {c}>
+  %y = tile.load %h[%c0, %c0] : {g} -> !tile.rt<16x32xf32, {b}>
+  %z = tile.join %x, %y dim 0 : !tile.rt<16x32xf32, {c}>, !tile.rt<16x32xf32, {b}> -> !tile.rt<32x32xf32, {r}>
+  tile.store %z, %o[%c0, %c0] : !tile.rt<32x32xf32, {r}> -> {g}
+  func.return
+}}"""
+    x, y = _values((16, 32), "f32"), _values((16, 32), "f32")
+    before, after = _both(text, "k", [x, y], [np.full((32, 32), np.nan, np.float32)])
+    np.testing.assert_array_equal(before[0], np.concatenate([x, y]))
+    np.testing.assert_array_equal(after[0], np.concatenate([x, y]))

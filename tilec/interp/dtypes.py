@@ -103,6 +103,13 @@ def round_f8(x: Any, name: str) -> np.ndarray:
     return f8_values(f8_bits(saturated_f8(x, name), name), name).astype(np.float32)
 
 
+def stored_f8(x: Any, name: str) -> np.ndarray:
+    """Float values as an FP8 array of type ``name`` holds them, as float32: to nearest, an infinity kept
+    where the type has one (e5m2; a byte moved is not converted, so nothing saturates: :func:`round_f8` is
+    what a conversion into FP8 does)."""
+    return f8_values(f8_bits(x, name), name).astype(np.float32)
+
+
 def _round(a: Any, element_type: Attribute) -> Any:
     if isinstance(element_type, BFloat16Type):
         return round_bf16(a)

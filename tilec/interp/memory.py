@@ -24,7 +24,7 @@ from xdsl.ir import Attribute
 
 from tilec.dialects.tile.attributes import DYNAMIC
 from tilec.dialects.tile.types import GlobalType, SharedType, element_bits
-from tilec.interp.dtypes import FLOAT8_FORMATS, nan_fill, numpy_dtype, round_bf16, round_f8
+from tilec.interp.dtypes import FLOAT8_FORMATS, nan_fill, numpy_dtype, round_bf16, stored_f8
 from tilec.interp.errors import OpError
 from tilec.layout import ComposedLayout, Layout, Swizzle
 
@@ -83,7 +83,7 @@ class GlobalView:
         if isinstance(self.element_type, BFloat16Type):
             out = round_bf16(out)
         elif self.element_type.name in FLOAT8_FORMATS:
-            out = round_f8(out, self.element_type.name)
+            out = stored_f8(out, self.element_type.name)
         return out
 
     def write(self, origin, values: np.ndarray, mask: np.ndarray | None = None) -> None:
@@ -133,7 +133,7 @@ class GlobalView:
         if isinstance(self.element_type, BFloat16Type):
             out = round_bf16(out)
         elif self.element_type.name in FLOAT8_FORMATS:
-            out = round_f8(out, self.element_type.name)
+            out = stored_f8(out, self.element_type.name)
         return out
 
     def scatter(self, indices: list[np.ndarray], values: np.ndarray, mask: np.ndarray | None = None,

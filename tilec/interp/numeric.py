@@ -60,6 +60,12 @@ _COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equ
             "ge": np.greater_equal}
 
 
+def _held_f8(values: Any) -> Any:
+    """FP8 values as the interpreter holds them (float32), exactly."""
+    values = np.asarray(values, dtype=np.float32)
+    return values if values.ndim else np.float32(values)
+
+
 @register_impls
 class NumpyArithFunctions(ArithFunctions):
     """``arith`` with float ops on numpy scalars and arrays; integer ops are xDSL's."""
@@ -206,12 +212,13 @@ class NumpyArithFunctions(ArithFunctions):
     def run_bitcast(self, interpreter, op, args):
         """The same bits read as the result's type (a float as its storage type; an integer signed)."""
         src, dst = op.operands[0].type, op.results[0].type
+        # a byte's FP8 value is held as it is (no conversion: an infinity stays one, as the bits say)
         if src.name in FLOAT8_FORMATS and dst.name in FLOAT8_FORMATS:  # a byte read as the other FP8 type
-            return (to_element(f8_values(f8_bits(args[0], src.name), dst.name), dst),)
+            return (_held_f8(f8_values(f8_bits(args[0], src.name), dst.name)),)
         if src.name in FLOAT8_FORMATS:  # an FP8 value's byte, as a signed int8
             return (_to_int(f8_bits(args[0], src.name).astype(np.int8)),)
         if dst.name in FLOAT8_FORMATS:  # a byte's FP8 value
-            return (to_element(f8_values(np.asarray(args[0]).astype(np.uint8), dst.name), dst),)
+            return (_held_f8(f8_values(np.asarray(args[0]).astype(np.uint8), dst.name)),)
         value = np.asarray(args[0]).astype(numpy_dtype(src))
         if isinstance(src, BFloat16Type):  # held as f32 whose low 16 bits are zero
             value = (value.view(np.uint32) >> 16).astype(np.uint16)

@@ -48,7 +48,8 @@ from xdsl.ir import Attribute, Operation
 from tilec.dialects.abi import producer_threads
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import RegisterType, SharedType, element_bits
-from tilec.interp.dtypes import exp2_ftz, exp_ftz, numpy_dtype, round_bf16, round_tf32, to_element
+from tilec.interp.dtypes import (FLOAT8_FORMATS, exp2_ftz, exp_ftz, numpy_dtype, round_bf16, round_tf32, stored_f8,
+                                 to_element)
 from tilec.interp.errors import BarrierError, OpError, TileInterpreterError, WarpAborted, describe_op, op_text
 from tilec.interp.mbarriers import BarrierArray, NamedBarrier
 from tilec.passes.uniformity import atomic_combiners, lane_varying, warp_varying
@@ -816,7 +817,10 @@ class TileFunctions(InterpreterFunctions):
         """The body runs once on whole arrays (arith/math here work elementwise on numpy)."""
         (out,) = interpreter.run_ssacfg_region(op.body, tuple(args), "map")
         rt = op.result.type
-        return (to_element(np.broadcast_to(out, _register_dims(rt)), rt.element_type).astype(numpy_dtype(rt.element_type)),)
+        out = np.broadcast_to(out, _register_dims(rt))
+        if rt.element_type.name in FLOAT8_FORMATS:  # the body's FP8 values as they are (its conversions rounded them)
+            return (stored_f8(out, rt.element_type.name),)
+        return (to_element(out, rt.element_type).astype(numpy_dtype(rt.element_type)),)
 
     @impl(t.StoreOp)
     def run_store(self, interpreter: Interpreter, op: t.StoreOp, args: PythonValues):

@@ -21,9 +21,11 @@ from typing import Any
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import RegisterType, RegisterVectorType
 from tilec.lang import ops
-from tilec.lang.dtypes import int1, int32
+from tilec.lang.dtypes import int1, int8, int32
 from tilec.lang.tracing import current, error
-from tilec.lang.values import Expanded, Tile, Vector, _element_type, checked_type, where, wrap
+from tilec.lang.dtypes import dtype_of
+from tilec.lang.values import (Expanded, Pointer, Tile, Vector, _element_type, _unsigned_result, checked_type, convert, where,
+                               wrap)
 
 
 def _describe(x: Any) -> str:
@@ -46,6 +48,8 @@ def reshape(x: Any, *shape: Any, can_reorder: bool = False, orientation: str | N
     changes nothing: the order is kept. ``orientation`` (tilec's, for a vector result): ``"row"`` or ``"col"``."""
     if isinstance(x, Joined):
         return x.reshape(*shape)
+    if isinstance(x, Pointer) and isinstance(x.offset, (Tile, Vector, Expanded)):  # Triton's tensor of pointers
+        return Pointer(x.view, reshape(x.offset, *shape, orientation=orientation))
     dims = _shape(shape, "tl.reshape")
     if isinstance(x, Expanded):
         x = x.tile()
@@ -112,6 +116,8 @@ def ravel(x: Any, can_reorder: bool = False) -> Vector:
         return x
     if isinstance(x, Expanded):
         return x.vector
+    if isinstance(x, Joined):
+        return reshape(x, (math.prod(x.shape),))
     if not isinstance(x, Tile):
         raise error(f"tl.ravel takes a tile or a vector, got {_describe(x)}")
     return reshape(x, (math.prod(x.shape),))
@@ -121,7 +127,9 @@ def join(a: Any, b: Any) -> "Tile | Joined":
     """Triton's ``tl.join`` of two vectors of n values: the (n, 2) tile whose columns they are (``a`` first),
     in their promoted type, e.g. the real and imaginary parts stored back through ``ptr + offs[:, None] * 2 +
     tl.arange(0, 2)[None, :]``. Of two tiles: the (m, n, 2) value :class:`Joined`."""
-    if isinstance(a, Tile) and isinstance(b, Tile):
+    if isinstance(a, Expanded) and isinstance(b, Expanded) or isinstance(a, Tile) and isinstance(b, (Tile, Expanded)) \
+            or isinstance(b, Tile) and isinstance(a, Expanded):
+        a, b = _as_tile(a), _as_tile(b)
         if a.shape != b.shape:
             raise error(f"tl.join of tiles of shapes {a.shape} and {b.shape}: they must have one shape")
         return Joined(_promoted(a, b))
@@ -140,12 +148,15 @@ def split(x: Any) -> tuple[Any, Any]:
     column's elements exactly (a maximum over the row with the other element at the type's lowest value)."""
     if isinstance(x, Joined):
         return x.split()
+    x = _as_tile(x)
     if not isinstance(x, Tile) or x.shape[1] != 2:
         raise error(f"tl.split takes a tile whose last extent is 2 (an (n, 2) tile, e.g. tl.join's), got "
                     f"{_describe(x)}")
     if x.dtype == int1:
         first, second = split(x.to(int32))
         return first != 0, second != 0
+    if x.dtype.is_fp8:  # as bytes: a maximum of FP8 values would be computed in f32 and rounded back
+        return tuple(v.to(x.dtype, bitcast=True) for v in split(x.to(int8, bitcast=True)))
     column = ops.iota(x.shape, 1)
     if x.dtype.is_float or x.dtype.is_fp8:
         lowest = float("-inf")
@@ -169,11 +180,12 @@ def _joined(a: Tile, b: Tile, dim: int, interleaved: bool) -> Tile:
 
 
 def _promoted(a: Tile | Vector, b: Tile | Vector) -> tuple[Tile | Vector, Tile | Vector]:
-    """The two in their promoted element type (Triton's, as the operators promote)."""
-    if a.dtype == b.dtype:
-        return a, b
+    """The two in their promoted element type (Triton's, as the operators promote: u8 with i8 is u8)."""
     element = _element_type((a, b), "tl.join")
-    return (x if x.type.element_type == element else x.to(element) for x in (a, b))
+    to = dtype_of(element).unsigned if _unsigned_result((a, b), element) else dtype_of(element)
+    # a signed integer read as the unsigned one of its width keeps its bits (convert's)
+    first, second = (x if x.dtype == to else convert(x, to) for x in (a, b))
+    return first, second
 
 
 def interleave(a: Any, b: Any) -> Tile | Vector:
@@ -229,7 +241,9 @@ class Joined:
         return Joined(self.parts, tuple(self.order[i] for i in order))
 
     def trans(self, *dims: Any) -> "Joined":
-        return self.permute(*(dims or (2, 1, 0)))
+        if not dims:  # Triton's tl.trans without dims transposes a 2-D value only
+            raise error(f"tl.trans of {self.describe()} needs its axes' order, e.g. tl.trans(x, (0, 2, 1))")
+        return self.permute(*dims)
 
     def _tile(self) -> Tile:
         """A tile whose row-major order is the value's: the parts (transposed where the value's axes are)
@@ -266,6 +280,8 @@ class Joined:
 
 def _refuse(name: str):
     def refused(self, *args: Any, **kwargs: Any) -> Any:
+        if name in ("eq", "ne"):  # also what a loop asks of a value it might carry
+            raise error(f"{self.describe()} is neither compared nor carried by a loop: reshape it to a tile first")
         raise error(f"{name} of {self.describe()}: tilec holds tl.join's three axes as its two parts; compute on "
                     "the parts before the join, or reshape it to a tile first")
     return refused

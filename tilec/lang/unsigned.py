@@ -32,7 +32,7 @@ from tilec.lang.tracing import Trace, current
 _MEMORY_READS = (t.LoadOp, t.LoadScalarOp, t.GatherOp, t.SubviewOp, t.AtomicOp, t.ScatterAtomicOp)
 """Ops whose result holds elements of the array (or shared tile) they read."""
 
-_MOVES = (t.BroadcastOp, t.TransposeOp, t.ReshapeOp, t.ConvertLayoutOp, t.ExtractOp, t.SliceOp, t.FillOp, t.RowMaxOp, t.RowMinOp,
+_MOVES = (t.BroadcastOp, t.TransposeOp, t.ReshapeOp, t.SplitOp, t.ConvertLayoutOp, t.ExtractOp, t.SliceOp, t.FillOp, t.RowMaxOp, t.RowMinOp,
           t.ColMaxOp, t.ColMinOp, t.RowSumOp, t.ColSumOp, t.ReduceOp, t.ScanOp)
 """Tile ops whose result holds values of their first operand's type, read as it is (a reduction of unsigned
 values is computed as the language asks: :func:`tilec.lang.ops` flips the sign bit around a maximum)."""
@@ -77,6 +77,8 @@ def is_unsigned(value: SSAValue, depth: int = _DEPTH) -> bool:
         return any(isinstance(x.type, GlobalType | SharedType) and is_unsigned(x, depth - 1) for x in op.operands)
     if isinstance(op, _MOVES):
         return is_unsigned(op.operands[0], depth - 1)
+    if isinstance(op, t.JoinOp):  # the language joins parts of one type (promoted: u8 with i8 is u8)
+        return is_unsigned(op.lhs, depth - 1) or is_unsigned(op.rhs, depth - 1)
     if isinstance(op, scf.ForOp):
         return is_unsigned(op.iter_args[value.index], depth - 1)
     if isinstance(op, scf.WhileOp):  # what the condition passes out

@@ -190,6 +190,13 @@ class Tile(_Reshapable):
             raise error(f".trans{dims}: tiles are 2-D, so the one permutation is (1, 0)")
         return self.T
 
+    def permute(self, *dims: Any) -> "Tile":
+        """Triton's ``x.permute(1, 0)`` (or ``(0, 1)``: the tile itself)."""
+        order = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else tuple(dims)
+        if order not in ((0, 1), (1, 0)):
+            raise error(f".permute{order}: a tile has two axes, so the permutations are (0, 1) and (1, 0)")
+        return self if order == (0, 1) else self.T
+
 
 class Vector(_Reshapable):
     """A register vector: one value per row (``row``) or per column (``col``) of the tiles it meets."""
@@ -237,9 +244,9 @@ class Expanded:
     __lshift__, __rlshift__, __rshift__, __rrshift__ = Value.__lshift__, Value.__rlshift__, Value.__rshift__, Value.__rrshift__
     __hash__ = None  # type: ignore[assignment]
 
-    def to(self, dtype: Any) -> Expanded:
-        """The expanded vector converted (``m[:, None].to(tl.float16)``)."""
-        return Expanded(self.vector.to(dtype), self.axis)
+    def to(self, dtype: Any, fp_downcast_rounding: str | None = None, bitcast: bool = False) -> Expanded:
+        """The expanded vector converted (``m[:, None].to(tl.float16)``; ``bitcast``: its bits read as ``dtype``)."""
+        return Expanded(self.vector.to(dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast), self.axis)
 
     def tile(self) -> Tile:
         """The tile of one column (``v[:, None]``) or one row (``v[None, :]``) it stands for, numpy's
@@ -702,6 +709,8 @@ def _materialize(o: Any, shape: _Shape, element: Attribute, unsigned: bool = Fal
         return _promoted(o, element, unsigned).value
     if isinstance(o, View):
         raise o.pointer_error()
+    if callable(getattr(type(o), "describe", None)):  # a value of the language's own (tl.join's pairs)
+        raise error(f"expected a tile, vector, scalar or number, got {o.describe()}")
     text = repr(o)  # short ones name the value (an unbound loop name says which)
     raise error(f"expected a tile, vector, scalar or number, got {type(o).__name__}"
                 + (f" {text}" if len(text) <= 100 else ""))
@@ -990,6 +999,9 @@ def elementwise(op: str, *operands: Any) -> Any:
     shape = _result_shape(operands)
     element = _element_type(operands, op)
     if element is None:
+        own = [o for o in operands if callable(getattr(type(o), "describe", None)) and not isinstance(o, (int, float))]
+        if own:  # a value of the language's own that is no tile, vector or scalar (tl.join's pairs)
+            raise error(f"'{op}' takes tiles, vectors, scalars and numbers, got {own[0].describe()}")
         raise error(f"'{op}' needs at least one traced value (got Python numbers {operands!r})")
     if isinstance(element, FLOAT8_TYPES):  # computed in f32, the result rounded back to FP8 (as Triton does)
         wide = elementwise(op, *(o.to(dtypes.float32) if isinstance(o, (Value, Expanded)) else o for o in operands))
@@ -1040,6 +1052,18 @@ def where(cond: Any, a: Any, b: Any) -> Any:
         if shape.kind == "scalar":
             element = _number_type(a if not isinstance(a, bool) else 0.0) if not isinstance(element, Float32Type) \
                 else element
+    if isinstance(element, FLOAT8_TYPES) and shape.kind != "scalar":
+        # a choice moves bits: FP8 values are chosen as bytes (computed in f32 they would be rounded back
+        # through satfinite, and e5m2's infinities would become its largest finite value)
+        fp8, byte = dtype_of(element), dtype_of(IntegerType(8))
+
+        def as_bytes(o: Any) -> Any:
+            if isinstance(o, (Value, Expanded)) and not isinstance(o, Scalar):
+                return o.to(fp8).to(byte, bitcast=True)
+            return bitcast_to(wrap(_materialize(o, shape, element)), byte)
+
+        chosen = where(cond, as_bytes(a), as_bytes(b))
+        return chosen.to(fp8, bitcast=True)
     unsigned = _unsigned_result((a, b), element)
     c = _materialize(cond, shape, IntegerType(1))
     x, y = _materialize(a, shape, element, unsigned), _materialize(b, shape, element, unsigned)

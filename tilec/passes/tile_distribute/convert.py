@@ -178,11 +178,6 @@ def _split_fragments(op: t.SplitOp) -> tuple[tuple[Fragment, Fragment], Fragment
         Fragment(op.input.type.dims, op.input.type.fragment)
 
 
-def _source(op: Operation) -> SSAValue:
-    """The value whose fragment decides a moving op's scratch (a join's: its first part's)."""
-    return op.lhs if isinstance(op, t.JoinOp) else op.input
-
-
 def _whole(op: Operation) -> SSAValue:
     """The value the scratch tile holds: a moving op's result (a split's: its input)."""
     return op.input if isinstance(op, t.SplitOp) else op.result
@@ -231,9 +226,11 @@ def shuffles_carry(elem) -> bool:
 
 
 def per_warp_scratch(op: Operation) -> bool:
-    """Whether a conversion's scratch is one tile per warp (its input is a warp's tile: every warp
-    holds a whole one) rather than one for the block (its input spans the block's warps)."""
-    return _source(op).type.fragment.num_threads == 32
+    """Whether a conversion's scratch is one tile per warp (its inputs are a warp's tiles: every warp
+    holds whole ones) rather than one for the block (an input spans the block's warps: each warp stores
+    its part, and the copies of a warp's tile store the same values)."""
+    sources = (op.lhs, op.rhs) if isinstance(op, t.JoinOp) else (op.input,)
+    return all(v.type.fragment.num_threads == 32 for v in sources)
 
 
 def scratch_bytes(op: Operation, warps: int) -> int:
