@@ -83,9 +83,31 @@ def test_tile_to_tile_moves_no_data(src, dst):
 
 @pytest.mark.parametrize("src, dst", [((16, 64), (1024,)), ((1024,), (32, 32)), ((64,), (8, 8)), ((256,), (1024 // 8, 2)),
                                       ((32, 8), (256,))])
-def test_vectors_go_through_shared_memory(src, dst):
-    """A vector's fragment is solved apart from the tiles: the values move through a scratch tile."""
-    assert _check(_kernel(src, dst), src, dst) == "shared"
+def test_vectors_take_the_tiles_registers(src, dst):
+    """A vector reshaped from or to a tile takes the tile's fragment reread as a vector
+    (:func:`reshaped_vector_fragment`): the lanes keep their registers."""
+    assert _check(_kernel(src, dst), src, dst) == "registers"
+
+
+def test_a_vector_of_a_reduction_moves():
+    """A row sum's vector holds the reduced tile's rows: read as a 4 x 4 tile (whose own fragment tile-layout
+    chose) its values go through shared memory."""
+    g, o = _view_type(2, "f32"), _view_type(2, "f32")
+    text = f"""
+func.func @k(%g: {g}, %o: {o})
+    attributes {{tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>}} {{
+  %c0 = arith.constant 0 : index
+  %x = tile.load %g[%c0, %c0] : {g} -> !tile.rt<16x32xf32>
+  %s = tile.row_sum %x : !tile.rt<16x32xf32> -> !tile.rv<16xf32, row>
+  %t = tile.reshape %s : !tile.rv<16xf32, row> -> !tile.rt<4x4xf32>
+  tile.store %t, %o[%c0, %c0] : !tile.rt<4x4xf32> -> {o}
+  func.return
+}}"""
+    x = np.random.default_rng().integers(-8, 8, (16, 32)).astype(np.float32)  # exact sums in any order
+    before, after = _both(text, "k", [x], [np.full((4, 4), np.nan, np.float32)])
+    np.testing.assert_array_equal(before[0], x.sum(1).reshape(4, 4))
+    np.testing.assert_array_equal(after[0], x.sum(1).reshape(4, 4))
+    _path_agrees(text)
 
 
 @pytest.mark.parametrize("elem", ["i32", "i8"])
@@ -274,18 +296,20 @@ def test_moves_share_one_scratch():
     a sort's dozens of steps fit in a block's shared memory."""
     from tilec.passes.tile_distribute.kernel import plan_shared_memory
 
-    text = """
-func.func @k(%g: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?]>, %p: !tile.gl<f32, [?]>)
-    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+    acc16, acc8 = (mma_fragment(MMA_M16N8K16_F16, "C", d).layout for d in ((16, 64), (16, 32)))
+    rows16, rows8 = default_fragment((32, 32)).layout, default_fragment((32, 16)).layout
+    text = f"""
+func.func @k(%g: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>, %p: !tile.gl<f32, [?, ?]>)
+    attributes {{tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>}} {{
   %c0 = arith.constant 0 : index
-  %t = tile.load %g[%c0, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<16x64xf32>
-  %v = tile.reshape %t : !tile.rt<16x64xf32> -> !tile.rv<1024xf32, col>
-  %u = tile.load %g[%c0, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<8x64xf32>
-  %w = tile.reshape %u : !tile.rt<8x64xf32> -> !tile.rv<512xf32, col>
-  tile.store %v, %o[%c0] : !tile.rv<1024xf32, col> -> !tile.gl<f32, [?]>
-  tile.store %w, %p[%c0] : !tile.rv<512xf32, col> -> !tile.gl<f32, [?]>
+  %t = tile.load %g[%c0, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<16x64xf32, {acc16}>
+  %v = tile.reshape %t : !tile.rt<16x64xf32, {acc16}> -> !tile.rt<32x32xf32, {rows16}>
+  %u = tile.load %g[%c0, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<16x32xf32, {acc8}>
+  %w = tile.reshape %u : !tile.rt<16x32xf32, {acc8}> -> !tile.rt<32x16xf32, {rows8}>
+  tile.store %v, %o[%c0, %c0] : !tile.rt<32x32xf32, {rows16}> -> !tile.gl<f32, [?, ?]>
+  tile.store %w, %p[%c0, %c0] : !tile.rt<32x16xf32, {rows8}> -> !tile.gl<f32, [?, ?]>
   func.return
-}"""
+}}"""
     module = _parse(text)
     TileLayoutPass().apply(make_context(), module)
     fn = next(op for op in module.walk() if op.name == "func.func")
@@ -294,10 +318,10 @@ func.func @k(%g: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?]>, %p: !tile.gl<f32
     lowered = _lower(text)
     assert {op.sym_name.data for op in lowered.walk() if op.name == "frag.shared"} == {"k_v_reshape"}
     g = np.random.default_rng().standard_normal((16, 64)).astype(np.float32)
-    outs = [np.full(1024, np.nan, np.float32), np.full(512, np.nan, np.float32)]
+    outs = [np.full((32, 32), np.nan, np.float32), np.full((32, 16), np.nan, np.float32)]
     run(lowered, "k", *_view(g), *_view(outs[0]), *_view(outs[1]))
-    np.testing.assert_array_equal(outs[0], g.reshape(-1))
-    np.testing.assert_array_equal(outs[1], g[:8].reshape(-1))
+    np.testing.assert_array_equal(outs[0], g.reshape(32, 32))
+    np.testing.assert_array_equal(outs[1], g[:, :32].reshape(32, 16))
 
 
 def test_a_join_of_a_warps_part_and_a_blocks():

@@ -460,6 +460,27 @@ def reshaped_fragment(frag: Fragment, dims: tuple[int, int], name: str = "") -> 
     return _bit_linear_fragment(coord, frag.tv.num_threads, frag.num_values, dims, frag.describe(), name or frag.name)
 
 
+def reshaped_vector_fragment(frag: Fragment, length: int, orientation: str) -> "VectorFragment":
+    """The fragment of the vector that holds ``frag``'s elements (a tile's, flattened in row-major order)
+    in the same registers (``tile.reshape`` of a tile to a vector: no data moves); FragmentError where no
+    vector fragment expresses it."""
+    threads, values = frag.tv.num_threads, frag.num_values
+    if thread_bits(threads) is None or values & (values - 1) or frag.dims[0] * frag.dims[1] != length:
+        raise FragmentError(f"{frag.describe()} has no vector of {length} in its registers")
+    index = [[row_major_index(frag.tv.coord(t, v), frag.dims) for v in range(values)] for t in range(threads)]
+    by_thread = linear_fields([index[t][0] for t in range(threads)])
+    by_value = linear_fields(index[0])
+    if by_thread is None or by_value is None or by_thread[0] != 0:
+        raise FragmentError(f"{frag.describe()} read as a vector of {length} is not bit-linear")
+    tv = TVLayout(make_layout(_field_layout(by_thread[1], threads.bit_length() - 1),
+                              _field_layout(by_value[1], values.bit_length() - 1)), (length,))
+    if any(tv.offset(t, v) != index[t][v] for t in range(threads) for v in range(values)):
+        raise FragmentError(f"{frag.describe()} read as a vector of {length} is not additive")
+    vf = VectorFragment(tv, orientation)
+    vf.lane_fields  # noqa: B018 - raises FragmentError where tile-distribute could not address it
+    return vf
+
+
 def joined_coord(coord: tuple[int, int], part: int, dim: int, extent: int, interleaved: bool) -> tuple[int, int]:
     """Where element ``coord`` of part ``part`` (0 or 1) of ``tile.join`` lands in the result: along ``dim``
     at ``2 x + part`` (``interleaved``) or ``x + part * extent`` (one part after the other; ``extent``

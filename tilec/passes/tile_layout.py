@@ -79,6 +79,7 @@ from tilec.passes.fragments import (
     mma_fragment,
     part_fragment,
     reshaped_fragment,
+    reshaped_vector_fragment,
     spread_vector_fragment,
     thread_bits,
     tile_fragment,
@@ -466,6 +467,7 @@ class LayoutAssignment:
         slices: list[t.SliceOp] = []
         self.transposes: list[t.TransposeOp] = []
         self.reshapes: list[t.ReshapeOp | t.JoinOp | t.SplitOp] = []
+        self.vector_reshapes: list[t.ReshapeOp] = []  # a tile to a vector, or back
         for op in fn.walk():
             for v in self._defined(op):
                 self.values.append(v)
@@ -499,6 +501,8 @@ class LayoutAssignment:
                     self.transposes.append(op)
                 case t.ReshapeOp() if isinstance(op.input.type, RegisterType) and isinstance(op.result.type, RegisterType):
                     self.reshapes.append(op)
+                case t.ReshapeOp() if isinstance(op.input.type, RegisterType) or isinstance(op.result.type, RegisterType):
+                    self.vector_reshapes.append(op)
                 case t.JoinOp() | t.SplitOp():
                     self.reshapes.append(op)
                 case _ if isinstance(op, _REDUCTIONS):
@@ -659,7 +663,8 @@ class LayoutAssignment:
 
     def _solve_vectors(self) -> None:
         """Vectors: a fragment in the type, else the projection of the tile a reduction makes it from,
-        else of the tile it is broadcast to (another broadcast converts it), else spread over the lanes."""
+        else of the tile it is broadcast to (another broadcast converts it), else the registers of the tile
+        it is reshaped from or to, else spread over the lanes."""
         chosen: dict[SSAValue, VectorFragment] = {}
         for v in self.values:
             if isinstance(v.type, RegisterVectorType) and v.type.fragment is not None:
@@ -684,6 +689,15 @@ class LayoutAssignment:
             old = chosen.setdefault(self.uf.find(op.input), frag)
             if not old.tv.same_function(frag.tv):
                 self.conversions.append(Conversion(op, 0, frag))
+        for op in self.vector_reshapes:  # a tile read as a vector: the tile's registers, where a fragment says so
+            tile, vector = (op.input, op.result) if isinstance(op.input.type, RegisterType) else (op.result, op.input)
+            root = self.uf.find(vector)
+            if root not in chosen:
+                try:
+                    chosen[root] = reshaped_vector_fragment(self.tile[tile], vector.type.length.data,
+                                                            vector.type.orientation.data)
+                except FragmentError:
+                    pass  # its own fragment; tile-distribute moves the values through shared memory
         for v in self.values:
             if isinstance(v.type, RegisterVectorType):
                 root = self.uf.find(v)
