@@ -271,20 +271,23 @@ def test_split(dim, interleaved, elem, threads, layouts):
 
 
 def _path_agrees(text: str) -> str:
-    """The path tile-distribute took (shared memory or registers), checked against what the fragments
-    tile-layout chose allow (:func:`needs_scratch`)."""
+    """The path tile-distribute took (shared memory, shuffles of a conversion tile-layout put before the
+    op, or registers), checked against what the fragments tile-layout chose allow (:func:`needs_scratch`)."""
     module = _parse(text)
     TileLayoutPass().apply(make_context(), module)
-    op = next(op for op in module.walk() if isinstance(op, t.JoinOp | t.SplitOp | t.ReshapeOp))
+    moves = [op for op in module.walk() if isinstance(op, t.JoinOp | t.SplitOp | t.ReshapeOp | t.ConvertLayoutOp)]
     names = [o.name for o in _lower(text).walk()]
-    assert ("tile.barrier" in names) == needs_scratch(op)
-    return "shared" if needs_scratch(op) else "registers"
+    shared = any(needs_scratch(op) for op in moves)
+    assert ("tile.barrier" in names) == shared
+    if shared:
+        return "shared"
+    return "shuffles" if "frag.shfl" in names else "registers"
 
 
 @pytest.mark.parametrize("dims, dim, interleaved, path", [
     ((32, 32), 1, True, "registers"),  # the default 32 x 32 fragment holds column pairs in each thread
     ((32, 32), 0, False, "registers"),  # and rows r, r + 8, r + 16, r + 24: the halves' rows r and r + 16
-    ((32, 32), 0, True, "shared"),  # but not rows of both parities
+    ((32, 32), 0, True, "shuffles"),  # but not rows of both parities: lanes exchange them first (paired_fragment)
 ])
 def test_split_paths(dims, dim, interleaved, path):
     assert _path_agrees(_split_kernel(dims, dim, interleaved)) == path

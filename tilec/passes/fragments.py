@@ -536,6 +536,43 @@ def join_plan(parts: tuple[Fragment, Fragment], whole: Fragment, dim: int, inter
     return plan
 
 
+def paired_fragment(whole: Fragment, dim: int, interleaved: bool, name: str = "") -> Fragment:
+    """``whole`` with the bit that tells ``tile.split``'s two parts apart (the lowest bit of the coordinate
+    along ``dim`` for ``interleaved``, else its highest) moved from the thread into the value: the thread bit
+    that sets it and the lowest value bit exchange places, so each thread holds both elements of its pairs
+    (a conversion to it is one exchange between lanes ``lane ^ 2**k``: shuffles within a warp).
+    FragmentError where no single thread bit sets it, or no value bit can take its place."""
+    threads, values = whole.tv.num_threads, whole.num_values
+    extent = whole.dims[dim]
+    if thread_bits(threads) is None or values & (values - 1) or values < 2 or extent & (extent - 1):
+        raise FragmentError(f"{whole.describe()}: no bit of the thread or value to exchange")
+    pair = 1 if interleaved else extent // 2
+    step = (pair, 0) if dim == 0 else (0, pair)  # the coordinate the pair bit adds
+    origin = whole.tv.coord(0, 0)
+
+    def added(thread: int, value: int) -> tuple[int, int]:
+        r, c = whole.tv.coord(thread, value)
+        return r - origin[0], c - origin[1]
+
+    lane = next((k for k in range(threads.bit_length() - 1) if added(1 << k, 0) == step), None)
+    if lane is None:
+        raise FragmentError(f"{whole.describe()}: no thread bit alone sets the split's pair bit")
+    for m in range(values.bit_length() - 1):
+        v_bit, t_bit = 1 << m, 1 << lane
+
+        def coord(t: int, v: int, v_bit=v_bit, t_bit=t_bit) -> tuple[int, int]:
+            t2 = (t & ~t_bit) | (t_bit if v & v_bit else 0)
+            v2 = (v & ~v_bit) | (v_bit if t & t_bit else 0)
+            return whole.tv.coord(t2, v2)
+
+        try:
+            return _bit_linear_fragment(coord, threads, values, whole.dims, f"{whole.describe()} paired",
+                                        name or whole.name)
+        except FragmentError:
+            continue
+    raise FragmentError(f"{whole.describe()}: no value bit takes the split's pair bit")
+
+
 def part_fragment(whole: Fragment, dim: int, interleaved: bool, name: str = "") -> Fragment:
     """The fragment of both parts of ``tile.join`` whose result is held in ``whole`` such that the join
     moves no data: each thread holds the parts' elements of the result values it holds, in their order

@@ -77,6 +77,7 @@ from tilec.passes.fragments import (
     fma_fragment,
     joined_fragment,
     mma_fragment,
+    paired_fragment,
     part_fragment,
     reshaped_fragment,
     reshaped_vector_fragment,
@@ -608,6 +609,8 @@ class LayoutAssignment:
                         frag = reshaped_fragment(have[0], tuple(dst.type.dims), value_name(dst))
                     elif dst is sides[1]:
                         frag = joined_fragment(have[0], op.dim_value, op.interleaved is not None, value_name(dst))
+                    elif isinstance(op, t.SplitOp):
+                        frag = self._split_parts(op, have[0], value_name(dst))
                     else:
                         frag = part_fragment(have[0], op.dim_value, op.interleaved is not None, value_name(dst))
                 except FragmentError:
@@ -615,6 +618,20 @@ class LayoutAssignment:
                 self._chosen[root] = (frag, f"{op.name} of {value_name(src)}")
                 changed = True
         return changed
+
+    def _split_parts(self, op: t.SplitOp, whole: Fragment, name: str) -> Fragment:
+        """The parts' fragment of ``tile.split`` of a tile held in ``whole``: the elements each thread holds
+        of both; where a thread holds one element of its pairs (a bitonic sort's pairs in other lanes), the
+        input is converted first to the fragment with the pair bit in the value (:func:`paired_fragment`:
+        one exchange of values between lanes)."""
+        dim, interleaved = op.dim_value, op.interleaved is not None
+        try:
+            return part_fragment(whole, dim, interleaved, name)
+        except FragmentError:
+            paired = paired_fragment(whole, dim, interleaved, value_name(op.input))
+            parts = part_fragment(paired, dim, interleaved, name)
+            self.conversions.append(Conversion(op, 0, paired))
+            return parts
 
     def _convert_slice(self, op: t.SliceOp) -> None:
         with failing_at(op):

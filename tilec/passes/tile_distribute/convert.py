@@ -221,8 +221,9 @@ def needs_scratch(op: Operation) -> bool:
 
 
 def shuffles_carry(elem) -> bool:
-    """Whether a shuffle moves values of ``elem``: f32 and i32 as they are, f16/bf16 through f32."""
-    return str(elem) in ("f32", "i32", "f16", "bf16")
+    """Whether a shuffle moves values of ``elem``: f32 and i32 as they are, f16/bf16 through f32, masks and
+    narrower integers through i32 (as :meth:`ConvertLowering.convert_layout` widens them)."""
+    return str(elem) in ("f32", "i32", "f16", "bf16") or isinstance(elem, IntegerType) and elem.width.data < 32
 
 
 def per_warp_scratch(op: Operation) -> bool:

@@ -45,9 +45,10 @@ func.func @flatten(%x: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?]>)
 
 // -----
 
-// A bitonic step's pairs (sort): the rows of a 32 x 4 tile read as even and odd halves, ordered, put back.
-// The default fragment gives each thread rows of one parity (r, r + 8, ...): the split goes through
-// shared memory; the join of its parts, held as the split left them, needs no memory.
+// A bitonic step's pairs (sort): the rows of a 32 x 32 tile read as even and odd halves, ordered, put back.
+// The default fragment gives each thread rows of one parity (r, r + 8, ...): tile-layout converts the
+// input first to the fragment with the pair bit in the value (lanes exchange values: shuffles), then the
+// split and the join of its parts move no data.
 func.func @pairs(%x: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>)
     attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
   %c0 = arith.constant 0 : index
@@ -60,11 +61,27 @@ func.func @pairs(%x: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>)
   func.return
 }
 // CHECK-LABEL: func.func @pairs(
-// CHECK: frag.shared "pairs_lo_split", 4096, align 128 : !llvm.ptr<3>
+// CHECK-NOT: frag.shared
+// CHECK: frag.shfl
+// CHECK-NOT: frag.shared
+// CHECK-NOT: tile.barrier
+// CHECK: func.return
+
+// -----
+
+// Fragments given apart in the types (an mma accumulator's, a row-major tile's), which no renumbering
+// relates: through a scratch of 1024 f32 (4 KB), a barrier after the stores and one after the loads.
+func.func @apart(%x: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<16x64xf32, ((4,8),((2,2),(1,8))):((32,1),((16,8),(16,128)))>
+  %r = tile.reshape %t : !tile.rt<16x64xf32, ((4,8),((2,2),(1,8))):((32,1),((16,8),(16,128)))> -> !tile.rt<32x32xf32, ((4,8),((2,2),(2,4))):((64,1),((32,8),(16,256)))>
+  tile.store %r, %o[%c0, %c0] : !tile.rt<32x32xf32, ((4,8),((2,2),(2,4))):((64,1),((32,8),(16,256)))> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @apart(
+// CHECK: frag.shared "apart_r_reshape", 4096, align 128 : !llvm.ptr<3>
 // CHECK-COUNT-32: frag.store {{.*}} : f32, !llvm.ptr<3>
 // CHECK-NEXT: tile.barrier
 // CHECK-COUNT-32: frag.load {{.*}} : !llvm.ptr<3> -> f32
 // CHECK-NEXT: tile.barrier
-// CHECK-NOT: frag.shared
-// CHECK-NOT: tile.barrier
-// CHECK: func.return

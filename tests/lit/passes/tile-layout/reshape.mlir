@@ -41,3 +41,19 @@ func.func @nibbles(%a: !tile.gl<f16, [?, ?]>, %w: !tile.gl<i8, [?, ?]>, %c: !til
 // CHECK: %b = tile.join %lo, %hi dim 0 interleaved : !tile.rt<16x8xf16, [[PART]]>, !tile.rt<16x8xf16, [[PART]]> -> !tile.rt<32x8xf16, [[B:[^>]*]]>
 // CHECK: tile.mma %ta, %b, %z : {{.*}}, !tile.rt<32x8xf16, [[B]]>,
 // CHECK-NOT: convert_layout
+
+// A split whose pairs are in other lanes (the default 32 x 32 fragment gives each thread rows of one
+// parity): the input is converted first to the fragment with the pair bit in the value (paired_fragment),
+// whose threads hold both rows of each pair; the parts take those elements.
+func.func @pairs(%x: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>, %p: !tile.gl<f32, [?, ?]>) {
+  %c0 = arith.constant 0 : index
+  %t = tile.load %x[%c0, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<32x32xf32>
+  %lo, %hi = tile.split %t dim 0 interleaved : !tile.rt<32x32xf32> -> !tile.rt<16x32xf32>, !tile.rt<16x32xf32>
+  tile.store %lo, %o[%c0, %c0] : !tile.rt<16x32xf32> -> !tile.gl<f32, [?, ?]>
+  tile.store %hi, %p[%c0, %c0] : !tile.rt<16x32xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @pairs
+// CHECK: %t = tile.load {{.*}} -> !tile.rt<32x32xf32, [[ROWS:[^>]*]]>
+// CHECK-NEXT: %t_1 = tile.convert_layout %t : !tile.rt<32x32xf32, [[ROWS]]> -> !tile.rt<32x32xf32, [[PAIRED:[^>]*]]>
+// CHECK-NEXT: %lo, %hi = tile.split %t_1 dim 0 interleaved : !tile.rt<32x32xf32, [[PAIRED]]> -> !tile.rt<16x32xf32, [[PART:[^>]*]]>, !tile.rt<16x32xf32, [[PART]]>
