@@ -110,11 +110,9 @@ def main() -> None:
             low, high = (w & 0xF).half() - 8, (w >> 4).half() - 8
             return a @ (torch.cat([low, high]) * scale.half())
 
-        w_rows = q[0::2] | (q[1::2] << 4)  # GPTQ's packing: two consecutive rows a byte
-        _, call_rows, _ = int4.matmul_call(a, w_rows, scale, c, BM=bm, BN=bn, BK=bk)
-        call_rows = (*call_rows[:6], k, *call_rows[7:])  # K in values
+        # GPTQ's packing (two consecutive rows a byte), the same bytes a K step
+        _, call_rows, consts_rows = int4.matmul_rows_call(a, int4.pack_rows(q), scale, c, BM=bm, BN=bn, BK=2 * bk)
         rows_kernel = int4.matmul_w4a16_rows.with_options(num_warps=TILES["warps"])
-        consts_rows = dict(BM=bm, BN=bn, BK=2 * bk)  # the same bytes a K step
 
         runs = {
             "tilec": lambda: kernel[grid](*call, **consts),

@@ -84,9 +84,19 @@ def matmul_w4a16_rows(a_ptr, w_ptr, scale_ptr, c_ptr, M, N, K, stride_am, stride
     tl.store(c_ptr + rows[:, None] * stride_cm + cols[None, :], c, mask=(rows[:, None] < M) & (cols[None, :] < N))
 
 
-def pack_rows(q: np.ndarray) -> np.ndarray:
-    """4-bit integers ``q`` (K x N, values 0..15) packed two consecutive rows a byte (GPTQ's order): K/2 x N."""
-    return (q[0::2] | (q[1::2] << 4)).astype(np.uint8)
+def pack_rows(q):
+    """4-bit integers ``q`` (K x N, values 0..15; numpy or torch) packed two consecutive rows a byte (GPTQ's
+    order): K/2 x N."""
+    packed = q[0::2] | (q[1::2] << 4)
+    return packed.astype(np.uint8) if isinstance(packed, np.ndarray) else packed
+
+
+def matmul_rows_call(a, w, scale, c, BM: int = 64, BN: int = 64, BK: int = 64):
+    """The grid, arguments and constants of :func:`matmul_w4a16_rows` for ``c = a @ dequantize(w)``, ``w``
+    packed by :func:`pack_rows` (BK counts rows of K: BK / 2 bytes a step)."""
+    grid, args, _ = matmul_call(a, w, scale, c, BM=BM, BN=BN, BK=BK)
+    a_, w_, scale_, c_, m, n, _k2, *strides = args
+    return grid, (a_, w_, scale_, c_, m, n, a.shape[1], *strides), dict(BM=BM, BN=BN, BK=BK)
 
 
 def pack(q: np.ndarray) -> np.ndarray:
@@ -126,9 +136,8 @@ def main() -> int:
     if err_w > 1e-3 or err > 2e-3:
         return 1
     c_rows = np.full((m, n), np.nan, np.float16)
-    grid, args_rows, _ = matmul_call(a, pack_rows(q), scale, c_rows)
-    args_rows = (*args_rows[:6], k, *args_rows[7:])  # K values of K, not bytes
-    matmul_w4a16_rows.interpret(*args_rows, grid=grid, after="tile-distribute", BM=64, BN=64, BK=64)
+    grid, args_rows, consts_rows = matmul_rows_call(a, pack_rows(q), scale, c_rows)
+    matmul_w4a16_rows.interpret(*args_rows, grid=grid, after="tile-distribute", **consts_rows)
     err_rows = float(np.abs(c_rows - ref).max() / np.abs(ref).max())
     print(f"interpreter after tile-distribute, the same with GPTQ's packing (tl.join of the nibbles): max relative "
           f"error {err_rows:.1e}")
@@ -156,8 +165,8 @@ def main() -> int:
     gpu_err = ((c.double() - ref).abs().max() / ref.abs().max()).item()
     print(f"GPU, W4A16 matmul {m}x{n}x{k}: max relative error {gpu_err:.1e}")
     c.fill_(float("nan"))
-    grid, args, _ = matmul_call(a, q[0::2] | (q[1::2] << 4), scale, c, BM=128, BN=128)
-    matmul_w4a16_rows.with_options(num_warps=8)[grid](*args[:6], k, *args[7:], BM=128, BN=128, BK=64)
+    grid, args, consts = matmul_rows_call(a, pack_rows(q), scale, c, BM=128, BN=128, BK=64)
+    matmul_w4a16_rows.with_options(num_warps=8)[grid](*args, **consts)
     rows_err = ((c.double() - ref).abs().max() / ref.abs().max()).item()
     print(f"GPU, the same with GPTQ's packing: max relative error {rows_err:.1e}")
     return 0 if gpu_err < 2e-3 and rows_err < 2e-3 else 1

@@ -95,10 +95,8 @@ def test_the_example_on_gptq_packing(arch):
     scale = torch.rand(n, device="cuda") * 0.04 + 0.01
     a = torch.randn(m, k, device="cuda", dtype=torch.float16)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
-    w = q[0::2] | (q[1::2] << 4)
-    grid = (-(-m // 64), -(-n // 128))
-    int4.matmul_w4a16_rows.with_options(num_warps=8)[grid](a, w, scale, c, m, n, k, a.stride(0), w.stride(0), c.stride(0),
-                                                       BM=64, BN=128, BK=128, arch=arch)
+    grid, args, consts = int4.matmul_rows_call(a, int4.pack_rows(q), scale, c, BM=64, BN=128, BK=128)
+    int4.matmul_w4a16_rows.with_options(num_warps=8)[grid](*args, **consts, arch=arch)
     ref = a.double() @ ((q.double() - 8) * scale.double())
     assert ((c.double() - ref).abs().max() / ref.abs().max()).item() < 2e-3
 

@@ -313,6 +313,54 @@ def test_what_a_hunt_found(after):
     np.testing.assert_array_equal(o_ptr, np.concatenate([f16.astype(np.float32), f32]))
 
 
+@tl.kernel(num_warps=4)
+def warp_copies(x, w_ptr, a_ptr, o, c_ptr, p, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    """A review's findings: values that depend on the warp keep a fragment of their own where a move or an
+    mma operand split over the warps meets them (each warp stores its own copy)."""
+    wid = tl.warp_id()
+    t = tl.load(x, (0, 0), shape=(M, N))
+    tl.store(o, (wid * N, 0), tl.reshape(t, (N, M)) + wid)
+    w = tl.load(w_ptr, (0, 0), shape=(N, K))
+    tl.store(c_ptr, (0, 0), tl.dot(tl.load(a_ptr, (0, 0), shape=(M, K)), tl.trans(w)))
+    tl.store(p, (wid * N, 0), w + wid)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_values_of_each_warp_keep_their_fragments(after):
+    m, n, k = 64, 64, 32
+    x = RNG.standard_normal((m, n)).astype(np.float32)
+    w, a = (RNG.standard_normal(s).astype(np.float16) for s in ((n, k), (m, k)))
+    o, c = np.full((4 * n, m), np.nan, np.float32), np.full((m, n), np.nan, np.float32)
+    p = np.full((4 * n, k), np.nan, np.float16)
+    warp_copies.interpret(x, w, a, o, c, p, M=m, N=n, K=k, grid=(1,), after=after)
+    np.testing.assert_array_equal(o, np.concatenate([x.reshape(n, m) + i for i in range(4)]))
+    np.testing.assert_array_equal(p, np.concatenate([w + np.float16(i) for i in range(4)]))
+    ref = a.astype(np.float64) @ w.astype(np.float64).T
+    assert np.abs(c - ref).max() / np.abs(ref).max() < 1e-3
+
+
+@tl.kernel
+def fp8_fill(x, o, n, OTHER: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(o + offs, tl.load(x + offs, mask=offs < n, other=OTHER).to(tl.float32))
+
+
+@pytest.mark.parametrize("name, other, fill", [("float8_e5m2", 1e6, 57344.0), ("float8_e5m2", float("inf"), 57344.0),
+                                               ("float8_e4m3fn", 1000.0, 448.0), ("float8_e5m2", 0.3, 0.3125)])
+def test_fp8_fills_convert_and_bytes_move(name, other, fill):
+    """An FP8 array's bytes are read as they are (e5m2's infinities kept: a byte moved converts nothing),
+    and ``other=`` is converted as the compiled kernel converts a number (saturating): both interpreters."""
+    import ml_dtypes
+
+    dt = getattr(ml_dtypes, name)
+    x = np.array([np.inf if "e5m2" in name else 448.0, -2.0, 1.5] + [1.0] * 29, np.float32).astype(dt)
+    for after in STAGES:
+        o = np.full(32, 7.0, np.float32)
+        fp8_fill.interpret(x, o, 8, OTHER=other, N=32, grid=(1,), after=after)
+        np.testing.assert_array_equal(o[:3], x[:3].astype(np.float32))
+        assert o[8] == fill and o[31] == fill
+
+
 @pytest.mark.parametrize("arch", ("sm_80", "sm_90a"))
 def test_the_kernels_compile(arch):
     m, n = 16, 32
@@ -331,6 +379,9 @@ def test_the_kernels_compile(arch):
     for kernel in (w4_rows_interleaved, w4_joined):
         kernel.compile(np.zeros((64, 64), np.float16), np.zeros((32, 64), np.uint8), np.zeros((64, 64), np.float32),
                        64, 64, 64, BM=64, BN=64, BK=32, arch=arch)
+    warp_copies.compile(np.zeros((64, 64), np.float32), np.zeros((64, 32), np.float16), np.zeros((64, 32), np.float16),
+                        np.zeros((256, 64), np.float32), np.zeros((64, 64), np.float32), np.zeros((256, 32), np.float16),
+                        M=64, N=64, K=32, arch=arch)
     m, n = 16, 32
     joined_forms.compile(np.zeros((m, n), np.float32), *(np.zeros(d, np.float32) for d in
                          [(m, 2 * n), (2 * m, n), (2 * m, n), (n, 2 * m), (m, n), (m, n)]), M=m, N=n, arch=arch)
@@ -406,6 +457,18 @@ def test_errors_name_the_shapes():
         tl.split(tl.join(t, t).permute(2, 0, 1))
 
     _error(split_moved, np.zeros((8, 8), np.float32), match=r"its last axis must have an extent of 2")
+
+    @tl.kernel(num_warps=4)
+    def moved_by_some_warps(x, o):
+        if tl.warp_id() == 1:
+            t = tl.load(x, (0, 0), shape=(16, 32))
+            tl.store(o, (0, 0), tl.reshape(tl.sum(t, axis=1), (4, 4)))  # through shared memory: a block barrier
+
+    from tilec.api import CompilationError
+
+    with pytest.raises(CompilationError, match=r"'tile.reshape': a move of values through shared memory \(it synchronises "
+                                               r"the block\) inside an if or while loop whose condition differs"):
+        moved_by_some_warps.compile(np.zeros((16, 32), np.float32), np.zeros((4, 4), np.float32), arch="sm_80")
 
     @tl.kernel
     def carried(x, n):

@@ -23,7 +23,8 @@ from tilec.layout import MMA_M16N8K16_F16
 from tilec.layout import TVLayout
 from tilec.passes.fragments import (Fragment, FragmentError, block_fragment, default_fragment, join_plan, mma_fragment,
                                     reshaped_fragment, row_major_index)
-from tilec.passes.tile_distribute.convert import flat_index, needs_scratch, reshape_permutation
+from tilec.passes.tile_distribute.convert import needs_scratch
+from tilec.passes.tile_distribute.moves import flat_index, reshape_permutation
 
 
 def _type(dims: tuple[int, ...], elem: str, layout: str = "") -> str:

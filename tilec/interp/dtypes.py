@@ -9,7 +9,8 @@ Each element type of the tile dialect is one numpy dtype during interpretation:
 ``f32``   ``np.float32``
 ``f64``   ``np.float64``
 ``f8*``   ``np.float32`` arrays of FP8 values (``f8E4M3FN``, ``f8E5M2``),
-          rounded with :func:`round_f8`; their bytes are :func:`f8_bits`
+          rounded with :func:`round_f8` where a conversion makes them (saturating, as
+          PTX's), held as :func:`stored_f8` where bytes are moved; their bytes are :func:`f8_bits`
           and :func:`f8_values` of them
 ========  ===============================================================
 

@@ -24,7 +24,7 @@ from xdsl.ir import Attribute
 
 from tilec.dialects.tile.attributes import DYNAMIC
 from tilec.dialects.tile.types import GlobalType, SharedType, element_bits
-from tilec.interp.dtypes import FLOAT8_FORMATS, nan_fill, numpy_dtype, round_bf16, stored_f8
+from tilec.interp.dtypes import FLOAT8_FORMATS, nan_fill, numpy_dtype, round_bf16, round_f8, stored_f8
 from tilec.interp.errors import OpError
 from tilec.layout import ComposedLayout, Layout, Swizzle
 
@@ -73,10 +73,17 @@ class GlobalView:
     def shape(self) -> tuple[int, ...]:
         return self.array.shape
 
+    def _fill(self, other: Any) -> Any:
+        """``other`` as the elements outside the array read: converted to an FP8 type as the compiled kernel
+        converts a number (saturating: :func:`round_f8`); the array's own bytes are read as they are."""
+        if self.element_type.name in FLOAT8_FORMATS:
+            return round_f8(np.asarray(other, dtype=np.float32), self.element_type.name)
+        return other
+
     def read(self, origin, dims, other: float = 0.0) -> np.ndarray:
         """The ``dims`` window at ``origin``; ``other`` outside the array."""
         origin, dims = tuple(int(o) for o in origin), tuple(dims)
-        out = np.full(dims, other, dtype=self.array.dtype)
+        out = np.full(dims, self._fill(other), dtype=self.array.dtype)
         w = _window(origin, dims, self.shape)
         if w is not None:
             out[w[0]] = self.array[w[1]]
@@ -128,7 +135,7 @@ class GlobalView:
         inside = self.inside(indices, linear)
         keep = inside if mask is None else inside & mask
         source = self.span() if linear else self.array
-        out = np.array(np.broadcast_to(other, keep.shape), dtype=self.array.dtype)
+        out = np.array(np.broadcast_to(self._fill(other), keep.shape), dtype=self.array.dtype)
         out[keep] = source[tuple(np.asarray(i, dtype=np.int64)[keep] for i in indices)]
         if isinstance(self.element_type, BFloat16Type):
             out = round_bf16(out)

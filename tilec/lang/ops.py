@@ -420,8 +420,8 @@ def trans(x: Tile, *dims: Any) -> Tile:
         return x.trans(*dims)
     if not isinstance(x, Tile):
         raise error(f"tl.trans takes a register tile, got {_describe(x)}")
-    if dims not in ((), (1, 0), ((1, 0),)):
-        raise error(f"tl.trans of a 2-D tile takes no dims or (1, 0), got {dims}")
+    if dims:
+        return x.permute(*dims)
     if len(x.shape) != 2:
         raise error(f"tl.trans takes a 2-D register tile, got {x.describe()}")
     return x.T

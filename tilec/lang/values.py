@@ -185,16 +185,14 @@ class Tile(_Reshapable):
         return Tile(current().value(t.TransposeOp(self.value)))
 
     def trans(self, *dims: Any) -> "Tile":
-        """Triton's ``x.trans()``: the tile transposed (``dims``, if given, ``(1, 0)``)."""
-        if dims not in ((), (1, 0), ((1, 0),)):
-            raise error(f".trans{dims}: tiles are 2-D, so the one permutation is (1, 0)")
-        return self.T
+        """Triton's ``x.trans()``: the tile transposed; with ``dims``, :meth:`permute`'s."""
+        return self.permute(*dims) if dims else self.T
 
     def permute(self, *dims: Any) -> "Tile":
         """Triton's ``x.permute(1, 0)`` (or ``(0, 1)``: the tile itself)."""
         order = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else tuple(dims)
         if order not in ((0, 1), (1, 0)):
-            raise error(f".permute{order}: a tile has two axes, so the permutations are (0, 1) and (1, 0)")
+            raise error(f"a permutation {order} of a tile: it has two axes, so (0, 1) or (1, 0)")
         return self if order == (0, 1) else self.T
 
 

@@ -519,15 +519,21 @@ class LayoutAssignment:
                     f"register tile {value_name(v)} needs two fragments: {old[0].describe()} (from {old[1]}) and "
                     f"{frag.describe()} (the accumulator of {op.name}); an accumulator cannot be converted"
                 )
+        block = {} if block_threads is None else block_tile_classes(fn, self.uf, self.values)
+        # classes holding a value that depends on the warp: no fragment spread over the warps (one copy of the
+        # tile for the block) reaches them from a move or an mma operand
+        self._varying = set() if block_threads is None else \
+            {self.uf.find(v) for v in warp_varying(fn, within_roles=True) if is_register(v)}
         for op, index, frag in operands:
-            if self._choose(op.operands[index], frag, op.name) is not None:
+            # an operand split over the warps whose class depends on the warp is converted where it is used
+            if not self._may_hold(self.uf.find(op.operands[index]), frag) \
+                    or self._choose(op.operands[index], frag, op.name) is not None:
                 self.conversions.append(Conversion(op, index, frag))
         for op in slices:  # a tile sliced into mma operands is held as that operand over its whole extent
             wanted = self._whole_of(op)
-            if wanted is not None:
+            if wanted is not None and self._may_hold(self.uf.find(op.source), wanted):
                 self._choose(op.source, wanted, f"{op.name} into {wanted.operand or 'a'} operand")
         self.tile: dict[SSAValue, Fragment] = {}
-        block = {} if block_threads is None else block_tile_classes(fn, self.uf, self.values)
         self.block_vectors = {} if block_threads is None else \
             block_tile_classes(fn, self.uf, self.values, RegisterVectorType, _BLOCK_VECTOR_OPS)
         self.block_threads = block_threads
@@ -575,7 +581,7 @@ class LayoutAssignment:
             for op in self.transposes:
                 for src, dst in ((op.input, op.result), (op.result, op.input)):
                     have, root = self._chosen.get(self.uf.find(src)), self.uf.find(dst)
-                    if have is None or root in self._chosen or have[1] == BLOCK_TILE:
+                    if have is None or root in self._chosen or have[1] == BLOCK_TILE or not self._may_hold(root, have[0]):
                         continue
                     with failing_at(op):
                         try:
@@ -602,7 +608,7 @@ class LayoutAssignment:
                 sides = (op.lhs, op.result) if isinstance(op, t.JoinOp) else (op.first, op.input)
             for src, dst in (sides, sides[::-1]):
                 have, root = self._chosen.get(self.uf.find(src)), self.uf.find(dst)
-                if have is None or root in self._chosen:
+                if have is None or root in self._chosen or not self._may_hold(root, have[0]):
                     continue
                 try:
                     if isinstance(op, t.ReshapeOp):
@@ -615,9 +621,16 @@ class LayoutAssignment:
                         frag = part_fragment(have[0], op.dim_value, op.interleaved is not None, value_name(dst))
                 except FragmentError:
                     continue
-                self._chosen[root] = (frag, f"{op.name} of {value_name(src)}")
+                # a block's coalesced rows, reread, stay a block's (a transpose does not carry them across)
+                self._chosen[root] = (frag, BLOCK_TILE if have[1] == BLOCK_TILE else f"{op.name} of {value_name(src)}")
                 changed = True
         return changed
+
+    def _may_hold(self, root: SSAValue, frag: Fragment) -> bool:
+        """Whether the class ``root`` may take ``frag`` from a move's other side or an mma operand: a fragment
+        spread over the block's warps holds one copy of the tile for the block, so a class holding a value
+        that depends on the warp gets its own (and a conversion where they meet)."""
+        return frag.warps == 1 or root not in self._varying
 
     def _split_parts(self, op: t.SplitOp, whole: Fragment, name: str) -> Fragment:
         """The parts' fragment of ``tile.split`` of a tile held in ``whole``: the elements each thread holds

@@ -138,15 +138,18 @@ __all__ = ["while_condition", "barriers_under_varying_ifs", "block_values_under_
            "split_between_warps", "warp_varying"]
 
 
-def barriers_under_varying_ifs(fn: func.FuncOp) -> list[tuple[Operation, scf.IfOp]]:
-    """``(barrier, if)``: each block-wide ``tile.barrier`` nested in an ``scf.if`` (or ``scf.while``) whose
-    condition may differ between the block's warps (not a warp-specialised role's region, whose barriers count
-    only that role's threads). The warps that skip the branch never arrive: the block hangs."""
+def barriers_under_varying_ifs(fn: func.FuncOp, synchronises: Callable[[Operation], bool] | None = None
+                               ) -> list[tuple[Operation, scf.IfOp]]:
+    """``(barrier, if)``: each block-wide ``tile.barrier`` (each op ``synchronises`` says lowers to one) nested
+    in an ``scf.if`` (or ``scf.while``) whose condition may differ between the block's warps (not a
+    warp-specialised role's region, whose barriers count only that role's threads). The warps that skip the
+    branch never arrive: the block hangs."""
     varying = warp_varying(fn)
     found = []
     for op in fn.walk():
         if isinstance(op, scf.IfOp | scf.WhileOp) and ROLE_ATTR not in op.attributes and _divergent(op, varying):
-            found += [(inner, op) for inner in op.walk() if isinstance(inner, t.BarrierOp) and inner.threads is None]
+            found += [(inner, op) for inner in op.walk() if isinstance(inner, t.BarrierOp) and inner.threads is None
+                      or synchronises is not None and synchronises(inner)]
     return found
 
 

@@ -16,8 +16,13 @@ The layout algebra decides the path, cheapest first:
 
 Paths 1 and 2 cost nothing at run time; path 3 no barrier. A shuffle moves one register a lane,
 so a conversion where a lane reads many different values of one other lane (a transpose within the
-warp) has no cheap shuffle plan: shared memory moves it with one store and one load a value. 16-bit values travel as f32 (exact);
-64-bit ones take path 4.
+warp) has no cheap shuffle plan: shared memory moves it with one store and one load a value. 16-bit values travel as f32 (exact),
+masks and narrower integers as i32; 64-bit ones take path 4.
+
+Path 4 is also the one of the moves that read a tile's elements in another shape (``tile.reshape``,
+``tile.join``, ``tile.split``: :mod:`~tilec.passes.tile_distribute.moves`) where their fragments do not
+hold them in the same registers: :meth:`ConvertLowering._through_shared` places each value at its
+element's row-major index in the whole tile. Every move of a kernel shares one scratch region.
 """
 
 from __future__ import annotations
@@ -26,14 +31,15 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, IntegerType, i32
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from tilec.dialects import frag_fast
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.ops import register_elements
 from tilec.dialects.tile.types import RegisterType, element_bits
 from tilec.ir import fast
-from tilec.passes.fragments import BitField, Fragment, VectorFragment, join_plan, linear_fields, row_major_index
+from tilec.passes.fragments import BitField, Fragment, VectorFragment, join_plan, linear_fields
+from tilec.passes.tile_distribute.moves import join_fragments, pass_fragment, reshape_permutation, split_plan, whole_value
 from tilec.passes.tile_distribute.values import Regs
 
 
@@ -134,84 +140,19 @@ def _wrapped(op: Operation):
     return VectorFragment(ty.fragment, orientation), VectorFragment(op.result.type.fragment, orientation)
 
 
-def _pass_fragment(ty) -> Fragment | VectorFragment:
-    """A register tile's or vector's type's fragment as the pass's fragment."""
-    if isinstance(ty, RegisterType):
-        return Fragment(ty.dims, ty.fragment)
-    return VectorFragment(ty.fragment, ty.orientation.data)
-
-
-def flat_index(fr: Fragment | VectorFragment, thread: int, value: int) -> int:
-    """The row-major index of the element ``thread`` holds as ``value`` (a vector's: its index)."""
-    if isinstance(fr, VectorFragment):
-        return fr.tv.offset(thread, value)
-    return row_major_index(fr.tv.coord(thread, value), fr.dims)
-
-
-def reshape_permutation(src: Fragment | VectorFragment, dst: Fragment | VectorFragment) -> list[int] | None:
-    """``perm`` with each thread's value ``v`` of ``dst`` its value ``perm[v]`` of ``src`` (the same element
-    in row-major order: ``tile.reshape`` in registers), or None. A warp's fragment feeds a block's by
-    each warp's copy (a tile of the block is the same in every warp)."""
-    threads, source_threads = dst.tv.num_threads, src.tv.num_threads
-    if threads % source_threads:
-        return None
-    where = {flat_index(src, 0, u): u for u in range(src.num_values)}
-    perm = []
-    for v in range(dst.num_values):
-        u = where.get(flat_index(dst, 0, v))
-        if u is None:
-            return None
-        perm.append(u)
-    for t in range(1, threads):
-        if any(flat_index(src, t % source_threads, u) != flat_index(dst, t, v) for v, u in enumerate(perm)):
-            return None
-    return perm
-
-
-def _join_fragments(op: t.JoinOp) -> tuple[tuple[Fragment, Fragment], Fragment]:
-    return (Fragment(op.lhs.type.dims, op.lhs.type.fragment), Fragment(op.rhs.type.dims, op.rhs.type.fragment)), \
-        Fragment(op.result.type.dims, op.result.type.fragment)
-
-
-def _split_fragments(op: t.SplitOp) -> tuple[tuple[Fragment, Fragment], Fragment]:
-    return (Fragment(op.first.type.dims, op.first.type.fragment), Fragment(op.second.type.dims, op.second.type.fragment)), \
-        Fragment(op.input.type.dims, op.input.type.fragment)
-
-
-def _whole(op: Operation) -> SSAValue:
-    """The value the scratch tile holds: a moving op's result (a split's: its input)."""
-    return op.input if isinstance(op, t.SplitOp) else op.result
-
-
-def split_plan(parts: tuple[Fragment, Fragment], whole: Fragment, dim: int, interleaved: bool) -> list[list[int]] | None:
-    """For each value of each part (the results of ``tile.split`` of a tile held in ``whole``), the value of
-    ``whole`` every thread holds its element in, or None (then through shared memory)."""
-    if parts[0].tv.num_threads != whole.tv.num_threads:
-        return None
-    plan = join_plan(parts, whole, dim, interleaved)
-    if plan is None:
-        return None
-    found = [[None] * parts[p].num_values for p in (0, 1)]
-    for v, (p, u) in enumerate(plan):
-        found[p][u] = v
-    return None if any(v is None for part in found for v in part) else found
-
-
 def needs_scratch(op: Operation) -> bool:
     """Whether a ``tile.convert_layout`` (a ``tile.reshape``, ``tile.join``, ``tile.split``) goes through
     shared memory (no cheaper path applies)."""
     if isinstance(op, t.JoinOp | t.SplitOp):
         if any(v.type.fragment is None for v in (*op.operands, *op.results)):
             return False
-        if isinstance(op, t.JoinOp):
-            parts, whole = _join_fragments(op)
-            return join_plan(parts, whole, op.dim_value, op.interleaved is not None) is None
-        parts, whole = _split_fragments(op)
-        return split_plan(parts, whole, op.dim_value, op.interleaved is not None) is None
+        parts, whole = join_fragments(op)
+        plan = join_plan if isinstance(op, t.JoinOp) else split_plan
+        return plan(parts, whole, op.dim_value, op.interleaved is not None) is None
     src, dst = op.input.type.fragment, op.result.type.fragment
     if isinstance(op, t.ReshapeOp):
         return src is not None and dst is not None and \
-            reshape_permutation(_pass_fragment(op.input.type), _pass_fragment(op.result.type)) is None
+            reshape_permutation(pass_fragment(op.input.type), pass_fragment(op.result.type)) is None
     if src is None or dst is None or src.same_function(dst):
         return False
     a, b = _wrapped(op)
@@ -236,12 +177,13 @@ def per_warp_scratch(op: Operation) -> bool:
 
 def scratch_bytes(op: Operation, warps: int) -> int:
     """Shared memory a converting op needs: one tile (or vector) per warp, or one for a block's tile."""
-    ty = _whole(op).type
+    ty = whole_value(op).type
     return (warps if per_warp_scratch(op) else 1) * register_elements(ty) * max(4, element_bits(ty.element_type) // 8)
 
 
 class ConvertLowering:
-    """Mixin of :class:`tilec.passes.tile_distribute.kernel.KernelLowering`: lowers ``tile.convert_layout``."""
+    """Mixin of :class:`tilec.passes.tile_distribute.kernel.KernelLowering`: lowers ``tile.convert_layout``, and
+    moves values through shared memory for it and for :class:`~tilec.passes.tile_distribute.moves.MoveLowering`."""
 
     def convert_layout(self, op: t.ConvertLayoutOp, scratch) -> None:
         x = self.get(op.input)
@@ -271,88 +213,12 @@ class ConvertLowering:
             out = [self.em.insert(fast.arith_cast_op(arith.TruncIOp, x, elem)).results[0] for x in out]
         self.set_scalars(op.result, out)
 
-    def reshape(self, op: t.ReshapeOp, scratch) -> None:
-        """The input's registers renumbered where every thread holds the elements of the result's
-        fragment (tile-layout's choice where a layout expresses it), else through shared memory."""
-        x = self.get(op.input)
-        dst = self.fragment(op.result)
-        scalars = self.scalars(x)
-        if scratch is None:
-            perm = reshape_permutation(x.frag, dst)
-            assert perm is not None, "needs_scratch() said the registers hold the result"
-            self.set_scalars(op.result, [scalars[u] for u in perm])
-            return
-        self._moved(op, [(x.frag, scalars, self._row_major(op.input.type))],
-                    [(op.result, dst, self._row_major(op.result.type))], scratch)
-
-    def join(self, op: t.JoinOp, scratch) -> None:
-        """Each result value the register of a part's that holds its element (tile-layout's choice where
-        a layout expresses it), else through shared memory: each part stored at its elements' places in
-        the result, then the result loaded."""
-        parts = [self.get(v) for v in (op.lhs, op.rhs)]
-        dst = self.fragment(op.result)
-        scalars = [self.scalars(x) for x in parts]
-        dim, interleaved = op.dim_value, op.interleaved is not None
-        if scratch is None:
-            plan = join_plan((parts[0].frag, parts[1].frag), dst, dim, interleaved)
-            assert plan is not None, "needs_scratch() said the registers hold the result"
-            self.set_scalars(op.result, [scalars[p][u] for p, u in plan])
-            return
-        self._moved(op, [(x.frag, xs, self._placed(op, p)) for p, (x, xs) in enumerate(zip(parts, scalars))],
-                    [(op.result, dst, self._row_major(op.result.type))], scratch)
-
-    def split(self, op: t.SplitOp, scratch) -> None:
-        """Each part's value the input's register that holds its element (tile-layout's choice where a
-        layout expresses it), else through shared memory: the input stored, then each part loaded from its
-        elements' places in it."""
-        x = self.get(op.input)
-        parts = [self.fragment(v) for v in (op.first, op.second)]
-        scalars = self.scalars(x)
-        if scratch is None:
-            plan = split_plan((parts[0], parts[1]), x.frag, op.dim_value, op.interleaved is not None)
-            assert plan is not None, "needs_scratch() said the registers hold the parts"
-            for value, picks in zip((op.first, op.second), plan):
-                self.set_scalars(value, [scalars[v] for v in picks])
-            return
-        self._moved(op, [(x.frag, scalars, self._row_major(op.input.type))],
-                    [(v, fr, self._placed(op, p)) for p, (v, fr) in enumerate(zip((op.first, op.second), parts))],
-                    scratch)
-
-    def _placed(self, op: t.JoinOp | t.SplitOp, part: int):
-        """A part's fragment value's element's row-major index in the whole tile of a join or split."""
-        em, dim, interleaved = self.em, op.dim_value, op.interleaved is not None
-        whole = _whole(op).type
-        extent, cols = whole.dims[dim] // 2, whole.dims[1]
-
-        def index(fr, v):
-            coords = list(self._scratch_coords(fr, v))
-            coords[dim] = em.add(em.mul(coords[dim], 2, i32), part, i32) if interleaved else \
-                em.add(coords[dim], part * extent, i32)
-            return em.add(em.mul(coords[0], cols, i32), coords[1], i32)
-        return index
-
     def _row_major(self, ty):
         """A fragment value's element's row-major index in a tile (vector) of type ``ty``, as an i32."""
         def index(fr, v):
             coords = self._scratch_coords(fr, v)
             return coords[0] if len(coords) == 1 else self.em.add(self.em.mul(coords[0], ty.dims[1], i32), coords[1], i32)
         return index
-
-    def _moved(self, op, sources: list, results: list, scratch) -> None:
-        """``results`` (value, fragment, index function) of ``op`` through shared memory from ``sources``
-        (fragment, values, index function): an index function gives a fragment value's element's place in
-        the whole tile's row-major order. Masks and bytes travel as i32."""
-        elem = _whole(op).type.element_type
-        narrow = isinstance(elem, IntegerType) and elem.width.data < 32
-        if narrow:
-            sources = [(fr, [self.em.insert(fast.arith_cast_op(arith.ExtUIOp, v, i32)).results[0] for v in xs], index)
-                       for fr, xs, index in sources]
-        outs = self._through_shared(op, sources, [(fr, index) for _, fr, index in results], scratch,
-                                    i32 if narrow else elem)
-        for (value, _, _), out in zip(results, outs):
-            if narrow:
-                out = [self.em.insert(fast.arith_cast_op(arith.TruncIOp, v, elem)).results[0] for v in out]
-            self.set_scalars(value, out)
 
     def _by_shuffles(self, plan: list[Shuffle], scalars: list, elem) -> list:
         em = self.em
@@ -389,7 +255,7 @@ class ConvertLowering:
         em = self.em
         base = scratch
         if per_warp_scratch(op):
-            base = em.gep(scratch, em.mul(self.warp(), register_elements(_whole(op).type), i32), elem, i32)  # warp-uniform
+            base = em.gep(scratch, em.mul(self.warp(), register_elements(whole_value(op).type), i32), elem, i32)  # warp-uniform
         for fr, scalars, index in sources:
             for v, value in enumerate(scalars):
                 em.insert(frag_fast.frag_store(value, em.gep(base, index(fr, v), elem, i32)))
@@ -405,5 +271,4 @@ class ConvertLowering:
         return self.value_coord(fr, v, i32)
 
 
-__all__ = ["ConvertLowering", "Shuffle", "flat_index", "lane_permutation", "needs_scratch", "reshape_permutation",
-           "scratch_bytes", "shuffle_plan", "split_plan"]
+__all__ = ["ConvertLowering", "Shuffle", "lane_permutation", "needs_scratch", "scratch_bytes", "shuffle_plan"]

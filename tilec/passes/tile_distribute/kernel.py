@@ -106,6 +106,7 @@ from tilec.passes.tile_distribute.emit import Emitter
 from tilec.passes.tile_distribute.gather import GatherLowering
 from tilec.passes.tile_distribute.memory import MemoryLowering, RegallocError
 from tilec.passes.tile_distribute.mma import LazyShared, MmaLowering, streamed_fma_operand
+from tilec.passes.tile_distribute.moves import MoveLowering
 from tilec.passes.tile_distribute.reduce import REDUCTIONS, ReductionLowering, reduction_scratch_bytes
 from tilec.passes.tile_distribute.scan import ScanLowering, scan_scratch_bytes
 from tilec.passes.tile_distribute.registers import RegisterForms
@@ -177,7 +178,12 @@ class SharedLayout:
 MOVES_THROUGH_SHARED = (t.ConvertLayoutOp, t.ReshapeOp, t.JoinOp, t.SplitOp)
 """Ops that move a tile's values through a scratch tile when their fragments need it (:func:`needs_scratch`):
 each stores, synchronises the block, loads and synchronises again, so all of them share one scratch (the
-largest they need) at the first one's place."""
+largest they need) at the first one's place. (The block-wide barriers are what make the sharing safe: a
+move that synchronised its warp only could meet another warp's next move in a slot of another size.)"""
+
+
+def _moves_through_shared(op: Operation) -> bool:
+    return isinstance(op, MOVES_THROUGH_SHARED) and needs_scratch(op)
 
 
 def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
@@ -224,8 +230,8 @@ def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
 
 
 class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, WgmmaLowering, ReductionLowering,
-                     ScanLowering, VectorLowering, ConvertLowering, TurnLowering, RoleLowering, AtomicLowering,
-                     GatherLowering):
+                     ScanLowering, VectorLowering, ConvertLowering, MoveLowering, TurnLowering, RoleLowering,
+                     AtomicLowering, GatherLowering):
     """Rewrites one kernel ``func.func`` into its fragment-level form."""
 
     def __init__(self, fn: func.FuncOp, module: ModuleOp):
@@ -951,11 +957,13 @@ class TileDistributePass(ModulePass):
                     f"tile-distribute: '{fn.name}' @{fn.sym_name.data}{_where(fn)}: the body has "
                     f"{len(fn.body.blocks)} blocks; a tile kernel's control flow is structured (scf.if, scf.for), "
                     "its body one block")
-            for barrier, branch in barriers_under_varying_ifs(fn):
+            for barrier, branch in barriers_under_varying_ifs(fn, _moves_through_shared):
+                what = "a block barrier" if isinstance(barrier, t.BarrierOp) else \
+                    "a move of values through shared memory (it synchronises the block)"
                 raise PassFailedException(
-                    f"tile-distribute: '{barrier.name}'{_where(barrier)}: a block barrier inside an if or while loop whose "
+                    f"tile-distribute: '{barrier.name}'{_where(barrier)}: {what} inside an if or while loop whose "
                     f"condition differs between the block's warps ('{branch.name}'{_where(branch)}): the warps that skip "
-                    "it never arrive; branch on a value every warp has alike, or move the barrier out")
+                    "it never arrive; branch on a value every warp has alike, or move it out")
             for inner, value, branch in block_values_under_varying_branches(fn):
                 raise PassFailedException(
                     f"tile-distribute: '{inner.name}'{_where(inner)}: {value_name(value)} is a {_kind(value)} spread "

@@ -1,0 +1,166 @@
+"""Moves of ``tile-distribute`` that read a tile's elements in another shape: ``tile.reshape`` (row-major
+order kept), ``tile.join`` and ``tile.split`` (two tiles side by side along a dimension, or taking turns).
+
+tile-layout gives each move's sides fragments that hold the same elements in the same registers where a
+layout says so; then the move renumbers registers (:func:`reshape_permutation`, :func:`split_plan`,
+:func:`~tilec.passes.fragments.join_plan`) and emits nothing. Otherwise the values go through a scratch
+tile in shared memory, as a layout conversion's do (:meth:`ConvertLowering._through_shared`): each source
+value stored at its element's row-major place in the whole tile, the block synchronises, each result value
+loaded from its element's place, the block synchronises again.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerType, i32
+
+from tilec.dialects.tile import ops as t
+from tilec.dialects.tile.types import RegisterType
+from tilec.ir import fast
+from tilec.passes.fragments import Fragment, VectorFragment, join_plan, row_major_index
+
+
+def pass_fragment(ty) -> Fragment | VectorFragment:
+    """A register tile's or vector's type's fragment as the pass's fragment."""
+    if isinstance(ty, RegisterType):
+        return Fragment(ty.dims, ty.fragment)
+    return VectorFragment(ty.fragment, ty.orientation.data)
+
+
+def flat_index(fr: Fragment | VectorFragment, thread: int, value: int) -> int:
+    """The row-major index of the element ``thread`` holds as ``value`` (a vector's: its index)."""
+    if isinstance(fr, VectorFragment):
+        return fr.tv.offset(thread, value)
+    return row_major_index(fr.tv.coord(thread, value), fr.dims)
+
+
+def reshape_permutation(src: Fragment | VectorFragment, dst: Fragment | VectorFragment) -> list[int] | None:
+    """``perm`` with each thread's value ``v`` of ``dst`` its value ``perm[v]`` of ``src`` (the same element
+    in row-major order: ``tile.reshape`` in registers), or None. A warp's fragment feeds a block's by
+    each warp's copy (a tile of the block is the same in every warp)."""
+    threads, source_threads = dst.tv.num_threads, src.tv.num_threads
+    if threads % source_threads:
+        return None
+    where = {flat_index(src, 0, u): u for u in range(src.num_values)}
+    perm = []
+    for v in range(dst.num_values):
+        u = where.get(flat_index(dst, 0, v))
+        if u is None:
+            return None
+        perm.append(u)
+    for t in range(1, threads):
+        if any(flat_index(src, t % source_threads, u) != flat_index(dst, t, v) for v, u in enumerate(perm)):
+            return None
+    return perm
+
+
+def whole_value(op):
+    """The value a move's scratch holds whole: a split's input, else the result (a layout conversion's too)."""
+    return op.input if isinstance(op, t.SplitOp) else op.result
+
+
+def join_fragments(op: t.JoinOp | t.SplitOp) -> tuple[tuple[Fragment, Fragment], Fragment]:
+    """The parts' and the whole tile's fragments of a ``tile.join`` (``tile.split``), from their types."""
+    parts = (op.lhs, op.rhs) if isinstance(op, t.JoinOp) else (op.first, op.second)
+    whole = op.result if isinstance(op, t.JoinOp) else op.input
+    return (pass_fragment(parts[0].type), pass_fragment(parts[1].type)), pass_fragment(whole.type)
+
+
+def split_plan(parts: tuple[Fragment, Fragment], whole: Fragment, dim: int, interleaved: bool) -> list[list[int]] | None:
+    """For each value of each part (the results of ``tile.split`` of a tile held in ``whole``), the value of
+    ``whole`` every thread holds its element in, or None (then through shared memory)."""
+    if parts[0].tv.num_threads != whole.tv.num_threads:
+        return None
+    plan = join_plan(parts, whole, dim, interleaved)
+    if plan is None:
+        return None
+    found = [[None] * parts[p].num_values for p in (0, 1)]
+    for v, (p, u) in enumerate(plan):
+        found[p][u] = v
+    return None if any(v is None for part in found for v in part) else found
+
+
+class MoveLowering:
+    """Mixin of :class:`tilec.passes.tile_distribute.kernel.KernelLowering`: lowers ``tile.reshape``,
+    ``tile.join`` and ``tile.split`` (with :class:`~tilec.passes.tile_distribute.convert.ConvertLowering`'s
+    scratch path)."""
+
+    def reshape(self, op: t.ReshapeOp, scratch) -> None:
+        """The input's registers renumbered where every thread holds the elements of the result's
+        fragment (tile-layout's choice where a layout expresses it), else through shared memory."""
+        x = self.get(op.input)
+        dst = self.fragment(op.result)
+        scalars = self.scalars(x)
+        if scratch is None:
+            perm = reshape_permutation(x.frag, dst)
+            assert perm is not None, "needs_scratch() said the registers hold the result"
+            self.set_scalars(op.result, [scalars[u] for u in perm])
+            return
+        self._moved(op, [(x.frag, scalars, self._row_major(op.input.type))],
+                    [(op.result, dst, self._row_major(op.result.type))], scratch)
+
+    def join(self, op: t.JoinOp, scratch) -> None:
+        """Each result value the register of a part's that holds its element (tile-layout's choice where
+        a layout expresses it), else through shared memory: each part stored at its elements' places in
+        the result, then the result loaded."""
+        parts = [self.get(v) for v in (op.lhs, op.rhs)]
+        dst = self.fragment(op.result)
+        scalars = [self.scalars(x) for x in parts]
+        dim, interleaved = op.dim_value, op.interleaved is not None
+        if scratch is None:
+            plan = join_plan((parts[0].frag, parts[1].frag), dst, dim, interleaved)
+            assert plan is not None, "needs_scratch() said the registers hold the result"
+            self.set_scalars(op.result, [scalars[p][u] for p, u in plan])
+            return
+        self._moved(op, [(x.frag, xs, self._placed(op, p)) for p, (x, xs) in enumerate(zip(parts, scalars))],
+                    [(op.result, dst, self._row_major(op.result.type))], scratch)
+
+    def split(self, op: t.SplitOp, scratch) -> None:
+        """Each part's value the input's register that holds its element (tile-layout's choice where a
+        layout expresses it), else through shared memory: the input stored, then each part loaded from its
+        elements' places in it."""
+        x = self.get(op.input)
+        parts = [self.fragment(v) for v in (op.first, op.second)]
+        scalars = self.scalars(x)
+        if scratch is None:
+            plan = split_plan((parts[0], parts[1]), x.frag, op.dim_value, op.interleaved is not None)
+            assert plan is not None, "needs_scratch() said the registers hold the parts"
+            for value, picks in zip((op.first, op.second), plan):
+                self.set_scalars(value, [scalars[v] for v in picks])
+            return
+        self._moved(op, [(x.frag, scalars, self._row_major(op.input.type))],
+                    [(v, fr, self._placed(op, p)) for p, (v, fr) in enumerate(zip((op.first, op.second), parts))],
+                    scratch)
+
+    def _placed(self, op: t.JoinOp | t.SplitOp, part: int):
+        """A part's fragment value's element's row-major index in the whole tile of a join or split."""
+        em, dim, interleaved = self.em, op.dim_value, op.interleaved is not None
+        whole = whole_value(op).type
+        extent, cols = whole.dims[dim] // 2, whole.dims[1]
+
+        def index(fr, v):
+            coords = list(self._scratch_coords(fr, v))
+            coords[dim] = em.add(em.mul(coords[dim], 2, i32), part, i32) if interleaved else \
+                em.add(coords[dim], part * extent, i32)
+            return em.add(em.mul(coords[0], cols, i32), coords[1], i32)
+        return index
+
+    def _moved(self, op, sources: list, results: list, scratch) -> None:
+        """``results`` (value, fragment, index function) of ``op`` through shared memory from ``sources``
+        (fragment, values, index function): an index function gives a fragment value's element's place in
+        the whole tile's row-major order. Masks and bytes travel as i32."""
+        elem = whole_value(op).type.element_type
+        narrow = isinstance(elem, IntegerType) and elem.width.data < 32
+        if narrow:
+            sources = [(fr, [self.em.insert(fast.arith_cast_op(arith.ExtUIOp, v, i32)).results[0] for v in xs], index)
+                       for fr, xs, index in sources]
+        outs = self._through_shared(op, sources, [(fr, index) for _, fr, index in results], scratch,
+                                    i32 if narrow else elem)
+        for (value, _, _), out in zip(results, outs):
+            if narrow:
+                out = [self.em.insert(fast.arith_cast_op(arith.TruncIOp, v, elem)).results[0] for v in out]
+            self.set_scalars(value, out)
+
+
+__all__ = ["MoveLowering", "flat_index", "join_fragments", "pass_fragment", "reshape_permutation", "split_plan",
+           "whole_value"]
