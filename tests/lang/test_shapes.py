@@ -238,6 +238,32 @@ def test_sort_and_flip(after, m, n):
 
 
 @tl.kernel
+def masks_and_methods(x, y, o_sorted, o_gt, o_ptr, N: tl.constexpr):
+    """A hunt's findings: masks compare as 0 < 1 (a signed i1 would read true as -1), so a sort of masks
+    puts False first; Triton's tensor methods x.sort(), x.flip(); an (n, 2) tensor of pointers splits."""
+    a = tl.load(x, (0,), shape=(N,)) > 0
+    b = tl.load(y, (0,), shape=(N,)) > 0
+    tl.store(o_sorted, (0,), a.sort().to(tl.int32) * 2 + a.flip().to(tl.int32))
+    tl.store(o_gt, (0,), (a > b).to(tl.int32) * 4 + (a >= b).to(tl.int32) * 2 + (a < b).to(tl.int32))
+    pairs = o_ptr + tl.arange(0, N // 2)[:, None] * 2 + tl.arange(0, 2)[None, :]
+    even, odd = tl.split(pairs)
+    tl.store(even, tl.load(x + tl.arange(0, N // 2) * 2))
+    tl.store(odd, -tl.load(x + tl.arange(0, N // 2) * 2 + 1))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_masks_order_as_triton_orders_them(after):
+    n = 16
+    x, y = RNG.standard_normal(n).astype(np.float32), RNG.standard_normal(n).astype(np.float32)
+    o_sorted, o_gt, o_ptr = np.full(n, -1, np.int32), np.full(n, -1, np.int32), np.full(n, np.nan, np.float32)
+    masks_and_methods.interpret(x, y, o_sorted, o_gt, o_ptr, N=n, grid=(1,), after=after)
+    a, b = x > 0, y > 0
+    np.testing.assert_array_equal(o_sorted, np.sort(a).astype(np.int32) * 2 + a[::-1])
+    np.testing.assert_array_equal(o_gt, (a > b) * 4 + (a >= b) * 2 + (a < b))
+    np.testing.assert_array_equal(o_ptr, np.where(np.arange(n) % 2 == 0, x, -x))
+
+
+@tl.kernel
 def sorted_with_nan(x, o, N: tl.constexpr):
     tl.store(o, (0,), tl.sort(tl.load(x, (0,), shape=(N,))))
 

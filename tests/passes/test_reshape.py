@@ -143,7 +143,7 @@ def test_reshaped_fragment_keeps_each_element_in_its_register():
         count = frag.dims[0] * frag.dims[1]
         for rows in (1, 2, 8, 32, count // 4, count):
             new = reshaped_fragment(frag, (rows, count // rows))
-            assert reshape_permutation(frag, new) == list(range(frag.num_values))
+            assert reshape_permutation(frag, new) == tuple(range(frag.num_values))
             for t in range(frag.tv.num_threads):
                 for v in range(frag.num_values):
                     assert row_major_index(frag.tv.coord(t, v), frag.dims) == flat_index(new, t, v)

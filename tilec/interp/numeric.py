@@ -294,6 +294,8 @@ class NumpyArithFunctions(ArithFunctions):
         if name[0] == "u":
             bits = _int_width(op.lhs.type)
             a, b = _as_unsigned(a, bits), _as_unsigned(b, bits)
+        elif _int_width(op.lhs.type) == 1:  # a signed i1 reads true as -1, as the GPU's setp.s* does
+            a, b = -np.asarray(a), -np.asarray(b)
         out = _COMPARE[name[-2:] if name not in ("eq", "ne") else name](a, b)
         return (bool(out) if np.ndim(out) == 0 else out,)
 

@@ -49,6 +49,9 @@ def reshape(x: Any, *shape: Any, can_reorder: bool = False, orientation: str | N
     if isinstance(x, Joined):
         return x.reshape(*shape)
     if isinstance(x, Pointer) and isinstance(x.offset, (Tile, Vector, Expanded)):  # Triton's tensor of pointers
+        if len(_shape(shape, "tl.reshape")) > 2:
+            raise error(f"tl.reshape of {_describe(x)} to {_shape(shape, 'tl.reshape')}: a tensor of pointers has one or "
+                        "two axes (tl.split takes an (n, 2) one apart)")
         return Pointer(x.view, reshape(x.offset, *shape, orientation=orientation))
     dims = _shape(shape, "tl.reshape")
     if isinstance(x, Expanded):
@@ -148,6 +151,9 @@ def split(x: Any) -> tuple[Any, Any]:
     column's elements exactly (a maximum over the row with the other element at the type's lowest value)."""
     if isinstance(x, Joined):
         return x.split()
+    if isinstance(x, Pointer) and isinstance(x.offset, (Tile, Expanded)):  # an (n, 2) tensor of pointers
+        first, second = split(x.offset)
+        return Pointer(x.view, first), Pointer(x.view, second)
     x = _as_tile(x)
     if not isinstance(x, Tile) or x.shape[1] != 2:
         raise error(f"tl.split takes a tile whose last extent is 2 (an (n, 2) tile, e.g. tl.join's), got "
@@ -240,6 +246,10 @@ class Joined:
             raise error(f"permute of {self.describe()}: a permutation of (0, 1, 2), got {order}")
         return Joined(self.parts, tuple(self.order[i] for i in order))
 
+    @property
+    def T(self) -> "Joined":  # noqa: N802 - numpy's name
+        return self.trans()
+
     def trans(self, *dims: Any) -> "Joined":
         if not dims:  # Triton's tl.trans without dims transposes a 2-D value only
             raise error(f"tl.trans of {self.describe()} needs its axes' order, e.g. tl.trans(x, (0, 2, 1))")
@@ -292,6 +302,17 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
               "__ge__", "__eq__", "__ne__", "__getitem__", "to"):
     setattr(Joined, _name, _refuse(_name.strip("_") if _name != "to" else ".to"))
 Joined.__hash__ = None  # type: ignore[assignment]
+
+
+def _method(fn):
+    def method(self, *args: Any, **kwargs: Any) -> Any:
+        return fn(self, *args, **kwargs)
+    method.__doc__ = fn.__doc__
+    return method
+
+
+for _cls in (Tile, Vector):  # Triton's tensor methods: x.reshape(m, n), x.view(...), x.ravel()
+    _cls.reshape, _cls.view, _cls.ravel = _method(reshape), _method(view), _method(ravel)
 
 
 __all__ = ["Joined", "cat", "interleave", "join", "ravel", "reshape", "split", "view"]

@@ -72,7 +72,7 @@ def flip(x: Any, dim: Any = None) -> Tile | Vector:
 def sort(x: Any, dim: Any = None, descending: bool = False) -> Tile | Vector:
     """Triton's ``tl.sort``: ``x`` sorted along its last axis (each row of a tile on its own), ascending or
     ``descending``. A bitonic network of compares and selects (see the module docstring)."""
-    if not isinstance(descending, (bool, int)):
+    if not isinstance(descending, bool) and descending not in (0, 1):
         raise error(f"tl.sort's descending is a Python bool (a tl.constexpr), got {descending!r}")
     tile, rows, n = _last_axis(x, "tl.sort", dim)
     k = 2
@@ -91,6 +91,11 @@ def sort(x: Any, dim: Any = None, descending: bool = False) -> Tile | Vector:
             j //= 2
         k *= 2
     return _back(tile, x)
+
+
+for _cls in (Tile, Vector):  # Triton's tensor methods: x.sort(), x.flip()
+    _cls.sort = lambda self, dim=None, descending=False: sort(self, dim, descending)
+    _cls.flip = lambda self, dim=None: flip(self, dim)
 
 
 __all__ = ["flip", "sort"]

@@ -151,29 +151,13 @@ class Scalar(Value):
     # from tilec.lang.branch (which builds on this module)
 
 
-class _Reshapable(Value):
-    """Triton's tensor methods for shapes (:mod:`tilec.lang.shapes`)."""
-
-    __slots__ = ()
-
-    def reshape(self, *shape: Any, can_reorder: bool = False) -> Value:
-        from tilec.lang.shapes import reshape  # shapes builds on this module
-
-        return reshape(self, *shape, can_reorder=can_reorder)
-
-    def view(self, *shape: Any) -> Value:
-        return self.reshape(*shape)
-
-    def ravel(self) -> Value:
-        from tilec.lang.shapes import ravel  # shapes builds on this module
-
-        return ravel(self)
-
-
-class Tile(_Reshapable):
+class Tile(Value):
     """A register tile of the block."""
 
     __slots__ = ()
+
+    # ``reshape``, ``view``, ``ravel`` (Triton's tensor methods) come from tilec.lang.shapes, and ``sort`` and
+    # ``flip`` from tilec.lang.sorting (which build on this module), as Vector's do
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -196,7 +180,7 @@ class Tile(_Reshapable):
         return self if order == (0, 1) else self.T
 
 
-class Vector(_Reshapable):
+class Vector(Value):
     """A register vector: one value per row (``row``) or per column (``col``) of the tiles it meets."""
 
     __slots__ = ()
@@ -937,6 +921,8 @@ def scalar_op(op: str, args: Sequence[SSAValue], unsigned: bool = False) -> SSAV
     if op in COMPARISONS:
         if is_float:
             return trace.value(arith.CmpfOp(a, args[1], _CMPF[op]))
+        # a mask orders as 0 < 1 (Triton's): a signed i1 would read true as -1
+        unsigned = unsigned or ty == IntegerType(1)
         return trace.value(arith.CmpiOp(a, args[1], (_CMPI_UNSIGNED if unsigned else _CMPI)[op]))
     if unsigned and op in _UNSIGNED:
         return trace.value(_UNSIGNED[op](a, args[1]))

@@ -449,6 +449,7 @@ def _bit_linear_fragment(coord, threads: int, values: int, dims: tuple[int, int]
     return Fragment(tuple(dims), tv, name=name)
 
 
+@lru_cache(maxsize=4096)  # a pure function of hashable fragments: a sort asks it once a step
 def reshaped_fragment(frag: Fragment, dims: tuple[int, int], name: str = "") -> Fragment:
     """The fragment of the ``dims`` tile that holds ``frag``'s elements in the same registers, each at
     the coordinates of its row-major index in the new shape (``tile.reshape``: no data moves);
@@ -460,6 +461,7 @@ def reshaped_fragment(frag: Fragment, dims: tuple[int, int], name: str = "") -> 
     return _bit_linear_fragment(coord, frag.tv.num_threads, frag.num_values, dims, frag.describe(), name or frag.name)
 
 
+@lru_cache(maxsize=4096)  # a pure function of hashable fragments: a sort asks it once a step
 def reshaped_vector_fragment(frag: Fragment, length: int, orientation: str) -> "VectorFragment":
     """The fragment of the vector that holds ``frag``'s elements (a tile's, flattened in row-major order)
     in the same registers (``tile.reshape`` of a tile to a vector: no data moves); FragmentError where no
@@ -489,6 +491,7 @@ def joined_coord(coord: tuple[int, int], part: int, dim: int, extent: int, inter
     return (x, coord[1]) if dim == 0 else (coord[0], x)
 
 
+@lru_cache(maxsize=4096)  # a pure function of hashable fragments: a sort asks it once a step
 def joined_fragment(part: Fragment, dim: int, interleaved: bool, name: str = "") -> Fragment:
     """The fragment of ``tile.join`` of two tiles held in ``part``: each thread holds both parts' elements
     of its ``part`` values, value ``2 u + p`` being part ``p``'s value ``u`` (the registers are the
@@ -510,6 +513,7 @@ def _split_coord(coord: tuple[int, int], dim: int, extent: int, interleaved: boo
     return part, ((y, coord[1]) if dim == 0 else (coord[0], y))
 
 
+@lru_cache(maxsize=4096)  # a pure function of hashable fragments: a sort asks it once a step
 def join_plan(parts: tuple[Fragment, Fragment], whole: Fragment, dim: int, interleaved: bool) -> list[tuple[int, int]] | None:
     """For each value ``v`` of ``whole`` (the result of ``tile.join`` of tiles held in ``parts``), the
     ``(part, value)`` every thread holds its element in, or None where that differs between threads
@@ -533,9 +537,10 @@ def join_plan(parts: tuple[Fragment, Fragment], whole: Fragment, dim: int, inter
         for v, (p, u) in enumerate(plan):
             if found(t, v) != (p, parts[p].tv.coord(t % part_threads, u)):
                 return None
-    return plan
+    return tuple(plan)
 
 
+@lru_cache(maxsize=4096)  # a pure function of hashable fragments: a sort asks it once a step
 def paired_fragment(whole: Fragment, dim: int, interleaved: bool, name: str = "") -> Fragment:
     """``whole`` with the bit that tells ``tile.split``'s two parts apart (the lowest bit of the coordinate
     along ``dim`` for ``interleaved``, else its highest) moved from the thread into the value: the thread bit
@@ -573,6 +578,7 @@ def paired_fragment(whole: Fragment, dim: int, interleaved: bool, name: str = ""
     raise FragmentError(f"{whole.describe()}: no value bit takes the split's pair bit")
 
 
+@lru_cache(maxsize=4096)  # a pure function of hashable fragments: a sort asks it once a step
 def part_fragment(whole: Fragment, dim: int, interleaved: bool, name: str = "") -> Fragment:
     """The fragment of both parts of ``tile.join`` whose result is held in ``whole`` such that the join
     moves no data: each thread holds the parts' elements of the result values it holds, in their order

@@ -28,6 +28,7 @@ element's row-major index in the whole tile. Every move of a kernel shares one s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, IntegerType, i32
@@ -43,6 +44,7 @@ from tilec.passes.tile_distribute.moves import join_fragments, pass_fragment, re
 from tilec.passes.tile_distribute.values import Regs
 
 
+@lru_cache(maxsize=4096)  # a pure function of hashable fragments: a sort asks it once a step
 def lane_permutation(src: Fragment | VectorFragment, dst: Fragment | VectorFragment) -> list[int] | None:
     """``perm`` with ``dst(lane, v) == src(lane, perm[v])`` for every lane and value, or None."""
     if src.tv.num_threads != dst.tv.num_threads:
@@ -57,7 +59,7 @@ def lane_permutation(src: Fragment | VectorFragment, dst: Fragment | VectorFragm
     for lane in range(1, dst.tv.num_threads):
         if any(src.tv.offset(lane, u) != dst.tv.offset(lane, v) for v, u in enumerate(perm)):
             return None
-    return perm
+    return tuple(perm)
 
 
 MAX_SHUFFLES_PER_VALUE = 4
@@ -84,6 +86,7 @@ class Shuffle:
         return 1 if self.sender_selects else len(self.indices)
 
 
+@lru_cache(maxsize=4096)  # a pure function of hashable fragments: a sort asks it once a step
 def shuffle_plan(src: Fragment | VectorFragment, dst: Fragment | VectorFragment) -> list[Shuffle] | None:
     """One :class:`Shuffle` per value of ``dst``, or None when some value lives in another warp, a
     source lane or index is not bit-linear in the thread, or it would take more than
@@ -128,7 +131,7 @@ def shuffle_plan(src: Fragment | VectorFragment, dst: Fragment | VectorFragment)
             step = Shuffle(lane_fn[0], lane_fn[1], index_fn[0], index_fn[1], distinct)
         plan.append(step)
     total = sum(step.shuffles for step in plan)
-    return plan if total <= MAX_SHUFFLES_PER_VALUE * dst.num_values else None
+    return tuple(plan) if total <= MAX_SHUFFLES_PER_VALUE * dst.num_values else None
 
 
 def _wrapped(op: Operation):

@@ -11,6 +11,8 @@ loaded from its element's place, the block synchronises again.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType, i32
 
@@ -34,6 +36,7 @@ def flat_index(fr: Fragment | VectorFragment, thread: int, value: int) -> int:
     return row_major_index(fr.tv.coord(thread, value), fr.dims)
 
 
+@lru_cache(maxsize=4096)  # a pure function of hashable fragments: a sort asks it once a step
 def reshape_permutation(src: Fragment | VectorFragment, dst: Fragment | VectorFragment) -> list[int] | None:
     """``perm`` with each thread's value ``v`` of ``dst`` its value ``perm[v]`` of ``src`` (the same element
     in row-major order: ``tile.reshape`` in registers), or None. A warp's fragment feeds a block's by
@@ -51,7 +54,7 @@ def reshape_permutation(src: Fragment | VectorFragment, dst: Fragment | VectorFr
     for t in range(1, threads):
         if any(flat_index(src, t % source_threads, u) != flat_index(dst, t, v) for v, u in enumerate(perm)):
             return None
-    return perm
+    return tuple(perm)
 
 
 def whole_value(op):
@@ -66,6 +69,7 @@ def join_fragments(op: t.JoinOp | t.SplitOp) -> tuple[tuple[Fragment, Fragment],
     return (pass_fragment(parts[0].type), pass_fragment(parts[1].type)), pass_fragment(whole.type)
 
 
+@lru_cache(maxsize=4096)  # a pure function of hashable fragments: a sort asks it once a step
 def split_plan(parts: tuple[Fragment, Fragment], whole: Fragment, dim: int, interleaved: bool) -> list[list[int]] | None:
     """For each value of each part (the results of ``tile.split`` of a tile held in ``whole``), the value of
     ``whole`` every thread holds its element in, or None (then through shared memory)."""
@@ -77,7 +81,7 @@ def split_plan(parts: tuple[Fragment, Fragment], whole: Fragment, dim: int, inte
     found = [[None] * parts[p].num_values for p in (0, 1)]
     for v, (p, u) in enumerate(plan):
         found[p][u] = v
-    return None if any(v is None for part in found for v in part) else found
+    return None if any(v is None for part in found for v in part) else tuple(tuple(part) for part in found)
 
 
 class MoveLowering:
