@@ -2,7 +2,7 @@
 
     python bench/shapes_lang.py [--json out.json]
 
-Each kernel is written once for tilec.lang and once for Triton (the same source but for the names), run
+Each kernel (examples/lang/quantize.py's) is written again for Triton (the same source but for the names), run
 on fresh random inputs, checked first (NaN-poisoned outputs; against torch), then timed (the median of
 batches of back-to-back calls: bench/softmax.py's timer). Rows, GB/s of the bytes read and written:
 
@@ -22,32 +22,17 @@ import torch
 import triton
 import triton.language as ttl
 
-import tilec.lang as tl
-from softmax import time_ms  # bench/softmax.py's timer (this folder is on sys.path)
+from lang import _example  # bench/lang.py's loader of examples/lang (this folder is on sys.path)
+from softmax import time_ms  # bench/softmax.py's timer
 
-
-@tl.kernel(num_warps=4)
-def sort_rows(x_ptr, o_ptr, N: tl.constexpr):
-    offs = tl.program_id(0) * N + tl.arange(0, N)
-    tl.store(o_ptr + offs, tl.sort(tl.load(x_ptr + offs)))
+quantize = _example("quantize")  # the tilec kernels: examples/lang/quantize.py
+sort_rows, group_quantize = quantize.sort_rows, quantize.group_quantize
 
 
 @triton.jit
 def triton_sort_rows(x_ptr, o_ptr, N: ttl.constexpr):
     offs = ttl.program_id(0) * N + ttl.arange(0, N)
     ttl.store(o_ptr + offs, ttl.sort(ttl.load(x_ptr + offs)))
-
-
-@tl.kernel(num_warps=4)
-def group_quantize(x_ptr, q_ptr, s_ptr, n, BLOCK: tl.constexpr, GROUP: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
-    groups = tl.reshape(x, (BLOCK // GROUP, GROUP))
-    scale = tl.maximum(tl.max(tl.abs(groups), axis=1), 1e-8) / 127.0
-    q = tl.reshape(groups / scale[:, None], (BLOCK,))
-    tl.store(q_ptr + offs, tl.extra.cuda.libdevice.rint(q).to(tl.int8), mask=offs < n)
-    g = tl.program_id(0) * (BLOCK // GROUP) + tl.arange(0, BLOCK // GROUP)
-    tl.store(s_ptr + g, scale, mask=g * GROUP < n)
 
 
 @triton.jit

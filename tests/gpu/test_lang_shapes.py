@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.lang.test_shapes import (_sorts_outputs, group_quantize, joined_forms, shapes, sorts, three_axes, w4_joined,
-                                    w4_rows_interleaved)
+from tests.lang.test_shapes import (_sorts_outputs, group_quantize, joined_forms, joined_reference, quantize, shapes,
+                                    shapes_reference, sorts, three_axes, w4_joined, w4_rows_interleaved)
 from tilec.runtime import has_device, no_device_reason
 
 gpu = pytest.mark.skipif(not has_device(), reason=f"no CUDA device: {no_device_reason()}")
@@ -40,19 +40,12 @@ def test_moves_are_exact_on_the_gpu(arch):
     dims = [(2 * m, n // 2), (m * n,), (m, 2 * n), (2 * m, n), (m, 2 * n), (2 * n,), (2 * n,)]
     outs = [np.full(d, np.nan, np.float32) for d in dims]
     shapes[(1,)](x, *outs, M=m, N=n, arch=arch)
-    head = x[0]
-    want = [x.reshape(2 * m, n // 2) + 1, x.reshape(-1) * 2, np.stack([x, x + 100], -1).reshape(m, 2 * n),
-            np.concatenate([x, -x]), np.concatenate([x, x * 3], 1), np.stack([head, head - 1], -1).reshape(-1),
-            np.concatenate([head, head * 0.5])]
-    for got, ref in zip(outs, want):
+    for got, ref in zip(outs, shapes_reference(x)):
         np.testing.assert_array_equal(got, ref.astype(np.float32))
     dims = [(m, 2 * n), (2 * m, n), (2 * m, n), (n, 2 * m), (m, n), (m, n)]
     outs = [np.full(d, np.nan, np.float32) for d in dims]
     joined_forms[(1,)](x, *outs, M=m, N=n, arch=arch)
-    j = np.stack([x, x * np.float32(2) + np.float32(1)], -1)
-    want = [j.reshape(m, 2 * n), j.transpose(0, 2, 1).reshape(2 * m, n), j.transpose(2, 0, 1).reshape(2 * m, n),
-            j.transpose(1, 0, 2).reshape(n, 2 * m), j[..., 0], j[..., 1]]
-    for got, ref in zip(outs, want):
+    for got, ref in zip(outs, joined_reference(x)):
         np.testing.assert_array_equal(got, ref)
 
 
@@ -64,10 +57,9 @@ def test_group_quantize_on_the_gpu(arch):
     x = RNG.standard_normal(n).astype(np.float32) * RNG.uniform(0.1, 10, n).astype(np.float32)
     q, s = np.full(n, 99, np.int8), np.full(-(-n // group), np.nan, np.float32)
     group_quantize[(-(-n // block),)](x, q, s, n, BLOCK=block, GROUP=group, arch=arch)
-    padded = np.concatenate([x, np.zeros(-n % group, np.float32)]).reshape(-1, group)
-    scale = np.maximum(np.abs(padded).max(1), 1e-8).astype(np.float32) / np.float32(127.0)
+    want, scale = quantize.reference(x, group)
     np.testing.assert_allclose(s, scale, rtol=1e-6)
-    assert np.abs(q.astype(np.int32) - np.rint(padded / scale[:, None]).reshape(-1)[:n]).max() <= 1
+    assert np.abs(q.astype(np.int32) - want).max() <= 1
 
 
 @gpu

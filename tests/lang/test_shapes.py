@@ -10,6 +10,9 @@ kernel is compiled and assembled for sm_80 and sm_90a.
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -44,26 +47,25 @@ def test_reshape_interleave_and_cat(after, m, n):
     x = RNG.standard_normal((m, n)).astype(np.float32)
     outs = _shapes_outputs(m, n)
     shapes.interpret(x, *outs, M=m, N=n, grid=(1,), after=after)
-    head = x[0]
-    want = [x.reshape(2 * m, n // 2) + 1, x.reshape(-1) * 2, np.stack([x, x + 100], -1).reshape(m, 2 * n),
-            np.concatenate([x, -x]), np.concatenate([x, x * 3], 1), np.stack([head, head - 1], -1).reshape(-1),
-            np.concatenate([head, head * 0.5])]
-    for got, ref in zip(outs, want):
+    for got, ref in zip(outs, shapes_reference(x)):
         np.testing.assert_array_equal(got, ref.astype(np.float32))
 
 
-@tl.kernel(num_warps=2)
-def group_quantize(x_ptr, q_ptr, s_ptr, n, BLOCK: tl.constexpr, GROUP: tl.constexpr):
-    """Per-group int8 quantization (one scale a GROUP of consecutive values), as FP8/int8 quantizers
-    written in Triton reshape a block into its groups."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
-    groups = tl.reshape(x, (BLOCK // GROUP, GROUP))
-    scale = tl.maximum(tl.max(tl.abs(groups), axis=1), 1e-8) / 127.0
-    q = tl.reshape(groups / scale[:, None], (BLOCK,))
-    tl.store(q_ptr + offs, tl.extra.cuda.libdevice.rint(q).to(tl.int8), mask=offs < n)
-    g = tl.program_id(0) * (BLOCK // GROUP) + tl.arange(0, BLOCK // GROUP)
-    tl.store(s_ptr + g, scale, mask=g * GROUP < n)
+def shapes_reference(x: np.ndarray) -> list[np.ndarray]:
+    """numpy's outputs of :func:`shapes` (the GPU test checks against them too)."""
+    m, n = x.shape
+    head = x[0]
+    return [x.reshape(2 * m, n // 2) + 1, x.reshape(-1) * 2, np.stack([x, x + 100], -1).reshape(m, 2 * n),
+            np.concatenate([x, -x]), np.concatenate([x, x * 3], 1), np.stack([head, head - 1], -1).reshape(-1),
+            np.concatenate([head, head * 0.5])]
+
+
+_spec = importlib.util.spec_from_file_location(
+    "lang_example_quantize", Path(__file__).resolve().parents[2] / "examples" / "lang" / "quantize.py")
+quantize = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(quantize)
+group_quantize = quantize.group_quantize
+"""Per-group int8 quantization (examples/lang/quantize.py): a block reshaped into its groups and back."""
 
 
 @pytest.mark.parametrize("after", STAGES)
@@ -72,10 +74,8 @@ def test_group_quantize(after):
     x = RNG.standard_normal(n).astype(np.float32) * RNG.uniform(0.1, 10, n).astype(np.float32)
     q, s = np.full(n, 99, np.int8), np.full(-(-n // group), np.nan, np.float32)
     group_quantize.interpret(x, q, s, n, BLOCK=block, GROUP=group, grid=(-(-n // block),), after=after)
-    padded = np.concatenate([x, np.zeros(-n % group, np.float32)]).reshape(-1, group)
-    scale = np.maximum(np.abs(padded).max(1), 1e-8).astype(np.float32) / np.float32(127.0)
+    want, scale = quantize.reference(x, group)
     np.testing.assert_allclose(s, scale, rtol=1e-6)
-    want = np.rint(padded / scale[:, None]).reshape(-1)[:n]
     assert np.abs(q.astype(np.int32) - want).max() <= 1  # a quotient at .5 may round either way
 
 
@@ -169,11 +169,16 @@ def test_joined_tiles_read_as_numpy_reads_them(after):
     dims = [(m, 2 * n), (2 * m, n), (2 * m, n), (n, 2 * m), (m, n), (m, n)]
     outs = [np.full(d, np.nan, np.float32) for d in dims]
     joined_forms.interpret(x, *outs, M=m, N=n, grid=(1,), after=after)
-    j = np.stack([x, x * np.float32(2) + np.float32(1)], -1)
-    want = [j.reshape(m, 2 * n), j.transpose(0, 2, 1).reshape(2 * m, n), j.transpose(2, 0, 1).reshape(2 * m, n),
-            j.transpose(1, 0, 2).reshape(n, 2 * m), j[..., 0], j[..., 1]]
-    for got, ref in zip(outs, want):
+    for got, ref in zip(outs, joined_reference(x)):
         np.testing.assert_array_equal(got, ref)
+
+
+def joined_reference(x: np.ndarray) -> list[np.ndarray]:
+    """numpy's outputs of :func:`joined_forms`."""
+    m, n = x.shape
+    j = np.stack([x, x * np.float32(2) + np.float32(1)], -1)
+    return [j.reshape(m, 2 * n), j.transpose(0, 2, 1).reshape(2 * m, n), j.transpose(2, 0, 1).reshape(2 * m, n),
+            j.transpose(1, 0, 2).reshape(n, 2 * m), j[..., 0], j[..., 1]]
 
 
 @tl.kernel(num_warps=4)

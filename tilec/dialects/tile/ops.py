@@ -2189,8 +2189,22 @@ class ExtractOp(IRDLOperation):
             _fail(self, f"gives the element type of {src}, {src.element_type}, not {self.result.type}")
 
 
+class _RegisterMove(IRDLOperation):
+    """A register tile's (or vector's) values held otherwise: ``%y = tile.<op> %x : T1 -> T2``."""
+
+    input = operand_def(RegisterType | RegisterVectorType)
+    result = result_def(RegisterType | RegisterVectorType)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, value: SSAValue, result_type: Attribute):
+        super().__init__(operands=[value], result_types=[result_type])
+
+
 @irdl_op_definition
-class ReshapeOp(IRDLOperation):
+class ReshapeOp(_RegisterMove):
     """``%y = tile.reshape %x : !tile.rt<16x64xf16> -> !tile.rt<32x32xf16>``: the same elements in
     another shape, read and written in row-major order (numpy's and Triton's ``reshape``); a register
     vector is a shape of one dimension, so a tile flattens to a vector and a vector folds into a tile.
@@ -2203,16 +2217,6 @@ class ReshapeOp(IRDLOperation):
 
     name = "tile.reshape"
 
-    input = operand_def(RegisterType | RegisterVectorType)
-    result = result_def(RegisterType | RegisterVectorType)
-
-    traits = traits_def(Pure())
-
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-
-    def __init__(self, value: SSAValue, result_type: Attribute):
-        super().__init__(operands=[value], result_types=[result_type])
-
     def verify_(self) -> None:
         src, dst = self.input.type, self.result.type
         if register_elements(src) != register_elements(dst):
@@ -2222,8 +2226,26 @@ class ReshapeOp(IRDLOperation):
             _fail(self, f"reshapes {src} to {dst}: a reshape keeps the element type")
 
 
+class _Halves(IRDLOperation):
+    """An op on a tile's two halves along ``dim``: one after the other, or (``interleaved``) taking turns."""
+
+    dim = prop_def(IntegerAttr[I64])
+    interleaved = opt_prop_def(UnitAttr)
+
+    traits = traits_def(Pure())
+
+    @staticmethod
+    def halves(dim: int, interleaved: bool) -> dict[str, Attribute]:
+        """The properties of halves along ``dim`` (``interleaved``: taking turns)."""
+        return {"dim": IntegerAttr(dim, 64), **({"interleaved": UnitAttr()} if interleaved else {})}
+
+    @property
+    def dim_value(self) -> int:
+        return self.dim.value.data
+
+
 @irdl_op_definition
-class JoinOp(IRDLOperation):
+class JoinOp(_Halves):
     """Two register tiles of one type side by side along ``dim``: ``%r = tile.join %a, %b dim 1 :
     !tile.rt<16x32xf16>, !tile.rt<16x32xf16> -> !tile.rt<16x64xf16>`` puts ``b`` after ``a`` (numpy's
     ``concatenate``, Triton's ``tl.cat``); ``interleaved`` makes them take turns (element ``x`` of ``a``
@@ -2240,23 +2262,12 @@ class JoinOp(IRDLOperation):
     lhs = operand_def(RegisterType)
     rhs = operand_def(RegisterType)
     result = result_def(RegisterType)
-    dim = prop_def(IntegerAttr[I64])
-    interleaved = opt_prop_def(UnitAttr)
-
-    traits = traits_def(Pure())
 
     assembly_format = ("$lhs `,` $rhs `dim` $dim (`interleaved` $interleaved^)? attr-dict `:` type($lhs) `,` "
                        "type($rhs) `->` type($result)")
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, dim: int, interleaved: bool, result_type: Attribute):
-        props: dict[str, Attribute] = {"dim": IntegerAttr(dim, 64)}
-        if interleaved:
-            props["interleaved"] = UnitAttr()
-        super().__init__(operands=[lhs, rhs], result_types=[result_type], properties=props)
-
-    @property
-    def dim_value(self) -> int:
-        return self.dim.value.data
+        super().__init__(operands=[lhs, rhs], result_types=[result_type], properties=self.halves(dim, interleaved))
 
     def verify_(self) -> None:
         a, b, r = self.lhs.type, self.rhs.type, self.result.type
@@ -2271,7 +2282,7 @@ class JoinOp(IRDLOperation):
 
 
 @irdl_op_definition
-class SplitOp(IRDLOperation):
+class SplitOp(_Halves):
     """The two halves of a register tile along ``dim``, the inverse of ``tile.join``: ``%a, %b = tile.split %x
     dim 0 interleaved : !tile.rt<32x8xf32> -> !tile.rt<16x8xf32>, !tile.rt<16x8xf32>`` takes the even rows
     and the odd ones (without ``interleaved``: the first half and the second). Triton's ``tl.split`` of a
@@ -2287,23 +2298,12 @@ class SplitOp(IRDLOperation):
     input = operand_def(RegisterType)
     first = result_def(RegisterType)
     second = result_def(RegisterType)
-    dim = prop_def(IntegerAttr[I64])
-    interleaved = opt_prop_def(UnitAttr)
-
-    traits = traits_def(Pure())
 
     assembly_format = ("$input `dim` $dim (`interleaved` $interleaved^)? attr-dict `:` type($input) `->` "
                        "type($first) `,` type($second)")
 
     def __init__(self, value: SSAValue, dim: int, interleaved: bool, part_type: Attribute):
-        props: dict[str, Attribute] = {"dim": IntegerAttr(dim, 64)}
-        if interleaved:
-            props["interleaved"] = UnitAttr()
-        super().__init__(operands=[value], result_types=[part_type, part_type], properties=props)
-
-    @property
-    def dim_value(self) -> int:
-        return self.dim.value.data
+        super().__init__(operands=[value], result_types=[part_type, part_type], properties=self.halves(dim, interleaved))
 
     def verify_(self) -> None:
         x, a, b = self.input.type, self.first.type, self.second.type
@@ -2324,7 +2324,7 @@ def register_elements(ty: Attribute) -> int:
 
 
 @irdl_op_definition
-class ConvertLayoutOp(IRDLOperation):
+class ConvertLayoutOp(_RegisterMove):
     """The same tile (or vector) in another fragment: ``%y = tile.convert_layout %x : T1 -> T2``.
 
     ``tile-layout`` inserts it where a value's uses need two different fragments (e.g. an mma's
@@ -2333,16 +2333,6 @@ class ConvertLayoutOp(IRDLOperation):
     """
 
     name = "tile.convert_layout"
-
-    input = operand_def(RegisterType | RegisterVectorType)
-    result = result_def(RegisterType | RegisterVectorType)
-
-    traits = traits_def(Pure())
-
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-
-    def __init__(self, value: SSAValue, result_type: Attribute):
-        super().__init__(operands=[value], result_types=[result_type])
 
     def verify_(self) -> None:
         src, dst = self.input.type, self.result.type
