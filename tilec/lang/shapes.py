@@ -21,9 +21,8 @@ from typing import Any
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import RegisterType, RegisterVectorType
 from tilec.lang import ops
-from tilec.lang.dtypes import int1, int8, int32
+from tilec.lang.dtypes import dtype_of, int1, int8, int32
 from tilec.lang.tracing import current, error
-from tilec.lang.dtypes import dtype_of
 from tilec.lang.values import (Expanded, Pointer, Tile, Vector, _element_type, _unsigned_result, checked_type, convert, where,
                                wrap)
 
@@ -148,7 +147,8 @@ def join(a: Any, b: Any) -> "Tile | Joined":
 
 def split(x: Any) -> tuple[Any, Any]:
     """Triton's ``tl.split`` of an (n, 2) tile: its two columns as vectors of n values (one a row). Each is the
-    column's elements exactly (a maximum over the row with the other element at the type's lowest value)."""
+    column's elements exactly (a maximum over the row with the other element at the type's lowest value; FP8
+    as bytes). Of tl.join's (m, n, 2) value, or an (n, 2) tensor of pointers: its two parts."""
     if isinstance(x, Joined):
         return x.split()
     if isinstance(x, Pointer) and isinstance(x.offset, (Tile, Expanded)):  # an (n, 2) tensor of pointers
@@ -164,7 +164,7 @@ def split(x: Any) -> tuple[Any, Any]:
     if x.dtype.is_fp8:  # as bytes: a maximum of FP8 values would be computed in f32 and rounded back
         return tuple(v.to(x.dtype, bitcast=True) for v in split(x.to(int8, bitcast=True)))
     column = ops.iota(x.shape, 1)
-    if x.dtype.is_float or x.dtype.is_fp8:
+    if x.dtype.is_float:
         lowest = float("-inf")
     else:
         lowest = 0 if x.dtype.is_unsigned else -(1 << (x.dtype.bits - 1))
