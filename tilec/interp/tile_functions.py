@@ -47,7 +47,7 @@ from xdsl.ir import Attribute, Operation
 
 from tilec.dialects.abi import producer_threads
 from tilec.dialects.tile import ops as t
-from tilec.dialects.tile.types import RegisterType, SharedType, element_bits
+from tilec.dialects.tile.types import SharedType, element_bits
 from tilec.interp.dtypes import (FLOAT8_FORMATS, exp2_ftz, exp_ftz, numpy_dtype, round_bf16, round_tf32, stored_f8,
                                  to_element)
 from tilec.interp.errors import BarrierError, OpError, TileInterpreterError, WarpAborted, describe_op, op_text
@@ -1232,9 +1232,7 @@ class TileFunctions(InterpreterFunctions):
     @impl(t.ReshapeOp)
     def run_reshape(self, interpreter, op, args):
         """The elements in row-major order, in the result's shape (a vector's is its length)."""
-        ty = op.result.type
-        dims = tuple(ty.dims) if isinstance(ty, RegisterType) else (ty.length.data,)
-        return (np.array(np.asarray(args[0]).reshape(dims)),)
+        return (np.array(np.asarray(args[0]).reshape(_register_dims(op.result.type))),)
 
     @impl(t.JoinOp)
     def run_join(self, interpreter, op, args):

@@ -2243,6 +2243,12 @@ class _Halves(IRDLOperation):
     def dim_value(self) -> int:
         return self.dim.value.data
 
+    def checked_dim(self, tile: Attribute) -> int:
+        """The dim, or a verifier error unless it is one of ``tile``'s two."""
+        if self.dim_value not in (0, 1):
+            _fail(self, f"dim {self.dim_value} is not a dimension of {tile}")
+        return self.dim_value
+
 
 @irdl_op_definition
 class JoinOp(_Halves):
@@ -2273,9 +2279,7 @@ class JoinOp(_Halves):
         a, b, r = self.lhs.type, self.rhs.type, self.result.type
         if a.element_type != b.element_type or tuple(a.dims) != tuple(b.dims):
             _fail(self, f"joins two tiles of one shape and element type, got {a} and {b}")
-        dim = self.dim_value
-        if dim not in (0, 1):
-            _fail(self, f"dim {dim} is not a dimension of {a}")
+        dim = self.checked_dim(a)
         want = tuple(2 * d if i == dim else d for i, d in enumerate(a.dims))
         if tuple(r.dims) != want or r.element_type != a.element_type:
             _fail(self, f"of two {a} along dim {dim} gives a tile of {_dims_text(want)}x{a.element_type}, not {r}")
@@ -2307,9 +2311,7 @@ class SplitOp(_Halves):
 
     def verify_(self) -> None:
         x, a, b = self.input.type, self.first.type, self.second.type
-        dim = self.dim_value
-        if dim not in (0, 1):
-            _fail(self, f"dim {dim} is not a dimension of {x}")
+        dim = self.checked_dim(x)
         if x.dims[dim] % 2:
             _fail(self, f"of {x} along dim {dim}: an extent of {x.dims[dim]} has no halves")
         want = tuple(d // 2 if i == dim else d for i, d in enumerate(x.dims))
