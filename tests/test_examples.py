@@ -53,6 +53,7 @@ def test_the_language_examples_interpret_compile_and_report(tmp_path):
         "fp8.py": ["interpreter, quantize and dequantize rows (E4M3)", "2 wgmma.mma_async of e4m3"],
         "int4.py": ["interpreter after tile-distribute, dequantize", "W4A16 matmul 80x72x96", "mma.sync of f16"],
         "quantize.py": ["group_quantize of 1000: scales within 0.0e+00", "sort_rows 4x64: sorted"],
+        "routing.py": ["nf4_dequant of 1000 bytes: exact", "top 8: right", "PTX for sm_80, nf4_dequant"],
     }
     for name, lines in expected.items():
         out = subprocess.run([sys.executable, str(REPO / "examples" / "lang" / name)], capture_output=True,

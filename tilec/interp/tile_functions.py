@@ -1253,6 +1253,15 @@ class TileFunctions(InterpreterFunctions):
         pick = (slice(None),) * dim
         return np.array(x[(*pick, slice(0, None, 2))]), np.array(x[(*pick, slice(1, None, 2))])
 
+    @impl(t.TakeOp)
+    def run_take(self, interpreter, op, args):
+        """numpy's ``take_along_axis``; an index outside the source's extent along the axis reads 0."""
+        src, idx = np.asarray(args[0]), np.asarray(args[1]).astype(np.int64)
+        axis = op.axis_value
+        inside = (idx >= 0) & (idx < src.shape[axis])
+        taken = np.take_along_axis(src, np.where(inside, idx, 0), axis=axis)
+        return (np.where(inside, taken, np.zeros((), dtype=src.dtype)),)
+
     @impl(t.ExtractOp)
     def run_extract(self, interpreter, op, args):
         """The one element, as a scalar of the element type."""

@@ -24,12 +24,16 @@ from tilec.lang.dtypes import (DType, bfloat16, float8_e4m3fn, float8_e5m2, floa
                                index, int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 from tilec.lang.block_ptr import advance, make_block_ptr, make_tensor_descriptor
 from tilec.lang.compat import missing as _missing
-from tilec.lang.compat import (assume, broadcast_to, cast, debug_barrier, device_assert, device_print, div_rn, expand_dims,
-                               extra, fma, histogram, isnan, math, max_constancy, max_contiguous, multiple_of, permute,
-                               softmax, sqrt_rn, static_assert, static_print, swizzle2d, umulhi, xor_sum)
+from tilec.lang.compat import (add, assume, broadcast, broadcast_to, cast, const, debug_barrier, device_assert, device_print,
+                               div_rn, expand_dims, extra, fdiv, fma, histogram, isnan, load_tensor_descriptor,
+                               map_elementwise, math, max_constancy, max_contiguous, mul, multiple_of,
+                               pair_uniform_to_normal, permute, reduce_or, softmax, sqrt_rn, squeeze, static_assert,
+                               static_print, store_tensor_descriptor, sub, swizzle2d, tensor, uint_to_uniform_float,
+                               umulhi, unsqueeze, xor_sum)
 from tilec.lang.function import Function, func
 from tilec.lang.shapes import cat, interleave, join, ravel, reshape, split, view
-from tilec.lang.sorting import flip, sort
+from tilec.lang.sorting import bitonic_merge, flip, sort, topk
+from tilec.lang.take import gather
 from tilec.lang.random import philox, rand, rand4x, randint, randint4x, randn, randn4x
 from tilec.lang.kernel import Kernel, Specialization, constexpr, kernel
 from tilec.lang.loop import range  # noqa: A004 - tl.range, as Triton names it
@@ -118,6 +122,9 @@ from tilec.lang.ops import (
     zeros_like,
 )
 from tilec.lang.tracing import LangError
+
+dtype = DType
+"""``tl.dtype``: the class of the element types (``tl.float16`` ...), for annotations and ``isinstance``."""
 from tilec.lang.values import Expanded, Scalar, Shared, Tile, Vector, View
 
 __all__ = [
@@ -125,12 +132,15 @@ __all__ = [
     "assume", "broadcast_to", "cast", "debug_barrier", "device_assert", "device_print", "expand_dims", "extra", "fma", "isnan",
     "math", "max_constancy", "max_contiguous", "multiple_of", "permute", "reshape", "rint", "softmax", "static_assert",
     "static_print", "swizzle2d", "trunc", "umulhi", "div_rn", "sqrt_rn", "xor_sum",
+    "add", "sub", "mul", "fdiv", "broadcast", "const", "tensor", "dtype", "reduce_or", "squeeze", "unsqueeze",
+    "map_elementwise", "load_tensor_descriptor", "store_tensor_descriptor", "uint_to_uniform_float",
+    "pair_uniform_to_normal",
     "philox", "rand", "rand4x", "randint", "randint4x", "randn", "randn4x",
     "DType", "Expanded", "Function", "Kernel", "LangError", "Scalar", "Shared", "Specialization", "Tile", "Vector", "View",
     "abs", "alloc", "arange", "argmax", "argmin", "associative_scan", "async_commit", "async_copy", "async_wait", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor", "barrier", "copy", "mma", "bfloat16", "block_id", "block_rank", "cluster_barrier", "cluster_id",
     "num_blocks", "num_clusters", "num_programs", "num_warps", "col_max", "col_min", "col_sum", "constexpr", "cdiv", "ceil", "clamp", "cos", "cummax", "cummin", "cumprod", "cumsum", "dot", "erf", "exp", "exp2", "floor",
     "func", "float16", "float32", "float64", "float8_e4m3fn", "float8_e5m2", "float8e4nv", "float8e5", "full", "full_like", "index", "int1", "int8", "int16", "int32", "int64", "iota", "kernel",
-    "uint8", "uint16", "uint32", "uint64", "cat", "join", "split", "interleave", "histogram", "ravel", "view", "flip", "sort",
+    "uint8", "uint16", "uint32", "uint64", "cat", "join", "split", "interleave", "histogram", "ravel", "view", "flip", "sort", "gather", "topk", "bitonic_merge",
     "lane_id", "load", "load_scalar", "log", "log2",
     "loop", "map", "max", "maximum", "min", "minimum", "program_id", "reduce", "range", "row_max", "row_min", "row_sum",
     "rsqrt", "sigmoid", "sin", "sqrt", "static_range", "store", "sum", "tanh", "thread_id", "trans", "turns", "warp_id", "wgmma", "wgmma_wait", "where", "zeros", "zeros_like",

@@ -20,7 +20,8 @@ from typing import Any
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import Float32Type
 
-from tilec.lang import libm, ops
+from tilec.lang import libm, ops, shapes
+from tilec.lang.block_ptr import TensorDescriptor
 from tilec.lang.dtypes import int32, int64, uint32
 from tilec.lang.ops import barrier, exp, full, max, minimum, sum  # noqa: A004
 from tilec.lang.tracing import LangError, current, error
@@ -130,6 +131,118 @@ def _fmin(a: Any, b: Any) -> Any:
 def xor_sum(x: Any, axis: Any = None, keep_dims: bool = False) -> Any:
     """Triton's ``tl.xor_sum``: the exclusive or of the elements along ``axis`` (integers)."""
     return ops.reduce(x, axis, lambda p, q: p ^ q, keep_dims=keep_dims)
+
+
+def reduce_or(input: Any, axis: Any = None, keep_dims: bool = False) -> Any:  # noqa: A002 - Triton's name
+    """Triton's ``tl.reduce_or``: the bitwise or of the elements along ``axis`` (integers)."""
+    if isinstance(input, (Value, Expanded)) and not input.dtype.is_int:
+        raise error(f"tl.reduce_or takes integers, got {_describe(input)}")
+    return ops.reduce(input, axis, lambda p, q: p | q, keep_dims=keep_dims)
+
+
+def fdiv(x: Any, y: Any, ieee_rounding: bool = False, approx: bool = False) -> Any:
+    """Triton's ``tl.fdiv``: ``x / y`` (tilec divides rounded to nearest whatever is asked: ``approx`` allows
+    a less accurate quotient, which this one is not)."""
+    return x / y
+
+
+def add(x: Any, y: Any, sanitize_overflow: bool = True) -> Any:
+    """Triton's ``tl.add``: ``x + y``."""
+    return x + y
+
+
+def sub(x: Any, y: Any, sanitize_overflow: bool = True) -> Any:
+    """Triton's ``tl.sub``: ``x - y``."""
+    return x - y
+
+
+def mul(x: Any, y: Any, sanitize_overflow: bool = True) -> Any:
+    """Triton's ``tl.mul``: ``x * y``."""
+    return x * y
+
+
+def broadcast(input: Any, other: Any) -> tuple[Any, Any]:  # noqa: A002 - Triton's name
+    """Triton's ``tl.broadcast``: both values in the shape the operators would give them (numpy's
+    broadcasting), each keeping its element type."""
+    shape = _result_shape((input, other))
+    if shape.kind == "scalar":
+        return input, other
+    out = []
+    for x in (input, other):
+        if isinstance(x, (Value, Expanded)) and not isinstance(x, Scalar) and x.shape == shape.dims[:len(x.shape)] \
+                and (shape.kind == "tile") == isinstance(x, Tile):
+            out.append(x)
+            continue
+        element = x.type.element_type if isinstance(x, (Tile, Vector)) else x.vector.type.element_type \
+            if isinstance(x, Expanded) else x.type if isinstance(x, Scalar) else \
+            (Float32Type() if isinstance(x, float) else int32.ir)
+        out.append(wrap(_materialize(x, shape, element)))
+    return out[0], out[1]
+
+
+def squeeze(x: Any, dim: Any) -> Any:
+    """Triton's ``tl.squeeze``: ``x`` without its axis ``dim`` of extent 1 (a tile of one row or column
+    becomes a vector)."""
+    rank = len(getattr(x, "shape", ()))
+    if isinstance(dim, bool) or not isinstance(dim, int) or dim not in range(-rank, rank) or x.shape[dim] != 1:
+        raise error(f"tl.squeeze of {_describe(x)}: dim must name an axis of extent 1, got {dim!r}")
+    return shapes.reshape(x, tuple(d for i, d in enumerate(x.shape) if i != dim % rank))
+
+
+def unsqueeze(x: Any, dim: Any) -> Any:
+    """Triton's ``tl.unsqueeze``: ``x`` with an axis of extent 1 at ``dim`` (``tl.expand_dims``)."""
+    return expand_dims(x, dim)
+
+
+def uint_to_uniform_float(x: Any) -> Any:
+    """Triton's ``tl.uint_to_uniform_float``: a random 32-bit or 64-bit word as a float32 in [0, 1)."""
+    if not isinstance(x, (Value, Expanded)) or not x.dtype.is_int or x.dtype.bits not in (32, 64):
+        raise error(f"tl.uint_to_uniform_float takes 32-bit or 64-bit integer words, got {_describe(x)}")
+    if x.dtype.bits == 32:
+        x = x.to(int32, bitcast=True)
+        return ops.where(x < 0, -x - 1, x).to("float32") * 4.6566127342e-10
+    x = x.to(int64, bitcast=True)
+    return ops.where(x < 0, -x - 1, x).to("float32") * 1.0842020432385337e-19
+
+
+def pair_uniform_to_normal(u1: Any, u2: Any) -> tuple[Any, Any]:
+    """Triton's ``tl.pair_uniform_to_normal``: two uniforms in [0, 1) as two standard normals (Box-Muller)."""
+    u1 = ops.maximum(u1, 1.0e-7)
+    theta = 6.283185307179586 * u2
+    r = ops.sqrt(-2.0 * ops.log(u1))
+    return r * ops.cos(theta), r * ops.sin(theta)
+
+
+def map_elementwise(scalar_fn: Any, *args: Any, pack: int = 1) -> Any:
+    """Triton's ``tl.map_elementwise``: ``scalar_fn`` on each element of ``args`` (``tl.map``); one element a
+    call (``pack=1``)."""
+    if pack != 1:
+        raise error(f"tl.map_elementwise with pack={pack!r}: tilec maps one element a call (pack=1)")
+    return ops.map(scalar_fn, *args)
+
+
+def load_tensor_descriptor(desc: Any, offsets: Any) -> Any:
+    """Triton's ``tl.load_tensor_descriptor(desc, offsets)``: ``desc.load(offsets)``."""
+    return _descriptor(desc, "tl.load_tensor_descriptor").load(offsets)
+
+
+def store_tensor_descriptor(desc: Any, offsets: Any, value: Any) -> None:
+    """Triton's ``tl.store_tensor_descriptor(desc, offsets, value)``: ``desc.store(offsets, value)``."""
+    _descriptor(desc, "tl.store_tensor_descriptor").store(offsets, value)
+
+
+def _descriptor(desc: Any, what: str) -> Any:
+    if not isinstance(desc, TensorDescriptor):
+        raise error(f"{what} takes a tl.make_tensor_descriptor, got {_describe(desc)}")
+    return desc
+
+
+class const:  # noqa: N801 - the annotation Triton's kernels write on read-only pointers
+    """``x_ptr: tl.const``: Triton's mark of a pointer the kernel only reads (nothing for tilec to do)."""
+
+
+tensor = Value
+"""``tl.tensor``: the class of the language's traced values (annotations, ``isinstance``)."""
 
 
 class _Namespace(SimpleNamespace):

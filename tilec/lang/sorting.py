@@ -1,6 +1,7 @@
-"""Triton's ``tl.sort`` and ``tl.flip``, written in the language on its reshapes, splits and joins.
+"""Triton's ``tl.sort``, ``tl.topk``, ``tl.bitonic_merge`` and ``tl.flip``, written in the language on its
+reshapes, splits and joins.
 
-Both work along the last axis of a vector or a tile (each row on its own), of a power-of-two extent.
+All work along the last axis of a vector or a tile (each row on its own), of a power-of-two extent.
 ``flip`` swaps the halves of every block of 2j elements, for j = n/2 .. 1 (which reverses every bit of
 an index: log2(n) steps). ``sort`` is a bitonic network: for each block size k = 2, 4 .. n and each
 distance j = k/2 .. 1, the element at i and the one at i + j (i's bit j clear) are ordered, ascending
@@ -8,7 +9,8 @@ where i's bit k is clear (the last merge: everywhere), by a compare and a select
 (so the result is a permutation of the input, NaN included). Each step reads the axis as pairs of
 blocks of j (``x.reshape(r, 2, j)``: ``tile.split`` of the rows of a (2r, j) tile) and puts them back
 (``tile.join``); where every thread holds both elements of its pairs these move no data, else they go
-through shared memory (tile-layout and tile-distribute decide, as for any reshape).
+through shared memory (tile-layout and tile-distribute decide, as for any reshape). ``topk`` sorts runs of
+k, then halves the rows until k are left (:func:`topk`); ``bitonic_merge`` is the network's last merge.
 """
 
 from __future__ import annotations
@@ -69,33 +71,79 @@ def flip(x: Any, dim: Any = None) -> Tile | Vector:
     return _back(tile, x)
 
 
+def _order(descending: Any, what: str) -> bool:
+    if not isinstance(descending, bool) and descending not in (0, 1):
+        raise error(f"{what}'s descending is a Python bool (a tl.constexpr), got {descending!r}")
+    return bool(descending)
+
+
+def _merge(tile: Tile, rows: int, n: int, size: int, descending: bool) -> Tile:
+    """One merge of a bitonic network on rows of ``n``: for each distance j = size/2 .. 1 the elements at i
+    and i + j (i's bit j clear) ordered, ascending where i's bit ``size`` is clear (everywhere when
+    ``size`` is ``n``; each direction the other way round with ``descending``), by compares and selects."""
+    j = size // 2
+    while j >= 1:
+        low, high = _halves(tile, j)
+        shape = low.shape
+        # each pair's first index along the row: group g of 2j, offset o < j
+        first = (ops.iota(shape, 0) * (2 * j) + ops.iota(shape, 1)) % n
+        ascending = (first & size) == 0  # everywhere in the last merge (size = n)
+        if descending:
+            ascending = ~ascending
+        swap = where(ascending, low > high, low < high)
+        tile = _together(where(swap, high, low), where(swap, low, high), rows, n)
+        j //= 2
+    return tile
+
+
 def sort(x: Any, dim: Any = None, descending: bool = False) -> Tile | Vector:
     """Triton's ``tl.sort``: ``x`` sorted along its last axis (each row of a tile on its own), ascending or
     ``descending``. A bitonic network of compares and selects (see the module docstring)."""
-    if not isinstance(descending, bool) and descending not in (0, 1):
-        raise error(f"tl.sort's descending is a Python bool (a tl.constexpr), got {descending!r}")
+    descending = _order(descending, "tl.sort")
     tile, rows, n = _last_axis(x, "tl.sort", dim)
-    k = 2
-    while k <= n:
-        j = k // 2
-        while j >= 1:
-            low, high = _halves(tile, j)
-            shape = low.shape
-            # each pair's first index along the row: group g of 2j, offset o < j
-            first = (ops.iota(shape, 0) * (2 * j) + ops.iota(shape, 1)) % n
-            ascending = (first & k) == 0  # everywhere in the last merge (k = n)
-            if descending:
-                ascending = ~ascending
-            swap = where(ascending, low > high, low < high)
-            tile = _together(where(swap, high, low), where(swap, low, high), rows, n)
-            j //= 2
-        k *= 2
+    size = 2
+    while size <= n:
+        tile = _merge(tile, rows, n, size, descending)
+        size *= 2
     return _back(tile, x)
 
 
-for _cls in (Tile, Vector):  # Triton's tensor methods: x.sort(), x.flip()
+def bitonic_merge(x: Any, dim: Any = None, descending: bool = False) -> Tile | Vector:
+    """Triton's ``tl.bitonic_merge``: the last merge of a bitonic sort, which sorts each row along the last
+    axis where it is bitonic (rises then falls, or falls then rises: two sorted halves, one reversed)."""
+    descending = _order(descending, "tl.bitonic_merge")
+    tile, rows, n = _last_axis(x, "tl.bitonic_merge", dim)
+    return _back(_merge(tile, rows, n, n, descending), x)
+
+
+def topk(x: Any, k: Any, dim: Any = None, descending: bool = True) -> Tile | Vector:
+    """Triton's ``tl.topk``: the ``k`` largest elements of each row along the last axis, largest first (with
+    ``descending=False`` the ``k`` smallest, smallest first); ``k`` a power of two up to the extent. A
+    bitonic top-k: rows sorted in runs of ``k`` (alternating ascending and descending), then, while the
+    rows are longer than ``k``, each pair of neighbouring runs kept as their elementwise larger (smaller)
+    elements, a bitonic run of ``k`` that holds the pair's top ``k``, which one merge sorts again."""
+    descending = _order(descending, "tl.topk")
+    tile, rows, n = _last_axis(x, "tl.topk", dim)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1 or k & (k - 1) or k > n:
+        raise error(f"tl.topk's k is a power of two (a tl.constexpr) no larger than the extent, {n}, got {k!r}")
+    size = 2
+    while size <= k:
+        tile = _merge(tile, rows, n, size, descending)
+        size *= 2
+    while n > k:
+        low, high = _halves(tile, k)  # runs 2b and 2b + 1 of each row, element by element
+        keep = where(high > low, high, low) if descending else where(high < low, high, low)
+        n //= 2
+        tile = _merge(reshape(keep, (rows, n)), rows, n, k, descending)
+    if isinstance(x, Expanded) or isinstance(x, Tile):
+        return tile
+    return reshape(tile, (k,), orientation=x.orientation)
+
+
+for _cls in (Tile, Vector):  # Triton's tensor methods: x.sort(), x.flip(), x.topk(k)
     _cls.sort = lambda self, dim=None, descending=False: sort(self, dim, descending)
     _cls.flip = lambda self, dim=None: flip(self, dim)
+    _cls.topk = lambda self, k, dim=None, descending=True: topk(self, k, dim, descending)
 
 
-__all__ = ["flip", "sort"]
+__all__ = ["bitonic_merge", "flip", "sort", "topk"]

@@ -32,7 +32,7 @@ from tilec.lang.tracing import Trace, current
 _MEMORY_READS = (t.LoadOp, t.LoadScalarOp, t.GatherOp, t.SubviewOp, t.AtomicOp, t.ScatterAtomicOp)
 """Ops whose result holds elements of the array (or shared tile) they read."""
 
-_MOVES = (t.BroadcastOp, t.TransposeOp, t.ReshapeOp, t.SplitOp, t.ConvertLayoutOp, t.ExtractOp, t.SliceOp, t.FillOp, t.RowMaxOp, t.RowMinOp,
+_MOVES = (t.BroadcastOp, t.TransposeOp, t.ReshapeOp, t.SplitOp, t.TakeOp, t.ConvertLayoutOp, t.ExtractOp, t.SliceOp, t.FillOp, t.RowMaxOp, t.RowMinOp,
           t.ColMaxOp, t.ColMinOp, t.RowSumOp, t.ColSumOp, t.ReduceOp, t.ScanOp)
 """Tile ops whose result holds values of their first operand's type, read as it is (a reduction of unsigned
 values is computed as the language asks: :func:`tilec.lang.ops` flips the sign bit around a maximum)."""

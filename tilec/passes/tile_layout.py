@@ -356,6 +356,8 @@ def agreeing_classes(fn: Operation, uf: _UnionFind | None = None) -> _UnionFind:
                 uf.union(op.lhs, op.rhs)  # two parts of one shape: one fragment, the result's halves
             case t.SplitOp():
                 uf.union(op.first, op.second)
+            case t.TakeOp():
+                uf.union(op.index, op.result)  # element i is taken at index i's element; the source keeps its own
             case t.WgmmaWaitOp():
                 uf.union(op.value, op.result)
             case t.AtomicOp() | t.ScatterAtomicOp():
@@ -391,7 +393,7 @@ class Conversion:
     fragment: Fragment
 
 
-_BLOCK_TILE_OPS = (t.LoadOp, t.StoreOp, t.GatherOp, t.ScatterOp, t.ZerosOp, t.FillOp, t.IotaOp, t.BroadcastOp, t.ConvertLayoutOp, t.TransposeOp, t.ReshapeOp, t.JoinOp, t.SplitOp,
+_BLOCK_TILE_OPS = (t.LoadOp, t.StoreOp, t.GatherOp, t.ScatterOp, t.ZerosOp, t.FillOp, t.IotaOp, t.BroadcastOp, t.ConvertLayoutOp, t.TransposeOp, t.ReshapeOp, t.JoinOp, t.SplitOp, t.TakeOp,
                    t.ExtractOp, t.AtomicOp, t.ScatterAtomicOp, *_ELEMENTWISE, *_REDUCTIONS, scf.ForOp, scf.IfOp, scf.YieldOp,
                    scf.WhileOp, scf.ConditionOp)
 """The ops a tile spread over the block's warps lowers through (an mma operand or accumulator is a warp's)."""

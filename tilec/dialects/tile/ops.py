@@ -2320,6 +2320,62 @@ class SplitOp(_Halves):
                 _fail(self, f"of {x} along dim {dim} gives two tiles of {_dims_text(want)}x{x.element_type}, not {part}")
 
 
+@irdl_op_definition
+class TakeOp(IRDLOperation):
+    """Elements of a register tile picked along one axis by an index tile: numpy's ``take_along_axis``,
+    Triton's ``tl.gather(src, index, axis)``. ``%r = tile.take %src[%idx] axis 1 : !tile.rt<16x64xf32>
+    [!tile.rt<16x8xi32>] -> !tile.rt<16x8xf32>`` gives ``r[i, j] = src[i, idx[i, j]]`` (axis 0:
+    ``src[idx[i, j], j]``); a vector takes ``r[i] = src[idx[i]]``. The index has the result's shape, which
+    is the source's but along ``axis``; an index outside ``[0, extent)`` (a negative one too) reads 0.
+
+    ``tile-layout`` gives the index and the result one fragment; the source keeps its own.
+    ``tile-distribute`` moves the source through shared memory (each lane stores its elements at their
+    row-major places, the block synchronises, each lane loads the element each index names).
+    """
+
+    name = "tile.take"
+
+    source = operand_def(RegisterType | RegisterVectorType)
+    index = operand_def(RegisterType | RegisterVectorType)
+    result = result_def(RegisterType | RegisterVectorType)
+    axis = prop_def(IntegerAttr[I64])
+
+    traits = traits_def(Pure())
+
+    assembly_format = ("$source `[` $index `]` `axis` $axis attr-dict `:` type($source) `[` type($index) `]` `->` "
+                       "type($result)")
+
+    def __init__(self, source: SSAValue, index: SSAValue, axis: int, result_type: Attribute):
+        super().__init__(operands=[source, index], result_types=[result_type], properties={"axis": IntegerAttr(axis, 64)})
+
+    @property
+    def axis_value(self) -> int:
+        return self.axis.value.data
+
+    def verify_(self) -> None:
+        src, idx, r = self.source.type, self.index.type, self.result.type
+        if type(src) is not type(idx):
+            _fail(self, f"takes from {src} with {idx}: both register tiles or both register vectors")
+        if idx.element_type not in INDEX_ELEMENT_TYPES:
+            _fail(self, f"index {idx} must hold i32 or i64 elements")
+        dims, want = _register_shape(src), _register_shape(idx)
+        axis = self.axis_value
+        if not 0 <= axis < len(dims):
+            _fail(self, f"axis {axis} is not an axis of {src}")
+        if any(a != b for i, (a, b) in enumerate(zip(dims, want)) if i != axis):
+            _fail(self, f"index {idx} must have the extents of {src} but along axis {axis}")
+        if not _same_shape(idx, r) or r.element_type != src.element_type:
+            _fail(self, f"gives a value of the index's shape and the source's element type ({src.element_type}), "
+                        f"not {r}")
+        if r.fragment is not None and idx.fragment is not None and idx.fragment_attr != r.fragment_attr:
+            _fail(self, f"index {idx} and result {r} have different fragments (tile-layout gives them one)")
+
+
+def _register_shape(ty: Attribute) -> tuple[int, ...]:
+    """A register tile's dims, or a vector's length as a shape of one dimension."""
+    return tuple(ty.dims) if isinstance(ty, RegisterType) else (ty.length.data,)
+
+
 def register_elements(ty: Attribute) -> int:
     """How many elements a register tile or vector type holds."""
     return ty.num_elements if isinstance(ty, RegisterType) else ty.length.data
@@ -2597,6 +2653,7 @@ TILE_OPS = [
     ReshapeOp,
     JoinOp,
     SplitOp,
+    TakeOp,
     SliceOp,
     TransposeOp,
     ExtractOp,

@@ -145,7 +145,9 @@ def _wrapped(op: Operation):
 
 def needs_scratch(op: Operation) -> bool:
     """Whether a ``tile.convert_layout`` (a ``tile.reshape``, ``tile.join``, ``tile.split``) goes through
-    shared memory (no cheaper path applies)."""
+    shared memory (no cheaper path applies); a ``tile.take`` always does."""
+    if isinstance(op, t.TakeOp):
+        return True  # the elements an index names are known at run time only
     if isinstance(op, t.JoinOp | t.SplitOp):
         if any(v.type.fragment is None for v in (*op.operands, *op.results)):
             return False
@@ -174,7 +176,7 @@ def per_warp_scratch(op: Operation) -> bool:
     """Whether a conversion's scratch is one tile per warp (its inputs are a warp's tiles: every warp
     holds whole ones) rather than one for the block (an input spans the block's warps: each warp stores
     its part, and the copies of a warp's tile store the same values)."""
-    sources = (op.lhs, op.rhs) if isinstance(op, t.JoinOp) else (op.input,)
+    sources = (op.lhs, op.rhs) if isinstance(op, t.JoinOp) else (op.source,) if isinstance(op, t.TakeOp) else (op.input,)
     return all(v.type.fragment.num_threads == 32 for v in sources)
 
 

@@ -175,7 +175,7 @@ class SharedLayout:
     total: int
 
 
-MOVES_THROUGH_SHARED = (t.ConvertLayoutOp, t.ReshapeOp, t.JoinOp, t.SplitOp)
+MOVES_THROUGH_SHARED = (t.ConvertLayoutOp, t.ReshapeOp, t.JoinOp, t.SplitOp, t.TakeOp)
 """Ops that move a tile's values through a scratch tile when their fragments need it (:func:`needs_scratch`):
 each stores, synchronises the block, loads and synchronises again, so all of them share one scratch (the
 largest they need) at the first one's place. (The block-wide barriers are what make the sharing safe: a
@@ -433,8 +433,8 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
             hint = (op.old if isinstance(op, t.ATOMIC_OPS) else op.results[0]).name_hint or f"smem{i}"
             if isinstance(op, t.ConvertLayoutOp):
                 hint += "_convert"
-            elif isinstance(op, t.ReshapeOp | t.JoinOp | t.SplitOp):
-                hint += {t.ReshapeOp: "_reshape", t.JoinOp: "_join", t.SplitOp: "_split"}[type(op)]
+            elif isinstance(op, t.ReshapeOp | t.JoinOp | t.SplitOp | t.TakeOp):
+                hint += {t.ReshapeOp: "_reshape", t.JoinOp: "_join", t.SplitOp: "_split", t.TakeOp: "_take"}[type(op)]
             elif isinstance(op, REDUCTIONS):
                 hint += "_partials"
             elif isinstance(op, t.ScanOp):
@@ -591,6 +591,8 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
                 self.join(op, self._shared_address(op) if op in self._shared else None)
             case t.SplitOp():
                 self.split(op, self._shared_address(op) if op in self._shared else None)
+            case t.TakeOp():
+                self.take(op, self._shared_address(op))
             case t.ExtractOp():
                 # one element: every (thread, value) of the fragment is it, so value 0 of this thread
                 self.vmap[op.result] = self.scalars(self.get(op.input))[0]

@@ -1,5 +1,7 @@
 """Moves of ``tile-distribute`` that read a tile's elements in another shape: ``tile.reshape`` (row-major
-order kept), ``tile.join`` and ``tile.split`` (two tiles side by side along a dimension, or taking turns).
+order kept), ``tile.join`` and ``tile.split`` (two tiles side by side along a dimension, or taking turns),
+and ``tile.take`` (elements picked along an axis by an index tile, known at run time only: always through
+shared memory).
 
 tile-layout gives each move's sides fragments that hold the same elements in the same registers where a
 layout says so; then the move renumbers registers (:func:`reshape_permutation`, :func:`split_plan`,
@@ -58,7 +60,10 @@ def reshape_permutation(src: Fragment | VectorFragment, dst: Fragment | VectorFr
 
 
 def whole_value(op):
-    """The value a move's scratch holds whole: a split's input, else the result (a layout conversion's too)."""
+    """The value a move's scratch holds whole: a split's input, a take's source, else the result (a layout
+    conversion's too)."""
+    if isinstance(op, t.TakeOp):
+        return op.source
     return op.input if isinstance(op, t.SplitOp) else op.result
 
 
@@ -82,6 +87,11 @@ def split_plan(parts: tuple[Fragment, Fragment], whole: Fragment, dim: int, inte
     for v, (p, u) in enumerate(plan):
         found[p][u] = v
     return None if any(v is None for part in found for v in part) else tuple(tuple(part) for part in found)
+
+
+def _narrow(elem) -> bool:
+    """Whether values of ``elem`` move through shared memory as i32 (masks and bytes)."""
+    return isinstance(elem, IntegerType) and elem.width.data < 32
 
 
 class MoveLowering:
@@ -136,6 +146,29 @@ class MoveLowering:
                     [(v, fr, self._placed(op, p)) for p, (v, fr) in enumerate(zip((op.first, op.second), parts))],
                     scratch)
 
+    def take(self, op: t.TakeOp, scratch) -> None:
+        """Through shared memory: the source stored at its elements' row-major places, then each result
+        value loaded from the place its index names along the axis (the result's own coordinate along the
+        others); an index outside the extent loads the axis's first element and reads 0."""
+        em = self.em
+        src, dst = self.get(op.source), self.fragment(op.result)
+        axis, shape = op.axis_value, whole_value(op).type
+        extent = shape.dims[axis] if isinstance(shape, RegisterType) else shape.length.data
+        inside, places, kind = [], [], op.index.type.element_type
+        for i in self.scalars(self.get(op.index)):
+            ok = em.cmp("ult", i, extent, kind)  # a negative index is past the extent, unsigned
+            inside.append(ok)
+            places.append(em.cast(em.select(ok, i, 0, kind), i32))
+
+        def picked(fr, v):
+            coords = list(self._scratch_coords(fr, v))
+            coords[axis] = places[v]
+            return coords[0] if len(coords) == 1 else em.add(em.mul(coords[0], shape.dims[1], i32), coords[1], i32)
+
+        zero = em.const(0, IntegerType(32)) if _narrow(shape.element_type) else em.const(0, shape.element_type)
+        self._moved(op, [(src.frag, self.scalars(src), self._row_major(shape))], [(op.result, dst, picked)], scratch,
+                    lambda values: [em.select(ok, x, zero, x.type) for ok, x in zip(inside, values)])
+
     def _placed(self, op: t.JoinOp | t.SplitOp, part: int):
         """A part's fragment value's element's row-major index in the whole tile of a join or split."""
         em, dim, interleaved = self.em, op.dim_value, op.interleaved is not None
@@ -149,18 +182,21 @@ class MoveLowering:
             return em.add(em.mul(coords[0], cols, i32), coords[1], i32)
         return index
 
-    def _moved(self, op, sources: list, results: list, scratch) -> None:
+    def _moved(self, op, sources: list, results: list, scratch, loaded=None) -> None:
         """``results`` (value, fragment, index function) of ``op`` through shared memory from ``sources``
         (fragment, values, index function): an index function gives a fragment value's element's place in
-        the whole tile's row-major order. Masks and bytes travel as i32."""
+        the whole tile's row-major order. Masks and bytes travel as i32; ``loaded`` maps the values as
+        loaded (before they narrow back)."""
         elem = whole_value(op).type.element_type
-        narrow = isinstance(elem, IntegerType) and elem.width.data < 32
+        narrow = _narrow(elem)
         if narrow:
             sources = [(fr, [self.em.insert(fast.arith_cast_op(arith.ExtUIOp, v, i32)).results[0] for v in xs], index)
                        for fr, xs, index in sources]
         outs = self._through_shared(op, sources, [(fr, index) for _, fr, index in results], scratch,
                                     i32 if narrow else elem)
         for (value, _, _), out in zip(results, outs):
+            if loaded is not None:
+                out = loaded(out)
             if narrow:
                 out = [self.em.insert(fast.arith_cast_op(arith.TruncIOp, v, elem)).results[0] for v in out]
             self.set_scalars(value, out)
