@@ -559,3 +559,19 @@ func.func @split_odd(%x: !tile.rt<3x8xf32>) {
   func.return
 }
 // CHECK: 'tile.split' of !tile.rt<3x8xf32> along dim 0: an extent of 3 has no halves
+
+// -----
+
+func.func @take_extents(%x: !tile.rt<16x64xf32>, %i: !tile.rt<8x8xi32>) {
+  %r = tile.take %x[%i] axis 1 : !tile.rt<16x64xf32>[!tile.rt<8x8xi32>] -> !tile.rt<8x8xf32>
+  func.return
+}
+// CHECK: 'tile.take' index !tile.rt<8x8xi32> must have the extents of !tile.rt<16x64xf32> but along axis 1
+
+// -----
+
+func.func @take_result(%x: !tile.rt<16x64xf32>, %i: !tile.rt<16x8xi32>) {
+  %r = tile.take %x[%i] axis 1 : !tile.rt<16x64xf32>[!tile.rt<16x8xi32>] -> !tile.rt<16x8xf16>
+  func.return
+}
+// CHECK: 'tile.take' gives a value of the index's shape and the source's element type (f32), not !tile.rt<16x8xf16>

@@ -32,3 +32,14 @@ func.func @splits(%x: !tile.rt<32x8xf32>) -> (!tile.rt<16x8xf32>, !tile.rt<32x4x
 // CHECK-LABEL: func.func @splits
 // CHECK-NEXT: %a, %b = tile.split %x dim 0 interleaved : !tile.rt<32x8xf32> -> !tile.rt<16x8xf32>, !tile.rt<16x8xf32>
 // CHECK-NEXT: %c, %d = tile.split %x dim 1 : !tile.rt<32x8xf32> -> !tile.rt<32x4xf32>, !tile.rt<32x4xf32>
+
+// tile.take picks elements along an axis by an index of the result's shape (numpy's take_along_axis).
+func.func @takes(%x: !tile.rt<16x64xf16>, %i: !tile.rt<16x8xi32>, %v: !tile.rv<16xf32, col>,
+                 %j: !tile.rv<256xi64, row>) -> (!tile.rt<16x8xf16>, !tile.rv<256xf32, row>) {
+  %r = tile.take %x[%i] axis 1 : !tile.rt<16x64xf16>[!tile.rt<16x8xi32>] -> !tile.rt<16x8xf16>
+  %w = tile.take %v[%j] axis 0 : !tile.rv<16xf32, col>[!tile.rv<256xi64, row>] -> !tile.rv<256xf32, row>
+  func.return %r, %w : !tile.rt<16x8xf16>, !tile.rv<256xf32, row>
+}
+// CHECK-LABEL: func.func @takes
+// CHECK-NEXT: %r = tile.take %x[%i] axis 1 : !tile.rt<16x64xf16>[!tile.rt<16x8xi32>] -> !tile.rt<16x8xf16>
+// CHECK-NEXT: %w = tile.take %v[%j] axis 0 : !tile.rv<16xf32, col>[!tile.rv<256xi64, row>] -> !tile.rv<256xf32, row>

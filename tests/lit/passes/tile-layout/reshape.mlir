@@ -57,3 +57,18 @@ func.func @pairs(%x: !tile.gl<f32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>, %p: !tile
 // CHECK: %t = tile.load {{.*}} -> !tile.rt<32x32xf32, [[ROWS:[^>]*]]>
 // CHECK-NEXT: %t_1 = tile.convert_layout %t : !tile.rt<32x32xf32, [[ROWS]]> -> !tile.rt<32x32xf32, [[PAIRED:[^>]*]]>
 // CHECK-NEXT: %lo, %hi = tile.split %t_1 dim 0 interleaved : !tile.rt<32x32xf32, [[PAIRED]]> -> !tile.rt<16x32xf32, [[PART:[^>]*]]>, !tile.rt<16x32xf32, [[PART]]>
+
+// tile.take: the result takes its index's fragment (element i picked at index i); the source keeps its own.
+func.func @take(%x: !tile.gl<f32, [?, ?]>, %i: !tile.gl<i32, [?, ?]>, %o: !tile.gl<f32, [?, ?]>) {
+  %c0 = arith.constant 0 : index
+  %src = tile.load %x[%c0, %c0] : !tile.gl<f32, [?, ?]> -> !tile.rt<16x64xf32>
+  %idx = tile.load %i[%c0, %c0] : !tile.gl<i32, [?, ?]> -> !tile.rt<16x8xi32>
+  %r = tile.take %src[%idx] axis 1 : !tile.rt<16x64xf32>[!tile.rt<16x8xi32>] -> !tile.rt<16x8xf32>
+  tile.store %r, %o[%c0, %c0] : !tile.rt<16x8xf32> -> !tile.gl<f32, [?, ?]>
+  func.return
+}
+// CHECK-LABEL: func.func @take
+// CHECK: %src = tile.load {{.*}} -> !tile.rt<16x64xf32, ((4,8),((2,2),(1,8))):((32,1),((16,8),(16,128)))>
+// CHECK: %idx = tile.load {{.*}} -> !tile.rt<16x8xi32, [[F:.*]]>
+// CHECK-NEXT: %r = tile.take %src[%idx] axis 1 : {{.*}} -> !tile.rt<16x8xf32, [[F]]>
+// CHECK-NOT: convert_layout
