@@ -65,3 +65,17 @@ def test_the_routing_examples_on_the_gpu(arch):
         want_w, want_ids = routing.route_reference(logits, k)
         np.testing.assert_array_equal(ids, want_ids)
         np.testing.assert_allclose(w, want_w, rtol=2 * e * 2.0**-23 + 1e-6, atol=1e-7)
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", _arches())
+def test_inline_asm_on_the_gpu(arch):
+    from tests.lang.test_gather import inline_asm, inline_asm_outputs
+
+    x = (RNG.standard_normal(256) * 10).astype(np.float32)
+    outs = inline_asm_outputs(256)
+    inline_asm[(1,)](x, *outs, N=256, arch=arch)
+    np.testing.assert_array_equal(outs[0], np.rint(x))
+    np.testing.assert_array_equal(outs[1], x.view(np.int32))
+    np.testing.assert_array_equal(outs[2], x + np.float32(2.5))

@@ -217,3 +217,42 @@ def test_the_kernels_compile(arch):
                                 np.zeros(2000, np.float16), 1000, BLOCK=256, GROUP=64, arch=arch)
     routing.topk_route.compile(np.zeros((100, 64), np.float32), np.zeros((100, 8), np.float32),
                                np.zeros((100, 8), np.int32), 100, E=64, K=8, BT=16, arch=arch)
+
+
+@tl.kernel(num_warps=4)
+def inline_asm(x, o_round, o_bits, o_sum, N: tl.constexpr):
+    """Triton's ``tl.inline_asm_elementwise``: one output, and two (a tuple of dtypes) with a Python number."""
+    v = tl.load(x + tl.arange(0, N))
+    r = tl.inline_asm_elementwise("cvt.rni.f32.f32 $0, $1;", "=f,f", [v], dtype=tl.float32, is_pure=True, pack=1)
+    tl.store(o_round + tl.arange(0, N), r)
+    bits, total = tl.inline_asm_elementwise("{ mov.b32 $0, $2; add.f32 $1, $2, $3; }", "=r,=f,f,f", [v, 2.5],
+                                            dtype=(tl.int32, tl.float32), is_pure=True, pack=1)
+    tl.store(o_bits + tl.arange(0, N), bits)
+    tl.store(o_sum + tl.arange(0, N), total)
+
+
+def inline_asm_outputs(n: int) -> list[np.ndarray]:
+    return [np.full(n, np.nan, np.float32), np.full(n, -1, np.int32), np.full(n, np.nan, np.float32)]
+
+
+@pytest.mark.parametrize("arch", ("sm_80", "sm_90a"))
+def test_inline_asm_is_in_the_ptx(arch):
+    ptx = inline_asm.compile(np.zeros(256, np.float32), *inline_asm_outputs(256), N=256, arch=arch).asm["ptx"]
+    assert ptx.count("cvt.rni.f32.f32") == 2  # 256 elements over 128 threads
+    assert ptx.count("add.f32") >= 2
+
+
+def test_inline_asm_is_not_interpreted():
+    with pytest.raises(tl.LangError, match="CPU interpreters cannot"):
+        inline_asm.interpret(np.zeros(256, np.float32), *inline_asm_outputs(256), N=256, grid=(1,))
+
+
+@pytest.mark.parametrize("source, message", [
+    ('tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [t], dtype=tl.int32, is_pure=True, pack=4)', "pack=1"),
+    ('tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r,r", [t], dtype=tl.int32, is_pure=True, pack=1)',
+     "name 1 outputs and 2 inputs, but dtype gives 1 and args 1"),
+    ('tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,=r,r", [t], dtype=(tl.int32, tl.int32), is_pure=False, pack=1)',
+     "must be pure"),
+])
+def test_inline_asm_errors(source, message):
+    test_clear_errors(source, message)

@@ -25,7 +25,8 @@ from tilec.lang.dtypes import (DType, bfloat16, float8_e4m3fn, float8_e5m2, floa
 from tilec.lang.block_ptr import advance, make_block_ptr, make_tensor_descriptor
 from tilec.lang.compat import missing as _missing
 from tilec.lang.compat import (add, assume, broadcast, broadcast_to, cast, const, debug_barrier, device_assert, device_print,
-                               div_rn, expand_dims, extra, fdiv, fma, histogram, isnan, load_tensor_descriptor,
+                               div_rn, expand_dims, extra, fdiv, fma, histogram, inline_asm_elementwise, isnan,
+                               load_tensor_descriptor,
                                map_elementwise, math, max_constancy, max_contiguous, mul, multiple_of,
                                pair_uniform_to_normal, permute, reduce_or, softmax, sqrt_rn, squeeze, static_assert,
                                static_print, store_tensor_descriptor, sub, swizzle2d, tensor, uint_to_uniform_float,
@@ -133,7 +134,7 @@ __all__ = [
     "math", "max_constancy", "max_contiguous", "multiple_of", "permute", "reshape", "rint", "softmax", "static_assert",
     "static_print", "swizzle2d", "trunc", "umulhi", "div_rn", "sqrt_rn", "xor_sum",
     "add", "sub", "mul", "fdiv", "broadcast", "const", "tensor", "dtype", "reduce_or", "squeeze", "unsqueeze",
-    "map_elementwise", "load_tensor_descriptor", "store_tensor_descriptor", "uint_to_uniform_float",
+    "map_elementwise", "inline_asm_elementwise", "load_tensor_descriptor", "store_tensor_descriptor", "uint_to_uniform_float",
     "pair_uniform_to_normal",
     "philox", "rand", "rand4x", "randint", "randint4x", "randn", "randn4x",
     "DType", "Expanded", "Function", "Kernel", "LangError", "Scalar", "Shared", "Specialization", "Tile", "Vector", "View",

@@ -18,11 +18,13 @@ from types import SimpleNamespace
 from typing import Any
 
 from xdsl.dialects import math as xmath
-from xdsl.dialects.builtin import Float32Type
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import DenseArrayBase, Float32Type, i64
 
 from tilec.lang import libm, ops, shapes
 from tilec.lang.block_ptr import TensorDescriptor
-from tilec.lang.dtypes import int32, int64, uint32
+from tilec.ir import fast
+from tilec.lang.dtypes import DType, int32, int64, uint32
 from tilec.lang.ops import barrier, exp, full, max, minimum, sum  # noqa: A004
 from tilec.lang.tracing import LangError, current, error
 from tilec.lang.values import (Expanded, Scalar, Tile, Value, Vector, _element_type, _expanded_like, _is_float,
@@ -219,6 +221,48 @@ def map_elementwise(scalar_fn: Any, *args: Any, pack: int = 1) -> Any:
     if pack != 1:
         raise error(f"tl.map_elementwise with pack={pack!r}: tilec maps one element a call (pack=1)")
     return ops.map(scalar_fn, *args)
+
+
+def inline_asm_elementwise(asm: str, constraints: str, args: Any, dtype: Any, is_pure: bool, pack: int) -> Any:
+    """Triton's ``tl.inline_asm_elementwise``: the PTX ``asm`` run on each element of ``args`` (broadcast like
+    the operators): ``$0`` .. the outputs (one per element type of ``dtype``, a tuple for several), then the
+    inputs, registers as ``constraints`` says (``"=r,r"``). One ``llvm.inline_asm`` in a ``tile.map``, so
+    tile-distribute runs it on each element a thread holds; one element a call (``pack=1``). The CPU
+    interpreters cannot run PTX: such a kernel runs on the GPU only."""
+    if not isinstance(asm, str) or not isinstance(constraints, str):
+        raise error(f"tl.inline_asm_elementwise takes the PTX and its constraints as strings, got {asm!r}, "
+                    f"{constraints!r}")
+    if pack != 1:
+        raise error(f"tl.inline_asm_elementwise with pack={pack!r}: tilec runs the asm on one element a call (pack=1)")
+    many = isinstance(dtype, (tuple, list))
+    dtypes = tuple(DType(d) if isinstance(d, str) else d for d in (dtype if many else (dtype,)))
+    if not dtypes or not all(isinstance(d, DType) for d in dtypes):
+        raise error(f"tl.inline_asm_elementwise's dtype is an element type (tl.float32 ...) or a tuple of them, "
+                    f"got {dtype!r}")
+    if many and not is_pure:
+        raise error("tl.inline_asm_elementwise with several outputs runs once an output: it must be pure (is_pure=True)")
+    args = list(args) if isinstance(args, (tuple, list)) else [args]
+    outputs = builtins.sum(1 for c in constraints.split(",") if c.strip().startswith("="))
+    inputs = builtins.sum(1 for c in constraints.split(",") if c.strip() and not c.strip().startswith(("=", "~")))
+    if outputs != len(dtypes) or inputs != len(args):
+        raise error(f"tl.inline_asm_elementwise: constraints {constraints!r} name {outputs} outputs and {inputs} "
+                    f"inputs, but dtype gives {len(dtypes)} and args {len(args)}")
+    types = [d.ir for d in dtypes]
+    result_type = types[0] if not many else llvm.LLVMStructType.from_type_list(types)
+
+    def one_output(k: int):
+        def body(*xs: Any) -> Scalar:
+            trace = current()
+            operands = [x.value if isinstance(x, Scalar) else trace.constant(x, types[0]) for x in xs]
+            value = trace.value(fast.inline_asm_op(asm, constraints, operands, [result_type],
+                                                   has_side_effects=not is_pure))
+            if many:
+                value = trace.value(llvm.ExtractValueOp(DenseArrayBase.from_list(i64, [k]), value, types[k]))
+            return Scalar(value)
+        return body
+
+    results = tuple(ops.map(one_output(k), *args) for k in range(len(dtypes)))
+    return results if many else results[0]
 
 
 def load_tensor_descriptor(desc: Any, offsets: Any) -> Any:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.llvm import LLVMPointerType
+from xdsl.dialects.llvm import InlineAsmOp, LLVMPointerType
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, Float32Type, IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Block, Region
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
@@ -397,6 +397,10 @@ class Kernel:
         runtime = [_as_passed(as_stored(held.values(v))) for n, v in bound.arguments.items()
                    if n not in self.constexprs and v is not None]
         module = self._module(spec)
+        asm = next((op for op in module.walk() if isinstance(op, InlineAsmOp)), None)
+        if asm is not None:
+            raise LangError(f"{self.name}: tl.inline_asm_elementwise runs PTX ({asm.asm_string.data!r}), which the CPU "
+                            "interpreters cannot: launch the kernel on the GPU")
         if after is not None:
             module = self._lowered(module, self._pipeline(num_stages, bulk, pipeline, arch), after)
             fn = next(op for op in module.body.block.ops if isinstance(op, func.FuncOp))
