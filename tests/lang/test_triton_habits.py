@@ -501,14 +501,14 @@ def test_triton_names_tilec_lacks_are_errors_at_the_line():
     @tl.kernel
     def asm(x, o):
         v = tl.load(x, (0,), shape=(16,))
-        tl.store(o, (0,), tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [v], tl.float32, True, 1))  # MARK-asm
+        tl.store(o, (0,), tl.dot_scaled(v, None, "e4m3", v, None, "e4m3"))  # MARK-asm
 
     x = np.zeros(16, np.float32)
     with pytest.raises(tl.LangError) as info:
         asm.ir(x, x)
     assert str(info.value).startswith(f"{__file__}:{_line('MARK-asm')}:")
-    assert "tl.inline_asm_elementwise is not in tilec.lang" in str(info.value)
-    assert not hasattr(tl, "inline_asm_elementwise") and hasattr(tl, "cast")
+    assert "tl.dot_scaled is not in tilec.lang" in str(info.value)
+    assert not hasattr(tl, "dot_scaled") and hasattr(tl, "cast")
     with pytest.raises(tl.LangError, match=r"'a if c else b' with c a tile .*use tl.where\(c, a, b\)"):
         @tl.kernel
         def tile_condition(x, o):
