@@ -197,7 +197,8 @@ def test_annotations_and_classes():
     def annotated(x_ptr: tl.const, o_ptr: tl.tensor, N: tl.constexpr):
         v = tl.load(x_ptr + tl.arange(0, N))
         assert isinstance(v, tl.tensor) and isinstance(v.dtype, tl.dtype)
-        tl.store(o_ptr + tl.arange(0, N), v + 1.0)
+        one = tl.constexpr(1.0)  # Triton's mark of a value known when the kernel is built: the value
+        tl.store(o_ptr + tl.arange(0, N), v + one)
 
     x = RNG.standard_normal(32).astype(np.float32)
     o = np.full(32, np.nan, np.float32)
@@ -256,3 +257,84 @@ def test_inline_asm_is_not_interpreted():
 ])
 def test_inline_asm_errors(source, message):
     test_clear_errors(source, message)
+
+
+@tl.kernel(num_warps=4)
+def tensor_methods(x, o_math, o_flip, o_or, o_last, o_and, M: tl.constexpr, N: tl.constexpr):
+    """Triton's tensor methods, tl.flip along the first axis, tl.argmax's tie_break_left=False."""
+    t = tl.load(x, (0, 0), shape=(M, N))
+    tl.store(o_math, (0, 0), t.exp().sqrt() + t.abs().cast(tl.float32) + t.sigmoid().log2().exp2())
+    tl.store(o_flip, (0, 0), tl.flip(t, 0))
+    m = t > 0
+    tl.store(o_or + tl.arange(0, M), m.to(tl.int32).reduce_or(1) + t.to(tl.int32).xor_sum(1) * 0)
+    tl.store(o_last + tl.arange(0, M), tl.argmax(tl.floor(t * 2.0), axis=1, tie_break_left=False))
+    tl.store(o_and, (0, 0), m.logical_and(t < 1.0).to(tl.float32) + m.logical_or(t < -1.0).to(tl.float32))
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_tensor_methods(after):
+    m, n = 8, 32
+    x = RNG.standard_normal((m, n)).astype(np.float32)
+    outs = [np.full((m, n), np.nan, np.float32), np.full((m, n), np.nan, np.float32), np.full(m, -7, np.int32),
+            np.full(m, -7, np.int32), np.full((m, n), np.nan, np.float32)]
+    tensor_methods.interpret(x, *outs, M=m, N=n, grid=(1,), after=after)
+    sig = 1 / (1 + np.exp(-x.astype(np.float64)))
+    np.testing.assert_allclose(outs[0], np.sqrt(np.exp(x)) + np.abs(x) + sig, rtol=2e-6)
+    np.testing.assert_array_equal(outs[1], x[::-1])
+    np.testing.assert_array_equal(outs[2], (x > 0).any(1).astype(np.int32))
+    np.testing.assert_array_equal(outs[3], (n - 1) - np.argmax(np.floor(x * 2)[:, ::-1], 1))
+    np.testing.assert_array_equal(outs[4], ((x > 0) & (x < 1)).astype(np.float32) + ((x > 0) | (x < -1)).astype(np.float32))
+
+
+def test_vector_interleave_moves_no_data():
+    """``tl.interleave`` of two vectors is a ``tile.join`` of vectors: the result holds both parts'
+    registers side by side (no shared memory), so the NF4 decoder's only barriers are its two takes'."""
+    ptx = routing.nf4_dequant.compile(np.zeros(1000, np.uint8), np.zeros(32, np.float32), routing.NF4,
+                                      np.zeros(2000, np.float16), 1000, BLOCK=1024, GROUP=64, arch="sm_80").asm["ptx"]
+    assert ptx.count("bar.sync") == 4
+    assert "st.global.v4.b32" in ptx  # eight f16 weights a thread in a row
+
+
+@tl.kernel(num_warps=1)
+def nan_sorts(x, o_sort, o_desc, o_top, N: tl.constexpr):
+    v = tl.load(x + tl.arange(0, N))
+    tl.store(o_sort + tl.arange(0, N), tl.sort(v))
+    tl.store(o_desc + tl.arange(0, N), tl.sort(v, descending=True))
+    tl.store(o_top + tl.arange(0, 2), tl.topk(v, 2))
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float64"])
+def test_floats_sort_as_numpy_orders_them(after, dtype):
+    """NaN sorts last (first when descending, and in a top-k), -inf first, as numpy and torch order them;
+    every other value in order (a NaN would stop a network of float compares)."""
+    import ml_dtypes
+
+    dt = getattr(ml_dtypes, dtype, None) or np.dtype(dtype)
+    low = -8 if dtype == "float8_e4m3fn" else -np.inf  # e4m3fn has no infinity
+    x = np.array([3, 1, np.nan, 7, 5, -0.0, 0.0, -2, low, 8, 0.5, -np.nan, 2, 4, 6, -1], dt)
+    outs = [np.zeros(16, dt), np.zeros(16, dt), np.zeros(2, dt)]
+    nan_sorts.interpret(x, *outs, N=16, grid=(1,), after=after)
+    want = np.sort(x.astype(np.float64))
+    np.testing.assert_array_equal(outs[0].astype(np.float64), want)
+    np.testing.assert_array_equal(outs[1].astype(np.float64), want[::-1])
+    assert np.isnan(outs[2].astype(np.float64)).all()
+
+
+def test_a_move_in_a_turn_is_an_error():
+    """Inside ``tl.turns`` only one group of warps runs: a move through shared memory (a block barrier) there
+    would wait for the others forever (a hang on the GPU): a located error instead."""
+    from tilec.api import CompilationError
+
+    @tl.kernel(num_warps=8)
+    def gather_in_turn(x, i, o):
+        r = tl.warp_id() * 16
+        t = tl.load(x, (r, 0), shape=(16, 16))
+        idx = tl.load(i, (r, 0), shape=(16, 16))
+        with tl.turns(2):
+            t = tl.gather(t, idx, 1)
+        tl.store(o, (r, 0), t)
+
+    x = np.zeros((128, 16), np.float32)
+    with pytest.raises(CompilationError, match=r"'tile.take': it synchronises the whole block .* inside the turn"):
+        gather_in_turn.compile(x, np.zeros((128, 16), np.int32), x, arch="sm_90a")

@@ -13,9 +13,12 @@ STAGES = (None, "tile-distribute")
 M32 = np.uint64(0xFFFFFFFF)
 
 
-def philox_reference(seed: int, offsets: np.ndarray, rounds: int = 10) -> list[np.ndarray]:
-    """Random123's Philox4x32 on counter (offset, 0, 0, 0) and key (seed's low word, high word), in uint64."""
-    c = [offsets.astype(np.int64).astype(np.uint64) & M32, *(np.zeros(offsets.shape, np.uint64) for _ in range(3))]
+def philox_reference(seed: int, offsets: np.ndarray, rounds: int = 10, wide: bool = False) -> list[np.ndarray]:
+    """Random123's Philox4x32 on counter (offset, 0, 0, 0) and key (seed's low word, high word), in uint64;
+    ``wide``: a 64-bit offset's high word is the counter's second (Triton's rule for int64 offsets)."""
+    bits = offsets.astype(np.int64).astype(np.uint64)
+    high = (bits >> np.uint64(32)) if wide else np.zeros(offsets.shape, np.uint64)
+    c = [bits & M32, high, *(np.zeros(offsets.shape, np.uint64) for _ in range(2))]
     k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64((seed >> 32) & 0xFFFFFFFF)
     for _ in range(rounds):
         p0 = c[0] * np.uint64(0xD2511F53)
@@ -53,6 +56,28 @@ def test_philox_words_and_uniforms(after, seed):
     for got, w in zip(out, want):
         assert (got == w).all()
     assert (u == uniform_reference(want[0])).all() and 0 <= u.min() and u.max() < 1
+
+
+@tl.kernel
+def wide_offsets(seed, base, w0, w1, u, BN: tl.constexpr):
+    """int64 offsets (large tensors' ``pid.to(tl.int64) * BN``): the high word is Philox's second counter."""
+    offsets = base + tl.program_id(0).to(tl.int64) * BN + tl.arange(0, BN)
+    a, b, _, _ = tl.randint4x(seed, offsets)
+    tl.store(w0 + tl.program_id(0) * BN + tl.arange(0, BN), a)
+    tl.store(w1 + tl.program_id(0) * BN + tl.arange(0, BN), b)
+    tl.store(u + tl.program_id(0) * BN + tl.arange(0, BN), tl.rand(seed, offsets))
+
+
+@pytest.mark.parametrize("after", STAGES)
+@pytest.mark.parametrize("base", [(5 << 32) + 17, -(3 << 32) - 64])
+def test_int64_offsets(after, base):
+    n = 128
+    w0, w1, u = np.full(n, -7, np.int32), np.full(n, -7, np.int32), np.full(n, np.nan, np.float32)
+    wide_offsets.interpret(99, base, w0, w1, u, grid=(2,), BN=64, after=after)
+    want = philox_reference(99, base + np.arange(n, dtype=np.int64), wide=True)
+    np.testing.assert_array_equal(w0, want[0])
+    np.testing.assert_array_equal(w1, want[1])
+    np.testing.assert_array_equal(u, uniform_reference(want[0]))
 
 
 @tl.kernel

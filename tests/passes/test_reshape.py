@@ -350,3 +350,30 @@ func.func @k(%g: {g}, %h: {g}, %o: {g})
     before, after = _both(text, "k", [x, y], [np.full((32, 32), np.nan, np.float32)])
     np.testing.assert_array_equal(before[0], np.concatenate([x, y]))
     np.testing.assert_array_equal(after[0], np.concatenate([x, y]))
+
+
+@pytest.mark.parametrize("interleaved", [False, True], ids=["after", "interleaved"])
+@pytest.mark.parametrize("threads", [32, 128])
+def test_vectors_join(interleaved, threads):
+    """Two vectors joined into one of twice the length (``tl.interleave`` / ``tl.cat`` of vectors): the
+    result takes both parts' registers side by side (:func:`joined_vector_fragment`), nothing moves."""
+    v, w = "!tile.rv<256xf32, col>", "!tile.rv<512xf32, col>"
+    g = _view_type(1, "f32")
+    text = f"""
+func.func @k(%g: {g}, %h: {g}, %o: {g})
+    attributes {{tile.launch = #tile.launch<grid = [1, 1, 1], block = [{threads}, 1, 1], smem = 0>}} {{
+  %c0 = arith.constant 0 : index
+  %a = tile.load %g[%c0] : {g} -> {v}
+  %b = tile.load %h[%c0] : {g} -> {v}
+  %j = tile.join %a, %b dim 0{' interleaved' if interleaved else ''} : {v}, {v} -> {w}
+  tile.store %j, %o[%c0] : {w} -> {g}
+  func.return
+}}"""
+    rng = np.random.default_rng()
+    a, b = (rng.standard_normal(256).astype(np.float32) for _ in range(2))
+    before, after = _both(text, "k", [a, b], [np.full(512, np.nan, np.float32)])
+    want = np.stack([a, b], 1).reshape(-1) if interleaved else np.concatenate([a, b])
+    np.testing.assert_array_equal(before[0], want)
+    np.testing.assert_array_equal(after[0], want)
+    names = [op.name for op in _lower(text).walk()]
+    assert "tile.barrier" not in names and "frag.shared" not in names

@@ -1241,7 +1241,7 @@ class TileFunctions(InterpreterFunctions):
         dim = op.dim_value
         if op.interleaved is None:
             return (np.concatenate([a, b], axis=dim),)
-        return (np.stack([a, b], axis=dim + 1).reshape(op.result.type.dims),)
+        return (np.stack([a, b], axis=dim + 1).reshape(_register_dims(op.result.type)),)
 
     @impl(t.SplitOp)
     def run_split(self, interpreter, op, args):

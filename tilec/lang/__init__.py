@@ -123,6 +123,7 @@ from tilec.lang.ops import (
     zeros_like,
 )
 from tilec.lang.tracing import LangError
+from tilec.lang.tracing import error as _error
 
 dtype = DType
 """``tl.dtype``: the class of the element types (``tl.float16`` ...), for annotations and ``isinstance``."""
@@ -146,6 +147,38 @@ __all__ = [
     "loop", "map", "max", "maximum", "min", "minimum", "program_id", "reduce", "range", "row_max", "row_min", "row_sum",
     "rsqrt", "sigmoid", "sin", "sqrt", "static_range", "store", "sum", "tanh", "thread_id", "trans", "turns", "warp_id", "wgmma", "wgmma_wait", "where", "zeros", "zeros_like",
 ]
+
+
+def _tensor_methods() -> None:
+    """Triton's tensor methods (``x.exp()``, ``x.cast(tl.float16)``, ``x.reduce_or(0)`` ...) on the language's
+    values: each the function of its name with the value first (one that a value already has stays)."""
+    def method(fn):
+        def call(self, *args, **kwargs):
+            return fn(self, *args, **kwargs)
+        call.__doc__ = fn.__doc__
+        return call
+
+    def logical(name, combine):
+        def call(self, other):
+            if self.dtype != int1 or getattr(other, "dtype", int1) != int1:
+                raise _error(f"x.{name}(y) takes two masks (tl.int1 values), got {self.describe()}")
+            return combine(self, other)
+        return call
+
+    functions = {"abs": abs, "cdiv": cdiv, "ceil": ceil, "cos": cos, "erf": erf, "exp": exp, "exp2": exp2,
+                 "floor": floor, "log": log, "log2": log2, "rsqrt": rsqrt, "sigmoid": sigmoid, "sin": sin,
+                 "sqrt": sqrt, "sqrt_rn": sqrt_rn, "softmax": softmax, "broadcast_to": broadcast_to, "cast": cast,
+                 "expand_dims": expand_dims, "histogram": histogram, "reduce": reduce, "reduce_or": reduce_or,
+                 "xor_sum": xor_sum, "associative_scan": associative_scan, "split": split}
+    for cls in (Tile, Vector, Expanded):
+        for name, fn in functions.items():
+            if not hasattr(cls, name):
+                setattr(cls, name, method(fn))
+        cls.logical_and = logical("logical_and", lambda a, b: a & b)
+        cls.logical_or = logical("logical_or", lambda a, b: a | b)
+
+
+_tensor_methods()
 
 
 def __getattr__(name: str):

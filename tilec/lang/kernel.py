@@ -42,7 +42,12 @@ from tilec.lang.values import Scalar, View, remove_dead_ops
 
 
 class constexpr:  # noqa: N801 - the annotation users write: tl.constexpr
-    """Annotates a parameter whose value is known when the kernel is built (a shape, a block size)."""
+    """Annotates a parameter whose value is known when the kernel is built (a shape, a block size).
+    Called, as Triton's kernels do to mark a value (``BLOCK: tl.constexpr = tl.constexpr(128)``), it gives
+    the value back: a Python value is already known when the kernel is built."""
+
+    def __new__(cls, value: Any = None) -> Any:
+        return value
 
 
 MAX_WARPS = 32

@@ -953,16 +953,17 @@ def _extreme(kind: str, x: Any, axis: Any, return_indices: bool, tie_break_left:
     return value, index
 
 
-def argmax(x: Tile | Vector, axis: int | None = None, keep_dims: bool = False) -> Any:
-    """The index of the largest value along ``axis`` (int32; the first of equal ones, a NaN's if there
-    is one: where the maximum is), like numpy's and Triton's ``argmax``; ``axis=None`` (or a vector):
-    the index into the whole, row-major (a scalar). Two reductions and a mask below the language."""
-    return _kept(x, _arg_extreme("max", x, axis), axis, keep_dims)
+def argmax(x: Tile | Vector, axis: int | None = None, tie_break_left: bool = True, keep_dims: bool = False) -> Any:
+    """The index of the largest value along ``axis`` (int32; the first of equal ones, or the last with
+    ``tie_break_left=False``; a NaN's if there is one: where the maximum is), like numpy's and Triton's
+    ``argmax``; ``axis=None`` (or a vector): the index into the whole, row-major (a scalar). Two reductions
+    and a mask below the language."""
+    return _kept(x, _arg_extreme("max", x, axis, tie_break_left), axis, keep_dims)
 
 
-def argmin(x: Tile | Vector, axis: int | None = None, keep_dims: bool = False) -> Any:
+def argmin(x: Tile | Vector, axis: int | None = None, tie_break_left: bool = True, keep_dims: bool = False) -> Any:
     """The index of the smallest value along ``axis`` (see :func:`argmax`)."""
-    return _kept(x, _arg_extreme("min", x, axis), axis, keep_dims)
+    return _kept(x, _arg_extreme("min", x, axis, tie_break_left), axis, keep_dims)
 
 
 # ---------------------------------------------------------------- scans
@@ -1091,8 +1092,10 @@ for _cls in (Tile, Vector):
 del _cls, _fn
 
 
-def _arg_extreme(kind: str, x: Any, axis: Any) -> Vector | Scalar:
+def _arg_extreme(kind: str, x: Any, axis: Any, first: bool = True) -> Vector | Scalar:
     who = f"tl.arg{kind}"
+    if not isinstance(first, bool) and first not in (0, 1):
+        raise error(f"{who}'s tie_break_left is a Python bool (a tl.constexpr), got {first!r}")
     if isinstance(x, Expanded):
         x = x.tile()
     if not isinstance(x, (Tile, Vector)):
@@ -1116,6 +1119,8 @@ def _arg_extreme(kind: str, x: Any, axis: Any) -> Vector | Scalar:
         extreme[None, :] if isinstance(x, Tile) and axis is not None else extreme
     # a NaN is the maximum's (and minimum's) place
     at = (x == wide) | (x != x) if x.dtype.is_float or x.dtype.is_fp8 else x == wide
+    if not first:  # the last of equal ones
+        return _reduce("max", where(at, index, -1), axis)
     past = x.shape[axis % 2] if isinstance(x, Tile) and axis is not None else _size(x)
     return _reduce("min", where(at, index, past), axis)
 

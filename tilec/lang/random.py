@@ -36,9 +36,9 @@ def _word(x: Any) -> Any:
         raise error(f"tl.rand's seed and offsets are integers (Python ints or traced), got {x!r}")
     if x.dtype.is_float:
         raise error(f"tl.rand's seed and offsets are integers, got {x.dtype} values")
-    if x.dtype == int64:
-        raise error("tl.rand's offsets are int32 here (Triton takes its 64-bit Philox for int64 offsets, "
-                    "which tilec does not have): convert them with .to(tl.int32)")
+    if x.dtype.bits == 64:
+        raise error("tl.philox's counters are 32-bit words here (Triton takes its 64-bit Philox for 64-bit "
+                    "counters, which tilec does not have; tl.rand and tl.randint take 64-bit offsets)")
     return x if x.dtype == int32 else x.to(int32)  # the low word's bits
 
 
@@ -87,7 +87,12 @@ def philox(seed: Any, c0: Any, c1: Any, c2: Any, c3: Any, n_rounds: int = DEFAUL
 
 
 def randint4x(seed: Any, offset: Any, n_rounds: int = DEFAULT_ROUNDS) -> tuple:
-    """Four random 32-bit words per element of ``offset`` (int32 values, as Triton's ``uint32`` bits)."""
+    """Four random 32-bit words per element of ``offset`` (int32 values, as Triton's ``uint32`` bits). A
+    64-bit offset is the counter's two low words (its low and high halves), as Triton's."""
+    if isinstance(offset, (Value, Expanded)) and not offset.dtype.is_float and offset.dtype.bits == 64:
+        low, high = offset.to(int32), (offset >> 32).to(int32)  # the conversions keep the low word's bits
+        zero = low * 0
+        return philox(seed, low, high, zero, zero, n_rounds)
     zero = offset * 0 if isinstance(offset, (Value, Expanded)) else 0
     return philox(seed, offset, zero, zero, zero, n_rounds)
 

@@ -23,7 +23,7 @@ from tilec.dialects.tile.types import RegisterType, RegisterVectorType
 from tilec.lang import ops
 from tilec.lang.dtypes import dtype_of, int1, int8, int32
 from tilec.lang.tracing import current, error
-from tilec.lang.values import (Expanded, Pointer, Tile, Vector, _element_type, _unsigned_result, checked_type, convert, where,
+from tilec.lang.values import (Expanded, Pointer, Tile, Vector, _element_type, _reoriented, _unsigned_result, checked_type, convert, where,
                                wrap)
 
 
@@ -140,9 +140,7 @@ def join(a: Any, b: Any) -> "Tile | Joined":
                     f"{_describe(a)} and {_describe(b)}")
     if a.shape != b.shape:
         raise error(f"tl.join of vectors of {a.shape[0]} and {b.shape[0]} values: they must have one length")
-    n = a.shape[0]
-    first = ops.iota((n, 2), 1) == 0
-    return where(first, a[:, None], b[:, None])
+    return reshape(interleave(a, b), (a.shape[0], 2))  # the pairs in row-major order
 
 
 def split(x: Any) -> tuple[Any, Any]:
@@ -179,7 +177,11 @@ def _pair(a: Any, b: Any, what: str) -> tuple[Tile | Vector, Tile | Vector]:
     return a, b
 
 
-def _joined(a: Tile, b: Tile, dim: int, interleaved: bool) -> Tile:
+def _joined(a: Tile | Vector, b: Tile | Vector, dim: int, interleaved: bool) -> Tile | Vector:
+    if isinstance(a, Vector):  # two vectors of one orientation: one of twice the length
+        b = b if b.orientation == a.orientation else _reoriented(b, a.orientation)
+        ty = checked_type(RegisterVectorType, 2 * a.shape[0], a.type.element_type, a.orientation)
+        return wrap(current().value(t.JoinOp(a.value, b.value, 0, interleaved, ty)))
     dims = tuple(2 * d if i == dim else d for i, d in enumerate(a.shape))
     ty = checked_type(RegisterType, list(dims), a.type.element_type)
     return wrap(current().value(t.JoinOp(a.value, b.value, dim, interleaved, ty)))
@@ -198,9 +200,7 @@ def interleave(a: Any, b: Any) -> Tile | Vector:
     """Triton's ``tl.interleave``: ``a``'s and ``b``'s elements taking turns along the last axis,
     ``tl.join(a, b)`` read as one axis: (n,) and (n,) give (2n,), (m, n) and (m, n) give (m, 2n)."""
     a, b = _promoted(*_pair(a, b, "tl.interleave"))
-    if isinstance(a, Vector):
-        return reshape(join(a, b), (2 * a.shape[0],))
-    return _joined(a, b, 1, True)
+    return _joined(a, b, len(a.shape) - 1, True)
 
 
 def cat(input: Any, other: Any, can_reorder: bool = False, dim: int = 0) -> Tile | Vector:  # noqa: A002 - Triton's name
@@ -210,10 +210,7 @@ def cat(input: Any, other: Any, can_reorder: bool = False, dim: int = 0) -> Tile
     rank = len(a.shape)
     if isinstance(dim, bool) or dim not in range(-rank, rank):
         raise error(f"tl.cat of {_describe(a)} along dim {dim!r}: 0 (one below the other) or, for tiles, 1")
-    if isinstance(a, Tile):
-        return _joined(a, b, dim % rank, False)
-    stacked = join(a, b).T  # (2, n): a's elements, then b's
-    return reshape(stacked, (2 * a.shape[0],))
+    return _joined(a, b, dim % rank, False)
 
 
 class Joined:

@@ -6,7 +6,8 @@ All work along the last axis of a vector or a tile (each row on its own), of a p
 an index: log2(n) steps). ``sort`` is a bitonic network: for each block size k = 2, 4 .. n and each
 distance j = k/2 .. 1, the element at i and the one at i + j (i's bit j clear) are ordered, ascending
 where i's bit k is clear (the last merge: everywhere), by a compare and a select that keep both values
-(so the result is a permutation of the input, NaN included). Each step reads the axis as pairs of
+(so the result is a permutation of the input). Floats are sorted as integer keys in their order, with NaN
+the largest (:func:`_as_keys`): numpy's and torch's order, NaN last (first when descending). Each step reads the axis as pairs of
 blocks of j (``x.reshape(r, 2, j)``: ``tile.split`` of the rows of a (2r, j) tile) and puts them back
 (``tile.join``); where every thread holds both elements of its pairs these move no data, else they go
 through shared memory (tile-layout and tile-distribute decide, as for any reshape). ``topk`` sorts runs of
@@ -18,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilec.lang import ops
+from tilec.lang.dtypes import int8, int16, int32, int64
 from tilec.lang.shapes import _as_tile, _describe, _joined, _split, reshape
 from tilec.lang.tracing import error
 from tilec.lang.values import Expanded, Tile, Vector, where
@@ -61,7 +63,12 @@ def _back(x: Tile, like: Tile | Vector | Expanded) -> Any:
 
 
 def flip(x: Any, dim: Any = None) -> Tile | Vector:
-    """Triton's ``tl.flip``: ``x`` reversed along its last axis (each row of a tile on its own)."""
+    """Triton's ``tl.flip``: ``x`` reversed along ``dim`` (the last axis by default; each row of a tile on
+    its own), of a power-of-two extent. A tile's first axis is flipped as its transpose's last."""
+    if isinstance(x, Expanded):
+        x = x.tile()
+    if isinstance(x, Tile) and not isinstance(dim, bool) and dim in (0, -2):
+        return flip(x.T).T
     tile, rows, n = _last_axis(x, "tl.flip", dim)
     j = n // 2
     while j >= 1:
@@ -69,6 +76,33 @@ def flip(x: Any, dim: Any = None) -> Tile | Vector:
         tile = _together(high, low, rows, n)
         j //= 2
     return _back(tile, x)
+
+
+_INFINITY_BITS = {"float64": (64, 0x7FF0000000000000), "float32": (32, 0x7F800000), "float16": (16, 0x7C00),
+                  "bfloat16": (16, 0x7F80), "float8_e5m2": (8, 0x7C), "float8_e4m3fn": (8, 0x7E)}
+"""Each float's width and largest magnitude that is not a NaN, as bits (e4m3fn has no infinity: its
+largest finite value)."""
+
+
+def _as_keys(x: Tile) -> tuple[Tile, Any]:
+    """Floats as integer keys in the same order, and the function that gives them back: a float's bits with
+    its magnitude bits flipped where it is negative compare as signed integers as the floats do (-0.0 just
+    below +0.0), and a NaN is the largest key (numpy's and torch's order: last, first when descending),
+    read back as the NaN of all ones. Integers are their own keys. A network of integer compares keeps
+    every value and orders NaN too (float compares with a NaN are all false)."""
+    dtype = x.dtype
+    if not (dtype.is_float or dtype.is_fp8):
+        return x, lambda keys: keys
+    width, infinity = _INFINITY_BITS[dtype.name]
+    kind = {8: int8, 16: int16, 32: int32, 64: int64}[width]
+    magnitude = (1 << (width - 1)) - 1
+
+    def flipped(bits: Tile) -> Tile:  # its own inverse: the sign bit stays
+        return bits ^ ((bits >> (width - 1)) & magnitude)
+
+    bits = x.to(kind, bitcast=True)
+    keys = where((bits & magnitude) > infinity, magnitude, flipped(bits))
+    return keys, lambda keys: flipped(keys).to(dtype, bitcast=True)
 
 
 def _order(descending: Any, what: str) -> bool:
@@ -101,11 +135,12 @@ def sort(x: Any, dim: Any = None, descending: bool = False) -> Tile | Vector:
     ``descending``. A bitonic network of compares and selects (see the module docstring)."""
     descending = _order(descending, "tl.sort")
     tile, rows, n = _last_axis(x, "tl.sort", dim)
+    tile, restore = _as_keys(tile)
     size = 2
     while size <= n:
         tile = _merge(tile, rows, n, size, descending)
         size *= 2
-    return _back(tile, x)
+    return _back(restore(tile), x)
 
 
 def bitonic_merge(x: Any, dim: Any = None, descending: bool = False) -> Tile | Vector:
@@ -113,7 +148,8 @@ def bitonic_merge(x: Any, dim: Any = None, descending: bool = False) -> Tile | V
     axis where it is bitonic (rises then falls, or falls then rises: two sorted halves, one reversed)."""
     descending = _order(descending, "tl.bitonic_merge")
     tile, rows, n = _last_axis(x, "tl.bitonic_merge", dim)
-    return _back(_merge(tile, rows, n, n, descending), x)
+    keys, restore = _as_keys(tile)
+    return _back(restore(_merge(keys, rows, n, n, descending)), x)
 
 
 def topk(x: Any, k: Any, dim: Any = None, descending: bool = True) -> Tile | Vector:
@@ -126,6 +162,7 @@ def topk(x: Any, k: Any, dim: Any = None, descending: bool = True) -> Tile | Vec
     tile, rows, n = _last_axis(x, "tl.topk", dim)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1 or k & (k - 1) or k > n:
         raise error(f"tl.topk's k is a power of two (a tl.constexpr) no larger than the extent, {n}, got {k!r}")
+    tile, restore = _as_keys(tile)
     size = 2
     while size <= k:
         tile = _merge(tile, rows, n, size, descending)
@@ -135,6 +172,7 @@ def topk(x: Any, k: Any, dim: Any = None, descending: bool = True) -> Tile | Vec
         keep = where(high > low, high, low) if descending else where(high < low, high, low)
         n //= 2
         tile = _merge(reshape(keep, (rows, n)), rows, n, k, descending)
+    tile = restore(tile)
     if isinstance(x, Expanded) or isinstance(x, Tile):
         return tile
     return reshape(tile, (k,), orientation=x.orientation)

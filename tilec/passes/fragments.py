@@ -470,17 +470,37 @@ def reshaped_vector_fragment(frag: Fragment, length: int, orientation: str) -> "
     if thread_bits(threads) is None or values & (values - 1) or frag.dims[0] * frag.dims[1] != length:
         raise FragmentError(f"{frag.describe()} has no vector of {length} in its registers")
     index = [[row_major_index(frag.tv.coord(t, v), frag.dims) for v in range(values)] for t in range(threads)]
+    return _bit_linear_vector(index, length, orientation, f"{frag.describe()} read as a vector of {length}")
+
+
+def _bit_linear_vector(index: list[list[int]], length: int, orientation: str, what: str) -> "VectorFragment":
+    """The vector fragment whose thread ``t`` holds element ``index[t][v]`` as value ``v``, where a layout
+    expresses it (bit-linear in the thread and the value), else FragmentError."""
+    threads, values = len(index), len(index[0])
     by_thread = linear_fields([index[t][0] for t in range(threads)])
     by_value = linear_fields(index[0])
     if by_thread is None or by_value is None or by_thread[0] != 0:
-        raise FragmentError(f"{frag.describe()} read as a vector of {length} is not bit-linear")
+        raise FragmentError(f"{what} is not bit-linear")
     tv = TVLayout(make_layout(_field_layout(by_thread[1], threads.bit_length() - 1),
                               _field_layout(by_value[1], values.bit_length() - 1)), (length,))
     if any(tv.offset(t, v) != index[t][v] for t in range(threads) for v in range(values)):
-        raise FragmentError(f"{frag.describe()} read as a vector of {length} is not additive")
+        raise FragmentError(f"{what} is not additive")
     vf = VectorFragment(tv, orientation)
     vf.lane_fields  # noqa: B018 - raises FragmentError where tile-distribute could not address it
     return vf
+
+
+@lru_cache(maxsize=4096)
+def joined_vector_fragment(part: "VectorFragment", interleaved: bool) -> "VectorFragment":
+    """The fragment of ``tile.join`` of two vectors held in ``part``: each thread holds both parts' elements
+    of its ``part`` values, value ``2 u + p`` being part ``p``'s value ``u`` (:func:`joined_fragment`'s rule
+    for vectors); FragmentError where no layout expresses it."""
+    threads, values, n = part.tv.num_threads, part.num_values, part.length
+    if thread_bits(threads) is None or values & (values - 1):
+        raise FragmentError(f"vector fragment {part.layout} joined: {threads} threads and {values} values")
+    index = [[joined_coord(part.tv.coord(t, v // 2), v % 2, 0, n, interleaved)[0] for v in range(2 * values)]
+             for t in range(threads)]
+    return _bit_linear_vector(index, 2 * n, part.orientation, f"vector fragment {part.layout} joined")
 
 
 def joined_coord(coord: tuple[int, int], part: int, dim: int, extent: int, interleaved: bool) -> tuple[int, int]:
@@ -488,6 +508,8 @@ def joined_coord(coord: tuple[int, int], part: int, dim: int, extent: int, inter
     at ``2 x + part`` (``interleaved``) or ``x + part * extent`` (one part after the other; ``extent``
     is a part's extent along ``dim``)."""
     x = 2 * coord[dim] + part if interleaved else coord[dim] + part * extent
+    if len(coord) == 1:  # a vector's
+        return (x,)
     return (x, coord[1]) if dim == 0 else (coord[0], x)
 
 
@@ -510,6 +532,8 @@ def _split_coord(coord: tuple[int, int], dim: int, extent: int, interleaved: boo
     """The inverse of :func:`joined_coord`: (part, coordinate in the part) of a result coordinate."""
     x = coord[dim]
     part, y = (x % 2, x // 2) if interleaved else (x // extent, x % extent)
+    if len(coord) == 1:  # a vector's
+        return part, (y,)
     return part, ((y, coord[1]) if dim == 0 else (coord[0], y))
 
 
@@ -517,11 +541,12 @@ def _split_coord(coord: tuple[int, int], dim: int, extent: int, interleaved: boo
 def join_plan(parts: tuple[Fragment, Fragment], whole: Fragment, dim: int, interleaved: bool) -> list[tuple[int, int]] | None:
     """For each value ``v`` of ``whole`` (the result of ``tile.join`` of tiles held in ``parts``), the
     ``(part, value)`` every thread holds its element in, or None where that differs between threads
-    (then the values move through shared memory). A warp's parts feed a block's result by each warp's copy."""
+    (then the values move through shared memory). A warp's parts feed a block's result by each warp's copy.
+    Vectors' fragments too (``dim`` 0)."""
     threads, part_threads = whole.tv.num_threads, parts[0].tv.num_threads
     if threads % part_threads or parts[1].tv.num_threads != part_threads:
         return None
-    extent = parts[0].dims[dim]
+    extent = parts[0].tv.tile[dim]
 
     def found(t: int, v: int) -> tuple[int, tuple[int, int]]:
         return _split_coord(whole.tv.coord(t, v), dim, extent, interleaved)

@@ -76,6 +76,7 @@ from tilec.passes.fragments import (
     default_fragment,
     fma_fragment,
     joined_fragment,
+    joined_vector_fragment,
     mma_fragment,
     paired_fragment,
     part_fragment,
@@ -734,8 +735,22 @@ class LayoutAssignment:
             if isinstance(v.type, RegisterVectorType):
                 root = self.uf.find(v)
                 if root not in chosen:
-                    chosen[root] = self._own_vector_fragment(v, root)
+                    chosen[root] = self._joined_vector(v, chosen) or self._own_vector_fragment(v, root)
                 self.vector[v] = chosen[root]
+
+    def _joined_vector(self, v: SSAValue, chosen: dict[SSAValue, VectorFragment]) -> VectorFragment | None:
+        """The fragment of ``tile.join`` of two vectors whose parts' is decided: each thread holds both parts'
+        elements of its values side by side (:func:`joined_vector_fragment`), so the join moves no data."""
+        op = v.owner
+        if not isinstance(op, t.JoinOp) or v is not op.result:
+            return None
+        part = chosen.get(self.uf.find(op.lhs))
+        if part is None:
+            return None
+        try:
+            return joined_vector_fragment(part, op.interleaved is not None)
+        except FragmentError:
+            return None  # its own; tile-distribute moves the values through shared memory
 
     def _own_vector_fragment(self, v: SSAValue, root: SSAValue) -> VectorFragment:
         """A vector of no tile: spread over the block as a tile of one row (one column for a ``row``

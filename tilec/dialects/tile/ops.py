@@ -2260,14 +2260,15 @@ class JoinOp(_Halves):
     ``tile-layout`` gives the result a fragment each thread holds of both parts' values side by side,
     or, when the result's fragment is decided first (an mma operand), the parts the fragment of the
     elements it holds of each (:func:`tilec.passes.fragments.part_fragment`), so that no data moves;
-    otherwise ``tile-distribute`` moves the values through shared memory.
+    otherwise ``tile-distribute`` moves the values through shared memory. Two vectors join along dim 0
+    into a vector of twice their length (``tl.interleave`` and ``tl.cat`` of vectors).
     """
 
     name = "tile.join"
 
-    lhs = operand_def(RegisterType)
-    rhs = operand_def(RegisterType)
-    result = result_def(RegisterType)
+    lhs = operand_def(RegisterType | RegisterVectorType)
+    rhs = operand_def(RegisterType | RegisterVectorType)
+    result = result_def(RegisterType | RegisterVectorType)
 
     assembly_format = ("$lhs `,` $rhs `dim` $dim (`interleaved` $interleaved^)? attr-dict `:` type($lhs) `,` "
                        "type($rhs) `->` type($result)")
@@ -2277,12 +2278,27 @@ class JoinOp(_Halves):
 
     def verify_(self) -> None:
         a, b, r = self.lhs.type, self.rhs.type, self.result.type
+        if isinstance(a, RegisterVectorType) or isinstance(b, RegisterVectorType):
+            self._verify_vectors(a, b, r)
+            return
         if a.element_type != b.element_type or tuple(a.dims) != tuple(b.dims):
             _fail(self, f"joins two tiles of one shape and element type, got {a} and {b}")
         dim = self.checked_dim(a)
         want = tuple(2 * d if i == dim else d for i, d in enumerate(a.dims))
         if tuple(r.dims) != want or r.element_type != a.element_type:
             _fail(self, f"of two {a} along dim {dim} gives a tile of {_dims_text(want)}x{a.element_type}, not {r}")
+
+    def _verify_vectors(self, a: Attribute, b: Attribute, r: Attribute) -> None:
+        """Two vectors of one length, orientation and element type, along dim 0: a vector of twice the length."""
+        if not (isinstance(a, RegisterVectorType) and isinstance(b, RegisterVectorType)) or \
+                (a.length, a.orientation, a.element_type) != (b.length, b.orientation, b.element_type):
+            _fail(self, f"joins two tiles, or two vectors, of one shape and element type, got {a} and {b}")
+        if self.dim_value != 0:
+            _fail(self, f"dim {self.dim_value} is not a dimension of {a}")
+        if not isinstance(r, RegisterVectorType) or r.length.data != 2 * a.length.data or \
+                (r.orientation, r.element_type) != (a.orientation, a.element_type):
+            _fail(self, f"of two {a} gives a vector of {2 * a.length.data}x{a.element_type}, {a.orientation.data}, "
+                        f"not {r}")
 
 
 @irdl_op_definition

@@ -111,7 +111,7 @@ from tilec.passes.tile_distribute.reduce import REDUCTIONS, ReductionLowering, r
 from tilec.passes.tile_distribute.scan import ScanLowering, scan_scratch_bytes
 from tilec.passes.tile_distribute.registers import RegisterForms
 from tilec.passes.tile_distribute.vectors import VectorLowering
-from tilec.passes.tile_distribute.turns import TurnLowering
+from tilec.passes.tile_distribute.turns import TurnLowering, synchronised_in_turns
 from tilec.passes.tile_distribute.roles import RoleLowering
 from tilec.passes.tile_layout import copy_mask_fragment, uses_tiles, value_name
 from tilec.passes.tile_distribute.wgmma import WgmmaLowering, wgmma_alignment, wgmma_reads_generic_writes
@@ -184,6 +184,15 @@ move that synchronised its warp only could meet another warp's next move in a sl
 
 def _moves_through_shared(op: Operation) -> bool:
     return isinstance(op, MOVES_THROUGH_SHARED) and needs_scratch(op)
+
+
+def _synchronises_block(op: Operation, fn: func.FuncOp, threads: int | None) -> bool:
+    """Whether ``op`` lowers to a barrier of the whole block: ``tile.barrier``, a move through shared memory,
+    a reduction, scan or atomic exchanging values between warps through their scratch."""
+    return isinstance(op, t.BarrierOp) or _moves_through_shared(op) \
+        or (isinstance(op, REDUCTIONS) and bool(reduction_scratch_bytes(op))) \
+        or (isinstance(op, t.ScanOp) and bool(scan_scratch_bytes(op))) \
+        or (threads is not None and isinstance(op, t.ATOMIC_OPS) and bool(atomic_scratch_bytes(op, fn, threads)))
 
 
 def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
@@ -966,6 +975,13 @@ class TileDistributePass(ModulePass):
                     f"tile-distribute: '{barrier.name}'{_where(barrier)}: {what} inside an if or while loop whose "
                     f"condition differs between the block's warps ('{branch.name}'{_where(branch)}): the warps that skip "
                     "it never arrive; branch on a value every warp has alike, or move it out")
+            launch = fn.attributes.get(LAUNCH_ATTR)
+            threads = launch.threads if isinstance(launch, LaunchAttr) else None
+            for inner, turn in synchronised_in_turns(fn, lambda o: _synchronises_block(o, fn, threads)):
+                raise PassFailedException(
+                    f"tile-distribute: '{inner.name}'{_where(inner)}: it synchronises the whole block (a barrier, or a "
+                    f"move of values through shared memory), inside the turn of one group of warps ('{turn.name}'"
+                    f"{_where(turn)}) while the others wait for theirs: it would never end; move it out of the turn")
             for inner, value, branch in block_values_under_varying_branches(fn):
                 raise PassFailedException(
                     f"tile-distribute: '{inner.name}'{_where(inner)}: {value_name(value)} is a {_kind(value)} spread "

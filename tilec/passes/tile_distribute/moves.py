@@ -173,6 +173,13 @@ class MoveLowering:
         """A part's fragment value's element's row-major index in the whole tile of a join or split."""
         em, dim, interleaved = self.em, op.dim_value, op.interleaved is not None
         whole = whole_value(op).type
+        if not isinstance(whole, RegisterType):  # two vectors: one after the other, or taking turns
+            half = whole.length.data // 2
+
+            def place(fr, v):
+                (i,) = self._scratch_coords(fr, v)
+                return em.add(em.mul(i, 2, i32), part, i32) if interleaved else em.add(i, part * half, i32)
+            return place
         extent, cols = whole.dims[dim] // 2, whole.dims[1]
 
         def index(fr, v):

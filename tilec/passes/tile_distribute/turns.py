@@ -20,12 +20,36 @@ pairs with one ``bar.arrive`` of group ``g-1``. The lane interpreter runs the na
 from __future__ import annotations
 
 from xdsl.dialects import func
+from xdsl.ir import Operation
 
 from tilec.dialects import frag_fast
 from tilec.dialects.abi import producer_threads
 from tilec.dialects.tile import ops as t
 from tilec.passes.tile_distribute.memory import RegallocError
 from tilec.passes.tile_distribute.emit import i32
+
+def synchronised_in_turns(fn: func.FuncOp, synchronises) -> list[tuple[Operation, t.TurnBeginOp]]:
+    """``(op, turn)``: each op ``synchronises`` says waits for the whole block (a ``tile.barrier``, a move
+    through shared memory) between a ``tile.turn_begin`` and its ``tile.turn_end``. Only the group whose
+    turn it is runs there, the others wait for their turn: the op would wait for them forever."""
+    found: list[tuple[Operation, t.TurnBeginOp]] = []
+
+    def visit(block, turn):
+        for op in block.ops:
+            if isinstance(op, t.TurnBeginOp):
+                turn = op
+            elif isinstance(op, t.TurnEndOp):
+                turn = None
+            elif turn is not None and synchronises(op):
+                found.append((op, turn))
+            for region in op.regions:
+                for inner in region.blocks:
+                    visit(inner, turn)
+
+    for block in fn.body.blocks:
+        visit(block, None)
+    return found
+
 
 FIRST_TURN_BARRIER = 1
 """Named barrier of group 0's turn (0 is ``bar.sync 0``, ``tile.barrier``)."""
@@ -95,4 +119,4 @@ class TurnLowering:
         self._named(em.select(last, FIRST_TURN_BARRIER, em.add(g, FIRST_TURN_BARRIER + 1, i32), i32), False)
 
 
-__all__ = ["FIRST_TURN_BARRIER", "TurnLowering"]
+__all__ = ["FIRST_TURN_BARRIER", "TurnLowering", "synchronised_in_turns"]

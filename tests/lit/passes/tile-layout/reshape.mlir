@@ -72,3 +72,18 @@ func.func @take(%x: !tile.gl<f32, [?, ?]>, %i: !tile.gl<i32, [?, ?]>, %o: !tile.
 // CHECK: %idx = tile.load {{.*}} -> !tile.rt<16x8xi32, [[F:.*]]>
 // CHECK-NEXT: %r = tile.take %src[%idx] axis 1 : {{.*}} -> !tile.rt<16x8xf32, [[F]]>
 // CHECK-NOT: convert_layout
+
+// Two vectors taking turns (tl.interleave): the result holds both parts' registers side by side, value
+// 2u + p being part p's value u, so lane t holds elements 2t and 2t + 1 of each run.
+func.func @vector_join(%g: !tile.gl<f32, [?]>, %h: !tile.gl<f32, [?]>, %o: !tile.gl<f32, [?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [32, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %a = tile.load %g[%c0] : !tile.gl<f32, [?]> -> !tile.rv<256xf32, col>
+  %b = tile.load %h[%c0] : !tile.gl<f32, [?]> -> !tile.rv<256xf32, col>
+  %j = tile.join %a, %b dim 0 interleaved : !tile.rv<256xf32, col>, !tile.rv<256xf32, col> -> !tile.rv<512xf32, col>
+  tile.store %j, %o[%c0] : !tile.rv<512xf32, col> -> !tile.gl<f32, [?]>
+  func.return
+}
+// CHECK-LABEL: func.func @vector_join
+// CHECK: -> !tile.rv<512xf32, col, (32,(2,8)):(2,(1,64))>
+// CHECK-NOT: convert_layout
