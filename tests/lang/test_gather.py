@@ -286,13 +286,15 @@ def test_tensor_methods(after):
     np.testing.assert_array_equal(outs[4], ((x > 0) & (x < 1)).astype(np.float32) + ((x > 0) | (x < -1)).astype(np.float32))
 
 
-def test_vector_interleave_moves_no_data():
-    """``tl.interleave`` of two vectors is a ``tile.join`` of vectors: the result holds both parts'
-    registers side by side (no shared memory), so the NF4 decoder's only barriers are its two takes'."""
+def test_the_nf4_decoder_moves_nothing_through_shared_memory():
+    """Every warp holds the 16-value codebook whole, so each pick is one shuffle (``take_shuffles``), and
+    ``tl.interleave`` of two vectors is a ``tile.join`` of vectors whose result holds both parts' registers
+    side by side: no shared memory, no barrier, and eight f16 weights a thread stored as one vector."""
     ptx = routing.nf4_dequant.compile(np.zeros(1000, np.uint8), np.zeros(32, np.float32), routing.NF4,
                                       np.zeros(2000, np.float16), 1000, BLOCK=1024, GROUP=64, arch="sm_80").asm["ptx"]
-    assert ptx.count("bar.sync") == 4
-    assert "st.global.v4.b32" in ptx  # eight f16 weights a thread in a row
+    assert "bar.sync" not in ptx and "ld.shared" not in ptx
+    assert ptx.count("shfl.sync.idx") == 16  # 8 bytes a thread, two nibbles each
+    assert "st.global.v4.b32" in ptx
 
 
 @tl.kernel(num_warps=1)

@@ -100,8 +100,19 @@ def test_a_source_in_an_mma_fragment():
 
 
 def test_lowering_goes_through_shared_memory():
+    """A source each thread holds 32 values of: stored to shared memory, each pick a load."""
     ops = [op.name for op in _lower(_kernel((16, 64), (16, 8), 1)).walk()]
     assert "tile.take" not in ops and "frag.shared" in ops and "tile.barrier" in ops
+
+
+@pytest.mark.parametrize("table, picks, threads", [(16, 256, 32), (16, 1024, 128), (64, 512, 128), (128, 256, 32)])
+@pytest.mark.parametrize("elem", ["f32", "f16", "i8"])
+def test_small_tables_are_shuffled(table, picks, threads, elem):
+    """A table every warp holds whole, a few values a thread (``take_shuffles``): each pick one shuffle of
+    each value a thread holds and a select; no shared memory, no barrier."""
+    _check((table,), (picks,), 0, elem, threads=threads)
+    ops = [op.name for op in _lower(_kernel((table,), (picks,), 0, elem, threads=threads)).walk()]
+    assert "frag.shfl" in ops and "frag.shared" not in ops and "tile.barrier" not in ops
 
 
 @pytest.mark.parametrize("src, index, axis, message", [

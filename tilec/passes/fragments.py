@@ -47,6 +47,11 @@ from tilec.layout.int_tuple import flatten
 WARP = 32
 
 
+MAX_TAKE_SHUFFLES = 4
+"""Source values a thread holds up to which ``tile.take`` shuffles each (and selects) rather than going through
+shared memory (tile-layout spreads a table that small over each warp's lanes)."""
+
+
 class FragmentError(ValueError):
     """A register tile has no fragment the pass can build or use."""
 

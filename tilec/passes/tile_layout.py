@@ -66,6 +66,7 @@ from tilec.dialects.tile.types import GlobalType, RegisterType, RegisterVectorTy
 from tilec.ir.parser import location_text
 from tilec.layout import MMA_ATOMS, MMAAtom
 from tilec.passes.fragments import (
+    MAX_TAKE_SHUFFLES,
     WARP,
     Fragment,
     FragmentError,
@@ -560,6 +561,8 @@ class LayoutAssignment:
                 with failing_at(op):
                     self.conversions.append(Conversion(op, 0, transposed_fragment(self.tile[op.result])))
         self.vector: dict[SSAValue, VectorFragment] = {}
+        self.take_sources = {self.uf.find(op.source) for op in fn.walk()
+                             if isinstance(op, t.TakeOp) and isinstance(op.source.type, RegisterVectorType)}
         self._solve_vectors()
         for op in slices:  # a window whose registers are not the tile's: convert the tile first
             self._convert_slice(op)
@@ -756,8 +759,12 @@ class LayoutAssignment:
         """A vector of no tile: spread over the block as a tile of one row (one column for a ``row``
         vector) would be (each thread a 16-byte run, the warps the rest: a 1-D load of the block is
         one coalesced sweep, not a copy in every warp), when it may be a block's (the same in every
-        warp, every op lowering it for the block); else over the lanes of each warp."""
+        warp, every op lowering it for the block); else over the lanes of each warp. A small table
+        ``tile.take`` picks from is spread over each warp's lanes, so every warp holds it whole and a pick
+        is a shuffle (:func:`~tilec.passes.tile_distribute.moves.take_shuffles`)."""
         n, orientation = v.type.length.data, v.type.orientation.data
+        if root in self.take_sources and n <= WARP * MAX_TAKE_SHUFFLES:
+            return spread_vector_fragment(n, orientation)  # each warp holds the table whole: takes shuffle
         if root in self.block_vectors:
             dims = (1, n) if orientation == "col" else (n, 1)
             with failing_at(_owner(v)):

@@ -40,7 +40,8 @@ from tilec.dialects.tile.ops import register_elements
 from tilec.dialects.tile.types import RegisterType, element_bits
 from tilec.ir import fast
 from tilec.passes.fragments import BitField, Fragment, VectorFragment, join_plan, linear_fields
-from tilec.passes.tile_distribute.moves import join_fragments, pass_fragment, reshape_permutation, split_plan, whole_value
+from tilec.passes.tile_distribute.moves import (join_fragments, pass_fragment, reshape_permutation, split_plan,
+                                                take_shuffles, whole_value)
 from tilec.passes.tile_distribute.values import Regs
 
 
@@ -146,8 +147,10 @@ def _wrapped(op: Operation):
 def needs_scratch(op: Operation) -> bool:
     """Whether a ``tile.convert_layout`` (a ``tile.reshape``, ``tile.join``, ``tile.split``) goes through
     shared memory (no cheaper path applies); a ``tile.take`` always does."""
-    if isinstance(op, t.TakeOp):
-        return True  # the elements an index names are known at run time only
+    if isinstance(op, t.TakeOp):  # the elements an index names are known at run time only: shuffles where every
+        # warp holds the source whole (a small table), else shared memory
+        src = op.source.type
+        return src.fragment is None or not shuffles_carry(src.element_type) or take_shuffles(pass_fragment(src)) is None
     if isinstance(op, t.JoinOp | t.SplitOp):
         if any(v.type.fragment is None for v in (*op.operands, *op.results)):
             return False

@@ -601,7 +601,7 @@ class KernelLowering(AbiLowering, MmaLowering, MemoryLowering, BulkLowering, Wgm
             case t.SplitOp():
                 self.split(op, self._shared_address(op) if op in self._shared else None)
             case t.TakeOp():
-                self.take(op, self._shared_address(op))
+                self.take(op, self._shared_address(op) if op in self._shared else None)
             case t.ExtractOp():
                 # one element: every (thread, value) of the fragment is it, so value 0 of this thread
                 self.vmap[op.result] = self.scalars(self.get(op.input))[0]

@@ -16,12 +16,13 @@ from __future__ import annotations
 from functools import lru_cache
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerType, i32
+from xdsl.dialects.builtin import Float32Type, IntegerType, i32
 
+from tilec.dialects import frag_fast
 from tilec.dialects.tile import ops as t
 from tilec.dialects.tile.types import RegisterType
 from tilec.ir import fast
-from tilec.passes.fragments import Fragment, VectorFragment, join_plan, row_major_index
+from tilec.passes.fragments import MAX_TAKE_SHUFFLES, WARP, Fragment, VectorFragment, join_plan, row_major_index
 
 
 def pass_fragment(ty) -> Fragment | VectorFragment:
@@ -87,6 +88,47 @@ def split_plan(parts: tuple[Fragment, Fragment], whole: Fragment, dim: int, inte
     for v, (p, u) in enumerate(plan):
         found[p][u] = v
     return None if any(v is None for part in found for v in part) else tuple(tuple(part) for part in found)
+
+
+@lru_cache(maxsize=1024)
+def take_shuffles(src: Fragment | VectorFragment) -> tuple[tuple[tuple[int, int, int], ...], ...] | None:
+    """How a thread finds any element of a source every warp holds whole, in its own warp: ``(lane runs,
+    value runs)``, each run ``(bit, to, width)`` moving ``width`` bits of the element's row-major index from
+    ``bit`` to ``to`` of the lane (of the value index) that holds it. None unless the fragment is the same
+    in every warp, covers the source in each, is additive in the lane and the value with each of their bits
+    one bit of the index (or none: lanes that repeat others), and holds at most
+    :data:`MAX_TAKE_SHUFFLES` values a thread (one shuffle each, then a select)."""
+    values, threads = src.num_values, src.tv.num_threads
+    elements = src.length if isinstance(src, VectorFragment) else src.dims[0] * src.dims[1]
+    if values > MAX_TAKE_SHUFFLES or values & (values - 1) or threads % WARP or elements & (elements - 1):
+        return None
+    if any(flat_index(src, w * WARP + lane, u) != flat_index(src, lane, u)
+           for w in range(1, threads // WARP) for lane in range(WARP) for u in range(values)):
+        return None  # the warps hold different parts
+    if flat_index(src, 0, 0) != 0:
+        return None
+    lane_bits = [flat_index(src, 1 << b, 0) for b in range(5)]
+    value_bits = [flat_index(src, 0, 1 << k) for k in range(values.bit_length() - 1)]
+    used = [c for c in lane_bits + value_bits if c]
+    if any(c & (c - 1) for c in used) or len(set(used)) != len(used) or sum(used) != elements - 1:
+        return None  # each index bit from one lane or value bit
+    if any(flat_index(src, lane, u) != sum(c for b, c in enumerate(lane_bits) if lane >> b & 1)
+           + sum(c for k, c in enumerate(value_bits) if u >> k & 1) for lane in range(WARP) for u in range(values)):
+        return None  # not additive
+
+    def runs(contributions: list[int]) -> tuple[tuple[int, int, int], ...]:
+        found: list[list[int]] = []
+        for to, c in enumerate(contributions):
+            if not c:
+                continue
+            bit = c.bit_length() - 1
+            if found and found[-1][0] + found[-1][2] == bit and found[-1][1] + found[-1][2] == to:
+                found[-1][2] += 1
+            else:
+                found.append([bit, to, 1])
+        return tuple(tuple(r) for r in found)
+
+    return runs(lane_bits), runs(value_bits)
 
 
 def _narrow(elem) -> bool:
@@ -166,8 +208,48 @@ class MoveLowering:
             return coords[0] if len(coords) == 1 else em.add(em.mul(coords[0], shape.dims[1], i32), coords[1], i32)
 
         zero = em.const(0, IntegerType(32)) if _narrow(shape.element_type) else em.const(0, shape.element_type)
+        if scratch is None:
+            plan = take_shuffles(src.frag)
+            assert plan is not None, "needs_scratch() said a shuffle plan exists"
+            out = self._shuffled(src, plan, [picked(dst, v) for v in range(dst.num_values)], shape.element_type)
+            self.set_scalars(op.result, [em.select(ok, x, em.const(0, x.type), x.type) for ok, x in zip(inside, out)])
+            return
         self._moved(op, [(src.frag, self.scalars(src), self._row_major(shape))], [(op.result, dst, picked)], scratch,
                     lambda values: [em.select(ok, x, zero, x.type) for ok, x in zip(inside, values)])
+
+    def _shuffled(self, src, plan, places: list, elem) -> list:
+        """Each of ``places`` (a source element's row-major index) read from the lane of the warp that holds
+        it (:func:`take_shuffles`): one shuffle of each source value a thread holds, the value it is in
+        selected. 16-bit floats travel as f32, masks and bytes as i32 (exact)."""
+        em = self.em
+        lane_runs, value_runs = plan
+        f32 = Float32Type()
+        wide = []
+        for x in self.scalars(src):
+            if _narrow(elem):
+                x = em.insert(fast.arith_cast_op(arith.ExtUIOp, x, i32)).results[0]
+            elif x.type != f32 and x.type != i32:
+                x = em.insert(fast.arith_cast_op(arith.ExtFOp, x, f32)).results[0]
+            wide.append(x)
+
+        def bits(e, runs):
+            return em.sum([em.mul(em.and_(em.shr(e, bit, i32), (1 << width) - 1, i32), 1 << to, i32)
+                           for bit, to, width in runs], i32)
+
+        out = []
+        for e in places:
+            lane = em.value(bits(e, lane_runs), i32)
+            got = None
+            which = bits(e, value_runs) if len(wide) > 1 else 0
+            for u, x in enumerate(wide):
+                moved = em.insert(frag_fast.frag_shfl("idx", x, lane)).results[0]
+                got = moved if got is None else em.select(em.cmp("eq", which, u, i32), moved, got, x.type)
+            if _narrow(elem):
+                got = em.insert(fast.arith_cast_op(arith.TruncIOp, got, elem)).results[0]
+            elif got.type != elem:
+                got = em.insert(fast.arith_cast_op(arith.TruncFOp, got, elem)).results[0]
+            out.append(got)
+        return out
 
     def _placed(self, op: t.JoinOp | t.SplitOp, part: int):
         """A part's fragment value's element's row-major index in the whole tile of a join or split."""

@@ -25,3 +25,22 @@ func.func @pick(%x: !tile.gl<f32, [?, ?]>, %i: !tile.gl<i32, [?, ?]>, %o: !tile.
 // CHECK: arith.select
 // CHECK-NOT: tile.take
 // CHECK: func.return
+
+// A table of 16 that every warp holds whole (tile-layout spreads a take's small table over each warp's
+// lanes): each pick is one shuffle from the lane that holds it; no shared memory, no barrier.
+func.func @lookup(%t: !tile.gl<f32, [?]>, %c: !tile.gl<i32, [?]>, %o: !tile.gl<f32, [?]>)
+    attributes {tile.launch = #tile.launch<grid = [1, 1, 1], block = [128, 1, 1], smem = 0>} {
+  %c0 = arith.constant 0 : index
+  %table = tile.load %t[%c0] : !tile.gl<f32, [?]> -> !tile.rv<16xf32, col>
+  %codes = tile.load %c[%c0] : !tile.gl<i32, [?]> -> !tile.rv<1024xi32, col>
+  %w = tile.take %table[%codes] axis 0 : !tile.rv<16xf32, col>[!tile.rv<1024xi32, col>] -> !tile.rv<1024xf32, col>
+  tile.store %w, %o[%c0] : !tile.rv<1024xf32, col> -> !tile.gl<f32, [?]>
+  func.return
+}
+// CHECK-LABEL: func.func @lookup(
+// CHECK-NOT: frag.shared
+// CHECK-NOT: tile.barrier
+// CHECK: arith.cmpi ult, %{{.*}}, %{{.*}} : i32
+// CHECK: frag.shfl "idx"
+// CHECK-NOT: tile.barrier
+// CHECK: func.return
