@@ -340,3 +340,61 @@ def test_a_move_in_a_turn_is_an_error():
     x = np.zeros((128, 16), np.float32)
     with pytest.raises(CompilationError, match=r"'tile.take': it synchronises the whole block .* inside the turn"):
         gather_in_turn.compile(x, np.zeros((128, 16), np.int32), x, arch="sm_90a")
+
+
+@tl.kernel(num_warps=4)
+def group_scales(x, s, o, n, shift, BLOCK: tl.constexpr, GROUP: tl.constexpr):
+    """A group's scale an element (``offs // GROUP``: equal on aligned runs of GROUP), and the same read
+    through offsets that may be negative (``(offs - shift) // GROUP`` rounds to zero: no runs assumed)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < n
+    v = tl.load(x + offs, mask=inside, other=0.0)
+    w = tl.load(s + offs // GROUP, mask=inside, other=0.0) + tl.load(s + (offs - shift) // GROUP, mask=inside, other=0.0)
+    tl.store(o + offs, v * w, mask=inside)
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_group_scales_load_once_a_run(after):
+    n, block, group, shift = 1000, 256, 32, 100
+    x = RNG.standard_normal(n).astype(np.float32)
+    s = RNG.standard_normal(-(-n // group) + 1).astype(np.float32)
+    o = np.full(n, np.nan, np.float32)
+    group_scales.interpret(x, s, o, n, shift, BLOCK=block, GROUP=group, grid=(-(-n // block),), after=after)
+    offs = np.arange(n)
+    shifted = np.fix((offs - shift) / group).astype(np.int64)  # C's quotient: -99 // 32 is 0
+    want = x * (s[offs // group] + np.where(shifted >= 0, s[np.maximum(shifted, 0)], 0))
+    np.testing.assert_array_equal(o, want.astype(np.float32))
+
+
+def test_a_group_scale_is_loaded_once_a_run():
+    """tile-distribute loads the scale once for each thread's run of equal offsets (four runs of 4 consecutive
+    elements a thread here: 4 loads, not 16); the shifted offsets, whose sign is not known, keep one load
+    an element, and x's 16-byte runs their element-by-element fallback at the edge (16)."""
+    ptx = group_scales.compile(np.zeros(1000, np.float32), np.zeros(40, np.float32), np.zeros(1000, np.float32), 1000,
+                               100, BLOCK=2048, GROUP=64, arch="sm_80").asm["ptx"]
+    scalar_loads = [line for line in ptx.splitlines() if "ld.global" in line and ".b32 " in line and ".v" not in line]
+    assert len(scalar_loads) == 16 + 4 + 16
+
+
+def test_volatile_pointer_loads_name_the_atomic():
+    @tl.kernel
+    def spin(x_ptr, o_ptr):
+        tl.store(o_ptr, tl.load(x_ptr + 3, volatile=True))
+
+    x = np.zeros(8, np.float32)
+    with pytest.raises(tl.LangError, match=r"volatile=True\) is not in tilec.lang: .*tl.atomic_add\(x \+ offsets, 0\)"):
+        spin.compile(x, x, arch="sm_80")
+
+
+@pytest.mark.parametrize("after", STAGES)
+def test_libdevice_llrint(after):
+    """bitsandbytes' row quantizer rounds with ``libdevice.llrint`` (to nearest even, as an int64)."""
+    @tl.kernel
+    def rounded(x, o, N: tl.constexpr):
+        v = tl.load(x + tl.arange(0, N))
+        tl.store(o + tl.arange(0, N), tl.extra.cuda.libdevice.llrint(127.0 * v))
+
+    x = (RNG.standard_normal(64) * 0.5).astype(np.float32)
+    o = np.zeros(64, np.int64)
+    rounded.interpret(x, o, N=64, grid=(1,), after=after)
+    np.testing.assert_array_equal(o, np.rint(np.float32(127.0) * x).astype(np.int64))

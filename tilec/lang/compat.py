@@ -317,6 +317,8 @@ libdevice = _Namespace(
     exp2f=ops.exp2, logf=ops.log, log2f=ops.log2, sqrtf=ops.sqrt, rsqrtf=ops.rsqrt, tanhf=ops.tanh,
     sinf=ops.sin, cosf=ops.cos, erff=ops.erf, floorf=ops.floor, ceilf=ops.ceil, truncf=ops.trunc,
     rintf=ops.rint, fmaxf=_fmax, fminf=_fmin, fmax=_fmax, fmin=_fmin, powf=_pow,
+    llrint=lambda x: ops.rint(x).to(int64), lrint=lambda x: ops.rint(x).to(int64),
+    llrintf=lambda x: ops.rint(x).to(int64), lrintf=lambda x: ops.rint(x).to(int64),
     **{f"{name}f": f for name, f in libm.FUNCTIONS.items()})
 """``libdevice``'s names (``tl.extra.cuda.libdevice`` in Triton) for the functions the language has."""
 

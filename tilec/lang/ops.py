@@ -182,9 +182,12 @@ def load(view: Any, offsets: Sequence[Any] = (), shape: Any = None, *, mask: Any
     if isinstance(view, View) and shape is None and _no_offsets(offsets):  # tl.load(x_ptr): its first element
         view = Pointer(view, 0)
     if isinstance(view, Pointer):  # Triton's tl.load(x_ptr + offsets, mask, other)
-        if volatile or boundary_check or padding_option:
-            raise error("tl.load of pointers (x + offsets) takes mask= and other=; volatile, boundary_check and "
-                        "padding_option belong to other forms")
+        if volatile:
+            raise error("tl.load(volatile=True) is not in tilec.lang: a value another program writes while this one "
+                        "runs is read by an atomic, e.g. tl.atomic_add(x + offsets, 0)")
+        if boundary_check or padding_option:
+            raise error("tl.load of pointers (x + offsets) takes mask= and other=; boundary_check and padding_option "
+                        "belong to block pointers (tl.make_block_ptr)")
         if not _no_offsets(offsets):  # tl.load(ptr, mask, other), positionally
             if mask is not None:
                 raise error("tl.load(ptr, ...) got mask= twice (positionally and by name)")

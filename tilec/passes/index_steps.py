@@ -158,4 +158,157 @@ def _body_parts(v: SSAValue, body: Block, parts: dict[SSAValue, str | None], dep
     return out
 
 
-__all__ = ["separable", "step_along"]
+_BIG = 1 << 30
+"""A divisor standing for "any power of two" (zero, or a product past every run)."""
+
+
+def _pow2_factor(c: int) -> int:
+    return _BIG if c == 0 else min(c & -c, _BIG)
+
+
+def scalar_divisor(v: SSAValue, depth: int = 16) -> int:
+    """A power of two that divides the integer scalar ``v`` (1 where nothing is known): constants, and sums,
+    products and casts of them with other scalars (``tl.program_id(0) * BLOCK``: BLOCK's). Index arithmetic
+    is taken not to wrap, as Triton's AxisInfo takes it."""
+    op = v.owner if isinstance(v, OpResult) else None
+    if depth == 0 or op is None:
+        return 1
+    c = _constant(v)
+    if c is not None:
+        return _pow2_factor(c)
+    if isinstance(op, (*_SAME_STEP, arith.TruncIOp)):
+        return scalar_divisor(op.operands[0], depth - 1)
+    if isinstance(op, arith.MuliOp):
+        return min(scalar_divisor(op.lhs, depth - 1) * scalar_divisor(op.rhs, depth - 1), _BIG)
+    if isinstance(op, arith.AddiOp | arith.SubiOp):
+        return min(scalar_divisor(op.lhs, depth - 1), scalar_divisor(op.rhs, depth - 1))
+    if isinstance(op, arith.ShLIOp) and _constant(op.rhs) is not None:
+        return min(scalar_divisor(op.lhs, depth - 1) << _constant(op.rhs), _BIG)
+    return 1
+
+
+def _affine(v: SSAValue, dim: int, depth: int) -> tuple[int, int] | None:
+    """``(step, divisor)``: ``v``'s element ``j`` along ``dim`` is ``base + step * j``, every base (one for each
+    coordinate along the other dimension) a multiple of ``divisor``; None where not known."""
+    op = v.owner if isinstance(v, OpResult) else None
+    if depth == 0:
+        return None
+    match op:
+        case t.IotaOp():
+            return (1, _BIG) if op.dim.value.data == dim else (0, 1)
+        case t.ZerosOp():
+            return 0, _BIG
+        case t.FillOp():
+            return 0, scalar_divisor(op.operands[0], depth - 1)
+        case t.ConvertLayoutOp():
+            return _affine(op.input, dim, depth - 1)
+        case t.MapOp():
+            args = {arg: _affine(x, dim, depth - 1) for arg, x in zip(op.body.block.args, op.inputs)}
+            return _affine_in_body(op.body.block.last_op.operands[0], op.body.block, args, depth - 1)
+    step = step_along(v, dim, depth)
+    return (0, 1) if step == 0 else None
+
+
+def _affine_in_body(v: SSAValue, body: Block, args: dict, depth: int) -> tuple[int, int] | None:
+    if isinstance(v, BlockArgument):
+        return args.get(v) if v.block is body else (0, 1)
+    op = v.owner
+    if op.parent_block() is not body:
+        return 0, scalar_divisor(v)  # a scalar of the kernel: the same for every element
+    if depth == 0 or op.regions:
+        return None
+    c = _constant(v)
+    if c is not None:
+        return 0, _pow2_factor(c)
+    inner = [_affine_in_body(x, body, args, depth - 1) for x in op.operands]
+    if any(x is None for x in inner):
+        return None
+    if isinstance(op, _SAME_STEP):
+        return inner[0]
+    if isinstance(op, arith.AddiOp | arith.SubiOp):
+        (a, da), (b, db) = inner
+        return (a + b if isinstance(op, arith.AddiOp) else a - b), min(da, db)
+    if isinstance(op, arith.MuliOp):
+        (a, da), (b, db) = inner
+        if a == 0 and b == 0:
+            return 0, min(da * db, _BIG)
+        for (s, d), other in (((a, da), op.rhs), ((b, db), op.lhs)):
+            k = _constant(other)
+            if k is not None:
+                return s * k, min(d * _pow2_factor(k), _BIG)
+        return None
+    if all(s == 0 for s, _ in inner):
+        return 0, 1
+    return None
+
+
+def _nonnegative(v: SSAValue, depth: int) -> bool:
+    """Whether the scalar (or the tile's every element) ``v`` is known >= 0: block ids, iotas, constants, and
+    sums, products and widenings of them."""
+    op = v.owner if isinstance(v, OpResult) else None
+    if depth == 0 or op is None:
+        return False
+    c = _constant(v)
+    if c is not None:
+        return c >= 0
+    if isinstance(op, t.BlockIdOp | t.IotaOp | t.ThreadIdOp | t.WarpIdOp | t.LaneIdOp):
+        return True
+    if isinstance(op, arith.IndexCastOp | arith.ExtSIOp | arith.ExtUIOp):
+        return _nonnegative(op.operands[0], depth - 1)
+    if isinstance(op, arith.AddiOp | arith.MuliOp):
+        return _nonnegative(op.lhs, depth - 1) and _nonnegative(op.rhs, depth - 1)
+    return False
+
+
+def _nonnegative_in_body(v: SSAValue, body: Block, inputs, depth: int) -> bool:
+    if isinstance(v, BlockArgument):
+        return v.block is body and _nonnegative(inputs[v.index], depth)
+    op = v.owner
+    if op.parent_block() is not body:
+        return _nonnegative(v, depth)
+    if depth == 0 or op.regions:
+        return False
+    c = _constant(v)
+    if c is not None:
+        return c >= 0
+    if isinstance(op, arith.IndexCastOp | arith.ExtSIOp | arith.ExtUIOp):
+        return _nonnegative_in_body(op.operands[0], body, inputs, depth - 1)
+    if isinstance(op, arith.AddiOp | arith.MuliOp):
+        return all(_nonnegative_in_body(x, body, inputs, depth - 1) for x in op.operands)
+    return False
+
+
+def equal_runs(v: SSAValue, dim: int, depth: int = 16) -> int:
+    """The longest run ``c`` (a power of two) such that ``v``'s elements ``j`` and ``j'`` along ``dim`` with ``j // c
+    == j' // c`` are equal (1 where nothing is known): Triton's constancy, for a group's index such as
+    ``(pid * BLOCK + tl.arange(0, BLOCK)) // GROUP`` (runs of GROUP), so a gather loads each once."""
+    extent = v.type.dims[dim] if isinstance(v.type, RegisterType) else v.type.length.data
+    if step_along(v, dim, depth) == 0:
+        return extent
+    op = v.owner if isinstance(v, OpResult) else None
+    if not isinstance(op, t.MapOp):
+        return 1
+    body = op.body.block
+    out = body.last_op.operands[0]
+    while isinstance(out.owner, (*_SAME_STEP, arith.TruncIOp)) and out.owner.parent_block() is body:
+        out = out.owner.operands[0]
+    quotient = out.owner if isinstance(out, OpResult) and out.owner.parent_block() is body else None
+    if isinstance(quotient, arith.DivUIOp | arith.FloorDivSIOp) or isinstance(quotient, arith.DivSIOp) and \
+            _nonnegative_in_body(quotient.lhs, body, op.inputs, depth - 1):
+        c = _constant(quotient.rhs)  # (a quotient rounded to zero: runs aligned where the dividend is >= 0)
+    elif isinstance(quotient, arith.ShRSIOp | arith.ShRUIOp) and _constant(quotient.rhs) is not None:
+        c = 1 << _constant(quotient.rhs) if 0 <= _constant(quotient.rhs) < 31 else None
+    else:
+        return 1
+    if c is None or c <= 0 or c & (c - 1):
+        return 1
+    args = {arg: _affine(x, dim, depth - 1) for arg, x in zip(body.args, op.inputs)}
+    found = _affine_in_body(quotient.lhs, body, args, depth - 1)
+    if found is None or found[0] not in (0, 1):
+        return 1
+    step, divisor = found
+    # base + j, base a multiple of divisor: (base + j) // c is constant on aligned runs of min(c, divisor)
+    return extent if step == 0 else max(1, min(c, divisor, extent))
+
+
+__all__ = ["equal_runs", "scalar_divisor", "separable", "step_along"]

@@ -28,6 +28,8 @@ as Triton's masked ``cp.async`` is); otherwise, and for runs under 4 bytes, elem
 
 from __future__ import annotations
 
+import functools
+
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import i32, i64
 from xdsl.ir import Operation, SSAValue
@@ -38,11 +40,28 @@ from tilec.dialects.tile.types import RegisterType, element_bits
 from tilec.ir import fast
 from tilec.passes.alignment import CP_ASYNC_MIN_BYTES
 from tilec.passes.fragments import WARP, VectorFragment, contiguous_runs
-from tilec.passes.index_steps import separable, step_along
+from tilec.passes.index_steps import equal_runs, separable, step_along
 from tilec.passes.trends import falls_along_rows
 from tilec.passes.tile_distribute.emit import Bool, Int
 from tilec.passes.tile_distribute.memory import linear_offset
 from tilec.passes.tile_distribute.values import GlobalArg, SharedBuf
+
+
+@functools.lru_cache(maxsize=1024)
+def _run_groups(fr, dim: int, run: int) -> tuple[int, ...] | None:
+    """:meth:`GatherLowering._equal_places` for a fragment: each value's first value of the same other
+    coordinates and the same run of ``run`` along ``dim``, in every thread (else the value alone)."""
+    def key(t: int, v: int) -> tuple:
+        c = fr.tv.coord(t, v)
+        return (*c[:dim], c[dim] // run, *c[dim + 1:])
+
+    values, threads = fr.num_values, fr.tv.num_threads
+    first: dict[tuple, int] = {}
+    reps = [first.setdefault(key(0, v), v) for v in range(values)]
+    for v in range(values):
+        if reps[v] != v and any(key(t, v) != key(t, reps[v]) for t in range(threads)):
+            reps[v] = v
+    return tuple(reps) if any(r != v for v, r in enumerate(reps)) else None
 
 
 class GatherLowering:
@@ -166,10 +185,32 @@ class GatherLowering:
         number = em.const(op.fill, elem) if op.fill != 0 else None
         places = self._element_places(g, op)
 
+        reps = self._equal_places(op, fr)
+        group_size = {r: reps.count(r) for r in set(reps)} if reps is not None else {}
+        shared: dict[int, tuple[SSAValue | None, Bool]] = {}
+
+        def once(r: int) -> tuple[SSAValue | None, Bool]:
+            """The element of a group of values with one place (``_equal_places``), loaded once: where any of
+            their mask bits is set and the place is inside."""
+            if r not in shared:
+                ptr, inside = places[r]()
+                members = [u for u, rep in enumerate(reps) if rep == r]
+                pred = inside if bits is None else em.land(inside, functools.reduce(em.lor, [bits[u] for u in members]))
+                x = None if pred is False else \
+                    em.insert(frag_fast.frag_load(ptr, elem, None if pred is True else em.boolean(pred))).results[0]
+                shared[r] = (x, inside)
+            return shared[r]
+
         def one(v: int) -> SSAValue:
+            fill = fills[v] if fills is not None else number
+            if reps is not None and group_size[reps[v]] > 1:
+                x, inside = once(reps[v])
+                pred = inside if bits is None else em.land(inside, bits[v])
+                if pred is False or x is None:
+                    return fill if fill is not None else em.const(0, elem)
+                return x if pred is True else em.select(pred, x, fill if fill is not None else em.const(0, elem), elem)
             ptr, inside = places[v]()
             pred = inside if bits is None else em.land(inside, bits[v])
-            fill = fills[v] if fills is not None else number
             if pred is False:
                 return fill if fill is not None else em.const(0, elem)
             x = em.insert(frag_fast.frag_load(ptr, elem, None if pred is True else em.boolean(pred))).results[0]
@@ -209,6 +250,17 @@ class GatherLowering:
         else:
             types = [fast.vector_type(elem, len(run)) for run in runs]
             self.set_scalars(op.result, unpacked(self.if_then(every, all_vectors, run_by_run, types)))
+
+    def _equal_places(self, op: t.GatherOp, fr) -> tuple[int, ...] | None:
+        """For each value of the gather's fragment, the first value of the thread whose element has the same
+        place in every thread: the index tiles are equal on aligned runs along the last dimension
+        (:func:`~tilec.passes.index_steps.equal_runs`: a group's scale, ``offs // GROUP``) and the two lie in
+        one run; None where no two values share a place."""
+        dim = 0 if isinstance(fr, VectorFragment) else 1
+        run = min(equal_runs(i, dim) for i in op.indices)
+        if run <= 1:
+            return None
+        return _run_groups(fr, dim, run)
 
     def _storing_holder(self, op: t.ScatterOp, fr) -> Bool:
         """Whether this thread writes its copies of the elements: one holder of each element does, as an
