@@ -79,3 +79,20 @@ def test_inline_asm_on_the_gpu(arch):
     np.testing.assert_array_equal(outs[0], np.rint(x))
     np.testing.assert_array_equal(outs[1], x.view(np.int32))
     np.testing.assert_array_equal(outs[2], x + np.float32(2.5))
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", _arches())
+def test_group_scales_on_the_gpu(arch):
+    from tests.lang.test_gather import group_scales
+
+    n, block, group, shift = 100_003, 2048, 64, 100
+    x = RNG.standard_normal(n).astype(np.float32)
+    s = RNG.standard_normal(-(-n // group) + 1).astype(np.float32)
+    o = np.full(n, np.nan, np.float32)
+    group_scales[(-(-n // block),)](x, s, o, n, shift, BLOCK=block, GROUP=group, arch=arch)
+    offs = np.arange(n)
+    shifted = np.fix((offs - shift) / group).astype(np.int64)
+    want = x * (s[offs // group] + np.where(shifted >= 0, s[np.maximum(shifted, 0)], 0))
+    np.testing.assert_array_equal(o, want.astype(np.float32))
