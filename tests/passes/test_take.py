@@ -18,7 +18,7 @@ from tilec.dialects.tile import ops as t
 from tilec.layout import MMA_M16N8K16_F16
 from tilec.passes.fragments import mma_fragment
 
-_NP = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i8": np.int8, "i64": np.int64}
+_NP = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i32": np.int32, "i8": np.int8, "i64": np.int64}
 
 
 def _type(dims: tuple[int, ...], elem: str, layout: str = "") -> str:
@@ -135,3 +135,11 @@ func.func @k(%x: {src}, %i: {index}) -> {r} {{
 
 def test_op_is_registered():
     assert t.TakeOp.name == "tile.take"
+
+
+@pytest.mark.parametrize("elem", ["f64", "i64"])
+def test_small_tables_of_64_bit_values_are_shuffled(elem):
+    """64-bit values shuffle as their two 32-bit halves."""
+    _check((16,), (256,), 0, elem, threads=64)
+    ops = [op.name for op in _lower(_kernel((16,), (256,), 0, elem, threads=64)).walk()]
+    assert "frag.shfl" in ops and "frag.shared" not in ops and "tile.barrier" not in ops

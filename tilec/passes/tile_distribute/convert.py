@@ -150,7 +150,8 @@ def needs_scratch(op: Operation) -> bool:
     if isinstance(op, t.TakeOp):  # the elements an index names are known at run time only: shuffles where every
         # warp holds the source whole (a small table), else shared memory
         src = op.source.type
-        return src.fragment is None or not shuffles_carry(src.element_type) or take_shuffles(pass_fragment(src)) is None
+        carried = shuffles_carry(src.element_type) or element_bits(src.element_type) == 64  # as two halves
+        return src.fragment is None or not carried or take_shuffles(pass_fragment(src)) is None
     if isinstance(op, t.JoinOp | t.SplitOp):
         if any(v.type.fragment is None for v in (*op.operands, *op.results)):
             return False

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import Float32Type, IntegerType, i32
 
 from tilec.dialects import frag_fast
 from tilec.dialects.tile import ops as t
-from tilec.dialects.tile.types import RegisterType
+from tilec.dialects.tile.types import RegisterType, element_bits
 from tilec.ir import fast
 from tilec.passes.fragments import MAX_TAKE_SHUFFLES, WARP, Fragment, VectorFragment, join_plan, row_major_index
 
@@ -220,13 +220,17 @@ class MoveLowering:
     def _shuffled(self, src, plan, places: list, elem) -> list:
         """Each of ``places`` (a source element's row-major index) read from the lane of the warp that holds
         it (:func:`take_shuffles`): one shuffle of each source value a thread holds, the value it is in
-        selected. 16-bit floats travel as f32, masks and bytes as i32 (exact)."""
+        selected. 16-bit floats travel as f32, masks and bytes as i32 (exact), 64-bit values as their two
+        halves (the kernel's ``_from_lane``, the atomics' exchange)."""
         em = self.em
         lane_runs, value_runs = plan
         f32 = Float32Type()
+        halves = element_bits(elem) == 64
         wide = []
         for x in self.scalars(src):
-            if _narrow(elem):
+            if halves:
+                pass
+            elif _narrow(elem):
                 x = em.insert(fast.arith_cast_op(arith.ExtUIOp, x, i32)).results[0]
             elif x.type != f32 and x.type != i32:
                 x = em.insert(fast.arith_cast_op(arith.ExtFOp, x, f32)).results[0]
@@ -242,9 +246,11 @@ class MoveLowering:
             got = None
             which = bits(e, value_runs) if len(wide) > 1 else 0
             for u, x in enumerate(wide):
-                moved = em.insert(frag_fast.frag_shfl("idx", x, lane)).results[0]
+                moved = self._from_lane(x, lane) if halves else em.insert(frag_fast.frag_shfl("idx", x, lane)).results[0]
                 got = moved if got is None else em.select(em.cmp("eq", which, u, i32), moved, got, x.type)
-            if _narrow(elem):
+            if halves:
+                pass
+            elif _narrow(elem):
                 got = em.insert(fast.arith_cast_op(arith.TruncIOp, got, elem)).results[0]
             elif got.type != elem:
                 got = em.insert(fast.arith_cast_op(arith.TruncFOp, got, elem)).results[0]
