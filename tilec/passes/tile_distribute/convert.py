@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float32Type, IntegerType, i32
+from xdsl.dialects.builtin import Float32Type, i32
 from xdsl.ir import Operation
 
 from tilec.dialects import frag_fast
@@ -40,8 +40,8 @@ from tilec.dialects.tile.ops import register_elements
 from tilec.dialects.tile.types import RegisterType, element_bits
 from tilec.ir import fast
 from tilec.passes.fragments import BitField, Fragment, VectorFragment, join_plan, linear_fields
-from tilec.passes.tile_distribute.moves import (join_fragments, pass_fragment, reshape_permutation, split_plan,
-                                                take_shuffles, whole_value)
+from tilec.passes.tile_distribute.moves import (join_fragments, moves_as_i32, pass_fragment, reshape_permutation,
+                                                split_plan, take_shuffles, whole_value)
 from tilec.passes.tile_distribute.values import Regs
 
 
@@ -146,7 +146,7 @@ def _wrapped(op: Operation):
 
 def needs_scratch(op: Operation) -> bool:
     """Whether a ``tile.convert_layout`` (a ``tile.reshape``, ``tile.join``, ``tile.split``) goes through
-    shared memory (no cheaper path applies); a ``tile.take`` always does."""
+    shared memory (no cheaper path applies); a ``tile.take`` unless every warp holds its source whole."""
     if isinstance(op, t.TakeOp):  # the elements an index names are known at run time only: shuffles where every
         # warp holds the source whole (a small table), else shared memory
         src = op.source.type
@@ -173,7 +173,7 @@ def needs_scratch(op: Operation) -> bool:
 def shuffles_carry(elem) -> bool:
     """Whether a shuffle moves values of ``elem``: f32 and i32 as they are, f16/bf16 through f32, masks and
     narrower integers through i32 (as :meth:`ConvertLowering.convert_layout` widens them)."""
-    return str(elem) in ("f32", "i32", "f16", "bf16") or isinstance(elem, IntegerType) and elem.width.data < 32
+    return str(elem) in ("f32", "i32", "f16", "bf16") or moves_as_i32(elem)
 
 
 def per_warp_scratch(op: Operation) -> bool:
@@ -207,7 +207,7 @@ class ConvertLowering:
             self.set_scalars(op.result, [scalars[u] for u in perm])
             return
         # masks (i1) travel as i32: shuffles and shared memory move 32-bit values
-        narrow = isinstance(elem, IntegerType) and elem.width.data < 32
+        narrow = moves_as_i32(elem)
         if narrow:
             scalars = [self.em.insert(fast.arith_cast_op(arith.ExtUIOp, x, i32)).results[0] for x in scalars]
         work = i32 if narrow else elem

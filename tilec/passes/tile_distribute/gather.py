@@ -29,6 +29,7 @@ as Triton's masked ``cp.async`` is); otherwise, and for runs under 4 bytes, elem
 from __future__ import annotations
 
 import functools
+from collections import Counter
 
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import i32, i64
@@ -186,7 +187,7 @@ class GatherLowering:
         places = self._element_places(g, op)
 
         reps = self._equal_places(op, fr)
-        group_size = {r: reps.count(r) for r in set(reps)} if reps is not None else {}
+        group_size = Counter(reps or ())
         shared: dict[int, tuple[SSAValue | None, Bool]] = {}
 
         def once(r: int) -> tuple[SSAValue | None, Bool]:

@@ -186,23 +186,21 @@ def _moves_through_shared(op: Operation) -> bool:
     return isinstance(op, MOVES_THROUGH_SHARED) and needs_scratch(op)
 
 
-def _synchronises_block(op: Operation, fn: func.FuncOp, threads: int | None) -> bool:
-    """Whether ``op`` lowers to a barrier of the whole block: ``tile.barrier``, a move through shared memory,
-    a reduction, scan or atomic exchanging values between warps through their scratch."""
-    return isinstance(op, t.BarrierOp) or _moves_through_shared(op) \
+def _exchanges_through_scratch(op: Operation, fn: func.FuncOp, threads: int) -> bool:
+    """Whether ``op`` exchanges values between threads through a scratch of shared memory (each such
+    exchange synchronises the block): a move through shared memory, or a reduction, scan or atomic
+    between warps."""
+    return _moves_through_shared(op) \
         or (isinstance(op, REDUCTIONS) and bool(reduction_scratch_bytes(op))) \
         or (isinstance(op, t.ScanOp) and bool(scan_scratch_bytes(op))) \
-        or (threads is not None and isinstance(op, t.ATOMIC_OPS) and bool(atomic_scratch_bytes(op, fn, threads)))
+        or (isinstance(op, t.ATOMIC_OPS) and bool(atomic_scratch_bytes(op, fn, threads)))
 
 
 def plan_shared_memory(fn: func.FuncOp, threads: int) -> SharedLayout:
     """The shared memory ``fn`` (fragment-typed tile IR, after ``tile-layout``) needs with ``threads``
     a block: what tile-distribute allocates, so that a pass may ask before it adds a buffer."""
-    allocs = [op for op in fn.walk() if isinstance(op, t.AllocOp | t.MbarInitOp)
-              or (isinstance(op, MOVES_THROUGH_SHARED) and needs_scratch(op))
-              or (isinstance(op, REDUCTIONS) and reduction_scratch_bytes(op))
-              or (isinstance(op, t.ScanOp) and scan_scratch_bytes(op))
-              or (isinstance(op, t.ATOMIC_OPS) and atomic_scratch_bytes(op, fn, threads))]
+    allocs = [op for op in fn.walk()
+              if isinstance(op, t.AllocOp | t.MbarInitOp) or _exchanges_through_scratch(op, fn, threads)]
     align = bulk_alignment(fn)
     wgmma_tiles = wgmma_alignment(fn)
     for alloc, period in wgmma_tiles.items():
@@ -976,8 +974,12 @@ class TileDistributePass(ModulePass):
                     f"condition differs between the block's warps ('{branch.name}'{_where(branch)}): the warps that skip "
                     "it never arrive; branch on a value every warp has alike, or move it out")
             launch = fn.attributes.get(LAUNCH_ATTR)
-            threads = launch.threads if isinstance(launch, LaunchAttr) else None
-            for inner, turn in synchronised_in_turns(fn, lambda o: _synchronises_block(o, fn, threads)):
+            threads = launch.threads if isinstance(launch, LaunchAttr) else 32
+
+            def synchronises(o: Operation, fn=fn, threads=threads) -> bool:
+                return isinstance(o, t.BarrierOp) or _exchanges_through_scratch(o, fn, threads)
+
+            for inner, turn in synchronised_in_turns(fn, synchronises):
                 raise PassFailedException(
                     f"tile-distribute: '{inner.name}'{_where(inner)}: it synchronises the whole block (a barrier, or a "
                     f"move of values through shared memory), inside the turn of one group of warps ('{turn.name}'"

@@ -1,7 +1,7 @@
 """Moves of ``tile-distribute`` that read a tile's elements in another shape: ``tile.reshape`` (row-major
 order kept), ``tile.join`` and ``tile.split`` (two tiles side by side along a dimension, or taking turns),
-and ``tile.take`` (elements picked along an axis by an index tile, known at run time only: always through
-shared memory).
+and ``tile.take`` (elements picked along an axis by an index tile, known at run time only: by shuffles
+where every warp holds the source whole, :func:`take_shuffles`, else through shared memory).
 
 tile-layout gives each move's sides fragments that hold the same elements in the same registers where a
 layout says so; then the move renumbers registers (:func:`reshape_permutation`, :func:`split_plan`,
@@ -131,8 +131,8 @@ def take_shuffles(src: Fragment | VectorFragment) -> tuple[tuple[tuple[int, int,
     return runs(lane_bits), runs(value_bits)
 
 
-def _narrow(elem) -> bool:
-    """Whether values of ``elem`` move through shared memory as i32 (masks and bytes)."""
+def moves_as_i32(elem) -> bool:
+    """Whether values of ``elem`` move between threads (shared memory, shuffles) as i32: masks and bytes."""
     return isinstance(elem, IntegerType) and elem.width.data < 32
 
 
@@ -189,9 +189,11 @@ class MoveLowering:
                     scratch)
 
     def take(self, op: t.TakeOp, scratch) -> None:
-        """Through shared memory: the source stored at its elements' row-major places, then each result
-        value loaded from the place its index names along the axis (the result's own coordinate along the
-        others); an index outside the extent loads the axis's first element and reads 0."""
+        """Each result value the source element its index names along the axis (the result's own coordinate
+        along the others): shuffled from the lane that holds it where every warp holds the source whole
+        (``scratch`` None: :func:`take_shuffles`), else through shared memory (the source stored at its
+        elements' row-major places, then loaded). An index outside the extent reads the axis's first element,
+        then 0."""
         em = self.em
         src, dst = self.get(op.source), self.fragment(op.result)
         axis, shape = op.axis_value, whole_value(op).type
@@ -207,7 +209,7 @@ class MoveLowering:
             coords[axis] = places[v]
             return coords[0] if len(coords) == 1 else em.add(em.mul(coords[0], shape.dims[1], i32), coords[1], i32)
 
-        zero = em.const(0, IntegerType(32)) if _narrow(shape.element_type) else em.const(0, shape.element_type)
+        zero = em.const(0, IntegerType(32)) if moves_as_i32(shape.element_type) else em.const(0, shape.element_type)
         if scratch is None:
             plan = take_shuffles(src.frag)
             assert plan is not None, "needs_scratch() said a shuffle plan exists"
@@ -230,7 +232,7 @@ class MoveLowering:
         for x in self.scalars(src):
             if halves:
                 pass
-            elif _narrow(elem):
+            elif moves_as_i32(elem):
                 x = em.insert(fast.arith_cast_op(arith.ExtUIOp, x, i32)).results[0]
             elif x.type != f32 and x.type != i32:
                 x = em.insert(fast.arith_cast_op(arith.ExtFOp, x, f32)).results[0]
@@ -250,7 +252,7 @@ class MoveLowering:
                 got = moved if got is None else em.select(em.cmp("eq", which, u, i32), moved, got, x.type)
             if halves:
                 pass
-            elif _narrow(elem):
+            elif moves_as_i32(elem):
                 got = em.insert(fast.arith_cast_op(arith.TruncIOp, got, elem)).results[0]
             elif got.type != elem:
                 got = em.insert(fast.arith_cast_op(arith.TruncFOp, got, elem)).results[0]
@@ -283,7 +285,7 @@ class MoveLowering:
         the whole tile's row-major order. Masks and bytes travel as i32; ``loaded`` maps the values as
         loaded (before they narrow back)."""
         elem = whole_value(op).type.element_type
-        narrow = _narrow(elem)
+        narrow = moves_as_i32(elem)
         if narrow:
             sources = [(fr, [self.em.insert(fast.arith_cast_op(arith.ExtUIOp, v, i32)).results[0] for v in xs], index)
                        for fr, xs, index in sources]
@@ -297,5 +299,5 @@ class MoveLowering:
             self.set_scalars(value, out)
 
 
-__all__ = ["MoveLowering", "flat_index", "join_fragments", "pass_fragment", "reshape_permutation", "split_plan",
-           "whole_value"]
+__all__ = ["MoveLowering", "flat_index", "join_fragments", "moves_as_i32", "pass_fragment", "reshape_permutation",
+           "split_plan", "take_shuffles", "whole_value"]
